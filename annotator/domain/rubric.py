@@ -1,0 +1,326 @@
+"""Rubric files (DESIGN.md 5.1): parsing, validation, canonical version hash.
+
+A rubric's version is the SHA-256 of its canonical JSON form, so two files that
+differ only in comments, key order or whitespace are the same version, and any
+change to a metric, a level text or a rule is a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+KINDS = ("gate", "scale", "tags", "choice", "text")
+PASS, FAIL = "PASS", "FAIL"
+CANNOT_JUDGE = "cannot_judge"
+_KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    kind: str
+    label: str
+    help: str = ""
+    min: int | None = None
+    max: int | None = None
+    levels: dict[int, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
+    required: bool = True
+
+    @property
+    def judgeable(self) -> bool:
+        """Metrics that take part in agreement (text is free prose)."""
+        return self.kind != "text"
+
+    @property
+    def accepts_cannot_judge(self) -> bool:
+        return self.kind in ("gate", "scale", "choice")
+
+    @property
+    def level(self) -> str:
+        """Krippendorff level of measurement this kind implies."""
+        return "ordinal" if self.kind == "scale" else "nominal"
+
+    def scale_values(self) -> list[int]:
+        assert self.kind == "scale" and self.min is not None and self.max is not None
+        return list(range(self.min, self.max + 1))
+
+    def level_text(self, value: int) -> str:
+        """The description of `value`, or of the nearest described level below it."""
+        if value in self.levels:
+            return self.levels[value]
+        return ""
+
+
+@dataclass(frozen=True)
+class Rubric:
+    id: str
+    title: str
+    instructions: str
+    metrics: tuple[Metric, ...]
+    rules: tuple[str, ...]
+    version: str
+    source: str = ""
+
+    def metric(self, key: str) -> Metric:
+        for m in self.metrics:
+            if m.key == key:
+                return m
+        raise KeyError(key)
+
+    def has(self, key: str) -> bool:
+        return any(m.key == key for m in self.metrics)
+
+    @property
+    def judged_metrics(self) -> tuple[Metric, ...]:
+        return tuple(m for m in self.metrics if m.judgeable)
+
+    def canonical(self) -> dict[str, Any]:
+        return canonical_dict(self)
+
+    def canonical_text(self) -> str:
+        return json.dumps(self.canonical(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_dict(r: Rubric) -> dict[str, Any]:
+    metrics = []
+    for m in r.metrics:
+        d: dict[str, Any] = {"key": m.key, "kind": m.kind, "label": m.label, "help": m.help}
+        if m.kind == "scale":
+            d.update(min=m.min, max=m.max, levels={str(k): v for k, v in sorted(m.levels.items())})
+        if m.kind in ("tags", "choice"):
+            d["options"] = list(m.options)
+        d["required"] = m.required
+        metrics.append(d)
+    return {
+        "id": r.id,
+        "title": r.title,
+        "instructions": r.instructions,
+        "metrics": metrics,
+        "verdict": {"rules": list(r.rules)},
+    }
+
+
+def _version(data: dict[str, Any]) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _str(d: dict, key: str, src: str, where: str, default: str | None = None) -> str:
+    v = d.get(key, default)
+    if v is None:
+        raise InputError(f"missing '{key}' in {where}", source=src, field=key)
+    if not isinstance(v, str):
+        raise InputError(f"'{key}' in {where} must be a string", source=src, field=key)
+    return v
+
+
+def _int(v: Any, src: str, key: str, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise InputError(f"'{key}' in {where} must be an integer", source=src, field=key)
+    return v
+
+
+def _parse_metric(raw: Any, index: int, src: str) -> Metric:
+    where = f"metrics[{index}]"
+    if not isinstance(raw, dict):
+        raise InputError(f"{where} must be a table", source=src, field="metrics")
+    key = _str(raw, "key", src, where)
+    where = f"metric '{key}'"
+    if not _KEY_RE.match(key):
+        raise InputError(f"{where}: key must match [a-z][a-z0-9_]*", source=src, field="key")
+    kind = _str(raw, "kind", src, where)
+    if kind not in KINDS:
+        raise InputError(
+            f"{where}: unknown kind '{kind}'; use one of {', '.join(KINDS)}", source=src, field="kind"
+        )
+    label = _str(raw, "label", src, where, default=key.replace("_", " ").capitalize())
+    help_text = _str(raw, "help", src, where, default="")
+    required = raw.get("required", kind != "text")
+    if not isinstance(required, bool):
+        raise InputError(f"{where}: 'required' must be true or false", source=src, field="required")
+    known = {"key", "kind", "label", "help", "required", "min", "max", "levels", "options"}
+    extra = sorted(set(raw) - known)
+    if extra:
+        raise InputError(f"{where}: unknown field '{extra[0]}'", source=src, field=extra[0])
+    lo = hi = None
+    levels: dict[int, str] = {}
+    options: tuple[str, ...] = ()
+    if kind == "scale":
+        lo = _int(raw.get("min", 0), src, "min", where)
+        hi = _int(raw.get("max", 5), src, "max", where)
+        if lo >= hi:
+            raise InputError(f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min")
+        raw_levels = raw.get("levels", {})
+        if not isinstance(raw_levels, dict):
+            raise InputError(f"{where}: 'levels' must be a table", source=src, field="levels")
+        for k, v in raw_levels.items():
+            try:
+                lv = int(k)
+            except ValueError:
+                raise InputError(f"{where}: level '{k}' is not an integer", source=src, field="levels") from None
+            if not lo <= lv <= hi:
+                raise InputError(f"{where}: level {lv} is outside {lo}..{hi}", source=src, field="levels")
+            if not isinstance(v, str):
+                raise InputError(f"{where}: level {lv} text must be a string", source=src, field="levels")
+            levels[lv] = v
+    elif kind in ("tags", "choice"):
+        raw_opts = raw.get("options")
+        if not isinstance(raw_opts, list) or not raw_opts or not all(isinstance(o, str) and o for o in raw_opts):
+            raise InputError(f"{where}: 'options' must be a non-empty list of strings", source=src, field="options")
+        if len(set(raw_opts)) != len(raw_opts):
+            raise InputError(f"{where}: duplicate option", source=src, field="options")
+        bad = [o for o in raw_opts if o == CANNOT_JUDGE or ";" in o]
+        if bad:
+            raise InputError(f"{where}: option '{bad[0]}' is reserved or contains ';'", source=src, field="options")
+        options = tuple(raw_opts)
+    else:
+        for k in ("min", "max", "levels", "options"):
+            if k in raw:
+                raise InputError(f"{where}: '{k}' does not apply to a {kind}", source=src, field=k)
+    return Metric(key, kind, label, help_text, lo, hi, levels, options, required)
+
+
+def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
+    """Parse and validate rubric TOML; raises InputError naming the key at fault."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", source=source) from None
+    rid = _str(data, "id", source, "the rubric")
+    if not _KEY_RE.match(rid):
+        raise InputError("rubric id must match [a-z][a-z0-9_]*", source=source, field="id")
+    title = _str(data, "title", source, "the rubric", default=rid)
+    instructions = _str(data, "instructions", source, "the rubric", default="")
+    raw_metrics = data.get("metrics")
+    if not isinstance(raw_metrics, list) or not raw_metrics:
+        raise InputError("a rubric needs at least one [[metrics]] entry", source=source, field="metrics")
+    metrics = tuple(_parse_metric(m, i, source) for i, m in enumerate(raw_metrics))
+    seen: set[str] = set()
+    for m in metrics:
+        if m.key in seen:
+            raise InputError(f"duplicate metric key '{m.key}'", source=source, field="key")
+        seen.add(m.key)
+    verdict = data.get("verdict", {})
+    if not isinstance(verdict, dict):
+        raise InputError("[verdict] must be a table", source=source, field="verdict")
+    rules = verdict.get("rules", [])
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        raise InputError("verdict.rules must be a list of strings", source=source, field="verdict.rules")
+    extra = sorted(set(data) - {"id", "title", "instructions", "metrics", "verdict"})
+    if extra:
+        raise InputError(f"unknown top-level key '{extra[0]}'", source=source, field=extra[0])
+    draft = Rubric(rid, title, instructions, metrics, tuple(rules), version="", source=source)
+    from .verdict import compile_rules  # local: verdict imports Rubric types
+
+    compile_rules(draft)  # validates every rule against the metrics
+    return Rubric(rid, title, instructions, metrics, tuple(rules), _version(canonical_dict(draft)), source)
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("rubric file not found", source=str(p)) from None
+    except UnicodeDecodeError:
+        raise InputError("rubric file is not UTF-8 text", source=str(p)) from None
+    return parse_rubric(text, source=str(p))
+
+
+def rubric_from_canonical(text: str) -> Rubric:
+    """Rebuild a Rubric from the canonical JSON stored with a study."""
+    d = json.loads(text)
+    metrics = tuple(
+        Metric(
+            key=m["key"],
+            kind=m["kind"],
+            label=m["label"],
+            help=m.get("help", ""),
+            min=m.get("min"),
+            max=m.get("max"),
+            levels={int(k): v for k, v in m.get("levels", {}).items()},
+            options=tuple(m.get("options", ())),
+            required=m.get("required", True),
+        )
+        for m in d["metrics"]
+    )
+    r = Rubric(d["id"], d["title"], d["instructions"], metrics, tuple(d["verdict"]["rules"]), "")
+    return Rubric(r.id, r.title, r.instructions, r.metrics, r.rules, _version(canonical_dict(r)))
+
+
+# ---- answer values -------------------------------------------------------------
+
+
+def parse_value(metric: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
+    """Turn a CSV/text cell into the typed answer value of `metric` (5.3).
+
+    gate -> "PASS"/"FAIL"; scale -> int; choice -> option; tags -> tuple of
+    options (sorted); text -> str; empty or "cannot_judge" -> CANNOT_JUDGE.
+    """
+    s = raw.strip()
+    if metric.kind == "text":
+        return raw
+    if s == "" or s.lower() == CANNOT_JUDGE:
+        return CANNOT_JUDGE
+    if metric.kind == "gate":
+        up = s.upper()
+        if up not in (PASS, FAIL):
+            raise InputError(f"'{s}' is not PASS or FAIL for gate '{metric.key}'", source=source, line=line, field="value")
+        return up
+    if metric.kind == "scale":
+        try:
+            f = float(s)
+        except ValueError:
+            raise InputError(f"'{s}' is not a number for scale '{metric.key}'", source=source, line=line, field="value") from None
+        if not f.is_integer() or not (metric.min <= f <= metric.max):
+            raise InputError(
+                f"{s} is outside {metric.key}'s scale {metric.min}..{metric.max}", source=source, line=line, field="value"
+            )
+        return int(f)
+    if metric.kind == "choice":
+        if s not in metric.options:
+            raise InputError(f"'{s}' is not an option of '{metric.key}'", source=source, line=line, field="value")
+        return s
+    # tags
+    parts = sorted({p.strip() for p in s.split(";") if p.strip()})
+    for p in parts:
+        if p not in metric.options:
+            raise InputError(f"'{p}' is not a tag of '{metric.key}'", source=source, line=line, field="value")
+    return tuple(parts)
+
+
+def format_value(value: Any) -> str:
+    """Inverse of parse_value for CSV output."""
+    if isinstance(value, (tuple, list)):
+        return ";".join(value)
+    return "" if value is None else str(value)
+
+
+def validate_answer(metric: Metric, value: Any) -> Any:
+    """Check a typed answer from the UI/service; returns the normalised value."""
+    if value is None:
+        if metric.required and metric.kind != "text":
+            raise InputError(f"metric '{metric.key}' has no answer", field=metric.key)
+        return None
+    if value == CANNOT_JUDGE:
+        if not metric.accepts_cannot_judge:
+            raise InputError(f"metric '{metric.key}' does not accept cannot judge", field=metric.key)
+        return value
+    if metric.kind == "tags":
+        vals = tuple(sorted(set(value)))
+        for v in vals:
+            if v not in metric.options:
+                raise InputError(f"'{v}' is not a tag of '{metric.key}'", field=metric.key)
+        return vals
+    if metric.kind == "text":
+        return str(value)
+    return parse_value(metric, str(value))

@@ -1,0 +1,219 @@
+"""Verdict rules: a tiny grammar of its own, evaluated without `eval`.
+
+    rule    := or_expr
+    or_expr := and_expr ("or" and_expr)*
+    and_expr:= unary ("and" unary)*
+    unary   := "not" unary | "(" or_expr ")" | compare
+    compare := KEY OP VALUE | KEY "has" WORD
+    OP      := == != >= <= > <
+    VALUE   := PASS | FAIL | integer | "quoted" | bare word (a choice option)
+
+The verdict is PASS when every rule holds, FAIL when one fails, and None
+(undetermined) when a rule needs a metric that is unanswered or "cannot judge":
+an unknown is never silently counted as a pass or a fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InputError
+from .rubric import CANNOT_JUDGE, FAIL, PASS, Rubric
+
+_TOKEN = re.compile(r'\s*(?:(==|!=|>=|<=|>|<|\(|\))|("[^"]*")|([A-Za-z_][A-Za-z0-9_\-]*)|(-?\d+))')
+_OPS = {"==", "!=", ">=", "<=", ">", "<"}
+
+
+class _Unknown(Exception):
+    """A rule touched an unanswered metric."""
+
+
+@dataclass(frozen=True)
+class _Cmp:
+    key: str
+    op: str
+    value: Any
+
+    def eval(self, answers: Mapping[str, Any]) -> bool:
+        v = answers.get(self.key)
+        if v is None or v == CANNOT_JUDGE:
+            raise _Unknown(self.key)
+        if self.op == "has":
+            return self.value in v
+        a, b = v, self.value
+        return {
+            "==": a == b,
+            "!=": a != b,
+            ">=": a >= b,
+            "<=": a <= b,
+            ">": a > b,
+            "<": a < b,
+        }[self.op]
+
+
+@dataclass(frozen=True)
+class _Not:
+    inner: Any
+
+    def eval(self, answers: Mapping[str, Any]) -> bool:
+        return not self.inner.eval(answers)
+
+
+@dataclass(frozen=True)
+class _Bool:
+    op: str
+    parts: tuple
+
+    def eval(self, answers: Mapping[str, Any]) -> bool:
+        # Kleene logic: a known False decides an 'and' even if another side is unknown.
+        unknown = False
+        for p in self.parts:
+            try:
+                r = p.eval(answers)
+            except _Unknown:
+                unknown = True
+                continue
+            if self.op == "and" and not r:
+                return False
+            if self.op == "or" and r:
+                return True
+        if unknown:
+            raise _Unknown("")
+        return self.op == "and"
+
+
+def _tokenize(rule: str, src: str) -> list[str]:
+    pos, out = 0, []
+    rule = rule.rstrip()
+    while pos < len(rule):
+        m = _TOKEN.match(rule, pos)
+        if not m or m.end() == pos:
+            raise InputError(f"verdict rule '{rule}': cannot read '{rule[pos:].strip()}'", source=src, field="verdict.rules")
+        out.append(next(g for g in m.groups() if g is not None))
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, rule: str, rubric: Rubric, src: str) -> None:
+        self.rule, self.rubric, self.src = rule, rubric, src
+        self.toks = _tokenize(rule, src)
+        self.i = 0
+
+    def fail(self, msg: str) -> InputError:
+        return InputError(f"verdict rule '{self.rule}': {msg}", source=self.src, field="verdict.rules")
+
+    def peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> str:
+        t = self.peek()
+        if t is None:
+            raise self.fail("ends too early")
+        self.i += 1
+        return t
+
+    def parse(self):
+        node = self.or_expr()
+        if self.peek() is not None:
+            raise self.fail(f"unexpected '{self.peek()}'")
+        return node
+
+    def or_expr(self):
+        parts = [self.and_expr()]
+        while self.peek() == "or":
+            self.take()
+            parts.append(self.and_expr())
+        return parts[0] if len(parts) == 1 else _Bool("or", tuple(parts))
+
+    def and_expr(self):
+        parts = [self.unary()]
+        while self.peek() == "and":
+            self.take()
+            parts.append(self.unary())
+        return parts[0] if len(parts) == 1 else _Bool("and", tuple(parts))
+
+    def unary(self):
+        t = self.peek()
+        if t == "not":
+            self.take()
+            return _Not(self.unary())
+        if t == "(":
+            self.take()
+            node = self.or_expr()
+            if self.take() != ")":
+                raise self.fail("missing ')'")
+            return node
+        return self.compare()
+
+    def compare(self):
+        key = self.take()
+        if not self.rubric.has(key):
+            raise self.fail(f"names no metric of this rubric: '{key}'")
+        metric = self.rubric.metric(key)
+        op = self.take()
+        if op not in _OPS and op != "has":
+            raise self.fail(f"expected a comparison after '{key}', got '{op}'")
+        raw = self.take()
+        value: Any = raw[1:-1] if raw.startswith('"') else raw
+        if metric.kind == "gate":
+            if op not in ("==", "!=") or value not in (PASS, FAIL):
+                raise self.fail(f"gate '{key}' can only be compared with == or != to PASS or FAIL")
+        elif metric.kind == "scale":
+            if op == "has" or not re.fullmatch(r"-?\d+", str(value)):
+                raise self.fail(f"scale '{key}' must be compared with an integer")
+            value = int(value)
+            if not metric.min <= value <= metric.max:
+                raise self.fail(f"{value} is outside {key}'s scale {metric.min}..{metric.max}")
+        elif metric.kind == "choice":
+            if op not in ("==", "!=") or value not in metric.options:
+                raise self.fail(f"choice '{key}' must be compared with == or != to one of its options")
+        elif metric.kind == "tags":
+            if op != "has" or value not in metric.options:
+                raise self.fail(f"tags '{key}' take 'has <tag>' with one of its options")
+        else:
+            raise self.fail(f"text metric '{key}' cannot be used in a rule")
+        return _Cmp(key, op, value)
+
+
+@dataclass(frozen=True)
+class VerdictRules:
+    rules: tuple[str, ...]
+    _nodes: tuple
+
+    def evaluate(self, answers: Mapping[str, Any]) -> str | None:
+        """PASS, FAIL, or None when the answers leave the verdict undetermined."""
+        if not self.rules:
+            return None
+        try:
+            return PASS if _Bool("and", self._nodes).eval(answers) else FAIL
+        except _Unknown:
+            return None
+
+    def metrics_used(self) -> set[str]:
+        out: set[str] = set()
+
+        def walk(n):
+            if isinstance(n, _Cmp):
+                out.add(n.key)
+            elif isinstance(n, _Not):
+                walk(n.inner)
+            else:
+                for p in n.parts:
+                    walk(p)
+
+        for n in self._nodes:
+            walk(n)
+        return out
+
+
+def compile_rules(rubric: Rubric) -> VerdictRules:
+    nodes = tuple(_Parser(r, rubric, rubric.source or rubric.id).parse() for r in rubric.rules)
+    return VerdictRules(tuple(rubric.rules), nodes)
+
+
+def verdict(rubric: Rubric, answers: Mapping[str, Any]) -> str | None:
+    return compile_rules(rubric).evaluate(answers)
