@@ -1,0 +1,216 @@
+"""The `annotator` command: a headless twin of the UI (DESIGN.md 5.4).
+
+Exit status: 0 success, 2 bad input (one line on stderr), 3 judge items left
+unscored after retries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .domain.errors import InputError
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 2, 3
+IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
+        self.exit(EXIT_BAD_INPUT, f"annotator: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="annotator", description="Blinded expert rating of model outputs, reconciled with LLM judges.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    new = sub.add_parser("new", help="create a study folder")
+    new.add_argument("study")
+    new.add_argument("--rubric", required=True)
+
+    imp = sub.add_parser("import", help="import items, ratings, judge scores, pair votes or anchors")
+    imp.add_argument("kind", choices=IMPORT_KINDS)
+    imp.add_argument("file")
+    imp.add_argument("--study", required=True)
+    imp.add_argument("--cases", help="cases JSONL (for `import harness`)")
+    imp.add_argument("--name", help="anchor set name (for `import anchors`)")
+
+    rater = sub.add_parser("rater", help="manage raters")
+    rsub = rater.add_subparsers(dest="rater_command", parser_class=_Parser, required=True)
+    radd = rsub.add_parser("add")
+    radd.add_argument("name")
+    radd.add_argument("--study", required=True)
+    radd.add_argument("--operator", action="store_true", help="staff account: answers stored, never counted")
+    radd.add_argument("--expertise")
+    rsub.add_parser("list").add_argument("--study", required=True)
+
+    judge = sub.add_parser("judge", help="LLM judge")
+    jsub = judge.add_subparsers(dest="judge_command", parser_class=_Parser, required=True)
+    jrun = jsub.add_parser("run")
+    jrun.add_argument("--study", required=True)
+    jrun.add_argument("--model", required=True)
+    jrun.add_argument("--base-url")
+    jrun.add_argument("--api", choices=("responses", "chat"), default="responses")
+    jrun.add_argument("--concurrency", type=int, default=4)
+    jrun.add_argument("--max-retries", type=int, default=4)
+    jrun.add_argument("--timeout", type=float, default=120.0)
+    jrun.add_argument("--judge-name", help="name the scores are stored under (default: the model)")
+
+    rep = sub.add_parser("report", help="agreement and findings as JSON / HTML / CSV")
+    rep.add_argument("--study", required=True)
+    rep.add_argument("--json")
+    rep.add_argument("--html")
+    rep.add_argument("--csv", metavar="DIR")
+    rep.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (>= 1000 for published figures)")
+    rep.add_argument("--seed", type=int, default=0)
+
+    cal = sub.add_parser("calibrate", help="calibration results of a rater")
+    cal.add_argument("--study", required=True)
+    cal.add_argument("--rater", required=True)
+
+    demo = sub.add_parser("demo", help="build (if absent) and open the demo study")
+    demo.add_argument("--study", default=None)
+    demo.add_argument("--headless", action="store_true")
+
+    gui = sub.add_parser("gui", help="open the rater app")
+    gui.add_argument("--study")
+    gui.add_argument("--rater")
+
+    st = sub.add_parser("status", help="print what a study holds")
+    st.add_argument("--study", required=True)
+    return p
+
+
+def _cmd_new(a) -> int:
+    from .services.study import Study
+
+    Study.create(a.study, a.rubric).close()
+    print(f"created study {a.study}")
+    return EXIT_OK
+
+
+def _cmd_import(a) -> int:
+    from .services.study import Study
+
+    study = Study.open(a.study)
+    try:
+        kind = a.kind
+        if kind == "items":
+            n = study.import_items(a.file)
+        elif kind == "folder":
+            n = study.import_folder(a.file)
+        elif kind == "harness":
+            if not a.cases:
+                raise InputError("`import harness` needs --cases CASES.jsonl", field="--cases")
+            n, m = study.import_harness(a.file, a.cases)
+            print(f"imported {n} items and {m} judge scores from {a.file}")
+            return EXIT_OK
+        elif kind == "ratings":
+            n = study.import_ratings(a.file)
+        elif kind == "judge":
+            n = study.import_judge(a.file)
+        elif kind in ("pairs", "judge-pairs"):
+            n = study.import_pairs(a.file, judges=kind == "judge-pairs")
+        else:
+            n = study.import_anchors(a.file, a.name)
+        print(f"imported {n} {kind} from {a.file}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_rater(a) -> int:
+    from .services.study import Study
+
+    study = Study.open(a.study)
+    try:
+        if a.rater_command == "add":
+            study.add_rater(a.name, operator=a.operator, expertise=a.expertise)
+            print(f"added {'operator' if a.operator else 'rater'} {a.name}")
+        else:
+            for r in study.raters():
+                print(f"{r.name}\t{'operator' if r.is_operator else 'rater'}\t{r.expertise or ''}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_judge(a) -> int:
+    from .services.judging import run_judge_cli
+
+    return run_judge_cli(a)
+
+
+def _cmd_report(a) -> int:
+    from .services.reporting import write_reports
+
+    if not (a.json or a.html or a.csv):
+        raise InputError("say where to write: --json FILE, --html FILE and/or --csv DIR", field="--json")
+    paths = write_reports(a.study, json_path=a.json, html_path=a.html, csv_dir=a.csv, n_boot=a.boot, seed=a.seed,
+                          progress=lambda msg: print(msg, file=sys.stderr))
+    for p in paths:
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+def _cmd_calibrate(a) -> int:
+    from .services.calibration import print_calibrations
+
+    return print_calibrations(a.study, a.rater)
+
+
+def _cmd_demo(a) -> int:
+    from .services.demo import DEMO_RATER, build_demo, default_demo_folder
+
+    folder = Path(a.study) if a.study else default_demo_folder()
+    build_demo(folder, progress=lambda msg: print(msg, file=sys.stderr))
+    if a.headless:
+        print(f"demo study ready at {folder}")
+        return EXIT_OK
+    from .ui.app import run_app
+
+    return run_app(study=folder, rater=DEMO_RATER)
+
+
+def _cmd_gui(a) -> int:
+    from .ui.app import run_app
+
+    return run_app(study=Path(a.study) if a.study else None, rater=a.rater)
+
+
+def _cmd_status(a) -> int:
+    from .services.study import Study
+
+    study = Study.open(a.study)
+    try:
+        print(f"study {study.name}  rubric {study.rubric.id} ({study.rubric.version[:12]})")
+        for k, v in study.counts().items():
+            print(f"{k:16s}{v}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+COMMANDS = {
+    "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
+    "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = args.command or "gui"
+    if args.command is None:
+        args.study, args.rater = None, None
+    try:
+        return COMMANDS[command](args)
+    except InputError as exc:
+        print(f"annotator: {exc.one_line()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,307 @@
+"""Charts for the HTML report: matplotlib figures rendered with Agg to PNG data URIs.
+
+Figures are built with `matplotlib.figure.Figure` and an explicit Agg canvas, not
+pyplot, so rendering a report never touches a global figure manager or the GUI
+backend of the Qt application that may be running in the same process.
+
+Every chart takes plain report-dict pieces and returns a `Chart` (or None when
+there is nothing to draw); an undefined estimate is drawn as the word
+"undefined", never as a point.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = [
+    "Chart",
+    "PALETTE",
+    "figure_to_png",
+    "figure_to_chart",
+    "png_data_uri",
+    "agreement_chart",
+    "bradley_terry_chart",
+    "drift_chart",
+]
+
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+HUMAN_COLOUR = "#33415c"
+MUTED = "#8a8f98"
+DPI = 144
+_STYLE = {
+    "font.size": 9,
+    "axes.edgecolor": "#b8bcc4",
+    "axes.labelcolor": "#333333",
+    "axes.titlesize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "xtick.color": "#555555",
+    "ytick.color": "#333333",
+    "grid.color": "#e6e8ec",
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "svg.hashsalt": "annotator",
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A rendered chart: PNG as a data URI plus its natural CSS size in pixels."""
+
+    uri: str
+    width: int
+    height: int
+    alt: str
+
+
+def figure_to_png(fig: Figure, *, dpi: int = DPI) -> bytes:
+    canvas = FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    # No "Software" text chunk: the same report renders to the same bytes.
+    canvas.print_png(buf, dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def png_data_uri(data: bytes, mime: str = "image/png") -> str:
+    return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
+
+
+def figure_to_chart(fig: Figure, alt: str) -> Chart:
+    w, h = fig.get_size_inches()
+    uri = png_data_uri(figure_to_png(fig))
+    # CSS px are 1/96 inch; the PNG is rendered at 1.5x that for sharp text.
+    return Chart(uri=uri, width=round(w * 96), height=round(h * 96), alt=alt)
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _est(value: Any) -> tuple[float | None, float | None, float | None]:
+    if isinstance(value, Mapping):
+        return _num(value.get("estimate")), _num(value.get("low")), _num(value.get("high"))
+    return _num(value), None, None
+
+
+def _n_of(value: Any, fallback: Any = None) -> Any:
+    if isinstance(value, Mapping) and value.get("n") is not None:
+        return value.get("n")
+    return fallback
+
+
+@dataclass
+class _Row:
+    label: str
+    est: float | None
+    low: float | None
+    high: float | None
+    colour: str
+    baseline: float | None = None
+
+
+def _forest(rows: list[_Row], groups: list[tuple[str, int, int]], *, title: str, xlabel: str,
+            guides: Sequence[tuple[float, str]] = (), xlim: tuple[float, float] | None = None) -> Figure:
+    """A horizontal interval plot: one line per row, rows grouped under headings."""
+    n = len(rows)
+    height = 0.9 + 0.28 * n + 0.22 * len(groups)
+    fig = Figure(figsize=(7.6, height))
+    ax = fig.add_subplot(1, 1, 1)
+    ys: list[float] = []
+    y = 0.0
+    labels: list[str] = []
+    for gi, (_name, start, stop) in enumerate(groups):
+        if gi:
+            y += 0.6
+        for i in range(start, stop):
+            ys.append(y)
+            labels.append(rows[i].label)
+            y += 1.0
+    values = [v for r in rows for v in (r.est, r.low, r.high, r.baseline) if v is not None]
+    if xlim is None:
+        lo = min([0.0, *values]) if values else 0.0
+        hi = max([1.0, *values]) if values else 1.0
+        pad = 0.05 * (hi - lo or 1.0)
+        xlim = (lo - pad, hi + pad)
+    ax.set_xlim(*xlim)
+    for x, text in guides:
+        if xlim[0] <= x <= xlim[1]:
+            ax.axvline(x, color="#c9ccd2" if x else "#9aa0a8", lw=0.8, ls="-" if x == 0 else ":", zorder=0)
+            ax.text(x, -0.9, text, ha="center", va="bottom", fontsize=7, color=MUTED)
+    for yy, r in zip(ys, rows, strict=True):
+        if r.est is None:
+            ax.text(xlim[0] + 0.01 * (xlim[1] - xlim[0]), yy, "undefined", va="center", ha="left",
+                    fontsize=8, color=MUTED, style="italic")
+            continue
+        if r.low is not None and r.high is not None:
+            ax.plot([r.low, r.high], [yy, yy], color=r.colour, lw=2.2, solid_capstyle="butt", alpha=0.55)
+        ax.plot([r.est], [yy], "o", color=r.colour, ms=5.5, zorder=3)
+        if r.baseline is not None:
+            ax.plot([r.baseline], [yy], "x", color=MUTED, ms=5, zorder=2)
+    ax.set_yticks(ys, labels)
+    ax.set_ylim(y - 0.4, -1.0)
+    # Group headings to the left of the tick labels, aligned with the first row.
+    for name, start, stop in groups:
+        if stop > start:
+            ax.annotate(name, xy=(0, ys[start]), xycoords=("axes fraction", "data"), xytext=(-8, 11),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=9,
+                        fontweight="bold", color="#222222", annotation_clip=False)
+    ax.tick_params(axis="y", length=0)
+    ax.grid(axis="x")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
+    """Krippendorff's alpha with its 95% interval per metric: humans among themselves,
+    then each judge against the human consensus (x marks the permutation baseline)."""
+    rows: list[_Row] = []
+    groups: list[tuple[str, int, int]] = []
+    judge_names: list[str] = []
+    for m in metrics.values():
+        for j in (m.get("judges") or {}) if isinstance(m, Mapping) else {}:
+            if j not in judge_names:
+                judge_names.append(j)
+    colours = {j: PALETTE[i % len(PALETTE)] for i, j in enumerate(judge_names)}
+    for key, m in metrics.items():
+        if not isinstance(m, Mapping):
+            continue
+        start = len(rows)
+        est, low, high = _est(m.get("human_alpha"))
+        n = _n_of(m.get("human_alpha"), m.get("n_items"))
+        rows.append(_Row(f"humans (n={n if n is not None else '?'})", est, low, high, HUMAN_COLOUR))
+        for jname, j in (m.get("judges") or {}).items():
+            j = j if isinstance(j, Mapping) else {}
+            est, low, high = _est(j.get("alpha_vs_consensus"))
+            n = _n_of(j.get("alpha_vs_consensus"), j.get("n_items"))
+            perm = j.get("permutation_alpha") if isinstance(j.get("permutation_alpha"), Mapping) else {}
+            rows.append(_Row(f"{jname} vs consensus (n={n if n is not None else '?'})", est, low, high,
+                             colours[jname], baseline=_num(perm.get("mean"))))
+        groups.append((str(key), start, len(rows)))
+    if not rows:
+        return None
+    fig = _forest(rows, groups, title="Krippendorff's alpha with bootstrap 95% interval",
+                  xlabel="alpha   (0 = chance, 1 = perfect;  x = judge scores shuffled across items)",
+                  guides=((0.0, "chance"), (0.667, "0.667"), (0.8, "0.8")))
+    return figure_to_chart(fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals")
+
+
+def bradley_terry_chart(bt: Mapping[str, Any]) -> Chart | None:
+    """Bradley-Terry strength per generator with its interval, strongest first."""
+    rows = []
+    for gen, value in bt.items():
+        est, low, high = _est(value)
+        n = _n_of(value)
+        label = f"{gen} (n={n})" if n is not None else str(gen)
+        rows.append(_Row(label, est, low, high, PALETTE[0]))
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (r.est is None, -(r.est or 0.0), r.label))
+    values = [v for r in rows for v in (r.est, r.low, r.high) if v is not None]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = 0.08 * ((hi - lo) or 1.0)
+    fig = _forest(rows, [("", 0, len(rows))], title="Bradley-Terry strength with 95% interval",
+                  xlabel="strength (log-odds scale; differences matter, not the zero point)",
+                  xlim=(lo - pad, hi + pad))
+    return figure_to_chart(fig, "Bradley-Terry strength per generator with 95% intervals")
+
+
+def _seq(values: Any) -> list[float | None]:
+    if values is None:
+        return []
+    if isinstance(values, (int, float)):
+        return [_num(values)]
+    return [_num(v) for v in values]
+
+
+def drift_chart(rater: str, series: Mapping[str, Any]) -> Chart | None:
+    """One rater's anchor answers over time: deviation from the reference (with its
+    EWMA and control limit) above, the two-sided CUSUM against its threshold h below."""
+    usable = {m: s for m, s in series.items() if isinstance(s, Mapping) and s.get("deviation") is not None}
+    if not usable:
+        return None
+    fig = Figure(figsize=(7.6, 3.9))
+    ax1 = fig.add_subplot(2, 1, 1)
+    ax2 = fig.add_subplot(2, 1, 2, sharex=ax1)
+    hs: set[float] = set()
+    for i, (metric, s) in enumerate(usable.items()):
+        c = PALETTE[i % len(PALETTE)]
+        dev = _seq(s.get("deviation"))
+        seq = _seq(s.get("seq")) or list(range(len(dev)))
+        if len(seq) != len(dev):
+            seq = list(range(len(dev)))
+        ax1.plot(seq, dev, "o", color=c, ms=3, alpha=0.6, label=f"{metric} deviation")
+        ewma = _seq(s.get("ewma"))
+        if len(ewma) == len(seq):
+            ax1.plot(seq, ewma, "-", color=c, lw=1.4, label=f"{metric} EWMA")
+        limit = s.get("ewma_limit")
+        lim = _seq(limit)
+        if len(lim) == 1:
+            lim = lim * len(seq)
+        if len(lim) == len(seq) and any(v is not None for v in lim):
+            ax1.plot(seq, lim, "--", color=c, lw=0.8, alpha=0.7)
+            ax1.plot(seq, [-v if v is not None else None for v in lim], "--", color=c, lw=0.8, alpha=0.7)
+        up, down = _seq(s.get("cusum_up")), _seq(s.get("cusum_down"))
+        if len(up) == len(seq):
+            ax2.plot(seq, up, "-", color=c, lw=1.4, label=f"{metric} CUSUM up")
+        if len(down) == len(seq):
+            ax2.plot(seq, down, "--", color=c, lw=1.4, label=f"{metric} CUSUM down")
+        h = _num(s.get("h"))
+        if h is not None:
+            hs.add(h)
+            if any(v is not None and v < 0 for v in down):
+                hs.add(-h)
+    ax1.axhline(0, color="#9aa0a8", lw=0.8)
+    for h in sorted(hs):
+        ax2.axhline(h, color="#D55E00", lw=1.0, ls=":")
+        ax2.annotate(f"h = {h:g}", xy=(1, h), xycoords=("axes fraction", "data"), xytext=(2, 0),
+                     textcoords="offset points", va="center", fontsize=7, color="#D55E00",
+                     annotation_clip=False)
+    ax1.set_ylabel("answer - reference")
+    ax2.set_ylabel("CUSUM")
+    ax2.set_xlabel("anchor answers in order (live work)")
+    ax1.set_title(f"{rater}: drift on anchors", loc="left")
+    for ax in (ax1, ax2):
+        ax.grid(axis="y")
+        ax.legend(fontsize=7, frameon=False, loc="upper left", ncols=2)
+    ax1.tick_params(labelbottom=False)
+    fig.tight_layout()
+    return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
+
+
+def render_all(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}."""
+    with matplotlib.rc_context(_STYLE):
+        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
+        pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
+        bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
+        drift: dict[str, Chart] = {}
+        raters = report.get("raters") if isinstance(report.get("raters"), Mapping) else {}
+        for name, r in raters.items():
+            series = r.get("series") if isinstance(r, Mapping) else None
+            if isinstance(series, Mapping) and series:
+                chart = drift_chart(str(name), series)
+                if chart is not None:
+                    drift[str(name)] = chart
+        return {
+            "agreement": agreement_chart(metrics) if metrics else None,
+            "bradley_terry": bradley_terry_chart(bt) if bt else None,
+            "drift": drift,
+        }

@@ -1,0 +1,645 @@
+"""The report as one self-contained HTML file.
+
+No external resource of any kind: CSS is inline, charts and thumbnails are data
+URIs, so the file can be mailed, archived or opened offline and still looks the
+same. Jinja2 autoescapes everything, so a rater's reason or a judge's reply that
+contains markup is shown as text, never run.
+
+The report dict (DESIGN.md 5.5) is turned into a small "view" of plain rows
+first; the template only lays rows out. Keys the view does not know are still
+shown (under "other figures"), so a figure added to the report model is never
+silently dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from . import charts as _charts
+from .atomic import atomic_write_text
+
+__all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+THUMB_MAX_SIDE = 320  # pixels; shown at 160 CSS px, so sharp on high-density screens
+
+
+# --- number formatting ----------------------------------------------------------------
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def fmt_num(x: Any, digits: int = 2) -> str:
+    """A number for display; integers without decimals; '-' for missing."""
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    v = _num(x)
+    if v is None:
+        return "—" if x is None else str(x)
+    if v == int(v) and abs(v) >= 1000:
+        return f"{int(v):,}"
+    return f"{v:.{digits}f}"
+
+
+def fmt_p(x: Any) -> str:
+    v = _num(x)
+    if v is None:
+        return "—"
+    if v < 0.001:
+        return "< 0.001"
+    return f"{v:.3f}"
+
+
+def fmt_share(x: Any) -> str:
+    v = _num(x)
+    if v is None:
+        return "—"
+    return f"{100 * v:.0f}%"
+
+
+@dataclass(frozen=True)
+class Est:
+    """A displayable estimate: point, interval, n, or 'undefined' with the reason."""
+
+    estimate: float | None
+    low: float | None = None
+    high: float | None = None
+    n: Any = None
+    note: str | None = None
+    present: bool = True  # False when the report does not carry this figure at all
+
+    @property
+    def defined(self) -> bool:
+        return self.estimate is not None
+
+    @property
+    def text(self) -> str:
+        if not self.present:
+            return "—"
+        if self.estimate is None:
+            return f"undefined ({self.note})" if self.note else "undefined"
+        return fmt_num(self.estimate)
+
+    @property
+    def ci(self) -> str:
+        if self.estimate is None or self.low is None or self.high is None:
+            return ""
+        return f"[{fmt_num(self.low)}, {fmt_num(self.high)}]"
+
+    def __str__(self) -> str:
+        return f"{self.text} {self.ci}".strip()
+
+    def bar(self, lo: float = -0.5, hi: float = 1.0, width: int = 150) -> Markup:
+        """An inline SVG interval bar on [lo, hi] (values outside are clipped to the edge).
+
+        Built from numbers only, so marking it safe cannot let report text through.
+        """
+        if self.estimate is None:
+            return Markup("")
+        height, pad = 14, 4
+
+        def x(v: float) -> float:
+            v = min(max(v, lo), hi)
+            return round(pad + (v - lo) / (hi - lo) * (width - 2 * pad), 1)
+
+        parts = [f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+                 f'role="img" aria-label="{self.text} {self.ci}">']
+        parts.append(f'<line x1="{pad}" y1="7" x2="{width - pad}" y2="7" class="axis"/>')
+        if lo < 0 < hi:
+            parts.append(f'<line x1="{x(0)}" y1="2" x2="{x(0)}" y2="12" class="zero"/>')
+        if hi >= 1 > lo:
+            parts.append(f'<line x1="{x(1)}" y1="3" x2="{x(1)}" y2="11" class="one"/>')
+        if self.low is not None and self.high is not None:
+            parts.append(f'<rect x="{x(self.low)}" y="4" width="{max(x(self.high) - x(self.low), 1.5)}" '
+                         f'height="6" rx="2" class="ci"/>')
+        parts.append(f'<circle cx="{x(self.estimate)}" cy="7" r="3.2" class="pt"/>')
+        parts.append("</svg>")
+        return Markup("".join(parts))
+
+
+def _note_for(d: Mapping[str, Any], key: str) -> str | None:
+    notes = d.get("notes")
+    note = d.get(f"{key}_note") or (notes.get(key) if isinstance(notes, Mapping) else None)
+    return str(note) if note else None
+
+
+def est_of(d: Any, key: str) -> Est:
+    """The estimate `d[key]`, tolerant of a missing dict, null, a bare number or a note."""
+    if not isinstance(d, Mapping) or key not in d:
+        return Est(None, present=False)
+    value = d.get(key)
+    outer_note = _note_for(d, key)
+    if isinstance(value, Mapping):
+        note = value.get("note") or outer_note
+        return Est(_num(value.get("estimate")), _num(value.get("low")), _num(value.get("high")),
+                   value.get("n"), str(note) if note else None)
+    return Est(_num(value), note=outer_note)
+
+
+def _is_est_dict(v: Any) -> bool:
+    return isinstance(v, Mapping) and "estimate" in v
+
+
+def fmt_any(v: Any, depth: int = 0) -> str:
+    """Any report value as one line of text (estimates, numbers, lists, small dicts)."""
+    if _is_est_dict(v):
+        return str(est_of({"v": v}, "v")) + (f" (n={v['n']})" if v.get("n") is not None else "")
+    if v is None:
+        return "—"
+    if isinstance(v, (bool, int, float)):
+        return fmt_num(v)
+    if isinstance(v, (list, tuple)):
+        if len(v) > 12:
+            return ", ".join(fmt_any(x, depth + 1) for x in v[:12]) + f", … ({len(v)} in all)"
+        return ", ".join(fmt_any(x, depth + 1) for x in v) if v else "none"
+    if isinstance(v, Mapping):
+        if depth > 2:
+            return "…"
+        return "; ".join(f"{k}: {fmt_any(x, depth + 1)}" for k, x in v.items()) if v else "none"
+    return str(v)
+
+
+def kv_rows(d: Any, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """Label/value pairs for the keys of `d` not already shown elsewhere."""
+    if not isinstance(d, Mapping):
+        return []
+    return [(str(k).replace("_", " "), fmt_any(v)) for k, v in d.items()
+            if k not in skip and not str(k).endswith("_note")]
+
+
+# --- thumbnails -----------------------------------------------------------------------
+
+def _sniff_mime(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    return None
+
+
+def shrink_thumbnail(data: bytes, max_side: int = THUMB_MAX_SIDE) -> tuple[bytes, str] | None:
+    """Image bytes -> (small image bytes, mime), or None if the bytes are not an image.
+
+    Re-encoding also drops any metadata the original carried. Without Pillow the
+    bytes are passed through if their type is recognisable.
+    """
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - Pillow is a dependency of the app
+        mime = _sniff_mime(data)
+        return (data, mime) if mime else None
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+            im.thumbnail((max_side, max_side))
+            has_alpha = im.mode in ("RGBA", "LA") or (im.mode == "P" and "transparency" in im.info)
+            out = io.BytesIO()
+            if has_alpha:
+                im.convert("RGBA").save(out, format="PNG", optimize=True)
+                return out.getvalue(), "image/png"
+            im.convert("RGB").save(out, format="JPEG", quality=85, optimize=True)
+            return out.getvalue(), "image/jpeg"
+    except Exception:  # noqa: BLE001 - any undecodable image just gets no thumbnail
+        return None
+
+
+# --- the view -------------------------------------------------------------------------
+
+_JUDGE_KNOWN = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
+                "exact_agreement", "mean_difference", "pearson", "spearman", "kendall_tau_b",
+                "cohen_kappa", "confusion", "human_range", "slices", "n_cannot_judge", "notes")
+_METRIC_KNOWN = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
+                 "human_alpha_interval", "judges", "percent_agreement", "fleiss_kappa", "gwet_ac1",
+                 "n_cannot_judge", "notes", "label")
+_RATER_KNOWN = ("n_judgements", "anchors", "drift", "accuracy", "test_retest", "series",
+                "agreement_with_consensus", "fatigue", "calibrations")
+_FINDING_KNOWN = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "humans",
+                  "judge", "human_answers", "human_reasons", "judge_value", "judge_reason", "judge_name")
+
+
+def _d(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+@dataclass
+class Confusion:
+    labels: list[str]
+    row_labels: list[str]
+    rows: list[list[tuple[str, float]]]  # (count text, shade 0..1)
+    total: Any
+    row_title: str = "humans (consensus)"
+    col_title: str = "judge"
+
+
+def _confusion(c: Any) -> Confusion | None:
+    c = _d(c)
+    labels = [str(x) for x in (c.get("labels") or [])]
+    matrix = c.get("matrix") or []
+    if not labels or not isinstance(matrix, (list, tuple)):
+        return None
+    nums = [_num(v) or 0.0 for row in matrix if isinstance(row, (list, tuple)) for v in row]
+    top = max(nums) if nums else 0.0
+    rows = []
+    for row in matrix:
+        cells = []
+        for v in row if isinstance(row, (list, tuple)) else []:
+            n = _num(v) or 0.0
+            cells.append((fmt_num(v), n / top if top else 0.0))
+        rows.append(cells)
+    row_labels = [str(x) for x in (c.get("row_labels") or labels)]
+    col_labels = [str(x) for x in (c.get("col_labels") or labels)]
+    return Confusion(labels=col_labels, row_labels=row_labels, rows=rows, total=fmt_num(sum(nums)),
+                     row_title=str(c.get("rows") or "humans (consensus)"),
+                     col_title=str(c.get("columns") or "judge"))
+
+
+def _slices(s: Any) -> list[dict[str, Any]]:
+    """{by_case: {case: {...}}, by_generator: {...}} -> tables; cases alphabetical."""
+    out = []
+    for dim, groups in _d(s).items():
+        groups = _d(groups)
+        if not groups:
+            continue
+        keys: list[str] = []
+        for g in groups.values():
+            for k in _d(g):
+                if k not in keys:
+                    keys.append(k)
+        rows = [(str(name), [fmt_any(_d(groups[name]).get(k)) if isinstance(groups[name], Mapping)
+                             else fmt_any(groups[name]) for k in keys] if keys else [fmt_any(groups[name])])
+                for name in sorted(groups, key=str)]
+        out.append({"title": str(dim).replace("_", " "), "columns": keys or ["value"], "rows": rows})
+    return out
+
+
+def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[str, Any]:
+    judges = []
+    for jname, j in _d(m.get("judges")).items():
+        j = _d(j)
+        perm = _d(j.get("permutation_alpha"))
+        kappa = j.get("cohen_kappa")
+        kappas: list[tuple[str, Est]] = []
+        if _is_est_dict(kappa) or isinstance(kappa, (int, float)):
+            kappas.append(("unweighted", est_of(j, "cohen_kappa")))
+        elif isinstance(kappa, Mapping):
+            kappas = [(str(w), est_of(kappa, w)) for w in kappa]
+        judges.append({
+            "name": str(jname),
+            "colour": _charts.PALETTE[judge_order.index(jname) % len(_charts.PALETTE)]
+            if jname in judge_order else _charts.PALETTE[0],
+            "n_items": j.get("n_items"),
+            "n_cannot_judge": j.get("n_cannot_judge"),
+            "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),
+            "alpha_with_judge_as_rater": est_of(j, "alpha_with_judge_as_rater"),
+            "perm_mean": fmt_num(perm.get("mean")) if perm else "—",
+            "perm_p": fmt_p(perm.get("p_value")) if perm else "—",
+            "perm_extra": kv_rows(perm, skip=("mean", "p_value")),
+            "exact_agreement": est_of(j, "exact_agreement"),
+            "mean_difference": est_of(j, "mean_difference"),
+            "pearson": est_of(j, "pearson"),
+            "spearman": est_of(j, "spearman"),
+            "kendall_tau_b": est_of(j, "kendall_tau_b"),
+            "kappas": kappas,
+            "confusion": _confusion(j.get("confusion")),
+            "human_range": fmt_any(j.get("human_range")) if "human_range" in j else None,
+            "slices": _slices(j.get("slices")),
+            "other": kv_rows(j, skip=_JUDGE_KNOWN),
+        })
+    extras = [(label, est_of(m, k)) for k, label in (
+        ("percent_agreement", "percent agreement"), ("fleiss_kappa", "Fleiss' kappa"),
+        ("gwet_ac1", "Gwet's AC1")) if k in m]
+    return {
+        "key": str(key),
+        "label": str(m.get("label") or key),
+        "kind": m.get("kind") or "—",
+        "level": m.get("level") or "—",
+        "n_items": m.get("n_items"),
+        "n_raters": m.get("n_raters"),
+        "n_judgements": m.get("n_judgements"),
+        "n_cannot_judge": m.get("n_cannot_judge"),
+        "human_alpha": est_of(m, "human_alpha"),
+        "human_alpha_interval": est_of(m, "human_alpha_interval"),
+        "extras": extras,
+        "judges": judges,
+        "other": kv_rows(m, skip=_METRIC_KNOWN),
+    }
+
+
+def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Each human's answer beside their reason, whichever shape the finding uses."""
+    answers, reasons = f.get("human_answers"), f.get("human_reasons")
+    rows: list[dict[str, str]] = []
+    if isinstance(answers, Mapping):
+        reasons_map = reasons if isinstance(reasons, Mapping) else {}
+        for rater, a in answers.items():
+            rows.append({"who": str(rater), "answer": fmt_any(a), "reason": str(reasons_map.get(rater) or "")})
+        for rater, r in reasons_map.items():
+            if rater not in answers and r:
+                rows.append({"who": str(rater), "answer": "", "reason": str(r)})
+        return rows
+    if isinstance(answers, (list, tuple)):
+        rlist = list(reasons) if isinstance(reasons, (list, tuple)) else []
+        for i, a in enumerate(answers):
+            if isinstance(a, Mapping):
+                who = a.get("rater") or a.get("who") or ""
+                rows.append({"who": str(who), "answer": fmt_any(a.get("value", a.get("answer"))),
+                             "reason": str(a.get("reason") or (rlist[i] if i < len(rlist) else "") or "")})
+            else:
+                rows.append({"who": "", "answer": fmt_any(a),
+                             "reason": str(rlist[i] or "") if i < len(rlist) else ""})
+        return rows
+    if isinstance(reasons, Mapping):
+        return [{"who": str(k), "answer": "", "reason": str(v or "")} for k, v in reasons.items()]
+    if isinstance(reasons, (list, tuple)):
+        return [{"who": "", "answer": "", "reason": str(r or "")} for r in reasons if r]
+    return rows
+
+
+def _thumbs_for(f: Mapping[str, Any], thumbs: Mapping[str, str]) -> str | None:
+    for key in (f.get("item_id"), f.get("display_code")):
+        if key is not None and str(key) in thumbs:
+            return thumbs[str(key)]
+    return None
+
+
+def _finding_view(f: Any, thumbs: Mapping[str, str]) -> dict[str, Any] | None:
+    if not isinstance(f, Mapping):
+        return {"title": str(f), "other": []} if f is not None else None
+    judge_value = f.get("judge_value", f.get("judge"))
+    return {
+        "title": str(f.get("display_code") or f.get("item_id") or "item"),
+        "item_id": f.get("item_id"),
+        "display_code": f.get("display_code"),
+        "case_id": f.get("case_id"),
+        "generator": f.get("generator"),
+        "metric": f.get("metric"),
+        "kind": f.get("kind"),
+        "humans": fmt_any(f.get("humans")) if "humans" in f else None,
+        "answers": _answers(f),
+        "judge_name": f.get("judge_name"),
+        "judge_value": fmt_any(judge_value) if judge_value is not None or "judge" in f else None,
+        "judge_reason": f.get("judge_reason"),
+        "thumb": _thumbs_for(f, thumbs),
+        "other": kv_rows(f, skip=_FINDING_KNOWN),
+    }
+
+
+def _systematic_view(f: Any) -> dict[str, Any]:
+    if isinstance(f, Mapping):
+        title = f.get("summary") or f.get("description") or f.get("pattern") or f.get("kind") or "finding"
+        return {"title": str(title), "rows": kv_rows(f, skip=("summary", "description"))}
+    return {"title": str(f), "rows": []}
+
+
+def _generators_view(gens: Any) -> dict[str, Any] | None:
+    gens = _d(gens)
+    if not gens:
+        return None
+    names = sorted(gens, key=str)
+    overall_keys: list[str] = []
+    case_ids: set[str] = set()
+    for g in names:
+        gd = _d(gens[g])
+        for k in _d(gd.get("overall")):
+            if k not in overall_keys:
+                overall_keys.append(k)
+        case_ids.update(str(c) for c in _d(gd.get("cases")))
+    overall = []
+    for g in names:
+        gd = _d(gens[g])
+        o = _d(gd.get("overall"))
+        overall.append({
+            "name": str(g),
+            "cells": [fmt_any(o.get(k)) if k in o else "—" for k in overall_keys],
+            "release_gate": fmt_any(gd.get("release_gate")) if "release_gate" in gd else None,
+            "other": kv_rows(gd, skip=("overall", "cases", "release_gate")),
+        })
+    # Cases are listed alphabetically and generators side by side: a case is held
+    # fixed across a row, and nothing is ordered by how well anything scored.
+    cases = []
+    for cid in sorted(case_ids):
+        cells = []
+        for g in names:
+            c = _d(_d(gens[g]).get("cases")).get(cid)
+            if c is None:
+                c = next((v for k, v in _d(_d(gens[g]).get("cases")).items() if str(k) == cid), None)
+            cells.append(kv_rows(c) if isinstance(c, Mapping) else ([("", fmt_any(c))] if c is not None else []))
+        cases.append({"case_id": cid, "cells": cells})
+    has_gate = any(r["release_gate"] is not None for r in overall)
+    return {"names": [str(g) for g in names], "overall_keys": [k.replace("_", " ") for k in overall_keys],
+            "overall": overall, "cases": cases, "has_gate": has_gate}
+
+
+def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, Any]:
+    r = _d(r)
+    drift = _d(r.get("drift"))
+    flagged = bool(drift.get("flagged"))
+    if flagged:
+        bits = [str(drift.get("metric") or "a metric")]
+        if drift.get("direction"):
+            bits.append(str(drift.get("direction")))
+        if drift.get("first_flag_at") is not None:
+            bits.append(f"from anchor answer {drift.get('first_flag_at')}")
+        drift_text = "drift: " + ", ".join(bits)
+    else:
+        drift_text = "no drift flag" if drift else "—"
+    return {
+        "name": str(name),
+        "n_judgements": r.get("n_judgements"),
+        "anchors": r.get("anchors"),
+        "flagged": flagged,
+        "drift_text": drift_text,
+        "accuracy": fmt_any(r.get("accuracy")) if "accuracy" in r else None,
+        "test_retest": fmt_any(r.get("test_retest")) if "test_retest" in r else None,
+        "agreement_with_consensus": fmt_any(r.get("agreement_with_consensus"))
+        if "agreement_with_consensus" in r else None,
+        "fatigue": fmt_any(r.get("fatigue")) if "fatigue" in r else None,
+        "calibrations": fmt_any(r.get("calibrations")) if "calibrations" in r else None,
+        "drift_chart": drift_charts.get(str(name)),
+        "other": kv_rows(r, skip=_RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
+                                                                          "first_flag_at")),
+    }
+
+
+_CELL_COUNTS = ("n", "left", "right", "both", "neither")
+
+
+def _pairwise_view(p: Any) -> dict[str, Any] | None:
+    p = _d(p)
+    if not p:
+        return None
+    cells = _d(p.get("cells"))
+    extra_keys: list[str] = []
+    for pairs in cells.values():
+        for counts in _d(pairs).values():
+            for k in _d(counts):
+                if k not in _CELL_COUNTS and k not in extra_keys:
+                    extra_keys.append(k)
+    rows = []
+    for cid in sorted(cells, key=str):
+        for pair in sorted(_d(cells[cid]), key=str):
+            c = _d(_d(cells[cid])[pair])
+            extras = []
+            for k in extra_keys:
+                v = c.get(k)
+                is_share = "share" in k and (v is None or isinstance(v, (int, float)))
+                extras.append(fmt_share(v) if is_share else fmt_any(v) if k in c else "")
+            rows.append({"case_id": str(cid), "pair": str(pair),
+                         "counts": [fmt_num(c.get(k)) if k in c else "—" for k in _CELL_COUNTS],
+                         "extras": extras})
+    bt = _d(p.get("bradley_terry"))
+    bt_rows = [{"name": str(g), "est": est_of(bt, g)} for g in sorted(bt, key=str)]
+    pb = _d(p.get("position_bias"))
+    by_rater = [{"name": str(k), "left": _d(v).get("left"), "right": _d(v).get("right"),
+                 "p": fmt_p(_d(v).get("p_value")), "n": _d(v).get("n")}
+                for k, v in sorted(_d(pb.get("by_rater")).items(), key=lambda kv: str(kv[0]))]
+    judges = []
+    for jname, j in _d(p.get("judges")).items():
+        j = _d(j)
+        judges.append({"name": str(jname), "n": j.get("n"),
+                       "agreement": est_of(j, "agreement_with_majority"),
+                       "kappa": est_of(j, "kappa_vs_majority"),
+                       "other": kv_rows(j, skip=("n", "agreement_with_majority", "kappa_vs_majority"))})
+    rater_kappas = _d(p.get("rater_kappas"))
+    flagged = p.get("flagged_raters") or []
+    return {
+        "cells": rows,
+        "extra_keys": [k.replace("_", " ") for k in extra_keys],
+        "bradley_terry": bt_rows,
+        "position_bias": {"left": pb.get("left"), "right": pb.get("right"), "p": fmt_p(pb.get("p_value")),
+                          "present": bool(pb)},
+        "by_rater": by_rater,
+        "rater_alpha": est_of(p, "rater_alpha"),
+        "rater_kappas": [(str(k), fmt_any(v)) for k, v in sorted(rater_kappas.items(), key=lambda kv: str(kv[0]))],
+        "flagged_raters": [str(x) for x in flagged] if isinstance(flagged, (list, tuple)) else [fmt_any(flagged)],
+        "judges": judges,
+        "other": kv_rows(p, skip=("cells", "bradley_terry", "position_bias", "rater_alpha", "judges",
+                                  "rater_kappas", "flagged_raters")),
+    }
+
+
+def _n_boot(report: Mapping[str, Any]) -> Any:
+    for holder in (report, _d(report.get("settings")), _d(report.get("meta"))):
+        for key in ("n_boot", "bootstrap", "n_bootstrap"):
+            if holder.get(key) is not None:
+                return holder.get(key)
+    return None
+
+
+_TOP_KNOWN = ("study", "rubric", "metrics", "findings", "raters", "pairwise", "verdict", "generators",
+              "systematic_findings", "n_boot", "settings", "generated_at", "schema", "schema_version")
+
+
+def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | None = None,
+               generated_at: str | None = None, with_charts: bool = True) -> dict[str, Any]:
+    """The report dict as the rows the template lays out (also handy for tests)."""
+    rubric = _d(report.get("rubric"))
+    metrics = _d(report.get("metrics"))
+    judge_order: list[str] = []
+    for m in metrics.values():
+        for j in _d(_d(m).get("judges")):
+            if j not in judge_order:
+                judge_order.append(j)
+    thumbs: dict[str, str] = {}
+    for key, data in (thumbnails or {}).items():
+        if not data:
+            continue
+        small = shrink_thumbnail(bytes(data))
+        if small is not None:
+            thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
+    chart_set = _charts.render_all(report) if with_charts else {"agreement": None, "bradley_terry": None,
+                                                                "drift": {}}
+    raters = _d(report.get("raters"))
+    findings = [v for v in (_finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
+    version = str(rubric.get("version") or "")
+    return {
+        "study": str(report.get("study") or "study"),
+        "rubric_id": str(rubric.get("id") or "—"),
+        "rubric_title": rubric.get("title"),
+        "rubric_version": version,
+        "rubric_version_short": version[:12] if version else "—",
+        "n_boot": _n_boot(report),
+        "generated_at": generated_at or str(report.get("generated_at") or "")
+        or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "verdict": kv_rows(report.get("verdict")) if isinstance(report.get("verdict"), Mapping)
+        else ([("verdict", fmt_any(report.get("verdict")))] if report.get("verdict") is not None else []),
+        "judge_names": [str(j) for j in judge_order],
+        "metrics": [_metric_view(k, _d(m), judge_order) for k, m in metrics.items()],
+        "findings": findings,
+        "n_findings_with_thumb": sum(1 for f in findings if f.get("thumb")),
+        "systematic": [_systematic_view(f) for f in (report.get("systematic_findings") or [])],
+        "generators": _generators_view(report.get("generators")),
+        "raters": [_rater_view(n, r, chart_set["drift"]) for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))],
+        "pairwise": _pairwise_view(report.get("pairwise")),
+        "charts": chart_set,
+        "other": kv_rows(report, skip=_TOP_KNOWN),
+    }
+
+
+# --- rendering ------------------------------------------------------------------------
+
+@dataclass
+class _EnvCache:
+    env: Environment | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_CACHE = _EnvCache()
+
+
+def _environment() -> Environment:
+    if _CACHE.env is None:
+        env = Environment(
+            loader=FileSystemLoader(str(TEMPLATE_DIR)),
+            autoescape=select_autoescape(enabled_extensions=("html", "j2"), default=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        # Belt and braces: autoescape must be on whatever the template file is called.
+        env.autoescape = True
+        env.filters["num"] = fmt_num
+        env.filters["p"] = fmt_p
+        env.filters["share"] = fmt_share
+        _CACHE.env = env
+    return _CACHE.env
+
+
+def render_html(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | None = None,
+                generated_at: str | None = None) -> str:
+    """The full report as one self-contained HTML page.
+
+    `thumbnails` maps item_id (or display code) to image bytes; they are shrunk,
+    stripped of metadata and embedded beside the findings for that item.
+    """
+    view = build_view(report, thumbnails=thumbnails, generated_at=generated_at)
+    return _environment().get_template("report.html.j2").render(v=view)
+
+
+def write_html(report: Mapping[str, Any], path: str | os.PathLike[str], thumbnails: Mapping[str, bytes] | None = None,
+               *, generated_at: str | None = None) -> Path:
+    """Render and write atomically; the old file stays if rendering fails."""
+    html = render_html(report, thumbnails=thumbnails, generated_at=generated_at)
+    return atomic_write_text(path, html, encoding="utf-8")

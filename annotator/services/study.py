@@ -1,0 +1,132 @@
+"""A study is a folder: `study.sqlite` + `media/` (+ `exports/`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..domain.errors import InputError
+from ..domain.rubric import Rubric, load_rubric
+from ..ingest import anchors as anchor_ingest
+from ..ingest import folder as folder_ingest
+from ..ingest import harness as harness_ingest
+from ..ingest import manifest as manifest_ingest
+from ..ingest import tables
+from ..ingest.manifest import ParsedItems
+from ..ingest.media import MediaStore
+from ..store import imports, items, people
+from ..store.db import StudyDB
+
+DB_NAME = "study.sqlite"
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "anchor_every": 15,
+    "min_count_for_share": 10,
+    "pair_raters_per_pair": 3,
+    "pair_question": "Which output better meets the prompt and criteria?",
+    "qualification": {"gate_exact": 0.9, "scale_within_one": 0.8},
+    "release_gate": None,
+}
+
+
+class Study:
+    def __init__(self, folder: Path, db: StudyDB) -> None:
+        self.folder = folder
+        self.db = db
+        self.media = MediaStore(folder / "media")
+        self._rubric: Rubric | None = None
+
+    # -- lifecycle --------------------------------------------------------------
+    @classmethod
+    def create(cls, folder: str | Path, rubric_path: str | Path) -> Study:
+        folder = Path(folder)
+        rubric = load_rubric(rubric_path)
+        if (folder / DB_NAME).exists():
+            raise InputError("a study already exists here", source=str(folder))
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "media").mkdir(exist_ok=True)
+        db = StudyDB(folder / DB_NAME, create=True)
+        people.add_rubric_version(db, rubric)
+        for k, v in DEFAULT_SETTINGS.items():
+            db.set_setting(k, v)
+        db.set_setting("name", folder.name)
+        return cls(folder, db)
+
+    @classmethod
+    def open(cls, folder: str | Path) -> Study:
+        folder = Path(folder)
+        if not (folder / DB_NAME).exists():
+            raise InputError("not a study folder (no study.sqlite); create one with `annotator new`", source=str(folder))
+        return cls(folder, StudyDB(folder / DB_NAME))
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def name(self) -> str:
+        return self.db.get_setting("name", self.folder.name)
+
+    @property
+    def rubric(self) -> Rubric:
+        if self._rubric is None:
+            self._rubric = people.active_rubric(self.db)
+        return self._rubric
+
+    def setting(self, key: str) -> Any:
+        return self.db.get_setting(key, DEFAULT_SETTINGS.get(key))
+
+    # -- imports (each lands whole or not at all) --------------------------------
+    def _land(self, parsed: ParsedItems, anchors: tuple | None = None) -> int:
+        existing = items.existing_items(self.db, [s.item_id for s in parsed.specs])
+        for spec in parsed.specs:
+            if spec.item_id in existing and existing[spec.item_id] != items.content_sha(spec):
+                raise InputError(
+                    f"item_id '{spec.item_id}' is already in the study with other content; give it a new item_id",
+                    source=spec.source, field="item_id",
+                )
+        written = [img.sha256 for img in parsed.images.values() if self.media.put(img)]
+        try:
+            return imports.import_items(self.db, parsed.specs, [i.row for i in parsed.images.values()], anchors=anchors)
+        except BaseException:
+            for sha in written:  # the rows never landed: neither do their files
+                self.media.remove(sha)
+            raise
+
+    def import_items(self, path: str | Path) -> int:
+        return self._land(manifest_ingest.parse_manifest(path))
+
+    def import_folder(self, path: str | Path) -> int:
+        return self._land(folder_ingest.parse_folder(path))
+
+    def import_harness(self, results: str | Path, cases: str | Path) -> tuple[int, int]:
+        parsed = harness_ingest.parse_harness(results, cases, self.rubric)
+        n = self._land(parsed.items)
+        m = imports.import_judge(self.db, parsed.judge_rows, kind="harness", source=str(results)) if parsed.judge_rows else 0
+        return n, m
+
+    def import_anchors(self, path: str | Path, name: str | None = None) -> int:
+        a = anchor_ingest.parse_anchors(path, self.rubric, name=name)
+        return self._land(a.items, anchors=(a.name, a.references, a.rationales))
+
+    def import_ratings(self, path: str | Path) -> int:
+        groups = tables.parse_ratings(path, self.rubric, imports.known_item_ids(self.db))
+        return imports.import_ratings(self.db, groups, self.rubric.version, str(path))
+
+    def import_judge(self, path: str | Path) -> int:
+        rows = tables.parse_judge(path, self.rubric, imports.known_item_ids(self.db))
+        return imports.import_judge(self.db, rows, kind="import", source=str(path))
+
+    def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
+        rows = tables.parse_pairs(path, imports.known_item_ids(self.db))
+        return imports.import_pair_votes(self.db, rows, judges=judges, source=str(path))
+
+    # -- raters -------------------------------------------------------------------
+    def add_rater(self, name: str, *, operator: bool = False, expertise: str | None = None):
+        return people.add_rater(self.db, name, operator=operator, expertise=expertise)
+
+    def raters(self):
+        return people.raters(self.db)
+
+    def counts(self) -> dict[str, int]:
+        from ..store.frames import study_counts
+
+        return study_counts(self.db)

@@ -1,0 +1,202 @@
+"""Label work: the stored queue, silent anchor showings, and the judgement log."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import exists, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as OrmSession, aliased
+
+from ..domain import queue as q
+from ..domain.records import ServedItem
+from .db import StudyDB
+from .items import item_view, live_items, new_display_code
+from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater, Session
+from .people import rater_pk
+
+
+class AlreadyAnswered(Exception):
+    """A second first-answer for the same item (double submission): ignored."""
+
+
+def _current(s: OrmSession):
+    """Judgements not superseded by a later one."""
+    newer = aliased(Judgement)
+    return ~exists().where(newer.supersedes == Judgement.id)
+
+
+def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
+    """Build the rater's order once (seeded, stored); returns its length."""
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
+        items = live_items(s)
+        if n and n >= len(items):
+            return n
+        seed = s.get(Rater, rpk).seed
+        queued = set(s.scalars(select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)))
+        # items imported after the queue was built go at its end, in their own seeded order
+        new = [(pk, case) for pk, case in items if pk not in queued]
+        for i, pk in enumerate(q.live_order(new, seed + n), start=n):
+            s.add(QueueEntry(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n))
+        return n + len(new)
+
+
+def _answered_live(s: OrmSession, rpk: int, version: str) -> set[int]:
+    return set(
+        s.scalars(
+            select(Judgement.item_pk).where(
+                Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live"
+            )
+        )
+    )
+
+
+def progress_counts(db: StudyDB, rater: str, version: str) -> tuple[int, int]:
+    with db.read() as s:
+        rpk = rater_pk(s, rater)
+        total = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
+        return len(_answered_live(s, rpk, version)), total or 0
+
+
+def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY) -> ServedItem | None:
+    """The next unit of work: a pending anchor, a due anchor, or the first unanswered item."""
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        pending = s.scalars(
+            select(AnchorShowing)
+            .where(AnchorShowing.rater_pk == rpk, ~exists().where(Judgement.showing_pk == AnchorShowing.id))
+            .order_by(AnchorShowing.id)
+        ).first()
+        if pending is not None:
+            return ServedItem(pending.item_pk, item_view(s, pending.item_pk, pending.display_code), pending.before_position, "anchor", pending.id)
+        answered = _answered_live(s, rpk, version)
+        entries = s.execute(
+            select(QueueEntry.position, QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)
+        ).all()
+        nxt = next(((p, i) for p, i in entries if i not in answered), None)
+        if nxt is None:
+            return None
+        position, item_pk = nxt
+        showing = _maybe_seed_anchor(s, rpk, session_pk, position, anchor_every)
+        if showing is not None:
+            return ServedItem(showing.item_pk, item_view(s, showing.item_pk, showing.display_code), position, "anchor", showing.id)
+        return ServedItem(item_pk, item_view(s, item_pk), position, "live")
+
+
+def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, every: int) -> AnchorShowing | None:
+    seed = s.get(Rater, rpk).seed
+    slot = q.anchor_slot(seed, position, every)
+    if slot is None:
+        return None
+    if s.scalar(select(AnchorShowing.id).where(AnchorShowing.rater_pk == rpk, AnchorShowing.before_position == position)):
+        return None  # this slot was already filled (in an earlier session)
+    anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
+    if not anchors:
+        return None
+    shown = s.execute(select(AnchorShowing.item_pk, AnchorShowing.session_pk).where(AnchorShowing.rater_pk == rpk)).all()
+    this_session = {i for i, sp in shown if sp == session_pk}
+    counts: dict[int, int] = {}
+    for i, _ in shown:
+        counts[i] = counts.get(i, 0) + 1
+    choice = q.choose_anchor(anchors, this_session, counts, slot)
+    if choice is None:
+        return None
+    taken = set(s.scalars(select(Item.display_code))) | set(s.scalars(select(AnchorShowing.display_code)))
+    row = AnchorShowing(
+        rater_pk=rpk, session_pk=session_pk, item_pk=choice, before_position=position, seed=slot,
+        display_code=new_display_code(taken),
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def submit(
+    db: StudyDB,
+    *,
+    rater: str,
+    item_pk: int,
+    version: str,
+    session_pk: int | None,
+    answers: dict[str, Any],
+    reason: str | None,
+    time_ms: int | None,
+    context: str = "live",
+    showing_pk: int | None = None,
+    queue_position: int | None = None,
+    supersedes: int | None = None,
+    source: str = "app",
+    created_at: datetime | None = None,
+) -> int:
+    """Append one judgement in its own committed transaction; returns its id."""
+    try:
+        with db.write() as s:
+            row = Judgement(
+                rater_pk=rater_pk(s, rater), item_pk=item_pk, rubric_version=version, session_pk=session_pk,
+                context=context, showing_pk=showing_pk, queue_position=queue_position,
+                answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
+                source=source, supersedes=supersedes,
+            )
+            if created_at is not None:
+                row.created_at = created_at
+            s.add(row)
+            s.flush()
+            return row.id
+    except IntegrityError as exc:
+        raise AlreadyAnswered(str(exc.orig)) from None
+
+
+def current_judgement(db: StudyDB, rater: str, item_pk: int, version: str, *, context: str = "live", showing_pk: int | None = None) -> tuple[int, dict, str | None] | None:
+    with db.read() as s:
+        stmt = select(Judgement).where(
+            Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk,
+            Judgement.rubric_version == version, Judgement.context == context, _current(s),
+        )
+        if showing_pk is not None:
+            stmt = stmt.where(Judgement.showing_pk == showing_pk)
+        row = s.scalars(stmt.order_by(Judgement.id.desc())).first()
+        return None if row is None else (row.id, json.loads(row.answers), row.reason)
+
+
+def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
+    """Items answered in a session, oldest first, with their current answers (for going back)."""
+    with db.read() as s:
+        rows = s.scalars(select(Judgement).where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None)).order_by(Judgement.id)).all()
+        out = []
+        for j in rows:
+            latest = j
+            while True:
+                nxt = s.scalars(select(Judgement).where(Judgement.supersedes == latest.id)).first()
+                if nxt is None:
+                    break
+                latest = nxt
+            code = s.get(AnchorShowing, j.showing_pk).display_code if j.showing_pk else None
+            out.append(
+                ServedItem(
+                    j.item_pk, item_view(s, j.item_pk, code), j.queue_position, j.context, j.showing_pk,
+                    json.loads(latest.answers), latest.reason, latest.id,
+                )
+            )
+        return out
+
+
+def history_of(db: StudyDB, rater: str, item_pk: int) -> list[dict]:
+    """The whole append-only chain of a rater's live answers on an item."""
+    with db.read() as s:
+        rows = s.scalars(
+            select(Judgement).where(Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk).order_by(Judgement.id)
+        ).all()
+        return [
+            {"id": r.id, "answers": json.loads(r.answers), "supersedes": r.supersedes, "context": r.context,
+             "session": r.session_pk, "queue_position": r.queue_position, "time_ms": r.time_ms}
+            for r in rows
+        ]
+
+
+def session_started(db: StudyDB, session_pk: int) -> datetime:
+    with db.read() as s:
+        return s.get(Session, session_pk).started_at
