@@ -199,7 +199,10 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse's own exit: --help (0) or bad usage (2)
+        return int(exc.code or 0)
     command = args.command or "gui"
     if args.command is None:
         args.study, args.rater = None, None

@@ -417,7 +417,8 @@ def render_mockup(spec: ScreenSpec) -> Rendered:
         p.text(left + 10 + indent, y + 13, sec.title.upper(), 12, INK, bold=True)
         fy = card_top + CARD_PAD
         for j, f in enumerate(sec.fields):
-            if j and f.kind in ("row", "toggle", "link", "item") and sec.fields[j - 1].kind == f.kind:
+            same_as_previous = j and sec.fields[j - 1].kind == f.kind
+            if same_as_previous and f.kind in ("row", "toggle", "link", "item"):
                 p.line([(left + 14, fy), (right - 14, fy)], LINE)
             _field(p, f, left + 14, right - 14, fy)
             fy += FIELD_HEIGHT[f.kind]
@@ -474,8 +475,11 @@ def logo_spec(seed: int) -> LogoSpec:
     target = rng.choice(sorted(TARGETS))
     # The emblem must stay clearly distinct from the new wordmark colour.
     t = TARGETS[target]
-    emblem = rng.choice([a for a in ACCENTS if sum(abs(x - y) for x, y in zip(a, t)) > 150])
-    return LogoSpec(rng.choice(BRANDS), ink, emblem, target, rng.choice(("circle", "square", "diamond")))
+    emblem = rng.choice(
+        [a for a in ACCENTS if sum(abs(x - y) for x, y in zip(a, t, strict=True)) > 150]
+    )
+    shape = rng.choice(("circle", "square", "diamond"))
+    return LogoSpec(rng.choice(BRANDS), ink, emblem, target, shape)
 
 
 def _logo_font_px(brand: str) -> int:

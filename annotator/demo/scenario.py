@@ -216,7 +216,9 @@ def rationale(spec: ScreenSpec) -> dict[str, str]:
             "card.")
     else:
         issues = ["the call to action is a small button off to the left"]
-        if len(spec.sections) > 1:
+        if len(spec.sections) == 2:
+            issues.append("the gap between the two sections is cramped")
+        elif len(spec.sections) > 2:
             issues.append("the gaps between sections are cramped and uneven")
         if st.overlap:
             issues.append("a section title overlaps the card above it")
@@ -268,7 +270,8 @@ def lenient_judge(truth: Mapping[str, Any], rng: random.Random) -> dict[str, Any
         bump = rng.choices((0, 1, 2), weights=(1, 2, 1))[0]
         out[s] = max(0, min(5, int(truth[s]) + bump))
     dropped = {t for g in passed_anyway for t in GATE_TAGS[g]}
-    out["failure_tags"] = tuple(sorted(t for t in truth.get("failure_tags", ()) if t not in dropped))
+    kept = (t for t in truth.get("failure_tags", ()) if t not in dropped)
+    out["failure_tags"] = tuple(sorted(kept))
     if out["instruction_following"] == FAIL:
         reason = "A required section appears to be missing."
     elif out["text_rendering"] == FAIL:

@@ -269,6 +269,8 @@ def parse_value(metric: Metric, raw: str, *, source: str = "", line: int | None 
     s = raw.strip()
     if metric.kind == "text":
         return raw
+    if metric.kind == "tags" and s == "":
+        return ()  # no tag ticked is an answer, not a missing one
     if s == "" or s.lower() == CANNOT_JUDGE:
         return CANNOT_JUDGE
     if metric.kind == "gate":

@@ -22,6 +22,7 @@ a second run picks up exactly the items without a score.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
@@ -359,7 +360,7 @@ def _judge_one(
                     return _Cancelled(attempts)
                 continue
             body = getattr(exc, "body", None)
-            raw_body = None if body is None else _short(str(body))
+            raw_body = None if body is None else json.dumps(body, ensure_ascii=False, default=str)
             return error(kind, message, raw_body, attempts)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         if refusal is not None:
@@ -505,8 +506,8 @@ def run_judge(
                     else:
                         counts["cancelled"] += 1
                         counts["attempts"] += outcome.attempts
+                report()  # before fill(), so a progress callback that cancels stops the next item
                 fill()
-                report()
     finally:
         client.close()
     for _ in todo:  # never submitted: cancelled, or (if already done) skipped

@@ -12,9 +12,10 @@ there is nothing to draw); an undefined estimate is drawn as the word
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +66,10 @@ class Chart:
 
 
 def figure_to_png(fig: Figure, *, dpi: int = DPI) -> bytes:
-    canvas = FigureCanvasAgg(fig)
+    FigureCanvasAgg(fig)  # attach an Agg canvas: no pyplot, no GUI backend
     buf = io.BytesIO()
     # No "Software" text chunk: the same report renders to the same bytes.
-    canvas.print_png(buf, dpi=dpi, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
 
 
@@ -115,12 +116,15 @@ class _Row:
     baseline: float | None = None
 
 
+WIDTH = 10.4  # inches: fills the report's content column (about 1000 CSS px)
+
+
 def _forest(rows: list[_Row], groups: list[tuple[str, int, int]], *, title: str, xlabel: str,
             guides: Sequence[tuple[float, str]] = (), xlim: tuple[float, float] | None = None) -> Figure:
     """A horizontal interval plot: one line per row, rows grouped under headings."""
     n = len(rows)
-    height = 0.9 + 0.28 * n + 0.22 * len(groups)
-    fig = Figure(figsize=(7.6, height))
+    height = 0.75 + 0.27 * n + 0.2 * len(groups) + (0.25 if title else 0)
+    fig = Figure(figsize=(WIDTH, height))
     ax = fig.add_subplot(1, 1, 1)
     ys: list[float] = []
     y = 0.0
@@ -164,11 +168,24 @@ def _forest(rows: list[_Row], groups: list[tuple[str, int, int]], *, title: str,
     ax.tick_params(axis="y", length=0)
     ax.grid(axis="x")
     ax.set_xlabel(xlabel)
-    ax.set_title(title, loc="left")
+    if title:
+        ax.set_title(title, loc="left", pad=14)
     fig.tight_layout()
     return fig
 
 
+def _styled(fn: Callable[..., Chart | None]) -> Callable[..., Chart | None]:
+    """Apply the report style to one chart without touching global rcParams."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Chart | None:
+        with matplotlib.rc_context(_STYLE):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_styled
 def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
     """Krippendorff's alpha with its 95% interval per metric: humans among themselves,
     then each judge against the human consensus (x marks the permutation baseline)."""
@@ -197,12 +214,13 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
         groups.append((str(key), start, len(rows)))
     if not rows:
         return None
-    fig = _forest(rows, groups, title="Krippendorff's alpha with bootstrap 95% interval",
+    fig = _forest(rows, groups, title="",
                   xlabel="alpha   (0 = chance, 1 = perfect;  x = judge scores shuffled across items)",
                   guides=((0.0, "chance"), (0.667, "0.667"), (0.8, "0.8")))
     return figure_to_chart(fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals")
 
 
+@_styled
 def bradley_terry_chart(bt: Mapping[str, Any]) -> Chart | None:
     """Bradley-Terry strength per generator with its interval, strongest first."""
     rows = []
@@ -217,8 +235,9 @@ def bradley_terry_chart(bt: Mapping[str, Any]) -> Chart | None:
     values = [v for r in rows for v in (r.est, r.low, r.high) if v is not None]
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     pad = 0.08 * ((hi - lo) or 1.0)
-    fig = _forest(rows, [("", 0, len(rows))], title="Bradley-Terry strength with 95% interval",
+    fig = _forest(rows, [("", 0, len(rows))], title="",
                   xlabel="strength (log-odds scale; differences matter, not the zero point)",
+                  guides=((0.0, ""),),
                   xlim=(lo - pad, hi + pad))
     return figure_to_chart(fig, "Bradley-Terry strength per generator with 95% intervals")
 
@@ -231,13 +250,14 @@ def _seq(values: Any) -> list[float | None]:
     return [_num(v) for v in values]
 
 
-def drift_chart(rater: str, series: Mapping[str, Any]) -> Chart | None:
+@_styled
+def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None) -> Chart | None:
     """One rater's anchor answers over time: deviation from the reference (with its
     EWMA and control limit) above, the two-sided CUSUM against its threshold h below."""
     usable = {m: s for m, s in series.items() if isinstance(s, Mapping) and s.get("deviation") is not None}
     if not usable:
         return None
-    fig = Figure(figsize=(7.6, 3.9))
+    fig = Figure(figsize=(WIDTH, 4.2))
     ax1 = fig.add_subplot(2, 1, 1)
     ax2 = fig.add_subplot(2, 1, 2, sharex=ax1)
     hs: set[float] = set()
@@ -269,18 +289,23 @@ def drift_chart(rater: str, series: Mapping[str, Any]) -> Chart | None:
             if any(v is not None and v < 0 for v in down):
                 hs.add(-h)
     ax1.axhline(0, color="#9aa0a8", lw=0.8)
+    flag = _num(flag_at)
+    if flag is not None:
+        for ax in (ax1, ax2):
+            ax.axvline(flag, color="#D55E00", lw=1.0, ls="--", alpha=0.8)
+        ax1.annotate("flagged", xy=(flag, 1), xycoords=("data", "axes fraction"), xytext=(3, -2),
+                     textcoords="offset points", va="top", fontsize=7.5, color="#D55E00")
     for h in sorted(hs):
         ax2.axhline(h, color="#D55E00", lw=1.0, ls=":")
-        ax2.annotate(f"h = {h:g}", xy=(1, h), xycoords=("axes fraction", "data"), xytext=(2, 0),
-                     textcoords="offset points", va="center", fontsize=7, color="#D55E00",
+        ax2.annotate(f"h = {h:g}", xy=(0, h), xycoords=("axes fraction", "data"), xytext=(3, 2),
+                     textcoords="offset points", va="bottom", fontsize=7.5, color="#D55E00",
                      annotation_clip=False)
     ax1.set_ylabel("answer - reference")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
-    ax1.set_title(f"{rater}: drift on anchors", loc="left")
     for ax in (ax1, ax2):
         ax.grid(axis="y")
-        ax.legend(fontsize=7, frameon=False, loc="upper left", ncols=2)
+        ax.legend(fontsize=7.5, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax1.tick_params(labelbottom=False)
     fig.tight_layout()
     return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
@@ -288,20 +313,21 @@ def drift_chart(rater: str, series: Mapping[str, Any]) -> Chart | None:
 
 def render_all(report: Mapping[str, Any]) -> dict[str, Any]:
     """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}."""
-    with matplotlib.rc_context(_STYLE):
-        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-        pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
-        bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
-        drift: dict[str, Chart] = {}
-        raters = report.get("raters") if isinstance(report.get("raters"), Mapping) else {}
-        for name, r in raters.items():
-            series = r.get("series") if isinstance(r, Mapping) else None
-            if isinstance(series, Mapping) and series:
-                chart = drift_chart(str(name), series)
-                if chart is not None:
-                    drift[str(name)] = chart
-        return {
-            "agreement": agreement_chart(metrics) if metrics else None,
-            "bradley_terry": bradley_terry_chart(bt) if bt else None,
-            "drift": drift,
-        }
+    metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
+    pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
+    bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
+    drift_charts: dict[str, Chart] = {}
+    raters = report.get("raters") if isinstance(report.get("raters"), Mapping) else {}
+    for name, r in raters.items():
+        series = r.get("series") if isinstance(r, Mapping) else None
+        if isinstance(series, Mapping) and series:
+            drift = r.get("drift") if isinstance(r.get("drift"), Mapping) else {}
+            flag_at = drift.get("first_flag_at") if drift.get("flagged") else None
+            chart = drift_chart(str(name), series, flag_at)
+            if chart is not None:
+                drift_charts[str(name)] = chart
+    return {
+        "agreement": agreement_chart(metrics) if metrics else None,
+        "bradley_terry": bradley_terry_chart(bt) if bt else None,
+        "drift": drift_charts,
+    }

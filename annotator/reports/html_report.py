@@ -108,7 +108,7 @@ class Est:
     def __str__(self) -> str:
         return f"{self.text} {self.ci}".strip()
 
-    def bar(self, lo: float = -0.5, hi: float = 1.0, width: int = 150) -> Markup:
+    def bar(self, lo: float = -0.5, hi: float = 1.0, width: int = 110) -> Markup:
         """An inline SVG interval bar on [lo, hi] (values outside are clipped to the edge).
 
         Built from numbers only, so marking it safe cannot let report text through.
@@ -235,7 +235,7 @@ _METRIC_KNOWN = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_
                  "human_alpha_interval", "judges", "percent_agreement", "fleiss_kappa", "gwet_ac1",
                  "n_cannot_judge", "notes", "label")
 _RATER_KNOWN = ("n_judgements", "anchors", "drift", "accuracy", "test_retest", "series",
-                "agreement_with_consensus", "fatigue", "calibrations")
+                "agreement_with_consensus", "fatigue", "calibrations", "calibration_accuracy")
 _FINDING_KNOWN = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "humans",
                   "judge", "human_answers", "human_reasons", "judge_value", "judge_reason", "judge_name")
 
@@ -250,7 +250,7 @@ class Confusion:
     row_labels: list[str]
     rows: list[list[tuple[str, float]]]  # (count text, shade 0..1)
     total: Any
-    row_title: str = "humans (consensus)"
+    row_title: str = "humans"
     col_title: str = "judge"
 
 
@@ -271,8 +271,10 @@ def _confusion(c: Any) -> Confusion | None:
         rows.append(cells)
     row_labels = [str(x) for x in (c.get("row_labels") or labels)]
     col_labels = [str(x) for x in (c.get("col_labels") or labels)]
-    return Confusion(labels=col_labels, row_labels=row_labels, rows=rows, total=fmt_num(sum(nums)),
-                     row_title=str(c.get("rows") or "humans (consensus)"),
+    total = sum(nums)
+    return Confusion(labels=col_labels, row_labels=row_labels, rows=rows,
+                     total=fmt_num(int(total) if total == int(total) else total),
+                     row_title=str(c.get("rows") or "humans"),
                      col_title=str(c.get("columns") or "judge"))
 
 
@@ -314,7 +316,7 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
             "n_cannot_judge": j.get("n_cannot_judge"),
             "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),
             "alpha_with_judge_as_rater": est_of(j, "alpha_with_judge_as_rater"),
-            "perm_mean": fmt_num(perm.get("mean")) if perm else "—",
+            "perm_mean": fmt_num(perm.get("mean"), 3) if perm else "—",
             "perm_p": fmt_p(perm.get("p_value")) if perm else "—",
             "perm_extra": kv_rows(perm, skip=("mean", "p_value")),
             "exact_agreement": est_of(j, "exact_agreement"),
@@ -453,6 +455,58 @@ def _generators_view(gens: Any) -> dict[str, Any] | None:
             "overall": overall, "cases": cases, "has_gate": has_gate}
 
 
+def _per_metric_cell(v: Any) -> dict[str, Any]:
+    """One rater x metric figure: an estimate, or an {agreement, n_pairs} record, or anything."""
+    if _is_est_dict(v):
+        e = est_of({"v": v}, "v")
+        extra = []
+        if isinstance(v, Mapping):
+            if v.get("rule"):
+                extra.append(str(v["rule"]))
+            if _num(v.get("exact")) is not None:
+                extra.append(f"exact {fmt_share(v['exact'])}")
+        return {"est": e, "text": None, "sub": " · ".join(extra)}
+    if isinstance(v, Mapping) and "agreement" in v:
+        n = v.get("n_pairs", v.get("n"))
+        e = Est(_num(v.get("agreement")), n=n, note=str(v["note"]) if v.get("note") else None)
+        extra = [str(v["rule"])] if v.get("rule") else []
+        if _num(v.get("exact")) is not None:
+            extra.append(f"exact {fmt_share(v['exact'])}")
+        return {"est": e, "text": None, "sub": " · ".join(extra)}
+    return {"est": None, "text": fmt_any(v), "sub": ""}
+
+
+def _rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, Any] | None:
+    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...)."""
+    names = [n for n in sorted(raters, key=str) if key in _d(raters[n])]
+    if not names:
+        return None
+    per_metric = all(isinstance(_d(raters[n]).get(key), Mapping) and
+                     all(isinstance(x, Mapping) for x in _d(raters[n])[key].values()) for n in names)
+    if not per_metric:
+        return {"title": title, "columns": [title], "rows": [
+            (str(n), [{"est": None, "text": fmt_any(_d(raters[n]).get(key)), "sub": ""}]) for n in names]}
+    cols: list[str] = []
+    for n in names:
+        for m in _d(_d(raters[n]).get(key)):
+            if m not in cols:
+                cols.append(m)
+    if not cols:
+        return None
+    rows = []
+    for n in names:
+        d = _d(_d(raters[n]).get(key))
+        rows.append((str(n), [_per_metric_cell(d[m]) if m in d else {"est": None, "text": "—", "sub": ""}
+                              for m in cols]))
+    return {"title": title, "columns": cols, "rows": rows}
+
+
+_RATER_MATRICES = (("accuracy", "Anchor accuracy (live work)"),
+                   ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
+                   ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
+                   ("agreement_with_consensus", "Agreement with the human consensus"))
+
+
 def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, Any]:
     r = _d(r)
     drift = _d(r.get("drift"))
@@ -472,10 +526,6 @@ def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str,
         "anchors": r.get("anchors"),
         "flagged": flagged,
         "drift_text": drift_text,
-        "accuracy": fmt_any(r.get("accuracy")) if "accuracy" in r else None,
-        "test_retest": fmt_any(r.get("test_retest")) if "test_retest" in r else None,
-        "agreement_with_consensus": fmt_any(r.get("agreement_with_consensus"))
-        if "agreement_with_consensus" in r else None,
         "fatigue": fmt_any(r.get("fatigue")) if "fatigue" in r else None,
         "calibrations": fmt_any(r.get("calibrations")) if "calibrations" in r else None,
         "drift_chart": drift_charts.get(str(name)),
@@ -484,7 +534,48 @@ def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str,
     }
 
 
-_CELL_COUNTS = ("n", "left", "right", "both", "neither")
+def _tally_row(c: Mapping[str, Any], pair: str) -> dict[str, Any]:
+    """One tally: wins per generator, ties, sides shown, and the share only if the report gives one."""
+    wins = _d(c.get("wins"))
+    gens = list(wins) or [g.strip() for g in pair.split(" vs ", 1)]
+    share = _d(c.get("share"))
+    share_text = " · ".join(f"{k} {fmt_share(v)}" for k, v in share.items()) if share else ""
+    return {
+        "n": fmt_num(c.get("n")),
+        "wins": [(str(g), fmt_num(wins.get(g)) if g in wins else "—") for g in gens],
+        "both": fmt_num(c.get("both")),
+        "neither": fmt_num(c.get("neither")),
+        "left": fmt_num(c.get("left")),
+        "right": fmt_num(c.get("right")),
+        "share": share_text,
+        "note": str(c.get("note") or ""),
+        "other": kv_rows(c, skip=("n", "wins", "both", "neither", "left", "right", "share", "note")),
+    }
+
+
+def _with_interval(d: Mapping[str, Any], key: str, interval_key: str, n: Any) -> Est:
+    """A bare number plus a sibling {low, high} dict, as pairwise judges report them."""
+    e = est_of(d, key)
+    iv = _d(d.get(interval_key))
+    note = e.note or (str(d.get("note")) if e.estimate is None and d.get("note") else None)
+    return Est(e.estimate, e.low if e.low is not None else _num(iv.get("low")),
+               e.high if e.high is not None else _num(iv.get("high")), e.n if e.n is not None else n,
+               note, e.present)
+
+
+def _side_row(name: str, d: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": name, "left": fmt_num(d.get("left")), "right": fmt_num(d.get("right")),
+            "n": fmt_num(d.get("n") if d.get("n") is not None else
+                         (d.get("left") or 0) + (d.get("right") or 0) if "left" in d else None),
+            "share_left": fmt_share(d.get("share_left")) if d.get("share_left") is not None else "",
+            "p": fmt_p(d.get("p_value")),
+            "p_adjusted": fmt_p(d.get("p_adjusted")) if "p_adjusted" in d else "",
+            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or "")}
+
+
+_PAIRWISE_KNOWN = ("cells", "generator_pairs", "bradley_terry", "bradley_terry_by_case", "position_bias",
+                   "rater_alpha", "rater_kappas", "rater_kappas_detail", "flagged_raters", "judges",
+                   "settings", "majority_counts", "bradley_terry_note")
 
 
 def _pairwise_view(p: Any) -> dict[str, Any] | None:
@@ -492,57 +583,74 @@ def _pairwise_view(p: Any) -> dict[str, Any] | None:
     if not p:
         return None
     cells = _d(p.get("cells"))
-    extra_keys: list[str] = []
-    for pairs in cells.values():
-        for counts in _d(pairs).values():
-            for k in _d(counts):
-                if k not in _CELL_COUNTS and k not in extra_keys:
-                    extra_keys.append(k)
     rows = []
-    for cid in sorted(cells, key=str):
+    for cid in sorted(cells, key=str):  # cases alphabetical, never by a score
         for pair in sorted(_d(cells[cid]), key=str):
-            c = _d(_d(cells[cid])[pair])
-            extras = []
-            for k in extra_keys:
-                v = c.get(k)
-                is_share = "share" in k and (v is None or isinstance(v, (int, float)))
-                extras.append(fmt_share(v) if is_share else fmt_any(v) if k in c else "")
-            rows.append({"case_id": str(cid), "pair": str(pair),
-                         "counts": [fmt_num(c.get(k)) if k in c else "—" for k in _CELL_COUNTS],
-                         "extras": extras})
+            rows.append({"case_id": str(cid), "pair": str(pair), **_tally_row(_d(_d(cells[cid])[pair]), str(pair))})
+    gp = _d(p.get("generator_pairs"))
+    gen_pairs = [{"pair": str(k), "n_cells": fmt_num(_d(v).get("n_cells")), **_tally_row(_d(v), str(k))}
+                 for k, v in sorted(gp.items(), key=lambda kv: str(kv[0]))]
     bt = _d(p.get("bradley_terry"))
     bt_rows = [{"name": str(g), "est": est_of(bt, g)} for g in sorted(bt, key=str)]
+    by_case = _d(p.get("bradley_terry_by_case"))
+    bt_gens = sorted({str(g) for c in by_case.values() for g in _d(c)} | {str(g) for g in bt})
+    bt_cases = [{"case_id": str(cid), "cells": [est_of(_d(by_case[cid]), g) for g in bt_gens]}
+                for cid in sorted(by_case, key=str)]
     pb = _d(p.get("position_bias"))
-    by_rater = [{"name": str(k), "left": _d(v).get("left"), "right": _d(v).get("right"),
-                 "p": fmt_p(_d(v).get("p_value")), "n": _d(v).get("n")}
-                for k, v in sorted(_d(pb.get("by_rater")).items(), key=lambda kv: str(kv[0]))]
+    by_rater = [_side_row(str(k), _d(v)) for k, v in sorted(_d(pb.get("by_rater")).items(), key=lambda kv: str(kv[0]))]
     judges = []
     for jname, j in _d(p.get("judges")).items():
         j = _d(j)
-        judges.append({"name": str(jname), "n": j.get("n"),
-                       "agreement": est_of(j, "agreement_with_majority"),
-                       "kappa": est_of(j, "kappa_vs_majority"),
-                       "other": kv_rows(j, skip=("n", "agreement_with_majority", "kappa_vs_majority"))})
-    rater_kappas = _d(p.get("rater_kappas"))
-    flagged = p.get("flagged_raters") or []
+        jpb = _d(j.get("position_bias"))
+        judges.append({
+            "name": str(jname), "n": j.get("n"),
+            "agreement": _with_interval(j, "agreement_with_majority", "agreement_interval", j.get("n")),
+            "kappa": _with_interval(j, "kappa_vs_majority", "kappa_interval", j.get("n")),
+            "macro_f1": fmt_num(j.get("macro_f1")) if "macro_f1" in j else "—",
+            "n_no_majority": fmt_num(j.get("n_no_majority")) if "n_no_majority" in j else "—",
+            "n_without_humans": fmt_num(j.get("n_without_humans")) if "n_without_humans" in j else "—",
+            "position_bias": _side_row(str(jname), jpb) if jpb else None,
+            "other": kv_rows(j, skip=("n", "agreement_with_majority", "kappa_vs_majority", "agreement_interval",
+                                      "kappa_interval", "n_no_majority", "n_without_humans", "position_bias",
+                                      "macro_f1", "note")),
+        })
+    detail = _d(p.get("rater_kappas_detail"))
+    kappas = _d(p.get("rater_kappas"))
+    rater_kappas = []
+    for key in sorted(set(detail) | set(kappas), key=str):
+        a, _, b = str(key).partition("|")
+        e = est_of(detail, key) if key in detail else est_of(kappas, key)
+        rater_kappas.append({"a": a, "b": b, "est": e})
+    flagged = p.get("flagged_raters", pb.get("flagged_raters")) or []
+    ra = _d(p.get("rater_alpha"))
+    settings = _d(p.get("settings"))
     return {
         "cells": rows,
-        "extra_keys": [k.replace("_", " ") for k in extra_keys],
+        "generator_pairs": gen_pairs,
         "bradley_terry": bt_rows,
-        "position_bias": {"left": pb.get("left"), "right": pb.get("right"), "p": fmt_p(pb.get("p_value")),
-                          "present": bool(pb)},
+        "bradley_terry_note": p.get("bradley_terry_note"),
+        "bt_gens": bt_gens,
+        "bt_pooled": [est_of(bt, g) for g in bt_gens],
+        "bt_cases": bt_cases,
+        "position_bias": {"present": bool(pb), **_side_row("all raters", pb)},
+        "multiplicity": pb.get("multiplicity"),
         "by_rater": by_rater,
         "rater_alpha": est_of(p, "rater_alpha"),
-        "rater_kappas": [(str(k), fmt_any(v)) for k, v in sorted(rater_kappas.items(), key=lambda kv: str(kv[0]))],
+        "rater_alpha_meta": kv_rows(ra, skip=("estimate", "low", "high", "n", "note")),
+        "rater_kappas": rater_kappas,
         "flagged_raters": [str(x) for x in flagged] if isinstance(flagged, (list, tuple)) else [fmt_any(flagged)],
+        "majority_counts": kv_rows(p.get("majority_counts")),
         "judges": judges,
-        "other": kv_rows(p, skip=("cells", "bradley_terry", "position_bias", "rater_alpha", "judges",
-                                  "rater_kappas", "flagged_raters")),
+        "min_count": settings.get("min_count"),
+        "settings": kv_rows(settings),
+        "other": kv_rows(p, skip=_PAIRWISE_KNOWN),
     }
 
 
 def _n_boot(report: Mapping[str, Any]) -> Any:
-    for holder in (report, _d(report.get("settings")), _d(report.get("meta"))):
+    holders = (report, _d(report.get("settings")), _d(report.get("meta")),
+               _d(_d(report.get("pairwise")).get("settings")))
+    for holder in holders:
         for key in ("n_boot", "bootstrap", "n_bootstrap"):
             if holder.get(key) is not None:
                 return holder.get(key)
@@ -593,6 +701,7 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         "systematic": [_systematic_view(f) for f in (report.get("systematic_findings") or [])],
         "generators": _generators_view(report.get("generators")),
         "raters": [_rater_view(n, r, chart_set["drift"]) for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))],
+        "rater_tables": [t for t in (_rater_matrix(raters, k, title) for k, title in _RATER_MATRICES) if t],
         "pairwise": _pairwise_view(report.get("pairwise")),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),

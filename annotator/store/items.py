@@ -145,3 +145,9 @@ def live_items(s: Session) -> list[tuple[int, str]]:
             .where(Item.is_anchor.is_(False)).order_by(Item.id)
         ).all()
     )
+
+
+def item_index(db: StudyDB) -> dict[int, tuple[str, str]]:
+    """pk -> (item_id, generator), for simulations and reports (never for raters)."""
+    with db.read() as s:
+        return {pk: (iid, gen) for pk, iid, gen in s.execute(select(Item.id, Item.item_id, Item.generator))}

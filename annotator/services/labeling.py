@@ -1,0 +1,92 @@
+"""A rater's label session: serve, submit, go back, progress, drift alerts.
+
+Designed to be driven from one background worker thread (the UI's database
+worker): every call is short and does its own transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..domain.answers import normalise, reason_of
+from ..domain.records import Progress, ServedItem
+from ..store import answers as store
+from ..store.people import start_session
+from .study import Study
+
+
+class LabelSession:
+    def __init__(self, study: Study, rater: str) -> None:
+        self.study = study
+        self.rater = rater
+        self.rubric = study.rubric
+        self.session_pk = start_session(study.db, rater, "label")
+        self.anchor_every = int(study.setting("anchor_every") or 0)
+        store.ensure_queue(study.db, rater, self.rubric.version)
+        self._started = time.monotonic()
+        self._session_done = 0
+        self._back_steps = 0  # how far back from the newest answer we are
+        self._alert: dict | None = None
+        self._alerted_at: set[tuple] = set()
+
+    # -- serving -----------------------------------------------------------------
+    def next(self) -> ServedItem | None:
+        """The first unanswered item (or an anchor due before it); None when done."""
+        self._back_steps = 0
+        return store.next_item(self.study.db, self.rater, self.rubric.version, self.session_pk, anchor_every=self.anchor_every)
+
+    def back(self) -> ServedItem | None:
+        """The item answered before the one on screen, with its current answers."""
+        hist = store.session_history(self.study.db, self.session_pk)
+        if self._back_steps >= len(hist):
+            return None
+        self._back_steps += 1
+        return hist[len(hist) - self._back_steps]
+
+    def submit(self, served: ServedItem, answers: dict[str, Any], time_ms: int | None) -> int:
+        """Commit the judgement durably; a re-answer supersedes the earlier one."""
+        clean = normalise(self.rubric, answers)
+        jid = store.submit(
+            self.study.db, rater=self.rater, item_pk=served.item_pk, version=self.rubric.version,
+            session_pk=self.session_pk, answers=clean, reason=reason_of(self.rubric, clean), time_ms=time_ms,
+            context="anchor" if served.context == "anchor" else "live", showing_pk=served.showing_pk,
+            queue_position=served.queue_position, supersedes=served.previous_judgement,
+        )
+        if served.previous_judgement is None:
+            self._session_done += 1
+        if served.context == "anchor":
+            self._check_drift()
+        return jid
+
+    # -- status ------------------------------------------------------------------
+    def progress(self) -> Progress:
+        done, total = store.progress_counts(self.study.db, self.rater, self.rubric.version)
+        return Progress(done, total, self._session_done, time.monotonic() - self._started)
+
+    def _check_drift(self) -> None:
+        from ..stats.drift import rater_drift_summary
+        from .reporting import study_frames
+
+        frames = study_frames(self.study)
+        # only this rater's anchors matter here: the full summary is for the report
+        frames.anchor_answers = frames.anchor_answers[frames.anchor_answers["rater"] == self.rater]
+        frames.judgements = frames.judgements.iloc[0:0]
+        summary = rater_drift_summary(frames).get(self.rater)
+        if summary and summary["drift"]["flagged"]:
+            d = summary["drift"]
+            key = (d["metric"], d["direction"], d["first_flag_at"])
+            if key not in self._alerted_at:
+                self._alerted_at.add(key)
+                self._alert = d
+
+    def take_drift_alert(self) -> dict | None:
+        """A new drift flag raised by the last anchor answer, once (shown at the next item boundary)."""
+        alert, self._alert = self._alert, None
+        return alert
+
+    def image(self, sha256: str) -> bytes:
+        return self.study.media.read(sha256)
+
+    def image_path(self, sha256: str):
+        return self.study.media.path(sha256)

@@ -1,0 +1,27 @@
+"""Fixtures for unit tests: real studies on real SQLite files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from factories import basic_rows, write_manifest
+
+from annotator.services.study import Study
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def study(tmp_path) -> Study:
+    s = Study.create(tmp_path / "study", REPO / "rubrics" / "ui_mockup.toml")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def populated(tmp_path, study) -> Study:
+    src = tmp_path / "src"
+    src.mkdir()
+    study.import_items(write_manifest(src, basic_rows(src)))
+    return study

@@ -1,0 +1,41 @@
+"""Builders for test inputs: real Pillow images, real manifests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PIL import Image, PngImagePlugin
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def make_png(path: Path, colour=(200, 40, 40), size=(64, 48), text_chunk: str | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    info = None
+    if text_chunk:
+        info = PngImagePlugin.PngInfo()
+        info.add_text("parameters", text_chunk)
+    Image.new("RGB", size, colour).save(path, pnginfo=info)
+    return path
+
+
+def write_manifest(folder: Path, rows: list[dict], name: str = "manifest.jsonl") -> Path:
+    p = folder / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return p
+
+
+def basic_rows(folder: Path, n_cases: int = 3, gens=("gen-a", "gen-b", "gen-c")) -> list[dict]:
+    rows = []
+    for c in range(n_cases):
+        for g, gen in enumerate(gens):
+            img = make_png(folder / "out" / f"{gen}_case{c}.png", colour=(40 * g + 20, 30 * c + 10, 90))
+            rows.append({
+                "item_id": f"it-{c}-{g}", "case_id": f"case{c}", "prompt": f"Draw screen {c}",
+                "criteria": "All sections present.", "generator": gen, "images": [str(img.relative_to(folder))],
+            })
+    return rows
+
+

@@ -1,0 +1,211 @@
+"""Drift on live anchors: CUSUM/EWMA mechanics, the two run-length requirements, the summary."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import beta
+
+from annotator.demo.simulate import SimulatedRater
+from annotator.domain.rubric import CANNOT_JUDGE, FAIL, PASS, load_rubric
+from annotator.stats.drift import (
+    EWMA_LAMBDA,
+    H,
+    K,
+    check_rater_drift,
+    cusum,
+    ewma,
+    first_alarm,
+    rater_drift_summary,
+)
+from annotator.stats.frames import ANCHOR_COLUMNS, StudyFrames
+
+ROOT = Path(__file__).resolve().parents[2]
+RUBRIC = load_rubric(ROOT / "rubrics" / "ui_mockup.toml")
+GATES = ("instruction_following", "text_rendering")
+SCALES = ("layout_hierarchy", "ui_affordance")
+P_REF = [0.03, 0.20, 0.27, 0.27, 0.20, 0.03]  # reference scale values 0..5: mostly 1..4
+P_PASS = 0.6
+RUNS = 1000
+
+
+def clopper_pearson(hits: int, n: int) -> tuple[float, float]:
+    lo = beta.ppf(0.025, hits, n - hits + 1) if hits else 0.0
+    hi = beta.ppf(0.975, hits + 1, n - hits) if hits < n else 1.0
+    return float(lo), float(hi)
+
+
+def test_cusum_follows_its_recursion():
+    d = [1, 1, 0, -1, 2, 0, -2, -2, -1]
+    up, down = cusum(d, k=0.5)
+    sp = sm = 0.0
+    for t, x in enumerate(d):
+        sp, sm = max(0.0, sp + x - 0.5), max(0.0, sm - x - 0.5)
+        assert (up[t], down[t]) == (sp, sm)
+    assert list(up[:3]) == [0.5, 1.0, 0.5] and list(down[-3:]) == [1.5, 3.0, 3.5]
+    assert check_rater_drift({"m": d}, k=0.5, h=3.0) == {
+        "metric": "m", "direction": "down", "index": 8, "statistic": 3.5}
+    assert check_rater_drift({"m": d}, k=0.5, h=3.5) is None
+
+
+def test_check_rater_drift_earliest_metric_wins():
+    series = {"a": [0, 1, 1, 1, 1, 1, 1], "b": [2, 2, 2, 0, 0, 0, 0], "c": [-2, -2, -2, 0, 0, 0, 0]}
+    flag = check_rater_drift(series, k=0.5, h=4.0)
+    # b and c both exceed 4 at index 2 with the same statistic 4.5: the metric named first wins
+    assert flag == {"metric": "b", "direction": "up", "index": 2, "statistic": 4.5}
+    assert check_rater_drift({"x": [0.0] * 200, "y": []}) is None
+
+
+def test_ewma_and_its_limits():
+    z, limit = ewma([1.0, 0.0, 0.0])
+    lam, sigma = EWMA_LAMBDA, math.sqrt(0.3)
+    assert z.tolist() == pytest.approx([lam, lam * (1 - lam), lam * (1 - lam) ** 2])
+    assert limit[0] == pytest.approx(3 * sigma * lam)  # first limit: L sigma lambda
+    _, long = ewma(np.zeros(200))
+    assert long[-1] == pytest.approx(3 * sigma * math.sqrt(lam / (2 - lam)))
+    assert np.all(np.diff(long) >= 0)  # widening to the asymptote
+
+
+# ---- the two requirements, measured over many seeded runs --------------------------
+
+
+def steady_scale(rng, runs, steps):
+    return rng.choice([-1, 0, 1], p=[0.15, 0.70, 0.15], size=(runs, steps))
+
+
+def steady_gate(rng, runs, steps, flip=0.15):
+    flips = rng.random((runs, steps)) < flip
+    ref_pass = rng.random((runs, steps)) < P_PASS
+    return flips * np.where(ref_pass, -1, 1)  # a flipped PASS reads -1, a flipped FAIL +1
+
+
+def first_flag(deviations):
+    return np.min([first_alarm(d, K, H)[0] for d in deviations], axis=0)
+
+
+def test_steady_rater_rarely_flagged_within_100_anchors():
+    rng = np.random.default_rng(2024)
+    devs = [steady_scale(rng, RUNS, 100) for _ in SCALES] + [steady_gate(rng, RUNS, 100) for _ in GATES]
+    false = int((first_flag(devs) < 100).sum())
+    _, upper = clopper_pearson(false, RUNS)
+    assert upper <= 0.05, f"{false} of {RUNS} steady raters flagged"
+
+
+def test_one_point_shift_flagged_within_15_anchors():
+    rng = np.random.default_rng(7)
+    steps, shift_at = 45, 30
+    devs = []
+    for _ in SCALES:
+        ref = rng.choice(6, p=P_REF, size=(RUNS, steps))
+        shift = np.zeros((RUNS, steps))
+        shift[:, shift_at:] = 1
+        answer = np.clip(ref + steady_scale(rng, RUNS, steps) + shift, 0, 5)
+        devs.append(answer - ref)
+    devs += [steady_gate(rng, RUNS, steps) for _ in GATES]
+    first = first_flag(devs)
+    detected = int(((first >= shift_at) & (first < shift_at + 15)).sum())
+    lower, _ = clopper_pearson(detected, RUNS)
+    assert lower >= 0.90, f"{detected} of {RUNS} drifts caught within 15 anchors"
+
+
+# ---- through the frames, with the simulated rater ----------------------------------
+
+
+def simulated_anchor_answers(raters, n_anchors, rng, sessions_every=25):
+    """Live anchor answers of each rater on a fresh ui_mockup-like anchor per showing."""
+    rows = []
+    for rater in raters:
+        for seq in range(n_anchors):
+            truth = {m: (PASS if rng.random() < P_PASS else FAIL) for m in GATES}
+            truth |= {m: int(rng.choice(6, p=P_REF)) for m in SCALES}
+            answers = rater.answer(truth, RUBRIC, rng, anchor_index=seq)
+            for metric, reference in truth.items():
+                rows.append({"rater": rater.name, "anchor_id": f"{rater.name}-a{seq}", "item_id": f"i{seq}",
+                             "metric": metric, "value": answers[metric], "reference": reference,
+                             "seq": seq, "session_id": f"s{seq // sessions_every}", "created_at": None,
+                             "context": "live"})
+    return pd.DataFrame(rows, columns=ANCHOR_COLUMNS)
+
+
+def test_summary_flags_simulated_drift_and_spares_steady_raters():
+    rng = np.random.default_rng(99)
+    n = 150
+    drifting = [SimulatedRater(f"d{i}", noise=0.48, drift_at=30, drift_shift=1.0, drift_kinds=("scale",))
+                for i in range(n)]
+    steady = [SimulatedRater(f"s{i}", noise=0.48) for i in range(n)]
+    frames = StudyFrames(study="sim", rubric=RUBRIC, anchor_answers=pd.concat(
+        [simulated_anchor_answers(drifting, 45, rng), simulated_anchor_answers(steady, 100, rng)]))
+    summary = rater_drift_summary(frames)
+    caught = [summary[r.name]["drift"] for r in drifting]
+    on_time = sum(d["flagged"] and 30 <= d["first_flag_at"] < 45 and d["direction"] == "up"
+                  and d["metric"] in SCALES for d in caught)
+    assert clopper_pearson(on_time, n)[0] >= 0.85
+    false = sum(summary[r.name]["drift"]["flagged"] for r in steady)
+    assert clopper_pearson(false, n)[1] <= 0.05
+    assert all(summary[r.name]["anchors"] == 100 for r in steady)
+
+
+def anchor_rows(rater, rows):
+    """rows: (seq, anchor_id, metric, value, reference, session, context)."""
+    return [{"rater": rater, "anchor_id": a, "item_id": f"item-{a}", "metric": m, "value": v,
+             "reference": ref, "seq": seq, "session_id": sess, "created_at": None, "context": ctx}
+            for seq, a, m, v, ref, sess, ctx in rows]
+
+
+def test_summary_shape_accuracy_and_test_retest():
+    rows = []
+    # 10 live showings: gate right 8 times; scale within one point 9 times, exact 5 times
+    gate_answers = [PASS] * 8 + [FAIL, FAIL]
+    scale_answers = [3, 3, 3, 3, 3, 4, 2, 4, 2, 5]
+    for seq in range(10):
+        anchor = f"a{seq % 5}"  # five anchors, each seen in session s1 and again in s2
+        sess = "s1" if seq < 5 else "s2"
+        rows.append((seq, anchor, "instruction_following", gate_answers[seq], PASS, sess, "live"))
+        rows.append((seq, anchor, "layout_hierarchy", scale_answers[seq], 3, sess, "live"))
+    rows.append((10, "a0", "layout_hierarchy", CANNOT_JUDGE, 3, "s2", "live"))
+    rows.append((None, "a0", "layout_hierarchy", 0, 3, "c1", "calibration"))
+    frames = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("ann", rows)))
+    s = rater_drift_summary(frames)["ann"]
+    json.dumps(s, allow_nan=False)
+    assert s["anchors"] == 11
+    assert s["drift"] == {"flagged": False, "metric": None, "direction": None, "first_flag_at": None}
+    gate = s["accuracy"]["instruction_following"]
+    assert (gate["estimate"], gate["n"]) == (0.8, 10)
+    # Clopper-Pearson 95% for 8 of 10 (published tables: 0.4439, 0.9748)
+    assert (gate["low"], gate["high"]) == pytest.approx((0.4439, 0.9748), abs=1e-4)
+    scale = s["accuracy"]["layout_hierarchy"]
+    assert (scale["estimate"], scale["n"], scale["exact"], scale["n_cannot_judge"]) == (0.9, 10, 0.5, 1)
+    assert s["calibration_accuracy"]["layout_hierarchy"]["estimate"] == 0.0
+    rr = s["test_retest"]["layout_hierarchy"]
+    # pairs (s1, s2) per anchor: (3,4) (3,2) (3,4) (3,2) (3,5) -> 4 of 5 within one point, none exact
+    assert (rr["n_pairs"], rr["n_anchors"], rr["agreement"], rr["exact"]) == (5, 5, 0.8, 0.0)
+    assert s["test_retest"]["instruction_following"]["agreement"] == 0.6
+    series = s["series"]["layout_hierarchy"]
+    assert series["seq"] == list(range(10))  # cannot_judge (seq 10) skipped
+    assert series["deviation"] == [float(a - 3) for a in scale_answers]
+    assert (series["k"], series["h"]) == (K, H)
+    assert set(series) == {"seq", "deviation", "cusum_up", "cusum_down", "ewma", "ewma_limit", "k", "h"}
+    assert set(s["series"]) == {"instruction_following", "layout_hierarchy"}
+
+
+def test_first_flag_at_is_the_seq_and_the_earliest_metric_decides():
+    gate, scale = [], []
+    for seq in range(12):
+        # the gate is answered FAIL on PASS anchors from seq 4 on: S- exceeds 3.5 at seq 11
+        gate.append((seq, f"a{seq}", "text_rendering", FAIL if seq >= 4 else PASS, PASS, "s", "live"))
+        # the scale is skipped (cannot judge) at odd seqs and 2 points high from seq 4:
+        # S+ = 1.5, 3.0, 4.5 at seqs 4, 6, 8, i.e. series index 4 but seq 8
+        value = CANNOT_JUDGE if seq % 2 else (5 if seq >= 4 else 3)
+        scale.append((seq, f"a{seq}", "ui_affordance", value, 3, "s", "live"))
+    both = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate + scale)))
+    assert rater_drift_summary(both)["r"]["drift"] == {
+        "flagged": True, "metric": "ui_affordance", "direction": "up", "first_flag_at": 8}
+    only_gate = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate)))
+    assert rater_drift_summary(only_gate)["r"]["drift"] == {
+        "flagged": True, "metric": "text_rendering", "direction": "down", "first_flag_at": 11}
+    assert rater_drift_summary(only_gate, h=2.5)["r"]["drift"]["first_flag_at"] == 9

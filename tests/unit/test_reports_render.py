@@ -1,0 +1,551 @@
+"""Report writers: JSON (contract 5.5), CSV/Parquet tables, charts and the HTML page.
+
+The report dict here is built by hand to the contract, with the extras the
+report model may add, so these tests do not depend on the statistics; a second
+set runs the real `build_report` on a small synthetic study when it exists.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from annotator.reports import (
+    agreement_table,
+    findings_table,
+    neutralise_cell,
+    read_json,
+    render_html,
+    report_tables,
+    write_csv_tables,
+    write_html,
+    write_json,
+)
+from annotator.reports.atomic import atomic_write_text, tmp_path_for
+from annotator.reports.charts import agreement_chart, bradley_terry_chart, drift_chart
+from annotator.reports.html_report import build_view
+
+XSS = "<script>alert(1)</script>"
+CONTRACT_TOP = ("study", "rubric", "metrics", "findings", "raters", "pairwise")
+CONTRACT_METRIC = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
+                   "human_alpha_interval", "judges")
+CONTRACT_JUDGE = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
+                  "exact_agreement", "mean_difference", "pearson", "spearman", "kendall_tau_b")
+
+
+def est(e: float | None, lo: float | None = None, hi: float | None = None, n: int | None = None,
+        note: str | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {"estimate": e, "low": lo, "high": hi}
+    if n is not None:
+        d["n"] = n
+    if note:
+        d["note"] = note
+    return d
+
+
+def _cusum(dev: list[float], k: float = 0.5) -> tuple[list[float], list[float]]:
+    up, down, su, sd = [], [], 0.0, 0.0
+    for d in dev:
+        su, sd = max(0.0, su + d - k), max(0.0, sd - d - k)
+        up.append(su)
+        down.append(sd)
+    return up, down
+
+
+def _ewma(dev: list[float], lam: float = 0.2) -> list[float]:
+    z, out = 0.0, []
+    for d in dev:
+        z = lam * d + (1 - lam) * z
+        out.append(z)
+    return out
+
+
+def _series(dev: list[float]) -> dict[str, Any]:
+    up, down = _cusum(dev)
+    limit = [round(3 * 0.55 * ((0.2 / 1.8) * (1 - 0.8 ** (2 * (t + 1)))) ** 0.5, 4) for t in range(len(dev))]
+    return {"seq": list(range(len(dev))), "deviation": dev, "cusum_up": up, "cusum_down": down,
+            "ewma": _ewma(dev), "ewma_limit": limit, "k": 0.5, "h": 4.0}
+
+
+def _judge(alpha: dict, *, n: int, scale: bool) -> dict[str, Any]:
+    j: dict[str, Any] = {
+        "n_items": n,
+        "alpha_vs_consensus": alpha,
+        "alpha_with_judge_as_rater": est(0.58, 0.44, 0.69, n=n),
+        "permutation_alpha": {"mean": -0.004, "p_value": 0.001, "n_permutations": 1000},
+        "exact_agreement": est(0.71, 0.6, 0.81, n=n),
+        "mean_difference": est(-0.2 if scale else 0.05, -0.41 if scale else -0.02, 0.01 if scale else 0.12, n=n),
+        "pearson": est(0.64, 0.5, 0.75, n=n),
+        "spearman": est(0.61, 0.47, 0.73, n=n),
+        "kendall_tau_b": est(0.49, 0.37, 0.6, n=n),
+        "cohen_kappa": {"unweighted": est(0.41, 0.28, 0.54), "linear": est(0.52, 0.4, 0.63),
+                        "quadratic": est(0.63, 0.5, 0.74)} if scale else est(0.44, 0.3, 0.58),
+        "confusion": {"labels": ["0", "1", "2", "3", "4", "5"] if scale else ["FAIL", "PASS"],
+                      "matrix": [[2, 1, 0, 0, 0, 0], [1, 3, 2, 0, 0, 0], [0, 2, 6, 3, 0, 0],
+                                 [0, 0, 3, 9, 2, 0], [0, 0, 0, 2, 8, 1], [0, 0, 0, 0, 1, 4]]
+                      if scale else [[11, 4], [6, 39]]},
+        "human_range": {"inside": 0.82, "n": n},
+        "slices": {"by_case": {"ui_signup": {"n": 20, "exact_agreement": 0.75},
+                               "ui_checkout": {"n": 20, "exact_agreement": 0.65},
+                               "ui_dashboard": {"n": 20, "exact_agreement": 0.7}},
+                   "by_generator": {"gen-b": {"n": 30, "exact_agreement": 0.73},
+                                    "gen-a": {"n": 30, "exact_agreement": 0.69}}},
+    }
+    return j
+
+
+def sample_report() -> dict[str, Any]:
+    """A report as the report model writes it (5.5 plus the documented extras)."""
+    n = 60
+    metrics = {
+        "instruction_following": {
+            "kind": "gate", "level": "nominal", "n_items": n, "n_raters": 3, "n_judgements": 178,
+            "human_alpha": est(0.71, 0.6, 0.8, n=n), "human_alpha_interval": est(0.71, 0.6, 0.8, n=n),
+            "percent_agreement": est(0.86, 0.8, 0.91, n=n), "fleiss_kappa": est(0.7, 0.59, 0.8),
+            "gwet_ac1": est(0.78, 0.7, 0.86), "n_cannot_judge": 2,
+            "judges": {"gpt-judge": _judge(est(0.62, 0.49, 0.73, n=n), n=n, scale=False),
+                       "clip-judge": _judge(est(0.33, 0.18, 0.47, n=n), n=n, scale=False)},
+        },
+        "layout_hierarchy": {
+            "kind": "scale", "level": "ordinal", "n_items": n, "n_raters": 3, "n_judgements": 180,
+            "human_alpha": est(0.66, 0.55, 0.75, n=n), "human_alpha_interval": est(0.69, 0.58, 0.78, n=n),
+            "n_cannot_judge": 0,
+            "judges": {"gpt-judge": _judge(est(0.58, 0.45, 0.68, n=n), n=n, scale=True)},
+        },
+        "text_rendering": {
+            "kind": "gate", "level": "nominal", "n_items": n, "n_raters": 3, "n_judgements": 180,
+            # every human answered PASS: alpha is undefined, with the reason beside it
+            "human_alpha": None, "human_alpha_note": "every answer identical (PASS)",
+            "human_alpha_interval": est(None, note="every answer identical (PASS)"),
+            "judges": {},
+        },
+        "failure_tags": {
+            "kind": "tags", "level": "nominal", "n_items": n, "n_raters": 3, "n_judgements": 150,
+            "human_alpha": est(0.41, 0.27, 0.53, n=n), "human_alpha_interval": est(0.41, 0.27, 0.53, n=n),
+            "judges": {},
+        },
+    }
+    findings = [
+        {"item_id": "it-007", "display_code": "K7Q2", "case_id": "ui_checkout", "generator": "gen-a",
+         "metric": "instruction_following", "humans": "FAIL (3 of 3)", "judge": "PASS", "kind": "judge_lenient",
+         "human_answers": {"r1": "FAIL", "r2": "FAIL", "r3": "FAIL"},
+         "human_reasons": {"r1": "No order summary section.", "r2": XSS, "r3": "=HYPERLINK(\"x\")"},
+         "judge_value": "PASS", "judge_reason": "All required sections present. " + XSS},
+        {"item_id": "it-019", "display_code": "P3ZX", "case_id": "ui_signup", "generator": "gen-b",
+         "metric": "layout_hierarchy", "humans": "mean 1.7", "judge": "4", "kind": "judge_higher",
+         "human_answers": {"r1": 2, "r2": 1, "r3": 2},
+         "human_reasons": {"r1": "CTA buried below the fold", "r2": "", "r3": "two primary buttons"},
+         "judge_value": 4, "judge_reason": "Clean grid, clear hierarchy."},
+        {"item_id": "it-031", "display_code": "M81D", "case_id": "ui_dashboard", "generator": "gen-a",
+         "metric": "instruction_following", "humans": "split 2-1", "judge": None, "kind": "human_split",
+         "human_answers": {"r1": "PASS", "r2": "FAIL", "r3": "PASS"}},
+    ]
+    raters = {
+        "r1": {"n_judgements": 240, "anchors": 12,
+               "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None},
+               "accuracy": {"instruction_following": est(0.92, 0.62, 1.0, n=12) | {"rule": "exact"},
+                            "layout_hierarchy": est(0.83, 0.52, 0.98, n=12) | {"rule": "within one point",
+                                                                                 "exact": 0.5}},
+               "test_retest": {"layout_hierarchy": {"n_pairs": 6, "n_anchors": 6, "agreement": 1.0,
+                                                    "exact": 0.67, "rule": "within one point"}},
+               "series": {"layout_hierarchy": _series([0, 1, -1, 0, 0, 1, 0, -1, 0, 0, 1, 0])}},
+        "r2": {"n_judgements": 238, "anchors": 30,
+               "drift": {"flagged": True, "metric": "layout_hierarchy", "direction": "up", "first_flag_at": 22},
+               "accuracy": {"instruction_following": est(0.9, 0.73, 0.98, n=30),
+                            "layout_hierarchy": est(None, n=0, note="no answers")},
+               "test_retest": {"layout_hierarchy": {"n_pairs": 0, "n_anchors": 0, "agreement": None,
+                                                    "note": "no anchor answered in two sessions"}},
+               "series": {"layout_hierarchy": _series([0, 0, 1, -1, 0, 0, 1, 0, 0, -1, 0, 0, 1, 0, 0,
+                                                       1, 1, 2, 1, 1, 2, 1, 2, 1, 2, 2, 1, 2, 1, 2]),
+                          "instruction_following": _series([0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, 0,
+                                                            0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1])}},
+        "r3": {"n_judgements": 180, "anchors": 0,
+               "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None}},
+    }
+    generators = {
+        "gen-b": {"overall": {"n_items": 30, "pass_rate": est(0.63, 0.45, 0.79, n=30)},
+                  "cases": {"ui_signup": {"n_items": 10, "pass_rate": est(0.7, 0.35, 0.93, n=10)},
+                            "ui_checkout": {"n_items": 10, "pass_rate": est(0.5, 0.19, 0.81, n=10)},
+                            "ui_dashboard": {"n_items": 10, "pass_rate": est(0.7, 0.35, 0.93, n=10)}},
+                  "release_gate": {"passes": False, "rule": "lower bound of pass rate >= 0.6"}},
+        "gen-a": {"overall": {"n_items": 30, "pass_rate": est(0.8, 0.61, 0.92, n=30)},
+                  "cases": {"ui_signup": {"n_items": 10, "pass_rate": est(0.9, 0.55, 1.0, n=10)},
+                            "ui_checkout": {"n_items": 10, "pass_rate": est(0.6, 0.26, 0.88, n=10)},
+                            "ui_dashboard": {"n_items": 10, "pass_rate": est(0.9, 0.55, 1.0, n=10)}},
+                  "release_gate": {"passes": True, "rule": "lower bound of pass rate >= 0.6"}},
+    }
+    pairwise = {
+        "cells": {
+            "ui_signup": {"gen-a vs gen-b": {"n": 12, "left": 5, "right": 5, "both": 1, "neither": 1,
+                                             "wins": {"gen-a": 7, "gen-b": 3},
+                                             "share": {"gen-a": 7 / 12, "gen-b": 0.25, "both": 1 / 12,
+                                                       "neither": 1 / 12}}},
+            "ui_checkout": {"gen-a vs gen-b": {"n": 6, "left": 2, "right": 3, "both": 0, "neither": 1,
+                                               "wins": {"gen-a": 2, "gen-b": 3},
+                                               "note": "n=6 is below the minimum of 10 votes for a share"}},
+        },
+        "bradley_terry": {"gen-a": est(0.31, 0.02, 0.6, n=18), "gen-b": est(-0.31, -0.6, -0.02, n=18)},
+        "bradley_terry_by_case": {"ui_signup": {"gen-a": est(0.4, -0.1, 0.9, n=12),
+                                                "gen-b": est(-0.4, -0.9, 0.1, n=12)},
+                                  "ui_checkout": {"gen-a": est(-0.08, -0.6, 0.5, n=6),
+                                                  "gen-b": est(0.08, -0.5, 0.6, n=6)}},
+        "position_bias": {"left": 7, "right": 8, "n": 15, "p_value": 1.0, "share_left": 7 / 15,
+                          "by_rater": {"r1": {"left": 4, "right": 3, "n": 7, "p_value": 1.0, "p_adjusted": 1.0,
+                                              "flagged": False, "note": "n=7 is below the minimum"},
+                                       "r2": {"left": 3, "right": 5, "n": 8, "p_value": 0.73,
+                                              "p_adjusted": 1.0, "flagged": False}},
+                          "flagged_raters": [], "multiplicity": "Holm over 2 raters, family-wise 0.05"},
+        "rater_alpha": est(0.44, 0.1, 0.7) | {"n_pairs": 8, "n_raters": 2, "n_votes": 16},
+        "rater_kappas": {"r1|r2": 0.45},
+        "rater_kappas_detail": {"r1|r2": est(0.45, 0.1, 0.75, n=8)},
+        "judges": {"gpt-judge": {"n": 8, "agreement_with_majority": 0.75, "kappa_vs_majority": 0.5,
+                                 "agreement_interval": {"low": 0.5, "high": 1.0},
+                                 "kappa_interval": {"low": 0.0, "high": 1.0}, "n_no_majority": 1,
+                                 "n_without_humans": 0, "macro_f1": 0.66,
+                                 "position_bias": {"left": 5, "right": 3, "n": 8, "p_value": 0.73}}},
+        "settings": {"n_boot": 1000, "seed": 0, "min_count": 10},
+    }
+    return {
+        "study": "checkout-ui-study",
+        "rubric": {"id": "ui_mockup", "version": "3f9c" + "0" * 60, "title": "UI mockup"},
+        "n_boot": 1000,
+        "verdict": {"rules": ["instruction_following == PASS", "layout_hierarchy >= 3"],
+                    "pass_rate": est(0.71, 0.59, 0.81, n=n)},
+        "metrics": metrics,
+        "findings": findings,
+        "systematic_findings": [{"summary": "gpt-judge passes items the humans fail on instruction_following",
+                                 "metric": "instruction_following", "judge": "gpt-judge", "n": 9,
+                                 "share": 0.15}],
+        "raters": raters,
+        "generators": generators,
+        "pairwise": pairwise,
+    }
+
+
+def png_bytes(colour: tuple[int, int, int], size: tuple[int, int] = (640, 400)) -> bytes:
+    im = Image.new("RGB", size, colour)
+    # a little structure so the thumbnail is a real picture, not a flat fill
+    for x in range(0, size[0], 40):
+        for y in range(size[1] // 3, size[1] // 3 + 30):
+            im.putpixel((x, y), (255, 255, 255))
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+# --- JSON -----------------------------------------------------------------------------
+
+def test_json_round_trip_keeps_contract_keys_and_order(tmp_path: Path) -> None:
+    report = sample_report()
+    path = write_json(report, tmp_path / "report.json")
+    back = read_json(path)
+    assert back == report
+    assert list(back) == list(report)  # contract order, not sorted
+    for key in CONTRACT_TOP:
+        assert key in back
+    for m in back["metrics"].values():
+        assert all(k in m for k in CONTRACT_METRIC)
+        for j in m["judges"].values():
+            assert all(k in j for k in CONTRACT_JUDGE)
+    assert back["metrics"]["text_rendering"]["human_alpha"] is None
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('{\n  "study"')  # indent 2
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_json_accepts_numpy_scalars_and_refuses_nan(tmp_path: Path) -> None:
+    np = pytest.importorskip("numpy")
+    path = tmp_path / "r.json"
+    write_json({"n": np.int64(3), "x": np.float64(0.25), "ok": np.bool_(True)}, path)
+    assert read_json(path) == {"n": 3, "x": 0.25, "ok": True}
+    with pytest.raises(ValueError):
+        write_json({"x": float("nan")}, path)
+    with pytest.raises(ValueError):
+        write_json({"x": np.float64("inf")}, path)
+    assert read_json(path) == {"n": 3, "x": 0.25, "ok": True}
+
+
+def test_atomic_write_failure_keeps_old_file_and_leaves_no_tmp(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    write_json(sample_report(), path)
+    before = path.read_bytes()
+    bad = sample_report()
+    bad["metrics"]["layout_hierarchy"]["weird"] = object()
+    with pytest.raises(TypeError):
+        write_json(bad, path)
+    assert path.read_bytes() == before
+
+    # a failure in the middle of writing (not only before it) must not clobber either
+    class Boom(RuntimeError):
+        pass
+
+    from annotator.reports.atomic import atomic_open
+
+    with pytest.raises(Boom), atomic_open(path, "w") as fh:
+        fh.write("half a report")
+        raise Boom
+    assert path.read_bytes() == before
+    assert not tmp_path_for(path).exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_atomic_write_replaces_and_creates_folders(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "out.txt"
+    atomic_write_text(path, "one")
+    atomic_write_text(path, "two\r\nlines")
+    assert path.read_bytes() == b"two\r\nlines"  # no newline translation
+    assert sorted(p.name for p in path.parent.iterdir()) == ["out.txt"]
+
+
+# --- CSV ------------------------------------------------------------------------------
+
+def test_neutralise_cell_rules() -> None:
+    for bad in ("=1+1", "+x", "-x", "@x", "\tx", "\rx", "=HYPERLINK(\"http://e\")", "-1+2"):
+        assert neutralise_cell(bad) == "'" + bad
+    for fine in ("x=1", "plain", "", "-0.2", "+3", "1e-3"):
+        assert neutralise_cell(fine) == fine
+    assert neutralise_cell(-0.2) == -0.2
+    assert neutralise_cell(-3) == -3
+    assert neutralise_cell(None) is None
+    assert neutralise_cell(("=a", "b")) == "'=a;b"  # tags are joined, then neutralised
+
+
+def test_csv_tables_neutralise_strings_and_keep_numbers(tmp_path: Path) -> None:
+    judgements = pd.DataFrame({
+        "item_id": ["it-1", "it-2", "it-3", "it-4", "it-5"],
+        "rater": ["r1", "r1", "r2", "r2", "r3"],
+        "metric": ["layout_hierarchy"] * 5,
+        "value": [3, 4, 2, 5, ("broken_layout", "misspelled_text")],
+        "reason": ["=1+1", "+x", "-x", "@x", "fine"],
+    })
+    judge_scores = pd.DataFrame({"item_id": ["it-1", "it-2"], "judge": ["j", "j"],
+                                 "metric": ["layout_hierarchy"] * 2, "value": [-0.2, 0.9],
+                                 "reason": ["-0.2 seemed low", XSS]})
+    tables = {"judgements": judgements, "judge_scores": judge_scores, **report_tables(sample_report())}
+    paths = write_csv_tables(tables, tmp_path / "csv")
+    names = {p.name for p in paths}
+    assert {"judgements.csv", "judge_scores.csv", "agreement.csv", "findings.csv"} <= names
+    assert not list((tmp_path / "csv").glob("*.tmp"))
+
+    back = pd.read_csv(tmp_path / "csv" / "judgements.csv", keep_default_na=False)
+    assert list(back["reason"]) == ["'=1+1", "'+x", "'-x", "'@x", "fine"]
+    assert back["value"].iloc[-1] == "broken_layout;misspelled_text"
+    js = pd.read_csv(tmp_path / "csv" / "judge_scores.csv")
+    assert js["value"].tolist() == [-0.2, 0.9]  # numbers stay numbers
+    assert js["reason"].iloc[0] == "'-0.2 seemed low"
+
+    report = sample_report()
+    report["findings"].append({"item_id": "it-9", "metric": "m", "humans": "=SUM(A1:A9)", "judge": "@cmd",
+                               "judge_reason": "-2+3", "judge_value": -1})
+    write_csv_tables({"findings": findings_table(report)}, tmp_path / "csv")
+    f = pd.read_csv(tmp_path / "csv" / "findings.csv", keep_default_na=False)
+    last = f.iloc[-1]
+    assert (last["humans"], last["judge"], last["judge_reason"]) == ("'=SUM(A1:A9)", "'@cmd", "'-2+3")
+    assert int(last["judge_value"]) == -1
+    raw = (tmp_path / "csv" / "findings.csv").read_text(encoding="utf-8")
+    assert not re.search(r'(^|,)"?[=+@]', raw, flags=re.M)
+
+
+def test_agreement_table_one_row_per_metric_and_source() -> None:
+    report = sample_report()
+    t = agreement_table(report)
+    expected = sum(1 + len(m["judges"]) for m in report["metrics"].values())
+    assert len(t) == expected
+    assert set(t["source"]) == {"human", "judge"}
+    row = t[(t.metric == "instruction_following") & (t.judge == "clip-judge")].iloc[0]
+    assert row["alpha"] == report["metrics"]["instruction_following"]["judges"]["clip-judge"][
+        "alpha_vs_consensus"]["estimate"]
+    undefined = t[(t.metric == "text_rendering") & (t.source == "human")].iloc[0]
+    assert pd.isna(undefined["alpha"]) and undefined["alpha_note"] == "every answer identical (PASS)"
+    lh = t[(t.metric == "layout_hierarchy") & (t.source == "judge")].iloc[0]
+    assert lh["cohen_kappa_quadratic"] == 0.63
+
+
+def test_findings_table_keeps_report_order() -> None:
+    report = sample_report()
+    t = findings_table(report)
+    assert list(t["item_id"]) == [f["item_id"] for f in report["findings"]]
+    assert t.columns[0] == "item_id"
+    assert "r2: " + XSS in t["human_reasons"].iloc[0]
+    empty = findings_table({"findings": []})
+    assert len(empty) == 0 and "item_id" in empty.columns
+
+
+def test_parquet_written_only_when_pyarrow_present(tmp_path: Path) -> None:
+    try:
+        import pyarrow  # noqa: F401
+        have = True
+    except ImportError:
+        have = False
+    paths = write_csv_tables({"agreement": agreement_table(sample_report())}, tmp_path)
+    parquet = [p for p in paths if p.suffix == ".parquet"]
+    assert bool(parquet) == have
+    if have:
+        back = pd.read_parquet(parquet[0])
+        assert len(back) == len(agreement_table(sample_report()))
+
+
+# --- charts ---------------------------------------------------------------------------
+
+def _png_size(uri: str) -> tuple[int, int]:
+    assert uri.startswith("data:image/png;base64,")
+    with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as im:
+        return im.size
+
+
+def test_charts_render_pngs_and_skip_empty_input() -> None:
+    report = sample_report()
+    chart = agreement_chart(report["metrics"])
+    assert chart is not None
+    w, h = _png_size(chart.uri)
+    assert w > 500 and h > 200
+    assert bradley_terry_chart(report["pairwise"]["bradley_terry"]) is not None
+    assert drift_chart("r2", report["raters"]["r2"]["series"]) is not None
+    assert agreement_chart({}) is None
+    assert bradley_terry_chart({}) is None
+    assert drift_chart("r", {"x": {"seq": []}}) is None
+
+
+# --- HTML -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def html() -> str:
+    thumbs = {"it-007": png_bytes((200, 80, 60)), "it-019": png_bytes((60, 120, 200))}
+    return render_html(sample_report(), thumbnails=thumbs, generated_at="2025-01-01 12:00 UTC")
+
+
+def test_html_escapes_rater_and_judge_text(html: str) -> None:
+    assert XSS not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script" not in html.lower()
+
+
+def test_html_is_self_contained(html: str) -> None:
+    assert not re.search(r"https?://", html)
+    for attr in re.findall(r'(?:src|href)="([^"]*)"', html):
+        assert attr.startswith(("data:", "#")), attr
+    assert "@import" not in html and "url(" not in html
+
+
+def test_html_embeds_thumbnails_as_data_uris(html: str) -> None:
+    thumbs = re.findall(r'<img src="(data:image/(?:png|jpeg);base64,[^"]+)" alt="item ([^"]+)"', html)
+    assert {alt for _, alt in thumbs} == {"K7Q2", "P3ZX"}
+    for uri, _ in thumbs:
+        with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as im:
+            assert max(im.size) <= 320  # shrunk, not the 640 px original
+    assert html.count("no image") == 1  # the third finding has no thumbnail
+
+
+def test_html_shows_undefined_with_note_never_a_number(html: str) -> None:
+    assert "undefined (every answer identical (PASS))" in html
+    view = build_view(sample_report(), with_charts=False)
+    tr = next(m for m in view["metrics"] if m["key"] == "text_rendering")
+    assert not tr["human_alpha"].defined and tr["human_alpha"].text.startswith("undefined")
+    assert "undefined (no answers)" in html  # r2's accuracy on a metric without answers
+
+
+def test_html_has_every_section(html: str) -> None:
+    for anchor in ("agreement", "judges", "findings", "generators", "raters", "pairwise", "limits"):
+        assert f'id="{anchor}"' in html
+    for text in ("checkout-ui-study", "ui_mockup", "3f9c00000000", "What these numbers cannot tell you",
+                 "Agreement is not validity", "Systematic findings", "Position bias", "Bradley-Terry",
+                 "Krippendorff", "n=60", "permutation baseline", "2025-01-01 12:00 UTC"):
+        assert text in html, text
+    assert html.count('<figure class="chart">') == 4  # agreement, BT, two drift charts
+
+
+def test_html_cases_are_alphabetical_not_by_score() -> None:
+    view = build_view(sample_report(), with_charts=False)
+    cases = [c["case_id"] for c in view["generators"]["cases"]]
+    assert cases == sorted(cases)
+    assert view["generators"]["names"] == ["gen-a", "gen-b"]
+    assert [r["case_id"] for r in view["pairwise"]["cells"]] == ["ui_checkout", "ui_signup"]
+    # the share is shown where the report gives one and the note where it does not
+    shares = {r["case_id"]: (r["share"], r["note"]) for r in view["pairwise"]["cells"]}
+    assert shares["ui_signup"][0].startswith("gen-a 58%")
+    assert shares["ui_checkout"] == ("", "n=6 is below the minimum of 10 votes for a share")
+
+
+def test_html_survives_a_minimal_and_a_sparse_report(tmp_path: Path) -> None:
+    minimal = {"study": "s", "rubric": {"id": "r", "version": "v"}, "metrics": {}, "findings": [],
+               "raters": {}, "pairwise": {}}
+    out = render_html(minimal)
+    assert "No metric has answers yet." in out and 'id="limits"' in out
+    sparse = {"study": "s", "rubric": None, "metrics": {"m": {"judges": {"j": None}, "human_alpha": 0.5}},
+              "findings": [None, "odd", {"metric": "m"}], "raters": {"x": None},
+              "pairwise": {"cells": {"c": {"a vs b": {"n": 3}}}, "position_bias": None},
+              "generators": {"g": {"cases": {"c1": None}}}}
+    path = write_html(sparse, tmp_path / "r.html")
+    assert path.read_text(encoding="utf-8").startswith("<!doctype html>")
+
+
+def test_write_html_atomic(tmp_path: Path) -> None:
+    path = write_html(sample_report(), tmp_path / "report.html")
+    assert path.exists() and not tmp_path_for(path).exists()
+    before = path.read_bytes()
+    bad = sample_report()
+    bad["metrics"] = ["not", "a", "dict"]  # rendered as nothing, not an error
+    write_html(bad, path)
+    assert path.read_bytes() != before
+
+
+# --- with the real report model, when it exists ---------------------------------------
+
+def _synthetic_frames():
+    frames_mod = pytest.importorskip("annotator.stats.frames")
+    from annotator.domain.rubric import load_rubric
+
+    root = Path(__file__).resolve().parents[2]
+    rubric = load_rubric(root / "rubrics" / "ui_mockup.toml")
+    import random
+
+    rng = random.Random(7)
+    cases, gens, raters = ["ui_checkout", "ui_dashboard", "ui_signup"], ["gen-a", "gen-b"], ["r1", "r2", "r3"]
+    items, judgements, judge = [], [], []
+    for ci, case in enumerate(cases):
+        for gi, gen in enumerate(gens):
+            for k in range(4):
+                item = f"it-{ci}{gi}{k}"
+                items.append({"item_id": item, "display_code": f"C{ci}{gi}{k}", "case_id": case,
+                              "cell_id": case, "generator": gen, "slice": None})
+                truth = rng.randint(1, 5)
+                for r in raters:
+                    v = min(5, max(0, truth + rng.choice([-1, 0, 0, 1])))
+                    gate = "PASS" if v >= 3 else "FAIL"
+                    for metric, value in (("layout_hierarchy", v), ("instruction_following", gate),
+                                          ("ui_affordance", min(5, v + 1)), ("text_rendering", "PASS")):
+                        judgements.append({"item_id": item, "rater": r, "metric": metric, "value": value,
+                                           "reason": XSS if metric == "instruction_following" else "",
+                                           "created_at": None, "session_id": 1, "position": 0})
+                judge.append({"item_id": item, "judge": "jj", "metric": "layout_hierarchy",
+                              "value": min(5, truth + 1), "reason": "judge " + XSS})
+                judge.append({"item_id": item, "judge": "jj", "metric": "instruction_following",
+                              "value": "PASS", "reason": "ok"})
+    return frames_mod.StudyFrames(study="synthetic", rubric=rubric, items=pd.DataFrame(items),
+                                  judgements=pd.DataFrame(judgements), judge_scores=pd.DataFrame(judge))
+
+
+def test_real_report_model_renders(tmp_path: Path) -> None:
+    report_model = pytest.importorskip("annotator.stats.report_model")
+    frames = _synthetic_frames()
+    try:
+        report = report_model.build_report(frames, n_boot=50)
+    except TypeError:  # no n_boot keyword
+        report = report_model.build_report(frames)
+    for key in CONTRACT_TOP:
+        assert key in report
+    path = write_json(report, tmp_path / "report.json")
+    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(json.dumps(report, default=str))
+    html = write_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert XSS not in html and not re.search(r"https?://", html)
+    assert 'id="agreement"' in html and "layout_hierarchy" in html
+    paths = write_csv_tables(report_tables(report), tmp_path / "csv")
+    assert any(p.name == "agreement.csv" for p in paths)

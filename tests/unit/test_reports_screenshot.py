@@ -1,0 +1,57 @@
+"""Render the sample report in headless Chromium and keep a screenshot of it.
+
+The screenshot (packaging/screenshots/report.png) is for people: it is what the
+README shows and what a reviewer looks at. The test also checks that a real
+browser lays the page out to a sensible height without fetching anything.
+Skipped where Chromium is not installed.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_reports_render import png_bytes, sample_report  # noqa: E402
+
+from annotator.reports import write_html  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOT = ROOT / "packaging" / "screenshots" / "report.png"
+CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "",
+                             shutil.which("chromium-browser") or "") if p and Path(p).exists()), None)
+WIDTH = 1200
+
+
+def _trim(png: bytes) -> Image.Image:
+    """Cut the empty page background below the footer (the window is taller than the page)."""
+    im = Image.open(io.BytesIO(png)).convert("RGB")
+    bg = im.getpixel((im.width - 1, im.height - 1))
+    px = im.load()
+    bottom = im.height - 1
+    while bottom > 0 and all(px[x, bottom] == bg for x in range(0, im.width, 4)):
+        bottom -= 1
+    return im.crop((0, 0, im.width, min(im.height, bottom + 24)))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_report_screenshot(tmp_path: Path) -> None:
+    thumbs = {"it-007": png_bytes((200, 80, 60)), "it-019": png_bytes((60, 120, 200))}
+    html = write_html(sample_report(), tmp_path / "report.html", thumbs, generated_at="2025-01-01 12:00 UTC")
+    out = tmp_path / "shot.png"
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--no-first-run", "--disable-extensions", "--force-device-scale-factor=1",
+           f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},12000",
+           f"--screenshot={out}", html.as_uri()]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    im = _trim(out.read_bytes())
+    assert im.width == WIDTH
+    assert 3000 < im.height < 12000  # the whole report, laid out, not a blank page
+    SHOT.parent.mkdir(parents=True, exist_ok=True)
+    im.save(SHOT, optimize=True)
