@@ -35,3 +35,7 @@ class InputError(ValueError):
         prefix = ", ".join(where)
         text = f"{prefix}: {self.message}" if prefix else self.message
         return " ".join(text.split())  # guarantee one line
+
+
+class AlreadyAnswered(Exception):
+    """A second first-answer for the same item or pair (a double submission)."""

@@ -152,7 +152,9 @@ class RunSummary:
 class JudgeSink(Protocol):
     """Where results go. Called only from the thread that called run_judge."""
 
-    def done_item_ids(self) -> set[str]: ...
+    def done_item_ids(self) -> set[str]:
+        """Items that already have a score from this judge (an error does not count)."""
+        ...
 
     def record_score(self, score: JudgeScore) -> None: ...
 

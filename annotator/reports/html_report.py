@@ -316,9 +316,11 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
             "n_cannot_judge": j.get("n_cannot_judge"),
             "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),
             "alpha_with_judge_as_rater": est_of(j, "alpha_with_judge_as_rater"),
-            "perm_mean": fmt_num(perm.get("mean"), 3) if perm else "—",
-            "perm_p": fmt_p(perm.get("p_value")) if perm else "—",
-            "perm_extra": kv_rows(perm, skip=("mean", "p_value")),
+            "perm_present": bool(perm),
+            "perm_mean": fmt_num(perm.get("mean"), 3) if _num(perm.get("mean")) is not None else None,
+            "perm_p": fmt_p(perm.get("p_value")),
+            "perm_note": str(perm.get("note") or "") or None,
+            "perm_extra": [(f"shuffles: {k}", v) for k, v in kv_rows(perm, skip=("mean", "p_value", "note"))],
             "exact_agreement": est_of(j, "exact_agreement"),
             "mean_difference": est_of(j, "mean_difference"),
             "pearson": est_of(j, "pearson"),
@@ -507,6 +509,21 @@ _RATER_MATRICES = (("accuracy", "Anchor accuracy (live work)"),
                    ("agreement_with_consensus", "Agreement with the human consensus"))
 
 
+def _calibrations_text(c: Any) -> str:
+    """Calibration sessions as 'n sessions; last: qualified (date)'."""
+    if not isinstance(c, (list, tuple)):
+        return fmt_any(c)
+    sessions = [x for x in c if isinstance(x, Mapping)]
+    if not sessions:
+        return fmt_any(c) if c else "none"
+    last = sessions[-1]
+    verdict = last.get("qualified")
+    word = "qualified" if verdict is True else "not yet" if verdict is False else fmt_any(verdict)
+    when = str(last.get("created_at") or "")[:10]
+    n = len(sessions)
+    return f"{n} session{'s' if n != 1 else ''}; last: {word}" + (f" ({when})" if when else "")
+
+
 def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, Any]:
     r = _d(r)
     drift = _d(r.get("drift"))
@@ -527,7 +544,7 @@ def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str,
         "flagged": flagged,
         "drift_text": drift_text,
         "fatigue": fmt_any(r.get("fatigue")) if "fatigue" in r else None,
-        "calibrations": fmt_any(r.get("calibrations")) if "calibrations" in r else None,
+        "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
         "drift_chart": drift_charts.get(str(name)),
         "other": kv_rows(r, skip=_RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
                                                                           "first_flag_at")),

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.stats import beta
 
 from ..domain.rubric import CANNOT_JUDGE, PASS, Metric, Rubric
 from .frames import StudyFrames
@@ -177,8 +177,10 @@ def check_rater_drift(
 def _proportion(hits: int, n: int) -> dict[str, Any]:
     if n == 0:
         return {"estimate": None, "low": None, "high": None, "n": 0, "note": "no answers"}
-    ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="exact")
-    return {"estimate": hits / n, "low": float(ci.low), "high": float(ci.high), "n": n}
+    # Clopper-Pearson (exact) 95%: conservative, as pass/fail decisions use the bound
+    low = float(beta.ppf(0.025, hits, n - hits + 1)) if hits > 0 else 0.0
+    high = float(beta.ppf(0.975, hits + 1, n - hits)) if hits < n else 1.0
+    return {"estimate": hits / n, "low": low, "high": high, "n": n}
 
 
 def _correct(metric: Metric, value: Any, reference: Any) -> tuple[bool, bool] | None:
@@ -224,16 +226,12 @@ def _test_retest(rows: pd.DataFrame, rubric: Rubric) -> dict[str, dict[str, Any]
         mr = rows[rows["metric"] == m.key]
         if mr.empty:
             continue
-        pairs: list[tuple[Any, Any]] = []
-        n_anchors = 0
-        for _, ar in mr.sort_values("seq", kind="stable").groupby("anchor_id", sort=True):
-            answered = ar[[not _missing(v) for v in ar["value"]]]
-            firsts = answered.drop_duplicates(subset=["session_id"], keep="first")
-            if len(firsts) < 2:
-                continue
-            n_anchors += 1
-            vals = list(firsts["value"])
-            pairs.extend(zip(vals[:-1], vals[1:], strict=True))
+        answered = mr[[not _missing(v) for v in mr["value"]]].sort_values("seq", kind="stable")
+        firsts = answered.drop_duplicates(subset=["anchor_id", "session_id"], keep="first")
+        prev = firsts.groupby("anchor_id", sort=False)["value"].shift(1)
+        has_prev = prev.notna()
+        pairs = list(zip(prev[has_prev], firsts["value"][has_prev], strict=True))
+        n_anchors = int(firsts.loc[has_prev, "anchor_id"].nunique())
         d: dict[str, Any] = {"n_pairs": len(pairs), "n_anchors": n_anchors}
         if not pairs:
             d.update(agreement=None, note="no anchor answered in two sessions")

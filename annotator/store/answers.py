@@ -8,18 +8,16 @@ from typing import Any
 
 from sqlalchemy import exists, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session as OrmSession, aliased
+from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.orm import aliased
 
 from ..domain import queue as q
+from ..domain.errors import AlreadyAnswered
 from ..domain.records import ServedItem
 from .db import StudyDB
 from .items import item_view, live_items, new_display_code
 from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater, Session
 from .people import rater_pk
-
-
-class AlreadyAnswered(Exception):
-    """A second first-answer for the same item (double submission): ignored."""
 
 
 def _current(s: OrmSession):

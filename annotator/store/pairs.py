@@ -6,8 +6,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from ..domain import pairs as design
+from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView
-from .answers import AlreadyAnswered
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view

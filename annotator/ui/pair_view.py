@@ -65,6 +65,8 @@ CHOICE_TEXT = {
     "neither": "Neither meets it",
 }
 MUTED = "#6b7280"
+KEY_HINT = ("Ctrl+Z: back to the previous pair  \u00b7  + / \u2212 / 0: zoom both images (drag to pan)"
+            "  \u00b7  R: reason")
 CHOSEN_STYLE = "QPushButton { background: #dbe7f3; border: 1px solid #5b7fa6; border-radius: 4px; padding: 6px 10px; }"
 BUTTON_STYLE = "QPushButton { border: 1px solid #c5c9d0; border-radius: 4px; padding: 6px 10px; }"
 
@@ -414,7 +416,7 @@ class PairView(QWidget):
             mask = images.get(item.mask) if item.mask else None
             side.show_item(item, images, mask)
         self.sync.fit()
-        if self.status.text() == "Loading images...":
+        if self.status.text() in ("Loading images...", "Saving..."):
             self._set_status("")
         self._shown_at = time.monotonic()
         self._busy = False
@@ -427,7 +429,7 @@ class PairView(QWidget):
             b.setStyleSheet(CHOSEN_STYLE if c == choice else BUTTON_STYLE)
 
     def _set_status(self, text: str) -> None:
-        self.status.setText(text)
+        self.status.setText(text or KEY_HINT)
 
     # -- actions -------------------------------------------------------------------
     def vote(self, choice: str) -> bool:

@@ -46,7 +46,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QRunnable, QThread, QThreadPool, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEventLoop,
+    QObject,
+    QRunnable,
+    QThread,
+    QThreadPool,
+    Signal,
+)
 from PySide6.QtGui import QImage
 
 __all__ = ["DbWorker", "ImagePrefetcher", "decode_image", "live_workers", "stop_all"]

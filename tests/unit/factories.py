@@ -7,7 +7,6 @@ from pathlib import Path
 
 from PIL import Image, PngImagePlugin
 
-
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -10,11 +10,10 @@ import zlib
 from pathlib import Path
 
 import pytest
+from factories import basic_rows, make_png, write_manifest
 from PIL import Image
 
 from annotator.cli import main
-
-from factories import basic_rows, make_png, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -80,7 +80,7 @@ def _judge(alpha: dict, *, n: int, scale: bool) -> dict[str, Any]:
         "n_items": n,
         "alpha_vs_consensus": alpha,
         "alpha_with_judge_as_rater": est(0.58, 0.44, 0.69, n=n),
-        "permutation_alpha": {"mean": -0.004, "p_value": 0.001, "n_permutations": 1000},
+        "permutation_alpha": {"mean": -0.004, "p_value": 0.001, "n_perm": 1000, "observed": alpha["estimate"]},
         "exact_agreement": est(0.71, 0.6, 0.81, n=n),
         "mean_difference": est(-0.2 if scale else 0.05, -0.41 if scale else -0.02, 0.01 if scale else 0.12, n=n),
         "pearson": est(0.64, 0.5, 0.75, n=n),

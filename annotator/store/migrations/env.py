@@ -2,8 +2,8 @@
 
 from alembic import context
 
-from annotator.store.models import Base
 from annotator.store import models_pairs  # noqa: F401  (registers the pair tables)
+from annotator.store.models import Base
 
 target_metadata = Base.metadata
 config = context.config

@@ -1,0 +1,97 @@
+"""The dependency rule of DESIGN.md 3, checked on every import statement."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "annotator"
+IO_MODULES = {"sqlite3", "sqlalchemy", "alembic", "PySide6", "openai", "PIL", "requests", "httpx", "socket", "urllib"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def _relative_targets(path: Path) -> set[str]:
+    """Sub-packages of annotator that `path` imports relatively or absolutely."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    pkg_parts = path.relative_to(PKG).parts[:-1]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(pkg_parts[: len(pkg_parts) - (node.level - 1)])
+                target = base + (node.module.split(".") if node.module else [])
+                if target:
+                    out.add(target[0])
+                elif node.module is None:
+                    out |= {a.name for a in node.names}
+            elif node.module and node.module.startswith("annotator."):
+                out.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split(".")[1] for a in node.names if a.name.startswith("annotator.")}
+    return out
+
+
+def _files(sub: str | None = None):
+    root = PKG / sub if sub else PKG
+    return sorted(root.rglob("*.py"))
+
+
+def test_only_ui_imports_pyside6():
+    bad = [str(p.relative_to(PKG)) for p in _files() if "PySide6" in _imports(p) and p.relative_to(PKG).parts[0] != "ui"]
+    assert bad == []
+
+
+def test_only_store_imports_sqlalchemy_or_alembic():
+    bad = [str(p.relative_to(PKG)) for p in _files()
+           if _imports(p) & {"sqlalchemy", "alembic"} and p.relative_to(PKG).parts[0] != "store"]
+    assert bad == []
+
+
+def test_domain_is_standard_library_only():
+    import sys
+
+    for p in _files("domain"):
+        third_party = {m for m in _imports(p) if m not in sys.stdlib_module_names and m != "__future__"}
+        assert not third_party, f"{p.name} imports {third_party}"
+        assert not (_imports(p) & {"sqlite3", "socket"}), p.name
+
+
+def test_stats_does_no_io():
+    allowed = {"numpy", "pandas", "scipy", "krippendorff"}
+    import sys
+
+    for p in _files("stats"):
+        mods = _imports(p)
+        assert not (mods & IO_MODULES), f"{p.name} imports {mods & IO_MODULES}"
+        third = {m for m in mods if m not in sys.stdlib_module_names and m not in ("__future__", "annotator")}
+        assert third <= allowed, f"{p.name} imports {third - allowed}"
+
+
+def test_package_direction():
+    """ui/cli -> services -> store, ingest, stats, judge, reports, demo -> domain."""
+    lower = {"store", "ingest", "stats", "judge", "reports", "demo"}
+    rules = {
+        "domain": set(),
+        "stats": {"domain"},
+        "store": {"domain", "stats"},  # builds the StudyFrames that stats defines
+        "ingest": {"domain"},
+        "judge": {"domain"},
+        "reports": {"domain"},
+        "demo": {"domain"},
+        "services": lower | {"domain"},
+        "ui": {"services", "domain", "reports"},
+    }
+    for sub, allowed in rules.items():
+        for p in _files(sub):
+            targets = _relative_targets(p) - {sub}
+            assert targets <= allowed, f"{p.relative_to(PKG)} imports {targets - allowed}"

@@ -1,0 +1,181 @@
+"""The study database: migrations, pragmas, schema = models, append-only log."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from factories import basic_rows, write_manifest
+from sqlalchemy import text
+
+from annotator.services.labeling import LabelSession
+from annotator.services.study import Study
+from annotator.store import answers
+from annotator.store.engine import (
+    current_revision,
+    head_revision,
+    make_engine,
+    open_database,
+    upgrade,
+)
+from annotator.store.models import Base
+from annotator.store.models_pairs import PairVote
+
+ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
+           "failure_tags": [], "reason": "fine"}
+
+
+def test_create_at_head_and_schema_matches_models(tmp_path):
+    engine = open_database(tmp_path / "s.sqlite", create=True)
+    assert current_revision(engine) == head_revision()
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == [], f"models and migrations disagree: {diff}"
+
+
+def test_pragmas_wal_full_fk_busy(tmp_path):
+    engine = open_database(tmp_path / "s.sqlite", create=True)
+    with engine.connect() as c:
+        assert c.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert c.execute(text("PRAGMA synchronous")).scalar() == 2  # FULL
+        assert c.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        assert c.execute(text("PRAGMA busy_timeout")).scalar() >= 5000
+
+
+def test_upgrade_from_first_revision_keeps_data(tmp_path):
+    db = tmp_path / "old.sqlite"
+    engine = make_engine(db)
+    upgrade(engine, "0001")
+    assert current_revision(engine) == "0001"
+    with engine.begin() as c:
+        c.execute(text("INSERT INTO raters (name, is_operator, seed, created_at) VALUES ('old', 0, 1, '2026-01-01')"))
+        assert "pair_votes" not in {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
+    engine.dispose()
+    engine = open_database(db)  # migrates on open
+    assert current_revision(engine) == head_revision()
+    with engine.connect() as c:
+        assert c.execute(text("SELECT name FROM raters")).scalar() == "old"
+        assert c.execute(text("SELECT count(*) FROM pair_votes")).scalar() == 0
+
+
+def test_correction_supersedes_and_keeps_history(populated):
+    populated.add_rater("ann")
+    s = LabelSession(populated, "ann")
+    first = s.next()
+    j1 = s.submit(first, ANSWERS, 1200)
+    s.submit(s.next(), ANSWERS, 900)
+    back = s.back()
+    assert back.item_pk != first.item_pk  # the newest answer first
+    back = s.back()
+    assert back.item_pk == first.item_pk and back.previous["layout_hierarchy"] == 4
+    j3 = s.submit(back, {**ANSWERS, "layout_hierarchy": 2}, 500)
+    chain = answers.history_of(populated.db, "ann", first.item_pk)
+    assert [c["id"] for c in chain] == [j1, j3]
+    assert chain[1]["supersedes"] == j1 and chain[0]["answers"]["layout_hierarchy"] == 4
+    assert answers.current_judgement(populated.db, "ann", first.item_pk, populated.rubric.version)[1]["layout_hierarchy"] == 2
+
+
+def test_double_first_submission_is_refused_by_the_database(populated):
+    populated.add_rater("ann")
+    s = LabelSession(populated, "ann")
+    item = s.next()
+    while item.context != "live":
+        s.submit(item, ANSWERS, 1)
+        item = s.next()
+    s.submit(item, ANSWERS, 10)
+    with pytest.raises(answers.AlreadyAnswered):
+        s.submit(item, ANSWERS, 10)
+
+
+def test_one_vote_per_rater_per_pair_is_a_database_rule(populated):
+    from annotator.services.pairing import PairSession
+
+    populated.add_rater("ann")
+    ps = PairSession(populated, "ann")
+    pair = ps.next()
+    ps.vote(pair, "left", None, 100)
+    with pytest.raises(answers.AlreadyAnswered):
+        ps.vote(pair, "right", None, 100)
+    # even bypassing the service, SQLite refuses a second original vote
+    with populated.db.write() as s, pytest.raises(Exception, match="UNIQUE"):
+        v = s.get(PairVote, 1)
+        s.add(PairVote(pair_pk=v.pair_pk, rater_pk=v.rater_pk, item_left=v.item_right, item_right=v.item_left, choice="left"))
+        s.flush()
+
+
+def test_media_is_content_addressed_and_stripped(tmp_path, study):
+    from factories import make_png
+    from PIL import Image
+
+    src = tmp_path / "src"
+    rows = basic_rows(src, n_cases=1)
+    make_png(src / "out" / "secret-gen-a.png", colour=(9, 9, 9), text_chunk="model=secret-gen-a path=/home/x")
+    exif_img = Image.new("RGB", (30, 20), (1, 2, 3))
+    exif = Image.Exif()
+    exif[0x010F] = "SecretCam"  # Make
+    exif_img.save(src / "out" / "exif.jpg", exif=exif)
+    rows[0]["images"] = ["out/secret-gen-a.png"]
+    rows[1]["images"] = ["out/exif.jpg"]
+    study.import_items(write_manifest(src, rows))
+    files = [p for p in (study.folder / "media").rglob("*.png")]
+    assert len(files) == 3
+    import hashlib
+
+    for p in files:
+        assert p.stem == hashlib.sha256(p.read_bytes()).hexdigest()
+        with Image.open(p) as im:
+            assert not im.info.get("parameters") and "exif" not in im.info
+            assert not im.getexif()
+        assert b"secret" not in p.read_bytes().lower() and b"SecretCam" not in p.read_bytes()
+    with sqlite3.connect(study.folder / "study.sqlite") as c:
+        originals = {r[0] for r in c.execute("select original_sha256 from media")}
+    assert hashlib.sha256((src / "out" / "exif.jpg").read_bytes()).hexdigest() in originals
+
+
+def test_harness_import_makes_items_and_judge_scores(tmp_path, study):
+    import json
+
+    from factories import make_png
+
+    h = tmp_path / "harness"
+    make_png(h / "runs" / "a.png")
+    make_png(h / "runs" / "b.png", colour=(0, 90, 0))
+    make_png(h / "cases_in" / "ref.png", colour=(0, 0, 90))
+    make_png(h / "cases_in" / "mask.png", colour=(255, 255, 255))
+    cases = h / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "t1", "task_type": "edit", "prompt": "Make it blue", "criteria": ["blue", "same layout"],
+                                 "image_inputs": {"image_paths": ["cases_in/ref.png"], "mask_path": "cases_in/mask.png"}}) + "\n")
+    results = h / "results.json"
+    results.write_text(json.dumps([
+        {"test_id": "t1", "model_label": "m-one", "task_type": "edit", "artifact_paths": ["runs/a.png"],
+         "scores": {"instruction_following": True, "layout_hierarchy": 4}, "reasons": {"layout_hierarchy": "tidy"},
+         "run_params": {"judge_model": "gpt-judge"}},
+        {"test_id": "t1", "model_label": "m-two", "task_type": "edit", "artifact_paths": ["runs/b.png"],
+         "scores": {"instruction_following": "FAIL"}, "reasons": {}, "run_params": {}},
+    ]))
+    n, m = study.import_harness(results, cases)
+    assert (n, m) == (2, 3)
+    from annotator.services.reporting import study_frames
+
+    f = study_frames(study)
+    assert set(f.judge_scores["judge"]) == {"gpt-judge", "harness-judge"}
+    row = f.judge_scores[(f.judge_scores.metric == "layout_hierarchy")].iloc[0]
+    assert row.value == 4 and row.reason == "tidy"
+    with study.db.read() as s:
+        from annotator.store.items import item_pks, item_view
+
+        view = item_view(s, item_pks(s, ["t1:m-one"])["t1:m-one"])
+    assert len(view.inputs) == 1 and view.mask and "- blue" in view.criteria
+
+
+def test_reopen_study_and_rubric_version_roundtrip(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    st = Study.create(tmp_path / "x", repo / "rubrics" / "logo_edit.toml")
+    version = st.rubric.version
+    st.close()
+    again = Study.open(tmp_path / "x")
+    assert again.rubric.version == version and again.rubric.id == "logo_edit"
+    again.close()
