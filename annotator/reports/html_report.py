@@ -229,11 +229,12 @@ def shrink_thumbnail(data: bytes, max_side: int = THUMB_MAX_SIDE) -> tuple[bytes
 # --- the view -------------------------------------------------------------------------
 
 _JUDGE_KNOWN = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
-                "exact_agreement", "mean_difference", "pearson", "spearman", "kendall_tau_b",
-                "cohen_kappa", "confusion", "human_range", "slices", "n_cannot_judge", "notes")
+                "exact_agreement", "exact_agreement_ci", "mean_difference", "pearson", "spearman",
+                "kendall_tau_b", "cohen_kappa", "confusion", "human_range", "slices", "n_cannot_judge",
+                "notes", "alpha_humans_same_items", "alpha_gain", "permutation_pearson", "same_scale")
 _METRIC_KNOWN = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
                  "human_alpha_interval", "judges", "percent_agreement", "fleiss_kappa", "gwet_ac1",
-                 "n_cannot_judge", "notes", "label")
+                 "n_cannot_judge", "notes", "label", "human_alpha_nominal", "rater_pairs", "n_ties")
 _RATER_KNOWN = ("n_judgements", "anchors", "drift", "accuracy", "test_retest", "series",
                 "agreement_with_consensus", "fatigue", "calibrations", "calibration_accuracy")
 _FINDING_KNOWN = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "humans",
@@ -278,8 +279,13 @@ def _confusion(c: Any) -> Confusion | None:
                      col_title=str(c.get("columns") or "judge"))
 
 
+def _cell(v: Any) -> Est | str:
+    """A table cell: an Est for an estimate dict, else display text."""
+    return est_of({"v": v}, "v") if _is_est_dict(v) else fmt_any(v)
+
+
 def _slices(s: Any) -> list[dict[str, Any]]:
-    """{by_case: {case: {...}}, by_generator: {...}} -> tables; cases alphabetical."""
+    """{by_case: {case: {...}}, by_generator: {...}} -> tables; rows alphabetical."""
     out = []
     for dim, groups in _d(s).items():
         groups = _d(groups)
@@ -288,13 +294,63 @@ def _slices(s: Any) -> list[dict[str, Any]]:
         keys: list[str] = []
         for g in groups.values():
             for k in _d(g):
-                if k not in keys:
+                if k not in keys and not str(k).endswith("_note"):
                     keys.append(k)
-        rows = [(str(name), [fmt_any(_d(groups[name]).get(k)) if isinstance(groups[name], Mapping)
-                             else fmt_any(groups[name]) for k in keys] if keys else [fmt_any(groups[name])])
-                for name in sorted(groups, key=str)]
-        out.append({"title": str(dim).replace("_", " "), "columns": keys or ["value"], "rows": rows})
+        rows = []
+        for name in sorted(groups, key=str):
+            g = groups[name]
+            if isinstance(g, Mapping):
+                rows.append((str(name), [_cell(g[k]) if k in g else "—" for k in keys]))
+            else:
+                rows.append((str(name), [fmt_any(g)] if not keys else [fmt_any(g)] + [""] * (len(keys) - 1)))
+        out.append({"title": str(dim).replace("_", " "), "columns": [k.replace("_", " ") for k in keys] or ["value"],
+                    "rows": rows})
     return out
+
+
+def _pair_kappa_rows(pairs: Any) -> tuple[list[str], list[tuple[str, Any, list[Est | str]]]]:
+    """{"a vs b": {n, unweighted, linear, quadratic | note}} -> (weights, rows)."""
+    pairs = _d(pairs)
+    weights: list[str] = []
+    for v in pairs.values():
+        for k in _d(v):
+            if k not in ("n", "note") and k not in weights:
+                weights.append(k)
+    rows = []
+    for name in sorted(pairs, key=str):
+        v = _d(pairs[name])
+        if not any(w in v for w in weights):
+            cells: list[Est | str] = [Est(None, n=v.get("n"), note=str(v.get("note") or "") or None)]
+            cells += [""] * (len(weights) - 1)
+        else:
+            cells = [est_of(v, w) for w in weights]
+        rows.append((str(name), v.get("n"), cells))
+    return weights, rows
+
+
+def _human_range_text(hr: Any) -> str | None:
+    """Where the judge's kappa with each human sits against the humans' kappas with each other."""
+    hr = _d(hr)
+    if not hr:
+        return None
+    hh = _d(hr.get("human_vs_human"))
+    lo, hi, jm = _num(hh.get("min")), _num(hh.get("max")), _num(hr.get("judge_mean"))
+    measure = str(hr.get("measure") or "kappa").replace("_", " ")
+    if hr.get("position") and jm is not None and lo is not None and hi is not None:
+        return (f"{hr['position']} the human range: judge-human {measure} {fmt_num(jm)} (mean over raters) "
+                f"vs human-human {fmt_num(lo)} to {fmt_num(hi)}")
+    if hr.get("note"):
+        return f"undefined ({hr['note']})"
+    if "inside" in hr:  # a plain share, as some report models give it
+        return fmt_any(hr)
+    return fmt_any(hr)
+
+
+def _perm_text(perm: Any) -> str:
+    perm = _d(perm)
+    if _num(perm.get("mean")) is None:
+        return f"undefined ({perm['note']})" if perm.get("note") else "undefined"
+    return f"{fmt_num(perm.get('mean'), 3)} · p {fmt_p(perm.get('p_value'))}"
 
 
 def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[str, Any]:
@@ -321,20 +377,25 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
             "perm_p": fmt_p(perm.get("p_value")),
             "perm_note": str(perm.get("note") or "") or None,
             "perm_extra": [(f"shuffles: {k}", v) for k, v in kv_rows(perm, skip=("mean", "p_value", "note"))],
-            "exact_agreement": est_of(j, "exact_agreement"),
+            "exact_agreement": _with_interval(j, "exact_agreement", "exact_agreement_ci", j.get("n_items")),
             "mean_difference": est_of(j, "mean_difference"),
             "pearson": est_of(j, "pearson"),
             "spearman": est_of(j, "spearman"),
             "kendall_tau_b": est_of(j, "kendall_tau_b"),
             "kappas": kappas,
             "confusion": _confusion(j.get("confusion")),
-            "human_range": fmt_any(j.get("human_range")) if "human_range" in j else None,
+            "human_range": _human_range_text(j.get("human_range")) if "human_range" in j else None,
+            "alpha_humans_same_items": est_of(j, "alpha_humans_same_items"),
+            "alpha_gain": est_of(j, "alpha_gain"),
+            "perm_pearson": _perm_text(j.get("permutation_pearson")) if "permutation_pearson" in j else None,
+            "same_scale": j.get("same_scale"),
             "slices": _slices(j.get("slices")),
             "other": kv_rows(j, skip=_JUDGE_KNOWN),
         })
     extras = [(label, est_of(m, k)) for k, label in (
-        ("percent_agreement", "percent agreement"), ("fleiss_kappa", "Fleiss' kappa"),
-        ("gwet_ac1", "Gwet's AC1")) if k in m]
+        ("human_alpha_nominal", "alpha, nominal"), ("percent_agreement", "percent agreement"),
+        ("fleiss_kappa", "Fleiss' kappa"), ("gwet_ac1", "Gwet's AC1")) if k in m]
+    weights, pair_rows = _pair_kappa_rows(m.get("rater_pairs"))
     return {
         "key": str(key),
         "label": str(m.get("label") or key),
@@ -347,6 +408,9 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
         "human_alpha": est_of(m, "human_alpha"),
         "human_alpha_interval": est_of(m, "human_alpha_interval"),
         "extras": extras,
+        "n_ties": m.get("n_ties"),
+        "pair_weights": weights,
+        "pair_rows": pair_rows,
         "judges": judges,
         "other": kv_rows(m, skip=_METRIC_KNOWN),
     }
@@ -400,7 +464,7 @@ def _finding_view(f: Any, thumbs: Mapping[str, str]) -> dict[str, Any] | None:
         "case_id": f.get("case_id"),
         "generator": f.get("generator"),
         "metric": f.get("metric"),
-        "kind": f.get("kind"),
+        "kind": str(f["kind"]).replace("_", " ") if f.get("kind") else None,
         "humans": fmt_any(f.get("humans")) if "humans" in f else None,
         "answers": _answers(f),
         "judge_name": f.get("judge_name"),
@@ -412,10 +476,15 @@ def _finding_view(f: Any, thumbs: Mapping[str, str]) -> dict[str, Any] | None:
 
 
 def _systematic_view(f: Any) -> dict[str, Any]:
-    if isinstance(f, Mapping):
-        title = f.get("summary") or f.get("description") or f.get("pattern") or f.get("kind") or "finding"
-        return {"title": str(title), "rows": kv_rows(f, skip=("summary", "description"))}
-    return {"title": str(f), "rows": []}
+    if not isinstance(f, Mapping):
+        return {"title": str(f), "rows": []}
+    title = f.get("summary") or f.get("description")
+    skip: tuple[str, ...] = ("summary", "description")
+    if not title and f.get("kind") and f.get("metric"):
+        who = f.get("judge_name") or f.get("judge") or "the judge"
+        title = f"{who} is {str(f['kind']).replace('_', ' ')} on {f['metric']}"
+        skip += ("kind", "metric", "judge_name", "judge")
+    return {"title": str(title or f.get("kind") or "finding"), "rows": kv_rows(f, skip=skip)}
 
 
 def _generators_view(gens: Any) -> dict[str, Any] | None:
@@ -574,10 +643,14 @@ def _with_interval(d: Mapping[str, Any], key: str, interval_key: str, n: Any) ->
     """A bare number plus a sibling {low, high} dict, as pairwise judges report them."""
     e = est_of(d, key)
     iv = _d(d.get(interval_key))
-    note = e.note or (str(d.get("note")) if e.estimate is None and d.get("note") else None)
+    note = e.note
+    if e.estimate is None and not note:
+        note = str(iv.get("note") or d.get("note") or "") or None
+    if iv.get("n") is not None:
+        n = iv.get("n")
     return Est(e.estimate, e.low if e.low is not None else _num(iv.get("low")),
                e.high if e.high is not None else _num(iv.get("high")), e.n if e.n is not None else n,
-               note, e.present)
+               note, e.present or bool(iv))
 
 
 def _side_row(name: str, d: Mapping[str, Any]) -> dict[str, Any]:

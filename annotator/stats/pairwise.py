@@ -305,19 +305,22 @@ def bradley_terry(
 
     per_case: dict[str, Any] = {}
     if by_case:
-        ones = np.ones(len(v))
         for c, m in enumerate(members):
-            present = sorted(set(v["gen_left"].iloc[m]) | set(v["gen_right"].iloc[m]))
-            cols = [gens.index(x) for x in present]
-            pt = _fit_bt(_win_matrices(li, ri, wl, wr, ones, m[None], g))[0][cols]
+            # fit only the generators this case holds (keeps the matrices small)
+            present = np.unique(np.concatenate([li[m], ri[m]]))
+            local = np.full(g, -1)
+            local[present] = np.arange(len(present))
+            cl, cr, ones = local[li[m]], local[ri[m]], np.ones(len(m))
+            gc = len(present)
+            pt = _fit_bt(_win_matrices(cl, cr, wl[m], wr[m], ones, np.arange(len(m))[None], gc))[0]
             bt = None
             if n_boot > 0:
-                d = m[rng.integers(0, len(m), size=(n_boot, len(m)))]
-                bt = _fit_bt(_win_matrices(li, ri, wl, wr, ones, d, g))[:, cols]
+                d = rng.integers(0, len(m), size=(n_boot, len(m)))
+                bt = _fit_bt(_win_matrices(cl, cr, wl[m], wr[m], ones, d, gc))
                 bt = bt - bt.mean(1, keepdims=True)
             sub = v.iloc[m]
             nv = pd.concat([sub["gen_left"], sub["gen_right"]]).value_counts().to_dict()
-            per_case[str(cases[c])] = _bt_summary(pt - pt.mean(), bt, present, nv)
+            per_case[str(cases[c])] = _bt_summary(pt - pt.mean(), bt, [gens[i] for i in present], nv)
     return {"pooled": pooled, "by_case": per_case}
 
 

@@ -1,0 +1,87 @@
+"""`annotator judge run`: score a study's items with an LLM judge, resumably."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..judge.prompt import prompt_hash
+from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
+from ..judge.schema import judge_schema
+from ..store import judge_store
+from ..store.items import item_pks, item_view
+from .study import Study
+
+
+class _StudyRequests(Sequence):
+    """Requests built on demand, so only the items in flight hold their images."""
+
+    def __init__(self, study: Study, item_ids: list[str]) -> None:
+        self.study, self.item_ids = study, item_ids
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    def __getitem__(self, i: int) -> JudgeRequest:  # type: ignore[override]
+        item_id = self.item_ids[i]
+        with self.study.db.read() as s:
+            view = item_view(s, item_pks(s, [item_id])[item_id])
+        read = self.study.media.read
+        # the judge is blind too: prompt, criteria and pixels only
+        return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,
+                            output_images=[read(m) for m in view.outputs], input_images=[read(m) for m in view.inputs],
+                            mask=read(view.mask) if view.mask else None, text=view.text)
+
+
+class StudySink:
+    """The runner's JudgeSink on the study database: every reply committed as it arrives."""
+
+    def __init__(self, study: Study, run_pk: int, judge: str) -> None:
+        self.study, self.run_pk, self.judge = study, run_pk, judge
+
+    def done_item_ids(self) -> set[str]:
+        return judge_store.scored_item_ids(self.study.db, self.judge)
+
+    def record_score(self, score: Any) -> None:
+        judge_store.record_score(self.study.db, self.run_pk, item_id=score.item_id, judge=score.judge,
+                                 values=score.values, reason=score.reason, raw=score.raw)
+
+    def record_error(self, error: Any) -> None:
+        judge_store.record_error(self.study.db, self.run_pk, item_id=error.item_id, kind=error.kind,
+                                 message=error.message, raw=error.raw, attempts=error.attempts)
+
+
+def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
+    judge = config.judge_name or config.model
+    rubric = study.rubric
+    schema = judge_schema(rubric)
+    run_pk = judge_store.start_run(study.db, judge=judge, model=config.model, prompt_sha256=prompt_hash(rubric),
+                                   schema=json.dumps(schema, sort_keys=True), base_url=config.base_url,
+                                   rubric_version=rubric.version)
+    requests = _StudyRequests(study, judge_store.live_item_ids(study.db))
+    return run_judge(requests, rubric, config, StudySink(study, run_pk, judge), progress=progress, cancel=cancel)
+
+
+def run_judge_cli(a) -> int:
+    from ..cli import EXIT_OK, EXIT_UNSCORED
+
+    config = JudgeConfig(model=a.model, base_url=a.base_url, api=a.api, concurrency=a.concurrency,
+                         max_retries=a.max_retries, timeout=a.timeout, judge_name=a.judge_name)
+    study = Study.open(a.study)
+    try:
+        def progress(done: int, total: int) -> None:
+            print(f"\rjudged {done}/{total}", end="", file=sys.stderr, flush=True)
+
+        summary = judge_study(study, config, progress=progress)
+    finally:
+        study.close()
+    print(file=sys.stderr)
+    print(f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
+          + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(summary.errors_by_kind.items()))})" if summary.errors_by_kind else ""))
+    if summary.n_unscored:
+        print("annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
+              file=sys.stderr)
+        return EXIT_UNSCORED
+    return EXIT_OK
