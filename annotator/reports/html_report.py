@@ -14,15 +14,16 @@ silently dropped.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import io
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from . import charts as _charts
@@ -487,43 +488,84 @@ def _systematic_view(f: Any) -> dict[str, Any]:
     return {"title": str(title or f.get("kind") or "finding"), "rows": kv_rows(f, skip=skip)}
 
 
+def _gate_view(name: str, gate: Any) -> dict[str, Any]:
+    """A release-gate record ({pass, checks} or a plain flag/dict) as display parts."""
+    if isinstance(gate, bool):
+        return {"name": name, "pass": gate, "checks": []}
+    g = _d(gate)
+    verdict = g.get("pass", g.get("passes"))
+    checks = []
+    for fig, c in _d(g.get("checks")).items():
+        c = _d(c)
+        low = _num(c.get("low"))
+        text = (f"lower bound {fmt_num(low)} vs threshold {fmt_num(c.get('threshold'))}" if low is not None
+                else f"threshold {fmt_num(c.get('threshold'))}: {c.get('note') or 'no interval'}")
+        checks.append((str(fig), bool(c.get("pass")), text))
+    other = kv_rows(g, skip=("pass", "passes", "checks"))
+    return {"name": name, "pass": verdict if isinstance(verdict, bool) else None, "checks": checks,
+            "other": other}
+
+
 def _generators_view(gens: Any) -> dict[str, Any] | None:
+    """Generators side by side, one table per figure, cases alphabetical in rows.
+
+    Accepts the report model's {"cases", "figures", "by_generator": {g: {overall, by_case,
+    release_gate}}, "release_gate"} and the simpler {g: {overall, cases, release_gate}}.
+    """
     gens = _d(gens)
     if not gens:
         return None
-    names = sorted(gens, key=str)
-    overall_keys: list[str] = []
-    case_ids: set[str] = set()
+    if "by_generator" in gens:
+        by_gen = _d(gens.get("by_generator"))
+        case_key = "by_case"
+        labels = {str(k): str(v) for k, v in _d(gens.get("figures")).items()}
+        declared_cases = [str(c) for c in gens.get("cases") or []]
+        gate_rule = _d(gens.get("release_gate"))
+    else:
+        by_gen, case_key, labels, declared_cases, gate_rule = gens, "cases", {}, [], {}
+    if not by_gen:
+        return None
+    names = sorted(by_gen, key=str)
+    count_keys = ("n_items", "n_cases", "n_answers")
+    fig_keys: list[str] = list(labels)
+    case_ids: set[str] = set(declared_cases)
     for g in names:
-        gd = _d(gens[g])
-        for k in _d(gd.get("overall")):
-            if k not in overall_keys:
-                overall_keys.append(k)
-        case_ids.update(str(c) for c in _d(gd.get("cases")))
-    overall = []
-    for g in names:
-        gd = _d(gens[g])
-        o = _d(gd.get("overall"))
-        overall.append({
-            "name": str(g),
-            "cells": [fmt_any(o.get(k)) if k in o else "—" for k in overall_keys],
-            "release_gate": fmt_any(gd.get("release_gate")) if "release_gate" in gd else None,
-            "other": kv_rows(gd, skip=("overall", "cases", "release_gate")),
-        })
-    # Cases are listed alphabetically and generators side by side: a case is held
-    # fixed across a row, and nothing is ordered by how well anything scored.
-    cases = []
-    for cid in sorted(case_ids):
-        cells = []
-        for g in names:
-            c = _d(_d(gens[g]).get("cases")).get(cid)
-            if c is None:
-                c = next((v for k, v in _d(_d(gens[g]).get("cases")).items() if str(k) == cid), None)
-            cells.append(kv_rows(c) if isinstance(c, Mapping) else ([("", fmt_any(c))] if c is not None else []))
-        cases.append({"case_id": cid, "cells": cells})
-    has_gate = any(r["release_gate"] is not None for r in overall)
-    return {"names": [str(g) for g in names], "overall_keys": [k.replace("_", " ") for k in overall_keys],
-            "overall": overall, "cases": cases, "has_gate": has_gate}
+        gd = _d(by_gen[g])
+        for k, v in _d(gd.get("overall")).items():
+            if k not in fig_keys and k not in count_keys:
+                fig_keys.append(k)
+        for cid, c in _d(gd.get(case_key)).items():
+            case_ids.add(str(cid))
+            for k in _d(c):
+                if k not in fig_keys and k not in count_keys and not str(k).endswith("_note"):
+                    fig_keys.append(k)
+    # Cases alphabetical, generators side by side: a row holds one case fixed.
+    cases = sorted(case_ids)
+    figures = []
+    for k in fig_keys:
+        overall = [_cell(_d(_d(by_gen[g]).get("overall")).get(k)) if k in _d(_d(by_gen[g]).get("overall"))
+                   else "—" for g in names]
+        rows = []
+        for cid in cases:
+            cells = []
+            for g in names:
+                per_case = {str(c): v for c, v in _d(_d(by_gen[g]).get(case_key)).items()}
+                c = per_case.get(cid)
+                cells.append(_cell(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
+            rows.append((cid, cells))
+        label = labels.get(k)
+        figures.append({"key": str(k), "label": f"{k} · {label}" if label else str(k).replace("_", " "),
+                        "overall": overall, "rows": rows})
+    gates = [_gate_view(str(g), _d(by_gen[g]).get("release_gate")) for g in names
+             if "release_gate" in _d(by_gen[g])]
+    counts = [{"name": str(g), "n_items": fmt_num(_d(by_gen[g]).get("n_items")),
+               "n_cases": fmt_num(_d(by_gen[g]).get("n_cases"))} for g in names]
+    rule = gate_rule.get("rule")
+    thresholds = kv_rows(gate_rule.get("thresholds"))
+    return {"names": [str(g) for g in names], "cases": cases, "figures": figures, "gates": gates,
+            "gate_rule": str(rule) if rule else None, "gate_thresholds": thresholds, "counts": counts,
+            "other": kv_rows(gens, skip=("cases", "figures", "by_generator", "release_gate"))
+            if "by_generator" in gens else []}
 
 
 def _per_metric_cell(v: Any) -> dict[str, Any]:
@@ -800,30 +842,18 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
 
 # --- rendering ------------------------------------------------------------------------
 
-@dataclass
-class _EnvCache:
-    env: Environment | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-_CACHE = _EnvCache()
-
-
+@functools.lru_cache(maxsize=1)
 def _environment() -> Environment:
-    if _CACHE.env is None:
-        env = Environment(
-            loader=FileSystemLoader(str(TEMPLATE_DIR)),
-            autoescape=select_autoescape(enabled_extensions=("html", "j2"), default=True),
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-        # Belt and braces: autoescape must be on whatever the template file is called.
-        env.autoescape = True
-        env.filters["num"] = fmt_num
-        env.filters["p"] = fmt_p
-        env.filters["share"] = fmt_share
-        _CACHE.env = env
-    return _CACHE.env
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATE_DIR)),
+        autoescape=True,  # every template, whatever its file name: rater and judge text is untrusted
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = fmt_num
+    env.filters["p"] = fmt_p
+    env.filters["share"] = fmt_share
+    return env
 
 
 def render_html(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | None = None,

@@ -535,11 +535,11 @@ def rater_agreement(
     st = table[shared]
     n_votes = int((st >= 0).sum())
     reliability = np.where(st >= 0, st, np.nan).T.astype(float)
-    try:
+    est = float("nan")
+    # the package divides by zero (with a warning) when every vote is the same: check first
+    if nominal_alpha(st, len(CODES)) is not None:
         est = float(krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal",
                                        value_domain=list(range(len(CODES)))))
-    except (ValueError, ZeroDivisionError):
-        est = float("nan")
     if math.isfinite(est):
         lo, hi = nominal_alpha_bootstrap(st, len(CODES), n_boot, rng)
         alpha = _estimate(est, lo, hi, n_pairs=int(shared.sum()), n_raters=len(raters), n_votes=n_votes,

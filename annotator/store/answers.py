@@ -71,11 +71,15 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
         ).first()
         if pending is not None:
             return ServedItem(pending.item_pk, item_view(s, pending.item_pk, pending.display_code), pending.before_position, "anchor", pending.id)
-        answered = _answered_live(s, rpk, version)
-        entries = s.execute(
-            select(QueueEntry.position, QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)
-        ).all()
-        nxt = next(((p, i) for p, i in entries if i not in answered), None)
+        answered_q = select(Judgement.id).where(
+            Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
+            Judgement.item_pk == QueueEntry.item_pk,
+        )
+        nxt = s.execute(
+            select(QueueEntry.position, QueueEntry.item_pk)
+            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered_q.exists())
+            .order_by(QueueEntry.position).limit(1)
+        ).first()
         if nxt is None:
             return None
         position, item_pk = nxt

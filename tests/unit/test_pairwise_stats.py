@@ -281,3 +281,18 @@ def test_unbiased_raters_are_flagged_at_the_nominal_rate():
     # consistent with a family-wise rate of at most 5%: the Clopper-Pearson lower bound is below it
     lower = beta.ppf(0.025, any_flag, 200 - any_flag + 1) if any_flag else 0.0
     assert lower <= 0.05
+
+
+def test_undefined_statistics_are_null_with_a_note():
+    # both raters and the judge always pick x: alpha and kappas have no variation to measure
+    rows = [("p1", "c", "x", "y", "r1", "left"), ("p1", "c", "x", "y", "r2", "left"),
+            ("p2", "c", "y", "x", "r1", "right"), ("p2", "c", "y", "x", "r2", "right")]
+    frames = StudyFrames(study="t", rubric=RUBRIC, pair_votes=votes_frame(rows),
+                         judge_pair_votes=votes_frame([("p1", "c", "x", "y", "j", "left")]))
+    s = pairwise_section(frames, n_boot=30)
+    json.dumps(s, allow_nan=False)
+    assert s["rater_alpha"]["estimate"] is None and "note" in s["rater_alpha"]
+    assert s["rater_kappas"]["r1|r2"] is None and "note" in s["rater_kappas_detail"]["r1|r2"]
+    judge = s["judges"]["j"]
+    assert judge["agreement_with_majority"] == 1.0
+    assert judge["kappa_vs_majority"] is None and "note" in judge

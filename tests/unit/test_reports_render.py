@@ -512,43 +512,76 @@ def test_write_html_atomic(tmp_path: Path) -> None:
 
 # --- with the real report model, when it exists ---------------------------------------
 
-def _synthetic_frames():
+def synthetic_frames(n_per_cell: int = 5, seed: int = 7):
+    """A small study with every kind of input: judgements (with session positions),
+    judge scores, pair votes and live anchor answers (one rater drifting upwards)."""
     frames_mod = pytest.importorskip("annotator.stats.frames")
+    import random
+
     from annotator.domain.rubric import load_rubric
 
     root = Path(__file__).resolve().parents[2]
     rubric = load_rubric(root / "rubrics" / "ui_mockup.toml")
-    import random
-
-    rng = random.Random(7)
+    rng = random.Random(seed)
     cases, gens, raters = ["ui_checkout", "ui_dashboard", "ui_signup"], ["gen-a", "gen-b"], ["r1", "r2", "r3"]
-    items, judgements, judge = [], [], []
+    items, judgements, judge, pairs, anchors = [], [], [], [], []
+    position = dict.fromkeys(raters, 0)
     for ci, case in enumerate(cases):
         for gi, gen in enumerate(gens):
-            for k in range(4):
+            for k in range(n_per_cell):
                 item = f"it-{ci}{gi}{k}"
                 items.append({"item_id": item, "display_code": f"C{ci}{gi}{k}", "case_id": case,
                               "cell_id": case, "generator": gen, "slice": None})
-                truth = rng.randint(1, 5)
+                truth = rng.randint(1, 5) if gi else rng.randint(2, 5)
                 for r in raters:
-                    v = min(5, max(0, truth + rng.choice([-1, 0, 0, 1])))
+                    v = min(5, max(0, truth + rng.choice([-1, 0, 0, 0, 1])))
                     gate = "PASS" if v >= 3 else "FAIL"
-                    for metric, value in (("layout_hierarchy", v), ("instruction_following", gate),
-                                          ("ui_affordance", min(5, v + 1)), ("text_rendering", "PASS")):
+                    answers = (("layout_hierarchy", v), ("instruction_following", gate),
+                               ("ui_affordance", min(5, v + rng.choice([0, 1]))),
+                               ("text_rendering", "PASS" if rng.random() < 0.8 else "FAIL"),
+                               ("failure_tags", ("broken_layout",) if v < 2 else ()),
+                               ("reason", XSS if v < 2 else "=1+1 looks fine"))
+                    for metric, value in answers:
                         judgements.append({"item_id": item, "rater": r, "metric": metric, "value": value,
-                                           "reason": XSS if metric == "instruction_following" else "",
-                                           "created_at": None, "session_id": 1, "position": 0})
+                                           "reason": None, "created_at": None, "session_id": 1,
+                                           "position": position[r]})
+                    position[r] += 1
+                jv = 5 if truth <= 2 and k == 0 else min(5, truth + rng.choice([0, 1]))
                 judge.append({"item_id": item, "judge": "jj", "metric": "layout_hierarchy",
-                              "value": min(5, truth + 1), "reason": "judge " + XSS})
+                              "value": jv, "reason": "judge says " + XSS})
                 judge.append({"item_id": item, "judge": "jj", "metric": "instruction_following",
-                              "value": "PASS", "reason": "ok"})
+                              "value": "PASS" if jv >= 3 else "FAIL", "reason": "ok"})
+                judge.append({"item_id": item, "judge": "clip", "metric": "layout_hierarchy",
+                              "value": round(0.15 * truth + rng.random() * 0.2, 3), "reason": None})
+        for k in range(n_per_cell):
+            left, right = f"it-{ci}0{k}", f"it-{ci}1{k}"
+            for r in raters:
+                swap = rng.random() < 0.5
+                choice = rng.choices(["left", "right", "both", "neither"], [5, 3, 1, 1])[0]
+                if swap:
+                    choice = {"left": "right", "right": "left"}.get(choice, choice)
+                pairs.append({"pair_id": f"p-{ci}{k}", "case_id": case,
+                              "item_left": right if swap else left, "item_right": left if swap else right,
+                              "gen_left": "gen-b" if swap else "gen-a", "gen_right": "gen-a" if swap else "gen-b",
+                              "rater": r, "choice": choice, "created_at": None})
+    for r in raters:
+        for seq in range(30):
+            ref = 1 + seq % 4
+            shift = 1 if (r == "r2" and seq >= 15) else 0
+            val = min(5, max(0, ref + shift + rng.choice([-1, 0, 0, 0, 1])))
+            anchors.append({"rater": r, "anchor_id": f"a{seq % 10}", "item_id": f"anchor-{seq % 10}",
+                            "metric": "layout_hierarchy", "value": val, "reference": ref, "seq": seq,
+                            "session_id": 1 + seq // 10, "created_at": None, "context": "live"})
+    jpairs = [dict(p, rater="jj") for p in pairs if p["rater"] == "r1"]
     return frames_mod.StudyFrames(study="synthetic", rubric=rubric, items=pd.DataFrame(items),
-                                  judgements=pd.DataFrame(judgements), judge_scores=pd.DataFrame(judge))
+                                  judgements=pd.DataFrame(judgements), judge_scores=pd.DataFrame(judge),
+                                  pair_votes=pd.DataFrame(pairs), judge_pair_votes=pd.DataFrame(jpairs),
+                                  anchor_answers=pd.DataFrame(anchors))
 
 
 def test_real_report_model_renders(tmp_path: Path) -> None:
     report_model = pytest.importorskip("annotator.stats.report_model")
-    frames = _synthetic_frames()
+    frames = synthetic_frames()
     try:
         report = report_model.build_report(frames, n_boot=50)
     except TypeError:  # no n_boot keyword
