@@ -16,9 +16,10 @@ ANCHOR_EVERY = 15  # one anchor in 15 served items
 def live_order(items: Sequence[tuple[int, str]], seed: int) -> list[int]:
     """Order (item, case) pairs so outputs of one case sit as far apart as possible.
 
-    Greedy: at each step take the case with most items left among those not
-    used in the last `gap` steps (random among ties), so a rater never sees two
-    outputs of one prompt back to back and cannot compare neighbours.
+    Greedy, as for "no two equal neighbours": never repeat the last case while
+    another is left, take the case with most items left (which makes the number
+    of same-case neighbours the least possible), and among equals prefer one not
+    seen in the last few steps, so a rater cannot compare neighbours.
     """
     rng = random.Random(seed)
     groups: dict[str, list[int]] = defaultdict(list)
@@ -28,16 +29,16 @@ def live_order(items: Sequence[tuple[int, str]], seed: int) -> list[int]:
         rng.shuffle(g)
     cases = sorted(groups)
     rng.shuffle(cases)
-    gap = max(0, min(len(cases) - 1, 3))
+    window = min(len(cases) - 1, 3)
     recent: list[str] = []
     out: list[int] = []
     while len(out) < len(items):
-        allowed = [c for c in cases if groups[c] and c not in recent[-gap:]] if gap else []
-        pool = allowed or [c for c in cases if groups[c]]
-        most = max(len(groups[c]) for c in pool)
-        choice = rng.choice([c for c in pool if len(groups[c]) == most])
-        out.append(groups[choice].pop())
-        recent.append(choice)
+        left = [c for c in cases if groups[c]]
+        pool = [c for c in left if not recent or c != recent[-1]] or left
+        tail = set(recent[-window:]) if window > 0 else set()
+        best = max(pool, key=lambda c: (len(groups[c]), c not in tail, rng.random()))
+        out.append(groups[best].pop())
+        recent.append(best)
     return out
 
 
@@ -46,8 +47,8 @@ def anchor_slot(seed: int, live_position: int, every: int = ANCHOR_EVERY) -> int
 
     Each block of `every - 1` live items gets exactly one anchor at a seeded
     place inside it, so the rate is one in `every` and two anchors can never
-    be adjacent (a block's slot always precedes at least one of its own live
-    items... and the next block's slot follows it).
+    be adjacent (between two slots lies at least the last live item of the
+    earlier block).
     """
     if every < 2:
         return None

@@ -311,9 +311,13 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None) -> C
     return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
 
 
-def render_all(report: Mapping[str, Any]) -> dict[str, Any]:
-    """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}."""
-    metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
+def render_all(report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}.
+
+    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
+    """
+    if metrics is None:
+        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
     pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
     bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     drift_charts: dict[str, Chart] = {}

@@ -531,7 +531,7 @@ def _generators_view(gens: Any) -> dict[str, Any] | None:
     case_ids: set[str] = set(declared_cases)
     for g in names:
         gd = _d(by_gen[g])
-        for k, v in _d(gd.get("overall")).items():
+        for k in _d(gd.get("overall")):
             if k not in fig_keys and k not in count_keys:
                 fig_keys.append(k)
         for cid, c in _d(gd.get(case_key)).items():
@@ -579,6 +579,11 @@ def _per_metric_cell(v: Any) -> dict[str, Any]:
             if _num(v.get("exact")) is not None:
                 extra.append(f"exact {fmt_share(v['exact'])}")
         return {"est": e, "text": None, "sub": " · ".join(extra)}
+    if isinstance(v, Mapping) and any(_is_est_dict(x) for x in v.values()):
+        # several estimates of one rater on one metric, e.g. {n, exact_agreement, alpha}
+        parts = [(str(k).replace("_", " "), est_of(v, k)) for k, x in v.items() if _is_est_dict(x)]
+        sub = f"n={v['n']}" if v.get("n") is not None else ""
+        return {"est": None, "text": None, "sub": sub, "parts": parts}
     if isinstance(v, Mapping) and "agreement" in v:
         n = v.get("n_pairs", v.get("n"))
         e = Est(_num(v.get("agreement")), n=n, note=str(v["note"]) if v.get("note") else None)
@@ -612,6 +617,29 @@ def _rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, 
         rows.append((str(n), [_per_metric_cell(d[m]) if m in d else {"est": None, "text": "—", "sub": ""}
                               for m in cols]))
     return {"title": title, "columns": cols, "rows": rows}
+
+
+def _fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Agreement with the others early vs late in a session, per rater."""
+    rows, notes = [], set()
+    for name in sorted(raters, key=str):
+        f = _d(_d(raters[name]).get("fatigue"))
+        if not f:
+            continue
+        if not any(k in f for k in ("early", "late", "change")):
+            rows.append({"name": str(name), "early": None, "late": None, "change": None, "quarters": [],
+                         "n": "—", "sessions": "—", "note": str(f.get("note") or "")})
+            continue
+        quarters = [est_of({"q": q}, "q") for q in (f.get("by_position_quarter") or [])]
+        rows.append({"name": str(name), "early": est_of(f, "early"), "late": est_of(f, "late"),
+                     "change": est_of(f, "change"), "quarters": quarters,
+                     "n": fmt_num(f.get("n_answers")), "sessions": fmt_num(f.get("n_sessions")), "note": ""})
+        if f.get("note"):
+            notes.add(str(f["note"]))
+    if not rows or all(r["early"] is None for r in rows):
+        # nothing measured for anyone: one line, not a table of dashes
+        return {"rows": [], "note": "; ".join(sorted({r["note"] for r in rows if r["note"]}))} if rows else None
+    return {"rows": rows, "note": "; ".join(sorted(notes))}
 
 
 _RATER_MATRICES = (("accuracy", "Anchor accuracy (live work)"),
@@ -654,7 +682,6 @@ def _rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str,
         "anchors": r.get("anchors"),
         "flagged": flagged,
         "drift_text": drift_text,
-        "fatigue": fmt_any(r.get("fatigue")) if "fatigue" in r else None,
         "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
         "drift_chart": drift_charts.get(str(name)),
         "other": kv_rows(r, skip=_RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
@@ -775,7 +802,8 @@ def _pairwise_view(p: Any) -> dict[str, Any] | None:
         "judges": judges,
         "min_count": settings.get("min_count"),
         "settings": kv_rows(settings),
-        "other": kv_rows(p, skip=_PAIRWISE_KNOWN),
+        "note": str(p.get("note")) if p.get("note") else None,
+        "other": kv_rows(p, skip=_PAIRWISE_KNOWN + ("note",)),
     }
 
 
@@ -790,14 +818,25 @@ def _n_boot(report: Mapping[str, Any]) -> Any:
 
 
 _TOP_KNOWN = ("study", "rubric", "metrics", "findings", "raters", "pairwise", "verdict", "generators",
-              "systematic_findings", "n_boot", "settings", "generated_at", "schema", "schema_version")
+              "systematic_findings", "n_boot", "settings", "generated_at", "schema", "schema_version",
+              "definitions", "seed", "n_perm")
 
 
 def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | None = None,
                generated_at: str | None = None, with_charts: bool = True) -> dict[str, Any]:
     """The report dict as the rows the template lays out (also handy for tests)."""
     rubric = _d(report.get("rubric"))
-    metrics = _d(report.get("metrics"))
+    metrics = dict(_d(report.get("metrics")))
+    verdict = report.get("verdict")
+    verdict_rows: list[tuple[str, str]] = []
+    if isinstance(verdict, Mapping) and ("human_alpha" in verdict or "judges" in verdict):
+        # the report model gives the verdict the figures of a metric: show it as one
+        key = "verdict" if "verdict" not in metrics else "verdict (all rules)"
+        metrics[key] = {"label": "verdict (all rules)", **verdict}
+    elif isinstance(verdict, Mapping):
+        verdict_rows = kv_rows(verdict)
+    elif verdict is not None:
+        verdict_rows = [("verdict", fmt_any(verdict))]
     judge_order: list[str] = []
     for m in metrics.values():
         for j in _d(_d(m).get("judges")):
@@ -810,7 +849,7 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         small = shrink_thumbnail(bytes(data))
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
-    chart_set = _charts.render_all(report) if with_charts else {"agreement": None, "bradley_terry": None,
+    chart_set = _charts.render_all(report, metrics) if with_charts else {"agreement": None, "bradley_terry": None,
                                                                 "drift": {}}
     raters = _d(report.get("raters"))
     findings = [v for v in (_finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
@@ -824,8 +863,10 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         "n_boot": _n_boot(report),
         "generated_at": generated_at or str(report.get("generated_at") or "")
         or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "verdict": kv_rows(report.get("verdict")) if isinstance(report.get("verdict"), Mapping)
-        else ([("verdict", fmt_any(report.get("verdict")))] if report.get("verdict") is not None else []),
+        "verdict": verdict_rows,
+        "seed": report.get("seed"),
+        "n_perm": report.get("n_perm"),
+        "definitions": [(str(k).replace("_", " "), fmt_any(v)) for k, v in _d(report.get("definitions")).items()],
         "judge_names": [str(j) for j in judge_order],
         "metrics": [_metric_view(k, _d(m), judge_order) for k, m in metrics.items()],
         "findings": findings,
@@ -834,6 +875,7 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         "generators": _generators_view(report.get("generators")),
         "raters": [_rater_view(n, r, chart_set["drift"]) for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))],
         "rater_tables": [t for t in (_rater_matrix(raters, k, title) for k, title in _RATER_MATRICES) if t],
+        "fatigue": _fatigue_table(raters),
         "pairwise": _pairwise_view(report.get("pairwise")),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),

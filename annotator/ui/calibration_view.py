@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -342,6 +342,9 @@ class CalibrationView(QWidget):
         self._prefetcher.ready.connect(self._on_image)
         self._prefetcher.failed.connect(lambda k, _m: self._on_image(k, QImage()))
         self._build()
+        edit = self.form.reason_edit()
+        if edit is not None:
+            edit.installEventFilter(self)
         self._submit(self._open_job, self._on_opened)
 
     # -- layout --------------------------------------------------------------------
@@ -593,16 +596,27 @@ class CalibrationView(QWidget):
             return True
         return super().focusNextPrevChild(next)
 
+    def eventFilter(self, obj: QObject, e: QEvent) -> bool:  # noqa: N802 - Qt override
+        # In the reason box: Esc returns to the keys, Enter submits (Shift+Enter is a new line),
+        # as in the label view.
+        if obj is self.form.reason_edit() and e.type() == QEvent.Type.KeyPress:
+            if e.key() == Qt.Key.Key_Escape:
+                self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+                return True
+            if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                    not e.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                if not e.isAutoRepeat():
+                    self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+                    self.submit()
+                return True
+        return super().eventFilter(obj, e)
+
     def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802 - Qt override
         if e.isAutoRepeat():
             e.accept()
             return
         reason = self.form.reason_edit()
         if reason is not None and reason.hasFocus():
-            if e.key() == Qt.Key.Key_Escape:
-                self.setFocus()
-                e.accept()
-                return
             super().keyPressEvent(e)
             return
         if self._stage == "feedback":

@@ -86,7 +86,7 @@ class MetricRow(QFrame):
 
     def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.metric = metric
+        self.spec = metric
         self.keymap = keymap
         self.setObjectName("metric")
         self.setProperty("focused", False)
@@ -274,7 +274,7 @@ class OptionsRow(MetricRow):
 
     def value(self) -> Any:
         if self.multi:
-            return [o for o in self.metric.options if o in (self._value or [])]
+            return [o for o in self.spec.options if o in (self._value or [])]
         return self._value
 
     def set_value(self, value: Any) -> None:
@@ -290,8 +290,8 @@ class OptionsRow(MetricRow):
         if action.startswith("value_"):
             d = int(action.split("_")[1])
             idx = (d or 10) - 1
-            if idx < len(self.metric.options):
-                self._toggle(self.metric.options[idx])
+            if idx < len(self.spec.options):
+                self._toggle(self.spec.options[idx])
                 self.changed.emit()
                 return not self.multi  # tags stay focused: several may apply
             return False
@@ -352,7 +352,7 @@ class RubricForm(QWidget):
         lay.addWidget(self.verdict_label)
         lay.addStretch(1)
         self._focus = -1
-        self._answerable = [i for i, r in enumerate(self.rows) if r.metric.kind != "text"]
+        self._answerable = [i for i, r in enumerate(self.rows) if r.spec.kind != "text"]
         self.set_answers(None)
 
     # -- answers -------------------------------------------------------------------
@@ -360,17 +360,17 @@ class RubricForm(QWidget):
         out: dict[str, Any] = {}
         for r in self.rows:
             v = r.value()
-            if r.metric.kind == "text":
+            if r.spec.kind == "text":
                 if (v or "").strip():
-                    out[r.metric.key] = v.strip()
+                    out[r.spec.key] = v.strip()
             elif v is not None:
-                out[r.metric.key] = v
+                out[r.spec.key] = v
         return out
 
     def set_answers(self, answers: dict[str, Any] | None) -> None:
         answers = answers or {}
         for r in self.rows:
-            r.set_value(answers.get(r.metric.key))
+            r.set_value(answers.get(r.spec.key))
         first = self._first_missing()
         self._set_focus(first if first is not None else (self._answerable[0] if self._answerable else -1))
         self._update_verdict()
@@ -392,19 +392,19 @@ class RubricForm(QWidget):
 
     # -- focus ---------------------------------------------------------------------
     def focused_key(self) -> str | None:
-        return self.rows[self._focus].metric.key if 0 <= self._focus < len(self.rows) else None
+        return self.rows[self._focus].spec.key if 0 <= self._focus < len(self.rows) else None
 
     def focused_row(self) -> MetricRow | None:
         return self.rows[self._focus] if 0 <= self._focus < len(self.rows) else None
 
     def focus_metric(self, key: str) -> None:
         for i, r in enumerate(self.rows):
-            if r.metric.key == key:
+            if r.spec.key == key:
                 self._set_focus(i)
                 return
 
     def _focus_row(self, row: MetricRow) -> None:
-        if row in self.rows and row.metric.kind != "text":
+        if row in self.rows and row.spec.kind != "text":
             self._set_focus(self.rows.index(row))
 
     def _set_focus(self, index: int) -> None:
@@ -415,7 +415,7 @@ class RubricForm(QWidget):
     def _first_missing(self) -> int | None:
         missing = set(self.missing())
         for i, r in enumerate(self.rows):
-            if r.metric.key in missing:
+            if r.spec.key in missing:
                 return i
         return None
 
@@ -434,12 +434,12 @@ class RubricForm(QWidget):
     def _advance(self) -> None:
         """After an answer: the next unanswered metric below, else stay."""
         missing = set(self.missing())
-        later = [i for i in self._answerable if i > self._focus and self.rows[i].metric.key in missing]
+        later = [i for i in self._answerable if i > self._focus and self.rows[i].spec.key in missing]
         if later:
             self._set_focus(later[0])
         else:
             nxt = [i for i in self._answerable if i > self._focus]
-            if nxt and self.rows[nxt[0]].metric.kind == "tags":
+            if nxt and self.rows[nxt[0]].spec.kind == "tags":
                 self._set_focus(nxt[0])  # tags are optional: visit them on the way
 
     # -- keys ----------------------------------------------------------------------

@@ -182,17 +182,29 @@ def sample_report() -> dict[str, Any]:
         "r3": {"n_judgements": 180, "anchors": 0,
                "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None}},
     }
+    # the report model's shape: figures per generator, overall (cases weighted equally) and per case
+    def gen(verdict: list[float], layout: list[float], gate_pass: bool) -> dict[str, Any]:
+        case_ids = ["ui_signup", "ui_checkout", "ui_dashboard"]  # deliberately not alphabetical
+        by_case = {c: {"n_items": 10, "verdict_pass_rate": est(v, max(0, v - 0.3), min(1, v + 0.2), n=10),
+                       "layout_hierarchy": est(lh, lh - 0.5, lh + 0.5, n=10)}
+                   for c, v, lh in zip(case_ids, verdict, layout, strict=True)}
+        by_case["ui_checkout"]["verdict_pass_rate"] = est(None, n=4, note="4 answers, fewer than 10: "
+                                                          "a share is not shown")
+        mean_v = sum(verdict) / 3
+        return {"n_items": 30, "n_cases": 3,
+                "overall": {"verdict_pass_rate": est(mean_v, mean_v - 0.15, mean_v + 0.12, n=30) | {"n_cases": 3},
+                            "layout_hierarchy": est(sum(layout) / 3, 2.6, 3.9, n=30) | {"n_cases": 3}},
+                "by_case": by_case,
+                "release_gate": {"pass": gate_pass, "checks": {"verdict_pass_rate": {
+                    "threshold": 0.6, "low": mean_v - 0.15, "pass": gate_pass}}}}
+
     generators = {
-        "gen-b": {"overall": {"n_items": 30, "pass_rate": est(0.63, 0.45, 0.79, n=30)},
-                  "cases": {"ui_signup": {"n_items": 10, "pass_rate": est(0.7, 0.35, 0.93, n=10)},
-                            "ui_checkout": {"n_items": 10, "pass_rate": est(0.5, 0.19, 0.81, n=10)},
-                            "ui_dashboard": {"n_items": 10, "pass_rate": est(0.7, 0.35, 0.93, n=10)}},
-                  "release_gate": {"passes": False, "rule": "lower bound of pass rate >= 0.6"}},
-        "gen-a": {"overall": {"n_items": 30, "pass_rate": est(0.8, 0.61, 0.92, n=30)},
-                  "cases": {"ui_signup": {"n_items": 10, "pass_rate": est(0.9, 0.55, 1.0, n=10)},
-                            "ui_checkout": {"n_items": 10, "pass_rate": est(0.6, 0.26, 0.88, n=10)},
-                            "ui_dashboard": {"n_items": 10, "pass_rate": est(0.9, 0.55, 1.0, n=10)}},
-                  "release_gate": {"passes": True, "rule": "lower bound of pass rate >= 0.6"}},
+        "cases": ["ui_checkout", "ui_dashboard", "ui_signup"],
+        "figures": {"verdict_pass_rate": "pass rate", "layout_hierarchy": "mean score"},
+        "by_generator": {"gen-b": gen([0.7, 0.5, 0.7], [3.1, 2.8, 3.5], False),
+                         "gen-a": gen([0.9, 0.6, 0.9], [3.8, 3.0, 4.1], True)},
+        "release_gate": {"thresholds": {"verdict_pass_rate": 0.6},
+                         "rule": "every figure's lower 95% bound reaches its threshold"},
     }
     pairwise = {
         "cells": {
@@ -477,9 +489,22 @@ def test_html_has_every_section(html: str) -> None:
 
 def test_html_cases_are_alphabetical_not_by_score() -> None:
     view = build_view(sample_report(), with_charts=False)
-    cases = [c["case_id"] for c in view["generators"]["cases"]]
-    assert cases == sorted(cases)
-    assert view["generators"]["names"] == ["gen-a", "gen-b"]
+    g = view["generators"]
+    assert g["cases"] == ["ui_checkout", "ui_dashboard", "ui_signup"]
+    assert g["names"] == ["gen-a", "gen-b"]
+    for fig in g["figures"]:
+        assert [cid for cid, _ in fig["rows"]] == g["cases"]  # not re-sorted by any score
+    verdict = next(f for f in g["figures"] if f["key"] == "verdict_pass_rate")
+    assert verdict["rows"][0][1][0].text.startswith("undefined (4 answers")
+    assert [x["pass"] for x in g["gates"]] == [True, False]
+    # the simpler {generator: {overall, cases, release_gate}} shape is laid out the same way
+    simple = {"gen-z": {"overall": {"pass_rate": est(0.5, 0.3, 0.7, n=20)},
+                        "cases": {"b_case": {"pass_rate": est(0.2, 0.0, 0.5, n=10)},
+                                  "a_case": {"pass_rate": est(0.8, 0.5, 1.0, n=10)}},
+                        "release_gate": False}}
+    sg = build_view({"generators": simple}, with_charts=False)["generators"]
+    assert sg["cases"] == ["a_case", "b_case"] and sg["figures"][0]["rows"][0][1][0].estimate == 0.8
+    assert sg["gates"][0]["pass"] is False
     assert [r["case_id"] for r in view["pairwise"]["cells"]] == ["ui_checkout", "ui_signup"]
     # the share is shown where the report gives one and the note where it does not
     shares = {r["case_id"]: (r["share"], r["note"]) for r in view["pairwise"]["cells"]}
