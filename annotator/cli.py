@@ -137,9 +137,25 @@ def _cmd_rater(a) -> int:
 
 
 def _cmd_judge(a) -> int:
-    from .services.judging import run_judge_cli
+    from .judge.runner import JudgeConfig
+    from .services.judging import judge_study_at
 
-    return run_judge_cli(a)
+    config = JudgeConfig(model=a.model, base_url=a.base_url, api=a.api, concurrency=a.concurrency,
+                         max_retries=a.max_retries, timeout=a.timeout, judge_name=a.judge_name)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rjudged {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    summary = judge_study_at(a.study, config, progress=progress)
+    print(file=sys.stderr)
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
+    print(f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
+          + (f" ({kinds})" if kinds else ""))
+    if summary.n_unscored:
+        print("annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
+              file=sys.stderr)
+        return EXIT_UNSCORED
+    return EXIT_OK
 
 
 def _cmd_report(a) -> int:

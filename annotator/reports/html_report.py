@@ -93,11 +93,21 @@ class Est:
         return self.estimate is not None
 
     @property
+    def short_note(self) -> str | None:
+        """The reason without its explanation: notes read "<reason>: <why>"; the full
+        note stays in the JSON and in the tooltip."""
+        if not self.note:
+            return None
+        if len(self.note) > 48 and ": " in self.note:
+            return self.note.split(": ", 1)[0]
+        return self.note
+
+    @property
     def text(self) -> str:
         if not self.present:
             return "—"
         if self.estimate is None:
-            return f"undefined ({self.note})" if self.note else "undefined"
+            return f"undefined ({self.short_note})" if self.note else "undefined"
         return fmt_num(self.estimate)
 
     @property

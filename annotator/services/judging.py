@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,24 +63,9 @@ def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None
     return run_judge(requests, rubric, config, StudySink(study, run_pk, judge), progress=progress, cancel=cancel)
 
 
-def run_judge_cli(a) -> int:
-    from ..cli import EXIT_OK, EXIT_UNSCORED
-
-    config = JudgeConfig(model=a.model, base_url=a.base_url, api=a.api, concurrency=a.concurrency,
-                         max_retries=a.max_retries, timeout=a.timeout, judge_name=a.judge_name)
-    study = Study.open(a.study)
+def judge_study_at(study_path: str, config: JudgeConfig, *, progress=None) -> RunSummary:
+    study = Study.open(study_path)
     try:
-        def progress(done: int, total: int) -> None:
-            print(f"\rjudged {done}/{total}", end="", file=sys.stderr, flush=True)
-
-        summary = judge_study(study, config, progress=progress)
+        return judge_study(study, config, progress=progress)
     finally:
         study.close()
-    print(file=sys.stderr)
-    print(f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
-          + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(summary.errors_by_kind.items()))})" if summary.errors_by_kind else ""))
-    if summary.n_unscored:
-        print("annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
-              file=sys.stderr)
-        return EXIT_UNSCORED
-    return EXIT_OK

@@ -54,6 +54,7 @@ from .worker import DbWorker, ImagePrefetcher
 
 PREFETCH_AHEAD = 3
 CALM_MS = 4000
+MIN_FOR_PACE = 3  # a pace from one or two answers is noise
 
 
 # -- worker jobs (run on the database thread; no Qt in here) --------------------------
@@ -114,9 +115,9 @@ def item_media(view: ItemView) -> list[str]:
 
 def format_progress(p: Progress) -> str:
     parts = [f"{p.done} / {p.total} done", f"{p.session_done} this session"]
-    if p.pace_per_hour:
+    if p.pace_per_hour and p.session_done >= MIN_FOR_PACE:
         parts.append(f"{p.pace_per_hour:.0f} per hour")
-    if p.seconds_left is not None:
+    if p.seconds_left is not None and p.session_done >= MIN_FOR_PACE:
         mins = p.seconds_left / 60
         parts.append(f"about {mins:.0f} min left" if mins < 90 else f"about {mins / 60:.1f} h left")
     return "  ·  ".join(parts)
@@ -161,6 +162,7 @@ class ItemPanel(QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.hide()
         self._shas: list[str | None] = []
+        self._captions: list[str] = []
         self._mask: str | None = None
         self._mask_image: QImage | None = None
         self._mask_visible = True
@@ -183,10 +185,11 @@ class ItemPanel(QWidget):
         self._shas = [sha for sha, _ in entries]
         self._mask = view.mask
         self._mask_image = mask
+        self._captions = [caption for _, caption in entries]
         col = 0
         for i, (sha, caption) in enumerate(entries):
             t = self._tile(i)
-            t.caption.setText(caption)
+            t.caption.setText(self._caption(caption))
             t.view.set_image(images.get(sha), mask=mask)
             t.view.set_mask_visible(self._mask_visible)
             t.show()
@@ -213,6 +216,11 @@ class ItemPanel(QWidget):
             self.empty.hide()
         for c in range(col, self._grid.columnCount()):
             self._grid.setColumnStretch(c, 0)
+
+    def _caption(self, base: str) -> str:
+        if self._mask is None:
+            return base
+        return f"{base}  ·  edit mask {'shown' if self._mask_visible else 'hidden'} (M)"
 
     def image_arrived(self, sha: str, image: QImage) -> None:
         if sha == self._mask:
@@ -241,8 +249,9 @@ class ItemPanel(QWidget):
 
     def toggle_mask(self) -> bool:
         self._mask_visible = not self._mask_visible
-        for v in self.views():
+        for i, v in enumerate(self.views()):
             v.set_mask_visible(self._mask_visible)
+            self.tiles[i].caption.setText(self._caption(self._captions[i]))
         return self._mask_visible
 
 
@@ -430,6 +439,7 @@ class LabelView(QWidget):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(6, 0, 0, 0)
         rl.setSpacing(6)
+        self.right_layout = rl
         self.form_scroll = QScrollArea()
         self.form_scroll.setWidgetResizable(True)
         self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -460,6 +470,7 @@ class LabelView(QWidget):
         cw = self.fontMetrics().averageCharWidth()
         right.setMinimumWidth(cw * 46)
         self.splitter = split
+        self._sized = False
         wl.addWidget(split, 1)
         self.stack.addWidget(work)
         self.work = work
@@ -485,6 +496,15 @@ class LabelView(QWidget):
         self._calm = QTimer(self)
         self._calm.setSingleShot(True)
         self._calm.timeout.connect(lambda: self.message.setText(""))
+
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().showEvent(event)
+        if not self._sized:
+            # Pictures get the larger share; the form keeps a readable width.
+            self._sized = True
+            total = max(self.width(), 800)
+            form_w = max(self.splitter.widget(1).minimumWidth(), int(total * 0.4))
+            self.splitter.setSizes([total - form_w, form_w])
 
     # -- state ---------------------------------------------------------------------
     @property
@@ -513,6 +533,8 @@ class LabelView(QWidget):
         self.form = RubricForm(self.rubric, self.keymap)
         self.form.changed.connect(self._form_changed)
         self.form_scroll.setWidget(self.form)
+        # The live verdict stays in view beside the buttons, whatever the scroll.
+        self.right_layout.insertWidget(1, self.form.verdict_label)
         edit = self.form.reason_edit()
         if edit is not None:
             edit.installEventFilter(self)
