@@ -12,6 +12,7 @@ there is nothing to draw); an undefined estimate is drawn as the word
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import io
 import math
@@ -63,6 +64,7 @@ class Chart:
     width: int
     height: int
     alt: str
+    omitted: tuple[str, ...] = ()  # groups left out because nothing in them is defined
 
 
 def figure_to_png(fig: Figure, *, dpi: int = DPI) -> bytes:
@@ -191,6 +193,7 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
     then each judge against the human consensus (x marks the permutation baseline)."""
     rows: list[_Row] = []
     groups: list[tuple[str, int, int]] = []
+    omitted: list[str] = []
     judge_names: list[str] = []
     for m in metrics.values():
         for j in (m.get("judges") or {}) if isinstance(m, Mapping) else {}:
@@ -211,13 +214,19 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
             perm = j.get("permutation_alpha") if isinstance(j.get("permutation_alpha"), Mapping) else {}
             rows.append(_Row(f"{jname} vs consensus (n={n if n is not None else '?'})", est, low, high,
                              colours[jname], baseline=_num(perm.get("mean"))))
+        if all(r.est is None for r in rows[start:]):
+            # a metric with nothing defined is a row of "undefined"s: name it under the chart instead
+            del rows[start:]
+            omitted.append(str(key))
+            continue
         groups.append((str(key), start, len(rows)))
     if not rows:
         return None
     fig = _forest(rows, groups, title="",
                   xlabel="alpha   (0 = chance, 1 = perfect;  x = judge scores shuffled across items)",
                   guides=((0.0, "chance"), (0.667, "0.667"), (0.8, "0.8")))
-    return figure_to_chart(fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals")
+    chart = figure_to_chart(fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals")
+    return dataclasses.replace(chart, omitted=tuple(omitted))
 
 
 @_styled
@@ -251,13 +260,14 @@ def _seq(values: Any) -> list[float | None]:
 
 
 @_styled
-def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None) -> Chart | None:
+def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
+                width: float = WIDTH) -> Chart | None:
     """One rater's anchor answers over time: deviation from the reference (with its
     EWMA and control limit) above, the two-sided CUSUM against its threshold h below."""
     usable = {m: s for m, s in series.items() if isinstance(s, Mapping) and s.get("deviation") is not None}
     if not usable:
         return None
-    fig = Figure(figsize=(WIDTH, 4.2))
+    fig = Figure(figsize=(width, 4.4 if width >= WIDTH else 4.0))
     ax1 = fig.add_subplot(2, 1, 1)
     ax2 = fig.add_subplot(2, 1, 2, sharex=ax1)
     hs: set[float] = set()
@@ -303,11 +313,19 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None) -> C
     ax1.set_ylabel("answer - reference")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
+    handles, labels = [], []
     for ax in (ax1, ax2):
         ax.grid(axis="y")
-        ax.legend(fontsize=7.5, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
     ax1.tick_params(labelbottom=False)
-    fig.tight_layout()
+    # one legend under both panels, so half-width charts keep their plotting area
+    ncols = 4 if width >= WIDTH else 2
+    rows = -(-len(labels) // ncols)
+    fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False)
+    legend_inches = 0.1 + 0.17 * rows
+    fig.tight_layout(rect=(0, legend_inches / fig.get_size_inches()[1], 1, 1))
     return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
 
 
@@ -327,7 +345,7 @@ def render_all(report: Mapping[str, Any], metrics: Mapping[str, Any] | None = No
         if isinstance(series, Mapping) and series:
             drift = r.get("drift") if isinstance(r.get("drift"), Mapping) else {}
             flag_at = drift.get("first_flag_at") if drift.get("flagged") else None
-            chart = drift_chart(str(name), series, flag_at)
+            chart = drift_chart(str(name), series, flag_at, width=WIDTH if flag_at is not None else WIDTH / 2)
             if chart is not None:
                 drift_charts[str(name)] = chart
     return {

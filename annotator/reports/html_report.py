@@ -58,7 +58,9 @@ def fmt_num(x: Any, digits: int = 2) -> str:
         return "—" if x is None else str(x)
     if v == int(v) and abs(v) >= 1000:
         return f"{int(v):,}"
-    return f"{v:.{digits}f}"
+    text = f"{v:.{digits}f}"
+    # -0.004 rounds to "-0.00": a sign on zero suggests a direction that is not there
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def fmt_p(x: Any) -> str:
@@ -314,8 +316,20 @@ def _slices(s: Any) -> list[dict[str, Any]]:
                 rows.append((str(name), [_cell(g[k]) if k in g else "—" for k in keys]))
             else:
                 rows.append((str(name), [fmt_any(g)] if not keys else [fmt_any(g)] + [""] * (len(keys) - 1)))
+        # a column undefined everywhere for one reason says so once, under the table
+        dropped: dict[str, list[str]] = {}
+        for ci in reversed(range(len(keys))):
+            cells = [r[1][ci] for r in rows if ci < len(r[1])]
+            notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
+            if cells and len(notes) == 1 and all(isinstance(c, Est) and not c.defined for c in cells):
+                dropped.setdefault(next(iter(notes)) or "", []).insert(0, keys[ci].replace("_", " "))
+                del keys[ci]
+                for r in rows:
+                    del r[1][ci]
+        captions = [f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
+                    for note, cols in dropped.items()]
         out.append({"title": str(dim).replace("_", " "), "columns": [k.replace("_", " ") for k in keys] or ["value"],
-                    "rows": rows})
+                    "rows": rows, "captions": captions})
     return out
 
 
@@ -360,7 +374,7 @@ def _human_range_text(hr: Any) -> str | None:
 def _perm_text(perm: Any) -> str:
     perm = _d(perm)
     if _num(perm.get("mean")) is None:
-        return f"undefined ({perm['note']})" if perm.get("note") else "undefined"
+        return Est(None, note=str(perm.get("note") or "") or None).text
     return f"{fmt_num(perm.get('mean'), 3)} · p {fmt_p(perm.get('p_value'))}"
 
 
@@ -386,7 +400,7 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
             "perm_present": bool(perm),
             "perm_mean": fmt_num(perm.get("mean"), 3) if _num(perm.get("mean")) is not None else None,
             "perm_p": fmt_p(perm.get("p_value")),
-            "perm_note": str(perm.get("note") or "") or None,
+            "perm_note": Est(None, note=str(perm["note"])).short_note if perm.get("note") else None,
             "perm_extra": [(f"shuffles: {k}", v) for k, v in kv_rows(perm, skip=("mean", "p_value", "note"))],
             "exact_agreement": _with_interval(j, "exact_agreement", "exact_agreement_ci", j.get("n_items")),
             "mean_difference": est_of(j, "mean_difference"),
@@ -400,6 +414,8 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
             "alpha_gain": est_of(j, "alpha_gain"),
             "perm_pearson": _perm_text(j.get("permutation_pearson")) if "permutation_pearson" in j else None,
             "same_scale": j.get("same_scale"),
+            "off_scale": (est_of(j, "alpha_vs_consensus").short_note or "the judge answers on its own scale")
+            if j.get("same_scale") is False else None,
             "slices": _slices(j.get("slices")),
             "other": kv_rows(j, skip=_JUDGE_KNOWN),
         })
@@ -407,9 +423,11 @@ def _metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict
         ("human_alpha_nominal", "alpha, nominal"), ("percent_agreement", "percent agreement"),
         ("fleiss_kappa", "Fleiss' kappa"), ("gwet_ac1", "Gwet's AC1")) if k in m]
     weights, pair_rows = _pair_kappa_rows(m.get("rater_pairs"))
+    group, _, option = str(key).partition(":")
     return {
         "key": str(key),
-        "label": str(m.get("label") or key),
+        "label": str(m.get("label") or (option if option else key)),
+        "group": group if option and not m.get("label") else None,
         "kind": m.get("kind") or "—",
         "level": m.get("level") or "—",
         "n_items": m.get("n_items"),
@@ -549,6 +567,8 @@ def _generators_view(gens: Any) -> dict[str, Any] | None:
             for k in _d(c):
                 if k not in fig_keys and k not in count_keys and not str(k).endswith("_note"):
                     fig_keys.append(k)
+    # the verdict is what a release decision reads first
+    fig_keys.sort(key=lambda k: 0 if "verdict" in str(k) else 1)
     # Cases alphabetical, generators side by side: a row holds one case fixed.
     cases = sorted(case_ids)
     figures = []
@@ -612,7 +632,7 @@ def _rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, 
     per_metric = all(isinstance(_d(raters[n]).get(key), Mapping) and
                      all(isinstance(x, Mapping) for x in _d(raters[n])[key].values()) for n in names)
     if not per_metric:
-        return {"title": title, "columns": [title], "rows": [
+        return {"title": title, "corner": "rater", "columns": [title], "rows": [
             (str(n), [{"est": None, "text": fmt_any(_d(raters[n]).get(key)), "sub": ""}]) for n in names]}
     cols: list[str] = []
     for n in names:
@@ -621,12 +641,17 @@ def _rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, 
                 cols.append(m)
     if not cols:
         return None
+    blank = {"est": None, "text": "—", "sub": ""}
+    if len(cols) > len(names):
+        # more metrics than raters: metrics down the side keeps the table inside the page
+        rows = [(m, [_per_metric_cell(_d(_d(raters[n]).get(key))[m]) if m in _d(_d(raters[n]).get(key))
+                     else blank for n in names]) for m in cols]
+        return {"title": title, "corner": "metric", "columns": [str(n) for n in names], "rows": rows}
     rows = []
     for n in names:
         d = _d(_d(raters[n]).get(key))
-        rows.append((str(n), [_per_metric_cell(d[m]) if m in d else {"est": None, "text": "—", "sub": ""}
-                              for m in cols]))
-    return {"title": title, "columns": cols, "rows": rows}
+        rows.append((str(n), [_per_metric_cell(d[m]) if m in d else blank for m in cols]))
+    return {"title": title, "corner": "rater", "columns": cols, "rows": rows}
 
 
 def _fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -24,12 +24,12 @@ REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "rubrics" / "ui_mockup.toml"
 ANCHORS = REPO / "anchors" / "ui_mockup" / "anchors.jsonl"
 DEMO_RATER = "demo-rater"
-SIMULATED_ANCHOR_EVERY = 4  # the simulated raters stand for a long programme: anchors come often
+SIMULATED_ANCHOR_EVERY = 3  # the simulated raters stand for a long programme: anchors come often
 SIMULATED = (
     SimulatedRater("sim-steady", severity=0.0, noise=0.45),
     SimulatedRater("sim-severe", severity=0.6, noise=0.5),
     SimulatedRater("sim-lenient", severity=-0.4, noise=0.55),
-    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=10, drift_shift=1.5),
+    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=6, drift_shift=2.0),
 )
 PAIR_VOTERS = (
     SimulatedPairVoter("sim-steady", {"gen-alpha": 1.2, "gen-beta": 0.0, "gen-gamma": -0.4}, left_bias=0.5, tie_rate=0.1),
@@ -37,6 +37,7 @@ PAIR_VOTERS = (
     SimulatedPairVoter("sim-lenient", {"gen-alpha": 1.1, "gen-beta": 0.0, "gen-gamma": -0.3}, left_bias=0.7, tie_rate=0.15),
 )
 OPERATOR = "ops-check"
+SESSION_LENGTH = 12
 
 
 def default_demo_folder() -> Path:
@@ -88,9 +89,12 @@ def _simulate_labels(study: Study, truths: dict[str, dict], seed: int) -> None:
 
 
 def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -> None:
-    session = LabelSession(study, sim.name)
     anchor_n, done = 0, 0
+    session = LabelSession(study, sim.name)
     while (served := session.next()) is not None and (limit is None or done < limit):
+        if done and done % SESSION_LENGTH == 0:  # raters work in sittings; an anchor may recur across them
+            session = LabelSession(study, sim.name)
+            served = session.next()
         if served.context == "anchor":
             truth, idx = refs[served.item_pk], anchor_n
             anchor_n += 1

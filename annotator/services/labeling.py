@@ -66,12 +66,9 @@ class LabelSession:
 
     def _check_drift(self) -> None:
         from ..stats.drift import rater_drift_summary
-        from .reporting import study_frames
+        from ..store.frames import rater_anchor_frames
 
-        frames = study_frames(self.study)
-        # only this rater's anchors matter here: the full summary is for the report
-        frames.anchor_answers = frames.anchor_answers[frames.anchor_answers["rater"] == self.rater]
-        frames.judgements = frames.judgements.iloc[0:0]
+        frames = rater_anchor_frames(self.study.db, self.rubric, self.rater)
         summary = rater_drift_summary(frames).get(self.rater)
         if summary and summary["drift"]["flagged"]:
             d = summary["drift"]

@@ -32,6 +32,38 @@ def _current_judgements(s, contexts: tuple[str, ...]):
     )
 
 
+def _anchor_answers(s, rubric: Rubric, item_ids: dict[int, str], rater: str | None = None) -> pd.DataFrame:
+    """Answers on anchors with their reference; seq numbers a rater's live anchor answers in order."""
+    refs = {a.item_pk: json.loads(a.reference) for a in s.scalars(select(Anchor))}
+    stmt = _current_judgements(s, ("anchor", "calibration"))
+    if rater is not None:
+        stmt = stmt.where(Rater.name == rater)
+    rows = []
+    seq: dict[str, int] = {}
+    for j, name in s.execute(stmt):
+        ref = refs.get(j.item_pk)
+        if ref is None:
+            continue
+        ctx = "live" if j.context == "anchor" else "calibration"
+        n = None
+        if ctx == "live":
+            n = seq.get(name, 0)
+            seq[name] = n + 1
+        for key, value in json.loads(j.answers).items():
+            if not rubric.has(key) or rubric.metric(key).kind not in ("gate", "scale", "choice"):
+                continue
+            item_id = item_ids[j.item_pk]
+            rows.append((name, item_id, item_id, key, value, ref.get(key), n, j.session_pk, j.created_at, ctx))
+    return pd.DataFrame(rows, columns=F.ANCHOR_COLUMNS)
+
+
+def rater_anchor_frames(db: StudyDB, rubric: Rubric, rater: str, study_name: str = "") -> F.StudyFrames:
+    """Only one rater's anchor answers: what the drift check at an item boundary needs."""
+    with db.read() as s:
+        item_ids = {pk: iid for pk, iid in s.execute(select(Item.id, Item.item_id).where(Item.is_anchor.is_(True)))}
+        return F.StudyFrames(study=study_name, rubric=rubric, anchor_answers=_anchor_answers(s, rubric, item_ids, rater))
+
+
 def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> F.StudyFrames:
     metric_keys = {m.key for m in rubric.metrics}
     text_keys = {m.key for m in rubric.metrics if m.kind == "text"}
@@ -67,25 +99,7 @@ def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[st
         ]
         judge_scores = pd.DataFrame(jrows, columns=F.JUDGE_COLUMNS)
 
-        refs = {a.item_pk: json.loads(a.reference) for a in s.scalars(select(Anchor))}
-        arows = []
-        seq: dict[str, int] = {}
-        for j, rater in s.execute(_current_judgements(s, ("anchor", "calibration"))):
-            ref = refs.get(j.item_pk)
-            if ref is None:
-                continue
-            ctx = "live" if j.context == "anchor" else "calibration"
-            n = None
-            if ctx == "live":
-                n = seq.get(rater, 0)
-                seq[rater] = n + 1
-            for key, value in json.loads(j.answers).items():
-                m = rubric.metric(key) if rubric.has(key) else None
-                if m is None or m.kind not in ("gate", "scale", "choice"):
-                    continue
-                arows.append((rater, by_pk[j.item_pk][1], by_pk[j.item_pk][1], key, value, ref.get(key), n,
-                              j.session_pk, j.created_at, ctx))
-        anchor_answers = pd.DataFrame(arows, columns=F.ANCHOR_COLUMNS)
+        anchor_answers = _anchor_answers(s, rubric, {pk: r[1] for pk, r in by_pk.items()})
 
         newer = aliased(PairVote)
         votes = s.execute(

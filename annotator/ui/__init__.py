@@ -6,8 +6,9 @@ Importing this package first applies ``keep_none_alive()``: PySide6 6.12.0 on
 Python 3.11 drops one reference to ``None`` on EVERY call of a Qt method that
 returns void (``obj.setObjectName("x")`` lowers ``sys.getrefcount(None)`` by
 one), so after a few thousand calls the interpreter aborts with "none_dealloc:
-deallocating None". Python 3.12+ makes None immortal, which is exactly what the
-fix below does by hand on older interpreters. Import ``annotator.ui`` (or any
+deallocating None"; test runs also end in "bool_dealloc" (True/False lose
+references the same way). Python 3.12+ makes these singletons immortal, which is
+exactly what the fix below does by hand on older interpreters. Import ``annotator.ui`` (or any
 module in it) before driving Qt from Python.
 """
 
@@ -20,13 +21,14 @@ __all__ = ["keep_none_alive", "run_app"]
 
 
 def keep_none_alive() -> None:
-    """Make None effectively immortal on Python < 3.12 (see the module docstring)."""
+    """Make None, True and False effectively immortal on Python < 3.12 (see above)."""
     if sys.version_info >= (3, 12):
         return
-    refcnt = ctypes.c_ssize_t.from_address(id(None))  # ob_refcnt is the first field
-    if refcnt.value < 1 << 40:
-        # None is never freed, so a huge count changes nothing but the leak's reach.
-        refcnt.value += 1 << 50
+    for singleton in (None, True, False):
+        refcnt = ctypes.c_ssize_t.from_address(id(singleton))  # ob_refcnt is the first field
+        if refcnt.value < 1 << 40:
+            # These are never freed, so a huge count changes nothing but the leak's reach.
+            refcnt.value += 1 << 50
 
 
 keep_none_alive()

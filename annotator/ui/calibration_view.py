@@ -137,7 +137,7 @@ class _FeedbackPanel(QWidget):
         self.cards = []
         scored = [f for f in feedback if f.match is not None]
         met = sum(1 for f in scored if f.match)
-        self.title.setText(f"Anchor {index} of {total}: how your answer compares")
+        self.title.setText(f"How your answer compares (anchor {index} of {total})")
         self.summary.setText(f"You met the reference on {met} of {len(scored)} scored metrics. "
                              "Read the rationale where you differ; it is the reasoning the reference follows.")
         for f in feedback:
@@ -153,19 +153,19 @@ class _FeedbackPanel(QWidget):
             g.setContentsMargins(12, 8, 12, 8)
             g.setHorizontalSpacing(14)
             g.setVerticalSpacing(3)
-            name = _label(f.label or metric.label, bold=True)
+            head = QHBoxLayout()
+            head.addWidget(_label(f.label or metric.label, bold=True), 1)
             mark_lab = QLabel(mark)
             mark_lab.setObjectName("mark")
             mark_lab.setStyleSheet(f"color: {ink}; font-weight: 650;")
-            mark_lab.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            g.addWidget(name, 0, 0, 1, 2)
-            g.addWidget(mark_lab, 0, 2)
+            head.addWidget(mark_lab)
+            g.addLayout(head, 0, 0, 1, 2)
             yours = _label(f"Your answer: <b>{_esc(format_answer(metric, f.answer))}</b>")
             ref = _label(f"Reference: <b>{_esc(format_answer(metric, f.reference))}</b>")
             yours.setObjectName("yours")
             ref.setObjectName("reference")
             g.addWidget(yours, 1, 0)
-            g.addWidget(ref, 1, 1, 1, 2)
+            g.addWidget(ref, 1, 1)
             if metric.kind == "scale":
                 rule = "within one point counts as met"
             elif metric.kind == "tags":
@@ -176,8 +176,8 @@ class _FeedbackPanel(QWidget):
                 why = _label(f.rationale)
                 why.setObjectName("rationale")
                 why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-                g.addWidget(why, 2, 0, 1, 3)
-            g.addWidget(_label(rule, soft=True), 3, 0, 1, 3)
+                g.addWidget(why, 2, 0, 1, 2)
+            g.addWidget(_label(rule, soft=True), 3, 0, 1, 2)
             g.setColumnStretch(0, 1)
             g.setColumnStretch(1, 1)
             self.rows.addWidget(card)
@@ -213,6 +213,12 @@ class _VerdictPage(QWidget):
         self.history.setHorizontalSpacing(18)
         self.history.setVerticalSpacing(4)
         outer.addLayout(self.history)
+        outer.addSpacing(6)
+        outer.addWidget(_label("Every session, oldest first", soft=True, bold=True))
+        self.sessions = QGridLayout()
+        self.sessions.setHorizontalSpacing(18)
+        self.sessions.setVerticalSpacing(4)
+        outer.addLayout(self.sessions)
         outer.addStretch(1)
         self.hint = _label("This result is stored. Enter: done.", soft=True)
         outer.addWidget(self.hint)
@@ -291,23 +297,21 @@ class _VerdictPage(QWidget):
             else:
                 text = ""
             self._cell(self.history, r, 3, text, colour=SOFT)
-        # Every session, oldest first.
-        row = len(keys) + 2
-        self._cell(self.history, row, 0, "all sessions", head=True)
-        for c, h in enumerate(("when", "verdict", *[rubric.metric(k).label if rubric.has(k) else k
-                                                    for k in keys]), start=1):
-            self._cell(self.history, row, c, h, head=True)
+        self.history.setColumnStretch(4, 1)
+        _clear_layout(self.sessions)
+        labels = [rubric.metric(k).label if rubric.has(k) else k for k in keys]
+        for c, h in enumerate(("when", "verdict", *labels)):
+            self._cell(self.sessions, 0, c, h, head=True)
         for i, h in enumerate(history, start=1):
             res = h.get("result") or {}
             ms = res.get("metrics") or {}
-            self._cell(self.history, row + i, 1, str(h.get("created_at", ""))[:16].replace("T", " "))
+            self._cell(self.sessions, i, 0, str(h.get("created_at", ""))[:16].replace("T", " "))
             ok = bool(h.get("qualified"))
-            self._cell(self.history, row + i, 2, "qualified" if ok else "not yet",
-                       colour=MET_INK if ok else MISS_INK)
-            for c, k in enumerate(keys, start=3):
+            self._cell(self.sessions, i, 1, "qualified" if ok else "not yet", colour=MET_INK if ok else MISS_INK)
+            for c, k in enumerate(keys, start=2):
                 share = (ms.get(k) or {}).get("share")
-                self._cell(self.history, row + i, c, "—" if share is None else f"{share:.0%}")
-        self.history.setColumnStretch(len(keys) + 3, 1)
+                self._cell(self.sessions, i, c, "—" if share is None else f"{share:.0%}")
+        self.sessions.setColumnStretch(len(keys) + 2, 1)
 
 
 class CalibrationView(QWidget):
@@ -409,6 +413,8 @@ class CalibrationView(QWidget):
         work.addWidget(self.side)
         work.setStretchFactor(0, 3)
         work.setStretchFactor(1, 2)
+        self.splitter = work
+        self._split_done = False
         self.pages.addWidget(work)
 
         self.verdict_page = _VerdictPage()
@@ -673,3 +679,11 @@ class CalibrationView(QWidget):
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         self.setFocus()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if not self._split_done and self.width() > 600:
+            # The item gets the larger share: the form and the feedback read fine narrower.
+            w = self.splitter.width() or self.width()
+            self.splitter.setSizes([int(w * 0.55), int(w * 0.45)])
+            self._split_done = True

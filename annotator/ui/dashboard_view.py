@@ -62,6 +62,8 @@ FLAG_INK = "#b54708"
 OK_INK = "#027a48"
 DEFAULT_N_BOOT = 1000
 MAX_FINDING_ROWS = 200
+MAX_COLUMN = 300
+WIDE_TABLE = 1250
 
 
 class _Relay(QObject):
@@ -138,11 +140,13 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, flagged: se
     header = t.horizontalHeader()
     header.setStretchLastSection(True)
     for c in range(len(headers)):
-        if header.sectionSize(c) > 360:
-            header.resizeSection(c, 360)
+        if header.sectionSize(c) > MAX_COLUMN:
+            header.resizeSection(c, MAX_COLUMN)  # the full text is in the tooltip
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.resizeRowsToContents()
     height = header.height() + sum(t.rowHeight(r) for r in range(len(rows))) + 2 * t.frameWidth() + 2
+    if header.length() > WIDE_TABLE:  # leave room for its own sideways scroll bar
+        height += t.horizontalScrollBar().sizeHint().height()
     t.setFixedHeight(max(height, header.height() + 8))
     t.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
     return t
@@ -238,9 +242,10 @@ class DashboardView(QWidget):
         self.title = QLabel("Study dashboard")
         self.title.setStyleSheet(f"font-size: 20px; font-weight: 650; color: {INK};")
         bar.addWidget(self.title)
-        bar.addStretch(1)
         self.busy_label = QLabel()
         self.busy_label.setStyleSheet(f"color: {SOFT};")
+        self.busy_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.busy_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.busy_bar = QProgressBar()
         self.busy_bar.setRange(0, 0)  # indeterminate: the worker reports steps, not fractions
         self.busy_bar.setMaximumWidth(160)
@@ -381,17 +386,17 @@ class DashboardView(QWidget):
             "the human consensus beside the alpha it gets when its scores are shuffled across items."))
         rows: list[list[str]] = []
         for m in view.get("metrics") or []:
-            base = [m["key"], f"{m['kind']} / {m['level']}", str(m.get("n_items") or "—"),
-                    str(m.get("n_raters") or "—"), str(m.get("n_judgements") or "—"),
-                    _est_text(m["human_alpha"])]
+            counts = " · ".join(str(m.get(k) if m.get(k) is not None else "—")
+                                for k in ("n_items", "n_raters", "n_judgements"))
+            base = [m["key"], f"{m['kind']} / {m['level']}", counts, _est_text(m["human_alpha"])]
             if not m["judges"]:
                 rows.append([*base, "—", "—", "—", "—"])
             for i, j in enumerate(m["judges"]):
                 perm = f"{j['perm_mean']} (p {j['perm_p']})" if j.get("perm_mean") else (j.get("perm_note") or "—")
-                cells = base if i == 0 else ["", "", "", "", "", ""]
+                cells = base if i == 0 else ["", "", "", ""]
                 rows.append([*cells, j["name"], _est_text(j["alpha_vs_consensus"]), perm,
                              _est_text(j["exact_agreement"], with_n=False)])
-        lay.addWidget(_table(["metric", "kind / level", "items", "raters", "judgements", "human alpha [95% CI]",
+        lay.addWidget(_table(["metric", "kind / level", "items · raters · answers", "human alpha [95% CI]",
                               "judge", "judge alpha vs consensus [95% CI]", "shuffled baseline",
                               "exact agreement"], rows, name="agreementTable"))
         lay.addWidget(_image_label(chart, "Krippendorff's alpha per metric with 95% intervals", "agreementChart"))
@@ -443,6 +448,10 @@ class DashboardView(QWidget):
             "(bottom). Flagged raters first."))
         grid = QGridLayout()
         grid.setHorizontalSpacing(16)
+        widths = [img.width() / 1.5 for img in drift.values() if img is not None and not img.isNull()]
+        room = self.scroll.viewport().width() - 40
+        # Two charts a row when they fit side by side, else one: the page never scrolls sideways.
+        cols = 2 if widths and room >= 2 * max(widths) + 16 else 1
         names = sorted(drift, key=lambda n: (not _d(_d(raters.get(n)).get("drift")).get("flagged"), n))
         for i, name in enumerate(names):
             box = QVBoxLayout()
@@ -454,7 +463,7 @@ class DashboardView(QWidget):
             cap.setTextFormat(Qt.TextFormat.RichText)
             box.addWidget(cap)
             box.addWidget(_image_label(drift[name], f"Drift chart for {name}", f"driftChart:{name}"))
-            grid.addLayout(box, i // 2, i % 2)
+            grid.addLayout(box, i // cols, i % cols)
         lay.addLayout(grid)
 
     @staticmethod

@@ -184,8 +184,10 @@ class StartPage(QWidget):
         self.add_rater_btn.setEnabled(w.study is not None)
         avail = set(w.available_modes())
         for mode, b in self.mode_buttons.items():
-            b.setEnabled(mode in avail and w.study is not None and (w.rater is not None or mode == "dashboard"))
+            b.setEnabled(mode in avail and w.mode_allowed(mode))
             b.setToolTip("" if mode in avail else "Not available in this version")
+            if mode == "dashboard" and mode in avail:
+                b.setToolTip("For the study lead (an operator account): it names generators")
         if w.study is None:
             self.hint.setText("Open a study first.")
         elif w.rater is None:
@@ -272,8 +274,7 @@ class MainWindow(QMainWindow):
     def _refresh_actions(self) -> None:
         avail = set(self.available_modes())
         for mode, a in self.mode_actions.items():
-            a.setEnabled(mode in avail and self.study is not None
-                         and (self.rater is not None or mode == "dashboard"))
+            a.setEnabled(mode in avail and self.mode_allowed(mode))
 
     # -- study ---------------------------------------------------------------------
     def _adopt(self, result, path: Path) -> None:  # noqa: ANN001
@@ -375,6 +376,17 @@ class MainWindow(QMainWindow):
     def available_modes(self) -> list[str]:
         return [m for m in MODES if view_class(m) is not None]
 
+    def mode_allowed(self, mode: str) -> bool:
+        """Blinding: the dashboard names generators, so a (non-operator) rater never gets it."""
+        if self.study is None or mode not in MODES:
+            return False
+        if mode == "dashboard":
+            return self.rater is None or self._is_operator(self.rater)
+        return self.rater is not None
+
+    def _is_operator(self, name: str) -> bool:
+        return any(r.name == name and r.is_operator for r in self.known_raters)
+
     def show_start(self) -> None:
         self._drop_view()
         self.mode = "start"
@@ -384,7 +396,7 @@ class MainWindow(QMainWindow):
 
     def show_mode(self, mode: str) -> QWidget | None:
         cls = view_class(mode) if mode in MODES else None
-        if cls is None or self.study is None or (self.rater is None and mode != "dashboard"):
+        if cls is None or not self.mode_allowed(mode):
             self.statusBar().showMessage(f"{MODE_TITLES.get(mode, mode)} is not available now", 5000)
             return None
         self._drop_view()

@@ -41,8 +41,12 @@ def _secrets_from_manifest(manifest: Path) -> list[str]:
 
 
 def build_study(root: Path, kind: str = "ui", *, anchors: bool = False, anchor_every: int | None = None,
-                raters: tuple[str, ...] = (RATER,)) -> BuiltStudy:
-    """A real study folder: ui_mockup demo items (18) or logo_edit items with inputs and mask (6)."""
+                raters: tuple[str, ...] = (RATER,), before_import=None) -> BuiltStudy:  # noqa: ANN001
+    """A real study folder: ui_mockup demo items (18) or logo_edit items with inputs and mask (6).
+
+    `before_import(manifest) -> list[Path]` may alter the source files and return
+    more manifests to import after the first one.
+    """
     inputs = root / "inputs"
     if kind == "ui":
         files = scenario.write_demo_inputs(inputs, variants_per_case=1)
@@ -51,10 +55,13 @@ def build_study(root: Path, kind: str = "ui", *, anchors: bool = False, anchor_e
         manifest, rubric = scenario.write_logo_edit_inputs(inputs), RUBRICS / "logo_edit.toml"
     else:
         raise ValueError(kind)
+    extra = list(before_import(manifest) or []) if before_import is not None else []
     folder = root / "study"
     study = Study.create(folder, rubric)
     try:
         study.import_items(manifest)
+        for m in extra:
+            study.import_items(m)
         if anchors:
             study.import_anchors(ANCHORS)
         if anchor_every is not None:

@@ -144,11 +144,12 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
     assert f"<b>{ref['layout_hierarchy']} " in texts["reference"]
     assert texts["rationale"]
     SHOTS.mkdir(parents=True, exist_ok=True)
+    qtbot.wait(50)
     assert view.grab().save(str(SHOTS / "calibration_feedback.png"))
     _continue(qtbot, view)
 
     # The rest: reference answers, so 13 of 14 layouts are within one point (93% >= 80%).
-    for _ in range(12):
+    for _ in range(11):
         _answer_current(qtbot, view, refs)
         _continue(qtbot, view)
     with qtbot.waitSignal(view.completed, timeout=10_000) as done:
@@ -205,6 +206,7 @@ def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker):
     assert labels["before:layout_hierarchy"] == "100%" and labels["after:layout_hierarchy"] == "0%"
     assert labels["passed:layout_hierarchy"].endswith("not yet")
     assert labels["passed:instruction_following"].endswith("passed")
+    qtbot.wait(50)  # let the layout settle before the screenshot
     assert view.grab().save(str(SHOTS / "calibration_verdict.png"))
     con = sqlite3.connect(study.folder / "study.sqlite")
     try:

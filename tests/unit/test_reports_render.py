@@ -537,9 +537,10 @@ def test_write_html_atomic(tmp_path: Path) -> None:
 
 # --- with the real report model, when it exists ---------------------------------------
 
-def synthetic_frames(n_per_cell: int = 5, seed: int = 7):
+def synthetic_frames(n_per_cell: int = 5, seed: int = 7, hostile: bool = True):
     """A small study with every kind of input: judgements (with session positions),
-    judge scores, pair votes and live anchor answers (one rater drifting upwards)."""
+    judge scores, pair votes and live anchor answers (one rater drifting upwards).
+    `hostile` puts markup and formula text in the reasons."""
     frames_mod = pytest.importorskip("annotator.stats.frames")
     import random
 
@@ -565,7 +566,9 @@ def synthetic_frames(n_per_cell: int = 5, seed: int = 7):
                                ("ui_affordance", min(5, v + rng.choice([0, 1]))),
                                ("text_rendering", "PASS" if rng.random() < 0.8 else "FAIL"),
                                ("failure_tags", ("broken_layout",) if v < 2 else ()),
-                               ("reason", XSS if v < 2 else "=1+1 looks fine"))
+                               ("reason", (XSS if v < 2 else "=1+1 looks fine") if hostile else
+                                ("Primary action buried; two competing buttons." if v < 3
+                                 else "Clear hierarchy, one small spacing issue.")))
                     for metric, value in answers:
                         judgements.append({"item_id": item, "rater": r, "metric": metric, "value": value,
                                            "reason": None, "created_at": None, "session_id": 1,
@@ -573,7 +576,8 @@ def synthetic_frames(n_per_cell: int = 5, seed: int = 7):
                     position[r] += 1
                 jv = 5 if truth <= 2 and k == 0 else min(5, truth + rng.choice([0, 1]))
                 judge.append({"item_id": item, "judge": "jj", "metric": "layout_hierarchy",
-                              "value": jv, "reason": "judge says " + XSS})
+                              "value": jv, "reason": "judge says " + XSS if hostile else
+                              "Layout is clean and the call to action stands out."})
                 judge.append({"item_id": item, "judge": "jj", "metric": "instruction_following",
                               "value": "PASS" if jv >= 3 else "FAIL", "reason": "ok"})
                 judge.append({"item_id": item, "judge": "clip", "metric": "layout_hierarchy",

@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_reports_render import png_bytes, sample_report  # noqa: E402
+from test_reports_render import png_bytes, sample_report, synthetic_frames  # noqa: E402
 
 from annotator.reports import write_html  # noqa: E402
 
@@ -40,18 +40,33 @@ def _trim(png: bytes) -> Image.Image:
     return im.crop((0, 0, im.width, min(im.height, bottom + 24)))
 
 
+def _report_and_thumbnails() -> tuple[dict, dict[str, bytes]]:
+    """The real report model on a small synthetic study when it exists, else the sample dict."""
+    try:
+        from annotator.stats.report_model import build_report
+    except ImportError:
+        return sample_report(), {"it-007": png_bytes((200, 80, 60)), "it-019": png_bytes((60, 120, 200))}
+    frames = synthetic_frames(hostile=False)
+    frames.settings["release_gate"] = {"verdict_pass_rate": 0.5}
+    report = build_report(frames, n_boot=200, seed=0)
+    colours = [(70, 110, 170), (190, 120, 60), (80, 150, 110), (150, 90, 150)]
+    thumbs = {f["item_id"]: png_bytes(colours[i % len(colours)])
+              for i, f in enumerate(report["findings"])}
+    return report, thumbs
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_report_screenshot(tmp_path: Path) -> None:
-    thumbs = {"it-007": png_bytes((200, 80, 60)), "it-019": png_bytes((60, 120, 200))}
-    html = write_html(sample_report(), tmp_path / "report.html", thumbs, generated_at="2025-01-01 12:00 UTC")
+    report, thumbs = _report_and_thumbnails()
+    html = write_html(report, tmp_path / "report.html", thumbs, generated_at="2025-01-01 12:00 UTC")
     out = tmp_path / "shot.png"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
            "--no-first-run", "--disable-extensions", "--force-device-scale-factor=1",
-           f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},12000",
+           f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},20000",
            f"--screenshot={out}", html.as_uri()]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     im = _trim(out.read_bytes())
     assert im.width == WIDTH
-    assert 3000 < im.height < 12000  # the whole report, laid out, not a blank page
+    assert 3000 < im.height < 20000  # the whole report, laid out, not a blank page
     SHOT.parent.mkdir(parents=True, exist_ok=True)
     im.save(SHOT, optimize=True)
