@@ -33,6 +33,7 @@ __all__ = [
     "agreement_chart",
     "bradley_terry_chart",
     "drift_chart",
+    "render_all",
 ]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.

@@ -169,7 +169,12 @@ _HUMAN_EXTRAS = ("percent_agreement", "fleiss_kappa", "gwet_ac1")
 def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
     """One row per metric x source (`human`, or `judge` with its name): the figures of 5.5."""
     rows: list[dict[str, Any]] = []
-    for key, m in _d(report.get("metrics")).items():
+    metrics = dict(_d(report.get("metrics")))
+    verdict = report.get("verdict")
+    if isinstance(verdict, Mapping) and ("human_alpha" in verdict or "judges" in verdict):
+        # the report model gives the verdict (all rules together) the figures of a metric
+        metrics.setdefault("verdict", verdict)
+    for key, m in metrics.items():
         m = _d(m)
         base = {
             "metric": key,
@@ -211,8 +216,15 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_FINDING_FIRST = ("item_id", "display_code", "case_id", "generator", "metric", "kind",
+_FINDING_FIRST = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "judge_name",
                   "humans", "judge", "human_answers", "human_reasons", "judge_value", "judge_reason")
+
+
+def _cell_columns(key: str, value: Any) -> dict[str, Any]:
+    """One report value as tidy columns: an estimate spreads over four, text stays text."""
+    if isinstance(value, Mapping) and "estimate" in value:
+        return _est_columns(key, value)
+    return {key: _flatten_answers(value)}
 
 
 def _finding_rows(findings: Iterable[Any]) -> list[dict[str, Any]]:
@@ -220,10 +232,18 @@ def _finding_rows(findings: Iterable[Any]) -> list[dict[str, Any]]:
     for f in findings or []:
         if not isinstance(f, Mapping):
             continue
-        row = {k: _flatten_answers(f.get(k)) for k in _FINDING_FIRST if k in f}
-        for k, v in f.items():
-            if k not in row:
-                row[k] = _flatten_answers(v)
+        f = dict(f)
+        answers = f.get("human_answers")
+        if isinstance(answers, (list, tuple)) and answers and all(isinstance(a, Mapping) for a in answers):
+            # [{rater, value, reason}] -> one column of answers, one of reasons, both "rater: ..."
+            f["human_answers"] = {str(a.get("rater", i)): a.get("value", a.get("answer"))
+                                  for i, a in enumerate(answers)}
+            if "human_reasons" not in f:
+                f["human_reasons"] = {str(a.get("rater", i)): a.get("reason") for i, a in enumerate(answers)
+                                      if a.get("reason")}
+        row: dict[str, Any] = {}
+        for k in (*[k for k in _FINDING_FIRST if k in f], *[k for k in f if k not in _FINDING_FIRST]):
+            row.update(_cell_columns(k, f[k]))
         rows.append(row)
     return rows
 
@@ -249,7 +269,10 @@ def systematic_findings_table(report: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for f in found:
         if isinstance(f, Mapping):
-            rows.append({k: _flatten_answers(v) for k, v in f.items()})
+            row: dict[str, Any] = {}
+            for k, v in f.items():
+                row.update(_cell_columns(k, v))
+            rows.append(row)
         elif f is not None:
             rows.append({"finding": str(f)})
     return pd.DataFrame(rows)

@@ -28,6 +28,7 @@ class LabelSession:
         self._session_done = 0
         self._back_steps = 0  # how far back from the newest answer we are
         self._alert: dict | None = None
+        self._alert_wait = 0  # live answers to wait before showing an alert
         self._alerted_at: set[tuple] = set()
 
     # -- serving -----------------------------------------------------------------
@@ -57,11 +58,13 @@ class LabelSession:
             self._session_done += 1
         if served.context == "anchor":
             self._check_drift()
+        elif self._alert_wait > 0:
+            self._alert_wait -= 1
         return jid
 
     # -- status ------------------------------------------------------------------
     def progress(self) -> Progress:
-        done, total = store.progress_counts(self.study.db, self.rater, self.rubric.version)
+        done, total = store.progress_counts(self.study.db, self.rater, self.rubric.version, anchor_every=self.anchor_every)
         return Progress(done, total, self._session_done, time.monotonic() - self._started)
 
     def _check_drift(self) -> None:
@@ -76,9 +79,13 @@ class LabelSession:
             if key not in self._alerted_at:
                 self._alerted_at.add(key)
                 self._alert = d
+                # shown only after the next live item, so the alert never marks the anchor just answered
+                self._alert_wait = 1
 
     def take_drift_alert(self) -> dict | None:
-        """A new drift flag raised by the last anchor answer, once (shown at the next item boundary)."""
+        """A new drift flag, once, at an item boundary after the next live answer."""
+        if self._alert is None or self._alert_wait > 0:
+            return None
         alert, self._alert = self._alert, None
         return alert
 

@@ -45,6 +45,15 @@ class PairSession:
         pos, pair_pk, left, right, seed, lv, rv = row
         return ServedPair(pair_pk, left, right, lv, rv, pos, seed)
 
+    def peek(self, served: ServedPair | None) -> ServedPair | None:
+        """The pair that will follow `served`, without serving it (for decoding its images early)."""
+        after = served.position if served is not None and served.position is not None else -1
+        row = store.next_pair(self.study.db, self.rater, after=after)
+        if row is None:
+            return None
+        pos, pair_pk, left, right, seed, lv, rv = row
+        return ServedPair(pair_pk, left, right, lv, rv, pos, seed)
+
     def back(self) -> ServedPair | None:
         hist = store.votes_in_session(self.study.db, self.session_pk)
         if self._back_steps >= len(hist):

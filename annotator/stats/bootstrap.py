@@ -78,8 +78,30 @@ def _finite(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _interval(reps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile 95% bounds of each column over its finite replicates, and their count."""
+    reps = np.atleast_2d(np.asarray(reps, dtype=float).T).T
+    ok = np.isfinite(reps)
+    k = ok.sum(axis=0)
+    srt = np.sort(np.where(ok, reps, np.inf), axis=0)  # undefined replicates sort last
+    lo, hi = np.full(reps.shape[1], np.nan), np.full(reps.shape[1], np.nan)
+    for q, out in ((0.025, lo), (0.975, hi)):
+        pos = q * (k - 1)  # numpy's default (linear) percentile
+        a = np.floor(pos).astype(np.int64)
+        b = np.minimum(a + 1, np.maximum(k - 1, 0))
+        f = pos - a
+        cols = np.arange(reps.shape[1])
+        has = k > 0
+        va = srt[np.clip(a, 0, None), cols]
+        vb = srt[np.clip(b, 0, None), cols]
+        with np.errstate(invalid="ignore"):
+            out[has] = (va + (vb - va) * f)[has]
+    return lo, hi, k
+
+
 def summarize(
-    estimate: Any, reps: np.ndarray | None, n: int, note: str | None = None
+    estimate: Any, reps: np.ndarray | None, n: int, note: str | None = None,
+    _bounds: tuple[float, float, int] | None = None,
 ) -> dict[str, Any]:
     """The published form of an estimate: {"estimate","low","high","n"} (+ "note").
 
@@ -93,16 +115,17 @@ def summarize(
         out["note"] = note or "undefined on these data"
         return out
     if reps is not None and len(reps):
-        reps = np.asarray(reps, dtype=float)
-        ok = np.isfinite(reps)
-        k = int(ok.sum())
-        if k >= max(1, len(reps) // 2):
-            lo, hi = np.percentile(reps[ok], [2.5, 97.5])
+        total = len(reps)
+        if _bounds is None:
+            lo_a, hi_a, k_a = _interval(np.asarray(reps, dtype=float)[:, None])
+            _bounds = (float(lo_a[0]), float(hi_a[0]), int(k_a[0]))
+        lo, hi, k = _bounds
+        if k >= max(1, total // 2):
             out["low"], out["high"] = float(lo), float(hi)
-            if k < len(reps):
-                note = _join(note, f"{len(reps) - k} of {len(reps)} resamples undefined, left out")
+            if k < total:
+                note = _join(note, f"{total - k} of {total} resamples undefined, left out")
         else:
-            note = _join(note, f"no interval: only {k} of {len(reps)} resamples defined")
+            note = _join(note, f"no interval: only {k} of {total} resamples defined")
     if note:
         out["note"] = note
     return out
@@ -118,6 +141,14 @@ class Replicates:
 
     point: np.ndarray  # finalize() at weight 1, shape (j,)
     values: np.ndarray | None = None  # (n_boot, j) after run()
+    _bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def bounds(self, col: int) -> tuple[float, float, int]:
+        """95% percentile bounds of column `col` (all columns computed at once)."""
+        if self._bounds is None:
+            self._bounds = _interval(self.values)
+        lo, hi, k = self._bounds
+        return float(lo[col]), float(hi[col]), int(k[col])
 
 
 @dataclass
@@ -317,11 +348,11 @@ class Pending:
 
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
-        reps = None
-        if self.reps is not None and self.reps.values is not None:
-            reps = self.reps.values[:, self.col]
         note = self.note if est is not None else (self.note or self.undefined_note)
-        return summarize(est, reps, self.n, note)
+        if est is None or self.reps is None or self.reps.values is None:
+            return summarize(est, None, self.n, note)
+        return summarize(est, self.reps.values[:, self.col], self.n, note,
+                         _bounds=self.reps.bounds(self.col))
 
 
 def undefined(n: int, note: str) -> dict[str, Any]:

@@ -192,23 +192,28 @@ def _answers(
     by_base: dict[str, list[MetricSpec]] = {}
     for s in specs:
         by_base.setdefault(s.base, []).append(s)
+    by_metric = dict(tuple(base.groupby("metric", sort=False)))
     for key, group in by_base.items():
-        if key == VERDICT_KEY:
+        rows = by_metric.get(key)
+        if key == VERDICT_KEY or rows is None:
             continue
-        rows = base[base["metric"] == key]
-        if not len(rows):
-            continue
-        raw = rows["value"].tolist()
+        codes = encode_series(group, rows["value"])
         for s in group:
             part = rows[["item_id", who, "session_id", "position", "created_at"]].copy()
             part["metric"] = s.key
-            part["raw"] = raw
-            part["code"] = np.array([s.encode(v) for v in raw], dtype=float)
-            part["num"] = [_numeric(s, v) for v in raw] if judge else part["code"]
+            part["raw"] = rows["value"].to_numpy()
+            part["code"] = codes[s.key]
+            if judge:
+                num = pd.to_numeric(rows["value"], errors="coerce").to_numpy(dtype=float)
+                part["num"] = np.where(np.isnan(codes[s.key]), num, codes[s.key])
+                if s.kind == "choice":
+                    part["num"] = codes[s.key]
+            else:
+                part["num"] = codes[s.key]
             parts.append(part)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
     if verdict_spec is not None:
-        v = _verdicts(base, who, rubric)
+        v = _verdicts(base, who, rubric, complete=judge)
         if len(v):
             parts.append(v)
     if not parts:
@@ -223,25 +228,40 @@ def _answers(
     return out[[c if c != "who" else who for c in _ANSWER_COLS]].reset_index(drop=True)
 
 
-def _numeric(spec: MetricSpec, value: Any) -> float:
-    """A judge value read as a number, on whatever scale the judge uses."""
-    if value is None or value == CANNOT_JUDGE or _isnan(value):
-        return np.nan
-    if spec.kind in ("gate", "verdict", "tags", "choice"):
-        code = spec.encode(value)
-        if not np.isnan(code):
-            return code
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return np.nan
+def encode_series(specs: list[MetricSpec], raw: pd.Series) -> dict[str, np.ndarray]:
+    """Vectorised MetricSpec.encode for the specs of one rubric metric."""
+    out: dict[str, np.ndarray] = {}
+    s0 = specs[0]
+    if s0.kind in ("gate", "verdict"):
+        code = raw.map({PASS: 1.0, FAIL: 0.0})
+        odd = code.isna() & raw.map(lambda v: isinstance(v, str))
+        if odd.any():  # lower case, spaces
+            code[odd] = raw[odd].str.strip().str.upper().map({PASS: 1.0, FAIL: 0.0})
+        out[s0.key] = code.to_numpy(dtype=float)
+    elif s0.kind == "scale":
+        num = pd.to_numeric(raw.map(lambda v: v if isinstance(v, int | float | str) else None),
+                            errors="coerce").to_numpy(dtype=float)
+        out[s0.key] = np.where((num >= s0.lo) & (num <= s0.hi), num, np.nan)
+    elif s0.kind == "choice":
+        out[s0.key] = raw.map({o: float(i) for i, o in enumerate(s0.labels)}).to_numpy(dtype=float)
+    else:  # tags: one binary column per tag
+        tags = raw.map(_tags).reset_index(drop=True).explode()
+        tags = tags[tags.notna()]
+        for s in specs:
+            col = np.zeros(len(raw))
+            col[tags.index[tags.to_numpy() == s.tag].to_numpy()] = 1.0
+            out[s.key] = col
+    return out
 
 
-def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
+def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric, complete: bool = False) -> pd.DataFrame:
     """Each rater's (judge's) verdict per item from their own answers and the rules.
 
     An answer that is not on the rubric's scale (a judge scoring 0.7 on a 1-5
     scale) is unknown to the rules, so such verdicts come out undetermined.
+    With `complete` (judges), a verdict needs a value for every metric the
+    rules use: a judge that scores only some of them would otherwise get a
+    verdict only where a known answer fails, a one-sided (severe) selection.
     """
     rules = compile_rules(rubric)
     used = sorted(rules.metrics_used())
@@ -252,16 +272,35 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
         session_id=("session_id", "first"), position=("position", "first"),
         created_at=("created_at", "first"))
     wide = sub.set_index(["item_id", who, "metric"])["value"].unstack("metric")
-    metrics = [rubric.metric(k) for k in wide.columns]
-    verdicts = [
-        rules.evaluate({m.key: _typed(m, v) for m, v in zip(metrics, row, strict=True)})
-        for row in wide.itertuples(index=False, name=None)
-    ]
+    if complete:
+        wide = wide.reindex(columns=used)
+        wide = wide[wide.notna().all(axis=1)]
+        if not len(wide):
+            return pd.DataFrame()
+    keys = list(wide.columns)
+    typed = [_typed_column(rubric.metric(k), wide[k]) for k in keys]
+    verdicts = [rules.evaluate(dict(zip(keys, row, strict=True))) for row in zip(*typed, strict=True)]
     v = pd.DataFrame({"raw": verdicts}, index=wide.index).join(first).reset_index()
     v["metric"] = VERDICT_KEY
     v["code"] = v["raw"].map({PASS: 1.0, FAIL: 0.0}).astype(float)
     v["num"] = v["code"]
     return v
+
+
+def _typed_column(metric: Any, col: pd.Series) -> list[Any]:
+    """_typed over a column, vectorised for the common kinds."""
+    if metric.kind == "scale":
+        num = pd.to_numeric(col.map(lambda v: v if isinstance(v, int | float | str) else None),
+                            errors="coerce").to_numpy(dtype=float)
+        ok = (num % 1 == 0) & (num >= metric.min) & (num <= metric.max)
+        return [int(v) if k else None for v, k in zip(num, ok, strict=True)]
+    if metric.kind == "gate":
+        m = col.map({PASS: PASS, FAIL: FAIL}).astype(object)
+        rest = m.isna() & col.notna()
+        if rest.any():  # lower case, spaces, junk
+            m[rest] = col[rest].map(lambda v: _typed(metric, v))
+        return m.where(m.notna(), None).tolist()
+    return [_typed(metric, v) for v in col]
 
 
 def _typed(metric: Any, value: Any) -> Any:

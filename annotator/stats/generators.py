@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .bootstrap import batches, rng_for, summarize
+from .bootstrap import _interval, batches, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
 
 
@@ -71,9 +71,13 @@ def generator_section(
                     for s in figs},
         "by_generator": {g: {"n_items": 0, "n_cases": 0, "overall": {}, "by_case": {}} for g in gens},
     }
+    by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
     for spec in figs:
         name = figure_name(spec)
-        h = human[(human["metric"] == spec.key) & human["code"].notna()]
+        h = by_metric.get(spec.key)
+        if h is None:
+            continue
+        h = h[h["code"].notna()]
         if not len(h):
             continue
         per_item = h.groupby("idx")["code"].agg(["mean", "size"])
@@ -87,6 +91,7 @@ def generator_section(
         cell_point = df.groupby(cell_of)["mean"].mean().to_numpy()
         cell_items = np.bincount(cell_of)
         cell_answers = np.bincount(cell_of, weights=df["size"].to_numpy(float)).astype(int)
+        lo, hi, k_ok = _interval(reps)
         share = spec.kind != "scale"
         for g, sub in cell_keys.groupby("generator", sort=True):
             entry = result["by_generator"][g]
@@ -102,7 +107,8 @@ def generator_section(
                                          f"{cell_answers[c]} answers, fewer than {min_count}: "
                                          "a share is not shown")
                 else:
-                    bc[name] = summarize(cell_point[c], reps[:, c], int(cell_items[c]))
+                    bc[name] = summarize(cell_point[c], reps[:, c], int(cell_items[c]),
+                                         _bounds=(lo[c], hi[c], int(k_ok[c])))
             k = len(cells)
             pick = rng.integers(0, k, size=(n_boot, k))
             overall = np.take_along_axis(reps[:, cells], pick, axis=1).mean(axis=1)
@@ -112,7 +118,7 @@ def generator_section(
             entry["overall"][name] = fig
             entry["n_items"] = max(entry["n_items"], int(cell_items[cells].sum()))
             entry["n_cases"] = max(entry["n_cases"], int(k))
-    for g, entry in result["by_generator"].items():
+    for entry in result["by_generator"].values():
         entry["by_case"] = {c: entry["by_case"][c] for c in sorted(entry["by_case"])}
         if release_gate:
             entry["release_gate"] = _release_gate(entry["overall"], release_gate)

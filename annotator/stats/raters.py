@@ -107,9 +107,10 @@ def rater_section(
     if not R:
         return out
     pooled = []
+    by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
     for spec in specs:
-        h = human[human["metric"] == spec.key]
-        if not len(h):
+        h = by_metric.get(spec.key)
+        if h is None or not len(h):
             continue
         loo = leave_one_out(h.assign(rater=h["rater"].astype(str)), spec)
         loo = loo[loo["loo"].notna()]

@@ -34,6 +34,7 @@ from .agreement import (
     KAPPA_WEIGHTS,
     NO_PAIRS,
     alpha_features,
+    kappa_from_tables,
     permutation_alpha,
     register_agreement,
     register_alpha,
@@ -87,12 +88,15 @@ def _codes_to_index(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _pair_kappas(
-    ctx: Context, spec: MetricSpec, wide: np.ndarray, rows: np.ndarray, cols_a: list[Any],
-    cols_b: list[Any], a_of: dict[Any, np.ndarray], b_of: dict[Any, np.ndarray], values: np.ndarray,
+    ctx: Context, spec: MetricSpec, rows: np.ndarray, pairs: list[tuple[str, str]],
+    a_of: dict[str, np.ndarray], b_of: dict[str, np.ndarray], values: np.ndarray,
 ) -> dict[str, Any]:
-    """Cohen's kappas for pairs of answer columns (humans or judge vs human)."""
+    """Cohen's kappas for pairs of answer columns (humans, or judge vs human),
+    all pairs in one sliced bootstrap block."""
     out: dict[str, Any] = {}
-    for a, b in zip(cols_a, cols_b, strict=True):
+    K = len(values)
+    parts: list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]] = []
+    for a, b in pairs:
         xa, xb = a_of[a], b_of[b]
         mask = ~np.isnan(xa) & ~np.isnan(xb)
         n = int(mask.sum())
@@ -102,12 +106,24 @@ def _pair_kappas(
         if n < ctx.min_count:
             out[name] = {"n": n, "note": f"fewer than {ctx.min_count} items answered by both"}
             continue
-        k = register_cohen(ctx.plan, rows[mask], _codes_to_index(xa[mask], values),
-                           _codes_to_index(xb[mask], values), values)
+        ia, ib = _codes_to_index(xa[mask], values), _codes_to_index(xb[mask], values)
+        parts.append((name, n, rows[mask], ia, ib))
+    if not parts:
+        return out
+    sl = np.concatenate([np.full(p[1], i) for i, p in enumerate(parts)])
+    reps = ctx.plan.add_sliced(
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] * K + p[4] for p in parts]),
+        np.ones(len(sl)), K * K,
+        lambda s: kappa_from_tables(s.reshape(len(s), K, K), values), sl, len(parts))
+    for i, (name, n, _, ia, ib) in enumerate(parts):
+        note = IDENTICAL if len(np.unique(np.concatenate([ia, ib]))) < 2 else None
+        k = {w: Pending(reps, n, col=3 * i + j, undefined_note=note)
+             for j, w in enumerate(KAPPA_WEIGHTS)}
         if not spec.ordered:
             k["linear"] = k["quadratic"] = Pending(None, n, undefined_note=UNORDERED)
         out[name] = {"n": n, **k}
-    return out
+    return {name: out[name] for name in sorted(out)}
 
 
 def human_section(
@@ -145,9 +161,8 @@ def human_section(
     wide.columns = [str(c) for c in wide.columns]
     raters = sorted(wide.columns)
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
-    pairs = list(combinations(raters, 2))
-    sec["rater_pairs"] = _pair_kappas(ctx, spec, wide, wide.index.to_numpy(), [p[0] for p in pairs],
-                                      [p[1] for p in pairs], cols, cols, dom)
+    sec["rater_pairs"] = _pair_kappas(ctx, spec, wide.index.to_numpy(),
+                                      list(combinations(raters, 2)), cols, cols, dom)
     return sec, cons, wide
 
 
@@ -188,6 +203,8 @@ def judge_section(
     sec: dict[str, Any] = {"n_items": int(len(both)), "n_cannot_judge": view.n_cannot_judge,
                            "same_scale": view.same_scale}
     off = None if view.same_scale else _off_scale(spec)
+    if not len(scored):
+        off = "the judge gave no usable answer on this metric (every value empty or cannot judge)"
 
     # --- agreement with the consensus (needs the rubric's scale)
     units = jv.index[jv["code"].notna()].intersection(cons.index[cons["value"].notna()])
@@ -297,14 +314,12 @@ def _human_range(
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
     rows = wide.index.to_numpy()
     dom = np.union1d(spec.domain(), np.unique(jcode[~np.isnan(jcode)]))
-    jh = _pair_kappas(ctx, spec, wide, rows, ["judge"] * len(raters), raters,
-                      {"judge": jcode}, cols, dom)
+    jh = _pair_kappas(ctx, spec, rows, [("judge", r) for r in raters], {"judge": jcode}, cols, dom)
     jh = {k.removeprefix("judge vs "): v for k, v in jh.items()}
     if np.isnan(jcode).any():  # judge covers fewer items: recompute the humans there
         masked = {r: np.where(np.isnan(jcode), np.nan, cols[r]) for r in raters}
-        pairs = list(combinations(raters, 2))
-        hh = _pair_kappas(ctx, spec, wide, rows, [p[0] for p in pairs], [p[1] for p in pairs],
-                          masked, masked, spec.domain())
+        hh = _pair_kappas(ctx, spec, rows, list(combinations(raters, 2)), masked, masked,
+                          spec.domain())
     else:
         hh = rater_pairs
     j_est = [_est(v, col) for v in jh.values()]

@@ -53,11 +53,25 @@ def _answered_live(s: OrmSession, rpk: int, version: str) -> set[int]:
     )
 
 
-def progress_counts(db: StudyDB, rater: str, version: str) -> tuple[int, int]:
+def progress_counts(db: StudyDB, rater: str, version: str, *, anchor_every: int = q.ANCHOR_EVERY) -> tuple[int, int]:
+    """(done, total) counting seeded anchors like any other item, so the counter moves
+    the same way whether an anchor or a live item was just answered."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        total = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
-        return len(_answered_live(s, rpk, version)), total or 0
+        positions = list(s.scalars(select(QueueEntry.position).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))
+        live_done = len(_answered_live(s, rpk, version))
+        anchors_done = s.scalar(select(func.count()).select_from(Judgement).where(
+            Judgement.rater_pk == rpk, Judgement.context == "anchor", Judgement.supersedes.is_(None))) or 0
+        has_anchors = s.scalar(select(func.count()).select_from(Anchor)) or 0
+        expected = 0
+        if has_anchors and anchor_every >= 2 and positions:
+            seed = s.get(Rater, rpk).seed
+            filled = set(s.scalars(select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)))
+            # slots still ahead of the rater (not yet filled) will each bring one anchor
+            expected = sum(1 for p in positions[live_done:] if p not in filled and q.anchor_slot(seed, p, anchor_every) is not None)
+        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
+        return live_done + anchors_done, len(positions) + shown + expected
 
 
 def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY) -> ServedItem | None:

@@ -49,12 +49,14 @@ def _current_vote_pairs(s, rpk: int) -> set[int]:
     return set(s.scalars(select(PairVote.pair_pk).where(PairVote.rater_pk == rpk)))
 
 
-def next_pair(db: StudyDB, rater: str) -> tuple[int, int, int, int, int, ItemView, ItemView] | None:
-    """(position, pair pk, left pk, right pk, seed, left view, right view) of the first unvoted pair."""
+def next_pair(db: StudyDB, rater: str, *, after: int = -1) -> tuple[int, int, int, int, int, ItemView, ItemView] | None:
+    """(position, pair pk, left pk, right pk, seed, left view, right view) of the first unvoted
+    pair after queue position `after` (read only: peeking ahead for prefetch uses it too)."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
         voted = _current_vote_pairs(s, rpk)
-        for e in s.scalars(select(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk).order_by(PairQueueEntry.position)):
+        stmt = select(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk, PairQueueEntry.position > after)
+        for e in s.scalars(stmt.order_by(PairQueueEntry.position)):
             if e.pair_pk in voted:
                 continue
             pair = s.get(Pair, e.pair_pk)

@@ -21,7 +21,7 @@ Public API
     ``.advance() -> bool``           leave the feedback screen.
     ``.stage() -> str``              "loading" | "answer" | "feedback" | "verdict" | "error".
     ``.form`` (RubricForm), ``.result() -> dict | None`` (the finish() record),
-    ``.is_busy() -> bool``, ``.stop()``.
+    ``.is_busy() -> bool``, ``.stop()`` / ``.shutdown()``.
     Signals: ``submitted(int index)``, ``completed(dict result)``, ``closeRequested()`` (Enter or
     Esc on the verdict screen), ``failed(str)``.
 """
@@ -538,10 +538,7 @@ class CalibrationView(QWidget):
             view.set_image(img, mask=mask if sha in v.outputs and img is not None else None)
             view.setToolTip("input" if sha in v.inputs and sha not in v.outputs else "")
         self.sync.fit()
-        self.status.setText(f"Keys: {self.keymap.hint('pass')} / {self.keymap.hint('fail')} gates, digits "
-                            f"scales and tags, {self.keymap.hint('cannot_judge')} can't judge, "
-                            f"{self.keymap.hint('next_metric')} / {self.keymap.hint('prev_metric')} move, "
-                            f"{self.keymap.hint('reason')} reason, {self.keymap.hint('submit')} submit.")
+        self.status.setText(self._key_hint())
         self._shown_at = time.monotonic()
         self._busy = False
         self.setFocus()
@@ -570,6 +567,12 @@ class CalibrationView(QWidget):
         self.status.setText("")
         self.setFocus()
         self.completed.emit(res)
+
+    def _key_hint(self) -> str:
+        k = self.keymap.hint
+        return (f"Keys: {k('pass')} / {k('fail')} gates, digits for scales and tags, {k('cannot_judge')} "
+                f"can't judge, {k('next_metric')} / {k('prev_metric')} next / previous metric, "
+                f"{k('reason')} reason, {k('submit')} submit.")
 
     # -- actions -------------------------------------------------------------------
     def submit(self) -> bool:
@@ -651,7 +654,7 @@ class CalibrationView(QWidget):
                 e.accept()
                 return
             if action is not None and self.form.apply(action):
-                self.status.setText("")
+                self.status.setText(self._key_hint())
                 e.accept()
                 return
         super().keyPressEvent(e)
@@ -671,6 +674,10 @@ class CalibrationView(QWidget):
             return
         self._stopped = True
         self._prefetcher.stop()
+
+    def shutdown(self) -> None:
+        """What the main window calls before dropping the view (same as stop())."""
+        self.stop()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.stop()

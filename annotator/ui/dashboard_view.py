@@ -19,7 +19,8 @@ Public API
 ``DashboardView(study, rater, worker, settings=None, parent=None, *, n_boot=None, seed=0,
 autostart=True)`` - a ``QWidget``.
     ``.refresh() -> bool``       recompute on the worker (False if one is already running).
-    ``.report() -> dict | None`` the last report dict; ``.is_busy() -> bool``.
+    ``.report() -> dict | None`` the last report dict; ``.is_busy() -> bool``;
+    ``.stop()`` / ``.shutdown()`` (results still in flight are dropped).
     F5 / Ctrl+R refresh. ``n_boot`` defaults to the app setting
     ``dashboard_n_boot`` (else 1000).
     Signals: ``reportReady(dict)``, ``failed(str)``, ``progress(str)``.
@@ -62,7 +63,7 @@ FLAG_INK = "#b54708"
 OK_INK = "#027a48"
 DEFAULT_N_BOOT = 1000
 MAX_FINDING_ROWS = 200
-MAX_COLUMN = 300
+MAX_COLUMN = 220
 WIDE_TABLE = 1250
 
 
@@ -392,7 +393,9 @@ class DashboardView(QWidget):
             if not m["judges"]:
                 rows.append([*base, "—", "—", "—", "—"])
             for i, j in enumerate(m["judges"]):
-                perm = f"{j['perm_mean']} (p {j['perm_p']})" if j.get("perm_mean") else (j.get("perm_note") or "—")
+                # A long "undefined because..." note would swamp the column; the tooltip has it.
+                perm = f"{j['perm_mean']} (p {j['perm_p']})" if j.get("perm_mean") else \
+                    ("undefined: " + j["perm_note"] if j.get("perm_note") else "—")
                 cells = base if i == 0 else ["", "", "", ""]
                 rows.append([*cells, j["name"], _est_text(j["alpha_vs_consensus"]), perm,
                              _est_text(j["exact_agreement"], with_n=False)])
@@ -553,6 +556,10 @@ class DashboardView(QWidget):
 
     def stop(self) -> None:
         self._stopped = True
+
+    def shutdown(self) -> None:
+        """What the main window calls before dropping the view (same as stop())."""
+        self.stop()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.stop()

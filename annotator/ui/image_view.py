@@ -28,8 +28,8 @@ Public API (stable; other views build on it)
 ``ViewState(fit: bool, relative_zoom: float, cx: float, cy: float)`` - zoom
 relative to the fit scale and the view centre as a fraction of the image.
 
-``mask_overlay(mask: QImage, color: QColor) -> QImage`` - thread-safe helper
-turning a grey mask into a translucent tint (alpha follows mask brightness).
+``mask_overlay(mask: QImage, color: QColor | None = None) -> QImage`` - thread-safe
+helper turning a grey mask into an outline with a faint tint inside.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
@@ -46,7 +47,7 @@ __all__ = ["ImageView", "SyncGroup", "ViewState", "mask_overlay"]
 ZOOM_STEP = 1.25
 MIN_ZOOM = 0.02
 MAX_ZOOM = 32.0
-MASK_ALPHA = 0.45
+MASK_ALPHA = 0.08  # the tint inside the mask; the outline is near opaque
 
 
 @dataclass(frozen=True)
@@ -58,22 +59,30 @@ class ViewState:
 
 
 def mask_overlay(mask: QImage, color: QColor | None = None) -> QImage:
-    """A translucent tint whose alpha follows the mask's brightness (white = masked)."""
-    color = QColor(255, 64, 64) if color is None else QColor(color)
+    """The mask as a solid outline plus a faint tint inside (white = masked).
+
+    The inside stays nearly clear so the colours being judged are not changed;
+    the outline says exactly where the edit was allowed.
+    """
+    color = QColor(0, 150, 255) if color is None else QColor(color)
     grey = mask.convertToFormat(QImage.Format.Format_Grayscale8)
-    # Reinterpret the grey bytes as alpha (a format conversion would drop the luminance).
-    alpha = QImage(grey.constBits(), grey.width(), grey.height(), grey.bytesPerLine(),
-                   QImage.Format.Format_Alpha8).copy()
-    out = QImage(grey.width(), grey.height(), QImage.Format.Format_ARGB32_Premultiplied)
-    out.fill(Qt.GlobalColor.transparent)
-    p = QPainter(out)
-    p.drawImage(0, 0, alpha)
-    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
-    c = QColor(color)
-    c.setAlphaF(MASK_ALPHA)
-    p.fillRect(out.rect(), c)
-    p.end()
-    return out
+    w, h = grey.width(), grey.height()
+    rows = np.frombuffer(grey.constBits(), dtype=np.uint8).reshape(h, grey.bytesPerLine())[:, :w]
+    inside = rows > 127
+    t = max(2, min(w, h) // 160)  # outline width in image pixels
+    padded = np.pad(inside, t, mode="constant", constant_values=False)
+    eroded = inside.copy()
+    for dy in range(-t, t + 1):
+        for dx in (-t, 0, t):
+            eroded &= padded[t + dy: t + dy + h, t + dx: t + dx + w]
+    edge = inside & ~eroded
+    alpha = np.where(edge, 235, np.where(inside, int(255 * MASK_ALPHA), 0)).astype(np.uint32)
+    r, g, b = color.red(), color.green(), color.blue()
+    # Premultiplied ARGB32, native byte order (0xAARRGGBB as a uint32).
+    argb = (alpha << 24) | ((r * alpha // 255) << 16) | ((g * alpha // 255) << 8) | (b * alpha // 255)
+    argb = np.ascontiguousarray(argb, dtype=np.uint32)
+    out = QImage(argb.tobytes(), w, h, w * 4, QImage.Format.Format_ARGB32_Premultiplied)
+    return out.copy()  # own the pixels (the bytes above are temporary)
 
 
 class _ImageItem(QGraphicsItem):

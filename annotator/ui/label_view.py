@@ -54,7 +54,8 @@ from .worker import DbWorker, ImagePrefetcher
 
 PREFETCH_AHEAD = 3
 CALM_MS = 4000
-MIN_FOR_PACE = 3  # a pace from one or two answers is noise
+MIN_FOR_PACE = 3
+PEEK_DELAY_MS = 40  # a pace from one or two answers is noise
 
 
 # -- worker jobs (run on the database thread; no Qt in here) --------------------------
@@ -163,6 +164,8 @@ class ItemPanel(QWidget):
         self.empty.hide()
         self._shas: list[str | None] = []
         self._captions: list[str] = []
+        self._has_text = False
+        self._stacked: bool | None = None
         self._mask: str | None = None
         self._mask_image: QImage | None = None
         self._mask_visible = True
@@ -180,42 +183,79 @@ class ItemPanel(QWidget):
             entries.append((sha, "Input" if len(view.inputs) == 1 else f"Input {n}"))
         for n, sha in enumerate(view.outputs, start=1):
             entries.append((sha, "Output" if len(view.outputs) == 1 else f"Output {n}"))
-        while self._grid.count():
-            self._grid.takeAt(0)
         self._shas = [sha for sha, _ in entries]
         self._mask = view.mask
         self._mask_image = mask
         self._captions = [caption for _, caption in entries]
-        col = 0
+        self._has_text = view.text is not None
         for i, (sha, caption) in enumerate(entries):
             t = self._tile(i)
             t.caption.setText(self._caption(caption))
             t.view.set_image(images.get(sha), mask=mask)
             t.view.set_mask_visible(self._mask_visible)
-            t.show()
-            self._grid.addWidget(t, 0, col)
-            self._grid.setColumnStretch(col, 1)
-            col += 1
         for t in self.tiles[len(entries):]:
             t.view.set_image(None)
-            t.hide()
         if view.text is not None:
             self.text.setPlainText(view.text)
-            self.text.show()
-            self._grid.addWidget(self.text, 0, col)
-            self._grid.setColumnStretch(col, 1)
-            col += 1
         else:
             self.text.clear()
+        self._stacked = None
+        self._place()
+
+    def _place(self) -> None:
+        """Lay the tiles out in a row, or in a column when that shows them larger."""
+        n = len(self._shas)
+        stacked = self._stack_vertically([self.tiles[i].view.image() for i in range(n)], self._has_text)
+        if stacked == self._stacked:
+            return
+        self._stacked = stacked
+        while self._grid.count():
+            self._grid.takeAt(0)
+        for r in range(self._grid.rowCount()):
+            self._grid.setRowStretch(r, 0)
+        for c in range(self._grid.columnCount()):
+            self._grid.setColumnStretch(c, 0)
+        for i in range(n):
+            t = self.tiles[i]
+            if stacked:
+                self._grid.addWidget(t, i, 0)
+                self._grid.setRowStretch(i, 1)
+            else:
+                self._grid.addWidget(t, 0, i)
+                self._grid.setColumnStretch(i, 1)
+            t.show()
+        for t in self.tiles[n:]:
+            t.hide()
+        col = 1 if stacked else n
+        if self._has_text:
+            self._grid.addWidget(self.text, 0, col, max(1, n if stacked else 1), 1)
+            self._grid.setColumnStretch(col, 1)
+            self.text.show()
+        else:
             self.text.hide()
-        if not entries and view.text is None:
-            self.empty.show()
+        if n == 0 and not self._has_text:
             self._grid.addWidget(self.empty, 0, 0)
-            col = 1
+            self.empty.show()
         else:
             self.empty.hide()
-        for c in range(col, self._grid.columnCount()):
-            self._grid.setColumnStretch(c, 0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().resizeEvent(event)
+        if self._shas:
+            self._place()
+
+    def _stack_vertically(self, images: list[QImage | None], has_text: bool) -> bool:
+        """Wide pictures (a logo, a banner) go one above the other when that shows them larger."""
+        known = [im for im in images if im is not None and not im.isNull()]
+        n = len(images)
+        if n < 2 or has_text or len(known) < n:
+            return False
+        w, h = max(self.width(), 1), max(self.height(), 1)
+        iw = max(im.width() for im in known)
+        ih = max(im.height() for im in known)
+        in_row = min(w / n / iw, h / ih)
+        in_column = min(w / iw, h / n / ih)
+        return in_column > in_row * 1.1
 
     def _caption(self, base: str) -> str:
         if self._mask is None:
@@ -233,6 +273,8 @@ class ItemPanel(QWidget):
             if s == sha and self.tiles[i].view.image() is None:
                 self.tiles[i].view.set_image(image, mask=self._mask_image)
                 self.tiles[i].view.set_mask_visible(self._mask_visible)
+        if self._shas:
+            self._place()
 
     def waiting_for(self) -> set[str]:
         out = {s for i, s in enumerate(self._shas) if s and self.tiles[i].view.image() is None}
@@ -595,8 +637,14 @@ class LabelView(QWidget):
             self.setFocus(Qt.FocusReason.OtherFocusReason)
         self.itemShown.emit()
         if self.prefetch_ahead > 0 and self.session is not None:
-            self.worker.submit(_job_upcoming, self.session, self.prefetch_ahead, (served.item_pk,),
-                               on_done=self._upcoming, on_error=lambda _e: None)
+            # After the new item has painted: the peek must not compete with that frame.
+            QTimer.singleShot(PEEK_DELAY_MS, lambda pk=served.item_pk: self._peek(pk))
+
+    def _peek(self, item_pk: int) -> None:
+        if self._closed or self.session is None or self._served is None or self._served.item_pk != item_pk:
+            return
+        self.worker.submit(_job_upcoming, self.session, self.prefetch_ahead, (item_pk,),
+                           on_done=self._upcoming, on_error=lambda _e: None)
 
     def _upcoming(self, views: list[ItemView]) -> None:
         if self._closed:

@@ -392,6 +392,9 @@ class MainWindow(QMainWindow):
         self.mode = "start"
         self.start.refresh()
         self.stack.setCurrentWidget(self.start)
+        if self.study is not None:
+            who = f" · rater {self.rater}" if self.rater else ""
+            self.statusBar().showMessage(f"Study {self.study.name}{who} · choose a mode")
         self.viewChanged.emit("start")
 
     def show_mode(self, mode: str) -> QWidget | None:

@@ -11,12 +11,16 @@ Public API
                                      (False when ignored: busy, nothing shown).
     ``.back() -> bool``; ``.forward() -> bool``
     ``.current() -> ServedPair | None``; ``.is_busy() -> bool``
-    ``.stop() -> None``               stop the image decoder (also on close).
+    ``.stop() -> None`` / ``.shutdown()``  stop the image decoder (also on close).
     Signals: ``voted(int vote_id, str choice)``, ``pairShown(int pair_pk)``,
     ``progressChanged(int done, int total)``, ``finished()`` (no pair left),
     ``failed(str message)``.
 
 Every database call runs on the shared ``DbWorker``; the UI thread only paints.
+Both sides sit in equal panes in one ``SyncGroup``: renders of the same size are
+shown at the same scale and zoom / pan together; renders of different pixel sizes
+are kept in step in image-normalised coordinates, so a larger render is never
+shown bigger than its rival (that would bias the vote).
 The side each item is dealt comes from the service (seeded and recorded there);
 this view shows ``served.left`` on the left and nothing that names a generator
 or a file.
@@ -219,8 +223,12 @@ class PairView(QWidget):
         self.buttons: dict[str, QPushButton] = {}
         for choice in ("left", "both", "neither", "right"):
             keys = CHOICE_KEYS[choice]
-            arrow = {"left": "\u2190 ", "right": "\u2192 "}.get(choice, "")
-            b = QPushButton(f"{arrow}{CHOICE_TEXT[choice]}  [{keys[0]} / {keys[1]}]")
+            text = f"{CHOICE_TEXT[choice]}  [{keys[0]} / {keys[1]}]"
+            if choice == "left":
+                text = "\u2190 " + text
+            elif choice == "right":
+                text += " \u2192"
+            b = QPushButton(text)
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.setStyleSheet(BUTTON_STYLE)
             b.clicked.connect(lambda _=False, c=choice: self.vote(c))
@@ -337,6 +345,10 @@ class PairView(QWidget):
         self._show(served, progress, None)
 
     def _on_error(self, exc: BaseException) -> None:
+        if type(exc).__name__ == "AlreadyAnswered" and self._session is not None:
+            # This pair already has a vote (another window?): the first one counts; move on.
+            self._submit(self._forward_job, lambda r: self._show(*r))
+            return
         self._busy = False if self._served is not None else self._busy
         msg = str(exc) or type(exc).__name__
         self._set_status(f"Could not complete that: {msg}")
@@ -477,6 +489,10 @@ class PairView(QWidget):
             return
         self._stopped = True
         self._prefetcher.stop()
+
+    def shutdown(self) -> None:
+        """What the main window calls before dropping the view (same as stop())."""
+        self.stop()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.stop()

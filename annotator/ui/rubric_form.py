@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFrame,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -113,6 +114,8 @@ class MetricRow(QFrame):
             self._cj.clicked.connect(lambda: self._click_cj())
 
     def set_focused(self, on: bool) -> None:
+        if bool(self.property("focused")) == on:
+            return  # re-polishing a style sheet is costly: only on a real change
         self.setProperty("focused", on)
         self.style().unpolish(self)
         self.style().polish(self)
@@ -203,13 +206,23 @@ class ScaleRow(MetricRow):
         self.controls.addLayout(row)
         # Every described level stays visible: raters anchor on the words, not the numbers.
         self.level_labels: dict[int, QLabel] = {}
-        for v in sorted(metric.levels, reverse=True):
+        levels = sorted(metric.levels, reverse=True)
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(16)
+        grid.setVerticalSpacing(1)
+        # Two columns once there are many levels: all stay visible without a long list.
+        rows = (len(levels) + 1) // 2 if len(levels) > 3 else len(levels)
+        for n, v in enumerate(levels):
             lab = QLabel(f"{v}  {metric.levels[v]}")
             lab.setWordWrap(True)
             lab.setFont(relative_font(lab, 0.92))
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
-            self.controls.addWidget(lab)
+            grid.addWidget(lab, n % rows, n // rows)
             self.level_labels[v] = lab
+        if levels:
+            grid.setColumnStretch(0, 1)
+            grid.setColumnStretch(1, 1)
+            self.controls.addLayout(grid)
         self._value: Any = None
 
     def _click(self, v: int) -> None:
@@ -225,7 +238,8 @@ class ScaleRow(MetricRow):
         for v, b in self.buttons.items():
             b.setChecked(value == v)
         for v, lab in self.level_labels.items():
-            lab.setFont(relative_font(self.title, 0.92, bold=value == v))
+            if lab.font().bold() != (value == v):
+                lab.setFont(relative_font(self, 0.92, bold=value == v))
         if self._cj is not None:
             self._cj.setChecked(value == CANNOT_JUDGE)
 

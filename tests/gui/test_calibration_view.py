@@ -213,3 +213,19 @@ def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker):
         assert [r[0] for r in con.execute("SELECT qualified FROM calibrations ORDER BY id")] == [1, 0]
     finally:
         con.close()
+
+
+def test_study_without_anchors_says_what_to_do(qtbot, tmp_path, db_worker):
+    study = Study.create(tmp_path / "bare", RUBRIC)
+    try:
+        study.add_rater(RATER)
+        view = CalibrationView(study, RATER, db_worker, None)
+        qtbot.addWidget(view)
+        with qtbot.waitSignal(view.failed, timeout=10_000) as failed:
+            pass
+        assert view.stage() == "error"
+        assert "import anchors" in failed.args[0]
+        assert view.message.text().startswith("Calibration cannot start:")
+        assert not view.submit()  # nothing to submit, nothing stored
+    finally:
+        study.close()

@@ -215,7 +215,7 @@ def test_zoom_is_synchronised_and_screenshot(qtbot, pair_study, db_worker):
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     qtbot.keyClick(view, Qt.Key.Key_R)
-    qtbot.keyClicks(view.reason, "Right keeps every section; left drops Payment.")
+    qtbot.keyClicks(view.reason, "Compared the required sections and the call to action.")
     qtbot.keyClick(view.reason, Qt.Key.Key_Escape)
     path = SHOTS / "pair_view.png"
     assert view.grab().save(str(path))
@@ -252,3 +252,18 @@ def test_text_outputs_are_selectable_plain_text(qtbot, tmp_path, db_worker):
         assert "Every pair" in view.done_page.text()
     finally:
         study.close()
+
+
+def test_second_window_on_a_voted_pair_moves_on(qtbot, pair_study, db_worker):
+    study, _ = pair_study
+    a = _open(qtbot, study, db_worker)
+    b = _open(qtbot, study, db_worker)
+    assert a.current().pair_pk == b.current().pair_pk
+    first = a.current().pair_pk
+    with qtbot.waitSignal(a.pairShown, timeout=10_000):
+        assert a.vote("left")
+    # b still shows the pair a just voted on: its vote is refused and b moves on.
+    with qtbot.waitSignal(b.pairShown, timeout=10_000):
+        assert b.vote("right")
+    assert b.current().pair_pk != first and not b.is_busy()
+    assert [(r["pair_pk"], r["choice"]) for r in _votes(study)] == [(first, "left")]

@@ -93,7 +93,8 @@ def test_queue_is_stored_per_rater_and_differs(tmp_path):
         qb = [e.item_pk for e in s.query(QueueEntry).filter_by(rater_pk=2).order_by(QueueEntry.position)]
         seeds = {e.seed for e in s.query(QueueEntry).filter_by(rater_pk=1)}
     assert sorted(qa) == sorted(qb) and qa != qb and len(seeds) == 1
-    assert la.progress().total == lb.progress().total == 40
+    # anchors count like items: 40 live items bring 2 or 3 seeded anchors (one per 14 live)
+    assert 2 <= la.progress().total - 40 <= 3 and 2 <= lb.progress().total - 40 <= 3
     again = LabelSession(study, "a")  # reopening keeps the stored order
     with study.db.read() as s:
         assert [e.item_pk for e in s.query(QueueEntry).filter_by(rater_pk=1).order_by(QueueEntry.position)] == qa

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from annotator.reports import (
     read_json,
     render_html,
     report_tables,
+    systematic_findings_table,
     write_csv_tables,
     write_html,
     write_json,
@@ -400,8 +400,21 @@ def test_findings_table_keeps_report_order() -> None:
     assert list(t["item_id"]) == [f["item_id"] for f in report["findings"]]
     assert t.columns[0] == "item_id"
     assert "r2: " + XSS in t["human_reasons"].iloc[0]
+    # the report model's [{rater, value, reason}] answers become two "rater: ..." columns
+    lh = t[t["item_id"] == "it-019"].iloc[0]
+    assert lh["human_answers"] == "r1: 2 | r2: 1 | r3: 2"
+    assert lh["human_reasons"] == "r1: CTA buried below the fold | r3: two primary buttons"
     empty = findings_table({"findings": []})
     assert len(empty) == 0 and "item_id" in empty.columns
+
+
+def test_systematic_findings_table_spreads_estimates() -> None:
+    t = systematic_findings_table(sample_report())
+    first = t.iloc[0]
+    assert (first["metric"], first["judge_name"], first["kind"]) == ("layout_hierarchy", "gpt-judge", "lenient")
+    assert (first["mean_difference"], first["mean_difference_low"], first["mean_difference_high"]) == (
+        0.4, 0.21, 0.6)
+    assert t.iloc[1]["summary"] == "clip-judge passes items the humans fail"
 
 
 def test_parquet_written_only_when_pyarrow_present(tmp_path: Path) -> None:
@@ -618,9 +631,30 @@ def test_real_report_model_renders(tmp_path: Path) -> None:
     for key in CONTRACT_TOP:
         assert key in report
     path = write_json(report, tmp_path / "report.json")
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(json.dumps(report, default=str))
-    html = write_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
-    assert XSS not in html and not re.search(r"https?://", html)
-    assert 'id="agreement"' in html and "layout_hierarchy" in html
-    paths = write_csv_tables(report_tables(report), tmp_path / "csv")
-    assert any(p.name == "agreement.csv" for p in paths)
+    assert read_json(path) == report
+
+    thumbs = {f["item_id"]: png_bytes((90, 140, 90)) for f in report["findings"]}
+    html = write_html(report, tmp_path / "report.html", thumbs).read_text(encoding="utf-8")
+    assert XSS not in html and "&lt;script&gt;" in html  # the hostile reasons are there, escaped
+    assert not re.search(r"https?://", html)
+    assert not re.search(r">\s*(nan|None|inf)\s*<", html)  # no raw Python values leak into cells
+    for key in ("agreement", "judges", "findings", "generators", "raters", "pairwise", "limits"):
+        assert f'id="{key}"' in html
+    for metric in report["metrics"]:
+        assert metric in html
+    assert len(re.findall(r'<img src="data:image/[^"]+" alt="item ', html)) == len(report["findings"])
+    view = build_view(report, with_charts=False)
+    assert view["generators"]["cases"] == sorted(view["generators"]["cases"])
+    assert any(r["flagged"] for r in view["raters"]) == any(
+        r["drift"]["flagged"] for r in report["raters"].values())
+
+    tables = report_tables(report)
+    agreement = tables["agreement"]
+    humans = agreement[agreement["source"] == "human"]
+    assert set(humans["metric"]) == set(report["metrics"]) | {"verdict"}
+    paths = write_csv_tables(tables, tmp_path / "csv")
+    assert {p.name for p in paths} >= {"agreement.csv", "findings.csv"}
+    back = pd.read_csv(tmp_path / "csv" / "findings.csv", keep_default_na=False)
+    assert len(back) == len(report["findings"])
+    for text in back.select_dtypes(include="object").stack():
+        assert not str(text).startswith(("=", "+", "@")), text
