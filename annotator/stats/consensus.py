@@ -178,7 +178,9 @@ def _answers(
     df: pd.DataFrame, who: str, rubric: Rubric, specs: list[MetricSpec], items: pd.DataFrame,
     judge: bool = False,
 ) -> pd.DataFrame:
-    empty = pd.DataFrame({c: pd.Series(dtype=object) for c in _ANSWER_COLS}).rename(columns={"who": who})
+    kinds = {"idx": np.int64, "code": float, "num": float}
+    empty = pd.DataFrame({c: pd.Series(dtype=kinds.get(c, object)) for c in _ANSWER_COLS})
+    empty = empty.rename(columns={"who": who})
     if df is None or len(df) == 0:
         return empty
     text_keys = {m.key for m in rubric.metrics if m.kind == "text"}
@@ -334,7 +336,7 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     tie, mean, min, max, and `clear_share` (share of answers equal to the
     majority, nominal only).
     """
-    a = answers[["idx", "code"]]
+    a = answers[["idx", "code"]].astype({"idx": np.int64, "code": float})
     cj = a["code"].isna().groupby(a["idx"]).sum().rename("n_cannot_judge")
     ok = a.dropna(subset=["code"])
     g = ok.groupby("idx")["code"]

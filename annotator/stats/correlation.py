@@ -34,7 +34,11 @@ def pearson_from_moments(s: np.ndarray) -> np.ndarray:
         vx = sxx - sx * sx / n
         vy = syy - sy * sy / n
         r = cov / np.sqrt(vx * vy)
-    return np.where((vx > 1e-12 * np.maximum(1, sxx)) & (vy > 1e-12 * np.maximum(1, syy)), r, np.nan)
+    # replicates are float32 sums: a variance within rounding noise of zero is a degenerate
+    # resample (e.g. every weight on items sharing one value), not a correlation
+    tol = 1e-5
+    ok = (vx > tol * np.maximum(1, sxx)) & (vy > tol * np.maximum(1, syy))
+    return np.where(ok, np.clip(r, -1.0, 1.0), np.nan)
 
 
 def _suffix(a: np.ndarray, axis: int) -> np.ndarray:

@@ -10,8 +10,10 @@ every pair of raters. Each judge then gets, on the items it scored:
 - alpha with the judge as one more rater, next to the humans alone on the same
   items, and the difference;
 - its kappa with each human against the human-human range on the same items;
-- exact agreement, the mean signed difference judge - consensus (leniency when
-  positive for gates, scales and the verdict), a confusion matrix (nominal);
+- exact agreement on items with a clear (untied) consensus, shown only from
+  the minimum count up; the mean signed difference judge - consensus (leniency
+  when positive for gates, scales and the verdict; nominal ties left out, scale
+  medians kept); a confusion matrix (nominal);
 - Pearson, Spearman and Kendall tau-b between its value and the human mean per
   item: the only figures kept when the judge scores on a scale of its own;
 - the same figures per case and per generator slice.
@@ -248,7 +250,7 @@ def judge_section(
         clear = ~cons.loc[units, "tie"].to_numpy(dtype=bool)
         eq = (c_val == j_val)[clear]
         n_eq = int(clear.sum())
-        sec["exact_agreement"] = float(eq.mean()) if n_eq else None
+        sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
         sec["exact_agreement_ci"] = _mean_figure(plan, u_idx[clear], eq.astype(float), ctx.min_count,
                                                  share=True)
         if spec.kind == "choice":

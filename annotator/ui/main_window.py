@@ -112,7 +112,7 @@ class StartPage(QWidget):
         self.study_label.setWordWrap(True)
         self.study_label.setFont(relative_font(self.study_label, 1.05, bold=True))
         sl.addWidget(self.study_label)
-        sl.addWidget(QLabel("Recent studies"))
+        sl.addWidget(QLabel("Recent studies (Enter opens the selected one)"))
         self.recent = QListWidget()
         self.recent.itemActivated.connect(self._open_recent)
         sl.addWidget(self.recent, 1)
@@ -155,6 +155,8 @@ class StartPage(QWidget):
         grid.addWidget(mode_box, 1, 1)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
+        grid.setRowStretch(0, 0)
+        grid.setRowStretch(1, 1)
 
         self.message = QLabel()
         self.message.setWordWrap(True)

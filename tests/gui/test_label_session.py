@@ -189,3 +189,57 @@ def test_zoom_mask_and_instructions_keys_on_an_editing_case(qtbot, logo_study):
     qtbot.keyClick(view, Qt.Key.Key_4)
     assert view.form.answers()["edit_intent_correctness"] == 4
     w.close()
+
+
+def test_drift_alert_shows_at_the_next_item_and_offers_recalibration(qtbot, tmp_path):
+    from gui_support import build_study
+
+    built = build_study(tmp_path, "ui", anchors=True, anchor_every=2)
+    w = open_window(built.folder)
+    view = w.current_view
+    wait_ready(qtbot, view)
+    far_off = {"instruction_following": "FAIL", "layout_hierarchy": 0, "text_rendering": "FAIL",
+               "ui_affordance": 0, "failure_tags": []}
+    fair = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
+            "ui_affordance": 4, "failure_tags": []}
+    for _ in range(12):
+        if view.banner.isVisible() or view.state != "ready":
+            break
+        # The rater cannot tell anchors apart; the test can, to answer them far from the reference.
+        view.submit_answers(far_off if view.current_item.context == "anchor" else fair)
+        wait_ready(qtbot, view)
+    assert view.banner.isVisible(), "no drift alert after anchors answered far from the reference"
+    text = view.banner.text.text()
+    assert "drifted" in text and any(f"“{m.label}”" in text for m in view.rubric.metrics)
+    assert view.state == "ready"  # shown at an item boundary, the next item is on screen
+    if "calibration" in w.available_modes():
+        with qtbot.waitSignal(w.viewChanged, timeout=5000) as sig:
+            qtbot.mouseClick(view.banner.action, Qt.MouseButton.LeftButton)
+        assert sig.args == ["calibration"] and w.mode == "calibration"
+    w.close()
+
+
+def test_key_overrides_from_settings_rebind_and_relabel(qtbot, ui_study):
+    settings = AppSettings()
+    settings.set_key_override("pass", ["Y"])
+    settings.set_key_override("submit", ["Ctrl+Return"])
+    w = MainWindow(AppSettings(), study=ui_study.folder, rater=RATER)  # a fresh read of the file
+    w.show()
+    view = w.current_view
+    wait_ready(qtbot, view)
+    gate = view.form.rows[0]
+    assert gate.pass_btn.text() == "PASS (Y)"
+    qtbot.keyClick(view, Qt.Key.Key_P)
+    assert view.form.answers().get("instruction_following") is None  # P is free now
+    qtbot.keyClick(view, Qt.Key.Key_Y)
+    assert view.form.answers()["instruction_following"] == "PASS"
+    for k in (DIGITS[4], Qt.Key.Key_Y, DIGITS[3]):  # layout, text rendering, affordance
+        qtbot.keyClick(view, k)
+    assert not view.form.missing()
+    first = view.current_item.item_pk
+    qtbot.keyClick(view, Qt.Key.Key_Return)  # no longer submits
+    assert view.state == "ready" and view.current_item.item_pk == first
+    qtbot.keyClick(view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    wait_ready(qtbot, view)
+    assert view.current_item.item_pk != first
+    w.close()
