@@ -20,9 +20,19 @@ import sys
 __all__ = ["keep_none_alive", "run_app"]
 
 
+def _affected() -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("PySide6-Essentials") == "6.12.0" or version("PySide6") == "6.12.0"
+    except PackageNotFoundError:
+        return False
+
+
 def keep_none_alive() -> None:
-    """Make None, True and False effectively immortal on Python < 3.12 (see above)."""
-    if sys.version_info >= (3, 12):
+    """Make None, True and False effectively immortal on Python < 3.12 under the broken
+    release (pyproject.toml excludes it; this guards an environment that has it anyway)."""
+    if sys.version_info >= (3, 12) or not _affected():
         return
     for singleton in (None, True, False):
         refcnt = ctypes.c_ssize_t.from_address(id(singleton))  # ob_refcnt is the first field

@@ -461,16 +461,11 @@ class LabelView(QWidget):
         hl.addWidget(self.criteria_label, 1, 1, 1, 2)
         hl.setColumnStretch(1, 1)
         self.c_title = c_title
-        head_scroll = QScrollArea()
-        head_scroll.setWidget(head)
-        head_scroll.setWidgetResizable(True)
-        head_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        head_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        head_scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
-        head_scroll.setMaximumHeight(self.fontMetrics().lineSpacing() * 9)
-        head_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.head_scroll = head_scroll
-        wl.addWidget(head_scroll)
+        # A plain frame (no scroll area): the header's shape must not depend on the
+        # moment of layout, and prompt and criteria are never hidden behind a scroll.
+        head.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.head = head
+        wl.addWidget(head)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setChildrenCollapsible(False)

@@ -8,11 +8,14 @@ label (always), and pairwise / calibration / dashboard when their modules exist
 The window owns ONE ``DbWorker`` for the open study: every view runs its
 database work there, and the study itself is opened and closed on it.
 
+Blinding: the dashboard names generators, so it opens only for an operator
+account or before a rater is picked (the study lead); a rater never gets it.
+
 Public API: ``MainWindow(settings: AppSettings, *, study: Path | None = None,
 rater: str | None = None, parent=None)`` with
 ``open_study(path) -> bool``, ``create_study(folder, rubric) -> bool``,
 ``close_study()``, ``raters() -> list[RaterInfo]``, ``set_rater(name) -> bool``,
-``add_rater(name) -> bool``, ``available_modes() -> list[str]``,
+``add_rater(name) -> bool``, ``available_modes() -> list[str]``, ``mode_allowed(mode) -> bool``,
 ``show_mode(mode) -> QWidget | None``, ``show_start()``, ``current_view``,
 ``study``, ``rater``, ``worker``, ``shutdown()``; signal ``viewChanged(str)``
 (mode name, "start" for the start page). ``MODES`` maps mode -> (module, class).

@@ -153,12 +153,11 @@ def test_anchor_looks_like_a_live_item(qtbot, window):
     # No word anywhere in the view, or in the window's title and status bar, marks an anchor.
     for snap in (live, anchor):
         blob = "\n".join(snap["view_strings"] + snap["window"]).lower()
-        assert not [w for w in MARKERS if w in blob], [w for w in MARKERS if w in blob]
+        # whole words: a prompt may well say "Preferences"
+        marked = [w for w in MARKERS if re.search(rf"\b{w}\b", blob)]
+        assert not marked, marked
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known tells, reported to the lead: anchor images are not prefetched (live items appear at once, an "
-    "anchor after a decode) and the 'done' count does not move after an anchor is answered"))
 def test_anchor_behaves_like_a_live_item(qtbot, window):
     view = window.current_view
     qtbot.waitUntil(lambda: view.state == "ready", timeout=10_000)
