@@ -65,9 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (>= 1000 for published figures)")
     rep.add_argument("--seed", type=int, default=0)
 
-    cal = sub.add_parser("calibrate", help="calibration results of a rater")
+    cal = sub.add_parser("calibrate", help="open a calibration session on the study's anchors")
     cal.add_argument("--study", required=True)
     cal.add_argument("--rater", required=True)
+    cal.add_argument("--history", action="store_true", help="print the rater's calibrations instead")
 
     demo = sub.add_parser("demo", help="build (if absent) and open the demo study")
     demo.add_argument("--study", default=None)
@@ -171,9 +172,23 @@ def _cmd_report(a) -> int:
 
 
 def _cmd_calibrate(a) -> int:
-    from .services.calibration import print_calibrations
+    if a.history:
+        from .services.calibration import calibration_history
 
-    return print_calibrations(a.study, a.rater)
+        recs = calibration_history(a.study, a.rater)
+        if not recs:
+            print(f"{a.rater} has no calibration yet; run `annotator calibrate --study S --rater R`", file=sys.stderr)
+            return EXIT_OK
+        keys = list(recs[-1]["result"]["metrics"])
+        print("when                 " + "  ".join(f"{k[:18]:>18s}" for k in keys) + "  verdict")
+        for r in recs:
+            shares = [r["result"]["metrics"].get(k, {}).get("share") for k in keys]
+            cells = "  ".join(f"{'-' if v is None else f'{v:.0%}':>18s}" for v in shares)
+            print(f"{r['created_at']:20s} {cells}  {r['result']['verdict']}")
+        return EXIT_OK
+    from .ui.app import run_app
+
+    return run_app(study=Path(a.study), rater=a.rater, mode="calibration")
 
 
 def _cmd_demo(a) -> int:

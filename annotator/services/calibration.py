@@ -4,7 +4,6 @@ rationale, and end with a qualify / not-yet verdict stored as a record."""
 from __future__ import annotations
 
 import random
-import sys
 import time
 from typing import Any
 
@@ -82,19 +81,9 @@ class CalibrationSession:
         return self.study.media.read(sha256)
 
 
-def print_calibrations(study_path: str, rater: str) -> int:
+def calibration_history(study_path: str, rater: str) -> list[dict[str, Any]]:
     study = Study.open(study_path)
     try:
-        recs = store.calibrations(study.db, rater)
-        if not recs:
-            print(f"{rater} has no calibration yet; run a calibration session in the app", file=sys.stderr)
-            return 0
-        keys = list(recs[-1]["result"]["metrics"])
-        print("when                 " + "  ".join(f"{k[:18]:>18s}" for k in keys) + "  verdict")
-        for r in recs:
-            shares = [r["result"]["metrics"].get(k, {}).get("share") for k in keys]
-            cells = "  ".join(f"{'-' if v is None else f'{v:.0%}':>18s}" for v in shares)
-            print(f"{r['created_at']:20s} {cells}  {r['result']['verdict']}")
+        return store.calibrations(study.db, rater)
     finally:
         study.close()
-    return 0

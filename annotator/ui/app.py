@@ -46,14 +46,15 @@ def make_app(argv: list[str] | None = None):  # noqa: ANN201 - QApplication
     return app
 
 
-def run_app(study: Path | str | None = None, rater: str | None = None, *, argv: list[str] | None = None) -> int:
-    """Open the app (on `study` as `rater` when given); returns the exit status."""
+def run_app(study: Path | str | None = None, rater: str | None = None, *, mode: str = "label",
+            argv: list[str] | None = None) -> int:
+    """Open the app (on `study` as `rater` in `mode` when given); returns the exit status."""
     app = make_app(argv)
     from .main_window import MainWindow
     from .settings import AppSettings
     from .worker import stop_all
 
-    window = MainWindow(AppSettings(), study=Path(study) if study else None, rater=rater)
+    window = MainWindow(AppSettings(), study=Path(study) if study else None, rater=rater, mode=mode)
     app.aboutToQuit.connect(window.shutdown)
     app.aboutToQuit.connect(stop_all)
     window.show()

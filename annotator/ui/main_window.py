@@ -218,6 +218,7 @@ class MainWindow(QMainWindow):
         *,
         study: Path | None = None,
         rater: str | None = None,
+        mode: str = "label",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -248,7 +249,7 @@ class MainWindow(QMainWindow):
                 people = [r.name for r in self.known_raters if not r.is_operator]
                 pick = people[0] if len(people) == 1 else None
             if pick is not None and self.set_rater(pick, quiet=rater is None):
-                self.show_mode("label")
+                self.show_mode(mode)
                 return
         self.show_start()
 
