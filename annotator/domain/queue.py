@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 
 ANCHOR_EVERY = 15  # one anchor in 15 served items
 
@@ -55,6 +56,20 @@ def anchor_slot(seed: int, live_position: int, every: int = ANCHOR_EVERY) -> int
     block, offset = divmod(live_position, every - 1)
     slot_seed = (seed * 1_000_003 + block) & 0x7FFFFFFF
     return slot_seed if random.Random(slot_seed).randrange(every - 1) == offset else None
+
+
+@lru_cache(maxsize=64)
+def anchor_slots(seed: int, n_live: int, every: int = ANCHOR_EVERY) -> frozenset[int]:
+    """Every live position in [0, n_live) that an anchor precedes (one draw per block)."""
+    if every < 2:
+        return frozenset()
+    out = set()
+    for block in range(0, (n_live + every - 2) // (every - 1)):
+        slot_seed = (seed * 1_000_003 + block) & 0x7FFFFFFF
+        p = block * (every - 1) + random.Random(slot_seed).randrange(every - 1)
+        if p < n_live:
+            out.add(p)
+    return frozenset(out)
 
 
 def choose_anchor(

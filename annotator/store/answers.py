@@ -69,7 +69,12 @@ def progress_counts(db: StudyDB, rater: str, version: str, *, anchor_every: int 
             seed = s.get(Rater, rpk).seed
             filled = set(s.scalars(select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)))
             # slots still ahead of the rater (not yet filled) will each bring one anchor
-            expected = sum(1 for p in positions[live_done:] if p not in filled and q.anchor_slot(seed, p, anchor_every) is not None)
+            open_positions = set(s.scalars(select(QueueEntry.position).where(
+                QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version,
+                ~select(Judgement.id).where(
+                    Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
+                    Judgement.item_pk == QueueEntry.item_pk).exists())))
+            expected = len((q.anchor_slots(seed, len(positions), anchor_every) & open_positions) - filled)
         shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
         return live_done + anchors_done, len(positions) + shown + expected
 

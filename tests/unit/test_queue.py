@@ -107,3 +107,9 @@ def test_choose_anchor_prefers_least_seen():
     assert q.choose_anchor([1, 2], {1, 2}, {}, 5) is None
     picks = {q.choose_anchor([1, 2, 3], set(), {}, random.randrange(10**6)) for _ in range(50)}
     assert picks == {1, 2, 3}
+
+
+@given(st.integers(0, 2**31 - 1), st.integers(2, 20), st.integers(0, 300))
+@settings(max_examples=100, deadline=None)
+def test_anchor_slots_agrees_with_anchor_slot(seed, every, n):
+    assert q.anchor_slots(seed, n, every) == {p for p in range(n) if q.anchor_slot(seed, p, every) is not None}
