@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--study")
     gui.add_argument("--rater")
 
+    sett = sub.add_parser("set", help="change a study setting (value as JSON), e.g. anchor_every 10")
+    sett.add_argument("key")
+    sett.add_argument("value", nargs="?", help="JSON value; omit to print the current one")
+    sett.add_argument("--study", required=True)
+
     st = sub.add_parser("status", help="print what a study holds")
     st.add_argument("--study", required=True)
     return p
@@ -223,9 +228,32 @@ def _cmd_status(a) -> int:
     return EXIT_OK
 
 
+def _cmd_set(a) -> int:
+    import json
+
+    from .services.study import DEFAULT_SETTINGS, Study
+
+    if a.key not in DEFAULT_SETTINGS:
+        raise InputError(f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key")
+    study = Study.open(a.study)
+    try:
+        if a.value is None:
+            print(json.dumps(study.setting(a.key)))
+            return EXIT_OK
+        try:
+            value = json.loads(a.value)
+        except json.JSONDecodeError:
+            value = a.value  # a bare word is a string (e.g. the pair question)
+        study.set_setting(a.key, value)
+        print(f"{a.key} = {json.dumps(study.setting(a.key))}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
 COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
-    "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status,
+    "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
 }
 
 

@@ -289,6 +289,10 @@ def systematic_view(f: Any) -> dict[str, Any]:
     skip: tuple[str, ...] = ("summary", "description")
     if not title and f.get("kind") and f.get("metric"):
         who = f.get("judge_name") or f.get("judge") or "the judge"
-        title = f"{who} is {str(f['kind']).replace('_', ' ')} on {f['metric']}"
+        kind = str(f["kind"])
+        phrase = {"judge_tags_more_often": "tags more often than the humans",
+                  "judge_tags_less_often": "tags less often than the humans"}.get(kind)
+        title = (f"{who} {phrase} on {f['metric']}" if phrase
+                 else f"{who} is {kind.replace('_', ' ')} on {f['metric']}")
         skip += ("kind", "metric", "judge_name", "judge")
     return {"title": str(title or f.get("kind") or "finding"), "rows": kv_rows(f, skip=skip)}

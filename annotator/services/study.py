@@ -28,6 +28,26 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 }
 
 
+def check_setting(key: str, value: Any) -> None:
+    def bad(what: str) -> InputError:
+        return InputError(f"setting '{key}' must be {what}", field=key)
+
+    if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "anchor_every" else 1):
+            raise bad("a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else ""))
+        if key == "anchor_every" and value == 1:
+            raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
+    elif key == "pair_question":
+        if not isinstance(value, str) or not value.strip():
+            raise bad("a non-empty text")
+    elif key == "qualification":
+        if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in value.values()):
+            raise bad('shares between 0 and 1, e.g. {"gate_exact": 0.9, "scale_within_one": 0.8}')
+    elif key == "release_gate":
+        if value is not None and not (isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values())):
+            raise bad('null or thresholds by figure, e.g. {"verdict_pass_rate": 0.7}')
+
+
 class Study:
     def __init__(self, folder: Path, db: StudyDB) -> None:
         self.folder = folder
@@ -73,6 +93,11 @@ class Study:
 
     def setting(self, key: str) -> Any:
         return self.db.get_setting(key, DEFAULT_SETTINGS.get(key))
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Change a setting after checking it has the shape the study uses."""
+        check_setting(key, value)
+        self.db.set_setting(key, value)
 
     # -- imports (each lands whole or not at all) --------------------------------
     def _land(self, parsed: ParsedItems, anchors: tuple | None = None) -> int:

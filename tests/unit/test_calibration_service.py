@@ -41,3 +41,19 @@ def test_calibration_qualifies_on_reference_answers_and_not_on_wrong_ones(tmp_pa
     assert main(["calibrate", "--study", str(tmp_path / "st"), "--rater", "ann", "--history"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 3 and lines[1].endswith("qualified") and lines[2].endswith("not yet")
+
+
+def test_settings_command_checks_values(tmp_path, capsys):
+    st = str(tmp_path / "st")
+    assert main(["new", st, "--rubric", str(REPO / "rubrics" / "ui_mockup.toml")]) == 0
+    assert main(["set", "pair_question", "Which mockup would you ship?", "--study", st]) == 0
+    assert main(["set", "anchor_every", "10", "--study", st]) == 0
+    assert main(["set", "anchor_every", "1", "--study", st]) == 2
+    assert main(["set", "qualification", '{"gate_exact": 1.5}', "--study", st]) == 2
+    assert main(["set", "colour", "red", "--study", st]) == 2
+    capsys.readouterr()
+    assert main(["set", "anchor_every", "--study", st]) == 0
+    assert capsys.readouterr().out.strip() == "10"
+    study = Study.open(st)
+    assert study.setting("pair_question") == "Which mockup would you ship?"
+    study.close()
