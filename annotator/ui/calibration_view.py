@@ -54,6 +54,7 @@ from ..services.calibration import CalibrationSession
 from .image_view import ImageView, SyncGroup
 from .keymap import Keymap
 from .rubric_form import RubricForm
+from .view_lifecycle import PrefetchingView
 from .worker import ImagePrefetcher
 
 __all__ = ["CalibrationView", "format_answer"]
@@ -314,7 +315,7 @@ class _VerdictPage(QWidget):
         self.sessions.setColumnStretch(len(keys) + 2, 1)
 
 
-class CalibrationView(QWidget):
+class CalibrationView(PrefetchingView, QWidget):
     submitted = Signal(int)
     completed = Signal(dict)
     closeRequested = Signal()  # noqa: N815 - Qt signal naming; Enter on the verdict screen
@@ -666,26 +667,6 @@ class CalibrationView(QWidget):
     def result(self) -> dict | None:
         return self._result
 
-    def is_busy(self) -> bool:
-        return self._busy
-
-    def stop(self) -> None:
-        if self._stopped:
-            return
-        self._stopped = True
-        self._prefetcher.stop()
-
-    def shutdown(self) -> None:
-        """What the main window calls before dropping the view (same as stop())."""
-        self.stop()
-
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        self.stop()
-        super().closeEvent(event)
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        super().showEvent(event)
-        self.setFocus()
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)

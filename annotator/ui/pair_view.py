@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 from ..domain.records import ItemView
 from ..services.pairing import PairSession, ServedPair
 from .image_view import ImageView, SyncGroup
+from .view_lifecycle import PrefetchingView
 from .worker import ImagePrefetcher
 
 __all__ = ["CHOICE_KEYS", "PairView"]
@@ -150,7 +151,7 @@ class _Side(QFrame):
             v.set_image(None)
 
 
-class PairView(QWidget):
+class PairView(PrefetchingView, QWidget):
     voted = Signal(int, str)
     pairShown = Signal(int)  # noqa: N815 - Qt signal naming
     progressChanged = Signal(int, int)  # noqa: N815
@@ -481,23 +482,3 @@ class PairView(QWidget):
     def current(self) -> ServedPair | None:
         return self._served
 
-    def is_busy(self) -> bool:
-        return self._busy
-
-    def stop(self) -> None:
-        if self._stopped:
-            return
-        self._stopped = True
-        self._prefetcher.stop()
-
-    def shutdown(self) -> None:
-        """What the main window calls before dropping the view (same as stop())."""
-        self.stop()
-
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        self.stop()
-        super().closeEvent(event)
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        super().showEvent(event)
-        self.setFocus()
