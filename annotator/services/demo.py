@@ -108,9 +108,14 @@ def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -
 
 def _simulate_pairs(study: Study, seed: int) -> None:
     index = item_index(study.db)
-    for n, voter in enumerate(PAIR_VOTERS):
+    # the operator's spot checks (always "left") are stored but must move no figure
+    operator = SimulatedPairVoter(OPERATOR, left_bias=0.99, tie_rate=0.0)
+    for n, voter in enumerate((*PAIR_VOTERS, operator)):
         rng = np.random.default_rng(seed * 1000 + n)
         session = PairSession(study, voter.name)
-        while (served := session.next()) is not None:
+        limit = 12 if voter is operator else None
+        done = 0
+        while (served := session.next()) is not None and (limit is None or done < limit):
             choice = voter.vote(index[served.left_pk][1], index[served.right_pk][1], rng)
             session.vote(served, choice, None, time_ms=int(rng.integers(2000, 15000)))
+            done += 1

@@ -43,6 +43,14 @@ def test_drifting_rater_is_named_and_operator_is_nowhere(demo):
     assert drift["flagged"] and drift["direction"] == "up" and drift["first_flag_at"] >= 6
     assert not r["raters"]["sim-steady"]["drift"]["flagged"]
     assert "ops-check" not in json.dumps(r)
+    import sqlite3
+
+    with sqlite3.connect(d / "study" / "study.sqlite") as c:
+        op = "select count(*) from {} t join raters r on r.id = t.rater_pk where r.name = 'ops-check'"
+        assert c.execute(op.format("judgements")).fetchone()[0] > 0  # stored ...
+        assert c.execute(op.format("pair_votes")).fetchone()[0] > 0
+    # ... and counted nowhere: the pairwise tallies hold only the three simulated voters' votes
+    assert set(r["pairwise"]["position_bias"]["by_rater"]) == {"sim-steady", "sim-severe", "sim-lenient"}
     with open(d / "csv" / "judgements.csv", newline="") as fh:
         assert "ops-check" not in {row["rater"] for row in csv.DictReader(fh)}
 
