@@ -162,6 +162,11 @@ class Judgement(Base):
             unique=True,
             sqlite_where=text("supersedes IS NULL AND context = 'live'"),
         ),
+        # a seeded anchor showing and a calibration anchor take one first answer each, too
+        Index("uq_judgement_showing", "showing_pk", unique=True,
+              sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL")),
+        Index("uq_judgement_calibration", "session_pk", "item_pk", unique=True,
+              sqlite_where=text("supersedes IS NULL AND context = 'calibration'")),
     )
 
 

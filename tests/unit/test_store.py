@@ -179,3 +179,19 @@ def test_reopen_study_and_rubric_version_roundtrip(tmp_path):
     again = Study.open(tmp_path / "x")
     assert again.rubric.version == version and again.rubric.id == "logo_edit"
     again.close()
+
+
+def test_an_anchor_showing_takes_one_first_answer(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    study = Study.create(tmp_path / "st", repo / "rubrics" / "ui_mockup.toml")
+    src = tmp_path / "src"
+    study.import_items(write_manifest(src, basic_rows(src, n_cases=6, gens=("a", "b", "c", "d", "e"))))
+    study.import_anchors(repo / "anchors" / "ui_mockup" / "anchors.jsonl")
+    study.add_rater("ann")
+    s = LabelSession(study, "ann")
+    while (item := s.next()).context != "anchor":
+        s.submit(item, ANSWERS, 5)
+    s.submit(item, ANSWERS, 5)
+    with pytest.raises(answers.AlreadyAnswered):
+        s.submit(item, ANSWERS, 5)
+    study.close()
