@@ -92,5 +92,3 @@ class LabelSession:
     def image(self, sha256: str) -> bytes:
         return self.study.media.read(sha256)
 
-    def image_path(self, sha256: str):
-        return self.study.media.path(sha256)

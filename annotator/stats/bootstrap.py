@@ -235,12 +235,6 @@ class ItemBootstrap:
 
         return self.add(rows, cols, vals, k * n_slices, fin)
 
-    def add_custom(self, fn: Callable[[np.ndarray], np.ndarray], point: np.ndarray) -> Replicates:
-        """Register a statistic computed from the raw (b x n_items) weight batch."""
-        out = Replicates(point=np.atleast_1d(np.asarray(point, dtype=float)))
-        self._custom.append(_Custom(fn, out))
-        return out
-
     def run(self) -> None:
         """Draw the replicates (in batches) and fill every handle's `values`."""
         if self._ran:

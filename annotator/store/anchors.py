@@ -22,11 +22,6 @@ def anchors(db: StudyDB, anchor_set: str | None = None) -> list[tuple[int, str, 
         return [(a.item_pk, a.anchor_set, json.loads(a.reference), json.loads(a.rationale)) for a in s.scalars(stmt)]
 
 
-def anchor_sets(db: StudyDB) -> list[str]:
-    with db.read() as s:
-        return sorted(set(s.scalars(select(Anchor.anchor_set))))
-
-
 def add_calibration(db: StudyDB, *, rater: str, session_pk: int, anchor_set: str, version: str,
                     result: dict[str, Any], qualified: bool) -> int:
     with db.write() as s:

@@ -16,7 +16,7 @@ from ..domain.errors import AlreadyAnswered
 from ..domain.records import ServedItem
 from .db import StudyDB
 from .items import item_view, live_items, new_display_code
-from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater, Session
+from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
 from .people import rater_pk
 
 
@@ -218,6 +218,3 @@ def history_of(db: StudyDB, rater: str, item_pk: int) -> list[dict]:
         ]
 
 
-def session_started(db: StudyDB, session_pk: int) -> datetime:
-    with db.read() as s:
-        return s.get(Session, session_pk).started_at

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..domain.errors import InputError
@@ -126,15 +126,6 @@ def item_view(s: Session, item_pk: int, display_code: str | None = None) -> Item
         display_code=display_code or it.display_code, prompt=cell.prompt, criteria=cell.criteria or "",
         outputs=outputs, inputs=inputs, mask=mask, text=it.text,
     )
-
-
-def count_items(db: StudyDB) -> dict[str, int]:
-    with db.read() as s:
-        live = s.scalar(select(func.count()).select_from(Item).where(Item.is_anchor.is_(False)))
-        anchors = s.scalar(select(func.count()).select_from(Item).where(Item.is_anchor.is_(True)))
-        cases = s.scalar(select(func.count()).select_from(Case))
-        media = s.scalar(select(func.count()).select_from(Media))
-    return {"items": live or 0, "anchors": anchors or 0, "cases": cases or 0, "media": media or 0}
 
 
 def live_items(s: Session) -> list[tuple[int, str]]:
