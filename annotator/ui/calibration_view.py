@@ -29,10 +29,9 @@ Public API
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
@@ -66,10 +65,6 @@ LINE = "#e3e6eb"
 MET_BG, MET_INK = "#e9f5ee", "#1e6b45"
 MISS_BG, MISS_INK = "#fbf1e2", "#8a5a16"
 NONE_BG, NONE_INK = "#f1f2f4", SOFT
-
-
-def _alive(obj: object) -> bool:
-    return shiboken6.isValid(obj)
 
 
 def format_answer(metric: Metric, value: Any) -> str:
@@ -446,17 +441,6 @@ class CalibrationView(PrefetchingView, QWidget):
             v.setVisible(i < n)
 
     # -- worker plumbing -----------------------------------------------------------
-    def _submit(self, fn: Callable[..., Any], on_done: Callable[[Any], None], *args: Any) -> None:
-        def done(result: Any) -> None:
-            if not self._stopped and _alive(self):
-                on_done(result)
-
-        def error(exc: BaseException) -> None:
-            if not self._stopped and _alive(self):
-                self._on_error(exc)
-
-        self.worker.submit(fn, *args, on_done=done, on_error=error)
-
     # worker thread
     def _open_job(self) -> tuple[int, ServedItem | None]:
         self._session = CalibrationSession(self.study, self.rater, self.anchor_set)

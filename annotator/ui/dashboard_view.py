@@ -33,7 +33,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
@@ -53,6 +52,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .view_lifecycle import alive
+
 __all__ = ["DashboardView"]
 
 INK = "#1f2430"
@@ -71,10 +72,6 @@ class _Relay(QObject):
     """Carries progress messages from the worker thread to the UI thread (queued)."""
 
     message = Signal(str)
-
-
-def _alive(obj: object) -> bool:
-    return shiboken6.isValid(obj)
 
 
 def _chart_image(chart: Any) -> QImage | None:
@@ -280,15 +277,15 @@ class DashboardView(QWidget):
         relay = self._relay
 
         def say(msg: str) -> None:  # called on the worker thread
-            if _alive(relay):
+            if alive(relay):
                 relay.message.emit(msg)
 
         def done(result: Any) -> None:
-            if not self._stopped and _alive(self):
+            if not self._stopped and alive(self):
                 self._on_ready(result)
 
         def error(exc: BaseException) -> None:
-            if not self._stopped and _alive(self):
+            if not self._stopped and alive(self):
                 self._on_failed(exc)
 
         self.worker.submit(self._compute, self.study, self._n_boot, self._seed, say,

@@ -32,7 +32,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -74,10 +73,6 @@ KEY_HINT = ("Ctrl+Z: back to the previous pair  \u00b7  + / \u2212 / 0: zoom bot
             "  \u00b7  R: reason")
 CHOSEN_STYLE = "QPushButton { background: #dbe7f3; border: 1px solid #5b7fa6; border-radius: 4px; padding: 6px 10px; }"
 BUTTON_STYLE = "QPushButton { border: 1px solid #c5c9d0; border-radius: 4px; padding: 6px 10px; }"
-
-
-def _alive(obj: object) -> bool:
-    return shiboken6.isValid(obj)
 
 
 class _Side(QFrame):
@@ -283,17 +278,6 @@ class PairView(PrefetchingView, QWidget):
         self._shortcuts.append(esc)
 
     # -- worker plumbing -----------------------------------------------------------
-    def _submit(self, fn: Callable[..., Any], on_done: Callable[[Any], None], *args: Any) -> None:
-        def done(result: Any) -> None:
-            if not self._stopped and _alive(self):
-                on_done(result)
-
-        def error(exc: BaseException) -> None:
-            if not self._stopped and _alive(self):
-                self._on_error(exc)
-
-        self.worker.submit(fn, *args, on_done=done, on_error=error)
-
     # These run on the worker thread: database only, no widgets.
     def _open_job(self) -> tuple[str, ServedPair | None, Any, ServedPair | None]:
         self._session = PairSession(self.study, self.rater)

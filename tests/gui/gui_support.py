@@ -89,3 +89,41 @@ def complete_answers(rubric, i: int = 0) -> dict:
         elif m.kind == "text" and m.required:
             out[m.key] = f"reason {i}"
     return out
+
+
+def widget_strings(root) -> list[str]:  # noqa: ANN001 - a QWidget
+    """Everything a widget tree can show: texts, tips, titles, accessible names, placeholders."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QComboBox,
+        QLabel,
+        QLineEdit,
+        QListWidget,
+        QMainWindow,
+        QPlainTextEdit,
+        QTextEdit,
+        QWidget,
+    )
+
+    out: list[str] = []
+    widgets = [root, *root.findChildren(QWidget)]
+    for w in widgets:
+        out += [w.windowTitle(), w.toolTip(), w.statusTip(), w.whatsThis(), w.accessibleName(),
+                w.accessibleDescription()]
+        if isinstance(w, (QLabel, QAbstractButton, QLineEdit)):
+            out.append(w.text())
+        if isinstance(w, QLineEdit):
+            out.append(w.placeholderText())
+        if isinstance(w, (QPlainTextEdit, QTextEdit)):
+            out += [w.toPlainText(), w.placeholderText()]
+        if isinstance(w, QComboBox):
+            out += [w.itemText(i) for i in range(w.count())]
+        if isinstance(w, QListWidget):
+            out += [w.item(i).text() for i in range(w.count())]
+            out += [w.item(i).toolTip() for i in range(w.count())]
+        if isinstance(w, QMainWindow):
+            out.append(w.statusBar().currentMessage())
+    for a in root.findChildren(QAction):
+        out += [a.text(), a.toolTip(), a.statusTip(), a.whatsThis()]
+    return [s for s in out if s]

@@ -19,16 +19,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from gui_support import ANCHORS, RATER, build_study, complete_answers
+from gui_support import ANCHORS, RATER, build_study, complete_answers, widget_strings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractButton,
-    QComboBox,
-    QLabel,
-    QLineEdit,
-    QMainWindow,
-    QPlainTextEdit,
-    QTextEdit,
     QWidget,
 )
 
@@ -37,26 +30,6 @@ from annotator.ui.settings import AppSettings
 
 MARKERS = ("anchor", "calibration", "reference", "gold", "honeypot", "control item", "check item")
 CODE = re.compile(r"^Item [A-Z0-9]{3}-[A-Z0-9]{3}$")
-
-
-def _strings(root: QWidget) -> list[str]:
-    out: list[str] = []
-    for w in [root, *root.findChildren(QWidget)]:
-        out += [w.windowTitle(), w.toolTip(), w.statusTip(), w.whatsThis(), w.accessibleName(),
-                w.accessibleDescription()]
-        if isinstance(w, (QLabel, QAbstractButton, QLineEdit)):
-            out.append(w.text())
-        if isinstance(w, QLineEdit):
-            out.append(w.placeholderText())
-        if isinstance(w, (QPlainTextEdit, QTextEdit)):
-            out += [w.toPlainText(), w.placeholderText()]
-        if isinstance(w, QComboBox):
-            out += [w.itemText(i) for i in range(w.count())]
-        if isinstance(w, QMainWindow):
-            out.append(w.statusBar().currentMessage())
-    for a in root.findChildren(QAction):
-        out += [a.text(), a.toolTip(), a.statusTip()]
-    return [s for s in out if s]
 
 
 def _tree(root: QWidget) -> list[tuple]:
@@ -81,11 +54,11 @@ def _snapshot(win: MainWindow) -> dict:
            view.progress_label.text(), view.item_panel.text.toPlainText()}
     return {
         "tree": _tree(view),
-        "chrome": sorted(s for s in _strings(view) if s not in own),
+        "chrome": sorted(s for s in widget_strings(view) if s not in own),
         "window": [win.windowTitle(), win.statusBar().currentMessage()],
         "actions": sorted(a.text() for a in win.findChildren(QAction)),
         "code": view.code_label.text(),
-        "view_strings": _strings(view),
+        "view_strings": widget_strings(view),
         "captions": [t.caption.text() for t in view.item_panel.tiles if t.isVisibleTo(view)],
         "form": [(type(r).__name__, r.title.text()) for r in view.form.rows],
     }

@@ -7,20 +7,10 @@ import io
 import json
 
 import pytest
-from gui_support import ANCHORS, RATER, build_study, complete_answers
+from gui_support import ANCHORS, RATER, build_study, complete_answers, widget_strings
 from PIL import Image, PngImagePlugin
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QApplication,
-    QComboBox,
-    QLabel,
-    QLineEdit,
-    QListWidget,
-    QMainWindow,
-    QPlainTextEdit,
-    QTextEdit,
-    QWidget,
 )
 
 from annotator.services.study import Study
@@ -82,31 +72,6 @@ def _secret_study(root, kind: str):
                         *(p.rsplit("/", 1)[-1] for p in rec["images"])}
         secrets.add(str(ANCHORS.parent))
     return built, sorted(s for s in secrets if len(s) >= 4)
-
-
-def widget_strings(root: QWidget) -> list[str]:
-    """Everything a widget tree can show: texts, tips, titles, accessible names, placeholders."""
-    out: list[str] = []
-    widgets = [root, *root.findChildren(QWidget)]
-    for w in widgets:
-        out += [w.windowTitle(), w.toolTip(), w.statusTip(), w.whatsThis(), w.accessibleName(),
-                w.accessibleDescription()]
-        if isinstance(w, (QLabel, QAbstractButton, QLineEdit)):
-            out.append(w.text())
-        if isinstance(w, QLineEdit):
-            out.append(w.placeholderText())
-        if isinstance(w, (QPlainTextEdit, QTextEdit)):
-            out += [w.toPlainText(), w.placeholderText()]
-        if isinstance(w, QComboBox):
-            out += [w.itemText(i) for i in range(w.count())]
-        if isinstance(w, QListWidget):
-            out += [w.item(i).text() for i in range(w.count())]
-            out += [w.item(i).toolTip() for i in range(w.count())]
-        if isinstance(w, QMainWindow):
-            out.append(w.statusBar().currentMessage())
-    for a in root.findChildren(QAction):
-        out += [a.text(), a.toolTip(), a.statusTip(), a.whatsThis()]
-    return [s for s in out if s]
 
 
 def assert_blind(strings, secrets, where: str) -> None:
