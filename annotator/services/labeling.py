@@ -68,19 +68,19 @@ class LabelSession:
         return Progress(done, total, self._session_done, time.monotonic() - self._started)
 
     def _check_drift(self) -> None:
-        from ..stats.drift import rater_drift_summary
+        from ..stats.drift import check_rater_drift, live_deviations
         from ..store.frames import rater_anchor_frames
 
         frames = rater_anchor_frames(self.study.db, self.rubric, self.rater)
-        summary = rater_drift_summary(frames).get(self.rater)
-        if summary and summary["drift"]["flagged"]:
-            d = summary["drift"]
-            key = (d["metric"], d["direction"], d["first_flag_at"])
-            if key not in self._alerted_at:
-                self._alerted_at.add(key)
-                self._alert = d
-                # shown only after the next live item, so the alert never marks the anchor just answered
-                self._alert_wait = 1
+        flag = check_rater_drift(live_deviations(frames.anchor_answers, self.rubric))
+        if flag is None:
+            return
+        key = (flag["metric"], flag["direction"], flag["index"])
+        if key not in self._alerted_at:
+            self._alerted_at.add(key)
+            self._alert = {"flagged": True, **flag}
+            # shown only after the next live item, so the alert never marks the anchor just answered
+            self._alert_wait = 1
 
     def take_drift_alert(self) -> dict | None:
         """A new drift flag, once, at an item boundary after the next live answer."""

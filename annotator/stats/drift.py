@@ -246,7 +246,8 @@ def _test_retest(rows: pd.DataFrame, rubric: Rubric) -> dict[str, dict[str, Any]
     return out
 
 
-def _series(rows: pd.DataFrame, metric: Metric, k: float, h: float) -> dict[str, Any] | None:
+def _metric_deviations(rows: pd.DataFrame, metric: Metric) -> tuple[list[int], list[float]]:
+    """(seq, deviation) of one metric's comparable answers, in anchor order."""
     mr = rows[rows["metric"] == metric.key].sort_values("seq", kind="stable")
     mr = mr.drop_duplicates(subset=["seq"], keep="last")
     seq, dev = [], []
@@ -255,6 +256,24 @@ def _series(rows: pd.DataFrame, metric: Metric, k: float, h: float) -> dict[str,
         if d is not None:
             seq.append(int(s))
             dev.append(d)
+    return seq, dev
+
+
+def live_deviations(rows: pd.DataFrame, rubric: Rubric) -> dict[str, list[float]]:
+    """One rater's live anchor answers as deviation series per drift metric: the input of
+    check_rater_drift, cheap enough for the app to run after every anchor answer."""
+    live = rows[rows["context"] == "live"]
+    out = {}
+    for m in rubric.metrics:
+        if m.kind in DRIFT_KINDS:
+            _, dev = _metric_deviations(live, m)
+            if dev:
+                out[m.key] = dev
+    return out
+
+
+def _series(rows: pd.DataFrame, metric: Metric, k: float, h: float) -> dict[str, Any] | None:
+    seq, dev = _metric_deviations(rows, metric)
     if not dev:
         return None
     up, down = cusum(dev, k)
