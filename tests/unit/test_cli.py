@@ -1,0 +1,79 @@
+"""The command line of DESIGN.md 5.4 on real files: folder and harness imports,
+raters and operators, status, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from factories import make_png
+
+from annotator.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _study(tmp_path) -> str:
+    st = str(tmp_path / "st")
+    assert main(["new", st, "--rubric", str(REPO / "rubrics" / "ui_mockup.toml")]) == 0
+    return st
+
+
+def test_import_folder_of_images(tmp_path, capsys):
+    st = _study(tmp_path)
+    root = tmp_path / "shots"
+    for case in ("login", "checkout"):
+        (root / case).mkdir(parents=True)
+        (root / case / "prompt.txt").write_text(f"A {case} screen")
+        for g, colour in (("gen-a", (10, 10, 10)), ("gen-b", (200, 10, 10))):
+            make_png(root / case / f"{g}.png", colour=colour)
+    assert main(["import", "folder", str(root), "--study", st]) == 0
+    assert "imported 4 folder" in capsys.readouterr().out
+    assert main(["status", "--study", st]) == 0
+    out = capsys.readouterr().out
+    assert "items           4" in out and "cases           2" in out
+    (root / "empty_case").mkdir()
+    assert main(["import", "folder", str(root), "--study", st]) == 2
+    assert "missing prompt.txt" in capsys.readouterr().err
+
+
+def test_import_harness_via_cli_and_missing_cases_flag(tmp_path, capsys):
+    st = _study(tmp_path)
+    h = tmp_path / "h"
+    make_png(h / "a.png")
+    (h / "cases.jsonl").write_text(json.dumps({"id": "t1", "task_type": "ui", "prompt": "Login screen",
+                                               "criteria": "Has a sign-in button"}) + "\n")
+    (h / "results.json").write_text(json.dumps({"results": [
+        {"test_id": "t1", "model_label": "m1", "task_type": "ui", "artifact_paths": ["a.png"],
+         "scores": {"text_rendering": "PASS"}, "reasons": {"text_rendering": "spelled right"}, "run_params": {}}]}))
+    assert main(["import", "harness", str(h / "results.json"), "--study", st]) == 2
+    assert "--cases" in capsys.readouterr().err
+    assert main(["import", "harness", str(h / "results.json"), "--cases", str(h / "cases.jsonl"), "--study", st]) == 0
+    assert "imported 1 items and 1 judge scores" in capsys.readouterr().out
+    (h / "results.json").write_text("[{]")
+    assert main(["import", "harness", str(h / "results.json"), "--cases", str(h / "cases.jsonl"), "--study", st]) == 2
+    assert "results.json:1: not valid JSON" in capsys.readouterr().err
+
+
+def test_raters_and_operators(tmp_path, capsys):
+    st = _study(tmp_path)
+    assert main(["rater", "add", "alice", "--study", st, "--expertise", "UI designer"]) == 0
+    assert main(["rater", "add", "ops", "--study", st, "--operator"]) == 0
+    assert main(["rater", "add", "alice", "--study", st]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["rater", "list", "--study", st]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.rstrip("\t") for line in lines] == ["alice\trater\tUI designer", "ops\toperator"]
+
+
+def test_report_needs_a_destination_and_module_entry_point(tmp_path, capsys):
+    st = _study(tmp_path)
+    assert main(["report", "--study", st]) == 2
+    assert "--json" in capsys.readouterr().err
+    done = subprocess.run([sys.executable, "-m", "annotator", "status", "--study", st], capture_output=True, text=True)
+    assert done.returncode == 0 and "rubric ui_mockup" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "annotator", "status", "--study", str(tmp_path / "nope")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
