@@ -15,7 +15,6 @@ import base64
 import dataclasses
 import functools
 import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,8 @@ from typing import Any
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from .formatting import to_float
 
 __all__ = [
     "Chart",
@@ -87,20 +88,10 @@ def figure_to_chart(fig: Figure, alt: str) -> Chart:
     return Chart(uri=uri, width=round(w * 96), height=round(h * 96), alt=alt)
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, bool) or x is None:
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _est(value: Any) -> tuple[float | None, float | None, float | None]:
     if isinstance(value, Mapping):
-        return _num(value.get("estimate")), _num(value.get("low")), _num(value.get("high"))
-    return _num(value), None, None
+        return to_float(value.get("estimate")), to_float(value.get("low")), to_float(value.get("high"))
+    return to_float(value), None, None
 
 
 def _n_of(value: Any, fallback: Any = None) -> Any:
@@ -214,7 +205,7 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
             n = _n_of(j.get("alpha_vs_consensus"), j.get("n_items"))
             perm = j.get("permutation_alpha") if isinstance(j.get("permutation_alpha"), Mapping) else {}
             rows.append(_Row(f"{jname} vs consensus (n={n if n is not None else '?'})", est, low, high,
-                             colours[jname], baseline=_num(perm.get("mean"))))
+                             colours[jname], baseline=to_float(perm.get("mean"))))
         if all(r.est is None for r in rows[start:]):
             # a metric with nothing defined is a row of "undefined"s: name it under the chart instead
             del rows[start:]
@@ -256,8 +247,8 @@ def _seq(values: Any) -> list[float | None]:
     if values is None:
         return []
     if isinstance(values, (int, float)):
-        return [_num(values)]
-    return [_num(v) for v in values]
+        return [to_float(values)]
+    return [to_float(v) for v in values]
 
 
 @_styled
@@ -294,13 +285,13 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
             ax2.plot(seq, up, "-", color=c, lw=1.4, label=f"{metric} CUSUM up")
         if len(down) == len(seq):
             ax2.plot(seq, down, "--", color=c, lw=1.4, label=f"{metric} CUSUM down")
-        h = _num(s.get("h"))
+        h = to_float(s.get("h"))
         if h is not None:
             hs.add(h)
             if any(v is not None and v < 0 for v in down):
                 hs.add(-h)
     ax1.axhline(0, color="#9aa0a8", lw=0.8)
-    flag = _num(flag_at)
+    flag = to_float(flag_at)
     if flag is not None:
         for ax in (ax1, ax2):
             ax.axvline(flag, color="#D55E00", lw=1.0, ls="--", alpha=0.8)

@@ -4,7 +4,8 @@ whole or not at all."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import select
@@ -17,6 +18,18 @@ from .items import add_items, item_pks
 from .models import Anchor, Item, Judgement, JudgeRun, JudgeScore, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
+
+
+@contextmanager
+def _refused_if_duplicate(message: str, source: str) -> Iterator[None]:
+    """A unique rule broken anywhere (at any flush or the commit) refuses the whole file.
+
+    Put it outside `db.write()` so the transaction is rolled back before the error is raised.
+    """
+    try:
+        yield
+    except IntegrityError:
+        raise InputError(message, source=source) from None
 
 
 def import_items(db: StudyDB, specs: Sequence[ItemSpec], media_rows: Sequence[tuple], *, anchors: tuple | None = None) -> int:
@@ -39,7 +52,8 @@ def known_item_ids(db: StudyDB) -> set[str]:
 
 def import_ratings(db: StudyDB, groups: Sequence[Any], version: str, source: str) -> int:
     """groups: ingest.tables.RatingGroup. Creates raters the study does not know (never operators)."""
-    with db.write() as s:
+    message = "some of these ratings are already in the study (same rater and item); nothing was imported"
+    with _refused_if_duplicate(message, source), db.write() as s:
         pks = item_pks(s, [g.item_id for g in groups])
         raters = {}
         sessions: dict[tuple[int, str], int] = {}
@@ -63,17 +77,13 @@ def import_ratings(db: StudyDB, groups: Sequence[Any], version: str, source: str
             if g.created_at:
                 j.created_at = g.created_at
             s.add(j)
-        try:
-            s.flush()
-        except IntegrityError:
-            raise InputError("some of these ratings are already in the study (same rater and item); "
-                             "nothing was imported", source=source) from None
         return len(groups)
 
 
 def import_judge(db: StudyDB, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None) -> int:
     """rows: ingest.tables.JudgeRow. One JudgeRun per judge name."""
-    with db.write() as s:
+    message = "some of these judge scores are already in the study (same judge, item and metric); nothing was imported"
+    with _refused_if_duplicate(message, source), db.write() as s:
         pks = item_pks(s, [r.item_id for r in rows])
         runs: dict[str, JudgeRun] = {}
         for r in rows:
@@ -86,11 +96,6 @@ def import_judge(db: StudyDB, rows: Sequence[Any], *, kind: str, source: str, mo
             value = list(r.value) if isinstance(r.value, tuple) else r.value
             s.add(JudgeScore(run_pk=run.id, judge=r.judge, item_pk=pks[r.item_id], metric=r.metric,
                              value=json.dumps(value), reason=r.reason))
-        try:
-            s.flush()
-        except IntegrityError:
-            raise InputError("some of these judge scores are already in the study (same judge, item and metric); "
-                             "nothing was imported", source=source) from None
         return len(rows)
 
 
@@ -108,7 +113,8 @@ def import_pair_votes(db: StudyDB, rows: Sequence[Any], *, judges: bool, source:
     """rows: ingest.tables.VoteRow. Both items of a pair must belong to one case."""
     from .models import Case, Cell
 
-    with db.write() as s:
+    message = "a vote in this file is already in the study (one vote per rater per pair); nothing was imported"
+    with _refused_if_duplicate(message, source), db.write() as s:
         pks = item_pks(s, [r.item_left for r in rows] + [r.item_right for r in rows])
         case_of = dict(
             s.execute(
@@ -133,9 +139,4 @@ def import_pair_votes(db: StudyDB, rows: Sequence[Any], *, judges: bool, source:
             if r.created_at:
                 vote.created_at = r.created_at
             s.add(vote)
-        try:
-            s.flush()
-        except IntegrityError:
-            raise InputError("a vote in this file is already in the study (one vote per rater per pair); "
-                             "nothing was imported", source=source) from None
         return len(rows)

@@ -149,7 +149,21 @@ class MetricRow(QFrame):
         return False
 
 
-class GateRow(MetricRow):
+class _OneValueRow(MetricRow):
+    """A row holding one value that a second click on the same button takes back."""
+
+    _value: Any = None
+
+    def _click(self, v: Any) -> None:
+        self.set_value(None if self._value == v else v)
+        self.clicked.emit()
+        self.changed.emit()
+
+    def value(self) -> Any:
+        return self._value
+
+
+class GateRow(_OneValueRow):
     def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
@@ -163,14 +177,6 @@ class GateRow(MetricRow):
         row.addStretch(1)
         self.controls.addLayout(row)
         self._value: str | None = None
-
-    def _click(self, v: str) -> None:
-        self.set_value(None if self._value == v else v)
-        self.clicked.emit()
-        self.changed.emit()
-
-    def value(self) -> Any:
-        return self._value
 
     def set_value(self, value: Any) -> None:
         self._value = value
@@ -187,7 +193,7 @@ class GateRow(MetricRow):
         return super().apply(action)
 
 
-class ScaleRow(MetricRow):
+class ScaleRow(_OneValueRow):
     def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
@@ -224,14 +230,6 @@ class ScaleRow(MetricRow):
             grid.setColumnStretch(1, 1)
             self.controls.addLayout(grid)
         self._value: Any = None
-
-    def _click(self, v: int) -> None:
-        self.set_value(None if self._value == v else v)
-        self.clicked.emit()
-        self.changed.emit()
-
-    def value(self) -> Any:
-        return self._value
 
     def set_value(self, value: Any) -> None:
         self._value = value

@@ -207,3 +207,27 @@ def test_judge_csv_and_pairs_errors(tmp_path, capsys):
     assert _rows_in(folder, "pair_votes") == 0 and _rows_in(folder, "judge_scores") == 0
     data = json.loads(json.dumps({"ok": 1}))
     assert data == {"ok": 1}
+
+
+def test_importing_the_same_answers_twice_is_refused_whole(tmp_path, capsys):
+    folder = _study(tmp_path)
+    src = tmp_path / "src"
+    assert main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)]) == 0
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,4\n")
+    judge = tmp_path / "judge.csv"
+    judge.write_text("item_id,judge,metric,value,reason\nit-0-0,gpt,layout_hierarchy,5,fine\n")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("pair_id,item_left,item_right,rater,choice\np1,it-0-0,it-0-1,ann,left\n")
+    for kind, f in (("ratings", ratings), ("judge", judge), ("pairs", pairs)):
+        assert main(["import", kind, str(f), "--study", str(folder)]) == 0
+    counts = {t: _rows_in(folder, t) for t in ("judgements", "judge_scores", "pair_votes")}
+    # a second file that repeats one answer and adds a new one: neither lands
+    ratings.write_text(ratings.read_text() + "it-0-1,ann,layout_hierarchy,2\n")
+    judge.write_text(judge.read_text() + "it-0-1,gpt,layout_hierarchy,1,\n")
+    pairs.write_text(pairs.read_text() + "p2,it-1-0,it-1-1,ann,right\n")
+    for kind, f, needle in (("ratings", ratings, "ratings are already in the study"),
+                            ("judge", judge, "judge scores are already in the study"),
+                            ("pairs", pairs, "already in the study (one vote per rater per pair)")):
+        _run_bad(capsys, ["import", kind, str(f), "--study", str(folder)], needle)
+    assert {t: _rows_in(folder, t) for t in counts} == counts
