@@ -37,6 +37,7 @@ tests assert that no worker thread is left running.
 
 from __future__ import annotations
 
+import io
 import itertools
 import queue
 import threading
@@ -46,6 +47,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from PIL import Image
 from PySide6.QtCore import (
     QCoreApplication,
     QEventLoop,
@@ -211,15 +213,25 @@ class DbWorker(QObject):
 
 # -- images ------------------------------------------------------------------------
 def decode_image(data: bytes) -> QImage:
-    """PNG/JPEG bytes -> a QImage in the format the raster painter draws fastest."""
-    img = QImage()
-    if not img.loadFromData(data):
-        raise ValueError("image data could not be decoded")
-    fmt = (QImage.Format.Format_ARGB32_Premultiplied if img.hasAlphaChannel()
-           else QImage.Format.Format_RGB32)
-    if img.format() != fmt:
-        img = img.convertToFormat(fmt)
-    return img
+    """PNG/JPEG bytes -> a QImage in the format the raster painter draws fastest.
+
+    Decoded with Pillow, not QImage.loadFromData: Qt's image reader takes the
+    global plugin-factory lock, and from a pool thread that lock can meet the UI
+    thread (which holds it while calling back into Python for an event) and
+    deadlock on the GIL. Building a QImage over raw pixels touches no plugin.
+    """
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+            alpha = im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info
+            pix = im.convert("RGBA" if alpha else "RGB")
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ValueError(f"image data could not be decoded ({exc})") from None
+    raw = pix.tobytes()
+    fmt = QImage.Format.Format_RGBA8888 if alpha else QImage.Format.Format_RGB888
+    img = QImage(raw, pix.width, pix.height, pix.width * len(pix.mode), fmt)
+    target = QImage.Format.Format_ARGB32_Premultiplied if alpha else QImage.Format.Format_RGB32
+    return img.convertToFormat(target)  # a deep copy: it no longer points into `raw`
 
 
 class _DecodeSignals(QObject):
