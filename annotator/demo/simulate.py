@@ -29,13 +29,13 @@ Models (documented so the tests that lean on them are readable):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Rubric
+from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
 
 __all__ = ["SimulatedPairVoter", "SimulatedRater", "logit", "sigmoid"]
 
@@ -95,41 +95,50 @@ class SimulatedRater:
         shift = self.drift(anchor_index)
         out: dict[str, Any] = {}
         for m in rubric.metrics:
-            if m.kind == "text":
+            if not m.judgeable:
                 continue
-            if m.kind != "tags" and m.key not in truth:
+            if not m.spec.multi and m.key not in truth:
                 continue
             t = truth.get(m.key)
             if m.accepts_cannot_judge and (t == CANNOT_JUDGE or rng.random() < self.cannot_judge_rate):
                 out[m.key] = CANNOT_JUDGE
                 continue
-            if m.kind == "scale":
-                x = float(t) - self.severity + (shift if "scale" in self.drift_kinds else 0.0)
-                if self.noise > 0:
-                    x += rng.normal(0.0, self.noise)
-                # floor(x + 0.5), not round(): Python rounds halves to even, which skews a scale
-                out[m.key] = int(min(max(math.floor(x + 0.5), m.min), m.max))
-            elif m.kind == "gate":
-                flip = self.gate_flip
-                p = 1.0 - flip if t == PASS else flip
-                move = -self.severity + (shift if "gate" in self.drift_kinds else 0.0)
-                if move:
-                    # clamp so that a flawless rater still reacts (a little) to severity
-                    p = sigmoid(logit(min(max(p, 0.01), 0.99)) + move)
-                out[m.key] = PASS if rng.random() < p else FAIL
-            elif m.kind == "choice":
-                if rng.random() < self.gate_flip and len(m.options) > 1:
-                    others = [o for o in m.options if o != t]
-                    out[m.key] = others[int(rng.integers(len(others)))]
-                else:
-                    out[m.key] = t
-            elif m.kind == "tags":
-                chosen = set(t or ())
-                for opt in m.options:
-                    if rng.random() < self.tag_rate:
-                        chosen ^= {opt}
-                out[m.key] = tuple(sorted(chosen))
+            out[m.key] = self._answer_by_kind[m.kind](self, m, t, shift, rng)
         return out
+
+    def _ordinal(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> int:
+        x = float(t) - self.severity + (shift if m.kind in self.drift_kinds else 0.0)
+        if self.noise > 0:
+            x += rng.normal(0.0, self.noise)
+        # floor(x + 0.5), not round(): Python rounds halves to even, which skews a scale
+        return int(min(max(math.floor(x + 0.5), m.min), m.max))
+
+    def _gate(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> str:
+        flip = self.gate_flip
+        p = 1.0 - flip if t == PASS else flip
+        move = -self.severity + (shift if "gate" in self.drift_kinds else 0.0)
+        if move:
+            # clamp so that a flawless rater still reacts (a little) to severity
+            p = sigmoid(logit(min(max(p, 0.01), 0.99)) + move)
+        return PASS if rng.random() < p else FAIL
+
+    def _choice(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> str:
+        if rng.random() < self.gate_flip and len(m.options) > 1:
+            others = [o for o in m.options if o != t]
+            return others[int(rng.integers(len(others)))]
+        return t
+
+    def _tags(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> tuple[str, ...]:
+        chosen = set(t or ())
+        for opt in m.options:
+            if rng.random() < self.tag_rate:
+                chosen ^= {opt}
+        return tuple(sorted(chosen))
+
+    # the simulated rater's answer model, one per metric kind
+    _answer_by_kind: ClassVar[dict[str, Callable[..., Any]]] = {
+        "scale": _ordinal, "likert": _ordinal, "gate": _gate, "choice": _choice, "tags": _tags,
+    }
 
 
 @dataclass

@@ -10,18 +10,7 @@ from .rubric import Rubric, validate_answer
 
 def missing_metrics(rubric: Rubric, answers: dict[str, Any]) -> list[str]:
     """Required metrics still unanswered (tags may be empty, text is optional unless required)."""
-    out = []
-    for m in rubric.metrics:
-        v = answers.get(m.key)
-        if m.kind == "tags":
-            continue
-        if m.kind == "text":
-            if m.required and not (v or "").strip():
-                out.append(m.key)
-            continue
-        if m.required and v is None:
-            out.append(m.key)
-    return out
+    return [m.key for m in rubric.metrics if m.required and not m.spec.is_answered(m, answers.get(m.key))]
 
 
 def normalise(rubric: Rubric, answers: dict[str, Any]) -> dict[str, Any]:
@@ -35,15 +24,13 @@ def normalise(rubric: Rubric, answers: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for m in rubric.metrics:
         v = answers.get(m.key)
-        if m.kind == "tags":
-            out[m.key] = list(validate_answer(m, v or ()))
-        elif v is not None:
-            out[m.key] = validate_answer(m, v)
+        if m.spec.multi or v is not None:
+            out[m.key] = m.spec.to_json(validate_answer(m, v))
     return out
 
 
 def reason_of(rubric: Rubric, answers: dict[str, Any]) -> str | None:
     for m in rubric.metrics:
-        if m.kind == "text" and (answers.get(m.key) or "").strip():
+        if not m.judgeable and (answers.get(m.key) or "").strip():
             return answers[m.key].strip()
     return None

@@ -9,22 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .rubric import CANNOT_JUDGE, Metric, Rubric
+from .rubric import Metric, Rubric
 
 DEFAULT_RULES = {"gate_exact": 0.9, "scale_within_one": 0.8}
 
 
 def matches(metric: Metric, answer: Any, reference: Any) -> bool | None:
-    """Does an answer meet the reference? None when it cannot be scored."""
-    if reference is None or reference == CANNOT_JUDGE:
-        return None
-    if answer is None or answer == CANNOT_JUDGE:
-        return False  # declining an anchor that has a reference counts against
-    if metric.kind == "scale":
-        return abs(int(answer) - int(reference)) <= 1
-    if metric.kind == "tags":
-        return set(answer) == set(reference)
-    return answer == reference
+    """Does an answer meet the reference? None when it cannot be scored (the anchor rule
+    of domain/kinds.py: "cannot judge" against a reference is not met)."""
+    m = metric.spec.anchor_match(metric, answer, reference)
+    return None if m is None else m.met
 
 
 @dataclass(frozen=True)
@@ -40,7 +34,7 @@ class MetricFeedback:
 def feedback(rubric: Rubric, answers: dict[str, Any], reference: dict[str, Any], rationale: dict[str, str]) -> list[MetricFeedback]:
     out = []
     for m in rubric.metrics:
-        if m.kind == "text" or m.key not in reference:
+        if not m.judgeable or m.key not in reference:
             continue
         out.append(MetricFeedback(m.key, m.label, answers.get(m.key), reference[m.key], rationale.get(m.key, ""),
                                   matches(m, answers.get(m.key), reference[m.key])))
@@ -52,14 +46,14 @@ def qualify(rubric: Rubric, results: list[list[MetricFeedback]], rules: dict[str
     rules = {**DEFAULT_RULES, **(rules or {})}
     per: dict[str, Any] = {}
     for m in rubric.metrics:
-        if m.kind not in ("gate", "scale", "choice"):
+        if not (m.judgeable and m.accepts_cannot_judge):  # tags are feedback only
             continue
         scored = [f.match for fb in results for f in fb if f.key == m.key and f.match is not None]
-        threshold = rules["scale_within_one"] if m.kind == "scale" else rules["gate_exact"]
+        threshold = rules[m.spec.qualification_rule]
         share = sum(scored) / len(scored) if scored else None
         per[m.key] = {
             "n": len(scored), "met": sum(scored), "share": share, "threshold": threshold,
-            "rule": "within one point" if m.kind == "scale" else "exact",
+            "rule": m.spec.match_rule,
             "passed": share is not None and share >= threshold,
         }
     qualified = bool(per) and all(v["passed"] for v in per.values())

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import kinds
 from .errors import InputError
+from .text import check_text
 
-KINDS = ("gate", "scale", "tags", "choice", "text")
-PASS, FAIL = "PASS", "FAIL"
-CANNOT_JUDGE = "cannot_judge"
+PASS, FAIL, CANNOT_JUDGE = kinds.PASS, kinds.FAIL, kinds.CANNOT_JUDGE
+KINDS = tuple(kinds.KINDS)
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -36,28 +37,35 @@ class Metric:
     required: bool = True
 
     @property
+    def spec(self) -> kinds.KindSpec:
+        """What this metric's kind means (domain/kinds.py)."""
+        return kinds.KINDS[self.kind]
+
+    @property
     def judgeable(self) -> bool:
         """Metrics that take part in agreement (text is free prose)."""
-        return self.kind != "text"
+        return self.spec.judged
 
     @property
     def accepts_cannot_judge(self) -> bool:
-        return self.kind in ("gate", "scale", "choice")
+        return self.spec.accepts_cannot_judge
 
     @property
-    def level(self) -> str:
-        """Krippendorff level of measurement this kind implies."""
-        return "ordinal" if self.kind == "scale" else "nominal"
+    def level(self) -> str | None:
+        """Krippendorff level of measurement this kind implies (None: not judged)."""
+        return self.spec.level
+
+    def values(self) -> tuple[Any, ...]:
+        """Every possible single answer, in order."""
+        return self.spec.values(self)
 
     def scale_values(self) -> list[int]:
-        assert self.kind == "scale" and self.min is not None and self.max is not None
+        assert self.min is not None and self.max is not None, f"{self.key} is not a scale"
         return list(range(self.min, self.max + 1))
 
     def level_text(self, value: int) -> str:
-        """The description of `value`, or of the nearest described level below it."""
-        if value in self.levels:
-            return self.levels[value]
-        return ""
+        """The description of `value` (empty when the rubric gives none)."""
+        return self.levels.get(value, "")
 
 
 @dataclass(frozen=True)
@@ -94,10 +102,7 @@ def canonical_dict(r: Rubric) -> dict[str, Any]:
     metrics = []
     for m in r.metrics:
         d: dict[str, Any] = {"key": m.key, "kind": m.kind, "label": m.label, "help": m.help}
-        if m.kind == "scale":
-            d.update(min=m.min, max=m.max, levels={str(k): v for k, v in sorted(m.levels.items())})
-        if m.kind in ("tags", "choice"):
-            d["options"] = list(m.options)
+        d.update(m.spec.canonical(m))
         d["required"] = m.required
         metrics.append(d)
     return {
@@ -138,55 +143,25 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
     if not _KEY_RE.match(key):
         raise InputError(f"{where}: key must match [a-z][a-z0-9_]*", source=src, field="key")
     kind = _str(raw, "kind", src, where)
-    if kind not in KINDS:
+    if kind not in kinds.KINDS:
         raise InputError(
-            f"{where}: unknown kind '{kind}'; use one of {', '.join(KINDS)}", source=src, field="kind"
+            f"{where}: unknown kind '{kind}'; use one of {', '.join(kinds.KINDS)}", source=src, field="kind"
         )
+    spec = kinds.KINDS[kind]
     label = _str(raw, "label", src, where, default=key.replace("_", " ").capitalize())
     help_text = _str(raw, "help", src, where, default="")
     required = raw.get("required", kind != "text")
     if not isinstance(required, bool):
         raise InputError(f"{where}: 'required' must be true or false", source=src, field="required")
-    known = {"key", "kind", "label", "help", "required", "min", "max", "levels", "options"}
+    every = {"min", "max", "levels", "options", "points"}
+    known = {"key", "kind", "label", "help", "required", *spec.fields}
     extra = sorted(set(raw) - known)
     if extra:
-        raise InputError(f"{where}: unknown field '{extra[0]}'", source=src, field=extra[0])
-    lo = hi = None
-    levels: dict[int, str] = {}
-    options: tuple[str, ...] = ()
-    if kind == "scale":
-        lo = _int(raw.get("min", 0), src, "min", where)
-        hi = _int(raw.get("max", 5), src, "max", where)
-        if lo >= hi:
-            raise InputError(f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min")
-        raw_levels = raw.get("levels", {})
-        if not isinstance(raw_levels, dict):
-            raise InputError(f"{where}: 'levels' must be a table", source=src, field="levels")
-        for k, v in raw_levels.items():
-            try:
-                lv = int(k)
-            except ValueError:
-                raise InputError(f"{where}: level '{k}' is not an integer", source=src, field="levels") from None
-            if not lo <= lv <= hi:
-                raise InputError(f"{where}: level {lv} is outside {lo}..{hi}", source=src, field="levels")
-            if not isinstance(v, str):
-                raise InputError(f"{where}: level {lv} text must be a string", source=src, field="levels")
-            levels[lv] = v
-    elif kind in ("tags", "choice"):
-        raw_opts = raw.get("options")
-        if not isinstance(raw_opts, list) or not raw_opts or not all(isinstance(o, str) and o for o in raw_opts):
-            raise InputError(f"{where}: 'options' must be a non-empty list of strings", source=src, field="options")
-        if len(set(raw_opts)) != len(raw_opts):
-            raise InputError(f"{where}: duplicate option", source=src, field="options")
-        bad = [o for o in raw_opts if o == CANNOT_JUDGE or ";" in o]
-        if bad:
-            raise InputError(f"{where}: option '{bad[0]}' is reserved or contains ';'", source=src, field="options")
-        options = tuple(raw_opts)
-    else:
-        for k in ("min", "max", "levels", "options"):
-            if k in raw:
-                raise InputError(f"{where}: '{k}' does not apply to a {kind}", source=src, field=k)
-    return Metric(key, kind, label, help_text, lo, hi, levels, options, required)
+        what = f"does not apply to a {kind}" if extra[0] in every else "is not a metric field"
+        raise InputError(f"{where}: '{extra[0]}' {what}", source=src, field=extra[0])
+    for name, text in (("label", label), ("help", help_text)):
+        check_text(text, f"{where} {name}", source=src, multiline=name == "help")
+    return Metric(key, kind, label, help_text, required=required, **spec.parse_fields(raw, where, src))
 
 
 def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
@@ -241,15 +216,10 @@ def rubric_from_canonical(text: str) -> Rubric:
     d = json.loads(text)
     metrics = tuple(
         Metric(
-            key=m["key"],
-            kind=m["kind"],
-            label=m["label"],
-            help=m.get("help", ""),
-            min=m.get("min"),
-            max=m.get("max"),
-            levels={int(k): v for k, v in m.get("levels", {}).items()},
-            options=tuple(m.get("options", ())),
+            key=m["key"], kind=m["kind"], label=m["label"], help=m.get("help", ""),
             required=m.get("required", True),
+            **kinds.KINDS[m["kind"]].parse_fields(
+                {k: v for k, v in m.items() if k in kinds.KINDS[m["kind"]].fields}, m["key"], "<stored rubric>"),
         )
         for m in d["metrics"]
     )
@@ -263,41 +233,10 @@ def rubric_from_canonical(text: str) -> Rubric:
 def parse_value(metric: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
     """Turn a CSV/text cell into the typed answer value of `metric` (5.3).
 
-    gate -> "PASS"/"FAIL"; scale -> int; choice -> option; tags -> tuple of
+    gate -> "PASS"/"FAIL"; scale, likert -> int; choice -> option; tags -> tuple of
     options (sorted); text -> str; empty or "cannot_judge" -> CANNOT_JUDGE.
     """
-    s = raw.strip()
-    if metric.kind == "text":
-        return raw
-    if metric.kind == "tags" and s == "":
-        return ()  # no tag ticked is an answer, not a missing one
-    if s == "" or s.lower() == CANNOT_JUDGE:
-        return CANNOT_JUDGE
-    if metric.kind == "gate":
-        up = s.upper()
-        if up not in (PASS, FAIL):
-            raise InputError(f"'{s}' is not PASS or FAIL for gate '{metric.key}'", source=source, line=line, field="value")
-        return up
-    if metric.kind == "scale":
-        try:
-            f = float(s)
-        except ValueError:
-            raise InputError(f"'{s}' is not a number for scale '{metric.key}'", source=source, line=line, field="value") from None
-        if not f.is_integer() or not (metric.min <= f <= metric.max):
-            raise InputError(
-                f"{s} is outside {metric.key}'s scale {metric.min}..{metric.max}", source=source, line=line, field="value"
-            )
-        return int(f)
-    if metric.kind == "choice":
-        if s not in metric.options:
-            raise InputError(f"'{s}' is not an option of '{metric.key}'", source=source, line=line, field="value")
-        return s
-    # tags
-    parts = sorted({p.strip() for p in s.split(";") if p.strip()})
-    for p in parts:
-        if p not in metric.options:
-            raise InputError(f"'{p}' is not a tag of '{metric.key}'", source=source, line=line, field="value")
-    return tuple(parts)
+    return metric.spec.parse_value(metric, raw, source=source, line=line)
 
 
 def format_value(value: Any) -> str:
@@ -310,19 +249,11 @@ def format_value(value: Any) -> str:
 def validate_answer(metric: Metric, value: Any) -> Any:
     """Check a typed answer from the UI/service; returns the normalised value."""
     if value is None:
-        if metric.required and metric.kind != "text":
+        if metric.required and metric.kind != "text" and not metric.spec.multi:
             raise InputError(f"metric '{metric.key}' has no answer", field=metric.key)
-        return None
+        return metric.spec.validate(metric, value) if metric.spec.multi else None
     if value == CANNOT_JUDGE:
         if not metric.accepts_cannot_judge:
             raise InputError(f"metric '{metric.key}' does not accept cannot judge", field=metric.key)
         return value
-    if metric.kind == "tags":
-        vals = tuple(sorted(set(value)))
-        for v in vals:
-            if v not in metric.options:
-                raise InputError(f"'{v}' is not a tag of '{metric.key}'", field=metric.key)
-        return vals
-    if metric.kind == "text":
-        return str(value)
-    return parse_value(metric, str(value))
+    return metric.spec.validate(metric, value)

@@ -25,6 +25,8 @@ from .rubric import CANNOT_JUDGE, FAIL, PASS, Rubric
 
 _TOKEN = re.compile(r'\s*(?:(==|!=|>=|<=|>|<|\(|\))|("[^"]*")|([A-Za-z_][A-Za-z0-9_\-]*)|(-?\d+))')
 _OPS = {"==", "!=", ">=", "<=", ">", "<"}
+MAX_DEPTH = 32  # nesting of not / parentheses; deeper rules are refused, not recursed into
+MAX_RULE_CHARS = 2000
 
 
 class _Unknown(Exception):
@@ -100,8 +102,12 @@ def _tokenize(rule: str, src: str) -> list[str]:
 class _Parser:
     def __init__(self, rule: str, rubric: Rubric, src: str) -> None:
         self.rule, self.rubric, self.src = rule, rubric, src
+        if len(rule) > MAX_RULE_CHARS:
+            raise InputError(f"a verdict rule is {len(rule)} characters long; at most {MAX_RULE_CHARS}",
+                             source=src, field="verdict.rules")
         self.toks = _tokenize(rule, src)
         self.i = 0
+        self.depth = 0
 
     def fail(self, msg: str) -> InputError:
         return InputError(f"verdict rule '{self.rule}': {msg}", source=self.src, field="verdict.rules")
@@ -138,16 +144,20 @@ class _Parser:
 
     def unary(self):
         t = self.peek()
+        if t not in ("not", "("):
+            return self.compare()
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(f"nests 'not' and parentheses more than {MAX_DEPTH} deep; simplify it")
+        self.take()
         if t == "not":
-            self.take()
-            return _Not(self.unary())
-        if t == "(":
-            self.take()
+            node = _Not(self.unary())
+        else:
             node = self.or_expr()
             if self.take() != ")":
                 raise self.fail("missing ')'")
-            return node
-        return self.compare()
+        self.depth -= 1
+        return node
 
     def compare(self):
         key = self.take()
@@ -159,23 +169,10 @@ class _Parser:
             raise self.fail(f"expected a comparison after '{key}', got '{op}'")
         raw = self.take()
         value: Any = raw[1:-1] if raw.startswith('"') else raw
-        if metric.kind == "gate":
-            if op not in ("==", "!=") or value not in (PASS, FAIL):
-                raise self.fail(f"gate '{key}' can only be compared with == or != to PASS or FAIL")
-        elif metric.kind == "scale":
-            if op == "has" or not re.fullmatch(r"-?\d+", str(value)):
-                raise self.fail(f"scale '{key}' must be compared with an integer")
-            value = int(value)
-            if not metric.min <= value <= metric.max:
-                raise self.fail(f"{value} is outside {key}'s scale {metric.min}..{metric.max}")
-        elif metric.kind == "choice":
-            if op not in ("==", "!=") or value not in metric.options:
-                raise self.fail(f"choice '{key}' must be compared with == or != to one of its options")
-        elif metric.kind == "tags":
-            if op != "has" or value not in metric.options:
-                raise self.fail(f"tags '{key}' take 'has <tag>' with one of its options")
-        else:
-            raise self.fail(f"text metric '{key}' cannot be used in a rule")
+        try:
+            value = metric.spec.rule_operand(metric, op, value)
+        except ValueError as exc:
+            raise self.fail(str(exc)) from None
         return _Cmp(key, op, value)
 
 

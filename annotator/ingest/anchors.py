@@ -40,10 +40,10 @@ def parse_anchors(path: str | Path, rubric: Rubric, *, name: str | None = None) 
                 raise InputError(f"reference names unknown metric '{key}'", source=src, line=line, field=f"reference.{key}")
             typed[key] = parse_value(rubric.metric(key), format_value(raw), source=src, line=line)
         for m in rubric.metrics:
-            if m.kind in ("gate", "scale", "choice") and m.key not in typed:
-                raise InputError(f"reference has no answer for '{m.key}'", source=src, line=line, field=f"reference.{m.key}")
-            if m.kind == "tags":
+            if m.spec.multi:
                 typed.setdefault(m.key, ())
+            elif m.judgeable and m.key not in typed:
+                raise InputError(f"reference has no answer for '{m.key}'", source=src, line=line, field=f"reference.{m.key}")
         refs.append(typed)
         rats.append(dict(rationale))
     return AnchorImport(name or p.parent.name if p.name == "anchors.jsonl" else name or p.stem, items, refs, rats)

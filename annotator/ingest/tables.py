@@ -96,7 +96,7 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
         seen[key] = n
         g = groups.setdefault((item, rater), RatingGroup(item, rater))
         value = parse_value(metric, row["value"], source=src, line=n)
-        if metric.kind == "text":
+        if not metric.judgeable:
             g.reason = value
         g.answers[metric.key] = value
         g.created_at = _time(row.get("created_at"), src, n) or g.created_at
@@ -114,8 +114,8 @@ class JudgeRow:
 
 
 def parse_judge_value(metric: Metric, raw: str, src: str, line: int) -> Any:
-    """Judge values may sit on the judge's own scale: any finite number for a scale."""
-    if metric.kind == "scale":
+    """Judge values may sit on the judge's own scale: any finite number for an ordinal metric."""
+    if metric.spec.ordered:
         s = raw.strip()
         if s == "" or s.lower() == CANNOT_JUDGE:
             return CANNOT_JUDGE

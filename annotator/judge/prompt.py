@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, Metric, Rubric
-from .schema import schema_json, schema_metrics
+from .schema import fragment, schema_json, schema_metrics
 
 if TYPE_CHECKING:
     from .runner import JudgeRequest
@@ -35,14 +35,7 @@ _KEEP_CHUNKS = {
 
 
 def _metric_line(m: Metric) -> str:
-    if m.kind == "gate":
-        how = "gate: PASS, FAIL or cannot_judge"
-    elif m.kind == "scale":
-        how = f"scale: an integer from {m.min} to {m.max}, or cannot_judge"
-    elif m.kind == "choice":
-        how = f"choice: one of {', '.join(m.options)}, or cannot_judge"
-    else:
-        how = f"tags: a list of any of {', '.join(m.options)}; an empty list when none applies"
+    how = fragment(m).how(m)
     lines = [f"- {m.key} ({how}): {m.label}." + (f" {m.help}" if m.help else "")]
     for level, text in sorted(m.levels.items(), reverse=True):
         lines.append(f"    {level} = {text}")

@@ -71,26 +71,111 @@ def _describe(m: Metric) -> str:
     return " ".join(parts)
 
 
-def _metric_schema(m: Metric) -> dict[str, Any]:
-    desc = _describe(m)
-    if m.kind == "gate":
-        return {"type": "string", "enum": [PASS, FAIL, CANNOT_JUDGE], "description": desc}
-    if m.kind == "choice":
-        return {"type": "string", "enum": [*m.options, CANNOT_JUDGE], "description": desc}
-    if m.kind == "tags":
+class _Fragment:
+    """A kind's part of the judge's task: its JSON schema, the check of a reply's
+    value, and how the system prompt says what to answer. One per metric kind."""
+
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        raise NotImplementedError
+
+    def how(self, m: Metric) -> str:
+        raise NotImplementedError
+
+
+class _OneOf(_Fragment):
+    """gate and choice: one string of a fixed list, or cannot_judge."""
+
+    def allowed(self, m: Metric) -> list[str]:
+        return [PASS, FAIL] if m.kind == "gate" else list(m.options)
+
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {"type": "string", "enum": [*self.allowed(m), CANNOT_JUDGE], "description": desc}
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        allowed = self.allowed(m)
+        if not isinstance(v, str) or v not in (*allowed, CANNOT_JUDGE):
+            shown = json.dumps(v, ensure_ascii=False)
+            raise ReplyError(
+                "schema_violation",
+                f"{where}: {shown} is not one of {', '.join([*allowed, CANNOT_JUDGE])}",
+            )
+        return v
+
+    def how(self, m: Metric) -> str:
+        if m.kind == "gate":
+            return "gate: PASS, FAIL or cannot_judge"
+        return f"choice: one of {', '.join(m.options)}, or cannot_judge"
+
+
+class _Tags(_Fragment):
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
         return {
             "type": "array",
             "items": {"type": "string", "enum": list(m.options)},
             "description": desc + " An empty list when none applies.",
         }
-    # scale: an integer in range, or the string "cannot_judge" (DESIGN 5.1)
-    return {
-        "anyOf": [
-            {"type": "integer", "minimum": m.min, "maximum": m.max},
-            {"type": "string", "enum": [CANNOT_JUDGE]},
-        ],
-        "description": desc,
-    }
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        if not isinstance(v, list):
+            raise ReplyError("schema_violation", f"{where}: expected a list of tags, got {_type_name(v)}")
+        for t in v:
+            if not isinstance(t, str) or t not in m.options:
+                shown = json.dumps(t, ensure_ascii=False)
+                raise ReplyError("schema_violation", f"{where}: {shown} is not a tag of '{m.key}'")
+        # the same normal form as parse_value: sorted, each tag once
+        return tuple(sorted(set(v)))
+
+    def how(self, m: Metric) -> str:
+        return f"tags: a list of any of {', '.join(m.options)}; an empty list when none applies"
+
+
+class _Integer(_Fragment):
+    """scale and likert: an integer in range, or the string "cannot_judge" (DESIGN 5.1)."""
+
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {
+            "anyOf": [
+                {"type": "integer", "minimum": m.min, "maximum": m.max},
+                {"type": "string", "enum": [CANNOT_JUDGE]},
+            ],
+            "description": desc,
+        }
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        if v == CANNOT_JUDGE:
+            return v
+        # JSON Schema counts 4.0 as an integer; a boolean is not a number here
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+            isinstance(v, float) and not v.is_integer()
+        ):
+            shown = json.dumps(v, ensure_ascii=False)
+            raise ReplyError(
+                "schema_violation",
+                f"{where}: {shown} is not an integer {m.min}..{m.max} or \"{CANNOT_JUDGE}\"",
+            )
+        iv = int(v)
+        if not m.min <= iv <= m.max:
+            raise ReplyError("schema_violation", f"{where}: {iv} is outside {m.min}..{m.max}")
+        return iv
+
+    def how(self, m: Metric) -> str:
+        return f"{m.kind}: an integer from {m.min} to {m.max}, or cannot_judge"
+
+
+FRAGMENTS: dict[str, _Fragment] = {
+    "gate": _OneOf(), "choice": _OneOf(), "tags": _Tags(), "scale": _Integer(), "likert": _Integer(),
+}
+
+
+def fragment(m: Metric) -> _Fragment:
+    return FRAGMENTS[m.kind]
+
+
+def _metric_schema(m: Metric) -> dict[str, Any]:
+    return fragment(m).schema(m, _describe(m))
 
 
 def judge_schema(rubric: Rubric) -> dict[str, Any]:
@@ -146,41 +231,7 @@ def _type_name(v: Any) -> str:
 
 
 def _check_metric(m: Metric, v: Any) -> Any:
-    where = f"field '{m.key}'"
-    if m.kind in ("gate", "choice"):
-        allowed = [PASS, FAIL] if m.kind == "gate" else list(m.options)
-        if not isinstance(v, str) or v not in (*allowed, CANNOT_JUDGE):
-            shown = json.dumps(v, ensure_ascii=False)
-            raise ReplyError(
-                "schema_violation",
-                f"{where}: {shown} is not one of {', '.join([*allowed, CANNOT_JUDGE])}",
-            )
-        return v
-    if m.kind == "tags":
-        if not isinstance(v, list):
-            raise ReplyError("schema_violation", f"{where}: expected a list of tags, got {_type_name(v)}")
-        for t in v:
-            if not isinstance(t, str) or t not in m.options:
-                shown = json.dumps(t, ensure_ascii=False)
-                raise ReplyError("schema_violation", f"{where}: {shown} is not a tag of '{m.key}'")
-        # the same normal form as parse_value: sorted, each tag once
-        return tuple(sorted(set(v)))
-    # scale
-    if v == CANNOT_JUDGE:
-        return v
-    # JSON Schema counts 4.0 as an integer; a boolean is not a number here
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (
-        isinstance(v, float) and not v.is_integer()
-    ):
-        shown = json.dumps(v, ensure_ascii=False)
-        raise ReplyError(
-            "schema_violation",
-            f"{where}: {shown} is not an integer {m.min}..{m.max} or \"{CANNOT_JUDGE}\"",
-        )
-    iv = int(v)
-    if not m.min <= iv <= m.max:
-        raise ReplyError("schema_violation", f"{where}: {iv} is outside {m.min}..{m.max}")
-    return iv
+    return fragment(m).check(m, v, f"field '{m.key}'")
 
 
 def parse_json_reply(text: str) -> dict[str, Any]:

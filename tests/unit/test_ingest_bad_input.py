@@ -151,7 +151,7 @@ def test_images_or_text_required(tmp_path, capsys):
 @pytest.mark.parametrize(
     "body, needle",
     [
-        ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "likert"\n', "unknown kind 'likert'"),
+        ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "stars"\n', "unknown kind 'stars'"),
         ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[[metrics]]\nkey = "a"\nkind = "gate"\n', "duplicate metric key 'a'"),
         ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[verdict]\nrules = ["b == PASS"]\n', "names no metric"),
         ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[verdict]\nrules = ["a >= 3"]\n', "gate 'a' can only be compared"),
