@@ -38,4 +38,40 @@ class InputError(ValueError):
 
 
 class AlreadyAnswered(Exception):
-    """A second first-answer for the same item or pair (a double submission)."""
+    """A second first-answer for the same item or pair (a double submission).
+
+    `current` is the id of the answer already there, so a caller can keep the new
+    answer as a correction of it instead of losing it.
+    """
+
+    def __init__(self, message: str = "already answered", current: int | None = None) -> None:
+        super().__init__(message)
+        self.current = current
+
+
+class StudyError(InputError):
+    """The study itself cannot do what was asked (damaged, busy, read-only, disk full).
+
+    A subclass of InputError so every caller that prints one line for bad input
+    prints one line for these too; the message says what to do.
+    """
+
+
+class DamagedStudy(StudyError):
+    """The study file fails SQLite's integrity check or is not a study at all."""
+
+
+class StudyBusy(StudyError):
+    """Another process held the write lock longer than we wait; nothing was written."""
+
+
+class StudyReadOnly(StudyError):
+    """The study's folder or file cannot be written."""
+
+
+class DiskFull(StudyError):
+    """The disk filled up during a write; the transaction was rolled back whole."""
+
+
+class NewerStudy(StudyError):
+    """The study was written by a newer annotator (unknown schema revision)."""

@@ -69,7 +69,7 @@ class LabelSession:
 
     def _check_drift(self) -> None:
         from ..stats.drift import check_rater_drift, live_deviations
-        from ..store.frames import rater_anchor_frames
+        from .frames import rater_anchor_frames
 
         frames = rater_anchor_frames(self.study.db, self.rubric, self.rater)
         flag = check_rater_drift(live_deviations(frames.anchor_answers, self.rubric))

@@ -11,7 +11,7 @@ import pandas as pd
 from ..domain.rubric import format_value
 from ..stats.frames import StudyFrames
 from ..store.anchors import calibrations
-from ..store.frames import build_frames
+from .frames import build_frames
 from .study import DEFAULT_SETTINGS, Study
 
 Progress = Callable[[str], None]

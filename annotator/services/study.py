@@ -152,6 +152,6 @@ class Study:
         return people.raters(self.db)
 
     def counts(self) -> dict[str, int]:
-        from ..store.frames import study_counts
+        from ..store.rows import study_counts
 
         return study_counts(self.db)
