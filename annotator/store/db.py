@@ -1,12 +1,15 @@
 """StudyDB: the engine of one study plus the settings table.
 
-All writes go through `write()`, one short transaction each, so that every
-submitted answer is one durable commit and nothing is left half-written.
+All writes go through `write()`, one short transaction each (taking the write
+lock at BEGIN), so that every submitted answer is one durable commit and
+nothing is left half-written. Faults of the database (a full disk, a lock held
+too long, a damaged or read-only file) leave as one-line study errors.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,25 +18,44 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from .engine import open_database
+from ..domain.errors import InputError
+from .engine import open_database, writer
+from .faults import study_faults
 from .models import Setting
 
 
+def _finite_json(value: Any, key: str) -> str:
+    def check(v: Any) -> None:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise InputError(f"setting '{key}' holds {v}; use a finite number", field=key)
+        if isinstance(v, dict):
+            for x in v.values():
+                check(x)
+        elif isinstance(v, list):
+            for x in v:
+                check(x)
+
+    check(value)
+    return json.dumps(value, allow_nan=False)
+
+
 class StudyDB:
-    def __init__(self, db_path: Path, *, create: bool = False) -> None:
+    def __init__(self, db_path: Path, *, create: bool = False, mode: str = "write") -> None:
         self.path = Path(db_path)
-        self.engine = open_database(self.path, create=create)
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.mode = mode
+        self.engine = open_database(self.path, create=create, mode=mode)
+        self._readers = sessionmaker(self.engine, expire_on_commit=False)
+        self._writers = sessionmaker(writer(self.engine), expire_on_commit=False)
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One transaction: committed on success, rolled back whole on any error."""
-        with self._sessions() as s, s.begin():
+        with study_faults(str(self.path)), self._writers() as s, s.begin():
             yield s
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        with self._sessions() as s:
+        with study_faults(str(self.path)), self._readers() as s:
             yield s
 
     def close(self) -> None:
@@ -46,12 +68,13 @@ class StudyDB:
             return default if row is None else json.loads(row.value)
 
     def set_setting(self, key: str, value: Any) -> None:
+        text = _finite_json(value, key)
         with self.write() as s:
             row = s.get(Setting, key)
             if row is None:
-                s.add(Setting(key=key, value=json.dumps(value)))
+                s.add(Setting(key=key, value=text))
             else:
-                row.value = json.dumps(value)
+                row.value = text
 
     def all_settings(self) -> dict[str, Any]:
         with self.read() as s:
