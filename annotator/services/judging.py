@@ -8,9 +8,11 @@ from typing import Any
 
 from ..judge.prompt import prompt_hash
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
+
+__all__ = ["JudgeConfig", "RunSummary", "judge_study", "judge_study_at"]
 from ..judge.schema import judge_schema
 from ..store import judge_store
-from ..store.items import item_pks, item_view
+from ..store.items import views_by_item_id
 from .study import Study
 
 
@@ -25,8 +27,7 @@ class _StudyRequests(Sequence):
 
     def __getitem__(self, i: int) -> JudgeRequest:  # type: ignore[override]
         item_id = self.item_ids[i]
-        with self.study.db.read() as s:
-            view = item_view(s, item_pks(s, [item_id])[item_id])
+        view = views_by_item_id(self.study.db, [item_id])[item_id]
         read = self.study.media.read
         # the judge is blind too: prompt, criteria and pixels only
         return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,

@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import exists, func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
-from sqlalchemy.orm import aliased
 
 from ..domain import queue as q
-from ..domain.errors import AlreadyAnswered
 from ..domain.records import ServedItem
+from .chains import head, is_current
 from .db import StudyDB
 from .items import item_view, live_items, new_display_code
 from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
 from .people import rater_pk
-
-
-def _current(s: OrmSession):
-    """Judgements not superseded by a later one."""
-    newer = aliased(Judgement)
-    return ~exists().where(newer.supersedes == Judgement.id)
 
 
 def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
@@ -136,6 +129,29 @@ def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, 
     return row
 
 
+def _first_answer(s: OrmSession, rpk: int, item_pk: int, version: str, context: str, showing_pk: int | None,
+                  session_pk: int | None) -> int | None:
+    """The id of the first answer already given in this slot (the rules of the unique indexes)."""
+    stmt = select(Judgement.id).where(Judgement.supersedes.is_(None))
+    if showing_pk is not None:
+        stmt = stmt.where(Judgement.showing_pk == showing_pk)
+    elif context == "calibration":
+        stmt = stmt.where(Judgement.session_pk == session_pk, Judgement.item_pk == item_pk,
+                          Judgement.context == "calibration")
+    elif context == "live":
+        stmt = stmt.where(Judgement.rater_pk == rpk, Judgement.item_pk == item_pk, Judgement.rubric_version == version,
+                          Judgement.context == "live")
+    else:
+        return None
+    return s.scalar(stmt.limit(1))
+
+
+@dataclass(frozen=True)
+class Submitted:
+    id: int
+    replaced_other: bool  # the rater had answered this slot elsewhere (another window): kept as its correction
+
+
 def submit(
     db: StudyDB,
     *,
@@ -152,30 +168,47 @@ def submit(
     supersedes: int | None = None,
     source: str = "app",
     created_at: datetime | None = None,
-) -> int:
-    """Append one judgement in its own committed transaction; returns its id."""
-    try:
-        with db.write() as s:
-            row = Judgement(
-                rater_pk=rater_pk(s, rater), item_pk=item_pk, rubric_version=version, session_pk=session_pk,
-                context=context, showing_pk=showing_pk, queue_position=queue_position,
-                answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
-                source=source, supersedes=supersedes,
-            )
-            if created_at is not None:
-                row.created_at = created_at
-            s.add(row)
-            s.flush()
-            return row.id
-    except IntegrityError as exc:
-        raise AlreadyAnswered(str(exc.orig)) from None
+) -> Submitted:
+    """Append one judgement in its own committed transaction.
+
+    Nothing a rater submits is lost: when this slot already has an answer the
+    caller did not know of (the same rater in a second window, or a second
+    correction of one answer), the new answer supersedes the current head of
+    that chain: it is the rater's newer judgement. The check and the insert run
+    under the write lock (BEGIN IMMEDIATE), so two processes cannot both pass it.
+    """
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        replaced = False
+        target = supersedes
+        if target is None:
+            first = _first_answer(s, rpk, item_pk, version, context, showing_pk, session_pk)
+            if first is not None:
+                target, replaced = first, True
+        if target is not None:
+            current = head(s, Judgement, target)
+            if current.rater_pk != rpk or current.item_pk != item_pk:
+                raise ValueError("a correction must supersede the same rater's answer on the same item")
+            replaced = replaced or current.id != target
+            target = current.id
+        row = Judgement(
+            rater_pk=rpk, item_pk=item_pk, rubric_version=version, session_pk=session_pk,
+            context=context, showing_pk=showing_pk, queue_position=queue_position,
+            answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
+            source=source, supersedes=target,
+        )
+        if created_at is not None:
+            row.created_at = created_at
+        s.add(row)
+        s.flush()
+        return Submitted(row.id, replaced)
 
 
 def current_judgement(db: StudyDB, rater: str, item_pk: int, version: str, *, context: str = "live", showing_pk: int | None = None) -> tuple[int, dict, str | None] | None:
     with db.read() as s:
         stmt = select(Judgement).where(
             Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk,
-            Judgement.rubric_version == version, Judgement.context == context, _current(s),
+            Judgement.rubric_version == version, Judgement.context == context, is_current(Judgement),
         )
         if showing_pk is not None:
             stmt = stmt.where(Judgement.showing_pk == showing_pk)
@@ -189,12 +222,7 @@ def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
         rows = s.scalars(select(Judgement).where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None)).order_by(Judgement.id)).all()
         out = []
         for j in rows:
-            latest = j
-            while True:
-                nxt = s.scalars(select(Judgement).where(Judgement.supersedes == latest.id)).first()
-                if nxt is None:
-                    break
-                latest = nxt
+            latest = head(s, Judgement, j.id)
             code = s.get(AnchorShowing, j.showing_pk).display_code if j.showing_pk else None
             out.append(
                 ServedItem(

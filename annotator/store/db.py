@@ -9,7 +9,6 @@ too long, a damaged or read-only file) leave as one-line study errors.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,25 +17,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..domain.errors import InputError
+from . import settings
 from .engine import open_database, writer
 from .faults import study_faults
 from .models import Setting
-
-
-def _finite_json(value: Any, key: str) -> str:
-    def check(v: Any) -> None:
-        if isinstance(v, float) and not math.isfinite(v):
-            raise InputError(f"setting '{key}' holds {v}; use a finite number", field=key)
-        if isinstance(v, dict):
-            for x in v.values():
-                check(x)
-        elif isinstance(v, list):
-            for x in v:
-                check(x)
-
-    check(value)
-    return json.dumps(value, allow_nan=False)
 
 
 class StudyDB:
@@ -68,13 +52,8 @@ class StudyDB:
             return default if row is None else json.loads(row.value)
 
     def set_setting(self, key: str, value: Any) -> None:
-        text = _finite_json(value, key)
         with self.write() as s:
-            row = s.get(Setting, key)
-            if row is None:
-                s.add(Setting(key=key, value=text))
-            else:
-                row.value = text
+            settings.put(s, key, value)
 
     def all_settings(self) -> dict[str, Any]:
         with self.read() as s:

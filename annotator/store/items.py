@@ -74,6 +74,13 @@ def add_items(
                     f"item_id '{sp.item_id}' is already in the study with other content; give it a new item_id",
                     source=sp.source, field="item_id",
                 )
+            if it.is_anchor != is_anchor:
+                was, now = ("an anchor", "a live item") if it.is_anchor else ("a live item", "an anchor")
+                raise InputError(
+                    f"item_id '{sp.item_id}' is already in the study as {was}; an item cannot also be {now} "
+                    "(raters' live answers and anchor answers would mix): give the copy its own item_id",
+                    source=sp.source, field="item_id",
+                )
             out[sp.item_id] = it.id
             continue
         case = cases.get(sp.case_id)
@@ -126,6 +133,17 @@ def item_view(s: Session, item_pk: int, display_code: str | None = None) -> Item
         display_code=display_code or it.display_code, prompt=cell.prompt, criteria=cell.criteria or "",
         outputs=outputs, inputs=inputs, mask=mask, text=it.text,
     )
+
+
+def view_of(db: StudyDB, item_pk: int) -> ItemView:
+    with db.read() as s:
+        return item_view(s, item_pk)
+
+
+def views_by_item_id(db: StudyDB, item_ids: Iterable[str]) -> dict[str, ItemView]:
+    """What a rater (or the blind judge) sees of each item, by item_id (unknown ids are left out)."""
+    with db.read() as s:
+        return {iid: item_view(s, pk) for iid, pk in item_pks(s, item_ids).items()}
 
 
 def live_items(s: Session) -> list[tuple[int, str]]:

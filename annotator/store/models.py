@@ -131,10 +131,16 @@ class AnchorShowing(Base):
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     session_pk: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
     item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"))
-    before_position: Mapped[int] = mapped_column(Integer)  # live queue position it precedes
+    # live queue position it precedes; negative for a duplicate a race made before 0004 (kept for its answers)
+    before_position: Mapped[int] = mapped_column(Integer)
     seed: Mapped[int] = mapped_column(Integer)
     display_code: Mapped[str] = mapped_column(String, unique=True)  # its own code each showing
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    __table_args__ = (
+        # one anchor per rater and slot, even when two windows reach the slot at once
+        Index("uq_anchor_slot", "rater_pk", "before_position", unique=True,
+              sqlite_where=text("before_position >= 0"), postgresql_where=text("before_position >= 0")),
+    )
 
 
 class Judgement(Base):
@@ -160,13 +166,15 @@ class Judgement(Base):
             "item_pk",
             "rubric_version",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND context = 'live'"),
+            sqlite_where=text("supersedes IS NULL AND context = 'live'"), postgresql_where=text("supersedes IS NULL AND context = 'live'"),
         ),
         # a seeded anchor showing and a calibration anchor take one first answer each, too
         Index("uq_judgement_showing", "showing_pk", unique=True,
-              sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL")),
+              sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND showing_pk IS NOT NULL")),
+        # "is this anchor showing answered yet?" on every next item
+        Index("ix_judgements_showing_pk", "showing_pk"),
         Index("uq_judgement_calibration", "session_pk", "item_pk", unique=True,
-              sqlite_where=text("supersedes IS NULL AND context = 'calibration'")),
+              sqlite_where=text("supersedes IS NULL AND context = 'calibration'"), postgresql_where=text("supersedes IS NULL AND context = 'calibration'")),
     )
 
 

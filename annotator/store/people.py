@@ -14,15 +14,16 @@ from .db import StudyDB
 from .models import Rater, RubricVersion, Session
 
 
-def add_rubric_version(db: StudyDB, rubric: Rubric, *, activate: bool = True) -> None:
-    with db.write() as s:
-        if activate:
-            s.execute(update(RubricVersion).values(is_active=False))
-        row = s.get(RubricVersion, rubric.version)
-        if row is None:
-            s.add(RubricVersion(version=rubric.version, rubric_id=rubric.id, canonical=rubric.canonical_text(), is_active=activate))
-        elif activate:
-            row.is_active = True
+def add_rubric_version(s: OrmSession, rubric: Rubric, *, activate: bool = True) -> None:
+    """Inside the caller's transaction."""
+    if activate:
+        s.execute(update(RubricVersion).values(is_active=False))
+    row = s.get(RubricVersion, rubric.version)
+    if row is None:
+        s.add(RubricVersion(version=rubric.version, rubric_id=rubric.id, canonical=rubric.canonical_text(),
+                            is_active=activate))
+    elif activate:
+        row.is_active = True
 
 
 def active_rubric(db: StudyDB) -> Rubric:
