@@ -54,10 +54,12 @@ ERROR_KINDS = (
     "refusal",
     "bad_request",  # the server rejected this item's request (400/413/422)
     "bad_input",  # an image of the item could not be read; nothing was sent
+    "bad_reply",  # a 200 whose body is not an API response (empty, HTML, garbage, absurdly nested)
 )
 _TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection"})
 LOCAL_API_KEY = "not-needed"  # sent to a --base-url server when OPENAI_API_KEY is unset
 _MAX_MESSAGE = 500
+MAX_RAW = 64 * 1024  # characters of a raw reply kept with an error: enough to see what came back
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class JudgeRequest:
     input_images: list[bytes] = field(default_factory=list, repr=False)  # edit inputs
     mask: bytes | None = field(default=None, repr=False)
     text: str | None = None  # a text output
+    problem: str | None = None  # why the item cannot be sent (a media file missing): recorded as bad_input
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,36 @@ class _Task:
     cancel: threading.Event
 
 
+class _BadBody(Exception):
+    """A 200 reply whose body is not a response of the API; `raw` is what came back."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+def bounded(text: str | None) -> str | None:
+    """A raw reply as stored: at most MAX_RAW characters, marked when cut."""
+    if text is None or len(text) <= MAX_RAW:
+        return text
+    return text[:MAX_RAW] + f"\n[... {len(text) - MAX_RAW} more characters not kept]"
+
+
+def _parsed(raw_response: Any) -> Any:
+    """The SDK object of a raw HTTP reply, or _BadBody carrying the body text."""
+    try:
+        text = raw_response.text
+    except Exception:  # undecodable bytes
+        text = repr(raw_response.content[:MAX_RAW])
+    try:
+        return raw_response.parse()
+    except RecursionError:
+        raise _BadBody("the reply body is JSON nested too deep to read", text) from None
+    except Exception as exc:
+        what = "empty" if not text.strip() else ("HTML" if text.lstrip()[:1] == "<" else "not an API response")
+        raise _BadBody(_short(f"the reply body is {what} ({type(exc).__name__})"), text) from None
+
+
 def _short(text: str) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
@@ -252,7 +285,7 @@ def _call_responses(client: openai.OpenAI, task: _Task, parts: list) -> tuple[st
         extra["max_output_tokens"] = cfg.max_output_tokens
     if cfg.base_url is None:
         extra["store"] = False  # OpenAI would otherwise keep the study's material for 30 days
-    resp = client.responses.create(
+    resp = _parsed(client.responses.with_raw_response.create(
         model=cfg.model,
         input=responses_input(task.system, parts, cfg.image_detail),
         text={
@@ -264,7 +297,9 @@ def _call_responses(client: openai.OpenAI, task: _Task, parts: list) -> tuple[st
             }
         },
         **extra,
-    )
+    ))
+    if not hasattr(resp, "output"):
+        raise _BadBody("the reply body is not a Responses API response", str(resp)[:MAX_RAW])
     error = getattr(resp, "error", None)
     if error is not None or getattr(resp, "status", None) == "failed":
         raise _ServerFailed(_short(f"the response failed: {getattr(error, 'message', error)}"))
@@ -295,7 +330,7 @@ def _call_chat(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str, st
         extra["temperature"] = cfg.temperature
     if cfg.max_output_tokens is not None:
         extra["max_completion_tokens"] = cfg.max_output_tokens
-    resp = client.chat.completions.create(
+    resp = _parsed(client.chat.completions.with_raw_response.create(
         model=cfg.model,
         messages=chat_messages(task.system, parts, cfg.image_detail),
         response_format={
@@ -303,7 +338,9 @@ def _call_chat(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str, st
             "json_schema": {"name": task.schema_name, "schema": task.schema, "strict": True},
         },
         **extra,
-    )
+    ))
+    if not hasattr(resp, "choices"):
+        raise _BadBody("the reply body is not a Chat Completions response", str(resp)[:MAX_RAW])
     choices = getattr(resp, "choices", None) or []
     if not choices:
         raise _ServerFailed("the completion has no choices")
@@ -330,11 +367,27 @@ def _backoff(config: JudgeConfig, retry: int, server_hint: float | None) -> floa
 def _judge_one(
     client: openai.OpenAI, task: _Task, request: JudgeRequest
 ) -> JudgeScore | JudgeError | _Cancelled:
+    """Never raises but _Abort: whatever one item's reply does, it ends as a score or a recorded error."""
+    try:
+        return _judge_one_unguarded(client, task, request)
+    except _Abort:
+        raise
+    except Exception as exc:  # an SDK or reply shape nobody foresaw: this item fails, the run goes on
+        cfg = task.config
+        return JudgeError(request.item_id, cfg.name, cfg.model, "bad_reply",
+                          _short(f"unexpected {type(exc).__name__}: {exc}"), None, 1)
+
+
+def _judge_one_unguarded(
+    client: openai.OpenAI, task: _Task, request: JudgeRequest
+) -> JudgeScore | JudgeError | _Cancelled:
     cfg = task.config
 
     def error(kind: str, message: str, raw: str | None, attempts: int) -> JudgeError:
-        return JudgeError(request.item_id, cfg.name, cfg.model, kind, message, raw, attempts)
+        return JudgeError(request.item_id, cfg.name, cfg.model, kind, message, bounded(raw), attempts)
 
+    if request.problem:
+        return error("bad_input", request.problem, None, 0)
     try:
         parts = user_parts(request)
     except InputError as exc:
@@ -346,6 +399,11 @@ def _judge_one(
         t0 = time.perf_counter()
         try:
             raw, refusal = call(client, task, parts)
+        except _BadBody as exc:
+            if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
+                malformed_retries += 1
+                continue
+            return error("bad_reply", str(exc), exc.raw, attempts)
         except (openai.APIError, _ServerFailed) as exc:
             if isinstance(exc, _ServerFailed):
                 kind, message = "server_error", str(exc)

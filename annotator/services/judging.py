@@ -29,10 +29,17 @@ class _StudyRequests(Sequence):
         item_id = self.item_ids[i]
         view = views_by_item_id(self.study.db, [item_id])[item_id]
         read = self.study.media.read
+        try:
+            outputs, inputs = [read(m) for m in view.outputs], [read(m) for m in view.inputs]
+            mask = read(view.mask) if view.mask else None
+        except OSError as exc:
+            # a media file went missing: this item fails as bad input, the run goes on
+            return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,
+                                problem=f"an image of this item cannot be read ({exc.strerror or exc}); "
+                                        "re-import the item's images")
         # the judge is blind too: prompt, criteria and pixels only
-        return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,
-                            output_images=[read(m) for m in view.outputs], input_images=[read(m) for m in view.inputs],
-                            mask=read(view.mask) if view.mask else None, text=view.text)
+        return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria, output_images=outputs,
+                            input_images=inputs, mask=mask, text=view.text)
 
 
 class StudySink:

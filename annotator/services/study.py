@@ -33,6 +33,8 @@ def check_setting(key: str, value: Any) -> None:
     def bad(what: str) -> InputError:
         return InputError(f"setting '{key}' must be {what}", field=key)
 
+    settings.to_json(value, key)  # NaN and infinities: refused before any shape check
+
     if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair"):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "anchor_every" else 1):
             raise bad("a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else ""))
@@ -62,8 +64,11 @@ class Study:
         """A new study folder; if anything fails, nothing of it is left behind."""
         folder = Path(folder)
         rubric = load_rubric(rubric_path)
-        if folder.exists() and not folder.is_dir():
-            raise InputError("a file of that name exists; choose another folder for the study", source=str(folder))
+        for p in (folder, *folder.parents):
+            if p.exists():
+                if not p.is_dir():
+                    raise InputError(f"{p} is a file; choose a folder for the study", source=str(folder))
+                break
         if (folder / DB_NAME).exists():
             raise InputError("a study already exists here", source=str(folder))
         made = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -201,6 +206,10 @@ class Study:
 
     def raters(self):
         return people.raters(self.db)
+
+    def views_of(self, item_ids: list[str]):
+        """What a rater sees of these items (by item_id)."""
+        return items.views_by_item_id(self.db, item_ids)
 
     def counts(self) -> dict[str, int]:
         from ..store.rows import study_counts

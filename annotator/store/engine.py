@@ -27,8 +27,9 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Engine, create_engine, event
+from sqlalchemy.pool import NullPool
 
-from ..domain.errors import DamagedStudy, InputError, NewerStudy, StudyError
+from ..domain.errors import DamagedStudy, InputError, NewerStudy, StudyError, StudyReadOnly
 from .faults import study_faults
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
@@ -54,11 +55,25 @@ def _on_connect(dbapi_conn, _record) -> None:
     cur.close()
 
 
+def _ro_connect(db_path: Path) -> sqlite3.Connection:
+    """A connection that cannot write; in a folder nobody may write to (no -shm possible),
+    SQLite's immutable mode."""
+    base = db_path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(base + "?mode=ro", uri=True, timeout=busy_timeout_ms() / 1000)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+        return conn
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc) and "readonly" not in str(exc):
+            raise
+        return sqlite3.connect(base + "?mode=ro&immutable=1", uri=True)
+
+
 def _raw_schema(db_path: Path) -> tuple[set[str], str | None]:
     """(tables, alembic revision) read without writing a byte, before any engine touches the file."""
     where = str(db_path)
     with study_faults(where):
-        conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, timeout=busy_timeout_ms() / 1000)
+        conn = _ro_connect(db_path)
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             rev = None
@@ -82,6 +97,21 @@ def make_engine(db_path: Path) -> Engine:
         connect_args={"check_same_thread": False, "timeout": busy_timeout_ms() / 1000},
     )
     event.listen(engine, "connect", _on_connect)
+    event.listen(engine, "begin", _on_begin)
+    return engine
+
+
+def make_read_only_engine(db_path: Path) -> Engine:
+    """For reading a study whose folder or file cannot be written (a read-only share, an
+    archived copy): SQLite's read-only, immutable mode, which needs no -wal/-shm files."""
+    uri = db_path.resolve().as_uri() + "?mode=ro&immutable=1"
+
+    def connect():
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.isolation_level = None
+        return conn
+
+    engine = create_engine("sqlite://", creator=connect, poolclass=NullPool)
     event.listen(engine, "begin", _on_begin)
     return engine
 
@@ -148,7 +178,7 @@ def quick_check_file(db_path: Path) -> None:
     """SQLite's page-level consistency check, read-only; refuses a damaged study with one line."""
     where = str(db_path)
     with study_faults(where):
-        conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, timeout=busy_timeout_ms() / 1000)
+        conn = _ro_connect(db_path)
         try:
             rows = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
         finally:
@@ -223,8 +253,16 @@ def open_database(db_path: Path, *, create: bool = False, mode: str = "write") -
     plan = _plan(db_path, where, mode, create)
     engine = make_engine(db_path)
     try:
-        with study_faults(where), engine.connect():
-            pass  # the pragmas run here: a read-only folder or a full disk shows now, in one line
+        try:
+            with study_faults(where), engine.connect():
+                pass  # the pragmas run here: a read-only folder or a full disk shows now, in one line
+        except StudyReadOnly:
+            if mode != "read" or plan is not None:
+                raise
+            engine.dispose()
+            engine = make_read_only_engine(db_path)
+            with study_faults(where), engine.connect():
+                pass
         if plan == "create":
             with study_faults(where):
                 upgrade(engine)
