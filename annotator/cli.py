@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     new = sub.add_parser("new", help="create a study folder")
     new.add_argument("study")
-    new.add_argument("--rubric", required=True)
+    new.add_argument("--rubric", required=True, help="a rubric .toml file, or the name of a shipped rubric "
+                     "(ui_mockup, marketing_flyer, virtual_try_on, logo_edit)")
 
     imp = sub.add_parser("import", help="import items, ratings, judge scores, pair votes or anchors")
     imp.add_argument("kind", choices=IMPORT_KINDS)

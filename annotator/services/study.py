@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.rubric import Rubric, load_rubric
+from ..domain.rubric import Rubric, load_rubric, parse_rubric
 from ..ingest import anchors as anchor_ingest
 from ..ingest import folder as folder_ingest
 from ..ingest import harness as harness_ingest
@@ -17,6 +17,7 @@ from ..ingest.media import MediaStore
 from ..store import imports, items, people, settings
 from ..store.db import StudyDB
 from ..store.faults import study_faults
+from .resources import resolve_rubric, rubric_text
 
 DB_NAME = "study.sqlite"
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -63,7 +64,8 @@ class Study:
     def create(cls, folder: str | Path, rubric_path: str | Path) -> Study:
         """A new study folder; if anything fails, nothing of it is left behind."""
         folder = Path(folder)
-        rubric = load_rubric(rubric_path)
+        given = resolve_rubric(rubric_path)
+        rubric = load_rubric(given) if isinstance(given, Path) else parse_rubric(rubric_text(given), source=given)
         for p in (folder, *folder.parents):
             if p.exists():
                 if not p.is_dir():

@@ -1,0 +1,162 @@
+"""Cases, cells, items and media rows."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..domain.errors import InputError
+from ..domain.records import ItemSpec, ItemView
+from .db import StudyDB
+from .models import Case, Cell, Item, ItemMedia, Media
+
+# No 0/O, 1/I/L: codes are read aloud and typed by raters.
+_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+
+
+def new_display_code(taken: set[str]) -> str:
+    while True:
+        code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
+        code = f"{code[:3]}-{code[3:]}"
+        if code not in taken:
+            taken.add(code)
+            return code
+
+
+def content_sha(spec: ItemSpec) -> str:
+    return hashlib.sha256(repr(spec.content_key()).encode("utf-8")).hexdigest()
+
+
+def existing_items(db: StudyDB, item_ids: Iterable[str]) -> dict[str, str]:
+    """item_id -> content hash, for those already in the study."""
+    ids = list(item_ids)
+    out: dict[str, str] = {}
+    with db.read() as s:
+        for i in range(0, len(ids), 500):
+            rows = s.execute(select(Item.item_id, Item.content_sha256).where(Item.item_id.in_(ids[i : i + 500])))
+            out.update({a: b for a, b in rows})
+    return out
+
+
+def add_items(
+    s: Session,
+    specs: Sequence[ItemSpec],
+    media: Sequence[tuple[str, str, int, int, int]],
+    *,
+    is_anchor: bool = False,
+) -> dict[str, int]:
+    """Insert items (skipping identical re-imports) inside the caller's transaction.
+
+    media rows: (sha256, original_sha256, width, height, n_bytes). Returns item_id -> pk.
+    """
+    known_media = set(s.scalars(select(Media.sha256).where(Media.sha256.in_([m[0] for m in media]))))
+    for sha, orig, w, h, n in media:
+        if sha not in known_media:
+            s.add(Media(sha256=sha, original_sha256=orig, width=w, height=h, n_bytes=n))
+            known_media.add(sha)
+    cases = {c.case_id: c for c in s.scalars(select(Case))}
+    cells: dict[tuple, Cell] = {}
+    for c in s.scalars(select(Cell)):
+        cells[(c.case_pk, c.prompt_sha256, c.criteria)] = c
+    taken = set(s.scalars(select(Item.display_code)))
+    existing = {i.item_id: i for i in s.scalars(select(Item).where(Item.item_id.in_([sp.item_id for sp in specs])))}
+    out: dict[str, int] = {}
+    for sp in specs:
+        sha = content_sha(sp)
+        if sp.item_id in existing:
+            it = existing[sp.item_id]
+            if it.content_sha256 != sha:
+                raise InputError(
+                    f"item_id '{sp.item_id}' is already in the study with other content; give it a new item_id",
+                    source=sp.source, field="item_id",
+                )
+            if it.is_anchor != is_anchor:
+                was, now = ("an anchor", "a live item") if it.is_anchor else ("a live item", "an anchor")
+                raise InputError(
+                    f"item_id '{sp.item_id}' is already in the study as {was}; an item cannot also be {now} "
+                    "(raters' live answers and anchor answers would mix): give the copy its own item_id",
+                    source=sp.source, field="item_id",
+                )
+            out[sp.item_id] = it.id
+            continue
+        case = cases.get(sp.case_id)
+        if case is None:
+            case = Case(case_id=sp.case_id, task_type=sp.task_type)
+            s.add(case)
+            s.flush()
+            cases[sp.case_id] = case
+        psha = hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest()
+        key = (case.id, psha, sp.criteria)
+        cell = cells.get(key)
+        if cell is None:
+            cell = Cell(case_pk=case.id, prompt_sha256=psha, prompt=sp.prompt, criteria=sp.criteria)
+            s.add(cell)
+            s.flush()
+            cells[key] = cell
+        it = Item(
+            item_id=sp.item_id, cell_pk=cell.id, generator=sp.generator,
+            display_code=new_display_code(taken), slice=sp.slice, seed=sp.seed, text=sp.text,
+            is_anchor=is_anchor, content_sha256=sha, source=sp.source,
+        )
+        s.add(it)
+        s.flush()
+        for role, shas in (("output", sp.outputs), ("input", sp.inputs), ("mask", (sp.mask,) if sp.mask else ())):
+            for n, m in enumerate(shas):
+                s.add(ItemMedia(item_pk=it.id, role=role, ordinal=n, media_sha256=m, source_name=sp.source_names.get(m)))
+        existing[sp.item_id] = it
+        out[sp.item_id] = it.id
+    return out
+
+
+def item_pks(s: Session, item_ids: Iterable[str]) -> dict[str, int]:
+    ids = list(set(item_ids))
+    out: dict[str, int] = {}
+    for i in range(0, len(ids), 500):
+        out.update(dict(s.execute(select(Item.item_id, Item.id).where(Item.item_id.in_(ids[i : i + 500]))).all()))
+    return out
+
+
+def item_view(s: Session, item_pk: int, display_code: str | None = None) -> ItemView:
+    it = s.get(Item, item_pk)
+    cell = s.get(Cell, it.cell_pk)
+    media = s.execute(
+        select(ItemMedia.role, ItemMedia.media_sha256).where(ItemMedia.item_pk == item_pk).order_by(ItemMedia.role, ItemMedia.ordinal)
+    ).all()
+    outputs = tuple(m for r, m in media if r == "output")
+    inputs = tuple(m for r, m in media if r == "input")
+    mask = next((m for r, m in media if r == "mask"), None)
+    return ItemView(
+        display_code=display_code or it.display_code, prompt=cell.prompt, criteria=cell.criteria or "",
+        outputs=outputs, inputs=inputs, mask=mask, text=it.text,
+    )
+
+
+def view_of(db: StudyDB, item_pk: int) -> ItemView:
+    with db.read() as s:
+        return item_view(s, item_pk)
+
+
+def views_by_item_id(db: StudyDB, item_ids: Iterable[str]) -> dict[str, ItemView]:
+    """What a rater (or the blind judge) sees of each item, by item_id (unknown ids are left out)."""
+    with db.read() as s:
+        return {iid: item_view(s, pk) for iid, pk in item_pks(s, item_ids).items()}
+
+
+def live_items(s: Session) -> list[tuple[int, str]]:
+    """(item pk, case_id) of every live (non-anchor) item."""
+    return list(
+        s.execute(
+            select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
+            .where(Item.is_anchor.is_(False)).order_by(Item.id)
+        ).all()
+    )
+
+
+def item_index(db: StudyDB) -> dict[int, tuple[str, str]]:
+    """pk -> (item_id, generator), for simulations and reports (never for raters)."""
+    with db.read() as s:
+        return {pk: (iid, gen) for pk, iid, gen in s.execute(select(Item.id, Item.item_id, Item.generator))}
