@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, insert, select
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
@@ -31,8 +31,10 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
         queued = set(s.scalars(select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)))
         # items imported after the queue was built go at its end, in their own seeded order
         new = [(pk, case) for pk, case in items if pk not in queued]
-        for i, pk in enumerate(q.live_order(new, seed + n), start=n):
-            s.add(QueueEntry(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n))
+        rows = [dict(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n)
+                for i, pk in enumerate(q.live_order(new, seed + n), start=n)]
+        if rows:
+            s.execute(insert(QueueEntry), rows)
         return n + len(new)
 
 

@@ -141,19 +141,39 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+def _migrate_in_one_transaction(engine: Engine, step) -> None:
+    """Run Alembic in ONE transaction: all of it lands, or none.
+
+    On SQLite, foreign keys are switched off for the migration (SQLite rebuilds a table to
+    change it, and a table others point at cannot be dropped while they are on) and every
+    reference is checked before the commit instead: a migration that breaks one rolls back.
+    """
+    cfg = alembic_config()
+    sqlite = engine.dialect.name == "sqlite"
+    with writer(engine).connect() as conn:
+        if sqlite:  # must precede BEGIN: SQLite ignores this pragma inside a transaction
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                cfg.attributes["connection"] = conn
+                step(cfg)
+                if sqlite:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(f"the migration would break {len(broken)} references "
+                                           f"(first in table {broken[0][0]})")
+        finally:
+            if sqlite:
+                conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Every pending migration in ONE transaction: all of them land, or none."""
-    cfg = alembic_config()
-    with writer(engine).begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    _migrate_in_one_transaction(engine, lambda cfg: command.upgrade(cfg, revision))
 
 
 def downgrade(engine: Engine, revision: str) -> None:
-    cfg = alembic_config()
-    with writer(engine).begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
+    _migrate_in_one_transaction(engine, lambda cfg: command.downgrade(cfg, revision))
 
 
 def _check_file(db_path: Path, create: bool) -> None:

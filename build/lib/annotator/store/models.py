@@ -18,6 +18,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from ..domain.ids import uuid7
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
@@ -104,9 +106,17 @@ class ItemMedia(Base):
     source_name: Mapped[str | None] = mapped_column(Text)  # provenance; never shown
 
 
+def uuid_column() -> Mapped[str | None]:
+    """The row's global id (UUIDv7), minted where the row is made: merge identifies rows by it.
+    Nullable in the schema only because SQLite cannot add a NOT NULL column in place; every
+    row gets one (migration 0005 filled the old ones)."""
+    return mapped_column(String(36), unique=True, index=True, default=uuid7)
+
+
 class Session(Base):
     __tablename__ = "sessions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     mode: Mapped[str] = mapped_column(String)  # label | pair | calibration | import
     started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
@@ -128,6 +138,7 @@ class AnchorShowing(Base):
 
     __tablename__ = "anchor_showings"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     session_pk: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
     item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"))
@@ -146,6 +157,7 @@ class AnchorShowing(Base):
 class Judgement(Base):
     __tablename__ = "judgements"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"), index=True)
     rubric_version: Mapped[str] = mapped_column(ForeignKey("rubric_versions.version"))
