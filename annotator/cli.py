@@ -84,8 +84,26 @@ def build_parser() -> argparse.ArgumentParser:
     sett.add_argument("value", nargs="?", help="JSON value; omit to print the current one")
     sett.add_argument("--study", required=True)
 
-    st = sub.add_parser("status", help="print what a study holds")
+    st = sub.add_parser("status", help="print what a study holds: counts, per-rater progress, merges")
     st.add_argument("--study", required=True)
+    st.add_argument("--queue", action="store_true", help="on a rater package: its queue as display codes")
+
+    asg = sub.add_parser("assign", help="deal items (and pairs) to K raters each, balanced and seeded")
+    asg.add_argument("--study", required=True)
+    asg.add_argument("--raters", required=True, help="comma-separated rater names (added if new)")
+    asg.add_argument("--overlap", type=int, default=2, help="raters per item (K)")
+    asg.add_argument("--pair-overlap", type=int, default=None, help="raters per pair vote (default: no pairs dealt)")
+    asg.add_argument("--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)")
+
+    pkg = sub.add_parser("package", help="rater packages: export one rater's blinded work, merge them back")
+    psub = pkg.add_subparsers(dest="package_command", parser_class=_Parser, required=True)
+    pexp = psub.add_parser("export")
+    pexp.add_argument("--study", required=True)
+    pexp.add_argument("--rater", required=True)
+    pexp.add_argument("--out", required=True, help="FILE.annot")
+    pmer = psub.add_parser("merge")
+    pmer.add_argument("files", nargs="+", metavar="FILE.annot")
+    pmer.add_argument("--study", required=True)
     return p
 
 
@@ -204,11 +222,51 @@ def _cmd_gui(a) -> int:
 
 
 def _cmd_status(a) -> int:
-    study = _open(a.study, "read")
+    from .services.team import queue_codes, status_lines
+
+    study = _open(a.study, "write" if a.queue else "read")
     try:
-        print(f"study {study.name}  rubric {study.rubric.id} ({study.rubric.version[:12]})")
-        for k, v in study.counts().items():
-            print(f"{k:16s}{v}")
+        if a.queue:
+            for code in queue_codes(study):
+                print(code)
+            return EXIT_OK
+        for line in status_lines(study):
+            print(line)
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_assign(a) -> int:
+    from .services.team import assign
+
+    study = _open(a.study)
+    try:
+        print(assign(study, [r.strip() for r in a.raters.split(",") if r.strip()], overlap=a.overlap,
+                     pair_overlap=a.pair_overlap, seed=a.seed))
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_package(a) -> int:
+    from .services.packages import export_package, merge_package
+
+    study = _open(a.study)
+    try:
+        if a.package_command == "export":
+            e = export_package(study, a.rater, a.out)
+            c = e.counts
+            print(f"wrote {e.path} for {e.rater}: {c['items']} items, {c['anchors']} anchors, {c['pairs']} pairs, "
+                  f"{e.n_bytes / 1e6:.1f} MB")
+            return EXIT_OK
+        for f in a.files:
+            r = merge_package(study, f)
+            added = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.added.items() if v) or "nothing new"
+            print(f"merged {f} ({r.rater}): {added}" + (f"; {r.skipped} already here" if r.skipped else ""))
+            for c in r.conflicts:
+                print(f"annotator: warning: {f}: {c} (kept aside in merge_conflicts, nothing overwritten)",
+                      file=sys.stderr)
     finally:
         study.close()
     return EXIT_OK
@@ -240,6 +298,7 @@ def _cmd_set(a) -> int:
 COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
+    "assign": _cmd_assign, "package": _cmd_package,
 }
 
 

@@ -105,6 +105,8 @@ def encode_image(data: bytes, *, source: str, line: int | None = None, field: st
 class MediaStore:
     """`media/ab/abcdef....png` under the study folder."""
 
+    in_database = False
+
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
@@ -114,8 +116,9 @@ class MediaStore:
     def has(self, sha256: str) -> bool:
         return self.path(sha256).exists()
 
-    def put(self, img: EncodedImage) -> bool:
+    def put(self, img: EncodedImage, tx: object = None) -> bool:
         """Write atomically (a unique .tmp, fsync, rename); True if the file is new.
+        (`tx` is for the database-backed store's signature; files need no transaction.)
 
         A failure (a full disk) leaves no .tmp behind and raises the one-line study error.
         """
@@ -139,7 +142,7 @@ class MediaStore:
     def read(self, sha256: str) -> bytes:
         return self.path(sha256).read_bytes()
 
-    def remove(self, sha256: str) -> None:
+    def remove(self, sha256: str, tx: object = None) -> None:
         self.path(sha256).unlink(missing_ok=True)
 
 

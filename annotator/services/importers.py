@@ -20,6 +20,7 @@ class Importer:
     what: str  # a line for --help and the app's menu
     run: Callable[..., str]  # (study, path, **options) -> a one-line summary
     options: tuple[str, ...] = ()  # keyword options it takes (e.g. "cases")
+    in_package: bool = False  # may run on a rater package (the rater's own answers, by display code)
 
 
 def _items(study: Study, path: Path) -> str:
@@ -61,9 +62,9 @@ IMPORTERS: dict[str, Importer] = {i.name: i for i in (
     Importer("items", "item manifest (JSON Lines)", _items),
     Importer("folder", "a folder: <case_id>/prompt.txt + one image per generator", _folder),
     Importer("harness", "vision-harness results (JSON) with --cases", _harness, ("cases",)),
-    Importer("ratings", "ratings CSV: item_id,rater,metric,value", _ratings),
+    Importer("ratings", "ratings CSV: item_id,rater,metric,value", _ratings, in_package=True),
     Importer("judge", "judge scores CSV: item_id,judge,metric,value[,reason]", _judge),
-    Importer("pairs", "pair votes CSV: pair_id,item_left,item_right,rater,choice", _pairs),
+    Importer("pairs", "pair votes CSV: pair_id,item_left,item_right,rater,choice", _pairs, in_package=True),
     Importer("judge-pairs", "judge pair votes CSV (the judge's name as rater)", _judge_pairs),
     Importer("anchors", "anchor set (JSON Lines with reference and rationale)", _anchors, ("name",)),
 )}
@@ -74,5 +75,7 @@ def run_import(study: Study, kind: str, path: str | Path, **options: Any) -> str
     imp = IMPORTERS.get(kind)
     if imp is None:
         raise InputError(f"unknown import '{kind}'; use one of {', '.join(IMPORTERS)}", field="kind")
+    if not imp.in_package:
+        study.require_lead(f"importing {kind}")
     given = {k: v for k, v in options.items() if k in imp.options and v is not None}
     return imp.run(study, Path(path), **given)

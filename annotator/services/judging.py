@@ -61,6 +61,7 @@ class StudySink:
 
 
 def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
+    study.require_lead("running the judge")
     judge = config.judge_name or config.model
     rubric = study.rubric
     schema = judge_schema(rubric)

@@ -12,10 +12,11 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.records import ServedItem
+from .assignments import assigned_items
 from .chains import head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
-from .models import Anchor, AnchorShowing, Judgement, QueueEntry, Rater
+from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
 from .people import rater_pk
 
 
@@ -25,6 +26,10 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
         rpk = rater_pk(s, rater)
         n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
         items = live_items(s)
+        mine = assigned_items(s, rpk)
+        if mine is not None:  # the study deals items: this rater's queue holds only theirs
+            keep = set(mine)
+            items = [(pk, case) for pk, case in items if pk in keep]
         if n and n >= len(items):
             return n
         seed = s.get(Rater, rpk).seed
@@ -260,3 +265,11 @@ def history_of(db: StudyDB, rater: str, item_pk: int) -> list[dict]:
         ]
 
 
+
+
+def queue_codes(db: StudyDB, rater: str, version: str) -> list[str]:
+    """The display codes of a rater's queue, in order."""
+    with db.read() as s:
+        rpk = rater_pk(s, rater)
+        return list(s.scalars(select(Item.display_code).join(QueueEntry, QueueEntry.item_pk == Item.id).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))

@@ -100,8 +100,8 @@ def test_failed_import_keeps_shared_media(tmp_path, monkeypatch):
     real_put, real_import = a.media.put, imports.import_items
     state = {"b_done": False}
 
-    def put_then_let_b_commit(img):
-        new = real_put(img)
+    def put_then_let_b_commit(img, tx=None):
+        new = real_put(img, tx)
         if not state["b_done"]:
             state["b_done"] = True
             assert b.import_items(man_b) == 1  # B commits while A is between its media and its database phase

@@ -31,12 +31,17 @@ class LabelSession:
         self._alert_wait = 0  # live answers to wait before showing an alert
         self._alerted_at: set[tuple] = set()
         self.last_replaced_other = False
+        self._frontier = 0  # every queue position below it is answered
 
     # -- serving -----------------------------------------------------------------
     def next(self) -> ServedItem | None:
         """The first unanswered item (or an anchor due before it); None when done."""
         self._back_steps = 0
-        return store.next_item(self.study.db, self.rater, self.rubric.version, self.session_pk, anchor_every=self.anchor_every)
+        served = store.next_item(self.study.db, self.rater, self.rubric.version, self.session_pk,
+                                 anchor_every=self.anchor_every, start=self._frontier)
+        if served is not None and served.queue_position is not None:
+            self._frontier = served.queue_position
+        return served
 
     def back(self) -> ServedItem | None:
         """The item answered before the one on screen, with its current answers."""

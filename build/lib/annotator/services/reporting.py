@@ -64,6 +64,7 @@ def write_reports(study_path: str | Path, *, json_path: str | None = None, html_
     check_outputs(json_path=json_path, html_path=html_path, csv_dir=csv_dir)
     study = Study.open(study_path, mode="read")
     try:
+        study.require_lead("a report")
         report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
         out: list[Path] = []
         if json_path:

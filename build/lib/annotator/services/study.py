@@ -15,6 +15,7 @@ from ..ingest import tables
 from ..ingest.manifest import ParsedItems
 from ..ingest.media import MediaStore
 from ..store import imports, items, people, settings
+from ..store.blobs import BlobStore
 from ..store.db import StudyDB
 from ..store.faults import study_faults
 from .resources import resolve_rubric, rubric_text
@@ -27,6 +28,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "pair_question": "Which output better meets the prompt and criteria?",
     "qualification": {"gate_exact": 0.9, "scale_within_one": 0.8},
     "release_gate": None,
+    "release_gate_min_cases": 5,  # a release gate decides nothing on fewer cases or items
+    "release_gate_min_items": 30,
 }
 
 
@@ -36,7 +39,8 @@ def check_setting(key: str, value: Any) -> None:
 
     settings.to_json(value, key)  # NaN and infinities: refused before any shape check
 
-    if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair"):
+    if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair", "release_gate_min_cases",
+               "release_gate_min_items"):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "anchor_every" else 1):
             raise bad("a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else ""))
         if key == "anchor_every" and value == 1:
@@ -52,12 +56,30 @@ def check_setting(key: str, value: Any) -> None:
             raise bad('null or thresholds by figure, e.g. {"verdict_pass_rate": 0.7}')
 
 
+PACKAGE_SUFFIX = ".annot"
+
+
 class Study:
-    def __init__(self, folder: Path, db: StudyDB) -> None:
-        self.folder = folder
+    """One study, wherever it lives: a folder (`study.sqlite` + `media/`), a rater package
+    (one `.annot` file, media inside), or (later) a database server."""
+
+    def __init__(self, location: Path, db: StudyDB, *, kind: str = "folder") -> None:
+        self.location = location
+        self.kind = kind  # folder | package
+        self.folder = location if kind == "folder" else location.parent
         self.db = db
-        self.media = MediaStore(folder / "media")
+        self.media: MediaStore | BlobStore = MediaStore(location / "media") if kind == "folder" else BlobStore(db)
         self._rubric: Rubric | None = None
+
+    @property
+    def is_package(self) -> bool:
+        return self.kind == "package"
+
+    def require_lead(self, action: str) -> None:
+        """Lead work (imports of items and judge scores, assignment, reports...) is not in a package."""
+        if self.is_package:
+            raise InputError(f"{action} is the lead's work: not in a rater package; run it on the lead's study",
+                             source=str(self.location))
 
     # -- lifecycle --------------------------------------------------------------
     @classmethod
@@ -97,10 +119,16 @@ class Study:
             raise
 
     @classmethod
-    def open(cls, folder: str | Path, *, mode: str = "write") -> Study:
-        """Open a study to work in ("write": checked, migrated after a backup) or only to read it."""
-        folder = Path(folder)
+    def open(cls, location: str | Path, *, mode: str = "write") -> Study:
+        """Open a study folder or a rater package to work in ("write": checked, migrated after a
+        backup) or only to read it."""
+        path = Path(location)
+        if path.is_file() and path.name != DB_NAME:
+            return cls(path, StudyDB(path, mode=mode), kind="package")
+        folder = path.parent if path.name == DB_NAME and path.is_file() else path
         if not (folder / DB_NAME).exists():
+            if not path.exists():
+                raise InputError("no such study folder or package file", source=str(path))
             raise InputError("not a study folder (no study.sqlite); create one with `annotator new`", source=str(folder))
         return cls(folder, StudyDB(folder / DB_NAME, mode=mode))
 
@@ -109,7 +137,7 @@ class Study:
 
     @property
     def name(self) -> str:
-        return self.db.get_setting("name", self.folder.name)
+        return self.db.get_setting("name", self.location.stem if self.is_package else self.location.name)
 
     @property
     def rubric(self) -> Rubric:
@@ -122,6 +150,7 @@ class Study:
 
     def set_setting(self, key: str, value: Any) -> None:
         """Change a setting after checking it has the shape the study uses."""
+        self.require_lead("changing settings")
         check_setting(key, value)
         self.db.set_setting(key, value)
 
@@ -147,12 +176,13 @@ class Study:
         written: list[str] = []
         try:
             for img in images:
-                if self.media.put(img):
+                if not self.media.in_database and self.media.put(img):
                     written.append(img.sha256)
             clash = imports.DUPLICATE["judge"] if judge_rows else imports.DUPLICATE["items"]
             with imports.refused_if_duplicate(clash, judge_source or parsed_source(parsed)), self.db.write() as tx:
                 for img in images:
-                    self.media.put(img)  # no-op unless another import's cleanup removed it meanwhile
+                    # files: a no-op unless another import's cleanup removed one meanwhile; blobs: written here
+                    self.media.put(img, tx)
                 n = imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
                 m = imports.import_judge(tx, judge_rows, kind="harness", source=judge_source) if judge_rows else 0
             return n, m
@@ -187,8 +217,19 @@ class Study:
         a = anchor_ingest.parse_anchors(path, self.rubric, name=name)
         return self._land(a.items, anchors=(a.name, a.references, a.rationales))[0]
 
+    def _only_own_rater(self, names: set[str], path: str | Path) -> None:
+        """In a package, imported rows are the package's rater's own answers."""
+        if not self.is_package:
+            return
+        own = {r.name for r in self.raters()}
+        other = sorted(names - own)
+        if other:
+            raise InputError(f"this package is {', '.join(sorted(own))}'s: rows for '{other[0]}' cannot go into it",
+                             source=str(path), field="rater")
+
     def import_ratings(self, path: str | Path) -> int:
         groups = tables.parse_ratings(path, self.rubric, imports.known_item_ids(self.db))
+        self._only_own_rater({g.rater for g in groups}, path)
         with imports.refused_if_duplicate(imports.DUPLICATE["ratings"], str(path)), self.db.write() as tx:
             return imports.import_ratings(tx, groups, self.rubric.version)
 
@@ -199,11 +240,13 @@ class Study:
 
     def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
         rows = tables.parse_pairs(path, imports.known_item_ids(self.db))
+        self._only_own_rater({r.rater for r in rows}, path)
         with imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)), self.db.write() as tx:
             return imports.import_pair_votes(tx, rows, judges=judges, source=str(path))
 
     # -- raters -------------------------------------------------------------------
     def add_rater(self, name: str, *, operator: bool = False, expertise: str | None = None):
+        self.require_lead("adding a rater")
         return people.add_rater(self.db, name, operator=operator, expertise=expertise)
 
     def raters(self):

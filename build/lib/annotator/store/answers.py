@@ -12,9 +12,10 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.records import ServedItem
+from .assignments import assigned_items
 from .chains import head, is_current
 from .db import StudyDB
-from .items import item_view, live_items, new_display_code
+from .items import free_display_code, item_view, live_items
 from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
 from .people import rater_pk
 
@@ -25,6 +26,10 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
         rpk = rater_pk(s, rater)
         n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
         items = live_items(s)
+        mine = assigned_items(s, rpk)
+        if mine is not None:  # the study deals items: this rater's queue holds only theirs
+            keep = set(mine)
+            items = [(pk, case) for pk, case in items if pk in keep]
         if n and n >= len(items):
             return n
         seed = s.get(Rater, rpk).seed
@@ -50,32 +55,49 @@ def _answered_live(s: OrmSession, rpk: int, version: str) -> set[int]:
 
 def progress_counts(db: StudyDB, rater: str, version: str, *, anchor_every: int = q.ANCHOR_EVERY) -> tuple[int, int]:
     """(done, total) counting seeded anchors like any other item, so the counter moves
-    the same way whether an anchor or a live item was just answered."""
+    the same way whether an anchor or a live item was just answered. Counts, not row
+    lists: it runs after every submit."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        positions = list(s.scalars(select(QueueEntry.position).where(
-            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))
-        live_done = len(_answered_live(s, rpk, version))
+        n_queue = s.scalar(select(func.count()).select_from(QueueEntry).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)) or 0
+        live_done = s.scalar(select(func.count()).select_from(Judgement).where(
+            Judgement.rater_pk == rpk, Judgement.item_pk.in_(
+                select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)),
+            Judgement.rubric_version == version, Judgement.supersedes.is_(None), Judgement.context == "live")) or 0
         anchors_done = s.scalar(select(func.count()).select_from(Judgement).where(
             Judgement.rater_pk == rpk, Judgement.context == "anchor", Judgement.supersedes.is_(None))) or 0
-        has_anchors = s.scalar(select(func.count()).select_from(Anchor)) or 0
+        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
         expected = 0
-        if has_anchors and anchor_every >= 2 and positions:
+        if anchor_every >= 2 and n_queue and s.scalar(select(func.count()).select_from(Anchor)):
             seed = s.get(Rater, rpk).seed
             filled = set(s.scalars(select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)))
-            # slots still ahead of the rater (not yet filled) will each bring one anchor
-            open_positions = set(s.scalars(select(QueueEntry.position).where(
-                QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version,
-                ~select(Judgement.id).where(
-                    Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
-                    Judgement.item_pk == QueueEntry.item_pk).exists())))
-            expected = len((q.anchor_slots(seed, len(positions), anchor_every) & open_positions) - filled)
-        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
-        return live_done + anchors_done, len(positions) + shown + expected
+            slots = sorted(q.anchor_slots(seed, n_queue, anchor_every) - filled)
+            # slots still ahead of the rater (their live item unanswered) will each bring one anchor
+            for i in range(0, len(slots), 500):
+                expected += s.scalar(select(func.count()).select_from(QueueEntry).where(
+                    *_unanswered(rpk, version), QueueEntry.position.in_(slots[i:i + 500]))) or 0
+        return live_done + anchors_done, n_queue + shown + expected
 
 
-def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY) -> ServedItem | None:
-    """The next unit of work: a pending anchor, a due anchor, or the first unanswered item."""
+def _unanswered(rpk: int, version: str):
+    """Queue entries of this rater with no live answer yet (the answered test uses the partial
+    unique index of first answers: every answered item has exactly one)."""
+    answered = select(Judgement.id).where(
+        Judgement.rater_pk == rpk, Judgement.item_pk == QueueEntry.item_pk, Judgement.rubric_version == version,
+        Judgement.supersedes.is_(None), Judgement.context == "live",
+    )
+    return (QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered.exists())
+
+
+def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY,
+              start: int = 0) -> ServedItem | None:
+    """The next unit of work: a pending anchor, a due anchor, or the first unanswered item.
+
+    `start`: a queue position below which every item is known to be answered (answers are
+    never removed, so the first unanswered position only moves forward): a session passes
+    the last one it was served, so serving stays O(1) however far the rater has come.
+    """
     with db.write() as s:
         rpk = rater_pk(s, rater)
         pending = s.scalars(
@@ -85,13 +107,9 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
         ).first()
         if pending is not None:
             return ServedItem(pending.item_pk, item_view(s, pending.item_pk, pending.display_code), pending.before_position, "anchor", pending.id)
-        answered_q = select(Judgement.id).where(
-            Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
-            Judgement.item_pk == QueueEntry.item_pk,
-        )
         nxt = s.execute(
             select(QueueEntry.position, QueueEntry.item_pk)
-            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered_q.exists())
+            .where(*_unanswered(rpk, version), QueueEntry.position >= start)
             .order_by(QueueEntry.position).limit(1)
         ).first()
         if nxt is None:
@@ -121,10 +139,9 @@ def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, 
     choice = q.choose_anchor(anchors, this_session, counts, slot)
     if choice is None:
         return None
-    taken = set(s.scalars(select(Item.display_code))) | set(s.scalars(select(AnchorShowing.display_code)))
     row = AnchorShowing(
         rater_pk=rpk, session_pk=session_pk, item_pk=choice, before_position=position, seed=slot,
-        display_code=new_display_code(taken),
+        display_code=free_display_code(s),
     )
     s.add(row)
     s.flush()
@@ -248,3 +265,11 @@ def history_of(db: StudyDB, rater: str, item_pk: int) -> list[dict]:
         ]
 
 
+
+
+def queue_codes(db: StudyDB, rater: str, version: str) -> list[str]:
+    """The display codes of a rater's queue, in order."""
+    with db.read() as s:
+        rpk = rater_pk(s, rater)
+        return list(s.scalars(select(Item.display_code).join(QueueEntry, QueueEntry.item_pk == Item.id).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))

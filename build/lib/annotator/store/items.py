@@ -27,6 +27,17 @@ def new_display_code(taken: set[str]) -> str:
             return code
 
 
+def free_display_code(s: Session) -> str:
+    """A code no item and no anchor showing uses (checked by query: the study may hold many)."""
+    from .models import AnchorShowing
+
+    while True:
+        code = new_display_code(set())
+        if s.scalar(select(Item.id).where(Item.display_code == code)) is None and \
+                s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code)) is None:
+            return code
+
+
 def content_sha(spec: ItemSpec) -> str:
     return hashlib.sha256(repr(spec.content_key()).encode("utf-8")).hexdigest()
 

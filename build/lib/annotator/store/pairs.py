@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 from ..domain import pairs as design
 from ..domain.records import ItemView
 from .answers import Submitted
+from .assignments import assigned_pairs
 from .chains import head
 from .db import StudyDB
 from .imports import ensure_pair
@@ -14,6 +15,12 @@ from .items import item_view
 from .models import Item, Rater
 from .models_pairs import Pair, PairQueueEntry, PairVote
 from .people import rater_pk
+
+
+def has_pairs(db: StudyDB) -> bool:
+    """Whether the study does pairwise work at all (pairs were designed or dealt)."""
+    with db.read() as s:
+        return s.scalar(select(Pair.id).limit(1)) is not None
 
 
 def ensure_pairs(db: StudyDB) -> int:
@@ -25,24 +32,28 @@ def ensure_pairs(db: StudyDB) -> int:
 
 
 def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
-    """Deal the rater the pairs that still need raters (each pair to `raters_per_pair` raters)."""
+    """The rater's pair queue: their assigned pairs when the study deals pairs (new ones appended
+    in their own seeded order), else once the pairs that still need raters."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
         n = s.scalar(select(func.count()).select_from(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk)) or 0
-        if n:
-            return n
-        dealt = dict(
-            s.execute(
-                select(PairQueueEntry.pair_pk, func.count()).join(Rater, Rater.id == PairQueueEntry.rater_pk)
-                .where(Rater.is_operator.is_(False)).group_by(PairQueueEntry.pair_pk)
-            ).all()
-        )
         pairs = [(p.id, p.item_a, p.item_b) for p in s.scalars(select(Pair).order_by(Pair.id))]
-        open_pairs = [p for p in pairs if dealt.get(p[0], 0) < raters_per_pair] or pairs
-        seed = s.get(Rater, rpk).seed
-        for pos, (pair_pk, left, _right) in enumerate(design.deal(open_pairs, seed)):
+        mine = assigned_pairs(s, rpk)
+        if mine is not None:
+            queued = set(s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk)))
+            keep = set(mine) - queued
+            todo = [p for p in pairs if p[0] in keep]
+        elif n:
+            return n
+        else:
+            dealt = dict(s.execute(
+                select(PairQueueEntry.pair_pk, func.count()).join(Rater, Rater.id == PairQueueEntry.rater_pk)
+                .where(Rater.is_operator.is_(False)).group_by(PairQueueEntry.pair_pk)).all())
+            todo = [p for p in pairs if dealt.get(p[0], 0) < raters_per_pair] or pairs
+        seed = s.get(Rater, rpk).seed + n
+        for pos, (pair_pk, left, _right) in enumerate(design.deal(todo, seed), start=n):
             s.add(PairQueueEntry(rater_pk=rpk, position=pos, pair_pk=pair_pk, left_item=left, seed=seed))
-        return len(open_pairs)
+        return n + len(todo)
 
 
 def _current_vote_pairs(s, rpk: int) -> set[int]:

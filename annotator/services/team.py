@@ -1,0 +1,64 @@
+"""The lead's team work: dealing items to raters, and what `status` shows of their progress."""
+
+from __future__ import annotations
+
+import secrets
+
+from ..domain.errors import InputError
+from ..store import answers as answer_store
+from ..store import assignments as store
+from ..store import people
+from .study import Study
+
+
+def assign(study: Study, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int | None) -> str:
+    """Deal live items (and pairs) to the named raters; raters the study does not know are added."""
+    study.require_lead("assignment")
+    known = {r.name for r in study.raters()}
+    for name in raters:
+        if name not in known:
+            study.add_rater(name)
+    seed = secrets.randbits(31) if seed is None else seed
+    dealt = store.assign(study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed)
+    study.db.set_setting("assignment", {"overlap": overlap, "pair_overlap": pair_overlap, "seed": seed})
+    lines = [f"dealt {dealt.items} item assignments" + (f" and {dealt.pairs} pair assignments" if dealt.pairs else "")
+             + f" to {dealt.raters} raters (overlap {overlap}, seed {seed})"]
+    lines += [f"warning: {w}" for w in store.balance_warnings(store.progress(study.db))]
+    return "\n".join(lines)
+
+
+def status_lines(study: Study) -> list[str]:
+    lines = [f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
+             f"({study.rubric.version[:12]})"]
+    lines += [f"{k:16s}{v}" for k, v in study.counts().items()]
+    rows = store.progress(study.db)
+    if rows:
+        lines.append("")
+        lines.append(f"{'rater':20s}{'assigned':>9s}{'done':>7s}{'anchors':>9s}{'pairs':>13s}  last activity")
+        for r in rows:
+            if r.is_operator and study.is_package:
+                continue
+            who = r.rater + (" (operator)" if r.is_operator else "")
+            assigned = "all" if r.assigned is None else str(r.assigned)
+            pairs = f"{r.pairs_done}/{'-' if r.pairs_assigned is None else r.pairs_assigned}"
+            last = r.last_activity.isoformat(sep=" ", timespec="minutes") if r.last_activity else "-"
+            lines.append(f"{who[:20]:20s}{assigned:>9s}{r.done:>7d}{r.anchors:>9d}{pairs:>13s}  {last}")
+        lines += [f"warning: {w}" for w in store.balance_warnings(rows)]
+    merged = store.merges(study.db)
+    if merged:
+        lines.append("")
+        lines.append("merges:")
+        for m in merged:
+            added = ", ".join(f"{v} {k}" for k, v in m["rows_added"].items() if v) or "nothing new"
+            lines.append(f"  {m['at']}  {m['rater']}  {m['package_sha256'][:12]}  {added}")
+    return lines
+
+
+def queue_codes(study: Study) -> list[str]:
+    """A package's queue, in order, as the display codes the rater sees (one per item)."""
+    if not study.is_package:
+        raise InputError("`status --queue` lists a rater package's queue; give the .annot file as --study",
+                         field="--queue")
+    rater = next(r.name for r in people.raters(study.db) if not r.is_operator)
+    answer_store.ensure_queue(study.db, rater, study.rubric.version)
+    return answer_store.queue_codes(study.db, rater, study.rubric.version)

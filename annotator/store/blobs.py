@@ -1,0 +1,60 @@
+"""Media kept inside the database (`media_blobs`): for rater packages (one file to carry)
+and studies on a server. The same interface as the folder store in ingest/media.py."""
+
+from __future__ import annotations
+
+import hashlib
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session as OrmSession
+
+from ..domain.errors import DamagedStudy
+from .db import StudyDB
+from .models_team import MediaBlob
+
+
+class BlobStore:
+    in_database = True
+
+    def __init__(self, db: StudyDB) -> None:
+        self.db = db
+
+    def put(self, img, tx: OrmSession | None = None) -> bool:  # noqa: ANN001 - any object with .sha256 and .png
+        """Store the bytes under their SHA-256, inside `tx` when given (an import's transaction)."""
+        if tx is None:
+            with self.db.write() as s:
+                return self.put(img, s)
+        if tx.get(MediaBlob, img.sha256) is not None:
+            return False
+        tx.add(MediaBlob(sha256=img.sha256, data=img.png))
+        return True
+
+    def has(self, sha256: str) -> bool:
+        with self.db.read() as s:
+            return s.scalar(select(MediaBlob.sha256).where(MediaBlob.sha256 == sha256)) is not None
+
+    def read(self, sha256: str) -> bytes:
+        with self.db.read() as s:
+            data = s.scalar(select(MediaBlob.data).where(MediaBlob.sha256 == sha256))
+        if data is None:
+            raise FileNotFoundError(f"media {sha256[:12]}… is not in this study")
+        return bytes(data)
+
+    def remove(self, sha256: str, tx: OrmSession | None = None) -> None:
+        if tx is None:
+            with self.db.write() as s:
+                return self.remove(sha256, s)
+        tx.execute(delete(MediaBlob).where(MediaBlob.sha256 == sha256))
+        return None
+
+
+def verify_blobs(db: StudyDB, where: str) -> int:
+    """Re-hash every blob against its key; a mismatch is tampering (or damage). Returns the count."""
+    n = 0
+    with db.read() as s:
+        for sha, data in s.execute(select(MediaBlob.sha256, MediaBlob.data)).yield_per(64):
+            if hashlib.sha256(bytes(data)).hexdigest() != sha:
+                raise DamagedStudy(f"media blob {sha[:12]}… does not match its hash: the file was altered; "
+                                   "ask the rater for an untouched copy", source=where)
+            n += 1
+    return n

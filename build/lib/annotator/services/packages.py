@@ -1,0 +1,132 @@
+"""Rater packages: export one rater's blinded work to a `.annot` file, and merge the
+files raters send back into the lead's study (contract 5.6)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..domain.errors import DamagedStudy, InputError
+from ..domain.ids import uuid7
+from ..store import answers as answer_store
+from ..store import packages as store
+from ..store import pairs as pair_store
+from ..store.blobs import verify_blobs
+from ..store.db import StudyDB
+from ..store.engine import SQLITE_HEADER, head_revision
+from ..store.faults import study_faults
+from .study import PACKAGE_SUFFIX, Study
+
+
+@dataclass(frozen=True)
+class Exported:
+    path: Path
+    rater: str
+    counts: dict[str, int]
+    n_bytes: int
+
+
+def _remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def export_package(study: Study, rater: str, out: str | Path) -> Exported:
+    """Write `rater`'s package: their assigned items and every anchor (media inside), the rubric,
+    their queue, pairs and settings, their own earlier answers, and nothing else.
+
+    Built in a scratch database, then copied with VACUUM INTO so the file has no free pages
+    that could hold anything; replaced atomically at `out`.
+    """
+    study.require_lead("exporting a package")
+    out = Path(out)
+    if out.suffix != PACKAGE_SUFFIX:
+        raise InputError(f"a rater package file ends in {PACKAGE_SUFFIX}", source=str(out), field="--out")
+    if out.is_dir():
+        raise InputError("--out is a folder; give the package file name", source=str(out), field="--out")
+    answer_store.ensure_queue(study.db, rater, study.rubric.version)
+    if pair_store.has_pairs(study.db):
+        pair_store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair") or 3))
+    content = store.read_content(study.db, rater)
+    study_id = study.setting("study_id")
+    scratch = out.with_name(f".{out.name}.{os.getpid()}.building")
+    final_tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    _remove_db_files(scratch)
+    final_tmp.unlink(missing_ok=True)
+    try:
+        with study_faults(str(out)):
+            out.parent.mkdir(parents=True, exist_ok=True)
+        dest = StudyDB(scratch, create=True)
+        try:
+            store.write_content(dest, content, study_id=study_id, package_id=uuid7(), read_media=study.media.read,
+                                created_at=datetime.now(UTC).replace(tzinfo=None))
+        finally:
+            dest.close()
+        with study_faults(str(out)):
+            conn = sqlite3.connect(scratch)
+            try:
+                conn.execute("VACUUM INTO ?", (str(final_tmp),))
+            finally:
+                conn.close()
+            os.replace(final_tmp, out)
+    finally:
+        _remove_db_files(scratch)
+        final_tmp.unlink(missing_ok=True)
+    return Exported(out, rater, content.counts(), out.stat().st_size)
+
+
+def _integrity(path: Path) -> None:
+    """The whole file, page by page (a package travelled by mail or USB stick)."""
+    where = str(path)
+    with study_faults(where):
+        head = open(path, "rb").read(len(SQLITE_HEADER))
+        if head != SQLITE_HEADER:
+            raise DamagedStudy("not a rater package (no SQLite header): truncated or not an .annot file",
+                               source=where)
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise DamagedStudy(f"the package is damaged or truncated ({exc}); ask the rater to send it again",
+                               source=where) from None
+        finally:
+            conn.close()
+    if rows != ["ok"]:
+        raise DamagedStudy(f"the package is damaged or truncated ({rows[0][:80]}); ask the rater to send it again",
+                           source=where)
+
+
+def merge_package(study: Study, path: str | Path) -> store.MergeResult:
+    """Verify one package against the study and merge it in one transaction; refuses with one
+    line and writes nothing when the package is damaged, altered, or from another study."""
+    study.require_lead("merging packages")
+    p = Path(path)
+    where = str(p)
+    if not p.is_file():
+        raise InputError("no such package file", source=where)
+    _integrity(p)
+    pkg = StudyDB(p, mode="read")
+    try:
+        m = store.manifest(pkg)
+        if m is None:
+            raise InputError("this is a study, not a rater package (no package manifest)", source=where)
+        study_id, version = store.study_identity(study.db)
+        if m["study_id"] != study_id:
+            raise InputError("this package belongs to another study; merge it into the study it was exported from",
+                             source=where)
+        if m["rubric_version"] != version:
+            raise InputError(f"this package was made under another rubric version ({m['rubric_version'][:12]}); "
+                             "merge it into the study while that rubric is active", source=where)
+        if m["schema_revision"] != head_revision():
+            raise InputError(f"this package was written by another annotator version (schema {m['schema_revision']})",
+                             source=where)
+        verify_blobs(pkg, where)
+        rows = store.read_rows(pkg)
+        if rows.rater != m["rater"]:
+            raise InputError("the package's rater does not match its manifest: the file was altered", source=where)
+    finally:
+        pkg.close()
+    return store.merge_rows(study.db, rows, package_sha=store.sha256_file(p), package_id=m["id"])

@@ -1,0 +1,150 @@
+"""Assignments in the study: who gets which items and pairs (dealt by domain.assignment),
+and the per-rater progress the lead's status shows."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session as OrmSession
+
+from ..domain import assignment as design
+from ..domain import pairs as pair_design
+from .db import StudyDB
+from .imports import ensure_pair
+from .models import Anchor, Item, Judgement, Rater
+from .models_pairs import Pair, PairVote
+from .models_team import Assignment, Merge, PairAssignment
+from .people import rater_pk
+
+
+@dataclass(frozen=True)
+class Dealt:
+    items: int  # new (rater, item) assignments
+    pairs: int
+    raters: int
+
+
+def assigned_items(s: OrmSession, rpk: int) -> list[int] | None:
+    """The items dealt to a rater, or None when the study deals nothing (everyone gets everything)."""
+    if s.scalar(select(Assignment.id).limit(1)) is None:
+        return None
+    return list(s.scalars(select(Assignment.item_pk).where(Assignment.rater_pk == rpk).order_by(Assignment.item_pk)))
+
+
+def assigned_pairs(s: OrmSession, rpk: int) -> list[int] | None:
+    if s.scalar(select(PairAssignment.id).limit(1)) is None:
+        return None
+    return list(s.scalars(select(PairAssignment.pair_pk).where(PairAssignment.rater_pk == rpk)
+                          .order_by(PairAssignment.pair_pk)))
+
+
+def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int) -> Dealt:
+    """Deal every live item to `overlap` raters (and every pair to `pair_overlap`), in one transaction.
+
+    Earlier assignments are kept as they are (an answered item never moves): items and pairs
+    with fewer raters than asked are topped up, new ones dealt.
+    """
+    design.check_design(raters, overlap)
+    if pair_overlap is not None:
+        design.check_design(raters, pair_overlap)
+    with db.write() as s:
+        pks = {name: rater_pk(s, name) for name in raters}
+        name_of = {pk: name for pk, name in s.execute(select(Rater.id, Rater.name))}
+        items = list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False)).order_by(Item.id)))
+        before: dict[int, set[str]] = defaultdict(set)
+        for r, it in s.execute(select(Assignment.rater_pk, Assignment.item_pk)):
+            before[it].add(name_of[r])
+        new = design.deal(items, raters, overlap, seed, before)
+        rows = [dict(rater_pk=pks[r], item_pk=it, seed=seed) for it, rs in new.items() for r in rs]
+        if rows:
+            s.execute(insert(Assignment), rows)
+        n_pairs = 0
+        if pair_overlap is not None:
+            live = s.execute(select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))).all()
+            for a, b in pair_design.design_pairs(live):
+                ensure_pair(s, None, a, b)
+            pairs = list(s.scalars(select(Pair.id).order_by(Pair.id)))
+            pbefore: dict[int, set[str]] = defaultdict(set)
+            for r, p in s.execute(select(PairAssignment.rater_pk, PairAssignment.pair_pk)):
+                pbefore[p].add(name_of[r])
+            pnew = design.deal(pairs, raters, pair_overlap, seed + 1, pbefore)
+            prows = [dict(rater_pk=pks[r], pair_pk=p, seed=seed + 1) for p, rs in pnew.items() for r in rs]
+            if prows:
+                s.execute(insert(PairAssignment), prows)
+            n_pairs = len(prows)
+        return Dealt(len(rows), n_pairs, len(raters))
+
+
+@dataclass(frozen=True)
+class RaterProgress:
+    rater: str
+    is_operator: bool
+    assigned: int | None  # None: the study deals nothing (the rater may label every item)
+    done: int
+    anchors: int
+    pairs_assigned: int | None
+    pairs_done: int
+    last_activity: datetime | None
+
+
+def progress(db: StudyDB) -> list[RaterProgress]:
+    with db.read() as s:
+        dealing = s.scalar(select(Assignment.id).limit(1)) is not None
+        pair_dealing = s.scalar(select(PairAssignment.id).limit(1)) is not None
+        assigned = dict(s.execute(select(Assignment.rater_pk, func.count()).group_by(Assignment.rater_pk)).all())
+        passigned = dict(s.execute(select(PairAssignment.rater_pk, func.count())
+                                   .group_by(PairAssignment.rater_pk)).all())
+        first = (Judgement.supersedes.is_(None),)
+        done = dict(s.execute(select(Judgement.rater_pk, func.count(func.distinct(Judgement.item_pk)))
+                              .where(Judgement.context == "live", *first).group_by(Judgement.rater_pk)).all())
+        anchors = dict(s.execute(select(Judgement.rater_pk, func.count())
+                                 .where(Judgement.context == "anchor", *first).group_by(Judgement.rater_pk)).all())
+        pdone = dict(s.execute(select(PairVote.rater_pk, func.count(func.distinct(PairVote.pair_pk)))
+                               .where(PairVote.rater_pk.is_not(None)).group_by(PairVote.rater_pk)).all())
+        last_j = dict(s.execute(select(Judgement.rater_pk, func.max(Judgement.created_at))
+                                .group_by(Judgement.rater_pk)).all())
+        last_v = dict(s.execute(select(PairVote.rater_pk, func.max(PairVote.created_at))
+                                .where(PairVote.rater_pk.is_not(None)).group_by(PairVote.rater_pk)).all())
+        out = []
+        for r in s.scalars(select(Rater).order_by(Rater.name)):
+            times = [t for t in (last_j.get(r.id), last_v.get(r.id)) if t is not None]
+            out.append(RaterProgress(
+                r.name, r.is_operator, assigned.get(r.id, 0) if dealing else None, done.get(r.id, 0),
+                anchors.get(r.id, 0), passigned.get(r.id, 0) if pair_dealing else None, pdone.get(r.id, 0),
+                max(times) if times else None))
+        return out
+
+
+def balance_warnings(rows: list[RaterProgress]) -> list[str]:
+    """One line per rater whose load is off the others' by more than one item."""
+    loads = [r.assigned for r in rows if r.assigned is not None and not r.is_operator and r.assigned > 0]
+    if not loads:
+        return []
+    lo, hi = min(loads), max(loads)
+    out = []
+    for r in rows:
+        if r.assigned is None or r.is_operator or r.assigned == 0 or hi - lo <= 1:
+            continue
+        if r.assigned == hi:
+            out.append(f"{r.rater} has {r.assigned} items, more than one above the lightest load ({lo})")
+        elif r.assigned == lo:
+            out.append(f"{r.rater} has {r.assigned} items, more than one below the heaviest load ({hi})")
+    return out
+
+
+def merges(db: StudyDB) -> list[dict]:
+    with db.read() as s:
+        import json
+
+        return [{"package_sha256": m.package_sha256, "rater": name, "rows_added": json.loads(m.counts),
+                 "at": m.created_at.isoformat(timespec="seconds")}
+                for m, name in s.execute(select(Merge, Rater.name).join(Rater, Rater.id == Merge.rater_pk)
+                                         .order_by(Merge.id))]
+
+
+def n_anchors(db: StudyDB) -> int:
+    with db.read() as s:
+        return s.scalar(select(func.count()).select_from(Anchor)) or 0

@@ -1,0 +1,434 @@
+"""Rater packages (contract 5.6): one SQLite file holding one rater's work, blinded by
+construction, and the merge that brings their answers back into the lead's study.
+
+Blind by construction: the package is a new database into which only what the
+rater may see is written: items under per-rater codes (the code is the item_id,
+the case id is a code too), no generator, no source name or path, no original
+hashes, no judge scores, no other rater. Answer rows keep their UUIDs, which is
+all merge needs to insert what is new and skip what it has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as OrmSession
+
+from ..domain.errors import InputError
+from . import settings
+from .assignments import assigned_items, assigned_pairs
+from .db import StudyDB
+from .engine import head_revision
+from .items import _CODE_ALPHABET, free_display_code
+from .models import (
+    Anchor,
+    AnchorShowing,
+    Case,
+    Cell,
+    Item,
+    ItemMedia,
+    Judgement,
+    Media,
+    QueueEntry,
+    Rater,
+    RubricVersion,
+    Session,
+    Setting,
+)
+from .models_pairs import Calibration, Pair, PairQueueEntry, PairVote
+from .models_team import MediaBlob, Merge, MergeConflict, PackageManifest, RaterCode
+from .people import rater_pk
+
+FORMAT_VERSION = 1
+# settings a rater's app needs; everything else (release gates, the study's judges...) stays home
+PACKAGE_SETTINGS = ("name", "study_id", "anchor_every", "qualification", "pair_question", "pair_raters_per_pair")
+
+
+def _code(taken: set[str]) -> str:
+    while True:
+        c = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
+        c = f"{c[:3]}-{c[3:]}"
+        if c not in taken:
+            taken.add(c)
+            return c
+
+
+def codes_for(s: OrmSession, rpk: int, kind: str, targets: list[int]) -> dict[int, str]:
+    """This rater's code of each target, minted once and kept (a re-export uses the same codes)."""
+    have = {t: c for t, c in s.execute(select(RaterCode.target_pk, RaterCode.code)
+                                        .where(RaterCode.rater_pk == rpk, RaterCode.kind == kind))}
+    taken = set(have.values())
+    new = [dict(rater_pk=rpk, kind=kind, target_pk=t, code=_code(taken)) for t in targets if t not in have]
+    if new:
+        s.execute(insert(RaterCode), new)
+        have.update({r["target_pk"]: r["code"] for r in new})
+    return {t: have[t] for t in targets}
+
+
+@dataclass
+class PackageContent:
+    """Everything that goes into one rater's package, read from the study in one transaction."""
+
+    rater: dict[str, Any]
+    rubric: dict[str, Any]
+    settings: dict[str, str]
+    cases: dict[int, str] = field(default_factory=dict)  # case pk -> code
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    item_media: list[dict[str, Any]] = field(default_factory=list)
+    media: list[dict[str, Any]] = field(default_factory=list)
+    anchors: list[dict[str, Any]] = field(default_factory=list)
+    queue: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    pair_queue: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    showings: list[dict[str, Any]] = field(default_factory=list)
+    judgements: list[dict[str, Any]] = field(default_factory=list)
+    votes: list[dict[str, Any]] = field(default_factory=list)
+    calibrations: list[dict[str, Any]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {"items": sum(not i["is_anchor"] for i in self.items), "anchors": len(self.anchors),
+                "pairs": len(self.pairs), "media": len(self.media), "judgements": len(self.judgements),
+                "pair_votes": len(self.votes)}
+
+
+def _cols(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {n: getattr(row, n) for n in names}
+
+
+def read_content(db: StudyDB, rater: str) -> PackageContent:
+    """What one rater's package holds (codes minted here, inside the study's transaction)."""
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        r = s.get(Rater, rpk)
+        if r.is_operator:
+            raise InputError(f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
+                             field="--rater")
+        rv = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).one()
+        settings = {k: v for k, v in s.execute(select(Setting.key, Setting.value)) if k in PACKAGE_SETTINGS}
+        mine = assigned_items(s, rpk)
+        live = mine if mine is not None else list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False))))
+        anchor_pks = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
+        item_pks = sorted(set(live) | set(anchor_pks))
+        item_code = codes_for(s, rpk, "item", item_pks)
+        items = {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(item_pks)))} if item_pks else {}
+        cells = {c.id: c for c in s.scalars(select(Cell).where(Cell.id.in_({it.cell_pk for it in items.values()})))}
+        case_code = codes_for(s, rpk, "case", sorted({c.case_pk for c in cells.values()}))
+        out = PackageContent(
+            rater=dict(name=r.name, is_operator=False, expertise=r.expertise, seed=r.seed, created_at=r.created_at),
+            rubric=dict(version=rv.version, rubric_id=rv.rubric_id, canonical=rv.canonical, is_active=True),
+            settings=settings, cases=case_code)
+        out.cells = [dict(id=c.id, case_pk=c.case_pk, prompt_sha256=c.prompt_sha256, prompt=c.prompt,
+                          criteria=c.criteria) for c in cells.values()]
+        for pk in item_pks:
+            it = items[pk]
+            code = item_code[pk]
+            out.items.append(dict(id=pk, item_id=code, cell_pk=it.cell_pk, generator="", display_code=code,
+                                  slice=None, seed=None, text=it.text, is_anchor=it.is_anchor,
+                                  content_sha256=hashlib.sha256(code.encode()).hexdigest(), source=None,
+                                  created_at=it.created_at))
+        shas: set[str] = set()
+        for m in s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks))) if item_pks else ():
+            out.item_media.append(dict(item_pk=m.item_pk, role=m.role, ordinal=m.ordinal,
+                                       media_sha256=m.media_sha256, source_name=None))
+            shas.add(m.media_sha256)
+        out.media = [dict(sha256=m.sha256, original_sha256=m.sha256, width=m.width, height=m.height,
+                          n_bytes=m.n_bytes, created_at=m.created_at)
+                     for m in s.scalars(select(Media).where(Media.sha256.in_(shas)))] if shas else []
+        out.anchors = [dict(item_pk=a.item_pk, anchor_set=a.anchor_set, reference=a.reference, rationale=a.rationale)
+                       for a in s.scalars(select(Anchor))]
+        out.queue = [_cols(q, ("position", "item_pk", "seed", "rubric_version"))
+                     for q in s.scalars(select(QueueEntry).where(QueueEntry.rater_pk == rpk))]
+        pair_pks = assigned_pairs(s, rpk)
+        if pair_pks is None:
+            pair_pks = list(s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk)))
+        pairs = [p for p in s.scalars(select(Pair).where(Pair.id.in_(pair_pks)))] if pair_pks else []
+        pairs = [p for p in pairs if p.item_a in items and p.item_b in items]
+        pair_code = codes_for(s, rpk, "pair", [p.id for p in pairs])
+        out.pairs = [dict(id=p.id, pair_id=pair_code[p.id], item_a=p.item_a, item_b=p.item_b) for p in pairs]
+        kept_pairs = {p.id for p in pairs}
+        out.pair_queue = [_cols(q, ("position", "pair_pk", "left_item", "seed"))
+                          for q in s.scalars(select(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk))
+                          if q.pair_pk in kept_pairs]
+        out.sessions = [_cols(x, ("id", "uuid", "mode", "started_at"))
+                        for x in s.scalars(select(Session).where(Session.rater_pk == rpk))]
+        out.showings = [_cols(x, ("id", "uuid", "session_pk", "item_pk", "before_position", "seed", "display_code",
+                                  "created_at"))
+                        for x in s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk))]
+        out.judgements = [_cols(x, ("id", "uuid", "item_pk", "rubric_version", "session_pk", "context", "showing_pk",
+                                    "queue_position", "answers", "reason", "time_ms", "source", "supersedes",
+                                    "created_at"))
+                          for x in s.scalars(select(Judgement).where(Judgement.rater_pk == rpk).order_by(Judgement.id))
+                          if x.item_pk in items]
+        out.votes = [_cols(x, ("id", "uuid", "pair_pk", "item_left", "item_right", "choice", "side_seed", "session_pk",
+                               "queue_position", "reason", "time_ms", "source", "supersedes", "created_at"))
+                     for x in s.scalars(select(PairVote).where(PairVote.rater_pk == rpk).order_by(PairVote.id))
+                     if x.pair_pk in kept_pairs]
+        out.calibrations = [_cols(x, ("id", "uuid", "session_pk", "anchor_set", "rubric_version", "result",
+                                      "qualified", "created_at"))
+                            for x in s.scalars(select(Calibration).where(Calibration.rater_pk == rpk))]
+        return out
+
+
+def write_content(dest: StudyDB, content: PackageContent, *, study_id: str, package_id: str,
+                  read_media, created_at: datetime) -> None:  # noqa: ANN001 - read_media: sha -> bytes
+    """Fill a fresh package database (one transaction); media blobs are streamed one at a time."""
+    with dest.write() as d:
+        for key, text in content.settings.items():
+            settings.put(d, key, json.loads(text))
+        settings.put(d, "role", "package")
+        d.execute(insert(RubricVersion), [content.rubric])
+        rpk = d.scalar(insert(Rater).returning(Rater.id), [content.rater])
+        d.execute(insert(Case), [dict(id=pk, case_id=code, task_type=None) for pk, code in content.cases.items()])
+        if content.cells:
+            d.execute(insert(Cell), content.cells)
+        if content.media:
+            d.execute(insert(Media), content.media)
+            for m in content.media:
+                d.execute(insert(MediaBlob), [dict(sha256=m["sha256"], data=read_media(m["sha256"]))])
+        if content.items:
+            d.execute(insert(Item), content.items)
+        for rows, model in ((content.item_media, ItemMedia), (content.anchors, Anchor)):
+            if rows:
+                d.execute(insert(model), rows)
+        if content.queue:
+            d.execute(insert(QueueEntry), [dict(q, rater_pk=rpk) for q in content.queue])
+        if content.pairs:
+            d.execute(insert(Pair), content.pairs)
+        if content.pair_queue:
+            d.execute(insert(PairQueueEntry), [dict(q, rater_pk=rpk) for q in content.pair_queue])
+        for rows, model in ((content.sessions, Session), (content.showings, AnchorShowing),
+                            (content.judgements, Judgement), (content.votes, PairVote),
+                            (content.calibrations, Calibration)):
+            if rows:
+                d.execute(insert(model), [dict(r, rater_pk=rpk) for r in rows])
+        d.add(PackageManifest(id=package_id, format_version=FORMAT_VERSION, study_id=study_id,
+                              rubric_id=content.rubric["rubric_id"], rubric_version=content.rubric["version"],
+                              schema_revision=head_revision(), rater=content.rater["name"],
+                              counts=json.dumps(content.counts()), created_at=created_at))
+
+
+def manifest(db: StudyDB) -> dict[str, Any] | None:
+    with db.read() as s:
+        m = s.scalars(select(PackageManifest)).first()
+        if m is None:
+            return None
+        return dict(id=m.id, format_version=m.format_version, study_id=m.study_id, rubric_id=m.rubric_id,
+                    rubric_version=m.rubric_version, schema_revision=m.schema_revision, rater=m.rater,
+                    counts=json.loads(m.counts), created_at=m.created_at)
+
+
+# ---- merge ---------------------------------------------------------------------------------
+
+
+@dataclass
+class PackageRows:
+    """A package's answer rows, with its local keys replaced by codes and UUIDs."""
+
+    rater: str
+    sessions: list[dict[str, Any]]
+    showings: list[dict[str, Any]]
+    judgements: list[dict[str, Any]]
+    votes: list[dict[str, Any]]
+    calibrations: list[dict[str, Any]]
+
+
+def read_rows(pkg: StudyDB) -> PackageRows:
+    with pkg.read() as s:
+        raters = list(s.scalars(select(Rater.name)))
+        if len(raters) != 1:
+            raise InputError(f"a package holds one rater; this one holds {len(raters)}", field="raters")
+        code = dict(s.execute(select(Item.id, Item.item_id)).all())
+        pair_code = dict(s.execute(select(Pair.id, Pair.pair_id)).all())
+        sess = {x.id: x.uuid for x in s.scalars(select(Session))}
+        show = {x.id: x.uuid for x in s.scalars(select(AnchorShowing))}
+        jud = {x.id: x.uuid for x in s.scalars(select(Judgement))}
+        vot = {x.id: x.uuid for x in s.scalars(select(PairVote))}
+        return PackageRows(
+            rater=raters[0],
+            sessions=[dict(uuid=x.uuid, mode=x.mode, started_at=x.started_at) for x in s.scalars(select(Session))],
+            showings=[dict(uuid=x.uuid, session=sess[x.session_pk], item=code[x.item_pk],
+                           before_position=x.before_position, seed=x.seed, display_code=x.display_code,
+                           created_at=x.created_at)
+                      for x in s.scalars(select(AnchorShowing).order_by(AnchorShowing.id))],
+            judgements=[dict(uuid=x.uuid, item=code[x.item_pk], rubric_version=x.rubric_version,
+                             session=sess.get(x.session_pk), context=x.context, showing=show.get(x.showing_pk),
+                             queue_position=x.queue_position, answers=x.answers, reason=x.reason, time_ms=x.time_ms,
+                             source=x.source, supersedes=jud.get(x.supersedes), created_at=x.created_at)
+                        for x in s.scalars(select(Judgement).order_by(Judgement.id))],
+            votes=[dict(uuid=x.uuid, pair=pair_code[x.pair_pk], item_left=code[x.item_left],
+                        item_right=code[x.item_right], choice=x.choice, side_seed=x.side_seed,
+                        session=sess.get(x.session_pk), queue_position=x.queue_position, reason=x.reason,
+                        time_ms=x.time_ms, source=x.source, supersedes=vot.get(x.supersedes),
+                        created_at=x.created_at)
+                   for x in s.scalars(select(PairVote).order_by(PairVote.id))],
+            calibrations=[dict(uuid=x.uuid, session=sess[x.session_pk], anchor_set=x.anchor_set,
+                               rubric_version=x.rubric_version, result=x.result, qualified=x.qualified,
+                               created_at=x.created_at)
+                          for x in s.scalars(select(Calibration).order_by(Calibration.id))],
+        )
+
+
+def _same(existing: dict[str, Any], incoming: dict[str, Any]) -> bool:
+    return all(existing.get(k) == v for k, v in incoming.items())
+
+
+class _Merger:
+    """Inserts one package's rows into the study inside one transaction, by UUID."""
+
+    def __init__(self, s: OrmSession, rows: PackageRows, package_sha: str, package_id: str) -> None:
+        self.s, self.rows = s, rows
+        self.rpk = rater_pk(s, rows.rater)
+        self.items = {c: t for c, t in s.execute(select(RaterCode.code, RaterCode.target_pk).where(
+            RaterCode.rater_pk == self.rpk, RaterCode.kind == "item"))}
+        self.pairs = {c: t for c, t in s.execute(select(RaterCode.code, RaterCode.target_pk).where(
+            RaterCode.rater_pk == self.rpk, RaterCode.kind == "pair"))}
+        self.merge = Merge(package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}")
+        s.add(self.merge)
+        s.flush()
+        self.added = {"sessions": 0, "anchor_showings": 0, "judgements": 0, "pair_votes": 0, "calibrations": 0}
+        self.skipped = 0
+        self.conflicts: list[str] = []
+
+    def check_assigned(self) -> None:
+        """Every row must name an item (or pair) this rater was given: codes are per rater."""
+        mine = assigned_items(self.s, self.rpk)
+        allowed = None if mine is None else set(mine) | set(self.s.scalars(select(Anchor.item_pk)))
+        for j in self.rows.judgements + self.rows.showings:
+            pk = self.items.get(j["item"])
+            if pk is None or (allowed is not None and pk not in allowed):
+                raise InputError(f"the package holds answers on an item '{j['item']}' that was not dealt to "
+                                 f"'{self.rows.rater}': it is not this rater's package, or it was altered",
+                                 field="items")
+        for v in self.rows.votes:
+            if v["pair"] not in self.pairs:
+                raise InputError(f"the package holds a vote on a pair '{v['pair']}' that was not dealt to "
+                                 f"'{self.rows.rater}'", field="pairs")
+
+    def _existing(self, model: Any, uid: str) -> Any:
+        return self.s.scalars(select(model).where(model.uuid == uid)).first()
+
+    def _conflict(self, table: str, uid: str, reason: str, incoming: dict[str, Any]) -> None:
+        self.s.add(MergeConflict(merge_pk=self.merge.id, table_name=table, uuid=uid, reason=reason,
+                                 incoming=json.dumps(incoming, default=str, sort_keys=True)))
+        self.conflicts.append(f"{table} {uid}: {reason}")
+
+    def _insert(self, table: str, model: Any, values: dict[str, Any], compare: dict[str, Any],
+                incoming: dict[str, Any]) -> Any:
+        """The row's study id (existing or new), or None when it went to the conflicts."""
+        old = self._existing(model, values["uuid"])
+        if old is not None:
+            if _same({k: getattr(old, k) for k in compare}, compare):
+                self.skipped += 1
+                return old.id
+            self._conflict(table, values["uuid"], "the study holds this id with other content", incoming)
+            return None
+        try:
+            with self.s.begin_nested():
+                new_id = self.s.scalar(insert(model).returning(model.id), [values])
+        except IntegrityError as exc:
+            self._conflict(table, values["uuid"], f"its slot is taken in the study ({str(exc.orig)[:80]})", incoming)
+            return None
+        self.added[table] += 1
+        return new_id
+
+    def run(self) -> None:
+        sess: dict[str, int | None] = {}
+        for x in self.rows.sessions:
+            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, mode=x["mode"], started_at=x["started_at"])
+            sess[x["uuid"]] = self._insert("sessions", Session, vals, {"mode": x["mode"]}, x)
+        show: dict[str, int | None] = {}
+        for x in self.rows.showings:
+            if sess.get(x["session"]) is None:
+                continue
+            code = x["display_code"]
+            taken = self.s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code,
+                                                                 AnchorShowing.uuid != x["uuid"]))
+            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], item_pk=self.items[x["item"]],
+                        before_position=x["before_position"], seed=x["seed"],
+                        display_code=free_display_code(self.s) if taken else code, created_at=x["created_at"])
+            show[x["uuid"]] = self._insert("anchor_showings", AnchorShowing, vals,
+                                           {"item_pk": vals["item_pk"], "before_position": x["before_position"]}, x)
+        jud: dict[str, int | None] = {}
+        for x in self.rows.judgements:
+            if x["supersedes"] is not None and jud.get(x["supersedes"], -1) is None:
+                self._conflict("judgements", x["uuid"], "it corrects an answer that went to the conflicts", x)
+                jud[x["uuid"]] = None
+                continue
+            sup = None
+            if x["supersedes"] is not None:
+                sup = jud.get(x["supersedes"]) or self.s.scalar(select(Judgement.id).where(
+                    Judgement.uuid == x["supersedes"]))
+            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, item_pk=self.items[x["item"]],
+                        rubric_version=x["rubric_version"], session_pk=sess.get(x["session"]) if x["session"] else None,
+                        context=x["context"], showing_pk=show.get(x["showing"]) if x["showing"] else None,
+                        queue_position=x["queue_position"], answers=x["answers"], reason=x["reason"],
+                        time_ms=x["time_ms"], source=x["source"], supersedes=sup, created_at=x["created_at"])
+            jud[x["uuid"]] = self._insert("judgements", Judgement, vals,
+                                          {"item_pk": vals["item_pk"], "answers": x["answers"],
+                                           "reason": x["reason"], "context": x["context"]}, x)
+        vot: dict[str, int | None] = {}
+        for x in self.rows.votes:
+            sup = vot.get(x["supersedes"]) if x["supersedes"] else None
+            if x["supersedes"] and sup is None:
+                sup = self.s.scalar(select(PairVote.id).where(PairVote.uuid == x["supersedes"]))
+            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, pair_pk=self.pairs[x["pair"]],
+                        item_left=self.items[x["item_left"]], item_right=self.items[x["item_right"]],
+                        choice=x["choice"], side_seed=x["side_seed"],
+                        session_pk=sess.get(x["session"]) if x["session"] else None,
+                        queue_position=x["queue_position"], reason=x["reason"], time_ms=x["time_ms"],
+                        source=x["source"], supersedes=sup, created_at=x["created_at"])
+            vot[x["uuid"]] = self._insert("pair_votes", PairVote, vals, {"choice": x["choice"],
+                                                                          "pair_pk": vals["pair_pk"]}, x)
+        for x in self.rows.calibrations:
+            if sess.get(x["session"]) is None:
+                continue
+            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], anchor_set=x["anchor_set"],
+                        rubric_version=x["rubric_version"], result=x["result"], qualified=x["qualified"],
+                        created_at=x["created_at"])
+            self._insert("calibrations", Calibration, vals, {"result": x["result"]}, x)
+        self.merge.counts = json.dumps(self.added, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    rater: str
+    added: dict[str, int]
+    skipped: int
+    conflicts: list[str]
+    already_merged: bool
+
+
+def merge_rows(db: StudyDB, rows: PackageRows, *, package_sha: str, package_id: str) -> MergeResult:
+    """One transaction per package: every new row in, known ones skipped, clashes kept aside."""
+    with db.write() as s:
+        already = s.scalar(select(Merge.id).where(Merge.package_sha256 == package_sha)) is not None
+        m = _Merger(s, rows, package_sha, package_id)
+        m.check_assigned()
+        m.run()
+        return MergeResult(rows.rater, dict(m.added), m.skipped, list(m.conflicts), already)
+
+
+def study_identity(db: StudyDB) -> tuple[str | None, str]:
+    """(study id, active rubric version)."""
+    with db.read() as s:
+        sid = s.scalar(select(Setting.value).where(Setting.key == "study_id"))
+        version = s.scalar(select(RubricVersion.version).where(RubricVersion.is_active.is_(True)))
+        return (json.loads(sid) if sid else None), version
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
