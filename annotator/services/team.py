@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 
+from ..domain.assignment import check_design
 from ..domain.errors import InputError
 from ..store import answers as answer_store
 from ..store import assignments as store
@@ -14,6 +15,9 @@ from .study import Study
 def assign(study: Study, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int | None) -> str:
     """Deal live items (and pairs) to the named raters; raters the study does not know are added."""
     study.require_lead("assignment")
+    check_design(raters, overlap)  # before any rater is added: a refused design writes nothing
+    if pair_overlap is not None:
+        check_design(raters, pair_overlap)
     known = {r.name for r in study.raters()}
     for name in raters:
         if name not in known:
