@@ -16,6 +16,7 @@ from .assignments import assigned_items
 from .chains import head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
+from .locks import lock_rater
 from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
 from .people import rater_pk
 
@@ -24,6 +25,7 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
     """Build the rater's order once (seeded, stored); returns its length."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
         items = live_items(s)
         mine = assigned_items(s, rpk)
@@ -100,6 +102,7 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
     """
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         pending = s.scalars(
             select(AnchorShowing)
             .where(AnchorShowing.rater_pk == rpk, ~exists().where(Judgement.showing_pk == AnchorShowing.id))
@@ -198,6 +201,7 @@ def submit(
     """
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         replaced = False
         target = supersedes
         if target is None:

@@ -12,6 +12,7 @@ from .chains import head
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
+from .locks import lock_imports, lock_rater
 from .models import Item, Rater
 from .models_pairs import Pair, PairQueueEntry, PairVote
 from .people import rater_pk
@@ -25,6 +26,7 @@ def has_pairs(db: StudyDB) -> bool:
 
 def ensure_pairs(db: StudyDB) -> int:
     with db.write() as s:
+        lock_imports(s)  # pairs are designed from the items: not while an import adds some
         rows = s.execute(select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))).all()
         for a, b in design.design_pairs(rows):
             ensure_pair(s, None, a, b)
@@ -36,6 +38,7 @@ def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
     in their own seeded order), else once the pairs that still need raters."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         n = s.scalar(select(func.count()).select_from(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk)) or 0
         pairs = [(p.id, p.item_a, p.item_b) for p in s.scalars(select(Pair).order_by(Pair.id))]
         mine = assigned_pairs(s, rpk)
@@ -92,6 +95,7 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
         raise ValueError(f"choice must be one of {design.CHOICES}")
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         replaced = False
         target = supersedes
         if target is None:
