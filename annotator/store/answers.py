@@ -190,6 +190,7 @@ def submit(
     supersedes: int | None = None,
     source: str = "app",
     created_at: datetime | None = None,
+    uuid: str | None = None,
 ) -> Submitted:
     """Append one judgement in its own committed transaction.
 
@@ -198,10 +199,18 @@ def submit(
     correction of one answer), the new answer supersedes the current head of
     that chain: it is the rater's newer judgement. The check and the insert run
     under the write lock (BEGIN IMMEDIATE), so two processes cannot both pass it.
+
+    `uuid`: the answer's id, minted by the caller before the first attempt: re-sending the
+    same answer after a lost connection (committed or not, the caller cannot know) stores it
+    once.
     """
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
+        if uuid is not None:
+            known = s.scalar(select(Judgement.id).where(Judgement.uuid == uuid))
+            if known is not None:
+                return Submitted(known, False)
         replaced = False
         target = supersedes
         if target is None:
@@ -220,6 +229,8 @@ def submit(
             answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
             source=source, supersedes=target,
         )
+        if uuid is not None:
+            row.uuid = uuid
         if created_at is not None:
             row.created_at = created_at
         s.add(row)

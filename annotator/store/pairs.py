@@ -88,7 +88,7 @@ def pair_progress(db: StudyDB, rater: str) -> tuple[int, int]:
 
 def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, choice: str, seed: int | None,
               session_pk: int | None, position: int | None, reason: str | None, time_ms: int | None,
-              supersedes: int | None = None) -> Submitted:
+              supersedes: int | None = None, uuid: str | None = None) -> Submitted:
     """Append one vote in its own transaction; a vote on a pair the rater already voted on
     elsewhere (another window) supersedes the current one, as in `answers.submit`."""
     if choice not in design.CHOICES:
@@ -96,6 +96,10 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
+        if uuid is not None:
+            known = s.scalar(select(PairVote.id).where(PairVote.uuid == uuid))
+            if known is not None:  # a re-send after a lost connection: stored once
+                return Submitted(known, False)
         replaced = False
         target = supersedes
         if target is None:
@@ -111,6 +115,8 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
         v = PairVote(pair_pk=pair_pk, rater_pk=rpk, item_left=left, item_right=right, choice=choice,
                      side_seed=seed, session_pk=session_pk, queue_position=position, reason=reason,
                      time_ms=time_ms, supersedes=target)
+        if uuid is not None:
+            v.uuid = uuid
         s.add(v)
         s.flush()
         return Submitted(v.id, replaced)
