@@ -66,6 +66,7 @@ FLAG_BG = QColor("#fff6ed")  # the report's calm amber, not an alarm red
 FLAG_INK = "#b54708"
 DEFAULT_N_BOOT = 1000
 MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
+COLUMN_SLACK = 12
 CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
 
 
@@ -112,8 +113,8 @@ def _table(t: dash.Table) -> QTableWidget:
     header = w.horizontalHeader()
     w.resizeColumnsToContents()
     for c in range(len(t.headers)):
-        if header.sectionSize(c) > MAX_COLUMN:
-            header.resizeSection(c, MAX_COLUMN)
+        # A little slack: text measured to the pixel can still wrap at a hyphen once drawn.
+        header.resizeSection(c, min(header.sectionSize(c) + COLUMN_SLACK, MAX_COLUMN))
     header.setStretchLastSection(True)
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     w.resizeRowsToContents()  # after the widths: long text wraps onto more lines

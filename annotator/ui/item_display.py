@@ -78,6 +78,7 @@ class ItemDisplay(QWidget):
         self._head.setLayout(head)
         head.setContentsMargins(0, 0, 0, 0)
         self._head.setVisible(bool(title))
+        self._titled = bool(title)
         outer.addWidget(self._head)
         grid_holder = QWidget()
         self._grid = QGridLayout(grid_holder)
@@ -122,7 +123,8 @@ class ItemDisplay(QWidget):
                         for n, sha in enumerate(view.inputs, start=1)]
         entries += [(sha, "Output" if len(view.outputs) == 1 else f"Output {n}")
                     for n, sha in enumerate(view.outputs, start=1)]
-        self.code.setText(view.display_code)
+        if self._titled:
+            self.code.setText(view.display_code)  # (the label view shows the code in its own header)
         self._shas = [sha for sha, _ in entries]
         self._captions = [caption for _, caption in entries]
         self._overlay = overlay_key(view.mask) if view.mask else None

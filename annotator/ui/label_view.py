@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -40,11 +40,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView, Progress, ServedItem
 from .dialogs import InstructionsDialog
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
-from .session_view import SessionView, State
+from .session_view import ANSWERED_ELSEWHERE, SessionView, State
 from .style import relative_font
 from .worker import DbWorker, ImagePrefetcher
 
@@ -141,6 +142,8 @@ class LabelView(SessionView):
         self._served: ServedItem | None = None
         self._shown_at = time.monotonic()
         self._instructions: InstructionsDialog | None = None
+        self._last_submit: tuple[dict, int] | None = None
+        self._peeking = False
         self._build()
         self.open()
 
@@ -341,15 +344,26 @@ class LabelView(SessionView):
         self.itemShown.emit()
         if self.prefetch_ahead > 0 and self.session is not None:
             # After the new item has painted: the peek must not compete with that frame.
+            self._peeking = True
             QTimer.singleShot(PEEK_DELAY_MS, self._guard(lambda pk=served.item_pk: self._peek(pk)))
+
+    @property
+    def lookahead_done(self) -> bool:
+        """The next items are known and their pictures decoded (or decoding failed)."""
+        return not self._peeking and self.prefetcher.pending == 0
 
     def _peek(self, item_pk: int) -> None:
         if self._served is None or self._served.item_pk != item_pk:
+            self._peeking = False
             return
         self._job(_job_upcoming, self.session, self.prefetch_ahead, (item_pk,),
-                  on_done=self._upcoming, on_error=lambda _e: None)
+                  on_done=self._upcoming, on_error=self._peek_failed)
+
+    def _peek_failed(self, _exc: BaseException) -> None:
+        self._peeking = False  # only a look ahead: the item itself still works
 
     def _upcoming(self, views: list[ItemView]) -> None:
+        self._peeking = False
         self.prefetcher.prefetch([k for v in views for k in media_keys(v)])
 
     def _image_ready(self, key: str, image: QImage) -> None:
@@ -362,10 +376,19 @@ class LabelView(SessionView):
             self._say("An image of this item could not be shown. If you cannot decide, "
                       f"answer \"cannot judge\" ({self.keymap.hint('cannot_judge')}).", calm=False)
 
-    def _already_answered(self) -> None:
-        # A double submission of the same first answer: the first one counts; move on.
+    def _already_answered(self, exc: AlreadyAnswered) -> None:
         self._set_state(State.BUSY)
-        self._job(_job_next, self.session, on_done=self._step)
+        if exc.current is not None and self._served is not None and self._last_submit is not None:
+            # Keep this answer as a correction of the one stored from the other window.
+            served = replace(self._served, previous_judgement=exc.current)
+            self._job(_job_submit, self.session, served, *self._last_submit, on_done=self._submitted)
+            return
+
+        def moved_on(step: Step) -> None:
+            self._step(step)
+            self._say(ANSWERED_ELSEWHERE.format(back=self.keymap.hint("back")), calm=False)
+
+        self._job(_job_next, self.session, on_done=moved_on)
 
     def _failed(self, exc: BaseException) -> None:
         super()._failed(exc)
@@ -431,9 +454,9 @@ class LabelView(SessionView):
             rest = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             self._say(f"Still to answer: {missing[0]}{rest}.")
             return False
-        elapsed = int((time.monotonic() - self._shown_at) * 1000)
+        self._last_submit = (self.form.answers(), int((time.monotonic() - self._shown_at) * 1000))
         self._begin_write()
-        self._job(_job_submit, self.session, self._served, self.form.answers(), elapsed, on_done=self._submitted)
+        self._job(_job_submit, self.session, self._served, *self._last_submit, on_done=self._submitted)
         return True
 
     def _submit_from_reason(self) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -39,10 +40,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..domain.errors import AlreadyAnswered
 from ..services.pairing import PairSession, ServedPair
 from .image_view import SyncGroup
 from .item_display import ItemDisplay, media_keys
-from .session_view import SessionView, State
+from .session_view import ANSWERED_ELSEWHERE, SessionView, State
 from .style import relative_font
 
 __all__ = ["CHOICES", "PairView"]
@@ -103,6 +105,7 @@ class PairView(SessionView):
         self._served: ServedPair | None = None
         self._shown_at: float | None = None
         self._waiting: set[str] = set()  # image keys the current pair still needs
+        self._last_vote: tuple[str, str, int] | None = None
         self.errorOccurred.connect(self.failed)
         self._build()
         self.message.setText("Opening the pair queue…")
@@ -133,10 +136,8 @@ class PairView(SessionView):
         sides = QHBoxLayout(page)
         sides.setContentsMargins(0, 0, 0, 0)
         self.sync = SyncGroup(parent=self)
-        self.left_side = self._side("Left")
-        self.right_side = self._side("Right")
-        sides.addWidget(self.left_side.parentWidget(), 1)
-        sides.addWidget(self.right_side.parentWidget(), 1)
+        self.left_side = self._side("Left", sides)
+        self.right_side = self._side("Right", sides)
         self.stack.addWidget(page)
         self.done_page = QLabel()
         self.done_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -175,9 +176,10 @@ class PairView(SessionView):
         self.message.setStyleSheet(f"color: {MUTED};")
         outer.addWidget(self.message)
 
-    def _side(self, title: str) -> ItemDisplay:
+    def _side(self, title: str, row: QHBoxLayout) -> ItemDisplay:
         frame = QFrame()
         frame.setFrameShape(QFrame.Shape.StyledPanel)
+        row.addWidget(frame, 1)
         lay = QVBoxLayout(frame)
         lay.setContentsMargins(6, 6, 6, 6)
         display = ItemDisplay(self.keymap, title=title, show_inputs=False, sync=self.sync)
@@ -212,10 +214,19 @@ class PairView(SessionView):
             return
         self._show(served, progress, None)
 
-    def _already_answered(self) -> None:
-        # This pair already has a first vote from another window: it counts; move on.
+    def _already_answered(self, exc: AlreadyAnswered) -> None:
         self._set_state(State.BUSY)
-        self._job(_job_forward, self._session, on_done=lambda r: self._show(*r))
+        if exc.current is not None and self._served is not None and self._last_vote is not None:
+            # Keep this vote as a correction of the one stored from the other window.
+            served = replace(self._served, previous_vote=exc.current)
+            self._job(_job_vote, self._session, served, *self._last_vote, on_done=self._on_voted)
+            return
+
+        def moved_on(fetched: Fetched) -> None:
+            self._show(*fetched)
+            self.message.setText(ANSWERED_ELSEWHERE.format(back=self.keymap.hint("back")))
+
+        self._job(_job_forward, self._session, on_done=moved_on)
 
     def _show(self, served: ServedPair | None, progress: Any, following: ServedPair | None) -> None:
         self._served = served
@@ -310,9 +321,10 @@ class PairView(SessionView):
         if self._state is not State.READY or self._served is None:
             return False
         elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)
+        self._last_vote = (choice, self.reason.text(), elapsed)
         self._mark_choice(choice)
         self._begin_write()
-        self._job(_job_vote, self._session, self._served, choice, self.reason.text(), elapsed, on_done=self._on_voted)
+        self._job(_job_vote, self._session, self._served, *self._last_vote, on_done=self._on_voted)
         self.setFocus()
         return True
 

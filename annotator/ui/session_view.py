@@ -38,6 +38,8 @@ SAVING_AFTER_MS = 250  # a commit normally lands within a frame; past this the r
 SAVING = "Saving…"
 SAVING_LONG = "Saving… (the study is busy: another program is writing to it; your answer is kept)"
 SAVING_LONG_AFTER_MS = 1500
+ANSWERED_ELSEWHERE = ("That one had just been answered in another window: the answer given there was kept, "
+                      "this one was not stored. {back} goes back to it.")
 
 
 class State(enum.StrEnum):
@@ -168,7 +170,7 @@ class SessionView(QWidget):
 
     def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, AlreadyAnswered) and self._state is State.BUSY:
-            self._already_answered()
+            self._already_answered(exc)
             return
         text = one_line(exc)
         if self._state is State.OPENING:
@@ -179,8 +181,9 @@ class SessionView(QWidget):
         self.message.setText(text)
         self.errorOccurred.emit(text)
 
-    def _already_answered(self) -> None:
-        """Another window stored this first answer already; the subclass moves on."""
+    def _already_answered(self, exc: AlreadyAnswered) -> None:
+        """Another window stored a first answer here meanwhile. The subclass keeps this one as a
+        correction of it when the store names it (``exc.current``), else moves on saying so."""
         self._set_state(State.READY)
 
     # -- images --------------------------------------------------------------------
