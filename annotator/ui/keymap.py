@@ -133,7 +133,7 @@ class Keymap:
             seqs = []
             for t in texts:
                 seq = QKeySequence(str(t))
-                if seq.isEmpty() or seq.count() != 1:
+                if seq.isEmpty() or seq.count() != 1 or not _portable(seq):
                     self._problems.append(f"'{t}' for {name} is not a key")
                 else:
                     seqs.append(seq)

@@ -122,8 +122,15 @@ class MainWindow(QMainWindow):
         else:
             cw, lh = self.fontMetrics().averageCharWidth(), self.fontMetrics().lineSpacing()
             self.resize(max(1100, cw * 170), max(720, lh * 44))
+        # Key override problems stay in view (one line; the whole of it in the tooltip).
+        self.keys_note = QLabel()
+        self.keys_note.setStyleSheet("color: #b54708;")
         problems = self.keymap.problem_line()
-        self.statusBar().showMessage(problems or "Open a study to begin", 20000 if problems else 0)
+        if problems:
+            self.keys_note.setText(problems if len(problems) <= 90 else problems[:88] + "…")
+            self.keys_note.setToolTip(problems)
+            self.statusBar().addPermanentWidget(self.keys_note)
+        self.statusBar().showMessage("Open a study to begin")
         self.show_start()
         if study is not None:
             self.open_study(study, then=lambda: self._enter(rater, mode, default_rater))
