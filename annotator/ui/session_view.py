@@ -60,8 +60,8 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, InputError):
         return str(exc)
     log.error("unexpected failure in a worker job", exc_info=exc)
-    return ("The study could not be read or written just now (an unexpected "
-            f"{type(exc).__name__}); nothing was half-saved, so try again.")
+    return (f"The study could not be read or written ({type(exc).__name__}); nothing was half-saved. "
+            "Try again; if it keeps failing, check that the study folder is there and writable.")
 
 
 class ReasonKeys(QObject):
