@@ -277,10 +277,7 @@ class CalibrationView(SessionView):
             "zoom_in": self.sync.zoom_in, "zoom_out": self.sync.zoom_out, "zoom_fit": self.sync.fit,
             "zoom_actual": self.sync.actual_size, "toggle_mask": self.display.toggle_mask,
         }
-        for name in ("pass", "fail", "cannot_judge", "clear", "next_metric", "prev_metric",
-                     *(f"value_{d}" for d in range(10))):
-            table[name] = lambda n=name: self.form.apply(n)
-        return {name: self._when_ready(fn) for name, fn in table.items()}
+        return {name: self._when_ready(fn) for name, fn in table.items()} | self.form_actions(self._when_ready)
 
     def _when_ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         def run() -> Any:
@@ -302,14 +299,6 @@ class CalibrationView(SessionView):
         self._job(_job_submit, self._session, self._served, self.form.answers(), elapsed, on_done=self._on_submitted)
         return True
 
-    def _submit_from_reason(self) -> None:
-        self.back_to_keys()
-        self.submit()
-
-    def _focus_reason(self) -> None:
-        edit = self.form.reason_edit()
-        if edit is not None:
-            edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def advance(self) -> bool:
         if self._page != "feedback" or self._state is not State.READY:

@@ -54,7 +54,7 @@ from PySide6.QtWidgets import (
 
 from ..services import dashboard as dash
 from .keymap import Keymap
-from .session_view import alive, one_line
+from .session_view import ShutsDownOnce, alive, one_line
 from .style import relative_font
 from .worker import ComputeWorker, decode_image
 
@@ -164,7 +164,7 @@ def _tile(t: dash.Tile) -> QFrame:
     return f
 
 
-class DashboardView(QWidget):
+class DashboardView(ShutsDownOnce, QWidget):
     reportReady = Signal(dict)  # noqa: N815 - Qt signal naming
     failed = Signal(str)
     progress = Signal(str)
@@ -419,13 +419,6 @@ class DashboardView(QWidget):
         self.cancel()
         if self._own_compute:
             self.compute.stop(timeout=0.5)  # a running step ends on its own; its result is dropped
-
-    def stop(self) -> None:
-        self.shutdown()
-
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        self.shutdown()
-        super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

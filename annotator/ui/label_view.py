@@ -425,10 +425,7 @@ class LabelView(SessionView):
             "zoom_actual": self._ready(self.item_panel.sync.actual_size),
             "toggle_mask": self._ready(lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()),
         }
-        for name in ("pass", "fail", "cannot_judge", "clear", "next_metric", "prev_metric",
-                     *(f"value_{d}" for d in range(10))):
-            table[name] = self._ready(lambda n=name: self.form.apply(n))
-        return table
+        return table | self.form_actions(self._ready)
 
     def _ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Only while an item is on screen and nothing is in flight."""
@@ -459,16 +456,6 @@ class LabelView(SessionView):
         self._job(_job_submit, self.session, self._served, *self._last_submit, on_done=self._submitted)
         return True
 
-    def _submit_from_reason(self) -> None:
-        self.back_to_keys()
-        self._submit()
-
-    def _focus_reason(self) -> bool:
-        edit = self.form.reason_edit()
-        if edit is None or self._state is not State.READY:
-            return False
-        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        return True
 
     def _back(self) -> bool:
         if self.session is None or self._state not in (State.READY, State.DONE):

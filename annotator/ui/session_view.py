@@ -42,6 +42,9 @@ ANSWERED_ELSEWHERE = ("That one had just been answered in another window: the an
                       "this one was not stored. {back} goes back to it.")
 
 
+FORM_KEYS = ("pass", "fail", "cannot_judge", "clear", "next_metric", "prev_metric", *(f"value_{d}" for d in range(10)))
+
+
 class State(enum.StrEnum):
     OPENING = "opening"
     READY = "ready"
@@ -84,7 +87,21 @@ class ReasonKeys(QObject):
         return True
 
 
-class SessionView(QWidget):
+class ShutsDownOnce:
+    """stop() and closing the window both end in the view's idempotent shutdown()."""
+
+    def shutdown(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self.shutdown()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.shutdown()
+        super().closeEvent(event)  # type: ignore[misc]
+
+
+class SessionView(ShutsDownOnce, QWidget):
     errorOccurred = Signal(str)  # noqa: N815 - Qt signal naming
     context = "label"
 
@@ -232,6 +249,22 @@ class SessionView(QWidget):
     def back_to_keys(self) -> None:
         self.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
+    # -- views with an answer form (label, calibration) ------------------------------
+    def form_actions(self, when: Callable[[Callable[[], Any]], Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
+        """The answer and metric keys of ``self.form``, each wrapped by `when` (the view's guard)."""
+        return {name: when(lambda n=name: self.form.apply(n)) for name in FORM_KEYS}
+
+    def _submit_from_reason(self) -> None:
+        self.back_to_keys()
+        self.apply_action("submit")
+
+    def _focus_reason(self) -> bool:
+        edit = self.form.reason_edit()
+        if edit is None or self._state is not State.READY:
+            return False
+        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return True
+
     # -- lifecycle -----------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop what this view started (its own decoder pool); the worker belongs to the window."""
@@ -241,13 +274,6 @@ class SessionView(QWidget):
         self._saving.stop()
         if self._own_prefetcher:
             self.prefetcher.stop()
-
-    def stop(self) -> None:
-        self.shutdown()
-
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        self.shutdown()
-        super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

@@ -29,6 +29,18 @@ def shown_message(w) -> str:  # noqa: ANN001
     return ""
 
 
+def assert_one_line_and_usable(qtbot, w) -> None:  # noqa: ANN001
+    if w.current_view is not None:
+        wait_ready(qtbot, w.current_view)
+    qtbot.waitUntil(lambda: shown_message(w) != "", timeout=10_000)
+    print(f"\nshown: {shown_message(w)}")
+    assert w.isVisible() and one_line(shown_message(w)), shown_message(w)
+    # Still usable: the start page comes back and answers its keys.
+    w.show_start()
+    assert w.mode == "start" and w.stack.currentWidget() is w.start
+    w.close()
+
+
 def test_damaged_study_is_one_line_and_the_window_stays(qtbot, ui_study):
     db = ui_study.folder / "study.sqlite"
     data = bytearray(db.read_bytes())
@@ -36,16 +48,7 @@ def test_damaged_study_is_one_line_and_the_window_stays(qtbot, ui_study):
     for i in range(1024, min(len(data), 24_000)):
         data[i] = rng.randrange(256)
     db.write_bytes(bytes(data))
-    w = open_window(qtbot, ui_study.folder)
-    if w.current_view is not None:
-        wait_ready(qtbot, w.current_view)
-    qtbot.waitUntil(lambda: shown_message(w) != "", timeout=10_000)
-    print(f"\nshown: {shown_message(w)}")
-    assert w.isVisible() and one_line(shown_message(w)), shown_message(w)
-    # Still usable: the start page answers its keys and another study opens.
-    w.show_start()
-    assert w.mode == "start" and w.stack.currentWidget() is w.start
-    w.close()
+    assert_one_line_and_usable(qtbot, open_window(qtbot, ui_study.folder))
 
 
 @pytest.fixture()
@@ -66,15 +69,7 @@ def immutable(ui_study):
 
 
 def test_read_only_study_is_one_line_and_the_window_stays(qtbot, immutable):
-    w = open_window(qtbot, immutable.folder)
-    if w.current_view is not None:
-        wait_ready(qtbot, w.current_view)
-    qtbot.waitUntil(lambda: shown_message(w) != "", timeout=10_000)
-    print(f"\nshown: {shown_message(w)}")
-    assert w.isVisible() and one_line(shown_message(w)), shown_message(w)
-    w.show_start()
-    assert w.mode == "start"
-    w.close()
+    assert_one_line_and_usable(qtbot, open_window(qtbot, immutable.folder))
 
 
 def test_locked_database_shows_saving_then_one_line_and_keeps_the_answer(qtbot, ui_study, monkeypatch):
