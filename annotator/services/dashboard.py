@@ -273,7 +273,7 @@ def _model(inputs: DashboardInputs, report: Mapping[str, Any], view: Mapping[str
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
-    sections = (_agreement(rubric, view), _findings(rubric, view), *_raters(report, view),
+    sections = (_agreement(rubric, view), _findings(rubric, view), *_raters(rubric, report, view),
                 _calibrations(rubric, report), _pairwise(view))
     meta = (f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "
             f"bootstrap resamples: {inputs.n_boot}  ·  for the study lead: this page names generators "
@@ -323,16 +323,29 @@ def _findings(rubric: Rubric, view: Mapping[str, Any]) -> Section:
     return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))
 
 
-def _raters(report: Mapping[str, Any], view: Mapping[str, Any]) -> tuple[Section, Section]:
+def _drift_text(rubric: Rubric, d: Mapping[str, Any]) -> str:
+    if not d:
+        return "—"
+    if not d.get("flagged"):
+        return "no drift flag"
+    bits = [metric_label(rubric, str(d.get("metric") or "a metric")), str(d.get("direction") or "")]
+    if d.get("first_flag_at") is not None:
+        bits.append(f"from anchor answer {d.get('first_flag_at')}")
+    return "drift: " + ", ".join(b for b in bits if b)
+
+
+def _raters(rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]) -> tuple[Section, Section]:
     raters = _d(report.get("raters"))
     rows, flagged = [], set()
     for i, r in enumerate(view.get("raters") or []):
-        acc = _d(_d(raters.get(r["name"])).get("accuracy"))
-        acc_text = "; ".join(f"{k} {_share(v)}" for k, v in acc.items() if isinstance(v, Mapping)) or "—"
+        rep = _d(raters.get(r["name"]))
+        acc = _d(rep.get("accuracy"))
+        acc_text = "; ".join(f"{metric_label(rubric, k)} {_share(v)}" for k, v in acc.items()
+                             if isinstance(v, Mapping)) or "—"
         if r["flagged"]:
             flagged.add(i)
         rows.append((r["name"], _or_dash(r.get("n_judgements")), _or_dash(r.get("anchors")), acc_text,
-                     r["drift_text"], r.get("calibrations") or "none"))
+                     _drift_text(rubric, _d(rep.get("drift"))), r.get("calibrations") or "none"))
     table = Section("raters", "Raters",
                     "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within one "
                     "point; 95% interval) and the CUSUM drift flag.",
@@ -344,8 +357,7 @@ def _raters(report: Mapping[str, Any], view: Mapping[str, Any]) -> tuple[Section
         d = _d(_d(raters.get(name)).get("drift"))
         png = _png(drift[name])
         if png:
-            caption = (f"drift flag: {d.get('metric')}, {d.get('direction')}, from anchor answer "
-                       f"{d.get('first_flag_at')}" if d.get("flagged") else "no drift flag")
+            caption = _drift_text(rubric, d).replace("drift:", "drift flag:", 1)
             charts.append(Chart(f"driftChart:{name}", png, f"Drift chart for {name}", f"{name}: {caption}",
                                 bool(d.get("flagged"))))
     if not charts:

@@ -67,6 +67,7 @@ FLAG_INK = "#b54708"
 DEFAULT_N_BOOT = 1000
 MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
 COLUMN_SLACK = 12
+MIN_COLUMN = 110
 CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
 
 
@@ -90,8 +91,39 @@ def _note(text: str) -> QLabel:
     return lab
 
 
-def _table(t: dash.Table) -> QTableWidget:
-    """A read-only table sized to show every row whole (the page scrolls, not the table)."""
+def _fit_columns(header: QHeaderView, n: int, width: int) -> None:
+    """Narrow the widest columns until the table fits `width` (their text wraps instead)."""
+    sizes = [header.sectionSize(c) for c in range(n)]
+    while sum(sizes) > width:
+        widest = max(range(n), key=sizes.__getitem__)
+        longest_word = max((header.fontMetrics().horizontalAdvance(word) for word in
+                            (header.model().headerData(widest, Qt.Orientation.Horizontal) or "").split()), default=0)
+        target = max(MIN_COLUMN, longest_word + 16, sizes[widest] - max(8, (sum(sizes) - width) // 2))
+        if target >= sizes[widest]:
+            break  # every column is as narrow as it may be: the table scrolls sideways
+        sizes[widest] = target
+    for c, size in enumerate(sizes):
+        header.resizeSection(c, size)
+
+
+def _wrap_header(w: QTableWidget, n: int) -> None:
+    """Break a header label onto more lines where its column is narrower than the label."""
+    fm = w.horizontalHeader().fontMetrics()
+    for c in range(n):
+        item = w.horizontalHeaderItem(c)
+        room = w.horizontalHeader().sectionSize(c) - 14
+        lines: list[str] = []
+        for word in item.text().split():
+            if lines and fm.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+        item.setText("\n".join(lines))
+
+
+def _table(t: dash.Table, width: int = 0) -> QTableWidget:
+    """A read-only table sized to show every row whole (the page scrolls, not the table), as
+    wide as the page when its text can wrap to fit."""
     w = QTableWidget(len(t.rows), len(t.headers))
     w.setObjectName(t.name)
     w.setHorizontalHeaderLabels(list(t.headers))
@@ -115,13 +147,17 @@ def _table(t: dash.Table) -> QTableWidget:
     for c in range(len(t.headers)):
         # A little slack: text measured to the pixel can still wrap at a hyphen once drawn.
         header.resizeSection(c, min(header.sectionSize(c) + COLUMN_SLACK, MAX_COLUMN))
+    if width > 0:
+        _fit_columns(header, len(t.headers), width - 2 * w.frameWidth() - 2)
+        _wrap_header(w, len(t.headers))
     header.setStretchLastSection(True)
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     w.resizeRowsToContents()  # after the widths: long text wraps onto more lines
-    height = header.height() + sum(w.rowHeight(r) for r in range(len(t.rows))) + 2 * w.frameWidth() + 2
-    if header.length() > w.viewport().width() > 0:
+    head = header.sizeHint().height()  # (its height() lags a wrapped label until the next layout)
+    height = head + sum(w.rowHeight(r) for r in range(len(t.rows))) + 2 * w.frameWidth() + 2
+    if header.length() > (width or w.viewport().width()) > 0:
         height += w.horizontalScrollBar().sizeHint().height()
-    w.setFixedHeight(max(height, header.height() + 8))
+    w.setFixedHeight(max(height, head + 8))
     w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
     return w
 
@@ -353,11 +389,12 @@ class DashboardView(ShutsDownOnce, QWidget):
 
     def _blocks(self, lay: QVBoxLayout, blocks: tuple[dash.Block, ...], charts: dict[str, QImage]) -> None:
         grid: QGridLayout | None = None
-        room = self.scroll.viewport().width() - 40
+        # The page's own scroll bar is about to appear: leave its room now.
+        room = self.scroll.width() - self.scroll.verticalScrollBar().sizeHint().width() - 40
         n = 0
         for b in blocks:
             if isinstance(b, dash.Table):
-                lay.addWidget(_table(b))
+                lay.addWidget(_table(b, room + 24))
             elif isinstance(b, dash.Note):
                 lay.addWidget(_note(b.text))
             elif b.caption:  # per-rater charts: two a row when they fit, so the page never scrolls sideways

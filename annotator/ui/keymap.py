@@ -178,7 +178,7 @@ class Keymap:
     def hints(self, action: str, sep: str = " / ") -> str:
         """Every binding ("1 / Left")."""
         out = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in self._seqs.get(action) or []]
-        return sep.join({"Return": "Enter"}.get(t, t) for t in out)
+        return sep.join(dict.fromkeys({"Return": "Enter"}.get(t, t) for t in out))  # Return and Enter read alike
 
     def label(self, action: str) -> str:
         return BY_NAME[action].label

@@ -156,8 +156,9 @@ class MainWindow(QMainWindow):
         add(f, "close_study", "&Close study", self.close_study)
         add(f, "quit", "&Quit", self.close)
         m = bar.addMenu("&Mode")
+        # triggered(bool checked): the lambda must not take `checked` for the mode
         self.mode_actions = {mode: add(m, f"mode_{mode}", MODE_TITLES[mode],
-                                       lambda md=mode: self.show_mode(md)) for mode in MODES}
+                                       lambda _checked=False, md=mode: self.show_mode(md)) for mode in MODES}
 
     def _refresh(self) -> None:
         avail = set(self.available_modes())

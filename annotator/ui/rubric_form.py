@@ -208,7 +208,13 @@ class FormScroll(QScrollArea):
             self.widget().layout().activate()  # geometry first: the row may have just been laid out
             self.ensureWidgetVisible(row, 0, self.MARGIN)
 
+    def show_widget(self, widget: QWidget) -> None:
+        """Bring `widget` (the reason box being typed in) into view with its metric's title."""
+        self.ensureWidgetVisible(widget.parentWidget() or widget, 0, self.MARGIN)
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        # Also on a click into the box; a window that is not active gets no focus events,
+        # so the reason key brings the box into view itself (SessionView._focus_reason).
         if event.type() == QEvent.Type.FocusIn and isinstance(obj, QWidget):
-            self.ensureWidgetVisible(obj.parentWidget() or obj, 0, self.MARGIN)
+            self.show_widget(obj)
         return super().eventFilter(obj, event)

@@ -263,6 +263,9 @@ class SessionView(ShutsDownOnce, QWidget):
         if edit is None or self._state is not State.READY:
             return False
         edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        scroll = getattr(self, "form_scroll", None)
+        if scroll is not None:
+            scroll.show_widget(edit)
         return True
 
     # -- lifecycle -----------------------------------------------------------------

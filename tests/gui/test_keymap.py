@@ -99,6 +99,12 @@ def test_main_window_actions_and_image_keys_come_from_the_keymap(qtbot, ui_study
     names = {a.name for a in ACTIONS if "global" in a.contexts}
     assert names <= set(w.actions_by_name)
     assert [s.toString() for s in w.actions_by_name["start_page"].shortcuts()] == ["F9"]
+    # The menu actions (what their keys trigger) open their modes.
+    assert w.mode == "label"
+    w.mode_actions["pairwise"].trigger()
+    assert w.mode == "pairwise"
+    w.actions_by_name["start_page"].trigger()
+    assert w.mode == "start"
     from annotator.ui.image_view import ImageView
 
     v = ImageView(keymap=w.keymap)
