@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .domain.errors import InputError
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 2, 3
+EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
 IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors")
 
 
@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     new = sub.add_parser("new", help="create a study folder")
     new.add_argument("study")
-    new.add_argument("--rubric", required=True)
+    new.add_argument("--rubric", required=True, help="a rubric .toml file, or the name of a shipped rubric "
+                     "(ui_mockup, marketing_flyer, virtual_try_on, logo_edit)")
 
     imp = sub.add_parser("import", help="import items, ratings, judge scores, pair votes or anchors")
     imp.add_argument("kind", choices=IMPORT_KINDS)
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json")
     rep.add_argument("--html")
     rep.add_argument("--csv", metavar="DIR")
-    rep.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (>= 1000 for published figures)")
+    rep.add_argument("--boot", type=int, default=1000, help="bootstrap resamples, at least 1 (>= 1000 for published figures)")
     rep.add_argument("--seed", type=int, default=0)
 
     cal = sub.add_parser("calibrate", help="open a calibration session on the study's anchors")
@@ -88,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _open(path: str, mode: str = "write"):
+    from .services.study import Study
+
+    return Study.open(path, mode=mode)
+
+
 def _cmd_new(a) -> int:
     from .services.study import Study
 
@@ -97,39 +104,18 @@ def _cmd_new(a) -> int:
 
 
 def _cmd_import(a) -> int:
-    from .services.study import Study
+    from .services.importers import run_import
 
-    study = Study.open(a.study)
+    study = _open(a.study)
     try:
-        kind = a.kind
-        if kind == "items":
-            n = study.import_items(a.file)
-        elif kind == "folder":
-            n = study.import_folder(a.file)
-        elif kind == "harness":
-            if not a.cases:
-                raise InputError("`import harness` needs --cases CASES.jsonl", field="--cases")
-            n, m = study.import_harness(a.file, a.cases)
-            print(f"imported {n} items and {m} judge scores from {a.file}")
-            return EXIT_OK
-        elif kind == "ratings":
-            n = study.import_ratings(a.file)
-        elif kind == "judge":
-            n = study.import_judge(a.file)
-        elif kind in ("pairs", "judge-pairs"):
-            n = study.import_pairs(a.file, judges=kind == "judge-pairs")
-        else:
-            n = study.import_anchors(a.file, a.name)
-        print(f"imported {n} {kind} from {a.file}")
+        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name))
     finally:
         study.close()
     return EXIT_OK
 
 
 def _cmd_rater(a) -> int:
-    from .services.study import Study
-
-    study = Study.open(a.study)
+    study = _open(a.study, "write" if a.rater_command == "add" else "read")
     try:
         if a.rater_command == "add":
             study.add_rater(a.name, operator=a.operator, expertise=a.expertise)
@@ -143,8 +129,7 @@ def _cmd_rater(a) -> int:
 
 
 def _cmd_judge(a) -> int:
-    from .judge.runner import JudgeConfig
-    from .services.judging import judge_study_at
+    from .services.judging import JudgeConfig, judge_study_at
 
     config = JudgeConfig(model=a.model, base_url=a.base_url, api=a.api, concurrency=a.concurrency,
                          max_retries=a.max_retries, timeout=a.timeout, judge_name=a.judge_name)
@@ -169,6 +154,9 @@ def _cmd_report(a) -> int:
 
     if not (a.json or a.html or a.csv):
         raise InputError("say where to write: --json FILE, --html FILE and/or --csv DIR", field="--json")
+    if a.boot < 1:
+        raise InputError(f"--boot {a.boot}: give at least 1 resample (1000 or more for published figures)",
+                         field="--boot")
     paths = write_reports(a.study, json_path=a.json, html_path=a.html, csv_dir=a.csv, n_boot=a.boot, seed=a.seed,
                           progress=lambda msg: print(msg, file=sys.stderr))
     for p in paths:
@@ -216,9 +204,7 @@ def _cmd_gui(a) -> int:
 
 
 def _cmd_status(a) -> int:
-    from .services.study import Study
-
-    study = Study.open(a.study)
+    study = _open(a.study, "read")
     try:
         print(f"study {study.name}  rubric {study.rubric.id} ({study.rubric.version[:12]})")
         for k, v in study.counts().items():
@@ -231,11 +217,11 @@ def _cmd_status(a) -> int:
 def _cmd_set(a) -> int:
     import json
 
-    from .services.study import DEFAULT_SETTINGS, Study
+    from .services.study import DEFAULT_SETTINGS
 
     if a.key not in DEFAULT_SETTINGS:
         raise InputError(f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key")
-    study = Study.open(a.study)
+    study = _open(a.study, "read" if a.value is None else "write")
     try:
         if a.value is None:
             print(json.dumps(study.setting(a.key)))
@@ -272,6 +258,29 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: one line here, the whole traceback in the log
+        log = _log_crash(exc)
+        print(f"annotator: internal error ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}); "
+              f"this is a bug: please report it with {log}", file=sys.stderr)
+        return EXIT_BUG
+
+
+def _log_crash(exc: BaseException) -> str:
+    import traceback
+    from datetime import datetime
+
+    from platformdirs import user_log_dir
+
+    try:
+        folder = Path(user_log_dir("annotator", appauthor=False))
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "crash.log"
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {datetime.now().isoformat(timespec='seconds')} {' '.join(sys.argv)}\n")
+            fh.write("".join(traceback.format_exception(exc)))
+        return str(path)
+    except OSError:
+        return "the traceback (could not write the crash log)"
 
 
 if __name__ == "__main__":

@@ -203,11 +203,17 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
 def load_rubric(path: str | Path) -> Rubric:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except FileNotFoundError:
         raise InputError("rubric file not found", source=str(p)) from None
+    except IsADirectoryError:
+        raise InputError("the rubric path is a folder; give the .toml file", source=str(p)) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"rubric file cannot be read ({getattr(exc, 'strerror', None) or exc})", source=str(p)) from None
+    try:
+        text = raw.decode("utf-8-sig")  # an editor's BOM is not part of the TOML
     except UnicodeDecodeError:
-        raise InputError("rubric file is not UTF-8 text", source=str(p)) from None
+        raise InputError("rubric file is not UTF-8 text; save it as UTF-8", source=str(p)) from None
     return parse_rubric(text, source=str(p))
 
 

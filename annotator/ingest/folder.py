@@ -7,7 +7,9 @@ from pathlib import Path
 
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec
+from ..domain.text import check_name, check_text
 from .manifest import ImageResolver, ParsedItems
+from .readers import read_text
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
 
@@ -22,10 +24,12 @@ def parse_folder(folder: str | Path) -> ParsedItems:
         prompt_file = case_dir / "prompt.txt"
         if not prompt_file.is_file():
             raise InputError("missing prompt.txt for this case", source=str(case_dir), field="prompt")
-        prompt = prompt_file.read_text(encoding="utf-8").strip()
+        prompt = check_text(read_text(prompt_file, str(prompt_file)).strip(), "the prompt", source=str(prompt_file))
         crit = case_dir / "criteria.txt"
-        criteria = crit.read_text(encoding="utf-8").strip() if crit.is_file() else None
+        criteria = check_text(read_text(crit, str(crit)).strip(), "the criteria", source=str(crit)) if crit.is_file() else None
+        check_name(case_dir.name, "the case folder name", source=str(case_dir))
         for img in sorted(p for p in case_dir.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES):
+            check_name(img.stem, "the image name (the generator)", source=str(img))
             e = resolve(str(img.relative_to(root)), 0, "images")
             out.images[e.sha256] = e
             out.specs.append(

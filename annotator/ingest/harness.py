@@ -19,7 +19,9 @@ from typing import Any
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec
 from ..domain.rubric import Metric, Rubric, format_value
-from .manifest import ImageResolver, ParsedItems, read_jsonl
+from ..domain.text import check_name
+from .manifest import ImageResolver, ParsedItems
+from .readers import parse_json, read_jsonl, read_text
 from .tables import JudgeRow, parse_judge_value
 
 DEFAULT_JUDGE = "harness-judge"
@@ -40,6 +42,7 @@ def _cases(path: Path) -> dict[str, dict[str, Any]]:
             raise InputError("case needs a string 'id'", source=src, line=n, field="id")
         if not isinstance(d.get("prompt"), str):
             raise InputError("case needs a string 'prompt'", source=src, line=n, field="prompt")
+        check_name(d["id"], "the case id", source=src, line=n, field="id")
         if d["id"] in out:
             raise InputError(f"duplicate case id '{d['id']}'", source=src, line=n, field="id")
         inputs = d.get("image_inputs") or {}
@@ -77,12 +80,7 @@ def _score_value(metric: Metric, raw: Any, src: str, line: int) -> Any:
 def parse_harness(results_path: str | Path, cases_path: str | Path, rubric: Rubric) -> HarnessImport:
     rp, cp = Path(results_path), Path(cases_path)
     src = str(rp)
-    try:
-        data = json.loads(rp.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno})", source=src, line=exc.lineno) from None
+    data = parse_json(read_text(rp, src), src)
     results = data.get("results") if isinstance(data, dict) else data
     if not isinstance(results, list):
         raise InputError("expected a list of results (or an object with 'results')", source=src)
@@ -98,6 +96,7 @@ def parse_harness(results_path: str | Path, cases_path: str | Path, rubric: Rubr
         for key in ("test_id", "model_label"):
             if not isinstance(r.get(key), str) or not r[key]:
                 raise InputError(f"{where}: missing '{key}'", source=src, field=key)
+            check_name(r[key], f"{where}: '{key}'", source=src, field=key)
         case = cases.get(r["test_id"])
         if case is None:
             raise InputError(f"{where}: test_id '{r['test_id']}' is not in {cp}", source=src, field="test_id")
@@ -122,6 +121,7 @@ def parse_harness(results_path: str | Path, cases_path: str | Path, rubric: Rubr
         )
         params = r.get("run_params") or {}
         judge = (params.get("judge_model") or params.get("judge") or DEFAULT_JUDGE) if isinstance(params, dict) else DEFAULT_JUDGE
+        judge = check_name(str(judge), f"{where}: the judge name", source=src, field="run_params.judge_model")
         scores = r.get("scores") or {}
         reasons = r.get("reasons") or {}
         if not isinstance(scores, dict):
@@ -130,5 +130,8 @@ def parse_harness(results_path: str | Path, cases_path: str | Path, rubric: Rubr
             if not rubric.has(key):
                 raise InputError(f"{where}: score '{key}' is not a metric of rubric '{rubric.id}'", source=src, field="scores")
             reason = reasons.get(key) if isinstance(reasons, dict) else (reasons if isinstance(reasons, str) else None)
+            if reason is not None and not isinstance(reason, str):
+                raise InputError(f"{where}: the reason for '{key}' must be text, not {type(reason).__name__}",
+                                 source=src, field="reasons")
             rows.append(JudgeRow(item_id, str(judge), key, _score_value(rubric.metric(key), raw, src, n), reason))
     return HarnessImport(items, rows)

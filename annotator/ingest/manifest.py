@@ -3,14 +3,17 @@ to the manifest and never outside its folder."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec
+from ..domain.text import check_name, check_text
 from .media import EncodedImage, encode_image
+from .readers import read_bytes, read_jsonl
+
+SEED_BOUND = 2**63  # a seed is stored as a signed 64-bit integer
 
 REQUIRED = ("item_id", "case_id", "prompt", "generator")
 KNOWN = set(REQUIRED) | {"criteria", "images", "inputs", "mask", "seed", "slice", "text", "task_type"}
@@ -34,15 +37,21 @@ class ImageResolver:
     def __call__(self, rel: Any, line: int, fld: str) -> EncodedImage:
         if not isinstance(rel, str) or not rel:
             raise InputError("image path must be a non-empty string", source=self.source, line=line, field=fld)
-        p = (self.root / rel).resolve()
+        if "\x00" in rel:
+            raise InputError("image path contains a NUL character; fix the path", source=self.source, line=line,
+                             field=fld)
+        try:
+            p = (self.root / rel).resolve()
+        except (OSError, RuntimeError) as exc:
+            raise InputError(f"image path '{rel[:80]}' cannot be resolved ({exc.strerror or exc})",
+                             source=self.source, line=line, field=fld) from None
         if not p.is_relative_to(self.root):
             raise InputError(f"path '{rel}' is outside the manifest's folder; move the file under it",
                              source=self.source, line=line, field=fld)
         if p in self.cache:
             return self.cache[p]
-        if not p.is_file():
-            raise InputError(f"image '{rel}' not found", source=self.source, line=line, field=fld)
-        enc = encode_image(p.read_bytes(), source=f"{self.source}:{line} ({rel})", field=fld)
+        data = read_bytes(p, f"{self.source}:{line}", what=f"image '{rel}'", field=fld)
+        enc = encode_image(data, source=f"{self.source}:{line} ({rel})", field=fld)
         self.cache[p] = enc
         return enc
 
@@ -63,6 +72,10 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
             raise InputError(f"missing required field '{key}'", source=src, line=line, field=key)
         if not isinstance(v, str) or not v.strip():
             raise InputError(f"'{key}' must be a non-empty string", source=src, line=line, field=key)
+        if key == "prompt":
+            check_text(v, "the prompt", source=src, line=line, field=key)
+        else:
+            check_name(v, f"'{key}'", source=src, line=line, field=key)
     images = d.get("images")
     text = _opt_str(d, "text", src, line)
     if images is None and text is None:
@@ -75,6 +88,15 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
     seed = d.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InputError("'seed' must be an integer or null", source=src, line=line, field="seed")
+    if seed is not None and not -SEED_BOUND <= seed < SEED_BOUND:
+        raise InputError("'seed' does not fit in 64 bits; store it as text in another field or reduce it",
+                         source=src, line=line, field="seed")
+    for key in ("criteria", "text"):
+        if isinstance(d.get(key), str):
+            check_text(d[key], f"'{key}'", source=src, line=line, field=key)
+    for key in ("slice", "task_type"):
+        if isinstance(d.get(key), str):
+            check_name(d[key], f"'{key}'", source=src, line=line, field=key)
     names: dict[str, str] = {}
 
     def enc(rel: Any, fld: str) -> str:
@@ -92,28 +114,6 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
         outputs=outputs, inputs=ins, mask=mask, seed=seed, slice=_opt_str(d, "slice", src, line),
         text=text, task_type=_opt_str(d, "task_type", src, line), source=src, source_names=names,
     )
-
-
-def read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """(line number, parsed object) for every non-blank line; one-line errors."""
-    src = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError("file is not UTF-8 text", source=src) from None
-    rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((n, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=src, line=n) from None
-    return rows
 
 
 def parse_manifest(path: str | Path, *, extra_fields: set[str] = frozenset()) -> ParsedItems:

@@ -8,16 +8,21 @@ for provenance.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
+import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..domain.errors import InputError
+from ..domain.errors import DiskFull, InputError, StudyReadOnly
 
 
 @dataclass(frozen=True)
@@ -33,8 +38,35 @@ class EncodedImage:
         return (self.sha256, self.original_sha256, self.width, self.height, len(self.png))
 
 
+def to_8bit(im: Image.Image) -> Image.Image:
+    """High-bit-depth and float images scaled to 8 bits per channel.
+
+    Pillow's convert("RGB") clips instead of scaling: a 16-bit grey gradient
+    becomes 0/255 and a float image in [0, 1] all black. Integer images are
+    scaled by their bit depth (16-bit: / 257); float images are taken as
+    [0, 1] when every value lies there, else stretched from their own min..max.
+    """
+    if im.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
+        a = np.asarray(im, dtype=np.float64)
+        top = 65535.0 if im.mode.startswith("I;16") or a.max(initial=0) > 255 else 255.0
+        if im.mode == "I" and a.max(initial=0) > 65535:
+            top = float(a.max())
+        return Image.fromarray(np.clip(np.rint(a / top * 255.0), 0, 255).astype(np.uint8), "L")
+    if im.mode == "F":
+        a = np.asarray(im, dtype=np.float64)
+        finite = a[np.isfinite(a)]
+        lo, hi = (0.0, 1.0) if finite.size == 0 or (finite.min() >= 0 and finite.max() <= 1) else (finite.min(), finite.max())
+        scaled = (np.nan_to_num(a, nan=lo, posinf=hi, neginf=lo) - lo) / ((hi - lo) or 1.0)
+        return Image.fromarray(np.clip(np.rint(scaled * 255.0), 0, 255).astype(np.uint8), "L")
+    return im
+
+
 def encode_image(data: bytes, *, source: str, line: int | None = None, field: str = "images") -> EncodedImage:
-    """Decode fully, fix orientation, drop all metadata, re-encode as PNG."""
+    """Decode fully, fix orientation, drop all metadata, re-encode as 8-bit PNG.
+
+    Animated images (GIF, APNG, WebP with frames) are refused: a rater would
+    judge one frame of something made to be seen moving.
+    """
     if not data:
         raise InputError("image file is empty (0 bytes); re-export it", source=source, line=line, field=field)
     try:
@@ -42,8 +74,12 @@ def encode_image(data: bytes, *, source: str, line: int | None = None, field: st
             # a decompression-bomb *warning* is as unsafe to render as the error
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as im:
+                frames = getattr(im, "n_frames", 1)
+                if frames > 1:
+                    raise InputError(f"animated image ({frames} frames); export the frame to judge as a still PNG",
+                                     source=source, line=line, field=field)
                 im.load()
-                im = ImageOps.exif_transpose(im)
+                im = to_8bit(ImageOps.exif_transpose(im))
                 mode = "RGBA" if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info else "RGB"
                 clean = im.convert(mode)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
@@ -53,6 +89,8 @@ def encode_image(data: bytes, *, source: str, line: int | None = None, field: st
         ) from None
     except UnidentifiedImageError:
         raise InputError("not an image file Pillow can read; check the file", source=source, line=line, field=field) from None
+    except InputError:
+        raise
     except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(f"image is truncated or corrupt ({exc}); re-export it", source=source, line=line, field=field) from None
     # a fresh image carries no info dict, so nothing but pixels is written
@@ -77,17 +115,25 @@ class MediaStore:
         return self.path(sha256).exists()
 
     def put(self, img: EncodedImage) -> bool:
-        """Write atomically; returns True if the file is new."""
+        """Write atomically (a unique .tmp, fsync, rename); True if the file is new.
+
+        A failure (a full disk) leaves no .tmp behind and raises the one-line study error.
+        """
         dest = self.path(img.sha256)
         if dest.exists():
             return False
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(img.png)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
+        with study_faults(str(self.root)):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{img.sha256[:12]}-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(img.png)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, dest)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         return True
 
     def read(self, sha256: str) -> bytes:
@@ -95,3 +141,18 @@ class MediaStore:
 
     def remove(self, sha256: str) -> None:
         self.path(sha256).unlink(missing_ok=True)
+
+
+@contextmanager
+def study_faults(where: str) -> Iterator[None]:
+    """A full disk or a read-only media folder as the one-line study error."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise DiskFull("the disk is full; free some space and import again (nothing was imported)",
+                           source=where) from None
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise StudyReadOnly("the study's media folder cannot be written; check its permissions",
+                                source=where) from None
+        raise

@@ -10,21 +10,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, Metric, Rubric, parse_value
+from ..domain.text import check_name, check_text
+from .readers import read_bytes
 
 CHOICES = ("left", "right", "both", "neither")
+# A reason may be long (pasted notes), but a cell is read into memory whole: 1 MiB
+# bounds it (Python's csv default, 128 KiB, refused real reasons).
+MAX_CELL = 1 << 20
+_TRUE = {"1", "true", "yes", "y"}
 
 
 def read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     src = str(path)
-    try:
-        fh = open(path, newline="", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
+    read_bytes(path, src)  # one line for a missing file, a folder, a bad path
+    fh = open(path, newline="", encoding="utf-8-sig")
+    csv.field_size_limit(MAX_CELL)
     with fh:
+        reader = csv.DictReader(fh)
         try:
-            reader = csv.DictReader(fh)
             header = reader.fieldnames or []
             missing = [c for c in required if c not in header]
             if missing:
@@ -34,9 +40,12 @@ def read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[
                     raise InputError("row has more cells than the header", source=src, line=reader.line_num)
                 yield reader.line_num, row
         except UnicodeDecodeError:
-            raise InputError("file is not UTF-8 text", source=src) from None
+            raise InputError("file is not UTF-8 text; save it as UTF-8", source=src) from None
         except csv.Error as exc:
-            raise InputError(f"not valid CSV ({exc})", source=src) from None
+            if "field larger than field limit" in str(exc):
+                raise InputError(f"a cell is longer than {MAX_CELL // 1024} KiB; shorten it",
+                                 source=src, line=reader.line_num + 1) from None
+            raise InputError(f"not valid CSV ({exc})", source=src, line=reader.line_num) from None
 
 
 def _time(raw: str | None, src: str, line: int) -> datetime | None:
@@ -66,7 +75,7 @@ def _name(raw: str | None, col: str, src: str, line: int) -> str:
     name = (raw or "").strip()
     if not name:
         raise InputError(f"empty '{col}'", source=src, line=line, field=col)
-    return name
+    return check_name(name, f"'{col}'", source=src, line=line, field=col)
 
 
 @dataclass
@@ -80,11 +89,18 @@ class RatingGroup:
 
 
 def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[RatingGroup]:
-    """One judgement per (item, rater): its metric rows gathered together."""
+    """One judgement per (item, rater): its metric rows gathered together.
+
+    A judgement must answer every required metric, as in the app, unless one of
+    its rows says `partial` = yes (an optional column): a half judgement is
+    otherwise a data error that would pass silently into agreement.
+    """
     p = Path(path)
     src = str(p)
     groups: dict[tuple[str, str], RatingGroup] = {}
     seen: dict[tuple[str, str, str], int] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    partial: set[tuple[str, str]] = set()
     for n, row in read_csv(p, ("item_id", "rater", "metric", "value")):
         item = _item(row["item_id"], known, src, n)
         rater = _name(row["rater"], "rater", src, n)
@@ -95,12 +111,25 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
                              source=src, line=n, field="metric")
         seen[key] = n
         g = groups.setdefault((item, rater), RatingGroup(item, rater))
+        first_line.setdefault((item, rater), n)
+        if (row.get("partial") or "").strip().lower() in _TRUE:
+            partial.add((item, rater))
         value = parse_value(metric, row["value"], source=src, line=n)
         if not metric.judgeable:
+            value = check_text(value, "the reason", source=src, line=n, field="value")
             g.reason = value
         g.answers[metric.key] = value
         g.created_at = _time(row.get("created_at"), src, n) or g.created_at
         g.session = (row.get("session") or "").strip() or g.session
+    for key, g in groups.items():
+        if key in partial:
+            continue
+        missing = missing_metrics(rubric, g.answers)
+        if missing:
+            raise InputError(
+                f"rater '{g.rater}' on '{g.item_id}' answers {len(g.answers)} metric(s) but not the required "
+                f"{', '.join(missing)}; add those rows, or mark the judgement partial (column 'partial' = yes)",
+                source=src, line=first_line[key], field="metric")
     return list(groups.values())
 
 
@@ -144,7 +173,8 @@ def parse_judge(path: str | Path, rubric: Rubric, known: set[str]) -> list[Judge
                              source=src, line=n, field="metric")
         seen[key] = n
         value = parse_judge_value(metric, row["value"], src, n)
-        out.append(JudgeRow(item, judge, metric.key, value, (row.get("reason") or None)))
+        reason = check_text(row.get("reason") or "", "the reason", source=src, line=n, field="reason") or None
+        out.append(JudgeRow(item, judge, metric.key, value, reason))
     return out
 
 

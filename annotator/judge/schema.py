@@ -250,6 +250,8 @@ def parse_json_reply(text: str) -> dict[str, Any]:
         data = json.loads(s)
     except json.JSONDecodeError as exc:
         raise ReplyError("malformed_json", f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ReplyError("malformed_json", "JSON nested too deep to read") from None
     if not isinstance(data, dict):
         raise ReplyError("malformed_json", f"expected a JSON object, got {_type_name(data)}")
     return data

@@ -13,7 +13,7 @@ from ..domain.errors import InputError
 from ..domain.records import ServedItem
 from ..store import anchors as store
 from ..store import answers as answer_store
-from ..store.items import item_view
+from ..store.items import view_of
 from ..store.people import start_session
 from .study import Study
 
@@ -46,8 +46,7 @@ class CalibrationSession:
         if self._index >= len(self._anchors):
             return None
         pk = self._anchors[self._index][0]
-        with self.study.db.read() as s:
-            view = item_view(s, pk)
+        view = view_of(self.study.db, pk)
         return ServedItem(pk, view, self._index, "calibration")
 
     def submit(self, served: ServedItem, answers: dict[str, Any], time_ms: int | None) -> list[rules.MetricFeedback]:
@@ -82,7 +81,7 @@ class CalibrationSession:
 
 
 def calibration_history(study_path: str, rater: str) -> list[dict[str, Any]]:
-    study = Study.open(study_path)
+    study = Study.open(study_path, mode="read")
     try:
         return store.calibrations(study.db, rater)
     finally:

@@ -18,11 +18,11 @@ from ..store.anchors import anchors
 from ..store.items import item_index
 from .labeling import LabelSession
 from .pairing import PairSession
+from .resources import anchor_set
 from .study import DB_NAME, Study
 
-REPO = Path(__file__).resolve().parents[2]
-RUBRIC = REPO / "rubrics" / "ui_mockup.toml"
-ANCHORS = REPO / "anchors" / "ui_mockup" / "anchors.jsonl"
+RUBRIC = "ui_mockup"  # shipped rubric and anchor set (services/resources.py)
+ANCHOR_SET = "ui_mockup"
 DEMO_RATER = "demo-rater"
 SIMULATED_ANCHOR_EVERY = 3  # the simulated raters stand for a long programme: anchors come often
 SIMULATED = (
@@ -60,7 +60,8 @@ def build_demo(folder: str | Path, *, variants_per_case: int = 3, seed: int = sc
             say("importing items, judge scores and anchors")
             study.import_items(files.manifest)
             study.import_judge(files.judge_csv)
-        study.import_anchors(ANCHORS)
+        with anchor_set(ANCHOR_SET) as anchors_file:
+            study.import_anchors(anchors_file)
         say("simulating raters")
         _simulate_labels(study, files.truths, seed)
         say("simulating pair votes")

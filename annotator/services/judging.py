@@ -8,9 +8,11 @@ from typing import Any
 
 from ..judge.prompt import prompt_hash
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
+
+__all__ = ["JudgeConfig", "RunSummary", "judge_study", "judge_study_at"]
 from ..judge.schema import judge_schema
 from ..store import judge_store
-from ..store.items import item_pks, item_view
+from ..store.items import views_by_item_id
 from .study import Study
 
 
@@ -25,13 +27,19 @@ class _StudyRequests(Sequence):
 
     def __getitem__(self, i: int) -> JudgeRequest:  # type: ignore[override]
         item_id = self.item_ids[i]
-        with self.study.db.read() as s:
-            view = item_view(s, item_pks(s, [item_id])[item_id])
+        view = views_by_item_id(self.study.db, [item_id])[item_id]
         read = self.study.media.read
+        try:
+            outputs, inputs = [read(m) for m in view.outputs], [read(m) for m in view.inputs]
+            mask = read(view.mask) if view.mask else None
+        except OSError as exc:
+            # a media file went missing: this item fails as bad input, the run goes on
+            return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,
+                                problem=f"an image of this item cannot be read ({exc.strerror or exc}); "
+                                        "re-import the item's images")
         # the judge is blind too: prompt, criteria and pixels only
-        return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,
-                            output_images=[read(m) for m in view.outputs], input_images=[read(m) for m in view.inputs],
-                            mask=read(view.mask) if view.mask else None, text=view.text)
+        return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria, output_images=outputs,
+                            input_images=inputs, mask=mask, text=view.text)
 
 
 class StudySink:

@@ -30,12 +30,18 @@ class LabelSession:
         self._alert: dict | None = None
         self._alert_wait = 0  # live answers to wait before showing an alert
         self._alerted_at: set[tuple] = set()
+        self.last_replaced_other = False
+        self._frontier = 0  # every queue position below it is answered
 
     # -- serving -----------------------------------------------------------------
     def next(self) -> ServedItem | None:
         """The first unanswered item (or an anchor due before it); None when done."""
         self._back_steps = 0
-        return store.next_item(self.study.db, self.rater, self.rubric.version, self.session_pk, anchor_every=self.anchor_every)
+        served = store.next_item(self.study.db, self.rater, self.rubric.version, self.session_pk,
+                                 anchor_every=self.anchor_every, start=self._frontier)
+        if served is not None and served.queue_position is not None:
+            self._frontier = served.queue_position
+        return served
 
     def back(self) -> ServedItem | None:
         """The item answered before the one on screen, with its current answers."""
@@ -46,21 +52,28 @@ class LabelSession:
         return hist[len(hist) - self._back_steps]
 
     def submit(self, served: ServedItem, answers: dict[str, Any], time_ms: int | None) -> int:
-        """Commit the judgement durably; a re-answer supersedes the earlier one."""
+        """Commit the judgement durably; a re-answer supersedes the earlier one.
+
+        If this rater already answered the item elsewhere (a second window), the
+        answer is kept as the newer judgement and `last_replaced_other` says so.
+        Faults of the study raise one-line StudyErrors; nothing was written then,
+        and the caller keeps the answer to submit again.
+        """
         clean = normalise(self.rubric, answers)
-        jid = store.submit(
+        done = store.submit(
             self.study.db, rater=self.rater, item_pk=served.item_pk, version=self.rubric.version,
             session_pk=self.session_pk, answers=clean, reason=reason_of(self.rubric, clean), time_ms=time_ms,
             context="anchor" if served.context == "anchor" else "live", showing_pk=served.showing_pk,
             queue_position=served.queue_position, supersedes=served.previous_judgement,
         )
+        self.last_replaced_other = done.replaced_other
         if served.previous_judgement is None:
             self._session_done += 1
         if served.context == "anchor":
             self._check_drift()
         elif self._alert_wait > 0:
             self._alert_wait -= 1
-        return jid
+        return done.id
 
     # -- status ------------------------------------------------------------------
     def progress(self) -> Progress:

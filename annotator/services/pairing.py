@@ -36,6 +36,7 @@ class PairSession:
         self._started = time.monotonic()
         self._session_done = 0
         self._back_steps = 0
+        self.last_replaced_other = False
 
     def next(self) -> ServedPair | None:
         self._back_steps = 0
@@ -65,14 +66,15 @@ class PairSession:
 
     def vote(self, served: ServedPair, choice: str, reason: str | None, time_ms: int | None) -> int:
         """Commit the vote with the side shown; a re-vote supersedes the earlier one."""
-        vid = store.cast_vote(
+        done = store.cast_vote(
             self.study.db, rater=self.rater, pair_pk=served.pair_pk, left=served.left_pk, right=served.right_pk,
             choice=choice, seed=served.seed, session_pk=self.session_pk, position=served.position,
             reason=(reason or "").strip() or None, time_ms=time_ms, supersedes=served.previous_vote,
         )
+        self.last_replaced_other = done.replaced_other
         if served.previous_vote is None:
             self._session_done += 1
-        return vid
+        return done.id
 
     def progress(self) -> Progress:
         done, total = store.pair_progress(self.study.db, self.rater)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..domain.errors import InputError
 from ..domain.rubric import format_value
 from ..stats.frames import StudyFrames
 from ..store.anchors import calibrations
@@ -60,7 +61,8 @@ def write_reports(study_path: str | Path, *, json_path: str | None = None, html_
     from ..reports.html_report import write_html
     from ..reports.json_report import write_json
 
-    study = Study.open(study_path)
+    check_outputs(json_path=json_path, html_path=html_path, csv_dir=csv_dir)
+    study = Study.open(study_path, mode="read")
     try:
         report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
         out: list[Path] = []
@@ -79,25 +81,47 @@ def write_reports(study_path: str | Path, *, json_path: str | None = None, html_
         study.close()
 
 
+def check_outputs(*, json_path: str | None, html_path: str | None, csv_dir: str | None) -> list[Path]:
+    """Refuse output paths that cannot be written before hours of computing, in one line each."""
+    out = []
+    for flag, raw, want_dir in (("--json", json_path, False), ("--html", html_path, False), ("--csv", csv_dir, True)):
+        if not raw:
+            continue
+        p = Path(raw)
+        if want_dir and p.exists() and not p.is_dir():
+            raise InputError(f"{p} is a file; --csv takes a folder to write the tables into", source=str(p),
+                             field=flag)
+        if not want_dir and p.is_dir():
+            raise InputError(f"{p} is a folder; {flag} takes a file name", source=str(p), field=flag)
+        parent = p if want_dir else p.parent
+        for anc in (parent, *parent.parents):
+            if anc.exists():
+                if not anc.is_dir():
+                    raise InputError(f"{anc} is a file, not a folder", source=str(p), field=flag)
+                break
+        out.append(p)
+    return out
+
+
 def finding_thumbnails(study: Study, report: dict[str, Any], *, size: int = 200) -> dict[str, bytes]:
     """Small PNGs of the first output of each item named in a finding, keyed by item_id."""
     import io
 
     from PIL import Image
 
-    from ..store.items import item_pks, item_view
+    from ..store.items import views_by_item_id
 
     ids = sorted({f["item_id"] for f in report.get("findings", [])})
     out: dict[str, bytes] = {}
-    with study.db.read() as s:
-        pks = item_pks(s, ids)
-        for item_id, pk in pks.items():
-            view = item_view(s, pk)
-            if not view.outputs:
-                continue
-            with Image.open(study.media.path(view.outputs[0])) as im:
+    for item_id, view in views_by_item_id(study.db, ids).items():
+        if not view.outputs:
+            continue
+        try:
+            with Image.open(io.BytesIO(study.media.read(view.outputs[0]))) as im:
                 im.thumbnail((size, size))
                 buf = io.BytesIO()
                 im.save(buf, format="PNG")
-            out[item_id] = buf.getvalue()
+        except OSError:
+            continue  # a missing or unreadable media file: the finding is listed without its picture
+        out[item_id] = buf.getvalue()
     return out

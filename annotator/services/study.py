@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.rubric import Rubric, load_rubric
+from ..domain.rubric import Rubric, load_rubric, parse_rubric
 from ..ingest import anchors as anchor_ingest
 from ..ingest import folder as folder_ingest
 from ..ingest import harness as harness_ingest
@@ -14,8 +14,10 @@ from ..ingest import manifest as manifest_ingest
 from ..ingest import tables
 from ..ingest.manifest import ParsedItems
 from ..ingest.media import MediaStore
-from ..store import imports, items, people
+from ..store import imports, items, people, settings
 from ..store.db import StudyDB
+from ..store.faults import study_faults
+from .resources import resolve_rubric, rubric_text
 
 DB_NAME = "study.sqlite"
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -31,6 +33,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 def check_setting(key: str, value: Any) -> None:
     def bad(what: str) -> InputError:
         return InputError(f"setting '{key}' must be {what}", field=key)
+
+    settings.to_json(value, key)  # NaN and infinities: refused before any shape check
 
     if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair"):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "anchor_every" else 1):
@@ -58,25 +62,47 @@ class Study:
     # -- lifecycle --------------------------------------------------------------
     @classmethod
     def create(cls, folder: str | Path, rubric_path: str | Path) -> Study:
+        """A new study folder; if anything fails, nothing of it is left behind."""
         folder = Path(folder)
-        rubric = load_rubric(rubric_path)
+        given = resolve_rubric(rubric_path)
+        rubric = load_rubric(given) if isinstance(given, Path) else parse_rubric(rubric_text(given), source=given)
+        for p in (folder, *folder.parents):
+            if p.exists():
+                if not p.is_dir():
+                    raise InputError(f"{p} is a file; choose a folder for the study", source=str(folder))
+                break
         if (folder / DB_NAME).exists():
             raise InputError("a study already exists here", source=str(folder))
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "media").mkdir(exist_ok=True)
-        db = StudyDB(folder / DB_NAME, create=True)
-        people.add_rubric_version(db, rubric)
-        for k, v in DEFAULT_SETTINGS.items():
-            db.set_setting(k, v)
-        db.set_setting("name", folder.name)
-        return cls(folder, db)
+        made = [p for p in (folder, *folder.parents) if not p.exists()]
+        db = None
+        try:
+            with study_faults(str(folder)):
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "media").mkdir(exist_ok=True)
+            db = StudyDB(folder / DB_NAME, create=True)
+            with db.write() as tx:
+                people.add_rubric_version(tx, rubric)
+                settings.write_defaults(tx, {**DEFAULT_SETTINGS, "name": folder.name})
+            return cls(folder, db)
+        except BaseException:
+            if db is not None:
+                db.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                (folder / (DB_NAME + suffix)).unlink(missing_ok=True)
+            if (folder / "media").is_dir() and not any((folder / "media").iterdir()):
+                (folder / "media").rmdir()
+            for p in made:  # the folders we made, innermost first, if still empty
+                if p.is_dir() and not any(p.iterdir()):
+                    p.rmdir()
+            raise
 
     @classmethod
-    def open(cls, folder: str | Path) -> Study:
+    def open(cls, folder: str | Path, *, mode: str = "write") -> Study:
+        """Open a study to work in ("write": checked, migrated after a backup) or only to read it."""
         folder = Path(folder)
         if not (folder / DB_NAME).exists():
             raise InputError("not a study folder (no study.sqlite); create one with `annotator new`", source=str(folder))
-        return cls(folder, StudyDB(folder / DB_NAME))
+        return cls(folder, StudyDB(folder / DB_NAME, mode=mode))
 
     def close(self) -> None:
         self.db.close()
@@ -100,7 +126,16 @@ class Study:
         self.db.set_setting(key, value)
 
     # -- imports (each lands whole or not at all) --------------------------------
-    def _land(self, parsed: ParsedItems, anchors: tuple | None = None) -> int:
+    def _land(self, parsed: ParsedItems, *, anchors: tuple | None = None, judge_rows: list | None = None,
+              judge_source: str = "") -> tuple[int, int]:
+        """Items, their media and (harness) judge scores in ONE transaction.
+
+        Media files are written first, outside the write lock (encoding and
+        fsync are slow); inside the transaction every file is made sure to exist
+        again (a failed import elsewhere may have removed one that was its own),
+        and a failed import removes only the files that no committed row uses,
+        decided while it holds the write lock.
+        """
         existing = items.existing_items(self.db, [s.item_id for s in parsed.specs])
         for spec in parsed.specs:
             if spec.item_id in existing and existing[spec.item_id] != items.content_sha(spec):
@@ -108,41 +143,64 @@ class Study:
                     f"item_id '{spec.item_id}' is already in the study with other content; give it a new item_id",
                     source=spec.source, field="item_id",
                 )
-        written = [img.sha256 for img in parsed.images.values() if self.media.put(img)]
+        images = list(parsed.images.values())
+        written: list[str] = []
         try:
-            return imports.import_items(self.db, parsed.specs, [i.row for i in parsed.images.values()], anchors=anchors)
+            for img in images:
+                if self.media.put(img):
+                    written.append(img.sha256)
+            clash = imports.DUPLICATE["judge"] if judge_rows else imports.DUPLICATE["items"]
+            with imports.refused_if_duplicate(clash, judge_source or parsed_source(parsed)), self.db.write() as tx:
+                for img in images:
+                    self.media.put(img)  # no-op unless another import's cleanup removed it meanwhile
+                n = imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
+                m = imports.import_judge(tx, judge_rows, kind="harness", source=judge_source) if judge_rows else 0
+            return n, m
         except BaseException:
-            for sha in written:  # the rows never landed: neither do their files
-                self.media.remove(sha)
+            self._remove_unreferenced(written)
             raise
 
+    def _remove_unreferenced(self, shas: list[str]) -> None:
+        if not shas:
+            return
+        try:
+            with self.db.write() as tx:
+                keep = imports.referenced_media(tx, shas)
+                for sha in shas:
+                    if sha not in keep:
+                        self.media.remove(sha)
+        except InputError:
+            # the study is busy or the disk is gone: leave the files (unreferenced files are harmless)
+            pass
+
     def import_items(self, path: str | Path) -> int:
-        return self._land(manifest_ingest.parse_manifest(path))
+        return self._land(manifest_ingest.parse_manifest(path))[0]
 
     def import_folder(self, path: str | Path) -> int:
-        return self._land(folder_ingest.parse_folder(path))
+        return self._land(folder_ingest.parse_folder(path))[0]
 
     def import_harness(self, results: str | Path, cases: str | Path) -> tuple[int, int]:
         parsed = harness_ingest.parse_harness(results, cases, self.rubric)
-        n = self._land(parsed.items)
-        m = imports.import_judge(self.db, parsed.judge_rows, kind="harness", source=str(results)) if parsed.judge_rows else 0
-        return n, m
+        return self._land(parsed.items, judge_rows=parsed.judge_rows, judge_source=str(results))
 
     def import_anchors(self, path: str | Path, name: str | None = None) -> int:
         a = anchor_ingest.parse_anchors(path, self.rubric, name=name)
-        return self._land(a.items, anchors=(a.name, a.references, a.rationales))
+        return self._land(a.items, anchors=(a.name, a.references, a.rationales))[0]
 
     def import_ratings(self, path: str | Path) -> int:
         groups = tables.parse_ratings(path, self.rubric, imports.known_item_ids(self.db))
-        return imports.import_ratings(self.db, groups, self.rubric.version, str(path))
+        with imports.refused_if_duplicate(imports.DUPLICATE["ratings"], str(path)), self.db.write() as tx:
+            return imports.import_ratings(tx, groups, self.rubric.version)
 
     def import_judge(self, path: str | Path) -> int:
         rows = tables.parse_judge(path, self.rubric, imports.known_item_ids(self.db))
-        return imports.import_judge(self.db, rows, kind="import", source=str(path))
+        with imports.refused_if_duplicate(imports.DUPLICATE["judge"], str(path)), self.db.write() as tx:
+            return imports.import_judge(tx, rows, kind="import", source=str(path))
 
     def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
         rows = tables.parse_pairs(path, imports.known_item_ids(self.db))
-        return imports.import_pair_votes(self.db, rows, judges=judges, source=str(path))
+        with imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)), self.db.write() as tx:
+            return imports.import_pair_votes(tx, rows, judges=judges, source=str(path))
 
     # -- raters -------------------------------------------------------------------
     def add_rater(self, name: str, *, operator: bool = False, expertise: str | None = None):
@@ -151,7 +209,15 @@ class Study:
     def raters(self):
         return people.raters(self.db)
 
+    def views_of(self, item_ids: list[str]):
+        """What a rater sees of these items (by item_id)."""
+        return items.views_by_item_id(self.db, item_ids)
+
     def counts(self) -> dict[str, int]:
         from ..store.rows import study_counts
 
         return study_counts(self.db)
+
+
+def parsed_source(parsed: ParsedItems) -> str:
+    return next((sp.source for sp in parsed.specs if sp.source), "")

@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import exists, func, insert, select
 from sqlalchemy.orm import Session as OrmSession
-from sqlalchemy.orm import aliased
 
 from ..domain import queue as q
-from ..domain.errors import AlreadyAnswered
 from ..domain.records import ServedItem
+from .chains import head, is_current
 from .db import StudyDB
-from .items import item_view, live_items, new_display_code
-from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
+from .items import free_display_code, item_view, live_items
+from .models import Anchor, AnchorShowing, Judgement, QueueEntry, Rater
 from .people import rater_pk
-
-
-def _current(s: OrmSession):
-    """Judgements not superseded by a later one."""
-    newer = aliased(Judgement)
-    return ~exists().where(newer.supersedes == Judgement.id)
 
 
 def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
@@ -38,8 +31,10 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
         queued = set(s.scalars(select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)))
         # items imported after the queue was built go at its end, in their own seeded order
         new = [(pk, case) for pk, case in items if pk not in queued]
-        for i, pk in enumerate(q.live_order(new, seed + n), start=n):
-            s.add(QueueEntry(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n))
+        rows = [dict(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n)
+                for i, pk in enumerate(q.live_order(new, seed + n), start=n)]
+        if rows:
+            s.execute(insert(QueueEntry), rows)
         return n + len(new)
 
 
@@ -55,32 +50,49 @@ def _answered_live(s: OrmSession, rpk: int, version: str) -> set[int]:
 
 def progress_counts(db: StudyDB, rater: str, version: str, *, anchor_every: int = q.ANCHOR_EVERY) -> tuple[int, int]:
     """(done, total) counting seeded anchors like any other item, so the counter moves
-    the same way whether an anchor or a live item was just answered."""
+    the same way whether an anchor or a live item was just answered. Counts, not row
+    lists: it runs after every submit."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        positions = list(s.scalars(select(QueueEntry.position).where(
-            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))
-        live_done = len(_answered_live(s, rpk, version))
+        n_queue = s.scalar(select(func.count()).select_from(QueueEntry).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)) or 0
+        live_done = s.scalar(select(func.count()).select_from(Judgement).where(
+            Judgement.rater_pk == rpk, Judgement.item_pk.in_(
+                select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)),
+            Judgement.rubric_version == version, Judgement.supersedes.is_(None), Judgement.context == "live")) or 0
         anchors_done = s.scalar(select(func.count()).select_from(Judgement).where(
             Judgement.rater_pk == rpk, Judgement.context == "anchor", Judgement.supersedes.is_(None))) or 0
-        has_anchors = s.scalar(select(func.count()).select_from(Anchor)) or 0
+        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
         expected = 0
-        if has_anchors and anchor_every >= 2 and positions:
+        if anchor_every >= 2 and n_queue and s.scalar(select(func.count()).select_from(Anchor)):
             seed = s.get(Rater, rpk).seed
             filled = set(s.scalars(select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)))
-            # slots still ahead of the rater (not yet filled) will each bring one anchor
-            open_positions = set(s.scalars(select(QueueEntry.position).where(
-                QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version,
-                ~select(Judgement.id).where(
-                    Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
-                    Judgement.item_pk == QueueEntry.item_pk).exists())))
-            expected = len((q.anchor_slots(seed, len(positions), anchor_every) & open_positions) - filled)
-        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
-        return live_done + anchors_done, len(positions) + shown + expected
+            slots = sorted(q.anchor_slots(seed, n_queue, anchor_every) - filled)
+            # slots still ahead of the rater (their live item unanswered) will each bring one anchor
+            for i in range(0, len(slots), 500):
+                expected += s.scalar(select(func.count()).select_from(QueueEntry).where(
+                    *_unanswered(rpk, version), QueueEntry.position.in_(slots[i:i + 500]))) or 0
+        return live_done + anchors_done, n_queue + shown + expected
 
 
-def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY) -> ServedItem | None:
-    """The next unit of work: a pending anchor, a due anchor, or the first unanswered item."""
+def _unanswered(rpk: int, version: str):
+    """Queue entries of this rater with no live answer yet (the answered test uses the partial
+    unique index of first answers: every answered item has exactly one)."""
+    answered = select(Judgement.id).where(
+        Judgement.rater_pk == rpk, Judgement.item_pk == QueueEntry.item_pk, Judgement.rubric_version == version,
+        Judgement.supersedes.is_(None), Judgement.context == "live",
+    )
+    return (QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered.exists())
+
+
+def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY,
+              start: int = 0) -> ServedItem | None:
+    """The next unit of work: a pending anchor, a due anchor, or the first unanswered item.
+
+    `start`: a queue position below which every item is known to be answered (answers are
+    never removed, so the first unanswered position only moves forward): a session passes
+    the last one it was served, so serving stays O(1) however far the rater has come.
+    """
     with db.write() as s:
         rpk = rater_pk(s, rater)
         pending = s.scalars(
@@ -90,13 +102,9 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
         ).first()
         if pending is not None:
             return ServedItem(pending.item_pk, item_view(s, pending.item_pk, pending.display_code), pending.before_position, "anchor", pending.id)
-        answered_q = select(Judgement.id).where(
-            Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
-            Judgement.item_pk == QueueEntry.item_pk,
-        )
         nxt = s.execute(
             select(QueueEntry.position, QueueEntry.item_pk)
-            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered_q.exists())
+            .where(*_unanswered(rpk, version), QueueEntry.position >= start)
             .order_by(QueueEntry.position).limit(1)
         ).first()
         if nxt is None:
@@ -126,14 +134,36 @@ def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, 
     choice = q.choose_anchor(anchors, this_session, counts, slot)
     if choice is None:
         return None
-    taken = set(s.scalars(select(Item.display_code))) | set(s.scalars(select(AnchorShowing.display_code)))
     row = AnchorShowing(
         rater_pk=rpk, session_pk=session_pk, item_pk=choice, before_position=position, seed=slot,
-        display_code=new_display_code(taken),
+        display_code=free_display_code(s),
     )
     s.add(row)
     s.flush()
     return row
+
+
+def _first_answer(s: OrmSession, rpk: int, item_pk: int, version: str, context: str, showing_pk: int | None,
+                  session_pk: int | None) -> int | None:
+    """The id of the first answer already given in this slot (the rules of the unique indexes)."""
+    stmt = select(Judgement.id).where(Judgement.supersedes.is_(None))
+    if showing_pk is not None:
+        stmt = stmt.where(Judgement.showing_pk == showing_pk)
+    elif context == "calibration":
+        stmt = stmt.where(Judgement.session_pk == session_pk, Judgement.item_pk == item_pk,
+                          Judgement.context == "calibration")
+    elif context == "live":
+        stmt = stmt.where(Judgement.rater_pk == rpk, Judgement.item_pk == item_pk, Judgement.rubric_version == version,
+                          Judgement.context == "live")
+    else:
+        return None
+    return s.scalar(stmt.limit(1))
+
+
+@dataclass(frozen=True)
+class Submitted:
+    id: int
+    replaced_other: bool  # the rater had answered this slot elsewhere (another window): kept as its correction
 
 
 def submit(
@@ -152,30 +182,47 @@ def submit(
     supersedes: int | None = None,
     source: str = "app",
     created_at: datetime | None = None,
-) -> int:
-    """Append one judgement in its own committed transaction; returns its id."""
-    try:
-        with db.write() as s:
-            row = Judgement(
-                rater_pk=rater_pk(s, rater), item_pk=item_pk, rubric_version=version, session_pk=session_pk,
-                context=context, showing_pk=showing_pk, queue_position=queue_position,
-                answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
-                source=source, supersedes=supersedes,
-            )
-            if created_at is not None:
-                row.created_at = created_at
-            s.add(row)
-            s.flush()
-            return row.id
-    except IntegrityError as exc:
-        raise AlreadyAnswered(str(exc.orig)) from None
+) -> Submitted:
+    """Append one judgement in its own committed transaction.
+
+    Nothing a rater submits is lost: when this slot already has an answer the
+    caller did not know of (the same rater in a second window, or a second
+    correction of one answer), the new answer supersedes the current head of
+    that chain: it is the rater's newer judgement. The check and the insert run
+    under the write lock (BEGIN IMMEDIATE), so two processes cannot both pass it.
+    """
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        replaced = False
+        target = supersedes
+        if target is None:
+            first = _first_answer(s, rpk, item_pk, version, context, showing_pk, session_pk)
+            if first is not None:
+                target, replaced = first, True
+        if target is not None:
+            current = head(s, Judgement, target)
+            if current.rater_pk != rpk or current.item_pk != item_pk:
+                raise ValueError("a correction must supersede the same rater's answer on the same item")
+            replaced = replaced or current.id != target
+            target = current.id
+        row = Judgement(
+            rater_pk=rpk, item_pk=item_pk, rubric_version=version, session_pk=session_pk,
+            context=context, showing_pk=showing_pk, queue_position=queue_position,
+            answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
+            source=source, supersedes=target,
+        )
+        if created_at is not None:
+            row.created_at = created_at
+        s.add(row)
+        s.flush()
+        return Submitted(row.id, replaced)
 
 
 def current_judgement(db: StudyDB, rater: str, item_pk: int, version: str, *, context: str = "live", showing_pk: int | None = None) -> tuple[int, dict, str | None] | None:
     with db.read() as s:
         stmt = select(Judgement).where(
             Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk,
-            Judgement.rubric_version == version, Judgement.context == context, _current(s),
+            Judgement.rubric_version == version, Judgement.context == context, is_current(Judgement),
         )
         if showing_pk is not None:
             stmt = stmt.where(Judgement.showing_pk == showing_pk)
@@ -189,12 +236,7 @@ def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
         rows = s.scalars(select(Judgement).where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None)).order_by(Judgement.id)).all()
         out = []
         for j in rows:
-            latest = j
-            while True:
-                nxt = s.scalars(select(Judgement).where(Judgement.supersedes == latest.id)).first()
-                if nxt is None:
-                    break
-                latest = nxt
+            latest = head(s, Judgement, j.id)
             code = s.get(AnchorShowing, j.showing_pk).display_code if j.showing_pk else None
             out.append(
                 ServedItem(

@@ -1,7 +1,9 @@
 """StudyDB: the engine of one study plus the settings table.
 
-All writes go through `write()`, one short transaction each, so that every
-submitted answer is one durable commit and nothing is left half-written.
+All writes go through `write()`, one short transaction each (taking the write
+lock at BEGIN), so that every submitted answer is one durable commit and
+nothing is left half-written. Faults of the database (a full disk, a lock held
+too long, a damaged or read-only file) leave as one-line study errors.
 """
 
 from __future__ import annotations
@@ -15,25 +17,29 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from .engine import open_database
+from . import settings
+from .engine import open_database, writer
+from .faults import study_faults
 from .models import Setting
 
 
 class StudyDB:
-    def __init__(self, db_path: Path, *, create: bool = False) -> None:
+    def __init__(self, db_path: Path, *, create: bool = False, mode: str = "write") -> None:
         self.path = Path(db_path)
-        self.engine = open_database(self.path, create=create)
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.mode = mode
+        self.engine = open_database(self.path, create=create, mode=mode)
+        self._readers = sessionmaker(self.engine, expire_on_commit=False)
+        self._writers = sessionmaker(writer(self.engine), expire_on_commit=False)
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One transaction: committed on success, rolled back whole on any error."""
-        with self._sessions() as s, s.begin():
+        with study_faults(str(self.path)), self._writers() as s, s.begin():
             yield s
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        with self._sessions() as s:
+        with study_faults(str(self.path)), self._readers() as s:
             yield s
 
     def close(self) -> None:
@@ -47,11 +53,7 @@ class StudyDB:
 
     def set_setting(self, key: str, value: Any) -> None:
         with self.write() as s:
-            row = s.get(Setting, key)
-            if row is None:
-                s.add(Setting(key=key, value=json.dumps(value)))
-            else:
-                row.value = json.dumps(value)
+            settings.put(s, key, value)
 
     def all_settings(self) -> dict[str, Any]:
         with self.read() as s:

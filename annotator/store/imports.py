@@ -1,5 +1,6 @@
-"""Bulk writes for importers: each call is one transaction, so an import lands
-whole or not at all."""
+"""Bulk writes for importers, inside the caller's transaction (`StudyDB.write()`):
+the service lands everything of one import (items, media rows, scores, ratings,
+anchors) in ONE transaction, so an import lands whole or not at all."""
 
 from __future__ import annotations
 
@@ -10,18 +11,19 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as OrmSession
 
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec
 from .db import StudyDB
 from .items import add_items, item_pks
-from .models import Anchor, Item, Judgement, JudgeRun, JudgeScore, Session
+from .models import Anchor, Case, Cell, Item, Judgement, JudgeRun, JudgeScore, Media, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
 
 
 @contextmanager
-def _refused_if_duplicate(message: str, source: str) -> Iterator[None]:
+def refused_if_duplicate(message: str, source: str) -> Iterator[None]:
     """A unique rule broken anywhere (at any flush or the commit) refuses the whole file.
 
     Put it outside `db.write()` so the transaction is rolled back before the error is raised.
@@ -32,17 +34,25 @@ def _refused_if_duplicate(message: str, source: str) -> Iterator[None]:
         raise InputError(message, source=source) from None
 
 
-def import_items(db: StudyDB, specs: Sequence[ItemSpec], media_rows: Sequence[tuple], *, anchors: tuple | None = None) -> int:
+DUPLICATE = {
+    "ratings": "some of these ratings are already in the study (same rater and item); nothing was imported",
+    "judge": "some of these judge scores are already in the study (same judge, item and metric); nothing was imported",
+    "pairs": "a vote in this file is already in the study (one vote per rater per pair); nothing was imported",
+    "items": "another import added some of these items at the same moment; nothing was imported, run it again",
+}
+
+
+def import_items(s: OrmSession, specs: Sequence[ItemSpec], media_rows: Sequence[tuple], *,
+                 anchors: tuple | None = None) -> int:
     """Store items; with `anchors=(set_name, references, rationales)` they become anchors."""
-    with db.write() as s:
-        pks = add_items(s, specs, media_rows, is_anchor=anchors is not None)
-        if anchors is not None:
-            name, refs, rats = anchors
-            for spec, ref, rat in zip(specs, refs, rats, strict=True):
-                pk = pks[spec.item_id]
-                if s.get(Anchor, pk) is None:
-                    s.add(Anchor(item_pk=pk, anchor_set=name, reference=json.dumps(ref), rationale=json.dumps(rat)))
-        return len(pks)
+    pks = add_items(s, specs, media_rows, is_anchor=anchors is not None)
+    if anchors is not None:
+        name, refs, rats = anchors
+        for spec, ref, rat in zip(specs, refs, rats, strict=True):
+            pk = pks[spec.item_id]
+            if s.get(Anchor, pk) is None:
+                s.add(Anchor(item_pk=pk, anchor_set=name, reference=json.dumps(ref), rationale=json.dumps(rat)))
+    return len(pks)
 
 
 def known_item_ids(db: StudyDB) -> set[str]:
@@ -50,53 +60,57 @@ def known_item_ids(db: StudyDB) -> set[str]:
         return set(s.scalars(select(Item.item_id)))
 
 
-def import_ratings(db: StudyDB, groups: Sequence[Any], version: str, source: str) -> int:
+def referenced_media(s: OrmSession, shas: Sequence[str]) -> set[str]:
+    """Which of these media files a committed row uses (ask inside the write lock)."""
+    out: set[str] = set()
+    for i in range(0, len(shas), 500):
+        out |= set(s.scalars(select(Media.sha256).where(Media.sha256.in_(list(shas[i:i + 500])))))
+    return out
+
+
+def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
     """groups: ingest.tables.RatingGroup. Creates raters the study does not know (never operators)."""
-    message = "some of these ratings are already in the study (same rater and item); nothing was imported"
-    with _refused_if_duplicate(message, source), db.write() as s:
-        pks = item_pks(s, [g.item_id for g in groups])
-        raters = {}
-        sessions: dict[tuple[int, str], int] = {}
-        for g in groups:
-            r = raters.get(g.rater) or ensure_rater(s, g.rater)
-            raters[g.rater] = r
-            sess = None
-            if g.session:
-                key = (r.id, g.session)
-                if key not in sessions:
-                    row = Session(rater_pk=r.id, mode=f"import:{g.session}")
-                    s.add(row)
-                    s.flush()
-                    sessions[key] = row.id
-                sess = sessions[key]
-            j = Judgement(
-                rater_pk=r.id, item_pk=pks[g.item_id], rubric_version=version, session_pk=sess, context="live",
-                answers=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in g.answers.items()}, sort_keys=True),
-                reason=g.reason, source="import",
-            )
-            if g.created_at:
-                j.created_at = g.created_at
-            s.add(j)
-        return len(groups)
-
-
-def import_judge(db: StudyDB, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None) -> int:
-    """rows: ingest.tables.JudgeRow. One JudgeRun per judge name."""
-    message = "some of these judge scores are already in the study (same judge, item and metric); nothing was imported"
-    with _refused_if_duplicate(message, source), db.write() as s:
-        pks = item_pks(s, [r.item_id for r in rows])
-        runs: dict[str, JudgeRun] = {}
-        for r in rows:
-            run = runs.get(r.judge)
-            if run is None:
-                run = JudgeRun(judge=r.judge, model=model or r.judge, kind=kind, source=source)
-                s.add(run)
+    pks = item_pks(s, [g.item_id for g in groups])
+    raters = {}
+    sessions: dict[tuple[int, str], int] = {}
+    for g in groups:
+        r = raters.get(g.rater) or ensure_rater(s, g.rater)
+        raters[g.rater] = r
+        sess = None
+        if g.session:
+            key = (r.id, g.session)
+            if key not in sessions:
+                row = Session(rater_pk=r.id, mode=f"import:{g.session}")
+                s.add(row)
                 s.flush()
-                runs[r.judge] = run
-            value = list(r.value) if isinstance(r.value, tuple) else r.value
-            s.add(JudgeScore(run_pk=run.id, judge=r.judge, item_pk=pks[r.item_id], metric=r.metric,
-                             value=json.dumps(value), reason=r.reason))
-        return len(rows)
+                sessions[key] = row.id
+            sess = sessions[key]
+        j = Judgement(
+            rater_pk=r.id, item_pk=pks[g.item_id], rubric_version=version, session_pk=sess, context="live",
+            answers=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in g.answers.items()}, sort_keys=True),
+            reason=g.reason, source="import",
+        )
+        if g.created_at:
+            j.created_at = g.created_at
+        s.add(j)
+    return len(groups)
+
+
+def import_judge(s: OrmSession, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None) -> int:
+    """rows: ingest.tables.JudgeRow. One JudgeRun per judge name."""
+    pks = item_pks(s, [r.item_id for r in rows])
+    runs: dict[str, JudgeRun] = {}
+    for r in rows:
+        run = runs.get(r.judge)
+        if run is None:
+            run = JudgeRun(judge=r.judge, model=model or r.judge, kind=kind, source=source)
+            s.add(run)
+            s.flush()
+            runs[r.judge] = run
+        value = list(r.value) if isinstance(r.value, tuple) else r.value
+        s.add(JudgeScore(run_pk=run.id, judge=r.judge, item_pk=pks[r.item_id], metric=r.metric,
+                         value=json.dumps(value), reason=r.reason))
+    return len(rows)
 
 
 def ensure_pair(s, pair_id: str | None, a: int, b: int) -> Pair:
@@ -109,34 +123,30 @@ def ensure_pair(s, pair_id: str | None, a: int, b: int) -> Pair:
     return pair
 
 
-def import_pair_votes(db: StudyDB, rows: Sequence[Any], *, judges: bool, source: str) -> int:
+def import_pair_votes(s: OrmSession, rows: Sequence[Any], *, judges: bool, source: str) -> int:
     """rows: ingest.tables.VoteRow. Both items of a pair must belong to one case."""
-    from .models import Case, Cell
-
-    message = "a vote in this file is already in the study (one vote per rater per pair); nothing was imported"
-    with _refused_if_duplicate(message, source), db.write() as s:
-        pks = item_pks(s, [r.item_left for r in rows] + [r.item_right for r in rows])
-        case_of = dict(
-            s.execute(
-                select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
-                .where(Item.id.in_(list(pks.values())))
-            ).all()
-        )
-        raters: dict[str, int] = {}
-        for r in rows:
-            left, right = pks[r.item_left], pks[r.item_right]
-            if case_of[left] != case_of[right]:
-                raise InputError(f"pair '{r.pair_id}' joins items of different cases; a pair holds the case fixed",
-                                 source=source, line=r.line, field="item_right")
-            pair = ensure_pair(s, r.pair_id, left, right)
-            vote = PairVote(pair_pk=pair.id, item_left=left, item_right=right, choice=r.choice, source="import")
-            if judges:
-                vote.judge = r.rater
-            else:
-                if r.rater not in raters:
-                    raters[r.rater] = ensure_rater(s, r.rater).id
-                vote.rater_pk = raters[r.rater]
-            if r.created_at:
-                vote.created_at = r.created_at
-            s.add(vote)
-        return len(rows)
+    pks = item_pks(s, [r.item_left for r in rows] + [r.item_right for r in rows])
+    case_of = dict(
+        s.execute(
+            select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
+            .where(Item.id.in_(list(pks.values())))
+        ).all()
+    )
+    raters: dict[str, int] = {}
+    for r in rows:
+        left, right = pks[r.item_left], pks[r.item_right]
+        if case_of[left] != case_of[right]:
+            raise InputError(f"pair '{r.pair_id}' joins items of different cases; a pair holds the case fixed",
+                             source=source, line=r.line, field="item_right")
+        pair = ensure_pair(s, r.pair_id, left, right)
+        vote = PairVote(pair_pk=pair.id, item_left=left, item_right=right, choice=r.choice, source="import")
+        if judges:
+            vote.judge = r.rater
+        else:
+            if r.rater not in raters:
+                raters[r.rater] = ensure_rater(s, r.rater).id
+            vote.rater_pk = raters[r.rater]
+        if r.created_at:
+            vote.created_at = r.created_at
+        s.add(vote)
+    return len(rows)

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from ..domain.errors import InputError
@@ -24,6 +24,17 @@ def new_display_code(taken: set[str]) -> str:
         code = f"{code[:3]}-{code[3:]}"
         if code not in taken:
             taken.add(code)
+            return code
+
+
+def free_display_code(s: Session) -> str:
+    """A code no item and no anchor showing uses (checked by query: the study may hold many)."""
+    from .models import AnchorShowing
+
+    while True:
+        code = new_display_code(set())
+        if s.scalar(select(Item.id).where(Item.display_code == code)) is None and \
+                s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code)) is None:
             return code
 
 
@@ -52,19 +63,26 @@ def add_items(
     """Insert items (skipping identical re-imports) inside the caller's transaction.
 
     media rows: (sha256, original_sha256, width, height, n_bytes). Returns item_id -> pk.
+    Rows go in with bulk INSERTs: an import's transaction holds the study's write lock,
+    and every rater's submit waits for it.
     """
-    known_media = set(s.scalars(select(Media.sha256).where(Media.sha256.in_([m[0] for m in media]))))
-    for sha, orig, w, h, n in media:
-        if sha not in known_media:
-            s.add(Media(sha256=sha, original_sha256=orig, width=w, height=h, n_bytes=n))
-            known_media.add(sha)
-    cases = {c.case_id: c for c in s.scalars(select(Case))}
-    cells: dict[tuple, Cell] = {}
-    for c in s.scalars(select(Cell)):
-        cells[(c.case_pk, c.prompt_sha256, c.criteria)] = c
+    shas = [m[0] for m in media]
+    known_media: set[str] = set()
+    for i in range(0, len(shas), 500):
+        known_media |= set(s.scalars(select(Media.sha256).where(Media.sha256.in_(shas[i:i + 500]))))
+    new_media = [dict(sha256=sha, original_sha256=orig, width=w, height=h, n_bytes=n)
+                 for sha, orig, w, h, n in media if sha not in known_media]
+    if new_media:
+        s.execute(insert(Media), new_media)
+    cases = {c.case_id: c.id for c in s.scalars(select(Case))}
+    cells = {(c.case_pk, c.prompt_sha256, c.criteria): c.id for c in s.scalars(select(Cell))}
     taken = set(s.scalars(select(Item.display_code)))
-    existing = {i.item_id: i for i in s.scalars(select(Item).where(Item.item_id.in_([sp.item_id for sp in specs])))}
+    existing: dict[str, Item] = {}
+    ids = [sp.item_id for sp in specs]
+    for i in range(0, len(ids), 500):
+        existing.update({it.item_id: it for it in s.scalars(select(Item).where(Item.item_id.in_(ids[i:i + 500])))})
     out: dict[str, int] = {}
+    fresh: list[tuple[ItemSpec, str]] = []
     for sp in specs:
         sha = content_sha(sp)
         if sp.item_id in existing:
@@ -74,34 +92,42 @@ def add_items(
                     f"item_id '{sp.item_id}' is already in the study with other content; give it a new item_id",
                     source=sp.source, field="item_id",
                 )
+            if it.is_anchor != is_anchor:
+                was, now = ("an anchor", "a live item") if it.is_anchor else ("a live item", "an anchor")
+                raise InputError(
+                    f"item_id '{sp.item_id}' is already in the study as {was}; an item cannot also be {now} "
+                    "(raters' live answers and anchor answers would mix): give the copy its own item_id",
+                    source=sp.source, field="item_id",
+                )
             out[sp.item_id] = it.id
-            continue
-        case = cases.get(sp.case_id)
-        if case is None:
-            case = Case(case_id=sp.case_id, task_type=sp.task_type)
-            s.add(case)
-            s.flush()
-            cases[sp.case_id] = case
+        else:
+            fresh.append((sp, sha))
+    for sp, _ in fresh:
+        if sp.case_id not in cases:
+            cases[sp.case_id] = s.scalar(insert(Case).returning(Case.id), [{"case_id": sp.case_id,
+                                                                          "task_type": sp.task_type}])
         psha = hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest()
-        key = (case.id, psha, sp.criteria)
-        cell = cells.get(key)
-        if cell is None:
-            cell = Cell(case_pk=case.id, prompt_sha256=psha, prompt=sp.prompt, criteria=sp.criteria)
-            s.add(cell)
-            s.flush()
-            cells[key] = cell
-        it = Item(
-            item_id=sp.item_id, cell_pk=cell.id, generator=sp.generator,
-            display_code=new_display_code(taken), slice=sp.slice, seed=sp.seed, text=sp.text,
-            is_anchor=is_anchor, content_sha256=sha, source=sp.source,
-        )
-        s.add(it)
-        s.flush()
-        for role, shas in (("output", sp.outputs), ("input", sp.inputs), ("mask", (sp.mask,) if sp.mask else ())):
-            for n, m in enumerate(shas):
-                s.add(ItemMedia(item_pk=it.id, role=role, ordinal=n, media_sha256=m, source_name=sp.source_names.get(m)))
-        existing[sp.item_id] = it
-        out[sp.item_id] = it.id
+        key = (cases[sp.case_id], psha, sp.criteria)
+        if key not in cells:
+            cells[key] = s.scalar(insert(Cell).returning(Cell.id), [{"case_pk": key[0], "prompt_sha256": psha,
+                                                                    "prompt": sp.prompt, "criteria": sp.criteria}])
+    if not fresh:
+        return out
+    item_rows = [dict(
+        item_id=sp.item_id, generator=sp.generator, display_code=new_display_code(taken), slice=sp.slice,
+        seed=sp.seed, text=sp.text, is_anchor=is_anchor, content_sha256=sha, source=sp.source,
+        cell_pk=cells[(cases[sp.case_id], hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest(), sp.criteria)],
+    ) for sp, sha in fresh]
+    pks = s.execute(insert(Item).returning(Item.id, sort_by_parameter_order=True), item_rows).scalars().all()
+    media_rows = []
+    for (sp, _), pk in zip(fresh, pks, strict=True):
+        out[sp.item_id] = pk
+        for role, shas_ in (("output", sp.outputs), ("input", sp.inputs), ("mask", (sp.mask,) if sp.mask else ())):
+            for n, m in enumerate(shas_):
+                media_rows.append(dict(item_pk=pk, role=role, ordinal=n, media_sha256=m,
+                                       source_name=sp.source_names.get(m)))
+    if media_rows:
+        s.execute(insert(ItemMedia), media_rows)
     return out
 
 
@@ -126,6 +152,17 @@ def item_view(s: Session, item_pk: int, display_code: str | None = None) -> Item
         display_code=display_code or it.display_code, prompt=cell.prompt, criteria=cell.criteria or "",
         outputs=outputs, inputs=inputs, mask=mask, text=it.text,
     )
+
+
+def view_of(db: StudyDB, item_pk: int) -> ItemView:
+    with db.read() as s:
+        return item_view(s, item_pk)
+
+
+def views_by_item_id(db: StudyDB, item_ids: Iterable[str]) -> dict[str, ItemView]:
+    """What a rater (or the blind judge) sees of each item, by item_id (unknown ids are left out)."""
+    with db.read() as s:
+        return {iid: item_view(s, pk) for iid, pk in item_pks(s, item_ids).items()}
 
 
 def live_items(s: Session) -> list[tuple[int, str]]:

@@ -18,6 +18,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from ..domain.ids import uuid7
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
@@ -104,9 +106,17 @@ class ItemMedia(Base):
     source_name: Mapped[str | None] = mapped_column(Text)  # provenance; never shown
 
 
+def uuid_column() -> Mapped[str | None]:
+    """The row's global id (UUIDv7), minted where the row is made: merge identifies rows by it.
+    Nullable in the schema only because SQLite cannot add a NOT NULL column in place; every
+    row gets one (migration 0005 filled the old ones)."""
+    return mapped_column(String(36), unique=True, index=True, default=uuid7)
+
+
 class Session(Base):
     __tablename__ = "sessions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     mode: Mapped[str] = mapped_column(String)  # label | pair | calibration | import
     started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
@@ -128,18 +138,26 @@ class AnchorShowing(Base):
 
     __tablename__ = "anchor_showings"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     session_pk: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
     item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"))
-    before_position: Mapped[int] = mapped_column(Integer)  # live queue position it precedes
+    # live queue position it precedes; negative for a duplicate a race made before 0004 (kept for its answers)
+    before_position: Mapped[int] = mapped_column(Integer)
     seed: Mapped[int] = mapped_column(Integer)
     display_code: Mapped[str] = mapped_column(String, unique=True)  # its own code each showing
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    __table_args__ = (
+        # one anchor per rater and slot, even when two windows reach the slot at once
+        Index("uq_anchor_slot", "rater_pk", "before_position", unique=True,
+              sqlite_where=text("before_position >= 0"), postgresql_where=text("before_position >= 0")),
+    )
 
 
 class Judgement(Base):
     __tablename__ = "judgements"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"), index=True)
     rubric_version: Mapped[str] = mapped_column(ForeignKey("rubric_versions.version"))
@@ -160,13 +178,15 @@ class Judgement(Base):
             "item_pk",
             "rubric_version",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND context = 'live'"),
+            sqlite_where=text("supersedes IS NULL AND context = 'live'"), postgresql_where=text("supersedes IS NULL AND context = 'live'"),
         ),
         # a seeded anchor showing and a calibration anchor take one first answer each, too
         Index("uq_judgement_showing", "showing_pk", unique=True,
-              sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL")),
+              sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND showing_pk IS NOT NULL")),
+        # "is this anchor showing answered yet?" on every next item
+        Index("ix_judgements_showing_pk", "showing_pk"),
         Index("uq_judgement_calibration", "session_pk", "item_pk", unique=True,
-              sqlite_where=text("supersedes IS NULL AND context = 'calibration'")),
+              sqlite_where=text("supersedes IS NULL AND context = 'calibration'"), postgresql_where=text("supersedes IS NULL AND context = 'calibration'")),
     )
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .models import Base, utcnow
+from .models import Base, utcnow, uuid_column
 
 
 class Pair(Base):
@@ -35,6 +35,7 @@ class PairQueueEntry(Base):
 class PairVote(Base):
     __tablename__ = "pair_votes"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     pair_pk: Mapped[int] = mapped_column(ForeignKey("pairs.id"), index=True)
     rater_pk: Mapped[int | None] = mapped_column(ForeignKey("raters.id"))
     judge: Mapped[str | None] = mapped_column(String)  # set instead of rater for judge votes
@@ -56,14 +57,14 @@ class PairVote(Base):
             "rater_pk",
             "pair_pk",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
+            sqlite_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
         ),
         Index(
             "uq_pair_vote_judge",
             "judge",
             "pair_pk",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND judge IS NOT NULL"),
+            sqlite_where=text("supersedes IS NULL AND judge IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND judge IS NOT NULL"),
         ),
     )
 
@@ -71,6 +72,7 @@ class PairVote(Base):
 class Calibration(Base):
     __tablename__ = "calibrations"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = uuid_column()
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     session_pk: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
     anchor_set: Mapped[str] = mapped_column(String)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 
 from ..domain import pairs as design
-from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView
+from .answers import Submitted
+from .chains import head
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
@@ -74,19 +74,31 @@ def pair_progress(db: StudyDB, rater: str) -> tuple[int, int]:
 
 def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, choice: str, seed: int | None,
               session_pk: int | None, position: int | None, reason: str | None, time_ms: int | None,
-              supersedes: int | None = None) -> int:
+              supersedes: int | None = None) -> Submitted:
+    """Append one vote in its own transaction; a vote on a pair the rater already voted on
+    elsewhere (another window) supersedes the current one, as in `answers.submit`."""
     if choice not in design.CHOICES:
         raise ValueError(f"choice must be one of {design.CHOICES}")
-    try:
-        with db.write() as s:
-            v = PairVote(pair_pk=pair_pk, rater_pk=rater_pk(s, rater), item_left=left, item_right=right, choice=choice,
-                         side_seed=seed, session_pk=session_pk, queue_position=position, reason=reason,
-                         time_ms=time_ms, supersedes=supersedes)
-            s.add(v)
-            s.flush()
-            return v.id
-    except IntegrityError as exc:
-        raise AlreadyAnswered(str(exc.orig)) from None
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        replaced = False
+        target = supersedes
+        if target is None:
+            target = s.scalar(select(PairVote.id).where(PairVote.rater_pk == rpk, PairVote.pair_pk == pair_pk,
+                                                        PairVote.supersedes.is_(None)).limit(1))
+            replaced = target is not None
+        if target is not None:
+            current = head(s, PairVote, target)
+            if current.rater_pk != rpk or current.pair_pk != pair_pk:
+                raise ValueError("a correction must supersede the same rater's vote on the same pair")
+            replaced = replaced or current.id != target
+            target = current.id
+        v = PairVote(pair_pk=pair_pk, rater_pk=rpk, item_left=left, item_right=right, choice=choice,
+                     side_seed=seed, session_pk=session_pk, queue_position=position, reason=reason,
+                     time_ms=time_ms, supersedes=target)
+        s.add(v)
+        s.flush()
+        return Submitted(v.id, replaced)
 
 
 def votes_in_session(db: StudyDB, session_pk: int) -> list[dict]:
@@ -94,9 +106,7 @@ def votes_in_session(db: StudyDB, session_pk: int) -> list[dict]:
         rows = s.scalars(select(PairVote).where(PairVote.session_pk == session_pk, PairVote.supersedes.is_(None)).order_by(PairVote.id)).all()
         out = []
         for v in rows:
-            latest = v
-            while (nxt := s.scalars(select(PairVote).where(PairVote.supersedes == latest.id)).first()) is not None:
-                latest = nxt
+            latest = head(s, PairVote, v.id)
             out.append({"vote": latest.id, "pair_pk": v.pair_pk, "left": v.item_left, "right": v.item_right,
                         "choice": latest.choice, "reason": latest.reason, "position": v.queue_position,
                         "seed": v.side_seed, "left_view": item_view(s, v.item_left), "right_view": item_view(s, v.item_right)})

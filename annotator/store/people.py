@@ -10,19 +10,21 @@ from sqlalchemy.orm import Session as OrmSession
 from ..domain.errors import InputError
 from ..domain.records import RaterInfo
 from ..domain.rubric import Rubric, rubric_from_canonical
+from ..domain.text import check_name, check_text
 from .db import StudyDB
 from .models import Rater, RubricVersion, Session
 
 
-def add_rubric_version(db: StudyDB, rubric: Rubric, *, activate: bool = True) -> None:
-    with db.write() as s:
-        if activate:
-            s.execute(update(RubricVersion).values(is_active=False))
-        row = s.get(RubricVersion, rubric.version)
-        if row is None:
-            s.add(RubricVersion(version=rubric.version, rubric_id=rubric.id, canonical=rubric.canonical_text(), is_active=activate))
-        elif activate:
-            row.is_active = True
+def add_rubric_version(s: OrmSession, rubric: Rubric, *, activate: bool = True) -> None:
+    """Inside the caller's transaction."""
+    if activate:
+        s.execute(update(RubricVersion).values(is_active=False))
+    row = s.get(RubricVersion, rubric.version)
+    if row is None:
+        s.add(RubricVersion(version=rubric.version, rubric_id=rubric.id, canonical=rubric.canonical_text(),
+                            is_active=activate))
+    elif activate:
+        row.is_active = True
 
 
 def active_rubric(db: StudyDB) -> Rubric:
@@ -45,9 +47,9 @@ def ensure_rater(s: OrmSession, name: str, *, operator: bool = False, expertise:
 
 
 def add_rater(db: StudyDB, name: str, *, operator: bool = False, expertise: str | None = None) -> RaterInfo:
-    name = name.strip()
-    if not name:
-        raise InputError("a rater needs a name", field="name")
+    name = check_name(name, "a rater's name", field="name")
+    if expertise is not None:
+        check_text(expertise, "the expertise", field="expertise")
     with db.write() as s:
         if s.scalars(select(Rater).where(Rater.name == name)).first() is not None:
             raise InputError(f"rater '{name}' already exists", field="name")

@@ -25,3 +25,18 @@ def populated(tmp_path, study) -> Study:
     src.mkdir()
     study.import_items(write_manifest(src, basic_rows(src)))
     return study
+
+
+@pytest.fixture(scope="session")
+def demo_study_dir(tmp_path_factory) -> Path:
+    """The demo study, built once per test session; copy it (`copy_study`) before changing it."""
+    from annotator.services.demo import build_demo
+
+    return build_demo(tmp_path_factory.mktemp("demo") / "demo-study")
+
+
+def copy_study(src: Path, dest: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dest)
+    return dest

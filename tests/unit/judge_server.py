@@ -52,6 +52,14 @@ class Raw:
 
 
 @dataclass(frozen=True)
+class Body:
+    """Send these exact bytes as a 200 reply (empty, HTML, garbage, absurdly nested JSON...)."""
+
+    data: bytes
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
 class Refuse:
     text: str = "I'm sorry, I can't help with that."
 
@@ -201,6 +209,16 @@ class JudgeServer:
             action = Ok()
         if isinstance(action, Refuse):
             self._send(h, 200, self._reply(h.path, body, None, action.text))
+            return
+        if isinstance(action, Body):
+            try:
+                h.send_response(200)
+                h.send_header("Content-Type", action.content_type)
+                h.send_header("Content-Length", str(len(action.data)))
+                h.end_headers()
+                h.wfile.write(action.data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
             return
         if isinstance(action, Raw):
             self._send(h, 200, self._reply(h.path, body, action.text, None))

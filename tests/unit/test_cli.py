@@ -30,7 +30,7 @@ def test_import_folder_of_images(tmp_path, capsys):
         for g, colour in (("gen-a", (10, 10, 10)), ("gen-b", (200, 10, 10))):
             make_png(root / case / f"{g}.png", colour=colour)
     assert main(["import", "folder", str(root), "--study", st]) == 0
-    assert "imported 4 folder" in capsys.readouterr().out
+    assert "imported 4 items" in capsys.readouterr().out
     assert main(["status", "--study", st]) == 0
     out = capsys.readouterr().out
     assert "items           4" in out and "cases           2" in out

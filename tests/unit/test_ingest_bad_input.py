@@ -214,7 +214,7 @@ def test_importing_the_same_answers_twice_is_refused_whole(tmp_path, capsys):
     src = tmp_path / "src"
     assert main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)]) == 0
     ratings = tmp_path / "ratings.csv"
-    ratings.write_text("item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,4\n")
+    ratings.write_text("item_id,rater,metric,value,partial\nit-0-0,ann,layout_hierarchy,4,yes\n")
     judge = tmp_path / "judge.csv"
     judge.write_text("item_id,judge,metric,value,reason\nit-0-0,gpt,layout_hierarchy,5,fine\n")
     pairs = tmp_path / "pairs.csv"
@@ -223,7 +223,7 @@ def test_importing_the_same_answers_twice_is_refused_whole(tmp_path, capsys):
         assert main(["import", kind, str(f), "--study", str(folder)]) == 0
     counts = {t: _rows_in(folder, t) for t in ("judgements", "judge_scores", "pair_votes")}
     # a second file that repeats one answer and adds a new one: neither lands
-    ratings.write_text(ratings.read_text() + "it-0-1,ann,layout_hierarchy,2\n")
+    ratings.write_text(ratings.read_text() + "it-0-1,ann,layout_hierarchy,2,yes\n")
     judge.write_text(judge.read_text() + "it-0-1,gpt,layout_hierarchy,1,\n")
     pairs.write_text(pairs.read_text() + "p2,it-1-0,it-1-1,ann,right\n")
     for kind, f, needle in (("ratings", ratings, "ratings are already in the study"),

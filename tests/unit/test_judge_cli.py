@@ -61,3 +61,44 @@ def test_judge_run_without_key_or_url_is_bad_input(tmp_path, rubric_path, monkey
     folder = _study(tmp_path, rubric_path)
     assert main(["judge", "run", "--study", str(folder), "--model", "gpt-x"]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_judge_run_survives_broken_bodies_and_missing_media(tmp_path, rubric_path, monkeypatch, capsys):
+    """A 200 with an empty, garbage, HTML or 100,000-deep body, and an item whose image file is gone:
+    each is a stored per-item error with its raw text (bounded); the run goes on, exits 3, and a
+    rerun retries exactly those items."""
+    from judge_server import Body, Ok
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    folder = _study(tmp_path, rubric_path)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    bodies = {"[[it-0-0]]": b"", "[[it-0-1]]": b"\x00\xff garbage \x01",
+              "[[it-0-2]]": b"<html><body>502 Bad Gateway</body></html>" * 5000, "[[it-1-0]]": deep}
+    with sqlite3.connect(folder / "study.sqlite") as c:
+        sha = c.execute("select m.media_sha256 from item_media m join items i on i.id = m.item_pk "
+                        "where i.item_id = 'it-1-1'").fetchone()[0]
+    gone = folder / "media" / sha[:2] / f"{sha}.png"
+    kept = gone.read_bytes()
+    gone.unlink()
+    with JudgeServer().start() as server:
+        for marker, data in bodies.items():
+            server.script(marker, Body(data), Body(data))
+        args = ["judge", "run", "--study", str(folder), "--model", "local-judge", "--base-url", server.base_url,
+                "--max-retries", "0", "--concurrency", "2", "--timeout", "10"]
+        assert main(args) == 3
+        assert "failed 5" in capsys.readouterr().out
+        with sqlite3.connect(folder / "study.sqlite") as c:
+            errs = {iid: (kind, raw) for iid, kind, raw in c.execute(
+                "select i.item_id, e.kind, e.raw from judge_errors e join items i on i.id = e.item_pk")}
+        assert {k: v[0] for k, v in errs.items()} == {
+            "it-0-0": "bad_reply", "it-0-1": "bad_reply", "it-0-2": "bad_reply", "it-1-0": "bad_reply",
+            "it-1-1": "bad_input"}
+        assert "502 Bad Gateway" in errs["it-0-2"][1] and len(errs["it-0-2"][1]) < 70_000  # bounded
+        assert len(errs["it-1-0"][1]) < 70_000
+        server.clear_scripts()
+        server.reset_stats()
+        for marker in [*bodies, "[[it-1-1]]"]:
+            server.script(marker, Ok())
+        gone.write_bytes(kept)
+        assert main(args) == 0
+        assert {c.marker for c in server.calls} == set(bodies) | {"[[it-1-1]]"}

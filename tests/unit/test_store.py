@@ -21,7 +21,7 @@ from annotator.store.engine import (
     open_database,
     upgrade,
 )
-from annotator.store.models import Base
+from annotator.store.models import Base, Judgement
 from annotator.store.models_pairs import PairVote
 
 ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
@@ -78,16 +78,31 @@ def test_correction_supersedes_and_keeps_history(populated):
     assert answers.current_judgement(populated.db, "ann", first.item_pk, populated.rubric.version)[1]["layout_hierarchy"] == 2
 
 
-def test_double_first_submission_is_refused_by_the_database(populated):
+def test_same_rater_in_two_windows_keeps_the_second_answer_as_a_correction(populated):
+    """Two windows show the same item; both submit: nothing is lost, the later answer is current."""
     populated.add_rater("ann")
-    s = LabelSession(populated, "ann")
-    item = s.next()
+    w1, w2 = LabelSession(populated, "ann"), LabelSession(populated, "ann")
+    item = w1.next()
     while item.context != "live":
-        s.submit(item, ANSWERS, 1)
-        item = s.next()
-    s.submit(item, ANSWERS, 10)
-    with pytest.raises(answers.AlreadyAnswered):
-        s.submit(item, ANSWERS, 10)
+        w1.submit(item, ANSWERS, 1)
+        item = w1.next()
+    assert w2.next().item_pk == item.item_pk
+    first = w1.submit(item, ANSWERS, 10)
+    assert not w1.last_replaced_other
+    second = w2.submit(item, {**ANSWERS, "layout_hierarchy": 1}, 10)
+    assert w2.last_replaced_other
+    chain = answers.history_of(populated.db, "ann", item.item_pk)
+    assert [c["id"] for c in chain] == [first, second] and chain[1]["supersedes"] == first
+    # a second correction of the same judgement (both windows went back to it) chains on the head
+    back = w1.back()
+    third = w1.submit(back, ANSWERS, 10)
+    assert answers.history_of(populated.db, "ann", item.item_pk)[-1]["supersedes"] == second and third > second
+    # even bypassing the service, SQLite refuses a second original answer
+    with populated.db.write() as s, pytest.raises(Exception, match="UNIQUE"):
+        j = s.get(Judgement, first)
+        s.add(Judgement(rater_pk=j.rater_pk, item_pk=j.item_pk, rubric_version=j.rubric_version, context="live",
+                        answers="{}"))
+        s.flush()
 
 
 def test_one_vote_per_rater_per_pair_is_a_database_rule(populated):
@@ -96,9 +111,11 @@ def test_one_vote_per_rater_per_pair_is_a_database_rule(populated):
     populated.add_rater("ann")
     ps = PairSession(populated, "ann")
     pair = ps.next()
-    ps.vote(pair, "left", None, 100)
-    with pytest.raises(answers.AlreadyAnswered):
-        ps.vote(pair, "right", None, 100)
+    first = ps.vote(pair, "left", None, 100)
+    # the same rater voting again from a second window: kept as the newer vote
+    second = PairSession(populated, "ann").vote(pair, "right", None, 100)
+    with populated.db.read() as s:
+        assert s.get(PairVote, second).supersedes == first
     # even bypassing the service, SQLite refuses a second original vote
     with populated.db.write() as s, pytest.raises(Exception, match="UNIQUE"):
         v = s.get(PairVote, 1)
@@ -191,7 +208,10 @@ def test_an_anchor_showing_takes_one_first_answer(tmp_path):
     s = LabelSession(study, "ann")
     while (item := s.next()).context != "anchor":
         s.submit(item, ANSWERS, 5)
-    s.submit(item, ANSWERS, 5)
-    with pytest.raises(answers.AlreadyAnswered):
-        s.submit(item, ANSWERS, 5)
+    first = s.submit(item, ANSWERS, 5)
+    again = s.submit(item, ANSWERS, 5)  # a double submission is kept as its correction, never a second first answer
+    with study.db.read() as tx:
+        assert tx.get(Judgement, again).supersedes == first
+        assert tx.query(Judgement).filter(Judgement.showing_pk == item.showing_pk,
+                                          Judgement.supersedes.is_(None)).count() == 1
     study.close()

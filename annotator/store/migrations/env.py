@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from annotator.store import models_pairs  # noqa: F401  (registers the pair tables)
+from annotator.store import models_pairs, models_team  # noqa: F401  (registers their tables)
 from annotator.store.models import Base
 
 target_metadata = Base.metadata

@@ -228,7 +228,7 @@ def upgrade() -> None:
     with op.batch_alter_table('judgements', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_judgements_item_pk'), ['item_pk'], unique=False)
         batch_op.create_index(batch_op.f('ix_judgements_rater_pk'), ['rater_pk'], unique=False)
-        batch_op.create_index('uq_judgement_live', ['rater_pk', 'item_pk', 'rubric_version'], unique=True, sqlite_where=sa.text("supersedes IS NULL AND context = 'live'"))
+        batch_op.create_index('uq_judgement_live', ['rater_pk', 'item_pk', 'rubric_version'], unique=True, sqlite_where=sa.text("supersedes IS NULL AND context = 'live'"), postgresql_where=sa.text("supersedes IS NULL AND context = 'live'"))
 
 
 
@@ -236,7 +236,7 @@ def upgrade() -> None:
 def downgrade() -> None:
 
     with op.batch_alter_table('judgements', schema=None) as batch_op:
-        batch_op.drop_index('uq_judgement_live', sqlite_where=sa.text("supersedes IS NULL AND context = 'live'"))
+        batch_op.drop_index('uq_judgement_live', sqlite_where=sa.text("supersedes IS NULL AND context = 'live'"), postgresql_where=sa.text("supersedes IS NULL AND context = 'live'"))
         batch_op.drop_index(batch_op.f('ix_judgements_rater_pk'))
         batch_op.drop_index(batch_op.f('ix_judgements_item_pk'))
 

@@ -82,8 +82,8 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('pair_votes', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_pair_votes_pair_pk'), ['pair_pk'], unique=False)
-        batch_op.create_index('uq_pair_vote_judge', ['judge', 'pair_pk'], unique=True, sqlite_where=sa.text('supersedes IS NULL AND judge IS NOT NULL'))
-        batch_op.create_index('uq_pair_vote_rater', ['rater_pk', 'pair_pk'], unique=True, sqlite_where=sa.text('supersedes IS NULL AND rater_pk IS NOT NULL'))
+        batch_op.create_index('uq_pair_vote_judge', ['judge', 'pair_pk'], unique=True, sqlite_where=sa.text('supersedes IS NULL AND judge IS NOT NULL'), postgresql_where=sa.text('supersedes IS NULL AND judge IS NOT NULL'))
+        batch_op.create_index('uq_pair_vote_rater', ['rater_pk', 'pair_pk'], unique=True, sqlite_where=sa.text('supersedes IS NULL AND rater_pk IS NOT NULL'), postgresql_where=sa.text('supersedes IS NULL AND rater_pk IS NOT NULL'))
 
 
 
@@ -91,8 +91,8 @@ def upgrade() -> None:
 def downgrade() -> None:
 
     with op.batch_alter_table('pair_votes', schema=None) as batch_op:
-        batch_op.drop_index('uq_pair_vote_rater', sqlite_where=sa.text('supersedes IS NULL AND rater_pk IS NOT NULL'))
-        batch_op.drop_index('uq_pair_vote_judge', sqlite_where=sa.text('supersedes IS NULL AND judge IS NOT NULL'))
+        batch_op.drop_index('uq_pair_vote_rater', sqlite_where=sa.text('supersedes IS NULL AND rater_pk IS NOT NULL'), postgresql_where=sa.text('supersedes IS NULL AND rater_pk IS NOT NULL'))
+        batch_op.drop_index('uq_pair_vote_judge', sqlite_where=sa.text('supersedes IS NULL AND judge IS NOT NULL'), postgresql_where=sa.text('supersedes IS NULL AND judge IS NOT NULL'))
         batch_op.drop_index(batch_op.f('ix_pair_votes_pair_pk'))
 
     op.drop_table('pair_votes')

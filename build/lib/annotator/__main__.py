@@ -1,0 +1,3 @@
+from annotator.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,287 @@
+"""The `annotator` command: a headless twin of the UI (DESIGN.md 5.4).
+
+Exit status: 0 success, 2 bad input (one line on stderr), 3 judge items left
+unscored after retries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .domain.errors import InputError
+
+EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
+IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
+        self.exit(EXIT_BAD_INPUT, f"annotator: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="annotator", description="Blinded expert rating of model outputs, reconciled with LLM judges.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    new = sub.add_parser("new", help="create a study folder")
+    new.add_argument("study")
+    new.add_argument("--rubric", required=True, help="a rubric .toml file, or the name of a shipped rubric "
+                     "(ui_mockup, marketing_flyer, virtual_try_on, logo_edit)")
+
+    imp = sub.add_parser("import", help="import items, ratings, judge scores, pair votes or anchors")
+    imp.add_argument("kind", choices=IMPORT_KINDS)
+    imp.add_argument("file")
+    imp.add_argument("--study", required=True)
+    imp.add_argument("--cases", help="cases JSONL (for `import harness`)")
+    imp.add_argument("--name", help="anchor set name (for `import anchors`)")
+
+    rater = sub.add_parser("rater", help="manage raters")
+    rsub = rater.add_subparsers(dest="rater_command", parser_class=_Parser, required=True)
+    radd = rsub.add_parser("add")
+    radd.add_argument("name")
+    radd.add_argument("--study", required=True)
+    radd.add_argument("--operator", action="store_true", help="staff account: answers stored, never counted")
+    radd.add_argument("--expertise")
+    rsub.add_parser("list").add_argument("--study", required=True)
+
+    judge = sub.add_parser("judge", help="LLM judge")
+    jsub = judge.add_subparsers(dest="judge_command", parser_class=_Parser, required=True)
+    jrun = jsub.add_parser("run")
+    jrun.add_argument("--study", required=True)
+    jrun.add_argument("--model", required=True)
+    jrun.add_argument("--base-url")
+    jrun.add_argument("--api", choices=("responses", "chat"), default="responses")
+    jrun.add_argument("--concurrency", type=int, default=4)
+    jrun.add_argument("--max-retries", type=int, default=4)
+    jrun.add_argument("--timeout", type=float, default=120.0)
+    jrun.add_argument("--judge-name", help="name the scores are stored under (default: the model)")
+
+    rep = sub.add_parser("report", help="agreement and findings as JSON / HTML / CSV")
+    rep.add_argument("--study", required=True)
+    rep.add_argument("--json")
+    rep.add_argument("--html")
+    rep.add_argument("--csv", metavar="DIR")
+    rep.add_argument("--boot", type=int, default=1000, help="bootstrap resamples, at least 1 (>= 1000 for published figures)")
+    rep.add_argument("--seed", type=int, default=0)
+
+    cal = sub.add_parser("calibrate", help="open a calibration session on the study's anchors")
+    cal.add_argument("--study", required=True)
+    cal.add_argument("--rater", required=True)
+    cal.add_argument("--history", action="store_true", help="print the rater's calibrations instead")
+
+    demo = sub.add_parser("demo", help="build (if absent) and open the demo study")
+    demo.add_argument("--study", default=None)
+    demo.add_argument("--headless", action="store_true")
+
+    gui = sub.add_parser("gui", help="open the rater app")
+    gui.add_argument("--study")
+    gui.add_argument("--rater")
+
+    sett = sub.add_parser("set", help="change a study setting (value as JSON), e.g. anchor_every 10")
+    sett.add_argument("key")
+    sett.add_argument("value", nargs="?", help="JSON value; omit to print the current one")
+    sett.add_argument("--study", required=True)
+
+    st = sub.add_parser("status", help="print what a study holds")
+    st.add_argument("--study", required=True)
+    return p
+
+
+def _open(path: str, mode: str = "write"):
+    from .services.study import Study
+
+    return Study.open(path, mode=mode)
+
+
+def _cmd_new(a) -> int:
+    from .services.study import Study
+
+    Study.create(a.study, a.rubric).close()
+    print(f"created study {a.study}")
+    return EXIT_OK
+
+
+def _cmd_import(a) -> int:
+    from .services.importers import run_import
+
+    study = _open(a.study)
+    try:
+        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name))
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_rater(a) -> int:
+    study = _open(a.study, "write" if a.rater_command == "add" else "read")
+    try:
+        if a.rater_command == "add":
+            study.add_rater(a.name, operator=a.operator, expertise=a.expertise)
+            print(f"added {'operator' if a.operator else 'rater'} {a.name}")
+        else:
+            for r in study.raters():
+                print(f"{r.name}\t{'operator' if r.is_operator else 'rater'}\t{r.expertise or ''}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_judge(a) -> int:
+    from .services.judging import JudgeConfig, judge_study_at
+
+    config = JudgeConfig(model=a.model, base_url=a.base_url, api=a.api, concurrency=a.concurrency,
+                         max_retries=a.max_retries, timeout=a.timeout, judge_name=a.judge_name)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rjudged {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    summary = judge_study_at(a.study, config, progress=progress)
+    print(file=sys.stderr)
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
+    print(f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
+          + (f" ({kinds})" if kinds else ""))
+    if summary.n_unscored:
+        print("annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
+              file=sys.stderr)
+        return EXIT_UNSCORED
+    return EXIT_OK
+
+
+def _cmd_report(a) -> int:
+    from .services.reporting import write_reports
+
+    if not (a.json or a.html or a.csv):
+        raise InputError("say where to write: --json FILE, --html FILE and/or --csv DIR", field="--json")
+    if a.boot < 1:
+        raise InputError(f"--boot {a.boot}: give at least 1 resample (1000 or more for published figures)",
+                         field="--boot")
+    paths = write_reports(a.study, json_path=a.json, html_path=a.html, csv_dir=a.csv, n_boot=a.boot, seed=a.seed,
+                          progress=lambda msg: print(msg, file=sys.stderr))
+    for p in paths:
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+def _cmd_calibrate(a) -> int:
+    if a.history:
+        from .services.calibration import calibration_history
+
+        recs = calibration_history(a.study, a.rater)
+        if not recs:
+            print(f"{a.rater} has no calibration yet; run `annotator calibrate --study S --rater R`", file=sys.stderr)
+            return EXIT_OK
+        keys = list(recs[-1]["result"]["metrics"])
+        print("when                 " + "  ".join(f"{k[:18]:>18s}" for k in keys) + "  verdict")
+        for r in recs:
+            shares = [r["result"]["metrics"].get(k, {}).get("share") for k in keys]
+            cells = "  ".join(f"{'-' if v is None else f'{v:.0%}':>18s}" for v in shares)
+            print(f"{r['created_at']:20s} {cells}  {r['result']['verdict']}")
+        return EXIT_OK
+    from .ui.app import run_app
+
+    return run_app(study=Path(a.study), rater=a.rater, mode="calibration")
+
+
+def _cmd_demo(a) -> int:
+    from .services.demo import DEMO_RATER, build_demo, default_demo_folder
+
+    folder = Path(a.study) if a.study else default_demo_folder()
+    build_demo(folder, progress=lambda msg: print(msg, file=sys.stderr))
+    if a.headless:
+        print(f"demo study ready at {folder}")
+        return EXIT_OK
+    from .ui.app import run_app
+
+    return run_app(study=folder, rater=DEMO_RATER)
+
+
+def _cmd_gui(a) -> int:
+    from .ui.app import run_app
+
+    return run_app(study=Path(a.study) if a.study else None, rater=a.rater)
+
+
+def _cmd_status(a) -> int:
+    study = _open(a.study, "read")
+    try:
+        print(f"study {study.name}  rubric {study.rubric.id} ({study.rubric.version[:12]})")
+        for k, v in study.counts().items():
+            print(f"{k:16s}{v}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_set(a) -> int:
+    import json
+
+    from .services.study import DEFAULT_SETTINGS
+
+    if a.key not in DEFAULT_SETTINGS:
+        raise InputError(f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key")
+    study = _open(a.study, "read" if a.value is None else "write")
+    try:
+        if a.value is None:
+            print(json.dumps(study.setting(a.key)))
+            return EXIT_OK
+        try:
+            value = json.loads(a.value)
+        except json.JSONDecodeError:
+            value = a.value  # a bare word is a string (e.g. the pair question)
+        study.set_setting(a.key, value)
+        print(f"{a.key} = {json.dumps(study.setting(a.key))}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+COMMANDS = {
+    "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
+    "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse's own exit: --help (0) or bad usage (2)
+        return int(exc.code or 0)
+    command = args.command or "gui"
+    if args.command is None:
+        args.study, args.rater = None, None
+    try:
+        return COMMANDS[command](args)
+    except InputError as exc:
+        print(f"annotator: {exc.one_line()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug: one line here, the whole traceback in the log
+        log = _log_crash(exc)
+        print(f"annotator: internal error ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}); "
+              f"this is a bug: please report it with {log}", file=sys.stderr)
+        return EXIT_BUG
+
+
+def _log_crash(exc: BaseException) -> str:
+    import traceback
+    from datetime import datetime
+
+    from platformdirs import user_log_dir
+
+    try:
+        folder = Path(user_log_dir("annotator", appauthor=False))
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "crash.log"
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {datetime.now().isoformat(timespec='seconds')} {' '.join(sys.argv)}\n")
+            fh.write("".join(traceback.format_exception(exc)))
+        return str(path)
+    except OSError:
+        return "the traceback (could not write the crash log)"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Synthetic content and simulated raters for the demo study and tests."""

@@ -1,0 +1,431 @@
+"""Metric kinds: one `KindSpec` per kind, the one place that says what a kind is.
+
+A kind decides how a rubric declares the metric (its extra TOML fields), how an
+answer is parsed from a CSV cell, checked from the app and written back, its
+level of measurement, whether "cannot judge" applies, and how an answer meets
+an anchor's reference. Everything else looks the kind up here instead of
+branching on its name.
+
+Adding a kind = one `KindSpec` subclass registered in `KINDS` + one row class in
+`ui/rubric_form.ROWS` + one schema fragment in `judge/schema.FRAGMENTS`; the
+statistics read only `level`, `values()` and `multi`.
+
+The anchor rule, decided once (README "What the numbers are"): an anchor answer
+of "cannot judge" where the reference has an answer counts as NOT met (for
+calibration and for anchor accuracy alike: the anchor was chosen because it can
+be judged), and is left out of the drift deviation series (it has no
+direction). A reference of "cannot judge" scores nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .errors import InputError
+
+if TYPE_CHECKING:  # the Metric dataclass lives in rubric.py, which imports this module
+    from .rubric import Metric
+
+PASS, FAIL = "PASS", "FAIL"
+CANNOT_JUDGE = "cannot_judge"
+# A scale's width bounds what every statistic allocates per metric; 101 levels
+# (0..100) is the widest scale any published rating protocol we know of uses.
+MAX_SCALE_LEVELS = 101
+MAX_OPTIONS = 64
+
+
+def is_missing(value: Any) -> bool:
+    """No answer: None, NaN, an empty string or "cannot judge"."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and value.strip().lower() in ("", CANNOT_JUDGE)
+
+
+@dataclass(frozen=True)
+class AnchorMatch:
+    """How one answer meets an anchor's reference."""
+
+    met: bool  # by the kind's rule (scales: within one point)
+    exact: bool
+
+
+def _err(msg: str, source: str, line: int | None, field: str = "value") -> InputError:
+    return InputError(msg, source=source, line=line, field=field)
+
+
+class KindSpec:
+    """The behaviour of one metric kind. Subclasses override what differs."""
+
+    name: ClassVar[str]
+    level: ClassVar[str | None] = "nominal"  # Krippendorff level; None: not judged (free text)
+    accepts_cannot_judge: ClassVar[bool] = True
+    multi: ClassVar[bool] = False  # several options at once (each is its own yes/no question)
+    fields: ClassVar[tuple[str, ...]] = ()  # kind-specific rubric fields
+    match_rule: ClassVar[str] = "exact"
+    qualification_rule: ClassVar[str] = "gate_exact"  # key of the study's qualification setting
+    required_default: ClassVar[bool] = True
+
+    @property
+    def judged(self) -> bool:
+        return self.level is not None
+
+    @property
+    def ordered(self) -> bool:
+        return self.level == "ordinal"
+
+    # -- rubric fields ------------------------------------------------------------
+    def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
+        """Metric keyword arguments from the kind's TOML fields (validated)."""
+        return {}
+
+    def canonical(self, m: Metric) -> dict[str, Any]:
+        """The kind's fields in the canonical form hashed into the rubric version."""
+        return {}
+
+    def values(self, m: Metric) -> tuple[Any, ...]:
+        """Every possible single answer, in order (for ordinal kinds, low to high)."""
+        return ()
+
+    def value_label(self, m: Metric, value: Any) -> str:
+        """What a rater reads for a value."""
+        return str(value)
+
+    # -- answers ------------------------------------------------------------------
+    def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
+        """A non-empty, stripped cell that is not "cannot judge" -> typed value."""
+        raise NotImplementedError
+
+    def parse_value(self, m: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
+        s = raw.strip()
+        if s == "" or s.lower() == CANNOT_JUDGE:
+            if not self.accepts_cannot_judge:
+                return self.empty_answer()
+            return CANNOT_JUDGE
+        return self.parse(m, s, source, line)
+
+    def empty_answer(self) -> Any:
+        return CANNOT_JUDGE
+
+    def validate(self, m: Metric, value: Any) -> Any:
+        """A typed answer from the app or a service -> the stored form."""
+        return self.parse_value(m, str(value))
+
+    def format(self, value: Any) -> str:
+        return "" if value is None else str(value)
+
+    def is_answered(self, m: Metric, value: Any) -> bool:
+        return value is not None
+
+    def to_json(self, value: Any) -> Any:
+        return value
+
+    def from_json(self, value: Any) -> Any:
+        return value
+
+    # -- anchors ------------------------------------------------------------------
+    def same(self, m: Metric, answer: Any, reference: Any) -> bool:
+        return answer == reference
+
+    def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:
+        """None when the reference scores nothing; "cannot judge" against a reference is not met."""
+        if is_missing(reference):
+            return None
+        if is_missing(answer):
+            return AnchorMatch(False, False)
+        same = self.same(m, answer, reference)
+        return AnchorMatch(same, same)
+
+    def deviation(self, m: Metric, answer: Any, reference: Any) -> float | None:
+        """Signed distance from the reference for drift charts; None: no direction."""
+        return None
+
+    # -- verdict rules --------------------------------------------------------------
+    def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
+        """The typed right-hand side of `key op raw` in a verdict rule; ValueError names the fix."""
+        raise ValueError(f"{self.name} metric '{m.key}' cannot be used in a rule")
+
+
+class GateKind(KindSpec):
+    name = "gate"
+
+    def values(self, m: Metric) -> tuple[Any, ...]:
+        return (FAIL, PASS)
+
+    def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
+        up = s.upper()
+        if up not in (PASS, FAIL):
+            raise _err(f"'{s}' is not PASS or FAIL for gate '{m.key}'", source, line)
+        return up
+
+    def same(self, m: Metric, answer: Any, reference: Any) -> bool:
+        return str(answer).strip().upper() == str(reference).strip().upper()
+
+    def deviation(self, m: Metric, answer: Any, reference: Any) -> float | None:
+        if is_missing(answer) or is_missing(reference):
+            return None
+        return float(str(answer).upper() == PASS) - float(str(reference).upper() == PASS)
+
+    def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
+        if op not in ("==", "!=") or raw not in (PASS, FAIL):
+            raise ValueError(f"gate '{m.key}' can only be compared with == or != to PASS or FAIL")
+        return raw
+
+
+def _int(v: Any, key: str, where: str, src: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise InputError(f"'{key}' in {where} must be an integer", source=src, field=key)
+    return v
+
+
+class ScaleKind(KindSpec):
+    name = "scale"
+    level = "ordinal"
+    fields = ("min", "max", "levels")
+    match_rule = "within one point"
+    qualification_rule = "scale_within_one"
+
+    def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
+        lo = _int(raw.get("min", 0), "min", where, src)
+        hi = _int(raw.get("max", 5), "max", where, src)
+        if lo >= hi:
+            raise InputError(f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min")
+        if hi - lo + 1 > MAX_SCALE_LEVELS:
+            raise InputError(
+                f"{where}: {hi - lo + 1} levels ({lo}..{hi}); a scale may have at most "
+                f"{MAX_SCALE_LEVELS} (e.g. 0..100): rescale it", source=src, field="max")
+        raw_levels = raw.get("levels", {})
+        if not isinstance(raw_levels, dict):
+            raise InputError(f"{where}: 'levels' must be a table", source=src, field="levels")
+        levels: dict[int, str] = {}
+        for k, v in raw_levels.items():
+            try:
+                lv = int(k)
+            except ValueError:
+                raise InputError(f"{where}: level '{k}' is not an integer", source=src, field="levels") from None
+            if not lo <= lv <= hi:
+                raise InputError(f"{where}: level {lv} is outside {lo}..{hi}", source=src, field="levels")
+            if not isinstance(v, str):
+                raise InputError(f"{where}: level {lv} text must be a string", source=src, field="levels")
+            levels[lv] = v
+        return {"min": lo, "max": hi, "levels": levels}
+
+    def canonical(self, m: Metric) -> dict[str, Any]:
+        return {"min": m.min, "max": m.max, "levels": {str(k): v for k, v in sorted(m.levels.items())}}
+
+    def values(self, m: Metric) -> tuple[Any, ...]:
+        return tuple(range(int(m.min), int(m.max) + 1))
+
+    def value_label(self, m: Metric, value: Any) -> str:
+        text = m.levels.get(int(value), "") if isinstance(value, int) else ""
+        return f"{value} ({text})" if text else str(value)
+
+    def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
+        try:
+            f = float(s)
+        except ValueError:
+            raise _err(f"'{s}' is not a number for {self.name} '{m.key}'", source, line) from None
+        if not math.isfinite(f) or not f.is_integer() or not (m.min <= f <= m.max):
+            raise _err(f"{s} is outside {m.key}'s {self.name} {m.min}..{m.max}", source, line)
+        return int(f)
+
+    def validate(self, m: Metric, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise InputError(f"'{value}' is not a number for {self.name} '{m.key}'", field=m.key)
+        return self.parse_value(m, str(value))
+
+    def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:
+        if is_missing(reference):
+            return None
+        if is_missing(answer):
+            return AnchorMatch(False, False)
+        try:
+            diff = abs(float(answer) - float(reference))
+        except (TypeError, ValueError):
+            return AnchorMatch(False, False)
+        return AnchorMatch(diff <= 1, diff == 0)
+
+    def deviation(self, m: Metric, answer: Any, reference: Any) -> float | None:
+        if is_missing(answer) or is_missing(reference):
+            return None
+        try:
+            return float(answer) - float(reference)
+        except (TypeError, ValueError):
+            return None
+
+    def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{self.name} '{m.key}' must be compared with an integer") from None
+        if op == "has":
+            raise ValueError(f"{self.name} '{m.key}' must be compared with an integer")
+        if not m.min <= value <= m.max:
+            raise ValueError(f"{value} is outside {m.key}'s {self.name} {m.min}..{m.max}")
+        return value
+
+
+class LikertKind(ScaleKind):
+    """A scale whose every point has a label: `points = ["Poor", ..., "Excellent"]`.
+
+    Stored as the point's number (1..N), so it is ordinal like a scale; a CSV cell
+    may hold the number or the exact label.
+    """
+
+    name = "likert"
+    fields = ("points",)
+
+    def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
+        points = raw.get("points")
+        if not isinstance(points, list) or len(points) < 2 or not all(isinstance(p, str) and p.strip() for p in points):
+            raise InputError(f"{where}: 'points' must list at least two labels", source=src, field="points")
+        if len(points) > MAX_SCALE_LEVELS:
+            raise InputError(f"{where}: at most {MAX_SCALE_LEVELS} points", source=src, field="points")
+        if len(set(points)) != len(points):
+            raise InputError(f"{where}: duplicate point label", source=src, field="points")
+        return {"min": 1, "max": len(points), "levels": {i + 1: p for i, p in enumerate(points)}}
+
+    def canonical(self, m: Metric) -> dict[str, Any]:
+        return {"points": [m.levels[i] for i in range(1, int(m.max) + 1)]}
+
+    def value_label(self, m: Metric, value: Any) -> str:
+        return m.levels.get(int(value), str(value)) if isinstance(value, int) else str(value)
+
+    def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
+        for n, text in m.levels.items():
+            if s == text:
+                return n
+        return super().parse(m, s, source, line)
+
+
+class _OptionsKind(KindSpec):
+    fields = ("options",)
+
+    def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
+        opts = raw.get("options")
+        if not isinstance(opts, list) or not opts or not all(isinstance(o, str) and o for o in opts):
+            raise InputError(f"{where}: 'options' must be a non-empty list of strings", source=src, field="options")
+        if len(opts) > MAX_OPTIONS:
+            raise InputError(f"{where}: at most {MAX_OPTIONS} options", source=src, field="options")
+        if len(set(opts)) != len(opts):
+            raise InputError(f"{where}: duplicate option", source=src, field="options")
+        bad = [o for o in opts if o == CANNOT_JUDGE or ";" in o or o != o.strip()]
+        if bad:
+            raise InputError(f"{where}: option '{bad[0]}' is reserved, contains ';' or has outer spaces",
+                             source=src, field="options")
+        return {"options": tuple(opts)}
+
+    def canonical(self, m: Metric) -> dict[str, Any]:
+        return {"options": list(m.options)}
+
+    def values(self, m: Metric) -> tuple[Any, ...]:
+        return tuple(m.options)
+
+
+class ChoiceKind(_OptionsKind):
+    name = "choice"
+
+    def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
+        if s not in m.options:
+            raise _err(f"'{s}' is not an option of '{m.key}'", source, line)
+        return s
+
+    def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
+        if op not in ("==", "!=") or raw not in m.options:
+            raise ValueError(f"choice '{m.key}' must be compared with == or != to one of its options")
+        return raw
+
+
+class TagsKind(_OptionsKind):
+    """Any number of options; ticking none is an answer ("no tag"), not a missing one.
+
+    The app offers no "cannot judge" here, but an imported file may say it: it is
+    stored as the string and means every tag of that answer is unknown (missing in
+    the statistics), never "no tag".
+    """
+
+    name = "tags"
+    multi = True
+    accepts_cannot_judge = False  # the app offers no "cannot judge" for tags (contract 5.1)
+
+    def parse_value(self, m: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
+        s = raw.strip()
+        if s == "":
+            return ()
+        if s.lower() == CANNOT_JUDGE:
+            return CANNOT_JUDGE
+        return self.parse(m, s, source, line)
+
+    def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
+        parts = sorted({p.strip() for p in s.split(";") if p.strip()})
+        for p in parts:
+            if p not in m.options:
+                raise _err(f"'{p}' is not a tag of '{m.key}'", source, line)
+        return tuple(parts)
+
+    def validate(self, m: Metric, value: Any) -> Any:
+        if value is None:
+            return ()
+        if value == CANNOT_JUDGE:
+            return CANNOT_JUDGE
+        if isinstance(value, str):
+            return self.parse_value(m, value)
+        vals = tuple(sorted(set(value)))
+        for v in vals:
+            if v not in m.options:
+                raise InputError(f"'{v}' is not a tag of '{m.key}'", field=m.key)
+        return vals
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, (tuple, list)):
+            return ";".join(value)
+        return super().format(value)
+
+    def is_answered(self, m: Metric, value: Any) -> bool:
+        return True
+
+    def to_json(self, value: Any) -> Any:
+        return list(value) if isinstance(value, (tuple, list)) else value
+
+    def from_json(self, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    def same(self, m: Metric, answer: Any, reference: Any) -> bool:
+        return set(answer) == set(reference)
+
+    def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
+        if op != "has" or raw not in m.options:
+            raise ValueError(f"tags '{m.key}' take 'has <tag>' with one of its options")
+        return raw
+
+
+class TextKind(KindSpec):
+    name = "text"
+    level = None
+    accepts_cannot_judge = False
+    required_default = False
+
+    def parse_value(self, m: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
+        return raw
+
+    def validate(self, m: Metric, value: Any) -> Any:
+        return str(value)
+
+    def is_answered(self, m: Metric, value: Any) -> bool:
+        return bool((value or "").strip())
+
+    def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:
+        return None
+
+
+KINDS: dict[str, KindSpec] = {k.name: k for k in (GateKind(), ScaleKind(), LikertKind(), TagsKind(), ChoiceKind(), TextKind())}
+
+
+def kind_of(name: str) -> KindSpec:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise InputError(f"unknown metric kind '{name}'; use one of {', '.join(KINDS)}", field="kind") from None

@@ -1,0 +1,96 @@
+"""Reading user files: one-line errors for every way a path or its bytes can be wrong.
+
+JSON Lines are split on "\\n" only: U+2028, U+0085 and the other characters
+`str.splitlines` treats as line ends are valid inside JSON strings.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+from typing import Any
+
+from ..domain.errors import DiskFull, InputError
+
+MAX_JSON_DEPTH = 64  # nesting of one JSON value; deeper is refused before the parser recurses
+
+
+def read_bytes(path: Path, source: str, *, what: str = "file", field: str | None = None) -> bytes:
+    """The file's bytes, or one line naming what is wrong with the path."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", source=source, field=field) from None
+    except IsADirectoryError:
+        raise InputError(f"{what} is a folder, not a file", source=source, field=field) from None
+    except PermissionError:
+        raise InputError(f"{what} cannot be read (permission denied)", source=source, field=field) from None
+    except ValueError as exc:  # embedded NUL
+        raise InputError(f"{what}: {exc}; fix the path", source=source, field=field) from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputError(f"{what}: the file name is too long for this system; shorten it",
+                             source=source, field=field) from None
+        if exc.errno == errno.ENOSPC:
+            raise DiskFull("the disk is full", source=source) from None
+        raise InputError(f"{what} cannot be read ({exc.strerror})", source=source, field=field) from None
+
+
+def read_text(path: Path, source: str, *, what: str = "file") -> str:
+    """UTF-8 text (a BOM is allowed), or one line."""
+    raw = read_bytes(path, source, what=what)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text (byte {exc.start}); save it as UTF-8", source=source) from None
+
+
+def _depth_ok(line: str) -> bool:
+    """Cheap upper bound of the nesting depth, ignoring brackets inside strings."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in line:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_JSON_DEPTH:
+                    return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def parse_json(text: str, source: str, line: int | None = None) -> Any:
+    if ("[" in text or "{" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH and not _depth_ok(text):
+        raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep; flatten it", source=source, line=line)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=source,
+                         line=line if line is not None else exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deep; flatten it", source=source, line=line) from None
+
+
+def read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    """(line number, parsed object) for every non-blank line; one-line errors."""
+    src = str(path)
+    text = read_text(path, src)
+    rows = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        rows.append((n, parse_json(line, src, n)))
+    return rows

@@ -1,0 +1,217 @@
+"""Long-format CSV files (DESIGN.md 5.3): ratings, judge scores, pair votes."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..domain.answers import missing_metrics
+from ..domain.errors import InputError
+from ..domain.rubric import CANNOT_JUDGE, Metric, Rubric, parse_value
+from ..domain.text import check_name, check_text
+from .readers import read_bytes
+
+CHOICES = ("left", "right", "both", "neither")
+# A reason may be long (pasted notes), but a cell is read into memory whole: 1 MiB
+# bounds it (Python's csv default, 128 KiB, refused real reasons).
+MAX_CELL = 1 << 20
+_TRUE = {"1", "true", "yes", "y"}
+
+
+def read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    src = str(path)
+    read_bytes(path, src)  # one line for a missing file, a folder, a bad path
+    fh = open(path, newline="", encoding="utf-8-sig")
+    csv.field_size_limit(MAX_CELL)
+    with fh:
+        reader = csv.DictReader(fh)
+        try:
+            header = reader.fieldnames or []
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise InputError(f"missing column '{missing[0]}' (header: {','.join(header)})", source=src, line=1, field=missing[0])
+            for row in reader:
+                if None in row:
+                    raise InputError("row has more cells than the header", source=src, line=reader.line_num)
+                yield reader.line_num, row
+        except UnicodeDecodeError:
+            raise InputError("file is not UTF-8 text; save it as UTF-8", source=src) from None
+        except csv.Error as exc:
+            if "field larger than field limit" in str(exc):
+                raise InputError(f"a cell is longer than {MAX_CELL // 1024} KiB; shorten it",
+                                 source=src, line=reader.line_num + 1) from None
+            raise InputError(f"not valid CSV ({exc})", source=src, line=reader.line_num) from None
+
+
+def _time(raw: str | None, src: str, line: int) -> datetime | None:
+    if not raw:
+        return None
+    try:
+        t = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"created_at '{raw}' is not an ISO 8601 time", source=src, line=line, field="created_at") from None
+    return t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
+
+
+def _metric(rubric: Rubric, key: str, src: str, line: int) -> Metric:
+    if not rubric.has(key):
+        raise InputError(f"unknown metric '{key}' for rubric '{rubric.id}'", source=src, line=line, field="metric")
+    return rubric.metric(key)
+
+
+def _item(item_id: str, known: set[str], src: str, line: int, fld: str = "item_id") -> str:
+    item_id = item_id.strip()
+    if item_id not in known:
+        raise InputError(f"unknown item_id '{item_id}'; import the items first", source=src, line=line, field=fld)
+    return item_id
+
+
+def _name(raw: str | None, col: str, src: str, line: int) -> str:
+    name = (raw or "").strip()
+    if not name:
+        raise InputError(f"empty '{col}'", source=src, line=line, field=col)
+    return check_name(name, f"'{col}'", source=src, line=line, field=col)
+
+
+@dataclass
+class RatingGroup:
+    item_id: str
+    rater: str
+    answers: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+    created_at: datetime | None = None
+    session: str | None = None
+
+
+def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[RatingGroup]:
+    """One judgement per (item, rater): its metric rows gathered together.
+
+    A judgement must answer every required metric, as in the app, unless one of
+    its rows says `partial` = yes (an optional column): a half judgement is
+    otherwise a data error that would pass silently into agreement.
+    """
+    p = Path(path)
+    src = str(p)
+    groups: dict[tuple[str, str], RatingGroup] = {}
+    seen: dict[tuple[str, str, str], int] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    partial: set[tuple[str, str]] = set()
+    for n, row in read_csv(p, ("item_id", "rater", "metric", "value")):
+        item = _item(row["item_id"], known, src, n)
+        rater = _name(row["rater"], "rater", src, n)
+        metric = _metric(rubric, row["metric"].strip(), src, n)
+        key = (item, rater, metric.key)
+        if key in seen:
+            raise InputError(f"rater '{rater}' rated '{metric.key}' of '{item}' twice (first on line {seen[key]})",
+                             source=src, line=n, field="metric")
+        seen[key] = n
+        g = groups.setdefault((item, rater), RatingGroup(item, rater))
+        first_line.setdefault((item, rater), n)
+        if (row.get("partial") or "").strip().lower() in _TRUE:
+            partial.add((item, rater))
+        value = parse_value(metric, row["value"], source=src, line=n)
+        if not metric.judgeable:
+            value = check_text(value, "the reason", source=src, line=n, field="value")
+            g.reason = value
+        g.answers[metric.key] = value
+        g.created_at = _time(row.get("created_at"), src, n) or g.created_at
+        g.session = (row.get("session") or "").strip() or g.session
+    for key, g in groups.items():
+        if key in partial:
+            continue
+        missing = missing_metrics(rubric, g.answers)
+        if missing:
+            raise InputError(
+                f"rater '{g.rater}' on '{g.item_id}' answers {len(g.answers)} metric(s) but not the required "
+                f"{', '.join(missing)}; add those rows, or mark the judgement partial (column 'partial' = yes)",
+                source=src, line=first_line[key], field="metric")
+    return list(groups.values())
+
+
+@dataclass(frozen=True)
+class JudgeRow:
+    item_id: str
+    judge: str
+    metric: str
+    value: Any
+    reason: str | None
+
+
+def parse_judge_value(metric: Metric, raw: str, src: str, line: int) -> Any:
+    """Judge values may sit on the judge's own scale: any finite number for an ordinal metric."""
+    if metric.spec.ordered:
+        s = raw.strip()
+        if s == "" or s.lower() == CANNOT_JUDGE:
+            return CANNOT_JUDGE
+        try:
+            f = float(s)
+        except ValueError:
+            raise InputError(f"'{s}' is not a number for scale '{metric.key}'", source=src, line=line, field="value") from None
+        if not math.isfinite(f):
+            raise InputError(f"'{s}' is not a finite number", source=src, line=line, field="value")
+        return int(f) if f.is_integer() and metric.min <= f <= metric.max else f
+    return parse_value(metric, raw, source=src, line=line)
+
+
+def parse_judge(path: str | Path, rubric: Rubric, known: set[str]) -> list[JudgeRow]:
+    p = Path(path)
+    src = str(p)
+    out: list[JudgeRow] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for n, row in read_csv(p, ("item_id", "judge", "metric", "value")):
+        item = _item(row["item_id"], known, src, n)
+        judge = _name(row["judge"], "judge", src, n)
+        metric = _metric(rubric, row["metric"].strip(), src, n)
+        key = (item, judge, metric.key)
+        if key in seen:
+            raise InputError(f"judge '{judge}' scored '{metric.key}' of '{item}' twice (first on line {seen[key]})",
+                             source=src, line=n, field="metric")
+        seen[key] = n
+        value = parse_judge_value(metric, row["value"], src, n)
+        reason = check_text(row.get("reason") or "", "the reason", source=src, line=n, field="reason") or None
+        out.append(JudgeRow(item, judge, metric.key, value, reason))
+    return out
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    pair_id: str
+    item_left: str
+    item_right: str
+    rater: str
+    choice: str
+    created_at: datetime | None
+    line: int
+
+
+def parse_pairs(path: str | Path, known: set[str]) -> list[VoteRow]:
+    p = Path(path)
+    src = str(p)
+    out: list[VoteRow] = []
+    seen: dict[tuple[str, str], int] = {}
+    pair_items: dict[str, tuple[frozenset, int]] = {}
+    for n, row in read_csv(p, ("pair_id", "item_left", "item_right", "rater", "choice")):
+        pid = _name(row["pair_id"], "pair_id", src, n)
+        left = _item(row["item_left"], known, src, n, "item_left")
+        right = _item(row["item_right"], known, src, n, "item_right")
+        if left == right:
+            raise InputError("item_left and item_right are the same item", source=src, line=n, field="item_right")
+        rater = _name(row["rater"], "rater", src, n)
+        choice = row["choice"].strip().lower()
+        if choice not in CHOICES:
+            raise InputError(f"choice '{row['choice']}' is not one of {', '.join(CHOICES)}", source=src, line=n, field="choice")
+        both = frozenset((left, right))
+        if pid in pair_items and pair_items[pid][0] != both:
+            raise InputError(f"pair '{pid}' names other items than on line {pair_items[pid][1]}", source=src, line=n, field="pair_id")
+        pair_items.setdefault(pid, (both, n))
+        if (pid, rater) in seen:
+            raise InputError(f"'{rater}' voted on pair '{pid}' twice (first on line {seen[(pid, rater)]})",
+                             source=src, line=n, field="rater")
+        seen[(pid, rater)] = n
+        out.append(VoteRow(pid, left, right, rater, choice, _time(row.get("created_at"), src, n), n))
+    return out

@@ -1,0 +1,294 @@
+"""Run an LLM judge over items: bounded concurrency, counted retries, resumable.
+
+Threads call the API; the thread that called `run_judge` does everything else
+(progress callbacks and every sink call), so a sink backed by a database
+session needs no locking.
+
+Retry policy (each retry is counted in `attempts`):
+- 429, 5xx, 408/409, timeouts and connection errors are retried up to
+  `max_retries` times with exponential backoff and jitter (at least the
+  server's Retry-After);
+- a reply that is not valid JSON or breaks the schema is retried
+  `retry_malformed` times (default once) at once: sampling is not
+  deterministic, so a second draw often conforms, while repeated failure
+  means the server ignores the schema and retrying further only costs money;
+- a refusal is not retried (the same material draws the same refusal);
+- 400/413/422 are not retried (the request itself is at fault);
+- 401, 403 and 404 stop the whole run with an InputError: the key, the model
+  or the URL is wrong, and every other item would fail the same way.
+A failure is recorded as a JudgeError with the raw reply, never as a score;
+a second run picks up exactly the items without a score.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sized
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from ..domain.errors import InputError
+from ..domain.rubric import Rubric
+from ..domain.verdict import VerdictRules, compile_rules
+from .calls import (
+    BadBody,
+    RunAborted,
+    ServerFailed,
+    backoff,
+    bounded,
+    call_chat,
+    call_responses,
+    classify,
+    make_client,
+    retry_after,
+    short,
+)
+from .prompt import prompt_hash, system_prompt, user_parts
+from .records import (
+    ERROR_KINDS,
+    TRANSIENT,
+    JudgeConfig,
+    JudgeError,
+    JudgeRequest,
+    JudgeScore,
+    JudgeSink,
+    ProgressFn,
+    RunSummary,
+)
+from .schema import ReplyError, judge_schema, schema_json, schema_name, validate_reply
+
+__all__ = ["ERROR_KINDS", "JudgeConfig", "JudgeError", "JudgeRequest", "JudgeScore", "JudgeSink", "RunSummary",
+           "make_client", "run_judge"]
+
+log = logging.getLogger(__name__)
+
+
+
+@dataclass(frozen=True)
+class _Cancelled:
+    attempts: int
+
+
+@dataclass(frozen=True)
+class _Task:
+    config: JudgeConfig
+    rubric: Rubric
+    rules: VerdictRules
+    system: str
+    schema: dict[str, Any]
+    schema_text: str
+    schema_name: str
+    prompt_hash: str
+    cancel: threading.Event
+
+
+
+def _judge_one(
+    client: openai.OpenAI, task: _Task, request: JudgeRequest
+) -> JudgeScore | JudgeError | _Cancelled:
+    """Never raises but RunAborted: whatever one item's reply does, it ends as a score or a recorded error."""
+    try:
+        return _judge_one_unguarded(client, task, request)
+    except RunAborted:
+        raise
+    except Exception as exc:  # an SDK or reply shape nobody foresaw: this item fails, the run goes on
+        cfg = task.config
+        return JudgeError(request.item_id, cfg.name, cfg.model, "bad_reply",
+                          short(f"unexpected {type(exc).__name__}: {exc}"), None, 1)
+
+
+def _judge_one_unguarded(
+    client: openai.OpenAI, task: _Task, request: JudgeRequest
+) -> JudgeScore | JudgeError | _Cancelled:
+    cfg = task.config
+
+    def error(kind: str, message: str, raw: str | None, attempts: int) -> JudgeError:
+        return JudgeError(request.item_id, cfg.name, cfg.model, kind, message, bounded(raw), attempts)
+
+    if request.problem:
+        return error("bad_input", request.problem, None, 0)
+    try:
+        parts = user_parts(request)
+    except InputError as exc:
+        return error("bad_input", exc.one_line(), None, 0)
+    call = call_responses if cfg.api == "responses" else call_chat
+    attempts = transient_retries = malformed_retries = 0
+    while True:
+        attempts += 1
+        t0 = time.perf_counter()
+        try:
+            raw, refusal = call(client, task, parts)
+        except BadBody as exc:
+            if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
+                malformed_retries += 1
+                continue
+            return error("bad_reply", str(exc), exc.raw, attempts)
+        except (openai.APIError, ServerFailed) as exc:
+            if isinstance(exc, ServerFailed):
+                kind, message = "server_error", str(exc)
+            else:
+                kind, message = classify(exc, cfg)
+            if kind in TRANSIENT and transient_retries < cfg.max_retries:
+                transient_retries += 1
+                delay = backoff(cfg, transient_retries, retry_after(exc))
+                log.info(
+                    "judge %s: item %s attempt %d: %s; retrying in %.2f s",
+                    cfg.name, request.item_id, attempts, kind, delay,
+                )
+                if task.cancel.wait(delay):
+                    return _Cancelled(attempts)
+                continue
+            body = getattr(exc, "body", None)
+            raw_body = None if body is None else json.dumps(body, ensure_ascii=False, default=str)
+            return error(kind, message, raw_body, attempts)
+        latency_ms = (time.perf_counter() - t0) * 1000.0
+        if refusal is not None:
+            return error("refusal", short(f"the judge refused: {refusal}"), refusal, attempts)
+        try:
+            reply = validate_reply(task.rubric, raw)
+        except ReplyError as exc:
+            if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
+                malformed_retries += 1
+                log.info(
+                    "judge %s: item %s attempt %d: %s (%s); asking again",
+                    cfg.name, request.item_id, attempts, exc.kind, exc.message,
+                )
+                continue
+            return error(exc.kind, short(exc.message), raw, attempts)
+        return JudgeScore(
+            item_id=request.item_id,
+            judge=cfg.name,
+            model=cfg.model,
+            values=reply.values,
+            verdict=reply.verdict,
+            reason=reply.reason,
+            raw=raw,
+            prompt_hash=task.prompt_hash,
+            schema=task.schema_text,
+            latency_ms=round(latency_ms, 3),
+            attempts=attempts,
+            rule_verdict=task.rules.evaluate(reply.values),
+        )
+
+
+# ---- the run -------------------------------------------------------------------
+
+
+def run_judge(
+    requests: Iterable[JudgeRequest],
+    rubric: Rubric,
+    config: JudgeConfig,
+    sink: JudgeSink,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> RunSummary:
+    """Judge every request whose item the sink has no score for; record each outcome.
+
+    `requests` may be a lazy sequence (with len()) so that only the items in
+    flight hold their images; any other iterable is read into a list first.
+    Raises InputError before any call when the key or config is unusable, and
+    after the in-flight items are recorded when the server refuses the key,
+    the model or the URL.
+    """
+    schema = judge_schema(rubric)  # InputError if a metric shadows verdict/reason
+    system = system_prompt(rubric)
+    task = _Task(
+        config=config,
+        rubric=rubric,
+        rules=compile_rules(rubric),
+        system=system,
+        schema=schema,
+        schema_text=schema_json(rubric),
+        schema_name=schema_name(rubric),
+        prompt_hash=prompt_hash(rubric),
+        cancel=cancel if cancel is not None else threading.Event(),
+    )
+    if not isinstance(requests, Sized):
+        requests = list(requests)
+    total = len(requests)
+    done_before = set(sink.done_item_ids())
+    client = make_client(config)
+
+    seen: set[str] = set()
+    counts: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    abort: str | None = None
+
+    def report() -> None:
+        if progress is not None:
+            progress(counts["skipped"] + counts["scored"] + counts["failed"], total)
+
+    def pending() -> Iterator[JudgeRequest]:
+        for req in requests:
+            # an item listed twice is judged once
+            if req.item_id in done_before or req.item_id in seen:
+                counts["skipped"] += 1
+                continue
+            seen.add(req.item_id)
+            yield req
+
+    todo = pending()
+    in_flight: dict[Future, JudgeRequest] = {}
+    try:
+        with ThreadPoolExecutor(config.concurrency, thread_name_prefix="judge") as pool:
+
+            def fill() -> None:
+                # submit lazily so at most `concurrency` items hold their images
+                while len(in_flight) < config.concurrency and abort is None:
+                    if task.cancel.is_set():
+                        return
+                    req = next(todo, None)
+                    if req is None:
+                        return
+                    in_flight[pool.submit(_judge_one, client, task, req)] = req
+
+            fill()
+            report()
+            while in_flight:
+                finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    in_flight.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except RunAborted as exc:
+                        # the others in flight finish on their own (they hit the same refusal)
+                        abort = abort or str(exc)
+                        counts["cancelled"] += 1
+                        continue
+                    if isinstance(outcome, JudgeScore):
+                        sink.record_score(outcome)
+                        counts["scored"] += 1
+                        counts["attempts"] += outcome.attempts
+                    elif isinstance(outcome, JudgeError):
+                        sink.record_error(outcome)
+                        counts["failed"] += 1
+                        counts["attempts"] += outcome.attempts
+                        errors[outcome.kind] += 1
+                    else:
+                        counts["cancelled"] += 1
+                        counts["attempts"] += outcome.attempts
+                report()  # before fill(), so a progress callback that cancels stops the next item
+                fill()
+    finally:
+        client.close()
+    for _ in todo:  # never submitted: cancelled, or (if already done) skipped
+        counts["cancelled"] += 1
+    if abort is not None:
+        raise InputError(abort)
+    return RunSummary(
+        n_total=total,
+        n_skipped=counts["skipped"],
+        n_scored=counts["scored"],
+        n_failed=counts["failed"],
+        errors_by_kind=dict(errors),
+        n_cancelled=counts["cancelled"],
+        n_attempts=counts["attempts"],
+    )

@@ -1,0 +1,279 @@
+"""Rubric -> the strict JSON schema a judge must answer in, and the check of a reply.
+
+The schema is the subset OpenAI's structured outputs accept in strict mode: one
+object, every property required, `additionalProperties: false`, enums for gates,
+choices and tags, integer bounds for scales. The same function that builds the
+schema validates the reply, because a server may ignore `response_format` (many
+local servers do) and a reply is never trusted to follow it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.errors import InputError
+from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
+
+VERDICT_FIELD = "verdict"
+REASON_FIELD = "reason"
+# A judged metric must not shadow the two fields every reply carries; a text
+# metric called "reason" is fine: the judge's reason is its answer.
+_RESERVED = (VERDICT_FIELD, REASON_FIELD)
+_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*?)\n?```$", re.DOTALL)
+
+
+class ReplyError(ValueError):
+    """A judge reply that cannot be a score; `kind` is malformed_json or schema_violation."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """A reply that passed validation, with values typed as `domain.rubric.parse_value`."""
+
+    values: dict[str, Any]
+    verdict: str
+    reason: str
+
+
+def schema_metrics(rubric: Rubric) -> tuple[Metric, ...]:
+    """The metrics a judge answers: every gate, scale, choice and tags metric."""
+    metrics = rubric.judged_metrics
+    for m in metrics:
+        if m.key in _RESERVED:
+            raise InputError(
+                f"metric '{m.key}' clashes with the judge's own '{m.key}' field; rename the metric",
+                source=rubric.source or rubric.id,
+                field=m.key,
+            )
+    return metrics
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def _describe(m: Metric) -> str:
+    parts = [_sentence(m.label)]
+    if m.help:
+        parts.append(_sentence(m.help))
+    if m.levels:
+        levels = " | ".join(f"{k} = {v}" for k, v in sorted(m.levels.items(), reverse=True))
+        parts.append(f"Levels: {levels}")
+    return " ".join(parts)
+
+
+class _Fragment:
+    """A kind's part of the judge's task: its JSON schema, the check of a reply's
+    value, and how the system prompt says what to answer. One per metric kind."""
+
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        raise NotImplementedError
+
+    def how(self, m: Metric) -> str:
+        raise NotImplementedError
+
+
+class _OneOf(_Fragment):
+    """gate and choice: one string of a fixed list, or cannot_judge."""
+
+    def allowed(self, m: Metric) -> list[str]:
+        return [PASS, FAIL] if m.kind == "gate" else list(m.options)
+
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {"type": "string", "enum": [*self.allowed(m), CANNOT_JUDGE], "description": desc}
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        allowed = self.allowed(m)
+        if not isinstance(v, str) or v not in (*allowed, CANNOT_JUDGE):
+            shown = json.dumps(v, ensure_ascii=False)
+            raise ReplyError(
+                "schema_violation",
+                f"{where}: {shown} is not one of {', '.join([*allowed, CANNOT_JUDGE])}",
+            )
+        return v
+
+    def how(self, m: Metric) -> str:
+        if m.kind == "gate":
+            return "gate: PASS, FAIL or cannot_judge"
+        return f"choice: one of {', '.join(m.options)}, or cannot_judge"
+
+
+class _Tags(_Fragment):
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": list(m.options)},
+            "description": desc + " An empty list when none applies.",
+        }
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        if not isinstance(v, list):
+            raise ReplyError("schema_violation", f"{where}: expected a list of tags, got {_type_name(v)}")
+        for t in v:
+            if not isinstance(t, str) or t not in m.options:
+                shown = json.dumps(t, ensure_ascii=False)
+                raise ReplyError("schema_violation", f"{where}: {shown} is not a tag of '{m.key}'")
+        # the same normal form as parse_value: sorted, each tag once
+        return tuple(sorted(set(v)))
+
+    def how(self, m: Metric) -> str:
+        return f"tags: a list of any of {', '.join(m.options)}; an empty list when none applies"
+
+
+class _Integer(_Fragment):
+    """scale and likert: an integer in range, or the string "cannot_judge" (DESIGN 5.1)."""
+
+    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {
+            "anyOf": [
+                {"type": "integer", "minimum": m.min, "maximum": m.max},
+                {"type": "string", "enum": [CANNOT_JUDGE]},
+            ],
+            "description": desc,
+        }
+
+    def check(self, m: Metric, v: Any, where: str) -> Any:
+        if v == CANNOT_JUDGE:
+            return v
+        # JSON Schema counts 4.0 as an integer; a boolean is not a number here
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+            isinstance(v, float) and not v.is_integer()
+        ):
+            shown = json.dumps(v, ensure_ascii=False)
+            raise ReplyError(
+                "schema_violation",
+                f"{where}: {shown} is not an integer {m.min}..{m.max} or \"{CANNOT_JUDGE}\"",
+            )
+        iv = int(v)
+        if not m.min <= iv <= m.max:
+            raise ReplyError("schema_violation", f"{where}: {iv} is outside {m.min}..{m.max}")
+        return iv
+
+    def how(self, m: Metric) -> str:
+        return f"{m.kind}: an integer from {m.min} to {m.max}, or cannot_judge"
+
+
+FRAGMENTS: dict[str, _Fragment] = {
+    "gate": _OneOf(), "choice": _OneOf(), "tags": _Tags(), "scale": _Integer(), "likert": _Integer(),
+}
+
+
+def fragment(m: Metric) -> _Fragment:
+    return FRAGMENTS[m.kind]
+
+
+def _metric_schema(m: Metric) -> dict[str, Any]:
+    return fragment(m).schema(m, _describe(m))
+
+
+def judge_schema(rubric: Rubric) -> dict[str, Any]:
+    """The strict JSON schema of one judge reply under `rubric`.
+
+    `reason` comes first: the model writes properties in schema order, so it
+    states its evidence before committing to scores rather than justifying them
+    afterwards.
+    """
+    props: dict[str, Any] = {
+        REASON_FIELD: {
+            "type": "string",
+            "description": "The decisive evidence for the answers, in one to three sentences",
+        }
+    }
+    for m in schema_metrics(rubric):
+        props[m.key] = _metric_schema(m)
+    props[VERDICT_FIELD] = {
+        "type": "string",
+        "enum": [PASS, FAIL],
+        "description": "Overall verdict under the rubric's verdict rules",
+    }
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+def schema_name(rubric: Rubric) -> str:
+    """The `name` of the response format: [a-zA-Z0-9_-], at most 64 characters."""
+    return f"{rubric.id}_judgement"[:64]
+
+
+def schema_json(rubric: Rubric) -> str:
+    """Canonical text of the schema, stored with every score and hashed into prompt_hash."""
+    return json.dumps(judge_schema(rubric), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _type_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
+
+
+def _check_metric(m: Metric, v: Any) -> Any:
+    return fragment(m).check(m, v, f"field '{m.key}'")
+
+
+def parse_json_reply(text: str) -> dict[str, Any]:
+    """The JSON object in `text`; tolerates only surrounding whitespace and one ``` fence.
+
+    The fence is tolerated because servers that ignore `response_format` wrap
+    JSON in markdown; anything else (prose around it, two objects) is malformed.
+    """
+    s = text.strip()
+    fenced = _FENCE.match(s)
+    if fenced:
+        s = fenced.group(1).strip()
+    if not s:
+        raise ReplyError("malformed_json", "the reply is empty")
+    try:
+        data = json.loads(s)
+    except json.JSONDecodeError as exc:
+        raise ReplyError("malformed_json", f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ReplyError("malformed_json", "JSON nested too deep to read") from None
+    if not isinstance(data, dict):
+        raise ReplyError("malformed_json", f"expected a JSON object, got {_type_name(data)}")
+    return data
+
+
+def validate_reply(rubric: Rubric, text: str) -> JudgeReply:
+    """Check a reply against `judge_schema(rubric)`; raises ReplyError naming the field at fault."""
+    data = parse_json_reply(text)
+    metrics = schema_metrics(rubric)
+    expected = [REASON_FIELD, *(m.key for m in metrics), VERDICT_FIELD]
+    missing = [k for k in expected if k not in data]
+    if missing:
+        raise ReplyError("schema_violation", f"missing field '{missing[0]}'")
+    extra = sorted(set(data) - set(expected))
+    if extra:
+        raise ReplyError("schema_violation", f"unexpected field '{extra[0]}'")
+    values = {m.key: _check_metric(m, data[m.key]) for m in metrics}
+    verdict = data[VERDICT_FIELD]
+    if verdict not in (PASS, FAIL):
+        shown = json.dumps(verdict, ensure_ascii=False)
+        raise ReplyError("schema_violation", f"field 'verdict': {shown} is not PASS or FAIL")
+    reason = data[REASON_FIELD]
+    if not isinstance(reason, str):
+        raise ReplyError("schema_violation", f"field 'reason': expected a string, got {_type_name(reason)}")
+    return JudgeReply(values=values, verdict=verdict, reason=reason)

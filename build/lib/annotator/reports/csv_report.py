@@ -1,0 +1,286 @@
+"""Tidy CSV (and Parquet, when pyarrow is installed) tables of a report.
+
+CSV files get opened in spreadsheets, and a rater's reason or a judge's reply is
+untrusted text: a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage
+return would run as a formula. Such string cells are prefixed with a single
+quote. Numbers stay numbers (`-0.2` is data, not a formula), and so does a
+string that is exactly a plain number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .atomic import atomic_open
+
+__all__ = [
+    "FORMULA_PREFIXES",
+    "neutralise_cell",
+    "neutralise_frame",
+    "write_csv_tables",
+    "write_parquet",
+    "agreement_table",
+    "findings_table",
+    "systematic_findings_table",
+    "report_tables",
+]
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _flatten(value: Any) -> Any:
+    """Collections in a cell become text: tags `;`-joined as in the ratings CSV (5.3)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return ";".join("" if v is None else str(v) for v in items)
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False, sort_keys=False, default=str)
+    return value
+
+
+def neutralise_cell(value: Any) -> Any:
+    """Defuse a string that a spreadsheet would read as a formula; leave everything else."""
+    value = _flatten(value)
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        if _PLAIN_NUMBER.fullmatch(value):
+            return value
+        return "'" + value
+    return value
+
+
+def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` with every text cell neutralised; numeric columns untouched."""
+    out = df.copy()
+    for col in out.columns:
+        if pd.api.types.is_numeric_dtype(out[col].dtype) or pd.api.types.is_datetime64_any_dtype(
+            out[col].dtype
+        ):
+            continue
+        out[col] = out[col].astype(object).map(neutralise_cell)
+    # Column names are cells too.
+    out.columns = [neutralise_cell(str(c)) for c in out.columns]
+    return out
+
+
+def _file_stem(name: str) -> str:
+    stem = _SAFE_NAME.sub("_", name).strip("._")
+    if not stem:
+        raise ValueError(f"table name {name!r} gives an empty file name")
+    return stem
+
+
+def write_csv_tables(
+    tables: Mapping[str, pd.DataFrame], folder: str | os.PathLike[str], *, parquet: bool = True
+) -> list[Path]:
+    """Write each table as `<folder>/<name>.csv` (atomically, UTF-8, neutralised).
+
+    When `parquet` is true and pyarrow is importable, `<name>.parquet` files are
+    written too (typed, not neutralised: Parquet is not opened by spreadsheets).
+    Returns every path written, CSVs first.
+    """
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for name, df in tables.items():
+        if df is None:
+            continue
+        path = out / f"{_file_stem(name)}.csv"
+        safe = neutralise_frame(df)
+        with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+            safe.to_csv(fh, index=False, lineterminator="\n")
+        paths.append(path)
+    if parquet:
+        paths.extend(write_parquet(tables, out))
+    return paths
+
+
+def _parquet_ready(df: pd.DataFrame) -> pd.DataFrame:
+    # Object columns mixing str/int/tuple (a `value` column across metric kinds)
+    # cannot be typed by pyarrow: store them as text, keeping missing as null.
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            kinds = {type(v) for v in out[col] if v is not None and not (isinstance(v, float) and v != v)}
+            if len(kinds) > 1 or kinds & {list, tuple, set, frozenset, dict}:
+                out[col] = out[col].map(lambda v: None if v is None else str(_flatten(v)))
+    return out
+
+
+def write_parquet(tables: Mapping[str, pd.DataFrame], folder: str | os.PathLike[str]) -> list[Path]:
+    """Write each table as `<folder>/<name>.parquet`; returns [] when pyarrow is missing."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return []
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for name, df in tables.items():
+        if df is None:
+            continue
+        path = out / f"{_file_stem(name)}.parquet"
+        with atomic_open(path, "wb") as fh:
+            _parquet_ready(df).to_parquet(fh, index=False)
+        paths.append(path)
+    return paths
+
+
+# --- tables built from the report dict ------------------------------------------------
+
+def _d(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _est_columns(prefix: str, value: Any, note: Any = None) -> dict[str, Any]:
+    """An estimate as four tidy columns; undefined gives empty cells and the note."""
+    if isinstance(value, dict):
+        return {
+            prefix: value.get("estimate"),
+            f"{prefix}_low": value.get("low"),
+            f"{prefix}_high": value.get("high"),
+            f"{prefix}_n": value.get("n"),
+            f"{prefix}_note": value.get("note") or note,
+        }
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {prefix: value, f"{prefix}_low": None, f"{prefix}_high": None, f"{prefix}_n": None,
+                f"{prefix}_note": note}
+    return {prefix: None, f"{prefix}_low": None, f"{prefix}_high": None, f"{prefix}_n": None,
+            f"{prefix}_note": note}
+
+
+def _note(d: dict, key: str) -> Any:
+    """The note beside an undefined statistic: `<key>_note` or `notes[<key>]`."""
+    notes = d.get("notes")
+    return d.get(f"{key}_note") or (notes.get(key) if isinstance(notes, dict) else None)
+
+
+_HUMAN_EXTRAS = ("percent_agreement", "fleiss_kappa", "gwet_ac1")
+
+
+def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per metric x source (`human`, or `judge` with its name): the figures of 5.5."""
+    rows: list[dict[str, Any]] = []
+    metrics = dict(_d(report.get("metrics")))
+    verdict = report.get("verdict")
+    if isinstance(verdict, Mapping) and ("human_alpha" in verdict or "judges" in verdict):
+        # the report model gives the verdict (all rules together) the figures of a metric
+        metrics.setdefault("verdict", verdict)
+    for key, m in metrics.items():
+        m = _d(m)
+        base = {
+            "metric": key,
+            "kind": m.get("kind"),
+            "level": m.get("level"),
+        }
+        human = {**base, "source": "human", "judge": None,
+                 "n_items": m.get("n_items"), "n_raters": m.get("n_raters"),
+                 "n_judgements": m.get("n_judgements"), "n_cannot_judge": m.get("n_cannot_judge")}
+        human.update(_est_columns("alpha", m.get("human_alpha"), _note(m, "human_alpha")))
+        human.update(_est_columns("alpha_interval_level", m.get("human_alpha_interval"),
+                                  _note(m, "human_alpha_interval")))
+        for extra in _HUMAN_EXTRAS:
+            if extra in m:
+                human.update(_est_columns(extra, m.get(extra), _note(m, extra)))
+        rows.append(human)
+        for judge, j in _d(m.get("judges")).items():
+            j = _d(j)
+            row = {**base, "source": "judge", "judge": judge, "n_items": j.get("n_items"),
+                   "n_raters": m.get("n_raters"), "n_judgements": m.get("n_judgements"),
+                   "n_cannot_judge": j.get("n_cannot_judge")}
+            row.update(_est_columns("alpha", j.get("alpha_vs_consensus"), _note(j, "alpha_vs_consensus")))
+            row.update(_est_columns("alpha_with_judge_as_rater", j.get("alpha_with_judge_as_rater"),
+                                    _note(j, "alpha_with_judge_as_rater")))
+            perm = _d(j.get("permutation_alpha"))
+            row["permutation_alpha_mean"] = perm.get("mean")
+            row["permutation_p_value"] = perm.get("p_value")
+            row.update(_est_columns("exact_agreement", j.get("exact_agreement"), _note(j, "exact_agreement")))
+            for stat in ("mean_difference", "pearson", "spearman", "kendall_tau_b"):
+                row.update(_est_columns(stat, j.get(stat), _note(j, stat)))
+            kappa = j.get("cohen_kappa")
+            if isinstance(kappa, dict):
+                if "estimate" in kappa:
+                    row.update(_est_columns("cohen_kappa", kappa))
+                else:
+                    for weight, v in kappa.items():
+                        row.update(_est_columns(f"cohen_kappa_{weight}", v))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+_FINDING_FIRST = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "judge_name",
+                  "humans", "judge", "human_answers", "human_reasons", "judge_value", "judge_reason")
+
+
+def _cell_columns(key: str, value: Any) -> dict[str, Any]:
+    """One report value as tidy columns: an estimate spreads over four, text stays text."""
+    if isinstance(value, Mapping) and "estimate" in value:
+        return _est_columns(key, value)
+    return {key: _flatten_answers(value)}
+
+
+def _finding_rows(findings: Iterable[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for f in findings or []:
+        if not isinstance(f, Mapping):
+            continue
+        f = dict(f)
+        answers = f.get("human_answers")
+        if isinstance(answers, (list, tuple)) and answers and all(isinstance(a, Mapping) for a in answers):
+            # [{rater, value, reason}] -> one column of answers, one of reasons, both "rater: ..."
+            f["human_answers"] = {str(a.get("rater", i)): a.get("value", a.get("answer"))
+                                  for i, a in enumerate(answers)}
+            if "human_reasons" not in f:
+                f["human_reasons"] = {str(a.get("rater", i)): a.get("reason") for i, a in enumerate(answers)
+                                      if a.get("reason")}
+        row: dict[str, Any] = {}
+        for k in (*[k for k in _FINDING_FIRST if k in f], *[k for k in f if k not in _FINDING_FIRST]):
+            row.update(_cell_columns(k, f[k]))
+        rows.append(row)
+    return rows
+
+
+def _flatten_answers(value: Any) -> Any:
+    """Per-rater answers/reasons (`{rater: answer}`) as `rater: answer | ...` text."""
+    if isinstance(value, Mapping):
+        return " | ".join(f"{k}: {_flatten(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (Mapping, list, tuple)) for v in value):
+        return " | ".join(str(_flatten(v)) for v in value)
+    return value
+
+
+def findings_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per finding, in report order (never re-sorted by size)."""
+    rows = _finding_rows(report.get("findings") or [])
+    return pd.DataFrame(rows, columns=None if rows else ["item_id", "metric", "humans", "judge", "kind"])
+
+
+def systematic_findings_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per systematic finding (a pattern across items), in report order."""
+    found = report.get("systematic_findings") or []
+    rows = []
+    for f in found:
+        if isinstance(f, Mapping):
+            row: dict[str, Any] = {}
+            for k, v in f.items():
+                row.update(_cell_columns(k, v))
+            rows.append(row)
+        elif f is not None:
+            rows.append({"finding": str(f)})
+    return pd.DataFrame(rows)
+
+
+def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """The tables that can be built from the report dict alone."""
+    tables = {"agreement": agreement_table(report), "findings": findings_table(report)}
+    if report.get("systematic_findings"):
+        tables["systematic_findings"] = systematic_findings_table(report)
+    return tables

@@ -1,0 +1,298 @@
+"""View rows for the agreement side of the HTML report: metrics, judges, findings.
+
+Each function takes a piece of the report dict, tolerates missing or odd values,
+and returns plain rows for the template. Keys it does not know are passed on as
+"other" label/value pairs so nothing the report model adds is silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import charts as _charts
+from .formatting import (
+    Est,
+    as_dict,
+    est_of,
+    fmt_any,
+    fmt_num,
+    fmt_p,
+    is_estimate,
+    kv_rows,
+    to_float,
+    with_interval,
+)
+
+_JUDGE_KNOWN = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
+                "exact_agreement", "exact_agreement_ci", "mean_difference", "pearson", "spearman",
+                "kendall_tau_b", "cohen_kappa", "confusion", "human_range", "slices", "n_cannot_judge",
+                "notes", "alpha_humans_same_items", "alpha_gain", "permutation_pearson", "same_scale")
+_METRIC_KNOWN = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
+                 "human_alpha_interval", "judges", "percent_agreement", "fleiss_kappa", "gwet_ac1",
+                 "n_cannot_judge", "notes", "label", "human_alpha_nominal", "rater_pairs", "n_ties")
+_FINDING_KNOWN = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "humans",
+                  "judge", "human_answers", "human_reasons", "judge_value", "judge_reason", "judge_name")
+
+
+@dataclass
+class Confusion:
+    labels: list[str]
+    row_labels: list[str]
+    rows: list[list[tuple[str, float]]]  # (count text, shade 0..1)
+    total: Any
+    row_title: str = "humans"
+    col_title: str = "judge"
+
+
+def _confusion(c: Any) -> Confusion | None:
+    c = as_dict(c)
+    labels = [str(x) for x in (c.get("labels") or [])]
+    matrix = c.get("matrix") or []
+    if not labels or not isinstance(matrix, (list, tuple)):
+        return None
+    nums = [to_float(v) or 0.0 for row in matrix if isinstance(row, (list, tuple)) for v in row]
+    top = max(nums) if nums else 0.0
+    rows = []
+    for row in matrix:
+        cells = []
+        for v in row if isinstance(row, (list, tuple)) else []:
+            n = to_float(v) or 0.0
+            cells.append((fmt_num(v), n / top if top else 0.0))
+        rows.append(cells)
+    row_labels = [str(x) for x in (c.get("row_labels") or labels)]
+    col_labels = [str(x) for x in (c.get("col_labels") or labels)]
+    total = sum(nums)
+    return Confusion(labels=col_labels, row_labels=row_labels, rows=rows,
+                     total=fmt_num(int(total) if total == int(total) else total),
+                     row_title=str(c.get("rows") or "humans"),
+                     col_title=str(c.get("columns") or "judge"))
+
+
+def cell(v: Any) -> Est | str:
+    """A table cell: an Est for an estimate dict, else display text."""
+    return est_of({"v": v}, "v") if is_estimate(v) else fmt_any(v)
+
+
+def _slices(s: Any) -> list[dict[str, Any]]:
+    """{by_case: {case: {...}}, by_generator: {...}} -> tables; rows alphabetical."""
+    out = []
+    for dim, groups in as_dict(s).items():
+        groups = as_dict(groups)
+        if not groups:
+            continue
+        keys: list[str] = []
+        for g in groups.values():
+            for k in as_dict(g):
+                if k not in keys and not str(k).endswith("_note"):
+                    keys.append(k)
+        rows = []
+        for name in sorted(groups, key=str):
+            g = groups[name]
+            if isinstance(g, Mapping):
+                rows.append((str(name), [cell(g[k]) if k in g else "—" for k in keys]))
+            else:
+                rows.append((str(name), [fmt_any(g)] if not keys else [fmt_any(g)] + [""] * (len(keys) - 1)))
+        # a column undefined everywhere for one reason says so once, under the table
+        dropped: dict[str, list[str]] = {}
+        for ci in reversed(range(len(keys))):
+            cells = [r[1][ci] for r in rows if ci < len(r[1])]
+            notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
+            if cells and len(notes) == 1 and all(isinstance(c, Est) and not c.defined for c in cells):
+                dropped.setdefault(next(iter(notes)) or "", []).insert(0, keys[ci].replace("_", " "))
+                del keys[ci]
+                for r in rows:
+                    del r[1][ci]
+        captions = [f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
+                    for note, cols in dropped.items()]
+        out.append({"title": str(dim).replace("_", " "), "columns": [k.replace("_", " ") for k in keys] or ["value"],
+                    "rows": rows, "captions": captions})
+    return out
+
+
+def _pair_kappa_rows(pairs: Any) -> tuple[list[str], list[tuple[str, Any, list[Est | str]]]]:
+    """{"a vs b": {n, unweighted, linear, quadratic | note}} -> (weights, rows)."""
+    pairs = as_dict(pairs)
+    weights: list[str] = []
+    for v in pairs.values():
+        for k in as_dict(v):
+            if k not in ("n", "note") and k not in weights:
+                weights.append(k)
+    rows = []
+    for name in sorted(pairs, key=str):
+        v = as_dict(pairs[name])
+        if not any(w in v for w in weights):
+            cells: list[Est | str] = [Est(None, n=v.get("n"), note=str(v.get("note") or "") or None)]
+            cells += [""] * (len(weights) - 1)
+        else:
+            cells = [est_of(v, w) for w in weights]
+        rows.append((str(name), v.get("n"), cells))
+    return weights, rows
+
+
+def _human_range_text(hr: Any) -> str | None:
+    """Where the judge's kappa with each human sits against the humans' kappas with each other."""
+    hr = as_dict(hr)
+    if not hr:
+        return None
+    hh = as_dict(hr.get("human_vs_human"))
+    lo, hi, jm = to_float(hh.get("min")), to_float(hh.get("max")), to_float(hr.get("judge_mean"))
+    measure = str(hr.get("measure") or "kappa").replace("_", " ")
+    if hr.get("position") and jm is not None and lo is not None and hi is not None:
+        return (f"{hr['position']} the human range: judge-human {measure} {fmt_num(jm)} (mean over raters) "
+                f"vs human-human {fmt_num(lo)} to {fmt_num(hi)}")
+    if hr.get("note"):
+        return f"undefined ({hr['note']})"
+    if "inside" in hr:  # a plain share, as some report models give it
+        return fmt_any(hr)
+    return fmt_any(hr)
+
+
+def _perm_text(perm: Any) -> str:
+    perm = as_dict(perm)
+    if to_float(perm.get("mean")) is None:
+        return Est(None, note=str(perm.get("note") or "") or None).text
+    return f"{fmt_num(perm.get('mean'), 3)} · p {fmt_p(perm.get('p_value'))}"
+
+
+def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[str, Any]:
+    judges = []
+    for jname, j in as_dict(m.get("judges")).items():
+        j = as_dict(j)
+        perm = as_dict(j.get("permutation_alpha"))
+        kappa = j.get("cohen_kappa")
+        kappas: list[tuple[str, Est]] = []
+        if is_estimate(kappa) or isinstance(kappa, (int, float)):
+            kappas.append(("unweighted", est_of(j, "cohen_kappa")))
+        elif isinstance(kappa, Mapping):
+            kappas = [(str(w), est_of(kappa, w)) for w in kappa]
+        judges.append({
+            "name": str(jname),
+            "colour": _charts.PALETTE[judge_order.index(jname) % len(_charts.PALETTE)]
+            if jname in judge_order else _charts.PALETTE[0],
+            "n_items": j.get("n_items"),
+            "n_cannot_judge": j.get("n_cannot_judge"),
+            "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),
+            "alpha_with_judge_as_rater": est_of(j, "alpha_with_judge_as_rater"),
+            "perm_present": bool(perm),
+            "perm_mean": fmt_num(perm.get("mean"), 3) if to_float(perm.get("mean")) is not None else None,
+            "perm_p": fmt_p(perm.get("p_value")),
+            "perm_note": Est(None, note=str(perm["note"])).short_note if perm.get("note") else None,
+            "perm_extra": [(f"shuffles: {k}", v) for k, v in kv_rows(perm, skip=("mean", "p_value", "note"))],
+            "exact_agreement": with_interval(j, "exact_agreement", "exact_agreement_ci", j.get("n_items")),
+            "mean_difference": est_of(j, "mean_difference"),
+            "pearson": est_of(j, "pearson"),
+            "spearman": est_of(j, "spearman"),
+            "kendall_tau_b": est_of(j, "kendall_tau_b"),
+            "kappas": kappas,
+            "confusion": _confusion(j.get("confusion")),
+            "human_range": _human_range_text(j.get("human_range")) if "human_range" in j else None,
+            "alpha_humans_same_items": est_of(j, "alpha_humans_same_items"),
+            "alpha_gain": est_of(j, "alpha_gain"),
+            "perm_pearson": _perm_text(j.get("permutation_pearson")) if "permutation_pearson" in j else None,
+            "same_scale": j.get("same_scale"),
+            "off_scale": (est_of(j, "alpha_vs_consensus").short_note or "the judge answers on its own scale")
+            if j.get("same_scale") is False else None,
+            "slices": _slices(j.get("slices")),
+            "other": kv_rows(j, skip=_JUDGE_KNOWN),
+        })
+    extras = [(label, est_of(m, k)) for k, label in (
+        ("human_alpha_nominal", "alpha, nominal"), ("percent_agreement", "percent agreement"),
+        ("fleiss_kappa", "Fleiss' kappa"), ("gwet_ac1", "Gwet's AC1")) if k in m]
+    weights, pair_rows = _pair_kappa_rows(m.get("rater_pairs"))
+    group, _, option = str(key).partition(":")
+    return {
+        "key": str(key),
+        "label": str(m.get("label") or (option if option else key)),
+        "group": group if option and not m.get("label") else None,
+        "kind": m.get("kind") or "—",
+        "level": m.get("level") or "—",
+        "n_items": m.get("n_items"),
+        "n_raters": m.get("n_raters"),
+        "n_judgements": m.get("n_judgements"),
+        "n_cannot_judge": m.get("n_cannot_judge"),
+        "human_alpha": est_of(m, "human_alpha"),
+        "human_alpha_interval": est_of(m, "human_alpha_interval"),
+        "extras": extras,
+        "n_ties": m.get("n_ties"),
+        "pair_weights": weights,
+        "pair_rows": pair_rows,
+        "judges": judges,
+        "other": kv_rows(m, skip=_METRIC_KNOWN),
+    }
+
+
+def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Each human's answer beside their reason, whichever shape the finding uses."""
+    answers, reasons = f.get("human_answers"), f.get("human_reasons")
+    rows: list[dict[str, str]] = []
+    if isinstance(answers, Mapping):
+        reasons_map = reasons if isinstance(reasons, Mapping) else {}
+        for rater, a in answers.items():
+            rows.append({"who": str(rater), "answer": fmt_any(a), "reason": str(reasons_map.get(rater) or "")})
+        for rater, r in reasons_map.items():
+            if rater not in answers and r:
+                rows.append({"who": str(rater), "answer": "", "reason": str(r)})
+        return rows
+    if isinstance(answers, (list, tuple)):
+        rlist = list(reasons) if isinstance(reasons, (list, tuple)) else []
+        for i, a in enumerate(answers):
+            if isinstance(a, Mapping):
+                who = a.get("rater") or a.get("who") or ""
+                rows.append({"who": str(who), "answer": fmt_any(a.get("value", a.get("answer"))),
+                             "reason": str(a.get("reason") or (rlist[i] if i < len(rlist) else "") or "")})
+            else:
+                rows.append({"who": "", "answer": fmt_any(a),
+                             "reason": str(rlist[i] or "") if i < len(rlist) else ""})
+        return rows
+    if isinstance(reasons, Mapping):
+        return [{"who": str(k), "answer": "", "reason": str(v or "")} for k, v in reasons.items()]
+    if isinstance(reasons, (list, tuple)):
+        return [{"who": "", "answer": "", "reason": str(r or "")} for r in reasons if r]
+    return rows
+
+
+def _thumbs_for(f: Mapping[str, Any], thumbs: Mapping[str, str]) -> str | None:
+    for key in (f.get("item_id"), f.get("display_code")):
+        if key is not None and str(key) in thumbs:
+            return thumbs[str(key)]
+    return None
+
+
+def finding_view(f: Any, thumbs: Mapping[str, str]) -> dict[str, Any] | None:
+    if not isinstance(f, Mapping):
+        return {"title": str(f), "other": []} if f is not None else None
+    judge_value = f.get("judge_value", f.get("judge"))
+    return {
+        "title": str(f.get("display_code") or f.get("item_id") or "item"),
+        "item_id": f.get("item_id"),
+        "display_code": f.get("display_code"),
+        "case_id": f.get("case_id"),
+        "generator": f.get("generator"),
+        "metric": f.get("metric"),
+        "kind": str(f["kind"]).replace("_", " ") if f.get("kind") else None,
+        "humans": fmt_any(f.get("humans")) if "humans" in f else None,
+        "answers": _answers(f),
+        "judge_name": f.get("judge_name"),
+        "judge_value": fmt_any(judge_value) if judge_value is not None or "judge" in f else None,
+        "judge_reason": f.get("judge_reason"),
+        "thumb": _thumbs_for(f, thumbs),
+        "other": kv_rows(f, skip=_FINDING_KNOWN),
+    }
+
+
+def systematic_view(f: Any) -> dict[str, Any]:
+    if not isinstance(f, Mapping):
+        return {"title": str(f), "rows": []}
+    title = f.get("summary") or f.get("description")
+    skip: tuple[str, ...] = ("summary", "description")
+    if not title and f.get("kind") and f.get("metric"):
+        who = f.get("judge_name") or f.get("judge") or "the judge"
+        kind = str(f["kind"])
+        phrase = {"judge_tags_more_often": "tags more often than the humans",
+                  "judge_tags_less_often": "tags less often than the humans"}.get(kind)
+        title = (f"{who} {phrase} on {f['metric']}" if phrase
+                 else f"{who} is {kind.replace('_', ' ')} on {f['metric']}")
+        skip += ("kind", "metric", "judge_name", "judge")
+    return {"title": str(title or f.get("kind") or "finding"), "rows": kv_rows(f, skip=skip)}

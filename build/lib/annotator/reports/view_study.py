@@ -1,0 +1,342 @@
+"""View rows for the study side of the HTML report: generators, raters, pairwise.
+
+Cases are always listed alphabetically and generators side by side, so a row
+holds one case fixed; nothing is ordered by a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .formatting import (
+    Est,
+    as_dict,
+    est_of,
+    fmt_any,
+    fmt_num,
+    fmt_p,
+    fmt_share,
+    is_estimate,
+    kv_rows,
+    to_float,
+    with_interval,
+)
+from .view_metrics import cell
+
+RATER_KNOWN = ("n_judgements", "anchors", "drift", "accuracy", "test_retest", "series",
+                "agreement_with_consensus", "fatigue", "calibrations", "calibration_accuracy")
+
+
+def _gate_view(name: str, gate: Any) -> dict[str, Any]:
+    """A release-gate record ({pass, checks} or a plain flag/dict) as display parts."""
+    if isinstance(gate, bool):
+        return {"name": name, "pass": gate, "checks": []}
+    g = as_dict(gate)
+    verdict = g.get("pass", g.get("passes"))
+    checks = []
+    for fig, c in as_dict(g.get("checks")).items():
+        c = as_dict(c)
+        low = to_float(c.get("low"))
+        text = (f"lower bound {fmt_num(low)} vs threshold {fmt_num(c.get('threshold'))}" if low is not None
+                else f"threshold {fmt_num(c.get('threshold'))}: {c.get('note') or 'no interval'}")
+        checks.append((str(fig), bool(c.get("pass")), text))
+    other = kv_rows(g, skip=("pass", "passes", "checks"))
+    return {"name": name, "pass": verdict if isinstance(verdict, bool) else None, "checks": checks,
+            "other": other}
+
+
+def generators_view(gens: Any) -> dict[str, Any] | None:
+    """Generators side by side, one table per figure, cases alphabetical in rows.
+
+    Accepts the report model's {"cases", "figures", "by_generator": {g: {overall, by_case,
+    release_gate}}, "release_gate"} and the simpler {g: {overall, cases, release_gate}}.
+    """
+    gens = as_dict(gens)
+    if not gens:
+        return None
+    if "by_generator" in gens:
+        by_gen = as_dict(gens.get("by_generator"))
+        case_key = "by_case"
+        labels = {str(k): str(v) for k, v in as_dict(gens.get("figures")).items()}
+        declared_cases = [str(c) for c in gens.get("cases") or []]
+        gate_rule = as_dict(gens.get("release_gate"))
+    else:
+        by_gen, case_key, labels, declared_cases, gate_rule = gens, "cases", {}, [], {}
+    if not by_gen:
+        return None
+    names = sorted(by_gen, key=str)
+    count_keys = ("n_items", "n_cases", "n_answers")
+    fig_keys: list[str] = list(labels)
+    case_ids: set[str] = set(declared_cases)
+    for g in names:
+        gd = as_dict(by_gen[g])
+        for k in as_dict(gd.get("overall")):
+            if k not in fig_keys and k not in count_keys:
+                fig_keys.append(k)
+        for cid, c in as_dict(gd.get(case_key)).items():
+            case_ids.add(str(cid))
+            for k in as_dict(c):
+                if k not in fig_keys and k not in count_keys and not str(k).endswith("_note"):
+                    fig_keys.append(k)
+    # the verdict is what a release decision reads first
+    fig_keys.sort(key=lambda k: 0 if "verdict" in str(k) else 1)
+    # Cases alphabetical, generators side by side: a row holds one case fixed.
+    cases = sorted(case_ids)
+    figures = []
+    for k in fig_keys:
+        overall = [cell(as_dict(as_dict(by_gen[g]).get("overall")).get(k)) if k in as_dict(as_dict(by_gen[g]).get("overall"))
+                   else "—" for g in names]
+        rows = []
+        for cid in cases:
+            cells = []
+            for g in names:
+                per_case = {str(c): v for c, v in as_dict(as_dict(by_gen[g]).get(case_key)).items()}
+                c = per_case.get(cid)
+                cells.append(cell(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
+            rows.append((cid, cells))
+        label = labels.get(k)
+        figures.append({"key": str(k), "label": f"{k} · {label}" if label else str(k).replace("_", " "),
+                        "overall": overall, "rows": rows})
+    gates = [_gate_view(str(g), as_dict(by_gen[g]).get("release_gate")) for g in names
+             if "release_gate" in as_dict(by_gen[g])]
+    counts = [{"name": str(g), "n_items": fmt_num(as_dict(by_gen[g]).get("n_items")),
+               "n_cases": fmt_num(as_dict(by_gen[g]).get("n_cases"))} for g in names]
+    rule = gate_rule.get("rule")
+    thresholds = kv_rows(gate_rule.get("thresholds"))
+    return {"names": [str(g) for g in names], "cases": cases, "figures": figures, "gates": gates,
+            "gate_rule": str(rule) if rule else None, "gate_thresholds": thresholds, "counts": counts,
+            "other": kv_rows(gens, skip=("cases", "figures", "by_generator", "release_gate"))
+            if "by_generator" in gens else []}
+
+
+def _per_metric_cell(v: Any) -> dict[str, Any]:
+    """One rater x metric figure: an estimate, or an {agreement, n_pairs} record, or anything."""
+    if is_estimate(v):
+        e = est_of({"v": v}, "v")
+        extra = []
+        if isinstance(v, Mapping):
+            if v.get("rule"):
+                extra.append(str(v["rule"]))
+            if to_float(v.get("exact")) is not None:
+                extra.append(f"exact {fmt_share(v['exact'])}")
+        return {"est": e, "text": None, "sub": " · ".join(extra)}
+    if isinstance(v, Mapping) and any(is_estimate(x) for x in v.values()):
+        # several estimates of one rater on one metric, e.g. {n, exact_agreement, alpha}
+        parts = [(str(k).replace("_", " "), est_of(v, k)) for k, x in v.items() if is_estimate(x)]
+        sub = f"n={v['n']}" if v.get("n") is not None else ""
+        return {"est": None, "text": None, "sub": sub, "parts": parts}
+    if isinstance(v, Mapping) and "agreement" in v:
+        n = v.get("n_pairs", v.get("n"))
+        e = Est(to_float(v.get("agreement")), n=n, note=str(v["note"]) if v.get("note") else None)
+        extra = [str(v["rule"])] if v.get("rule") else []
+        if to_float(v.get("exact")) is not None:
+            extra.append(f"exact {fmt_share(v['exact'])}")
+        return {"est": e, "text": None, "sub": " · ".join(extra)}
+    return {"est": None, "text": fmt_any(v), "sub": ""}
+
+
+def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, Any] | None:
+    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...)."""
+    names = [n for n in sorted(raters, key=str) if key in as_dict(raters[n])]
+    if not names:
+        return None
+    per_metric = all(isinstance(as_dict(raters[n]).get(key), Mapping) and
+                     all(isinstance(x, Mapping) for x in as_dict(raters[n])[key].values()) for n in names)
+    if not per_metric:
+        return {"title": title, "corner": "rater", "columns": [title], "rows": [
+            (str(n), [{"est": None, "text": fmt_any(as_dict(raters[n]).get(key)), "sub": ""}]) for n in names]}
+    cols: list[str] = []
+    for n in names:
+        for m in as_dict(as_dict(raters[n]).get(key)):
+            if m not in cols:
+                cols.append(m)
+    if not cols:
+        return None
+    blank = {"est": None, "text": "—", "sub": ""}
+    if len(cols) > len(names):
+        # more metrics than raters: metrics down the side keeps the table inside the page
+        rows = [(m, [_per_metric_cell(as_dict(as_dict(raters[n]).get(key))[m]) if m in as_dict(as_dict(raters[n]).get(key))
+                     else blank for n in names]) for m in cols]
+        return {"title": title, "corner": "metric", "columns": [str(n) for n in names], "rows": rows}
+    rows = []
+    for n in names:
+        d = as_dict(as_dict(raters[n]).get(key))
+        rows.append((str(n), [_per_metric_cell(d[m]) if m in d else blank for m in cols]))
+    return {"title": title, "corner": "rater", "columns": cols, "rows": rows}
+
+
+def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Agreement with the others early vs late in a session, per rater."""
+    rows, notes = [], set()
+    for name in sorted(raters, key=str):
+        f = as_dict(as_dict(raters[name]).get("fatigue"))
+        if not f:
+            continue
+        if not any(k in f for k in ("early", "late", "change")):
+            rows.append({"name": str(name), "early": None, "late": None, "change": None, "quarters": [],
+                         "n": "—", "sessions": "—", "note": str(f.get("note") or "")})
+            continue
+        quarters = [est_of({"q": q}, "q") for q in (f.get("by_position_quarter") or [])]
+        rows.append({"name": str(name), "early": est_of(f, "early"), "late": est_of(f, "late"),
+                     "change": est_of(f, "change"), "quarters": quarters,
+                     "n": fmt_num(f.get("n_answers")), "sessions": fmt_num(f.get("n_sessions")), "note": ""})
+        if f.get("note"):
+            notes.add(str(f["note"]))
+    if not rows or all(r["early"] is None for r in rows):
+        # nothing measured for anyone: one line, not a table of dashes
+        return {"rows": [], "note": "; ".join(sorted({r["note"] for r in rows if r["note"]}))} if rows else None
+    return {"rows": rows, "note": "; ".join(sorted(notes))}
+
+
+RATER_MATRICES = (("accuracy", "Anchor accuracy (live work)"),
+                   ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
+                   ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
+                   ("agreement_with_consensus", "Agreement with the human consensus"))
+
+
+def _calibrations_text(c: Any) -> str:
+    """Calibration sessions as 'n sessions; last: qualified (date)'."""
+    if not isinstance(c, (list, tuple)):
+        return fmt_any(c)
+    sessions = [x for x in c if isinstance(x, Mapping)]
+    if not sessions:
+        return fmt_any(c) if c else "none"
+    last = sessions[-1]
+    verdict = last.get("qualified")
+    word = "qualified" if verdict is True else "not yet" if verdict is False else fmt_any(verdict)
+    when = str(last.get("created_at") or "")[:10]
+    n = len(sessions)
+    return f"{n} session{'s' if n != 1 else ''}; last: {word}" + (f" ({when})" if when else "")
+
+
+def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, Any]:
+    r = as_dict(r)
+    drift = as_dict(r.get("drift"))
+    flagged = bool(drift.get("flagged"))
+    if flagged:
+        bits = [str(drift.get("metric") or "a metric")]
+        if drift.get("direction"):
+            bits.append(str(drift.get("direction")))
+        if drift.get("first_flag_at") is not None:
+            bits.append(f"from anchor answer {drift.get('first_flag_at')}")
+        drift_text = "drift: " + ", ".join(bits)
+    else:
+        drift_text = "no drift flag" if drift else "—"
+    return {
+        "name": str(name),
+        "n_judgements": r.get("n_judgements"),
+        "anchors": r.get("anchors"),
+        "flagged": flagged,
+        "drift_text": drift_text,
+        "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
+        "drift_chart": drift_charts.get(str(name)),
+        "other": kv_rows(r, skip=RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
+                                                                          "first_flag_at")),
+    }
+
+
+def _tally_row(c: Mapping[str, Any], pair: str) -> dict[str, Any]:
+    """One tally: wins per generator, ties, sides shown, and the share only if the report gives one."""
+    wins = as_dict(c.get("wins"))
+    gens = list(wins) or [g.strip() for g in pair.split(" vs ", 1)]
+    share = as_dict(c.get("share"))
+    share_text = " · ".join(f"{k} {fmt_share(v)}" for k, v in share.items()) if share else ""
+    return {
+        "n": fmt_num(c.get("n")),
+        "wins": [(str(g), fmt_num(wins.get(g)) if g in wins else "—") for g in gens],
+        "both": fmt_num(c.get("both")),
+        "neither": fmt_num(c.get("neither")),
+        "left": fmt_num(c.get("left")),
+        "right": fmt_num(c.get("right")),
+        "share": share_text,
+        "note": str(c.get("note") or ""),
+        "other": kv_rows(c, skip=("n", "wins", "both", "neither", "left", "right", "share", "note")),
+    }
+
+
+def _side_row(name: str, d: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": name, "left": fmt_num(d.get("left")), "right": fmt_num(d.get("right")),
+            "n": fmt_num(d.get("n") if d.get("n") is not None else
+                         (d.get("left") or 0) + (d.get("right") or 0) if "left" in d else None),
+            "share_left": fmt_share(d.get("share_left")) if d.get("share_left") is not None else "",
+            "p": fmt_p(d.get("p_value")),
+            "p_adjusted": fmt_p(d.get("p_adjusted")) if "p_adjusted" in d else "",
+            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or "")}
+
+
+_PAIRWISE_KNOWN = ("cells", "generator_pairs", "bradley_terry", "bradley_terry_by_case", "position_bias",
+                   "rater_alpha", "rater_kappas", "rater_kappas_detail", "flagged_raters", "judges",
+                   "settings", "majority_counts", "bradley_terry_note")
+
+
+def pairwise_view(p: Any) -> dict[str, Any] | None:
+    p = as_dict(p)
+    if not p:
+        return None
+    cells = as_dict(p.get("cells"))
+    rows = []
+    for cid in sorted(cells, key=str):  # cases alphabetical, never by a score
+        for pair in sorted(as_dict(cells[cid]), key=str):
+            rows.append({"case_id": str(cid), "pair": str(pair), **_tally_row(as_dict(as_dict(cells[cid])[pair]), str(pair))})
+    gp = as_dict(p.get("generator_pairs"))
+    gen_pairs = [{"pair": str(k), "n_cells": fmt_num(as_dict(v).get("n_cells")), **_tally_row(as_dict(v), str(k))}
+                 for k, v in sorted(gp.items(), key=lambda kv: str(kv[0]))]
+    bt = as_dict(p.get("bradley_terry"))
+    bt_rows = [{"name": str(g), "est": est_of(bt, g)} for g in sorted(bt, key=str)]
+    by_case = as_dict(p.get("bradley_terry_by_case"))
+    bt_gens = sorted({str(g) for c in by_case.values() for g in as_dict(c)} | {str(g) for g in bt})
+    bt_cases = [{"case_id": str(cid), "cells": [est_of(as_dict(by_case[cid]), g) for g in bt_gens]}
+                for cid in sorted(by_case, key=str)]
+    pb = as_dict(p.get("position_bias"))
+    by_rater = [_side_row(str(k), as_dict(v)) for k, v in sorted(as_dict(pb.get("by_rater")).items(), key=lambda kv: str(kv[0]))]
+    judges = []
+    for jname, j in as_dict(p.get("judges")).items():
+        j = as_dict(j)
+        jpb = as_dict(j.get("position_bias"))
+        judges.append({
+            "name": str(jname), "n": j.get("n"),
+            "agreement": with_interval(j, "agreement_with_majority", "agreement_interval", j.get("n")),
+            "kappa": with_interval(j, "kappa_vs_majority", "kappa_interval", j.get("n")),
+            "macro_f1": fmt_num(j.get("macro_f1")) if "macro_f1" in j else "—",
+            "n_no_majority": fmt_num(j.get("n_no_majority")) if "n_no_majority" in j else "—",
+            "n_without_humans": fmt_num(j.get("n_without_humans")) if "n_without_humans" in j else "—",
+            "position_bias": _side_row(str(jname), jpb) if jpb else None,
+            "other": kv_rows(j, skip=("n", "agreement_with_majority", "kappa_vs_majority", "agreement_interval",
+                                      "kappa_interval", "n_no_majority", "n_without_humans", "position_bias",
+                                      "macro_f1", "note")),
+        })
+    detail = as_dict(p.get("rater_kappas_detail"))
+    kappas = as_dict(p.get("rater_kappas"))
+    rater_kappas = []
+    for key in sorted(set(detail) | set(kappas), key=str):
+        a, _, b = str(key).partition("|")
+        e = est_of(detail, key) if key in detail else est_of(kappas, key)
+        rater_kappas.append({"a": a, "b": b, "est": e})
+    flagged = p.get("flagged_raters", pb.get("flagged_raters")) or []
+    ra = as_dict(p.get("rater_alpha"))
+    settings = as_dict(p.get("settings"))
+    empty = not (rows or gen_pairs or bt_rows or judges or to_float(pb.get("n")) or pb.get("left") or pb.get("right"))
+    return {
+        "empty": empty,
+        "cells": rows,
+        "generator_pairs": gen_pairs,
+        "bradley_terry": bt_rows,
+        "bradley_terry_note": p.get("bradley_terry_note"),
+        "bt_gens": bt_gens,
+        "bt_pooled": [est_of(bt, g) for g in bt_gens],
+        "bt_cases": bt_cases,
+        "position_bias": {"present": bool(pb), **_side_row("all raters", pb)},
+        "multiplicity": pb.get("multiplicity"),
+        "by_rater": by_rater,
+        "rater_alpha": est_of(p, "rater_alpha"),
+        "rater_alpha_meta": kv_rows(ra, skip=("estimate", "low", "high", "n", "note")),
+        "rater_kappas": rater_kappas,
+        "flagged_raters": [str(x) for x in flagged] if isinstance(flagged, (list, tuple)) else [fmt_any(flagged)],
+        "majority_counts": kv_rows(p.get("majority_counts")),
+        "judges": judges,
+        "min_count": settings.get("min_count"),
+        "settings": kv_rows(settings),
+        "note": str(p.get("note")) if p.get("note") else None,
+        "other": kv_rows(p, skip=_PAIRWISE_KNOWN + ("note",)),
+    }

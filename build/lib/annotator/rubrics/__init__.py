@@ -1,0 +1,1 @@
+"""The shipped rubrics, installed as package data `annotator.rubrics` (read via annotator.resources)."""

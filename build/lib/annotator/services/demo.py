@@ -1,0 +1,122 @@
+"""The demo study: synthetic UI mockups from three generators with known
+defects, a lenient judge, the shipped anchor set, and simulated raters who
+label, vote and (one of them) drift, all through the same services the app uses.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from platformdirs import user_data_dir
+
+from ..demo import scenario
+from ..demo.simulate import SimulatedPairVoter, SimulatedRater
+from ..store.anchors import anchors
+from ..store.items import item_index
+from .labeling import LabelSession
+from .pairing import PairSession
+from .resources import anchor_set
+from .study import DB_NAME, Study
+
+RUBRIC = "ui_mockup"  # shipped rubric and anchor set (services/resources.py)
+ANCHOR_SET = "ui_mockup"
+DEMO_RATER = "demo-rater"
+SIMULATED_ANCHOR_EVERY = 3  # the simulated raters stand for a long programme: anchors come often
+SIMULATED = (
+    SimulatedRater("sim-steady", severity=0.0, noise=0.45),
+    SimulatedRater("sim-severe", severity=0.6, noise=0.5),
+    SimulatedRater("sim-lenient", severity=-0.4, noise=0.55),
+    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=6, drift_shift=2.0),
+)
+PAIR_VOTERS = (
+    SimulatedPairVoter("sim-steady", {"gen-alpha": 1.2, "gen-beta": 0.0, "gen-gamma": -0.4}, left_bias=0.5, tie_rate=0.1),
+    SimulatedPairVoter("sim-severe", {"gen-alpha": 1.0, "gen-beta": 0.1, "gen-gamma": -0.5}, left_bias=0.5, tie_rate=0.1),
+    SimulatedPairVoter("sim-lenient", {"gen-alpha": 1.1, "gen-beta": 0.0, "gen-gamma": -0.3}, left_bias=0.7, tie_rate=0.15),
+)
+OPERATOR = "ops-check"
+SESSION_LENGTH = 12
+
+
+def default_demo_folder() -> Path:
+    return Path(user_data_dir("annotator", appauthor=False)) / "demo-study"
+
+
+def build_demo(folder: str | Path, *, variants_per_case: int = 3, seed: int = scenario.DEMO_SEED,
+               progress: Callable[[str], None] | None = None) -> Path:
+    """Build the demo study at `folder` unless it is already there."""
+    folder = Path(folder)
+    say = progress or (lambda _m: None)
+    if (folder / DB_NAME).exists():
+        say(f"demo study already at {folder}")
+        return folder
+    study = Study.create(folder, RUBRIC)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            say("drawing demo mockups")
+            files = scenario.write_demo_inputs(Path(tmp), seed=seed, variants_per_case=variants_per_case)
+            say("importing items, judge scores and anchors")
+            study.import_items(files.manifest)
+            study.import_judge(files.judge_csv)
+        with anchor_set(ANCHOR_SET) as anchors_file:
+            study.import_anchors(anchors_file)
+        say("simulating raters")
+        _simulate_labels(study, files.truths, seed)
+        say("simulating pair votes")
+        _simulate_pairs(study, seed)
+        study.add_rater(DEMO_RATER)
+    finally:
+        study.close()
+    say(f"demo study ready at {folder}")
+    return folder
+
+
+def _simulate_labels(study: Study, truths: dict[str, dict], seed: int) -> None:
+    index = item_index(study.db)
+    refs = {pk: ref for pk, _set, ref, _rat in anchors(study.db)}
+    every = study.setting("anchor_every")
+    study.db.set_setting("anchor_every", SIMULATED_ANCHOR_EVERY)
+    try:
+        for n, sim in enumerate(SIMULATED):
+            study.add_rater(sim.name, expertise="simulated")
+            _label_all(study, sim, truths, index, refs, np.random.default_rng(seed * 100 + n))
+        study.add_rater(OPERATOR, operator=True, expertise="staff spot check")
+        _label_all(study, SimulatedRater(OPERATOR, severity=2.0, noise=1.0), truths, index, refs,
+                   np.random.default_rng(seed), limit=6)
+    finally:
+        study.db.set_setting("anchor_every", every)
+
+
+def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -> None:
+    anchor_n, done = 0, 0
+    session = LabelSession(study, sim.name)
+    while (served := session.next()) is not None and (limit is None or done < limit):
+        if done and done % SESSION_LENGTH == 0:  # raters work in sittings; an anchor may recur across them
+            session = LabelSession(study, sim.name)
+            served = session.next()
+        if served.context == "anchor":
+            truth, idx = refs[served.item_pk], anchor_n
+            anchor_n += 1
+        else:
+            truth, idx = truths[index[served.item_pk][0]], None
+        answers = sim.answer(truth, study.rubric, rng, anchor_index=idx)
+        answers["reason"] = "simulated"
+        session.submit(served, answers, time_ms=int(rng.integers(4000, 30000)))
+        done += 1
+
+
+def _simulate_pairs(study: Study, seed: int) -> None:
+    index = item_index(study.db)
+    # the operator's spot checks (always "left") are stored but must move no figure
+    operator = SimulatedPairVoter(OPERATOR, left_bias=0.99, tie_rate=0.0)
+    for n, voter in enumerate((*PAIR_VOTERS, operator)):
+        rng = np.random.default_rng(seed * 1000 + n)
+        session = PairSession(study, voter.name)
+        limit = 12 if voter is operator else None
+        done = 0
+        while (served := session.next()) is not None and (limit is None or done < limit):
+            choice = voter.vote(index[served.left_pk][1], index[served.right_pk][1], rng)
+            session.vote(served, choice, None, time_ms=int(rng.integers(2000, 15000)))
+            done += 1

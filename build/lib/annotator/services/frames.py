@@ -1,0 +1,90 @@
+"""The tidy StudyFrames the statistics read, built from the store's plain rows:
+current answers only, operators removed, anchors kept apart from live items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..domain.rubric import Rubric
+from ..stats import frames as F
+from ..store import rows as R
+from ..store.db import StudyDB
+
+
+def _anchor_answers(rows: list[R.JudgementRow], rubric: Rubric, refs: dict[int, dict], item_ids: dict[int, str]
+                    ) -> pd.DataFrame:
+    """Answers on anchors with their reference; seq numbers a rater's live anchor answers in order."""
+    out = []
+    seq: dict[str, int] = {}
+    for j in rows:
+        ref = refs.get(j.item_pk)
+        if ref is None:
+            continue
+        ctx = "live" if j.context == "anchor" else "calibration"
+        n = None
+        if ctx == "live":
+            n = seq.get(j.rater, 0)
+            seq[j.rater] = n + 1
+        for key, value in j.answers.items():
+            # anchors score the metrics with a reference answer (tags are feedback only)
+            if not rubric.has(key) or not (rubric.metric(key).judgeable and rubric.metric(key).accepts_cannot_judge):
+                continue
+            item_id = item_ids[j.item_pk]
+            out.append((j.rater, item_id, item_id, key, value, ref.get(key), n, j.session_pk, j.created_at, ctx))
+    return pd.DataFrame(out, columns=F.ANCHOR_COLUMNS)
+
+
+def rater_anchor_frames(db: StudyDB, rubric: Rubric, rater: str, study_name: str = "") -> F.StudyFrames:
+    """Only one rater's anchor answers: what the drift check at an item boundary needs."""
+    rows = list(R.judgements(db, ("anchor", "calibration"), rater=rater))
+    answers = _anchor_answers(rows, rubric, R.anchor_references(db), R.anchor_item_ids(db))
+    return F.StudyFrames(study=study_name, rubric=rubric, anchor_answers=answers)
+
+
+def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> F.StudyFrames:
+    judged = {m.key: m for m in rubric.metrics if m.judgeable}
+    item_rows = R.items(db)
+    by_pk = {r.pk: r for r in item_rows}
+    items = pd.DataFrame([(r.item_id, r.display_code, r.case_id, r.cell_pk, r.generator, r.slice)
+                          for r in item_rows if not r.is_anchor], columns=F.ITEM_COLUMNS)
+    rows = []
+    session_pos: dict[int, int] = {}
+    for j in R.judgements(db, ("live",)):
+        it = by_pk[j.item_pk]
+        if it.is_anchor:
+            continue
+        pos = None
+        if j.session_pk is not None:
+            pos = session_pos.get(j.session_pk, 0)
+            session_pos[j.session_pk] = pos + 1
+        for key, value in j.answers.items():
+            m = judged.get(key)
+            if m is None:
+                continue
+            rows.append((it.item_id, j.rater, key, m.spec.from_json(value), j.reason, j.created_at, j.session_pk, pos))
+    judgements = pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
+
+    def typed(metric: str, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    jrows = [(by_pk[sc.item_pk].item_id, sc.judge, sc.metric, typed(sc.metric, sc.value), sc.reason)
+             for sc in R.judge_scores(db) if not by_pk[sc.item_pk].is_anchor]
+    judge_scores = pd.DataFrame(jrows, columns=F.JUDGE_COLUMNS)
+
+    anchor_rows = list(R.judgements(db, ("anchor", "calibration")))
+    anchor_answers = _anchor_answers(anchor_rows, rubric, R.anchor_references(db),
+                                     {pk: r.item_id for pk, r in by_pk.items()})
+    human, judge = [], []
+    for v in R.pair_votes(db):
+        left, right = by_pk[v.item_left], by_pk[v.item_right]
+        row = (v.pair_id, left.case_id, left.item_id, right.item_id, left.generator, right.generator, v.rater,
+               v.choice, v.created_at)
+        (judge if v.is_judge else human).append(row)
+    return F.StudyFrames(
+        study=study_name, rubric=rubric, items=items, judgements=judgements, judge_scores=judge_scores,
+        pair_votes=pd.DataFrame(human, columns=F.PAIR_COLUMNS),
+        judge_pair_votes=pd.DataFrame(judge, columns=F.PAIR_COLUMNS), anchor_answers=anchor_answers,
+        settings=dict(settings),
+    )

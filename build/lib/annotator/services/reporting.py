@@ -1,0 +1,127 @@
+"""Reports: build the figures from a study and write JSON / HTML / CSV."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..domain.errors import InputError
+from ..domain.rubric import format_value
+from ..stats.frames import StudyFrames
+from ..store.anchors import calibrations
+from .frames import build_frames
+from .study import DEFAULT_SETTINGS, Study
+
+Progress = Callable[[str], None]
+
+
+def study_frames(study: Study) -> StudyFrames:
+    settings = {**DEFAULT_SETTINGS, **study.db.all_settings()}
+    return build_frames(study.db, study.rubric, study.name, settings)
+
+
+def build_study_report(study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+    from ..stats.report_model import build_report
+
+    say = progress or (lambda _msg: None)
+    say("reading the study")
+    frames = study_frames(study)
+    say(f"computing agreement ({len(frames.judgements)} answers, {n_boot} bootstrap resamples)")
+    report = build_report(frames, n_boot=n_boot, seed=seed)
+    for rec in calibrations(study.db):
+        entry = report["raters"].get(rec["rater"])
+        if entry is not None:
+            entry.setdefault("calibrations", []).append(
+                {"created_at": rec["created_at"], "qualified": rec["qualified"], "metrics": rec["result"].get("metrics", {})}
+            )
+    return report
+
+
+def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    from ..reports.csv_report import agreement_table, findings_table
+
+    judgements = frames.judgements.copy()
+    judgements["value"] = judgements["value"].map(format_value)
+    judge = frames.judge_scores.copy()
+    judge["value"] = judge["value"].map(format_value)
+    return {
+        "judgements": judgements,
+        "judge_scores": judge,
+        "agreement": agreement_table(report),
+        "findings": findings_table(report),
+    }
+
+
+def write_reports(study_path: str | Path, *, json_path: str | None = None, html_path: str | None = None,
+                  csv_dir: str | None = None, n_boot: int = 1000, seed: int = 0,
+                  progress: Progress | None = None) -> list[Path]:
+    from ..reports.html_report import write_html
+    from ..reports.json_report import write_json
+
+    check_outputs(json_path=json_path, html_path=html_path, csv_dir=csv_dir)
+    study = Study.open(study_path, mode="read")
+    try:
+        report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+        out: list[Path] = []
+        if json_path:
+            write_json(report, Path(json_path))
+            out.append(Path(json_path))
+        if html_path:
+            write_html(report, Path(html_path), thumbnails=finding_thumbnails(study, report))
+            out.append(Path(html_path))
+        if csv_dir:
+            from ..reports.csv_report import write_csv_tables
+
+            out.extend(Path(p) for p in write_csv_tables(tidy_tables(study_frames(study), report), Path(csv_dir)))
+        return out
+    finally:
+        study.close()
+
+
+def check_outputs(*, json_path: str | None, html_path: str | None, csv_dir: str | None) -> list[Path]:
+    """Refuse output paths that cannot be written before hours of computing, in one line each."""
+    out = []
+    for flag, raw, want_dir in (("--json", json_path, False), ("--html", html_path, False), ("--csv", csv_dir, True)):
+        if not raw:
+            continue
+        p = Path(raw)
+        if want_dir and p.exists() and not p.is_dir():
+            raise InputError(f"{p} is a file; --csv takes a folder to write the tables into", source=str(p),
+                             field=flag)
+        if not want_dir and p.is_dir():
+            raise InputError(f"{p} is a folder; {flag} takes a file name", source=str(p), field=flag)
+        parent = p if want_dir else p.parent
+        for anc in (parent, *parent.parents):
+            if anc.exists():
+                if not anc.is_dir():
+                    raise InputError(f"{anc} is a file, not a folder", source=str(p), field=flag)
+                break
+        out.append(p)
+    return out
+
+
+def finding_thumbnails(study: Study, report: dict[str, Any], *, size: int = 200) -> dict[str, bytes]:
+    """Small PNGs of the first output of each item named in a finding, keyed by item_id."""
+    import io
+
+    from PIL import Image
+
+    from ..store.items import views_by_item_id
+
+    ids = sorted({f["item_id"] for f in report.get("findings", [])})
+    out: dict[str, bytes] = {}
+    for item_id, view in views_by_item_id(study.db, ids).items():
+        if not view.outputs:
+            continue
+        try:
+            with Image.open(io.BytesIO(study.media.read(view.outputs[0]))) as im:
+                im.thumbnail((size, size))
+                buf = io.BytesIO()
+                im.save(buf, format="PNG")
+        except OSError:
+            continue  # a missing or unreadable media file: the finding is listed without its picture
+        out[item_id] = buf.getvalue()
+    return out

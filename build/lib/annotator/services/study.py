@@ -1,0 +1,223 @@
+"""A study is a folder: `study.sqlite` + `media/` (+ `exports/`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..domain.errors import InputError
+from ..domain.rubric import Rubric, load_rubric, parse_rubric
+from ..ingest import anchors as anchor_ingest
+from ..ingest import folder as folder_ingest
+from ..ingest import harness as harness_ingest
+from ..ingest import manifest as manifest_ingest
+from ..ingest import tables
+from ..ingest.manifest import ParsedItems
+from ..ingest.media import MediaStore
+from ..store import imports, items, people, settings
+from ..store.db import StudyDB
+from ..store.faults import study_faults
+from .resources import resolve_rubric, rubric_text
+
+DB_NAME = "study.sqlite"
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "anchor_every": 15,
+    "min_count_for_share": 10,
+    "pair_raters_per_pair": 3,
+    "pair_question": "Which output better meets the prompt and criteria?",
+    "qualification": {"gate_exact": 0.9, "scale_within_one": 0.8},
+    "release_gate": None,
+}
+
+
+def check_setting(key: str, value: Any) -> None:
+    def bad(what: str) -> InputError:
+        return InputError(f"setting '{key}' must be {what}", field=key)
+
+    settings.to_json(value, key)  # NaN and infinities: refused before any shape check
+
+    if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "anchor_every" else 1):
+            raise bad("a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else ""))
+        if key == "anchor_every" and value == 1:
+            raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
+    elif key == "pair_question":
+        if not isinstance(value, str) or not value.strip():
+            raise bad("a non-empty text")
+    elif key == "qualification":
+        if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in value.values()):
+            raise bad('shares between 0 and 1, e.g. {"gate_exact": 0.9, "scale_within_one": 0.8}')
+    elif key == "release_gate":
+        if value is not None and not (isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values())):
+            raise bad('null or thresholds by figure, e.g. {"verdict_pass_rate": 0.7}')
+
+
+class Study:
+    def __init__(self, folder: Path, db: StudyDB) -> None:
+        self.folder = folder
+        self.db = db
+        self.media = MediaStore(folder / "media")
+        self._rubric: Rubric | None = None
+
+    # -- lifecycle --------------------------------------------------------------
+    @classmethod
+    def create(cls, folder: str | Path, rubric_path: str | Path) -> Study:
+        """A new study folder; if anything fails, nothing of it is left behind."""
+        folder = Path(folder)
+        given = resolve_rubric(rubric_path)
+        rubric = load_rubric(given) if isinstance(given, Path) else parse_rubric(rubric_text(given), source=given)
+        for p in (folder, *folder.parents):
+            if p.exists():
+                if not p.is_dir():
+                    raise InputError(f"{p} is a file; choose a folder for the study", source=str(folder))
+                break
+        if (folder / DB_NAME).exists():
+            raise InputError("a study already exists here", source=str(folder))
+        made = [p for p in (folder, *folder.parents) if not p.exists()]
+        db = None
+        try:
+            with study_faults(str(folder)):
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "media").mkdir(exist_ok=True)
+            db = StudyDB(folder / DB_NAME, create=True)
+            with db.write() as tx:
+                people.add_rubric_version(tx, rubric)
+                settings.write_defaults(tx, {**DEFAULT_SETTINGS, "name": folder.name})
+            return cls(folder, db)
+        except BaseException:
+            if db is not None:
+                db.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                (folder / (DB_NAME + suffix)).unlink(missing_ok=True)
+            if (folder / "media").is_dir() and not any((folder / "media").iterdir()):
+                (folder / "media").rmdir()
+            for p in made:  # the folders we made, innermost first, if still empty
+                if p.is_dir() and not any(p.iterdir()):
+                    p.rmdir()
+            raise
+
+    @classmethod
+    def open(cls, folder: str | Path, *, mode: str = "write") -> Study:
+        """Open a study to work in ("write": checked, migrated after a backup) or only to read it."""
+        folder = Path(folder)
+        if not (folder / DB_NAME).exists():
+            raise InputError("not a study folder (no study.sqlite); create one with `annotator new`", source=str(folder))
+        return cls(folder, StudyDB(folder / DB_NAME, mode=mode))
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def name(self) -> str:
+        return self.db.get_setting("name", self.folder.name)
+
+    @property
+    def rubric(self) -> Rubric:
+        if self._rubric is None:
+            self._rubric = people.active_rubric(self.db)
+        return self._rubric
+
+    def setting(self, key: str) -> Any:
+        return self.db.get_setting(key, DEFAULT_SETTINGS.get(key))
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Change a setting after checking it has the shape the study uses."""
+        check_setting(key, value)
+        self.db.set_setting(key, value)
+
+    # -- imports (each lands whole or not at all) --------------------------------
+    def _land(self, parsed: ParsedItems, *, anchors: tuple | None = None, judge_rows: list | None = None,
+              judge_source: str = "") -> tuple[int, int]:
+        """Items, their media and (harness) judge scores in ONE transaction.
+
+        Media files are written first, outside the write lock (encoding and
+        fsync are slow); inside the transaction every file is made sure to exist
+        again (a failed import elsewhere may have removed one that was its own),
+        and a failed import removes only the files that no committed row uses,
+        decided while it holds the write lock.
+        """
+        existing = items.existing_items(self.db, [s.item_id for s in parsed.specs])
+        for spec in parsed.specs:
+            if spec.item_id in existing and existing[spec.item_id] != items.content_sha(spec):
+                raise InputError(
+                    f"item_id '{spec.item_id}' is already in the study with other content; give it a new item_id",
+                    source=spec.source, field="item_id",
+                )
+        images = list(parsed.images.values())
+        written: list[str] = []
+        try:
+            for img in images:
+                if self.media.put(img):
+                    written.append(img.sha256)
+            clash = imports.DUPLICATE["judge"] if judge_rows else imports.DUPLICATE["items"]
+            with imports.refused_if_duplicate(clash, judge_source or parsed_source(parsed)), self.db.write() as tx:
+                for img in images:
+                    self.media.put(img)  # no-op unless another import's cleanup removed it meanwhile
+                n = imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
+                m = imports.import_judge(tx, judge_rows, kind="harness", source=judge_source) if judge_rows else 0
+            return n, m
+        except BaseException:
+            self._remove_unreferenced(written)
+            raise
+
+    def _remove_unreferenced(self, shas: list[str]) -> None:
+        if not shas:
+            return
+        try:
+            with self.db.write() as tx:
+                keep = imports.referenced_media(tx, shas)
+                for sha in shas:
+                    if sha not in keep:
+                        self.media.remove(sha)
+        except InputError:
+            # the study is busy or the disk is gone: leave the files (unreferenced files are harmless)
+            pass
+
+    def import_items(self, path: str | Path) -> int:
+        return self._land(manifest_ingest.parse_manifest(path))[0]
+
+    def import_folder(self, path: str | Path) -> int:
+        return self._land(folder_ingest.parse_folder(path))[0]
+
+    def import_harness(self, results: str | Path, cases: str | Path) -> tuple[int, int]:
+        parsed = harness_ingest.parse_harness(results, cases, self.rubric)
+        return self._land(parsed.items, judge_rows=parsed.judge_rows, judge_source=str(results))
+
+    def import_anchors(self, path: str | Path, name: str | None = None) -> int:
+        a = anchor_ingest.parse_anchors(path, self.rubric, name=name)
+        return self._land(a.items, anchors=(a.name, a.references, a.rationales))[0]
+
+    def import_ratings(self, path: str | Path) -> int:
+        groups = tables.parse_ratings(path, self.rubric, imports.known_item_ids(self.db))
+        with imports.refused_if_duplicate(imports.DUPLICATE["ratings"], str(path)), self.db.write() as tx:
+            return imports.import_ratings(tx, groups, self.rubric.version)
+
+    def import_judge(self, path: str | Path) -> int:
+        rows = tables.parse_judge(path, self.rubric, imports.known_item_ids(self.db))
+        with imports.refused_if_duplicate(imports.DUPLICATE["judge"], str(path)), self.db.write() as tx:
+            return imports.import_judge(tx, rows, kind="import", source=str(path))
+
+    def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
+        rows = tables.parse_pairs(path, imports.known_item_ids(self.db))
+        with imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)), self.db.write() as tx:
+            return imports.import_pair_votes(tx, rows, judges=judges, source=str(path))
+
+    # -- raters -------------------------------------------------------------------
+    def add_rater(self, name: str, *, operator: bool = False, expertise: str | None = None):
+        return people.add_rater(self.db, name, operator=operator, expertise=expertise)
+
+    def raters(self):
+        return people.raters(self.db)
+
+    def views_of(self, item_ids: list[str]):
+        """What a rater sees of these items (by item_id)."""
+        return items.views_by_item_id(self.db, item_ids)
+
+    def counts(self) -> dict[str, int]:
+        from ..store.rows import study_counts
+
+        return study_counts(self.db)
+
+
+def parsed_source(parsed: ParsedItems) -> str:
+    return next((sp.source for sp in parsed.specs if sp.source), "")

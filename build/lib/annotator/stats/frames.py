@@ -1,0 +1,48 @@
+"""The tidy tables a study hands to the statistics: the one input of every report.
+
+`services` builds a StudyFrames from the store; `stats` turns it into figures.
+Operators are removed before the frames are built, so nothing in `stats` needs
+to know they exist. Values are typed as in `domain.rubric.parse_value`:
+gates "PASS"/"FAIL", scales int, choices str, tags a tuple of str, and the
+string "cannot_judge" for no answer. Judge values may be on the judge's own
+scale (a float in [0, 1], a raw CLIPScore...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..domain.rubric import Rubric
+
+ITEM_COLUMNS = ["item_id", "display_code", "case_id", "cell_id", "generator", "slice"]
+JUDGEMENT_COLUMNS = ["item_id", "rater", "metric", "value", "reason", "created_at", "session_id", "position"]
+JUDGE_COLUMNS = ["item_id", "judge", "metric", "value", "reason"]
+PAIR_COLUMNS = [
+    "pair_id", "case_id", "item_left", "item_right", "gen_left", "gen_right", "rater", "choice", "created_at",
+]
+ANCHOR_COLUMNS = [
+    "rater", "anchor_id", "item_id", "metric", "value", "reference", "seq", "session_id", "created_at", "context",
+]
+
+
+def empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+
+
+@dataclass
+class StudyFrames:
+    study: str
+    rubric: Rubric
+    items: pd.DataFrame = field(default_factory=lambda: empty(ITEM_COLUMNS))
+    # current (not superseded) human judgements on live items, one row per metric
+    judgements: pd.DataFrame = field(default_factory=lambda: empty(JUDGEMENT_COLUMNS))
+    judge_scores: pd.DataFrame = field(default_factory=lambda: empty(JUDGE_COLUMNS))
+    pair_votes: pd.DataFrame = field(default_factory=lambda: empty(PAIR_COLUMNS))
+    judge_pair_votes: pd.DataFrame = field(default_factory=lambda: empty(PAIR_COLUMNS))
+    # answers on anchors (seeded in live work: context "live"; calibration: "calibration"),
+    # seq = 0-based order of the rater's live anchor answers
+    anchor_answers: pd.DataFrame = field(default_factory=lambda: empty(ANCHOR_COLUMNS))
+    settings: dict[str, Any] = field(default_factory=dict)

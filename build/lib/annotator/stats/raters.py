@@ -1,0 +1,273 @@
+"""Per-rater figures: agreement with the others, and fatigue within a session.
+
+Each answer is compared with the *leave-one-out consensus*: the consensus of
+the other raters of the same item (majority for nominal metrics, a tie gives
+none; median for scales). An answer agrees when it equals the majority, or for
+a scale when it is within half a point of the median (so both neighbours of a
+median that falls between two values count).
+
+Per rater and metric: the share of agreeing answers and Krippendorff's alpha
+between the rater and the leave-one-out consensus. Fatigue pools all metrics
+but the verdict: each session's judgements are ordered by position (else by
+time), split into the early and the late half and into quarters, and the
+agreement share is compared; `change` = late - early, negative when a rater
+agrees less as the session goes on. Intervals resample items.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .agreement import IDENTICAL, alpha_features, undefined_reason, value_counts
+from .bootstrap import ItemBootstrap, Pending, undefined
+from .consensus import VERDICT_KEY, MetricSpec
+from .frames import StudyFrames
+
+
+def leave_one_out(h: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
+    """Answers (idx, rater, code) with `loo` (others' consensus, NaN if none) and `agree`."""
+    a = h[h["code"].notna()][["idx", "rater", "code"]].reset_index(drop=True)
+    if not len(a):
+        return a.assign(loo=np.nan, agree=np.nan)
+    dom = np.unique(a["code"].to_numpy(float)) if spec.nominal else spec.domain()
+    V = len(dom)
+    items, item_pos = np.unique(a["idx"].to_numpy(), return_inverse=True)
+    own = np.searchsorted(dom, a["code"].to_numpy(float))
+    counts = np.zeros((len(items), V))
+    np.add.at(counts, (item_pos, own), 1.0)
+    loo = counts[item_pos]
+    loo[np.arange(len(a)), own] -= 1.0
+    m = loo.sum(axis=1)
+    if spec.nominal:
+        top = loo.max(axis=1)
+        n_top = (loo == top[:, None]).sum(axis=1)
+        val = dom[loo.argmax(axis=1)].astype(float)
+        val[(m == 0) | (n_top > 1)] = np.nan
+        agree = (a["code"].to_numpy(float) == val).astype(float)
+    else:
+        cum = np.cumsum(loo, axis=1)
+        k_lo = np.floor((m - 1) / 2.0)
+        k_hi = np.floor(m / 2.0)
+        lo = dom[np.minimum((cum <= k_lo[:, None]).sum(axis=1), V - 1)]
+        hi = dom[np.minimum((cum <= k_hi[:, None]).sum(axis=1), V - 1)]
+        val = np.where(m > 0, (lo + hi) / 2.0, np.nan)
+        agree = (np.abs(a["code"].to_numpy(float) - val) <= 0.5).astype(float)
+    agree[np.isnan(val)] = np.nan
+    return a.assign(loo=val, agree=agree)
+
+
+def _positions(frames: StudyFrames) -> pd.DataFrame:
+    """Relative place of each (rater, item) judgement in its session: 0 <= rel < 1."""
+    j = frames.judgements
+    if not len(j):
+        return pd.DataFrame(columns=["item_id", "rater", "rel"])
+    first = j.drop_duplicates(["rater", "item_id"])[["rater", "item_id", "session_id", "position",
+                                                    "created_at"]].copy()
+    first["order"] = pd.to_numeric(first["position"], errors="coerce")
+    if first["order"].isna().all():
+        t = pd.to_datetime(first["created_at"], errors="coerce", utc=True)
+        if t.isna().all():
+            return pd.DataFrame(columns=["item_id", "rater", "rel"])
+        first["order"] = t.astype("int64").where(t.notna())
+    first = first[first["order"].notna()]
+    first["session"] = first["session_id"].astype(object).where(first["session_id"].notna(), "")
+    g = first.groupby(["rater", "session"])["order"]
+    rank = g.rank(method="first") - 1.0
+    size = g.transform("size")
+    first["rel"] = rank / size
+    return first[["item_id", "rater", "rel", "session"]]
+
+
+def rater_section(
+    plan: ItemBootstrap, frames: StudyFrames, items: pd.DataFrame, specs: list[MetricSpec],
+    human: pd.DataFrame, min_count: int,
+) -> dict[str, Any]:
+    j = frames.judgements
+    names: set[str] = set(j["rater"].astype(str)) if len(j) else set()
+    for df in (frames.pair_votes, frames.anchor_answers):
+        if len(df):
+            names |= set(df["rater"].astype(str))
+    raters = sorted(names)
+    r_of = {r: i for i, r in enumerate(raters)}
+    R = len(raters)
+    out: dict[str, Any] = {
+        r: {"n_judgements": 0, "anchors": 0,
+            "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None},
+            "agreement_with_consensus": {}}
+        for r in raters
+    }
+    if len(j):
+        n_items = j.groupby(j["rater"].astype(str))["item_id"].nunique()
+        for r, n in n_items.items():
+            out[r]["n_judgements"] = int(n)
+    _add_drift(frames, out)
+    if not R:
+        return out
+    pooled = []
+    by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    for spec in specs:
+        h = by_metric.get(spec.key)
+        if h is None or not len(h):
+            continue
+        loo = leave_one_out(h.assign(rater=h["rater"].astype(str)), spec)
+        loo = loo[loo["loo"].notna()]
+        if not len(loo):
+            continue
+        rid = loo["rater"].map(r_of).to_numpy(np.int64)
+        idx = loo["idx"].to_numpy(np.int64)
+        agree = loo["agree"].to_numpy(float)
+        share = plan.add_sliced(np.repeat(idx, 2), np.tile(np.arange(2), len(idx)),
+                                np.column_stack([np.ones(len(idx)), agree]).ravel(), 2, _ratio,
+                                np.repeat(rid, 2), R)
+        n_per = np.bincount(rid, minlength=R)
+        alpha = _sliced_alpha(plan, loo, rid, spec, R)
+        for r, i in r_of.items():
+            if n_per[i] == 0:
+                continue
+            n = int(n_per[i])
+            out[r]["agreement_with_consensus"][spec.key] = {
+                "n": n,
+                "exact_agreement": Pending(share, n, col=i) if n >= min_count else undefined(
+                    n, f"fewer than {min_count} answers: a share is not shown"),
+                "alpha": alpha[i],
+            }
+        if spec.key != VERDICT_KEY:
+            pooled.append(loo.assign(rid=rid))
+    _fatigue(plan, frames, items, out, raters, pooled, min_count)
+    return out
+
+
+def _ratio(s: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
+
+
+def _sliced_alpha(
+    plan: ItemBootstrap, loo: pd.DataFrame, rid: np.ndarray, spec: MetricSpec, R: int
+) -> dict[int, Any]:
+    """Alpha between each rater and the leave-one-out consensus, one block for all raters."""
+    dom = np.unique(np.concatenate([loo["code"].to_numpy(float), loo["loo"].to_numpy(float)]))
+    parts, out = [], {}
+    for i in np.unique(rid):
+        sub = loo[rid == i]
+        u = sub["idx"].to_numpy()
+        vc = value_counts(np.concatenate([u, u]), np.concatenate([sub["code"], sub["loo"]]), dom)
+        reason = undefined_reason(vc)
+        if reason:
+            out[int(i)] = Pending(None, vc.n_pairable, undefined_note=reason)
+            continue
+        r, c, v, k, fin = alpha_features(vc, spec.level)
+        parts.append((r, c, v, np.full(len(r), i)))
+        out[int(i)] = int(vc.n_pairable)
+    if parts:
+        r = np.concatenate([p[0] for p in parts])
+        reps = plan.add_sliced(r, np.concatenate([p[1] for p in parts]),
+                               np.concatenate([p[2] for p in parts]), k, fin,
+                               np.concatenate([p[3] for p in parts]), R)
+        for i, v in list(out.items()):
+            if isinstance(v, int):
+                out[i] = Pending(reps, v, col=i, undefined_note=IDENTICAL)
+    return out
+
+
+def _fatigue(
+    plan: ItemBootstrap, frames: StudyFrames, items: pd.DataFrame, out: dict[str, Any],
+    raters: list[str],
+    pooled: list[pd.DataFrame], min_count: int,
+) -> None:
+    note = ("agreement with the leave-one-out consensus by place in the session: early = first "
+            "half, late = second half; change = late - early")
+    pos = _positions(frames)
+    for r in raters:
+        out[r]["fatigue"] = {"note": "no answers compared with a consensus of others"}
+    if not pooled:
+        return
+    if not len(pos):
+        for r in raters:
+            out[r]["fatigue"] = {"note": "no session positions or times recorded"}
+        return
+    idx_of = pd.Series(items["idx"].to_numpy(), index=items["item_id"])
+    pos = pos.assign(rater=pos["rater"].astype(str), idx=idx_of.reindex(pos["item_id"]).to_numpy())
+    pos = pos[pos["idx"].notna()].astype({"idx": np.int64})
+    a = pd.concat(pooled, ignore_index=True)
+    a = a.merge(pos[["rater", "idx", "rel", "session"]], on=["rater", "idx"], how="inner")
+    a = a[a["rel"].notna()]
+    if not len(a):
+        return
+    late = (a["rel"].to_numpy() >= 0.5).astype(np.int64)
+    quarter = np.minimum((a["rel"].to_numpy() * 4).astype(np.int64), 3)
+    idx = a["idx"].to_numpy(np.int64)
+    rid = a["rid"].to_numpy(np.int64)
+    ag = a["agree"].to_numpy(float)
+    # columns: 2*half + {0: n, 1: agree}, then 4 + 2*quarter + {0, 1}
+    rows = np.concatenate([idx, idx, idx, idx])
+    cols = np.concatenate([2 * late, 2 * late + 1, 4 + 2 * quarter, 5 + 2 * quarter])
+    vals = np.concatenate([np.ones(len(idx)), ag, np.ones(len(idx)), ag])
+    sl = np.concatenate([rid, rid, rid, rid])
+
+    def fin(s: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = s[:, 1::2] / s[:, 0::2]  # early, late, q0..q3
+        return np.column_stack([shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0],
+                                shares[:, 2:]])
+
+    reps = plan.add_sliced(rows, cols, vals, 12, fin, sl, len(raters))
+    for i, r in enumerate(raters):
+        mine = rid == i
+        if not mine.any():
+            continue
+        n_half = np.bincount(late[mine], minlength=2)
+        n_q = np.bincount(quarter[mine], minlength=4)
+
+        def fig(n: int, col: int, _i: int = i) -> Any:
+            if n < min_count:
+                return undefined(int(n), f"fewer than {min_count} answers: a share is not shown")
+            return Pending(reps, int(n), col=_i * 7 + col)
+
+        out[r]["fatigue"] = {
+            "early": fig(n_half[0], 0),
+            "late": fig(n_half[1], 1),
+            "change": fig(min(n_half), 2),
+            "by_position_quarter": [fig(n_q[q], 3 + q) for q in range(4)],
+            "n_answers": int(mine.sum()),
+            "n_sessions": int(a.loc[mine, "session"].nunique()),
+            "note": note,
+        }
+
+
+def _add_drift(frames: StudyFrames, out: dict[str, Any]) -> None:
+    """Anchors and drift from the drift module when it exists, else anchor counts only."""
+    summary: dict[str, Any] | None = None
+    try:
+        from .drift import rater_drift_summary
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.drift":
+            raise
+    else:
+        summary = rater_drift_summary(frames)
+    if summary is None:
+        aa = frames.anchor_answers
+        if len(aa):
+            n = aa.groupby(aa["rater"].astype(str))["anchor_id"].nunique()
+            for r, k in n.items():
+                if r in out:
+                    out[r]["anchors"] = int(k)
+        for r in out:
+            out[r]["drift"]["note"] = "drift not computed (drift module not available)"
+        return
+    for r, d in summary.items():
+        r = str(r)
+        if r not in out:
+            continue
+        out[r]["anchors"] = int(d.get("anchors", out[r]["anchors"]))
+        if "drift" in d:
+            out[r]["drift"] = d["drift"]
+        for k, v in d.items():
+            if k not in ("anchors", "drift"):
+                out[r].setdefault(k, v)
+
+
+__all__ = ["leave_one_out", "rater_section"]

@@ -1,0 +1,445 @@
+"""Human agreement per metric, and each judge reconciled with the humans.
+
+For every metric spec (see consensus.py) the humans get Krippendorff's alpha at
+the metric's level (and, for scales, interval and nominal alpha too), percent
+agreement, Fleiss' kappa, Gwet's AC1 (nominal metrics) and Cohen's kappas for
+every pair of raters. Each judge then gets, on the items it scored:
+
+- alpha and Cohen's kappas against the human consensus (ties left out), with a
+  permutation baseline (the judge's values shuffled across items);
+- alpha with the judge as one more rater, next to the humans alone on the same
+  items, and the difference;
+- its kappa with each human against the human-human range on the same items;
+- exact agreement on items with a clear (untied) consensus, shown only from
+  the minimum count up; the mean signed difference judge - consensus (leniency
+  when positive for gates, scales and the verdict; nominal ties left out, scale
+  medians kept); a confusion matrix (nominal);
+- Pearson, Spearman and Kendall tau-b between its value and the human mean per
+  item: the only figures kept when the judge scores on a scale of its own;
+- the same figures per case and per generator slice.
+
+Figures are registered on the shared item bootstrap and come back as Pending
+leaves; report_model resolves them after one bootstrap run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .agreement import (
+    IDENTICAL,
+    KAPPA_WEIGHTS,
+    NO_PAIRS,
+    alpha_features,
+    kappa_from_tables,
+    permutation_alpha,
+    register_agreement,
+    register_alpha,
+    register_alpha_pair,
+    register_cohen,
+    value_counts,
+)
+from .bootstrap import ItemBootstrap, Pending, rng_for, undefined
+from .consensus import MetricSpec, consensus
+from .correlation import (
+    CORRELATIONS,
+    pearson_from_moments,
+    permutation_pearson,
+    register_correlations,
+)
+from .correlation import undefined_reason as corr_reason
+
+UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
+NOT_SCALE = "interval level applies to scales only"
+
+
+@dataclass
+class Context:
+    """What every section shares: the bootstrap, the items and the settings."""
+
+    plan: ItemBootstrap
+    items: pd.DataFrame  # idx-ordered, with case_id and generator
+    seed: int = 0
+    n_perm: int = 200
+    min_count: int = 10
+
+    def __post_init__(self) -> None:
+        self.slicings: dict[str, tuple[np.ndarray, list[str]]] = {}
+        for name, col in (("by_case", "case_id"), ("by_generator", "generator")):
+            labels = self.items[col].fillna("(none)").astype(str).to_numpy()
+            names, of = np.unique(labels, return_inverse=True)  # alphabetical
+            self.slicings[name] = (of.astype(np.int64), [str(n) for n in names])
+
+
+def _off_scale(spec: MetricSpec) -> str:
+    scale = f"{spec.lo}..{spec.hi}, whole numbers" if spec.kind == "scale" else "/".join(spec.labels)
+    return (f"the judge does not answer on the rubric's scale ({scale}): figures that need a "
+            "common scale are left out; the correlations with the human mean still apply")
+
+
+# ---- humans ----------------------------------------------------------------------------
+
+
+def _codes_to_index(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.searchsorted(values, codes).astype(np.int64)
+
+
+def _pair_kappas(
+    ctx: Context, spec: MetricSpec, rows: np.ndarray, pairs: list[tuple[str, str]],
+    a_of: dict[str, np.ndarray], b_of: dict[str, np.ndarray], values: np.ndarray,
+) -> dict[str, Any]:
+    """Cohen's kappas for pairs of answer columns (humans, or judge vs human),
+    all pairs in one sliced bootstrap block."""
+    out: dict[str, Any] = {}
+    K = len(values)
+    parts: list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]] = []
+    for a, b in pairs:
+        xa, xb = a_of[a], b_of[b]
+        mask = ~np.isnan(xa) & ~np.isnan(xb)
+        n = int(mask.sum())
+        name = f"{a} vs {b}"
+        if n == 0:
+            continue
+        if n < ctx.min_count:
+            out[name] = {"n": n, "note": f"fewer than {ctx.min_count} items answered by both"}
+            continue
+        ia, ib = _codes_to_index(xa[mask], values), _codes_to_index(xb[mask], values)
+        parts.append((name, n, rows[mask], ia, ib))
+    if not parts:
+        return out
+    sl = np.concatenate([np.full(p[1], i) for i, p in enumerate(parts)])
+    reps = ctx.plan.add_sliced(
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] * K + p[4] for p in parts]),
+        np.ones(len(sl)), K * K,
+        lambda s: kappa_from_tables(s.reshape(len(s), K, K), values), sl, len(parts))
+    for i, (name, n, _, ia, ib) in enumerate(parts):
+        note = IDENTICAL if len(np.unique(np.concatenate([ia, ib]))) < 2 else None
+        k = {w: Pending(reps, n, col=3 * i + j, undefined_note=note)
+             for j, w in enumerate(KAPPA_WEIGHTS)}
+        if not spec.ordered:
+            k["linear"] = k["quadratic"] = Pending(None, n, undefined_note=UNORDERED)
+        out[name] = {"n": n, **k}
+    return {name: out[name] for name in sorted(out)}
+
+
+def human_section(
+    ctx: Context, spec: MetricSpec, h: pd.DataFrame
+) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """Human agreement figures of one metric; also returns the consensus table
+    and the items x raters matrix of codes (NaN = no answer)."""
+    plan = ctx.plan
+    valid = h[h["code"].notna()]
+    dom = spec.domain()
+    vc = value_counts(valid["idx"].to_numpy(), valid["code"].to_numpy(), dom)
+    sec: dict[str, Any] = {
+        "kind": spec.kind,
+        "level": spec.level,
+        "n_items": int(h["idx"].nunique()),
+        "n_raters": int(h["rater"].nunique()),
+        "n_judgements": int(len(h)),
+        "n_cannot_judge": int(h["code"].isna().sum()),
+        "human_alpha": register_alpha(plan, vc, spec.level),
+    }
+    if spec.kind == "scale":
+        sec["human_alpha_interval"] = register_alpha(plan, vc, "interval")
+        sec["human_alpha_nominal"] = register_alpha(plan, vc, "nominal")
+    else:
+        sec["human_alpha_interval"] = undefined(vc.n_pairable, NOT_SCALE)
+    agree = register_agreement(plan, vc, spec.n_categories)
+    sec["percent_agreement"] = agree["percent_agreement"]
+    sec["fleiss_kappa"] = agree["fleiss_kappa"]
+    if spec.nominal:
+        sec["gwet_ac1"] = agree["gwet_ac1"]
+    cons = consensus(h, spec)
+    sec["n_ties"] = int(cons["tie"].sum())
+    wide = (valid.drop_duplicates(["idx", "rater"], keep="last")
+            .pivot(index="idx", columns="rater", values="code"))
+    wide.columns = [str(c) for c in wide.columns]
+    raters = sorted(wide.columns)
+    cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
+    sec["rater_pairs"] = _pair_kappas(ctx, spec, wide.index.to_numpy(),
+                                      list(combinations(raters, 2)), cols, cols, dom)
+    return sec, cons, wide
+
+
+# ---- judges ----------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeView:
+    """One judge's answers on one metric, aligned with the human consensus."""
+
+    name: str
+    answers: pd.DataFrame  # indexed by idx: code, num, raw, reason
+    same_scale: bool
+    n_cannot_judge: int
+
+
+def judge_view(spec: MetricSpec, name: str, j: pd.DataFrame) -> JudgeView:
+    jv = j.drop_duplicates("idx", keep="last").set_index("idx").sort_index()
+    has_value = jv["num"].notna() | jv["code"].notna()
+    ok = jv["code"].notna()
+    if spec.kind == "scale":
+        ok &= (jv["code"] % 1 == 0)
+    same = bool(ok.any() and (ok | ~has_value).all())
+    if not same:
+        jv = jv.assign(code=np.nan)
+    return JudgeView(name, jv, same, int((~has_value).sum()))
+
+
+def judge_section(
+    ctx: Context, spec: MetricSpec, h: pd.DataFrame, cons: pd.DataFrame, wide: pd.DataFrame,
+    view: JudgeView, rater_pairs: dict[str, Any],
+) -> dict[str, Any]:
+    plan = ctx.plan
+    jv = view.answers
+    answered = cons.index[cons["n"] > 0]
+    scored = jv.index[jv["num"].notna() | jv["code"].notna()]
+    both = scored.intersection(answered)
+    sec: dict[str, Any] = {"n_items": int(len(both)), "n_cannot_judge": view.n_cannot_judge,
+                           "same_scale": view.same_scale}
+    off = None if view.same_scale else _off_scale(spec)
+    if not len(scored):
+        off = "the judge gave no usable answer on this metric (every value empty or cannot judge)"
+
+    # --- agreement with the consensus (needs the rubric's scale)
+    units = jv.index[jv["code"].notna()].intersection(cons.index[cons["value"].notna()])
+    c_val = cons.loc[units, "value"].to_numpy(dtype=float)
+    j_val = jv.loc[units, "code"].to_numpy(dtype=float)
+    sec["n_ties"] = int(cons.loc[cons.index.intersection(jv.index), "tie"].sum())
+    if off:
+        for k in ("alpha_vs_consensus", "alpha_with_judge_as_rater", "alpha_humans_same_items",
+                  "alpha_gain", "mean_difference", "exact_agreement_ci"):
+            sec[k] = undefined(len(both), off)
+        sec["permutation_alpha"] = {"mean": None, "p_value": None, "note": off}
+        sec["exact_agreement"] = None
+        sec["cohen_kappa"] = {w: undefined(len(both), off) for w in KAPPA_WEIGHTS}
+        sec["human_range"] = {"note": off}
+    else:
+        u_idx = units.to_numpy()
+        vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
+        sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level)
+        values = vc.domain
+        ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
+        sec["permutation_alpha"] = permutation_alpha(
+            ci, ji, spec.level, values, n_perm=ctx.n_perm,
+            rng=rng_for(ctx.seed, "permutation-alpha", spec.key, view.name))
+        kap = register_cohen(plan, u_idx, ci, ji, values)
+        if not spec.ordered:
+            kap["linear"] = kap["quadratic"] = Pending(None, len(u_idx), undefined_note=UNORDERED)
+        sec["cohen_kappa"] = kap
+        # judge as one more rater, on the items it scored
+        hv = h[h["code"].notna() & h["idx"].isin(jv.index[jv["code"].notna()])]
+        jj = jv[jv["code"].notna()]
+        jj = jj[jj.index.isin(hv["idx"])]
+        dom = np.union1d(spec.domain(), np.unique(jj["code"]))
+        vc_h = value_counts(hv["idx"].to_numpy(), hv["code"].to_numpy(), dom)
+        vc_hj = value_counts(np.concatenate([hv["idx"].to_numpy(), jj.index.to_numpy()]),
+                             np.concatenate([hv["code"].to_numpy(), jj["code"].to_numpy()]), dom)
+        with_j, alone, gain = register_alpha_pair(plan, vc_hj, vc_h, spec.level)
+        sec["alpha_with_judge_as_rater"] = with_j
+        sec["alpha_humans_same_items"] = alone
+        sec["alpha_gain"] = gain
+        # exact agreement and signed difference
+        clear = ~cons.loc[units, "tie"].to_numpy(dtype=bool)
+        eq = (c_val == j_val)[clear]
+        n_eq = int(clear.sum())
+        sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
+        sec["exact_agreement_ci"] = _mean_figure(plan, u_idx[clear], eq.astype(float), ctx.min_count,
+                                                 share=True)
+        if spec.kind == "choice":
+            sec["mean_difference"] = undefined(len(u_idx), UNORDERED)
+        else:
+            keep = np.ones(len(u_idx), bool) if spec.kind == "scale" else clear
+            sec["mean_difference"] = _mean_figure(plan, u_idx[keep], (j_val - c_val)[keep], 1)
+        if spec.nominal:
+            sec["confusion"] = _confusion(spec, c_val[clear], j_val[clear])
+        sec["human_range"] = _human_range(ctx, spec, wide, jv, rater_pairs)
+
+    # --- correlations with the human mean (any judge scale)
+    rows = both.to_numpy()
+    x = jv.loc[both, "num"].to_numpy(dtype=float)
+    y = cons.loc[both, "mean"].to_numpy(dtype=float)
+    if spec.kind == "choice":
+        for k in CORRELATIONS:
+            sec[k] = undefined(len(rows), UNORDERED)
+        sec["permutation_pearson"] = {"mean": None, "p_value": None, "note": UNORDERED}
+    else:
+        sec.update(register_correlations(plan, rows, x, y))
+        sec["permutation_pearson"] = permutation_pearson(
+            x, y, n_perm=ctx.n_perm, seed=ctx.seed, key=f"{spec.key}/{view.name}")
+    sec["slices"] = _slices(ctx, spec, units, c_val, j_val, cons, rows, x, y, off)
+    return sec
+
+
+def _mean_figure(
+    plan: ItemBootstrap, rows: np.ndarray, v: np.ndarray, min_count: int, share: bool = False
+) -> Any:
+    n = len(rows)
+    if n == 0:
+        return undefined(0, "no item with both a judge value and a human consensus")
+    if n < min_count:
+        return undefined(n, f"fewer than {min_count} items: a share is not shown")
+    reps = plan.add_dense(rows, np.column_stack([np.ones(n), v]), _ratio)
+    return Pending(reps, n)
+
+
+def _ratio(s: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
+
+
+def _confusion(spec: MetricSpec, c: np.ndarray, j: np.ndarray) -> dict[str, Any]:
+    K = len(spec.labels)
+    m = np.zeros((K, K), dtype=int)
+    np.add.at(m, (c.astype(int), j.astype(int)), 1)
+    return {"labels": list(spec.labels), "rows": "human consensus", "columns": "judge",
+            "matrix": m.tolist()}
+
+
+def _human_range(
+    ctx: Context, spec: MetricSpec, wide: pd.DataFrame, jv: pd.DataFrame,
+    rater_pairs: dict[str, Any],
+) -> dict[str, Any]:
+    """The judge's kappa with each human against the human-human kappas on the
+    items the judge scored: is the judge inside the spread of the humans?"""
+    measure, col = ("cohen_kappa", "unweighted") if spec.nominal else ("cohen_kappa_quadratic",
+                                                                        "quadratic")
+    jcode = jv["code"].reindex(wide.index).to_numpy(dtype=float)
+    raters = list(wide.columns)
+    cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
+    rows = wide.index.to_numpy()
+    dom = np.union1d(spec.domain(), np.unique(jcode[~np.isnan(jcode)]))
+    jh = _pair_kappas(ctx, spec, rows, [("judge", r) for r in raters], {"judge": jcode}, cols, dom)
+    jh = {k.removeprefix("judge vs "): v for k, v in jh.items()}
+    if np.isnan(jcode).any():  # judge covers fewer items: recompute the humans there
+        masked = {r: np.where(np.isnan(jcode), np.nan, cols[r]) for r in raters}
+        hh = _pair_kappas(ctx, spec, rows, list(combinations(raters, 2)), masked, masked,
+                          spec.domain())
+    else:
+        hh = rater_pairs
+    j_est = [_est(v, col) for v in jh.values()]
+    h_est = [_est(v, col) for v in hh.values()]
+    j_est = [e for e in j_est if e is not None]
+    h_est = [e for e in h_est if e is not None]
+    out: dict[str, Any] = {"measure": measure, "judge_vs_human": {r: v.get(col, v) for r, v in jh.items()},
+                           "human_vs_human": {"pairs": {p: v.get(col, v) for p, v in hh.items()},
+                                              "min": min(h_est) if h_est else None,
+                                              "max": max(h_est) if h_est else None},
+                           "judge_mean": float(np.mean(j_est)) if j_est else None}
+    if j_est and h_est:
+        jm, lo, hi = out["judge_mean"], min(h_est), max(h_est)
+        out["position"] = "below" if jm < lo else "above" if jm > hi else "inside"
+    else:
+        out["position"] = None
+        out["note"] = f"needs kappas on at least {ctx.min_count} shared items"
+    return out
+
+
+def _est(v: Any, col: str) -> float | None:
+    p = v.get(col) if isinstance(v, dict) else None
+    return p.estimate if isinstance(p, Pending) else None
+
+
+# ---- slices ----------------------------------------------------------------------------
+
+
+def _slices(
+    ctx: Context, spec: MetricSpec, units: pd.Index, c_val: np.ndarray, j_val: np.ndarray,
+    cons: pd.DataFrame, rows: np.ndarray, x: np.ndarray, y: np.ndarray, off: str | None,
+) -> dict[str, Any]:
+    """The judge's figures within each case and each generator (alphabetical)."""
+    plan = ctx.plan
+    out: dict[str, Any] = {}
+    u_idx = units.to_numpy()
+    clear = ~cons.loc[units, "tie"].to_numpy(dtype=bool) if len(units) else np.zeros(0, bool)
+    for name, (slice_of, labels) in ctx.slicings.items():
+        S = len(labels)
+        present_rows = np.unique(slice_of[rows]) if len(rows) else np.zeros(0, np.int64)
+        figs: dict[int, dict[str, Any]] = {
+            int(s): {"n_items": int((slice_of[rows] == s).sum())} for s in present_rows}
+        if not off and len(u_idx):
+            vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
+            r, c, v, k, fin = alpha_features(vc, spec.level)
+            reps = plan.add_sliced(r, c, v, k, fin, slice_of[r], S)
+            su = slice_of[u_idx]
+            per = pd.DataFrame({"s": np.concatenate([su, su]), "v": np.concatenate([c_val, j_val])})
+            distinct = per.groupby("s")["v"].nunique()
+            eq_reps = _sliced_mean(plan, u_idx[clear], (c_val == j_val)[clear].astype(float),
+                                   slice_of, S)
+            n_clear = np.bincount(slice_of[u_idx[clear]], minlength=S)
+            keep = np.ones(len(u_idx), bool) if spec.kind == "scale" else clear
+            d_reps = (_sliced_mean(plan, u_idx[keep], (j_val - c_val)[keep], slice_of, S)
+                      if spec.kind != "choice" else None)
+            n_keep = np.bincount(slice_of[u_idx[keep]], minlength=S)
+            n_units = np.bincount(su, minlength=S)
+            for s in figs:
+                nu = int(n_units[s])
+                note = NO_PAIRS if nu == 0 else IDENTICAL if distinct.get(s, 0) < 2 else None
+                figs[s]["alpha_vs_consensus"] = (Pending(None, nu, undefined_note=note) if note
+                                                 else Pending(reps, nu, col=s))
+                ne = int(n_clear[s])
+                figs[s]["exact_agreement"] = (
+                    Pending(eq_reps, ne, col=s) if ne >= ctx.min_count
+                    else undefined(ne, f"fewer than {ctx.min_count} items: a share is not shown"))
+                if d_reps is None:
+                    figs[s]["mean_difference"] = undefined(nu, UNORDERED)
+                else:
+                    nk = int(n_keep[s])
+                    figs[s]["mean_difference"] = (Pending(d_reps, nk, col=s) if nk else undefined(
+                        0, "no item with both a judge value and a human consensus"))
+        elif off:
+            for s in figs:
+                for k in ("alpha_vs_consensus", "exact_agreement", "mean_difference"):
+                    figs[s][k] = undefined(figs[s]["n_items"], off)
+        if spec.kind != "choice" and len(rows):
+            ok = np.isfinite(x) & np.isfinite(y)
+            rr, xx, yy = rows[ok], x[ok], y[ok]
+            xc, yc = xx - xx.mean(), yy - yy.mean()
+            feats = np.column_stack([np.ones(len(rr)), xc, yc, xc * xc, yc * yc, xc * yc])
+            kk = feats.shape[1]
+            p_reps = plan.add_sliced(np.repeat(rr, kk), np.tile(np.arange(kk), len(rr)),
+                                     feats.ravel(), kk, pearson_from_moments,
+                                     np.repeat(slice_of[rr], kk), S)
+            frame = pd.DataFrame({"s": slice_of[rr], "x": xx, "y": yy})
+            for s in figs:
+                g = frame[frame["s"] == s]
+                reason = corr_reason(g["x"].to_numpy(), g["y"].to_numpy())
+                figs[s]["pearson"] = (Pending(None, len(g), undefined_note=reason) if reason
+                                      else Pending(p_reps, len(g), col=s))
+        out[name] = {labels[s]: figs[s] for s in sorted(figs, key=lambda s: labels[s])}
+    return out
+
+
+def _sliced_mean(
+    plan: ItemBootstrap, rows: np.ndarray, v: np.ndarray, slice_of: np.ndarray, S: int
+) -> Any:
+    n = len(rows)
+    r = np.repeat(rows, 2)
+    c = np.tile(np.arange(2), n)
+    vals = np.column_stack([np.ones(n), v]).ravel()
+    return plan.add_sliced(r, c, vals, 2, _ratio, slice_of[r], S)
+
+
+# ---- one metric ------------------------------------------------------------------------
+
+
+def metric_section(
+    ctx: Context, spec: MetricSpec, h: pd.DataFrame, j: pd.DataFrame
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report entry of one metric, and what findings need (consensus, judge views)."""
+    sec, cons, wide = human_section(ctx, spec, h)
+    views: dict[str, JudgeView] = {}
+    judges: dict[str, Any] = {}
+    for name in sorted(j["judge"].astype(str).unique()) if len(j) else []:
+        view = judge_view(spec, name, j[j["judge"].astype(str) == name])
+        views[name] = view
+        judges[name] = judge_section(ctx, spec, h, cons, wide, view, sec["rater_pairs"])
+    sec["judges"] = judges
+    return sec, {"consensus": cons, "views": views, "human": h}

@@ -1,0 +1,136 @@
+"""The report model: every figure of a study as one JSON-ready dict (DESIGN.md 5.5).
+
+`build_report` codes the answers, registers every estimate on one seeded item
+bootstrap (an item's answers from every rater, metric and judge are resampled
+together), runs it once, and resolves the estimates into
+{"estimate", "low", "high", "n"} dicts; an undefined figure is None with a
+"note". Extra keys beside the contract: per metric percent_agreement,
+fleiss_kappa, gwet_ac1, rater_pairs, human_alpha_nominal (scales), n_ties,
+n_cannot_judge, and per judge cohen_kappa, confusion, human_range, slices,
+exact_agreement_ci, alpha_humans_same_items, alpha_gain, permutation_pearson;
+top level "verdict", "generators", "systematic_findings", "definitions",
+"n_boot", "seed", "n_perm".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .bootstrap import ItemBootstrap, resolve, undefined
+from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
+from .findings import DEFINITION, contradictions, sort_findings, systematic
+from .frames import StudyFrames
+from .generators import generator_section
+from .raters import rater_section
+from .reconcile import Context, metric_section
+
+
+def _empty_pairwise(note: str) -> dict[str, Any]:
+    return {
+        "cells": {},
+        "bradley_terry": {},
+        "position_bias": {"left": 0, "right": 0, "p_value": None, "by_rater": {}},
+        "rater_alpha": undefined(0, note),
+        "judges": {},
+        "note": note,
+    }
+
+
+def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
+    try:
+        from .pairwise import pairwise_section
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.pairwise":
+            raise
+        return _empty_pairwise("pairwise figures not computed (pairwise module not available)")
+    return pairwise_section(frames, n_boot=n_boot, seed=seed,
+                            min_count=frames.settings.get("min_count_for_share", 10))
+
+
+def build_report(
+    frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200
+) -> dict[str, Any]:
+    """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras)."""
+    min_count = int(frames.settings.get("min_count_for_share", 10))
+    specs = metric_specs(frames.rubric)
+    items = item_table(frames)
+    human = human_answers(frames, specs, items)
+    human["rater"] = human["rater"].astype(str)
+    judged = judge_answers(frames, specs, items)
+    plan = ItemBootstrap(len(items), n_boot, seed)
+    ctx = Context(plan, items, seed=seed, n_perm=n_perm, min_count=min_count)
+
+    sections: dict[str, Any] = {}
+    findings: list[dict[str, Any]] = []
+    h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    j_by = dict(tuple(judged.groupby("metric", sort=False))) if len(judged) else {}
+    empty_h, empty_j = human.iloc[0:0], judged.iloc[0:0]
+    for spec in specs:
+        h = h_by.get(spec.key, empty_h)
+        j = j_by.get(spec.key, empty_j)
+        sec, detail = metric_section(ctx, spec, h, j)
+        sections[spec.key] = sec
+        findings.extend(contradictions(spec, detail, items))
+
+    raters = rater_section(plan, frames, items, specs, human, min_count)
+    plan.run()
+    sections = resolve(sections)
+    raters = resolve(raters)
+    spec_of = {s.key: s for s in specs}
+    verdict = sections.pop(VERDICT_KEY, None)
+    systematic_findings = systematic(sections, spec_of)
+    if verdict is not None:
+        systematic_findings += systematic({VERDICT_KEY: verdict}, spec_of)
+
+    report = {
+        "study": frames.study,
+        "rubric": {"id": frames.rubric.id, "version": frames.rubric.version},
+        "metrics": sections,
+        "verdict": verdict,
+        "findings": sort_findings(findings),
+        "systematic_findings": systematic_findings,
+        "raters": raters,
+        "pairwise": _pairwise(frames, n_boot, seed),
+        "generators": generator_section(
+            items, human, specs, n_boot=n_boot, seed=seed, min_count=min_count,
+            release_gate=frames.settings.get("release_gate")),
+        "definitions": {
+            "clear_consensus": DEFINITION,
+            "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
+                         "value); median for scales",
+            "intervals": "95% percentile intervals, seeded item bootstrap (all of an item's "
+                         "answers resampled together)",
+            "permutation": "judge values shuffled across items; p = (1 + #{shuffled >= "
+                           "observed}) / (1 + shuffles)",
+        },
+        "n_boot": int(n_boot),
+        "seed": int(seed),
+        "n_perm": int(n_perm),
+    }
+    return jsonable(report)
+
+
+def jsonable(x: Any) -> Any:
+    """Plain Python types only; NaN and infinities become None."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, bool | np.bool_):
+        return bool(x)
+    if isinstance(x, int | np.integer):
+        return int(x)
+    if isinstance(x, float | np.floating):
+        f = float(x)
+        return f if math.isfinite(f) else None
+    if x is None or isinstance(x, str):
+        return x
+    if x is pd.NA or x is pd.NaT:
+        return None
+    return str(x)

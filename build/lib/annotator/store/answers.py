@@ -1,0 +1,250 @@
+"""Label work: the stored queue, silent anchor showings, and the judgement log."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import exists, func, insert, select
+from sqlalchemy.orm import Session as OrmSession
+
+from ..domain import queue as q
+from ..domain.records import ServedItem
+from .chains import head, is_current
+from .db import StudyDB
+from .items import item_view, live_items, new_display_code
+from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
+from .people import rater_pk
+
+
+def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
+    """Build the rater's order once (seeded, stored); returns its length."""
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
+        items = live_items(s)
+        if n and n >= len(items):
+            return n
+        seed = s.get(Rater, rpk).seed
+        queued = set(s.scalars(select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)))
+        # items imported after the queue was built go at its end, in their own seeded order
+        new = [(pk, case) for pk, case in items if pk not in queued]
+        rows = [dict(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n)
+                for i, pk in enumerate(q.live_order(new, seed + n), start=n)]
+        if rows:
+            s.execute(insert(QueueEntry), rows)
+        return n + len(new)
+
+
+def _answered_live(s: OrmSession, rpk: int, version: str) -> set[int]:
+    return set(
+        s.scalars(
+            select(Judgement.item_pk).where(
+                Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live"
+            )
+        )
+    )
+
+
+def progress_counts(db: StudyDB, rater: str, version: str, *, anchor_every: int = q.ANCHOR_EVERY) -> tuple[int, int]:
+    """(done, total) counting seeded anchors like any other item, so the counter moves
+    the same way whether an anchor or a live item was just answered."""
+    with db.read() as s:
+        rpk = rater_pk(s, rater)
+        positions = list(s.scalars(select(QueueEntry.position).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))
+        live_done = len(_answered_live(s, rpk, version))
+        anchors_done = s.scalar(select(func.count()).select_from(Judgement).where(
+            Judgement.rater_pk == rpk, Judgement.context == "anchor", Judgement.supersedes.is_(None))) or 0
+        has_anchors = s.scalar(select(func.count()).select_from(Anchor)) or 0
+        expected = 0
+        if has_anchors and anchor_every >= 2 and positions:
+            seed = s.get(Rater, rpk).seed
+            filled = set(s.scalars(select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)))
+            # slots still ahead of the rater (not yet filled) will each bring one anchor
+            open_positions = set(s.scalars(select(QueueEntry.position).where(
+                QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version,
+                ~select(Judgement.id).where(
+                    Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
+                    Judgement.item_pk == QueueEntry.item_pk).exists())))
+            expected = len((q.anchor_slots(seed, len(positions), anchor_every) & open_positions) - filled)
+        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
+        return live_done + anchors_done, len(positions) + shown + expected
+
+
+def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY) -> ServedItem | None:
+    """The next unit of work: a pending anchor, a due anchor, or the first unanswered item."""
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        pending = s.scalars(
+            select(AnchorShowing)
+            .where(AnchorShowing.rater_pk == rpk, ~exists().where(Judgement.showing_pk == AnchorShowing.id))
+            .order_by(AnchorShowing.id)
+        ).first()
+        if pending is not None:
+            return ServedItem(pending.item_pk, item_view(s, pending.item_pk, pending.display_code), pending.before_position, "anchor", pending.id)
+        answered_q = select(Judgement.id).where(
+            Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live",
+            Judgement.item_pk == QueueEntry.item_pk,
+        )
+        nxt = s.execute(
+            select(QueueEntry.position, QueueEntry.item_pk)
+            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered_q.exists())
+            .order_by(QueueEntry.position).limit(1)
+        ).first()
+        if nxt is None:
+            return None
+        position, item_pk = nxt
+        showing = _maybe_seed_anchor(s, rpk, session_pk, position, anchor_every)
+        if showing is not None:
+            return ServedItem(showing.item_pk, item_view(s, showing.item_pk, showing.display_code), position, "anchor", showing.id)
+        return ServedItem(item_pk, item_view(s, item_pk), position, "live")
+
+
+def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, every: int) -> AnchorShowing | None:
+    seed = s.get(Rater, rpk).seed
+    slot = q.anchor_slot(seed, position, every)
+    if slot is None:
+        return None
+    if s.scalar(select(AnchorShowing.id).where(AnchorShowing.rater_pk == rpk, AnchorShowing.before_position == position)):
+        return None  # this slot was already filled (in an earlier session)
+    anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
+    if not anchors:
+        return None
+    shown = s.execute(select(AnchorShowing.item_pk, AnchorShowing.session_pk).where(AnchorShowing.rater_pk == rpk)).all()
+    this_session = {i for i, sp in shown if sp == session_pk}
+    counts: dict[int, int] = {}
+    for i, _ in shown:
+        counts[i] = counts.get(i, 0) + 1
+    choice = q.choose_anchor(anchors, this_session, counts, slot)
+    if choice is None:
+        return None
+    taken = set(s.scalars(select(Item.display_code))) | set(s.scalars(select(AnchorShowing.display_code)))
+    row = AnchorShowing(
+        rater_pk=rpk, session_pk=session_pk, item_pk=choice, before_position=position, seed=slot,
+        display_code=new_display_code(taken),
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def _first_answer(s: OrmSession, rpk: int, item_pk: int, version: str, context: str, showing_pk: int | None,
+                  session_pk: int | None) -> int | None:
+    """The id of the first answer already given in this slot (the rules of the unique indexes)."""
+    stmt = select(Judgement.id).where(Judgement.supersedes.is_(None))
+    if showing_pk is not None:
+        stmt = stmt.where(Judgement.showing_pk == showing_pk)
+    elif context == "calibration":
+        stmt = stmt.where(Judgement.session_pk == session_pk, Judgement.item_pk == item_pk,
+                          Judgement.context == "calibration")
+    elif context == "live":
+        stmt = stmt.where(Judgement.rater_pk == rpk, Judgement.item_pk == item_pk, Judgement.rubric_version == version,
+                          Judgement.context == "live")
+    else:
+        return None
+    return s.scalar(stmt.limit(1))
+
+
+@dataclass(frozen=True)
+class Submitted:
+    id: int
+    replaced_other: bool  # the rater had answered this slot elsewhere (another window): kept as its correction
+
+
+def submit(
+    db: StudyDB,
+    *,
+    rater: str,
+    item_pk: int,
+    version: str,
+    session_pk: int | None,
+    answers: dict[str, Any],
+    reason: str | None,
+    time_ms: int | None,
+    context: str = "live",
+    showing_pk: int | None = None,
+    queue_position: int | None = None,
+    supersedes: int | None = None,
+    source: str = "app",
+    created_at: datetime | None = None,
+) -> Submitted:
+    """Append one judgement in its own committed transaction.
+
+    Nothing a rater submits is lost: when this slot already has an answer the
+    caller did not know of (the same rater in a second window, or a second
+    correction of one answer), the new answer supersedes the current head of
+    that chain: it is the rater's newer judgement. The check and the insert run
+    under the write lock (BEGIN IMMEDIATE), so two processes cannot both pass it.
+    """
+    with db.write() as s:
+        rpk = rater_pk(s, rater)
+        replaced = False
+        target = supersedes
+        if target is None:
+            first = _first_answer(s, rpk, item_pk, version, context, showing_pk, session_pk)
+            if first is not None:
+                target, replaced = first, True
+        if target is not None:
+            current = head(s, Judgement, target)
+            if current.rater_pk != rpk or current.item_pk != item_pk:
+                raise ValueError("a correction must supersede the same rater's answer on the same item")
+            replaced = replaced or current.id != target
+            target = current.id
+        row = Judgement(
+            rater_pk=rpk, item_pk=item_pk, rubric_version=version, session_pk=session_pk,
+            context=context, showing_pk=showing_pk, queue_position=queue_position,
+            answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
+            source=source, supersedes=target,
+        )
+        if created_at is not None:
+            row.created_at = created_at
+        s.add(row)
+        s.flush()
+        return Submitted(row.id, replaced)
+
+
+def current_judgement(db: StudyDB, rater: str, item_pk: int, version: str, *, context: str = "live", showing_pk: int | None = None) -> tuple[int, dict, str | None] | None:
+    with db.read() as s:
+        stmt = select(Judgement).where(
+            Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk,
+            Judgement.rubric_version == version, Judgement.context == context, is_current(Judgement),
+        )
+        if showing_pk is not None:
+            stmt = stmt.where(Judgement.showing_pk == showing_pk)
+        row = s.scalars(stmt.order_by(Judgement.id.desc())).first()
+        return None if row is None else (row.id, json.loads(row.answers), row.reason)
+
+
+def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
+    """Items answered in a session, oldest first, with their current answers (for going back)."""
+    with db.read() as s:
+        rows = s.scalars(select(Judgement).where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None)).order_by(Judgement.id)).all()
+        out = []
+        for j in rows:
+            latest = head(s, Judgement, j.id)
+            code = s.get(AnchorShowing, j.showing_pk).display_code if j.showing_pk else None
+            out.append(
+                ServedItem(
+                    j.item_pk, item_view(s, j.item_pk, code), j.queue_position, j.context, j.showing_pk,
+                    json.loads(latest.answers), latest.reason, latest.id,
+                )
+            )
+        return out
+
+
+def history_of(db: StudyDB, rater: str, item_pk: int) -> list[dict]:
+    """The whole append-only chain of a rater's live answers on an item."""
+    with db.read() as s:
+        rows = s.scalars(
+            select(Judgement).where(Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk).order_by(Judgement.id)
+        ).all()
+        return [
+            {"id": r.id, "answers": json.loads(r.answers), "supersedes": r.supersedes, "context": r.context,
+             "session": r.session_pk, "queue_position": r.queue_position, "time_ms": r.time_ms}
+            for r in rows
+        ]
+
+

@@ -1,0 +1,60 @@
+"""StudyDB: the engine of one study plus the settings table.
+
+All writes go through `write()`, one short transaction each (taking the write
+lock at BEGIN), so that every submitted answer is one durable commit and
+nothing is left half-written. Faults of the database (a full disk, a lock held
+too long, a damaged or read-only file) leave as one-line study errors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import settings
+from .engine import open_database, writer
+from .faults import study_faults
+from .models import Setting
+
+
+class StudyDB:
+    def __init__(self, db_path: Path, *, create: bool = False, mode: str = "write") -> None:
+        self.path = Path(db_path)
+        self.mode = mode
+        self.engine = open_database(self.path, create=create, mode=mode)
+        self._readers = sessionmaker(self.engine, expire_on_commit=False)
+        self._writers = sessionmaker(writer(self.engine), expire_on_commit=False)
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back whole on any error."""
+        with study_faults(str(self.path)), self._writers() as s, s.begin():
+            yield s
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        with study_faults(str(self.path)), self._readers() as s:
+            yield s
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- settings ---------------------------------------------------------------
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        with self.read() as s:
+            row = s.get(Setting, key)
+            return default if row is None else json.loads(row.value)
+
+    def set_setting(self, key: str, value: Any) -> None:
+        with self.write() as s:
+            settings.put(s, key, value)
+
+    def all_settings(self) -> dict[str, Any]:
+        with self.read() as s:
+            return {r.key: json.loads(r.value) for r in s.scalars(select(Setting))}

@@ -1,0 +1,31 @@
+"""Alembic environment: migrations run on the connection the app hands over."""
+
+from alembic import context
+
+from annotator.store import models_pairs, models_team  # noqa: F401  (registers their tables)
+from annotator.store.models import Base
+
+target_metadata = Base.metadata
+config = context.config
+
+
+def run() -> None:
+    connection = config.attributes.get("connection")
+    if connection is None:
+        from sqlalchemy import create_engine
+
+        engine = create_engine(config.get_main_option("sqlalchemy.url"))
+        with engine.begin() as connection:
+            _migrate(connection)
+    else:
+        _migrate(connection)
+
+
+def _migrate(connection) -> None:
+    # batch mode: SQLite cannot ALTER most things in place
+    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+run()

@@ -1,0 +1,142 @@
+"""Read-only row queries the reports are built from: current answers only,
+operators left out, anchors kept apart from live items. Plain tuples out; the
+services turn them into the frames the statistics read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import aliased
+
+from .db import StudyDB
+from .models import Anchor, AnchorShowing, Case, Cell, Item, Judgement, JudgeScore, Media, Rater
+from .models_pairs import Pair, PairVote
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    pk: int
+    item_id: str
+    display_code: str
+    case_id: str
+    cell_pk: int
+    generator: str
+    slice: str | None
+    is_anchor: bool
+
+
+@dataclass(frozen=True)
+class JudgementRow:
+    item_pk: int
+    rater: str
+    context: str  # live | anchor | calibration
+    answers: dict[str, Any]  # JSON form: tags are lists
+    reason: str | None
+    created_at: datetime
+    session_pk: int | None
+
+
+@dataclass(frozen=True)
+class JudgeScoreRow:
+    item_pk: int
+    judge: str
+    metric: str
+    value: Any  # JSON form
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    pair_id: str
+    item_left: int
+    item_right: int
+    rater: str  # the judge's name for a judge vote
+    is_judge: bool
+    choice: str
+    created_at: datetime
+
+
+def _current_judgements(contexts: tuple[str, ...]):
+    newer = aliased(Judgement)
+    return (
+        select(Judgement, Rater.name)
+        .join(Rater, Rater.id == Judgement.rater_pk)
+        .where(Rater.is_operator.is_(False), Judgement.context.in_(contexts))
+        .where(~select(newer.id).where(newer.supersedes == Judgement.id).exists())
+        .order_by(Judgement.id)
+    )
+
+
+def items(db: StudyDB) -> list[ItemRow]:
+    with db.read() as s:
+        return [ItemRow(*r) for r in s.execute(
+            select(Item.id, Item.item_id, Item.display_code, Case.case_id, Cell.id, Item.generator, Item.slice,
+                   Item.is_anchor)
+            .join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id).order_by(Item.id))]
+
+
+def judgements(db: StudyDB, contexts: tuple[str, ...], rater: str | None = None) -> Iterator[JudgementRow]:
+    """Current (not superseded) judgements of non-operators, oldest first."""
+    with db.read() as s:
+        stmt = _current_judgements(contexts)
+        if rater is not None:
+            stmt = stmt.where(Rater.name == rater)
+        rows = [JudgementRow(j.item_pk, name, j.context, json.loads(j.answers), j.reason, j.created_at,
+                             j.session_pk) for j, name in s.execute(stmt)]
+    yield from rows
+
+
+def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
+    with db.read() as s:
+        return [JudgeScoreRow(sc.item_pk, sc.judge, sc.metric, json.loads(sc.value), sc.reason)
+                for sc in s.scalars(select(JudgeScore).order_by(JudgeScore.id))]
+
+
+def anchor_references(db: StudyDB) -> dict[int, dict[str, Any]]:
+    with db.read() as s:
+        return {a.item_pk: json.loads(a.reference) for a in s.scalars(select(Anchor))}
+
+
+def anchor_item_ids(db: StudyDB) -> dict[int, str]:
+    with db.read() as s:
+        return dict(s.execute(select(Item.id, Item.item_id).where(Item.is_anchor.is_(True))).all())
+
+
+def pair_votes(db: StudyDB) -> list[VoteRow]:
+    """Current votes of non-operator raters and of judges, oldest first."""
+    with db.read() as s:
+        newer = aliased(PairVote)
+        votes = s.execute(
+            select(PairVote, Rater.name, Rater.is_operator)
+            .outerjoin(Rater, Rater.id == PairVote.rater_pk)
+            .where(~select(newer.id).where(newer.supersedes == PairVote.id).exists())
+            .order_by(PairVote.id)
+        ).all()
+        pair_ids = dict(s.execute(select(Pair.id, Pair.pair_id)).all())
+        return [VoteRow(pair_ids[v.pair_pk], v.item_left, v.item_right, v.judge if v.judge else rname,
+                        bool(v.judge), v.choice, v.created_at)
+                for v, rname, is_op in votes if not is_op]
+
+
+def study_counts(db: StudyDB) -> dict[str, int]:
+    with db.read() as s:
+        def n(stmt):
+            return s.scalar(stmt) or 0
+
+        return {
+            "items": n(select(func.count()).select_from(Item).where(Item.is_anchor.is_(False))),
+            "anchors": n(select(func.count()).select_from(Anchor)),
+            "cases": n(select(func.count()).select_from(Case)),
+            "cells": n(select(func.count()).select_from(Cell)),
+            "media": n(select(func.count()).select_from(Media)),
+            "raters": n(select(func.count()).select_from(Rater)),
+            "judgements": n(select(func.count()).select_from(Judgement)),
+            "judge_scores": n(select(func.count()).select_from(JudgeScore)),
+            "pair_votes": n(select(func.count()).select_from(PairVote)),
+            "anchor_showings": n(select(func.count()).select_from(AnchorShowing)),
+        }

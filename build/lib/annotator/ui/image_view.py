@@ -1,0 +1,391 @@
+"""A zoomable, pannable image viewer and a group that keeps several in step.
+
+Public API (stable; other views build on it)
+--------------------------------------------
+``ImageView(parent: QWidget | None = None)`` - a ``QGraphicsView``.
+    ``.set_image(image: QImage | None, *, mask: QImage | None = None) -> None``
+        Show a decoded image (fit to the window); ``None`` clears it. A mask
+        (white = edited region) is drawn as a tinted overlay when visible.
+    ``.image() -> QImage | None``; ``.set_mask(mask: QImage | None)``; ``.has_mask -> bool``
+    ``.set_mask_visible(on: bool)``; ``.mask_visible() -> bool``; ``.toggle_mask() -> bool``
+    ``.fit()`` fit to window (the default; kept on resize until the user zooms)
+    ``.actual_size()`` 100 %; ``.zoom_in()`` / ``.zoom_out()`` (x1.25 steps);
+    ``.set_zoom(scale: float)`` (1.0 = one image pixel per screen pixel)
+    ``.zoom() -> float``; ``.is_fit() -> bool``
+    ``.view_state() -> ViewState``; ``.apply_view_state(state: ViewState)``
+    Mouse: wheel zooms about the cursor, drag pans. Keys when the view has
+    focus: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` fit, ``1`` 100 %, ``M`` mask.
+    Signals: ``zoomChanged(float)``, ``viewChanged()`` (zoom or pan moved),
+    ``painted()`` (after each paint of the viewport; used to time latency).
+
+``SyncGroup(views: Iterable[ImageView] = (), parent: QObject | None = None)``
+    Keeps zoom and pan of its views in step, in image-normalised coordinates,
+    so an input and an output of different pixel sizes show the same region.
+    ``.add(view)``; ``.remove(view)``; ``.views() -> list[ImageView]``; ``.clear()``
+    ``.fit()``; ``.actual_size()``; ``.zoom_in()``; ``.zoom_out()`` (all views)
+    ``.set_mask_visible(on: bool)``; ``.toggle_mask() -> bool`` (all views with a mask)
+
+``ViewState(fit: bool, relative_zoom: float, cx: float, cy: float)`` - zoom
+relative to the fit scale and the view centre as a fraction of the image.
+
+``mask_overlay(mask: QImage, color: QColor | None = None) -> QImage`` - thread-safe
+helper turning a grey mask into an outline with a faint tint inside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPalette
+from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
+
+__all__ = ["ImageView", "SyncGroup", "ViewState", "mask_overlay"]
+
+ZOOM_STEP = 1.25
+MIN_ZOOM = 0.02
+MAX_ZOOM = 32.0
+MASK_ALPHA = 0.08  # the tint inside the mask; the outline is near opaque
+
+
+@dataclass(frozen=True)
+class ViewState:
+    fit: bool
+    relative_zoom: float  # zoom / fit zoom
+    cx: float  # view centre as a fraction of the image width
+    cy: float
+
+
+def mask_overlay(mask: QImage, color: QColor | None = None) -> QImage:
+    """The mask as a solid outline plus a faint tint inside (white = masked).
+
+    The inside stays nearly clear so the colours being judged are not changed;
+    the outline says exactly where the edit was allowed.
+    """
+    color = QColor(0, 150, 255) if color is None else QColor(color)
+    grey = mask.convertToFormat(QImage.Format.Format_Grayscale8)
+    w, h = grey.width(), grey.height()
+    rows = np.frombuffer(grey.constBits(), dtype=np.uint8).reshape(h, grey.bytesPerLine())[:, :w]
+    inside = rows > 127
+    t = max(2, min(w, h) // 160)  # outline width in image pixels
+    padded = np.pad(inside, t, mode="constant", constant_values=False)
+    eroded = inside.copy()
+    for dy in range(-t, t + 1):
+        for dx in (-t, 0, t):
+            eroded &= padded[t + dy: t + dy + h, t + dx: t + dx + w]
+    edge = inside & ~eroded
+    alpha = np.where(edge, 235, np.where(inside, int(255 * MASK_ALPHA), 0)).astype(np.uint32)
+    r, g, b = color.red(), color.green(), color.blue()
+    # Premultiplied ARGB32, native byte order (0xAARRGGBB as a uint32).
+    argb = (alpha << 24) | ((r * alpha // 255) << 16) | ((g * alpha // 255) << 8) | (b * alpha // 255)
+    argb = np.ascontiguousarray(argb, dtype=np.uint32)
+    out = QImage(argb.tobytes(), w, h, w * 4, QImage.Format.Format_ARGB32_Premultiplied)
+    return out.copy()  # own the pixels (the bytes above are temporary)
+
+
+class _ImageItem(QGraphicsItem):
+    """Draws a QImage directly: no QPixmap conversion on the UI thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._image: QImage | None = None
+        self._rect = QRectF()
+
+    def set_image(self, image: QImage | None) -> None:
+        self.prepareGeometryChange()
+        self._image = image
+        self._rect = QRectF(0, 0, image.width(), image.height()) if image is not None else QRectF()
+        self.update()
+
+    def image(self) -> QImage | None:
+        return self._image
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ANN001
+        if self._image is None:
+            return
+        # Smooth when shrinking (readable detail); crisp pixels when enlarging.
+        scale = painter.worldTransform().m11()
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, scale < 1.0)
+        exposed = option.exposedRect.intersected(self._rect)
+        if exposed.isEmpty():
+            return
+        painter.drawImage(exposed, self._image, exposed)
+
+
+class ImageView(QGraphicsView):
+    zoomChanged = Signal(float)  # noqa: N815 - Qt signal naming
+    viewChanged = Signal()  # noqa: N815
+    painted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._scene = QGraphicsScene(self)
+        self.setScene(self._scene)
+        self._item = _ImageItem()
+        self._mask_item = _ImageItem()
+        self._mask_item.setZValue(1)
+        self._scene.addItem(self._item)
+        self._scene.addItem(self._mask_item)
+        self._mask: QImage | None = None
+        self._mask_visible = True
+        self._fit = True
+        self._quiet = 0  # >0 while applying a state: no viewChanged echo
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setBackgroundRole(QPalette.ColorRole.Window)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.horizontalScrollBar().valueChanged.connect(self._moved)
+        self.verticalScrollBar().valueChanged.connect(self._moved)
+
+    # -- content -------------------------------------------------------------------
+    def set_image(self, image: QImage | None, *, mask: QImage | None = None) -> None:
+        self._item.set_image(image)
+        self.set_mask(mask)
+        rect = QRectF(0, 0, image.width(), image.height()) if image is not None else QRectF()
+        self._scene.setSceneRect(rect)
+        self._fit = True
+        self._apply_fit()
+
+    def image(self) -> QImage | None:
+        return self._item.image()
+
+    def set_mask(self, mask: QImage | None) -> None:
+        self._mask = mask
+        img = self._item.image()
+        if mask is not None and img is not None and mask.size() != img.size():
+            mask = mask.scaled(img.size(), Qt.AspectRatioMode.IgnoreAspectRatio,
+                               Qt.TransformationMode.FastTransformation)
+        self._mask_item.set_image(mask_overlay(mask) if mask is not None else None)
+        self._mask_item.setVisible(self._mask_visible and mask is not None)
+
+    @property
+    def has_mask(self) -> bool:
+        return self._mask is not None
+
+    def mask_visible(self) -> bool:
+        return self._mask_visible
+
+    def set_mask_visible(self, on: bool) -> None:
+        self._mask_visible = bool(on)
+        self._mask_item.setVisible(self._mask_visible and self._mask is not None)
+
+    def toggle_mask(self) -> bool:
+        self.set_mask_visible(not self._mask_visible)
+        return self._mask_visible
+
+    # -- zoom ----------------------------------------------------------------------
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def is_fit(self) -> bool:
+        return self._fit
+
+    def _fit_scale(self) -> float:
+        rect = self._scene.sceneRect()
+        vp = self.viewport().rect()
+        if rect.isEmpty() or vp.isEmpty():
+            return 1.0
+        return max(MIN_ZOOM, min(vp.width() / rect.width(), vp.height() / rect.height()))
+
+    def _apply_fit(self) -> None:
+        self._set_scale(self._fit_scale())
+        self.centerOn(self._scene.sceneRect().center())
+        self._emit()
+
+    def _set_scale(self, scale: float) -> None:
+        scale = max(MIN_ZOOM, min(MAX_ZOOM, scale))
+        self._quiet += 1
+        try:
+            self.resetTransform()
+            self.scale(scale, scale)
+        finally:
+            self._quiet -= 1
+
+    def fit(self) -> None:
+        self._fit = True
+        self._apply_fit()
+
+    def set_zoom(self, scale: float) -> None:
+        self._fit = False
+        self._set_scale(scale)
+        self._emit()
+
+    def actual_size(self) -> None:
+        self.set_zoom(1.0)
+
+    def zoom_in(self) -> None:
+        self.set_zoom(self.zoom() * ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.set_zoom(self.zoom() / ZOOM_STEP)
+
+    # -- state for SyncGroup -------------------------------------------------------
+    def view_state(self) -> ViewState:
+        rect = self._scene.sceneRect()
+        c = self.mapToScene(self.viewport().rect().center())
+        w, h = max(rect.width(), 1.0), max(rect.height(), 1.0)
+        return ViewState(self._fit, self.zoom() / self._fit_scale(), c.x() / w, c.y() / h)
+
+    def apply_view_state(self, state: ViewState) -> None:
+        self._quiet += 1
+        try:
+            self._fit = state.fit
+            if state.fit:
+                self._set_scale(self._fit_scale())
+                self.centerOn(self._scene.sceneRect().center())
+            else:
+                self._set_scale(self._fit_scale() * state.relative_zoom)
+                rect = self._scene.sceneRect()
+                self.centerOn(QPointF(state.cx * rect.width(), state.cy * rect.height()))
+        finally:
+            self._quiet -= 1
+        self.zoomChanged.emit(self.zoom())
+
+    # -- events --------------------------------------------------------------------
+    def _moved(self, *_: object) -> None:
+        if not self._quiet:
+            self.viewChanged.emit()
+
+    def _emit(self) -> None:
+        self.zoomChanged.emit(self.zoom())
+        if not self._quiet:
+            self.viewChanged.emit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+        super().resizeEvent(event)
+        if self._fit:
+            self._quiet += 1
+            try:
+                self._apply_fit()
+            finally:
+                self._quiet -= 1
+
+    def wheelEvent(self, event) -> None:  # noqa: N802, ANN001
+        steps = event.angleDelta().y() / 120.0
+        if not steps or self._item.image() is None:
+            return
+        self.set_zoom(self.zoom() * (ZOOM_STEP ** steps))
+        event.accept()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().mouseMoveEvent(event)
+        if event.buttons() & Qt.MouseButton.LeftButton and self._fit:
+            # A drag pans; the view stops following window resizes from here on.
+            self._fit = False
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802, ANN001
+        key = event.key()
+        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if mods in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.ShiftModifier):
+            if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+                self.zoom_in()
+                return
+            if key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
+                self.zoom_out()
+                return
+            if key == Qt.Key.Key_0:
+                self.fit()
+                return
+            if key == Qt.Key.Key_1:
+                self.actual_size()
+                return
+            if key == Qt.Key.Key_M:
+                self.toggle_mask()
+                return
+        super().keyPressEvent(event)
+
+    def paintEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().paintEvent(event)
+        self.painted.emit()
+
+
+class SyncGroup(QObject):
+    """Keeps zoom and pan of several ImageViews in step."""
+
+    def __init__(self, views: Iterable[ImageView] = (), parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._views: list[ImageView] = []
+        self._syncing = False
+        for v in views:
+            self.add(v)
+
+    def add(self, view: ImageView) -> None:
+        if view in self._views:
+            return
+        self._views.append(view)
+        view.viewChanged.connect(self._on_changed)
+
+    def remove(self, view: ImageView) -> None:
+        if view in self._views:
+            self._views.remove(view)
+            try:
+                view.viewChanged.disconnect(self._on_changed)
+            except (RuntimeError, TypeError):  # already disconnected / deleted
+                pass
+
+    def clear(self) -> None:
+        for v in list(self._views):
+            self.remove(v)
+
+    def views(self) -> list[ImageView]:
+        return list(self._views)
+
+    def _on_changed(self) -> None:
+        if self._syncing:
+            return
+        source = self.sender()
+        if not isinstance(source, ImageView):
+            return
+        self.sync_from(source)
+
+    def sync_from(self, source: ImageView) -> None:
+        state = source.view_state()
+        self._syncing = True
+        try:
+            for v in self._views:
+                if v is not source:
+                    v.apply_view_state(state)
+        finally:
+            self._syncing = False
+
+    def _all(self, name: str) -> None:
+        self._syncing = True
+        try:
+            for v in self._views:
+                getattr(v, name)()
+        finally:
+            self._syncing = False
+        if self._views:
+            self.sync_from(self._views[0])
+
+    def fit(self) -> None:
+        self._all("fit")
+
+    def actual_size(self) -> None:
+        self._all("actual_size")
+
+    def zoom_in(self) -> None:
+        self._all("zoom_in")
+
+    def zoom_out(self) -> None:
+        self._all("zoom_out")
+
+    def set_mask_visible(self, on: bool) -> None:
+        for v in self._views:
+            v.set_mask_visible(on)
+
+    def toggle_mask(self) -> bool:
+        with_mask = [v for v in self._views if v.has_mask] or self._views
+        on = not (with_mask[0].mask_visible() if with_mask else True)
+        self.set_mask_visible(on)
+        return on

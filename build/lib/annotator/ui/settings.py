@@ -1,0 +1,109 @@
+"""The app's own preferences (not the study's): recent studies, key overrides,
+window geometry, the last rater per study.
+
+Stored with QSettings. Tests (and anyone who wants a portable profile) point it
+at an INI file with the ANNOTATOR_SETTINGS environment variable or the `path`
+argument, so nothing leaks into the user's real profile.
+
+Public API: ``AppSettings(path: str | Path | None = None)`` with
+``recent_studies() -> list[Path]``, ``add_recent_study(path)``, ``remove_recent_study(path)``,
+``key_overrides() -> dict[str, list[str]]``, ``set_key_override(action, sequences | None)``,
+``geometry(name) -> bytes | None``, ``set_geometry(name, data)``,
+``last_rater(study) -> str | None``, ``set_last_rater(study, name)``,
+``value(key, default=None)``, ``set_value(key, value)``, ``sync()``, ``path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+
+ENV_VAR = "ANNOTATOR_SETTINGS"
+MAX_RECENT = 10
+
+
+class AppSettings:
+    def __init__(self, path: str | Path | None = None) -> None:
+        path = path if path is not None else os.environ.get(ENV_VAR)
+        if path:
+            self._q = QSettings(str(path), QSettings.Format.IniFormat)
+        else:
+            self._q = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "annotator", "annotator")
+
+    @property
+    def path(self) -> Path:
+        return Path(self._q.fileName())
+
+    @property
+    def qsettings(self) -> QSettings:
+        return self._q
+
+    # -- generic (JSON-encoded so types survive the INI round trip) ----------------
+    def value(self, key: str, default: Any = None) -> Any:
+        raw = self._q.value(key)
+        if raw is None:
+            return default
+        try:
+            return json.loads(raw)
+        except (TypeError, ValueError):
+            return default
+
+    def set_value(self, key: str, value: Any) -> None:
+        self._q.setValue(key, json.dumps(value))
+        self._q.sync()
+
+    def sync(self) -> None:
+        self._q.sync()
+
+    # -- recent studies ------------------------------------------------------------
+    def recent_studies(self) -> list[Path]:
+        return [Path(p) for p in self.value("recent_studies", []) if isinstance(p, str)]
+
+    def add_recent_study(self, path: str | Path) -> None:
+        p = str(Path(path).resolve())
+        recent = [str(x) for x in self.recent_studies() if str(x) != p]
+        self.set_value("recent_studies", [p, *recent][:MAX_RECENT])
+
+    def remove_recent_study(self, path: str | Path) -> None:
+        p = str(Path(path).resolve())
+        self.set_value("recent_studies", [str(x) for x in self.recent_studies() if str(x) != p])
+
+    # -- keys ----------------------------------------------------------------------
+    def key_overrides(self) -> dict[str, list[str]]:
+        raw = self.value("keymap", {})
+        if not isinstance(raw, dict):
+            return {}
+        return {str(k): [str(s) for s in v] for k, v in raw.items() if isinstance(v, list)}
+
+    def set_key_override(self, action: str, sequences: list[str] | None) -> None:
+        """Bind `action` to `sequences` (an empty list unbinds it; None restores the default)."""
+        current = self.key_overrides()
+        if sequences is None:
+            current.pop(action, None)
+        else:
+            current[action] = list(sequences)
+        self.set_value("keymap", current)
+
+    # -- windows -------------------------------------------------------------------
+    def geometry(self, name: str) -> bytes | None:
+        raw = self._q.value(f"geometry/{name}")
+        if isinstance(raw, QByteArray) and not raw.isEmpty():
+            return bytes(raw.data())
+        return None
+
+    def set_geometry(self, name: str, data: bytes | QByteArray) -> None:
+        self._q.setValue(f"geometry/{name}", QByteArray(bytes(data)))
+        self._q.sync()
+
+    # -- raters --------------------------------------------------------------------
+    def last_rater(self, study: str | Path) -> str | None:
+        return self.value("last_rater", {}).get(str(Path(study).resolve()))
+
+    def set_last_rater(self, study: str | Path, name: str) -> None:
+        data = self.value("last_rater", {})
+        data[str(Path(study).resolve())] = name
+        self.set_value("last_rater", data)
