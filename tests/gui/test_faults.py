@@ -99,6 +99,7 @@ def test_locked_database_shows_saving_then_one_line_and_keeps_the_answer(qtbot, 
         other.rollback()
         other.close()
     text = view.message.text()
+    print(f"\nshown: {text}")
     assert one_line(text) and not text.startswith("Saving"), text
     assert w.isVisible()
     # Nothing was stored, the answer is still in the form, and submitting again works.
