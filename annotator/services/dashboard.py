@@ -28,14 +28,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..domain.rubric import Rubric
-from ..stats.frames import StudyFrames
-from ..store.anchors import calibrations
 from ..store.changes import data_version
-from .reporting import study_frames
-from .study import Study
+
+if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
+    from ..stats.frames import StudyFrames
+    from .study import Study
 
 MAX_FINDING_ROWS = 200
 
@@ -129,7 +129,7 @@ class DashboardInputs:
     data_version: str
     n_boot: int
     seed: int
-    frames: StudyFrames | None = None
+    frames: StudyFrames | None = None  # noqa: F821 - typing only
     calibrations: tuple[dict[str, Any], ...] = ()
     cached: DashboardModel | None = None
     tiles: tuple[Tile, ...] = ()
@@ -169,6 +169,9 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     hit = CACHE.get(Path(study.folder), version, n_boot, seed) if use_cache else None
     if hit is not None:
         return DashboardInputs(**base, cached=hit, tiles=hit.tiles)
+    from ..store.anchors import calibrations
+    from .reporting import study_frames
+
     frames = study_frames(study)
     recs = tuple(calibrations(study.db))
     return DashboardInputs(**base, frames=frames, calibrations=recs, tiles=_count_tiles(frames))

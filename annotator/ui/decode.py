@@ -23,8 +23,8 @@ import io
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from typing import Any
 
-import numpy as np
 from PIL import Image
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QImage
@@ -59,8 +59,10 @@ def decode_image(data: bytes) -> QImage:
     return img.convertToFormat(target)  # a deep copy: it no longer points into `raw`
 
 
-def _erode(inside: np.ndarray, t: int) -> np.ndarray:
+def _erode(inside: Any, t: int) -> Any:
     """Binary erosion by a (2t+1)-square, one axis after the other (outside the image is outside)."""
+    import numpy as np
+
     out = inside
     for axis in (0, 1):
         n = out.shape[axis]
@@ -81,6 +83,8 @@ def overlay_image(data: bytes) -> QImage:
     the outline says exactly where the edit was allowed. The overlay has the
     mask's own size; the view stretches it over the picture.
     """
+    import numpy as np  # here, on a decoder thread: the UI thread never pays for the import
+
     try:
         with Image.open(io.BytesIO(data)) as im:
             grey = np.asarray(im.convert("L"))

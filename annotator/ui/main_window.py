@@ -24,6 +24,7 @@ start page), ``studyOpened(str)``, ``studyFailed(str)``, ``studyClosed()``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,11 @@ VIEWS: dict[str, tuple[str, str]] = {
     "calibration": ("annotator.ui.calibration_view", "CalibrationView"),
     "dashboard": ("annotator.ui.dashboard_view", "DashboardView"),
 }
+
+
+def has_view(mode: str) -> bool:
+    """Whether the mode's module is there, without importing it (start-up stays light)."""
+    return importlib.util.find_spec(VIEWS[mode][0]) is not None
 
 
 def view_class(mode: str) -> Any:
@@ -302,7 +308,7 @@ class MainWindow(QMainWindow):
 
     # -- modes ---------------------------------------------------------------------
     def available_modes(self) -> list[str]:
-        return [m for m in MODES if view_class(m) is not None]
+        return [m for m in MODES if has_view(m)]
 
     def mode_allowed(self, mode: str) -> bool:
         """Blinding: the dashboard names generators, so a (non-operator) rater never gets it."""
