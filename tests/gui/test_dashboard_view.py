@@ -211,27 +211,6 @@ def test_no_table_cell_is_clipped(qtbot, dash_view):
         assert t.viewport().height() >= sum(t.rowHeight(r) for r in range(t.rowCount())), t.objectName()
 
 
-def test_reopen_on_unchanged_data_shows_the_cached_report(qtbot, dash_view, db_worker):
-    first = dash_view()
-    qtbot.waitUntil(lambda: first.model is not None, timeout=60_000)
-    first.shutdown()
-    calls: list[int] = []
-    again = dash_view()
-    again.compute.progress.connect(lambda *_: calls.append(1))
-    qtbot.waitUntil(lambda: again.model is not None, timeout=10_000)
-    assert again.model is first.model  # the cached model: nothing recomputed
-    assert "Unchanged" in again.busy_label.text()
-    # New data (a new rater's answer) changes the data version: the cache no longer applies.
-    from annotator.ui.worker import call_blocking
-
-    def add(study):  # noqa: ANN001, ANN202
-        return dash.data_version(study.db)
-
-    before = call_blocking(db_worker, add, study=True)
-    call_blocking(db_worker, lambda study: study.add_rater("eve"), study=True)
-    assert call_blocking(db_worker, add, study=True) != before
-
-
 def test_keyboard_scrolls_the_page_and_jumps_between_sections(qtbot, dash_view):
     view = dash_view()
     qtbot.waitUntil(lambda: view.model is not None, timeout=60_000)
@@ -262,3 +241,24 @@ def test_cancel_stops_at_the_next_step(qtbot, dash_view):
     qtbot.keyClick(view, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not view.is_busy(), timeout=60_000)
     assert view.busy_label.text().startswith("Cancelled") and view.model is None
+
+
+def test_reopen_on_unchanged_data_shows_the_cached_report(qtbot, dash_view, db_worker):
+    first = dash_view()
+    qtbot.waitUntil(lambda: first.model is not None, timeout=60_000)
+    first.shutdown()
+    calls: list[int] = []
+    again = dash_view()
+    again.compute.progress.connect(lambda *_: calls.append(1))
+    qtbot.waitUntil(lambda: again.model is not None, timeout=10_000)
+    assert again.model is first.model  # the cached model: nothing recomputed
+    assert "Unchanged" in again.busy_label.text()
+    # New data (a new rater's answer) changes the data version: the cache no longer applies.
+    from annotator.ui.worker import call_blocking
+
+    def add(study):  # noqa: ANN001, ANN202
+        return dash.data_version(study.db)
+
+    before = call_blocking(db_worker, add, study=True)
+    call_blocking(db_worker, lambda study: study.add_rater("eve"), study=True)
+    assert call_blocking(db_worker, add, study=True) != before
