@@ -36,7 +36,7 @@ from .worker import DbWorker, ImagePrefetcher
 log = logging.getLogger(__name__)
 SAVING_AFTER_MS = 250  # a commit normally lands within a frame; past this the rater sees "Saving…"
 SAVING = "Saving…"
-SAVING_LONG = "Saving… (the study is busy: another program is writing to it; your answer is kept)"
+SAVING_LONG = "Saving… (still waiting for the study: another program may be writing to it; your answer is kept)"
 SAVING_LONG_AFTER_MS = 1500
 ANSWERED_ELSEWHERE = ("That one had just been answered in another window: the answer given there was kept, "
                       "this one was not stored. {back} goes back to it.")
