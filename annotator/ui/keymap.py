@@ -2,8 +2,10 @@
 
 Each action belongs to one or more *contexts*: ``global`` (the main window,
 active everywhere), ``label`` (the label view and the calibration answer
-screen), ``pair``, ``feedback`` (calibration feedback and verdict), ``dashboard``,
-``image`` (an image view that has the keyboard focus) and ``dialog``. Views do
+screen), ``pair``, ``reason`` (a reason box being typed in; its view's keys
+that do not type text act there too), ``feedback`` (calibration feedback and
+verdict), ``dashboard``, ``image`` (an image view that has the keyboard focus)
+and ``dialog``. Views do
 not compare key codes: they ask ``keymap.action_for(event, context)`` and run
 the handler their own table gives for that action name.
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
 
-CONTEXTS = ("global", "label", "pair", "feedback", "dashboard", "image", "dialog")
+CONTEXTS = ("global", "label", "pair", "reason", "feedback", "dashboard", "image", "dialog")
 _MODIFIER_KEYS = (Qt.Key.Key_unknown, Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta)
 
 
@@ -65,7 +67,8 @@ ACTIONS: tuple[Action, ...] = (
     _a("next_metric", "Next metric", ("Down", "Tab", "J"), "label"),
     _a("prev_metric", "Previous metric", ("Up", "Backtab", "K"), "label"),
     _a("reason", "Write the reason", ("R",), "label"),
-    _a("leave_reason", "Leave the reason box (back to the keys)", ("Esc",), "label"),
+    _a("dismiss", "Close the notice above the item", ("Esc",), "label"),
+    _a("leave_reason", "Leave the reason box (back to the keys)", ("Esc",), "reason"),
     _a("submit", "Submit and go to the next item", ("Return", "Enter"), "label"),
     _a("instructions", "Rubric instructions and keys", ("F1", "?"), "label"),
     # shared by the label and pair views

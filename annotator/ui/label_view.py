@@ -153,6 +153,8 @@ class LabelView(SessionView):
         outer.setContentsMargins(10, 8, 10, 6)
         outer.setSpacing(6)
         self.banner = Banner(self)
+        self.banner.action.setText(f"Recalibrate now ({self.keymap.hint('mode_calibration')})")
+        self.banner.dismiss.setText(f"Continue labelling ({self.keymap.hint('dismiss')})")
         self.banner.action.clicked.connect(self._recalibrate)
         outer.addWidget(self.banner)
         self.stack = QStackedWidget()
@@ -416,6 +418,7 @@ class LabelView(SessionView):
     def actions(self) -> dict[str, Callable[[], Any]]:
         table: dict[str, Callable[[], Any]] = {
             "instructions": self._toggle_instructions,
+            "dismiss": lambda: self.banner.isVisible() and self.banner.hide() is None,
             "back": self._back,
             "submit": self._submit,
             "reason": self._focus_reason,

@@ -79,7 +79,9 @@ class ReasonKeys(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() != QEvent.Type.KeyPress or types_text(event):
             return False
-        handler = self.actions.get(self.keymap.action_for(event, self.context) or "")
+        # The box's own keys first (Esc leaves it), then the view's (Enter submits, F1 helps).
+        found = (self.keymap.action_for(event, ctx) for ctx in ("reason", self.context))
+        handler = next((self.actions[a] for a in found if a in self.actions), None)
         if handler is None:
             return False
         if not event.isAutoRepeat():  # a held Enter never submits twice

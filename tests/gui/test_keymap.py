@@ -11,8 +11,8 @@ from PySide6.QtGui import QImage, QKeyEvent
 from annotator.ui.keymap import ACTIONS, Keymap
 from annotator.ui.settings import AppSettings
 
-# Handled by the reason-box filter of each view rather than by the view's own table.
-REASON_BOX = {"leave_reason", "pair_reason_done"}
+# Handled by the reason-box filter of the pair view rather than by the view's own table.
+REASON_BOX = {"pair_reason_done"}
 
 
 def test_the_defaults_have_no_clash():
@@ -86,7 +86,14 @@ def test_every_action_is_bound_in_its_view(qtbot, ui_study, db_worker):
         want = {a.name for a in ACTIONS if ctx in a.contexts}
         assert want <= names, f"{ctx}: no handler for {sorted(want - names)}"
     # The calibration answer screen takes the label form's keys.
-    assert {a.name for a in ACTIONS if "label" in a.contexts} - {"back", "instructions"} <= answer_keys | REASON_BOX
+    assert {a.name for a in ACTIONS if "label" in a.contexts} - {"back", "instructions", "dismiss"} <= answer_keys
+    # Every reason box handles the reason context's keys (Esc leaves it).
+    reason = {a.name for a in ACTIONS if "reason" in a.contexts}
+    from annotator.ui.session_view import ReasonKeys
+
+    for v in (label, cal):
+        boxes = [f for f in v.form.reason_edit().children() if isinstance(f, ReasonKeys)]
+        assert boxes and reason <= set(boxes[0].actions)
     for v in (label, pair, cal, board):
         v.shutdown()
 
