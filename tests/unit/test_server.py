@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
 from factories import basic_rows, write_manifest
 
 from annotator.domain.errors import StudyBusy
