@@ -82,3 +82,28 @@ def test_a_lost_connection_is_one_line(pg_server, pg_url):
     # the pool's pre-ping replaces the dead connection: the next call simply works
     assert [r.name for r in study.raters()] == ["ann"]
     study.close()
+
+
+def test_offline_outbox_keeps_answers_and_syncs_them_once(pg_url, tmp_path):
+    from annotator.services.outbox import Outbox
+    from annotator.services.team import assign
+
+    server = Study.create(pg_url, "ui_mockup")
+    src = tmp_path / "src"
+    server.import_items(write_manifest(src, basic_rows(src, n_cases=4, gens=("a", "b", "c"))))
+    assign(server, ["ann", "bob"], overlap=1, pair_overlap=None, seed=1)
+    box = Outbox(server, "ann", tmp_path / "outbox")
+    local_path = box.prepare()
+    assert box.pending() == 0
+    local = Study.open(local_path)  # the network is gone: the rater works on the local copy
+    session = LabelSession(local, "ann")
+    for _ in range(3):
+        session.submit(session.next(), ALL, 5)
+    local.close()
+    assert box.pending() == 3
+    result = box.sync()
+    assert result.added["judgements"] == 3 and box.pending() == 0
+    assert box.sync().added["judgements"] == 0  # again: nothing doubled
+    box.prepare()  # the next connect: a fresh copy that already holds the synced answers
+    assert box.pending() == 0
+    server.close()
