@@ -90,10 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     asg = sub.add_parser("assign", help="deal items (and pairs) to K raters each, balanced and seeded")
     asg.add_argument("--study", required=True)
-    asg.add_argument("--raters", required=True, help="comma-separated rater names (added if new)")
+    asg.add_argument("--raters", help="comma-separated rater names (added if new)")
     asg.add_argument("--overlap", type=int, default=2, help="raters per item (K)")
     asg.add_argument("--pair-overlap", type=int, default=None, help="raters per pair vote (default: no pairs dealt)")
     asg.add_argument("--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)")
+    asg.add_argument("--on-demand", action="store_true",
+                     help="no dealt lists: each rater takes the next item that still needs raters (a team server)")
 
     pkg = sub.add_parser("package", help="rater packages: export one rater's blinded work, merge them back")
     psub = pkg.add_subparsers(dest="package_command", parser_class=_Parser, required=True)
@@ -240,8 +242,15 @@ def _cmd_status(a) -> int:
 def _cmd_assign(a) -> int:
     from .services.team import assign
 
+    if not a.on_demand and not a.raters:
+        raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
+        if a.on_demand:
+            from .services.team import deal_on_demand
+
+            print(deal_on_demand(study, overlap=a.overlap))
+            return EXIT_OK
         print(assign(study, [r.strip() for r in a.raters.split(",") if r.strip()], overlap=a.overlap,
                      pair_overlap=a.pair_overlap, seed=a.seed))
     finally:
