@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     pexp.add_argument("--study", required=True)
     pexp.add_argument("--rater", required=True)
     pexp.add_argument("--out", required=True, help="FILE.annot")
+    stu = sub.add_parser("study", help="whole studies: copy between a folder and a database server")
+    ssub = stu.add_subparsers(dest="study_command", parser_class=_Parser, required=True)
+    scp = ssub.add_parser("copy", help="copy SRC (folder or URL) to DEST (new folder or empty database)")
+    scp.add_argument("src")
+    scp.add_argument("dest")
+
     pmer = psub.add_parser("merge")
     pmer.add_argument("files", nargs="+", metavar="FILE.annot")
     pmer.add_argument("--study", required=True)
@@ -258,6 +264,18 @@ def _cmd_assign(a) -> int:
     return EXIT_OK
 
 
+def _cmd_study(a) -> int:
+    from .services.copying import copy_study
+
+    from .services.study import display_location
+
+    counts = copy_study(a.src, a.dest, progress=lambda m: print(m, file=sys.stderr))
+    print(f"copied {counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements, "
+          f"{counts.get('pair_votes', 0)} pair votes and {counts.get('judge_scores', 0)} judge scores to "
+          f"{display_location(a.dest)}")
+    return EXIT_OK
+
+
 def _cmd_package(a) -> int:
     from .services.packages import export_package, merge_package
 
@@ -307,7 +325,7 @@ def _cmd_set(a) -> int:
 COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
-    "assign": _cmd_assign, "package": _cmd_package,
+    "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study,
 }
 
 

@@ -154,3 +154,26 @@ def test_dealing_on_demand_never_gives_the_last_slot_twice(study_location, tmp_p
 
     per_item = Counter(pk for got in results for pk in got)
     assert max(per_item.values()) <= 2 and sum(per_item.values()) == 15 * 2  # every slot taken once
+
+
+def test_study_copy_folder_to_server_and_back_gives_the_same_report(demo_study_dir, pg_url, tmp_path, capsys):
+    import json
+
+    from annotator.cli import main
+    from annotator.services.reporting import build_study_report
+
+    assert main(["study", "copy", str(demo_study_dir), pg_url]) == 0
+    back = tmp_path / "back"
+    assert main(["study", "copy", pg_url, str(back)]) == 0
+    assert "copied 68 items, 330 judgements" in capsys.readouterr().out  # items include the 14 anchors
+    reports = []
+    for where in (demo_study_dir, pg_url, back):
+        study = Study.open(where, mode="read")
+        try:
+            reports.append(json.dumps(build_study_report(study, n_boot=200, seed=3), sort_keys=True))
+        finally:
+            study.close()
+    assert reports[0] == reports[1] == reports[2]
+    assert sorted(p.name for p in (back / "media").rglob("*.png")) == \
+        sorted(p.name for p in (demo_study_dir / "media").rglob("*.png"))
+    assert main(["study", "copy", str(demo_study_dir), str(back)]) == 2  # never over an existing study
