@@ -266,7 +266,6 @@ def _cmd_assign(a) -> int:
 
 def _cmd_study(a) -> int:
     from .services.copying import copy_study
-
     from .services.study import display_location
 
     counts = copy_study(a.src, a.dest, progress=lambda m: print(m, file=sys.stderr))
