@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 Finalize = Callable[[np.ndarray], np.ndarray]
@@ -35,10 +36,15 @@ _BATCH_COLS = 16_000_000
 # (all items x column) cells is non-zero; below it a sparse product is cheaper
 # (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
 _DENSE_SHARE = 0.15
-# The products run in float32: weights are small integers (exact) and the
-# relative rounding of a sum (~1e-7) is far below any interval's width; point
-# estimates are computed separately in float64.
-_DTYPE = np.float32
+# A block whose features are whole numbers (counts) is summed in float32, which
+# is exact while every weighted sum stays below 2^24; any other block is summed in
+# float64, because float32 rounding of moments moved published digits (and once
+# put an estimate outside its own interval).
+_EXACT_F32 = 2.0**24
+# An interval is published only when at most this share of the resamples gave
+# an undefined value: dropping more conditions the interval on the resample
+# being defined, which moves it away from what it claims to cover.
+MAX_DROPPED_SHARE = 0.05
 
 
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
@@ -69,6 +75,14 @@ def batches(n_boot: int, n_items: int, n_cols: int = 0) -> Iterator[int]:
         b = min(per, n_boot - done)
         yield b
         done += b
+
+
+def check_n_boot(n_boot: Any, minimum: int = 1) -> int:
+    """The number of resamples as an int; a clear ValueError below `minimum`."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < minimum:
+        raise ValueError(f"n_boot must be a whole number of bootstrap resamples, at least {minimum} "
+                         f"(got {n_boot!r})")
+    return int(n_boot)
 
 
 def _finite(x: Any) -> float | None:
@@ -107,7 +121,10 @@ def summarize(
 
     An undefined estimate (None / NaN) is published as None with a note, never as
     a number. The 95% interval is the percentile interval of the defined
-    replicates; if fewer than half of them are defined there is no interval.
+    replicates. There is no interval (null bounds, with the reason in the note)
+    when more than MAX_DROPPED_SHARE of the resamples were undefined, or when
+    every resample gave the same value (one item, or nothing varies): a
+    zero-width interval would claim a certainty the data do not have.
     """
     est = _finite(estimate)
     out: dict[str, Any] = {"estimate": est, "low": None, "high": None, "n": int(n)}
@@ -120,12 +137,18 @@ def summarize(
             lo_a, hi_a, k_a = _interval(np.asarray(reps, dtype=float)[:, None])
             _bounds = (float(lo_a[0]), float(hi_a[0]), int(k_a[0]))
         lo, hi, k = _bounds
-        if k >= max(1, total // 2):
-            out["low"], out["high"] = float(lo), float(hi)
-            if k < total:
-                note = _join(note, f"{total - k} of {total} resamples undefined, left out")
+        dropped = total - k
+        if k == 0 or dropped > MAX_DROPPED_SHARE * total:
+            note = _join(note, f"no interval: {dropped} of {total} resamples undefined (more than "
+                               f"{MAX_DROPPED_SHARE:.0%})")
+        elif hi - lo <= 1e-12 * max(1.0, abs(est)):
+            note = _join(note, "no interval: every resample gives the same value (too few items "
+                               "or nothing varies)")
         else:
-            note = _join(note, f"no interval: only {k} of {total} resamples defined")
+            # rounding must never put the estimate outside its own interval
+            out["low"], out["high"] = float(min(lo, est)), float(max(hi, est))
+            if dropped:
+                note = _join(note, f"{dropped} of {total} resamples undefined, left out")
     if note:
         out["note"] = note
     return out
@@ -178,6 +201,9 @@ class ItemBootstrap:
     _blocks: list[_Block] = field(default_factory=list)
     _custom: list[_Custom] = field(default_factory=list)
     _ran: bool = False
+
+    def __post_init__(self) -> None:
+        self.n_boot = check_n_boot(self.n_boot, 0)  # 0: point estimates only
 
     def add(
         self,
@@ -248,34 +274,34 @@ class ItemBootstrap:
             c.out.values = np.full((B, len(c.out.point)), np.nan)
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
-        dense, sparse = [], []
-        for b in blocks:
-            share = len(b.rows) / max(1, n * b.k)
-            (dense if share >= _DENSE_SHARE else sparse).append(b)
-        dense_mat = self._stack_dense(dense)
-        sparse_t = self._stack_sparse(sparse)
+        groups: list[tuple[list[_Block], Any, bool, type]] = []
+        for dtype in (np.float32, np.float64):
+            mine = [b for b in blocks if (_exact_in_f32(b, n) if dtype is np.float32 else
+                                          not _exact_in_f32(b, n))]
+            dense = [b for b in mine if len(b.rows) / max(1, n * b.k) >= _DENSE_SHARE]
+            sparse = [b for b in mine if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE]
+            if dense:
+                groups.append((dense, self._stack_dense(dense, dtype), True, dtype))
+            if sparse:
+                groups.append((sparse, self._stack_sparse(sparse, dtype), False, dtype))
         n_cols = sum(b.k for b in blocks)
         rng = rng_for(self.seed, "item-bootstrap")
         start = 0
         for size in batches(B, n, n_cols):
-            w = resample_counts(rng, n, size, _DTYPE)
-            if dense:
-                s = (w @ dense_mat).astype(np.float64)
-                for b in dense:
-                    b.out.values[start : start + size] = _cols(b, s)
-            if sparse:
-                s = np.asarray(sparse_t @ w.T, dtype=np.float64).T
-                for b in sparse:
+            w64 = resample_counts(rng, n, size, np.float64)
+            w32 = w64.astype(np.float32)
+            for members, mat, is_dense, dtype in groups:
+                w = w32 if dtype is np.float32 else w64
+                s = (w @ mat) if is_dense else (mat @ w.T).T
+                s = np.asarray(s, dtype=np.float64)
+                for b in members:
                     b.out.values[start : start + size] = _cols(b, s)
             for c in self._custom:
-                c.out.values[start : start + size] = np.asarray(c.fn(w.astype(np.float64)),
-                                                                dtype=float).reshape(size, -1)
+                c.out.values[start : start + size] = np.asarray(c.fn(w64), dtype=float).reshape(size, -1)
             start += size
 
-    def _stack_dense(self, blocks: list[_Block]) -> np.ndarray:
+    def _stack_dense(self, blocks: list[_Block], dtype: type) -> np.ndarray:
         k = sum(b.k for b in blocks)
-        if not blocks:
-            return np.zeros((self.n_items, 0), dtype=_DTYPE)
         off, flat, vals = 0, [], []
         for b in blocks:
             b.offset = off
@@ -284,11 +310,9 @@ class ItemBootstrap:
             off += b.k
         mat = np.bincount(np.concatenate(flat), weights=np.concatenate(vals),
                           minlength=self.n_items * k)
-        return mat.reshape(self.n_items, k).astype(_DTYPE)
+        return mat.reshape(self.n_items, k).astype(dtype)
 
-    def _stack_sparse(self, blocks: list[_Block]) -> sp.csr_matrix:
-        if not blocks:
-            return sp.csr_matrix((0, self.n_items))
+    def _stack_sparse(self, blocks: list[_Block], dtype: type) -> sp.csr_matrix:
         off, rows, cols, vals = 0, [], [], []
         for b in blocks:
             b.offset = off
@@ -302,7 +326,18 @@ class ItemBootstrap:
             shape=(off, self.n_items),
         )
         mat.sum_duplicates()
-        return mat.astype(_DTYPE)
+        return mat.astype(dtype)
+
+
+def _exact_in_f32(b: _Block, n_items: int) -> bool:
+    """Whole-number features whose resampled sums stay below 2^24 (a resample's weights add up to
+    n_items, so a column sum is at most n_items times the largest per-item total)."""
+    if not len(b.vals):
+        return True
+    if not np.all(b.vals == np.round(b.vals)):
+        return False
+    per_item = np.bincount(b.rows, weights=np.abs(b.vals))
+    return float(per_item.max()) * n_items < _EXACT_F32
 
 
 def _cols(b: _Block, s: np.ndarray) -> np.ndarray:
@@ -343,7 +378,7 @@ class Pending:
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
         note = self.note if est is not None else (self.note or self.undefined_note)
-        if est is None or self.reps is None or self.reps.values is None:
+        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
             return summarize(est, None, self.n, note)
         return summarize(est, self.reps.values[:, self.col], self.n, note,
                          _bounds=self.reps.bounds(self.col))
@@ -352,6 +387,29 @@ class Pending:
 def undefined(n: int, note: str) -> dict[str, Any]:
     """A figure that cannot be computed on these data."""
     return summarize(None, None, n, note)
+
+
+def jsonable(x: Any) -> Any:
+    """Plain Python types only, recursively; NaN and infinities become None (the one sanitiser
+    of the report dict)."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, bool | np.bool_):
+        return bool(x)
+    if isinstance(x, int | np.integer):
+        return int(x)
+    if isinstance(x, float | np.floating):
+        f = float(x)
+        return f if math.isfinite(f) else None
+    if x is None or isinstance(x, str):
+        return x
+    if x is pd.NA or x is pd.NaT:
+        return None
+    return str(x)
 
 
 def resolve(tree: Any) -> Any:

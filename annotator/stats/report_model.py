@@ -14,13 +14,9 @@ top level "verdict", "generators", "systematic_findings", "definitions",
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from .bootstrap import ItemBootstrap, resolve, undefined
+from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
 from .findings import DEFINITION, contradictions, sort_findings, systematic
 from .frames import StudyFrames
@@ -54,7 +50,11 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
 def build_report(
     frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200
 ) -> dict[str, Any]:
-    """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras)."""
+    """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras).
+
+    Raises ValueError when n_boot is not a whole number >= 1.
+    """
+    n_boot = check_n_boot(n_boot)
     min_count = int(frames.settings.get("min_count_for_share", 10))
     specs = metric_specs(frames.rubric)
     items = item_table(frames)
@@ -112,25 +112,3 @@ def build_report(
         "n_perm": int(n_perm),
     }
     return jsonable(report)
-
-
-def jsonable(x: Any) -> Any:
-    """Plain Python types only; NaN and infinities become None."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [jsonable(v) for v in x.tolist()]
-    if isinstance(x, bool | np.bool_):
-        return bool(x)
-    if isinstance(x, int | np.integer):
-        return int(x)
-    if isinstance(x, float | np.floating):
-        f = float(x)
-        return f if math.isfinite(f) else None
-    if x is None or isinstance(x, str):
-        return x
-    if x is pd.NA or x is pd.NaT:
-        return None
-    return str(x)
