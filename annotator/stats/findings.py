@@ -39,12 +39,12 @@ DEFINITION = (
 
 
 def _kind(spec: MetricSpec, human: float, judge: float) -> str:
-    if spec.kind in ("gate", "verdict"):
-        return "judge_pass_humans_fail" if judge > human else "judge_fail_humans_pass"
-    if spec.kind == "tags":
+    if spec.multi:
         return "judge_tags_humans_do_not" if judge > human else "humans_tag_judge_does_not"
-    if spec.kind == "scale":
+    if spec.ordinal:
         return "judge_above_human_range" if judge > human else "judge_below_human_range"
+    if spec.directed:  # two directed values, e.g. FAIL/PASS: "judge_pass_humans_fail"
+        return f"judge_{spec.label(judge).lower()}_humans_{spec.label(human).lower()}"
     return "judge_chooses_otherwise"
 
 
@@ -64,7 +64,7 @@ def contradictions(
             continue
         c = cons.loc[common]
         j = jv.loc[common, "code"].to_numpy(dtype=float)
-        if spec.kind == "scale":
+        if spec.ordinal:
             lo, hi = c["min"].to_numpy(float), c["max"].to_numpy(float)
             hit = (j <= lo - SCALE_GAP) | (j >= hi + SCALE_GAP)
             ref = np.where(j >= hi + SCALE_GAP, hi, lo)
@@ -125,7 +125,7 @@ def systematic(sections: dict[str, dict[str, Any]], specs: dict[str, MetricSpec]
             if lo is None or hi is None or md.get("estimate") is None or lo <= 0 <= hi:
                 continue
             up = lo > 0
-            if spec.kind == "tags":
+            if spec.multi:
                 kind = "judge_tags_more_often" if up else "judge_tags_less_often"
             else:
                 kind = "lenient" if up else "severe"

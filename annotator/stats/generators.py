@@ -59,7 +59,8 @@ def generator_section(
     items: pd.DataFrame, human: pd.DataFrame, specs: list[MetricSpec], *, n_boot: int, seed: int,
     min_count: int, release_gate: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    figs = [s for s in specs if s.kind in ("gate", "scale", "verdict")]
+    # directed single-answer metrics: a pass rate (two values) or a mean (ordinal)
+    figs = [s for s in specs if s.directed and not s.multi]
     meta = items[["idx", "case_id", "generator"]].copy()
     meta["case_id"] = meta["case_id"].fillna("(none)").astype(str)
     meta["generator"] = meta["generator"].fillna("(none)").astype(str)
@@ -67,7 +68,7 @@ def generator_section(
     gens = sorted(meta["generator"].unique()) if len(meta) else []
     result: dict[str, Any] = {
         "cases": cases,
-        "figures": {figure_name(s): ("pass rate" if s.kind != "scale" else "mean score")
+        "figures": {figure_name(s): ("pass rate" if s.nominal else "mean score")
                     for s in figs},
         "by_generator": {g: {"n_items": 0, "n_cases": 0, "overall": {}, "by_case": {}} for g in gens},
     }
@@ -92,7 +93,7 @@ def generator_section(
         cell_items = np.bincount(cell_of)
         cell_answers = np.bincount(cell_of, weights=df["size"].to_numpy(float)).astype(int)
         lo, hi, k_ok = _interval(reps)
-        share = spec.kind != "scale"
+        share = spec.nominal
         for g, sub in cell_keys.groupby("generator", sort=True):
             entry = result["by_generator"][g]
             cells = sub.index.to_numpy()

@@ -45,7 +45,7 @@ from .agreement import (
     value_counts,
 )
 from .bootstrap import ItemBootstrap, Pending, rng_for, undefined
-from .consensus import MetricSpec, consensus
+from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .correlation import (
     CORRELATIONS,
     pearson_from_moments,
@@ -77,7 +77,7 @@ class Context:
 
 
 def _off_scale(spec: MetricSpec) -> str:
-    scale = f"{spec.lo}..{spec.hi}, whole numbers" if spec.kind == "scale" else "/".join(spec.labels)
+    scale = f"{spec.lo:g}..{spec.hi:g}, whole numbers" if spec.ordinal else "/".join(spec.labels)
     return (f"the judge does not answer on the rubric's scale ({scale}): figures that need a "
             "common scale are left out; the correlations with the human mean still apply")
 
@@ -146,11 +146,15 @@ def human_section(
         "n_cannot_judge": int(h["code"].isna().sum()),
         "human_alpha": register_alpha(plan, vc, spec.level),
     }
-    if spec.kind == "scale":
+    if spec.ordinal:
         sec["human_alpha_interval"] = register_alpha(plan, vc, "interval")
         sec["human_alpha_nominal"] = register_alpha(plan, vc, "nominal")
     else:
         sec["human_alpha_interval"] = undefined(vc.n_pairable, NOT_SCALE)
+    if spec.key == VERDICT_KEY:
+        sec["n_undetermined"] = sec["n_cannot_judge"]
+        sec["undetermined_note"] = ("verdicts from complete answers only: a verdict whose rules need an "
+                                    "unanswered or cannot-judge metric is undetermined and left out")
     agree = register_agreement(plan, vc, spec.n_categories)
     sec["percent_agreement"] = agree["percent_agreement"]
     sec["fleiss_kappa"] = agree["fleiss_kappa"]
@@ -185,7 +189,7 @@ def judge_view(spec: MetricSpec, name: str, j: pd.DataFrame) -> JudgeView:
     jv = j.drop_duplicates("idx", keep="last").set_index("idx").sort_index()
     has_value = jv["num"].notna() | jv["code"].notna()
     ok = jv["code"].notna()
-    if spec.kind == "scale":
+    if spec.ordinal:
         ok &= (jv["code"] % 1 == 0)
     same = bool(ok.any() and (ok | ~has_value).all())
     if not same:
@@ -253,10 +257,10 @@ def judge_section(
         sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
         sec["exact_agreement_ci"] = _mean_figure(plan, u_idx[clear], eq.astype(float), ctx.min_count,
                                                  share=True)
-        if spec.kind == "choice":
+        if not spec.directed:
             sec["mean_difference"] = undefined(len(u_idx), UNORDERED)
         else:
-            keep = np.ones(len(u_idx), bool) if spec.kind == "scale" else clear
+            keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
             sec["mean_difference"] = _mean_figure(plan, u_idx[keep], (j_val - c_val)[keep], 1)
         if spec.nominal:
             sec["confusion"] = _confusion(spec, c_val[clear], j_val[clear])
@@ -266,7 +270,7 @@ def judge_section(
     rows = both.to_numpy()
     x = jv.loc[both, "num"].to_numpy(dtype=float)
     y = cons.loc[both, "mean"].to_numpy(dtype=float)
-    if spec.kind == "choice":
+    if not spec.directed:
         for k in CORRELATIONS:
             sec[k] = undefined(len(rows), UNORDERED)
         sec["permutation_pearson"] = {"mean": None, "p_value": None, "note": UNORDERED}
@@ -374,9 +378,9 @@ def _slices(
             eq_reps = _sliced_mean(plan, u_idx[clear], (c_val == j_val)[clear].astype(float),
                                    slice_of, S)
             n_clear = np.bincount(slice_of[u_idx[clear]], minlength=S)
-            keep = np.ones(len(u_idx), bool) if spec.kind == "scale" else clear
+            keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
             d_reps = (_sliced_mean(plan, u_idx[keep], (j_val - c_val)[keep], slice_of, S)
-                      if spec.kind != "choice" else None)
+                      if spec.directed else None)
             n_keep = np.bincount(slice_of[u_idx[keep]], minlength=S)
             n_units = np.bincount(su, minlength=S)
             for s in figs:
@@ -398,7 +402,7 @@ def _slices(
             for s in figs:
                 for k in ("alpha_vs_consensus", "exact_agreement", "mean_difference"):
                     figs[s][k] = undefined(figs[s]["n_items"], off)
-        if spec.kind != "choice" and len(rows):
+        if spec.directed and len(rows):
             ok = np.isfinite(x) & np.isfinite(y)
             rr, xx, yy = rows[ok], x[ok], y[ok]
             xc, yc = xx - xx.mean(), yy - yy.mean()
