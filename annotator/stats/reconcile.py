@@ -53,6 +53,7 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
+from .findings import held_out_difference, held_out_finding_rates
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
 NOT_SCALE = "interval level applies to scales only"
@@ -225,6 +226,7 @@ def judge_section(
         sec["exact_agreement"] = None
         sec["cohen_kappa"] = {w: undefined(len(both), off) for w in KAPPA_WEIGHTS}
         sec["human_range"] = {"note": off}
+        sec["vs_held_out_human"] = {"difference": undefined(len(both), off), "p_value": None}
     else:
         u_idx = units.to_numpy()
         vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
@@ -265,6 +267,11 @@ def judge_section(
         if spec.nominal:
             sec["confusion"] = _confusion(spec, c_val[clear], j_val[clear])
         sec["human_range"] = _human_range(ctx, spec, wide, jv, rater_pairs)
+        sec["item_findings"] = held_out_finding_rates(spec, h, jv["code"])
+        if spec.directed:
+            sec["vs_held_out_human"] = _held_out(ctx, spec, h, jv["code"], view.name)
+        else:
+            sec["vs_held_out_human"] = {"difference": undefined(len(u_idx), UNORDERED), "p_value": None}
 
     # --- correlations with the human mean (any judge scale)
     rows = both.to_numpy()
@@ -280,6 +287,17 @@ def judge_section(
             x, y, n_perm=ctx.n_perm, seed=ctx.seed, key=f"{spec.key}/{view.name}")
     sec["slices"] = _slices(ctx, spec, units, c_val, j_val, cons, rows, x, y, off)
     return sec
+
+
+def _held_out(ctx: Context, spec: MetricSpec, h: pd.DataFrame, judge: pd.Series, name: str
+              ) -> dict[str, Any]:
+    """The judge's mean difference from a held-out human: estimate with its item-bootstrap
+    interval, and the relabelling p-value (q-value filled in by findings.systematic)."""
+    r = held_out_difference(spec, h, judge, seed=ctx.seed, key=f"{spec.key}/{name}")
+    fig = (_mean_figure(ctx.plan, r["rows"], r["delta"], 1) if r["estimate"] is not None
+           else undefined(r["n"], r.get("note", "undefined")))
+    return {"difference": fig, "p_value": r["p_value"], "test": r.get("test"), "q_value": None,
+            "n": r["n"], "statistic": "per item: judge answer minus the mean human answer"}
 
 
 def _mean_figure(

@@ -18,7 +18,7 @@ from typing import Any
 
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
-from .findings import DEFINITION, contradictions, sort_findings, systematic
+from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
 from .generators import generator_section
 from .raters import rater_section
@@ -82,16 +82,18 @@ def build_report(
     raters = resolve(raters)
     spec_of = {s.key: s for s in specs}
     verdict = sections.pop(VERDICT_KEY, None)
-    systematic_findings = systematic(sections, spec_of)
-    if verdict is not None:
-        systematic_findings += systematic({VERDICT_KEY: verdict}, spec_of)
+    # one Benjamini-Hochberg family: every metric (and the verdict) and judge of the report
+    tested = dict(sections) | ({VERDICT_KEY: verdict} if verdict is not None else {})
+    systematic_findings = systematic(tested, spec_of)
+    baseline = baseline_summary(tested, findings)
 
     report = {
         "study": frames.study,
         "rubric": {"id": frames.rubric.id, "version": frames.rubric.version},
         "metrics": sections,
         "verdict": verdict,
-        "findings": sort_findings(findings),
+        "findings": order_findings(findings, baseline),
+        "item_findings_baseline": baseline,
         "systematic_findings": systematic_findings,
         "raters": raters,
         "pairwise": _pairwise(frames, n_boot, seed),
