@@ -21,7 +21,8 @@
   different company, and per-case fits of 3-30 votes are dominated by the prior.
 - **Intervals.** 95% percentile bootstrap that resamples *pairs* within each
   case (all votes of a pair come along together, as alpha resamples items;
-  the case mix stays fixed: generators vary, cases stay fixed). Several raters
+  the case mix stays fixed: generators vary, cases stay fixed), rescaled for
+  small cases (Rao-Wu, see `_Pairs.resampled`). Several raters
   voting on one pair see the same two outputs, so their votes are not
   independent: resampling votes made PandaLM's intervals 1.5-1.7x too narrow.
   Coverage of the pair bootstrap with output quality varying from output to
@@ -109,33 +110,49 @@ class _Pairs:
         return out
 
     def wins(self, mult: np.ndarray) -> np.ndarray:
-        """(B, G, G) case-weighted win matrices for pair multiplicities mult (B x P)."""
+        """(B, G, G) win matrices for pair multiplicities mult (B x P); each pair keeps the case
+        weight of the data (every case the same total weight), so a resample is a reweighting."""
         g, C = self.g, len(self.cases)
-        n_case = mult @ sp.csr_matrix((self.nv, (np.arange(self.n), self.case)), shape=(self.n, C))
-        n_case = np.asarray(n_case)
-        total = n_case.sum(axis=1, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(n_case > 0, total / (C * n_case), 0.0)
-        coef = mult * scale[:, self.case]
+        n_case = np.bincount(self.case, weights=self.nv, minlength=C)
+        scale = self.nv.sum() / (C * n_case)
+        coef = mult * scale[self.case]
         rows = np.concatenate([np.arange(self.n), np.arange(self.n)])
         cols = np.concatenate([self.ga * g + self.gb, self.gb * g + self.ga])
         s = sp.csr_matrix((np.concatenate([self.wa, self.wb]), (rows, cols)), shape=(self.n, g * g))
         return np.asarray((s.T @ coef.T).T).reshape(len(mult), g, g)
 
-    def resampled(self, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-        """(n_boot, G) centred strengths, pairs resampled within each case."""
-        order = np.argsort(self.case, kind="stable")
+    def strata(self) -> np.ndarray:
+        """Resampling strata: the cases; cases of a single pair pooled into one stratum (a pair
+        alone in its stratum could never vary)."""
         size = np.bincount(self.case, minlength=len(self.cases))
+        single = size[self.case] == 1
+        st = self.case.copy()
+        st[single] = len(self.cases)
+        return np.unique(st, return_inverse=True)[1]
+
+    def resampled(self, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+        """(n_boot, G) centred strengths from the rescaled bootstrap of pairs within strata.
+
+        Rao and Wu (1988) with n_h - 1 draws: each stratum of n_h pairs draws n_h - 1 of them
+        with replacement, weighted n_h / (n_h - 1). Drawing all n_h would shrink the variance
+        by (n_h - 1) / n_h, which with 1-10 pairs per case (PandaLM) is far from negligible
+        (coverage 93% instead of 95% at 6 pairs per case). A stratum of one pair stays fixed.
+        """
+        st = self.strata()
+        order = np.argsort(st, kind="stable")
+        size = np.bincount(st)
         start = np.cumsum(size) - size
-        slot_case = self.case[order]
+        draws = np.maximum(size - 1, 1)  # n_h - 1 slots per stratum (a lone pair keeps its one)
+        slot_st = np.repeat(np.arange(len(size)), draws)
+        factor = np.where(size > 1, size / np.maximum(size - 1, 1), 1.0)
         out = np.empty((n_boot, self.g))
         done = 0
         for b in batches(n_boot, self.n, self.g * self.g):
-            u = rng.random((b, self.n))
-            pick = order[start[slot_case] + (u * size[slot_case]).astype(np.int64)]
+            u = rng.random((b, len(slot_st)))
+            pick = order[start[slot_st] + (u * size[slot_st]).astype(np.int64)]
             flat = (np.arange(b)[:, None] * self.n + pick).ravel()
             mult = np.bincount(flat, minlength=b * self.n).reshape(b, self.n).astype(float)
-            theta = fit_bradley_terry(self.wins(mult))
+            theta = fit_bradley_terry(self.wins(mult * factor[st]))
             out[done:done + b] = theta - theta.mean(axis=1, keepdims=True)
             done += b
         return out
