@@ -270,7 +270,7 @@ def register_alpha(plan: ItemBootstrap, vc: ValueCounts, level: str) -> Pending:
         return Pending(None, vc.n_pairable, undefined_note=reason)
     if level == "ordinal":
         vc = bin_ordered(vc)
-    reps = plan.add(*alpha_features(vc, level))
+    reps = plan.add(*alpha_features(vc, level), bca=True)
     return Pending(reps, vc.n_pairable, estimate=alpha_point(vc, level), note=vc.note)
 
 
@@ -293,7 +293,7 @@ def register_alpha_pair(
         return np.column_stack([a, b, a - b])
 
     reps = plan.add(np.concatenate([r1, r2]), np.concatenate([c1, c2 + k1]),
-                    np.concatenate([v1, v2]), k1 + k2, fin)
+                    np.concatenate([v1, v2]), k1 + k2, fin, bca=True)
     pa, pb = alpha_point(vc_a, level), alpha_point(vc_b, level)
     note = vc_a.note or vc_b.note
     return (

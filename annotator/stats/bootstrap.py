@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.stats import norm
 
 Finalize = Callable[[np.ndarray], np.ndarray]
 
@@ -92,25 +93,57 @@ def _finite(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _interval(reps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile 95% bounds of each column over its finite replicates, and their count."""
+def _interval(reps: np.ndarray, q_lo: Any = 0.025, q_hi: Any = 0.975
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile bounds of each column over its finite replicates (at the quantiles q_lo, q_hi:
+    scalars or one per column), and the count of finite replicates."""
     reps = np.atleast_2d(np.asarray(reps, dtype=float).T).T
     ok = np.isfinite(reps)
     k = ok.sum(axis=0)
     srt = np.sort(np.where(ok, reps, np.inf), axis=0)  # undefined replicates sort last
     lo, hi = np.full(reps.shape[1], np.nan), np.full(reps.shape[1], np.nan)
-    for q, out in ((0.025, lo), (0.975, hi)):
-        pos = q * (k - 1)  # numpy's default (linear) percentile
+    cols = np.arange(reps.shape[1])
+    has = k > 0
+    for q, out in ((q_lo, lo), (q_hi, hi)):
+        pos = np.broadcast_to(np.asarray(q, dtype=float), k.shape) * (k - 1)  # numpy's linear rule
         a = np.floor(pos).astype(np.int64)
         b = np.minimum(a + 1, np.maximum(k - 1, 0))
         f = pos - a
-        cols = np.arange(reps.shape[1])
-        has = k > 0
         va = srt[np.clip(a, 0, None), cols]
         vb = srt[np.clip(b, 0, None), cols]
         with np.errstate(invalid="ignore"):
             out[has] = (va + (vb - va) * f)[has]
     return lo, hi, k
+
+
+def bca_quantiles(reps: np.ndarray, point: np.ndarray, jack: np.ndarray, n_flat: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """BCa quantiles (Efron 1987) of the 95% interval, one pair per column.
+
+    z0 from the share of replicates below the estimate; acceleration from the jackknife
+    values `jack` (items with features x columns) plus `n_flat` items without features,
+    whose leave-one-out value is the estimate itself. Where either is undefined the
+    percentile quantiles are kept.
+    """
+    reps = np.atleast_2d(np.asarray(reps, dtype=float).T).T
+    ok = np.isfinite(reps)
+    k = np.maximum(ok.sum(axis=0), 1)
+    below = (np.where(ok, reps, np.inf) < point).sum(axis=0) + 0.5 * (reps == point).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = norm.ppf(below / k)
+        j = np.where(np.isfinite(jack), jack, np.nan)
+        n = np.isfinite(j).sum(axis=0) + n_flat
+        mean = (np.nansum(j, axis=0) + n_flat * point) / n
+        d = mean - j
+        d0 = mean - point
+        s2 = np.nansum(d * d, axis=0) + n_flat * d0 * d0
+        s3 = np.nansum(d ** 3, axis=0) + n_flat * d0 ** 3
+        acc = np.where(s2 > 0, s3 / (6.0 * s2 ** 1.5), 0.0)
+        zl, zh = norm.ppf(0.025), norm.ppf(0.975)
+        q_lo = norm.cdf(z0 + (z0 + zl) / (1 - acc * (z0 + zl)))
+        q_hi = norm.cdf(z0 + (z0 + zh) / (1 - acc * (z0 + zh)))
+    bad = ~(np.isfinite(q_lo) & np.isfinite(q_hi)) | (q_lo >= q_hi)
+    return np.where(bad, 0.025, q_lo), np.where(bad, 0.975, q_hi)
 
 
 def summarize(
@@ -164,12 +197,19 @@ class Replicates:
 
     point: np.ndarray  # finalize() at weight 1, shape (j,)
     values: np.ndarray | None = None  # (n_boot, j) after run()
+    jack: np.ndarray | None = None  # (items with features, j) leave-one-item-out values: BCa
+    n_flat: int = 0  # items without features (their leave-one-out value is the point)
     _bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def bounds(self, col: int) -> tuple[float, float, int]:
-        """95% percentile bounds of column `col` (all columns computed at once)."""
+        """95% bounds of column `col` (all columns computed at once): BCa when the block has
+        jackknife values, else percentile."""
         if self._bounds is None:
-            self._bounds = _interval(self.values)
+            if self.jack is not None:
+                q_lo, q_hi = bca_quantiles(self.values, self.point, self.jack, self.n_flat)
+                self._bounds = _interval(self.values, q_lo, q_hi)
+            else:
+                self._bounds = _interval(self.values)
         lo, hi, k = self._bounds
         return float(lo[col]), float(hi[col]), int(k[col])
 
@@ -212,12 +252,14 @@ class ItemBootstrap:
         vals: np.ndarray,
         k: int,
         finalize: Finalize,
+        bca: bool = False,
     ) -> Replicates:
         """Register a statistic given as sparse per-item features.
 
         (rows[i], cols[i], vals[i]) are item index, feature column (< k) and
         value; duplicates add up. `finalize` maps an (b, k) array of weighted
-        feature sums to (b,) or (b, j) replicate values.
+        feature sums to (b,) or (b, j) replicate values. With `bca`, the
+        leave-one-item-out values are computed too and the interval is BCa.
         """
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
@@ -225,6 +267,8 @@ class ItemBootstrap:
         total = np.bincount(cols, weights=vals, minlength=k)[None, :] if k else np.zeros((1, 0))
         point = np.atleast_1d(np.asarray(finalize(total), dtype=float)[0])
         out = Replicates(point=point)
+        if bca and k and self.n_boot:
+            out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
         self._blocks.append(_Block(rows, cols, vals, k, finalize, out))
         return out
 
@@ -327,6 +371,21 @@ class ItemBootstrap:
         )
         mat.sum_duplicates()
         return mat.astype(dtype)
+
+
+def _jackknife(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, k: int, finalize: Finalize,
+               total: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
+    """Leave-one-item-out values of a sufficient-statistic block: finalize(total - item's row)
+    for every item with features (in chunks, so memory stays flat); and the featureless count."""
+    units, inv = np.unique(rows, return_inverse=True)
+    f = sp.csr_matrix((vals, (inv, cols)), shape=(len(units), k))
+    per = max(1, _BATCH_ELEMS // max(1, k))
+    parts = []
+    for start in range(0, len(units), per):
+        block = total[None, :] - f[start:start + per].toarray()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts.append(np.asarray(finalize(block), dtype=float).reshape(len(block), -1))
+    return np.concatenate(parts), int(n_items - len(units))
 
 
 def _exact_in_f32(b: _Block, n_items: int) -> bool:

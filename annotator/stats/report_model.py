@@ -99,7 +99,9 @@ def build_report(
         "pairwise": _pairwise(frames, n_boot, seed),
         "generators": generator_section(
             items, human, specs, n_boot=n_boot, seed=seed, min_count=min_count,
-            release_gate=frames.settings.get("release_gate")),
+            release_gate=frames.settings.get("release_gate"),
+            min_cases=int(frames.settings.get("release_gate_min_cases", 5)),
+            min_items=int(frames.settings.get("release_gate_min_items", 30))),
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
