@@ -220,6 +220,9 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
             bits.append(str(drift.get("direction")))
         if drift.get("first_flag_at") is not None:
             bits.append(f"from anchor answer {drift.get('first_flag_at')}")
+        if drift.get("chart"):
+            bits.append("against the rater's own baseline" if drift.get("chart") == "calibrated"
+                        else "against the reference")
         drift_text = "drift: " + ", ".join(bits)
     else:
         drift_text = "no drift flag" if drift else "—"
@@ -232,7 +235,7 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
         "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
         "drift_chart": drift_charts.get(str(name)),
         "other": kv_rows(r, skip=RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
-                                                                          "first_flag_at")),
+                                                                          "first_flag_at", "chart")),
     }
 
 

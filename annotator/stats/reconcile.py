@@ -145,7 +145,7 @@ def human_section(
         "n_raters": int(h["rater"].nunique()),
         "n_judgements": int(len(h)),
         "n_cannot_judge": int(h["code"].isna().sum()),
-        "human_alpha": register_alpha(plan, vc, spec.level),
+        "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),
     }
     if spec.ordinal:
         sec["human_alpha_interval"] = register_alpha(plan, vc, "interval")
@@ -230,7 +230,7 @@ def judge_section(
     else:
         u_idx = units.to_numpy()
         vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
-        sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level)
+        sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level, spec.labels)
         values = vc.domain
         ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
         sec["permutation_alpha"] = permutation_alpha(
