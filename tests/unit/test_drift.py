@@ -19,6 +19,7 @@ from annotator.stats.drift import (
     K_REF,
     H,
     K,
+    _metric_flag,
     check_rater_drift,
     cusum,
     ewma,
@@ -26,6 +27,7 @@ from annotator.stats.drift import (
     flag_runs,
     rank_scores,
     rater_drift_summary,
+    reference_k,
 )
 from annotator.stats.frames import ANCHOR_COLUMNS, StudyFrames
 
@@ -80,14 +82,17 @@ def test_rank_scores_are_the_raters_own_mid_ranks():
 
 def test_check_rater_drift_names_the_chart_and_the_earliest_metric():
     steady = [0, 1, -1, 0, 0, 1, -1, 0, 0, 0] * 3
-    shifted = steady + [2] * 10  # two points up from the rater's own habit
-    flag = check_rater_drift({"a": steady, "b": shifted})
+    # two points up from the rater's own habit on one metric while another stays steady:
+    # the calibrated chart of that metric decides
+    flag = check_rater_drift({"a": steady + [0] * 10, "b": steady + [2] * 10})
     assert flag["metric"] == "b" and flag["direction"] == "up" and flag["chart"] == "calibrated"
     assert 30 <= flag["index"] < 36
-    # far from the reference from the very first anchor: the reference chart (k 1, h 5 points)
+    # far from the reference from the very first anchor: the combined chart (mean deviation over
+    # the metrics, k 0.3, h 3) at the second anchor; the reference chart of the metric at the sixth
     flag = check_rater_drift({"c": [-2] * 10})
-    assert flag == {"metric": "c", "direction": "down", "index": 5, "statistic": 6.0 - 0.0 - 0.0,
-                    "chart": "reference"}
+    assert (flag["metric"], flag["direction"], flag["index"], flag["chart"]) == ("c", "down", 1, "combined")
+    ref = _metric_flag([-2] * 10)
+    assert (ref["index"], ref["chart"], ref["statistic"]) == (5, "reference", 6.0)
     assert check_rater_drift({"x": [0.0] * 200, "y": []}) is None
 
 
@@ -233,21 +238,23 @@ def test_summary_shape_accuracy_and_test_retest():
 def test_first_flag_at_is_the_seq_and_the_earliest_metric_decides():
     gate, scale = [], []
     for seq in range(20):
-        # the gate is answered FAIL on PASS anchors from seq 4 on: the reference chart (k 0.5 for a
-        # two-valued metric) gains 0.5 an anchor and exceeds 5 at seq 14
+        # the gate is answered FAIL on PASS anchors from seq 4 on
         gate.append((seq, f"a{seq}", "text_rendering", FAIL if seq >= 4 else PASS, PASS, "s", "live"))
-        # the scale is skipped (cannot judge) at odd seqs and 3 points high from seq 4:
-        # S+ = 2, 4, 6 at seqs 4, 6, 8, i.e. series index 4 but seq 8
+        # the scale is skipped (cannot judge) at odd seqs and 3 points high from seq 4
         value = CANNOT_JUDGE if seq % 2 else (5 if seq >= 4 else 2)
         scale.append((seq, f"a{seq}", "ui_affordance", value, 2, "s", "live"))
     both = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate + scale)))
+    # per seq the mean deviation is +3 (scale alone), -1 (gate alone) or +1 (both): the scale's
+    # reference chart (k 1: S+ = 2, 4, 6 at seqs 4, 6, 8, series index 4 but seq 8) decides
     assert rater_drift_summary(both)["r"]["drift"] == {
         "flagged": True, "metric": "ui_affordance", "direction": "up", "first_flag_at": 8, "chart": "reference"}
     only_gate = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate)))
+    # alone, the gate's mean deviation -1 from seq 4 gives the combined chart 0.7 an anchor: seq 8
     assert rater_drift_summary(only_gate)["r"]["drift"] == {
-        "flagged": True, "metric": "text_rendering", "direction": "down", "first_flag_at": 14,
-        "chart": "reference"}
-    # the app's check gives the same answer when it passes the rubric
-    devs = {"text_rendering": [0.0] * 4 + [-1.0] * 16}
-    assert check_rater_drift(devs, rubric=RUBRIC)["index"] == 14
-    assert check_rater_drift(devs) is None  # without it the gate's reference chart uses k = 1
+        "flagged": True, "metric": "text_rendering", "direction": "down", "first_flag_at": 8,
+        "chart": "combined"}
+    # the reference chart of a two-valued metric has k 0.5 (with the rubric), 1 without
+    devs = [0.0] * 4 + [-1.0] * 16
+    assert _metric_flag(devs, reference_k(RUBRIC.metric("text_rendering")))["index"] == 14
+    assert _metric_flag(devs) is None or _metric_flag(devs)["chart"] != "reference"
+    assert check_rater_drift({"text_rendering": devs}, rubric=RUBRIC)["index"] == 8
