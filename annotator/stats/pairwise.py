@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .agreement import IDENTICAL, kappa_from_tables, register_alpha, register_cohen, value_counts
+from .agreement import IDENTICAL, register_alpha, value_counts
 from .bootstrap import ItemBootstrap, Pending, jsonable, summarize, undefined
 from .bradley_terry import DESCRIPTION as BT_DESCRIPTION
 from .bradley_terry import bradley_terry
 from .frames import StudyFrames
+from .kappa import kappa_from_tables, register_cohen
 from .pair_tallies import CODES, cell_tallies, coded_votes, generator_pair_tallies, human_majority
 from .position_bias import position_bias, side_counts
 

@@ -33,15 +33,12 @@ import pandas as pd
 
 from .agreement import (
     IDENTICAL,
-    KAPPA_WEIGHTS,
     NO_PAIRS,
     alpha_features,
-    kappa_from_tables,
+    alpha_point,
     permutation_alpha,
-    register_agreement,
     register_alpha,
     register_alpha_pair,
-    register_cohen,
     value_counts,
 )
 from .bootstrap import ItemBootstrap, Pending, rng_for, undefined
@@ -54,8 +51,15 @@ from .correlation import (
 )
 from .correlation import undefined_reason as corr_reason
 from .findings import held_out_difference, held_out_finding_rates
+from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
+VS_CONSENSUS = ("flatters the judge: a judge that is just another human scores higher against the "
+                "consensus than the humans do among themselves; read alpha_gain first")
+FLEISS_NOMINAL = ("Fleiss' kappa treats the scale's points as unordered categories (nominal): read "
+                  "ordinal alpha for agreement that respects the order")
+TWO_WAY = ("two-way: item-bootstrap variance plus the raters' jackknife variance (raters as a sample "
+           "of raters in general), normal interval; the other alpha intervals hold the raters fixed")
 NOT_SCALE = "interval level applies to scales only"
 
 
@@ -68,6 +72,7 @@ class Context:
     seed: int = 0
     n_perm: int = 200
     min_count: int = 10
+    rater_bootstrap: bool = False  # also the two-way (items x raters) interval of human alpha
 
     def __post_init__(self) -> None:
         self.slicings: dict[str, tuple[np.ndarray, list[str]]] = {}
@@ -159,6 +164,8 @@ def human_section(
     agree = register_agreement(plan, vc, spec.n_categories)
     sec["percent_agreement"] = agree["percent_agreement"]
     sec["fleiss_kappa"] = agree["fleiss_kappa"]
+    if spec.ordinal:  # Fleiss' kappa has no notion of order
+        agree["fleiss_kappa"].note = FLEISS_NOMINAL
     if spec.nominal:
         sec["gwet_ac1"] = agree["gwet_ac1"]
     cons = consensus(h, spec)
@@ -170,6 +177,11 @@ def human_section(
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
     sec["rater_pairs"] = _pair_kappas(ctx, spec, wide.index.to_numpy(),
                                       list(combinations(raters, 2)), cols, cols, dom)
+    if len(raters) == 2 and sec["rater_pairs"]:  # two raters: Cohen's kappa is the figure to read
+        pair = next(iter(sec["rater_pairs"].values()))
+        sec["cohen_kappa"] = {w: pair[w] for w in KAPPA_WEIGHTS if w in pair} or pair
+    if ctx.rater_bootstrap:
+        sec["human_alpha_two_way"] = two_way_alpha(sec["human_alpha"], valid, spec)
     return sec, cons, wide
 
 
@@ -231,6 +243,8 @@ def judge_section(
         u_idx = units.to_numpy()
         vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
         sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level, spec.labels)
+        sec["alpha_vs_consensus"].note = "; ".join(
+            x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x)
         values = vc.domain
         ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
         sec["permutation_alpha"] = permutation_alpha(
@@ -298,6 +312,48 @@ def _held_out(ctx: Context, spec: MetricSpec, h: pd.DataFrame, judge: pd.Series,
            else undefined(r["n"], r.get("note", "undefined")))
     return {"difference": fig, "p_value": r["p_value"], "test": r.get("test"), "q_value": None,
             "n": r["n"], "statistic": "per item: judge answer minus the mean human answer"}
+
+
+class _TwoWay(Pending):
+    """Alpha with items *and* raters as sampling units: the item-bootstrap variance (from the
+    shared replicates, after the run) plus the delete-one-rater jackknife variance."""
+
+    def __init__(self, base: Pending, jack: np.ndarray, n_raters: int) -> None:
+        super().__init__(base.reps, base.n, col=base.col, estimate=base.estimate, note=TWO_WAY)
+        self.jack, self.n_raters = jack, n_raters
+
+    def resolve(self) -> dict[str, Any]:
+        est = self.estimate
+        out = {"estimate": est, "low": None, "high": None, "n": self.n, "n_raters": self.n_raters,
+               "note": TWO_WAY}
+        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
+            return out
+        reps = self.reps.values[:, self.col]
+        reps = reps[np.isfinite(reps)]
+        j = self.jack[np.isfinite(self.jack)]
+        if len(reps) < 2 or len(j) < 2:
+            out["note"] = TWO_WAY + "; no interval: needs three raters or more"
+            return out
+        r = len(j)
+        var = float(np.var(reps, ddof=1) + (r - 1) / r * ((j - j.mean()) ** 2).sum())
+        half = 1.959963984540054 * np.sqrt(var)
+        if half > 0:
+            out["low"], out["high"] = est - half, est + half
+        return out
+
+
+def two_way_alpha(base: Any, valid: pd.DataFrame, spec: MetricSpec) -> Any:
+    """The two-way interval of human alpha (build_report(rater_bootstrap=True))."""
+    if not isinstance(base, Pending) or base.estimate is None:
+        return undefined(getattr(base, "n", 0), "alpha is undefined here")
+    raters = sorted(valid["rater"].astype(str).unique())
+    jack = []
+    for r in raters:
+        rest = valid[valid["rater"].astype(str) != r]
+        vc = value_counts(rest["idx"].to_numpy(), rest["code"].to_numpy(), spec.domain())
+        a = alpha_point(vc, spec.level)
+        jack.append(np.nan if a is None else a)
+    return _TwoWay(base, np.asarray(jack, dtype=float), len(raters))
 
 
 def _mean_figure(

@@ -48,11 +48,14 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
 
 
 def build_report(
-    frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200
+    frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200,
+    rater_bootstrap: bool = False,
 ) -> dict[str, Any]:
     """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras).
 
-    Raises ValueError when n_boot is not a whole number >= 1.
+    Alpha intervals hold the raters fixed (they say how far *these* raters agree);
+    `rater_bootstrap=True` adds `human_alpha_two_way` per metric, with raters as a sample of
+    raters in general too. Raises ValueError when n_boot is not a whole number >= 1.
     """
     n_boot = check_n_boot(n_boot)
     min_count = int(frames.settings.get("min_count_for_share", 10))
@@ -62,7 +65,8 @@ def build_report(
     human["rater"] = human["rater"].astype(str)
     judged = judge_answers(frames, specs, items)
     plan = ItemBootstrap(len(items), n_boot, seed)
-    ctx = Context(plan, items, seed=seed, n_perm=n_perm, min_count=min_count)
+    ctx = Context(plan, items, seed=seed, n_perm=n_perm, min_count=min_count,
+                  rater_bootstrap=rater_bootstrap)
 
     sections: dict[str, Any] = {}
     findings: list[dict[str, Any]] = []
@@ -106,8 +110,18 @@ def build_report(
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
                          "value); median for scales",
-            "intervals": "95% percentile intervals, seeded item bootstrap (all of an item's "
-                         "answers resampled together)",
+            "intervals": "95% intervals from a seeded item bootstrap (all of an item's answers "
+                         "resampled together): BCa for alpha, percentile otherwise; none when "
+                         "every resample is equal or more than 5% of them are undefined. They hold "
+                         "the raters fixed: they say how far these raters agree, not raters in "
+                         "general (rater_bootstrap=True adds a two-way interval)",
+            "alpha_gain": "read first: alpha with the judge as one more rater minus alpha of the "
+                          "humans alone on the same items; alpha_vs_consensus flatters a judge (a "
+                          "judge that is just another human scores higher against the consensus "
+                          "than humans do among themselves)",
+            "shares": f"a share is shown only from {min_count} answers (for a cell's pass rate: "
+                      "answers over its items, several per item) or items (a judge's exact "
+                      "agreement)",
             "permutation": "judge values shuffled across items; p = (1 + #{shuffled >= "
                            "observed}) / (1 + shuffles)",
         },
