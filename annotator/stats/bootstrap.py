@@ -32,7 +32,7 @@ Finalize = Callable[[np.ndarray], np.ndarray]
 # Bounds on one weight batch (b x n_items) and one feature-sum batch
 # (b x columns), in floats, so memory stays flat for any n_boot.
 _BATCH_ELEMS = 4_000_000
-_BATCH_COLS = 16_000_000
+_BATCH_COLS = 4_000_000
 # A block is stored dense (BLAS matmul) when at least this share of its
 # (all items x column) cells is non-zero; below it a sparse product is cheaper
 # (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
