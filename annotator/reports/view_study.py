@@ -265,7 +265,9 @@ def _side_row(name: str, d: Mapping[str, Any]) -> dict[str, Any]:
             "share_left": fmt_share(d.get("share_left")) if d.get("share_left") is not None else "",
             "p": fmt_p(d.get("p_value")),
             "p_adjusted": fmt_p(d.get("p_adjusted")) if "p_adjusted" in d else "",
-            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or "")}
+            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or ""),
+            "test": str(d.get("test") or ""),
+            "power": str(as_dict(d.get("power")).get("text") or "")}
 
 
 _PAIRWISE_KNOWN = ("cells", "generator_pairs", "bradley_terry", "bradley_terry_by_case", "position_bias",

@@ -78,6 +78,12 @@ def batches(n_boot: int, n_items: int, n_cols: int = 0) -> Iterator[int]:
         done += b
 
 
+def ratio(s: np.ndarray) -> np.ndarray:
+    """Finalize of a mean or a share registered as features (count, sum): sum / count."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
+
+
 def check_n_boot(n_boot: Any, minimum: int = 1) -> int:
     """The number of resamples as an int; a clear ValueError below `minimum`."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < minimum:

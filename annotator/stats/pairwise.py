@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import IDENTICAL, register_alpha, value_counts
-from .bootstrap import ItemBootstrap, Pending, jsonable, summarize, undefined
+from .bootstrap import ItemBootstrap, Pending, jsonable, ratio, undefined
 from .bradley_terry import DESCRIPTION as BT_DESCRIPTION
 from .bradley_terry import bradley_terry
 from .frames import StudyFrames
@@ -151,8 +151,7 @@ def judge_agreement(
         b = np.array([ci[x] for x in pred], dtype=np.int64)
         agree = (a == b).astype(float)
         rows_n = np.arange(n)
-        share = plan.add_dense(rows_n, np.column_stack([np.ones(n), agree]),
-                               lambda s: s[:, 1] / s[:, 0])
+        share = plan.add_dense(rows_n, np.column_stack([np.ones(n), agree]), ratio)
         kap = register_cohen(plan, rows_n, a, b, _VALUES)["unweighted"]
         plan.run()
         ag = Pending(share, n).resolve()
@@ -213,4 +212,4 @@ def pairwise_section(
     return jsonable(section)
 
 
-__all__ = ["judge_agreement", "macro_prf", "pairwise_section", "rater_agreement", "summarize"]
+__all__ = ["judge_agreement", "macro_prf", "pairwise_section", "rater_agreement"]

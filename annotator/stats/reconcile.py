@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 from .agreement import (
     IDENTICAL,
@@ -41,7 +42,7 @@ from .agreement import (
     register_alpha_pair,
     value_counts,
 )
-from .bootstrap import ItemBootstrap, Pending, rng_for, undefined
+from .bootstrap import ItemBootstrap, Pending, ratio, rng_for, undefined
 from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .correlation import (
     CORRELATIONS,
@@ -59,7 +60,8 @@ VS_CONSENSUS = ("flatters the judge: a judge that is just another human scores h
 FLEISS_NOMINAL = ("Fleiss' kappa treats the scale's points as unordered categories (nominal): read "
                   "ordinal alpha for agreement that respects the order")
 TWO_WAY = ("two-way: item-bootstrap variance plus the raters' jackknife variance (raters as a sample "
-           "of raters in general), normal interval; the other alpha intervals hold the raters fixed")
+           "of raters in general), t interval with Welch-Satterthwaite degrees of freedom; the other "
+           "alpha intervals hold the raters fixed")
 NOT_SCALE = "interval level applies to scales only"
 
 
@@ -335,8 +337,11 @@ class _TwoWay(Pending):
             out["note"] = TWO_WAY + "; no interval: needs three raters or more"
             return out
         r = len(j)
-        var = float(np.var(reps, ddof=1) + (r - 1) / r * ((j - j.mean()) ** 2).sum())
-        half = 1.959963984540054 * np.sqrt(var)
+        v_items = float(np.var(reps, ddof=1))
+        v_raters = float((r - 1) / r * ((j - j.mean()) ** 2).sum())
+        # the rater part rests on r - 1 degrees of freedom: Welch-Satterthwaite t quantile
+        df = (r - 1) * (1 + v_items / v_raters) ** 2 if v_raters > 0 else np.inf
+        half = float(student_t.ppf(0.975, df)) * np.sqrt(v_items + v_raters)
         if half > 0:
             out["low"], out["high"] = est - half, est + half
         return out
@@ -364,13 +369,8 @@ def _mean_figure(
         return undefined(0, "no item with both a judge value and a human consensus")
     if n < min_count:
         return undefined(n, f"fewer than {min_count} items: a share is not shown")
-    reps = plan.add_dense(rows, np.column_stack([np.ones(n), v]), _ratio)
+    reps = plan.add_dense(rows, np.column_stack([np.ones(n), v]), ratio)
     return Pending(reps, n)
-
-
-def _ratio(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
 
 
 def _confusion(spec: MetricSpec, c: np.ndarray, j: np.ndarray) -> dict[str, Any]:
@@ -502,7 +502,7 @@ def _sliced_mean(
     r = np.repeat(rows, 2)
     c = np.tile(np.arange(2), n)
     vals = np.column_stack([np.ones(n), v]).ravel()
-    return plan.add_sliced(r, c, vals, 2, _ratio, slice_of[r], S)
+    return plan.add_sliced(r, c, vals, 2, ratio, slice_of[r], S)
 
 
 # ---- one metric ------------------------------------------------------------------------
