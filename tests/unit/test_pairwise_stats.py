@@ -353,7 +353,7 @@ def test_pooled_position_test_holds_its_size_when_raters_share_a_layout():
     # no position bias; three raters per pair see the same layout. The binomial test over all votes
     # (what the pooled p-value was) rejects far too often; the sign-flip test over pairs does not.
     rng = np.random.default_rng(8)
-    runs = 200
+    runs = 120
     new = old = 0
     for _ in range(runs):
         pb = position_bias(clustered_votes(rng, 25, tau=1.5))
@@ -367,7 +367,7 @@ def test_pooled_position_test_holds_its_size_when_raters_share_a_layout():
 
 def test_pooled_position_test_has_power_and_says_so():
     rng = np.random.default_rng(9)
-    runs = 100
+    runs = 50
     caught = 0
     for _ in range(runs):
         pb = position_bias(clustered_votes(rng, 25, left_bias=0.65, one_layout=False))

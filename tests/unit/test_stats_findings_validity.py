@@ -127,7 +127,7 @@ def test_benjamini_hochberg_matches_statsmodels():
 def test_exchangeable_judge_rarely_gets_a_systematic_finding():
     # the old rule (mean difference from the consensus, interval excluding 0, no multiplicity
     # control) flagged 82.5% of such 150-item studies
-    runs = RUNS or 300
+    runs = RUNS or 150
     rng = np.random.default_rng(11)
     hits = sum(bool(systematic_keys(rng, 150, 0.0, seed=s)) for s in range(runs))
     lo, _ = clopper_pearson(hits, runs)
@@ -135,7 +135,7 @@ def test_exchangeable_judge_rarely_gets_a_systematic_finding():
 
 
 def test_lenient_judge_is_caught():
-    runs = RUNS or 100
+    runs = RUNS or 60
     rng = np.random.default_rng(12)
     caught = sum(("layout_hierarchy", "up") in systematic_keys(rng, 150, 0.5, seed=s) for s in range(runs))
     _, hi = clopper_pearson(caught, runs)
@@ -146,7 +146,7 @@ def test_lenient_judge_is_caught():
 def test_end_to_end_exchangeable_judge_and_item_finding_baseline():
     """Through build_report: systematic findings rare, and the judge's item-finding rate is the
     held-out human's (the old report had 108 item findings per 150 items and no baseline)."""
-    runs = RUNS or 60
+    runs = RUNS or 30
     rng = np.random.default_rng(13)
     flagged, ratio = 0, []
     for s in range(runs):

@@ -91,12 +91,12 @@ def test_verdict_pass_rate_is_unbiased_with_cannot_judge():
     from test_stats_findings_validity import simulate
 
     rng = np.random.default_rng(21)
-    truth = simulate(rng, 4000, n_humans=1)
+    truth = simulate(rng, 3000, n_humans=1)
     specs = metric_specs(UI)
     full = human_answers(truth, specs, item_table(truth))
     true_rate = float(full[full["metric"] == "verdict"]["code"].mean())
     new, old = [], []
-    for _ in range(6):
+    for _ in range(3):
         frames = simulate(rng, 300, cannot_judge=0.1)
         h = human_answers(frames, specs, item_table(frames))
         v = h[h["metric"] == "verdict"]
