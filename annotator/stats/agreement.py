@@ -31,6 +31,7 @@ from typing import Any
 
 import krippendorff
 import numpy as np
+from scipy.stats import t as student_t
 
 from .bootstrap import ItemBootstrap, Pending, summarize
 
@@ -420,6 +421,59 @@ def krippendorff_alpha(
     return pend.resolve()
 
 
+# ---- alpha for raters in general -----------------------------------------------------
+
+TWO_WAY = ("two-way: item-bootstrap variance plus the raters' jackknife variance (raters as a sample "
+           "of raters in general), t interval with Welch-Satterthwaite degrees of freedom; the other "
+           "alpha intervals hold the raters fixed")
+
+
+class _TwoWay(Pending):
+    """Alpha with items *and* raters as sampling units: the item-bootstrap variance (from the
+    shared replicates, after the run) plus the delete-one-rater jackknife variance."""
+
+    def __init__(self, base: Pending, jack: np.ndarray, n_raters: int) -> None:
+        super().__init__(base.reps, base.n, col=base.col, estimate=base.estimate, note=TWO_WAY)
+        self.jack, self.n_raters = jack, n_raters
+
+    def resolve(self) -> dict[str, Any]:
+        est = self.estimate
+        out = {"estimate": est, "low": None, "high": None, "n": self.n, "n_raters": self.n_raters,
+               "note": TWO_WAY}
+        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
+            return out
+        reps = self.reps.values[:, self.col]
+        reps = reps[np.isfinite(reps)]
+        j = self.jack[np.isfinite(self.jack)]
+        if len(reps) < 2 or len(j) < 2:
+            out["note"] = TWO_WAY + "; no interval: needs three raters or more"
+            return out
+        r = len(j)
+        v_items = float(np.var(reps, ddof=1))
+        v_raters = float((r - 1) / r * ((j - j.mean()) ** 2).sum())
+        # the rater part rests on r - 1 degrees of freedom: Welch-Satterthwaite t quantile
+        df = (r - 1) * (1 + v_items / v_raters) ** 2 if v_raters > 0 else np.inf
+        half = float(student_t.ppf(0.975, df)) * np.sqrt(v_items + v_raters)
+        if half > 0:  # alpha is at most 1
+            out["low"], out["high"] = est - half, min(1.0, est + half)
+        return out
+
+
+def two_way_alpha(base: Any, answers: Any, domain: np.ndarray, level: str) -> Any:
+    """The two-way interval of an alpha registered as `base` (build_report(rater_bootstrap=True));
+    answers: a frame of idx, rater, code."""
+    if not isinstance(base, Pending) or base.estimate is None:
+        return summarize(None, None, getattr(base, "n", 0), "alpha is undefined here")
+    raters = sorted(answers["rater"].astype(str).unique())
+    jack = []
+    for r in raters:
+        rest = answers[answers["rater"].astype(str) != r]
+        vc = value_counts(rest["idx"].to_numpy(), rest["code"].to_numpy(), domain)
+        a = alpha_point(vc, level)
+        jack.append(np.nan if a is None else a)
+    return _TwoWay(base, np.asarray(jack, dtype=float), len(raters))
+
+
 __all__ = [
     "IDENTICAL",
     "LEVELS",
@@ -430,6 +484,7 @@ __all__ = [
     "alpha_point",
     "rare_note",
     "standalone_plan",
+    "two_way_alpha",
     "bin_ordered",
     "krippendorff_alpha",
     "permutation_alpha",

@@ -30,16 +30,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 from .agreement import (
     IDENTICAL,
     NO_PAIRS,
     alpha_features,
-    alpha_point,
     permutation_alpha,
     register_alpha,
     register_alpha_pair,
+    two_way_alpha,
     value_counts,
 )
 from .bootstrap import ItemBootstrap, Pending, ratio, rng_for, undefined
@@ -59,9 +58,6 @@ VS_CONSENSUS = ("flatters the judge: a judge that is just another human scores h
                 "consensus than the humans do among themselves; read alpha_gain first")
 FLEISS_NOMINAL = ("Fleiss' kappa treats the scale's points as unordered categories (nominal): read "
                   "ordinal alpha for agreement that respects the order")
-TWO_WAY = ("two-way: item-bootstrap variance plus the raters' jackknife variance (raters as a sample "
-           "of raters in general), t interval with Welch-Satterthwaite degrees of freedom; the other "
-           "alpha intervals hold the raters fixed")
 NOT_SCALE = "interval level applies to scales only"
 
 
@@ -183,7 +179,7 @@ def human_section(
         pair = next(iter(sec["rater_pairs"].values()))
         sec["cohen_kappa"] = {w: pair[w] for w in KAPPA_WEIGHTS if w in pair} or pair
     if ctx.rater_bootstrap:
-        sec["human_alpha_two_way"] = two_way_alpha(sec["human_alpha"], valid, spec)
+        sec["human_alpha_two_way"] = two_way_alpha(sec["human_alpha"], valid, spec.domain(), spec.level)
     return sec, cons, wide
 
 
@@ -314,51 +310,6 @@ def _held_out(ctx: Context, spec: MetricSpec, h: pd.DataFrame, judge: pd.Series,
            else undefined(r["n"], r.get("note", "undefined")))
     return {"difference": fig, "p_value": r["p_value"], "test": r.get("test"), "q_value": None,
             "n": r["n"], "statistic": "per item: judge answer minus the mean human answer"}
-
-
-class _TwoWay(Pending):
-    """Alpha with items *and* raters as sampling units: the item-bootstrap variance (from the
-    shared replicates, after the run) plus the delete-one-rater jackknife variance."""
-
-    def __init__(self, base: Pending, jack: np.ndarray, n_raters: int) -> None:
-        super().__init__(base.reps, base.n, col=base.col, estimate=base.estimate, note=TWO_WAY)
-        self.jack, self.n_raters = jack, n_raters
-
-    def resolve(self) -> dict[str, Any]:
-        est = self.estimate
-        out = {"estimate": est, "low": None, "high": None, "n": self.n, "n_raters": self.n_raters,
-               "note": TWO_WAY}
-        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
-            return out
-        reps = self.reps.values[:, self.col]
-        reps = reps[np.isfinite(reps)]
-        j = self.jack[np.isfinite(self.jack)]
-        if len(reps) < 2 or len(j) < 2:
-            out["note"] = TWO_WAY + "; no interval: needs three raters or more"
-            return out
-        r = len(j)
-        v_items = float(np.var(reps, ddof=1))
-        v_raters = float((r - 1) / r * ((j - j.mean()) ** 2).sum())
-        # the rater part rests on r - 1 degrees of freedom: Welch-Satterthwaite t quantile
-        df = (r - 1) * (1 + v_items / v_raters) ** 2 if v_raters > 0 else np.inf
-        half = float(student_t.ppf(0.975, df)) * np.sqrt(v_items + v_raters)
-        if half > 0:
-            out["low"], out["high"] = est - half, est + half
-        return out
-
-
-def two_way_alpha(base: Any, valid: pd.DataFrame, spec: MetricSpec) -> Any:
-    """The two-way interval of human alpha (build_report(rater_bootstrap=True))."""
-    if not isinstance(base, Pending) or base.estimate is None:
-        return undefined(getattr(base, "n", 0), "alpha is undefined here")
-    raters = sorted(valid["rater"].astype(str).unique())
-    jack = []
-    for r in raters:
-        rest = valid[valid["rater"].astype(str) != r]
-        vc = value_counts(rest["idx"].to_numpy(), rest["code"].to_numpy(), spec.domain())
-        a = alpha_point(vc, spec.level)
-        jack.append(np.nan if a is None else a)
-    return _TwoWay(base, np.asarray(jack, dtype=float), len(raters))
 
 
 def _mean_figure(

@@ -262,3 +262,19 @@ def test_html_report_with_mathtext_in_every_user_string():
                          pair_votes=pd.DataFrame(votes, columns=PAIR_COLUMNS))
     html = render_html(build_report(frames, n_boot=30, seed=0, n_perm=5), generated_at="now")
     assert "g$\\notacmd$" in html and "<img" in html
+
+
+def test_two_way_alpha_is_an_option_and_wider():
+    rubric = parse_rubric('id = "s"\ntitle = "s"\n[[metrics]]\nkey = "s"\nkind = "scale"\nmin = 0\nmax = 10\n')
+    rng = np.random.default_rng(0)
+    q = rng.normal(0, 1, 100)
+    items = items_frame(100)
+    parts = [rows(items["item_id"], f"r{r}", "s",
+                  np.clip(np.rint(5 + 1.5 * q + rng.normal(0, 0.7) + rng.normal(0, 0.8, 100)), 0, 10).astype(int))
+             for r in range(5)]
+    frames = StudyFrames("t", rubric, items=items, judgements=pd.concat(parts)[JUDGEMENT_COLUMNS])
+    assert "human_alpha_two_way" not in build_report(frames, n_boot=100)["metrics"]["s"]
+    m = build_report(frames, n_boot=100, rater_bootstrap=True)["metrics"]["s"]
+    fixed, two = m["human_alpha"], m["human_alpha_two_way"]
+    assert two["estimate"] == fixed["estimate"] and two["n_raters"] == 5 and "raters" in two["note"]
+    assert two["high"] - two["low"] > fixed["high"] - fixed["low"] and two["high"] <= 1.0
