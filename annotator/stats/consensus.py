@@ -144,34 +144,42 @@ def typed_answer(metric: Metric, value: Any) -> Any:
 def encode_series(specs: list[MetricSpec], raw: pd.Series) -> dict[str, np.ndarray]:
     """Codes of the answers `raw` for the specs of one rubric metric (one array per spec)."""
     s0 = specs[0]
-    raw = raw.reset_index(drop=True)
     m = s0.metric
-    uniq: dict[Any, Any] = {}
-    for v in raw:
-        key = v if not isinstance(v, list) else tuple(v)
-        if key not in uniq:
-            if m is not None:
-                uniq[key] = typed_answer(m, v)
-            else:  # the verdict: PASS / FAIL as the rules return them
-                t = str(v).strip().upper() if isinstance(v, str) else None
-                uniq[key] = t if t in (PASS, FAIL) else None
-    typed = [uniq[v if not isinstance(v, list) else tuple(v)] for v in raw]
+    # each distinct answer is typed once (a study has few distinct answers, many rows)
+    codes, uniques = _factorize(raw)
+    typed = []
+    for v in uniques:
+        if m is not None:
+            typed.append(typed_answer(m, v))
+        else:  # the verdict: PASS / FAIL as the rules return them
+            t = str(v).strip().upper() if isinstance(v, str) else None
+            typed.append(t if t in (PASS, FAIL) else None)
     out: dict[str, np.ndarray] = {}
     if s0.multi:
-        known = np.array([t is not None for t in typed])
-        for s in specs:
-            col = np.array([1.0 if t is not None and s.tag in t else 0.0 for t in typed])
-            out[s.key] = np.where(known, col, np.nan)  # unknown answer: every option unknown
+        for s in specs:  # unknown answer: every option unknown, never "not ticked"
+            per = np.array([np.nan if t is None else float(s.tag in t) for t in typed] + [np.nan])
+            out[s.key] = per[codes]
         return out
     if s0.ordinal:
         vals = set(s0.values)
-        out[s0.key] = np.array([float(t) if t is not None and float(t) in vals else np.nan
-                                for t in typed], dtype=float)
+        per = np.array([float(t) if t is not None and float(t) in vals else np.nan for t in typed]
+                       + [np.nan])
+        out[s0.key] = per[codes]
         return out
     index = {lab: float(i) for i, lab in enumerate(s0.labels)}
-    out[s0.key] = np.array([index.get(str(t), np.nan) if t is not None else np.nan for t in typed],
-                           dtype=float)
+    per = np.array([index.get(str(t), np.nan) if t is not None else np.nan for t in typed] + [np.nan])
+    out[s0.key] = per[codes]
     return out
+
+
+def _factorize(raw: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Codes of the distinct values of a column (-1, the last slot, for NaN/None) and the values;
+    lists become tuples so that they can be counted."""
+    col = pd.Series(raw, dtype=object).reset_index(drop=True)
+    if col.map(lambda v: isinstance(v, list)).any():
+        col = col.map(lambda v: tuple(v) if isinstance(v, list) else v)
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    return codes, list(uniques)
 
 
 # ---- items and answers ------------------------------------------------------------------
@@ -308,19 +316,18 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
         session_id=("session_id", "first"), position=("position", "first"),
         created_at=("created_at", "first"))
     wide = sub.set_index(["item_id", who, "metric"])["value"].unstack("metric").reindex(columns=used)
-    typed = []
+    # the rules run once per distinct combination of typed answers, not once per row
+    cols, typed_of = [], []
     for k in used:
-        m = rubric.metric(k)
-        cache: dict[Any, Any] = {}
-        col = []
-        for v in wide[k]:
-            key = tuple(v) if isinstance(v, list) else v
-            if key not in cache:
-                cache[key] = typed_answer(m, v)
-            col.append(cache[key])
-        typed.append(col)
-    verdicts = [None if any(x is None for x in row) else rules.evaluate(dict(zip(used, row, strict=True)))
-                for row in zip(*typed, strict=True)]
+        codes, uniques = _factorize(wide[k])
+        typed_of.append([typed_answer(rubric.metric(k), v) for v in uniques] + [None])  # -1: None
+        cols.append(codes)
+    combos, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+    results = []
+    for combo in combos:
+        row = [typed[c] for typed, c in zip(typed_of, combo, strict=True)]
+        results.append(None if any(x is None for x in row) else rules.evaluate(dict(zip(used, row, strict=True))))
+    verdicts = [results[i] for i in np.ravel(inv)]
     v = pd.DataFrame({"raw": verdicts}, index=wide.index).join(first).reset_index()
     v["metric"] = VERDICT_KEY
     v["code"] = v["raw"].map({PASS: 1.0, FAIL: 0.0}).astype(float)
