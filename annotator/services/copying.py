@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from ..domain.errors import InputError
-from ..store.copy import copy_rows, put_blob
+from ..store.copy import copy_rows, holds_study, put_blob
 from ..store.db import StudyDB
 from ..store.server import is_server
 from .study import DB_NAME, Study
@@ -47,11 +47,8 @@ def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str,
                                      source=str(src))
                 folder_store.put(_Png(sha, data))
         try:
-            with target.read() as s:
-                from sqlalchemy import text
-
-                if s.execute(text("SELECT count(*) FROM rubric_versions")).scalar():
-                    raise InputError("the destination database already holds a study", source=target.where)
+            if holds_study(target):
+                raise InputError("the destination database already holds a study", source=target.where)
             return copy_rows(source.db, target, read_media=source.media.read, write_media=write_media,
                              progress=progress)
         except BaseException:

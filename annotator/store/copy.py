@@ -54,3 +54,10 @@ def copy_rows(src: StudyDB, dest: StudyDB, *, read_media: Callable[[str], bytes]
 
 def put_blob(sha: str, data: bytes, tx) -> None:  # noqa: ANN001 - the destination's session
     tx.add(MediaBlob(sha256=sha, data=data))
+
+
+def holds_study(db: StudyDB) -> bool:
+    from .models import RubricVersion
+
+    with db.read() as s:
+        return s.scalar(select(RubricVersion.version).limit(1)) is not None
