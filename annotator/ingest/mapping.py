@@ -240,7 +240,8 @@ def text_at(obj: Any, path: str | None, what: str, where: str, *, required: bool
     v = get_path(obj, path)
     if v is None or v == "":
         if required:
-            raise InputError(f"no {what} at '{path}'; fix the mapping or the file", source=where, field=path)
+            raise InputError(f"{what} is missing (nothing at '{path}'); fix the mapping or the file", source=where,
+                             field=path)
         return None
     if isinstance(v, bool) or not isinstance(v, (str, int)):
         raise InputError(f"{what} at '{path}' must be a string, not {type(v).__name__}", source=where, field=path)
@@ -289,7 +290,7 @@ def convert(metric: Metric, labels: list[str], values: dict[str, str], where: st
         raise InputError(f"an empty label for '{metric.key}'; map it to a value (\"{CANNOT_JUDGE}\" for no answer)",
                          source=where, field=metric.key)
     try:
-        if judge:
+        if judge and not (metric.kind == "likert" and raw in metric.levels.values()):  # a point's label is no number
             return parse_judge_value(metric, raw, where, None)
         return metric.spec.parse_value(metric, raw, source=where)
     except InputError as exc:
@@ -534,11 +535,14 @@ def initial_mapping(survey: Survey, rubric: Rubric, *, item_fields: tuple[str, .
 
 def render_mapping(tool: str, rubric: Rubric, *, item: dict[str, Any], metrics: dict[str, str],
                    pairs: dict[str, str] | None = None, raters: dict[str, str] | None = None,
-                   judges: dict[str, str] | None = None, note: str = "") -> str:
+                   judges: dict[str, str] | None = None, note: str = "", partial: bool = False) -> str:
     """A complete mapping file (TOML) from plain tables: what an exporter writes beside its
     export so that the file imports back with no questions asked."""
     lines = [f"# annotator mapping: {note}" if note else "# annotator mapping", f"tool = {_q(tool)}",
-             f"rubric = {_q(rubric.id)}", "", "[item]"]
+             f"rubric = {_q(rubric.id)}"]
+    if partial:
+        lines.append("partial = true  # the study holds judgements that skip a required metric (imported as partial)")
+    lines += ["", "[item]"]
     for k, v in item.items():
         lines.append(f"{k} = " + ("[" + ", ".join(_q(x) for x in v) + "]" if isinstance(v, list) else _q(v)))
     for key, source in metrics.items():

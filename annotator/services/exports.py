@@ -56,6 +56,12 @@ def _live_items(study: Study) -> dict[int, ItemRecord]:
     return {r.pk: r for r in item_records(study.db) if not r.is_anchor}
 
 
+def _partial(rubric: Any, j: Any) -> bool:
+    """A judgement that skips a required metric (the ratings CSV's `partial` = yes)."""
+    typed = {k: rubric.metric(k).spec.from_json(v) for k, v in j.answers.items() if rubric.has(k)}
+    return bool(missing_metrics(rubric, typed))
+
+
 def _judgement_rows(study: Study) -> list[dict[str, Any]]:
     rubric = study.rubric
     items = _live_items(study)
@@ -64,8 +70,7 @@ def _judgement_rows(study: Study) -> list[dict[str, Any]]:
         it = items.get(j.item_pk)
         if it is None:
             continue
-        typed = {k: rubric.metric(k).spec.from_json(v) for k, v in j.answers.items() if rubric.has(k)}
-        partial = "yes" if missing_metrics(rubric, typed) else None
+        partial = "yes" if _partial(rubric, j) else None
         for m in rubric.metrics:
             if m.key in j.answers:
                 out.append({"item_id": it.item_id, "rater": j.rater, "metric": m.key,
@@ -392,7 +397,7 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
              "right": "meta.annotator.item_right", "pair_id": "meta.annotator.pair_id"} if pair_tasks else None
     paths.append(atomic_write_text(out.with_name(f"{out.stem}.map.toml"), render_mapping(
         "label-studio", rubric, item=item_paths, metrics={m.key: m.key for m in rubric.metrics}, pairs=pairs,
-        raters={str(i): name for name, i in user_id.items()},
+        raters={str(i): name for name, i in user_id.items()}, partial=any(_partial(rubric, j) for j in judgements),
         note=f"Label Studio tasks exported from study '{study.name}'")))
     return paths + sorted(media_dir / f"{sha}.png" for sha in written)
 

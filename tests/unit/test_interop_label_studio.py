@@ -136,18 +136,28 @@ BAD = [
 ]
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One study for every refused import: each must leave it as it was, so they can share it."""
+    st = Study.create(tmp_path_factory.mktemp("shared") / "st", DATA / "rubric.toml")
+    yield st
+    st.close()
+
+
 @pytest.mark.parametrize("path,value,where,what,hint", BAD, ids=[b[3][:40] for b in BAD])
-def test_bad_input_is_one_line_naming_the_task_and_nothing_lands(study, tmp_path, path, value, where, what, hint):
+def test_bad_input_is_one_line_naming_the_task_and_nothing_lands(shared, tmp_path, path, value, where, what, hint):
     bad = _mutated(tmp_path, _set(path, value))
-    before = study.counts()
+    before = shared.counts()
     with pytest.raises(InputError) as exc:
-        _ls(study, bad)
+        _ls(shared, bad)
     msg = str(exc.value)
     assert "\n" not in msg and str(bad) in msg and where in msg and what in msg and hint in msg, msg
-    assert study.counts() == before
+    assert shared.counts() == before
+    assert not any((shared.location / "media").rglob("*.png"))  # images written first are removed again
 
 
-def test_two_results_of_one_control_and_two_pair_choices_are_refused(study, tmp_path):
+def test_two_results_of_one_control_and_two_pair_choices_are_refused(shared, tmp_path):
+    study = shared
     def twice(tasks):
         r = tasks[0]["annotations"][0]["result"]
         r.append(dict(r[0]))
@@ -177,7 +187,8 @@ def test_media_root_is_where_images_are_found(study, tmp_path):
         run_import(study, "potato", p, map_path=str(LS / "map.toml"), media_root=str(moved))
 
 
-def test_mapping_file_faults_are_found_before_reading_the_export(study, tmp_path):
+def test_mapping_file_faults_are_found_before_reading_the_export(shared, tmp_path):
+    study = shared
     def bad(text: str, expect: str) -> None:
         m = tmp_path / "m.toml"
         m.write_text(text)
