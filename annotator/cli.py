@@ -269,7 +269,7 @@ def _cmd_demo(a) -> int:
         return EXIT_OK
     from .ui.app import run_app
 
-    return run_app(study=folder, rater=DEMO_RATER)
+    return run_app(study=folder, default_rater=DEMO_RATER)  # reopens as the last rater here
 
 
 def _cmd_gui(a) -> int:

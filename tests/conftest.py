@@ -57,3 +57,76 @@ def _fresh_settings(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def rubric_path() -> Path:
     return RUBRICS / "ui_mockup.toml"
+
+
+# ---- PostgreSQL: a scratch database per test, on the server ANNOTATOR_TEST_PG names -------------
+
+PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def _pg_admin_url() -> tuple[str | None, str]:
+    """(a URL to an existing database we may create databases from, or None; why not)."""
+    url = os.environ.get("ANNOTATOR_TEST_PG", PG_DEFAULT)
+    try:
+        import psycopg
+
+        with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+        return url, ""
+    except Exception as exc:  # noqa: BLE001 - any failure means: no server for these tests
+        return None, f"no PostgreSQL at {url.split('@')[-1]} ({type(exc).__name__}); set ANNOTATOR_TEST_PG"
+
+
+class PgServer:
+    """Creates scratch databases (random names) and drops them when the test session ends."""
+
+    def __init__(self, admin_url: str) -> None:
+        import secrets
+
+        self.admin_url = admin_url.replace("postgresql+psycopg://", "postgresql://")
+        self.prefix = f"annotator_t_{secrets.token_hex(4)}"
+        self.made: list[str] = []
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def new_database(self) -> str:
+        name = f"{self.prefix}_{len(self.made)}"
+        self._admin(f'CREATE DATABASE "{name}"')
+        self.made.append(name)
+        base = self.admin_url.rsplit("/", 1)[0]
+        return f"{base}/{name}"
+
+    def drop_all(self) -> None:
+        for name in self.made:
+            try:
+                self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            except Exception:  # noqa: BLE001 - best effort at teardown
+                pass
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    url, why = _pg_admin_url()
+    if url is None:
+        pytest.skip(why)
+    server = PgServer(url)
+    yield server
+    server.drop_all()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """A fresh, empty database on the test server."""
+    return pg_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def study_location(request, tmp_path) -> str | Path:
+    """Where a new study goes: a folder, or an empty database on the PostgreSQL test server."""
+    if request.param == "sqlite":
+        return tmp_path / "study"
+    return request.getfixturevalue("pg_url")

@@ -13,6 +13,7 @@ from ..domain.answers import normalise, reason_of
 from ..domain.records import Progress, ServedItem
 from ..store import answers as store
 from ..store.people import start_session
+from .resend import ResendIds
 from .study import Study
 
 
@@ -32,6 +33,7 @@ class LabelSession:
         self._alerted_at: set[tuple] = set()
         self.last_replaced_other = False
         self._frontier = 0  # every queue position below it is answered
+        self._resend = ResendIds()
 
     # -- serving -----------------------------------------------------------------
     def next(self) -> ServedItem | None:
@@ -60,12 +62,13 @@ class LabelSession:
         and the caller keeps the answer to submit again.
         """
         clean = normalise(self.rubric, answers)
-        done = store.submit(
+        key = (served.item_pk, served.showing_pk, served.previous_judgement, served.context, clean)
+        done = self._resend.send(key, lambda uid: store.submit(
             self.study.db, rater=self.rater, item_pk=served.item_pk, version=self.rubric.version,
             session_pk=self.session_pk, answers=clean, reason=reason_of(self.rubric, clean), time_ms=time_ms,
             context="anchor" if served.context == "anchor" else "live", showing_pk=served.showing_pk,
-            queue_position=served.queue_position, supersedes=served.previous_judgement,
-        )
+            queue_position=served.queue_position, supersedes=served.previous_judgement, uuid=uid,
+        ))
         self.last_replaced_other = done.replaced_other
         if served.previous_judgement is None:
             self._session_done += 1

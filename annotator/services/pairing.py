@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..domain.records import ItemView, Progress
 from ..store import pairs as store
 from ..store.people import start_session
+from .resend import ResendIds
 from .study import Study
 
 
@@ -37,6 +38,7 @@ class PairSession:
         self._session_done = 0
         self._back_steps = 0
         self.last_replaced_other = False
+        self._resend = ResendIds()
 
     def next(self) -> ServedPair | None:
         self._back_steps = 0
@@ -66,11 +68,13 @@ class PairSession:
 
     def vote(self, served: ServedPair, choice: str, reason: str | None, time_ms: int | None) -> int:
         """Commit the vote with the side shown; a re-vote supersedes the earlier one."""
-        done = store.cast_vote(
+        reason = (reason or "").strip() or None
+        key = (served.pair_pk, served.previous_vote, choice, reason)
+        done = self._resend.send(key, lambda uid: store.cast_vote(
             self.study.db, rater=self.rater, pair_pk=served.pair_pk, left=served.left_pk, right=served.right_pk,
             choice=choice, seed=served.seed, session_pk=self.session_pk, position=served.position,
-            reason=(reason or "").strip() or None, time_ms=time_ms, supersedes=served.previous_vote,
-        )
+            reason=reason, time_ms=time_ms, supersedes=served.previous_vote, uuid=uid,
+        ))
         self.last_replaced_other = done.replaced_other
         if served.previous_vote is None:
             self._session_done += 1

@@ -19,6 +19,7 @@ from ..store import imports, items, people, settings
 from ..store.blobs import BlobStore
 from ..store.db import StudyDB
 from ..store.faults import study_faults
+from ..store.server import is_server, server_url
 from .resources import resolve_rubric, rubric_text
 
 DB_NAME = "study.sqlite"
@@ -64,13 +65,18 @@ class Study:
     """One study, wherever it lives: a folder (`study.sqlite` + `media/`), a rater package
     (one `.annot` file, media inside), or (later) a database server."""
 
-    def __init__(self, location: Path, db: StudyDB, *, kind: str = "folder") -> None:
-        self.location = location
-        self.kind = kind  # folder | package
-        self.folder = location if kind == "folder" else location.parent
+    def __init__(self, location: Path | str, db: StudyDB, *, kind: str = "folder") -> None:
+        self.kind = kind  # folder | package | server
+        self.location = location if kind == "server" else Path(location)
+        self.folder = self.location if kind == "folder" else None
         self.db = db
-        self.media: MediaStore | BlobStore = MediaStore(location / "media") if kind == "folder" else BlobStore(db)
+        self.media: MediaStore | BlobStore = MediaStore(self.location / "media") if kind == "folder" else BlobStore(db)
         self._rubric: Rubric | None = None
+
+    @property
+    def where(self) -> str:
+        """The study's location as it may be shown and remembered (a server URL without its password)."""
+        return self.db.where
 
     @property
     def is_package(self) -> bool:
@@ -85,10 +91,13 @@ class Study:
     # -- lifecycle --------------------------------------------------------------
     @classmethod
     def create(cls, folder: str | Path, rubric_path: str | Path) -> Study:
-        """A new study folder; if anything fails, nothing of it is left behind."""
-        folder = Path(folder)
+        """A new study folder (or a study in an empty server database); if anything fails,
+        nothing of it is left behind."""
         given = resolve_rubric(rubric_path)
         rubric = load_rubric(given) if isinstance(given, Path) else parse_rubric(rubric_text(given), source=given)
+        if is_server(folder):
+            return cls._create_on_server(str(folder), rubric)
+        folder = Path(folder)
         for p in (folder, *folder.parents):
             if p.exists():
                 if not p.is_dir():
@@ -120,9 +129,25 @@ class Study:
             raise
 
     @classmethod
+    def _create_on_server(cls, url: str, rubric: Rubric) -> Study:
+        db = StudyDB(url, create=True)
+        try:
+            with db.write() as tx:
+                if people.active_rubric_or_none(tx) is not None:
+                    raise InputError("this database already holds a study", source=db.where)
+                people.add_rubric_version(tx, rubric)
+                settings.write_defaults(tx, {**DEFAULT_SETTINGS, "name": server_name(url)})
+        except BaseException:
+            db.close()
+            raise
+        return cls(url, db, kind="server")
+
+    @classmethod
     def open(cls, location: str | Path, *, mode: str = "write") -> Study:
         """Open a study folder or a rater package to work in ("write": checked, migrated after a
         backup) or only to read it."""
+        if is_server(location):
+            return cls(str(location), StudyDB(str(location), mode=mode), kind="server")
         path = Path(location)
         if path.is_file() and path.name != DB_NAME:
             return cls(path, StudyDB(path, mode=mode), kind="package")
@@ -139,6 +164,8 @@ class Study:
 
     @property
     def name(self) -> str:
+        if self.kind == "server":
+            return self.db.get_setting("name", server_name(str(self.location)))
         return self.db.get_setting("name", self.location.stem if self.is_package else self.location.name)
 
     @property
@@ -269,3 +296,8 @@ class Study:
 
 def parsed_source(parsed: ParsedItems) -> str:
     return next((sp.source for sp in parsed.specs if sp.source), "")
+
+
+def server_name(url: str) -> str:
+    """A server study's default name: its database's."""
+    return server_url(url).database or "study"

@@ -16,6 +16,7 @@ from .assignments import assigned_items
 from .chains import head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
+from .locks import lock_rater
 from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
 from .people import rater_pk
 
@@ -24,6 +25,7 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
     """Build the rater's order once (seeded, stored); returns its length."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
         items = live_items(s)
         mine = assigned_items(s, rpk)
@@ -100,6 +102,7 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
     """
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         pending = s.scalars(
             select(AnchorShowing)
             .where(AnchorShowing.rater_pk == rpk, ~exists().where(Judgement.showing_pk == AnchorShowing.id))
@@ -187,6 +190,7 @@ def submit(
     supersedes: int | None = None,
     source: str = "app",
     created_at: datetime | None = None,
+    uuid: str | None = None,
 ) -> Submitted:
     """Append one judgement in its own committed transaction.
 
@@ -195,9 +199,18 @@ def submit(
     correction of one answer), the new answer supersedes the current head of
     that chain: it is the rater's newer judgement. The check and the insert run
     under the write lock (BEGIN IMMEDIATE), so two processes cannot both pass it.
+
+    `uuid`: the answer's id, minted by the caller before the first attempt: re-sending the
+    same answer after a lost connection (committed or not, the caller cannot know) stores it
+    once.
     """
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
+        if uuid is not None:
+            known = s.scalar(select(Judgement.id).where(Judgement.uuid == uuid))
+            if known is not None:
+                return Submitted(known, False)
         replaced = False
         target = supersedes
         if target is None:
@@ -216,6 +229,8 @@ def submit(
             answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
             source=source, supersedes=target,
         )
+        if uuid is not None:
+            row.uuid = uuid
         if created_at is not None:
             row.created_at = created_at
         s.add(row)

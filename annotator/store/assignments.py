@@ -14,6 +14,7 @@ from ..domain import assignment as design
 from ..domain import pairs as pair_design
 from .db import StudyDB
 from .imports import ensure_pair
+from .locks import lock_imports
 from .models import Anchor, Item, Judgement, Rater
 from .models_pairs import Pair, PairVote
 from .models_team import Assignment, Merge, PairAssignment
@@ -51,6 +52,7 @@ def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | 
     if pair_overlap is not None:
         design.check_design(raters, pair_overlap)
     with db.write() as s:
+        lock_imports(s)  # dealing reads the items: not while an import adds some
         pks = {name: rater_pk(s, name) for name in raters}
         name_of = {pk: name for pk, name in s.execute(select(Rater.id, Rater.name))}
         items = list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False)).order_by(Item.id)))

@@ -21,25 +21,34 @@ from . import settings
 from .engine import open_database, writer
 from .faults import study_faults
 from .models import Setting
+from .server import is_server, open_server, shown
 
 
 class StudyDB:
-    def __init__(self, db_path: Path, *, create: bool = False, mode: str = "write") -> None:
-        self.path = Path(db_path)
+    """A study's database: a SQLite file (a study folder's, or a rater package) or a server URL."""
+
+    def __init__(self, location: Path | str, *, create: bool = False, mode: str = "write") -> None:
         self.mode = mode
-        self.engine = open_database(self.path, create=create, mode=mode)
+        if is_server(location):
+            self.path = None
+            self.where = shown(str(location))
+            self.engine = open_server(str(location), create=create, mode=mode)
+        else:
+            self.path = Path(location)
+            self.where = str(self.path)
+            self.engine = open_database(self.path, create=create, mode=mode)
         self._readers = sessionmaker(self.engine, expire_on_commit=False)
         self._writers = sessionmaker(writer(self.engine), expire_on_commit=False)
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One transaction: committed on success, rolled back whole on any error."""
-        with study_faults(str(self.path)), self._writers() as s, s.begin():
+        with study_faults(self.where), self._writers() as s, s.begin():
             yield s
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        with study_faults(str(self.path)), self._readers() as s:
+        with study_faults(self.where), self._readers() as s:
             yield s
 
     def close(self) -> None:

@@ -231,6 +231,11 @@ def _plan(db_path: Path, where: str, mode: str, create: bool) -> str | None:
     migrate from (after a backup). Refuses what must not be opened, before anything is written."""
     fresh = not db_path.exists() or db_path.stat().st_size == 0
     tables, current = (set(), None) if fresh else _raw_schema(db_path)
+    return decide(tables, current, where, mode, create)
+
+
+def decide(tables: set[str], current: str | None, where: str, mode: str, create: bool) -> str | None:
+    """The plan for a database holding `tables` at revision `current` (any engine)."""
     head = head_revision()
     if current == head:
         return None

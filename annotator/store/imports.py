@@ -17,6 +17,7 @@ from ..domain.errors import InputError
 from ..domain.records import ItemSpec
 from .db import StudyDB
 from .items import add_items, item_pks
+from .locks import lock_imports
 from .models import Anchor, Case, Cell, Item, Judgement, JudgeRun, JudgeScore, Media, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
@@ -45,6 +46,7 @@ DUPLICATE = {
 def import_items(s: OrmSession, specs: Sequence[ItemSpec], media_rows: Sequence[tuple], *,
                  anchors: tuple | None = None) -> int:
     """Store items; with `anchors=(set_name, references, rationales)` they become anchors."""
+    lock_imports(s)
     pks = add_items(s, specs, media_rows, is_anchor=anchors is not None)
     if anchors is not None:
         name, refs, rats = anchors
@@ -70,6 +72,7 @@ def referenced_media(s: OrmSession, shas: Sequence[str]) -> set[str]:
 
 def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
     """groups: ingest.tables.RatingGroup. Creates raters the study does not know (never operators)."""
+    lock_imports(s)
     pks = item_pks(s, [g.item_id for g in groups])
     raters = {}
     sessions: dict[tuple[int, str], int] = {}
@@ -98,6 +101,7 @@ def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
 
 def import_judge(s: OrmSession, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None) -> int:
     """rows: ingest.tables.JudgeRow. One JudgeRun per judge name."""
+    lock_imports(s)
     pks = item_pks(s, [r.item_id for r in rows])
     runs: dict[str, JudgeRun] = {}
     for r in rows:
@@ -125,6 +129,7 @@ def ensure_pair(s, pair_id: str | None, a: int, b: int) -> Pair:
 
 def import_pair_votes(s: OrmSession, rows: Sequence[Any], *, judges: bool, source: str) -> int:
     """rows: ingest.tables.VoteRow. Both items of a pair must belong to one case."""
+    lock_imports(s)
     pks = item_pks(s, [r.item_left for r in rows] + [r.item_right for r in rows])
     case_of = dict(
         s.execute(

@@ -432,3 +432,15 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def known_uuids(db: StudyDB, uuids: set[str]) -> set[str]:
+    """Which of these answer ids the study holds."""
+    ids = sorted(uuids)
+    out: set[str] = set()
+    with db.read() as s:
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            for model in (Judgement, PairVote, Calibration):
+                out |= set(s.scalars(select(model.uuid).where(model.uuid.in_(chunk))))
+    return out

@@ -12,6 +12,7 @@ from .chains import head
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
+from .locks import lock_imports, lock_rater
 from .models import Item, Rater
 from .models_pairs import Pair, PairQueueEntry, PairVote
 from .people import rater_pk
@@ -25,6 +26,7 @@ def has_pairs(db: StudyDB) -> bool:
 
 def ensure_pairs(db: StudyDB) -> int:
     with db.write() as s:
+        lock_imports(s)  # pairs are designed from the items: not while an import adds some
         rows = s.execute(select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))).all()
         for a, b in design.design_pairs(rows):
             ensure_pair(s, None, a, b)
@@ -36,6 +38,7 @@ def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
     in their own seeded order), else once the pairs that still need raters."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
         n = s.scalar(select(func.count()).select_from(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk)) or 0
         pairs = [(p.id, p.item_a, p.item_b) for p in s.scalars(select(Pair).order_by(Pair.id))]
         mine = assigned_pairs(s, rpk)
@@ -85,13 +88,18 @@ def pair_progress(db: StudyDB, rater: str) -> tuple[int, int]:
 
 def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, choice: str, seed: int | None,
               session_pk: int | None, position: int | None, reason: str | None, time_ms: int | None,
-              supersedes: int | None = None) -> Submitted:
+              supersedes: int | None = None, uuid: str | None = None) -> Submitted:
     """Append one vote in its own transaction; a vote on a pair the rater already voted on
     elsewhere (another window) supersedes the current one, as in `answers.submit`."""
     if choice not in design.CHOICES:
         raise ValueError(f"choice must be one of {design.CHOICES}")
     with db.write() as s:
         rpk = rater_pk(s, rater)
+        lock_rater(s, rpk)
+        if uuid is not None:
+            known = s.scalar(select(PairVote.id).where(PairVote.uuid == uuid))
+            if known is not None:  # a re-send after a lost connection: stored once
+                return Submitted(known, False)
         replaced = False
         target = supersedes
         if target is None:
@@ -107,6 +115,8 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
         v = PairVote(pair_pk=pair_pk, rater_pk=rpk, item_left=left, item_right=right, choice=choice,
                      side_seed=seed, session_pk=session_pk, queue_position=position, reason=reason,
                      time_ms=time_ms, supersedes=target)
+        if uuid is not None:
+            v.uuid = uuid
         s.add(v)
         s.flush()
         return Submitted(v.id, replaced)

@@ -27,11 +27,15 @@ def add_rubric_version(s: OrmSession, rubric: Rubric, *, activate: bool = True) 
         row.is_active = True
 
 
+def active_rubric_or_none(s: OrmSession) -> str | None:
+    return s.scalar(select(RubricVersion.version).where(RubricVersion.is_active.is_(True)))
+
+
 def active_rubric(db: StudyDB) -> Rubric:
     with db.read() as s:
         row = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).first()
         if row is None:
-            raise InputError("the study has no rubric; create it with `annotator new STUDY --rubric FILE`", source=str(db.path))
+            raise InputError("the study has no rubric; create it with `annotator new STUDY --rubric FILE`", source=db.where)
         rubric = rubric_from_canonical(row.canonical)
     assert rubric.version == row.version, "stored rubric does not hash to its version"
     return rubric

@@ -47,14 +47,22 @@ def make_app(argv: list[str] | None = None):  # noqa: ANN201 - QApplication
 
 
 def run_app(study: Path | str | None = None, rater: str | None = None, *, mode: str = "label",
-            argv: list[str] | None = None) -> int:
-    """Open the app (on `study` as `rater` in `mode` when given); returns the exit status."""
+            default_rater: str | None = None, argv: list[str] | None = None) -> int:
+    """Open the app (on `study` as `rater` in `mode` when given); returns the exit status.
+
+    Without `rater`, the study reopens as the last rater who worked in it here, else as
+    `default_rater` (the demo's), else as its only rater.
+    """
     app = make_app(argv)
     from .main_window import MainWindow
     from .settings import AppSettings
     from .worker import stop_all
 
-    window = MainWindow(AppSettings(), study=Path(study) if study else None, rater=rater, mode=mode)
+    window = MainWindow(AppSettings(), study=Path(study) if study else None, rater=rater, mode=mode,
+                        default_rater=default_rater)
+    problems = window.keymap.problem_line()
+    if problems and sys.stderr is not None:
+        print(f"annotator: {problems}", file=sys.stderr)  # one line, at start-up
     app.aboutToQuit.connect(window.shutdown)
     app.aboutToQuit.connect(stop_all)
     window.show()
@@ -74,7 +82,7 @@ def _quit_when_ready(app, window) -> None:  # noqa: ANN001
 
     def check() -> None:
         view = window.current_view
-        ready = view is None or getattr(view, "state", "ready") in ("ready", "done")
+        ready = not window.busy and (view is None or getattr(view, "state", "ready") in ("ready", "done"))
         if ready:
             print(f"ready {time.perf_counter() - _T0:.3f}", flush=True)
             app.quit()

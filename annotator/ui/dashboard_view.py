@@ -1,40 +1,40 @@
 """The study lead's dashboard: the report's figures inside the app.
 
-It shows what ``annotator report`` publishes (contract 5.5), computed by the
-same code (``services.reporting.build_study_report``) and laid out from the
-same rows as the HTML report (``reports.html_report.build_view``), so the app
-and the report cannot disagree: agreement per metric (human alpha with its
-interval, each judge against the consensus with the shuffled baseline), the
-findings, the per-rater table (judgements, anchors, accuracy on anchors, drift
-flag), each rater's drift chart (deviation, EWMA, CUSUM up/down with the
-threshold h), calibration history and the pairwise summary (Bradley-Terry,
-position bias).
+The figures and their rows come from ``services.dashboard`` (the same code as
+``annotator report``); this module only lays out its sections (tables, notes,
+charts) and never imports ``reports``.
+
+Work: the database worker reads the inputs (quick: the data version, and the
+frames unless the cached report is still valid); the compute worker computes
+the report with progress (cancellable: Esc, or a newer refresh, or closing the
+view), draws the charts and decodes them with Pillow; the UI thread paints.
+While it computes, the counts are shown at once (a partial result). Reopening
+on unchanged data shows the cached report without computing.
 
 This view is for the study lead, NOT for blinded raters: it names generators
-and raters. The main window must never embed it in a rater's label or pair
-view.
+and raters. The main window never opens it for a rater.
 
 Public API
 ----------
-``DashboardView(study, rater, worker, settings=None, parent=None, *, n_boot=None, seed=0,
-autostart=True)`` - a ``QWidget``.
-    ``.refresh() -> bool``       recompute on the worker (False if one is already running).
-    ``.report() -> dict | None`` the last report dict; ``.is_busy() -> bool``;
-    ``.stop()`` / ``.shutdown()`` (results still in flight are dropped).
-    F5 / Ctrl+R refresh. ``n_boot`` defaults to the app setting
-    ``dashboard_n_boot`` (else 1000).
+``DashboardView(snapshot, rater, worker, settings=None, parent=None, *, compute=None,
+n_boot=None, seed=0, autostart=True)``
+    ``.refresh(force=True) -> bool`` (False while one runs); ``.cancel()``;
+    ``.report() -> dict | None``; ``.model``; ``.is_busy()``; ``.shutdown()``;
+    ``.section_top(key) -> int``. Keys: keymap context ``dashboard`` (F5 recompute,
+    Esc cancel, PgUp / PgDn / Space, Up / Down, Home / End, N / Shift+N or
+    Ctrl+Down / Ctrl+Up for the next / previous section). ``n_boot`` defaults to the
+    app setting ``dashboard_n_boot`` (else 1000).
     Signals: ``reportReady(dict)``, ``failed(str)``, ``progress(str)``.
 """
 
 from __future__ import annotations
 
-import base64
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QKeySequence, QPixmap, QShortcut
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QImage, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -52,59 +52,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .view_lifecycle import alive
+from ..services import dashboard as dash
+from .keymap import Keymap
+from .session_view import ShutsDownOnce, alive, one_line
+from .style import relative_font
+from .worker import ComputeWorker, decode_image
 
 __all__ = ["DashboardView"]
 
-INK = "#1f2430"
 SOFT = "#5b6270"
 LINE = "#e3e6eb"
 FLAG_BG = QColor("#fff6ed")  # the report's calm amber, not an alarm red
 FLAG_INK = "#b54708"
-OK_INK = "#027a48"
 DEFAULT_N_BOOT = 1000
-MAX_FINDING_ROWS = 200
-MAX_COLUMN = 220
-WIDE_TABLE = 1250
+MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
+COLUMN_SLACK = 12
+MIN_COLUMN = 110
+CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
 
 
-class _Relay(QObject):
-    """Carries progress messages from the worker thread to the UI thread (queued)."""
-
-    message = Signal(str)
+def _job_inputs(study: Any, n_boot: int, seed: int, use_cache: bool) -> dash.DashboardInputs:
+    return dash.read_inputs(study, n_boot=n_boot, seed=seed, use_cache=use_cache)
 
 
-def _chart_image(chart: Any) -> QImage | None:
-    """A charts.Chart (PNG data URI) as a QImage; decoded on the worker thread."""
-    uri = getattr(chart, "uri", None)
-    if not uri or "," not in uri:
-        return None
-    img = QImage()
-    if not img.loadFromData(base64.b64decode(uri.split(",", 1)[1])):
-        return None
-    return img
-
-
-def _d(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-# -- widget helpers ------------------------------------------------------------------
-
-def _heading(text: str, sub: str = "") -> QWidget:
-    w = QWidget()
-    lay = QVBoxLayout(w)
-    lay.setContentsMargins(0, 14, 0, 2)
-    lay.setSpacing(2)
-    h = QLabel(text)
-    h.setStyleSheet(f"font-size: 17px; font-weight: 650; color: {INK};")
-    lay.addWidget(h)
-    if sub:
-        s = QLabel(sub)
-        s.setWordWrap(True)
-        s.setStyleSheet(f"color: {SOFT};")
-        lay.addWidget(s)
-    return w
+def _job_compute(report: Callable[[float | None, str], None], inputs: dash.DashboardInputs,
+                 state: dash.TaskState) -> tuple[dash.DashboardModel, dict[str, QImage]]:
+    """Compute worker: the model, and its charts decoded with Pillow (no Qt image plugin off the UI thread)."""
+    state.report = report
+    model = dash.compute(inputs, state)
+    charts = {c.name: decode_image(c.png) for c in model.charts()}
+    return model, charts
 
 
 def _note(text: str) -> QLabel:
@@ -114,122 +91,149 @@ def _note(text: str) -> QLabel:
     return lab
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, flagged: set[int] | None = None,
-           name: str = "") -> QTableWidget:
-    """A read-only table sized to show every row (the page scrolls, not the table)."""
-    t = QTableWidget(len(rows), len(headers))
-    t.setObjectName(name)
-    t.setHorizontalHeaderLabels(list(headers))
-    t.verticalHeader().setVisible(False)
-    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.setAlternatingRowColors(True)
-    t.setWordWrap(False)
-    t.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    t.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-    for r, row in enumerate(rows):
+def _fit_columns(header: QHeaderView, n: int, width: int) -> None:
+    """Narrow the widest columns until the table fits `width` (their text wraps instead)."""
+    sizes = [header.sectionSize(c) for c in range(n)]
+    while sum(sizes) > width:
+        widest = max(range(n), key=sizes.__getitem__)
+        longest_word = max((header.fontMetrics().horizontalAdvance(word) for word in
+                            (header.model().headerData(widest, Qt.Orientation.Horizontal) or "").split()), default=0)
+        target = max(MIN_COLUMN, longest_word + 16, sizes[widest] - max(8, (sum(sizes) - width) // 2))
+        if target >= sizes[widest]:
+            break  # every column is as narrow as it may be: the table scrolls sideways
+        sizes[widest] = target
+    for c, size in enumerate(sizes):
+        header.resizeSection(c, size)
+
+
+def _wrap_header(w: QTableWidget, n: int) -> None:
+    """Break a header label onto more lines where its column is narrower than the label."""
+    fm = w.horizontalHeader().fontMetrics()
+    for c in range(n):
+        item = w.horizontalHeaderItem(c)
+        room = w.horizontalHeader().sectionSize(c) - 14
+        lines: list[str] = []
+        for word in item.text().split():
+            if lines and fm.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+        item.setText("\n".join(lines))
+
+
+def _table(t: dash.Table, width: int = 0) -> QTableWidget:
+    """A read-only table sized to show every row whole (the page scrolls, not the table), as
+    wide as the page when its text can wrap to fit."""
+    w = QTableWidget(len(t.rows), len(t.headers))
+    w.setObjectName(t.name)
+    w.setHorizontalHeaderLabels(list(t.headers))
+    w.verticalHeader().setVisible(False)
+    w.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    w.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    w.setAlternatingRowColors(True)
+    w.setWordWrap(True)
+    w.setTextElideMode(Qt.TextElideMode.ElideNone)
+    w.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    for r, row in enumerate(t.rows):
         for c, text in enumerate(row):
-            item = QTableWidgetItem(str(text))
-            item.setToolTip(str(text))
-            if flagged and r in flagged:
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            if r in t.flagged:
                 item.setBackground(QBrush(FLAG_BG))
-            t.setItem(r, c, item)
-    t.resizeColumnsToContents()
-    header = t.horizontalHeader()
+            w.setItem(r, c, item)
+    header = w.horizontalHeader()
+    w.resizeColumnsToContents()
+    for c in range(len(t.headers)):
+        # A little slack: text measured to the pixel can still wrap at a hyphen once drawn.
+        header.resizeSection(c, min(header.sectionSize(c) + COLUMN_SLACK, MAX_COLUMN))
+    if width > 0:
+        _fit_columns(header, len(t.headers), width - 2 * w.frameWidth() - 2)
+        _wrap_header(w, len(t.headers))
     header.setStretchLastSection(True)
-    for c in range(len(headers)):
-        if header.sectionSize(c) > MAX_COLUMN:
-            header.resizeSection(c, MAX_COLUMN)  # the full text is in the tooltip
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    t.resizeRowsToContents()
-    height = header.height() + sum(t.rowHeight(r) for r in range(len(rows))) + 2 * t.frameWidth() + 2
-    if header.length() > WIDE_TABLE:  # leave room for its own sideways scroll bar
-        height += t.horizontalScrollBar().sizeHint().height()
-    t.setFixedHeight(max(height, header.height() + 8))
-    t.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-    return t
+    w.resizeRowsToContents()  # after the widths: long text wraps onto more lines
+    head = header.sizeHint().height()  # (its height() lags a wrapped label until the next layout)
+    height = head + sum(w.rowHeight(r) for r in range(len(t.rows))) + 2 * w.frameWidth() + 2
+    if header.length() > (width or w.viewport().width()) > 0:
+        height += w.horizontalScrollBar().sizeHint().height()
+    w.setFixedHeight(max(height, head + 8))
+    w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    return w
 
 
-def _image_label(img: QImage | None, alt: str, name: str = "") -> QLabel:
+def _chart(chart: dash.Chart, image: QImage | None) -> QWidget:
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    if chart.caption:
+        cap = QLabel(chart.caption)
+        cap.setStyleSheet(f"color: {FLAG_INK if chart.flagged else SOFT}; font-weight: 600;")
+        lay.addWidget(cap)
     lab = QLabel()
-    lab.setObjectName(name)
+    lab.setObjectName(chart.name)
     lab.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-    if img is None or img.isNull():
+    if image is None or image.isNull():
         lab.setText("(no chart: nothing to draw)")
-        lab.setStyleSheet(f"color: {SOFT};")
-        return lab
-    pix = QPixmap.fromImage(img)
-    # Charts are rendered at 1.5x CSS size for sharpness; show them at CSS size.
-    pix.setDevicePixelRatio(1.5)
-    lab.setPixmap(pix)
-    lab.setToolTip(alt)
-    lab.setAccessibleName(alt)
-    return lab
+    else:
+        pix = QPixmap.fromImage(image)
+        pix.setDevicePixelRatio(CHART_RATIO)
+        lab.setPixmap(pix)
+        lab.setToolTip(chart.alt)
+        lab.setAccessibleName(chart.alt)
+    lay.addWidget(lab)
+    return box
 
 
-def _tile(value: str, label: str, *, warn: bool = False) -> QFrame:
+def _tile(t: dash.Tile) -> QFrame:
     f = QFrame()
     f.setObjectName("tile")
-    f.setStyleSheet(f"QFrame#tile {{ background: white; border: 1px solid {LINE}; border-radius: 8px; }}")
+    f.setStyleSheet(f"QFrame#tile {{ border: 1px solid {LINE}; border-radius: 8px; }}")
     lay = QVBoxLayout(f)
     lay.setContentsMargins(12, 8, 12, 8)
-    v = QLabel(value)
-    v.setStyleSheet(f"font-size: 20px; font-weight: 650; color: {FLAG_INK if warn else INK};")
-    t = QLabel(label)
-    t.setStyleSheet(f"color: {SOFT};")
+    v = QLabel(t.value)
+    v.setFont(relative_font(v, 1.5, bold=True))
+    if t.warn:
+        v.setStyleSheet(f"color: {FLAG_INK};")
     lay.addWidget(v)
-    lay.addWidget(t)
+    lay.addWidget(_note(t.label))
     return f
 
 
-def _est_text(e: Any, *, with_n: bool = True) -> str:
-    """html_report.Est -> 'text [low, high] n=..'."""
-    if e is None or not getattr(e, "present", False):
-        return "—"
-    s = str(e)
-    if with_n and getattr(e, "n", None) is not None and e.defined:
-        s += f"  n={e.n}"
-    return s
-
-
-class DashboardView(QWidget):
+class DashboardView(ShutsDownOnce, QWidget):
     reportReady = Signal(dict)  # noqa: N815 - Qt signal naming
     failed = Signal(str)
     progress = Signal(str)
 
-    def __init__(self, study: Any, rater: str | None, worker: Any, settings: Any = None,
-                 parent: QWidget | None = None, *, n_boot: int | None = None, seed: int = 0,
-                 autostart: bool = True) -> None:
+    def __init__(self, snapshot: Any, rater: str | None, worker: Any, settings: Any = None,
+                 parent: QWidget | None = None, *, compute: ComputeWorker | None = None,
+                 n_boot: int | None = None, seed: int = 0, autostart: bool = True) -> None:
         super().__init__(parent)
-        self.study = study
-        self.rater = rater
+        self.snapshot = snapshot
         self.worker = worker
         self.settings = settings
+        self.keymap = Keymap.from_settings(settings)
         self.setObjectName("DashboardView")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._own_compute = compute is None
+        self.compute = compute or ComputeWorker(self)
+        self.compute.progress.connect(self._on_progress)
         self._n_boot = n_boot if n_boot is not None else self._setting_n_boot()
         self._seed = seed
-        self._busy = False
+        self._task: dash.TaskState | None = None
+        self._job_id = -1
         self._stopped = False
-        self._report: dict | None = None
+        self.model: dash.DashboardModel | None = None
+        self._sections: list[QWidget] = []
         self._started = 0.0
-        self._relay = _Relay(self)
-        self._relay.message.connect(self._on_progress)
         self._build()
-        for seq in ("F5", "Ctrl+R"):
-            sc = QShortcut(QKeySequence(seq), self)
-            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            sc.setAutoRepeat(False)
-            sc.activated.connect(self.refresh)
         if autostart:
-            self.refresh()
+            self.refresh(force=False)
 
     def _setting_n_boot(self) -> int:
-        getter = getattr(self.settings, "value", None)
-        if getter is None:
-            return DEFAULT_N_BOOT
         try:
-            return int(getter("dashboard_n_boot", DEFAULT_N_BOOT))
-        except (TypeError, ValueError):
+            return int(self.settings.value("dashboard_n_boot", DEFAULT_N_BOOT)) if self.settings else DEFAULT_N_BOOT
+        except (TypeError, ValueError, AttributeError):
             return DEFAULT_N_BOOT
 
     # -- frame ---------------------------------------------------------------------
@@ -237,119 +241,145 @@ class DashboardView(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(10, 8, 10, 8)
         bar = QHBoxLayout()
-        self.title = QLabel("Study dashboard")
-        self.title.setStyleSheet(f"font-size: 20px; font-weight: 650; color: {INK};")
+        self.title = QLabel(f"Study dashboard: {self.snapshot.name}")
+        self.title.setFont(relative_font(self.title, 1.5, bold=True))
         bar.addWidget(self.title)
         self.busy_label = QLabel()
         self.busy_label.setStyleSheet(f"color: {SOFT};")
         self.busy_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.busy_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)  # indeterminate: the worker reports steps, not fractions
+        self.busy_bar.setRange(0, 100)
         self.busy_bar.setMaximumWidth(160)
         self.busy_bar.setTextVisible(False)
         self.busy_bar.hide()
         bar.addWidget(self.busy_label)
         bar.addWidget(self.busy_bar)
-        self.refresh_button = QPushButton("Recompute  [F5]")
-        self.refresh_button.clicked.connect(self.refresh)
+        self.refresh_button = QPushButton(f"Recompute  [{self.keymap.hint('refresh')}]")
+        self.refresh_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.refresh_button.clicked.connect(lambda: self.refresh())
         bar.addWidget(self.refresh_button)
         outer.addLayout(bar)
-        self.meta = _note("For the study lead: this page names generators and raters. "
-                          "Raters never see it.")
+        self.meta = _note("For the study lead: this page names generators and raters. Raters never see it.")
         outer.addWidget(self.meta)
+        self.tiles = QHBoxLayout()
+        self.tiles.setSpacing(10)
+        outer.addLayout(self.tiles)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.content = QWidget()
         self.scroll.setWidget(self.content)
         outer.addWidget(self.scroll, 1)
+        k = self.keymap.hint
+        outer.addWidget(_note(f"Keys: {k('page_down')} / {k('page_up')} page, {k('top')} / {k('bottom')}, "
+                              f"{k('next_section')} / {k('prev_section')} next / previous section, "
+                              f"{k('refresh')} recompute, {k('cancel')} cancel."))
 
     # -- computing -------------------------------------------------------------------
-    def refresh(self) -> bool:
-        if self._busy or self._stopped:
+    def is_busy(self) -> bool:
+        return self._task is not None
+
+    def refresh(self, force: bool = True) -> bool:
+        """Recompute (`force`), or show the cached report when the data has not changed."""
+        if self._task is not None or self._stopped:
             return False
-        self._busy = True
+        self._task = dash.TaskState()
         self._started = time.monotonic()
         self.refresh_button.setEnabled(False)
+        self.busy_bar.setValue(0)
         self.busy_bar.show()
-        self._on_progress("queued")
-        relay = self._relay
-
-        def say(msg: str) -> None:  # called on the worker thread
-            if alive(relay):
-                relay.message.emit(msg)
-
-        def done(result: Any) -> None:
-            if not self._stopped and alive(self):
-                self._on_ready(result)
-
-        def error(exc: BaseException) -> None:
-            if not self._stopped and alive(self):
-                self._on_failed(exc)
-
-        self.worker.submit(self._compute, self.study, self._n_boot, self._seed, say,
-                           on_done=done, on_error=error)
+        self.busy_label.setText("Reading the study…")
+        self.worker.run(_job_inputs, self._n_boot, self._seed, not force,
+                        on_done=self._guard(self._on_inputs), on_error=self._guard(self._on_failed))
         return True
 
-    @staticmethod
-    def _compute(study: Any, n_boot: int, seed: int, say: Callable[[str], None]) -> tuple[dict, dict, dict]:
-        """Worker thread: the report, its display rows and the charts decoded to QImage."""
-        from ..reports.html_report import build_view
-        from ..services.reporting import build_study_report
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
 
-        report = build_study_report(study, n_boot=n_boot, seed=seed, progress=say)
-        say("drawing charts")
-        view = build_view(report, with_charts=True)
-        charts = view.get("charts") or {}
-        images = {
-            "agreement": _chart_image(charts.get("agreement")),
-            "bradley_terry": _chart_image(charts.get("bradley_terry")),
-            "drift": {name: _chart_image(c) for name, c in (charts.get("drift") or {}).items()},
-        }
-        return report, view, images
+    def _guard(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
+        def call(arg: Any) -> None:
+            if not self._stopped and alive(self):
+                fn(arg)
+        return call
 
-    def _on_progress(self, msg: str) -> None:
-        if self._busy:
-            self.busy_label.setText(f"Computing the report: {msg}...")
-            self.progress.emit(msg)
+    def _on_inputs(self, inputs: dash.DashboardInputs) -> None:
+        if self._task is None:
+            return
+        if self.model is None and inputs.tiles:
+            self._show_tiles(inputs.tiles)  # the counts at once, while the figures compute
+        self._job_id = self.compute.submit(_job_compute, inputs, self._task,
+                                           on_done=self._guard(self._on_ready), on_error=self._guard(self._on_failed))
 
-    def _on_ready(self, result: tuple[dict, dict, dict]) -> None:
-        report, view, images = result
-        self._report = report
-        self._busy = False
+    def _on_progress(self, job_id: int, fraction: Any, message: str) -> None:
+        if job_id != self._job_id or self._task is None or self._stopped:
+            return
+        if fraction is not None:
+            self.busy_bar.setValue(int(fraction * 100))
+        self.busy_label.setText(f"Computing the report: {message}…")
+        self.progress.emit(message)
+
+    def _done(self) -> None:
+        self._task = None
         self.busy_bar.hide()
         self.refresh_button.setEnabled(True)
+
+    def _on_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
+        model, charts = result
+        self._done()
         secs = time.monotonic() - self._started
-        self.busy_label.setText(f"Computed in {secs:.1f} s with {self._n_boot} bootstrap resamples.")
-        self._render(report, view, images)
-        self.reportReady.emit(report)
+        if model.seconds and secs < model.seconds / 2:
+            self.busy_label.setText(f"Unchanged since the last computation: shown at once ({secs:.2f} s).")
+        else:
+            self.busy_label.setText(f"Computed in {secs:.1f} s with {model.n_boot} bootstrap resamples.")
+        self.model = model
+        self._render(model, charts)
+        self.reportReady.emit(dict(model.report))
 
     def _on_failed(self, exc: BaseException) -> None:
-        self._busy = False
-        self.busy_bar.hide()
-        self.refresh_button.setEnabled(True)
-        msg = str(exc) or type(exc).__name__
+        self._done()
+        if isinstance(exc, dash.Cancelled):
+            self.busy_label.setText("Cancelled. " + ("The figures shown are from the last computation."
+                                                     if self.model else f"{self.keymap.hint('refresh')} computes."))
+            return
+        msg = one_line(exc)
         self.busy_label.setText(f"The report could not be computed: {msg}")
         self.failed.emit(msg)
 
     # -- layout of one report ------------------------------------------------------
-    def _render(self, report: Mapping[str, Any], view: Mapping[str, Any], images: Mapping[str, Any]) -> None:
+    def _show_tiles(self, tiles: tuple[dash.Tile, ...]) -> None:
+        while self.tiles.count():
+            item = self.tiles.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        for t in tiles:
+            self.tiles.addWidget(_tile(t))
+        self.tiles.addStretch(1)
+
+    def _render(self, model: dash.DashboardModel, charts: dict[str, QImage]) -> None:
+        self.title.setText(model.title)
+        self.meta.setText(model.meta)
+        self._show_tiles(model.tiles)
         content = QWidget()
         lay = QVBoxLayout(content)
         lay.setContentsMargins(4, 0, 12, 24)
         lay.setSpacing(6)
-        self.title.setText(f"Study dashboard: {view.get('study')}")
-        self.meta.setText(
-            f"Rubric {view.get('rubric_id')} (version {view.get('rubric_version_short')})  ·  "
-            f"bootstrap resamples: {view.get('n_boot') or self._n_boot}  ·  "
-            "for the study lead: this page names generators and raters; raters never see it.")
-        self._tiles(lay, report, view)
-        self._agreement(lay, view, images.get("agreement"))
-        self._findings(lay, view)
-        self._raters(lay, report, view, images.get("drift") or {})
-        self._calibrations(lay, report)
-        self._pairwise(lay, view, images.get("bradley_terry"))
+        self._sections = []
+        for s in model.sections:
+            head = QWidget()
+            head.setObjectName(f"section:{s.key}")
+            hl = QVBoxLayout(head)
+            hl.setContentsMargins(0, 14, 0, 2)
+            h = QLabel(s.title)
+            h.setFont(relative_font(h, 1.3, bold=True))
+            hl.addWidget(h)
+            if s.subtitle:
+                hl.addWidget(_note(s.subtitle))
+            lay.addWidget(head)
+            self._sections.append(head)
+            self._blocks(lay, s.blocks, charts)
         lay.addStretch(1)
         old = self.scroll.takeWidget()
         self.scroll.setWidget(content)
@@ -357,207 +387,76 @@ class DashboardView(QWidget):
         if old is not None:
             old.deleteLater()
 
-    def _tiles(self, lay: QVBoxLayout, report: Mapping[str, Any], view: Mapping[str, Any]) -> None:
-        raters = _d(report.get("raters"))
-        flagged = [n for n, r in raters.items() if _d(_d(r).get("drift")).get("flagged")]
-        n_judgements = sum(int(_d(r).get("n_judgements") or 0) for r in raters.values())
-        cells = _d(_d(report.get("pairwise")).get("cells"))
-        n_votes = sum(int(_d(t).get("n") or 0) for c in cells.values() for t in _d(c).values())
-        row = QHBoxLayout()
-        row.setSpacing(10)
-        for value, label, warn in (
-            (str(len(view.get("metrics") or [])), "metrics", False),
-            (f"{n_judgements:,}", "judgements", False),
-            (str(len(raters)), "raters", False),
-            (str(len(report.get("findings") or [])), "findings", False),
-            (str(len(flagged)), "raters with a drift flag", bool(flagged)),
-            (f"{n_votes:,}", "pair votes", False),
-        ):
-            row.addWidget(_tile(value, label, warn=warn))
-        row.addStretch(1)
-        lay.addLayout(row)
+    def _blocks(self, lay: QVBoxLayout, blocks: tuple[dash.Block, ...], charts: dict[str, QImage]) -> None:
+        grid: QGridLayout | None = None
+        # The page's own scroll bar is about to appear: leave its room now.
+        room = self.scroll.width() - self.scroll.verticalScrollBar().sizeHint().width() - 40
+        n = 0
+        for b in blocks:
+            if isinstance(b, dash.Table):
+                lay.addWidget(_table(b, room + 24))
+            elif isinstance(b, dash.Note):
+                lay.addWidget(_note(b.text))
+            elif b.caption:  # per-rater charts: two a row when they fit, so the page never scrolls sideways
+                image = charts.get(b.name)
+                if grid is None:
+                    grid = QGridLayout()
+                    grid.setHorizontalSpacing(16)
+                    lay.addLayout(grid)
+                widths = [im.width() / CHART_RATIO for im in charts.values()]
+                cols = 2 if widths and room >= 2 * max(widths) + 16 else 1
+                grid.addWidget(_chart(b, image), n // cols, n % cols)
+                n += 1
+            else:
+                lay.addWidget(_chart(b, charts.get(b.name)))
 
-    def _agreement(self, lay: QVBoxLayout, view: Mapping[str, Any], chart: QImage | None) -> None:
-        lay.addWidget(_heading(
-            "Agreement per metric",
-            "Krippendorff's alpha among humans with its bootstrap 95% interval, and each judge against "
-            "the human consensus beside the alpha it gets when its scores are shuffled across items."))
-        rows: list[list[str]] = []
-        for m in view.get("metrics") or []:
-            counts = " · ".join(str(m.get(k) if m.get(k) is not None else "—")
-                                for k in ("n_items", "n_raters", "n_judgements"))
-            base = [m["key"], f"{m['kind']} / {m['level']}", counts, _est_text(m["human_alpha"])]
-            if not m["judges"]:
-                rows.append([*base, "—", "—", "—", "—"])
-            for i, j in enumerate(m["judges"]):
-                # A long "undefined because..." note would swamp the column; the tooltip has it.
-                perm = f"{j['perm_mean']} (p {j['perm_p']})" if j.get("perm_mean") else \
-                    ("undefined: " + j["perm_note"] if j.get("perm_note") else "—")
-                cells = base if i == 0 else ["", "", "", ""]
-                rows.append([*cells, j["name"], _est_text(j["alpha_vs_consensus"]), perm,
-                             _est_text(j["exact_agreement"], with_n=False)])
-        lay.addWidget(_table(["metric", "kind / level", "items · raters · answers", "human alpha [95% CI]",
-                              "judge", "judge alpha vs consensus [95% CI]", "shuffled baseline",
-                              "exact agreement"], rows, name="agreementTable"))
-        lay.addWidget(_image_label(chart, "Krippendorff's alpha per metric with 95% intervals", "agreementChart"))
+    # -- keys ------------------------------------------------------------------------
+    def section_top(self, key: str) -> int:
+        w = self.content.findChild(QWidget, f"section:{key}")
+        return w.y() if w is not None else -1
 
-    def _findings(self, lay: QVBoxLayout, view: Mapping[str, Any]) -> None:
-        findings = view.get("findings") or []
-        lay.addWidget(_heading(
-            f"Findings: {len(findings)}",
-            "Each disagreement between the humans and the judge (or among the humans), item by item "
-            "and metric by metric; none is averaged away."))
-        if not findings:
-            lay.addWidget(_note("No findings: humans and judges agree wherever both answered."))
+    def _jump(self, step: int) -> None:
+        bar = self.scroll.verticalScrollBar()
+        tops = sorted(w.y() for w in self._sections)
+        now = bar.value()
+        if step > 0:
+            target = next((y for y in tops if y > now + 1), bar.maximum())
+        else:
+            target = next((y for y in reversed(tops) if y < now - 1), 0)
+        bar.setValue(target)
+
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        bar = self.scroll.verticalScrollBar()
+        return {
+            "refresh": self.refresh, "cancel": self.cancel,
+            "page_down": lambda: bar.setValue(bar.value() + bar.pageStep()),
+            "page_up": lambda: bar.setValue(bar.value() - bar.pageStep()),
+            "line_down": lambda: bar.setValue(bar.value() + bar.singleStep() * 3),
+            "line_up": lambda: bar.setValue(bar.value() - bar.singleStep() * 3),
+            "top": lambda: bar.setValue(0), "bottom": lambda: bar.setValue(bar.maximum()),
+            "next_section": lambda: self._jump(1), "prev_section": lambda: self._jump(-1),
+        }
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        handler = self.actions().get(self.keymap.action_for(event, "dashboard") or "")
+        if handler is None:
+            super().keyPressEvent(event)
             return
-        rows = [[str(f.get("title") or ""), str(f.get("metric") or ""), str(f.get("kind") or ""),
-                 str(f.get("humans") or ""), str(f.get("judge_value") or ""), str(f.get("generator") or "")]
-                for f in findings[:MAX_FINDING_ROWS]]
-        lay.addWidget(_table(["item", "metric", "kind", "humans", "judge", "generator"], rows,
-                             name="findingsTable"))
-        if len(findings) > MAX_FINDING_ROWS:
-            lay.addWidget(_note(f"The first {MAX_FINDING_ROWS} of {len(findings)} findings; the HTML "
-                                "report lists them all."))
-
-    def _raters(self, lay: QVBoxLayout, report: Mapping[str, Any], view: Mapping[str, Any],
-                drift: Mapping[str, QImage | None]) -> None:
-        lay.addWidget(_heading(
-            "Raters",
-            "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within "
-            "one point; 95% interval) and the CUSUM drift flag."))
-        raters = _d(report.get("raters"))
-        rows, flagged = [], set()
-        for i, r in enumerate(view.get("raters") or []):
-            acc = _d(_d(raters.get(r["name"])).get("accuracy"))
-            acc_text = "; ".join(
-                f"{k} {self._share(v)}" for k, v in acc.items() if isinstance(v, Mapping)) or "—"
-            if r["flagged"]:
-                flagged.add(i)
-            rows.append([r["name"], str(r.get("n_judgements") if r.get("n_judgements") is not None else "—"),
-                         str(r.get("anchors") if r.get("anchors") is not None else "—"), acc_text,
-                         r["drift_text"], r.get("calibrations") or "none"])
-        lay.addWidget(_table(["rater", "judgements", "anchors", "accuracy on anchors", "drift",
-                              "calibration"], rows, flagged=flagged, name="ratersTable"))
-        if not drift:
-            lay.addWidget(_note("No drift charts yet: no rater has answered a live anchor."))
-            return
-        lay.addWidget(_heading(
-            "Drift on anchors",
-            "Per rater: each anchor answer's deviation from the reference with its EWMA and control "
-            "limits (top), and the CUSUM up / down against the threshold h that raises the flag "
-            "(bottom). Flagged raters first."))
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(16)
-        widths = [img.width() / 1.5 for img in drift.values() if img is not None and not img.isNull()]
-        room = self.scroll.viewport().width() - 40
-        # Two charts a row when they fit side by side, else one: the page never scrolls sideways.
-        cols = 2 if widths and room >= 2 * max(widths) + 16 else 1
-        names = sorted(drift, key=lambda n: (not _d(_d(raters.get(n)).get("drift")).get("flagged"), n))
-        for i, name in enumerate(names):
-            box = QVBoxLayout()
-            d = _d(_d(raters.get(name)).get("drift"))
-            cap = QLabel(f"<b>{name}</b>" + (
-                f"  <span style='color:{FLAG_INK}'>drift flag: {d.get('metric')}, {d.get('direction')}, "
-                f"from anchor answer {d.get('first_flag_at')}</span>" if d.get("flagged") else
-                f"  <span style='color:{OK_INK}'>no drift flag</span>"))
-            cap.setTextFormat(Qt.TextFormat.RichText)
-            box.addWidget(cap)
-            box.addWidget(_image_label(drift[name], f"Drift chart for {name}", f"driftChart:{name}"))
-            grid.addLayout(box, i // cols, i % cols)
-        lay.addLayout(grid)
-
-    @staticmethod
-    def _share(v: Mapping[str, Any]) -> str:
-        est = v.get("estimate")
-        if est is None:
-            return "—"
-        n = v.get("n")
-        lo, hi = v.get("low"), v.get("high")
-        ci = f" [{lo:.0%}, {hi:.0%}]" if lo is not None and hi is not None else ""
-        return f"{est:.0%}{ci} n={n}"
-
-    def _calibrations(self, lay: QVBoxLayout, report: Mapping[str, Any]) -> None:
-        lay.addWidget(_heading(
-            "Calibration history",
-            "Every calibration session: the share of anchors met per metric against its rule, and the verdict."))
-        raters = _d(report.get("raters"))
-        keys: list[str] = []
-        recs: list[tuple[str, Mapping[str, Any]]] = []
-        for name in sorted(raters, key=str):
-            for c in _d(raters[name]).get("calibrations") or []:
-                if isinstance(c, Mapping):
-                    recs.append((str(name), c))
-                    for k in _d(c.get("metrics")):
-                        if k not in keys:
-                            keys.append(k)
-        if not recs:
-            lay.addWidget(_note("No calibration session has been run yet."))
-            return
-        rows, flagged = [], set()
-        for i, (name, c) in enumerate(recs):
-            metrics = _d(c.get("metrics"))
-            cells = []
-            for k in keys:
-                m = _d(metrics.get(k))
-                share = m.get("share")
-                cells.append("—" if share is None else
-                             f"{share:.0%} of {m.get('n')} (need {m.get('threshold', 0):.0%})"
-                             + ("" if m.get("passed") else " ✗"))
-            ok = bool(c.get("qualified"))
-            if not ok:
-                flagged.add(i)
-            rows.append([name, str(c.get("created_at") or ""), "qualified" if ok else "not yet", *cells])
-        lay.addWidget(_table(["rater", "when", "verdict", *keys], rows, flagged=flagged,
-                             name="calibrationTable"))
-
-    def _pairwise(self, lay: QVBoxLayout, view: Mapping[str, Any], chart: QImage | None) -> None:
-        p = view.get("pairwise")
-        lay.addWidget(_heading(
-            "Pairwise preferences",
-            "Bradley-Terry strength per generator (95% interval) from the A/B votes, and whether "
-            "raters favour a side."))
-        if not p:
-            lay.addWidget(_note("No pair votes yet."))
-            return
-        bt = p.get("bradley_terry") or []
-        if bt:
-            lay.addWidget(_table(["generator", "strength [95% CI]"],
-                                 [[r["name"], _est_text(r["est"])] for r in bt], name="btTable"))
-            lay.addWidget(_image_label(chart, "Bradley-Terry strength per generator", "btChart"))
-        elif p.get("bradley_terry_note"):
-            lay.addWidget(_note(str(p["bradley_terry_note"])))
-        pb = p.get("position_bias") or {}
-        if pb.get("present"):
-            rows = [[pb["name"], pb["left"], pb["right"], pb["n"], pb["p"]]]
-            rows += [[r["name"], r["left"], r["right"], r["n"], r["p"]] for r in p.get("by_rater") or []]
-            flagged = {i + 1 for i, r in enumerate(p.get("by_rater") or []) if r.get("flagged")}
-            lay.addWidget(_note("Position bias: how often the output shown on the left or the right won "
-                                "(binomial test against 50 / 50)."))
-            lay.addWidget(_table(["who", "left won", "right won", "n", "p"], rows, flagged=flagged,
-                                 name="positionTable"))
-        ra = p.get("rater_alpha")
-        if ra is not None and ra.present:
-            lay.addWidget(_note(f"Agreement among raters on the votes (alpha): {_est_text(ra)}"))
-        judges = p.get("judges") or []
-        if judges:
-            lay.addWidget(_table(["judge", "n", "agreement with majority", "kappa vs majority"],
-                                 [[j["name"], str(j.get("n") or "—"), _est_text(j["agreement"]),
-                                   _est_text(j["kappa"])] for j in judges], name="pairJudgesTable"))
+        handler()
+        event.accept()
 
     # -- queries and lifecycle -----------------------------------------------------
     def report(self) -> dict | None:
-        return self._report
-
-    def is_busy(self) -> bool:
-        return self._busy
-
-    def stop(self) -> None:
-        self._stopped = True
+        return dict(self.model.report) if self.model is not None else None
 
     def shutdown(self) -> None:
-        """What the main window calls before dropping the view (same as stop())."""
-        self.stop()
+        if self._stopped:
+            return
+        self._stopped = True
+        self.cancel()
+        if self._own_compute:
+            self.compute.stop(timeout=0.5)  # a running step ends on its own; its result is dropped
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        self.stop()
-        super().closeEvent(event)
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.setFocus()

@@ -2,11 +2,12 @@
 
 Public API (stable; other views build on it)
 --------------------------------------------
-``ImageView(parent: QWidget | None = None)`` - a ``QGraphicsView``.
-    ``.set_image(image: QImage | None, *, mask: QImage | None = None) -> None``
-        Show a decoded image (fit to the window); ``None`` clears it. A mask
-        (white = edited region) is drawn as a tinted overlay when visible.
-    ``.image() -> QImage | None``; ``.set_mask(mask: QImage | None)``; ``.has_mask -> bool``
+``ImageView(parent: QWidget | None = None, keymap: Keymap | None = None)`` - a ``QGraphicsView``.
+    ``.set_image(image: QImage | None, *, overlay: QImage | None = None) -> None``
+        Show a decoded image (fit to the window); ``None`` clears it. An edit
+        mask's overlay (``decode.overlay_image``, computed off the UI thread) is
+        stretched over the picture when visible.
+    ``.image() -> QImage | None``; ``.set_overlay(overlay: QImage | None)``; ``.has_mask -> bool``
     ``.set_mask_visible(on: bool)``; ``.mask_visible() -> bool``; ``.toggle_mask() -> bool``
     ``.fit()`` fit to window (the default; kept on resize until the user zooms)
     ``.actual_size()`` 100 %; ``.zoom_in()`` / ``.zoom_out()`` (x1.25 steps);
@@ -14,7 +15,8 @@ Public API (stable; other views build on it)
     ``.zoom() -> float``; ``.is_fit() -> bool``
     ``.view_state() -> ViewState``; ``.apply_view_state(state: ViewState)``
     Mouse: wheel zooms about the cursor, drag pans. Keys when the view has
-    focus: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` fit, ``1`` 100 %, ``M`` mask.
+    focus come from the keymap's ``image`` context (+ / = zoom in, - zoom out,
+    0 fit, 1 100 %, M mask by default).
     Signals: ``zoomChanged(float)``, ``viewChanged()`` (zoom or pan moved),
     ``painted()`` (after each paint of the viewport; used to time latency).
 
@@ -27,9 +29,6 @@ Public API (stable; other views build on it)
 
 ``ViewState(fit: bool, relative_zoom: float, cx: float, cy: float)`` - zoom
 relative to the fit scale and the view centre as a fraction of the image.
-
-``mask_overlay(mask: QImage, color: QColor | None = None) -> QImage`` - thread-safe
-helper turning a grey mask into an outline with a faint tint inside.
 """
 
 from __future__ import annotations
@@ -37,17 +36,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPainter, QPalette
+from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
-__all__ = ["ImageView", "SyncGroup", "ViewState", "mask_overlay"]
+from .keymap import Keymap
+
+__all__ = ["ImageView", "SyncGroup", "ViewState"]
 
 ZOOM_STEP = 1.25
 MIN_ZOOM = 0.02
 MAX_ZOOM = 32.0
-MASK_ALPHA = 0.08  # the tint inside the mask; the outline is near opaque
 
 
 @dataclass(frozen=True)
@@ -58,45 +57,21 @@ class ViewState:
     cy: float
 
 
-def mask_overlay(mask: QImage, color: QColor | None = None) -> QImage:
-    """The mask as a solid outline plus a faint tint inside (white = masked).
-
-    The inside stays nearly clear so the colours being judged are not changed;
-    the outline says exactly where the edit was allowed.
-    """
-    color = QColor(0, 150, 255) if color is None else QColor(color)
-    grey = mask.convertToFormat(QImage.Format.Format_Grayscale8)
-    w, h = grey.width(), grey.height()
-    rows = np.frombuffer(grey.constBits(), dtype=np.uint8).reshape(h, grey.bytesPerLine())[:, :w]
-    inside = rows > 127
-    t = max(2, min(w, h) // 160)  # outline width in image pixels
-    padded = np.pad(inside, t, mode="constant", constant_values=False)
-    eroded = inside.copy()
-    for dy in range(-t, t + 1):
-        for dx in (-t, 0, t):
-            eroded &= padded[t + dy: t + dy + h, t + dx: t + dx + w]
-    edge = inside & ~eroded
-    alpha = np.where(edge, 235, np.where(inside, int(255 * MASK_ALPHA), 0)).astype(np.uint32)
-    r, g, b = color.red(), color.green(), color.blue()
-    # Premultiplied ARGB32, native byte order (0xAARRGGBB as a uint32).
-    argb = (alpha << 24) | ((r * alpha // 255) << 16) | ((g * alpha // 255) << 8) | (b * alpha // 255)
-    argb = np.ascontiguousarray(argb, dtype=np.uint32)
-    out = QImage(argb.tobytes(), w, h, w * 4, QImage.Format.Format_ARGB32_Premultiplied)
-    return out.copy()  # own the pixels (the bytes above are temporary)
-
-
 class _ImageItem(QGraphicsItem):
-    """Draws a QImage directly: no QPixmap conversion on the UI thread."""
+    """Draws a QImage directly (no QPixmap conversion on the UI thread), stretched over `rect`."""
 
     def __init__(self) -> None:
         super().__init__()
         self._image: QImage | None = None
         self._rect = QRectF()
 
-    def set_image(self, image: QImage | None) -> None:
+    def set_image(self, image: QImage | None, rect: QRectF | None = None) -> None:
         self.prepareGeometryChange()
         self._image = image
-        self._rect = QRectF(0, 0, image.width(), image.height()) if image is not None else QRectF()
+        if image is None:
+            self._rect = QRectF()
+        else:
+            self._rect = QRectF(rect) if rect is not None else QRectF(0, 0, image.width(), image.height())
         self.update()
 
     def image(self) -> QImage | None:
@@ -114,7 +89,10 @@ class _ImageItem(QGraphicsItem):
         exposed = option.exposedRect.intersected(self._rect)
         if exposed.isEmpty():
             return
-        painter.drawImage(exposed, self._image, exposed)
+        sx = self._image.width() / self._rect.width()
+        sy = self._image.height() / self._rect.height()
+        source = QRectF(exposed.x() * sx, exposed.y() * sy, exposed.width() * sx, exposed.height() * sy)
+        painter.drawImage(exposed, self._image, source)
 
 
 class ImageView(QGraphicsView):
@@ -122,8 +100,9 @@ class ImageView(QGraphicsView):
     viewChanged = Signal()  # noqa: N815
     painted = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, keymap: Keymap | None = None) -> None:
         super().__init__(parent)
+        self.keymap = keymap or Keymap()
         self._scene = QGraphicsScene(self)
         self.setScene(self._scene)
         self._item = _ImageItem()
@@ -131,7 +110,7 @@ class ImageView(QGraphicsView):
         self._mask_item.setZValue(1)
         self._scene.addItem(self._item)
         self._scene.addItem(self._mask_item)
-        self._mask: QImage | None = None
+        self._overlay: QImage | None = None
         self._mask_visible = True
         self._fit = True
         self._quiet = 0  # >0 while applying a state: no viewChanged echo
@@ -148,9 +127,9 @@ class ImageView(QGraphicsView):
         self.verticalScrollBar().valueChanged.connect(self._moved)
 
     # -- content -------------------------------------------------------------------
-    def set_image(self, image: QImage | None, *, mask: QImage | None = None) -> None:
+    def set_image(self, image: QImage | None, *, overlay: QImage | None = None) -> None:
         self._item.set_image(image)
-        self.set_mask(mask)
+        self.set_overlay(overlay)
         rect = QRectF(0, 0, image.width(), image.height()) if image is not None else QRectF()
         self._scene.setSceneRect(rect)
         self._fit = True
@@ -159,25 +138,24 @@ class ImageView(QGraphicsView):
     def image(self) -> QImage | None:
         return self._item.image()
 
-    def set_mask(self, mask: QImage | None) -> None:
-        self._mask = mask
+    def set_overlay(self, overlay: QImage | None) -> None:
+        """The mask's overlay, stretched over the picture (the mask may have another pixel size)."""
         img = self._item.image()
-        if mask is not None and img is not None and mask.size() != img.size():
-            mask = mask.scaled(img.size(), Qt.AspectRatioMode.IgnoreAspectRatio,
-                               Qt.TransformationMode.FastTransformation)
-        self._mask_item.set_image(mask_overlay(mask) if mask is not None else None)
-        self._mask_item.setVisible(self._mask_visible and mask is not None)
+        self._overlay = overlay if img is not None else None
+        rect = QRectF(0, 0, img.width(), img.height()) if img is not None else None
+        self._mask_item.set_image(self._overlay, rect)
+        self._mask_item.setVisible(self._mask_visible and self._overlay is not None)
 
     @property
     def has_mask(self) -> bool:
-        return self._mask is not None
+        return self._overlay is not None
 
     def mask_visible(self) -> bool:
         return self._mask_visible
 
     def set_mask_visible(self, on: bool) -> None:
         self._mask_visible = bool(on)
-        self._mask_item.setVisible(self._mask_visible and self._mask is not None)
+        self._mask_item.setVisible(self._mask_visible and self._overlay is not None)
 
     def toggle_mask(self) -> bool:
         self.set_mask_visible(not self._mask_visible)
@@ -283,26 +261,15 @@ class ImageView(QGraphicsView):
             # A drag pans; the view stops following window resizes from here on.
             self._fit = False
 
-    def keyPressEvent(self, event) -> None:  # noqa: N802, ANN001
-        key = event.key()
-        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        if mods in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.ShiftModifier):
-            if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
-                self.zoom_in()
-                return
-            if key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
-                self.zoom_out()
-                return
-            if key == Qt.Key.Key_0:
-                self.fit()
-                return
-            if key == Qt.Key.Key_1:
-                self.actual_size()
-                return
-            if key == Qt.Key.Key_M:
-                self.toggle_mask()
-                return
-        super().keyPressEvent(event)
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        handler = {"image_zoom_in": self.zoom_in, "image_zoom_out": self.zoom_out, "image_fit": self.fit,
+                   "image_actual": self.actual_size, "image_mask": self.toggle_mask}.get(
+            self.keymap.action_for(event, "image") or "")
+        if handler is None:
+            super().keyPressEvent(event)
+            return
+        handler()
+        event.accept()
 
     def paintEvent(self, event) -> None:  # noqa: N802, ANN001
         super().paintEvent(event)

@@ -1,20 +1,24 @@
-"""Every keyboard shortcut of the app, declared in one table.
+"""Every keyboard shortcut of the app, declared in one table (as Anki's reviewer does).
 
-The label form has a *focused metric* (highlighted; Up/Down or Tab/Shift+Tab
-move it, and it advances by itself after an answer). Answer keys act on it:
-P / F for a gate, digits for a scale value, a choice option or a tag toggle,
-X for "cannot judge". Zoom uses + / - and Ctrl+0 / Ctrl+1 in the label view
-because plain digits answer scales there (an image view that has focus also
-takes plain 0 and 1).
+Each action belongs to one or more *contexts*: ``global`` (the main window,
+active everywhere), ``label`` (the label view and the calibration answer
+screen), ``pair``, ``reason`` (a reason box being typed in; its view's keys
+that do not type text act there too), ``feedback`` (calibration feedback and
+verdict), ``dashboard``, ``image`` (an image view that has the keyboard focus)
+and ``dialog``. Views do
+not compare key codes: they ask ``keymap.action_for(event, context)`` and run
+the handler their own table gives for that action name.
 
-Users override a binding in the settings file (``keymap`` entry, action name ->
-list of sequences, portable text as in ``QKeySequence.toString()``).
+The label form has a *focused metric*; answer keys act on it (P / F for a gate,
+digits for a scale value, a likert point, a choice option or a tag toggle, X
+for "cannot judge"). Zoom uses + / - and Ctrl+0 / Ctrl+1 because plain digits
+answer (an image view that has focus also takes plain 0 and 1).
 
-Public API: ``Action`` (name, label, defaults, group), ``ACTIONS``,
-``Keymap(overrides: dict[str, list[str]] | None = None)`` with
-``.sequences(action) -> list[QKeySequence]``, ``.hint(action) -> str`` (for the
-visible key hint), ``.action_for(event: QKeyEvent) -> str | None``,
-``.conflicts() -> list[tuple[str, str, str]]``; ``Keymap.from_settings(settings)``.
+Users override bindings in a keys file (``keys.toml`` beside the settings file,
+see README "Keys"): ``action = ["Key", ...]``. A clash (two actions of contexts
+active together on one key) keeps the action declared first here and is
+reported, with unknown actions and unreadable keys, in ONE line at start-up
+(``Keymap.problems()``), never dropped silently.
 """
 
 from __future__ import annotations
@@ -24,107 +28,208 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
 
+CONTEXTS = ("global", "label", "pair", "reason", "feedback", "dashboard", "image", "dialog")
+_MODIFIER_KEYS = (Qt.Key.Key_unknown, Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta)
+
 
 @dataclass(frozen=True)
 class Action:
     name: str
     label: str
     defaults: tuple[str, ...]
-    group: str
+    contexts: tuple[str, ...]
 
 
-def _digits() -> tuple[Action, ...]:
-    return tuple(
-        Action(f"value_{d}", f"Answer {d} (scale value, option or tag number)", (str(d),), "answer")
-        for d in range(10)
-    )
+def _a(name: str, label: str, keys: tuple[str, ...], *contexts: str) -> Action:
+    return Action(name, label, keys, contexts)
 
 
+_SESSION = ("label", "pair")
 ACTIONS: tuple[Action, ...] = (
-    Action("pass", "PASS on the focused gate", ("P",), "answer"),
-    Action("fail", "FAIL on the focused gate", ("F",), "answer"),
-    *_digits(),
-    Action("cannot_judge", "Cannot judge the focused metric", ("X",), "answer"),
-    Action("clear", "Clear the focused metric", ("Backspace", "Delete"), "answer"),
-    Action("next_metric", "Next metric", ("Down", "Tab", "J"), "navigate"),
-    Action("prev_metric", "Previous metric", ("Up", "Backtab", "K"), "navigate"),
-    Action("reason", "Write the reason", ("R",), "navigate"),
-    Action("submit", "Submit and go to the next item", ("Return", "Enter"), "session"),
-    Action("back", "Back to the previous item", ("Ctrl+Z",), "session"),
-    Action("zoom_in", "Zoom in", ("+", "=", "Ctrl++"), "view"),
-    Action("zoom_out", "Zoom out", ("-", "Ctrl+-"), "view"),
-    Action("zoom_fit", "Fit image to window", ("Ctrl+0",), "view"),
-    Action("zoom_actual", "Image at 100 %", ("Ctrl+1",), "view"),
-    Action("toggle_mask", "Show or hide the edit mask", ("M",), "view"),
-    Action("instructions", "Rubric instructions and keys", ("F1", "?"), "help"),
+    # main window
+    _a("open_study", "Open a study folder", ("Ctrl+O",), "global"),
+    _a("new_study", "New study", ("Ctrl+N",), "global"),
+    _a("add_rater", "Add a rater", ("Ctrl+Shift+A",), "global"),
+    _a("start_page", "Start page", ("Ctrl+Shift+H",), "global"),
+    _a("close_study", "Close the study", ("Ctrl+Shift+W",), "global"),
+    _a("quit", "Quit", ("Ctrl+Q",), "global"),
+    _a("mode_label", "Label mode", ("Ctrl+Shift+L",), "global"),
+    _a("mode_pairwise", "Pairwise mode", ("Ctrl+Shift+P",), "global"),
+    _a("mode_calibration", "Calibration mode", ("Ctrl+Shift+C",), "global"),
+    _a("mode_dashboard", "Dashboard (study lead)", ("Ctrl+Shift+D",), "global"),
+    # label form (label view, calibration answer screen)
+    _a("pass", "PASS on the focused gate", ("P",), "label"),
+    _a("fail", "FAIL on the focused gate", ("F",), "label"),
+    *(_a(f"value_{d}", f"Answer {d} (scale value, point, option or tag number)", (str(d),), "label")
+      for d in range(10)),
+    _a("cannot_judge", "Cannot judge the focused metric", ("X",), "label"),
+    _a("clear", "Clear the focused metric", ("Backspace", "Delete"), "label"),
+    _a("next_metric", "Next metric", ("Down", "Tab", "J"), "label"),
+    _a("prev_metric", "Previous metric", ("Up", "Backtab", "K"), "label"),
+    _a("reason", "Write the reason", ("R",), "label"),
+    _a("dismiss", "Close the notice above the item", ("Esc",), "label"),
+    _a("leave_reason", "Leave the reason box (back to the keys)", ("Esc",), "reason"),
+    _a("submit", "Submit and go to the next item", ("Return", "Enter"), "label"),
+    _a("instructions", "Rubric instructions and keys", ("F1", "?"), "label"),
+    # shared by the label and pair views
+    _a("back", "Back to the previous item or pair", ("Ctrl+Z",), *_SESSION),
+    _a("zoom_in", "Zoom in", ("+", "=", "Ctrl++"), *_SESSION),
+    _a("zoom_out", "Zoom out", ("-", "Ctrl+-"), *_SESSION),
+    _a("zoom_fit", "Fit images to the window", ("Ctrl+0",), *_SESSION),
+    _a("zoom_actual", "Images at 100 %", ("Ctrl+1",), *_SESSION),
+    _a("toggle_mask", "Show or hide the edit mask", ("M",), *_SESSION),
+    # pair view
+    _a("vote_left", "Left is better", ("1", "Left"), "pair"),
+    _a("vote_right", "Right is better", ("2", "Right"), "pair"),
+    _a("vote_both", "Both meet it", ("3", "B"), "pair"),
+    _a("vote_neither", "Neither meets it", ("4", "N"), "pair"),
+    _a("pair_reason", "Type a reason for the vote", ("R", "Tab"), "pair"),
+    _a("pair_reason_done", "Back to voting from the reason", ("Esc", "Return", "Enter"), "pair"),
+    _a("forward", "Forward to the first pair without a vote", ("Ctrl+Shift+Z",), "pair"),
+    # calibration feedback and verdict
+    _a("continue", "Continue (next anchor, or done on the result)", ("Return", "Enter", "Space"), "feedback"),
+    _a("finish", "Leave the calibration result", ("Esc",), "feedback"),
+    # dashboard
+    _a("refresh", "Recompute the report", ("F5", "Ctrl+R"), "dashboard"),
+    _a("cancel", "Cancel the computation", ("Esc",), "dashboard"),
+    _a("page_down", "Page down", ("PgDown", "Space"), "dashboard"),
+    _a("page_up", "Page up", ("PgUp", "Shift+Space"), "dashboard"),
+    _a("line_down", "Scroll down", ("Down", "J"), "dashboard"),
+    _a("line_up", "Scroll up", ("Up", "K"), "dashboard"),
+    _a("top", "Top of the page", ("Home", "Ctrl+Home"), "dashboard"),
+    _a("bottom", "End of the page", ("End", "Ctrl+End"), "dashboard"),
+    _a("next_section", "Next section", ("Ctrl+Down", "]", "N"), "dashboard"),
+    _a("prev_section", "Previous section", ("Ctrl+Up", "[", "Shift+N"), "dashboard"),
+    # an image view with the keyboard focus
+    _a("image_zoom_in", "Zoom in", ("+", "="), "image"),
+    _a("image_zoom_out", "Zoom out", ("-",), "image"),
+    _a("image_fit", "Fit to the window", ("0",), "image"),
+    _a("image_actual", "100 %", ("1",), "image"),
+    _a("image_mask", "Show or hide the edit mask", ("M",), "image"),
+    # dialogs
+    _a("close_dialog", "Close the dialog", ("Esc",), "dialog"),
 )
-_BY_NAME = {a.name: a for a in ACTIONS}
+BY_NAME = {a.name: a for a in ACTIONS}
+assert len(BY_NAME) == len(ACTIONS), "action names are unique"
 
 
-def _normalise(seq: QKeySequence) -> str:
+def _portable(seq: QKeySequence) -> str:
     return seq.toString(QKeySequence.SequenceFormat.PortableText)
 
 
+def _together(context: str) -> tuple[str, ...]:
+    """The contexts whose keys are live at once with `context` (global is live everywhere)."""
+    return ("global",) if context == "global" else ("global", context)
+
+
 class Keymap:
-    def __init__(self, overrides: dict[str, list[str]] | None = None) -> None:
-        self._seqs: dict[str, list[QKeySequence]] = {}
-        overrides = overrides or {}
-        for a in ACTIONS:
-            texts = overrides.get(a.name, list(a.defaults))
-            self._seqs[a.name] = [QKeySequence(t) for t in texts if not QKeySequence(t).isEmpty()]
-        self._lookup: dict[str, str] = {}
-        self._conflicts: list[tuple[str, str, str]] = []
-        for a in ACTIONS:
-            for s in self._seqs[a.name]:
-                key = _normalise(s)
-                if key in self._lookup and self._lookup[key] != a.name:
-                    self._conflicts.append((key, self._lookup[key], a.name))
-                    continue  # first declared wins
-                self._lookup[key] = a.name
+    """The table with the user's overrides applied; lookups by context."""
+
+    def __init__(self, overrides: dict[str, list[str]] | None = None, *, source: str = "") -> None:
+        self.source = source
+        self._problems: list[str] = []
+        self._seqs: dict[str, list[QKeySequence]] = {a.name: [QKeySequence(t) for t in a.defaults] for a in ACTIONS}
+        for name, texts in (overrides or {}).items():
+            if name not in BY_NAME:
+                self._problems.append(f"'{name}' is not an action")
+                continue
+            seqs = []
+            for t in texts:
+                seq = QKeySequence(str(t))
+                if seq.isEmpty() or seq.count() != 1 or not _portable(seq):
+                    self._problems.append(f"'{t}' for {name} is not a key")
+                else:
+                    seqs.append(seq)
+            self._seqs[name] = seqs
+        self._lookup: dict[str, dict[str, str]] = {c: {} for c in CONTEXTS}
+        for ctx in CONTEXTS:
+            table = self._lookup[ctx]
+            for a in ACTIONS:
+                if not set(a.contexts) & set(_together(ctx)):
+                    continue
+                for s in self._seqs[a.name]:
+                    key = _portable(s)
+                    held = table.get(key)
+                    if held is not None and held != a.name:
+                        msg = f"{key} is bound to both {held} and {a.name} ({ctx}): {held} kept"
+                        if msg not in self._problems:
+                            self._problems.append(msg)
+                        continue  # the action declared first wins
+                    table[key] = a.name
 
     @classmethod
-    def from_settings(cls, settings) -> Keymap:  # noqa: ANN001 - AppSettings (avoid a cycle)
-        return cls(settings.key_overrides() if settings is not None else None)
+    def from_settings(cls, settings) -> Keymap:  # noqa: ANN001 - AppSettings (avoids an import cycle)
+        if settings is None or not hasattr(settings, "key_overrides"):
+            return cls()
+        overrides, errors = settings.key_overrides_checked()
+        km = cls(overrides, source=str(settings.keys_path))
+        km._problems[:0] = errors
+        return km
 
+    # -- queries -------------------------------------------------------------------
     def sequences(self, action: str) -> list[QKeySequence]:
         return list(self._seqs.get(action, []))
 
     def hint(self, action: str) -> str:
-        """The first binding, as the user would read it ("P", "Ctrl+Z", "Enter")."""
+        """The first binding, as the user reads it ("P", "Ctrl+Z", "Enter")."""
         seqs = self._seqs.get(action) or []
         if not seqs:
             return ""
         text = seqs[0].toString(QKeySequence.SequenceFormat.NativeText)
         return {"Return": "Enter"}.get(text, text)
 
+    def hints(self, action: str, sep: str = " / ") -> str:
+        """Every binding ("1 / Left")."""
+        out = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in self._seqs.get(action) or []]
+        return sep.join(dict.fromkeys({"Return": "Enter"}.get(t, t) for t in out))  # Return and Enter read alike
+
     def label(self, action: str) -> str:
-        return _BY_NAME[action].label
+        return BY_NAME[action].label
 
-    def conflicts(self) -> list[tuple[str, str, str]]:
-        return list(self._conflicts)
+    def problems(self) -> list[str]:
+        """Clashes, unknown actions and unreadable keys (empty for the defaults)."""
+        return list(self._problems)
 
-    def action_for(self, event: QKeyEvent) -> str | None:
-        """The action a key press triggers, or None."""
-        key = event.key()
-        if key in (Qt.Key.Key_unknown, Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta):
+    def problem_line(self) -> str | None:
+        """Every problem in one line for the start-up report, or None."""
+        if not self._problems:
             return None
+        where = f" in {self.source}" if self.source else ""
+        return f"key overrides{where}: " + "; ".join(self._problems)
+
+    def action_for(self, event: QKeyEvent, context: str) -> str | None:
+        """The action a key press triggers in `context` (global keys included), or None."""
+        if event.key() in _MODIFIER_KEYS:
+            return None
+        table = self._lookup[context]
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        found = self._lookup.get(_normalise(QKeySequence(event.keyCombination().key() | mods)))
-        if found is None and mods & Qt.KeyboardModifier.ShiftModifier:
+        found = table.get(_portable(QKeySequence(event.keyCombination().key() | mods)))
+        text = event.text()
+        if found is None and mods & Qt.KeyboardModifier.ShiftModifier and text and text.isprintable() \
+                and not text.isalnum():
             # Shifted symbols (?, +) arrive with Shift held on most layouts.
             no_shift = mods & ~Qt.KeyboardModifier.ShiftModifier
-            found = self._lookup.get(_normalise(QKeySequence(event.keyCombination().key() | no_shift)))
+            found = table.get(_portable(QKeySequence(event.keyCombination().key() | no_shift)))
         return found
 
-    def help_rows(self) -> list[tuple[str, str, str]]:
-        """(group, label, keys) for the instructions panel."""
-        rows = []
+    def help_rows(self, context: str) -> list[tuple[str, str]]:
+        """(keys, label) for an instructions panel; the ten digit actions as one row."""
+        rows: list[tuple[str, str]] = []
         for a in ACTIONS:
-            if a.name.startswith("value_") and a.name != "value_0":
+            if context not in a.contexts or (a.name.startswith("value_") and a.name != "value_0"):
                 continue
-            keys = ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in self._seqs[a.name])
-            label = "Scale value / option / tag number" if a.name == "value_0" else a.label
             if a.name == "value_0":
-                keys = "0 - 9"
-            rows.append((a.group, label, keys))
+                rows.append(("0 - 9", "Scale value, likert point, option or tag number"))
+                continue
+            rows.append((self.hints(a.name, ", "), a.label))
         return rows
+
+
+def types_text(event: QKeyEvent) -> bool:
+    """True when the key types a character into a text box (no Ctrl / Alt / Meta held)."""
+    mods = event.modifiers()
+    if mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+               | Qt.KeyboardModifier.MetaModifier):
+        return False
+    text = event.text()
+    return bool(text) and text.isprintable()

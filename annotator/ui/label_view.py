@@ -5,113 +5,91 @@ images or text, input images and mask): never a generator, file name or path.
 Anchors look exactly like every other item.
 
 All database work runs on the ``DbWorker``: a submit commits durably before the
-next item is shown, and the next item's images are decoded ahead of time by the
-``ImagePrefetcher`` so it appears within a frame. While a submit is in flight
-every key is ignored (no double submissions), and key auto-repeat never answers.
+next item is shown, and the next items' images (and mask overlays) are decoded
+ahead of time by the ``ImagePrefetcher`` so the next item appears within a
+frame. While a submit is in flight every key is ignored (no double submission),
+and key auto-repeat never answers. A failed submit keeps the answer in the form.
 
-Public API: ``LabelView(study, rater, worker, settings, parent=None, *, prefetcher=None,
+Public API: ``LabelView(snapshot, rater, worker, settings=None, parent=None, *, prefetcher=None,
 prefetch_ahead=3)`` with ``apply_action(name) -> bool`` (what a key press does),
 ``submit_answers(answers) -> bool``, ``current_item -> ServedItem | None``,
-``busy -> bool``, ``state -> str`` ("opening", "ready", "busy", "done", "error"),
-``form -> RubricForm | None``, ``item_panel -> ItemPanel``, ``shutdown()``;
+``busy``, ``state`` (``State``), ``form``, ``item_panel`` (``ItemDisplay``), ``shutdown()``;
 signals ``submitted(int)`` (judgement id, after the commit), ``itemShown()``,
-``finished()`` (every item answered), ``recalibrationRequested()``,
-``errorOccurred(str)``.
+``finished()`` (every item answered), ``recalibrationRequested()``, ``errorOccurred(str)``.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QPalette
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QImage, QPalette
 from PySide6.QtWidgets import (
-    QDialog,
     QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QStackedWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
-from ..domain.errors import InputError
+from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView, Progress, ServedItem
-from ..domain.rubric import Rubric
-from .image_view import ImageView, SyncGroup
-from .keymap import Keymap
-from .rubric_form import RubricForm, relative_font
+from .dialogs import InstructionsDialog
+from .item_display import ItemDisplay, media_keys
+from .rubric_form import FormScroll, RubricForm
+from .session_view import ANSWERED_ELSEWHERE, SessionView, State
+from .style import relative_font
 from .worker import DbWorker, ImagePrefetcher
 
 PREFETCH_AHEAD = 3
 CALM_MS = 4000
-MIN_FOR_PACE = 3
-PEEK_DELAY_MS = 40  # a pace from one or two answers is noise
+MIN_FOR_PACE = 3  # a pace from one or two answers is noise
+PEEK_DELAY_MS = 40
 
 
-# -- worker jobs (run on the database thread; no Qt in here) --------------------------
+# -- worker jobs (database thread; no Qt in here) ---------------------------------------
 @dataclass
 class Step:
     served: ServedItem | None
     progress: Progress
     judgement: int | None = None
     alert: dict | None = None
-    note: str = ""
 
 
-@dataclass
-class Opened:
-    session: Any
-    rubric: Rubric
-    step: Step
-    upcoming: list[ItemView] = field(default_factory=list)
-
-
-def _job_open(study, rater: str) -> Opened:  # noqa: ANN001
+def _job_open(study: Any, rater: str) -> tuple[Any, Step]:
     from ..services.labeling import LabelSession
 
     session = LabelSession(study, rater)
-    served = session.next()
-    return Opened(session, session.rubric, Step(served, session.progress()))
+    return session, Step(session.next(), session.progress())
 
 
-def _job_submit(session, served: ServedItem, answers: dict, time_ms: int) -> Step:  # noqa: ANN001
+def _job_submit(_study: Any, session: Any, served: ServedItem, answers: dict, time_ms: int) -> Step:
     jid = session.submit(served, answers, time_ms)
     alert = session.take_drift_alert()
-    nxt = session.next()
-    return Step(nxt, session.progress(), jid, alert)
+    return Step(session.next(), session.progress(), jid, alert)
 
 
-def _job_next(session) -> Step:  # noqa: ANN001
+def _job_next(_study: Any, session: Any) -> Step:
     return Step(session.next(), session.progress())
 
 
-def _job_back(session) -> Step | None:  # noqa: ANN001
+def _job_back(_study: Any, session: Any) -> Step | None:
     served = session.back()
     return None if served is None else Step(served, session.progress())
 
 
-def _job_upcoming(session, n: int, skip: tuple[int, ...]) -> list[ItemView]:  # noqa: ANN001
+def _job_upcoming(_study: Any, session: Any, n: int, skip: tuple[int, ...]) -> list[ItemView]:
     from ..services.prefetch import upcoming
 
     return upcoming(session, n, skip=skip)
-
-
-def item_media(view: ItemView) -> list[str]:
-    """Every image an item shows, in the order the panel lays them out."""
-    out = [*view.inputs, *view.outputs]
-    if view.mask:
-        out.append(view.mask)
-    return out
 
 
 def format_progress(p: Progress) -> str:
@@ -124,231 +102,8 @@ def format_progress(p: Progress) -> str:
     return "  ·  ".join(parts)
 
 
-# -- widgets ---------------------------------------------------------------------------
-class ImageTile(QWidget):
-    """A caption above an ImageView."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        self.caption = QLabel()
-        self.caption.setFont(relative_font(self.caption, 0.95, bold=True))
-        self.view = ImageView()
-        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys belong to the label view
-        self.view.setMinimumSize(160, 160)
-        lay.addWidget(self.caption)
-        lay.addWidget(self.view, 1)
-
-
-class ItemPanel(QWidget):
-    """The item's pictures (inputs beside outputs, zoom and pan in step) and text."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.sync = SyncGroup(parent=self)
-        self._grid = QGridLayout(self)
-        self._grid.setContentsMargins(0, 0, 0, 0)
-        self._grid.setSpacing(8)
-        self.tiles: list[ImageTile] = []
-        self.text = QPlainTextEdit()
-        self.text.setReadOnly(True)
-        self.text.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
-        self.text.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        self.text.hide()
-        self.empty = QLabel("This item has no output to show.")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.hide()
-        self._shas: list[str | None] = []
-        self._captions: list[str] = []
-        self._has_text = False
-        self._stacked: bool | None = None
-        self._mask: str | None = None
-        self._mask_image: QImage | None = None
-        self._mask_visible = True
-
-    def _tile(self, i: int) -> ImageTile:
-        while len(self.tiles) <= i:
-            t = ImageTile(self)
-            self.tiles.append(t)
-            self.sync.add(t.view)
-        return self.tiles[i]
-
-    def show_item(self, view: ItemView, images: dict[str, QImage | None], mask: QImage | None) -> None:
-        entries: list[tuple[str, str]] = []
-        for n, sha in enumerate(view.inputs, start=1):
-            entries.append((sha, "Input" if len(view.inputs) == 1 else f"Input {n}"))
-        for n, sha in enumerate(view.outputs, start=1):
-            entries.append((sha, "Output" if len(view.outputs) == 1 else f"Output {n}"))
-        self._shas = [sha for sha, _ in entries]
-        self._mask = view.mask
-        self._mask_image = mask
-        self._captions = [caption for _, caption in entries]
-        self._has_text = view.text is not None
-        for i, (sha, caption) in enumerate(entries):
-            t = self._tile(i)
-            t.caption.setText(self._caption(caption))
-            t.view.set_image(images.get(sha), mask=mask)
-            t.view.set_mask_visible(self._mask_visible)
-        for t in self.tiles[len(entries):]:
-            t.view.set_image(None)
-        if view.text is not None:
-            self.text.setPlainText(view.text)
-        else:
-            self.text.clear()
-        self._stacked = None
-        self._place()
-
-    def _place(self) -> None:
-        """Lay the tiles out in a row, or in a column when that shows them larger."""
-        n = len(self._shas)
-        stacked = self._stack_vertically([self.tiles[i].view.image() for i in range(n)], self._has_text)
-        if stacked == self._stacked:
-            return
-        self._stacked = stacked
-        while self._grid.count():
-            self._grid.takeAt(0)
-        for r in range(self._grid.rowCount()):
-            self._grid.setRowStretch(r, 0)
-        for c in range(self._grid.columnCount()):
-            self._grid.setColumnStretch(c, 0)
-        for i in range(n):
-            t = self.tiles[i]
-            if stacked:
-                self._grid.addWidget(t, i, 0)
-                self._grid.setRowStretch(i, 1)
-            else:
-                self._grid.addWidget(t, 0, i)
-                self._grid.setColumnStretch(i, 1)
-            t.show()
-        for t in self.tiles[n:]:
-            t.hide()
-        col = 1 if stacked else n
-        if self._has_text:
-            self._grid.addWidget(self.text, 0, col, max(1, n if stacked else 1), 1)
-            self._grid.setColumnStretch(col, 1)
-            self.text.show()
-        else:
-            self.text.hide()
-        if n == 0 and not self._has_text:
-            self._grid.addWidget(self.empty, 0, 0)
-            self.empty.show()
-        else:
-            self.empty.hide()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001
-        super().resizeEvent(event)
-        if self._shas:
-            self._place()
-
-    def _stack_vertically(self, images: list[QImage | None], has_text: bool) -> bool:
-        """Wide pictures (a logo, a banner) go one above the other when that shows them larger."""
-        known = [im for im in images if im is not None and not im.isNull()]
-        n = len(images)
-        if n < 2 or has_text or len(known) < n:
-            return False
-        w, h = max(self.width(), 1), max(self.height(), 1)
-        iw = max(im.width() for im in known)
-        ih = max(im.height() for im in known)
-        in_row = min(w / n / iw, h / ih)
-        in_column = min(w / iw, h / n / ih)
-        return in_column > in_row * 1.1
-
-    def _caption(self, base: str) -> str:
-        if self._mask is None:
-            return base
-        return f"{base}  ·  edit mask {'shown' if self._mask_visible else 'hidden'} (M)"
-
-    def image_arrived(self, sha: str, image: QImage) -> None:
-        if sha == self._mask:
-            self._mask_image = image
-            for i, _ in enumerate(self._shas):
-                v = self.tiles[i].view
-                v.set_mask(image)
-                v.set_mask_visible(self._mask_visible)
-        for i, s in enumerate(self._shas):
-            if s == sha and self.tiles[i].view.image() is None:
-                self.tiles[i].view.set_image(image, mask=self._mask_image)
-                self.tiles[i].view.set_mask_visible(self._mask_visible)
-        if self._shas:
-            self._place()
-
-    def waiting_for(self) -> set[str]:
-        out = {s for i, s in enumerate(self._shas) if s and self.tiles[i].view.image() is None}
-        if self._mask and self._mask_image is None:
-            out.add(self._mask)
-        return out
-
-    def views(self) -> list[ImageView]:
-        return [self.tiles[i].view for i in range(len(self._shas))]
-
-    @property
-    def has_mask(self) -> bool:
-        return self._mask is not None
-
-    def toggle_mask(self) -> bool:
-        self._mask_visible = not self._mask_visible
-        for i, v in enumerate(self.views()):
-            v.set_mask_visible(self._mask_visible)
-            self.tiles[i].caption.setText(self._caption(self._captions[i]))
-        return self._mask_visible
-
-
-class InstructionsDialog(QDialog):
-    """Rubric instructions, metric help and the keys; F1 or Esc closes it."""
-
-    def __init__(self, rubric: Rubric, keymap: Keymap, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(f"Instructions: {rubric.title}")
-        self.setModal(False)
-        lay = QVBoxLayout(self)
-        browser = QTextBrowser()
-        browser.setOpenLinks(False)
-        browser.setHtml(self._html(rubric, keymap))
-        lay.addWidget(browser)
-        close = QPushButton("Close (F1 or Esc)")
-        close.clicked.connect(self.hide)
-        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
-        self.keymap = keymap
-        cw = self.fontMetrics().averageCharWidth()
-        self.resize(cw * 90, self.fontMetrics().lineSpacing() * 36)
-
-    @staticmethod
-    def _html(rubric: Rubric, keymap: Keymap) -> str:
-        from html import escape
-
-        parts = [f"<h2>{escape(rubric.title)}</h2>", f"<p>{escape(rubric.instructions).replace(chr(10), ' ')}</p>"]
-        parts.append("<h3>Metrics</h3><ul>")
-        for m in rubric.metrics:
-            line = f"<li><b>{escape(m.label)}</b>"
-            if m.help:
-                line += f": {escape(m.help)}"
-            if m.levels:
-                line += "<br>" + "; ".join(f"{k} = {escape(v)}" for k, v in sorted(m.levels.items(), reverse=True))
-            parts.append(line + "</li>")
-        parts.append("</ul>")
-        if rubric.rules:
-            parts.append("<h3>Verdict rules</h3><ul>")
-            parts.extend(f"<li><code>{escape(r)}</code></li>" for r in rubric.rules)
-            parts.append("</ul>")
-        parts.append("<h3>Keys</h3><table cellspacing='0' cellpadding='3'>")
-        for _group, label, keys in keymap.help_rows():
-            parts.append(f"<tr><td><b>{escape(keys)}</b></td><td>{escape(label)}</td></tr>")
-        parts.append("</table>")
-        return "".join(parts)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        if event.key() in (Qt.Key.Key_F1, Qt.Key.Key_Escape, Qt.Key.Key_Question):
-            self.hide()
-            return
-        super().keyPressEvent(event)
-
-
 class Banner(QFrame):
-    """A calm notice with optional buttons, above the item."""
+    """A calm notice with a button, above the item (the drift alert)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -361,56 +116,36 @@ class Banner(QFrame):
         self.text.setWordWrap(True)
         lay.addWidget(self.text, 1)
         self.action = QPushButton("Recalibrate now")
-        self.action.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.dismiss = QPushButton("Continue labelling")
-        self.dismiss.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        for b in (self.action, self.dismiss):
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            lay.addWidget(b)
         self.dismiss.clicked.connect(self.hide)
-        lay.addWidget(self.action)
-        lay.addWidget(self.dismiss)
         self.hide()
 
 
 # -- the view --------------------------------------------------------------------------
-class LabelView(QWidget):
+class LabelView(SessionView):
     submitted = Signal(int)
-    itemShown = Signal()  # noqa: N815
+    itemShown = Signal()  # noqa: N815 - Qt signal naming
     finished = Signal()
     recalibrationRequested = Signal()  # noqa: N815
-    errorOccurred = Signal(str)  # noqa: N815
+    context = "label"
 
-    def __init__(
-        self,
-        study,  # noqa: ANN001 - annotator.services.study.Study
-        rater: str,
-        worker: DbWorker,
-        settings=None,  # noqa: ANN001 - AppSettings
-        parent: QWidget | None = None,
-        *,
-        prefetcher: ImagePrefetcher | None = None,
-        prefetch_ahead: int = PREFETCH_AHEAD,
-    ) -> None:
-        super().__init__(parent)
-        self.study = study
-        self.rater = rater
-        self.worker = worker
-        self.settings = settings
-        self.keymap = Keymap.from_settings(settings)
-        self._own_prefetcher = prefetcher is None
-        self.prefetcher = prefetcher or ImagePrefetcher(study.media.read, parent=self)
-        self.prefetcher.ready.connect(self._image_ready)
-        self.prefetcher.failed.connect(self._image_failed)
+    def __init__(self, snapshot: Any, rater: str, worker: DbWorker, settings: Any = None,
+                 parent: QWidget | None = None, *, prefetcher: ImagePrefetcher | None = None,
+                 prefetch_ahead: int = PREFETCH_AHEAD) -> None:
+        super().__init__(snapshot, rater, worker, settings, parent, prefetcher=prefetcher)
         self.prefetch_ahead = prefetch_ahead
-        self.session = None
-        self.rubric: Rubric | None = None
-        self.form: RubricForm | None = None
+        self.rubric = snapshot.rubric
+        self.session: Any = None
         self._served: ServedItem | None = None
-        self._state = "opening"
         self._shown_at = time.monotonic()
         self._instructions: InstructionsDialog | None = None
-        self._closed = False
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._last_submit: tuple[dict, int] | None = None
+        self._peeking = False
         self._build()
-        self.worker.submit(_job_open, study, rater, on_done=self._opened, on_error=self._failed)
+        self.open()
 
     # -- layout --------------------------------------------------------------------
     def _build(self) -> None:
@@ -418,94 +153,29 @@ class LabelView(QWidget):
         outer.setContentsMargins(10, 8, 10, 6)
         outer.setSpacing(6)
         self.banner = Banner(self)
+        self.banner.action.setText(f"Recalibrate now ({self.keymap.hint('mode_calibration')})")
+        self.banner.dismiss.setText(f"Continue labelling ({self.keymap.hint('dismiss')})")
         self.banner.action.clicked.connect(self._recalibrate)
         outer.addWidget(self.banner)
-
         self.stack = QStackedWidget()
         outer.addWidget(self.stack, 1)
-
         self.loading = QLabel("Opening the label session…")
         self.loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.loading.setWordWrap(True)
         self.stack.addWidget(self.loading)
 
         work = QWidget()
         wl = QVBoxLayout(work)
         wl.setContentsMargins(0, 0, 0, 0)
         wl.setSpacing(6)
-        # Prompt and criteria stay visible: the rubric is judged against them.
-        head = QFrame()
-        head.setFrameShape(QFrame.Shape.StyledPanel)
-        hl = QGridLayout(head)
-        hl.setContentsMargins(10, 6, 10, 6)
-        hl.setHorizontalSpacing(10)
-        hl.setVerticalSpacing(3)
-        self.code_label = QLabel()
-        self.code_label.setFont(relative_font(self.code_label, 0.9))
-        self.code_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
-        p_title = QLabel("Prompt")
-        p_title.setFont(relative_font(p_title, 1.0, bold=True))
-        c_title = QLabel("Criteria")
-        c_title.setFont(relative_font(c_title, 1.0, bold=True))
-        self.prompt_label = QLabel()
-        self.criteria_label = QLabel()
-        for lab in (self.prompt_label, self.criteria_label):
-            lab.setWordWrap(True)
-            lab.setTextFormat(Qt.TextFormat.PlainText)
-            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            lab.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.prompt_label.setFont(relative_font(self.prompt_label, 1.08))
-        hl.addWidget(p_title, 0, 0, Qt.AlignmentFlag.AlignTop)
-        hl.addWidget(self.prompt_label, 0, 1)
-        hl.addWidget(self.code_label, 0, 2)
-        hl.addWidget(c_title, 1, 0, Qt.AlignmentFlag.AlignTop)
-        hl.addWidget(self.criteria_label, 1, 1, 1, 2)
-        hl.setColumnStretch(1, 1)
-        self.c_title = c_title
-        # A plain frame (no scroll area): the header's shape must not depend on the
-        # moment of layout, and prompt and criteria are never hidden behind a scroll.
-        head.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
-        self.head = head
-        wl.addWidget(head)
-
+        wl.addWidget(self._header())
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setChildrenCollapsible(False)
-        self.item_panel = ItemPanel()
+        self.item_panel = ItemDisplay(self.keymap)
         split.addWidget(self.item_panel)
-
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(6, 0, 0, 0)
-        rl.setSpacing(6)
-        self.right_layout = rl
-        self.form_scroll = QScrollArea()
-        self.form_scroll.setWidgetResizable(True)
-        self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.form_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        rl.addWidget(self.form_scroll, 1)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        rl.addWidget(self.message)
-        buttons = QHBoxLayout()
-        self.back_btn = QPushButton(f"Back ({self.keymap.hint('back')})")
-        self.submit_btn = QPushButton(f"Submit ({self.keymap.hint('submit')})")
-        self.help_btn = QPushButton(f"Instructions ({self.keymap.hint('instructions')})")
-        for b in (self.help_btn, self.back_btn, self.submit_btn):
-            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.submit_btn.setDefault(True)
-        self.submit_btn.clicked.connect(lambda: self.apply_action("submit"))
-        self.back_btn.clicked.connect(lambda: self.apply_action("back"))
-        self.help_btn.clicked.connect(lambda: self.apply_action("instructions"))
-        buttons.addWidget(self.help_btn)
-        buttons.addStretch(1)
-        buttons.addWidget(self.back_btn)
-        buttons.addWidget(self.submit_btn)
-        rl.addLayout(buttons)
-        split.addWidget(right)
+        split.addWidget(self._form_side())
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        cw = self.fontMetrics().averageCharWidth()
-        right.setMinimumWidth(cw * 46)
         self.splitter = split
         self._sized = False
         wl.addWidget(split, 1)
@@ -520,11 +190,9 @@ class LabelView(QWidget):
 
         self.progress_label = QLabel()
         self.progress_label.setFont(relative_font(self.progress_label, 0.95))
-        self.zoom_hint = QLabel(
-            f"Zoom {self.keymap.hint('zoom_in')} / {self.keymap.hint('zoom_out')}, "
-            f"fit {self.keymap.hint('zoom_fit')}, 100 % {self.keymap.hint('zoom_actual')}, "
-            "wheel and drag on the image"
-        )
+        k = self.keymap.hint
+        self.zoom_hint = QLabel(f"Zoom {k('zoom_in')} / {k('zoom_out')}, fit {k('zoom_fit')}, "
+                                f"100 % {k('zoom_actual')}, wheel and drag on the image")
         self.zoom_hint.setFont(relative_font(self.zoom_hint, 0.9))
         status = QHBoxLayout()
         status.addWidget(self.progress_label, 1)
@@ -534,7 +202,76 @@ class LabelView(QWidget):
         self._calm.setSingleShot(True)
         self._calm.timeout.connect(lambda: self.message.setText(""))
 
-    def showEvent(self, event) -> None:  # noqa: N802, ANN001
+    def _header(self) -> QFrame:
+        """Prompt and criteria stay visible: the rubric is judged against them."""
+        head = QFrame()
+        head.setFrameShape(QFrame.Shape.StyledPanel)
+        hl = QGridLayout(head)
+        hl.setContentsMargins(10, 6, 10, 6)
+        hl.setHorizontalSpacing(10)
+        hl.setVerticalSpacing(3)
+        self.code_label = QLabel()
+        self.code_label.setFont(relative_font(self.code_label, 0.9))
+        self.code_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        titles = []
+        for text in ("Prompt", "Criteria"):
+            t = QLabel(text)
+            t.setFont(relative_font(t, 1.0, bold=True))
+            titles.append(t)
+        self.prompt_label = QLabel()
+        self.criteria_label = QLabel()
+        for lab in (self.prompt_label, self.criteria_label):
+            lab.setWordWrap(True)
+            lab.setTextFormat(Qt.TextFormat.PlainText)
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            lab.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.prompt_label.setFont(relative_font(self.prompt_label, 1.08))
+        hl.addWidget(titles[0], 0, 0, Qt.AlignmentFlag.AlignTop)
+        hl.addWidget(self.prompt_label, 0, 1)
+        hl.addWidget(self.code_label, 0, 2)
+        hl.addWidget(titles[1], 1, 0, Qt.AlignmentFlag.AlignTop)
+        hl.addWidget(self.criteria_label, 1, 1, 1, 2)
+        hl.setColumnStretch(1, 1)
+        # A plain frame (no scroll area): prompt and criteria are never hidden behind a scroll.
+        head.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.head = head
+        return head
+
+    def _form_side(self) -> QWidget:
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(6, 0, 0, 0)
+        rl.setSpacing(6)
+        self.form = RubricForm(self.rubric, self.keymap)
+        self.form.changed.connect(self._form_changed)
+        self.form_scroll = FormScroll()
+        self.form_scroll.setWidget(self.form)
+        self.form_scroll.follow(self.form)
+        rl.addWidget(self.form_scroll, 1)
+        rl.addWidget(self.form.verdict_label)  # stays in view beside the buttons, whatever the scroll
+        rl.addWidget(self.message)
+        edit = self.form.reason_edit()
+        if edit is not None:
+            self.reason_keys(edit, {"submit": self._submit_from_reason, "leave_reason": self.back_to_keys,
+                                    "instructions": self._toggle_instructions})
+        buttons = QHBoxLayout()
+        k = self.keymap.hint
+        self.help_btn = QPushButton(f"Instructions ({k('instructions')})")
+        self.back_btn = QPushButton(f"Back ({k('back')})")
+        self.submit_btn = QPushButton(f"Submit ({k('submit')})")
+        for b, action in ((self.help_btn, "instructions"), (self.back_btn, "back"), (self.submit_btn, "submit")):
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            b.clicked.connect(lambda _=False, a=action: self.apply_action(a))
+        self.submit_btn.setDefault(True)
+        buttons.addWidget(self.help_btn)
+        buttons.addStretch(1)
+        buttons.addWidget(self.back_btn)
+        buttons.addWidget(self.submit_btn)
+        rl.addLayout(buttons)
+        right.setMinimumWidth(self.fontMetrics().averageCharWidth() * 46)
+        return right
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         if not self._sized:
             # Pictures get the larger share; the form keeps a readable width.
@@ -545,14 +282,6 @@ class LabelView(QWidget):
 
     # -- state ---------------------------------------------------------------------
     @property
-    def state(self) -> str:
-        return self._state
-
-    @property
-    def busy(self) -> bool:
-        return self._state in ("opening", "busy")
-
-    @property
     def current_item(self) -> ServedItem | None:
         return self._served
 
@@ -562,24 +291,14 @@ class LabelView(QWidget):
             self._calm.start(CALM_MS)
 
     # -- worker results (UI thread) ------------------------------------------------
-    def _opened(self, opened: Opened) -> None:
-        if self._closed:
-            return
-        self.session = opened.session
-        self.rubric = opened.rubric
-        self.form = RubricForm(self.rubric, self.keymap)
-        self.form.changed.connect(self._form_changed)
-        self.form_scroll.setWidget(self.form)
-        # The live verdict stays in view beside the buttons, whatever the scroll.
-        self.right_layout.insertWidget(1, self.form.verdict_label)
-        edit = self.form.reason_edit()
-        if edit is not None:
-            edit.installEventFilter(self)
-        self._step(opened.step)
+    def _open_job(self, study: Any) -> tuple[Any, Step]:
+        return _job_open(study, self.rater)
+
+    def _opened(self, result: tuple[Any, Step]) -> None:
+        self.session, step = result
+        self._step(step)
 
     def _submitted(self, step: Step) -> None:
-        if self._closed:
-            return
         if step.judgement is not None:
             self.submitted.emit(step.judgement)
         self._step(step)
@@ -590,11 +309,9 @@ class LabelView(QWidget):
         self.progress_label.setText(format_progress(step.progress))
         self._served = step.served
         if step.served is None:
-            self._state = "done"
-            self.done_label.setText(
-                f"Every item is answered: {step.progress.done} of {step.progress.total}.\n"
-                f"Thank you. {self.keymap.hint('back')} goes back to the last answer."
-            )
+            self._set_state(State.DONE)
+            self.done_label.setText(f"Every item is answered: {step.progress.done} of {step.progress.total}.\n"
+                                    f"Thank you. {self.keymap.hint('back')} goes back to the last answer.")
             self.stack.setCurrentWidget(self.done_label)
             self.finished.emit()
             return
@@ -602,9 +319,8 @@ class LabelView(QWidget):
 
     def _show(self, served: ServedItem) -> None:
         v = served.view
-        images = {sha: self.prefetcher.get(sha) for sha in [*v.inputs, *v.outputs]}
-        mask = self.prefetcher.get(v.mask) if v.mask else None
-        self.item_panel.show_item(v, images, mask)
+        keys = media_keys(v)
+        self.item_panel.show_item(v, {k: self.prefetcher.get(k) for k in keys})
         missing = self.item_panel.waiting_for()
         if missing:
             self.prefetcher.prefetch(sorted(missing))
@@ -612,12 +328,9 @@ class LabelView(QWidget):
         self.prompt_label.setText(v.prompt)
         self.criteria_label.setText(v.criteria or "—")
         answers = dict(served.previous or {})
-        if served.previous_reason and self.rubric is not None:
-            for m in self.rubric.metrics:
-                if m.kind == "text" and not answers.get(m.key):
-                    answers[m.key] = served.previous_reason
-                    break
-        assert self.form is not None
+        edit_row = next((r for r in self.form.rows if r.rubric_metric.key not in answers and not r.answerable), None)
+        if served.previous_reason and edit_row is not None:
+            answers[edit_row.rubric_metric.key] = served.previous_reason
         self.form.set_answers(answers)
         self.form_scroll.ensureVisible(0, 0)
         if served.previous_judgement is not None:
@@ -626,56 +339,64 @@ class LabelView(QWidget):
         else:
             self.message.setText("")
         self.stack.setCurrentWidget(self.work)
-        self._state = "ready"
+        self._set_state(State.READY)
         self._shown_at = time.monotonic()
         if self.focusWidget() is None or not self.isAncestorOf(self.focusWidget()):
             self.setFocus(Qt.FocusReason.OtherFocusReason)
         self.itemShown.emit()
         if self.prefetch_ahead > 0 and self.session is not None:
             # After the new item has painted: the peek must not compete with that frame.
-            QTimer.singleShot(PEEK_DELAY_MS, lambda pk=served.item_pk: self._peek(pk))
+            self._peeking = True
+            QTimer.singleShot(PEEK_DELAY_MS, self._guard(lambda pk=served.item_pk: self._peek(pk)))
+
+    @property
+    def lookahead_done(self) -> bool:
+        """The next items are known and their pictures decoded (or decoding failed)."""
+        return not self._peeking and self.prefetcher.pending == 0
 
     def _peek(self, item_pk: int) -> None:
-        if self._closed or self.session is None or self._served is None or self._served.item_pk != item_pk:
+        if self._served is None or self._served.item_pk != item_pk:
+            self._peeking = False
             return
-        self.worker.submit(_job_upcoming, self.session, self.prefetch_ahead, (item_pk,),
-                           on_done=self._upcoming, on_error=lambda _e: None)
+        self._job(_job_upcoming, self.session, self.prefetch_ahead, (item_pk,),
+                  on_done=self._upcoming, on_error=self._peek_failed)
+
+    def _peek_failed(self, _exc: BaseException) -> None:
+        self._peeking = False  # only a look ahead: the item itself still works
 
     def _upcoming(self, views: list[ItemView]) -> None:
-        if self._closed:
-            return
-        keys: list[str] = []
-        for v in views:
-            keys.extend(item_media(v))
-        self.prefetcher.prefetch(keys)
+        self._peeking = False
+        self.prefetcher.prefetch([k for v in views for k in media_keys(v)])
 
-    def _image_ready(self, sha: str, image: QImage) -> None:
-        if self._served is not None and sha in item_media(self._served.view):
-            self.item_panel.image_arrived(sha, image)
+    def _image_ready(self, key: str, image: QImage) -> None:
+        if self._served is not None and key in media_keys(self._served.view):
+            self.item_panel.image_arrived(key, image)
 
-    def _image_failed(self, sha: str, message: str) -> None:
-        if self._served is not None and sha in item_media(self._served.view):
+    def _image_failed(self, key: str, message: str) -> None:
+        if self._served is not None and key in media_keys(self._served.view):
+            self.item_panel.image_failed(key)
             self._say("An image of this item could not be shown. If you cannot decide, "
                       f"answer \"cannot judge\" ({self.keymap.hint('cannot_judge')}).", calm=False)
 
+    def _already_answered(self, exc: AlreadyAnswered) -> None:
+        self._set_state(State.BUSY)
+        if exc.current is not None and self._served is not None and self._last_submit is not None:
+            # Keep this answer as a correction of the one stored from the other window.
+            served = replace(self._served, previous_judgement=exc.current)
+            self._job(_job_submit, self.session, served, *self._last_submit, on_done=self._submitted)
+            return
+
+        def moved_on(step: Step) -> None:
+            self._step(step)
+            self._say(ANSWERED_ELSEWHERE.format(back=self.keymap.hint("back")), calm=False)
+
+        self._job(_job_next, self.session, on_done=moved_on)
+
     def _failed(self, exc: BaseException) -> None:
-        if self._closed:
-            return
-        if type(exc).__name__ == "AlreadyAnswered":
-            # A double submission of the same first answer: the first one counts.
-            self._state = "busy"
-            self.worker.submit(_job_next, self.session, on_done=self._step, on_error=self._failed)
-            return
-        if isinstance(exc, InputError):
-            self._state = "ready" if self._served is not None else "error"
-            self._say(str(exc), calm=False)
-            return
-        self._state = "error" if self._served is None else "ready"
-        text = f"Something went wrong: {type(exc).__name__}: {exc}"
-        self._say(text, calm=False)
-        if self._served is None:
-            self.loading.setText(text)
-        self.errorOccurred.emit(text)
+        super()._failed(exc)
+        if self._state is State.ERROR:
+            self.loading.setText(self.message.text())
+            self.stack.setCurrentWidget(self.loading)
 
     def _form_changed(self) -> None:
         if self.message.text().startswith("Still to answer"):
@@ -683,14 +404,10 @@ class LabelView(QWidget):
 
     def _show_drift(self, alert: dict) -> None:
         metric = alert.get("metric")
-        label = metric
-        if self.rubric is not None and metric and self.rubric.has(metric):
-            label = self.rubric.metric(metric).label
+        label = self.rubric.metric(metric).label if metric and self.rubric.has(metric) else metric
         where = {"up": "above", "down": "below"}.get(alert.get("direction") or "", "away from")
-        self.banner.text.setText(
-            f"Your recent answers on “{label}” have drifted {where} the reference answers. "
-            "A short recalibration session brings them back in line."
-        )
+        self.banner.text.setText(f"Your recent answers on “{label}” have drifted {where} the reference answers. "
+                                 "A short recalibration session brings them back in line.")
         self.banner.show()
 
     def _recalibrate(self) -> None:
@@ -698,78 +415,68 @@ class LabelView(QWidget):
         self.recalibrationRequested.emit()
 
     # -- actions (keys and buttons land here) --------------------------------------
-    def apply_action(self, name: str) -> bool:
-        """Do what the key bound to `name` does; False when it does nothing now."""
-        if name == "instructions":
-            self._toggle_instructions()
-            return True
-        if self.busy or self._closed:
-            return False  # a submit is in flight: nothing may change under it
-        if name == "back":
-            return self._back()
-        if self._state != "ready" or self.form is None or self._served is None:
-            return False
-        if name == "submit":
-            return self._submit()
-        if name in ("zoom_in", "zoom_out", "zoom_fit", "zoom_actual"):
-            getattr(self.item_panel.sync, {"zoom_in": "zoom_in", "zoom_out": "zoom_out",
-                                           "zoom_fit": "fit", "zoom_actual": "actual_size"}[name])()
-            return True
-        if name == "toggle_mask":
-            if not self.item_panel.has_mask:
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        table: dict[str, Callable[[], Any]] = {
+            "instructions": self._toggle_instructions,
+            "dismiss": lambda: self.banner.isVisible() and self.banner.hide() is None,
+            "back": self._back,
+            "submit": self._submit,
+            "reason": self._focus_reason,
+            "zoom_in": self._ready(self.item_panel.sync.zoom_in),
+            "zoom_out": self._ready(self.item_panel.sync.zoom_out),
+            "zoom_fit": self._ready(self.item_panel.sync.fit),
+            "zoom_actual": self._ready(self.item_panel.sync.actual_size),
+            "toggle_mask": self._ready(lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()),
+        }
+        return table | self.form_actions(self._ready)
+
+    def _ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Only while an item is on screen and nothing is in flight."""
+        def run() -> Any:
+            if self._state is not State.READY or self._served is None:
                 return False
-            self.item_panel.toggle_mask()
-            return True
-        if name == "reason":
-            edit = self.form.reason_edit()
-            if edit is None:
-                return False
-            edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
-            return True
-        return self.form.apply(name)
+            return fn()
+        return run
 
     def submit_answers(self, answers: dict[str, Any]) -> bool:
         """Fill the form and submit, exactly as the keys would."""
-        if self.busy or self.form is None or self._state != "ready":
+        if self._state is not State.READY:
             return False
         self.form.set_answers(answers)
-        return self.apply_action("submit")
+        return self._submit()
 
     def _submit(self) -> bool:
-        assert self.form is not None and self._served is not None
+        if self._state is not State.READY or self._served is None:
+            return False
         missing = self.form.missing_labels()
         if missing:
             self.form.focus_metric(self.form.missing()[0])
             rest = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             self._say(f"Still to answer: {missing[0]}{rest}.")
             return False
-        answers = self.form.answers()
-        elapsed = int((time.monotonic() - self._shown_at) * 1000)
-        self._state = "busy"
-        self.worker.submit(_job_submit, self.session, self._served, answers, elapsed,
-                           on_done=self._submitted, on_error=self._failed)
+        self._last_submit = (self.form.answers(), int((time.monotonic() - self._shown_at) * 1000))
+        self._begin_write()
+        self._job(_job_submit, self.session, self._served, *self._last_submit, on_done=self._submitted)
         return True
 
+
     def _back(self) -> bool:
-        if self.session is None:
+        if self.session is None or self._state not in (State.READY, State.DONE):
             return False
-        self._state = "busy"
+        was = self._state
+        self._set_state(State.BUSY)
 
         def done(step: Step | None) -> None:
-            if self._closed:
-                return
             if step is None:
-                self._state = "ready" if self._served is not None else "done"
+                self._set_state(was)
                 self._say("Nothing earlier to go back to in this session.")
                 return
             self._step(step)
 
-        self.worker.submit(_job_back, self.session, on_done=done, on_error=self._failed)
+        self._job(_job_back, self.session, on_done=done)
         return True
 
-    def _toggle_instructions(self) -> None:
-        if self.rubric is None:
-            return
+    def _toggle_instructions(self) -> bool:
         if self._instructions is None:
             self._instructions = InstructionsDialog(self.rubric, self.keymap, self)
         if self._instructions.isVisible():
@@ -778,53 +485,9 @@ class LabelView(QWidget):
         else:
             self._instructions.show()
             self._instructions.raise_()
+        return True
 
-    # -- keys ----------------------------------------------------------------------
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        if event.isAutoRepeat():
-            event.accept()  # a held key must never answer twice or submit twice
-            return
-        action = self.keymap.action_for(event)
-        if action is None:
-            super().keyPressEvent(event)
-            return
-        self.apply_action(action)
-        event.accept()
-
-    def event(self, event: QEvent) -> bool:
-        # Tab / Backtab move between metrics instead of between widgets.
-        if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
-            self.keyPressEvent(event)
-            return True
-        return super().event(event)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() == QEvent.Type.KeyPress and self.form is not None and obj is self.form.reason_edit():
-            key = event.key()
-            if key == Qt.Key.Key_Escape:
-                self.setFocus(Qt.FocusReason.ShortcutFocusReason)
-                return True
-            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
-                event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-            ):
-                if not event.isAutoRepeat():
-                    self.setFocus(Qt.FocusReason.ShortcutFocusReason)
-                    self.apply_action("submit")
-                return True
-            if key == Qt.Key.Key_F1:
-                self.apply_action("instructions")
-                return True
-        return super().eventFilter(obj, event)
-
-    # -- shutdown ------------------------------------------------------------------
     def shutdown(self) -> None:
-        """Stop what this view started (its own prefetcher); the worker belongs to the caller."""
-        self._closed = True
         if self._instructions is not None:
             self._instructions.close()
-        if self._own_prefetcher:
-            self.prefetcher.stop()
-
-    def closeEvent(self, event) -> None:  # noqa: N802, ANN001
-        self.shutdown()
-        super().closeEvent(event)
+        super().shutdown()

@@ -2,181 +2,114 @@
 
 Public API
 ----------
-``PairView(study, rater, worker, settings=None, parent=None)`` - a ``QWidget``.
-    Keys: Left or 1 = left, Right or 2 = right, B or 3 = both, N or 4 = neither,
-    R or Tab = type a reason (Esc / Enter return to voting), Ctrl+Z = back to the
-    previous pair (a new vote on it supersedes the old one), Ctrl+Shift+Z =
-    forward to the first pair without a vote; +, -, 0 zoom both images in step.
-    ``.vote(choice: str) -> bool``   cast a vote as if its key was pressed
-                                     (False when ignored: busy, nothing shown).
-    ``.back() -> bool``; ``.forward() -> bool``
-    ``.current() -> ServedPair | None``; ``.is_busy() -> bool``
-    ``.stop() -> None`` / ``.shutdown()``  stop the image decoder (also on close).
+``PairView(snapshot, rater, worker, settings=None, parent=None)`` - a ``SessionView``.
+    Keys (keymap context ``pair``, overridable): 1 / Left = left, 2 / Right = right,
+    3 / B = both, 4 / N = neither, R / Tab = type a reason (Esc / Enter return to
+    voting), Ctrl+Z = back to the previous pair (a new vote supersedes the old
+    one), Ctrl+Shift+Z = forward to the first pair without a vote; + / - / Ctrl+0 /
+    Ctrl+1 zoom both sides in step, M toggles an edit mask.
+    ``.vote(choice) -> bool`` (False when ignored: busy, nothing shown); ``.back()``;
+    ``.forward()``; ``.current() -> ServedPair | None``; ``.is_busy()``; ``.shutdown()``.
     Signals: ``voted(int vote_id, str choice)``, ``pairShown(int pair_pk)``,
-    ``progressChanged(int done, int total)``, ``finished()`` (no pair left),
-    ``failed(str message)``.
+    ``progressChanged(int done, int total)``, ``finished()``, ``failed(str)``.
 
-Every database call runs on the shared ``DbWorker``; the UI thread only paints.
-Both sides sit in equal panes in one ``SyncGroup``: renders of the same size are
-shown at the same scale and zoom / pan together; renders of different pixel sizes
-are kept in step in image-normalised coordinates, so a larger render is never
-shown bigger than its rival (that would bias the vote).
-The side each item is dealt comes from the service (seeded and recorded there);
-this view shows ``served.left`` on the left and nothing that names a generator
-or a file.
+Every database call runs on the shared ``DbWorker``. Both sides sit in equal
+panes in one ``SyncGroup`` and appear together (neither is seen first); renders
+of different pixel sizes are kept in step in image-normalised coordinates, so a
+larger render is never shown bigger than its rival. The side each item is dealt
+comes from the service (seeded and recorded there).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QImage, QKeySequence, QShortcut
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from ..domain.records import ItemView
+from ..domain.errors import AlreadyAnswered
 from ..services.pairing import PairSession, ServedPair
-from .image_view import ImageView, SyncGroup
-from .view_lifecycle import PrefetchingView
-from .worker import ImagePrefetcher
+from .image_view import SyncGroup
+from .item_display import ItemDisplay, media_keys
+from .session_view import ANSWERED_ELSEWHERE, SessionView, State
+from .style import relative_font
 
-__all__ = ["CHOICE_KEYS", "PairView"]
+__all__ = ["CHOICES", "PairView"]
 
-# Choice -> the keys that cast it. Digits first in each list is what the buttons show.
-CHOICE_KEYS: dict[str, tuple[str, ...]] = {
-    "left": ("1", "Left"),
-    "right": ("2", "Right"),
-    "both": ("3", "B"),
-    "neither": ("4", "N"),
-}
-CHOICE_TEXT = {
-    "left": "Left is better",
-    "right": "Right is better",
-    "both": "Both meet it",
-    "neither": "Neither meets it",
-}
+CHOICES = ("left", "right", "both", "neither")
+CHOICE_TEXT = {"left": "Left is better", "right": "Right is better", "both": "Both meet it",
+               "neither": "Neither meets it"}
 MUTED = "#6b7280"
-KEY_HINT = ("Ctrl+Z: back to the previous pair  \u00b7  + / \u2212 / 0: zoom both images (drag to pan)"
-            "  \u00b7  R: reason")
 CHOSEN_STYLE = "QPushButton { background: #dbe7f3; border: 1px solid #5b7fa6; border-radius: 4px; padding: 6px 10px; }"
 BUTTON_STYLE = "QPushButton { border: 1px solid #c5c9d0; border-radius: 4px; padding: 6px 10px; }"
 
-
-class _Side(QFrame):
-    """One side of the pair: its output images (zoom-synced) or its text output."""
-
-    def __init__(self, title: str, group: SyncGroup, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self._group = group
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.setSpacing(4)
-        head = QHBoxLayout()
-        self.title = QLabel(f"<b>{title}</b>")
-        self.code = QLabel()
-        self.code.setStyleSheet(f"color: {MUTED};")
-        head.addWidget(self.title)
-        head.addStretch(1)
-        head.addWidget(self.code)
-        lay.addLayout(head)
-        self._images = QVBoxLayout()
-        self._images.setSpacing(4)
-        lay.addLayout(self._images, 1)
-        self.text = QPlainTextEdit()
-        self.text.setReadOnly(True)
-        # Selectable by mouse only: arrow keys stay vote keys.
-        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.text.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.text.hide()
-        lay.addWidget(self.text, 1)
-        self.note = QLabel()
-        self.note.setStyleSheet(f"color: {MUTED};")
-        self.note.setWordWrap(True)
-        self.note.hide()
-        lay.addWidget(self.note)
-        self.views: list[ImageView] = []
-
-    def _ensure_views(self, n: int) -> None:
-        while len(self.views) < n:
-            v = ImageView()
-            v.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys belong to the pair view
-            v.setMinimumSize(160, 160)
-            v.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-            self._images.addWidget(v, 1)
-            self._group.add(v)
-            self.views.append(v)
-        for i, v in enumerate(self.views):
-            v.setVisible(i < n)
-
-    def show_item(self, view: ItemView, images: dict[str, QImage | None], mask: QImage | None) -> None:
-        self.code.setText(view.display_code)
-        self._ensure_views(len(view.outputs))
-        missing = 0
-        for v, sha in zip(self.views, view.outputs, strict=False):
-            img = images.get(sha)
-            missing += img is None
-            v.set_image(img, mask=mask if img is not None else None)
-        has_text = bool(view.text)
-        self.text.setVisible(has_text)
-        self.text.setPlainText(view.text or "")
-        if missing:
-            self.note.setText("One image of this output could not be shown. Vote on what you can "
-                              "see, or choose Neither and say why.")
-        self.note.setVisible(bool(missing))
-        if not view.outputs and not has_text:
-            self.note.setText("This output has no image or text.")
-            self.note.show()
-
-    def clear(self) -> None:
-        for v in self.views:
-            v.set_image(None)
+Fetched = tuple[ServedPair | None, Any, ServedPair | None]  # pair, progress, the pair after it
 
 
-class PairView(PrefetchingView, QWidget):
+# -- worker jobs (database thread) ------------------------------------------------------
+def _fetch(session: PairSession) -> Fetched:
+    served = session.next()
+    # The pair after this one, so its images decode while the rater looks at this one.
+    return served, session.progress(), session.peek(served) if served is not None else None
+
+
+def _job_open(study: Any, rater: str) -> tuple[PairSession, Fetched]:
+    session = PairSession(study, rater)
+    return session, _fetch(session)
+
+
+def _job_vote(_study: Any, session: PairSession, served: ServedPair, choice: str, reason: str,
+              time_ms: int) -> tuple[int, str, Fetched]:
+    vid = session.vote(served, choice, reason, time_ms)
+    return vid, choice, _fetch(session)
+
+
+def _job_back(_study: Any, session: PairSession) -> tuple[ServedPair | None, Any]:
+    return session.back(), session.progress()
+
+
+def _job_forward(_study: Any, session: PairSession) -> Fetched:
+    return _fetch(session)
+
+
+def _pair_keys(served: ServedPair) -> list[str]:
+    return list(dict.fromkeys([*media_keys(served.left, inputs=False), *media_keys(served.right, inputs=False)]))
+
+
+class PairView(SessionView):
     voted = Signal(int, str)
     pairShown = Signal(int)  # noqa: N815 - Qt signal naming
     progressChanged = Signal(int, int)  # noqa: N815
     finished = Signal()
     failed = Signal(str)
+    context = "pair"
 
-    def __init__(self, study: Any, rater: str, worker: Any, settings: Any = None,
+    def __init__(self, snapshot: Any, rater: str, worker: Any, settings: Any = None,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.study = study
-        self.rater = rater
-        self.worker = worker
-        self.settings = settings
+        super().__init__(snapshot, rater, worker, settings, parent, capacity=16)
         self.setObjectName("PairView")
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._session: PairSession | None = None
         self._served: ServedPair | None = None
-        self._busy = True  # until the first pair is on screen
         self._shown_at: float | None = None
         self._waiting: set[str] = set()  # image keys the current pair still needs
-        self._failed_keys: set[str] = set()
-        self._stopped = False
-        self._allow_back_only = False
-        self._prefetcher = ImagePrefetcher(study.media.read, max_threads=2, capacity=16, parent=self)
-        self._prefetcher.ready.connect(self._on_image)
-        self._prefetcher.failed.connect(self._on_image_failed)
+        self._last_vote: tuple[str, str, int] | None = None
+        self.errorOccurred.connect(self.failed)
         self._build()
-        self._bind_keys()
-        self._set_status("Opening the pair queue...")
-        self._submit(self._open_job, self._on_loaded)
+        self.message.setText("Opening the pair queue…")
+        self.open()
 
     # -- layout --------------------------------------------------------------------
     def _build(self) -> None:
@@ -185,18 +118,17 @@ class PairView(PrefetchingView, QWidget):
         outer.setSpacing(6)
         self.question = QLabel()
         self.question.setObjectName("pairQuestion")
-        self.question.setStyleSheet("font-size: 15px; font-weight: 600;")
+        self.question.setFont(relative_font(self.question, 1.15, bold=True))
         self.question.setWordWrap(True)
         self.prompt = QLabel()
-        self.prompt.setWordWrap(True)
-        self.prompt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.criteria = QLabel()
-        self.criteria.setWordWrap(True)
+        for lab in (self.prompt, self.criteria):
+            lab.setWordWrap(True)
+            lab.setTextFormat(Qt.TextFormat.PlainText)
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.criteria.setStyleSheet(f"color: {MUTED};")
-        self.criteria.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        outer.addWidget(self.question)
-        outer.addWidget(self.prompt)
-        outer.addWidget(self.criteria)
+        for w in (self.question, self.prompt, self.criteria):
+            outer.addWidget(w)
 
         self.stack = QStackedWidget()
         outer.addWidget(self.stack, 1)
@@ -204,26 +136,20 @@ class PairView(PrefetchingView, QWidget):
         sides = QHBoxLayout(page)
         sides.setContentsMargins(0, 0, 0, 0)
         self.sync = SyncGroup(parent=self)
-        self.left_side = _Side("Left", self.sync)
-        self.right_side = _Side("Right", self.sync)
-        sides.addWidget(self.left_side, 1)
-        sides.addWidget(self.right_side, 1)
+        self.left_side = self._side("Left", sides)
+        self.right_side = self._side("Right", sides)
         self.stack.addWidget(page)
         self.done_page = QLabel()
         self.done_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.done_page.setWordWrap(True)
-        self.done_page.setStyleSheet("font-size: 15px;")
+        self.done_page.setFont(relative_font(self.done_page, 1.15))
         self.stack.addWidget(self.done_page)
 
         row = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for choice in ("left", "both", "neither", "right"):
-            keys = CHOICE_KEYS[choice]
-            text = f"{CHOICE_TEXT[choice]}  [{keys[0]} / {keys[1]}]"
-            if choice == "left":
-                text = "\u2190 " + text
-            elif choice == "right":
-                text += " \u2192"
+            text = f"{CHOICE_TEXT[choice]}  [{self.keymap.hints('vote_' + choice)}]"
+            text = {"left": "\u2190 " + text, "right": text + " \u2192"}.get(choice, text)
             b = QPushButton(text)
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.setStyleSheet(BUTTON_STYLE)
@@ -235,9 +161,11 @@ class PairView(PrefetchingView, QWidget):
         foot = QHBoxLayout()
         self.reason = QLineEdit()
         self.reason.setObjectName("pairReason")
-        self.reason.setPlaceholderText("Reason (optional): press R or Tab to type, Esc or Enter to go back to voting")
+        k = self.keymap.hints
+        self.reason.setPlaceholderText(f"Reason (optional): press {k('pair_reason', ' or ')} to type, "
+                                       f"{k('pair_reason_done', ' or ')} to go back to voting")
         self.reason.setClearButtonEnabled(True)
-        self.reason.returnPressed.connect(self.setFocus)
+        self.reason_keys(self.reason, {"pair_reason_done": self.back_to_keys})
         foot.addWidget(self.reason, 1)
         self.progress = QLabel()
         self.progress.setObjectName("pairProgress")
@@ -245,99 +173,60 @@ class PairView(PrefetchingView, QWidget):
         self.progress.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         foot.addWidget(self.progress)
         outer.addLayout(foot)
-        self.status = QLabel()
-        self.status.setObjectName("pairStatus")
-        self.status.setStyleSheet(f"color: {MUTED};")
-        outer.addWidget(self.status)
-        self.setTabOrder(self, self.reason)
+        self.message.setStyleSheet(f"color: {MUTED};")
+        outer.addWidget(self.message)
 
-    def _bind_keys(self) -> None:
-        self._shortcuts: list[QShortcut] = []
+    def _side(self, title: str, row: QHBoxLayout) -> ItemDisplay:
+        frame = QFrame()
+        frame.setFrameShape(QFrame.Shape.StyledPanel)
+        row.addWidget(frame, 1)
+        lay = QVBoxLayout(frame)
+        lay.setContentsMargins(6, 6, 6, 6)
+        display = ItemDisplay(self.keymap, title=title, show_inputs=False, sync=self.sync)
+        lay.addWidget(display)
+        return display
 
-        def bind(seq: str | QKeySequence, fn: Callable[[], object]) -> None:
-            sc = QShortcut(QKeySequence(seq), self)
-            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            sc.setAutoRepeat(False)  # a held key casts one vote, not a stream
-            sc.activated.connect(fn)
-            self._shortcuts.append(sc)
-
-        for choice, keys in CHOICE_KEYS.items():
-            for k in keys:
-                bind(k, lambda c=choice: self.vote(c))
-        bind("R", self._focus_reason)
-        bind(QKeySequence.StandardKey.Undo, self.back)
-        bind("Ctrl+Shift+Z", self.forward)
-        for k in ("+", "="):
-            bind(k, self.sync.zoom_in)
-        bind("-", self.sync.zoom_out)
-        bind("0", self.sync.fit)
-        esc = QShortcut(QKeySequence("Esc"), self.reason)
-        esc.setContext(Qt.ShortcutContext.WidgetShortcut)
-        esc.setAutoRepeat(False)
-        esc.activated.connect(self.setFocus)
-        self._shortcuts.append(esc)
-
-    # -- worker plumbing -----------------------------------------------------------
-    # These run on the worker thread: database only, no widgets.
-    def _open_job(self) -> tuple[str, ServedPair | None, Any, ServedPair | None]:
-        self._session = PairSession(self.study, self.rater)
-        return self._session.question, *self._fetch_next()
-
-    def _fetch_next(self) -> tuple[ServedPair | None, Any, ServedPair | None]:
-        assert self._session is not None
-        served = self._session.next()
-        return served, self._session.progress(), self._peek(served)
-
-    def _peek(self, served: ServedPair | None) -> ServedPair | None:
-        # The pair after this one, so its images decode while the rater looks at this one.
-        # Needs PairSession.peek(served) (asked of the services owner); without it the
-        # next pair's images are decoded the moment the pair arrives.
-        peek = getattr(self._session, "peek", None)
-        if served is None or peek is None:
-            return None
-        return peek(served)
-
-    def _vote_job(self, served: ServedPair, choice: str, reason: str, time_ms: int
-                  ) -> tuple[int, str, ServedPair | None, Any, ServedPair | None]:
-        assert self._session is not None
-        vid = self._session.vote(served, choice, reason, time_ms)
-        return vid, choice, *self._fetch_next()
-
-    def _back_job(self) -> tuple[ServedPair | None, Any]:
-        assert self._session is not None
-        return self._session.back(), self._session.progress()
-
-    def _forward_job(self) -> tuple[ServedPair | None, Any, ServedPair | None]:
-        return self._fetch_next()
+    def _key_hint(self) -> str:
+        k = self.keymap.hint
+        return (f"{k('back')}: back to the previous pair  ·  {k('zoom_in')} / {k('zoom_out')} / {k('zoom_fit')}: "
+                f"zoom both images (drag to pan)  ·  {k('pair_reason')}: reason")
 
     # -- results (UI thread) -------------------------------------------------------
-    def _on_loaded(self, result: tuple) -> None:
-        question, served, progress, following = result
-        self.question.setText(question or "Which output better meets the prompt and criteria?")
-        self._show(served, progress, following)
+    def _open_job(self, study: Any) -> tuple[PairSession, Fetched]:
+        return _job_open(study, self.rater)
 
-    def _on_voted(self, result: tuple) -> None:
-        vid, choice, served, progress, following = result
+    def _opened(self, result: tuple[PairSession, Fetched]) -> None:
+        self._session, fetched = result
+        self.question.setText(self.snapshot.setting("pair_question")
+                              or "Which output better meets the prompt and criteria?")
+        self._show(*fetched)
+
+    def _on_voted(self, result: tuple[int, str, Fetched]) -> None:
+        vid, choice, fetched = result
         self.voted.emit(vid, choice)
-        self._show(served, progress, following)
+        self._show(*fetched)
 
-    def _on_back(self, result: tuple) -> None:
+    def _on_back(self, result: tuple[ServedPair | None, Any]) -> None:
         served, progress = result
         if served is None:
-            self._busy = False
-            self._set_status("This is the first pair of the session: there is nothing to go back to.")
+            self._set_state(State.READY if self._served is not None else State.DONE)
+            self.message.setText("This is the first pair of the session: there is nothing to go back to.")
             return
         self._show(served, progress, None)
 
-    def _on_error(self, exc: BaseException) -> None:
-        if type(exc).__name__ == "AlreadyAnswered" and self._session is not None:
-            # This pair already has a vote (another window?): the first one counts; move on.
-            self._submit(self._forward_job, lambda r: self._show(*r))
+    def _already_answered(self, exc: AlreadyAnswered) -> None:
+        self._set_state(State.BUSY)
+        if exc.current is not None and self._served is not None and self._last_vote is not None:
+            # Keep this vote as a correction of the one stored from the other window.
+            served = replace(self._served, previous_vote=exc.current)
+            self._job(_job_vote, self._session, served, *self._last_vote, on_done=self._on_voted)
             return
-        self._busy = False if self._served is not None else self._busy
-        msg = str(exc) or type(exc).__name__
-        self._set_status(f"Could not complete that: {msg}")
-        self.failed.emit(msg)
+
+        def moved_on(fetched: Fetched) -> None:
+            self._show(*fetched)
+            self.message.setText(ANSWERED_ELSEWHERE.format(back=self.keymap.hint("back")))
+
+        self._job(_job_forward, self._session, on_done=moved_on)
 
     def _show(self, served: ServedPair | None, progress: Any, following: ServedPair | None) -> None:
         self._served = served
@@ -345,20 +234,18 @@ class PairView(PrefetchingView, QWidget):
             self.progress.setText(f"{progress.done} / {progress.total} done")
             self.progressChanged.emit(progress.done, progress.total)
         if served is None:
-            self._busy = True  # nothing to vote on; Ctrl+Z still works through back()
-            self._allow_back_only = True
-            self.left_side.clear()
-            self.right_side.clear()
+            for side in (self.left_side, self.right_side):
+                side.clear()
             self.prompt.clear()
             self.criteria.clear()
             self.done_page.setText("Every pair in your queue has a vote. Thank you!\n\n"
-                                   "Ctrl+Z goes back to change your last vote.")
+                                   f"{self.keymap.hint('back')} goes back to change your last vote.")
             self.stack.setCurrentIndex(1)
             self._mark_choice(None)
-            self._set_status("")
+            self._set_state(State.DONE)
+            self.message.setText("")
             self.finished.emit()
             return
-        self._allow_back_only = False
         self.stack.setCurrentIndex(0)
         self.prompt.setText(served.left.prompt)
         self.criteria.setText(f"Criteria: {served.left.criteria}" if served.left.criteria else "")
@@ -366,57 +253,48 @@ class PairView(PrefetchingView, QWidget):
         self.reason.setText(served.previous_reason or "")
         self._mark_choice(served.previous_choice)
         if served.previous_choice:
-            self._set_status(f"Going back: your vote was '{CHOICE_TEXT[served.previous_choice]}'. "
-                             "A new vote replaces it; Ctrl+Shift+Z returns without changing it.")
+            self.message.setText(f"Going back: your vote was '{CHOICE_TEXT[served.previous_choice]}'. A new vote "
+                                 f"replaces it; {self.keymap.hint('forward')} returns without changing it.")
         else:
-            self._set_status("")
-        keys = self._image_keys(served)
-        self._failed_keys -= set(keys)
-        self._waiting = {k for k in keys if not self._prefetcher.contains(k)}
-        self._prefetcher.prefetch(keys)
+            self.message.setText(self._key_hint())
+        keys = _pair_keys(served)
+        self._waiting = {k for k in keys if not self.prefetcher.contains(k)}
+        self.prefetcher.prefetch(keys)
         if following is not None:
-            self._prefetcher.prefetch(self._image_keys(following))
-        self._busy = True
-        if not self._waiting:
-            self._present()
+            self.prefetcher.prefetch(_pair_keys(following))
+        self._set_state(State.BUSY)
+        if self._waiting:
+            for side in (self.left_side, self.right_side):
+                side.clear()
+            self.message.setText("Loading images…")
         else:
-            self.left_side.clear()
-            self.right_side.clear()
-            self._set_status("Loading images...")
+            self._present()
 
-    @staticmethod
-    def _image_keys(served: ServedPair) -> list[str]:
-        keys: list[str] = []
-        for v in (served.left, served.right):
-            keys.extend(v.outputs)
-            if v.mask:
-                keys.append(v.mask)
-        return list(dict.fromkeys(keys))
-
-    def _on_image(self, key: str, _img: QImage) -> None:
+    def _image_ready(self, key: str, _img: QImage) -> None:
         if key in self._waiting:
             self._waiting.discard(key)
             if not self._waiting:
                 self._present()
 
-    def _on_image_failed(self, key: str, _message: str) -> None:
-        self._failed_keys.add(key)
-        self._on_image(key, QImage())
+    def _image_failed(self, key: str, message: str) -> None:
+        self._image_ready(key, QImage())
 
     def _present(self) -> None:
         """Both sides appear together, so neither is seen first."""
         s = self._served
         if s is None:
             return
-        images = {k: self._prefetcher.get(k) for k in self._image_keys(s)}
+        images = {k: self.prefetcher.get(k) for k in _pair_keys(s)}
         for side, item in ((self.left_side, s.left), (self.right_side, s.right)):
-            mask = images.get(item.mask) if item.mask else None
-            side.show_item(item, images, mask)
+            side.show_item(item, images)
+            for k in media_keys(item, inputs=False):
+                if self.prefetcher.error(k):
+                    side.image_failed(k)
         self.sync.fit()
-        if self.status.text() in ("Loading images...", "Saving..."):
-            self._set_status("")
+        if self.message.text() == "Loading images…":
+            self.message.setText(self._key_hint())
         self._shown_at = time.monotonic()
-        self._busy = False
+        self._set_state(State.READY)
         if not self.reason.hasFocus():
             self.setFocus()
         self.pairShown.emit(s.pair_pk)
@@ -425,44 +303,49 @@ class PairView(PrefetchingView, QWidget):
         for c, b in self.buttons.items():
             b.setStyleSheet(CHOSEN_STYLE if c == choice else BUTTON_STYLE)
 
-    def _set_status(self, text: str) -> None:
-        self.status.setText(text or KEY_HINT)
-
     # -- actions -------------------------------------------------------------------
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        table: dict[str, Callable[[], Any]] = {f"vote_{c}": (lambda c=c: self.vote(c)) for c in CHOICES}
+        table |= {
+            "pair_reason": lambda: self.reason.setFocus(Qt.FocusReason.ShortcutFocusReason),
+            "back": self.back, "forward": self.forward,
+            "zoom_in": self.sync.zoom_in, "zoom_out": self.sync.zoom_out, "zoom_fit": self.sync.fit,
+            "zoom_actual": self.sync.actual_size,
+            "toggle_mask": lambda: [side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask],
+        }
+        return table
+
     def vote(self, choice: str) -> bool:
-        if choice not in CHOICE_KEYS:
-            raise ValueError(f"choice must be one of {tuple(CHOICE_KEYS)}")
-        if self._busy or self._served is None or self._stopped:
+        if choice not in CHOICES:
+            raise ValueError(f"choice must be one of {CHOICES}")
+        if self._state is not State.READY or self._served is None:
             return False
-        self._busy = True  # one vote in flight; further keys are ignored until it lands
-        served = self._served
         elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)
+        self._last_vote = (choice, self.reason.text(), elapsed)
         self._mark_choice(choice)
-        self._set_status("Saving...")
-        self._submit(self._vote_job, self._on_voted, served, choice, self.reason.text(), elapsed)
+        self._begin_write()
+        self._job(_job_vote, self._session, self._served, *self._last_vote, on_done=self._on_voted)
         self.setFocus()
         return True
 
     def back(self) -> bool:
-        if self._stopped or self._session is None:
+        if self._session is None or self._state not in (State.READY, State.DONE):
             return False
-        if self._busy and not getattr(self, "_allow_back_only", False):
-            return False
-        self._busy = True
-        self._submit(self._back_job, self._on_back)
+        self._set_state(State.BUSY)
+        self._job(_job_back, self._session, on_done=self._on_back)
         return True
 
     def forward(self) -> bool:
-        if self._busy or self._stopped or self._served is None or self._served.previous_vote is None:
+        if self._state is not State.READY or self._served is None or self._served.previous_vote is None:
             return False
-        self._busy = True
-        self._submit(self._forward_job, lambda r: self._show(*r))
+        self._set_state(State.BUSY)
+        self._job(_job_forward, self._session, on_done=lambda r: self._show(*r))
         return True
 
-    def _focus_reason(self) -> None:
-        self.reason.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    def _failed(self, exc: BaseException) -> None:
+        super()._failed(exc)
+        if self._state is State.READY and self._served is not None:
+            self._mark_choice(self._served.previous_choice)  # the vote did not land
 
-    # -- queries and lifecycle -----------------------------------------------------
     def current(self) -> ServedPair | None:
         return self._served
-

@@ -3,11 +3,14 @@ window geometry, the last rater per study.
 
 Stored with QSettings. Tests (and anyone who wants a portable profile) point it
 at an INI file with the ANNOTATOR_SETTINGS environment variable or the `path`
-argument, so nothing leaks into the user's real profile.
+argument, so nothing leaks into the user's real profile. Key overrides live in
+a file a person edits, ``keys.toml`` beside the settings file (README "Keys"),
+written atomically (a temp file renamed over it) when the app changes it.
 
 Public API: ``AppSettings(path: str | Path | None = None)`` with
 ``recent_studies() -> list[Path]``, ``add_recent_study(path)``, ``remove_recent_study(path)``,
-``key_overrides() -> dict[str, list[str]]``, ``set_key_override(action, sequences | None)``,
+``key_overrides() -> dict[str, list[str]]``, ``key_overrides_checked() -> (dict, problems)``,
+``set_key_override(action, sequences | None)``, ``keys_path``,
 ``geometry(name) -> bytes | None``, ``set_geometry(name, data)``,
 ``last_rater(study) -> str | None``, ``set_last_rater(study, name)``,
 ``value(key, default=None)``, ``set_value(key, value)``, ``sync()``, ``path``.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +77,33 @@ class AppSettings:
         self.set_value("recent_studies", [str(x) for x in self.recent_studies() if str(x) != p])
 
     # -- keys ----------------------------------------------------------------------
+    @property
+    def keys_path(self) -> Path:
+        return self.path.with_name("keys.toml")
+
+    def key_overrides_checked(self) -> tuple[dict[str, list[str]], list[str]]:
+        """The overrides in keys.toml and what is wrong with the file (one phrase each)."""
+        p = self.keys_path
+        if not p.exists():
+            return {}, []
+        try:
+            raw = tomllib.loads(p.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            return {}, [f"{p.name} cannot be read ({' '.join(str(exc).split())})"]
+        table = raw.get("keys", raw)
+        out: dict[str, list[str]] = {}
+        problems: list[str] = []
+        for k, v in table.items():
+            if isinstance(v, str):
+                v = [v]
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                problems.append(f"'{k}' must be a list of keys")
+                continue
+            out[str(k)] = list(v)
+        return out, problems
+
     def key_overrides(self) -> dict[str, list[str]]:
-        raw = self.value("keymap", {})
-        if not isinstance(raw, dict):
-            return {}
-        return {str(k): [str(s) for s in v] for k, v in raw.items() if isinstance(v, list)}
+        return self.key_overrides_checked()[0]
 
     def set_key_override(self, action: str, sequences: list[str] | None) -> None:
         """Bind `action` to `sequences` (an empty list unbinds it; None restores the default)."""
@@ -86,7 +112,13 @@ class AppSettings:
             current.pop(action, None)
         else:
             current[action] = list(sequences)
-        self.set_value("keymap", current)
+        lines = ["# annotator key overrides: action = [keys] (see README, Keys)", "[keys]"]
+        lines += [f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())]
+        p = self.keys_path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        os.replace(tmp, p)  # atomic: a crash leaves the old file or the new one, never half
 
     # -- windows -------------------------------------------------------------------
     def geometry(self, name: str) -> bytes | None:

@@ -1,9 +1,12 @@
-"""Label view latency: key press (submit) to the next item painted, and cold start.
+"""Label view latency: key press (submit) to the next item painted, cold start, and the
+dashboard's first computation and cached reopen.
 
-    python tests/benchmarks/bench_label_latency.py [--items 24] [--out tests/benchmarks/ui.md]
+    python tests/benchmarks/bench_label_latency.py [--items 24] [--out tests/benchmarks/ui.md] [--no-dashboard]
 
 For 1024x1024 and 2048x2048 PNG outputs, with the next items decoded ahead
-(prefetch) and without (decoded once served). The latency covers the whole
+(prefetch) and without (decoded once served), and a 1024x1024 editing case
+(input beside output, edit mask outlined: the overlay is computed in the decode
+job) measured in the same run as the unmasked baseline. The latency covers the whole
 path: the durable commit on the database worker (WAL, synchronous=FULL), the
 next item query, the signal back to the UI thread, and the first paint of the
 new item's picture. Between items the benchmark waits as a rater would (and
@@ -33,7 +36,7 @@ import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 import annotator.ui  # noqa: E402,F401 - PySide6 refcount fix first
-from annotator.services.study import Study  # noqa: E402
+from annotator.services.study import Study  # noqa: E402 - used to build the bench studies
 
 RATER = "bench-rater"
 
@@ -48,8 +51,17 @@ def make_png(path: Path, size: int, seed: int) -> None:
     Image.fromarray(np.clip(base + noise, 0, 255).astype(np.uint8)).save(path, compress_level=6)
 
 
-def build(root: Path, size: int, n: int) -> Path:
-    src = root / f"src{size}"
+def make_mask(path: Path, size: int, seed: int) -> None:
+    """White = the edited region: an ellipse off centre."""
+    y, x = np.mgrid[0:size, 0:size].astype(np.float32) / size
+    cx, cy = 0.4 + 0.02 * (seed % 5), 0.5
+    inside = ((x - cx) / 0.25) ** 2 + ((y - cy) / 0.18) ** 2 <= 1
+    Image.fromarray(np.where(inside, 255, 0).astype(np.uint8)).save(path)
+
+
+def build(root: Path, size: int, n: int, *, masked: bool = False) -> Path:
+    tag = f"{size}{'m' if masked else ''}"
+    src = root / f"src{tag}"
     src.mkdir(parents=True)
     lines = []
     import json
@@ -57,10 +69,15 @@ def build(root: Path, size: int, n: int) -> Path:
     for i in range(n):
         name = f"img_{i:03d}.png"
         make_png(src / name, size, i)
-        lines.append(json.dumps({"item_id": f"b{i:03d}", "case_id": f"c{i % 6}", "prompt": f"Prompt {i % 6}",
-                                 "criteria": "Criteria", "generator": f"g{i % 3}", "images": [name]}))
+        rec = {"item_id": f"b{i:03d}", "case_id": f"c{i % 6}", "prompt": f"Prompt {i % 6}",
+               "criteria": "Criteria", "generator": f"g{i % 3}", "images": [name]}
+        if masked:
+            make_png(src / f"in_{i:03d}.png", size, 1000 + i)
+            make_mask(src / f"mask_{i:03d}.png", size, i)
+            rec |= {"inputs": [f"in_{i:03d}.png"], "mask": f"mask_{i:03d}.png"}
+        lines.append(json.dumps(rec))
     (src / "m.jsonl").write_text("\n".join(lines) + "\n")
-    folder = root / f"study{size}"
+    folder = root / f"study{tag}"
     s = Study.create(folder, REPO / "rubrics" / "ui_mockup.toml")
     s.import_items(src / "m.jsonl")
     s.db.set_setting("anchor_every", 0)
@@ -84,13 +101,12 @@ def measure(folder: Path, prefetch: bool, n: int) -> list[float]:
 
     app = QApplication.instance() or QApplication([])
     worker = DbWorker()
-    study = worker.call(Study.open, folder)
-    pre = ImagePrefetcher(study.media.read)
+    snapshot = _hold(app, worker, folder)
+    pre = ImagePrefetcher(snapshot.media)
     settings = AppSettings(Path(tempfile.mkdtemp()) / "s.ini")
-    view = LabelView(study, RATER, worker, settings, prefetcher=pre, prefetch_ahead=3 if prefetch else 0)
+    view = LabelView(snapshot, RATER, worker, settings, prefetcher=pre, prefetch_ahead=3 if prefetch else 0)
     view.resize(1400, 900)
     view.show()
-    worker.wait_idle(30)
     t_end = time.monotonic() + 30
     while view.state != "ready" and time.monotonic() < t_end:
         app.processEvents()
@@ -104,7 +120,8 @@ def measure(folder: Path, prefetch: bool, n: int) -> list[float]:
         views = view.item_panel.views()
         if view.current_item is None or view.current_item.item_pk == state["from"]:
             return
-        if views and all(v.image() is not None for v in views):
+        masked = view.item_panel.has_mask
+        if views and all(v.image() is not None and (v.has_mask or not masked) for v in views):
             state["t1"] = time.perf_counter()
             loop.quit()
 
@@ -140,9 +157,59 @@ def measure(folder: Path, prefetch: bool, n: int) -> list[float]:
     view.shutdown()
     view.close()
     pre.stop()
-    worker.call(study.close)
     worker.stop()
     return lat
+
+
+def _hold(app, worker, folder: Path):  # noqa: ANN001, ANN202
+    """Open the study on the worker (which keeps it) and return its snapshot."""
+    from annotator.services.snapshot import open_study
+
+    box: dict = {}
+    worker.open_study(open_study, folder, on_done=lambda r: box.setdefault("r", r),
+                      on_error=lambda e: box.setdefault("e", e))
+    while not box:
+        app.processEvents()
+        time.sleep(0.002)
+    if "e" in box:
+        raise box["e"]
+    return box["r"]
+
+
+def dashboard_times(root: Path, runs: int = 3) -> tuple[float, list[float], str]:
+    """First computation (1000 resamples) and cached reopens of the demo study's dashboard."""
+    from PySide6.QtWidgets import QApplication
+
+    from annotator.services.demo import build_demo
+    from annotator.ui.dashboard_view import DashboardView
+    from annotator.ui.worker import ComputeWorker, DbWorker
+
+    app = QApplication.instance() or QApplication([])
+    folder = root / "demo"
+    build_demo(folder)
+    worker, compute = DbWorker(), ComputeWorker()
+    snapshot = _hold(app, worker, folder)
+
+    def open_once() -> float:
+        t0 = time.perf_counter()
+        view = DashboardView(snapshot, None, worker, None, compute=compute, n_boot=1000)
+        view.resize(1400, 1000)
+        view.show()
+        while view.model is None:
+            app.processEvents()
+            time.sleep(0.001)
+        t = time.perf_counter() - t0
+        view.shutdown()
+        view.close()
+        view.deleteLater()
+        return t
+
+    first = open_once()
+    again = [open_once() for _ in range(runs)]
+    n = sum(1 for _ in (folder / "media").iterdir()) if (folder / "media").exists() else 0
+    compute.stop()
+    worker.stop()
+    return first, again, f"demo study ({n} media files)"
 
 
 def cold_start(folder: Path, runs: int = 5) -> list[tuple[float, float]]:
@@ -184,39 +251,48 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=24)
     ap.add_argument("--out", type=Path, default=None, help="write the markdown table here")
+    ap.add_argument("--no-dashboard", action="store_true", help="leave the dashboard timings out")
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_label_"))
     rows = []
     studies = {}
-    for size in (1024, 2048):
+    for size, masked in ((1024, False), (1024, True), (2048, False)):
         t = time.perf_counter()
-        studies[size] = build(root, size, a.items)
-        print(f"built {a.items} items at {size}x{size} in {time.perf_counter() - t:.1f} s", flush=True)
-        for prefetch in (True, False):
+        key = (size, masked)
+        studies[key] = build(root, size, a.items, masked=masked)
+        what = "edit case (input + output + mask)" if masked else "output"
+        print(f"built {a.items} items at {size}x{size} ({what}) in {time.perf_counter() - t:.1f} s", flush=True)
+        for prefetch in ((True,) if masked else (True, False)):
             # A fresh copy of the study per run: every run answers the same items.
-            run_folder = root / f"run{size}{'p' if prefetch else 'n'}"
-            subprocess.run(["cp", "-r", str(studies[size]), str(run_folder)], check=True)
+            run_folder = root / f"run{size}{'m' if masked else ''}{'p' if prefetch else 'n'}"
+            subprocess.run(["cp", "-r", str(studies[key]), str(run_folder)], check=True)
             lat = measure(run_folder, prefetch, a.items)
-            row = (size, prefetch, len(lat), statistics.median(lat), pct(lat, 0.95), max(lat))
+            row = (size, masked, prefetch, len(lat), statistics.median(lat), pct(lat, 0.95), max(lat))
             rows.append(row)
-            print(f"{size}x{size} prefetch={'on ' if prefetch else 'off'} n={row[2]} "
-                  f"median={row[3]:.1f} ms p95={row[4]:.1f} ms max={row[5]:.1f} ms", flush=True)
-    cs = cold_start(studies[1024])
+            print(f"{size}x{size} {'masked ' if masked else ''}prefetch={'on ' if prefetch else 'off'} n={row[3]} "
+                  f"median={row[4]:.1f} ms p95={row[5]:.1f} ms max={row[6]:.1f} ms", flush=True)
+    cs = cold_start(studies[(1024, False)])
     walls = [w for w, _ in cs]
     readys = [r for _, r in cs]
     print(f"cold start to interactive label view: median {statistics.median(walls):.2f} s "
           f"(max {max(walls):.2f} s; in-process ready median {statistics.median(readys):.2f} s)")
     machine = f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, offscreen Qt"
     md = [
-        "| image | prefetch | n | median (ms) | p95 (ms) | max (ms) |",
-        "|---|---|---|---|---|---|",
-        *[f"| {s}x{s} | {'on' if p else 'off'} | {n} | {m:.1f} | {q:.1f} | {x:.1f} |" for s, p, n, m, q, x in rows],
+        "| image | item | prefetch | n | median (ms) | p95 (ms) | max (ms) |",
+        "|---|---|---|---|---|---|---|",
+        *[f"| {s}x{s} | {'edit case, masked' if mk else 'output'} | {'on' if p else 'off'} | {n} | {m:.1f} | "
+          f"{q:.1f} | {x:.1f} |" for s, mk, p, n, m, q, x in rows],
         "",
         f"Cold start to an interactive label view (child process wall time, {len(walls)} runs): "
         f"median {statistics.median(walls):.2f} s, max {max(walls):.2f} s.",
-        "",
-        f"Machine: {machine}.",
     ]
+    if not a.no_dashboard:
+        first, again, what = dashboard_times(root)
+        print(f"dashboard: first computation {first:.1f} s, cached reopen {statistics.median(again) * 1000:.0f} ms")
+        md += ["", f"Dashboard on the {what}, 1000 bootstrap resamples: first computation (open to figures "
+                   f"shown) {first:.1f} s; reopen on unchanged data (cached) median "
+                   f"{statistics.median(again) * 1000:.0f} ms, max {max(again) * 1000:.0f} ms ({len(again)} runs)."]
+    md += ["", f"Machine: {machine}."]
     print("\n".join(md))
     if a.out:
         a.out.write_text("\n".join(md) + "\n")

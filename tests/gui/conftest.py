@@ -1,5 +1,5 @@
-"""Fixtures for the Qt tests: per-test app settings, real studies, and a check
-that no worker thread outlives its test."""
+"""Fixtures for the Qt tests: per-test app settings, real studies (built once per
+session, copied per test), and a check that no worker thread outlives its test."""
 
 from __future__ import annotations
 
@@ -15,20 +15,29 @@ from gui_support import BuiltStudy, build_study  # noqa: E402 - after the platfo
 @pytest.fixture(autouse=True)
 def _app_settings(tmp_path, monkeypatch):
     """Each test gets its own settings file (never the user's profile)."""
-    if "ANNOTATOR_SETTINGS" not in os.environ or not os.environ["ANNOTATOR_SETTINGS"].startswith(str(tmp_path)):
-        monkeypatch.setenv("ANNOTATOR_SETTINGS", str(tmp_path / "settings.ini"))
+    monkeypatch.setenv("ANNOTATOR_SETTINGS", str(tmp_path / "settings" / "annotator.ini"))
     yield
 
 
 @pytest.fixture(autouse=True)
 def _no_leaked_threads(qapp):
-    """Fail a test that leaves a database worker or decoder pool running."""
+    """Fail a test that leaves a database worker, compute worker or decoder pool running."""
     from annotator.ui.worker import live_workers, stop_all
 
     yield
     leaked = [type(w).__name__ for w in live_workers()]
     stop_all()
     assert not leaked, f"worker threads left running: {leaked}"
+
+
+@pytest.fixture
+def db_worker():
+    from annotator.ui.worker import DbWorker
+
+    w = DbWorker()
+    yield w
+    w.stop()
+    assert not w.running
 
 
 @pytest.fixture

@@ -1,9 +1,17 @@
-"""Helpers for the Qt tests: real study folders made from real demo images."""
+"""Helpers for the Qt tests: real study folders made from real demo images.
+
+Building a study (demo images, import, raters) is the slow part of most tests,
+so each distinct study is built once per test session into a template folder
+and copied for every test that asks for it (a fresh, writable copy each time).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -40,13 +48,33 @@ def _secrets_from_manifest(manifest: Path) -> list[str]:
     return sorted(out)
 
 
+_TEMPLATES: dict[tuple, BuiltStudy] = {}
+_TEMPLATE_ROOT = Path(tempfile.mkdtemp(prefix="annotator-gui-templates-"))
+
+
 def build_study(root: Path, kind: str = "ui", *, anchors: bool = False, anchor_every: int | None = None,
                 raters: tuple[str, ...] = (RATER,), before_import=None) -> BuiltStudy:  # noqa: ANN001
     """A real study folder: ui_mockup demo items (18) or logo_edit items with inputs and mask (6).
 
     `before_import(manifest) -> list[Path]` may alter the source files and return
-    more manifests to import after the first one.
+    more manifests to import after the first one (such a study is never shared).
     """
+    if before_import is not None:
+        return _build(root, kind, anchors=anchors, anchor_every=anchor_every, raters=raters,
+                      before_import=before_import)
+    key = (kind, anchors, anchor_every, tuple(raters))
+    if key not in _TEMPLATES:
+        where = _TEMPLATE_ROOT / f"t{len(_TEMPLATES)}"
+        _TEMPLATES[key] = _build(where, kind, anchors=anchors, anchor_every=anchor_every, raters=raters)
+    t = _TEMPLATES[key]
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / "study"
+    shutil.copytree(t.folder, folder)
+    return replace(t, folder=folder)
+
+
+def _build(root: Path, kind: str, *, anchors: bool, anchor_every: int | None, raters: tuple[str, ...],
+           before_import=None) -> BuiltStudy:  # noqa: ANN001
     inputs = root / "inputs"
     if kind == "ui":
         files = scenario.write_demo_inputs(inputs, variants_per_case=1)
@@ -74,19 +102,15 @@ def build_study(root: Path, kind: str = "ui", *, anchors: bool = False, anchor_e
 
 
 def complete_answers(rubric, i: int = 0) -> dict:
-    """A full, valid answer set for any rubric (varied by i)."""
+    """A full, valid answer set for any rubric (varied by i), whatever its kinds."""
     out: dict = {}
     for m in rubric.metrics:
-        if m.kind == "gate":
-            out[m.key] = "PASS" if i % 3 else "FAIL"
-        elif m.kind == "scale":
-            vals = m.scale_values()
+        vals = m.values()
+        if m.spec.multi:
+            out[m.key] = [vals[i % len(vals)]] if i % 2 else []
+        elif vals:
             out[m.key] = vals[(i + len(m.key)) % len(vals)]
-        elif m.kind == "choice":
-            out[m.key] = m.options[i % len(m.options)]
-        elif m.kind == "tags":
-            out[m.key] = [m.options[i % len(m.options)]] if i % 2 else []
-        elif m.kind == "text" and m.required:
+        elif m.required:
             out[m.key] = f"reason {i}"
     return out
 
@@ -127,3 +151,46 @@ def widget_strings(root) -> list[str]:  # noqa: ANN001 - a QWidget
     for a in root.findChildren(QAction):
         out += [a.text(), a.toolTip(), a.statusTip(), a.whatsThis()]
     return [s for s in out if s]
+
+
+def spin_until(predicate, timeout: float = 10.0) -> None:  # noqa: ANN001
+    """Process Qt events until predicate() holds (for code outside a qtbot test)."""
+    from PySide6.QtCore import QCoreApplication
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        QCoreApplication.processEvents()
+        time.sleep(0.002)
+
+
+def hold_study(worker, folder: Path):  # noqa: ANN001, ANN201 - DbWorker -> StudySnapshot
+    """Open `folder` on the database worker (which keeps the Study) and return its snapshot."""
+    from annotator.services.snapshot import open_study
+
+    box: dict = {}
+    worker.open_study(open_study, Path(folder), on_done=lambda r: box.setdefault("r", r),
+                      on_error=lambda e: box.setdefault("e", e))
+    spin_until(lambda: box, 30)
+    if "e" in box:
+        raise box["e"]
+    return box["r"]
+
+
+def open_window(qtbot, folder: Path, rater: str | None = RATER, *, size=(1280, 820), settings=None, **kw):  # noqa: ANN001, ANN201
+    """A MainWindow on `folder` as `rater`, shown, once the study is open and the mode's view is up."""
+    from annotator.ui.main_window import MainWindow
+    from annotator.ui.settings import AppSettings
+
+    w = MainWindow(settings or AppSettings(), study=folder, rater=rater, **kw)
+    qtbot.addWidget(w)
+    if size:
+        w.resize(*size)
+    w.show()
+    qtbot.waitUntil(lambda: not w.busy, timeout=30_000)
+    return w
+
+
+def wait_ready(qtbot, view, timeout: int = 10_000) -> None:  # noqa: ANN001
+    qtbot.waitUntil(lambda: view.state in ("ready", "done", "error"), timeout=timeout)

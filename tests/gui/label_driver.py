@@ -27,16 +27,16 @@ def main() -> int:
     ap.add_argument("--delay-ms", type=int, default=20)
     a = ap.parse_args()
     app = make_app()
+    from gui_support import hold_study
     from PySide6.QtCore import QTimer
 
-    from annotator.services.study import Study
     from annotator.ui.label_view import LabelView
     from annotator.ui.settings import AppSettings
     from annotator.ui.worker import DbWorker
 
     worker = DbWorker()
-    study = worker.call(Study.open, Path(a.study))
-    view = LabelView(study, a.rater, worker, AppSettings())
+    snapshot = hold_study(worker, Path(a.study))
+    view = LabelView(snapshot, a.rater, worker, AppSettings())
     view.resize(1200, 800)
     view.show()
     count = {"n": 0}
@@ -52,8 +52,7 @@ def main() -> int:
     print("READY", flush=True)
     code = app.exec()
     view.shutdown()
-    worker.call(study.close)
-    worker.stop()
+    worker.stop()  # closes the study on its own thread
     return int(code)
 
 

@@ -19,14 +19,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from gui_support import ANCHORS, RATER, build_study, complete_answers, widget_strings
+from gui_support import ANCHORS, RATER, build_study, complete_answers, open_window, widget_strings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QWidget,
 )
 
 from annotator.ui.main_window import MainWindow
-from annotator.ui.settings import AppSettings
 
 MARKERS = ("anchor", "calibration", "reference", "gold", "honeypot", "control item", "check item")
 CODE = re.compile(r"^Item [A-Z0-9]{3}-[A-Z0-9]{3}$")
@@ -80,10 +79,7 @@ def _references(folder: Path) -> dict[int, dict]:
 @pytest.fixture()
 def window(qtbot, tmp_path: Path):
     built = build_study(tmp_path, "ui", anchors=True, anchor_every=2)
-    win = MainWindow(AppSettings(tmp_path / "app.ini"), study=built.folder, rater=RATER)
-    qtbot.addWidget(win)
-    win.resize(1280, 820)
-    win.show()
+    win = open_window(qtbot, built.folder, RATER)
     qtbot.waitExposed(win)
     yield win
     win.close()
@@ -100,7 +96,6 @@ def test_anchor_looks_like_a_live_item(qtbot, window):
     while view.state == "ready" and len(shots) < 2 and i < 12:
         served = view.current_item
         qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=5000)
-        qtbot.wait(20)
         kind = "anchor" if served.context == "anchor" else "live"
         if kind not in shots:
             shots[kind] = _snapshot(win)
@@ -141,7 +136,7 @@ def test_anchor_behaves_like_a_live_item(qtbot, window):
     seen.append(("first", True, view.progress_label.text().split("  ")[0]))
     for i in range(6):
         qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=5000)
-        qtbot.wait(150)  # time for the view to decode what it expects next
+        qtbot.waitUntil(lambda: view.lookahead_done, timeout=5000)  # what it expects next is decoded
         served = view.current_item
         answers = dict(refs[served.item_pk]) if served.context == "anchor" else complete_answers(view.rubric, i)
         assert view.submit_answers(answers)

@@ -7,15 +7,21 @@ import io
 import json
 
 import pytest
-from gui_support import ANCHORS, RATER, build_study, complete_answers, widget_strings
+from gui_support import (
+    ANCHORS,
+    RATER,
+    build_study,
+    complete_answers,
+    hold_study,
+    open_window,
+    widget_strings,
+)
 from PIL import Image, PngImagePlugin
 from PySide6.QtWidgets import (
     QApplication,
 )
 
-from annotator.services.study import Study
 from annotator.ui.label_view import LabelView
-from annotator.ui.main_window import MainWindow
 from annotator.ui.settings import AppSettings
 from annotator.ui.worker import DbWorker, ImagePrefetcher
 
@@ -119,15 +125,15 @@ def test_nothing_reveals_generators_or_sources(qtbot, tmp_path, kind):
 
     # -- the label view, item by item, with every image it is handed ----------------
     worker = DbWorker()
-    study = worker.call(Study.open, built.folder)
+    snapshot = hold_study(worker, built.folder)
 
     def loader(sha: str) -> bytes:
-        data = study.media.read(sha)
+        data = snapshot.media(sha)
         handed.append(data)
         return data
 
     pre = ImagePrefetcher(loader)
-    view = LabelView(study, RATER, worker, AppSettings(), prefetcher=pre)
+    view = LabelView(snapshot, RATER, worker, AppSettings(), prefetcher=pre)
     qtbot.addWidget(view)
     view.resize(1200, 800)
     view.show()
@@ -160,16 +166,13 @@ def test_nothing_reveals_generators_or_sources(qtbot, tmp_path, kind):
     view.shutdown()
     view.close()
     pre.stop()
-    worker.call(study.close)
     worker.stop()
     assert handed
     for data in handed:
         assert_clean_image(data, secrets)
 
     # -- the main window and every mode a rater can open -------------------------------
-    w = MainWindow(AppSettings(), study=built.folder, rater=RATER)
-    qtbot.addWidget(w)
-    w.show()
+    w = open_window(qtbot, built.folder, RATER, size=None)
     try:
         w.show_start()
         assert_blind(widget_strings(w), secrets, "the start page")
@@ -179,9 +182,8 @@ def test_nothing_reveals_generators_or_sources(qtbot, tmp_path, kind):
                 assert view is None  # names generators: never for a rater
                 continue
             assert view is not None
-            qtbot.wait(300)
-            w.worker.wait_idle(20)
-            qtbot.wait(50)
+            qtbot.waitUntil(lambda v=view: not v.is_busy() or v.state == "error", timeout=20_000)
+            qtbot.waitUntil(lambda: not w.worker.busy, timeout=20_000)
             assert_blind(widget_strings(w), secrets, f"the {mode} view")
     finally:
         w.close()

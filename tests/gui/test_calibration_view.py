@@ -10,6 +10,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from gui_support import hold_study, open_window
 from PySide6.QtCore import Qt
 
 from annotator.services.study import Study
@@ -19,36 +20,35 @@ from annotator.ui.worker import DbWorker
 REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "rubrics" / "ui_mockup.toml"
 ANCHORS = REPO / "anchors" / "ui_mockup" / "anchors.jsonl"
-SHOTS = REPO / "packaging" / "screenshots"
 RATER = "cal"
 KEY = {"P": Qt.Key.Key_P, "F": Qt.Key.Key_F, **{str(d): getattr(Qt.Key, f"Key_{d}") for d in range(10)}}
 
 
-@pytest.fixture()
-def cal_study(tmp_path: Path):
-    study = Study.create(tmp_path / "study", RUBRIC)
-    n = study.import_anchors(ANCHORS)
-    assert n == 14
+@pytest.fixture(scope="session")
+def _cal_template(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cal") / "study"
+    study = Study.create(folder, RUBRIC)
+    assert study.import_anchors(ANCHORS) == 14
     study.add_rater(RATER)
-    yield study
     study.close()
+    return folder
 
 
 @pytest.fixture()
-def db_worker():
-    w = DbWorker()
-    yield w
-    w.stop()
-    assert not w.running
+def cal_study(tmp_path: Path, _cal_template, db_worker):
+    import shutil
+
+    shutil.copytree(_cal_template, tmp_path / "study")
+    return hold_study(db_worker, tmp_path / "study")
 
 
-def _references(study: Study) -> dict[str, dict]:
+def _references(study) -> dict[str, dict]:
     """Reference answers by display code, read from the shipped file and the study database."""
     by_id = {}
     for line in ANCHORS.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         by_id[rec["item_id"]] = rec["reference"]
-    con = sqlite3.connect(study.folder / "study.sqlite")
+    con = sqlite3.connect(Path(getattr(study, "folder", study)) / "study.sqlite")
     try:
         cols = {r[1] for r in con.execute("PRAGMA table_info(items)")}
         assert {"item_id", "display_code"} <= cols
@@ -65,7 +65,7 @@ def _keys_for(answers: dict, options: list[str]) -> list[Qt.Key]:
     return keys
 
 
-def _open(qtbot, study: Study, worker: DbWorker) -> CalibrationView:
+def _open(qtbot, study, worker: DbWorker) -> CalibrationView:
     view = CalibrationView(study, RATER, worker, None)
     qtbot.addWidget(view)
     view.resize(1400, 900)
@@ -110,7 +110,7 @@ def _worse_layout(a: dict) -> dict:
     return a
 
 
-def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worker):
+def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worker, screenshot_dir):
     study = cal_study
     refs = _references(study)
     view = _open(qtbot, study, db_worker)
@@ -143,9 +143,7 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
     assert f"<b>{given['layout_hierarchy']} " in texts["yours"]
     assert f"<b>{ref['layout_hierarchy']} " in texts["reference"]
     assert texts["rationale"]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    qtbot.wait(50)
-    assert view.grab().save(str(SHOTS / "calibration_feedback.png"))
+    assert view.grab().save(str(screenshot_dir / "calibration_feedback.png"))
     _continue(qtbot, view)
 
     # The rest: reference answers, so 13 of 14 layouts are within one point (93% >= 80%).
@@ -177,7 +175,7 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
         qtbot.keyClick(view, Qt.Key.Key_Return)
 
 
-def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker):
+def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker, screenshot_dir):
     study = cal_study
     refs = _references(study)
     first = _open(qtbot, study, db_worker)
@@ -206,8 +204,7 @@ def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker):
     assert labels["before:layout_hierarchy"] == "100%" and labels["after:layout_hierarchy"] == "0%"
     assert labels["passed:layout_hierarchy"].endswith("not yet")
     assert labels["passed:instruction_following"].endswith("passed")
-    qtbot.wait(50)  # let the layout settle before the screenshot
-    assert view.grab().save(str(SHOTS / "calibration_verdict.png"))
+    assert view.grab().save(str(screenshot_dir / "calibration_verdict.png"))
     con = sqlite3.connect(study.folder / "study.sqlite")
     try:
         assert [r[0] for r in con.execute("SELECT qualified FROM calibrations ORDER BY id")] == [1, 0]
@@ -217,15 +214,33 @@ def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker):
 
 def test_study_without_anchors_says_what_to_do(qtbot, tmp_path, db_worker):
     study = Study.create(tmp_path / "bare", RUBRIC)
-    try:
-        study.add_rater(RATER)
-        view = CalibrationView(study, RATER, db_worker, None)
-        qtbot.addWidget(view)
-        with qtbot.waitSignal(view.failed, timeout=10_000) as failed:
-            pass
-        assert view.stage() == "error"
-        assert "import anchors" in failed.args[0]
-        assert view.message.text().startswith("Calibration cannot start:")
-        assert not view.submit()  # nothing to submit, nothing stored
-    finally:
-        study.close()
+    study.add_rater(RATER)
+    study.close()
+    snap = hold_study(db_worker, tmp_path / "bare")
+    view = CalibrationView(snap, RATER, db_worker, None)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.failed, timeout=10_000) as failed:
+        pass
+    assert view.stage() == "error"
+    assert "import anchors" in failed.args[0]
+    assert view.opening.text().startswith("Calibration cannot start:")
+    assert not view.submit()  # nothing to submit, nothing stored
+
+
+def test_enter_on_the_verdict_returns_to_the_start_page(qtbot, tmp_path, _cal_template):
+    import shutil
+
+    shutil.copytree(_cal_template, tmp_path / "study")
+    w = open_window(qtbot, tmp_path / "study", RATER, mode="calibration")
+    view = w.current_view
+    assert w.mode == "calibration"
+    qtbot.waitUntil(lambda: view.stage() == "answer" and not view.is_busy(), timeout=10_000)
+    refs = _references(tmp_path / "study")
+    for _ in range(14):
+        _answer_current(qtbot, view, refs)
+        _continue(qtbot, view)
+    assert view.stage() == "verdict" and "Enter" in view.verdict_page.hint.text()
+    with qtbot.waitSignal(w.viewChanged, timeout=5000) as changed:
+        qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert changed.args == ["start"] and w.mode == "start"
+    w.close()

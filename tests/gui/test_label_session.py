@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from gui_support import RATER
+from gui_support import RATER, open_window, wait_ready
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
@@ -13,7 +13,6 @@ from annotator.domain.verdict import compile_rules
 from annotator.services.labeling import LabelSession
 from annotator.services.study import Study
 from annotator.store.answers import history_of
-from annotator.ui.main_window import MainWindow
 from annotator.ui.settings import AppSettings
 
 KEY = {"P": Qt.Key.Key_P, "F": Qt.Key.Key_F, "Return": Qt.Key.Key_Return, "Down": Qt.Key.Key_Down}
@@ -24,15 +23,16 @@ def plan(rubric, i: int) -> tuple[list, dict]:
     """Keys that answer item i (relying on the focus moving by itself) and the answers they give."""
     keys, expect = [], {}
     for n, m in enumerate(rubric.metrics):
-        if m.kind == "gate":
+        vals = m.values()
+        if vals == ("FAIL", "PASS"):
             v = "PASS" if (i + n) % 3 else "FAIL"
             keys.append(KEY["P"] if v == "PASS" else KEY["F"])
             expect[m.key] = v
-        elif m.kind == "scale":
-            v = m.scale_values()[(i * 7 + n) % len(m.scale_values())]
+        elif vals and isinstance(vals[0], int):
+            v = vals[(i * 7 + n) % len(vals)]
             keys.append(DIGITS[v])
             expect[m.key] = v
-        elif m.kind == "tags":
+        elif m.spec.multi:
             if i % 2:
                 keys.append(DIGITS[1 + i % len(m.options[:9])])
                 expect[m.key] = [m.options[i % len(m.options[:9])]]
@@ -41,19 +41,8 @@ def plan(rubric, i: int) -> tuple[list, dict]:
     return keys, expect
 
 
-def wait_ready(qtbot, view) -> None:
-    qtbot.waitUntil(lambda: view.state in ("ready", "done"), timeout=10_000)
-
-
-def open_window(folder) -> MainWindow:
-    w = MainWindow(AppSettings(), study=folder, rater=RATER)
-    w.resize(1280, 820)
-    w.show()
-    return w
-
-
 def test_keyboard_only_session_with_correction_and_resume(qtbot, ui_study):
-    w = open_window(ui_study.folder)
+    w = open_window(qtbot, ui_study.folder)
     view = w.current_view
     assert w.mode == "label"
     wait_ready(qtbot, view)
@@ -128,7 +117,7 @@ def test_keyboard_only_session_with_correction_and_resume(qtbot, ui_study):
 
 
 def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
-    w = open_window(ui_study.folder)
+    w = open_window(qtbot, ui_study.folder)
     view = w.current_view
     wait_ready(qtbot, view)
     done_pks = []
@@ -152,7 +141,7 @@ def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
     assert answered == set(done_pks)
     assert first_unanswered == on_screen
 
-    w2 = open_window(ui_study.folder)
+    w2 = open_window(qtbot, ui_study.folder)
     v2 = w2.current_view
     wait_ready(qtbot, v2)
     assert v2.current_item.item_pk == first_unanswered
@@ -162,7 +151,7 @@ def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
 
 
 def test_zoom_mask_and_instructions_keys_on_an_editing_case(qtbot, logo_study):
-    w = open_window(logo_study.folder)
+    w = open_window(qtbot, logo_study.folder)
     view = w.current_view
     wait_ready(qtbot, view)
     qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=5000)
@@ -195,7 +184,7 @@ def test_drift_alert_shows_at_the_next_item_and_offers_recalibration(qtbot, tmp_
     from gui_support import build_study
 
     built = build_study(tmp_path, "ui", anchors=True, anchor_every=2)
-    w = open_window(built.folder)
+    w = open_window(qtbot, built.folder)
     view = w.current_view
     wait_ready(qtbot, view)
     far_off = {"instruction_following": "FAIL", "layout_hierarchy": 0, "text_rendering": "FAIL",
@@ -223,8 +212,7 @@ def test_key_overrides_from_settings_rebind_and_relabel(qtbot, ui_study):
     settings = AppSettings()
     settings.set_key_override("pass", ["Y"])
     settings.set_key_override("submit", ["Ctrl+Return"])
-    w = MainWindow(AppSettings(), study=ui_study.folder, rater=RATER)  # a fresh read of the file
-    w.show()
+    w = open_window(qtbot, ui_study.folder)  # a fresh read of the keys file
     view = w.current_view
     wait_ready(qtbot, view)
     gate = view.form.rows[0]

@@ -20,6 +20,22 @@ def study(tmp_path) -> Study:
 
 
 @pytest.fixture
+def any_study(study_location) -> Study:
+    """A new study on each engine: a SQLite folder, and a database on the PostgreSQL test server."""
+    s = Study.create(study_location, REPO / "rubrics" / "ui_mockup.toml")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def any_populated(tmp_path, any_study) -> Study:
+    src = tmp_path / "src"
+    src.mkdir()
+    any_study.import_items(write_manifest(src, basic_rows(src)))
+    return any_study
+
+
+@pytest.fixture
 def populated(tmp_path, study) -> Study:
     src = tmp_path / "src"
     src.mkdir()

@@ -17,15 +17,26 @@ from annotator.services.study import Study
 HERE = Path(__file__).resolve().parent
 
 
-def test_sigkill_mid_session_keeps_every_committed_answer(tmp_path):
+def _stored_ids(location) -> set[int]:
+    from sqlalchemy import text
+
+    study = Study.open(location, mode="read")
+    try:
+        with study.db.read() as s:
+            return {r[0] for r in s.execute(text("SELECT id FROM judgements"))}
+    finally:
+        study.close()
+
+
+def test_sigkill_mid_session_keeps_every_committed_answer(tmp_path, study_location):
     repo = HERE.parents[1]
-    study = Study.create(tmp_path / "st", repo / "rubrics" / "ui_mockup.toml")
+    study = Study.create(study_location, repo / "rubrics" / "ui_mockup.toml")
     src = tmp_path / "src"
     study.import_items(write_manifest(src, basic_rows(src, n_cases=6, gens=("a", "b", "c", "d", "e"))))
     study.add_rater("ann")
     study.close()
 
-    child = subprocess.Popen([sys.executable, str(HERE / "durability_child.py"), str(tmp_path / "st")],
+    child = subprocess.Popen([sys.executable, str(HERE / "durability_child.py"), str(study_location)],
                              stdout=subprocess.PIPE, text=True)
     printed: list[int] = []
     deadline = time.monotonic() + 60
@@ -37,12 +48,12 @@ def test_sigkill_mid_session_keeps_every_committed_answer(tmp_path):
     child.wait(10)
     assert child.returncode == -signal.SIGKILL
 
-    with sqlite3.connect(tmp_path / "st" / "study.sqlite") as c:
-        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        stored = {r[0] for r in c.execute("select id from judgements")}
-    assert set(printed) <= stored
+    if not isinstance(study_location, str):
+        with sqlite3.connect(study_location / "study.sqlite") as c:
+            assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert set(printed) <= _stored_ids(study_location)
 
-    study = Study.open(tmp_path / "st")
+    study = Study.open(study_location)
     session = LabelSession(study, "ann")
     done, total = session.progress().done, session.progress().total
     assert done >= 10 and total == 30
@@ -53,7 +64,8 @@ def test_sigkill_mid_session_keeps_every_committed_answer(tmp_path):
     from annotator.store.models import QueueEntry
 
     with study.db.read() as s:
-        answered = _answered_live(s, 1, study.rubric.version)
+        rater = s.execute(__import__("sqlalchemy").text("SELECT id FROM raters WHERE name = 'ann'")).scalar()
+        answered = _answered_live(s, rater, study.rubric.version)
         order = [e.item_pk for e in s.query(QueueEntry).order_by(QueueEntry.position)]
     first_open = next(i for i in order if i not in answered)
     assert nxt.item_pk == first_open or nxt.context == "anchor"

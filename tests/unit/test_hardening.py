@@ -280,8 +280,19 @@ def _racer(folder: str, n: int, out) -> None:
         out.put(f"{type(exc).__name__}: {exc}")
 
 
-def test_two_processes_on_one_rater_lose_nothing_and_seed_one_anchor_per_slot(tmp_path):
-    folder = tmp_path / "st"
+def _sql(location, query: str) -> list[tuple]:
+    from sqlalchemy import text
+
+    study = Study.open(location, mode="read")
+    try:
+        with study.db.read() as s:
+            return [tuple(r) for r in s.execute(text(query))]
+    finally:
+        study.close()
+
+
+def test_two_processes_on_one_rater_lose_nothing_and_seed_one_anchor_per_slot(tmp_path, study_location):
+    folder = study_location
     study = Study.create(folder, RUBRIC)
     src = tmp_path / "src"
     study.import_items(write_manifest(src, basic_rows(src, n_cases=8, gens=("a", "b", "c", "d"))))
@@ -298,12 +309,11 @@ def test_two_processes_on_one_rater_lose_nothing_and_seed_one_anchor_per_slot(tm
     for p in procs:
         p.join(timeout=60)
     assert all(isinstance(r, int) and r > 0 for r in results), results
-    with sqlite3.connect(folder / DB_NAME) as c:
-        slots = c.execute("SELECT before_position, count(*) FROM anchor_showings WHERE before_position >= 0 "
-                          "GROUP BY before_position HAVING count(*) > 1").fetchall()
-        total = c.execute("SELECT count(*) FROM judgements").fetchone()[0]
-        firsts = c.execute("SELECT count(*) FROM judgements WHERE supersedes IS NULL AND context = 'live' "
-                           "GROUP BY item_pk HAVING count(*) > 1").fetchall()
+    slots = _sql(folder, "SELECT before_position, count(*) FROM anchor_showings WHERE before_position >= 0 "
+                         "GROUP BY before_position HAVING count(*) > 1")
+    total = _sql(folder, "SELECT count(*) FROM judgements")[0][0]
+    firsts = _sql(folder, "SELECT count(*) FROM judgements WHERE supersedes IS NULL AND context = 'live' "
+                          "GROUP BY item_pk HAVING count(*) > 1")
     assert slots == [] and firsts == []
     assert total == sum(results)  # every acknowledged submit of both processes is in the log, once
 

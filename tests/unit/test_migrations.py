@@ -14,7 +14,13 @@ from sqlalchemy import text
 from annotator.cli import main
 from annotator.domain.errors import DamagedStudy, StudyError
 from annotator.services.study import DB_NAME, Study
-from annotator.store.engine import current_revision, downgrade, head_revision, known_revisions, make_engine
+from annotator.store.engine import (
+    current_revision,
+    downgrade,
+    head_revision,
+    known_revisions,
+    make_engine,
+)
 
 TABLES_BY_REVISION = {
     "0001": ("raters", "items", "judgements", "anchor_showings", "judge_scores", "anchors", "media"),

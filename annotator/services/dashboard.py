@@ -1,0 +1,438 @@
+"""The study lead's dashboard as a view-model: sections of plain tables, notes and chart PNGs.
+
+The figures are the report's (contract 5.5), computed by the same code as
+``annotator report`` and laid out from the same rows as the HTML report
+(``reports.html_report.build_view``), so app and report cannot disagree; the UI
+only lays out strings and decodes PNG bytes, and never imports ``reports``.
+
+Work is split the way Orange splits a widget's long task:
+
+1. ``read_inputs(study, n_boot=, seed=) -> DashboardInputs`` on the database
+   worker: the data version (``store.changes``), and, unless the cache already
+   holds a report for that version, the study's frames and calibration records.
+   Quick; its ``tiles`` are shown at once (a partial result).
+2. ``compute(inputs, state) -> DashboardModel`` anywhere else (the compute
+   worker): a pure function of its inputs that reports progress and stops at
+   its next step once ``state.cancel()`` was called (raises ``Cancelled``).
+
+``CACHE`` keeps the last model per study (keyed by folder, n_boot and seed,
+valid while the data version is unchanged): reopening the dashboard on
+unchanged data shows it at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..domain.rubric import Rubric
+from ..store.changes import data_version
+
+if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
+    from ..stats.frames import StudyFrames
+    from .study import Study
+
+MAX_FINDING_ROWS = 200
+
+
+class Cancelled(Exception):
+    """The computation was cancelled (a newer one replaced it, or the view closed)."""
+
+
+class TaskState:
+    """Progress and cancellation of one computation, shared by the caller and the worker."""
+
+    def __init__(self, report: Callable[[float | None, str], None] | None = None) -> None:
+        self._cancel = threading.Event()
+        self.report = report or (lambda _f, _m: None)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def step(self, fraction: float | None, message: str) -> None:
+        """Report progress; raise Cancelled if the caller gave up."""
+        if self._cancel.is_set():
+            raise Cancelled(message)
+        self.report(fraction, message)
+
+
+# -- the view-model ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Table:
+    name: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    flagged: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str
+    png: bytes
+    alt: str
+    caption: str = ""
+    flagged: bool = False
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+
+
+Block = Table | Chart | Note
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    subtitle: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Tile:
+    value: str
+    label: str
+    warn: bool = False
+
+
+@dataclass(frozen=True)
+class DashboardModel:
+    title: str
+    meta: str
+    tiles: tuple[Tile, ...]
+    sections: tuple[Section, ...]
+    report: Mapping[str, Any]
+    data_version: str
+    n_boot: int
+    seconds: float = 0.0
+
+    def charts(self) -> list[Chart]:
+        return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
+
+
+@dataclass(frozen=True)
+class DashboardInputs:
+    folder: Path
+    name: str
+    rubric: Rubric
+    data_version: str
+    n_boot: int
+    seed: int
+    frames: StudyFrames | None = None  # noqa: F821 - typing only
+    calibrations: tuple[dict[str, Any], ...] = ()
+    cached: DashboardModel | None = None
+    tiles: tuple[Tile, ...] = ()
+
+
+# -- the cache ----------------------------------------------------------------------------
+@dataclass
+class ReportCache:
+    """The last model per (study folder, n_boot, seed); valid while its data version holds."""
+
+    _models: dict[tuple[str, int, int], DashboardModel] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, folder: Path, version: str, n_boot: int, seed: int) -> DashboardModel | None:
+        with self._lock:
+            m = self._models.get((str(folder), n_boot, seed))
+        return m if m is not None and m.data_version == version else None
+
+    def put(self, folder: Path, seed: int, model: DashboardModel) -> None:
+        with self._lock:
+            self._models[(str(folder), model.n_boot, seed)] = model
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+CACHE = ReportCache()
+
+
+# -- step 1: the database worker --------------------------------------------------------------
+def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True) -> DashboardInputs:
+    """What `compute` needs, read in one go (or the cached model when the data is unchanged)."""
+    version = data_version(study.db)
+    base = dict(folder=Path(study.folder), name=study.name, rubric=study.rubric, data_version=version,
+                n_boot=n_boot, seed=seed)
+    hit = CACHE.get(Path(study.folder), version, n_boot, seed) if use_cache else None
+    if hit is not None:
+        return DashboardInputs(**base, cached=hit, tiles=hit.tiles)
+    from ..store.anchors import calibrations
+    from .reporting import study_frames
+
+    frames = study_frames(study)
+    recs = tuple(calibrations(study.db))
+    return DashboardInputs(**base, frames=frames, calibrations=recs, tiles=_count_tiles(frames))
+
+
+def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
+    j = frames.judgements
+    n_answers = len(j[["item_id", "rater"]].drop_duplicates()) if len(j) else 0
+    return (Tile(f"{n_answers:,}", "judgements"), Tile(str(j["rater"].nunique() if len(j) else 0), "raters"),
+            Tile(f"{len(frames.pair_votes):,}", "pair votes"))
+
+
+# -- step 2: the compute worker ----------------------------------------------------------------
+def compute(inputs: DashboardInputs, state: TaskState | None = None) -> DashboardModel:
+    """The dashboard's model from its inputs; pure (no database), cancellable between steps."""
+    if inputs.cached is not None:
+        return inputs.cached
+    from ..reports.html_report import build_view
+    from ..stats.report_model import build_report
+
+    assert inputs.frames is not None
+    state = state or TaskState()
+    started = time.monotonic()
+    state.step(0.05, f"computing agreement ({len(inputs.frames.judgements)} answers, "
+                     f"{inputs.n_boot} bootstrap resamples)")
+    report = build_report(inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed)
+    attach_calibrations(report, inputs.calibrations)
+    state.step(0.75, "drawing charts")
+    view = build_view(report, with_charts=True, generated_at="-")
+    state.step(0.95, "laying out")
+    model = _model(inputs, report, view, time.monotonic() - started)
+    CACHE.put(inputs.folder, inputs.seed, model)
+    state.step(1.0, "done")
+    return model
+
+
+def attach_calibrations(report: dict[str, Any], records: Sequence[Mapping[str, Any]]) -> None:
+    """Each rater's calibration sessions beside their figures (as `annotator report` does)."""
+    for rec in records:
+        entry = report["raters"].get(rec["rater"])
+        if entry is not None:
+            entry.setdefault("calibrations", []).append(
+                {"created_at": rec["created_at"], "qualified": rec["qualified"],
+                 "metrics": rec["result"].get("metrics", {})})
+
+
+def _d(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _png(chart: Any) -> bytes | None:
+    uri = getattr(chart, "uri", None)
+    if not uri or "," not in uri:
+        return None
+    return base64.b64decode(uri.split(",", 1)[1])
+
+
+def _est(e: Any, *, with_n: bool = True) -> str:
+    """An Est of the report view -> 'text [low, high]  n=..'."""
+    if e is None or not getattr(e, "present", False):
+        return "—"
+    s = str(e)
+    if with_n and getattr(e, "n", None) is not None and e.defined:
+        s += f"  n={e.n}"
+    return s
+
+
+def _or_dash(v: Any) -> str:
+    return "—" if v is None else str(v)
+
+
+def _share(v: Mapping[str, Any]) -> str:
+    est = v.get("estimate")
+    if est is None:
+        return "—"
+    lo, hi = v.get("low"), v.get("high")
+    ci = f" [{lo:.0%}, {hi:.0%}]" if lo is not None and hi is not None else ""
+    return f"{est:.0%}{ci} n={v.get('n')}"
+
+
+def metric_label(rubric: Rubric, key: str) -> str:
+    """A report key as the lead reads it: the metric's label, "Failure tags: wrong screen" for a tag."""
+    base, _, option = key.partition(":")
+    if rubric.has(base):
+        label = rubric.metric(base).label
+        return f"{label}: {option.replace('_', ' ')}" if option else label
+    return key.replace("_", " ")
+
+
+def _model(inputs: DashboardInputs, report: Mapping[str, Any], view: Mapping[str, Any],
+           seconds: float) -> DashboardModel:
+    rubric = inputs.rubric
+    raters = _d(report.get("raters"))
+    flagged = [n for n, r in raters.items() if _d(_d(r).get("drift")).get("flagged")]
+    cells = _d(_d(report.get("pairwise")).get("cells"))
+    n_votes = sum(int(_d(t).get("n") or 0) for c in cells.values() for t in _d(c).values())
+    tiles = (
+        Tile(str(len(view.get("metrics") or [])), "metrics"),
+        Tile(f"{sum(int(_d(r).get('n_judgements') or 0) for r in raters.values()):,}", "judgements"),
+        Tile(str(len(raters)), "raters"),
+        Tile(str(len(report.get("findings") or [])), "findings"),
+        Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
+        Tile(f"{n_votes:,}", "pair votes"),
+    )
+    sections = (_agreement(rubric, view), _findings(rubric, view), *_raters(rubric, report, view),
+                _calibrations(rubric, report), _pairwise(view))
+    meta = (f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "
+            f"bootstrap resamples: {inputs.n_boot}  ·  for the study lead: this page names generators "
+            "and raters; raters never see it.")
+    return DashboardModel(f"Study dashboard: {inputs.name}", meta, tiles, sections, report, inputs.data_version,
+                          inputs.n_boot, seconds)
+
+
+def _agreement(rubric: Rubric, view: Mapping[str, Any]) -> Section:
+    rows: list[tuple[str, ...]] = []
+    for m in view.get("metrics") or []:
+        counts = " · ".join(_or_dash(m.get(k)) for k in ("n_items", "n_raters", "n_judgements"))
+        base = (metric_label(rubric, m["key"]), f"{m['kind']} / {m['level']}", counts, _est(m["human_alpha"]))
+        if not m["judges"]:
+            rows.append((*base, "—", "—", "—", "—"))
+        for i, j in enumerate(m["judges"]):
+            perm = f"{j['perm_mean']} (p {j['perm_p']})" if j.get("perm_mean") else \
+                ("undefined: " + j["perm_note"] if j.get("perm_note") else "—")
+            rows.append((*(base if i == 0 else ("", "", "", "")), j["name"], _est(j["alpha_vs_consensus"]), perm,
+                         _est(j["exact_agreement"], with_n=False)))
+    blocks: list[Block] = [Table("agreementTable", (
+        "metric", "kind / level", "items · raters · answers", "human alpha [95% CI]", "judge",
+        "judge alpha vs consensus [95% CI]", "shuffled baseline", "exact agreement"), tuple(rows))]
+    png = _png(_d(view.get("charts")).get("agreement"))
+    if png:
+        blocks.append(Chart("agreementChart", png, "Krippendorff's alpha per metric with 95% intervals"))
+    return Section("agreement", "Agreement per metric",
+                   "Krippendorff's alpha among humans with its bootstrap 95% interval, and each judge against the "
+                   "human consensus beside the alpha it gets when its scores are shuffled across items.",
+                   tuple(blocks))
+
+
+def _findings(rubric: Rubric, view: Mapping[str, Any]) -> Section:
+    findings = view.get("findings") or []
+    sub = ("Each disagreement between the humans and the judge (or among the humans), item by item and "
+           "metric by metric; none is averaged away.")
+    if not findings:
+        return Section("findings", "Findings: 0", sub,
+                       (Note("No findings: humans and judges agree wherever both answered."),))
+    rows = tuple((str(f.get("title") or ""), metric_label(rubric, str(f.get("metric") or "")),
+                  str(f.get("kind") or ""), str(f.get("humans") or ""), str(f.get("judge_value") or ""),
+                  str(f.get("generator") or "")) for f in findings[:MAX_FINDING_ROWS])
+    blocks: list[Block] = [Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)]
+    if len(findings) > MAX_FINDING_ROWS:
+        blocks.append(Note(f"The first {MAX_FINDING_ROWS} of {len(findings)} findings; the HTML report "
+                           "lists them all."))
+    return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))
+
+
+def _drift_text(rubric: Rubric, d: Mapping[str, Any]) -> str:
+    if not d:
+        return "—"
+    if not d.get("flagged"):
+        return "no drift flag"
+    bits = [metric_label(rubric, str(d.get("metric") or "a metric")), str(d.get("direction") or "")]
+    if d.get("first_flag_at") is not None:
+        bits.append(f"from anchor answer {d.get('first_flag_at')}")
+    return "drift: " + ", ".join(b for b in bits if b)
+
+
+def _raters(rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]) -> tuple[Section, Section]:
+    raters = _d(report.get("raters"))
+    rows, flagged = [], set()
+    for i, r in enumerate(view.get("raters") or []):
+        rep = _d(raters.get(r["name"]))
+        acc = _d(rep.get("accuracy"))
+        acc_text = "; ".join(f"{metric_label(rubric, k)} {_share(v)}" for k, v in acc.items()
+                             if isinstance(v, Mapping)) or "—"
+        if r["flagged"]:
+            flagged.add(i)
+        rows.append((r["name"], _or_dash(r.get("n_judgements")), _or_dash(r.get("anchors")), acc_text,
+                     _drift_text(rubric, _d(rep.get("drift"))), r.get("calibrations") or "none"))
+    table = Section("raters", "Raters",
+                    "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within one "
+                    "point; 95% interval) and the CUSUM drift flag.",
+                    (Table("ratersTable", ("rater", "judgements", "anchors", "accuracy on anchors", "drift",
+                                           "calibration"), tuple(rows), frozenset(flagged)),))
+    charts: list[Block] = []
+    drift = _d(_d(view.get("charts")).get("drift"))
+    for name in sorted(drift, key=lambda n: (not _d(_d(raters.get(n)).get("drift")).get("flagged"), n)):
+        d = _d(_d(raters.get(name)).get("drift"))
+        png = _png(drift[name])
+        if png:
+            caption = _drift_text(rubric, d).replace("drift:", "drift flag:", 1)
+            charts.append(Chart(f"driftChart:{name}", png, f"Drift chart for {name}", f"{name}: {caption}",
+                                bool(d.get("flagged"))))
+    if not charts:
+        charts.append(Note("No drift charts yet: no rater has answered a live anchor."))
+    return table, Section("drift", "Drift on anchors",
+                          "Per rater: each anchor answer's deviation from the reference with its EWMA and control "
+                          "limits (top), and the CUSUM up / down against the threshold h that raises the flag "
+                          "(bottom). Flagged raters first.", tuple(charts))
+
+
+def _calibrations(rubric: Rubric, report: Mapping[str, Any]) -> Section:
+    raters = _d(report.get("raters"))
+    keys: list[str] = []
+    recs: list[tuple[str, Mapping[str, Any]]] = []
+    for name in sorted(raters, key=str):
+        for c in _d(raters[name]).get("calibrations") or []:
+            if isinstance(c, Mapping):
+                recs.append((str(name), c))
+                keys.extend(k for k in _d(c.get("metrics")) if k not in keys)
+    sub = "Every calibration session: the share of anchors met per metric against its rule, and the verdict."
+    if not recs:
+        return Section("calibration", "Calibration history", sub, (Note("No calibration session has been run yet."),))
+    rows, flagged = [], set()
+    for i, (name, c) in enumerate(recs):
+        metrics = _d(c.get("metrics"))
+        cells = []
+        for k in keys:
+            m = _d(metrics.get(k))
+            share = m.get("share")
+            cells.append("—" if share is None else f"{share:.0%} of {m.get('n')} (need {m.get('threshold', 0):.0%})"
+                         + ("" if m.get("passed") else " ✗"))
+        ok = bool(c.get("qualified"))
+        if not ok:
+            flagged.add(i)
+        rows.append((name, str(c.get("created_at") or ""), "qualified" if ok else "not yet", *cells))
+    headers = ("rater", "when", "verdict", *(metric_label(rubric, k) for k in keys))
+    return Section("calibration", "Calibration history", sub,
+                   (Table("calibrationTable", headers, tuple(rows), frozenset(flagged)),))
+
+
+def _pairwise(view: Mapping[str, Any]) -> Section:
+    p = view.get("pairwise")
+    sub = ("Bradley-Terry strength per generator (95% interval) from the A/B votes, and whether raters favour "
+           "a side.")
+    if not p:
+        return Section("pairwise", "Pairwise preferences", sub, (Note("No pair votes yet."),))
+    blocks: list[Block] = []
+    bt = p.get("bradley_terry") or []
+    if bt:
+        blocks.append(Table("btTable", ("generator", "strength [95% CI]"),
+                            tuple((r["name"], _est(r["est"])) for r in bt)))
+        png = _png(_d(view.get("charts")).get("bradley_terry"))
+        if png:
+            blocks.append(Chart("btChart", png, "Bradley-Terry strength per generator"))
+    elif p.get("bradley_terry_note"):
+        blocks.append(Note(str(p["bradley_terry_note"])))
+    pb = p.get("position_bias") or {}
+    if pb.get("present"):
+        by_rater = p.get("by_rater") or []
+        rows = ((pb["name"], pb["left"], pb["right"], pb["n"], pb["p"]),
+                *((r["name"], r["left"], r["right"], r["n"], r["p"]) for r in by_rater))
+        blocks.append(Note("Position bias: how often the output shown on the left or the right won (binomial "
+                           "test against 50 / 50)."))
+        blocks.append(Table("positionTable", ("who", "left won", "right won", "n", "p"),
+                            tuple(tuple(str(c) for c in r) for r in rows),
+                            frozenset(i + 1 for i, r in enumerate(by_rater) if r.get("flagged"))))
+    ra = p.get("rater_alpha")
+    if ra is not None and ra.present:
+        blocks.append(Note(f"Agreement among raters on the votes (alpha): {_est(ra)}"))
+    judges = p.get("judges") or []
+    if judges:
+        blocks.append(Table("pairJudgesTable", ("judge", "n", "agreement with majority", "kappa vs majority"),
+                            tuple((j["name"], str(j.get("n") or "—"), _est(j["agreement"]), _est(j["kappa"]))
+                                  for j in judges)))
+    return Section("pairwise", "Pairwise preferences", sub, tuple(blocks))

@@ -1,0 +1,63 @@
+"""The offline outbox of a rater connected to a server study.
+
+On connect, the rater's assigned work is exported to a local package (the same
+file format raters carry offline). When the network goes, the app keeps the
+rater working in that package; every answer given there is durable locally and
+waits to sync. `sync()` pushes new rows through the package merge (by UUID:
+idempotent, so a sync cut halfway is simply run again).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from platformdirs import user_data_dir
+
+from ..store import packages as package_store
+from ..store.db import StudyDB
+from .packages import export_package, merge_package
+from .study import PACKAGE_SUFFIX, Study
+
+
+def outbox_folder() -> Path:
+    return Path(user_data_dir("annotator", appauthor=False)) / "outbox"
+
+
+class Outbox:
+    def __init__(self, server: Study, rater: str, folder: Path | None = None) -> None:
+        self.server, self.rater = server, rater
+        sid = server.setting("study_id") or "study"
+        self.path = (folder or outbox_folder()) / f"{sid}-{rater}{PACKAGE_SUFFIX}"
+
+    def prepare(self) -> Path:
+        """A fresh local package of the rater's work; unsynced answers in an older one go up first."""
+        if self.path.exists():
+            self.sync()
+        export_package(self.server, self.rater, self.path)
+        return self.path
+
+    def _uuids(self, db: StudyDB) -> set[str]:
+        rows = package_store.read_rows(db)
+        return {x["uuid"] for x in rows.judgements + rows.votes + rows.calibrations}
+
+    def pending(self) -> int:
+        """Answers (judgements, votes, calibrations) in the local package the server does not hold."""
+        if not self.path.exists():
+            return 0
+        local = StudyDB(self.path, mode="read")
+        try:
+            mine = self._uuids(local)
+        finally:
+            local.close()
+        return len(mine - package_store.known_uuids(self.server.db, mine))
+
+    def sync(self) -> package_store.MergeResult | None:
+        """Push what the local package holds that the server does not (raises a one-line study
+        error while the server is unreachable: run it again later)."""
+        if not self.path.exists():
+            return None
+        return merge_package(self.server, self.path)
+
+    def state(self) -> str:
+        return json.dumps({"package": str(self.path), "pending": self.pending()})

@@ -1,0 +1,78 @@
+"""Studies on a PostgreSQL server (psycopg 3): the same schema, migrations and code as files.
+
+The password never passes through annotator: a URL without one lets libpq take it
+from PGPASSWORD or ~/.pgpass (its own rules), and every URL shown or stored is
+rendered with the password hidden. Locks wait as long as a SQLite study's busy
+timeout (`lock_timeout`), then fail as "busy" in one line; a dropped connection
+is detected at checkout (pre-ping) and fails a write as "connection lost".
+"""
+
+from __future__ import annotations
+
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import URL, Engine, create_engine, inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from ..domain.errors import InputError, StudyError
+from .engine import busy_timeout_ms, decide, upgrade
+from .faults import study_faults
+
+SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
+
+
+def is_server(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(SCHEMES)
+
+
+def server_url(text: str) -> URL:
+    """The URL with the psycopg 3 driver; one line when it does not parse."""
+    try:
+        url = make_url(text.replace("postgres://", "postgresql://", 1) if text.startswith("postgres://") else text)
+    except ArgumentError:
+        raise InputError("not a database URL; write postgresql://user@host[:port]/database", field="--study") from None
+    if url.get_backend_name() != "postgresql":
+        raise InputError(f"only PostgreSQL servers are supported, not '{url.get_backend_name()}'", field="--study")
+    if not url.database:
+        raise InputError("the URL names no database: postgresql://user@host/DATABASE", field="--study")
+    return url.set(drivername="postgresql+psycopg")
+
+
+def shown(url: URL | str) -> str:
+    """The URL as it may be printed, logged or remembered: never with its password."""
+    u = server_url(url) if isinstance(url, str) else url
+    return u.set(drivername="postgresql").render_as_string(hide_password=True).replace(":***@", "@")
+
+
+def make_server_engine(url: URL) -> Engine:
+    return create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=10,
+        connect_args={"connect_timeout": 10, "application_name": "annotator",
+                      "options": f"-c lock_timeout={busy_timeout_ms()} -c idle_in_transaction_session_timeout=600000"},
+    )
+
+
+def open_server(location: str, *, create: bool = False, mode: str = "write") -> Engine:
+    """Open a study that lives on a server (migrated in one transaction when opened to work in)."""
+    url = server_url(location)
+    where = shown(url)
+    engine = make_server_engine(url)
+    try:
+        with study_faults(where), engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            current = MigrationContext.configure(conn).get_current_revision() if "alembic_version" in tables else None
+        plan = decide(tables, current, where, mode, create)
+        if plan is not None:
+            try:
+                with study_faults(where):
+                    upgrade(engine)  # PostgreSQL's DDL is transactional: all of it, or none
+            except StudyError:
+                raise
+            except Exception as exc:
+                first = (str(exc).splitlines() or [""])[0][:120]
+                raise StudyError(f"upgrading the study failed ({type(exc).__name__}: {first}); the study is "
+                                 "unchanged", source=where) from exc
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine

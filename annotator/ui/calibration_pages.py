@@ -1,0 +1,263 @@
+"""The calibration view's two result screens: per-anchor feedback and the verdict.
+
+``FeedbackPanel.show_feedback(rubric, feedback, index, total, last, keys)``: per
+metric the rater's answer beside the reference with its rationale and a calm
+met / not met mark. ``VerdictPage.show_result(rubric, result, history, keys)``: per
+metric the share of anchors met against the rule, the qualify / not-yet verdict,
+and the rater's calibration history. Neither names a metric kind: answers are
+formatted by ``metric_rows.format_answer`` and the matching rule comes from the
+metric's ``KindSpec``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from ..domain.rubric import Metric, Rubric
+from .metric_rows import format_answer
+
+__all__ = ["FeedbackPanel", "VerdictPage", "match_rule"]
+
+INK = "#1f2430"
+SOFT = "#5b6270"
+LINE = "#e3e6eb"
+# Calm marks: a soft green for met, a warm sand for not met (never an alarm red).
+MET_BG, MET_INK = "#e9f5ee", "#1e6b45"
+MISS_BG, MISS_INK = "#fbf1e2", "#8a5a16"
+NONE_BG, NONE_INK = "#f1f2f4", SOFT
+
+
+def match_rule(metric: Metric) -> str:
+    """How an answer meets the reference, in words (from the kind's spec)."""
+    spec = metric.spec
+    if spec.multi:
+        return "the same set of options counts as met"
+    if spec.match_rule == "exact":
+        return "an exact match counts as met"
+    return f"{spec.match_rule} counts as met"
+
+
+def _label(text: str = "", *, soft: bool = False, wrap: bool = True, size: int | None = None,
+           bold: bool = False) -> QLabel:
+    lab = QLabel(text)
+    lab.setWordWrap(wrap)
+    style = [f"color: {SOFT if soft else INK};"]
+    if size:
+        style.append(f"font-size: {size}px;")
+    if bold:
+        style.append("font-weight: 650;")
+    lab.setStyleSheet(" ".join(style))
+    return lab
+
+
+def _clear_layout(lay: Any) -> None:
+    while lay.count():
+        item = lay.takeAt(0)
+        w = item.widget()
+        if w is not None:
+            w.deleteLater()
+        elif item.layout() is not None:
+            _clear_layout(item.layout())
+
+
+class FeedbackPanel(QWidget):
+    """Per metric: your answer | reference | met mark, the rationale underneath."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        self.title = _label("", size=16, bold=True)
+        self.summary = _label("", soft=True)
+        outer.addWidget(self.title)
+        outer.addWidget(self.summary)
+        self.rows = QVBoxLayout()
+        self.rows.setSpacing(8)
+        outer.addLayout(self.rows)
+        outer.addStretch(1)
+        self.hint = _label("", soft=True)
+        outer.addWidget(self.hint)
+        self.cards: list[QFrame] = []
+
+    def show_feedback(self, rubric: Rubric, feedback: Sequence[Any], index: int, total: int,
+                      last: bool, keys: str = "Enter or Space") -> None:
+        _clear_layout(self.rows)
+        self.cards = []
+        scored = [f for f in feedback if f.match is not None]
+        met = sum(1 for f in scored if f.match)
+        self.title.setText(f"How your answer compares (anchor {index} of {total})")
+        self.summary.setText(f"You met the reference on {met} of {len(scored)} scored metrics. "
+                             "Read the rationale where you differ; it is the reasoning the reference follows.")
+        for f in feedback:
+            metric = rubric.metric(f.key)
+            card = QFrame()
+            card.setObjectName("feedbackCard")
+            bg, ink, mark = ((MET_BG, MET_INK, "\u2713 met") if f.match else
+                             (NONE_BG, NONE_INK, "not scored") if f.match is None else
+                             (MISS_BG, MISS_INK, "\u25cb not met"))
+            card.setStyleSheet(f"QFrame#feedbackCard {{ background: {bg}; border-radius: 8px; }}")
+            card.setProperty("met", f.match)
+            g = QGridLayout(card)
+            g.setContentsMargins(12, 8, 12, 8)
+            g.setHorizontalSpacing(14)
+            g.setVerticalSpacing(3)
+            head = QHBoxLayout()
+            head.addWidget(_label(f.label or metric.label, bold=True), 1)
+            mark_lab = QLabel(mark)
+            mark_lab.setObjectName("mark")
+            mark_lab.setStyleSheet(f"color: {ink}; font-weight: 650;")
+            head.addWidget(mark_lab)
+            g.addLayout(head, 0, 0, 1, 2)
+            yours = _label(f"Your answer: <b>{_esc(format_answer(metric, f.answer))}</b>")
+            ref = _label(f"Reference: <b>{_esc(format_answer(metric, f.reference))}</b>")
+            yours.setObjectName("yours")
+            ref.setObjectName("reference")
+            g.addWidget(yours, 1, 0)
+            g.addWidget(ref, 1, 1)
+            rule = match_rule(metric)
+            if f.rationale:
+                why = _label(f.rationale)
+                why.setObjectName("rationale")
+                why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                g.addWidget(why, 2, 0, 1, 2)
+            g.addWidget(_label(rule, soft=True), 3, 0, 1, 2)
+            g.setColumnStretch(0, 1)
+            g.setColumnStretch(1, 1)
+            self.rows.addWidget(card)
+            self.cards.append(card)
+        self.hint.setText(f"{keys}: see your result" if last else f"{keys}: next anchor")
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class VerdictPage(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(24, 18, 24, 18)
+        outer.setSpacing(8)
+        self.verdict = QLabel()
+        self.verdict.setObjectName("verdict")
+        self.explain = _label("", soft=True)
+        outer.addWidget(self.verdict)
+        outer.addWidget(self.explain)
+        outer.addWidget(_label("Result per metric", size=15, bold=True))
+        self.table = QGridLayout()
+        self.table.setHorizontalSpacing(18)
+        self.table.setVerticalSpacing(4)
+        outer.addLayout(self.table)
+        outer.addSpacing(10)
+        outer.addWidget(_label("Your calibration history", size=15, bold=True))
+        self.history_note = _label("", soft=True)
+        outer.addWidget(self.history_note)
+        self.history = QGridLayout()
+        self.history.setHorizontalSpacing(18)
+        self.history.setVerticalSpacing(4)
+        outer.addLayout(self.history)
+        outer.addSpacing(6)
+        outer.addWidget(_label("Every session, oldest first", soft=True, bold=True))
+        self.sessions = QGridLayout()
+        self.sessions.setHorizontalSpacing(18)
+        self.sessions.setVerticalSpacing(4)
+        outer.addLayout(self.sessions)
+        outer.addStretch(1)
+        self.hint = _label("This result is stored.", soft=True)
+        outer.addWidget(self.hint)
+
+    @staticmethod
+    def _cell(grid: QGridLayout, r: int, c: int, text: str, *, head: bool = False, colour: str | None = None,
+              name: str = "") -> QLabel:
+        lab = QLabel(text)
+        lab.setObjectName(name)
+        style = f"color: {colour or (SOFT if head else INK)};"
+        if head:
+            style += " font-weight: 650;"
+        lab.setStyleSheet(style)
+        grid.addWidget(lab, r, c)
+        return lab
+
+    def show_result(self, rubric: Rubric, result: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
+                    keys: str = "Enter") -> None:
+        self.hint.setText(f"This result is stored. {keys}: done.")
+        ok = bool(result.get("qualified"))
+        colour = MET_INK if ok else MISS_INK
+        self.verdict.setText("Qualified" if ok else "Not yet qualified")
+        self.verdict.setStyleSheet(f"font-size: 24px; font-weight: 700; color: {colour};")
+        self.verdict.setProperty("qualified", ok)
+        metrics = result.get("metrics") or {}
+        if ok:
+            self.explain.setText(f"You met every qualification rule over {result.get('n_anchors', '?')} anchors.")
+        else:
+            short = [rubric.metric(k).label for k, m in metrics.items() if not m.get("passed") and rubric.has(k)]
+            self.explain.setText(
+                "Not yet: " + ", ".join(short) + " fell short of the rule. Review the rationales and run "
+                "another calibration session when you are ready." if short else
+                "Not yet: no metric could be scored.")
+        _clear_layout(self.table)
+        heads = ("metric", "rule", "met", "share", "needed", "")
+        for c, h in enumerate(heads):
+            self._cell(self.table, 0, c, h, head=True)
+        for r, (key, m) in enumerate(metrics.items(), start=1):
+            label = rubric.metric(key).label if rubric.has(key) else key
+            share = m.get("share")
+            passed = bool(m.get("passed"))
+            self._cell(self.table, r, 0, label)
+            self._cell(self.table, r, 1, str(m.get("rule") or ""))
+            self._cell(self.table, r, 2, f"{m.get('met', 0)} of {m.get('n', 0)}")
+            self._cell(self.table, r, 3, "—" if share is None else f"{share:.0%}")
+            self._cell(self.table, r, 4, f"{float(m.get('threshold') or 0):.0%}")
+            self._cell(self.table, r, 5, "\u2713 passed" if passed else "\u25cb not yet",
+                       colour=MET_INK if passed else MISS_INK, name=f"passed:{key}")
+        self.table.setColumnStretch(6, 1)
+        self._history(rubric, result, history)
+
+    def _history(self, rubric: Rubric, result: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> None:
+        _clear_layout(self.history)
+        this_id = result.get("id")
+        earlier = [h for h in history if h.get("id") != this_id]
+        keys = list((result.get("metrics") or {}).keys())
+        if earlier:
+            prev = earlier[-1]
+            self.history_note.setText(
+                f"Before: your previous session ({prev.get('created_at', '')[:16].replace('T', ' ')}, "
+                f"{'qualified' if prev.get('qualified') else 'not yet'}).  After: this session.")
+        else:
+            self.history_note.setText("This is your first calibration session; later sessions are shown beside it.")
+        for c, h in enumerate(("metric", "before", "after", "change")):
+            self._cell(self.history, 0, c, h, head=True)
+        prev_metrics = (earlier[-1].get("result") or {}).get("metrics", {}) if earlier else {}
+        now_metrics = result.get("metrics") or {}
+        for r, key in enumerate(keys, start=1):
+            label = rubric.metric(key).label if rubric.has(key) else key
+            before = (prev_metrics.get(key) or {}).get("share")
+            after = (now_metrics.get(key) or {}).get("share")
+            self._cell(self.history, r, 0, label)
+            self._cell(self.history, r, 1, "—" if before is None else f"{before:.0%}", name=f"before:{key}")
+            self._cell(self.history, r, 2, "—" if after is None else f"{after:.0%}", name=f"after:{key}")
+            if before is not None and after is not None:
+                diff = round((after - before) * 100)
+                text = "no change" if diff == 0 else f"{diff:+d} points"
+            else:
+                text = ""
+            self._cell(self.history, r, 3, text, colour=SOFT)
+        self.history.setColumnStretch(4, 1)
+        _clear_layout(self.sessions)
+        labels = [rubric.metric(k).label if rubric.has(k) else k for k in keys]
+        for c, h in enumerate(("when", "verdict", *labels)):
+            self._cell(self.sessions, 0, c, h, head=True)
+        for i, h in enumerate(history, start=1):
+            res = h.get("result") or {}
+            ms = res.get("metrics") or {}
+            self._cell(self.sessions, i, 0, str(h.get("created_at", ""))[:16].replace("T", " "))
+            ok = bool(h.get("qualified"))
+            self._cell(self.sessions, i, 1, "qualified" if ok else "not yet", colour=MET_INK if ok else MISS_INK)
+            for c, k in enumerate(keys, start=2):
+                share = (ms.get(k) or {}).get("share")
+                self._cell(self.sessions, i, c, "—" if share is None else f"{share:.0%}")
+        self.sessions.setColumnStretch(len(keys) + 2, 1)

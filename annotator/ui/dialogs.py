@@ -1,0 +1,63 @@
+"""The instructions dialog: the rubric's instructions, metric help, verdict rules and keys.
+
+Non-modal; the key that opened it (F1 / ?) or Esc closes it, both from the keymap.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QDialog, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from ..domain.rubric import Rubric
+from .keymap import Keymap
+
+
+class InstructionsDialog(QDialog):
+    def __init__(self, rubric: Rubric, keymap: Keymap, parent: QWidget | None = None,
+                 context: str = "label") -> None:
+        super().__init__(parent)
+        self.keymap = keymap
+        self.setWindowTitle(f"Instructions: {rubric.title}")
+        self.setModal(False)
+        lay = QVBoxLayout(self)
+        browser = QTextBrowser()
+        browser.setOpenLinks(False)
+        browser.setHtml(self._html(rubric, keymap, context))
+        lay.addWidget(browser)
+        close = QPushButton(f"Close ({keymap.hint('instructions')} or {keymap.hint('close_dialog')})")
+        close.clicked.connect(self.hide)
+        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
+        cw = self.fontMetrics().averageCharWidth()
+        self.resize(cw * 90, self.fontMetrics().lineSpacing() * 36)
+
+    @staticmethod
+    def _html(rubric: Rubric, keymap: Keymap, context: str) -> str:
+        parts = [f"<h2>{escape(rubric.title)}</h2>", f"<p>{escape(rubric.instructions).replace(chr(10), ' ')}</p>",
+                 "<h3>Metrics</h3><ul>"]
+        for m in rubric.metrics:
+            line = f"<li><b>{escape(m.label)}</b>"
+            if m.help:
+                line += f": {escape(m.help)}"
+            if m.levels:
+                line += "<br>" + "; ".join(f"{k} = {escape(v)}" for k, v in sorted(m.levels.items(), reverse=True))
+            parts.append(line + "</li>")
+        parts.append("</ul>")
+        if rubric.rules:
+            parts.append("<h3>Verdict rules</h3><ul>")
+            parts.extend(f"<li><code>{escape(r)}</code></li>" for r in rubric.rules)
+            parts.append("</ul>")
+        parts.append("<h3>Keys</h3><table cellspacing='0' cellpadding='3'>")
+        for keys, label in keymap.help_rows(context):
+            parts.append(f"<tr><td><b>{escape(keys)}</b></td><td>{escape(label)}</td></tr>")
+        parts.append("</table>")
+        return "".join(parts)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if self.keymap.action_for(event, "dialog") == "close_dialog" or \
+                self.keymap.action_for(event, "label") == "instructions":
+            self.hide()
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,286 @@
+"""What the label, pair and calibration views share: a typed answer state, worker jobs
+whose results are dropped once the view is gone, one way to report a failure, a
+visible "saving…", key dispatch through the keymap, and the reason-box key filter.
+
+State (like Anki's reviewer): ``opening`` until the first item is on screen,
+``ready`` (keys act), ``busy`` (a write or a fetch is in flight: every key but
+the help is ignored, so nothing is submitted twice), ``done`` (nothing left),
+``error`` (the session could not open: the one line says why, Enter tries again).
+
+A failed write never loses the answer: the view goes back to ``ready`` with the
+form as it was and one line saying what happened (``one_line``); the rater can
+submit again. ``AlreadyAnswered`` (a double first answer) is the one typed
+refusal a view reacts to by moving on.
+
+Subclasses set ``context`` (keymap context), build their widgets, give
+``actions() -> dict[action, handler]`` (the declarative key table), and
+implement ``_open_job(study)`` (worker thread) and ``_opened(result)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtWidgets import QLabel, QWidget
+
+from ..domain.errors import AlreadyAnswered, InputError
+from .keymap import Keymap, types_text
+from .worker import DbWorker, ImagePrefetcher
+
+log = logging.getLogger(__name__)
+SAVING_AFTER_MS = 250  # a commit normally lands within a frame; past this the rater sees "Saving…"
+SAVING = "Saving…"
+SAVING_LONG = "Saving… (still waiting for the study: another program may be writing to it; your answer is kept)"
+SAVING_LONG_AFTER_MS = 1500
+ANSWERED_ELSEWHERE = ("That one had just been answered in another window: the answer given there was kept, "
+                      "this one was not stored. {back} goes back to it.")
+
+
+FORM_KEYS = ("pass", "fail", "cannot_judge", "clear", "next_metric", "prev_metric", *(f"value_{d}" for d in range(10)))
+
+
+class State(enum.StrEnum):
+    OPENING = "opening"
+    READY = "ready"
+    BUSY = "busy"
+    DONE = "done"
+    ERROR = "error"
+
+
+def alive(obj: object) -> bool:
+    """False once Qt has deleted the C++ side (a result may arrive after the view is gone)."""
+    return shiboken6.isValid(obj)
+
+
+def one_line(exc: BaseException) -> str:
+    """What the rater reads about a failure: the typed one-line message, never a raw SQL error."""
+    if isinstance(exc, InputError):
+        return str(exc)
+    log.error("unexpected failure in a worker job", exc_info=exc)
+    return (f"The study could not be read or written ({type(exc).__name__}); nothing was half-saved. "
+            "Try again; if it keeps failing, check that the study folder is there and writable.")
+
+
+class ReasonKeys(QObject):
+    """The one key filter of every reason box: keys that type text are text; the few
+    actions given (submit, leave the box, help) act even while the box has the focus."""
+
+    def __init__(self, edit: QWidget, keymap: Keymap, context: str, actions: dict[str, Callable[[], Any]]) -> None:
+        super().__init__(edit)
+        self.keymap, self.context, self.actions = keymap, context, actions
+        edit.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() != QEvent.Type.KeyPress or types_text(event):
+            return False
+        # The box's own keys first (Esc leaves it), then the view's (Enter submits, F1 helps).
+        found = (self.keymap.action_for(event, ctx) for ctx in ("reason", self.context))
+        handler = next((self.actions[a] for a in found if a in self.actions), None)
+        if handler is None:
+            return False
+        if not event.isAutoRepeat():  # a held Enter never submits twice
+            handler()
+        return True
+
+
+class ShutsDownOnce:
+    """stop() and closing the window both end in the view's idempotent shutdown()."""
+
+    def shutdown(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self.shutdown()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.shutdown()
+        super().closeEvent(event)  # type: ignore[misc]
+
+
+class SessionView(ShutsDownOnce, QWidget):
+    errorOccurred = Signal(str)  # noqa: N815 - Qt signal naming
+    context = "label"
+
+    def __init__(self, snapshot: Any, rater: str, worker: DbWorker, settings: Any = None,
+                 parent: QWidget | None = None, *, prefetcher: ImagePrefetcher | None = None,
+                 capacity: int = 24) -> None:
+        super().__init__(parent)
+        self.snapshot = snapshot
+        self.rater = rater
+        self.worker = worker
+        self.settings = settings
+        self.keymap = Keymap.from_settings(settings)
+        self._state = State.OPENING
+        self._closed = False
+        self._own_prefetcher = prefetcher is None
+        self.prefetcher = prefetcher or ImagePrefetcher(snapshot.media, capacity=capacity, parent=self)
+        self.prefetcher.ready.connect(self._guard(self._image_ready))
+        self.prefetcher.failed.connect(self._guard(self._image_failed))
+        self.message = QLabel()
+        self.message.setObjectName("sessionMessage")
+        self.message.setWordWrap(True)
+        self._saving = QTimer(self)
+        self._saving.setSingleShot(True)
+        self._saving.timeout.connect(self._show_saving)
+        self._saving_since = 0
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+    # -- state ---------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def busy(self) -> bool:
+        return self._state in (State.OPENING, State.BUSY)
+
+    def is_busy(self) -> bool:
+        return self.busy
+
+    def _set_state(self, state: State) -> None:
+        self._state = state
+        if state is not State.BUSY:
+            self._saving.stop()
+            if self.message.text().startswith(SAVING):
+                self.message.setText("")
+
+    def _begin_write(self) -> None:
+        """A write is in flight: keys are ignored; after a moment the rater sees "Saving…"."""
+        self._set_state(State.BUSY)
+        self._saving_since = 0
+        self._saving.start(SAVING_AFTER_MS)
+
+    def _show_saving(self) -> None:
+        if self._state is not State.BUSY or self._closed:
+            return
+        self._saving_since += 1
+        self.message.setText(SAVING if self._saving_since == 1 else SAVING_LONG)
+        if self._saving_since == 1:
+            self._saving.start(SAVING_LONG_AFTER_MS)
+
+    # -- worker plumbing -----------------------------------------------------------
+    def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:
+        """Wrap a callback so it does nothing once the view is closed or deleted."""
+        def call(*args: Any) -> None:
+            if not self._closed and alive(self):
+                fn(*args)
+        return call
+
+    def _job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
+             on_error: Callable[[BaseException], None] | None = None) -> None:
+        """`fn(study, *args)` on the database worker; the result reaches `on_done` while the view lives."""
+        self.worker.run(fn, *args, on_done=self._guard(on_done), on_error=self._guard(on_error or self._failed))
+
+    def open(self) -> None:
+        self._set_state(State.OPENING)
+        self._job(self._open_job, on_done=self._opened)
+
+    def _open_job(self, study: Any) -> Any:  # worker thread
+        raise NotImplementedError
+
+    def _opened(self, result: Any) -> None:
+        raise NotImplementedError
+
+    def _failed(self, exc: BaseException) -> None:
+        if isinstance(exc, AlreadyAnswered) and self._state is State.BUSY:
+            self._already_answered(exc)
+            return
+        text = one_line(exc)
+        if self._state is State.OPENING:
+            self._set_state(State.ERROR)
+            text = f"{text}  Press {self.keymap.hint('submit') or 'Enter'} to try again."
+        else:
+            self._set_state(State.READY)  # the answer is still in the form: submit again
+        self.message.setText(text)
+        self.errorOccurred.emit(text)
+
+    def _already_answered(self, exc: AlreadyAnswered) -> None:
+        """Another window stored a first answer here meanwhile. The subclass keeps this one as a
+        correction of it when the store names it (``exc.current``), else moves on saying so."""
+        self._set_state(State.READY)
+
+    # -- images --------------------------------------------------------------------
+    def _image_ready(self, key: str, image: QImage) -> None:
+        """A decoded picture arrived (override)."""
+
+    def _image_failed(self, key: str, message: str) -> None:
+        """A picture could not be decoded (override)."""
+
+    # -- keys ----------------------------------------------------------------------
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        """Action name -> handler: the view's whole key table (override)."""
+        return {}
+
+    def apply_action(self, name: str) -> bool:
+        handler = self.actions().get(name)
+        if handler is None:
+            return False
+        return handler() is not False
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if event.isAutoRepeat():
+            event.accept()  # a held key never answers or submits twice
+            return
+        if self._state is State.ERROR and self.keymap.action_for(event, "label") == "submit":
+            self.open()  # try to open the session again
+            event.accept()
+            return
+        action = self.keymap.action_for(event, self.context)
+        if action is None or action not in self.actions():
+            super().keyPressEvent(event)
+            return
+        self.apply_action(action)
+        event.accept()
+
+    def event(self, event: QEvent) -> bool:
+        # Tab / Backtab are keys of the table (next metric, reason), not focus moves.
+        if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+            self.keyPressEvent(event)
+            return True
+        return super().event(event)
+
+    def reason_keys(self, edit: QWidget, actions: dict[str, Callable[[], Any]]) -> ReasonKeys:
+        return ReasonKeys(edit, self.keymap, self.context, actions)
+
+    def back_to_keys(self) -> None:
+        self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    # -- views with an answer form (label, calibration) ------------------------------
+    def form_actions(self, when: Callable[[Callable[[], Any]], Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
+        """The answer and metric keys of ``self.form``, each wrapped by `when` (the view's guard)."""
+        return {name: when(lambda n=name: self.form.apply(n)) for name in FORM_KEYS}
+
+    def _submit_from_reason(self) -> None:
+        self.back_to_keys()
+        self.apply_action("submit")
+
+    def _focus_reason(self) -> bool:
+        edit = self.form.reason_edit()
+        if edit is None or self._state is not State.READY:
+            return False
+        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        scroll = getattr(self, "form_scroll", None)
+        if scroll is not None:
+            scroll.show_widget(edit)
+        return True
+
+    # -- lifecycle -----------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop what this view started (its own decoder pool); the worker belongs to the window."""
+        if self._closed:
+            return
+        self._closed = True
+        self._saving.stop()
+        if self._own_prefetcher:
+            self.prefetcher.stop()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self.focusWidget() is None or not self.isAncestorOf(self.focusWidget()):
+            self.setFocus(Qt.FocusReason.OtherFocusReason)

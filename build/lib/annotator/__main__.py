@@ -1,3 +1,0 @@
-from annotator.cli import main
-
-raise SystemExit(main())

@@ -1,1 +1,0 @@
-"""Synthetic content and simulated raters for the demo study and tests."""

@@ -1,1 +1,0 @@
-"""The shipped rubrics, installed as package data `annotator.rubrics` (read via annotator.resources)."""

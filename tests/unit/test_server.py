@@ -1,0 +1,109 @@
+"""A study on a PostgreSQL server: dropped connections lose and double nothing; dealing on
+demand never gives the last open slot of an item to two raters."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from factories import basic_rows, write_manifest
+
+from annotator.domain.errors import StudyBusy
+from annotator.services.labeling import LabelSession
+from annotator.services.study import Study
+from annotator.store.faults import ConnectionLost
+
+ALL = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
+       "failure_tags": [], "reason": "ok"}
+
+
+def _admin(pg_server):
+    import psycopg
+
+    return psycopg.connect(pg_server.admin_url, autocommit=True)
+
+
+def _retrying(fn, *args, deadline: float):
+    """What the app does with a write that failed on a dropped connection: keep it, re-send it."""
+    while True:
+        try:
+            return fn(*args)
+        except (ConnectionLost, StudyBusy):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def test_killed_connections_mid_submit_lose_nothing_and_double_nothing(pg_server, pg_url, tmp_path):
+    study = Study.create(pg_url, "ui_mockup")
+    src = tmp_path / "src"
+    study.import_items(write_manifest(src, basic_rows(src, n_cases=10, gens=("a", "b", "c", "d"))))
+    study.add_rater("ann")
+    session = LabelSession(study, "ann")
+    db_name = pg_url.rsplit("/", 1)[1]
+    stop = threading.Event()
+    killed = [0]
+
+    def killer() -> None:
+        with _admin(pg_server) as conn:
+            while not stop.is_set():
+                n = conn.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s "
+                    "AND application_name = 'annotator' AND state <> 'idle'", (db_name,)).fetchone()[0]
+                killed[0] += n
+                time.sleep(0.02)  # cut often, but let some writes through
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    acked: list[int] = []
+    deadline = time.monotonic() + 120
+    try:
+        while (item := _retrying(session.next, deadline=deadline)) is not None and len(acked) < 40:
+            acked.append(_retrying(session.submit, item, ALL, 5, deadline=deadline))
+    finally:
+        stop.set()
+        t.join(5)
+    assert killed[0] > 0, "the test never cut a connection"
+    from sqlalchemy import text
+
+    with study.db.read() as s:
+        rows = s.execute(text("SELECT id, item_pk FROM judgements")).all()
+    study.close()
+    assert sorted(r[0] for r in rows) == sorted(acked)  # every acknowledged answer, once; nothing else
+    assert len({r[1] for r in rows}) == len(rows)  # no item answered twice
+
+
+def test_a_lost_connection_is_one_line(pg_server, pg_url):
+    study = Study.create(pg_url, "ui_mockup")
+    study.add_rater("ann")
+    db_name = pg_url.rsplit("/", 1)[1]
+    with _admin(pg_server) as conn:  # the server goes away for this database's sessions
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (db_name,))
+    # the pool's pre-ping replaces the dead connection: the next call simply works
+    assert [r.name for r in study.raters()] == ["ann"]
+    study.close()
+
+
+def test_offline_outbox_keeps_answers_and_syncs_them_once(pg_url, tmp_path):
+    from annotator.services.outbox import Outbox
+    from annotator.services.team import assign
+
+    server = Study.create(pg_url, "ui_mockup")
+    src = tmp_path / "src"
+    server.import_items(write_manifest(src, basic_rows(src, n_cases=4, gens=("a", "b", "c"))))
+    assign(server, ["ann", "bob"], overlap=1, pair_overlap=None, seed=1)
+    box = Outbox(server, "ann", tmp_path / "outbox")
+    local_path = box.prepare()
+    assert box.pending() == 0
+    local = Study.open(local_path)  # the network is gone: the rater works on the local copy
+    session = LabelSession(local, "ann")
+    for _ in range(3):
+        session.submit(session.next(), ALL, 5)
+    local.close()
+    assert box.pending() == 3
+    result = box.sync()
+    assert result.added["judgements"] == 3 and box.pending() == 0
+    assert box.sync().added["judgements"] == 0  # again: nothing doubled
+    box.prepare()  # the next connect: a fresh copy that already holds the synced answers
+    assert box.pending() == 0
+    server.close()
