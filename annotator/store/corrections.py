@@ -24,6 +24,7 @@ from ..domain.errors import InputError
 from .chains import is_current
 from .imports import import_judge
 from .items import item_pks
+from .locks import lock_imports, lock_rater
 from .models import Case, Cell, Item, Judgement, JudgeScore, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
@@ -56,8 +57,11 @@ def add_judgements(s: OrmSession, records: Sequence[Any], version: str, *, sourc
     got = Landed()
     if not records:
         return got
+    lock_imports(s)  # PostgreSQL: the heads read below stay the heads until this import commits
     pks = item_pks(s, [r.item_id for r in records])
     raters = {name: ensure_rater(s, name).id for name in sorted({r.rater for r in records})}
+    for rpk in raters.values():
+        lock_rater(s, rpk)  # ...and the raters' own submits wait for it
     heads: dict[tuple[int, int], tuple[int, str, str | None, Any]] = {
         (j.rater_pk, j.item_pk): (j.id, j.answers, j.reason, j.created_at)
         for j in s.scalars(select(Judgement).where(
@@ -117,11 +121,14 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
     got = Landed()
     if not records:
         return got
+    lock_imports(s)
     pks = item_pks(s, [r.item_left for r in records] + [r.item_right for r in records])
     case_of = dict(s.execute(
         select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
         .where(Item.id.in_(list(set(pks.values()))))).all())
     raters = {name: ensure_rater(s, name).id for name in sorted({r.rater for r in records if not r.is_judge})}
+    for rpk in raters.values():
+        lock_rater(s, rpk)
     judges = sorted({r.rater for r in records if r.is_judge})
     heads: dict[tuple[str, Any, int], PairVote] = {}
     for v in s.scalars(select(PairVote).where(is_current(PairVote)).where(
@@ -191,6 +198,7 @@ def add_judge_scores(s: OrmSession, rows: Sequence[Any], *, source: str) -> Land
     got = Landed()
     if not rows:
         return got
+    lock_imports(s)
     pks = item_pks(s, [r.item_id for r in rows])
     have = {(sc.judge, sc.item_pk, sc.metric): sc.value for sc in s.scalars(
         select(JudgeScore).where(JudgeScore.judge.in_(sorted({r.judge for r in rows}))))}
