@@ -111,10 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     asg = sub.add_parser("assign", help="deal items (and pairs) to K raters each, balanced and seeded")
     asg.add_argument("--study", required=True)
-    asg.add_argument("--raters", required=True, help="comma-separated rater names (added if new)")
+    asg.add_argument("--raters", help="comma-separated rater names (added if new)")
     asg.add_argument("--overlap", type=int, default=2, help="raters per item (K)")
     asg.add_argument("--pair-overlap", type=int, default=None, help="raters per pair vote (default: no pairs dealt)")
     asg.add_argument("--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)")
+    asg.add_argument("--on-demand", action="store_true",
+                     help="no dealt lists: each rater takes the next item that still needs raters (a team server)")
 
     pkg = sub.add_parser("package", help="rater packages: export one rater's blinded work, merge them back")
     psub = pkg.add_subparsers(dest="package_command", parser_class=_Parser, required=True)
@@ -122,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     pexp.add_argument("--study", required=True)
     pexp.add_argument("--rater", required=True)
     pexp.add_argument("--out", required=True, help="FILE.annot")
+    stu = sub.add_parser("study", help="whole studies: copy between a folder and a database server")
+    ssub = stu.add_subparsers(dest="study_command", parser_class=_Parser, required=True)
+    scp = ssub.add_parser("copy", help="copy SRC (folder or URL) to DEST (new folder or empty database)")
+    scp.add_argument("src")
+    scp.add_argument("dest")
+
     pmer = psub.add_parser("merge")
     pmer.add_argument("files", nargs="+", metavar="FILE.annot")
     pmer.add_argument("--study", required=True)
@@ -297,12 +305,30 @@ def _cmd_status(a) -> int:
 def _cmd_assign(a) -> int:
     from .services.team import assign
 
+    if not a.on_demand and not a.raters:
+        raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
+        if a.on_demand:
+            from .services.team import deal_on_demand
+
+            print(deal_on_demand(study, overlap=a.overlap))
+            return EXIT_OK
         print(assign(study, [r.strip() for r in a.raters.split(",") if r.strip()], overlap=a.overlap,
                      pair_overlap=a.pair_overlap, seed=a.seed))
     finally:
         study.close()
+    return EXIT_OK
+
+
+def _cmd_study(a) -> int:
+    from .services.copying import copy_study
+    from .services.study import display_location
+
+    counts = copy_study(a.src, a.dest, progress=lambda m: print(m, file=sys.stderr))
+    print(f"copied {counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements, "
+          f"{counts.get('pair_votes', 0)} pair votes and {counts.get('judge_scores', 0)} judge scores to "
+          f"{display_location(a.dest)}")
     return EXIT_OK
 
 
@@ -355,7 +381,7 @@ def _cmd_set(a) -> int:
 COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
-    "assign": _cmd_assign, "package": _cmd_package, "export": _cmd_export,
+    "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "export": _cmd_export,
 }
 
 

@@ -19,7 +19,7 @@ from ..store import imports, items, people, settings
 from ..store.blobs import BlobStore
 from ..store.db import StudyDB
 from ..store.faults import study_faults
-from ..store.server import is_server, server_url
+from ..store.server import is_server, server_url, shown
 from .resources import resolve_rubric, rubric_text
 
 DB_NAME = "study.sqlite"
@@ -301,3 +301,8 @@ def parsed_source(parsed: ParsedItems) -> str:
 def server_name(url: str) -> str:
     """A server study's default name: its database's."""
     return server_url(url).database or "study"
+
+
+def display_location(location: str | Path) -> str:
+    """A study's location as it may be printed or remembered (a URL without its password)."""
+    return shown(str(location)) if is_server(location) else str(location)

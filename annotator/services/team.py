@@ -31,6 +31,15 @@ def assign(study: Study, raters: list[str], *, overlap: int, pair_overlap: int |
     return "\n".join(lines)
 
 
+def deal_on_demand(study: Study, *, overlap: int) -> str:
+    """Raters take items as they go (each item until `overlap` raters have it): for a team server."""
+    study.require_lead("assignment")
+    if overlap < 1:
+        raise InputError(f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap")
+    study.db.set_setting(store.ON_DEMAND, overlap)
+    return f"items are dealt on demand: each rater takes the next item that has fewer than {overlap} raters"
+
+
 def status_lines(study: Study) -> list[str]:
     lines = [f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
              f"({study.rubric.version[:12]})"]

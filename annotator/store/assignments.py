@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import BigInteger, cast, func, insert, select
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import assignment as design
@@ -40,6 +40,44 @@ def assigned_pairs(s: OrmSession, rpk: int) -> list[int] | None:
         return None
     return list(s.scalars(select(PairAssignment.pair_pk).where(PairAssignment.rater_pk == rpk)
                           .order_by(PairAssignment.pair_pk)))
+
+
+ON_DEMAND = "deal_on_demand"  # setting: K, when raters take items as they go instead of a dealt list
+
+
+def on_demand(s: OrmSession) -> int | None:
+    import json as _json
+
+    from .models import Setting
+
+    raw = s.scalar(select(Setting.value).where(Setting.key == ON_DEMAND))
+    k = _json.loads(raw) if raw else None
+    return int(k) if k else None
+
+
+def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
+    """Deal this rater one more item: one that has fewer than `k` raters and is not theirs yet,
+    the least covered first (then a seeded order of the rater's own).
+
+    PostgreSQL: the candidate item row is locked with FOR UPDATE SKIP LOCKED, so two raters
+    asking at once never both take the last open slot of an item, and the count is read again
+    under the lock (a claim committed meanwhile is seen then). SQLite: the write transaction
+    (BEGIN IMMEDIATE) already serialises claims.
+    """
+    n_raters = select(func.count(Assignment.id)).where(Assignment.item_pk == Item.id).scalar_subquery()
+    mine = select(Assignment.item_pk).where(Assignment.rater_pk == rpk)
+    shuffle = (cast(Item.id, BigInteger) * 2654435761 + seed) % 4294967291  # 64-bit on both engines
+    candidates = (select(Item.id).where(Item.is_anchor.is_(False), Item.id.not_in(mine), n_raters < k)
+                  .order_by(n_raters, shuffle).limit(1).with_for_update(skip_locked=True, of=Item))
+    for _ in range(20):
+        item_pk = s.scalar(candidates)
+        if item_pk is None:
+            return None
+        taken = s.scalar(select(func.count(Assignment.id)).where(Assignment.item_pk == item_pk)) or 0
+        if taken < k:
+            s.execute(insert(Assignment), [dict(rater_pk=rpk, item_pk=item_pk, seed=seed)])
+            return item_pk
+    return None
 
 
 def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int) -> Dealt:
