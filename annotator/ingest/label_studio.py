@@ -317,11 +317,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str], *
                                      f"{judged[(item_id, judge, key)]}); name the runs apart in [judges]", source=pw)
                 judged[(item_id, judge, key)] = pw
                 out.judge_rows.append(JudgeRow(item_id, judge, key, value, None))
-    for v in out.votes:
-        for side in (v.item_left, v.item_right):
-            if side not in known and side not in created:
-                raise InputError(f"pair names item '{side}', which is neither in the study nor made by a task of this "
-                                 "file; import the item tasks first", source=v.where)
+    out.check_pair_items(known | set(created), "no task of this file makes it either: import the item tasks first")
     return out
 
 

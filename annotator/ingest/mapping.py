@@ -336,6 +336,14 @@ class ToolImport:
     votes: list[ToolVote] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
 
+    def check_pair_items(self, known: set[str], hint: str = "import the items first") -> None:
+        """Every item a vote names is in the study (or made by this file)."""
+        for v in self.votes:
+            for side in (v.item_left, v.item_right):
+                if side not in known:
+                    raise InputError(f"the pair names item '{side}', which the study does not hold; {hint}",
+                                     source=v.where)
+
     def check_complete(self, rubric: Rubric, mapping: Mapping) -> None:
         """A judgement that skips a required metric would pass silently into agreement: refused
         unless the mapping says `partial = true`."""

@@ -186,10 +186,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                                  "item content)", source=where, field="id")
             out.judgements.append(ToolJudgement(item_id, rater, answers, reason_of(rubric, answers), None, None,
                                                 time_ms(line), where, (fi, n)))
-    for v in out.votes:
-        for side in (v.item_left, v.item_right):
-            if side not in known:
-                raise InputError(f"unknown item_id '{side}' in a pair; import the items first", source=v.where)
+    out.check_pair_items(known)
     return out
 
 

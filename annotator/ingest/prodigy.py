@@ -157,10 +157,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
         chain.append(ToolJudgement(item_id, rater, merged, reason_of(rubric, merged), t, session, None, where, order))
     for chain in versions.values():
         out.judgements.extend(chain)
-    for v in out.votes:
-        for side in (v.item_left, v.item_right):
-            if side not in known:
-                raise InputError(f"unknown item_id '{side}' in an A/B task; import the items first", source=v.where)
+    out.check_pair_items(known)
     return out
 
 

@@ -15,6 +15,7 @@ from .chains import is_current
 from .db import StudyDB
 from .models import Case, Cell, Item, ItemMedia, Judgement, Rater, Session
 from .models_pairs import Pair, PairVote
+from .rows import VoteRow
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,7 @@ class JudgementRecord:
 
 
 @dataclass(frozen=True)
-class VoteRecord:
-    pair_id: str
-    item_left: int
-    item_right: int
-    rater: str  # the judge's name for a judge vote
-    is_judge: bool
-    choice: str
-    created_at: datetime
+class VoteRecord(VoteRow):
     time_ms: int | None
 
 

@@ -130,7 +130,7 @@ BAD = [
     ("0.annotations.0.result.1.value.rating", 9, "task 1 annotation 101", "9 is outside quality's scale 1..5", ""),
     ("1.data.model", KeyError, "task 2", "item 'img-2' is not in the study and the task gives no generator",
      "import the items first"),
-    ("4.data.right_uid", "img-99", "task 5", "item 'img-99', which is neither in the study nor made by a task", ""),
+    ("4.data.right_uid", "img-99", "task 5", "names item 'img-99', which the study does not hold; no task of this file makes it", ""),
     ("0.annotations.0.lead_time", "slow", "task 1 annotation 101", "lead_time must be a number of seconds", ""),
     ("0.predictions.0.model_version", "", "task 1 prediction 1", "no model_version", "[judges]"),
 ]

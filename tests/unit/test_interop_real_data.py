@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_real_data import TIFA_PUBLISHED  # the published figures, written down once
 
 from annotator.cli import main
 from annotator.domain.rubric import load_rubric
@@ -70,13 +71,6 @@ def tifa_report(tmp_path_factory) -> dict:
     _run("import", "label-studio", str(REAL / "tifa.json"), "--study", st, "--map", str(REAL / "tifa.map.toml"))
     _run("report", "--study", st, "--json", str(d / "r.json"), "--boot", "1000")
     return json.loads((d / "r.json").read_text())
-
-
-TIFA_PUBLISHED = {  # TIFA README: stored outputs of human_annotations/compute_correlation.ipynb
-    "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-    "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-    "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
-}
 
 
 @pytest.mark.slow
