@@ -124,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     pexp.add_argument("--study", required=True)
     pexp.add_argument("--rater", required=True)
     pexp.add_argument("--out", required=True, help="FILE.annot")
+    rol = sub.add_parser("roles", help="on a PostgreSQL study: the raters' least-privilege database roles")
+    rol.add_argument("--study", required=True, help="postgresql://LEAD@host/db (the owner of the study's tables)")
+    rol.add_argument("--raters", required=True, help="comma-separated rater names: each gets a login role")
+    rol.add_argument("--print", action="store_true", dest="print_only", help="print the SQL instead of running it")
+
     stu = sub.add_parser("study", help="whole studies: copy between a folder and a database server")
     ssub = stu.add_subparsers(dest="study_command", parser_class=_Parser, required=True)
     scp = ssub.add_parser("copy", help="copy SRC (folder or URL) to DEST (new folder or empty database)")
@@ -321,6 +326,18 @@ def _cmd_assign(a) -> int:
     return EXIT_OK
 
 
+def _cmd_roles(a) -> int:
+    from .services.team import server_roles
+
+    study = _open(a.study)
+    try:
+        for line in server_roles(study, [r.strip() for r in a.raters.split(",") if r.strip()], a.print_only):
+            print(line)
+    finally:
+        study.close()
+    return EXIT_OK
+
+
 def _cmd_study(a) -> int:
     from .services.copying import copy_study
     from .services.study import display_location
@@ -381,7 +398,8 @@ def _cmd_set(a) -> int:
 COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
-    "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "export": _cmd_export,
+    "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "roles": _cmd_roles,
+    "export": _cmd_export,
 }
 
 

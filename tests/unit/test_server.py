@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from factories import basic_rows, write_manifest
 
 from annotator.domain.errors import StudyBusy
@@ -177,3 +179,57 @@ def test_study_copy_folder_to_server_and_back_gives_the_same_report(demo_study_d
     assert sorted(p.name for p in (back / "media").rglob("*.png")) == \
         sorted(p.name for p in (demo_study_dir / "media").rglob("*.png"))
     assert main(["study", "copy", str(demo_study_dir), str(back)]) == 2  # never over an existing study
+
+
+def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(pg_server, pg_url, tmp_path):
+    """Least privilege, checked with a real rater role connected as itself."""
+    import secrets
+
+    import psycopg
+    from sqlalchemy import text
+
+    from annotator.store.roles import apply_roles, group_role
+
+    database = pg_url.rsplit("/", 1)[1]
+    rita, other = f"rita_{secrets.token_hex(3)}", f"otto_{secrets.token_hex(3)}"
+    lead = Study.create(pg_url, "ui_mockup")
+    src = tmp_path / "src"
+    lead.import_items(write_manifest(src, basic_rows(src, n_cases=3, gens=("gen-a", "gen-b"))))
+    lead.add_rater(rita)
+    lead.add_rater(other)
+    theirs = LabelSession(lead, other)
+    for _ in range(2):
+        theirs.submit(theirs.next(), ALL, 4)
+    apply_roles(lead.db, database, [rita, other])
+    with lead.db.read() as s:
+        otto_pk = s.execute(text("SELECT id FROM raters WHERE name = :n"), {"n": other}).scalar()
+    version = lead.rubric.version
+    lead.close()
+    as_rita = pg_url.replace("postgres@", f"{rita}@", 1)
+    try:
+        study = Study.open(as_rita)
+        session = LabelSession(study, rita)
+        for _ in range(3):
+            session.submit(session.next(), ALL, 4)
+        assert session.progress().done == 3
+        with study.db.read() as s:
+            assert s.execute(text("SELECT count(*) FROM judgements")).scalar() == 3  # only her own
+            assert [r[0] for r in s.execute(text("SELECT name FROM raters"))] == [rita]
+        study.close()
+        with psycopg.connect(as_rita.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
+            for forbidden in ("SELECT generator FROM items", "SELECT item_id FROM items", "SELECT case_id FROM cases",
+                              "SELECT original_sha256 FROM media", "SELECT * FROM judge_scores",
+                              "SELECT source_name FROM item_media", "UPDATE judgements SET reason = 'x'",
+                              "DELETE FROM judgements", "UPDATE items SET display_code = 'x'"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(forbidden)
+            # her rows only: an answer in another rater's name breaks the row rule
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+                conn.execute("INSERT INTO judgements (uuid, rater_pk, item_pk, rubric_version, context, answers, "
+                             "source, created_at) VALUES ('x', %s, 6, %s, 'live', '{}', 'app', now())",
+                             (otto_pk, version))
+    finally:
+        with _admin(pg_server) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            for role in (rita, other, group_role(database)):
+                conn.execute(f'DROP ROLE IF EXISTS "{role}"')
