@@ -218,6 +218,10 @@ def _est(d: Any) -> str:
     return f"{d['estimate']:.3f}{ci}"
 
 
+def _num(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
 def _cell(v: Any) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
@@ -239,7 +243,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
              "## Rubric", "", f"{rubric.instructions}", "", "| metric | kind | label | values | required |",
              "|---|---|---|---|---|"]
     for m in rubric.metrics:
-        vals = ", ".join(str(v) for v in m.values()) if m.kind not in ("scale", "text") else \
+        vals = ", ".join(m.spec.value_label(m, v) for v in m.values()) if m.kind not in ("scale", "text") else \
             (f"{m.min}..{m.max}" if m.kind == "scale" else "free text")
         lines.append(f"| `{m.key}` | {m.kind} | {_cell(m.label)} | {_cell(vals)} | {'yes' if m.required else 'no'} |")
     if rubric.rules:
@@ -267,8 +271,8 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
         if pj:
             lines += ["", "| judge | pairs | agreement with the human majority | kappa vs majority |",
                       "|---|---|---|---|"]
-            lines += [f"| `{j}` | {v.get('n')} | {v.get('agreement_with_majority')} | {v.get('kappa_vs_majority')} |"
-                      for j, v in pj.items()]
+            lines += [f"| `{j}` | {v.get('n')} | {_num(v.get('agreement_with_majority'))} | "
+                      f"{_num(v.get('kappa_vs_majority'))} |" for j, v in pj.items()]
     lines += ["", "## Loading", "", "```python", "from datasets import load_dataset",
               "judgements = load_dataset(\"path/to/this/folder\", \"judgements\")  # or pandas.read_parquet("
               "\"data/judgements.parquet\")", "```", ""]
