@@ -13,7 +13,9 @@ from pathlib import Path
 from .domain.errors import InputError
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
-IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors")
+IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors",
+                "label-studio", "potato", "prodigy")
+EXPORT_KINDS = ("judgements", "pairs", "judge-scores", "judge-pairs", "items", "label-studio", "hf")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,6 +38,25 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--study", required=True)
     imp.add_argument("--cases", help="cases JSONL (for `import harness`)")
     imp.add_argument("--name", help="anchor set name (for `import anchors`)")
+    imp.add_argument("--map", dest="map_path", metavar="MAP.toml",
+                     help="mapping from the tool's names to the rubric's metrics (label-studio, potato, prodigy)")
+    imp.add_argument("--init-map", action="store_true",
+                     help="write a starting mapping to --map from the file and the study's rubric; imports nothing")
+    imp.add_argument("--media-root", metavar="DIR",
+                     help="where Label Studio's image references are found (default: the export's folder)")
+
+    exp = sub.add_parser("export", help="judgements, pairs, judge scores or items as CSV / JSON Lines / Parquet; "
+                         "a Hugging Face datasets folder; Label Studio tasks")
+    exp.add_argument("kind", choices=EXPORT_KINDS)
+    exp.add_argument("--study", required=True)
+    exp.add_argument("--out", help="the file (format from its suffix: .csv .jsonl .parquet; .json for label-studio) "
+                     "or, for hf, the folder; default: exports/<study>/<date>/")
+    exp.add_argument("--format", choices=("csv", "jsonl", "parquet"), default=None,
+                     help="the format when --out is not given (default csv)")
+    exp.add_argument("--with-annotations", action="store_true",
+                     help="label-studio: include the raters' current answers as annotations")
+    exp.add_argument("--boot", type=int, default=1000, help="hf: bootstrap resamples for the agreement figures")
+    exp.add_argument("--seed", type=int, default=0)
 
     rater = sub.add_parser("rater", help="manage raters")
     rsub = rater.add_subparsers(dest="rater_command", parser_class=_Parser, required=True)
@@ -139,7 +160,43 @@ def _cmd_import(a) -> int:
 
     study = _open(a.study)
     try:
-        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name))
+        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name, map_path=a.map_path,
+                         media_root=a.media_root, init_map=a.init_map))
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_export(a) -> int:
+    from .services.exports import export_hf, export_label_studio, export_table
+    from .services.outputs import default_output
+
+    if a.format and a.out:
+        raise InputError("give --out FILE (its suffix names the format) or --format, not both", field="--format")
+    if a.boot < 1:
+        raise InputError(f"--boot {a.boot}: give at least 1 resample", field="--boot")
+    study = _open(a.study, "read")
+    try:
+        if a.kind == "hf":
+            out = Path(a.out) if a.out else default_output(study, "hf")
+            paths = export_hf(study, out, n_boot=a.boot, seed=a.seed, progress=lambda m: print(m, file=sys.stderr))
+            print(f"wrote {out}: a dataset card and {len(paths) - 1} Parquet tables")
+        elif a.kind == "label-studio":
+            out = Path(a.out) if a.out else default_output(study, "label-studio.json")
+            paths = export_label_studio(study, out, with_annotations=a.with_annotations)
+            n_img = sum(p.suffix == ".png" for p in paths)
+            for p in paths:
+                if p.suffix != ".png":
+                    print(f"wrote {p}")
+            if n_img:
+                print(f"wrote {n_img} images into {out.parent / (out.stem + '-media')}")
+            print("annotator: note: Label Studio shows predictions (the judge's scores) to annotators as pre-labels; "
+                  "turn off 'Use predictions to pre-label tasks' in the project settings to keep raters blind",
+                  file=sys.stderr)
+        else:
+            out = Path(a.out) if a.out else default_output(study, f"{a.kind}.{a.format or 'csv'}")
+            path, n = export_table(study, a.kind, out)
+            print(f"wrote {path} ({n} rows)")
     finally:
         study.close()
     return EXIT_OK
@@ -342,6 +399,7 @@ COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
     "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "roles": _cmd_roles,
+    "export": _cmd_export,
 }
 
 
