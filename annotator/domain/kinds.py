@@ -175,6 +175,12 @@ class GateKind(KindSpec):
         return raw
 
 
+def _bounds(m: Metric) -> tuple[int, int]:
+    """An ordinal metric's range (always set for scale and likert: parse_fields fills it)."""
+    assert m.min is not None and m.max is not None, f"{m.key} has no range"
+    return m.min, m.max
+
+
 def _int(v: Any, key: str, where: str, src: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise InputError(f"'{key}' in {where} must be an integer", source=src, field=key)
@@ -184,7 +190,7 @@ def _int(v: Any, key: str, where: str, src: str) -> int:
 class ScaleKind(KindSpec):
     name = "scale"
     level = "ordinal"
-    fields = ("min", "max", "levels")
+    fields: ClassVar[tuple[str, ...]] = ("min", "max", "levels")
     match_rule = "within one point"
     qualification_rule = "scale_within_one"
 
@@ -217,7 +223,8 @@ class ScaleKind(KindSpec):
         return {"min": m.min, "max": m.max, "levels": {str(k): v for k, v in sorted(m.levels.items())}}
 
     def values(self, m: Metric) -> tuple[Any, ...]:
-        return tuple(range(int(m.min), int(m.max) + 1))
+        lo, hi = _bounds(m)
+        return tuple(range(lo, hi + 1))
 
     def value_label(self, m: Metric, value: Any) -> str:
         text = m.levels.get(int(value), "") if isinstance(value, int) else ""
@@ -228,7 +235,8 @@ class ScaleKind(KindSpec):
             f = float(s)
         except ValueError:
             raise _err(f"'{s}' is not a number for {self.name} '{m.key}'", source, line) from None
-        if not math.isfinite(f) or not f.is_integer() or not (m.min <= f <= m.max):
+        lo, hi = _bounds(m)
+        if not math.isfinite(f) or not f.is_integer() or not (lo <= f <= hi):
             raise _err(f"{s} is outside {m.key}'s {self.name} {m.min}..{m.max}", source, line)
         return int(f)
 
@@ -263,7 +271,8 @@ class ScaleKind(KindSpec):
             raise ValueError(f"{self.name} '{m.key}' must be compared with an integer") from None
         if op == "has":
             raise ValueError(f"{self.name} '{m.key}' must be compared with an integer")
-        if not m.min <= value <= m.max:
+        lo, hi = _bounds(m)
+        if not lo <= value <= hi:
             raise ValueError(f"{value} is outside {m.key}'s {self.name} {m.min}..{m.max}")
         return value
 
@@ -289,7 +298,7 @@ class LikertKind(ScaleKind):
         return {"min": 1, "max": len(points), "levels": {i + 1: p for i, p in enumerate(points)}}
 
     def canonical(self, m: Metric) -> dict[str, Any]:
-        return {"points": [m.levels[i] for i in range(1, int(m.max) + 1)]}
+        return {"points": [m.levels[i] for i in range(1, _bounds(m)[1] + 1)]}
 
     def value_label(self, m: Metric, value: Any) -> str:
         return m.levels.get(int(value), str(value)) if isinstance(value, int) else str(value)
