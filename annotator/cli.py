@@ -15,7 +15,7 @@ from .domain.errors import InputError
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
 IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors",
                 "label-studio", "potato", "prodigy")
-EXPORT_KINDS = ("judgements", "pairs", "judge-scores", "judge-pairs", "items", "label-studio", "hf")
+EXPORT_KINDS = ("judgements", "pairs", "gold", "judge-scores", "judge-pairs", "items", "label-studio", "hf")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,6 +124,35 @@ def build_parser() -> argparse.ArgumentParser:
     pexp.add_argument("--study", required=True)
     pexp.add_argument("--rater", required=True)
     pexp.add_argument("--out", required=True, help="FILE.annot")
+    adj = sub.add_parser("adjudicate", help="the lead's resolved answer on an item x metric (kept beside, never "
+                         "over, the raters' answers)")
+    adj.add_argument("--study", required=True)
+    adj.add_argument("--item", required=True, help="the item_id (the lead's id, not a rater's display code)")
+    adj.add_argument("--metric", required=True)
+    adj.add_argument("--value", required=True, help="as in the ratings CSV: PASS/FAIL, an integer, an option, "
+                     "tags joined by ';'")
+    adj.add_argument("--reason", required=True)
+    adj.add_argument("--by", help="who decided (default: lead)")
+    adj.add_argument("--category", help="why: rubric_unclear, rater_error, judge_error, ambiguous_item, other")
+
+    rev = sub.add_parser("review", help="the lead's review queue: what needs an adjudication, most important first")
+    rev.add_argument("--study", required=True)
+    rev.add_argument("--metric")
+    rev.add_argument("--generator")
+    rev.add_argument("--case")
+    rev.add_argument("--rater")
+    rev.add_argument("--open", action="store_true", help="only what is not adjudicated yet")
+
+    anc = sub.add_parser("anchors", help="anchor sets: promote an adjudicated item, export the set")
+    asub = anc.add_subparsers(dest="anchors_command", parser_class=_Parser, required=True)
+    apro = asub.add_parser("promote")
+    apro.add_argument("--study", required=True)
+    apro.add_argument("--item", required=True)
+    apro.add_argument("--rationale", help="for metrics not adjudicated (default: the consensus it rests on)")
+    aexp = asub.add_parser("export")
+    aexp.add_argument("--study", required=True)
+    aexp.add_argument("--out", required=True, help="a new folder")
+
     rol = sub.add_parser("roles", help="on a PostgreSQL study: the raters' least-privilege database roles")
     rol.add_argument("--study", required=True, help="postgresql://LEAD@host/db (the owner of the study's tables)")
     rol.add_argument("--raters", required=True, help="comma-separated rater names: each gets a login role")
@@ -326,6 +355,53 @@ def _cmd_assign(a) -> int:
     return EXIT_OK
 
 
+def _cmd_adjudicate(a) -> int:
+    from .services.adjudication import adjudicate
+
+    study = _open(a.study)
+    try:
+        adjudicate(study, item_id=a.item, metric=a.metric, value=a.value, reason=a.reason, by=a.by,
+                   category=a.category)
+        print(f"adjudicated {a.item} {a.metric} = {a.value}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_review(a) -> int:
+    from .services.adjudication import review_queue
+
+    study = _open(a.study, "read")
+    try:
+        entries = review_queue(study, metric=a.metric, generator=a.generator, case=a.case, rater=a.rater,
+                               include_resolved=not a.open)
+    finally:
+        study.close()
+    for e in entries:
+        humans = ", ".join(f"{h['rater']}={h['value']}" for h in e.humans)
+        judges = ", ".join(f"{j['judge']}={j['value']}" for j in e.judges)
+        done = f"  [adjudicated {e.adjudicated['value']}]" if e.adjudicated else ""
+        print(f"{e.item_id}\t{e.metric}\t{'+'.join(e.reasons)}\thumans: {humans}"
+              + (f"\tjudge: {judges}" if judges else "") + f"\t{e.consensus.rule}{done}")
+    print(f"{len(entries)} to review", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_anchors(a) -> int:
+    from .services.adjudication import export_anchors, promote
+
+    study = _open(a.study)
+    try:
+        if a.anchors_command == "promote":
+            new_id, version = promote(study, item_id=a.item, rationale=a.rationale)
+            print(f"promoted {a.item}: anchor {new_id}, anchor set version {version}")
+        else:
+            print(f"wrote {export_anchors(study, a.out)}")
+    finally:
+        study.close()
+    return EXIT_OK
+
+
 def _cmd_roles(a) -> int:
     from .services.team import server_roles
 
@@ -399,6 +475,7 @@ COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
     "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "roles": _cmd_roles,
+    "adjudicate": _cmd_adjudicate, "review": _cmd_review, "anchors": _cmd_anchors,
     "export": _cmd_export,
 }
 

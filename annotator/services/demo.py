@@ -66,6 +66,8 @@ def build_demo(folder: str | Path, *, variants_per_case: int = 3, seed: int = sc
         _simulate_labels(study, files.truths, seed)
         say("simulating pair votes")
         _simulate_pairs(study, seed)
+        say("the lead adjudicates a few findings")
+        _adjudicate_some(study)
         study.add_rater(DEMO_RATER)
     finally:
         study.close()
@@ -105,6 +107,22 @@ def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -
         answers["reason"] = "simulated"
         session.submit(served, answers, time_ms=int(rng.integers(4000, 30000)))
         done += 1
+
+
+def _adjudicate_some(study: Study) -> None:
+    """The demo lead has resolved a few findings, so the report's adjudication section and the
+    review view have something to show: three with the clear human consensus, one where the
+    rubric text was the trouble."""
+    from .adjudication import adjudicate, review_queue
+
+    todo = [e for e in review_queue(study) if "judge_contradicts" in e.reasons and e.consensus.clear][:4]
+    for n, e in enumerate(todo):
+        value = e.consensus.value
+        text = ";".join(value) if isinstance(value, (list, tuple)) else str(value)
+        adjudicate(study, item_id=e.item_id, metric=e.metric, value=text, by="demo-lead",
+                   reason="the humans are right: checked against the prompt's required sections" if n < 3
+                   else "the level texts do not say how to score a crowded but usable screen",
+                   category=None if n < 3 else "rubric_unclear")
 
 
 def _simulate_pairs(study: Study, seed: int) -> None:

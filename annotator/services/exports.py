@@ -62,6 +62,12 @@ def _partial(rubric: Any, j: Any) -> bool:
     return bool(missing_metrics(rubric, typed))
 
 
+def gold_rows(study: Study) -> list[dict[str, Any]]:
+    from .adjudication import gold_rows as rows
+
+    return rows(study)
+
+
 def _judgement_rows(study: Study) -> list[dict[str, Any]]:
     rubric = study.rubric
     items = _live_items(study)
@@ -113,6 +119,12 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("judge-scores", "one row per judge x item x metric (the judge CSV of contract 5.3)",
           (("item_id", "string"), ("judge", "string"), ("metric", "string"), ("value", "string"),
            ("reason", "string")), _judge_score_rows),
+    Table("gold", "one row per live item x metric: the final answer (adjudicated, else clear consensus, else "
+          "unresolved), the raw answers and reasons, the judge's answer (the lead's view)",
+          (("item_id", "string"), ("case_id", "string"), ("generator", "string"), ("metric", "string"),
+           ("value", "string"), ("source", "string"), ("n_raters", "int64"), ("answers", "string"),
+           ("judge", "string"), ("adjudication_reason", "string"), ("adjudicated_by", "string"),
+           ("category", "string")), lambda st: gold_rows(st)),
     Table("items", "one row per live item (the lead's view: generators included)",
           (("item_id", "string"), ("case_id", "string"), ("generator", "string"), ("prompt", "string"),
            ("criteria", "string"), ("slice", "string"), ("seed", "int64"), ("text", "string"),

@@ -10,6 +10,7 @@ import pandas as pd
 from ..domain.rubric import Rubric
 from ..stats import frames as F
 from ..store import rows as R
+from ..store.adjudication import rows as adjudication_rows
 from ..store.db import StudyDB
 
 
@@ -76,6 +77,10 @@ def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[st
     anchor_rows = list(R.judgements(db, ("anchor", "calibration")))
     anchor_answers = _anchor_answers(anchor_rows, rubric, R.anchor_references(db),
                                      {pk: r.item_id for pk, r in by_pk.items()})
+    adjudications = pd.DataFrame(
+        [(a.item_id, a.metric, judged[a.metric].spec.from_json(a.value) if a.metric in judged else a.value,
+          a.reason, a.category, a.by, a.created_at) for a in adjudication_rows(db)],
+        columns=F.ADJUDICATION_COLUMNS)
     human, judge = [], []
     for v in R.pair_votes(db):
         left, right = by_pk[v.item_left], by_pk[v.item_right]
@@ -86,5 +91,5 @@ def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[st
         study=study_name, rubric=rubric, items=items, judgements=judgements, judge_scores=judge_scores,
         pair_votes=pd.DataFrame(human, columns=F.PAIR_COLUMNS),
         judge_pair_votes=pd.DataFrame(judge, columns=F.PAIR_COLUMNS), anchor_answers=anchor_answers,
-        settings=dict(settings),
+        adjudications=adjudications, settings=dict(settings),
     )

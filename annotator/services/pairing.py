@@ -31,7 +31,8 @@ class PairSession:
         self.study = study
         self.rater = rater
         self.question = study.setting("pair_question")
-        store.ensure_pairs(study.db)
+        if not store.has_pairs(study.db):  # designed once (by the lead's assign, or the first pair session)
+            store.ensure_pairs(study.db)
         store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair") or 3))
         self.session_pk = start_session(study.db, rater, "pair")
         self._started = time.monotonic()

@@ -24,8 +24,11 @@ def anchors(db: StudyDB, anchor_set: str | None = None) -> list[tuple[int, str, 
 
 def add_calibration(db: StudyDB, *, rater: str, session_pk: int, anchor_set: str, version: str,
                     result: dict[str, Any], qualified: bool) -> int:
+    from .adjudication import current_version
+
     with db.write() as s:
         row = Calibration(rater_pk=rater_pk(s, rater), session_pk=session_pk, anchor_set=anchor_set,
+                          anchor_set_version=current_version(s, anchor_set) or None,
                           rubric_version=version, result=json.dumps(result), qualified=qualified)
         s.add(row)
         s.flush()
@@ -40,7 +43,8 @@ def calibrations(db: StudyDB, rater: str | None = None) -> list[dict[str, Any]]:
         if rater:
             stmt = stmt.where(Rater.name == rater)
         return [
-            {"id": c.id, "rater": name, "anchor_set": c.anchor_set, "created_at": c.created_at.isoformat(timespec="seconds"),
+            {"id": c.id, "rater": name, "anchor_set": c.anchor_set, "anchor_set_version": c.anchor_set_version,
+             "created_at": c.created_at.isoformat(timespec="seconds"),
              "qualified": c.qualified, "result": json.loads(c.result)}
             for c, name in s.execute(stmt)
         ]

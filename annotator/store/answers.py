@@ -144,6 +144,13 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
     return position, item_pk
 
 
+def _set_version_of(s: OrmSession, anchor_pk: int) -> int | None:
+    from .adjudication import current_version
+
+    name = s.scalar(select(Anchor.anchor_set).where(Anchor.item_pk == anchor_pk))
+    return current_version(s, name) if name is not None else None
+
+
 def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, every: int) -> AnchorShowing | None:
     seed = s.get(Rater, rpk).seed
     slot = q.anchor_slot(seed, position, every)
@@ -164,7 +171,7 @@ def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, 
         return None
     row = AnchorShowing(
         rater_pk=rpk, session_pk=session_pk, item_pk=choice, before_position=position, seed=slot,
-        display_code=free_display_code(s),
+        display_code=free_display_code(s), anchor_set_version=_set_version_of(s, choice),
     )
     s.add(row)
     s.flush()

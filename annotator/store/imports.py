@@ -49,11 +49,16 @@ def import_items(s: OrmSession, specs: Sequence[ItemSpec], media_rows: Sequence[
     lock_imports(s)
     pks = add_items(s, specs, media_rows, is_anchor=anchors is not None)
     if anchors is not None:
+        from .adjudication import new_version
+
         name, refs, rats = anchors
-        for spec, ref, rat in zip(specs, refs, rats, strict=True):
-            pk = pks[spec.item_id]
-            if s.get(Anchor, pk) is None:
-                s.add(Anchor(item_pk=pk, anchor_set=name, reference=json.dumps(ref), rationale=json.dumps(rat)))
+        new = [(pks[spec.item_id], ref, rat) for spec, ref, rat in zip(specs, refs, rats, strict=True)
+               if s.get(Anchor, pks[spec.item_id]) is None]
+        if new:  # a set that changes is a new version of it
+            version = new_version(s, name, f"imported {len(new)} anchors")
+            for pk, ref, rat in new:
+                s.add(Anchor(item_pk=pk, anchor_set=name, reference=json.dumps(ref), rationale=json.dumps(rat),
+                             set_version=version))
     return len(pks)
 
 

@@ -147,6 +147,7 @@ class AnchorShowing(Base):
     seed: Mapped[int] = mapped_column(Integer)
     display_code: Mapped[str] = mapped_column(String, unique=True)  # its own code each showing
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    anchor_set_version: Mapped[int | None] = mapped_column(Integer)  # of the set it was drawn from
     __table_args__ = (
         # one anchor per rater and slot, even when two windows reach the slot at once
         Index("uq_anchor_slot", "rater_pk", "before_position", unique=True,
@@ -236,3 +237,5 @@ class Anchor(Base):
     anchor_set: Mapped[str] = mapped_column(String, index=True)
     reference: Mapped[str] = mapped_column(Text)  # JSON {metric: value}
     rationale: Mapped[str] = mapped_column(Text)  # JSON {metric: text}
+    set_version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")  # the version it joined in
+    promoted_from: Mapped[int | None] = mapped_column(ForeignKey("items.id"))  # the live item it copies

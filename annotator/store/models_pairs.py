@@ -76,6 +76,7 @@ class Calibration(Base):
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
     session_pk: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
     anchor_set: Mapped[str] = mapped_column(String)
+    anchor_set_version: Mapped[int | None] = mapped_column(Integer)  # which version of the set
     rubric_version: Mapped[str] = mapped_column(String(64))
     result: Mapped[str] = mapped_column(Text)  # JSON per-metric results
     qualified: Mapped[bool] = mapped_column(Boolean)

@@ -5,9 +5,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import (
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
+from ..domain.ids import uuid7
 from .models import Base, utcnow
 
 
@@ -92,3 +103,37 @@ class MergeConflict(Base):
     reason: Mapped[str] = mapped_column(Text)
     incoming: Mapped[str] = mapped_column(Text)  # JSON of the package's row
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Adjudication(Base):
+    """The lead's resolved answer on an item x metric: beside the raters' judgements, never over
+    them; a later adjudication supersedes an earlier one (append-only, like every answer)."""
+
+    __tablename__ = "adjudications"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str | None] = mapped_column(String(36), unique=True, index=True, default=uuid7)
+    item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"), index=True)
+    metric: Mapped[str] = mapped_column(String)
+    value: Mapped[str] = mapped_column(Text)  # JSON, typed as a judgement's answer
+    reason: Mapped[str] = mapped_column(Text)
+    category: Mapped[str | None] = mapped_column(String)  # why: rubric_unclear, rater_error, ...
+    by: Mapped[str] = mapped_column(String)  # the adjudicator (the lead, or a named colleague)
+    supersedes: Mapped[int | None] = mapped_column(ForeignKey("adjudications.id"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    __table_args__ = (
+        Index("uq_adjudication_first", "item_pk", "metric", unique=True,
+              sqlite_where=text("supersedes IS NULL"), postgresql_where=text("supersedes IS NULL")),
+    )
+
+
+class AnchorSetVersion(Base):
+    """A version of an anchor set: every import or promotion makes a new one; calibrations and
+    silent showings record the version they drew from."""
+
+    __tablename__ = "anchor_set_versions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    anchor_set: Mapped[str] = mapped_column(String, index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    __table_args__ = (UniqueConstraint("anchor_set", "version"),)

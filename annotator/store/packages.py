@@ -44,7 +44,14 @@ from .models import (
     Setting,
 )
 from .models_pairs import Calibration, Pair, PairQueueEntry, PairVote
-from .models_team import MediaBlob, Merge, MergeConflict, PackageManifest, RaterCode
+from .models_team import (
+    AnchorSetVersion,
+    MediaBlob,
+    Merge,
+    MergeConflict,
+    PackageManifest,
+    RaterCode,
+)
 from .people import rater_pk
 
 FORMAT_VERSION = 1
@@ -86,6 +93,7 @@ class PackageContent:
     item_media: list[dict[str, Any]] = field(default_factory=list)
     media: list[dict[str, Any]] = field(default_factory=list)
     anchors: list[dict[str, Any]] = field(default_factory=list)
+    set_versions: list[dict[str, Any]] = field(default_factory=list)
     queue: list[dict[str, Any]] = field(default_factory=list)
     pairs: list[dict[str, Any]] = field(default_factory=list)
     pair_queue: list[dict[str, Any]] = field(default_factory=list)
@@ -144,8 +152,10 @@ def read_content(db: StudyDB, rater: str) -> PackageContent:
         out.media = [dict(sha256=m.sha256, original_sha256=m.sha256, width=m.width, height=m.height,
                           n_bytes=m.n_bytes, created_at=m.created_at)
                      for m in s.scalars(select(Media).where(Media.sha256.in_(shas)))] if shas else []
-        out.anchors = [dict(item_pk=a.item_pk, anchor_set=a.anchor_set, reference=a.reference, rationale=a.rationale)
-                       for a in s.scalars(select(Anchor))]
+        out.anchors = [dict(item_pk=a.item_pk, anchor_set=a.anchor_set, reference=a.reference, rationale=a.rationale,
+                            set_version=a.set_version) for a in s.scalars(select(Anchor))]
+        out.set_versions = [dict(anchor_set=v.anchor_set, version=v.version, note="", created_at=v.created_at)
+                            for v in s.scalars(select(AnchorSetVersion))]
         out.queue = [_cols(q, ("position", "item_pk", "seed", "rubric_version"))
                      for q in s.scalars(select(QueueEntry).where(QueueEntry.rater_pk == rpk))]
         pair_pks = assigned_pairs(s, rpk)
@@ -162,7 +172,7 @@ def read_content(db: StudyDB, rater: str) -> PackageContent:
         out.sessions = [_cols(x, ("id", "uuid", "mode", "started_at"))
                         for x in s.scalars(select(Session).where(Session.rater_pk == rpk))]
         out.showings = [_cols(x, ("id", "uuid", "session_pk", "item_pk", "before_position", "seed", "display_code",
-                                  "created_at"))
+                                  "created_at", "anchor_set_version"))
                         for x in s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk))]
         out.judgements = [_cols(x, ("id", "uuid", "item_pk", "rubric_version", "session_pk", "context", "showing_pk",
                                     "queue_position", "answers", "reason", "time_ms", "source", "supersedes",
@@ -173,8 +183,8 @@ def read_content(db: StudyDB, rater: str) -> PackageContent:
                                "queue_position", "reason", "time_ms", "source", "supersedes", "created_at"))
                      for x in s.scalars(select(PairVote).where(PairVote.rater_pk == rpk).order_by(PairVote.id))
                      if x.pair_pk in kept_pairs]
-        out.calibrations = [_cols(x, ("id", "uuid", "session_pk", "anchor_set", "rubric_version", "result",
-                                      "qualified", "created_at"))
+        out.calibrations = [_cols(x, ("id", "uuid", "session_pk", "anchor_set", "anchor_set_version",
+                                      "rubric_version", "result", "qualified", "created_at"))
                             for x in s.scalars(select(Calibration).where(Calibration.rater_pk == rpk))]
         return out
 
@@ -197,7 +207,8 @@ def write_content(dest: StudyDB, content: PackageContent, *, study_id: str, pack
                 d.execute(insert(MediaBlob), [dict(sha256=m["sha256"], data=read_media(m["sha256"]))])
         if content.items:
             d.execute(insert(Item), content.items)
-        for rows, model in ((content.item_media, ItemMedia), (content.anchors, Anchor)):
+        for rows, model in ((content.item_media, ItemMedia), (content.anchors, Anchor),
+                            (content.set_versions, AnchorSetVersion)):
             if rows:
                 d.execute(insert(model), rows)
         if content.queue:
@@ -258,7 +269,7 @@ def read_rows(pkg: StudyDB) -> PackageRows:
             sessions=[dict(uuid=x.uuid, mode=x.mode, started_at=x.started_at) for x in s.scalars(select(Session))],
             showings=[dict(uuid=x.uuid, session=sess[x.session_pk], item=code[x.item_pk],
                            before_position=x.before_position, seed=x.seed, display_code=x.display_code,
-                           created_at=x.created_at)
+                           created_at=x.created_at, anchor_set_version=x.anchor_set_version)
                       for x in s.scalars(select(AnchorShowing).order_by(AnchorShowing.id))],
             judgements=[dict(uuid=x.uuid, item=code[x.item_pk], rubric_version=x.rubric_version,
                              session=sess.get(x.session_pk), context=x.context, showing=show.get(x.showing_pk),
@@ -272,8 +283,8 @@ def read_rows(pkg: StudyDB) -> PackageRows:
                         created_at=x.created_at)
                    for x in s.scalars(select(PairVote).order_by(PairVote.id))],
             calibrations=[dict(uuid=x.uuid, session=sess[x.session_pk], anchor_set=x.anchor_set,
-                               rubric_version=x.rubric_version, result=x.result, qualified=x.qualified,
-                               created_at=x.created_at)
+                               anchor_set_version=x.anchor_set_version, rubric_version=x.rubric_version,
+                               result=x.result, qualified=x.qualified, created_at=x.created_at)
                           for x in s.scalars(select(Calibration).order_by(Calibration.id))],
         )
 
@@ -400,6 +411,7 @@ class _Merger:
         show = self._insert_many("anchor_showings", AnchorShowing, [
             (dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], item_pk=self.items[x["item"]],
                   before_position=x["before_position"], seed=x["seed"], created_at=x["created_at"],
+                  anchor_set_version=x.get("anchor_set_version"),
                   display_code=free_display_code(self.s) if x["display_code"] in codes - own else x["display_code"]),
              {"item_pk": self.items[x["item"]], "before_position": x["before_position"]}, x)
             for x in self.rows.showings if sess.get(x["session"]) is not None])
@@ -426,8 +438,8 @@ class _Merger:
         self._chained("pair_votes", PairVote, self.rows.votes, vote)
         self._insert_many("calibrations", Calibration, [
             (dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], anchor_set=x["anchor_set"],
-                  rubric_version=x["rubric_version"], result=x["result"], qualified=x["qualified"],
-                  created_at=x["created_at"]), {"result": x["result"]}, x)
+                  anchor_set_version=x.get("anchor_set_version"), rubric_version=x["rubric_version"],
+                  result=x["result"], qualified=x["qualified"], created_at=x["created_at"]), {"result": x["result"]}, x)
             for x in self.rows.calibrations if sess.get(x["session"]) is not None])
         self.merge.counts = json.dumps(self.added, sort_keys=True)
 

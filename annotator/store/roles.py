@@ -31,6 +31,7 @@ _RATER_TABLES: dict[str, tuple[str, bool, str]] = {
     "items": ("id, cell_pk, display_code, text, is_anchor, created_at", False, "all"),
     "item_media": ("item_pk, role, ordinal, media_sha256", False, "all"),
     "anchors": ("*", False, "all"),
+    "anchor_set_versions": ("*", False, "all"),
     "pairs": ("id, item_a, item_b", False, "all"),
     "queue": ("*", True, "own"),
     "pair_queue": ("*", True, "own"),

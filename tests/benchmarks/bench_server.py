@@ -49,7 +49,7 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
                 retries += 1
                 time.sleep(0.05)
 
-    session = LabelSession(study, rater)
+    session = retrying(LabelSession, study, rater)
     for _ in range(n_items):
         item = retrying(session.next)
         if item is None:
@@ -58,7 +58,7 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
         t = time.perf_counter()
         acked.append(retrying(session.submit, item, ANSWERS, 10))
         lat.append(time.perf_counter() - t)
-    pairs = PairSession(study, rater)
+    pairs = retrying(PairSession, study, rater)
     for _ in range(n_votes):
         pair = retrying(pairs.next)
         if pair is None:

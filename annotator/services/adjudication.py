@@ -1,0 +1,294 @@
+"""Adjudication: from published disagreement to a resolved gold set and a better anchor set.
+
+The review queue lists what needs the lead's decision, item by item and metric by
+metric: where the humans disagree (no clear consensus), where a judge contradicts
+a clear human consensus, and where a rater said "cannot judge". The lead's answer
+is a row of its own (`adjudications`), beside the raters' judgements, never over
+them; agreement is always computed on the raters' own answers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from ..domain.errors import InputError
+from ..domain.kinds import CANNOT_JUDGE, is_missing
+from ..domain.rubric import Metric, format_value
+from ..domain.text import check_name, check_text
+from ..stats.findings import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
+from ..store import adjudication as store
+from ..store import rows as R
+from .frames import build_frames
+from .study import DEFAULT_SETTINGS, Study
+
+CATEGORIES = ("rubric_unclear", "rater_error", "judge_error", "ambiguous_item", "other")
+DEFAULT_ADJUDICATOR = "lead"
+
+
+def _key(value: Any) -> str:
+    """A comparable form of one answer (tags: the set, sorted)."""
+    return format_value(tuple(sorted(value)) if isinstance(value, (list, tuple)) else value)
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """What the human answers on one item x metric say by themselves."""
+
+    value: Any  # the clear answer, or None
+    clear: bool
+    n: int  # answers that are not "cannot judge"
+    n_cannot_judge: int
+    spread: float  # 1 - top share (nominal) or max - min (ordinal)
+    rule: str
+
+
+def consensus(metric: Metric, answers: list[Any]) -> Consensus:
+    """The clear-consensus rule the findings use (stats/findings.py): at least MIN_HUMANS answers,
+    and CLEAR_SHARE of them the same (nominal, tags as a set), or an ordinal range under SCALE_GAP
+    (then the median, halves up)."""
+    given = [a for a in answers if not is_missing(a)]
+    n_cj = len(answers) - len(given)
+    if not given:
+        return Consensus(None, False, 0, n_cj, 0.0, "no answer")
+    if metric.spec.ordered:
+        nums = sorted(float(a) for a in given)
+        spread = nums[-1] - nums[0]
+        clear = len(nums) >= MIN_HUMANS and spread < SCALE_GAP
+        mid = median(nums)
+        return Consensus(int(mid + 0.5) if clear else None, clear, len(nums), n_cj, spread,
+                         f"range {spread:g} {'<' if clear else '>='} {SCALE_GAP:g} points")
+    counts = Counter(_key(a) for a in given)
+    top, k = counts.most_common(1)[0]
+    share = k / len(given)
+    clear = len(given) >= MIN_HUMANS and share >= CLEAR_SHARE
+    value = next(a for a in given if _key(a) == top) if clear else None
+    return Consensus(value, clear, len(given), n_cj, 1 - share,
+                     f"{share:.0%} agree ({'>=' if clear else '<'} {CLEAR_SHARE:.0%})")
+
+
+@dataclass
+class ReviewEntry:
+    item_id: str
+    case_id: str
+    generator: str
+    metric: str
+    reasons: list[str]  # humans_disagree | judge_contradicts | cannot_judge
+    consensus: Consensus
+    humans: list[dict[str, Any]] = field(default_factory=list)  # {rater, value, reason}
+    judges: list[dict[str, Any]] = field(default_factory=list)  # {judge, value, reason}
+    adjudicated: dict[str, Any] | None = None
+    systematic: bool = False
+
+    @property
+    def priority(self) -> tuple:
+        # systematic findings first, then judge contradictions, then by spread
+        return (not self.systematic, "judge_contradicts" not in self.reasons, -self.consensus.spread,
+                self.case_id, self.item_id, self.metric)
+
+
+def review_queue(study: Study, *, metric: str | None = None, generator: str | None = None, case: str | None = None,
+                 rater: str | None = None, report: dict[str, Any] | None = None,
+                 include_resolved: bool = True) -> list[ReviewEntry]:
+    """What needs a decision, sorted by what matters; filters narrow it (the lead's view: names
+    of raters and generators are shown)."""
+    study.require_lead("the review queue")
+    rubric = study.rubric
+    frames = build_frames(study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()})
+    items = frames.items.set_index("item_id")
+    systematic = {(f["metric"], f["judge_name"]) for f in (report or {}).get("systematic_findings", [])}
+    done = {(a.item_id, a.metric): a for a in store.rows(study.db)}
+    human = frames.judgements
+    judge = frames.judge_scores
+    out: list[ReviewEntry] = []
+    for m in rubric.judged_metrics:
+        if metric and m.key != metric:
+            continue
+        h = human[human["metric"] == m.key]
+        j = judge[judge["metric"] == m.key]
+        j_by = {iid: g for iid, g in j.groupby("item_id")} if len(j) else {}
+        for iid, g in h.groupby("item_id"):
+            if iid not in items.index:
+                continue
+            row = items.loc[iid]
+            if (generator and row["generator"] != generator) or (case and row["case_id"] != case):
+                continue
+            if rater and rater not in set(g["rater"]):
+                continue
+            c = consensus(m, list(g["value"]))
+            reasons = []
+            if c.n >= MIN_HUMANS and not c.clear:
+                reasons.append("humans_disagree")
+            if c.n_cannot_judge:
+                reasons.append("cannot_judge")
+            judges = []
+            for jn, jv, jr in (zip(j_by[iid]["judge"], j_by[iid]["value"], j_by[iid]["reason"], strict=True)
+                               if iid in j_by else ()):
+                judges.append({"judge": jn, "value": _key(jv), "reason": jr})
+                if c.clear and not is_missing(jv) and _contradicts(m, c.value, jv, g["value"]):
+                    if "judge_contradicts" not in reasons:
+                        reasons.append("judge_contradicts")
+            adj = done.get((iid, m.key))
+            if not reasons or (adj is not None and not include_resolved):
+                continue
+            out.append(ReviewEntry(
+                str(iid), str(row["case_id"]), str(row["generator"]), m.key, reasons, c,
+                [{"rater": r, "value": _key(v), "reason": rs} for r, v, rs in
+                 sorted(zip(g["rater"], g["value"], g["reason"], strict=True))],
+                judges,
+                None if adj is None else {"value": _key(adj.value), "reason": adj.reason, "by": adj.by,
+                                          "category": adj.category},
+                any((m.key, x["judge"]) in systematic or (f"{m.key}:", x["judge"]) in systematic for x in judges)))
+    return sorted(out, key=lambda e: e.priority)
+
+
+def _contradicts(metric: Metric, clear_value: Any, judge_value: Any, humans: Any) -> bool:
+    if metric.spec.ordered:
+        try:
+            jv = float(judge_value)
+        except (TypeError, ValueError):
+            return False
+        nums = [float(a) for a in humans if not is_missing(a)]
+        return jv <= min(nums) - SCALE_GAP or jv >= max(nums) + SCALE_GAP
+    return _key(judge_value) != _key(clear_value)
+
+
+def adjudicate(study: Study, *, item_id: str, metric: str, value: str, reason: str, by: str | None = None,
+               category: str | None = None) -> int:
+    """Record the lead's resolved answer (a new row; a later one supersedes it)."""
+    study.require_lead("adjudication")
+    rubric = study.rubric
+    if not rubric.has(metric) or not rubric.metric(metric).judgeable:
+        judged = ", ".join(m.key for m in rubric.judged_metrics)
+        raise InputError(f"'{metric}' is not a judged metric of rubric '{rubric.id}' (one of {judged})",
+                         field="--metric")
+    m = rubric.metric(metric)
+    typed = m.spec.parse_value(m, value, source="--value")
+    if typed == CANNOT_JUDGE and not m.accepts_cannot_judge:
+        raise InputError(f"'{metric}' does not take cannot_judge", field="--value")
+    reason = check_text(reason.strip(), "the reason", field="--reason")
+    if not reason:
+        raise InputError("an adjudication needs its reason (what decided it)", field="--reason")
+    if category is not None and category not in CATEGORIES:
+        raise InputError(f"category '{category}' is not one of {', '.join(CATEGORIES)}", field="--category")
+    who = check_name(by or DEFAULT_ADJUDICATOR, "the adjudicator", field="--by")
+    return store.add(study.db, item_id=item_id, metric=metric, value=m.spec.to_json(typed), reason=reason,
+                     category=category, by=who)
+
+
+# ---- gold -------------------------------------------------------------------------------------
+
+
+def gold_rows(study: Study) -> list[dict[str, Any]]:
+    """One row per live item x judged metric: the final answer and where it comes from."""
+    study.require_lead("the gold set")
+    rubric = study.rubric
+    frames = build_frames(study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()})
+    adjudicated = {(a.item_id, a.metric): a for a in store.rows(study.db)}
+    human = {k: g for k, g in frames.judgements.groupby(["item_id", "metric"])} if len(frames.judgements) else {}
+    judge = {k: g for k, g in frames.judge_scores.groupby(["item_id", "metric"])} if len(frames.judge_scores) else {}
+    out = []
+    for it in frames.items.itertuples(index=False):
+        for m in rubric.judged_metrics:
+            g = human.get((it.item_id, m.key))
+            answers = [] if g is None else list(zip(g["rater"], g["value"], g["reason"], strict=True))
+            c = consensus(m, [v for _, v, _ in answers])
+            adj = adjudicated.get((it.item_id, m.key))
+            if adj is not None:
+                value, source = _key(adj.value), "adjudicated"
+            elif c.clear:
+                value, source = _key(c.value), "clear_consensus"
+            else:
+                value, source = None, "unresolved"
+            jg = judge.get((it.item_id, m.key))
+            out.append({
+                "item_id": it.item_id, "case_id": it.case_id, "generator": it.generator, "metric": m.key,
+                "value": value, "source": source, "n_raters": c.n + c.n_cannot_judge,
+                "answers": json.dumps([{"rater": r, "value": _key(v), "reason": rs} for r, v, rs in answers],
+                                      ensure_ascii=False),
+                "judge": None if jg is None else json.dumps(
+                    [{"judge": n, "value": _key(v), "reason": r}
+                     for n, v, r in zip(jg["judge"], jg["value"], jg["reason"], strict=True)], ensure_ascii=False),
+                "adjudication_reason": adj.reason if adj else None, "adjudicated_by": adj.by if adj else None,
+                "category": adj.category if adj else None,
+            })
+    return out
+
+
+# ---- anchors ------------------------------------------------------------------------------------
+
+
+def promote(study: Study, *, item_id: str, rationale: str | None = None, anchor_set: str | None = None
+            ) -> tuple[str, int]:
+    """The item's final answers (adjudicated, else clear consensus) become an anchor's reference and
+    the adjudication reasons its rationale, in a new version of the study's anchor set."""
+    study.require_lead("promoting an anchor")
+    rubric = study.rubric
+    rows = [r for r in gold_rows(study) if r["item_id"] == item_id]
+    if not rows:
+        raise InputError(f"no live item '{item_id}' in this study", field="--item")
+    reference: dict[str, Any] = {}
+    why: dict[str, str] = {}
+    for r in rows:
+        m = rubric.metric(r["metric"])
+        if r["value"] is None:
+            if m.spec.multi:
+                reference[m.key] = []
+                continue
+            raise InputError(f"'{item_id}' has no final answer on '{m.key}' (neither adjudicated nor a clear "
+                             f"consensus): adjudicate it first", field="--item")
+        reference[m.key] = m.spec.to_json(m.spec.parse_value(m, r["value"]))
+        text = r["adjudication_reason"] or rationale or f"clear consensus of {r['n_raters']} raters"
+        why[m.key] = text
+    names = sorted(store.versions(study.db)) or ["promoted"]
+    return store.promote(study.db, item_id=item_id, anchor_set=anchor_set or names[0], reference=reference,
+                         rationale=why)
+
+
+def export_anchors(study: Study, out: str | Path, *, anchor_set: str | None = None) -> Path:
+    """The study's anchor set in the shipped format (anchors/README.md): anchors.jsonl, images/ with
+    neutral names, and a README; ready to import into the next study."""
+    from ..store.anchors import anchors as anchor_rows
+
+    study.require_lead("exporting anchors")
+    folder = Path(out)
+    if folder.exists() and any(folder.iterdir()):
+        raise InputError("the folder is not empty; export the anchor set into a new folder", source=str(folder),
+                         field="--out")
+    rows = anchor_rows(study.db, anchor_set)
+    if not rows:
+        raise InputError("this study has no anchors to export", field="anchors")
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    lines = []
+    records = {r.pk: r for r in R.items(study.db)}
+    for n, (pk, _set, ref, rat) in enumerate(rows, start=1):
+        view = study.views_of([records[pk].item_id])[records[pk].item_id]
+        names = []
+        for k, sha in enumerate(view.outputs):
+            name = f"images/anchor-{n:02d}{'' if k == 0 else f'-{k + 1}'}.png"
+            (folder / name).write_bytes(study.media.read(sha))
+            names.append(name)
+        inputs = []
+        for k, sha in enumerate(view.inputs):
+            name = f"images/anchor-{n:02d}-input-{k + 1}.png"
+            (folder / name).write_bytes(study.media.read(sha))
+            inputs.append(name)
+        mask = None
+        if view.mask:
+            mask = f"images/anchor-{n:02d}-mask.png"
+            (folder / mask).write_bytes(study.media.read(view.mask))
+        lines.append({"item_id": f"anchor-{n:02d}", "case_id": records[pk].case_id, "prompt": view.prompt,
+                      "criteria": view.criteria or None, "generator": records[pk].generator, "images": names,
+                      "inputs": inputs, "mask": mask, "text": view.text, "reference": ref, "rationale": rat})
+    (folder / "anchors.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
+                                         encoding="utf-8")
+    versions = store.versions(study.db)
+    (folder / "README.md").write_text(
+        f"# Anchor set exported from study {study.name}\n\n{len(lines)} anchors for rubric `{study.rubric.id}` "
+        f"({', '.join(f'{k} v{v}' for k, v in sorted(versions.items()))}). Format: anchors/README.md of "
+        "annotator. Import with `annotator import anchors anchors.jsonl --study STUDY`.\n", encoding="utf-8")
+    return folder
