@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     jrun.add_argument("--timeout", type=float, default=120.0)
     jrun.add_argument("--judge-name", help="name the scores are stored under (default: the model)")
 
-    rep = sub.add_parser("report", help="agreement and findings as JSON / HTML / CSV")
+    rep = sub.add_parser("report", help="agreement and findings as JSON / HTML / CSV (default: all three, in "
+                         "exports/<study>/<date>/)")
     rep.add_argument("--study", required=True)
     rep.add_argument("--json")
     rep.add_argument("--html")
@@ -269,8 +270,10 @@ def _cmd_judge(a) -> int:
 def _cmd_report(a) -> int:
     from .services.reporting import write_reports
 
-    if not (a.json or a.html or a.csv):
-        raise InputError("say where to write: --json FILE, --html FILE and/or --csv DIR", field="--json")
+    if not (a.json or a.html or a.csv):  # all three, in the study's default output folder
+        from .services.outputs import default_report_paths
+
+        a.json, a.html, a.csv = default_report_paths(a.study)
     if a.boot < 1:
         raise InputError(f"--boot {a.boot}: give at least 1 resample (1000 or more for published figures)",
                          field="--boot")

@@ -24,3 +24,16 @@ def default_output(study: Any, filename: str, *, today: date | None = None, base
     name = study if isinstance(study, str) else study.name
     day = (today or date.today()).isoformat()
     return (base if base is not None else Path.cwd()) / EXPORTS / folder_name(name) / day / filename
+
+
+def default_report_paths(location: Any) -> tuple[str, str, str]:
+    """(json, html, csv folder) under the study's default output folder."""
+    from .study import Study
+
+    study = Study.open(location, mode="read")
+    try:
+        name = study.name
+    finally:
+        study.close()
+    folder = default_output(name, "")
+    return str(folder / "report.json"), str(folder / "report.html"), str(folder / "tables")
