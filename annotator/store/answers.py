@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session as OrmSession
 from ..domain import queue as q
 from ..domain.records import ServedItem
 from .assignments import assigned_items, claim_next, on_demand
-from .chains import head, is_current
+from .chains import by_uuid, head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
 from .locks import lock_rater
@@ -234,10 +234,8 @@ def submit(
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        if uuid is not None:
-            known = s.scalar(select(Judgement.id).where(Judgement.uuid == uuid))
-            if known is not None:
-                return Submitted(known, False)
+        if (known := by_uuid(s, Judgement, uuid)) is not None:  # a re-send after a lost connection
+            return Submitted(known, False)
         replaced = False
         target = supersedes
         if target is None:

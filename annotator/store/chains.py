@@ -26,3 +26,10 @@ def head(s: OrmSession, model: Any, row_id: int) -> Any:
     while (nxt := s.scalars(select(model).where(model.supersedes == row.id)).first()) is not None:
         row = nxt
     return row
+
+
+def by_uuid(s: OrmSession, model: Any, uuid: str | None) -> int | None:
+    """The id of the row minted with this UUID, if it is stored (a re-sent answer)."""
+    if uuid is None:
+        return None
+    return s.scalar(select(model.id).where(model.uuid == uuid))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +26,7 @@ from . import settings
 from .assignments import assigned_items, assigned_pairs
 from .db import StudyDB
 from .engine import head_revision
-from .items import _CODE_ALPHABET, free_display_code
+from .items import free_display_code, new_display_code
 from .models import (
     Anchor,
     AnchorShowing,
@@ -59,21 +58,12 @@ FORMAT_VERSION = 1
 PACKAGE_SETTINGS = ("name", "study_id", "anchor_every", "qualification", "pair_question", "pair_raters_per_pair")
 
 
-def _code(taken: set[str]) -> str:
-    while True:
-        c = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
-        c = f"{c[:3]}-{c[3:]}"
-        if c not in taken:
-            taken.add(c)
-            return c
-
-
 def codes_for(s: OrmSession, rpk: int, kind: str, targets: list[int]) -> dict[int, str]:
     """This rater's code of each target, minted once and kept (a re-export uses the same codes)."""
     have = {t: c for t, c in s.execute(select(RaterCode.target_pk, RaterCode.code)
                                         .where(RaterCode.rater_pk == rpk, RaterCode.kind == kind))}
     taken = set(have.values())
-    new = [dict(rater_pk=rpk, kind=kind, target_pk=t, code=_code(taken)) for t in targets if t not in have]
+    new = [dict(rater_pk=rpk, kind=kind, target_pk=t, code=new_display_code(taken)) for t in targets if t not in have]
     if new:
         s.execute(insert(RaterCode), new)
         have.update({r["target_pk"]: r["code"] for r in new})

@@ -8,7 +8,7 @@ from ..domain import pairs as design
 from ..domain.records import ItemView
 from .answers import Submitted
 from .assignments import assigned_pairs
-from .chains import head
+from .chains import by_uuid, head
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
@@ -96,10 +96,8 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        if uuid is not None:
-            known = s.scalar(select(PairVote.id).where(PairVote.uuid == uuid))
-            if known is not None:  # a re-send after a lost connection: stored once
-                return Submitted(known, False)
+        if (known := by_uuid(s, PairVote, uuid)) is not None:  # a re-send after a lost connection
+            return Submitted(known, False)
         replaced = False
         target = supersedes
         if target is None:
