@@ -529,3 +529,51 @@ def test_partial_judgement_in_a_ratings_csv_is_refused_naming_the_missing(popula
 @pytest.mark.parametrize("value", ['{"x": NaN}', '{"verdict_pass_rate": Infinity}', "[1, -Infinity]"])
 def test_non_finite_settings_are_refused(populated, capsys, value):
     _one_line(capsys, ["set", "release_gate", value, "--study", str(populated.folder)], "finite")
+
+
+def _fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_full_disk_mid_session_is_one_line_and_the_answer_can_be_given_again(tmp_path):
+    from annotator.domain.errors import StudyError
+
+    with small_disk(tmp_path, 4096) as disk:
+        study = Study.create(disk / "st", RUBRIC)
+        src = tmp_path / "src"
+        study.import_items(write_manifest(src, basic_rows(src, n_cases=2)))
+        study.add_rater("ann")
+        session = LabelSession(study, "ann")
+        item = session.next()
+        filler = _fill(disk)
+        with pytest.raises(StudyError) as err:  # the disk is full: refused whole, one line
+            for _ in range(50):  # a page or two of WAL may still fit: keep answering until it does not
+                session.submit(item, ALL, 5)
+                item = session.next()
+        assert "\n" not in str(err.value) and ("disk is full" in str(err.value) or "disk I/O" in str(err.value))
+        filler.unlink()
+        kept = session.submit(item, ALL, 5)  # the same answer, once there is room
+        assert kept > 0
+        study.close()
+
+
+def test_opening_a_study_on_a_full_disk_is_one_line(tmp_path, capsys):
+    with small_disk(tmp_path, 4096) as disk:
+        Study.create(disk / "st", RUBRIC).close()
+        for name in os.listdir(disk / "st"):
+            if name.endswith(("-wal", "-shm")):
+                (disk / "st" / name).unlink()
+        filler = _fill(disk)
+        err = _one_line(capsys, ["rater", "add", "zed", "--study", str(disk / "st")], "")
+        assert "disk" in err or "cannot be written" in err
+        filler.unlink()
+        assert main(["rater", "add", "zed", "--study", str(disk / "st")]) == 0
