@@ -68,10 +68,12 @@ def test_raters_and_operators(tmp_path, capsys):
     assert [line.rstrip("\t") for line in lines] == ["alice\trater\tUI designer", "ops\toperator"]
 
 
-def test_report_needs_a_destination_and_module_entry_point(tmp_path, capsys):
+def test_report_without_a_destination_goes_to_exports_and_module_entry_point(tmp_path, capsys, monkeypatch):
     st = _study(tmp_path)
-    assert main(["report", "--study", st]) == 2
-    assert "--json" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)  # the default folder is relative to where the command runs
+    assert main(["report", "--study", st, "--boot", "50"]) == 0
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "exports").rglob("report.*"))
+    assert len(written) == 2 and all(p.startswith("exports/st/") for p in written)
     done = subprocess.run([sys.executable, "-m", "annotator", "status", "--study", st], capture_output=True, text=True)
     assert done.returncode == 0 and "rubric ui_mockup" in done.stdout
     bad = subprocess.run([sys.executable, "-m", "annotator", "status", "--study", str(tmp_path / "nope")],
