@@ -251,7 +251,7 @@ def test_reopen_on_unchanged_data_shows_the_cached_report(qtbot, dash_view, db_w
     again = dash_view()
     again.compute.progress.connect(lambda *_: calls.append(1))
     qtbot.waitUntil(lambda: again.model is not None, timeout=10_000)
-    assert again.model is first.model  # the cached model: nothing recomputed
+    assert again.model.report is first.model.report  # the cached figures: nothing recomputed (the team is read fresh)
     assert "Unchanged" in again.busy_label.text()
     # New data (a new rater's answer) changes the data version: the cache no longer applies.
     from annotator.ui.worker import call_blocking
