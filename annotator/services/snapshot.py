@@ -31,8 +31,13 @@ from typing import Any
 from ..domain.errors import InputError
 from ..domain.records import RaterInfo
 from ..domain.rubric import Rubric, parse_rubric
+from ..store.faults import (
+    ConnectionLost,  # re-exported: the UI reacts to it without importing store
+)
 from .resources import shipped_rubric
 from .study import DEFAULT_SETTINGS, Study
+
+__all__ = ["ConnectionLost", "StudySnapshot", "create_study", "open_study", "snapshot_of", "with_shipped_texts"]
 
 
 @dataclass(frozen=True)

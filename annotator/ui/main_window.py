@@ -241,32 +241,31 @@ class MainWindow(QMainWindow):
             self.actions_by_name[name] = a
             return a
 
-        t = lambda text: translate("MainWindow", text)  # noqa: E731 - a short local alias
-        f = bar.addMenu(t("&Study"))
-        add(f, "open_study", t("&Open study folder…"), self.choose_study)
-        add(f, "open_package", t("Open rater &package…"), self.choose_package)
-        add(f, "connect_server", t("Open a study on a &server…"), self.choose_server)
-        add(f, "new_study", t("&New study…"), self.choose_new_study)
+        f = bar.addMenu(translate("MainWindow", "&Study"))
+        add(f, "open_study", translate("MainWindow", "&Open study folder…"), self.choose_study)
+        add(f, "open_package", translate("MainWindow", "Open rater &package…"), self.choose_package)
+        add(f, "connect_server", translate("MainWindow", "Open a study on a &server…"), self.choose_server)
+        add(f, "new_study", translate("MainWindow", "&New study…"), self.choose_new_study)
         f.addSeparator()
-        add(f, "add_rater", t("&Add rater…"), self.choose_new_rater)
-        add(f, "leave_rater", t("&Leave rater mode…"), self.leave_rater)
-        add(f, "start_page", t("S&tart page"), self.show_start)
-        add(f, "close_study", t("&Close study"), self.close_study)
+        add(f, "add_rater", translate("MainWindow", "&Add rater…"), self.choose_new_rater)
+        add(f, "leave_rater", translate("MainWindow", "&Leave rater mode…"), self.leave_rater)
+        add(f, "start_page", translate("MainWindow", "S&tart page"), self.show_start)
+        add(f, "close_study", translate("MainWindow", "&Close study"), self.close_study)
         f.addSeparator()
-        add(f, "quit", t("&Quit"), self.close)
-        m = bar.addMenu(t("&Mode"))
+        add(f, "quit", translate("MainWindow", "&Quit"), self.close)
+        m = bar.addMenu(translate("MainWindow", "&Mode"))
         # triggered(bool checked): the lambda must not take `checked` for the mode
         self.mode_actions = {mode: add(m, f"mode_{mode}", mode_title(mode),
                                        lambda _checked=False, md=mode: self.show_mode(md)) for mode in MODES}
-        lang_menu = bar.addMenu(t("&Language"))
+        lang_menu = bar.addMenu(translate("MainWindow", "&Language"))
         group = QActionGroup(self)
         chosen = self.settings.language() or "system"
         self.language_actions: dict[str, QAction] = {}
-        for code, name in (("system", t("System language")), *i18n.LANGUAGES.items()):
+        for code, name in (("system", translate("MainWindow", "System language")), *i18n.LANGUAGES.items()):
             a = QAction(name, self)
             a.setCheckable(True)
             a.setChecked(code == chosen)
-            a.setStatusTip(t("Show the app in this language"))
+            a.setStatusTip(translate("MainWindow", "Show the app in this language"))
             a.triggered.connect(lambda _checked=False, c=code: self.set_language(c))
             group.addAction(a)
             lang_menu.addAction(a)

@@ -177,38 +177,37 @@ class StartPage(QWidget):
 
     def retranslate(self) -> None:
         """Every fixed text of the page in the app's current language."""
-        t = lambda text: translate("StartPage", text)  # noqa: E731 - a short local alias
         k = self.window_.keymap.hint
         soft = soft_colour(self.palette())
-        self.sub.setText(t("Blinded expert rating of generated outputs"))
-        self.study_box.setTitle(t("1. Study"))
-        self.rater_box.setTitle(t("2. Rater"))
-        self.mode_box.setTitle(t("3. Mode"))
-        self.recent_title.setText(t("&Recent studies (Enter opens the selected one)"))
-        self.rater_title.setText(t("&Who is rating:"))
-        self.welcome.setText(t("New here? Try the demo study: a few made-up screens to rate, with nothing to set "
+        self.sub.setText(translate("StartPage", "Blinded expert rating of generated outputs"))
+        self.study_box.setTitle(translate("StartPage", "1. Study"))
+        self.rater_box.setTitle(translate("StartPage", "2. Rater"))
+        self.mode_box.setTitle(translate("StartPage", "3. Mode"))
+        self.recent_title.setText(translate("StartPage", "&Recent studies (Enter opens the selected one)"))
+        self.rater_title.setText(translate("StartPage", "&Who is rating:"))
+        self.welcome.setText(translate("StartPage", "New here? Try the demo study: a few made-up screens to rate, with nothing to set "
                                "up. Were you sent a rater package (a file ending in .annot)? Open it: it holds "
                                "your work for the study."))
         self.welcome.setStyleSheet(f"color: {soft};")
         self.rater_note.setStyleSheet(f"color: {soft};")
-        for mode, why in self.mode_reasons.items():
+        for why in self.mode_reasons.values():
             why.setStyleSheet(f"color: {soft};")
         for button, text, key, desc in (
-                (self.demo_btn, t("Try the demo study"), "", t("Builds the demo study once and opens it")),
-                (self.package_btn, t("Open a rater package…"), "open_package",
-                 t("Opens a .annot file: one rater's blinded work")),
-                (self.open_btn, t("Open study folder…"), "open_study", t("Opens a study folder (study.sqlite + media)")),
-                (self.server_btn, t("Study on a server…"), "connect_server",
-                 t("Opens a study kept on a PostgreSQL server, by its URL")),
-                (self.new_btn, t("New study…"), "new_study", t("Creates a study folder from a rubric file")),
-                (self.add_rater_btn, t("Add rater…"), "add_rater", t("Adds a rater account to the study (study lead)")),
-                (self.leave_btn, t("Leave rater mode…"), "leave_rater",
-                 t("Back to the study lead's views; asks first, because it leaves blinded work"))):
+                (self.demo_btn, translate("StartPage", "Try the demo study"), "", translate("StartPage", "Builds the demo study once and opens it")),
+                (self.package_btn, translate("StartPage", "Open a rater package…"), "open_package",
+                 translate("StartPage", "Opens a .annot file: one rater's blinded work")),
+                (self.open_btn, translate("StartPage", "Open study folder…"), "open_study", translate("StartPage", "Opens a study folder (study.sqlite + media)")),
+                (self.server_btn, translate("StartPage", "Study on a server…"), "connect_server",
+                 translate("StartPage", "Opens a study kept on a PostgreSQL server, by its URL")),
+                (self.new_btn, translate("StartPage", "New study…"), "new_study", translate("StartPage", "Creates a study folder from a rubric file")),
+                (self.add_rater_btn, translate("StartPage", "Add rater…"), "add_rater", translate("StartPage", "Adds a rater account to the study (study lead)")),
+                (self.leave_btn, translate("StartPage", "Leave rater mode…"), "leave_rater",
+                 translate("StartPage", "Back to the study lead's views; asks first, because it leaves blinded work"))):
             hint = k(key) if key else ""
             button.setText(f"{text}  ({hint})" if hint else text)
             set_accessible(button, text, desc)
-        set_accessible(self.recent, t("Recent studies"), t("Studies opened before; Enter opens the selected one"))
-        set_accessible(self.rater_combo, t("Rater"), t("Who is rating: choosing a rater enters rater mode"))
+        set_accessible(self.recent, translate("StartPage", "Recent studies"), translate("StartPage", "Studies opened before; Enter opens the selected one"))
+        set_accessible(self.rater_combo, translate("StartPage", "Rater"), translate("StartPage", "Who is rating: choosing a rater enters rater mode"))
         for mode, b in self.mode_buttons.items():
             b.setText(f"{mode_title(mode)}    {k('mode_' + mode)}")
             set_accessible(b, mode_title(mode), translate("StartPage", _MODE_HELP[mode]))
@@ -216,7 +215,6 @@ class StartPage(QWidget):
 
     def refresh(self) -> None:
         w = self.window_
-        t = lambda text: translate("StartPage", text)  # noqa: E731
         snap = w.snapshot
         package = snap is not None and snap.is_package
         self.recent.clear()
@@ -232,16 +230,16 @@ class StartPage(QWidget):
         self.package_btn.setVisible(snap is None)
         self.recent_title.setVisible(self.recent.count() > 0 or not empty)
         if snap is not None:
-            kind = {"package": t("rater package"), "server": t("study on a server")}.get(snap.kind, t("study"))
-            self.study_label.setText(t("{name}  ·  {kind}  ·  rubric: {rubric}").format(
+            kind = {"package": translate("StartPage", "rater package"), "server": translate("StartPage", "study on a server")}.get(snap.kind, translate("StartPage", "study"))
+            self.study_label.setText(translate("StartPage", "{name}  ·  {kind}  ·  rubric: {rubric}").format(
                 name=snap.name, kind=kind, rubric=w._rubric().title))
         elif w.busy:
-            self.study_label.setText(t("Opening…"))
+            self.study_label.setText(translate("StartPage", "Opening…"))
         else:
-            self.study_label.setText(t("No study open."))
+            self.study_label.setText(translate("StartPage", "No study open."))
         self.rater_combo.clear()
         for r in w.raters():
-            self.rater_combo.addItem(t("{name} (operator)").format(name=r.name) if r.is_operator else r.name, r.name)
+            self.rater_combo.addItem(translate("StartPage", "{name} (operator)").format(name=r.name) if r.is_operator else r.name, r.name)
         if w.rater:
             i = self.rater_combo.findData(w.rater)
             if i >= 0:
@@ -253,11 +251,11 @@ class StartPage(QWidget):
         self.add_rater_btn.setEnabled(snap is not None and w.lead_mode)
         self.leave_btn.setVisible(not package and w.rater is not None)
         if package:
-            self.rater_note.setText(t("This package holds {rater}'s work only.").format(rater=w.rater or "—"))
+            self.rater_note.setText(translate("StartPage", "This package holds {rater}'s work only.").format(rater=w.rater or "—"))
         elif w.rater is not None:
-            self.rater_note.setText(t("Rater mode: the study lead's views are closed while you rate."))
+            self.rater_note.setText(translate("StartPage", "Rater mode: the study lead's views are closed while you rate."))
         elif snap is not None:
-            self.rater_note.setText(t("Study lead: no rater chosen. Choosing a rater enters rater mode."))
+            self.rater_note.setText(translate("StartPage", "Study lead: no rater chosen. Choosing a rater enters rater mode."))
         else:
             self.rater_note.setText("")
         avail = set(w.available_modes())
@@ -271,13 +269,13 @@ class StartPage(QWidget):
             self.mode_reasons[mode].setVisible(bool(why) and snap is not None)
             b.setToolTip(why or translate("StartPage", _MODE_HELP[mode]))
         if snap is None:
-            self.hint.setText(t("Open a study first."))
+            self.hint.setText(translate("StartPage", "Open a study first."))
         elif w.rater is None:
-            self.hint.setText(t("Pick or add a rater to start."))
+            self.hint.setText(translate("StartPage", "Pick or add a rater to start."))
         elif package:
-            self.hint.setText(t("Rating as {rater}.").format(rater=w.rater))
+            self.hint.setText(translate("StartPage", "Rating as {rater}.").format(rater=w.rater))
         else:
-            self.hint.setText(t("Rating as {rater}. Not you? Pick your name above.").format(rater=w.rater))
+            self.hint.setText(translate("StartPage", "Rating as {rater}. Not you? Pick your name above.").format(rater=w.rater))
 
     def open_demo(self) -> None:
         from ..services.demo import DEMO_RATER
