@@ -357,7 +357,8 @@ def _findings(rubric: Rubric, view: Mapping[str, Any]) -> Section:
     if not findings:
         return Section("findings", "Findings: 0", sub,
                        (Note("No findings: humans and judges agree wherever both answered."),))
-    rows = tuple((str(f.get("title") or ""), metric_label(rubric, str(f.get("metric") or "")),
+    # The lead's item id (case + generator), never a rater's display code: codes are per rater.
+    rows = tuple((str(f.get("item_id") or f.get("title") or ""), metric_label(rubric, str(f.get("metric") or "")),
                   str(f.get("kind") or ""), str(f.get("humans") or ""), str(f.get("judge_value") or ""),
                   str(f.get("generator") or "")) for f in findings[:MAX_FINDING_ROWS])
     blocks: list[Block] = [Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)]

@@ -513,8 +513,12 @@ class LabelView(SessionView):
         missing = self.form.missing_labels()
         if missing:
             self.form.focus_metric(self.form.missing()[0])
-            text = (translate("LabelView", "Still to answer: {metric} (and %n more).", None, len(missing) - 1)
-                    if len(missing) > 1 else translate("LabelView", "Still to answer: {metric}."))
+            more = len(missing) - 1
+            if more:
+                # (lupdate marks a plural only for a literal count, so the two forms are two strings)
+                text = translate("LabelView", "Still to answer: {metric} (and {n} more).").replace("{n}", str(more))
+            else:
+                text = translate("LabelView", "Still to answer: {metric}.")
             self._missing_said = text.format(metric=missing[0])
             self._say(self._missing_said)
             return False

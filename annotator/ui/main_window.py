@@ -229,10 +229,15 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         bar.clear()
+        for old in getattr(self, "_menu_objects", []):  # a language change rebuilds them
+            old.deleteLater()
+        self._menu_objects: list[Any] = []
         self.actions_by_name: dict[str, QAction] = {}
 
         def add(menu: Any, name: str, text: str, slot: Callable[[], Any]) -> QAction:
             a = QAction(text, self)
+            a.setObjectName(name)
+            self._menu_objects.append(a)
             a.setShortcuts(self.keymap.sequences(name))
             a.triggered.connect(slot)
             a.setStatusTip(self.keymap.label(name))
@@ -242,6 +247,7 @@ class MainWindow(QMainWindow):
             return a
 
         f = bar.addMenu(translate("MainWindow", "&Study"))
+        self._menu_objects.append(f)
         add(f, "open_study", translate("MainWindow", "&Open study folder…"), self.choose_study)
         add(f, "open_package", translate("MainWindow", "Open rater &package…"), self.choose_package)
         add(f, "connect_server", translate("MainWindow", "Open a study on a &server…"), self.choose_server)
@@ -254,15 +260,19 @@ class MainWindow(QMainWindow):
         f.addSeparator()
         add(f, "quit", translate("MainWindow", "&Quit"), self.close)
         m = bar.addMenu(translate("MainWindow", "&Mode"))
+        self._menu_objects.append(m)
         # triggered(bool checked): the lambda must not take `checked` for the mode
         self.mode_actions = {mode: add(m, f"mode_{mode}", mode_title(mode),
                                        lambda _checked=False, md=mode: self.show_mode(md)) for mode in MODES}
         lang_menu = bar.addMenu(translate("MainWindow", "&Language"))
         group = QActionGroup(self)
+        self._menu_objects += [lang_menu, group]
         chosen = self.settings.language() or "system"
         self.language_actions: dict[str, QAction] = {}
         for code, name in (("system", translate("MainWindow", "System language")), *i18n.LANGUAGES.items()):
             a = QAction(name, self)
+            a.setObjectName(f"language_{code}")
+            self._menu_objects.append(a)
             a.setCheckable(True)
             a.setChecked(code == chosen)
             a.setStatusTip(translate("MainWindow", "Show the app in this language"))
@@ -671,7 +681,10 @@ class MainWindow(QMainWindow):
             self.sync_label.hide()
             return
         n = self.offline.waiting
-        self.sync_label.setText(translate("MainWindow", "Working offline: %n answer(s) waiting to sync", None, n))
+        # (lupdate marks a plural only for a literal count, so the two forms are two strings)
+        text = translate("MainWindow", "Working offline: 1 answer waiting to sync") if n == 1 else \
+            translate("MainWindow", "Working offline: {n} answers waiting to sync").format(n=n)
+        self.sync_label.setText(text)
         self.sync_label.setAccessibleName(self.sync_label.text())
         self.sync_label.show()
 
