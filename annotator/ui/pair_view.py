@@ -58,8 +58,8 @@ _CHOICE_TEXT = {"left": QT_TRANSLATE_NOOP("PairView", "Left is better"),
 CHOICE_TEXT = dict(_CHOICE_TEXT)  # English (tests, logs)
 # Colours from the palette (light and dark themes alike); the chosen vote is also marked by a
 # check mark in its text, so the choice never rests on colour alone.
-CHOSEN_STYLE = ("QPushButton { background: palette(highlight); color: palette(highlighted-text); "
-                "border: 1px solid palette(highlight); border-radius: 4px; padding: 6px 10px; }")
+CHOSEN_STYLE = ("QPushButton { background: palette(text); color: palette(base); "
+                "border: 1px solid palette(text); border-radius: 4px; padding: 6px 10px; }")
 BUTTON_STYLE = "QPushButton { border: 1px solid palette(mid); border-radius: 4px; padding: 6px 10px; }"
 
 

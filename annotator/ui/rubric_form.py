@@ -40,7 +40,7 @@ from ..domain.verdict import compile_rules
 from .i18n import translate
 from .keymap import Keymap
 from .metric_rows import GateRow, LikertRow, MetricRow, OptionsRow, ScaleRow, TextRow, gate_text
-from .style import FORM_STYLE, relative_font, set_accessible
+from .style import form_style, relative_font, set_accessible
 
 ROWS: dict[str, type[MetricRow]] = {
     "gate": GateRow,
@@ -61,7 +61,7 @@ class RubricForm(QWidget):
         self.rubric = rubric
         self.keymap = keymap
         self._rules = compile_rules(rubric)
-        self.setStyleSheet(FORM_STYLE)
+        self.setStyleSheet(form_style(self.palette()))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(6)

@@ -8,8 +8,8 @@ are derived from the palette here and made readable against it: every
 in light and dark palettes alike. A meaning is never carried by colour alone:
 the views put a symbol and a word beside it (``MET``, ``NOT_MET``, ``FLAG``).
 
-Public API: ``FORM_STYLE``, ``relative_font(widget, factor, bold=)``, ``humanise``,
-``contrast(a, b)``, ``readable(fg, bg, minimum=4.5)``, ``mix(a, b, t)``,
+Public API: ``form_style(palette)``, ``relative_font(widget, factor, bold=)``, ``humanise``,
+``contrast(a, b)``, ``readable(fg, bg, minimum=4.75)``, ``mix(a, b, t)``,
 ``soft_colour(palette)``, ``warning_colour(palette)``, ``met_colours(palette, met)``,
 ``flag_background(palette)``, ``is_dark(palette)``, ``dark_palette()``,
 ``set_accessible(widget, name, description="")``; symbols ``MET``, ``NOT_MET``, ``FLAG``.
@@ -24,22 +24,29 @@ MET = "\u2713"  # ✓
 NOT_MET = "\u25cb"  # ○
 FLAG = "\u26a0"  # ⚠
 AA = 4.5
+MARGIN = 0.25  # above AA: a colour's rendered pixels round, and must still pass
 
-FORM_STYLE = """
+_FORM_STYLE = """
 QFrame#metric { border: 2px solid transparent; border-radius: 8px; }
 QFrame#metric[focused="true"] { border: 2px solid palette(highlight); }
 QPushButton[answer="true"] {
     padding: 0.3em 0.7em; border: 1px solid palette(mid); border-radius: 5px;
     background: palette(button); color: palette(button-text);
 }
-QPushButton[answer="true"]:checked {
-    background: palette(highlight); color: palette(highlighted-text); border-color: palette(highlight);
-}
+QPushButton[answer="true"]:checked { background: CHOSEN; color: CHOSEN_INK; border-color: CHOSEN; }
 QPushButton[answer="true"][role="pass"]:checked { background: #2e7d32; color: white; border-color: #2e7d32; }
 QPushButton[answer="true"][role="fail"]:checked { background: #c62828; color: white; border-color: #c62828; }
-QPushButton[answer="true"][role="cj"]:checked { background: palette(dark); color: palette(bright-text); }
+QPushButton[answer="true"][role="cj"]:checked { background: palette(text); color: palette(base); }
 QPushButton[answer="true"]:disabled { color: palette(mid); }
 """
+
+
+def form_style(palette: QPalette) -> str:
+    """The answer form's style: a chosen answer on the highlight colour, darkened (or lightened)
+    just enough that its text stays AA-readable (platform highlights often are not)."""
+    ink = palette.color(QPalette.ColorRole.HighlightedText)
+    chosen = readable(palette.color(QPalette.ColorRole.Highlight), ink)
+    return _FORM_STYLE.replace("CHOSEN_INK", ink.name()).replace("CHOSEN", chosen.name())
 
 
 def relative_font(widget: QWidget, factor: float = 1.0, *, bold: bool = False) -> QFont:
@@ -78,7 +85,7 @@ def mix(a: QColor, b: QColor, t: float) -> QColor:
                            a.blueF() + (b.blueF() - a.blueF()) * t)
 
 
-def readable(fg: QColor, bg: QColor, minimum: float = AA) -> QColor:
+def readable(fg: QColor, bg: QColor, minimum: float = AA + MARGIN) -> QColor:
     """`fg`, darkened or lightened just enough to read on `bg` (contrast >= `minimum`)."""
     target = QColor("black") if _luminance(bg) > 0.18 else QColor("white")
     c = QColor(fg)
