@@ -13,7 +13,9 @@ from pathlib import Path
 from .domain.errors import InputError
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
-IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors")
+IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors",
+                "label-studio", "potato", "prodigy")
+EXPORT_KINDS = ("judgements", "pairs", "judge-scores", "judge-pairs", "items", "label-studio", "hf")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,6 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--study", required=True)
     imp.add_argument("--cases", help="cases JSONL (for `import harness`)")
     imp.add_argument("--name", help="anchor set name (for `import anchors`)")
+    imp.add_argument("--map", dest="map_path", metavar="MAP.toml",
+                     help="mapping from the tool's names to the rubric's metrics (label-studio, potato, prodigy)")
+    imp.add_argument("--init-map", action="store_true",
+                     help="write a starting mapping to --map from the file and the study's rubric; imports nothing")
+    imp.add_argument("--media-root", metavar="DIR",
+                     help="where Label Studio's image references are found (default: the export's folder)")
+
+    exp = sub.add_parser("export", help="judgements, pairs, judge scores or items as CSV / JSON Lines / Parquet; "
+                         "a Hugging Face datasets folder; Label Studio tasks")
+    exp.add_argument("kind", choices=EXPORT_KINDS)
+    exp.add_argument("--study", required=True)
+    exp.add_argument("--out", help="the file (format from its suffix: .csv .jsonl .parquet; .json for label-studio) "
+                     "or, for hf, the folder; default: exports/<study>/<date>/")
+    exp.add_argument("--format", choices=("csv", "jsonl", "parquet"), default=None,
+                     help="the format when --out is not given (default csv)")
+    exp.add_argument("--with-annotations", action="store_true",
+                     help="label-studio: include the raters' current answers as annotations")
+    exp.add_argument("--boot", type=int, default=1000, help="hf: bootstrap resamples for the agreement figures")
+    exp.add_argument("--seed", type=int, default=0)
 
     rater = sub.add_parser("rater", help="manage raters")
     rsub = rater.add_subparsers(dest="rater_command", parser_class=_Parser, required=True)
@@ -93,10 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     asg = sub.add_parser("assign", help="deal items (and pairs) to K raters each, balanced and seeded")
     asg.add_argument("--study", required=True)
-    asg.add_argument("--raters", required=True, help="comma-separated rater names (added if new)")
+    asg.add_argument("--raters", help="comma-separated rater names (added if new)")
     asg.add_argument("--overlap", type=int, default=2, help="raters per item (K)")
     asg.add_argument("--pair-overlap", type=int, default=None, help="raters per pair vote (default: no pairs dealt)")
     asg.add_argument("--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)")
+    asg.add_argument("--on-demand", action="store_true",
+                     help="no dealt lists: each rater takes the next item that still needs raters (a team server)")
 
     pkg = sub.add_parser("package", help="rater packages: export one rater's blinded work, merge them back")
     psub = pkg.add_subparsers(dest="package_command", parser_class=_Parser, required=True)
@@ -104,6 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     pexp.add_argument("--study", required=True)
     pexp.add_argument("--rater", required=True)
     pexp.add_argument("--out", required=True, help="FILE.annot")
+    rol = sub.add_parser("roles", help="on a PostgreSQL study: the raters' least-privilege database roles")
+    rol.add_argument("--study", required=True, help="postgresql://LEAD@host/db (the owner of the study's tables)")
+    rol.add_argument("--raters", required=True, help="comma-separated rater names: each gets a login role")
+    rol.add_argument("--print", action="store_true", dest="print_only", help="print the SQL instead of running it")
+
+    stu = sub.add_parser("study", help="whole studies: copy between a folder and a database server")
+    ssub = stu.add_subparsers(dest="study_command", parser_class=_Parser, required=True)
+    scp = ssub.add_parser("copy", help="copy SRC (folder or URL) to DEST (new folder or empty database)")
+    scp.add_argument("src")
+    scp.add_argument("dest")
+
     pmer = psub.add_parser("merge")
     pmer.add_argument("files", nargs="+", metavar="FILE.annot")
     pmer.add_argument("--study", required=True)
@@ -129,7 +163,43 @@ def _cmd_import(a) -> int:
 
     study = _open(a.study)
     try:
-        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name))
+        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name, map_path=a.map_path,
+                         media_root=a.media_root, init_map=a.init_map))
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_export(a) -> int:
+    from .services.exports import export_hf, export_label_studio, export_table
+    from .services.outputs import default_output
+
+    if a.format and a.out:
+        raise InputError("give --out FILE (its suffix names the format) or --format, not both", field="--format")
+    if a.boot < 1:
+        raise InputError(f"--boot {a.boot}: give at least 1 resample", field="--boot")
+    study = _open(a.study, "read")
+    try:
+        if a.kind == "hf":
+            out = Path(a.out) if a.out else default_output(study, "hf")
+            paths = export_hf(study, out, n_boot=a.boot, seed=a.seed, progress=lambda m: print(m, file=sys.stderr))
+            print(f"wrote {out}: a dataset card and {len(paths) - 1} Parquet tables")
+        elif a.kind == "label-studio":
+            out = Path(a.out) if a.out else default_output(study, "label-studio.json")
+            paths = export_label_studio(study, out, with_annotations=a.with_annotations)
+            n_img = sum(p.suffix == ".png" for p in paths)
+            for p in paths:
+                if p.suffix != ".png":
+                    print(f"wrote {p}")
+            if n_img:
+                print(f"wrote {n_img} images into {out.parent / (out.stem + '-media')}")
+            print("annotator: note: Label Studio shows predictions (the judge's scores) to annotators as pre-labels; "
+                  "turn off 'Use predictions to pre-label tasks' in the project settings to keep raters blind",
+                  file=sys.stderr)
+        else:
+            out = Path(a.out) if a.out else default_output(study, f"{a.kind}.{a.format or 'csv'}")
+            path, n = export_table(study, a.kind, out)
+            print(f"wrote {path} ({n} rows)")
     finally:
         study.close()
     return EXIT_OK
@@ -243,12 +313,42 @@ def _cmd_status(a) -> int:
 def _cmd_assign(a) -> int:
     from .services.team import assign
 
+    if not a.on_demand and not a.raters:
+        raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
+        if a.on_demand:
+            from .services.team import deal_on_demand
+
+            print(deal_on_demand(study, overlap=a.overlap))
+            return EXIT_OK
         print(assign(study, [r.strip() for r in a.raters.split(",") if r.strip()], overlap=a.overlap,
                      pair_overlap=a.pair_overlap, seed=a.seed))
     finally:
         study.close()
+    return EXIT_OK
+
+
+def _cmd_roles(a) -> int:
+    from .services.team import server_roles
+
+    study = _open(a.study)
+    try:
+        for line in server_roles(study, [r.strip() for r in a.raters.split(",") if r.strip()], a.print_only):
+            print(line)
+    finally:
+        study.close()
+    return EXIT_OK
+
+
+def _cmd_study(a) -> int:
+    from .services.copying import copy_study
+    from .services.study import display_location
+
+    counts = copy_study(a.src, a.dest, progress=lambda m: print(m, file=sys.stderr))
+    print(f"copied {counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements, "
+          f"{counts.get('pair_votes', 0)} pair votes and {counts.get('judge_scores', 0)} judge scores to "
+          f"{display_location(a.dest)}")
     return EXIT_OK
 
 
@@ -301,7 +401,8 @@ def _cmd_set(a) -> int:
 COMMANDS = {
     "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
     "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
-    "assign": _cmd_assign, "package": _cmd_package,
+    "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "roles": _cmd_roles,
+    "export": _cmd_export,
 }
 
 

@@ -1,8 +1,9 @@
 """Test-wide set-up: Qt offscreen, settings redirected to a temp file per test,
 screenshots to a temp folder (or `--screenshots DIR`), and the `slow` marker.
 
-`python -m pytest` runs everything, slow simulations included (what CI runs);
-`python -m pytest --quick` leaves the tests marked slow out, for the edit loop.
+`python -m pytest` runs the suite without the tests marked slow (long simulations,
+real-data round trips, the installed-wheel run): minutes, for the edit loop.
+`python -m pytest --all` runs everything: what the README's command and CI run.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--screenshots", metavar="DIR", default=None,
                      help="write the GUI and report screenshots to DIR (the README's are in "
                           "packaging/screenshots: refresh them with --screenshots packaging/screenshots)")
-    parser.addoption("--quick", action="store_true", help="skip the tests marked slow")
+    parser.addoption("--all", action="store_true", dest="run_all",
+                     help="also run the tests marked slow (the whole suite: what CI runs)")
+    parser.addoption("--quick", action="store_true", help="(the default) leave the tests marked slow out")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("--quick"):
+    if config.getoption("run_all"):
         return
-    skip = pytest.mark.skip(reason="slow: left out by --quick")
+    skip = pytest.mark.skip(reason="slow: run with --all (CI does)")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)

@@ -88,6 +88,12 @@ def figure_to_chart(fig: Figure, alt: str) -> Chart:
     return Chart(uri=uri, width=round(w * 96), height=round(h * 96), alt=alt)
 
 
+def _plain(text: Any) -> str:
+    """A user string (generator, judge, rater, metric name) as literal chart text: a `$` would
+    start matplotlib mathtext (`g$\\notacmd$` crashed the report), so it is escaped."""
+    return str(text).replace("$", r"\$")
+
+
 def _est(value: Any) -> tuple[float | None, float | None, float | None]:
     if isinstance(value, Mapping):
         return to_float(value.get("estimate")), to_float(value.get("low")), to_float(value.get("high"))
@@ -201,21 +207,22 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
         rows.append(_Row(f"humans (n={n if n is not None else '?'})", est, low, high, HUMAN_COLOUR))
         for jname, j in (m.get("judges") or {}).items():
             j = j if isinstance(j, Mapping) else {}
-            est, low, high = _est(j.get("alpha_vs_consensus"))
-            n = _n_of(j.get("alpha_vs_consensus"), j.get("n_items"))
-            perm = j.get("permutation_alpha") if isinstance(j.get("permutation_alpha"), Mapping) else {}
-            rows.append(_Row(f"{jname} vs consensus (n={n if n is not None else '?'})", est, low, high,
-                             colours[jname], baseline=to_float(perm.get("mean"))))
+            # the judge as one more rater (what the report leads with), not alpha against the
+            # consensus, which flatters a judge that is just another human
+            est, low, high = _est(j.get("alpha_with_judge_as_rater"))
+            n = _n_of(j.get("alpha_with_judge_as_rater"), j.get("n_items"))
+            rows.append(_Row(f"humans + {_plain(jname)} as a rater (n={n if n is not None else '?'})", est,
+                             low, high, colours[jname]))
         if all(r.est is None for r in rows[start:]):
             # a metric with nothing defined is a row of "undefined"s: name it under the chart instead
             del rows[start:]
             omitted.append(str(key))
             continue
-        groups.append((str(key), start, len(rows)))
+        groups.append((_plain(key), start, len(rows)))
     if not rows:
         return None
     fig = _forest(rows, groups, title="",
-                  xlabel="alpha   (0 = chance, 1 = perfect;  x = judge scores shuffled across items)",
+                  xlabel="alpha   (0 = chance, 1 = perfect; a judge that helps raises it)",
                   guides=((0.0, "chance"), (0.667, "0.667"), (0.8, "0.8")))
     chart = figure_to_chart(fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals")
     return dataclasses.replace(chart, omitted=tuple(omitted))
@@ -228,7 +235,7 @@ def bradley_terry_chart(bt: Mapping[str, Any]) -> Chart | None:
     for gen, value in bt.items():
         est, low, high = _est(value)
         n = _n_of(value)
-        label = f"{gen} (n={n})" if n is not None else str(gen)
+        label = f"{_plain(gen)} (n={n})" if n is not None else _plain(gen)
         rows.append(_Row(label, est, low, high, PALETTE[0]))
     if not rows:
         return None
@@ -269,7 +276,11 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
         seq = _seq(s.get("seq")) or list(range(len(dev)))
         if len(seq) != len(dev):
             seq = list(range(len(dev)))
-        ax1.plot(seq, dev, "o", color=c, ms=3, alpha=0.6, label=f"{metric} deviation")
+        metric = _plain(metric)
+        score = _seq(s.get("score"))
+        if len(score) == len(dev):  # the calibrated chart's scores: the rater's own normal scores
+            dev = score
+        ax1.plot(seq, dev, "o", color=c, ms=3, alpha=0.6, label=f"{metric} score")
         ewma = _seq(s.get("ewma"))
         if len(ewma) == len(seq):
             ax1.plot(seq, ewma, "-", color=c, lw=1.4, label=f"{metric} EWMA")
@@ -302,7 +313,7 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
         ax2.annotate(f"h = {h:g}", xy=(0, h), xycoords=("axes fraction", "data"), xytext=(3, 2),
                      textcoords="offset points", va="bottom", fontsize=7.5, color="#D55E00",
                      annotation_clip=False)
-    ax1.set_ylabel("answer - reference")
+    ax1.set_ylabel("score vs own baseline")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
     handles, labels = [], []

@@ -95,11 +95,13 @@ def _n_boot(report: Mapping[str, Any]) -> Any:
 DEFINITIONS: tuple[tuple[str, str], ...] = (
     ("alpha", "Krippendorff's alpha: 1 is perfect agreement, 0 is what chance alone gives, below 0 is "
               "systematic disagreement. 0.667 and 0.8 are the customary \"tentative\" and \"reliable\" marks."),
-    ("[low, high]", "95% bootstrap interval over items. Decisions should use the conservative end."),
+    ("[low, high]", "95% bootstrap interval over items. Decisions should use the conservative end. It "
+                    "holds the raters fixed: it says how far these raters agree, not raters in general."),
     ("n", "How many items (or judgements, or votes) a figure rests on. Read it first."),
     ("consensus", "The humans' pooled answer per item; a judge is compared with it, never with a single rater."),
     ("judge as rater", "Alpha when the judge is added as one more rater, beside alpha of the humans alone: "
-                       "if it barely moves, the judge sits inside the human spread."),
+                       "if it barely moves, the judge sits inside the human spread. Read this gain first; alpha "
+                       "against the consensus flatters a judge."),
     ("permutation baseline", "Alpha after shuffling the judge's scores across items. It should sit near 0; "
                              "the p-value says how often shuffling matched the real agreement."),
     ("undefined", "A statistic the data cannot give (for example everyone answered the same); the reason "
@@ -123,6 +125,7 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 
 
 _TOP_KNOWN = ("study", "rubric", "metrics", "findings", "raters", "pairwise", "verdict", "generators",
+              "item_findings_baseline",
               "systematic_findings", "n_boot", "settings", "generated_at", "schema", "schema_version",
               "definitions", "seed", "n_perm")
 
@@ -179,6 +182,8 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         "findings": findings,
         "n_findings_with_thumb": sum(1 for f in findings if f.get("thumb")),
         "systematic": [systematic_view(f) for f in (report.get("systematic_findings") or [])],
+        "item_findings_baseline": [b for b in (report.get("item_findings_baseline") or [])
+                                   if isinstance(b, Mapping)],
         "generators": generators_view(report.get("generators")),
         "raters": [rater_view(n, r, chart_set["drift"]) for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))],
         "rater_tables": [t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t],

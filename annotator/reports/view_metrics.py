@@ -28,7 +28,8 @@ from .formatting import (
 _JUDGE_KNOWN = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
                 "exact_agreement", "exact_agreement_ci", "mean_difference", "pearson", "spearman",
                 "kendall_tau_b", "cohen_kappa", "confusion", "human_range", "slices", "n_cannot_judge",
-                "notes", "alpha_humans_same_items", "alpha_gain", "permutation_pearson", "same_scale")
+                "notes", "alpha_humans_same_items", "alpha_gain", "permutation_pearson", "same_scale",
+                "vs_held_out_human", "item_findings")
 _METRIC_KNOWN = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
                  "human_alpha_interval", "judges", "percent_agreement", "fleiss_kappa", "gwet_ac1",
                  "n_cannot_judge", "notes", "label", "human_alpha_nominal", "rater_pairs", "n_ties")
@@ -190,6 +191,10 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
             "human_range": _human_range_text(j.get("human_range")) if "human_range" in j else None,
             "alpha_humans_same_items": est_of(j, "alpha_humans_same_items"),
             "alpha_gain": est_of(j, "alpha_gain"),
+            "held_out": est_of(as_dict(j.get("vs_held_out_human")), "difference")
+            if as_dict(j.get("vs_held_out_human")).get("difference") else None,
+            "held_out_q": fmt_p(as_dict(j.get("vs_held_out_human")).get("q_value"))
+            if as_dict(j.get("vs_held_out_human")).get("q_value") is not None else None,
             "perm_pearson": _perm_text(j.get("permutation_pearson")) if "permutation_pearson" in j else None,
             "same_scale": j.get("same_scale"),
             "off_scale": (est_of(j, "alpha_vs_consensus").short_note or "the judge answers on its own scale")

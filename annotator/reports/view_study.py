@@ -220,6 +220,9 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
             bits.append(str(drift.get("direction")))
         if drift.get("first_flag_at") is not None:
             bits.append(f"from anchor answer {drift.get('first_flag_at')}")
+        if drift.get("chart"):
+            bits.append("against the rater's own baseline" if drift.get("chart") == "calibrated"
+                        else "against the reference")
         drift_text = "drift: " + ", ".join(bits)
     else:
         drift_text = "no drift flag" if drift else "—"
@@ -232,7 +235,7 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
         "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
         "drift_chart": drift_charts.get(str(name)),
         "other": kv_rows(r, skip=RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
-                                                                          "first_flag_at")),
+                                                                          "first_flag_at", "chart")),
     }
 
 
@@ -262,7 +265,9 @@ def _side_row(name: str, d: Mapping[str, Any]) -> dict[str, Any]:
             "share_left": fmt_share(d.get("share_left")) if d.get("share_left") is not None else "",
             "p": fmt_p(d.get("p_value")),
             "p_adjusted": fmt_p(d.get("p_adjusted")) if "p_adjusted" in d else "",
-            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or "")}
+            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or ""),
+            "test": str(d.get("test") or ""),
+            "power": str(as_dict(d.get("power")).get("text") or "")}
 
 
 _PAIRWISE_KNOWN = ("cells", "generator_pairs", "bradley_terry", "bradley_terry_by_case", "position_bias",

@@ -24,12 +24,12 @@ from .study import DB_NAME, Study
 RUBRIC = "ui_mockup"  # shipped rubric and anchor set (services/resources.py)
 ANCHOR_SET = "ui_mockup"
 DEMO_RATER = "demo-rater"
-SIMULATED_ANCHOR_EVERY = 3  # the simulated raters stand for a long programme: anchors come often
+SIMULATED_ANCHOR_EVERY = 2  # the simulated raters stand for a long programme: anchors come often
 SIMULATED = (
     SimulatedRater("sim-steady", severity=0.0, noise=0.45),
     SimulatedRater("sim-severe", severity=0.6, noise=0.5),
     SimulatedRater("sim-lenient", severity=-0.4, noise=0.55),
-    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=6, drift_shift=2.0),
+    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=6, drift_shift=3.0),
 )
 PAIR_VOTERS = (
     SimulatedPairVoter("sim-steady", {"gen-alpha": 1.2, "gen-beta": 0.0, "gen-gamma": -0.4}, left_bias=0.5, tie_rate=0.1),

@@ -39,7 +39,7 @@ def _anchor_answers(rows: list[R.JudgementRow], rubric: Rubric, refs: dict[int, 
 def rater_anchor_frames(db: StudyDB, rubric: Rubric, rater: str, study_name: str = "") -> F.StudyFrames:
     """Only one rater's anchor answers: what the drift check at an item boundary needs."""
     rows = list(R.judgements(db, ("anchor", "calibration"), rater=rater))
-    answers = _anchor_answers(rows, rubric, R.anchor_references(db), R.anchor_item_ids(db))
+    answers = _anchor_answers(rows, rubric, R.anchor_references(db), R.anchor_labels(db))
     return F.StudyFrames(study=study_name, rubric=rubric, anchor_answers=answers)
 
 

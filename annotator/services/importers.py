@@ -58,6 +58,20 @@ def _anchors(study: Study, path: Path, name: str | None = None) -> str:
     return f"imported {study.import_anchors(path, name)} anchors from {path}"
 
 
+def _tool(tool: str) -> Callable[..., str]:
+    """Label Studio, Potato, Prodigy: through a mapping file (services/interop.py)."""
+
+    def run(study: Study, path: Path, map_path: str | None = None, media_root: str | None = None,
+            init_map: bool = False) -> str:
+        from .interop import import_tool
+
+        return import_tool(study, tool, path, map_path=map_path, media_root=media_root, init_map=init_map)
+
+    return run
+
+
+_TOOL_OPTIONS = ("map_path", "media_root", "init_map")
+
 IMPORTERS: dict[str, Importer] = {i.name: i for i in (
     Importer("items", "item manifest (JSON Lines)", _items),
     Importer("folder", "a folder: <case_id>/prompt.txt + one image per generator", _folder),
@@ -67,6 +81,11 @@ IMPORTERS: dict[str, Importer] = {i.name: i for i in (
     Importer("pairs", "pair votes CSV: pair_id,item_left,item_right,rater,choice", _pairs, in_package=True),
     Importer("judge-pairs", "judge pair votes CSV (the judge's name as rater)", _judge_pairs),
     Importer("anchors", "anchor set (JSON Lines with reference and rationale)", _anchors, ("name",)),
+    Importer("label-studio", "Label Studio JSON export, with --map MAP.toml (--init-map writes one)",
+             _tool("label-studio"), _TOOL_OPTIONS),
+    Importer("potato", "Potato annotation_output (folder or annotated_instances.jsonl), with --map MAP.toml",
+             _tool("potato"), _TOOL_OPTIONS),
+    Importer("prodigy", "Prodigy db-out JSONL, with --map MAP.toml", _tool("prodigy"), _TOOL_OPTIONS),
 )}
 
 

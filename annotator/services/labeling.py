@@ -88,7 +88,7 @@ class LabelSession:
         from .frames import rater_anchor_frames
 
         frames = rater_anchor_frames(self.study.db, self.rubric, self.rater)
-        flag = check_rater_drift(live_deviations(frames.anchor_answers, self.rubric))
+        flag = check_rater_drift(live_deviations(frames.anchor_answers, self.rubric), rubric=self.rubric)
         if flag is None:
             return
         key = (flag["metric"], flag["direction"], flag["index"])

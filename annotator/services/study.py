@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from ..store import imports, items, people, settings
 from ..store.blobs import BlobStore
 from ..store.db import StudyDB
 from ..store.faults import study_faults
-from ..store.server import is_server, server_url
+from ..store.server import is_server, server_url, shown
 from .resources import resolve_rubric, rubric_text
 
 DB_NAME = "study.sqlite"
@@ -184,8 +185,9 @@ class Study:
 
     # -- imports (each lands whole or not at all) --------------------------------
     def _land(self, parsed: ParsedItems, *, anchors: tuple | None = None, judge_rows: list | None = None,
-              judge_source: str = "") -> tuple[int, int]:
-        """Items, their media and (harness) judge scores in ONE transaction.
+              judge_source: str = "", also: Callable[[Any], Any] | None = None) -> tuple[int, int]:
+        """Items, their media and (harness) judge scores in ONE transaction; `also(tx)` lands
+        what else came with them (another tool's answers) in that same transaction.
 
         Media files are written first, outside the write lock (encoding and
         fsync are slow); inside the transaction every file is made sure to exist
@@ -213,6 +215,8 @@ class Study:
                     self.media.put(img, tx)
                 n = imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
                 m = imports.import_judge(tx, judge_rows, kind="harness", source=judge_source) if judge_rows else 0
+                if also is not None:
+                    also(tx)
             return n, m
         except BaseException:
             self._remove_unreferenced(written)
@@ -297,3 +301,8 @@ def parsed_source(parsed: ParsedItems) -> str:
 def server_name(url: str) -> str:
     """A server study's default name: its database's."""
     return server_url(url).database or "study"
+
+
+def display_location(location: str | Path) -> str:
+    """A study's location as it may be printed or remembered (a URL without its password)."""
+    return shown(str(location)) if is_server(location) else str(location)

@@ -31,6 +31,15 @@ def assign(study: Study, raters: list[str], *, overlap: int, pair_overlap: int |
     return "\n".join(lines)
 
 
+def deal_on_demand(study: Study, *, overlap: int) -> str:
+    """Raters take items as they go (each item until `overlap` raters have it): for a team server."""
+    study.require_lead("assignment")
+    if overlap < 1:
+        raise InputError(f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap")
+    study.db.set_setting(store.ON_DEMAND, overlap)
+    return f"items are dealt on demand: each rater takes the next item that has fewer than {overlap} raters"
+
+
 def status_lines(study: Study) -> list[str]:
     lines = [f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
              f"({study.rubric.version[:12]})"]
@@ -66,3 +75,26 @@ def queue_codes(study: Study) -> list[str]:
     rater = next(r.name for r in people.raters(study.db) if not r.is_operator)
     answer_store.ensure_queue(study.db, rater, study.rubric.version)
     return answer_store.queue_codes(study.db, rater, study.rubric.version)
+
+
+def server_roles(study: Study, raters: list[str], print_only: bool = False) -> list[str]:
+    """The rater group role, its grants and row rules, and a login role per rater (no passwords:
+    the DBA sets them, annotator never sees one). Returns the SQL, or what was done."""
+    from ..store import roles
+    from ..store.server import server_url
+
+    if study.kind != "server":
+        raise InputError("database roles are for a study on a PostgreSQL server", field="--study")
+    known = {r.name for r in study.raters()}
+    unknown = [r for r in raters if r not in known]
+    if unknown:
+        raise InputError(f"no rater named '{unknown[0]}' in this study; add it with `annotator rater add`",
+                         field="--raters")
+    database = server_url(str(study.location)).database
+    if print_only:
+        return [stmt + ";" for stmt in roles.role_sql(database)] + \
+            [stmt + ";" for r in raters for stmt in roles.rater_login_sql(database, r)]
+    roles.apply_roles(study.db, database, raters)
+    return [f"rater group role {roles.group_role(database)}: reads what raters see, inserts their own answers",
+            *(f"login role {r} (set its password with ALTER ROLE, or use ~/.pgpass on the rater's machine)"
+              for r in raters)]

@@ -23,22 +23,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
+from scipy.stats import norm
 
 Finalize = Callable[[np.ndarray], np.ndarray]
 
 # Bounds on one weight batch (b x n_items) and one feature-sum batch
 # (b x columns), in floats, so memory stays flat for any n_boot.
 _BATCH_ELEMS = 4_000_000
-_BATCH_COLS = 16_000_000
+_BATCH_COLS = 4_000_000
 # A block is stored dense (BLAS matmul) when at least this share of its
 # (all items x column) cells is non-zero; below it a sparse product is cheaper
 # (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
 _DENSE_SHARE = 0.15
-# The products run in float32: weights are small integers (exact) and the
-# relative rounding of a sum (~1e-7) is far below any interval's width; point
-# estimates are computed separately in float64.
-_DTYPE = np.float32
+# A block whose features are whole numbers (counts) is summed in float32, which
+# is exact while every weighted sum stays below 2^24; any other block is summed in
+# float64, because float32 rounding of moments moved published digits (and once
+# put an estimate outside its own interval).
+_EXACT_F32 = 2.0**24
+# An interval is published only when at most this share of the resamples gave
+# an undefined value: dropping more conditions the interval on the resample
+# being defined, which moves it away from what it claims to cover.
+MAX_DROPPED_SHARE = 0.05
 
 
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
@@ -71,6 +78,20 @@ def batches(n_boot: int, n_items: int, n_cols: int = 0) -> Iterator[int]:
         done += b
 
 
+def ratio(s: np.ndarray) -> np.ndarray:
+    """Finalize of a mean or a share registered as features (count, sum): sum / count."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
+
+
+def check_n_boot(n_boot: Any, minimum: int = 1) -> int:
+    """The number of resamples as an int; a clear ValueError below `minimum`."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < minimum:
+        raise ValueError(f"n_boot must be a whole number of bootstrap resamples, at least {minimum} "
+                         f"(got {n_boot!r})")
+    return int(n_boot)
+
+
 def _finite(x: Any) -> float | None:
     if x is None:
         return None
@@ -78,25 +99,57 @@ def _finite(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _interval(reps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile 95% bounds of each column over its finite replicates, and their count."""
+def _interval(reps: np.ndarray, q_lo: Any = 0.025, q_hi: Any = 0.975
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile bounds of each column over its finite replicates (at the quantiles q_lo, q_hi:
+    scalars or one per column), and the count of finite replicates."""
     reps = np.atleast_2d(np.asarray(reps, dtype=float).T).T
     ok = np.isfinite(reps)
     k = ok.sum(axis=0)
     srt = np.sort(np.where(ok, reps, np.inf), axis=0)  # undefined replicates sort last
     lo, hi = np.full(reps.shape[1], np.nan), np.full(reps.shape[1], np.nan)
-    for q, out in ((0.025, lo), (0.975, hi)):
-        pos = q * (k - 1)  # numpy's default (linear) percentile
+    cols = np.arange(reps.shape[1])
+    has = k > 0
+    for q, out in ((q_lo, lo), (q_hi, hi)):
+        pos = np.broadcast_to(np.asarray(q, dtype=float), k.shape) * (k - 1)  # numpy's linear rule
         a = np.floor(pos).astype(np.int64)
         b = np.minimum(a + 1, np.maximum(k - 1, 0))
         f = pos - a
-        cols = np.arange(reps.shape[1])
-        has = k > 0
         va = srt[np.clip(a, 0, None), cols]
         vb = srt[np.clip(b, 0, None), cols]
         with np.errstate(invalid="ignore"):
             out[has] = (va + (vb - va) * f)[has]
     return lo, hi, k
+
+
+def bca_quantiles(reps: np.ndarray, point: np.ndarray, jack: np.ndarray, n_flat: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """BCa quantiles (Efron 1987) of the 95% interval, one pair per column.
+
+    z0 from the share of replicates below the estimate; acceleration from the jackknife
+    values `jack` (items with features x columns) plus `n_flat` items without features,
+    whose leave-one-out value is the estimate itself. Where either is undefined the
+    percentile quantiles are kept.
+    """
+    reps = np.atleast_2d(np.asarray(reps, dtype=float).T).T
+    ok = np.isfinite(reps)
+    k = np.maximum(ok.sum(axis=0), 1)
+    below = (np.where(ok, reps, np.inf) < point).sum(axis=0) + 0.5 * (reps == point).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = norm.ppf(below / k)
+        j = np.where(np.isfinite(jack), jack, np.nan)
+        n = np.isfinite(j).sum(axis=0) + n_flat
+        mean = (np.nansum(j, axis=0) + n_flat * point) / n
+        d = mean - j
+        d0 = mean - point
+        s2 = np.nansum(d * d, axis=0) + n_flat * d0 * d0
+        s3 = np.nansum(d ** 3, axis=0) + n_flat * d0 ** 3
+        acc = np.where(s2 > 0, s3 / (6.0 * s2 ** 1.5), 0.0)
+        zl, zh = norm.ppf(0.025), norm.ppf(0.975)
+        q_lo = norm.cdf(z0 + (z0 + zl) / (1 - acc * (z0 + zl)))
+        q_hi = norm.cdf(z0 + (z0 + zh) / (1 - acc * (z0 + zh)))
+    bad = ~(np.isfinite(q_lo) & np.isfinite(q_hi)) | (q_lo >= q_hi)
+    return np.where(bad, 0.025, q_lo), np.where(bad, 0.975, q_hi)
 
 
 def summarize(
@@ -107,7 +160,10 @@ def summarize(
 
     An undefined estimate (None / NaN) is published as None with a note, never as
     a number. The 95% interval is the percentile interval of the defined
-    replicates; if fewer than half of them are defined there is no interval.
+    replicates. There is no interval (null bounds, with the reason in the note)
+    when more than MAX_DROPPED_SHARE of the resamples were undefined, or when
+    every resample gave the same value (one item, or nothing varies): a
+    zero-width interval would claim a certainty the data do not have.
     """
     est = _finite(estimate)
     out: dict[str, Any] = {"estimate": est, "low": None, "high": None, "n": int(n)}
@@ -120,12 +176,18 @@ def summarize(
             lo_a, hi_a, k_a = _interval(np.asarray(reps, dtype=float)[:, None])
             _bounds = (float(lo_a[0]), float(hi_a[0]), int(k_a[0]))
         lo, hi, k = _bounds
-        if k >= max(1, total // 2):
-            out["low"], out["high"] = float(lo), float(hi)
-            if k < total:
-                note = _join(note, f"{total - k} of {total} resamples undefined, left out")
+        dropped = total - k
+        if k == 0 or dropped > MAX_DROPPED_SHARE * total:
+            note = _join(note, f"no interval: {dropped} of {total} resamples undefined (more than "
+                               f"{MAX_DROPPED_SHARE:.0%})")
+        elif hi - lo <= 1e-12 * max(1.0, abs(est)):
+            note = _join(note, "no interval: every resample gives the same value (too few items "
+                               "or nothing varies)")
         else:
-            note = _join(note, f"no interval: only {k} of {total} resamples defined")
+            # rounding must never put the estimate outside its own interval
+            out["low"], out["high"] = float(min(lo, est)), float(max(hi, est))
+            if dropped:
+                note = _join(note, f"{dropped} of {total} resamples undefined, left out")
     if note:
         out["note"] = note
     return out
@@ -141,12 +203,19 @@ class Replicates:
 
     point: np.ndarray  # finalize() at weight 1, shape (j,)
     values: np.ndarray | None = None  # (n_boot, j) after run()
+    jack: np.ndarray | None = None  # (items with features, j) leave-one-item-out values: BCa
+    n_flat: int = 0  # items without features (their leave-one-out value is the point)
     _bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def bounds(self, col: int) -> tuple[float, float, int]:
-        """95% percentile bounds of column `col` (all columns computed at once)."""
+        """95% bounds of column `col` (all columns computed at once): BCa when the block has
+        jackknife values, else percentile."""
         if self._bounds is None:
-            self._bounds = _interval(self.values)
+            if self.jack is not None:
+                q_lo, q_hi = bca_quantiles(self.values, self.point, self.jack, self.n_flat)
+                self._bounds = _interval(self.values, q_lo, q_hi)
+            else:
+                self._bounds = _interval(self.values)
         lo, hi, k = self._bounds
         return float(lo[col]), float(hi[col]), int(k[col])
 
@@ -179,6 +248,9 @@ class ItemBootstrap:
     _custom: list[_Custom] = field(default_factory=list)
     _ran: bool = False
 
+    def __post_init__(self) -> None:
+        self.n_boot = check_n_boot(self.n_boot, 0)  # 0: point estimates only
+
     def add(
         self,
         rows: np.ndarray,
@@ -186,12 +258,14 @@ class ItemBootstrap:
         vals: np.ndarray,
         k: int,
         finalize: Finalize,
+        bca: bool = False,
     ) -> Replicates:
         """Register a statistic given as sparse per-item features.
 
         (rows[i], cols[i], vals[i]) are item index, feature column (< k) and
         value; duplicates add up. `finalize` maps an (b, k) array of weighted
-        feature sums to (b,) or (b, j) replicate values.
+        feature sums to (b,) or (b, j) replicate values. With `bca`, the
+        leave-one-item-out values are computed too and the interval is BCa.
         """
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
@@ -199,6 +273,8 @@ class ItemBootstrap:
         total = np.bincount(cols, weights=vals, minlength=k)[None, :] if k else np.zeros((1, 0))
         point = np.atleast_1d(np.asarray(finalize(total), dtype=float)[0])
         out = Replicates(point=point)
+        if bca and k and self.n_boot:
+            out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
         self._blocks.append(_Block(rows, cols, vals, k, finalize, out))
         return out
 
@@ -248,34 +324,34 @@ class ItemBootstrap:
             c.out.values = np.full((B, len(c.out.point)), np.nan)
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
-        dense, sparse = [], []
-        for b in blocks:
-            share = len(b.rows) / max(1, n * b.k)
-            (dense if share >= _DENSE_SHARE else sparse).append(b)
-        dense_mat = self._stack_dense(dense)
-        sparse_t = self._stack_sparse(sparse)
+        groups: list[tuple[list[_Block], Any, bool, type]] = []
+        for dtype in (np.float32, np.float64):
+            mine = [b for b in blocks if (_exact_in_f32(b, n) if dtype is np.float32 else
+                                          not _exact_in_f32(b, n))]
+            dense = [b for b in mine if len(b.rows) / max(1, n * b.k) >= _DENSE_SHARE]
+            sparse = [b for b in mine if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE]
+            if dense:
+                groups.append((dense, self._stack_dense(dense, dtype), True, dtype))
+            if sparse:
+                groups.append((sparse, self._stack_sparse(sparse, dtype), False, dtype))
         n_cols = sum(b.k for b in blocks)
         rng = rng_for(self.seed, "item-bootstrap")
         start = 0
         for size in batches(B, n, n_cols):
-            w = resample_counts(rng, n, size, _DTYPE)
-            if dense:
-                s = (w @ dense_mat).astype(np.float64)
-                for b in dense:
-                    b.out.values[start : start + size] = _cols(b, s)
-            if sparse:
-                s = np.asarray(sparse_t @ w.T, dtype=np.float64).T
-                for b in sparse:
+            w64 = resample_counts(rng, n, size, np.float64)
+            w32 = w64.astype(np.float32)
+            for members, mat, is_dense, dtype in groups:
+                w = w32 if dtype is np.float32 else w64
+                s = (w @ mat) if is_dense else (mat @ w.T).T
+                s = np.asarray(s, dtype=np.float64)
+                for b in members:
                     b.out.values[start : start + size] = _cols(b, s)
             for c in self._custom:
-                c.out.values[start : start + size] = np.asarray(c.fn(w.astype(np.float64)),
-                                                                dtype=float).reshape(size, -1)
+                c.out.values[start : start + size] = np.asarray(c.fn(w64), dtype=float).reshape(size, -1)
             start += size
 
-    def _stack_dense(self, blocks: list[_Block]) -> np.ndarray:
+    def _stack_dense(self, blocks: list[_Block], dtype: type) -> np.ndarray:
         k = sum(b.k for b in blocks)
-        if not blocks:
-            return np.zeros((self.n_items, 0), dtype=_DTYPE)
         off, flat, vals = 0, [], []
         for b in blocks:
             b.offset = off
@@ -284,11 +360,9 @@ class ItemBootstrap:
             off += b.k
         mat = np.bincount(np.concatenate(flat), weights=np.concatenate(vals),
                           minlength=self.n_items * k)
-        return mat.reshape(self.n_items, k).astype(_DTYPE)
+        return mat.reshape(self.n_items, k).astype(dtype)
 
-    def _stack_sparse(self, blocks: list[_Block]) -> sp.csr_matrix:
-        if not blocks:
-            return sp.csr_matrix((0, self.n_items))
+    def _stack_sparse(self, blocks: list[_Block], dtype: type) -> sp.csr_matrix:
         off, rows, cols, vals = 0, [], [], []
         for b in blocks:
             b.offset = off
@@ -302,7 +376,33 @@ class ItemBootstrap:
             shape=(off, self.n_items),
         )
         mat.sum_duplicates()
-        return mat.astype(_DTYPE)
+        return mat.astype(dtype)
+
+
+def _jackknife(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, k: int, finalize: Finalize,
+               total: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
+    """Leave-one-item-out values of a sufficient-statistic block: finalize(total - item's row)
+    for every item with features (in chunks, so memory stays flat); and the featureless count."""
+    units, inv = np.unique(rows, return_inverse=True)
+    f = sp.csr_matrix((vals, (inv, cols)), shape=(len(units), k))
+    per = max(1, _BATCH_ELEMS // max(1, k))
+    parts = []
+    for start in range(0, len(units), per):
+        block = total[None, :] - f[start:start + per].toarray()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts.append(np.asarray(finalize(block), dtype=float).reshape(len(block), -1))
+    return np.concatenate(parts), int(n_items - len(units))
+
+
+def _exact_in_f32(b: _Block, n_items: int) -> bool:
+    """Whole-number features whose resampled sums stay below 2^24 (a resample's weights add up to
+    n_items, so a column sum is at most n_items times the largest per-item total)."""
+    if not len(b.vals):
+        return True
+    if not np.all(b.vals == np.round(b.vals)):
+        return False
+    per_item = np.bincount(b.rows, weights=np.abs(b.vals))
+    return float(per_item.max()) * n_items < _EXACT_F32
 
 
 def _cols(b: _Block, s: np.ndarray) -> np.ndarray:
@@ -343,7 +443,7 @@ class Pending:
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
         note = self.note if est is not None else (self.note or self.undefined_note)
-        if est is None or self.reps is None or self.reps.values is None:
+        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
             return summarize(est, None, self.n, note)
         return summarize(est, self.reps.values[:, self.col], self.n, note,
                          _bounds=self.reps.bounds(self.col))
@@ -352,6 +452,29 @@ class Pending:
 def undefined(n: int, note: str) -> dict[str, Any]:
     """A figure that cannot be computed on these data."""
     return summarize(None, None, n, note)
+
+
+def jsonable(x: Any) -> Any:
+    """Plain Python types only, recursively; NaN and infinities become None (the one sanitiser
+    of the report dict)."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, bool | np.bool_):
+        return bool(x)
+    if isinstance(x, int | np.integer):
+        return int(x)
+    if isinstance(x, float | np.floating):
+        f = float(x)
+        return f if math.isfinite(f) else None
+    if x is None or isinstance(x, str):
+        return x
+    if x is pd.NA or x is pd.NaT:
+        return None
+    return str(x)
 
 
 def resolve(tree: Any) -> Any:

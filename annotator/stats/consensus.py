@@ -1,88 +1,96 @@
 """Metrics as the statistics see them, answers as numbers, and the human consensus.
 
-Every judged rubric metric becomes one or more *metric specs*: a gate, scale or
-choice is one; a tags metric is one binary metric per tag, keyed
-"<metric>:<tag>"; the rubric's verdict is one more ("verdict", PASS/FAIL from
-the rules). Answers are coded as numbers: FAIL 0 / PASS 1, tag absent 0 /
-present 1, a choice by its option index, a scale by its value. "cannot judge"
-is NaN: left out of agreement, counted in the denominators.
+Every judged rubric metric becomes one or more *metric specs*, read from the
+metric-kind registry (domain/kinds.py: `level`, `values()`, `multi`), never from
+the kind's name: a single-answer metric is one spec; a multi-select metric
+(tags) is one yes/no spec per option, keyed "<metric>:<option>"; the rubric's
+verdict is one more ("verdict", PASS/FAIL from the rules). Answers are coded as
+numbers: a nominal answer by its index in `values()` (FAIL 0 / PASS 1, a choice
+by its option index, an option absent 0 / present 1), an ordinal answer by its
+value (a scale point, a likert point 1..N). "cannot judge" is NaN: left out of
+agreement, counted in `n_cannot_judge`. On a multi-select metric "cannot judge"
+(an imported file may say it) makes *every* option of that answer unknown, never
+"not ticked".
 
-Consensus per item and metric: the majority answer for gates, tags, choices and
-the verdict, the median for scales. A tie is flagged, never broken silently:
-for nominal metrics a tie has no consensus value (NaN); for scales the median
-of an even number of answers whose two middle answers differ lies between
+Consensus per item and metric: the majority answer for nominal metrics and the
+verdict, the median for ordinal ones. A tie is flagged, never broken silently:
+for nominal metrics a tie has no consensus value (NaN); for ordinal metrics the
+median of an even number of answers whose two middle answers differ lies between
 them and is flagged as a tie too (it is still the median).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Rubric
+from ..domain.errors import InputError
+from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
 from ..domain.verdict import compile_rules
 from .frames import StudyFrames
 
 VERDICT_KEY = "verdict"
+_YES_NO = ("no", "yes")
 
 
 @dataclass(frozen=True)
 class MetricSpec:
     key: str  # report key: "layout_hierarchy", "failure_tags:broken_layout", "verdict"
-    kind: str  # gate | scale | tags | choice | verdict
-    base: str  # rubric metric key (the tags metric for a tag; "verdict")
-    tag: str | None = None
-    labels: tuple[str, ...] = ()  # label of code i for nominal kinds
-    lo: int | None = None
-    hi: int | None = None
-
-    @property
-    def level(self) -> str:
-        return "ordinal" if self.kind == "scale" else "nominal"
+    kind: str  # the rubric kind's name or "verdict": shown in the report, never branched on
+    base: str  # rubric metric key (the multi-select metric for an option; "verdict")
+    level: str = "nominal"  # "nominal" | "ordinal" (from the kind registry)
+    tag: str | None = None  # the option of a multi-select metric
+    labels: tuple[str, ...] = ()  # label of code i (nominal)
+    values: tuple[float, ...] = ()  # the answer values in order (ordinal)
+    directed: bool = False  # codes have a direction (ordinal, yes/no, FAIL/PASS): a mean difference means something
+    metric: Metric | None = field(default=None, compare=False, repr=False)
 
     @property
     def nominal(self) -> bool:
-        return self.kind != "scale"
+        return self.level == "nominal"
+
+    @property
+    def ordinal(self) -> bool:
+        return self.level == "ordinal"
+
+    @property
+    def multi(self) -> bool:
+        return self.tag is not None
 
     @property
     def ordered(self) -> bool:
-        """Codes carry an order and spacing (scales, and two-valued metrics)."""
-        return self.kind != "choice"
+        """Codes carry an order and spacing (ordinal metrics, and two-valued directed ones)."""
+        return self.directed
+
+    @property
+    def lo(self) -> float | None:
+        return self.values[0] if self.values else None
+
+    @property
+    def hi(self) -> float | None:
+        return self.values[-1] if self.values else None
 
     @property
     def n_categories(self) -> int:
-        return (self.hi - self.lo + 1) if self.kind == "scale" else len(self.labels)
+        return len(self.values) if self.ordinal else len(self.labels)
 
     def domain(self) -> np.ndarray:
-        if self.kind == "scale":
-            return np.arange(self.lo, self.hi + 1, dtype=float)
+        if self.ordinal:
+            return np.asarray(self.values, dtype=float)
         return np.arange(len(self.labels), dtype=float)
 
     def encode(self, value: Any) -> float:
         """Code of a human-form answer; NaN for cannot judge / no answer / unknown."""
-        if value is None or value == CANNOT_JUDGE or _isnan(value):
-            return np.nan
-        if self.kind in ("gate", "verdict"):
-            v = str(value).strip().upper()
-            return 1.0 if v == PASS else 0.0 if v == FAIL else np.nan
-        if self.kind == "tags":
-            return 1.0 if self.tag in _tags(value) else 0.0
-        if self.kind == "choice":
-            return float(self.labels.index(value)) if value in self.labels else np.nan
-        try:
-            f = float(value)
-        except (TypeError, ValueError):
-            return np.nan
-        return f if self.lo <= f <= self.hi else np.nan
+        return float(encode_series([self], pd.Series([value], dtype=object))[self.key][0])
 
     def label(self, code: float | None) -> str:
         """Human-readable form of a code (a median may be fractional)."""
         if code is None or _isnan(code):
             return CANNOT_JUDGE
-        if self.kind == "scale":
+        if self.ordinal:
             return f"{code:g}"
         return self.labels[int(code)] if float(code).is_integer() else f"{code:g}"
 
@@ -91,29 +99,87 @@ def _isnan(x: Any) -> bool:
     return isinstance(x, float) and np.isnan(x)
 
 
-def _tags(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(p.strip() for p in value.split(";") if p.strip())
-    if isinstance(value, list | tuple | set | frozenset):
-        return tuple(value)
-    return ()
+def _directed(m: Metric) -> bool:
+    """Ordinal, or two values with a direction (the kind gives a signed deviation between them)."""
+    if m.level == "ordinal":
+        return True
+    vals = m.values()
+    return len(vals) == 2 and m.spec.deviation(m, vals[1], vals[0]) is not None
 
 
 def metric_specs(rubric: Rubric) -> list[MetricSpec]:
     out: list[MetricSpec] = []
     for m in rubric.judged_metrics:
-        if m.kind == "gate":
-            out.append(MetricSpec(m.key, "gate", m.key, labels=(FAIL, PASS)))
-        elif m.kind == "scale":
-            out.append(MetricSpec(m.key, "scale", m.key, lo=m.min, hi=m.max))
-        elif m.kind == "choice":
-            out.append(MetricSpec(m.key, "choice", m.key, labels=tuple(m.options)))
-        elif m.kind == "tags":
-            for t in m.options:
-                out.append(MetricSpec(f"{m.key}:{t}", "tags", m.key, tag=t, labels=("no", "yes")))
+        vals = tuple(m.values())
+        if m.spec.multi:
+            for t in vals:
+                out.append(MetricSpec(f"{m.key}:{t}", m.kind, m.key, "nominal", tag=str(t),
+                                      labels=_YES_NO, directed=True, metric=m))
+        elif m.level == "ordinal":
+            out.append(MetricSpec(m.key, m.kind, m.key, "ordinal", values=tuple(float(v) for v in vals),
+                                  directed=True, metric=m))
+        else:
+            out.append(MetricSpec(m.key, m.kind, m.key, "nominal", labels=tuple(str(v) for v in vals),
+                                  directed=_directed(m), metric=m))
     if rubric.rules:
-        out.append(MetricSpec(VERDICT_KEY, "verdict", VERDICT_KEY, labels=(FAIL, PASS)))
+        out.append(MetricSpec(VERDICT_KEY, "verdict", VERDICT_KEY, "nominal", labels=(FAIL, PASS),
+                              directed=True))
     return out
+
+
+def typed_answer(metric: Metric, value: Any) -> Any:
+    """The typed answer the rules expect, or None when it is missing, "cannot judge" or not on
+    the rubric's scale (a judge scoring 0.7 on a 1-5 scale). Parsing is the kind's own."""
+    if isinstance(value, tuple | list):
+        return tuple(value) if metric.spec.multi else None
+    if value is None or _isnan(value):
+        return None
+    try:
+        v = metric.spec.parse_value(metric, str(value))
+    except (InputError, ValueError):
+        return None
+    return None if v == CANNOT_JUDGE else v
+
+
+def encode_series(specs: list[MetricSpec], raw: pd.Series) -> dict[str, np.ndarray]:
+    """Codes of the answers `raw` for the specs of one rubric metric (one array per spec)."""
+    s0 = specs[0]
+    m = s0.metric
+    # each distinct answer is typed once (a study has few distinct answers, many rows)
+    codes, uniques = _factorize(raw)
+    typed = []
+    for v in uniques:
+        if m is not None:
+            typed.append(typed_answer(m, v))
+        else:  # the verdict: PASS / FAIL as the rules return them
+            t = str(v).strip().upper() if isinstance(v, str) else None
+            typed.append(t if t in (PASS, FAIL) else None)
+    out: dict[str, np.ndarray] = {}
+    if s0.multi:
+        for s in specs:  # unknown answer: every option unknown, never "not ticked"
+            per = np.array([np.nan if t is None else float(s.tag in t) for t in typed] + [np.nan])
+            out[s.key] = per[codes]
+        return out
+    if s0.ordinal:
+        vals = set(s0.values)
+        per = np.array([float(t) if t is not None and float(t) in vals else np.nan for t in typed]
+                       + [np.nan])
+        out[s0.key] = per[codes]
+        return out
+    index = {lab: float(i) for i, lab in enumerate(s0.labels)}
+    per = np.array([index.get(str(t), np.nan) if t is not None else np.nan for t in typed] + [np.nan])
+    out[s0.key] = per[codes]
+    return out
+
+
+def _factorize(raw: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Codes of the distinct values of a column (-1, the last slot, for NaN/None) and the values;
+    lists become tuples so that they can be counted."""
+    col = pd.Series(raw, dtype=object).reset_index(drop=True)
+    if col.map(lambda v: isinstance(v, list)).any():
+        col = col.map(lambda v: tuple(v) if isinstance(v, list) else v)
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    return codes, list(uniques)
 
 
 # ---- items and answers ------------------------------------------------------------------
@@ -183,7 +249,7 @@ def _answers(
     empty = empty.rename(columns={"who": who})
     if df is None or len(df) == 0:
         return empty
-    text_keys = {m.key for m in rubric.metrics if m.kind == "text"}
+    text_keys = {m.key for m in rubric.metrics if not m.judgeable}
     reasons = _reasons(df, who, text_keys)
     idx_of = pd.Series(items["idx"].to_numpy(), index=items["item_id"])
     base = df.copy()
@@ -208,14 +274,14 @@ def _answers(
             if judge:
                 num = pd.to_numeric(rows["value"], errors="coerce").to_numpy(dtype=float)
                 part["num"] = np.where(np.isnan(codes[s.key]), num, codes[s.key])
-                if s.kind == "choice":
+                if not s.directed:  # unordered options: no numeric reading
                     part["num"] = codes[s.key]
             else:
                 part["num"] = codes[s.key]
             parts.append(part)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
     if verdict_spec is not None:
-        v = _verdicts(base, who, rubric, complete=judge)
+        v = _verdicts(base, who, rubric)
         if len(v):
             parts.append(v)
     if not parts:
@@ -230,40 +296,16 @@ def _answers(
     return out[[c if c != "who" else who for c in _ANSWER_COLS]].reset_index(drop=True)
 
 
-def encode_series(specs: list[MetricSpec], raw: pd.Series) -> dict[str, np.ndarray]:
-    """Vectorised MetricSpec.encode for the specs of one rubric metric."""
-    out: dict[str, np.ndarray] = {}
-    s0 = specs[0]
-    if s0.kind in ("gate", "verdict"):
-        code = raw.map({PASS: 1.0, FAIL: 0.0})
-        odd = code.isna() & raw.map(lambda v: isinstance(v, str))
-        if odd.any():  # lower case, spaces
-            code[odd] = raw[odd].str.strip().str.upper().map({PASS: 1.0, FAIL: 0.0})
-        out[s0.key] = code.to_numpy(dtype=float)
-    elif s0.kind == "scale":
-        num = pd.to_numeric(raw.map(lambda v: v if isinstance(v, int | float | str) else None),
-                            errors="coerce").to_numpy(dtype=float)
-        out[s0.key] = np.where((num >= s0.lo) & (num <= s0.hi), num, np.nan)
-    elif s0.kind == "choice":
-        out[s0.key] = raw.map({o: float(i) for i, o in enumerate(s0.labels)}).to_numpy(dtype=float)
-    else:  # tags: one binary column per tag
-        tags = raw.map(_tags).reset_index(drop=True).explode()
-        tags = tags[tags.notna()]
-        for s in specs:
-            col = np.zeros(len(raw))
-            col[tags.index[tags.to_numpy() == s.tag].to_numpy()] = 1.0
-            out[s.key] = col
-    return out
-
-
-def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric, complete: bool = False) -> pd.DataFrame:
+def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
     """Each rater's (judge's) verdict per item from their own answers and the rules.
 
-    An answer that is not on the rubric's scale (a judge scoring 0.7 on a 1-5
-    scale) is unknown to the rules, so such verdicts come out undetermined.
-    With `complete` (judges), a verdict needs a value for every metric the
-    rules use: a judge that scores only some of them would otherwise get a
-    verdict only where a known answer fails, a one-sided (severe) selection.
+    Complete answers only, for humans and judges alike: a verdict needs a known
+    answer to every metric the rules use. Otherwise it is *undetermined* (code
+    NaN, counted like "cannot judge"): keeping the verdicts that come out FAIL
+    whatever the unknown answer would be, and dropping the rest, is a one-sided
+    selection that biased pass rates down (0.578 against a true 0.626 in
+    simulation). An answer off the rubric's scale (a judge scoring 0.7 on a 1-5
+    scale) is unknown too.
     """
     rules = compile_rules(rubric)
     used = sorted(rules.metrics_used())
@@ -273,56 +315,27 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric, complete: bool = False
     first = sub.groupby(["item_id", who], sort=False).agg(
         session_id=("session_id", "first"), position=("position", "first"),
         created_at=("created_at", "first"))
-    wide = sub.set_index(["item_id", who, "metric"])["value"].unstack("metric")
-    if complete:
-        wide = wide.reindex(columns=used)
-        wide = wide[wide.notna().all(axis=1)]
-        if not len(wide):
-            return pd.DataFrame()
-    keys = list(wide.columns)
-    typed = [_typed_column(rubric.metric(k), wide[k]) for k in keys]
-    verdicts = [rules.evaluate(dict(zip(keys, row, strict=True))) for row in zip(*typed, strict=True)]
+    wide = sub.set_index(["item_id", who, "metric"])["value"].unstack("metric").reindex(columns=used)
+    # the rules run once per distinct combination of typed answers, not once per row
+    cols, typed_of = [], []
+    for k in used:
+        codes, uniques = _factorize(wide[k])
+        typed_of.append([typed_answer(rubric.metric(k), v) for v in uniques] + [None])  # -1: None
+        cols.append(codes)
+    combos, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+    results = []
+    for combo in combos:
+        row = [typed[c] for typed, c in zip(typed_of, combo, strict=True)]
+        results.append(None if any(x is None for x in row) else rules.evaluate(dict(zip(used, row, strict=True))))
+    verdicts = [results[i] for i in np.ravel(inv)]
     v = pd.DataFrame({"raw": verdicts}, index=wide.index).join(first).reset_index()
     v["metric"] = VERDICT_KEY
     v["code"] = v["raw"].map({PASS: 1.0, FAIL: 0.0}).astype(float)
     v["num"] = v["code"]
-    return v
-
-
-def _typed_column(metric: Any, col: pd.Series) -> list[Any]:
-    """_typed over a column, vectorised for the common kinds."""
-    if metric.kind == "scale":
-        num = pd.to_numeric(col.map(lambda v: v if isinstance(v, int | float | str) else None),
-                            errors="coerce").to_numpy(dtype=float)
-        ok = (num % 1 == 0) & (num >= metric.min) & (num <= metric.max)
-        return [int(v) if k else None for v, k in zip(num, ok, strict=True)]
-    if metric.kind == "gate":
-        m = col.map({PASS: PASS, FAIL: FAIL}).astype(object)
-        rest = m.isna() & col.notna()
-        if rest.any():  # lower case, spaces, junk
-            m[rest] = col[rest].map(lambda v: _typed(metric, v))
-        return m.where(m.notna(), None).tolist()
-    return [_typed(metric, v) for v in col]
-
-
-def _typed(metric: Any, value: Any) -> Any:
-    """The typed answer the rules expect, or None when it is not on the rubric's scale."""
-    if value is None or value == CANNOT_JUDGE or _isnan(value):
-        return None
-    if metric.kind == "scale":
-        try:
-            f = float(value)
-        except (TypeError, ValueError):
-            return None
-        return int(f) if f.is_integer() and metric.min <= f <= metric.max else None
-    if metric.kind == "gate":
-        v = str(value).strip().upper()
-        return v if v in (PASS, FAIL) else None
-    if metric.kind == "tags":
-        return _tags(value)
-    if metric.kind == "choice":
-        return value if value in metric.options else None
-    return value
+    # someone who never gives the rules a complete set of answers (a judge scoring only some
+    # metrics) has no verdict at all, rather than a column of undetermined ones
+    some = v.groupby(who)["code"].transform(lambda c: c.notna().any())
+    return v[some.to_numpy(dtype=bool)]
 
 
 # ---- consensus --------------------------------------------------------------------------

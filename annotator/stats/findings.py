@@ -13,9 +13,27 @@ Only judges answering on the rubric's scale can contradict; a judge on its own
 scale (a [0, 1] score) is compared through correlations instead. Findings are
 listed by case, item, metric and judge, never ranked by a score.
 
-A *systematic* finding is a metric where a judge's mean signed difference from
-the human consensus has a 95% interval that excludes zero: the judge is
-lenient (higher) or severe (lower) on that metric as a whole.
+Beside each judge's findings: how often a *held-out human* contradicts the
+others by the same rule on the same items (each human in turn left out and
+compared with the clear consensus of the remaining ones; the judge compared
+with the same remaining humans). A judge that is just another human has about
+that rate; findings of a metric and judge whose rate is above it are listed
+first (`excess`).
+
+A *systematic* finding is a metric where a judge is lenient (higher) or severe
+(lower) as a whole, tested against a held-out human: each human in turn takes
+the judge's place. The statistic is the judge's mean signed difference from a
+held-out human's; since both are measured against the same remaining humans,
+the consensus cancels and per item it is the judge's answer minus the mean
+human answer (no majority or median, which is biased by construction for tags
+and lopsided gates). Its null distribution relabels, on every item, a random
+one of the K humans + judge as "the judge" (exact if the judge is exchangeable
+with the humans; Monte Carlo, seeded). The p-values of every metric and judge
+of the report are adjusted together with the Benjamini-Hochberg step-up (false
+discovery rate 5%); a finding needs q < 0.05. In simulation an exchangeable
+judge gets a systematic finding in at most 5% of studies and a judge lenient
+by +0.5 on a 0-5 scale is caught in nearly all 150-item studies
+(tests/benchmarks/validity.md).
 """
 
 from __future__ import annotations
@@ -25,11 +43,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .bootstrap import rng_for
 from .consensus import MetricSpec
 
 CLEAR_SHARE = 0.8
 SCALE_GAP = 2.0
 MIN_HUMANS = 2
+FDR = 0.05
+N_RELABEL = 4000
+_MC_MAX_ITEMS = 2000  # items that vary; above this the normal limit of the relabelling law is used
 
 DEFINITION = (
     f"clear human consensus: at least {MIN_HUMANS} human answers and at least "
@@ -39,12 +61,12 @@ DEFINITION = (
 
 
 def _kind(spec: MetricSpec, human: float, judge: float) -> str:
-    if spec.kind in ("gate", "verdict"):
-        return "judge_pass_humans_fail" if judge > human else "judge_fail_humans_pass"
-    if spec.kind == "tags":
+    if spec.multi:
         return "judge_tags_humans_do_not" if judge > human else "humans_tag_judge_does_not"
-    if spec.kind == "scale":
+    if spec.ordinal:
         return "judge_above_human_range" if judge > human else "judge_below_human_range"
+    if spec.directed:  # two directed values, e.g. FAIL/PASS: "judge_pass_humans_fail"
+        return f"judge_{spec.label(judge).lower()}_humans_{spec.label(human).lower()}"
     return "judge_chooses_otherwise"
 
 
@@ -64,7 +86,7 @@ def contradictions(
             continue
         c = cons.loc[common]
         j = jv.loc[common, "code"].to_numpy(dtype=float)
-        if spec.kind == "scale":
+        if spec.ordinal:
             lo, hi = c["min"].to_numpy(float), c["max"].to_numpy(float)
             hit = (j <= lo - SCALE_GAP) | (j >= hi + SCALE_GAP)
             ref = np.where(j >= hi + SCALE_GAP, hi, lo)
@@ -108,27 +130,184 @@ def _text(x: Any) -> str | None:
     return s if s.strip() else None
 
 
-def sort_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Order by case, item, metric, judge: a listing, never a ranking by score."""
-    return sorted(findings, key=lambda f: (f["case_id"] or "", f["display_code"] or "",
-                                           f["item_id"], f["metric"], f["judge_name"]))
+def held_out_difference(
+    spec: MetricSpec, h: pd.DataFrame, judge: pd.Series, *, seed: int = 0, key: str = "",
+    n_relabel: int = N_RELABEL,
+) -> dict[str, Any]:
+    """The judge's mean difference from a held-out human, with its relabelling p-value.
+
+    h: human answers (idx, rater, code; NaN = no answer); judge: code per idx.
+    Items need a judge code and MIN_HUMANS human codes. Returns {"rows", "delta"
+    (per item: judge - mean human), "estimate", "p_value", "n", "test"}.
+    """
+    idx = h["idx"].to_numpy(np.int64)
+    code = h["code"].to_numpy(float)
+    j = judge[judge.notna()]
+    known = ~np.isnan(code) & np.isin(idx, j.index.to_numpy(np.int64))
+    idx, code = idx[known], code[known]
+    units, pos = np.unique(idx, return_inverse=True)
+    kk = np.bincount(pos, minlength=len(units)).astype(float)
+    keep_unit = kk >= MIN_HUMANS
+    out: dict[str, Any] = {"n": int(keep_unit.sum()), "rows": units[keep_unit]}
+    if keep_unit.sum() < 2:
+        out.update(delta=np.zeros(0), estimate=None, p_value=None,
+                   note=f"fewer than 2 items with a judge answer and {MIN_HUMANS} human answers")
+        return out
+    ssum = np.bincount(pos, weights=code, minlength=len(units))
+    new_pos = np.cumsum(keep_unit) - 1
+    sel = keep_unit[pos]
+    items, kk, ssum = units[keep_unit], kk[keep_unit], ssum[keep_unit]
+    jj = j.reindex(items).to_numpy(float)
+    delta = jj - ssum / kk
+    out.update(delta=delta, estimate=float(delta.mean()))
+    # relabelling: on item i, answer a labelled "judge" contributes ((K+1) a - total) / K
+    a = np.concatenate([jj, code[sel]])
+    item_of = np.concatenate([np.arange(len(items)), new_pos[pos[sel]]])
+    total = (ssum + jj)[item_of]
+    c = ((kk[item_of] + 1.0) * a - total) / kk[item_of]
+    obs = float(delta.sum())
+    varies = np.bincount(item_of, weights=c * c, minlength=len(items)) > 1e-12
+    if not varies.any():
+        out.update(p_value=1.0, test="every item's answers agree: nothing to relabel")
+        return out
+    order = np.argsort(item_of, kind="stable")
+    c, item_of = c[order], item_of[order]
+    size = np.bincount(item_of, minlength=len(items))
+    start = np.cumsum(size) - size
+    vi = np.flatnonzero(varies)
+    if len(vi) > _MC_MAX_ITEMS:
+        var = float((np.bincount(item_of, weights=c * c, minlength=len(items)) / size).sum())
+        z = abs(obs) / np.sqrt(var)
+        from scipy.stats import norm
+
+        out.update(p_value=float(2 * norm.sf(z)),
+                   test="relabelling test (normal limit): each human in turn in the judge's place")
+        return out
+    rng = rng_for(seed, "held-out-human", key)
+    hits = 0
+    step = max(1, 2_000_000 // len(vi))
+    for s0 in range(0, n_relabel, step):
+        b = min(step, n_relabel - s0)
+        pick = start[vi] + (rng.random((b, len(vi))) * size[vi]).astype(np.int64)
+        hits += int((np.abs(c[pick].sum(axis=1)) >= abs(obs) - 1e-9).sum())
+    out.update(p_value=float((1 + hits) / (1 + n_relabel)),
+               test=f"relabelling test: each human in turn in the judge's place ({n_relabel} draws)")
+    return out
+
+
+def benjamini_hochberg(p: list[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (q-values), in the input order."""
+    m = len(p)
+    if not m:
+        return []
+    order = np.argsort(p)
+    q = np.empty(m)
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p[i] * m / rank)
+        q[i] = running
+    return [float(min(1.0, x)) for x in q]
 
 
 def systematic(sections: dict[str, dict[str, Any]], specs: dict[str, MetricSpec]) -> list[dict[str, Any]]:
-    """Metrics where a judge's mean difference interval (resolved) excludes zero."""
+    """Metric and judge pairs whose difference from a held-out human survives the
+    Benjamini-Hochberg adjustment over every test of the report (q < FDR).
+
+    Writes each judge entry's `vs_held_out_human.q_value` in place.
+    """
+    tests = []
+    for key, sec in sections.items():
+        for name, j in sec.get("judges", {}).items():
+            ho = j.get("vs_held_out_human") or {}
+            if ho.get("p_value") is not None and (ho.get("difference") or {}).get("estimate") is not None:
+                tests.append((key, name, ho))
+    qs = benjamini_hochberg([t[2]["p_value"] for t in tests])
+    out = []
+    for (key, name, ho), q in zip(tests, qs, strict=True):
+        ho["q_value"] = q
+        if q >= FDR:
+            continue
+        up = ho["difference"]["estimate"] > 0
+        if specs[key].multi:
+            kind = "judge_tags_more_often" if up else "judge_tags_less_often"
+        else:
+            kind = "lenient" if up else "severe"
+        out.append({"metric": key, "judge_name": name, "kind": kind,
+                    "mean_difference": sections[key]["judges"][name].get("mean_difference"),
+                    "vs_held_out_human": ho, "q_value": q,
+                    "note": (f"the judge's mean difference from a held-out human has q = {q:.3g} "
+                             f"(Benjamini-Hochberg over {len(tests)} tests, FDR {FDR:g})")})
+    return out
+
+
+def held_out_finding_rates(spec: MetricSpec, h: pd.DataFrame, judge: pd.Series) -> dict[str, Any]:
+    """How often a held-out human, and the judge, contradict the clear consensus of the
+    remaining humans by the finding rule (each human left out in turn; pooled over them)."""
+    a = h[h["code"].notna()][["idx", "code"]]
+    out: dict[str, Any] = {"rule": "same rule as the findings, against the remaining humans"}
+    if not len(a):
+        return {**out, "n_comparisons": 0, "human_rate": None, "judge_rate": None}
+    dom = np.unique(np.concatenate([a["code"].to_numpy(float), judge.dropna().to_numpy(float)]))
+    items, pos = np.unique(a["idx"].to_numpy(), return_inverse=True)
+    own = np.searchsorted(dom, a["code"].to_numpy(float))
+    counts = np.zeros((len(items), len(dom)))
+    np.add.at(counts, (pos, own), 1.0)
+    others = counts[pos]
+    others[np.arange(len(a)), own] -= 1.0
+    n_o = others.sum(axis=1)
+    jv = judge.reindex(items).to_numpy(float)[pos]
+    if spec.ordinal:
+        present = others > 0
+        lo = dom[np.argmax(present, axis=1)]
+        hi = dom[len(dom) - 1 - np.argmax(present[:, ::-1], axis=1)]
+        eligible = n_o >= MIN_HUMANS
+        mine = dom[own]
+        h_hit = (mine <= lo - SCALE_GAP) | (mine >= hi + SCALE_GAP)
+        j_hit = (jv <= lo - SCALE_GAP) | (jv >= hi + SCALE_GAP)
+    else:
+        top = others.max(axis=1)
+        unique = (others == top[:, None]).sum(axis=1) == 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            clear = (n_o >= MIN_HUMANS) & unique & (top / n_o >= CLEAR_SHARE)
+        val = dom[others.argmax(axis=1)]
+        eligible = clear
+        h_hit = dom[own] != val
+        j_hit = jv != val
+    j_ok = eligible & ~np.isnan(jv)
+    n_h, n_j = int(eligible.sum()), int(j_ok.sum())
+    return {**out, "n_comparisons": n_h, "human_rate": float(h_hit[eligible].mean()) if n_h else None,
+            "n_judge_comparisons": n_j, "judge_rate": float(j_hit[j_ok].mean()) if n_j else None}
+
+
+def baseline_summary(sections: dict[str, dict[str, Any]], findings: list[dict[str, Any]]
+                     ) -> list[dict[str, Any]]:
+    """Per metric and judge: the judge's findings beside a held-out human's rate by the same rule."""
+    count: dict[tuple[str, str], int] = {}
+    for f in findings:
+        k = (f["metric"], f["judge_name"])
+        count[k] = count.get(k, 0) + 1
     out = []
     for key, sec in sections.items():
-        spec = specs[key]
         for name, j in sec.get("judges", {}).items():
-            md = j.get("mean_difference") or {}
-            lo, hi = md.get("low"), md.get("high")
-            if lo is None or hi is None or md.get("estimate") is None or lo <= 0 <= hi:
+            r = j.get("item_findings") or {}
+            if r.get("human_rate") is None:
                 continue
-            up = lo > 0
-            if spec.kind == "tags":
-                kind = "judge_tags_more_often" if up else "judge_tags_less_often"
-            else:
-                kind = "lenient" if up else "severe"
-            out.append({"metric": key, "judge_name": name, "kind": kind, "mean_difference": md,
-                        "note": "the 95% interval of judge minus human consensus excludes zero"})
+            hr, jr = r["human_rate"], r.get("judge_rate")
+            excess = jr is not None and jr > hr
+            r["excess"] = bool(excess)
+            out.append({"metric": key, "judge_name": name, "n_findings": count.get((key, name), 0),
+                        "judge_rate": jr, "held_out_human_rate": hr,
+                        "n_comparisons": r["n_comparisons"], "excess": bool(excess)})
     return out
+
+
+def order_findings(findings: list[dict[str, Any]], baseline: list[dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """Findings of a metric and judge whose rate is above a held-out human's first (marked
+    `excess`), then the rest; within each, by case, item, metric, judge (a listing, not a ranking)."""
+    excess = {(b["metric"], b["judge_name"]) for b in baseline if b["excess"]}
+    for f in findings:
+        f["excess"] = (f["metric"], f["judge_name"]) in excess
+    return sorted(findings, key=lambda f: (not f["excess"], f["case_id"] or "", f["display_code"] or "",
+                                           f["item_id"], f["metric"], f["judge_name"]))

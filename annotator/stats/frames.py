@@ -23,6 +23,9 @@ JUDGE_COLUMNS = ["item_id", "judge", "metric", "value", "reason"]
 PAIR_COLUMNS = [
     "pair_id", "case_id", "item_left", "item_right", "gen_left", "gen_right", "rater", "choice", "created_at",
 ]
+# the lead's resolved answers (current ones only: a later adjudication supersedes an earlier one);
+# value typed as in `judgements`; category: why it was resolved so ("rubric_unclear", ...) or None
+ADJUDICATION_COLUMNS = ["item_id", "metric", "value", "reason", "category", "by", "created_at"]
 ANCHOR_COLUMNS = [
     "rater", "anchor_id", "item_id", "metric", "value", "reference", "seq", "session_id", "created_at", "context",
 ]
@@ -45,4 +48,5 @@ class StudyFrames:
     # answers on anchors (seeded in live work: context "live"; calibration: "calibration"),
     # seq = 0-based order of the rater's live anchor answers
     anchor_answers: pd.DataFrame = field(default_factory=lambda: empty(ANCHOR_COLUMNS))
+    adjudications: pd.DataFrame = field(default_factory=lambda: empty(ADJUDICATION_COLUMNS))
     settings: dict[str, Any] = field(default_factory=dict)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import IDENTICAL, alpha_features, undefined_reason, value_counts
-from .bootstrap import ItemBootstrap, Pending, undefined
+from .bootstrap import ItemBootstrap, Pending, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .frames import StudyFrames
 
@@ -120,7 +120,7 @@ def rater_section(
         idx = loo["idx"].to_numpy(np.int64)
         agree = loo["agree"].to_numpy(float)
         share = plan.add_sliced(np.repeat(idx, 2), np.tile(np.arange(2), len(idx)),
-                                np.column_stack([np.ones(len(idx)), agree]).ravel(), 2, _ratio,
+                                np.column_stack([np.ones(len(idx)), agree]).ravel(), 2, ratio,
                                 np.repeat(rid, 2), R)
         n_per = np.bincount(rid, minlength=R)
         alpha = _sliced_alpha(plan, loo, rid, spec, R)
@@ -138,11 +138,6 @@ def rater_section(
             pooled.append(loo.assign(rid=rid))
     _fatigue(plan, frames, items, out, raters, pooled, min_count)
     return out
-
-
-def _ratio(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
 
 
 def _sliced_alpha(

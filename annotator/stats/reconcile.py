@@ -33,19 +33,16 @@ import pandas as pd
 
 from .agreement import (
     IDENTICAL,
-    KAPPA_WEIGHTS,
     NO_PAIRS,
     alpha_features,
-    kappa_from_tables,
     permutation_alpha,
-    register_agreement,
     register_alpha,
     register_alpha_pair,
-    register_cohen,
+    two_way_alpha,
     value_counts,
 )
-from .bootstrap import ItemBootstrap, Pending, rng_for, undefined
-from .consensus import MetricSpec, consensus
+from .bootstrap import ItemBootstrap, Pending, ratio, rng_for, undefined
+from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .correlation import (
     CORRELATIONS,
     pearson_from_moments,
@@ -53,8 +50,14 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
+from .findings import held_out_difference, held_out_finding_rates
+from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
+VS_CONSENSUS = ("flatters the judge: a judge that is just another human scores higher against the "
+                "consensus than the humans do among themselves; read alpha_gain first")
+FLEISS_NOMINAL = ("Fleiss' kappa treats the scale's points as unordered categories (nominal): read "
+                  "ordinal alpha for agreement that respects the order")
 NOT_SCALE = "interval level applies to scales only"
 
 
@@ -67,6 +70,7 @@ class Context:
     seed: int = 0
     n_perm: int = 200
     min_count: int = 10
+    rater_bootstrap: bool = False  # also the two-way (items x raters) interval of human alpha
 
     def __post_init__(self) -> None:
         self.slicings: dict[str, tuple[np.ndarray, list[str]]] = {}
@@ -77,7 +81,7 @@ class Context:
 
 
 def _off_scale(spec: MetricSpec) -> str:
-    scale = f"{spec.lo}..{spec.hi}, whole numbers" if spec.kind == "scale" else "/".join(spec.labels)
+    scale = f"{spec.lo:g}..{spec.hi:g}, whole numbers" if spec.ordinal else "/".join(spec.labels)
     return (f"the judge does not answer on the rubric's scale ({scale}): figures that need a "
             "common scale are left out; the correlations with the human mean still apply")
 
@@ -144,16 +148,22 @@ def human_section(
         "n_raters": int(h["rater"].nunique()),
         "n_judgements": int(len(h)),
         "n_cannot_judge": int(h["code"].isna().sum()),
-        "human_alpha": register_alpha(plan, vc, spec.level),
+        "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),
     }
-    if spec.kind == "scale":
+    if spec.ordinal:
         sec["human_alpha_interval"] = register_alpha(plan, vc, "interval")
         sec["human_alpha_nominal"] = register_alpha(plan, vc, "nominal")
     else:
         sec["human_alpha_interval"] = undefined(vc.n_pairable, NOT_SCALE)
+    if spec.key == VERDICT_KEY:
+        sec["n_undetermined"] = sec["n_cannot_judge"]
+        sec["undetermined_note"] = ("verdicts from complete answers only: a verdict whose rules need an "
+                                    "unanswered or cannot-judge metric is undetermined and left out")
     agree = register_agreement(plan, vc, spec.n_categories)
     sec["percent_agreement"] = agree["percent_agreement"]
     sec["fleiss_kappa"] = agree["fleiss_kappa"]
+    if spec.ordinal:  # Fleiss' kappa has no notion of order
+        agree["fleiss_kappa"].note = FLEISS_NOMINAL
     if spec.nominal:
         sec["gwet_ac1"] = agree["gwet_ac1"]
     cons = consensus(h, spec)
@@ -165,6 +175,11 @@ def human_section(
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
     sec["rater_pairs"] = _pair_kappas(ctx, spec, wide.index.to_numpy(),
                                       list(combinations(raters, 2)), cols, cols, dom)
+    if len(raters) == 2 and sec["rater_pairs"]:  # two raters: Cohen's kappa is the figure to read
+        pair = next(iter(sec["rater_pairs"].values()))
+        sec["cohen_kappa"] = {w: pair[w] for w in KAPPA_WEIGHTS if w in pair} or pair
+    if ctx.rater_bootstrap:
+        sec["human_alpha_two_way"] = two_way_alpha(sec["human_alpha"], valid, spec.domain(), spec.level)
     return sec, cons, wide
 
 
@@ -185,7 +200,7 @@ def judge_view(spec: MetricSpec, name: str, j: pd.DataFrame) -> JudgeView:
     jv = j.drop_duplicates("idx", keep="last").set_index("idx").sort_index()
     has_value = jv["num"].notna() | jv["code"].notna()
     ok = jv["code"].notna()
-    if spec.kind == "scale":
+    if spec.ordinal:
         ok &= (jv["code"] % 1 == 0)
     same = bool(ok.any() and (ok | ~has_value).all())
     if not same:
@@ -221,10 +236,13 @@ def judge_section(
         sec["exact_agreement"] = None
         sec["cohen_kappa"] = {w: undefined(len(both), off) for w in KAPPA_WEIGHTS}
         sec["human_range"] = {"note": off}
+        sec["vs_held_out_human"] = {"difference": undefined(len(both), off), "p_value": None}
     else:
         u_idx = units.to_numpy()
         vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
-        sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level)
+        sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level, spec.labels)
+        sec["alpha_vs_consensus"].note = "; ".join(
+            x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x)
         values = vc.domain
         ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
         sec["permutation_alpha"] = permutation_alpha(
@@ -253,20 +271,25 @@ def judge_section(
         sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
         sec["exact_agreement_ci"] = _mean_figure(plan, u_idx[clear], eq.astype(float), ctx.min_count,
                                                  share=True)
-        if spec.kind == "choice":
+        if not spec.directed:
             sec["mean_difference"] = undefined(len(u_idx), UNORDERED)
         else:
-            keep = np.ones(len(u_idx), bool) if spec.kind == "scale" else clear
+            keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
             sec["mean_difference"] = _mean_figure(plan, u_idx[keep], (j_val - c_val)[keep], 1)
         if spec.nominal:
             sec["confusion"] = _confusion(spec, c_val[clear], j_val[clear])
         sec["human_range"] = _human_range(ctx, spec, wide, jv, rater_pairs)
+        sec["item_findings"] = held_out_finding_rates(spec, h, jv["code"])
+        if spec.directed:
+            sec["vs_held_out_human"] = _held_out(ctx, spec, h, jv["code"], view.name)
+        else:
+            sec["vs_held_out_human"] = {"difference": undefined(len(u_idx), UNORDERED), "p_value": None}
 
     # --- correlations with the human mean (any judge scale)
     rows = both.to_numpy()
     x = jv.loc[both, "num"].to_numpy(dtype=float)
     y = cons.loc[both, "mean"].to_numpy(dtype=float)
-    if spec.kind == "choice":
+    if not spec.directed:
         for k in CORRELATIONS:
             sec[k] = undefined(len(rows), UNORDERED)
         sec["permutation_pearson"] = {"mean": None, "p_value": None, "note": UNORDERED}
@@ -278,6 +301,17 @@ def judge_section(
     return sec
 
 
+def _held_out(ctx: Context, spec: MetricSpec, h: pd.DataFrame, judge: pd.Series, name: str
+              ) -> dict[str, Any]:
+    """The judge's mean difference from a held-out human: estimate with its item-bootstrap
+    interval, and the relabelling p-value (q-value filled in by findings.systematic)."""
+    r = held_out_difference(spec, h, judge, seed=ctx.seed, key=f"{spec.key}/{name}")
+    fig = (_mean_figure(ctx.plan, r["rows"], r["delta"], 1) if r["estimate"] is not None
+           else undefined(r["n"], r.get("note", "undefined")))
+    return {"difference": fig, "p_value": r["p_value"], "test": r.get("test"), "q_value": None,
+            "n": r["n"], "statistic": "per item: judge answer minus the mean human answer"}
+
+
 def _mean_figure(
     plan: ItemBootstrap, rows: np.ndarray, v: np.ndarray, min_count: int, share: bool = False
 ) -> Any:
@@ -286,13 +320,8 @@ def _mean_figure(
         return undefined(0, "no item with both a judge value and a human consensus")
     if n < min_count:
         return undefined(n, f"fewer than {min_count} items: a share is not shown")
-    reps = plan.add_dense(rows, np.column_stack([np.ones(n), v]), _ratio)
+    reps = plan.add_dense(rows, np.column_stack([np.ones(n), v]), ratio)
     return Pending(reps, n)
-
-
-def _ratio(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s[:, 0] > 0, s[:, 1] / s[:, 0], np.nan)
 
 
 def _confusion(spec: MetricSpec, c: np.ndarray, j: np.ndarray) -> dict[str, Any]:
@@ -374,9 +403,9 @@ def _slices(
             eq_reps = _sliced_mean(plan, u_idx[clear], (c_val == j_val)[clear].astype(float),
                                    slice_of, S)
             n_clear = np.bincount(slice_of[u_idx[clear]], minlength=S)
-            keep = np.ones(len(u_idx), bool) if spec.kind == "scale" else clear
+            keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
             d_reps = (_sliced_mean(plan, u_idx[keep], (j_val - c_val)[keep], slice_of, S)
-                      if spec.kind != "choice" else None)
+                      if spec.directed else None)
             n_keep = np.bincount(slice_of[u_idx[keep]], minlength=S)
             n_units = np.bincount(su, minlength=S)
             for s in figs:
@@ -398,7 +427,7 @@ def _slices(
             for s in figs:
                 for k in ("alpha_vs_consensus", "exact_agreement", "mean_difference"):
                     figs[s][k] = undefined(figs[s]["n_items"], off)
-        if spec.kind != "choice" and len(rows):
+        if spec.directed and len(rows):
             ok = np.isfinite(x) & np.isfinite(y)
             rr, xx, yy = rows[ok], x[ok], y[ok]
             xc, yc = xx - xx.mean(), yy - yy.mean()
@@ -424,7 +453,7 @@ def _sliced_mean(
     r = np.repeat(rows, 2)
     c = np.tile(np.arange(2), n)
     vals = np.column_stack([np.ones(n), v]).ravel()
-    return plan.add_sliced(r, c, vals, 2, _ratio, slice_of[r], S)
+    return plan.add_sliced(r, c, vals, 2, ratio, slice_of[r], S)
 
 
 # ---- one metric ------------------------------------------------------------------------

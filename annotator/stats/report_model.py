@@ -14,15 +14,11 @@ top level "verdict", "generators", "systematic_findings", "definitions",
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from .bootstrap import ItemBootstrap, resolve, undefined
+from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
-from .findings import DEFINITION, contradictions, sort_findings, systematic
+from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
 from .generators import generator_section
 from .raters import rater_section
@@ -52,9 +48,16 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
 
 
 def build_report(
-    frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200
+    frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200,
+    rater_bootstrap: bool = False,
 ) -> dict[str, Any]:
-    """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras)."""
+    """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras).
+
+    Alpha intervals hold the raters fixed (they say how far *these* raters agree);
+    `rater_bootstrap=True` adds `human_alpha_two_way` per metric, with raters as a sample of
+    raters in general too. Raises ValueError when n_boot is not a whole number >= 1.
+    """
+    n_boot = check_n_boot(n_boot)
     min_count = int(frames.settings.get("min_count_for_share", 10))
     specs = metric_specs(frames.rubric)
     items = item_table(frames)
@@ -62,7 +65,8 @@ def build_report(
     human["rater"] = human["rater"].astype(str)
     judged = judge_answers(frames, specs, items)
     plan = ItemBootstrap(len(items), n_boot, seed)
-    ctx = Context(plan, items, seed=seed, n_perm=n_perm, min_count=min_count)
+    ctx = Context(plan, items, seed=seed, n_perm=n_perm, min_count=min_count,
+                  rater_bootstrap=rater_bootstrap)
 
     sections: dict[str, Any] = {}
     findings: list[dict[str, Any]] = []
@@ -82,28 +86,42 @@ def build_report(
     raters = resolve(raters)
     spec_of = {s.key: s for s in specs}
     verdict = sections.pop(VERDICT_KEY, None)
-    systematic_findings = systematic(sections, spec_of)
-    if verdict is not None:
-        systematic_findings += systematic({VERDICT_KEY: verdict}, spec_of)
+    # one Benjamini-Hochberg family: every metric (and the verdict) and judge of the report
+    tested = dict(sections) | ({VERDICT_KEY: verdict} if verdict is not None else {})
+    systematic_findings = systematic(tested, spec_of)
+    baseline = baseline_summary(tested, findings)
 
     report = {
         "study": frames.study,
         "rubric": {"id": frames.rubric.id, "version": frames.rubric.version},
         "metrics": sections,
         "verdict": verdict,
-        "findings": sort_findings(findings),
+        "findings": order_findings(findings, baseline),
+        "item_findings_baseline": baseline,
         "systematic_findings": systematic_findings,
         "raters": raters,
         "pairwise": _pairwise(frames, n_boot, seed),
         "generators": generator_section(
             items, human, specs, n_boot=n_boot, seed=seed, min_count=min_count,
-            release_gate=frames.settings.get("release_gate")),
+            release_gate=frames.settings.get("release_gate"),
+            min_cases=int(frames.settings.get("release_gate_min_cases", 5)),
+            min_items=int(frames.settings.get("release_gate_min_items", 30))),
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
                          "value); median for scales",
-            "intervals": "95% percentile intervals, seeded item bootstrap (all of an item's "
-                         "answers resampled together)",
+            "intervals": "95% intervals from a seeded item bootstrap (all of an item's answers "
+                         "resampled together): BCa for alpha, percentile otherwise; none when "
+                         "every resample is equal or more than 5% of them are undefined. They hold "
+                         "the raters fixed: they say how far these raters agree, not raters in "
+                         "general (rater_bootstrap=True adds a two-way interval)",
+            "alpha_gain": "read first: alpha with the judge as one more rater minus alpha of the "
+                          "humans alone on the same items; alpha_vs_consensus flatters a judge (a "
+                          "judge that is just another human scores higher against the consensus "
+                          "than humans do among themselves)",
+            "shares": f"a share is shown only from {min_count} answers (for a cell's pass rate: "
+                      "answers over its items, several per item) or items (a judge's exact "
+                      "agreement)",
             "permutation": "judge values shuffled across items; p = (1 + #{shuffled >= "
                            "observed}) / (1 + shuffles)",
         },
@@ -112,25 +130,3 @@ def build_report(
         "n_perm": int(n_perm),
     }
     return jsonable(report)
-
-
-def jsonable(x: Any) -> Any:
-    """Plain Python types only; NaN and infinities become None."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [jsonable(v) for v in x.tolist()]
-    if isinstance(x, bool | np.bool_):
-        return bool(x)
-    if isinstance(x, int | np.integer):
-        return int(x)
-    if isinstance(x, float | np.floating):
-        f = float(x)
-        return f if math.isfinite(f) else None
-    if x is None or isinstance(x, str):
-        return x
-    if x is pd.NA or x is pd.NaT:
-        return None
-    return str(x)

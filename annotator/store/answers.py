@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.records import ServedItem
-from .assignments import assigned_items
+from .assignments import assigned_items, claim_next, on_demand
 from .chains import head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
@@ -29,6 +29,8 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
         n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
         items = live_items(s)
         mine = assigned_items(s, rpk)
+        if mine is None and on_demand(s):
+            mine = []  # items are taken one at a time as the rater goes (next_item claims them)
         if mine is not None:  # the study deals items: this rater's queue holds only theirs
             keep = set(mine)
             items = [(pk, case) for pk, case in items if pk in keep]
@@ -116,12 +118,30 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
             .order_by(QueueEntry.position).limit(1)
         ).first()
         if nxt is None:
+            nxt = _claim_on_demand(s, rpk, version)
+        if nxt is None:
             return None
         position, item_pk = nxt
         showing = _maybe_seed_anchor(s, rpk, session_pk, position, anchor_every)
         if showing is not None:
             return ServedItem(showing.item_pk, item_view(s, showing.item_pk, showing.display_code), position, "anchor", showing.id)
         return ServedItem(item_pk, item_view(s, item_pk), position, "live")
+
+
+def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] | None:
+    """When the study deals on demand: take one more item and append it to the rater's queue."""
+    k = on_demand(s)
+    if not k:
+        return None
+    seed = s.get(Rater, rpk).seed
+    item_pk = claim_next(s, rpk, seed, k)
+    if item_pk is None:
+        return None
+    position = s.scalar(select(func.count()).select_from(QueueEntry).where(
+        QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)) or 0
+    s.execute(insert(QueueEntry), [dict(rater_pk=rpk, rubric_version=version, position=position, item_pk=item_pk,
+                                        seed=seed)])
+    return position, item_pk
 
 
 def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, every: int) -> AnchorShowing | None:

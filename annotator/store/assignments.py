@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import BigInteger, cast, func, insert, select
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import assignment as design
@@ -40,6 +40,53 @@ def assigned_pairs(s: OrmSession, rpk: int) -> list[int] | None:
         return None
     return list(s.scalars(select(PairAssignment.pair_pk).where(PairAssignment.rater_pk == rpk)
                           .order_by(PairAssignment.pair_pk)))
+
+
+ON_DEMAND = "deal_on_demand"  # setting: K, when raters take items as they go instead of a dealt list
+
+
+def on_demand(s: OrmSession) -> int | None:
+    import json as _json
+
+    from .models import Setting
+
+    raw = s.scalar(select(Setting.value).where(Setting.key == ON_DEMAND))
+    k = _json.loads(raw) if raw else None
+    return int(k) if k else None
+
+
+def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
+    """Deal this rater one more item: one that has fewer than `k` raters and is not theirs yet,
+    the least covered first (then a seeded order of the rater's own).
+
+    Two raters asking at once must never both take the last open slot of an item. SQLite: the
+    write transaction (BEGIN IMMEDIATE) serialises claims. PostgreSQL: each candidate is taken
+    only under a transaction-scoped advisory lock on that item, tried without waiting (as
+    SKIP LOCKED would: a row lock would need UPDATE rights on items, which a least-privilege
+    rater role must not have), and its count is read again under the lock, so a claim committed
+    meanwhile is seen.
+    """
+    n_raters = select(func.count(Assignment.id)).where(Assignment.item_pk == Item.id).scalar_subquery()
+    mine = select(Assignment.item_pk).where(Assignment.rater_pk == rpk)
+    shuffle = (cast(Item.id, BigInteger) * 2654435761 + seed) % 4294967291  # 64-bit on both engines
+    server = s.get_bind().dialect.name == "postgresql"
+    candidates = (select(Item.id).where(Item.is_anchor.is_(False), Item.id.not_in(mine), n_raters < k)
+                  .order_by(n_raters, shuffle).limit(32 if server else 1))
+    for _ in range(10):
+        found = list(s.scalars(candidates))
+        if not found:
+            return None
+        for item_pk in found:
+            if server and not s.scalar(select(func.pg_try_advisory_xact_lock(_CLAIM_LOCK, item_pk))):
+                continue  # another rater is taking this one right now
+            taken = s.scalar(select(func.count(Assignment.id)).where(Assignment.item_pk == item_pk)) or 0
+            if taken < k:
+                s.execute(insert(Assignment), [dict(rater_pk=rpk, item_pk=item_pk, seed=seed)])
+                return item_pk
+    return None
+
+
+_CLAIM_LOCK = 0x636C6D  # advisory-lock namespace of claims ("clm")
 
 
 def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int) -> Dealt:

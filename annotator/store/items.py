@@ -140,8 +140,11 @@ def item_pks(s: Session, item_ids: Iterable[str]) -> dict[str, int]:
 
 
 def item_view(s: Session, item_pk: int, display_code: str | None = None) -> ItemView:
-    it = s.get(Item, item_pk)
-    cell = s.get(Cell, it.cell_pk)
+    """What a rater sees of an item. Names exactly the columns a rater may read (on a team server
+    the rater's database role has no right to item_id, generator or source: see store/roles.py)."""
+    code, text, prompt, criteria = s.execute(
+        select(Item.display_code, Item.text, Cell.prompt, Cell.criteria).join(Cell, Cell.id == Item.cell_pk)
+        .where(Item.id == item_pk)).one()
     media = s.execute(
         select(ItemMedia.role, ItemMedia.media_sha256).where(ItemMedia.item_pk == item_pk).order_by(ItemMedia.role, ItemMedia.ordinal)
     ).all()
@@ -149,8 +152,8 @@ def item_view(s: Session, item_pk: int, display_code: str | None = None) -> Item
     inputs = tuple(m for r, m in media if r == "input")
     mask = next((m for r, m in media if r == "mask"), None)
     return ItemView(
-        display_code=display_code or it.display_code, prompt=cell.prompt, criteria=cell.criteria or "",
-        outputs=outputs, inputs=inputs, mask=mask, text=it.text,
+        display_code=display_code or code, prompt=prompt, criteria=criteria or "",
+        outputs=outputs, inputs=inputs, mask=mask, text=text,
     )
 
 
@@ -166,13 +169,11 @@ def views_by_item_id(db: StudyDB, item_ids: Iterable[str]) -> dict[str, ItemView
 
 
 def live_items(s: Session) -> list[tuple[int, str]]:
-    """(item pk, case_id) of every live (non-anchor) item."""
-    return list(
-        s.execute(
-            select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
-            .where(Item.is_anchor.is_(False)).order_by(Item.id)
-        ).all()
-    )
+    """(item pk, case key) of every live (non-anchor) item; the key groups an item with its case
+    (the case's pk: a rater's role may not read case ids, which can name generators)."""
+    return [(pk, f"case-{case_pk}") for pk, case_pk in s.execute(
+        select(Item.id, Cell.case_pk).join(Cell, Item.cell_pk == Cell.id)
+        .where(Item.is_anchor.is_(False)).order_by(Item.id)).all()]
 
 
 def item_index(db: StudyDB) -> dict[int, tuple[str, str]]:

@@ -314,88 +314,121 @@ class _Merger:
                 raise InputError(f"the package holds a vote on a pair '{v['pair']}' that was not dealt to "
                                  f"'{self.rows.rater}'", field="pairs")
 
-    def _existing(self, model: Any, uid: str) -> Any:
-        return self.s.scalars(select(model).where(model.uuid == uid)).first()
-
     def _conflict(self, table: str, uid: str, reason: str, incoming: dict[str, Any]) -> None:
         self.s.add(MergeConflict(merge_pk=self.merge.id, table_name=table, uuid=uid, reason=reason,
                                  incoming=json.dumps(incoming, default=str, sort_keys=True)))
         self.conflicts.append(f"{table} {uid}: {reason}")
 
-    def _insert(self, table: str, model: Any, values: dict[str, Any], compare: dict[str, Any],
-                incoming: dict[str, Any]) -> Any:
-        """The row's study id (existing or new), or None when it went to the conflicts."""
-        old = self._existing(model, values["uuid"])
-        if old is not None:
-            if _same({k: getattr(old, k) for k in compare}, compare):
+    def _insert_many(self, table: str, model: Any, entries: list[tuple[dict, dict, dict]]) -> dict[str, int | None]:
+        """(values, fields compared with a known row, the package row) -> uuid: study id, or None
+        when it went to the conflicts. New rows go in with one bulk INSERT; only when a unique rule
+        refuses it are they inserted one by one to find the clashing row."""
+        out: dict[str, int | None] = {}
+        uids = [v["uuid"] for v, _, _ in entries]
+        known: dict[str, Any] = {}
+        for i in range(0, len(uids), 500):
+            known.update({r.uuid: r for r in self.s.scalars(select(model).where(model.uuid.in_(uids[i:i + 500])))})
+        fresh = []
+        for values, compare, incoming in entries:
+            old = known.get(values["uuid"])
+            if old is None:
+                fresh.append((values, incoming))
+            elif _same({k: getattr(old, k) for k in compare}, compare):
                 self.skipped += 1
-                return old.id
-            self._conflict(table, values["uuid"], "the study holds this id with other content", incoming)
-            return None
+                out[values["uuid"]] = old.id
+            else:
+                self._conflict(table, values["uuid"], "the study holds this id with other content", incoming)
+                out[values["uuid"]] = None
+        if not fresh:
+            return out
         try:
             with self.s.begin_nested():
-                new_id = self.s.scalar(insert(model).returning(model.id), [values])
-        except IntegrityError as exc:
-            self._conflict(table, values["uuid"], f"its slot is taken in the study ({str(exc.orig)[:80]})", incoming)
-            return None
-        self.added[table] += 1
-        return new_id
+                got = self.s.execute(insert(model).returning(model.id, model.uuid, sort_by_parameter_order=True),
+                                     [v for v, _ in fresh]).all()
+            out.update({uid: pk for pk, uid in got})
+            self.added[table] += len(got)
+            return out
+        except IntegrityError:
+            pass
+        for values, incoming in fresh:
+            try:
+                with self.s.begin_nested():
+                    out[values["uuid"]] = self.s.scalar(insert(model).returning(model.id), [values])
+                self.added[table] += 1
+            except IntegrityError as exc:
+                self._conflict(table, values["uuid"], f"its slot is taken in the study ({str(exc.orig)[:80]})",
+                               incoming)
+                out[values["uuid"]] = None
+        return out
+
+    def _chained(self, table: str, model: Any, rows: list[dict[str, Any]], build) -> dict[str, int | None]:  # noqa: ANN001
+        """Rows that may correct earlier ones: inserted in generations, each once its target has an id."""
+        ids: dict[str, int | None] = {}
+        left = list(rows)
+        while left:
+            ready, later = [], []
+            for x in left:
+                sup = x["supersedes"]
+                if sup is None or sup in ids:
+                    ready.append(x)
+                elif any(y["uuid"] == sup for y in left):
+                    later.append(x)
+                else:  # its target was merged before (an earlier return of the package)
+                    ids[sup] = self.s.scalar(select(model.id).where(model.uuid == sup))
+                    ready.append(x)
+            entries = []
+            for x in ready:
+                if x["supersedes"] is not None and ids.get(x["supersedes"]) is None:
+                    self._conflict(table, x["uuid"], "it corrects an answer that is not in the study", x)
+                    ids[x["uuid"]] = None
+                    continue
+                entries.append(build(x, ids.get(x["supersedes"]) if x["supersedes"] else None))
+            ids.update(self._insert_many(table, model, entries))
+            left = later
+        return ids
 
     def run(self) -> None:
-        sess: dict[str, int | None] = {}
-        for x in self.rows.sessions:
-            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, mode=x["mode"], started_at=x["started_at"])
-            sess[x["uuid"]] = self._insert("sessions", Session, vals, {"mode": x["mode"]}, x)
-        show: dict[str, int | None] = {}
-        for x in self.rows.showings:
-            if sess.get(x["session"]) is None:
-                continue
-            code = x["display_code"]
-            taken = self.s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code,
-                                                                 AnchorShowing.uuid != x["uuid"]))
-            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], item_pk=self.items[x["item"]],
-                        before_position=x["before_position"], seed=x["seed"],
-                        display_code=free_display_code(self.s) if taken else code, created_at=x["created_at"])
-            show[x["uuid"]] = self._insert("anchor_showings", AnchorShowing, vals,
-                                           {"item_pk": vals["item_pk"], "before_position": x["before_position"]}, x)
-        jud: dict[str, int | None] = {}
-        for x in self.rows.judgements:
-            if x["supersedes"] is not None and jud.get(x["supersedes"], -1) is None:
-                self._conflict("judgements", x["uuid"], "it corrects an answer that went to the conflicts", x)
-                jud[x["uuid"]] = None
-                continue
-            sup = None
-            if x["supersedes"] is not None:
-                sup = jud.get(x["supersedes"]) or self.s.scalar(select(Judgement.id).where(
-                    Judgement.uuid == x["supersedes"]))
+        sess = self._insert_many("sessions", Session, [
+            (dict(uuid=x["uuid"], rater_pk=self.rpk, mode=x["mode"], started_at=x["started_at"]),
+             {"mode": x["mode"]}, x) for x in self.rows.sessions])
+        codes = set(self.s.scalars(select(AnchorShowing.display_code).where(
+            AnchorShowing.display_code.in_([x["display_code"] for x in self.rows.showings])))) if self.rows.showings \
+            else set()
+        mine = {x["uuid"] for x in self.rows.showings}
+        own = set(self.s.scalars(select(AnchorShowing.display_code).where(AnchorShowing.uuid.in_(mine)))) if mine \
+            else set()
+        show = self._insert_many("anchor_showings", AnchorShowing, [
+            (dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], item_pk=self.items[x["item"]],
+                  before_position=x["before_position"], seed=x["seed"], created_at=x["created_at"],
+                  display_code=free_display_code(self.s) if x["display_code"] in codes - own else x["display_code"]),
+             {"item_pk": self.items[x["item"]], "before_position": x["before_position"]}, x)
+            for x in self.rows.showings if sess.get(x["session"]) is not None])
+
+        def judgement(x: dict[str, Any], sup: int | None) -> tuple[dict, dict, dict]:
             vals = dict(uuid=x["uuid"], rater_pk=self.rpk, item_pk=self.items[x["item"]],
                         rubric_version=x["rubric_version"], session_pk=sess.get(x["session"]) if x["session"] else None,
                         context=x["context"], showing_pk=show.get(x["showing"]) if x["showing"] else None,
                         queue_position=x["queue_position"], answers=x["answers"], reason=x["reason"],
                         time_ms=x["time_ms"], source=x["source"], supersedes=sup, created_at=x["created_at"])
-            jud[x["uuid"]] = self._insert("judgements", Judgement, vals,
-                                          {"item_pk": vals["item_pk"], "answers": x["answers"],
-                                           "reason": x["reason"], "context": x["context"]}, x)
-        vot: dict[str, int | None] = {}
-        for x in self.rows.votes:
-            sup = vot.get(x["supersedes"]) if x["supersedes"] else None
-            if x["supersedes"] and sup is None:
-                sup = self.s.scalar(select(PairVote.id).where(PairVote.uuid == x["supersedes"]))
+            return vals, {"item_pk": vals["item_pk"], "answers": x["answers"], "reason": x["reason"],
+                          "context": x["context"]}, x
+
+        def vote(x: dict[str, Any], sup: int | None) -> tuple[dict, dict, dict]:
             vals = dict(uuid=x["uuid"], rater_pk=self.rpk, pair_pk=self.pairs[x["pair"]],
                         item_left=self.items[x["item_left"]], item_right=self.items[x["item_right"]],
                         choice=x["choice"], side_seed=x["side_seed"],
                         session_pk=sess.get(x["session"]) if x["session"] else None,
                         queue_position=x["queue_position"], reason=x["reason"], time_ms=x["time_ms"],
                         source=x["source"], supersedes=sup, created_at=x["created_at"])
-            vot[x["uuid"]] = self._insert("pair_votes", PairVote, vals, {"choice": x["choice"],
-                                                                          "pair_pk": vals["pair_pk"]}, x)
-        for x in self.rows.calibrations:
-            if sess.get(x["session"]) is None:
-                continue
-            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], anchor_set=x["anchor_set"],
-                        rubric_version=x["rubric_version"], result=x["result"], qualified=x["qualified"],
-                        created_at=x["created_at"])
-            self._insert("calibrations", Calibration, vals, {"result": x["result"]}, x)
+            return vals, {"choice": x["choice"], "pair_pk": vals["pair_pk"]}, x
+
+        self._chained("judgements", Judgement, self.rows.judgements, judgement)
+        self._chained("pair_votes", PairVote, self.rows.votes, vote)
+        self._insert_many("calibrations", Calibration, [
+            (dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], anchor_set=x["anchor_set"],
+                  rubric_version=x["rubric_version"], result=x["result"], qualified=x["qualified"],
+                  created_at=x["created_at"]), {"result": x["result"]}, x)
+            for x in self.rows.calibrations if sess.get(x["session"]) is not None])
         self.merge.counts = json.dumps(self.added, sort_keys=True)
 
 

@@ -102,9 +102,10 @@ def anchor_references(db: StudyDB) -> dict[int, dict[str, Any]]:
         return {a.item_pk: json.loads(a.reference) for a in s.scalars(select(Anchor))}
 
 
-def anchor_item_ids(db: StudyDB) -> dict[int, str]:
+def anchor_labels(db: StudyDB) -> dict[int, str]:
+    """A label per anchor for a rater's own drift check (no item_id: a rater may not read it)."""
     with db.read() as s:
-        return dict(s.execute(select(Item.id, Item.item_id).where(Item.is_anchor.is_(True))).all())
+        return {pk: f"anchor-{pk}" for pk in s.scalars(select(Item.id).where(Item.is_anchor.is_(True)))}
 
 
 def pair_votes(db: StudyDB) -> list[VoteRow]:

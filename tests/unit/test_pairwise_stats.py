@@ -14,14 +14,12 @@ from scipy.stats import beta, binom, binomtest
 
 from annotator.demo.simulate import SimulatedPairVoter
 from annotator.domain.rubric import load_rubric
+from annotator.stats.agreement import alpha_point, value_counts
+from annotator.stats.bradley_terry import bradley_terry
 from annotator.stats.frames import PAIR_COLUMNS, StudyFrames
-from annotator.stats.pairwise import (
-    bradley_terry,
-    cell_tallies,
-    nominal_alpha,
-    pairwise_section,
-    position_bias,
-)
+from annotator.stats.pair_tallies import cell_tallies
+from annotator.stats.pairwise import pairwise_section
+from annotator.stats.position_bias import position_bias
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "data" / "pandalm"
@@ -180,7 +178,9 @@ def test_coincidence_alpha_matches_the_krippendorff_package():
         table[rng.random((60, 4)) < 0.2] = -1  # missing votes
         ref = krippendorff.alpha(reliability_data=np.where(table >= 0, table, np.nan).T.astype(float),
                                  level_of_measurement="nominal", value_domain=[0, 1, 2, 3])
-        assert nominal_alpha(table, 4) == pytest.approx(ref, abs=1e-12)
+        r, c = np.nonzero(table >= 0)
+        vc = value_counts(r, table[r, c].astype(float), np.arange(4.0))
+        assert alpha_point(vc, "nominal") == pytest.approx(ref, abs=1e-12)
 
 
 def test_majority_undefined_pairs_are_excluded_and_counted():
@@ -265,6 +265,7 @@ def test_planted_left_bias_is_flagged():
     assert pb["flagged_raters"] == ["lefty"] and pb["by_rater"]["lefty"]["share_left"] > 0.55
 
 
+@pytest.mark.slow
 def test_unbiased_raters_are_flagged_at_the_nominal_rate():
     rng = np.random.default_rng(33)
     fair = SimulatedPairVoter("fair", {"x": 0.3, "y": -0.3}, tie_rate=0.0)
@@ -296,3 +297,106 @@ def test_undefined_statistics_are_null_with_a_note():
     judge = s["judges"]["j"]
     assert judge["agreement_with_majority"] == 1.0
     assert judge["kappa_vs_majority"] is None and "note" in judge
+
+
+# ---- validity: pair-level resampling and the pair-clustered position test ----------------
+
+STRENGTH = {"g0": 0.6, "g1": 0.2, "g2": -0.2, "g3": -0.6}
+
+
+def clustered_votes(rng, n_cases, *, tau=1.0, raters=3, tie=0.1, left_bias=0.5, one_layout=True):
+    """Every generator pair once per case; each pair's two outputs have quality strength + N(0, tau);
+    `raters` vote on it (ties `tie`), all seeing one layout (as imported CSVs) or each their own."""
+    rows, gens = [], sorted(STRENGTH)
+    for c in range(n_cases):
+        for a in range(4):
+            for b in range(a + 1, 4):
+                qa = STRENGTH[gens[a]] + rng.normal(0, tau)
+                qb = STRENGTH[gens[b]] + rng.normal(0, tau)
+                pid = f"c{c}-{a}{b}"
+                a_left = rng.random() < 0.5
+                for k in range(raters):
+                    if not one_layout:
+                        a_left = rng.random() < 0.5
+                    il, ir = (f"{pid}-a", f"{pid}-b") if a_left else (f"{pid}-b", f"{pid}-a")
+                    gl, gr = (gens[a], gens[b]) if a_left else (gens[b], gens[a])
+                    if rng.random() < tie:
+                        choice = "both"
+                    else:
+                        ql, qr = (qa, qb) if a_left else (qb, qa)
+                        bias = math.log(left_bias / (1 - left_bias))
+                        choice = "left" if rng.random() < 1 / (1 + math.exp(-(ql - qr + bias))) else "right"
+                    rows.append((pid, f"c{c}", il, ir, gl, gr, f"r{k}", choice, None))
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def population_strengths():
+    """The Bradley-Terry strengths the design estimates (a 3,000-case study of the same model)."""
+    big = clustered_votes(np.random.default_rng(0), 3000)
+    return {g: d["estimate"] for g, d in bradley_terry(big, n_boot=0, by_case=False)["pooled"].items()}
+
+
+def test_bradley_terry_pair_bootstrap_covers(population_strengths):
+    # output quality varies from output to output (tau = 1) and three raters vote on each pair
+    rng = np.random.default_rng(5)
+    covered = total = 0
+    for s in range(100):
+        pooled = bradley_terry(clustered_votes(rng, 20), n_boot=400, seed=s, by_case=False)["pooled"]
+        for g, true in population_strengths.items():
+            covered += pooled[g]["low"] <= true <= pooled[g]["high"]
+            total += 1
+    assert 0.93 <= covered / total <= 0.97, f"coverage {covered}/{total}"
+
+
+def test_pooled_position_test_holds_its_size_when_raters_share_a_layout():
+    # no position bias; three raters per pair see the same layout. The binomial test over all votes
+    # (what the pooled p-value was) rejects far too often; the sign-flip test over pairs does not.
+    rng = np.random.default_rng(8)
+    runs = 120
+    new = old = 0
+    for _ in range(runs):
+        pb = position_bias(clustered_votes(rng, 25, tau=1.5))
+        new += pb["p_value"] < 0.05
+        old += pb["p_value_votes_independent"] < 0.05
+    lo_new, _ = clopper_pearson(new, runs)
+    lo_old, _ = clopper_pearson(old, runs)
+    assert lo_new <= 0.05, f"pair-clustered test rejected {new} of {runs}"
+    assert lo_old > 0.05, f"the vote-level test should be too liberal here ({old} of {runs})"
+
+
+def test_pooled_position_test_has_power_and_says_so():
+    rng = np.random.default_rng(9)
+    runs = 50
+    caught = 0
+    for _ in range(runs):
+        pb = position_bias(clustered_votes(rng, 25, left_bias=0.65, one_layout=False))
+        caught += pb["p_value"] < 0.05
+    assert caught >= 0.9 * runs
+    pb = position_bias(clustered_votes(rng, 3))
+    assert "65% left preference" in pb["power"]["text"] and 0 <= pb["power"]["probability"] <= 1
+    for d in pb["by_rater"].values():
+        assert "decisive votes" in d["power"]["text"]
+
+
+def clopper_pearson(hits: int, n: int) -> tuple[float, float]:
+    lo = beta.ppf(0.025, hits, n - hits + 1) if hits else 0.0
+    hi = beta.ppf(0.975, hits + 1, n - hits) if hits < n else 1.0
+    return float(lo), float(hi)
+
+
+def test_pandalm_position_and_bradley_terry_are_pair_level(pandalm):
+    """The data that exposed both: the pooled p was 0.0020 counting each of three votes on a pair
+    as independent; the vote bootstrap made Bradley-Terry intervals 1.5-1.7x too narrow."""
+    frames, s = pandalm
+    pb = s["position_bias"]
+    assert pb["p_value_votes_independent"] == pytest.approx(0.0020, abs=5e-5)
+    assert 0.05 < pb["p_value"] < 0.12 and pb["n_pairs"] == 914
+    assert "decisive votes" in pb["power"]["text"]
+    pair = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    votes = frames.pair_votes.assign(pair_id=frames.pair_votes["pair_id"] + "/" + frames.pair_votes["rater"])
+    vote = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    ratio = np.mean([(pair[g]["high"] - pair[g]["low"]) / (vote[g]["high"] - vote[g]["low"]) for g in pair])
+    assert 1.4 < ratio < 2.2  # 1.5-1.7 plain; the small-case rescaling widens a little more
+    assert pair["pythia-6.9b"]["low"] < 0 < pair["pythia-6.9b"]["high"]  # crosses zero at pair level
+    assert vote["pythia-6.9b"]["low"] > 0

@@ -96,3 +96,15 @@ def test_pandalm_tallies_and_position_bias(pandalm_report):
     assert pb["left"] + pb["right"] + sum(v["both"] + v["neither"] for c in p["cells"].values() for v in c.values()) == 2997
     assert set(pb["by_rater"]) == {"annotator1", "annotator2", "annotator3"}
     assert set(p["bradley_terry"]) == {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}
+
+
+def test_pandalm_pair_level_figures_through_the_cli(pandalm_report):
+    """Three annotators vote on each pair in one layout: the pooled position test and the
+    Bradley-Terry intervals treat a pair, not a vote, as the unit (issue 11, items 3-4)."""
+    pb = pandalm_report["pairwise"]["position_bias"]
+    assert pb["p_value_votes_independent"] == pytest.approx(0.0020, abs=5e-5)
+    assert pb["p_value"] > 0.05 and pb["n_pairs"] == 914
+    assert not pb["flagged_raters"] and "decisive votes" in pb["power"]["text"]
+    bt = pandalm_report["pairwise"]["bradley_terry"]
+    assert bt["pythia-6.9b"]["low"] < 0 < bt["pythia-6.9b"]["high"]
+    assert all(g["n_pairs"] > 0 for g in bt.values())

@@ -23,13 +23,9 @@ from annotator.stats.agreement import (
     IDENTICAL,
     NO_PAIRS,
     ValueCounts,
-    agreement_summary,
     alpha_features,
     alpha_point,
     bin_ordered,
-    cohen_kappa,
-    cohen_kappa_table,
-    fleiss_kappa,
     krippendorff_alpha,
     permutation_alpha,
     value_counts,
@@ -37,6 +33,7 @@ from annotator.stats.agreement import (
 )
 from annotator.stats.bootstrap import resample_counts, rng_for
 from annotator.stats.correlation import correlations, rank_correlations_from_tables
+from annotator.stats.kappa import agreement_summary, cohen_kappa, cohen_kappa_table, fleiss_kappa
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 nan = np.nan
@@ -177,8 +174,13 @@ def test_identical_answers_are_undefined_not_one() -> None:
         assert res["estimate"] is None and res["low"] is None and res["high"] is None
         assert res["note"] == IDENTICAL
     s = agreement_summary(value_counts_from_matrix(data), 2, n_boot=100)
-    assert s["fleiss_kappa"]["estimate"] is None and s["gwet_ac1"]["estimate"] is None
+    assert s["fleiss_kappa"]["estimate"] is None
+    # decided: AC1 is 1 when every answer is identical (Gwet's formula, irrCAC 0.4.4 gives 1.0),
+    # said in a note, with no interval (every resample is 1)
+    ac1 = s["gwet_ac1"]
+    assert ac1["estimate"] == 1.0 and ac1["low"] is None and "irrCAC" in ac1["note"]
     assert s["percent_agreement"]["estimate"] == 1.0  # a share, not a chance-corrected figure
+    assert s["percent_agreement"]["low"] is None  # never a zero-width interval
     k = cohen_kappa(["PASS"] * 12, ["PASS"] * 12, n_boot=100)
     assert k["unweighted"]["estimate"] is None and "identical" in k["unweighted"]["note"]
 

@@ -149,7 +149,9 @@ def test_shuffled_judge_falls_to_the_permutation_baseline(planted) -> None:
             perm["p_value"] > 0.01
         assert s["human_range"]["position"] == "below"
         mirror = planted["report"]["metrics"][key]["judges"]["mirror"]
-        assert s["alpha_vs_consensus"]["estimate"] < mirror["alpha_vs_consensus"]["low"]
+        # a perfect mirror has alpha 1 in every resample: no zero-width interval is printed
+        m_alpha = mirror["alpha_vs_consensus"]
+        assert s["alpha_vs_consensus"]["estimate"] < (m_alpha["low"] or m_alpha["estimate"])
 
 
 def test_lenient_judge_is_a_systematic_finding_with_item_findings(planted) -> None:
@@ -178,8 +180,13 @@ def test_lenient_judge_is_a_systematic_finding_with_item_findings(planted) -> No
     assert f["humans"].count("FAIL") >= 0.8 * len(f["human_answers"])
     assert {h["reason"] for h in f["human_answers"]} <= {f"reason of rater{r}" for r in range(5)}
     # findings are a listing by case and item, not a ranking
-    keys = [(x["case_id"], x["display_code"]) for x in report["findings"]]
+    # (metric and judge groups above a held-out human's rate come first, marked "excess")
+    keys = [(not x["excess"], x["case_id"], x["display_code"]) for x in report["findings"]]
     assert keys == sorted(keys)
+    base = {(b["metric"], b["judge_name"]): b for b in report["item_findings_baseline"]}
+    lenient = base[("instruction_following", "lenient")]
+    assert lenient["excess"] and lenient["judge_rate"] > lenient["held_out_human_rate"]
+    assert found[0]["excess"]
 
 
 def test_scale_judge_outside_human_range_is_a_finding(planted) -> None:

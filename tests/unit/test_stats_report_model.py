@@ -192,7 +192,9 @@ def test_a_full_rubric_study_with_pairs_and_anchors_keeps_the_contract() -> None
     assert ua["estimate"] is None and "identical" in ua["note"]
     tr = m["text_rendering"]
     assert tr["human_alpha"]["estimate"] is None and tr["n_cannot_judge"] == 3
-    assert tr["gwet_ac1"]["estimate"] is None and tr["fleiss_kappa"]["estimate"] is None
+    assert tr["fleiss_kappa"]["estimate"] is None
+    # AC1 of identical answers is 1 by construction (decided, as irrCAC), said, with no interval
+    assert tr["gwet_ac1"]["estimate"] == 1.0 and tr["gwet_ac1"]["low"] is None and tr["gwet_ac1"]["note"]
     assert m["instruction_following"]["judges"]["llm"]["n_items"] == 60
     assert m["layout_hierarchy"]["judges"] == {}
     assert report["verdict"]["kind"] == "verdict"

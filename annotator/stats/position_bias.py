@@ -1,0 +1,165 @@
+"""Position bias: do votes favour the side an item was shown on?
+
+Decisive votes (left/right) only.
+
+- **Per rater** (and per judge): exact two-sided binomial test of the rater's
+  left share against 1/2. One rater votes once per pair, so the votes are
+  independent given the pairs. Per-rater p-values are Holm-adjusted over the
+  study's raters (family-wise 5%; 2-4% in simulation), so a study of twenty fair
+  raters is not expected to name one; a rater is named in `flagged_raters` when
+  the adjusted p < 0.05.
+- **Pooled over raters**: several raters vote on the same pair, and when they
+  all saw one layout (an imported CSV such as PandaLM) their votes move
+  together with the pair's two outputs. A binomial test over all votes then
+  counts one pair three times (false-positive rate 11-30% in simulation). The
+  pooled test is a sign-flip randomisation test over pairs: d_p = left - right
+  votes of pair p; under no position bias (sides dealt at random) each d_p is
+  as likely to have either sign, so p = P(|sum s_p d_p| >= |sum d_p|) over
+  random signs s_p, computed exactly. With one vote per pair this is the
+  two-sided binomial test.
+- **Power** beside every "not flagged": the probability that the same test, on
+  the same numbers of votes (and, pooled, the same clustering), would detect a
+  65% left preference. Per rater it is exact at the level Holm uses first
+  (0.05 / raters); pooled, a normal approximation with the observed variance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.signal import fftconvolve
+from scipy.stats import binom, binomtest, norm
+
+from .pair_tallies import coded_votes
+
+ALPHA_LEVEL = 0.05
+POWER_SHARE = 0.65  # the left preference the power statement is about
+
+
+def holm(pvals: Mapping[str, float]) -> dict[str, float]:
+    """Holm step-down adjusted p-values (family-wise error)."""
+    keys = sorted(pvals, key=lambda k: pvals[k])
+    m = len(keys)
+    out, running = {}, 0.0
+    for i, k in enumerate(keys):
+        running = max(running, min(1.0, (m - i) * pvals[k]))
+        out[k] = running
+    return out
+
+
+def binomial_power(n: int, level: float, share: float = POWER_SHARE) -> float:
+    """Probability that the exact two-sided binomial test at `level` rejects 1/2 when the
+    true left share is `share`, with n decisive votes."""
+    if n <= 0:
+        return 0.0
+    k = np.arange(n + 1)
+    # binomtest's two-sided p-value against 1/2 (a symmetric law): twice the smaller tail
+    p = np.minimum(1.0, 2 * np.minimum(binom.cdf(k, n, 0.5), binom.sf(k - 1, n, 0.5)))
+    return float(binom.pmf(k, n, share)[p <= level].sum())
+
+
+def _power_note(n: int, prob: float, level: float) -> str:
+    return (f"with {n} decisive votes a {POWER_SHARE:.0%} left preference is detected with "
+            f"probability {prob:.2f} (level {level:.3g})")
+
+
+def side_counts(rows: pd.DataFrame, min_count: int, level: float = ALPHA_LEVEL) -> dict[str, Any]:
+    """Left/right counts of one rater (or judge) with the exact binomial test and its power."""
+    left = int((rows["choice"] == "left").sum())
+    right = int((rows["choice"] == "right").sum())
+    n = left + right
+    out: dict[str, Any] = {"left": left, "right": right, "n": n}
+    if n == 0:
+        out["p_value"] = None
+        out["note"] = "no decisive (left/right) votes"
+        return out
+    out["p_value"] = float(binomtest(left, n, 0.5, alternative="two-sided").pvalue)
+    if n >= min_count:
+        out["share_left"] = left / n
+    else:
+        out["note"] = f"n={n} is below the minimum of {min_count} votes for a share"
+    prob = binomial_power(n, level)
+    out["power"] = {"share_left": POWER_SHARE, "probability": prob, "level": level,
+                    "text": _power_note(n, prob, level)}
+    return out
+
+
+def sign_flip_test(d: np.ndarray) -> float:
+    """Exact two-sided sign-flip p-value of sum(d) for whole-number cluster totals d.
+
+    Under the null every cluster's sign is a fair coin, so the a-valued clusters add
+    a * (2 Binomial(c_a, 1/2) - c_a); the law of the sum is the convolution of those
+    scaled binomials, computed exactly (no Monte Carlo, no seed).
+    """
+    signed = np.asarray(d, dtype=np.int64)
+    obs = abs(int(signed.sum()))
+    d = np.abs(signed[signed != 0])
+    if len(d) == 0:
+        return 1.0
+    total = int(d.sum())
+    pmf = np.zeros(1)
+    pmf[0] = 1.0
+    for a, c in zip(*np.unique(d, return_counts=True), strict=True):
+        part = np.zeros(int(a) * int(c) + 1)
+        part[:: int(a)] = binom.pmf(np.arange(c + 1), c, 0.5)
+        pmf = fftconvolve(pmf, part) if len(pmf) * len(part) > 1_000_000 else np.convolve(pmf, part)
+    pmf = np.clip(pmf, 0.0, None)
+    x = np.arange(len(pmf)) * 2 - total  # support -total..total in steps of 2
+    return float(min(1.0, pmf[np.abs(x) >= obs - 1e-9].sum()))
+
+
+def pooled_test(v: pd.DataFrame, min_count: int, level: float) -> dict[str, Any]:
+    out = side_counts(v, min_count, level)
+    out.pop("power", None)
+    if out["n"] == 0:
+        out["n_pairs"] = 0
+        return out
+    dec = v[v["choice"].isin(("left", "right"))]
+    d = (dec["choice"] == "left").astype(float) * 2 - 1
+    per_pair = d.groupby(dec["pair_id"].astype(str)).sum().to_numpy()
+    out["p_value"] = sign_flip_test(per_pair.astype(np.int64))
+    out["test"] = "exact sign-flip randomisation test over pairs (votes of a pair kept together)"
+    out["p_value_votes_independent"] = float(binomtest(out["left"], out["n"], 0.5).pvalue)
+    out["n_pairs"] = int(len(per_pair))
+    var = float((per_pair ** 2).sum())
+    effect = (2 * POWER_SHARE - 1) * out["n"]
+    z = norm.isf(level / 2)
+    prob = float(norm.cdf(effect / np.sqrt(var) - z) + norm.cdf(-effect / np.sqrt(var) - z)) if var else 0.0
+    out["power"] = {"share_left": POWER_SHARE, "probability": prob, "level": level,
+                    "method": "normal approximation with the observed clustering of votes in pairs",
+                    "text": _power_note(out["n"], prob, level) + f", over {len(per_pair)} pairs"}
+    return out
+
+
+def position_bias(
+    votes: pd.DataFrame, *, min_count: int = 10, alpha: float = ALPHA_LEVEL
+) -> dict[str, Any]:
+    """Share of decisive votes that went left, pooled (pair-clustered test) and per rater
+    (exact binomial tests, Holm).
+
+    {left, right, n, n_pairs, p_value, test, p_value_votes_independent, power, [share_left],
+    by_rater: {r: {left, right, n, p_value, p_adjusted, flagged, power, [share_left]}},
+    flagged_raters, multiplicity}.
+    """
+    v = coded_votes(votes)
+    out = pooled_test(v, min_count, alpha)
+    by_rater: dict[str, dict[str, Any]] = {}
+    groups = list(v.groupby("rater", sort=True)) if not v.empty else []
+    m = max(1, len(groups))
+    for rater, rows in groups:
+        by_rater[str(rater)] = side_counts(rows, min_count, alpha / m)
+    adjusted = holm({r: d["p_value"] for r, d in by_rater.items() if d["p_value"] is not None})
+    for r, d in by_rater.items():
+        d["p_adjusted"] = adjusted.get(r)
+        d["flagged"] = bool(d["p_adjusted"] is not None and d["p_adjusted"] < alpha)
+    out["by_rater"] = by_rater
+    out["flagged_raters"] = [r for r, d in by_rater.items() if d["flagged"]]
+    out["multiplicity"] = f"Holm over {len(adjusted)} raters, family-wise {alpha:g}"
+    return out
+
+
+__all__ = ["ALPHA_LEVEL", "POWER_SHARE", "binomial_power", "holm", "position_bias", "side_counts",
+           "sign_flip_test"]

@@ -1,0 +1,154 @@
+"""Load on one study: 50 raters as separate processes, each submitting 200 judgements and 50 pair
+votes with think times of 0-50 ms, against a PostgreSQL study and against a SQLite study.
+
+Counts what every process logged as acknowledged against what the database holds (0 lost, 0
+doubled), and prints p50/p95/p99 submit latency and throughput.
+
+Run: python tests/benchmarks/bench_server.py [--raters 50] [--pg postgresql://postgres@127.0.0.1/postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_store import machine  # noqa: E402
+
+ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
+           "ui_affordance": 4, "failure_tags": [], "reason": "load"}
+
+
+def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) -> None:
+    from annotator.domain.errors import StudyBusy
+    from annotator.services.labeling import LabelSession
+    from annotator.services.pairing import PairSession
+    from annotator.services.study import Study
+    from annotator.store.faults import ConnectionLost
+
+    rng = random.Random(rater)
+    study = Study.open(location)
+    lat, acked, votes, retries = [], [], [], 0
+
+    def retrying(fn, *args):
+        nonlocal retries
+        while True:
+            try:
+                return fn(*args)
+            except (StudyBusy, ConnectionLost):
+                retries += 1
+                time.sleep(0.05)
+
+    session = LabelSession(study, rater)
+    for _ in range(n_items):
+        item = retrying(session.next)
+        if item is None:
+            break
+        time.sleep(rng.uniform(0, 0.05))
+        t = time.perf_counter()
+        acked.append(retrying(session.submit, item, ANSWERS, 10))
+        lat.append(time.perf_counter() - t)
+    pairs = PairSession(study, rater)
+    for _ in range(n_votes):
+        pair = retrying(pairs.next)
+        if pair is None:
+            break
+        time.sleep(rng.uniform(0, 0.05))
+        t = time.perf_counter()
+        votes.append(retrying(pairs.vote, pair, rng.choice(["left", "right"]), None, 10))
+        lat.append(time.perf_counter() - t)
+    study.close()
+    out.put(json.dumps({"rater": rater, "lat": lat, "acked": acked, "votes": votes, "retries": retries}))
+
+
+def build(location: str, n_raters: int, tmp: Path) -> list[str]:
+    from PIL import Image
+
+    from annotator.services.study import Study
+    from annotator.services.team import assign
+
+    src = tmp / f"src-{secrets.token_hex(2)}"
+    (src / "img").mkdir(parents=True)
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(src / "img" / "x.png")
+    rows = [{"item_id": f"c{c}-g{g}", "case_id": f"case{c}", "prompt": f"screen {c}", "generator": f"g{g}",
+             "images": ["img/x.png"]} for c in range(100) for g in range(10)]
+    (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    study = Study.create(location, "ui_mockup")
+    study.db.set_setting("anchor_every", 0)
+    study.import_items(src / "m.jsonl")
+    raters = [f"load{i:02d}" for i in range(n_raters)]
+    assign(study, raters, overlap=max(1, min(n_raters, n_raters * 200 // 1000)), pair_overlap=1, seed=1)
+    study.close()
+    return raters
+
+
+def run(location: str, n_raters: int, tmp: Path) -> dict:
+    from sqlalchemy import text
+
+    from annotator.services.study import Study
+
+    raters = build(location, n_raters, tmp)
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=rater_process, args=(location, r, 200, 50, out)) for r in raters]
+    t = time.perf_counter()
+    for p in procs:
+        p.start()
+    results = [json.loads(out.get(timeout=1800)) for _ in procs]
+    wall = time.perf_counter() - t
+    for p in procs:
+        p.join(60)
+    study = Study.open(location, mode="read")
+    with study.db.read() as s:
+        j = {r[0] for r in s.execute(text("SELECT id FROM judgements"))}
+        v = {r[0] for r in s.execute(text("SELECT id FROM pair_votes"))}
+    study.close()
+    acked_j = [x for r in results for x in r["acked"]]
+    acked_v = [x for r in results for x in r["votes"]]
+    lat = sorted(x for r in results for x in r["lat"])
+    q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000  # noqa: E731
+    return {"lost": len(set(acked_j) - j) + len(set(acked_v) - v),
+            "doubled": (len(acked_j) - len(set(acked_j))) + (len(acked_v) - len(set(acked_v))),
+            "unacked_rows": len(j - set(acked_j)) + len(v - set(acked_v)),
+            "writes": len(lat), "p50": q(0.5), "p95": q(0.95), "p99": q(0.99), "wall": wall,
+            "per_s": len(lat) / wall, "retries": sum(r["retries"] for r in results)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--raters", type=int, default=50)
+    ap.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    a = ap.parse_args()
+    import psycopg
+
+    name = f"annotator_load_{secrets.token_hex(3)}"
+    with psycopg.connect(a.pg, autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+    pg_url = a.pg.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            figures = {"postgresql": run(pg_url, a.raters, tmp), "sqlite": run(str(tmp / "st"), a.raters, tmp)}
+    finally:
+        with psycopg.connect(a.pg, autocommit=True) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    print(f"machine: {machine()}")
+    for engine, f in figures.items():
+        print(f"{engine}: {a.raters} raters x (200 judgements + 50 pair votes), think 0-50 ms: "
+              f"{f['writes']} writes in {f['wall']:.1f} s ({f['per_s']:.0f}/s); submit p50 {f['p50']:.1f} ms, "
+              f"p95 {f['p95']:.1f} ms, p99 {f['p99']:.1f} ms; lost {f['lost']}, doubled {f['doubled']}, "
+              f"rows nobody acknowledged {f['unacked_rows']}; busy/lost retries {f['retries']}")
+
+
+if __name__ == "__main__":
+    main()
