@@ -123,6 +123,14 @@ def _portable(seq: QKeySequence) -> str:
     return seq.toString(QKeySequence.SequenceFormat.PortableText)
 
 
+def _shown(seq: QKeySequence) -> str:
+    """A key as the keyboard labels it: the Return key is the one marked Enter (Intro...)."""
+    text = _portable(seq)
+    if text.endswith("Return"):
+        seq = QKeySequence(text[: -len("Return")] + "Enter")
+    return seq.toString(QKeySequence.SequenceFormat.NativeText)
+
+
 def _together(context: str) -> tuple[str, ...]:
     """The contexts whose keys are live at once with `context` (global is live everywhere)."""
     return ("global",) if context == "global" else ("global", context)
@@ -177,17 +185,14 @@ class Keymap:
         return list(self._seqs.get(action, []))
 
     def hint(self, action: str) -> str:
-        """The first binding, as the user reads it ("P", "Ctrl+Z", "Enter")."""
+        """The first binding, as the user reads it ("P", "Ctrl+Z", "Enter"; Qt names keys in the
+        app's language: "Intro", "Espacio")."""
         seqs = self._seqs.get(action) or []
-        if not seqs:
-            return ""
-        text = seqs[0].toString(QKeySequence.SequenceFormat.NativeText)
-        return {"Return": "Enter"}.get(text, text)
+        return _shown(seqs[0]) if seqs else ""
 
     def hints(self, action: str, sep: str = " / ") -> str:
-        """Every binding ("1 / Left")."""
-        out = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in self._seqs.get(action) or []]
-        return sep.join(dict.fromkeys({"Return": "Enter"}.get(t, t) for t in out))  # Return and Enter read alike
+        """Every binding ("1 / Left"); Return and Enter read alike, so they show once."""
+        return sep.join(dict.fromkeys(_shown(s) for s in self._seqs.get(action) or []))
 
     def label(self, action: str) -> str:
         """The action's description in the app's language."""

@@ -150,6 +150,11 @@ def _sync_job(_package: Any, url: str, rater: str, folder: Path | None) -> int: 
         server.close()
 
 
+def _fit(label: QLabel) -> None:
+    """A status bar label as wide as its text (the bar would squeeze it behind the messages)."""
+    label.setMinimumWidth(label.fontMetrics().horizontalAdvance(label.text()) + 12 if label.text() else 0)
+
+
 @dataclass
 class Offline:
     """A server study's rater working in the local package while the server is away."""
@@ -295,6 +300,7 @@ class MainWindow(QMainWindow):
                                                         and not package)
         self.rating_as.setText(translate("MainWindow", "Rating as {rater}").format(rater=self.rater)
                                if self.rater else "")
+        _fit(self.rating_as)
         title = f"annotator — {self.snapshot.name}" if self.snapshot is not None else "annotator"
         if self.rater:
             title = translate("MainWindow", "{title} — rating as {rater}").format(title=title, rater=self.rater)
@@ -686,6 +692,9 @@ class MainWindow(QMainWindow):
             translate("MainWindow", "Working offline: {n} answers waiting to sync").format(n=n)
         self.sync_label.setText(text)
         self.sync_label.setAccessibleName(self.sync_label.text())
+        self.sync_label.setAccessibleDescription(translate("MainWindow", "Answers given offline, stored here, sent "
+                                                                         "to the server when it is back"))
+        _fit(self.sync_label)
         self.sync_label.show()
 
     def _try_sync(self) -> None:

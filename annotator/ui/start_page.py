@@ -224,11 +224,11 @@ class StartPage(QWidget):
             it.setData(Qt.ItemDataRole.UserRole, str(p))
             it.setToolTip(str(p))
             self.recent.addItem(it)
-        empty = snap is None and not w.busy and self.recent.count() == 0
         self.welcome.setVisible(snap is None)
         self.demo_btn.setVisible(snap is None)
         self.package_btn.setVisible(snap is None)
-        self.recent_title.setVisible(self.recent.count() > 0 or not empty)
+        self.recent_title.setVisible(self.recent.count() > 0)
+        self.recent.setVisible(self.recent.count() > 0)  # an empty list is only a white box
         if snap is not None:
             kind = {"package": translate("StartPage", "rater package"), "server": translate("StartPage", "study on a server")}.get(snap.kind, translate("StartPage", "study"))
             self.study_label.setText(translate("StartPage", "{name}  ·  {kind}  ·  rubric: {rubric}").format(

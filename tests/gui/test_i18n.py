@@ -138,7 +138,7 @@ def spanish(qapp):
     i18n.install(qapp, "en")
 
 
-def test_every_screen_in_spanish_shows_no_english(qtbot, tmp_path, spanish):
+def test_every_screen_in_spanish_shows_no_english(qtbot, tmp_path, spanish, screenshot_dir):
     built = build_study(tmp_path, "ui", anchors=True, anchor_every=0)
     drop = [RATER, "study", "annotator"]  # the study's and the rater's names, the app's name
     found: dict[str, list] = {}
@@ -146,6 +146,8 @@ def test_every_screen_in_spanish_shows_no_english(qtbot, tmp_path, spanish):
         bad = [(cls, text) for cls, text in _visible_strings(win, drop) if _english(text)]
         if bad:
             found[name] = bad[:4]
+        if name == "label_answered":
+            assert win.grab().save(str(screenshot_dir / "label_es.png"))
         if name == "label":
             form = win.current_view.form
             titles = [r.title.text() for r in form.rows]

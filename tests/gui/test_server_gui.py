@@ -179,7 +179,8 @@ def test_a_cut_submit_keeps_the_answer_and_stores_it_once(qtbot, server_study, p
 
 
 @pytest.mark.slow
-def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, server_study, pg_server, tmp_path):
+def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, server_study, pg_server, tmp_path,
+                                                                       screenshot_dir):
     url, pg_url, db, relay = server_study
     w = _window(qtbot, url, tmp_path)
     w.sync_every_ms = 400
@@ -202,6 +203,8 @@ def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, se
     qtbot.keyClick(local, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: w.offline is not None and w.offline.waiting == 2, timeout=20_000)
     assert w.sync_label.isVisible() and "2 answers waiting to sync" in w.sync_label.text()
+    qtbot.waitUntil(lambda: not w.current_view.item_panel.waiting_for(), timeout=20_000)  # its picture, decoded
+    assert w.grab().save(str(screenshot_dir / "offline_waiting_to_sync.png"))
     assert not w.mode_allowed("dashboard")  # the local package has no lead view either
     # The server comes back: the answers sync once and the rater returns to the server.
     relay.restore()

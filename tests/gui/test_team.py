@@ -66,7 +66,7 @@ def _every_action(w) -> list[QAction]:  # noqa: ANN001
     return found
 
 
-def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team_study):
+def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team_study, screenshot_dir):
     w = open_window(qtbot, package, rater=None)  # like a double-click: the package's rater by itself
     assert w.snapshot.is_package and w.rater == RATER and w.mode == "label"
     view = w.current_view
@@ -76,9 +76,11 @@ def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team
     for _ in range(2):
         _answer_by_keys(qtbot, view)
     assert len(done) == 2
+    assert w.grab().save(str(screenshot_dir / "package_label.png"))
 
     # The start page shows only this rater; no lead button exists on it.
     w.show_start()
+    assert w.grab().save(str(screenshot_dir / "package_start.png"))
     assert [w.start.rater_combo.itemData(i) for i in range(w.start.rater_combo.count())] == [RATER]
     assert not w.start.add_rater_btn.isVisible() and not w.start.leave_btn.isVisible()
     assert not w.start.mode_buttons["dashboard"].isVisible()
@@ -115,7 +117,7 @@ def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team
         study.close()
 
 
-def test_choosing_a_rater_is_rater_mode_left_only_by_confirming(qtbot, team_study):
+def test_choosing_a_rater_is_rater_mode_left_only_by_confirming(qtbot, team_study, screenshot_dir):
     w = open_window(qtbot, team_study.folder, rater=None)
     assert w.lead_mode and w.mode_allowed("dashboard")
     # The lead sees every account, operators marked; a rater is picked from the combo.
@@ -132,9 +134,13 @@ def test_choosing_a_rater_is_rater_mode_left_only_by_confirming(qtbot, team_stud
     assert not w.set_rater(OPERATOR) and w.rater == RATER
 
     # Leaving asks first, naming the consequence; "Stay" keeps the rater.
+    w.show_start()
     w.leave_rater()
     box = w.pending_confirmation
     assert isinstance(box, QMessageBox) and "blinded work" in box.text()
+    qtbot.waitExposed(box)
+    assert box.grab().save(str(screenshot_dir / "leaving_blinded_work.png"))
+    assert w.grab().save(str(screenshot_dir / "start_rater_mode.png"))
     assert "name generators" in box.informativeText()
     box.reject()
     qtbot.waitUntil(lambda: w.pending_confirmation is None)
