@@ -67,6 +67,6 @@ command -v gtk-update-icon-cache >/dev/null && gtk-update-icon-cache -q /usr/sha
 POST
 cp "$ROOT/DEBIAN/postinst" "$ROOT/DEBIAN/postrm"
 chmod 755 "$ROOT/DEBIAN/postinst" "$ROOT/DEBIAN/postrm"
-dpkg-deb --root-owner-group -Zxz --build "$ROOT" "dist/annotator_${VERSION}_${ARCH}.deb" >/dev/null
+dpkg-deb --root-owner-group -Zgzip --build "$ROOT" "dist/annotator_${VERSION}_${ARCH}.deb" >/dev/null
 END=$(date +%s)
 echo "built dist/annotator_${VERSION}_${ARCH}.deb in $((END - BUILT)) s, $(du -h "dist/annotator_${VERSION}_${ARCH}.deb" | cut -f1)"

@@ -5,12 +5,12 @@
 # or into OUT_DIR. Only the .ts files are committed; the app builds a missing .qm on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-I18N=annotator/ui/i18n
+I18N=annotator/ui/translations
 LANGS=(es)
 case "${1:-update}" in
   update)
     for lang in "${LANGS[@]}"; do
-      pyside6-lupdate -no-obsolete -locations none annotator/ui/*.py "$I18N"/__init__.py \
+      pyside6-lupdate -no-obsolete -locations none annotator/ui/*.py \
         -source-language en -target-language "$lang" -ts "$I18N/annotator_${lang}.ts"
     done ;;
   release)

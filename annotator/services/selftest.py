@@ -82,12 +82,8 @@ def _migrations() -> str:
 def _statistics() -> str:
     import numpy as np
 
-    from ..stats.agreement import (
-        agreement_summary,
-        cohen_kappa,
-        krippendorff_alpha,
-        value_counts_from_matrix,
-    )
+    from ..stats.agreement import krippendorff_alpha, value_counts_from_matrix
+    from ..stats.kappa import agreement_summary, cohen_kappa
 
     data = np.array(KRIPP, dtype=float)
     got = {"alpha": krippendorff_alpha(data, level="nominal", n_boot=50, seed=0)["estimate"]}

@@ -116,6 +116,7 @@ class PairView(SessionView):
         self._shown_at: float | None = None
         self._waiting: set[str] = set()  # image keys the current pair still needs
         self._last_vote: tuple[str, str, int] | None = None
+        self._carried: tuple | None = None
         self.errorOccurred.connect(self.failed)
         self._build()
         self.message.setText(translate("PairView", "Opening the pair queue…"))
@@ -333,6 +334,15 @@ class PairView(SessionView):
         if not self.reason.hasFocus():
             self.setFocus()
         self.pairShown.emit(s.pair_pk)
+        carried, self._carried = self._carried, None
+        if carried is not None and carried[1] == s.pair_pk and s.previous_vote is None:
+            _, _, choice, reason, ms = carried
+            self._last_vote = (choice, reason, ms)
+            self._mark_choice(choice)
+            self._begin_write()
+            self._job(_job_vote, self._session, s, *self._last_vote, on_done=self._on_voted)
+        elif carried is not None:
+            self._carried = carried  # not this pair: wait for it
 
     def _mark_choice(self, choice: str | None) -> None:
         for c, b in self.buttons.items():
@@ -352,6 +362,17 @@ class PairView(SessionView):
             "toggle_mask": lambda: [side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask],
         }
         return table
+
+    def pending_answer(self) -> tuple[str, int, str, str, int] | None:
+        """The vote whose save is in doubt: ("vote", pair pk, choice, reason, ms)."""
+        if self._state is State.BUSY and self._served is not None and self._last_vote is not None:
+            return ("vote", self._served.pair_pk, *self._last_vote)
+        return None
+
+    def carry(self, pending: Any) -> None:
+        """A vote given on the server whose save is in doubt: cast here (the local package,
+        where pairs keep their keys) when its pair comes up."""
+        self._carried = tuple(pending) if pending and pending[0] == "vote" else None
 
     def vote(self, choice: str) -> bool:
         if choice not in CHOICES:

@@ -116,6 +116,8 @@ class StartPage(QWidget):
             row.addWidget(b)
         row.addStretch(1)
         sl.addLayout(row)
+        # Takes the room only while the recent list (stretch 1) is hidden: the buttons stay on top.
+        sl.addStretch(0)
         grid.addWidget(self.study_box, 0, 0, 2, 1)
 
         self.rater_box = QGroupBox()

@@ -125,43 +125,39 @@ def low_contrast(win: QWidget) -> list[tuple[str, float]]:
     return bad
 
 
-@pytest.mark.parametrize("palette", ["light", "dark"])
-def test_every_screen_has_readable_text(qtbot, qapp, a11y_folder, palette, screenshot_dir):
+@pytest.fixture(params=["light", "dark"])
+def palette(request, qapp):
+    """The platform's light palette, or a dark one like the platforms' dark themes."""
     before = qapp.palette()
-    if palette == "dark":
+    if request.param == "dark":
         qapp.setPalette(dark_palette())
-    try:
-        found = {}
-        for name, win in walk_screens(qtbot, a11y_folder):
-            bad = low_contrast(win)
-            if bad:
-                found[name] = bad[:5]
-            if palette == "dark" and name == "label_answered":
-                assert win.grab().save(str(screenshot_dir / "label_dark.png"))
-        assert not found, found
-    finally:
-        qapp.setPalette(before)
+    yield request.param
+    qapp.setPalette(before)
+
+
+def test_every_screen_has_readable_text(qtbot, a11y_folder, palette, screenshot_dir):
+    found = {}
+    for name, win in walk_screens(qtbot, a11y_folder):
+        bad = low_contrast(win)
+        if bad:
+            found[name] = bad[:5]
+        if palette == "dark" and name == "label_answered":
+            assert win.grab().save(str(screenshot_dir / "label_dark.png"))
+    assert not found, found
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("palette", ["light", "dark"])
-def test_the_dashboard_has_readable_text_and_symbols(qtbot, qapp, a11y_folder, palette, screenshot_dir):
-    before = qapp.palette()
+def test_the_dashboard_has_readable_text_and_symbols(qtbot, a11y_folder, palette, screenshot_dir):
+    w = dashboard_screen(qtbot, a11y_folder)
+    view = w.current_view
+    assert not low_contrast(w)
+    for name in ("page_down", "next_section", "bottom", "top"):  # every part reachable by keys
+        view.actions()[name]()
+    assert _controls(w) and all(QAccessible.queryAccessibleInterface(c).text(QAccessible.Text.Name)
+                                for c in _controls(w))
     if palette == "dark":
-        qapp.setPalette(dark_palette())
-    try:
-        w = dashboard_screen(qtbot, a11y_folder)
-        view = w.current_view
-        assert not low_contrast(w)
-        for name in ("page_down", "next_section", "bottom", "top"):  # every part reachable by keys
-            view.actions()[name]()
-        assert _controls(w) and all(QAccessible.queryAccessibleInterface(c).text(QAccessible.Text.Name)
-                                    for c in _controls(w))
-        if palette == "dark":
-            assert w.grab().save(str(screenshot_dir / "dashboard_dark.png"))
-        w.close()
-    finally:
-        qapp.setPalette(before)
+        assert w.grab().save(str(screenshot_dir / "dashboard_dark.png"))
+    w.close()
 
 
 def test_a_hard_coded_dark_on_dark_text_is_caught(qtbot, qapp):

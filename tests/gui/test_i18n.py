@@ -23,7 +23,7 @@ from screens import walk_screens
 from annotator.domain.rubric import load_rubric, parse_rubric, rubric_from_canonical
 from annotator.ui import i18n
 
-UI = Path(i18n.__file__).resolve().parents[1]
+UI = Path(i18n.__file__).resolve().parent
 TS = i18n.ts_path("es")
 PLACEHOLDER = re.compile(r"\{[a-z_]*\}")
 # Words that are English and not Spanish: one of them in a visible string means the app left

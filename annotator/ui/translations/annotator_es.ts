@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="es" sourcelanguage="en">
 <context>
     <name>Calibration</name>
@@ -239,7 +240,7 @@
         <translation>{n} anclas respondidas</translation>
     </message>
     <message>
-        <source>Keys: {p} / {f} gates, digits for scales, points and tags, {x} can't judge, {next} / {prev} next / previous metric, {r} reason, {enter} submit.</source>
+        <source>Keys: {p} / {f} gates, digits for scales, points and tags, {x} can&apos;t judge, {next} / {prev} next / previous metric, {r} reason, {enter} submit.</source>
         <translation>Teclas: {p} / {f} puertas, dígitos para escalas, puntos y etiquetas, {x} no se puede juzgar, {next} / {prev} métrica siguiente / anterior, {r} motivo, {enter} enviar.</translation>
     </message>
     <message>
@@ -258,7 +259,7 @@
         <translation>Panel del estudio: {name}</translation>
     </message>
     <message>
-        <source>The study lead's dashboard</source>
+        <source>The study lead&apos;s dashboard</source>
         <translation>El panel de quien dirige el estudio</translation>
     </message>
     <message>
@@ -298,7 +299,7 @@
         <translation>Informe</translation>
     </message>
     <message>
-        <source>The report's sections; page with the keys below</source>
+        <source>The report&apos;s sections; page with the keys below</source>
         <translation>Las secciones del informe; se recorren con las teclas de abajo</translation>
     </message>
     <message>
@@ -345,7 +346,7 @@
         <translation>Instrucciones</translation>
     </message>
     <message>
-        <source>The rubric's instructions, its metrics, verdict rules and keys</source>
+        <source>The rubric&apos;s instructions, its metrics, verdict rules and keys</source>
         <translation>Las instrucciones de la rúbrica, sus métricas, reglas de veredicto y teclas</translation>
     </message>
     <message>
@@ -388,7 +389,7 @@
         <translation>Código del ítem</translation>
     </message>
     <message>
-        <source>The item's opaque code (it names nothing)</source>
+        <source>The item&apos;s opaque code (it names nothing)</source>
         <translation>El código opaco del ítem (no nombra nada)</translation>
     </message>
     <message>
@@ -559,7 +560,7 @@
         <translation>Código del ítem</translation>
     </message>
     <message>
-        <source>The item's opaque code (it names nothing)</source>
+        <source>The item&apos;s opaque code (it names nothing)</source>
         <translation>El código opaco del ítem (no nombra nada)</translation>
     </message>
     <message>
@@ -716,7 +717,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>{doing} sale del trabajo a ciegas como {rater}.</translation>
     </message>
     <message>
-        <source>The study lead's views name generators and show every rater's answers. A rater who has seen them can no longer answer blind. Leave only if you are the study lead.</source>
+        <source>The study lead&apos;s views name generators and show every rater&apos;s answers. A rater who has seen them can no longer answer blind. Leave only if you are the study lead.</source>
         <translation>Las vistas de quien dirige el estudio nombran los generadores y muestran las respuestas de todos los evaluadores. Un evaluador que las haya visto ya no puede responder a ciegas. Sal solo si diriges el estudio.</translation>
     </message>
     <message>
@@ -792,7 +793,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Carpeta vacía para el nuevo estudio</translation>
     </message>
     <message>
-        <source>no rater named '{name}' in this study; add one first</source>
+        <source>no rater named &apos;{name}&apos; in this study; add one first</source>
         <translation>no hay ningún evaluador llamado «{name}» en este estudio; añádelo primero</translation>
     </message>
     <message>
@@ -812,7 +813,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Nombre del evaluador:</translation>
     </message>
     <message>
-        <source>Not in a rater package: it is the study lead's.</source>
+        <source>Not in a rater package: it is the study lead&apos;s.</source>
         <translation>No está en un paquete de evaluador: es de quien dirige el estudio.</translation>
     </message>
     <message>
@@ -860,6 +861,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Sin conexión: {n} respuestas pendientes de sincronizar</translation>
     </message>
     <message>
+        <source>Answers given offline, stored here, sent to the server when it is back</source>
+        <translation>Respuestas dadas sin conexión, guardadas aquí, que se envían al servidor cuando vuelve</translation>
+    </message>
+    <message>
         <source>Back on the server: every answer is synced</source>
         <translation>De vuelta en el servidor: todas las respuestas están sincronizadas</translation>
     </message>
@@ -879,7 +884,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>sin respuesta</translation>
     </message>
     <message>
-        <source>can't judge</source>
+        <source>can&apos;t judge</source>
         <translation>no se puede juzgar</translation>
     </message>
     <message>
@@ -891,11 +896,11 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>  (opcional)</translation>
     </message>
     <message>
-        <source>Can't judge ({key})</source>
+        <source>Can&apos;t judge ({key})</source>
         <translation>No se puede juzgar ({key})</translation>
     </message>
     <message>
-        <source>Can't judge</source>
+        <source>Can&apos;t judge</source>
         <translation>No se puede juzgar</translation>
     </message>
     <message>
@@ -1045,7 +1050,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Veredicto</translation>
     </message>
     <message>
-        <source>The verdict the rubric's rules give for the answers so far</source>
+        <source>The verdict the rubric&apos;s rules give for the answers so far</source>
         <translation>El veredicto que dan las reglas de la rúbrica a las respuestas hasta ahora</translation>
     </message>
     <message>
@@ -1053,7 +1058,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>aún sin decidir</translation>
     </message>
     <message>
-        <source>Verdict by the rubric's rules: {verdict}</source>
+        <source>Verdict by the rubric&apos;s rules: {verdict}</source>
         <translation>Veredicto según las reglas de la rúbrica: {verdict}</translation>
     </message>
 </context>
@@ -1127,7 +1132,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Responde ítems ancla y compara con la referencia</translation>
     </message>
     <message>
-        <source>The study lead's figures: agreement, findings, drift, team progress</source>
+        <source>The study lead&apos;s figures: agreement, findings, drift, team progress</source>
         <translation>Las cifras de quien dirige el estudio: acuerdo, hallazgos, deriva, avance del equipo</translation>
     </message>
     <message>
@@ -1171,7 +1176,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Abrir un paquete de evaluador…</translation>
     </message>
     <message>
-        <source>Opens a .annot file: one rater's blinded work</source>
+        <source>Opens a .annot file: one rater&apos;s blinded work</source>
         <translation>Abre un archivo .annot: el trabajo a ciegas de un evaluador</translation>
     </message>
     <message>
@@ -1211,7 +1216,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Salir del modo evaluador…</translation>
     </message>
     <message>
-        <source>Back to the study lead's views; asks first, because it leaves blinded work</source>
+        <source>Back to the study lead&apos;s views; asks first, because it leaves blinded work</source>
         <translation>Vuelve a las vistas de quien dirige el estudio; pregunta antes, porque sale del trabajo a ciegas</translation>
     </message>
     <message>
@@ -1259,11 +1264,11 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>{name} (operador)</translation>
     </message>
     <message>
-        <source>This package holds {rater}'s work only.</source>
+        <source>This package holds {rater}&apos;s work only.</source>
         <translation>Este paquete contiene solo el trabajo de {rater}.</translation>
     </message>
     <message>
-        <source>Rater mode: the study lead's views are closed while you rate.</source>
+        <source>Rater mode: the study lead&apos;s views are closed while you rate.</source>
         <translation>Modo evaluador: las vistas de quien dirige el estudio están cerradas mientras evalúas.</translation>
     </message>
     <message>
@@ -1302,7 +1307,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Abrir un estudio en un servidor</translation>
     </message>
     <message>
-        <source>Leave rater mode (the study lead's views)</source>
+        <source>Leave rater mode (the study lead&apos;s views)</source>
         <translation>Salir del modo evaluador (las vistas de quien dirige el estudio)</translation>
     </message>
     <message>

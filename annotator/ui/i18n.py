@@ -4,7 +4,7 @@ Every user-visible string of the UI goes through ``translate(context, text)``
 (or ``QT_TRANSLATE_NOOP`` for tables built at import time, translated where they
 are shown), with ``{name}`` placeholders filled by ``str.format`` afterwards, so
 a translator sees whole sentences. ``pyside6-lupdate`` extracts them into
-``annotator_<lang>.ts`` beside this file (``packaging/i18n.sh update``).
+``translations/annotator_<lang>.ts`` beside this module (``packaging/i18n.sh update``).
 
 The ``.ts`` files are the only committed form. The ``.qm`` a ``QTranslator``
 loads is built from them by ``pyside6-lrelease``: by ``packaging/build.sh`` into
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent / "translations"
 SOURCE_LANGUAGE = "en"
 LANGUAGES: dict[str, str] = {"en": "English", "es": "Español"}
 _installed: list[QTranslator] = []
@@ -57,7 +57,7 @@ def ts_path(lang: str) -> Path:
 
 def _frozen_dir() -> Path | None:
     base = getattr(sys, "_MEIPASS", None)  # a PyInstaller bundle: the .qm was built into it
-    return Path(base) / "annotator" / "ui" / "i18n" if base else None
+    return Path(base) / "annotator" / "ui" / "translations" if base else None
 
 
 def _lrelease() -> str | None:
