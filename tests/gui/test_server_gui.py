@@ -214,3 +214,12 @@ def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, se
     items = [r[0] for r in rows]
     assert len(items) == 2 and len(set(items)) == 2 and first in items
     w.close()
+
+
+def test_the_recent_list_never_keeps_a_password(tmp_path):
+    settings = AppSettings(tmp_path / "annotator.ini")
+    settings.add_recent_study("postgresql://ann:s3cret@db.example/study")
+    settings.set_last_rater("postgresql://ann:s3cret@db.example/study", "ann")
+    assert "s3cret" not in settings.path.read_text(encoding="utf-8")
+    assert settings.recent_studies() == ["postgresql://ann@db.example/study"]
+    assert settings.last_rater("postgresql://ann@db.example/study") == "ann"
