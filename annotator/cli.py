@@ -26,6 +26,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="annotator", description="Blinded expert rating of model outputs, reconciled with LLM judges.")
+    p.add_argument("--selftest", action="store_true",
+                   help="check this installation (window offscreen, migrations, statistics, translations, "
+                        "resources): one line per check, exit 1 if any fails")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     new = sub.add_parser("new", help="create a study folder")
@@ -302,7 +305,7 @@ def _cmd_calibrate(a) -> int:
         return EXIT_OK
     from .ui.app import run_app
 
-    return run_app(study=Path(a.study), rater=a.rater, mode="calibration")
+    return run_app(study=a.study, rater=a.rater, mode="calibration")  # a folder, package or URL
 
 
 def _cmd_demo(a) -> int:
@@ -321,7 +324,7 @@ def _cmd_demo(a) -> int:
 def _cmd_gui(a) -> int:
     from .ui.app import run_app
 
-    return run_app(study=Path(a.study) if a.study else None, rater=a.rater)
+    return run_app(study=a.study or None, rater=a.rater)  # a folder, package or URL (run_app tells them apart)
 
 
 def _cmd_status(a) -> int:
@@ -489,6 +492,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse's own exit: --help (0) or bad usage (2)
         return int(exc.code or 0)
+    if args.selftest:
+        from .ui.selftest import run_selftest
+
+        return run_selftest()
     command = args.command or "gui"
     if args.command is None:
         args.study, args.rater = None, None

@@ -3,6 +3,13 @@
 A rubric's version is the SHA-256 of its canonical JSON form, so two files that
 differ only in comments, key order or whitespace are the same version, and any
 change to a metric, a level text or a rule is a new one.
+
+Per-language texts (``label_es``, ``help_es``, ``levels_es``, ``points_es``,
+``options_es``; ``title_es``, ``instructions_es`` at the top) translate what the
+app shows, and are NOT part of the version: a translation must not change what
+a metric means, so adding or fixing one keeps every study's rubric version and
+its answers comparable. They are stored with the rubric (``canonical_text``
+carries them beside the hashed content) and applied by ``Rubric.localized(lang)``.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import hashlib
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +29,9 @@ from .text import check_text
 PASS, FAIL, CANNOT_JUDGE = kinds.PASS, kinds.FAIL, kinds.CANNOT_JUDGE
 KINDS = tuple(kinds.KINDS)
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_LANG_RE = re.compile(r"^(title|instructions|label|help|levels|points|options)_([a-z]{2})$")
+RUBRIC_TEXTS = ("title", "instructions")
+METRIC_TEXTS = ("label", "help", "levels", "points", "options")
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,10 @@ class Metric:
     levels: dict[int, str] = field(default_factory=dict)
     options: tuple[str, ...] = ()
     required: bool = True
+    # lang -> {"label", "help", "levels" {value: text}, "options" {option: text}}; display only,
+    # never part of the version (see the module doc)
+    translations: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    option_labels: dict[str, str] = field(default_factory=dict, compare=False)  # shown for an option key
 
     @property
     def spec(self) -> kinds.KindSpec:
@@ -67,6 +81,19 @@ class Metric:
         """The description of `value` (empty when the rubric gives none)."""
         return self.levels.get(value, "")
 
+    def option_text(self, option: str) -> str:
+        """An option as shown: its translation when the rubric gives one, else the key in words."""
+        return self.option_labels.get(option) or option.replace("_", " ")
+
+    def localized(self, lang: str) -> Metric:
+        """This metric with its texts in `lang` where the rubric gives them (same meaning)."""
+        t = self.translations.get(lang)
+        if not t:
+            return self
+        levels = {**self.levels, **t.get("levels", {})}
+        return replace(self, label=t.get("label") or self.label, help=t.get("help") or self.help, levels=levels,
+                       option_labels=dict(t.get("options", {})))
+
 
 @dataclass(frozen=True)
 class Rubric:
@@ -77,6 +104,7 @@ class Rubric:
     rules: tuple[str, ...]
     version: str
     source: str = ""
+    translations: dict[str, dict[str, str]] = field(default_factory=dict, compare=False)  # lang -> title, instructions
 
     def metric(self, key: str) -> Metric:
         for m in self.metrics:
@@ -95,7 +123,40 @@ class Rubric:
         return canonical_dict(self)
 
     def canonical_text(self) -> str:
-        return json.dumps(self.canonical(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        """What a study stores: the canonical content (hashed) plus the translations (not hashed)."""
+        data = self.canonical()
+        texts = self.texts()
+        if texts:
+            data["translations"] = texts
+        return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    def texts(self) -> dict[str, Any]:
+        """Every translation: {lang: {"title", "instructions", "metrics": {key: {...}}}}."""
+        langs = set(self.translations) | {lang for m in self.metrics for lang in m.translations}
+        out: dict[str, Any] = {}
+        for lang in sorted(langs):
+            entry: dict[str, Any] = dict(self.translations.get(lang, {}))
+            metrics = {m.key: _jsonable(m.translations[lang]) for m in self.metrics if lang in m.translations}
+            if metrics:
+                entry["metrics"] = metrics
+            out[lang] = entry
+        return out
+
+    def languages(self) -> tuple[str, ...]:
+        return tuple(sorted(self.texts()))
+
+    def localized(self, lang: str) -> Rubric:
+        """The same rubric (same version) with its texts in `lang` where it has them."""
+        if lang not in self.languages():
+            return self
+        t = self.translations.get(lang, {})
+        return replace(self, title=t.get("title") or self.title, instructions=t.get("instructions") or self.instructions,
+                       metrics=tuple(m.localized(lang) for m in self.metrics))
+
+    def with_texts(self, texts: dict[str, Any]) -> Rubric:
+        """This rubric carrying `texts` (as ``texts()`` gives them), e.g. the shipped file's for an
+        older study that stored none. The version is unchanged by construction."""
+        return _apply_texts(self, texts)
 
 
 def canonical_dict(r: Rubric) -> dict[str, Any]:
@@ -112,6 +173,74 @@ def canonical_dict(r: Rubric) -> dict[str, Any]:
         "metrics": metrics,
         "verdict": {"rules": list(r.rules)},
     }
+
+
+def _jsonable(t: dict[str, Any]) -> dict[str, Any]:
+    out = dict(t)
+    if "levels" in out:
+        out["levels"] = {str(k): v for k, v in out["levels"].items()}
+    return out
+
+
+def _apply_texts(r: Rubric, texts: dict[str, Any]) -> Rubric:
+    rubric_t: dict[str, dict[str, str]] = {}
+    metric_t: dict[str, dict[str, dict[str, Any]]] = {}
+    for lang, entry in (texts or {}).items():
+        rubric_t[lang] = {k: entry[k] for k in RUBRIC_TEXTS if k in entry}
+        for key, mt in (entry.get("metrics") or {}).items():
+            mt = dict(mt)
+            if "levels" in mt:
+                mt["levels"] = {int(k): v for k, v in mt["levels"].items()}
+            metric_t.setdefault(key, {})[lang] = mt
+    metrics = tuple(replace(m, translations=metric_t.get(m.key, {})) for m in r.metrics)
+    return replace(r, metrics=metrics, translations={k: v for k, v in rubric_t.items() if v})
+
+
+def _parse_texts(raw: dict, where: str, src: str, metric: Metric | None = None) -> dict[str, dict[str, Any]]:
+    """The `<field>_<lang>` keys of a rubric (metric None) or of one metric, checked."""
+    out: dict[str, dict[str, Any]] = {}
+    for k, v in raw.items():
+        m = _LANG_RE.match(k)
+        if m is None:
+            continue
+        name, lang = m.groups()
+        if (metric is None) != (name in RUBRIC_TEXTS):
+            raise InputError(f"{where}: '{k}' does not belong here", source=src, field=k)
+        entry = out.setdefault(lang, {})
+        if name in ("title", "instructions", "label", "help"):
+            if not isinstance(v, str) or not v.strip():
+                raise InputError(f"{where}: '{k}' must be a non-empty string", source=src, field=k)
+            check_text(v, f"{where} {k}", source=src, multiline=name in ("help", "instructions"))
+            entry[name] = v
+        elif name == "levels":
+            levels = metric.levels if metric is not None else {}
+            if not isinstance(v, dict) or not all(isinstance(t, str) and t.strip() for t in v.values()):
+                raise InputError(f"{where}: '{k}' must map levels to texts", source=src, field=k)
+            parsed = {}
+            for lk, text in v.items():
+                try:
+                    level = int(lk)
+                except ValueError:
+                    raise InputError(f"{where}: '{k}' key '{lk}' is not a level", source=src, field=k) from None
+                if level not in levels:
+                    raise InputError(f"{where}: '{k}' translates level {level}, which has no text in the rubric",
+                                     source=src, field=k)
+                parsed[level] = text
+            entry.setdefault("levels", {}).update(parsed)
+        elif name == "points":
+            n = len(metric.levels) if metric is not None and metric.kind == "likert" else -1
+            if not isinstance(v, list) or len(v) != n or not all(isinstance(t, str) and t.strip() for t in v):
+                raise InputError(f"{where}: '{k}' must list one text per point ({max(n, 0)})", source=src, field=k)
+            entry.setdefault("levels", {}).update({i + 1: t for i, t in enumerate(v)})
+        else:  # options
+            known = set(metric.options) if metric is not None else set()
+            if not isinstance(v, dict) or not all(isinstance(t, str) and t.strip() for t in v.values()):
+                raise InputError(f"{where}: '{k}' must map options to texts", source=src, field=k)
+            unknown = sorted(set(v) - known)
+            if unknown:
+                raise InputError(f"{where}: '{k}' names '{unknown[0]}', which is not an option", source=src, field=k)
+            entry["options"] = dict(v)
+    return out
 
 
 def _version(data: dict[str, Any]) -> str:
@@ -155,13 +284,15 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
         raise InputError(f"{where}: 'required' must be true or false", source=src, field="required")
     every = {"min", "max", "levels", "options", "points"}
     known = {"key", "kind", "label", "help", "required", *spec.fields}
-    extra = sorted(set(raw) - known)
+    extra = sorted(k for k in set(raw) - known if not _LANG_RE.match(k))
     if extra:
         what = f"does not apply to a {kind}" if extra[0] in every else "is not a metric field"
         raise InputError(f"{where}: '{extra[0]}' {what}", source=src, field=extra[0])
     for name, text in (("label", label), ("help", help_text)):
         check_text(text, f"{where} {name}", source=src, multiline=name == "help")
-    return Metric(key, kind, label, help_text, required=required, **spec.parse_fields(raw, where, src))
+    metric = Metric(key, kind, label, help_text, required=required, **spec.parse_fields(raw, where, src))
+    texts = _parse_texts(raw, where, src, metric)
+    return replace(metric, translations=texts) if texts else metric
 
 
 def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
@@ -190,14 +321,15 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
     rules = verdict.get("rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise InputError("verdict.rules must be a list of strings", source=source, field="verdict.rules")
-    extra = sorted(set(data) - {"id", "title", "instructions", "metrics", "verdict"})
+    extra = sorted(k for k in set(data) - {"id", "title", "instructions", "metrics", "verdict"} if not _LANG_RE.match(k))
     if extra:
         raise InputError(f"unknown top-level key '{extra[0]}'", source=source, field=extra[0])
-    draft = Rubric(rid, title, instructions, metrics, tuple(rules), version="", source=source)
+    texts = _parse_texts(data, "the rubric", source)
+    draft = Rubric(rid, title, instructions, metrics, tuple(rules), version="", source=source, translations=texts)
     from .verdict import compile_rules  # local: verdict imports Rubric types
 
     compile_rules(draft)  # validates every rule against the metrics
-    return Rubric(rid, title, instructions, metrics, tuple(rules), _version(canonical_dict(draft)), source)
+    return replace(draft, version=_version(canonical_dict(draft)))
 
 
 def load_rubric(path: str | Path) -> Rubric:
@@ -230,7 +362,8 @@ def rubric_from_canonical(text: str) -> Rubric:
         for m in d["metrics"]
     )
     r = Rubric(d["id"], d["title"], d["instructions"], metrics, tuple(d["verdict"]["rules"]), "")
-    return Rubric(r.id, r.title, r.instructions, r.metrics, r.rules, _version(canonical_dict(r)))
+    r = _apply_texts(r, d.get("translations") or {})
+    return replace(r, version=_version(canonical_dict(r)))
 
 
 # ---- answer values -------------------------------------------------------------

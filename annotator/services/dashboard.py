@@ -26,7 +26,7 @@ import base64
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +133,12 @@ class DashboardInputs:
     calibrations: tuple[dict[str, Any], ...] = ()
     cached: DashboardModel | None = None
     tiles: tuple[Tile, ...] = ()
+    team: Section | None = None  # per rater: assigned, done, anchors, last activity; read every time
+
+
+def study_key(study: Study) -> Path:
+    """What the cache is keyed by: the folder, the package file, or the server location (no password)."""
+    return Path(study.folder) if study.folder is not None else Path(str(study.where))
 
 
 # -- the cache ----------------------------------------------------------------------------
@@ -164,9 +170,10 @@ CACHE = ReportCache()
 def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True) -> DashboardInputs:
     """What `compute` needs, read in one go (or the cached model when the data is unchanged)."""
     version = data_version(study.db)
-    base = dict(folder=Path(study.folder), name=study.name, rubric=study.rubric, data_version=version,
-                n_boot=n_boot, seed=seed)
-    hit = CACHE.get(Path(study.folder), version, n_boot, seed) if use_cache else None
+    key = study_key(study)
+    base = dict(folder=key, name=study.name, rubric=study.rubric, data_version=version,
+                n_boot=n_boot, seed=seed, team=team_section(study))
+    hit = CACHE.get(key, version, n_boot, seed) if use_cache else None
     if hit is not None:
         return DashboardInputs(**base, cached=hit, tiles=hit.tiles)
     from ..store.anchors import calibrations
@@ -175,6 +182,40 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     frames = study_frames(study)
     recs = tuple(calibrations(study.db))
     return DashboardInputs(**base, frames=frames, calibrations=recs, tiles=_count_tiles(frames))
+
+
+def team_section(study: Study) -> Section:
+    """The lead's view of the team (store.assignments): per rater assigned, done, anchors, pair
+    votes and last activity, and a warning per over- or under-assigned rater. Quick (counts), so
+    it is read fresh even when the figures come from the cache."""
+    from ..store import assignments
+
+    rows = assignments.progress(study.db)
+    warnings = assignments.balance_warnings(rows)
+    table_rows, flagged = [], set()
+    for i, r in enumerate(rows):
+        who = r.rater + (" (operator)" if r.is_operator else "")
+        if any(w.startswith(f"{r.rater} has ") for w in warnings):
+            flagged.add(i)
+        table_rows.append((who, "all" if r.assigned is None else str(r.assigned), str(r.done), str(r.anchors),
+                           f"{r.pairs_done} / {'—' if r.pairs_assigned is None else r.pairs_assigned}",
+                           r.last_activity.isoformat(sep=" ", timespec="minutes") if r.last_activity else "—"))
+    blocks: list[Block] = [Note(f"⚠ {w}") for w in warnings]
+    if table_rows:
+        blocks.append(Table("teamTable", ("rater", "assigned", "done", "anchors", "pair votes done / assigned",
+                                          "last activity"), tuple(table_rows), frozenset(flagged)))
+    else:
+        blocks.append(Note("No raters yet."))
+    return Section("team", "Team", "Work dealt to each rater and how far each has got (merged packages "
+                   "included). Operators' answers are stored but never counted.", tuple(blocks))
+
+
+def with_team(model: DashboardModel, team: Section | None) -> DashboardModel:
+    """The model with the fresh team section first (the cached figures keep theirs out)."""
+    if team is None:
+        return model
+    rest = tuple(s for s in model.sections if s.key != "team")
+    return replace(model, sections=(team, *rest))
 
 
 def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
@@ -188,7 +229,7 @@ def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
 def compute(inputs: DashboardInputs, state: TaskState | None = None) -> DashboardModel:
     """The dashboard's model from its inputs; pure (no database), cancellable between steps."""
     if inputs.cached is not None:
-        return inputs.cached
+        return with_team(inputs.cached, inputs.team)
     from ..reports.html_report import build_view
     from ..stats.report_model import build_report
 
@@ -205,7 +246,7 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
     model = _model(inputs, report, view, time.monotonic() - started)
     CACHE.put(inputs.folder, inputs.seed, model)
     state.step(1.0, "done")
-    return model
+    return with_team(model, inputs.team)
 
 
 def attach_calibrations(report: dict[str, Any], records: Sequence[Mapping[str, Any]]) -> None:
@@ -316,7 +357,8 @@ def _findings(rubric: Rubric, view: Mapping[str, Any]) -> Section:
     if not findings:
         return Section("findings", "Findings: 0", sub,
                        (Note("No findings: humans and judges agree wherever both answered."),))
-    rows = tuple((str(f.get("title") or ""), metric_label(rubric, str(f.get("metric") or "")),
+    # The lead's item id (case + generator), never a rater's display code: codes are per rater.
+    rows = tuple((str(f.get("item_id") or f.get("title") or ""), metric_label(rubric, str(f.get("metric") or "")),
                   str(f.get("kind") or ""), str(f.get("humans") or ""), str(f.get("judge_value") or ""),
                   str(f.get("generator") or "")) for f in findings[:MAX_FINDING_ROWS])
     blocks: list[Block] = [Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)]

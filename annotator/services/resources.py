@@ -46,3 +46,20 @@ def anchor_set(name: str) -> Iterator[Path]:
         raise InputError(f"no shipped anchor set '{name}'", field="anchors")
     with resources.as_file(folder) as real:
         yield Path(real) / "anchors.jsonl"
+
+
+def shipped_rubrics_folder() -> Path | None:
+    """The folder holding the shipped rubric files when they are plain files on disk (a source
+    checkout, an installed wheel, a frozen bundle), for a file dialog to start in; else None."""
+    folder = resources.files("annotator.rubrics")
+    try:
+        real = Path(str(folder))
+    except TypeError:  # pragma: no cover - a zip import: nothing to browse
+        return None
+    return real if real.is_dir() else None
+
+
+def shipped_rubric(rubric_id: str) -> str | None:
+    """The text of the shipped rubric with this id, or None."""
+    f = resources.files("annotator.rubrics").joinpath(f"{rubric_id}.toml")
+    return f.read_text(encoding="utf-8") if f.is_file() else None

@@ -15,42 +15,55 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..domain.rubric import Metric, Rubric
+from .i18n import translate
 from .metric_rows import format_answer
+from .style import MET, NOT_MET, met_colours, relative_font, set_accessible, soft_colour
 
 __all__ = ["FeedbackPanel", "VerdictPage", "match_rule"]
 
-INK = "#1f2430"
-SOFT = "#5b6270"
-LINE = "#e3e6eb"
-# Calm marks: a soft green for met, a warm sand for not met (never an alarm red).
-MET_BG, MET_INK = "#e9f5ee", "#1e6b45"
-MISS_BG, MISS_INK = "#fbf1e2", "#8a5a16"
-NONE_BG, NONE_INK = "#f1f2f4", SOFT
+
+def _palette() -> QPalette:
+    return QApplication.palette()
+
+
+def _ink(met: bool | None) -> str:
+    """A calm mark colour readable on the window: green for met, sand for not met (never an alarm red)."""
+    return met_colours(_palette(), met)[1]
 
 
 def match_rule(metric: Metric) -> str:
     """How an answer meets the reference, in words (from the kind's spec)."""
     spec = metric.spec
     if spec.multi:
-        return "the same set of options counts as met"
+        return translate("Calibration", "the same set of options counts as met")
     if spec.match_rule == "exact":
-        return "an exact match counts as met"
-    return f"{spec.match_rule} counts as met"
+        return translate("Calibration", "an exact match counts as met")
+    if spec.match_rule == "within one point":
+        return translate("Calibration", "within one point counts as met")
+    return translate("Calibration", "{rule} counts as met").format(rule=spec.match_rule)
 
 
-def _label(text: str = "", *, soft: bool = False, wrap: bool = True, size: int | None = None,
+def _label(text: str = "", *, soft: bool = False, wrap: bool = True, size: float | None = None,
            bold: bool = False) -> QLabel:
+    """A label in the palette's colours; `size` scales the system font (never pixels)."""
     lab = QLabel(text)
     lab.setWordWrap(wrap)
-    style = [f"color: {SOFT if soft else INK};"]
-    if size:
-        style.append(f"font-size: {size}px;")
-    if bold:
-        style.append("font-weight: 650;")
-    lab.setStyleSheet(" ".join(style))
+    if soft:
+        lab.setStyleSheet(f"color: {soft_colour(_palette())};")
+    if size or bold:
+        lab.setFont(relative_font(lab, size or 1.0, bold=bold))
     return lab
 
 
@@ -71,7 +84,7 @@ class FeedbackPanel(QWidget):
         super().__init__(parent)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        self.title = _label("", size=16, bold=True)
+        self.title = _label("", size=1.2, bold=True)
         self.summary = _label("", soft=True)
         outer.addWidget(self.title)
         outer.addWidget(self.summary)
@@ -89,31 +102,40 @@ class FeedbackPanel(QWidget):
         self.cards = []
         scored = [f for f in feedback if f.match is not None]
         met = sum(1 for f in scored if f.match)
-        self.title.setText(f"How your answer compares (anchor {index} of {total})")
-        self.summary.setText(f"You met the reference on {met} of {len(scored)} scored metrics. "
-                             "Read the rationale where you differ; it is the reasoning the reference follows.")
+        self.title.setText(translate("Calibration", "How your answer compares (anchor {index} of {total})")
+                           .format(index=index, total=total))
+        self.summary.setText(translate("Calibration", "You met the reference on {met} of {n} scored metrics. Read the "
+                                                      "rationale where you differ; it is the reasoning the reference "
+                                                      "follows.").format(met=met, n=len(scored)))
         for f in feedback:
             metric = rubric.metric(f.key)
             card = QFrame()
             card.setObjectName("feedbackCard")
-            bg, ink, mark = ((MET_BG, MET_INK, "\u2713 met") if f.match else
-                             (NONE_BG, NONE_INK, "not scored") if f.match is None else
-                             (MISS_BG, MISS_INK, "\u25cb not met"))
+            bg, ink = met_colours(_palette(), f.match)
+            mark = (f"{MET} " + translate("Calibration", "met") if f.match else
+                    translate("Calibration", "not scored") if f.match is None else
+                    f"{NOT_MET} " + translate("Calibration", "not met"))
             card.setStyleSheet(f"QFrame#feedbackCard {{ background: {bg}; border-radius: 8px; }}")
+            set_accessible(card, f"{f.label or metric.label}: {mark}",
+                           translate("Calibration", "Your answer beside the reference"))
             card.setProperty("met", f.match)
             g = QGridLayout(card)
             g.setContentsMargins(12, 8, 12, 8)
             g.setHorizontalSpacing(14)
             g.setVerticalSpacing(3)
             head = QHBoxLayout()
-            head.addWidget(_label(f.label or metric.label, bold=True), 1)
+            name = _label(f.label or metric.label, bold=True)
+            name.setProperty("content", True)
+            head.addWidget(name, 1)
             mark_lab = QLabel(mark)
             mark_lab.setObjectName("mark")
             mark_lab.setStyleSheet(f"color: {ink}; font-weight: 650;")
             head.addWidget(mark_lab)
             g.addLayout(head, 0, 0, 1, 2)
-            yours = _label(f"Your answer: <b>{_esc(format_answer(metric, f.answer))}</b>")
-            ref = _label(f"Reference: <b>{_esc(format_answer(metric, f.reference))}</b>")
+            yours = _label(translate("Calibration", "Your answer: {answer}").format(
+                answer=f"<b>{_esc(format_answer(metric, f.answer))}</b>"))
+            ref = _label(translate("Calibration", "Reference: {answer}").format(
+                answer=f"<b>{_esc(format_answer(metric, f.reference))}</b>"))
             yours.setObjectName("yours")
             ref.setObjectName("reference")
             g.addWidget(yours, 1, 0)
@@ -122,6 +144,7 @@ class FeedbackPanel(QWidget):
             if f.rationale:
                 why = _label(f.rationale)
                 why.setObjectName("rationale")
+                why.setProperty("content", True)  # the anchor set's words
                 why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 g.addWidget(why, 2, 0, 1, 2)
             g.addWidget(_label(rule, soft=True), 3, 0, 1, 2)
@@ -129,7 +152,8 @@ class FeedbackPanel(QWidget):
             g.setColumnStretch(1, 1)
             self.rows.addWidget(card)
             self.cards.append(card)
-        self.hint.setText(f"{keys}: see your result" if last else f"{keys}: next anchor")
+        self.hint.setText((translate("Calibration", "{keys}: see your result") if last else
+                           translate("Calibration", "{keys}: next anchor")).format(keys=keys))
 
 
 def _esc(text: str) -> str:
@@ -147,13 +171,13 @@ class VerdictPage(QWidget):
         self.explain = _label("", soft=True)
         outer.addWidget(self.verdict)
         outer.addWidget(self.explain)
-        outer.addWidget(_label("Result per metric", size=15, bold=True))
+        outer.addWidget(_label(translate("Calibration", "Result per metric"), size=1.15, bold=True))
         self.table = QGridLayout()
         self.table.setHorizontalSpacing(18)
         self.table.setVerticalSpacing(4)
         outer.addLayout(self.table)
         outer.addSpacing(10)
-        outer.addWidget(_label("Your calibration history", size=15, bold=True))
+        outer.addWidget(_label(translate("Calibration", "Your calibration history"), size=1.15, bold=True))
         self.history_note = _label("", soft=True)
         outer.addWidget(self.history_note)
         self.history = QGridLayout()
@@ -161,13 +185,13 @@ class VerdictPage(QWidget):
         self.history.setVerticalSpacing(4)
         outer.addLayout(self.history)
         outer.addSpacing(6)
-        outer.addWidget(_label("Every session, oldest first", soft=True, bold=True))
+        outer.addWidget(_label(translate("Calibration", "Every session, oldest first"), soft=True, bold=True))
         self.sessions = QGridLayout()
         self.sessions.setHorizontalSpacing(18)
         self.sessions.setVerticalSpacing(4)
         outer.addLayout(self.sessions)
         outer.addStretch(1)
-        self.hint = _label("This result is stored.", soft=True)
+        self.hint = _label(translate("Calibration", "This result is stored."), soft=True)
         outer.addWidget(self.hint)
 
     @staticmethod
@@ -175,32 +199,38 @@ class VerdictPage(QWidget):
               name: str = "") -> QLabel:
         lab = QLabel(text)
         lab.setObjectName(name)
-        style = f"color: {colour or (SOFT if head else INK)};"
+        if colour or head:
+            lab.setStyleSheet(f"color: {colour or soft_colour(_palette())};")
         if head:
-            style += " font-weight: 650;"
-        lab.setStyleSheet(style)
+            lab.setFont(relative_font(lab, 1.0, bold=True))
         grid.addWidget(lab, r, c)
         return lab
 
     def show_result(self, rubric: Rubric, result: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
                     keys: str = "Enter") -> None:
-        self.hint.setText(f"This result is stored. {keys}: done.")
+        self.hint.setText(translate("Calibration", "This result is stored. {keys}: done.").format(keys=keys))
         ok = bool(result.get("qualified"))
-        colour = MET_INK if ok else MISS_INK
-        self.verdict.setText("Qualified" if ok else "Not yet qualified")
-        self.verdict.setStyleSheet(f"font-size: 24px; font-weight: 700; color: {colour};")
+        colour = _ink(ok)
+        self.verdict.setText(f"{MET} " + translate("Calibration", "Qualified") if ok else
+                             f"{NOT_MET} " + translate("Calibration", "Not yet qualified"))
+        self.verdict.setFont(relative_font(self.verdict, 1.7, bold=True))
+        self.verdict.setStyleSheet(f"color: {colour};")
+        set_accessible(self.verdict, self.verdict.text(), translate("Calibration", "Your calibration verdict"))
         self.verdict.setProperty("qualified", ok)
         metrics = result.get("metrics") or {}
         if ok:
-            self.explain.setText(f"You met every qualification rule over {result.get('n_anchors', '?')} anchors.")
+            self.explain.setText(translate("Calibration", "You met every qualification rule over {n} anchors.")
+                                 .format(n=result.get("n_anchors", "?")))
         else:
             short = [rubric.metric(k).label for k, m in metrics.items() if not m.get("passed") and rubric.has(k)]
             self.explain.setText(
-                "Not yet: " + ", ".join(short) + " fell short of the rule. Review the rationales and run "
-                "another calibration session when you are ready." if short else
-                "Not yet: no metric could be scored.")
+                translate("Calibration", "Not yet: {metrics} fell short of the rule. Review the rationales and run "
+                                         "another calibration session when you are ready.").format(
+                    metrics=", ".join(short)) if short else
+                translate("Calibration", "Not yet: no metric could be scored."))
         _clear_layout(self.table)
-        heads = ("metric", "rule", "met", "share", "needed", "")
+        heads = (translate("Calibration", "metric"), translate("Calibration", "rule"), translate("Calibration", "met"),
+                 translate("Calibration", "share"), translate("Calibration", "needed"), "")
         for c, h in enumerate(heads):
             self._cell(self.table, 0, c, h, head=True)
         for r, (key, m) in enumerate(metrics.items(), start=1):
@@ -209,11 +239,12 @@ class VerdictPage(QWidget):
             passed = bool(m.get("passed"))
             self._cell(self.table, r, 0, label)
             self._cell(self.table, r, 1, str(m.get("rule") or ""))
-            self._cell(self.table, r, 2, f"{m.get('met', 0)} of {m.get('n', 0)}")
+            self._cell(self.table, r, 2, translate("Calibration", "{met} of {n}").format(met=m.get("met", 0),
+                                                                                          n=m.get("n", 0)))
             self._cell(self.table, r, 3, "—" if share is None else f"{share:.0%}")
             self._cell(self.table, r, 4, f"{float(m.get('threshold') or 0):.0%}")
-            self._cell(self.table, r, 5, "\u2713 passed" if passed else "\u25cb not yet",
-                       colour=MET_INK if passed else MISS_INK, name=f"passed:{key}")
+            self._cell(self.table, r, 5, f"{MET} " + translate("Calibration", "passed") if passed else
+                       f"{NOT_MET} " + translate("Calibration", "not yet"), colour=_ink(passed), name=f"passed:{key}")
         self.table.setColumnStretch(6, 1)
         self._history(rubric, result, history)
 
@@ -225,11 +256,15 @@ class VerdictPage(QWidget):
         if earlier:
             prev = earlier[-1]
             self.history_note.setText(
-                f"Before: your previous session ({prev.get('created_at', '')[:16].replace('T', ' ')}, "
-                f"{'qualified' if prev.get('qualified') else 'not yet'}).  After: this session.")
+                translate("Calibration", "Before: your previous session ({when}, {verdict}).  After: this session.")
+                .format(when=prev.get("created_at", "")[:16].replace("T", " "),
+                        verdict=translate("Calibration", "qualified") if prev.get("qualified")
+                        else translate("Calibration", "not yet")))
         else:
-            self.history_note.setText("This is your first calibration session; later sessions are shown beside it.")
-        for c, h in enumerate(("metric", "before", "after", "change")):
+            self.history_note.setText(translate("Calibration", "This is your first calibration session; later "
+                                                               "sessions are shown beside it."))
+        for c, h in enumerate((translate("Calibration", "metric"), translate("Calibration", "before"),
+                               translate("Calibration", "after"), translate("Calibration", "change"))):
             self._cell(self.history, 0, c, h, head=True)
         prev_metrics = (earlier[-1].get("result") or {}).get("metrics", {}) if earlier else {}
         now_metrics = result.get("metrics") or {}
@@ -242,21 +277,23 @@ class VerdictPage(QWidget):
             self._cell(self.history, r, 2, "—" if after is None else f"{after:.0%}", name=f"after:{key}")
             if before is not None and after is not None:
                 diff = round((after - before) * 100)
-                text = "no change" if diff == 0 else f"{diff:+d} points"
+                text = translate("Calibration", "no change") if diff == 0 else \
+                    translate("Calibration", "{diff} points").format(diff=f"{diff:+d}")
             else:
                 text = ""
-            self._cell(self.history, r, 3, text, colour=SOFT)
+            self._cell(self.history, r, 3, text, colour=soft_colour(_palette()))
         self.history.setColumnStretch(4, 1)
         _clear_layout(self.sessions)
         labels = [rubric.metric(k).label if rubric.has(k) else k for k in keys]
-        for c, h in enumerate(("when", "verdict", *labels)):
+        for c, h in enumerate((translate("Calibration", "when"), translate("Calibration", "verdict"), *labels)):
             self._cell(self.sessions, 0, c, h, head=True)
         for i, h in enumerate(history, start=1):
             res = h.get("result") or {}
             ms = res.get("metrics") or {}
             self._cell(self.sessions, i, 0, str(h.get("created_at", ""))[:16].replace("T", " "))
             ok = bool(h.get("qualified"))
-            self._cell(self.sessions, i, 1, "qualified" if ok else "not yet", colour=MET_INK if ok else MISS_INK)
+            self._cell(self.sessions, i, 1, f"{MET} " + translate("Calibration", "qualified") if ok else
+                       f"{NOT_MET} " + translate("Calibration", "not yet"), colour=_ink(ok))
             for c, k in enumerate(keys, start=2):
                 share = (ms.get(k) or {}).get("share")
                 self._cell(self.sessions, i, c, "—" if share is None else f"{share:.0%}")

@@ -43,9 +43,11 @@ from PySide6.QtWidgets import (
 from ..domain.records import ServedItem
 from ..services.calibration import CalibrationSession
 from .calibration_pages import FeedbackPanel, VerdictPage, _label
+from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
 from .session_view import SessionView, State
+from .style import set_accessible
 
 __all__ = ["CalibrationView"]
 
@@ -85,7 +87,7 @@ class CalibrationView(SessionView):
         super().__init__(snapshot, rater, worker, settings, parent, capacity=16)
         self.anchor_set = anchor_set
         self.setObjectName("CalibrationView")
-        self._rubric = snapshot.rubric
+        self._rubric = snapshot.rubric_in(current_language())  # texts in the app's language, same version
         self._session: CalibrationSession | None = None
         self._served: ServedItem | None = None
         self._next: ServedItem | None = None
@@ -107,9 +109,11 @@ class CalibrationView(SessionView):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(10, 8, 10, 8)
         head = QHBoxLayout()
-        self.heading = _label("Calibration", size=17, bold=True, wrap=False)
+        self.heading = _label(translate("Calibration", "Calibration"), size=1.3, bold=True, wrap=False)
         self.counter = _label("", soft=True, wrap=False)
         self.counter.setObjectName("calibrationCounter")
+        set_accessible(self.counter, translate("Calibration", "Progress"),
+                       translate("Calibration", "Which anchor of how many"))
         head.addWidget(self.heading)
         head.addStretch(1)
         head.addWidget(self.counter)
@@ -123,7 +127,12 @@ class CalibrationView(SessionView):
         ll.setContentsMargins(0, 0, 0, 0)
         self.prompt = _label("")
         self.criteria = _label("", soft=True)
+        set_accessible(self.prompt, translate("Calibration", "Prompt"),
+                       translate("Calibration", "What the output was asked to be"))
+        set_accessible(self.criteria, translate("Calibration", "Criteria"),
+                       translate("Calibration", "What the output is judged against"))
         for lab in (self.prompt, self.criteria):
+            lab.setProperty("content", True)
             lab.setTextFormat(Qt.TextFormat.PlainText)
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             ll.addWidget(lab)
@@ -138,7 +147,10 @@ class CalibrationView(SessionView):
         hl = QVBoxLayout(holder)
         hl.setContentsMargins(0, 0, 0, 0)
         hl.addWidget(self.form)
-        self.form_hint = _label(f"{self.keymap.hint('submit')}: submit and see the reference", soft=True)
+        self.form_hint = _label(translate("Calibration", "{key}: submit and see the reference")
+                                .format(key=self.keymap.hint("submit")), soft=True)
+        set_accessible(self.form, translate("Calibration", "Answer form"),
+                       translate("Calibration", "One row per metric of the rubric; the framed one takes the keys"))
         hl.addWidget(self.form_hint)
         self.form_scroll = FormScroll()
         self.form_scroll.setWidget(holder)
@@ -155,7 +167,7 @@ class CalibrationView(SessionView):
         self.pages.addWidget(work)
         self.verdict_page = VerdictPage()
         self.pages.addWidget(_scroll(self.verdict_page))
-        self.opening = _label("Opening the calibration session...", soft=True)
+        self.opening = _label(translate("Calibration", "Opening the calibration session…"), soft=True)
         self.opening.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.pages.addWidget(self.opening)
         self.pages.setCurrentWidget(self.opening)
@@ -178,7 +190,8 @@ class CalibrationView(SessionView):
         super()._failed(exc)
         if self._state is State.ERROR:
             self._page = "error"
-            self.opening.setText(f"Calibration cannot start: {self.message.text()}")
+            self.opening.setText(translate("Calibration", "Calibration cannot start: {why}")
+                                 .format(why=self.message.text()))
             self.pages.setCurrentWidget(self.opening)
 
     def _show_item(self, served: ServedItem | None) -> None:
@@ -186,13 +199,15 @@ class CalibrationView(SessionView):
         if served is None:  # every anchor answered: work out the verdict
             self._page = "loading"
             self._set_state(State.BUSY)
-            self.message.setText("Working out your result...")
+            self.message.setText(translate("Calibration", "Working out your result…"))
             self._job(_job_finish, self._session, on_done=self._on_finished)
             return
         v = served.view
-        self.counter.setText(f"Anchor {served.queue_position + 1} of {self._total}")
+        self.counter.setText(translate("Calibration", "Anchor {index} of {total}")
+                             .format(index=served.queue_position + 1, total=self._total))
         self.prompt.setText(v.prompt)
-        self.criteria.setText(f"Criteria: {v.criteria}" if v.criteria else "")
+        self.criteria.setText(translate("Calibration", "Criteria: {text}").format(text=v.criteria)
+                              if v.criteria else "")
         self.criteria.setVisible(bool(v.criteria))
         self.form.set_answers(None)
         self.side.setCurrentIndex(0)
@@ -203,7 +218,7 @@ class CalibrationView(SessionView):
         self._waiting = {k for k in keys if not self.prefetcher.contains(k)}
         self.prefetcher.prefetch(keys)
         if self._waiting:
-            self.message.setText("Loading images...")
+            self.message.setText(translate("Calibration", "Loading images…"))
         else:
             self._present()
 
@@ -235,7 +250,7 @@ class CalibrationView(SessionView):
         feedback, nxt, index = result
         self._next = nxt
         self.feedback.show_feedback(self._rubric, feedback, index, self._total, last=nxt is None,
-                                    keys=self.keymap.hints("continue", " or "))
+                                    keys=self.keymap.hints("continue", " / "))
         self.side.setCurrentIndex(1)
         self._page = "feedback"
         self._set_state(State.READY)
@@ -249,9 +264,10 @@ class CalibrationView(SessionView):
         res, history = result
         self._result = res
         self.verdict_page.show_result(self._rubric, res, history,
-                                      keys=f"{self.keymap.hint('continue')} or {self.keymap.hint('finish')}")
+                                      keys=f"{self.keymap.hint('continue')} / {self.keymap.hint('finish')}")
         self.pages.setCurrentIndex(1)
-        self.counter.setText(f"{res.get('n_anchors', self._total)} anchors answered")
+        self.counter.setText(translate("Calibration", "{n} anchors answered").format(
+            n=res.get("n_anchors", self._total)))
         self._page = "verdict"
         self._set_state(State.DONE)
         self.message.setText("")
@@ -260,9 +276,10 @@ class CalibrationView(SessionView):
 
     def _key_hint(self) -> str:
         k = self.keymap.hint
-        return (f"Keys: {k('pass')} / {k('fail')} gates, digits for scales, points and tags, {k('cannot_judge')} "
-                f"can't judge, {k('next_metric')} / {k('prev_metric')} next / previous metric, "
-                f"{k('reason')} reason, {k('submit')} submit.")
+        return translate("Calibration", "Keys: {p} / {f} gates, digits for scales, points and tags, {x} can't judge, "
+                                        "{next} / {prev} next / previous metric, {r} reason, {enter} submit.").format(
+            p=k("pass"), f=k("fail"), x=k("cannot_judge"), next=k("next_metric"), prev=k("prev_metric"),
+            r=k("reason"), enter=k("submit"))
 
     # -- actions -------------------------------------------------------------------
     def actions(self) -> dict[str, Callable[[], Any]]:
@@ -290,8 +307,9 @@ class CalibrationView(SessionView):
         missing = self.form.missing()
         if missing:
             labels = ", ".join(self._rubric.metric(k).label for k in missing)
-            self.message.setText(f"Answer {labels} first (or press {self.keymap.hint('cannot_judge')} "
-                                 "if you cannot judge it).")
+            self.message.setText(translate("Calibration", "Answer {metrics} first (or press {key} if you cannot "
+                                                          "judge it).").format(metrics=labels,
+                                                                               key=self.keymap.hint("cannot_judge")))
             self.form.focus_metric(missing[0])
             return False
         elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)

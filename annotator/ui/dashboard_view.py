@@ -34,9 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QKeyEvent, QPixmap
+from PySide6.QtGui import QBrush, QImage, QKeyEvent, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QFrame,
     QGridLayout,
     QHBoxLayout,
@@ -53,17 +54,16 @@ from PySide6.QtWidgets import (
 )
 
 from ..services import dashboard as dash
+from .i18n import translate
 from .keymap import Keymap
 from .session_view import ShutsDownOnce, alive, one_line
-from .style import relative_font
+from .style import FLAG, flag_background, relative_font, set_accessible, soft_colour, warning_colour
 from .worker import ComputeWorker, decode_image
 
 __all__ = ["DashboardView"]
 
-SOFT = "#5b6270"
-LINE = "#e3e6eb"
-FLAG_BG = QColor("#fff6ed")  # the report's calm amber, not an alarm red
-FLAG_INK = "#b54708"
+# The report's own words (section titles, table headers, notes) stay English, as the HTML
+# report does; the page's frame (title bar, keys, buttons, progress) is translated.
 DEFAULT_N_BOOT = 1000
 MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
 COLUMN_SLACK = 12
@@ -84,10 +84,15 @@ def _job_compute(report: Callable[[float | None, str], None], inputs: dash.Dashb
     return model, charts
 
 
-def _note(text: str) -> QLabel:
+def _palette() -> QPalette:
+    return QApplication.palette()
+
+
+def _note(text: str, *, content: bool = True) -> QLabel:
     lab = QLabel(text)
     lab.setWordWrap(True)
-    lab.setStyleSheet(f"color: {SOFT};")
+    lab.setStyleSheet(f"color: {soft_colour(_palette())};")
+    lab.setProperty("content", content)  # the report's text (English, as the HTML report)
     return lab
 
 
@@ -126,6 +131,8 @@ def _table(t: dash.Table, width: int = 0) -> QTableWidget:
     wide as the page when its text can wrap to fit."""
     w = QTableWidget(len(t.rows), len(t.headers))
     w.setObjectName(t.name)
+    w.setProperty("content", True)
+    set_accessible(w, t.name, f"{len(t.rows)} rows: " + ", ".join(t.headers))
     w.setHorizontalHeaderLabels(list(t.headers))
     w.verticalHeader().setVisible(False)
     w.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -137,10 +144,12 @@ def _table(t: dash.Table, width: int = 0) -> QTableWidget:
     w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     for r, row in enumerate(t.rows):
         for c, text in enumerate(row):
-            item = QTableWidgetItem(text)
-            item.setToolTip(text)
+            # A flagged row says so in words and a symbol, not only by its tint.
+            shown = f"{FLAG} {text}" if r in t.flagged and c == 0 else text
+            item = QTableWidgetItem(shown)
+            item.setToolTip(shown)
             if r in t.flagged:
-                item.setBackground(QBrush(FLAG_BG))
+                item.setBackground(QBrush(flag_background(_palette())))
             w.setItem(r, c, item)
     header = w.horizontalHeader()
     w.resizeColumnsToContents()
@@ -167,14 +176,18 @@ def _chart(chart: dash.Chart, image: QImage | None) -> QWidget:
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
     if chart.caption:
-        cap = QLabel(chart.caption)
-        cap.setStyleSheet(f"color: {FLAG_INK if chart.flagged else SOFT}; font-weight: 600;")
+        cap = QLabel(f"{FLAG} {chart.caption}" if chart.flagged else chart.caption)
+        cap.setStyleSheet(f"color: {warning_colour(_palette()) if chart.flagged else soft_colour(_palette())};")
+        cap.setFont(relative_font(cap, 1.0, bold=True))
+        cap.setProperty("content", True)
         lay.addWidget(cap)
     lab = QLabel()
     lab.setObjectName(chart.name)
     lab.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+    lab.setProperty("content", True)
+    set_accessible(lab, chart.alt, chart.caption or chart.alt)
     if image is None or image.isNull():
-        lab.setText("(no chart: nothing to draw)")
+        lab.setText(translate("DashboardView", "(no chart: nothing to draw)"))
     else:
         pix = QPixmap.fromImage(image)
         pix.setDevicePixelRatio(CHART_RATIO)
@@ -188,15 +201,17 @@ def _chart(chart: dash.Chart, image: QImage | None) -> QWidget:
 def _tile(t: dash.Tile) -> QFrame:
     f = QFrame()
     f.setObjectName("tile")
-    f.setStyleSheet(f"QFrame#tile {{ border: 1px solid {LINE}; border-radius: 8px; }}")
+    f.setStyleSheet("QFrame#tile { border: 1px solid palette(mid); border-radius: 8px; }")
     lay = QVBoxLayout(f)
     lay.setContentsMargins(12, 8, 12, 8)
-    v = QLabel(t.value)
+    v = QLabel(f"{FLAG} {t.value}" if t.warn else t.value)  # a warning is a symbol too, not only amber
     v.setFont(relative_font(v, 1.5, bold=True))
+    v.setProperty("content", True)
     if t.warn:
-        v.setStyleSheet(f"color: {FLAG_INK};")
+        v.setStyleSheet(f"color: {warning_colour(_palette())};")
     lay.addWidget(v)
     lay.addWidget(_note(t.label))
+    set_accessible(f, f"{t.value} {t.label}", t.label)
     return f
 
 
@@ -241,11 +256,15 @@ class DashboardView(ShutsDownOnce, QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(10, 8, 10, 8)
         bar = QHBoxLayout()
-        self.title = QLabel(f"Study dashboard: {self.snapshot.name}")
+        self.title = QLabel(translate("DashboardView", "Study dashboard: {name}").format(name=self.snapshot.name))
+        set_accessible(self.title, self.title.text(), translate("DashboardView", "The study lead's dashboard"))
         self.title.setFont(relative_font(self.title, 1.5, bold=True))
         bar.addWidget(self.title)
         self.busy_label = QLabel()
-        self.busy_label.setStyleSheet(f"color: {SOFT};")
+        self.busy_label.setStyleSheet(f"color: {soft_colour(self.palette())};")
+        self.busy_label.setWordWrap(True)
+        set_accessible(self.busy_label, translate("DashboardView", "Computation"),
+                       translate("DashboardView", "What the dashboard is computing, or how long it took"))
         self.busy_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.busy_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.busy_bar = QProgressBar()
@@ -253,14 +272,21 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.busy_bar.setMaximumWidth(160)
         self.busy_bar.setTextVisible(False)
         self.busy_bar.hide()
+        set_accessible(self.busy_bar, translate("DashboardView", "Progress"),
+                       translate("DashboardView", "How far the computation has got"))
         bar.addWidget(self.busy_label)
         bar.addWidget(self.busy_bar)
-        self.refresh_button = QPushButton(f"Recompute  [{self.keymap.hint('refresh')}]")
+        self.refresh_button = QPushButton(translate("DashboardView", "Recompute  [{key}]")
+                                          .format(key=self.keymap.hint("refresh")))
+        set_accessible(self.refresh_button, translate("DashboardView", "Recompute"),
+                       translate("DashboardView", "Computes the report again ({key}); {cancel} cancels").format(
+                           key=self.keymap.hint("refresh"), cancel=self.keymap.hint("cancel")))
         self.refresh_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.refresh_button.clicked.connect(lambda: self.refresh())
         bar.addWidget(self.refresh_button)
         outer.addLayout(bar)
-        self.meta = _note("For the study lead: this page names generators and raters. Raters never see it.")
+        self.meta = _note(translate("DashboardView", "For the study lead: this page names generators and raters. "
+                                                     "Raters never see it."), content=False)
         outer.addWidget(self.meta)
         self.tiles = QHBoxLayout()
         self.tiles.setSpacing(10)
@@ -268,14 +294,19 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the view takes the keys (see the note below)
+        set_accessible(self.scroll, translate("DashboardView", "Report"),
+                       translate("DashboardView", "The report's sections; page with the keys below"))
         self.content = QWidget()
         self.scroll.setWidget(self.content)
         outer.addWidget(self.scroll, 1)
         k = self.keymap.hint
-        outer.addWidget(_note(f"Keys: {k('page_down')} / {k('page_up')} page, {k('top')} / {k('bottom')}, "
-                              f"{k('next_section')} / {k('prev_section')} next / previous section, "
-                              f"{k('refresh')} recompute, {k('cancel')} cancel."))
+        self.keys_note = _note(translate("DashboardView", "Keys: {down} / {up} page, {top} / {bottom}, {next} / "
+                                                          "{prev} next / previous section, {refresh} recompute, "
+                                                          "{cancel} cancel.").format(
+            down=k("page_down"), up=k("page_up"), top=k("top"), bottom=k("bottom"), next=k("next_section"),
+            prev=k("prev_section"), refresh=k("refresh"), cancel=k("cancel")), content=False)
+        outer.addWidget(self.keys_note)
 
     # -- computing -------------------------------------------------------------------
     def is_busy(self) -> bool:
@@ -290,7 +321,7 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.refresh_button.setEnabled(False)
         self.busy_bar.setValue(0)
         self.busy_bar.show()
-        self.busy_label.setText("Reading the study…")
+        self.busy_label.setText(translate("DashboardView", "Reading the study…"))
         self.worker.run(_job_inputs, self._n_boot, self._seed, not force,
                         on_done=self._guard(self._on_inputs), on_error=self._guard(self._on_failed))
         return True
@@ -318,12 +349,14 @@ class DashboardView(ShutsDownOnce, QWidget):
             return
         if fraction is not None:
             self.busy_bar.setValue(int(fraction * 100))
-        self.busy_label.setText(f"Computing the report: {message}…")
+        self.busy_label.setText(translate("DashboardView", "Computing the report: {step}…").format(step=message))
         self.progress.emit(message)
 
     def _done(self) -> None:
         self._task = None
         self.busy_bar.hide()
+        set_accessible(self.busy_bar, translate("DashboardView", "Progress"),
+                       translate("DashboardView", "How far the computation has got"))
         self.refresh_button.setEnabled(True)
 
     def _on_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
@@ -331,9 +364,11 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._done()
         secs = time.monotonic() - self._started
         if model.seconds and secs < model.seconds / 2:
-            self.busy_label.setText(f"Unchanged since the last computation: shown at once ({secs:.2f} s).")
+            self.busy_label.setText(translate("DashboardView", "Unchanged since the last computation: shown at once "
+                                                               "({secs} s).").format(secs=f"{secs:.2f}"))
         else:
-            self.busy_label.setText(f"Computed in {secs:.1f} s with {model.n_boot} bootstrap resamples.")
+            self.busy_label.setText(translate("DashboardView", "Computed in {secs} s with {n} bootstrap resamples.")
+                                    .format(secs=f"{secs:.1f}", n=model.n_boot))
         self.model = model
         self._render(model, charts)
         self.reportReady.emit(dict(model.report))
@@ -341,11 +376,13 @@ class DashboardView(ShutsDownOnce, QWidget):
     def _on_failed(self, exc: BaseException) -> None:
         self._done()
         if isinstance(exc, dash.Cancelled):
-            self.busy_label.setText("Cancelled. " + ("The figures shown are from the last computation."
-                                                     if self.model else f"{self.keymap.hint('refresh')} computes."))
+            self.busy_label.setText(translate("DashboardView", "Cancelled. The figures shown are from the last "
+                                                               "computation.") if self.model else
+                                    translate("DashboardView", "Cancelled. {key} computes.")
+                                    .format(key=self.keymap.hint("refresh")))
             return
         msg = one_line(exc)
-        self.busy_label.setText(f"The report could not be computed: {msg}")
+        self.busy_label.setText(translate("DashboardView", "The report could not be computed: {why}").format(why=msg))
         self.failed.emit(msg)
 
     # -- layout of one report ------------------------------------------------------
@@ -359,8 +396,9 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.tiles.addStretch(1)
 
     def _render(self, model: dash.DashboardModel, charts: dict[str, QImage]) -> None:
-        self.title.setText(model.title)
+        self.title.setText(translate("DashboardView", "Study dashboard: {name}").format(name=self.snapshot.name))
         self.meta.setText(model.meta)
+        self.meta.setProperty("content", True)
         self._show_tiles(model.tiles)
         content = QWidget()
         lay = QVBoxLayout(content)
@@ -374,6 +412,7 @@ class DashboardView(ShutsDownOnce, QWidget):
             hl.setContentsMargins(0, 14, 0, 2)
             h = QLabel(s.title)
             h.setFont(relative_font(h, 1.3, bold=True))
+            h.setProperty("content", True)
             hl.addWidget(h)
             if s.subtitle:
                 hl.addWidget(_note(s.subtitle))

@@ -12,7 +12,9 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QDialog, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from ..domain.rubric import Rubric
+from .i18n import translate
 from .keymap import Keymap
+from .style import set_accessible
 
 
 class InstructionsDialog(QDialog):
@@ -20,14 +22,21 @@ class InstructionsDialog(QDialog):
                  context: str = "label") -> None:
         super().__init__(parent)
         self.keymap = keymap
-        self.setWindowTitle(f"Instructions: {rubric.title}")
+        self.setWindowTitle(translate("InstructionsDialog", "Instructions: {title}").format(title=rubric.title))
         self.setModal(False)
         lay = QVBoxLayout(self)
         browser = QTextBrowser()
         browser.setOpenLinks(False)
         browser.setHtml(self._html(rubric, keymap, context))
+        browser.setProperty("content", True)  # the rubric's own words, translated in the rubric file
+        set_accessible(browser, translate("InstructionsDialog", "Instructions"),
+                       translate("InstructionsDialog", "The rubric's instructions, its metrics, verdict rules and keys"))
+        self.browser = browser
         lay.addWidget(browser)
-        close = QPushButton(f"Close ({keymap.hint('instructions')} or {keymap.hint('close_dialog')})")
+        close = QPushButton(translate("InstructionsDialog", "Close ({key} or {other})").format(
+            key=keymap.hint("instructions"), other=keymap.hint("close_dialog")))
+        set_accessible(close, translate("InstructionsDialog", "Close"),
+                       translate("InstructionsDialog", "Closes the instructions"))
         close.clicked.connect(self.hide)
         lay.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
         cw = self.fontMetrics().averageCharWidth()
@@ -35,8 +44,11 @@ class InstructionsDialog(QDialog):
 
     @staticmethod
     def _html(rubric: Rubric, keymap: Keymap, context: str) -> str:
+        metrics_head = translate("InstructionsDialog", "Metrics")
+        rules_head = translate("InstructionsDialog", "Verdict rules")
+        keys_head = translate("InstructionsDialog", "Keys")
         parts = [f"<h2>{escape(rubric.title)}</h2>", f"<p>{escape(rubric.instructions).replace(chr(10), ' ')}</p>",
-                 "<h3>Metrics</h3><ul>"]
+                 f"<h3>{escape(metrics_head)}</h3><ul>"]
         for m in rubric.metrics:
             line = f"<li><b>{escape(m.label)}</b>"
             if m.help:
@@ -46,10 +58,10 @@ class InstructionsDialog(QDialog):
             parts.append(line + "</li>")
         parts.append("</ul>")
         if rubric.rules:
-            parts.append("<h3>Verdict rules</h3><ul>")
+            parts.append(f"<h3>{escape(rules_head)}</h3><ul>")
             parts.extend(f"<li><code>{escape(r)}</code></li>" for r in rubric.rules)
             parts.append("</ul>")
-        parts.append("<h3>Keys</h3><table cellspacing='0' cellpadding='3'>")
+        parts.append(f"<h3>{escape(keys_head)}</h3><table cellspacing='0' cellpadding='3'>")
         for keys, label in keymap.help_rows(context):
             parts.append(f"<tr><td><b>{escape(keys)}</b></td><td>{escape(label)}</td></tr>")
         parts.append("</table>")

@@ -23,12 +23,14 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, 
 
 from ..domain.records import ItemView
 from .decode import overlay_key
+from .i18n import QT_TRANSLATE_NOOP, translate
 from .image_view import ImageView, SyncGroup
 from .keymap import Keymap
-from .style import relative_font
+from .style import relative_font, set_accessible
 
-NO_OUTPUT = "This item has no output to show."
-IMAGE_FAILED = "An image of this output could not be shown: answer from what you can see, or say you cannot judge."
+NO_OUTPUT = QT_TRANSLATE_NOOP("ItemDisplay", "This item has no output to show.")
+IMAGE_FAILED = QT_TRANSLATE_NOOP("ItemDisplay", "An image of this output could not be shown: answer from what you "
+                                                "can see, or say you cannot judge.")
 
 
 def media_keys(view: ItemView, *, inputs: bool = True) -> list[str]:
@@ -50,7 +52,7 @@ class ImageTile(QWidget):
         self.caption = QLabel()
         self.caption.setFont(relative_font(self.caption, 0.95, bold=True))
         self.view = ImageView(keymap=keymap)
-        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys belong to the session view
+        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys belong to the session view (zoom keys there)
         self.view.setMinimumSize(160, 160)
         lay.addWidget(self.caption)
         lay.addWidget(self.view, 1)
@@ -71,6 +73,10 @@ class ItemDisplay(QWidget):
         self.title.setFont(relative_font(self.title, 1.0, bold=True))
         self.code = QLabel()
         self.code.setFont(relative_font(self.code, 0.9))
+        self.code.setProperty("content", True)
+        set_accessible(self.code, translate("ItemDisplay", "Item code"),
+                       translate("ItemDisplay", "The item's opaque code (it names nothing)"))
+        set_accessible(self.title, title or translate("ItemDisplay", "Item"), translate("ItemDisplay", "Which side"))
         head.addWidget(self.title)
         head.addStretch(1)
         head.addWidget(self.code)
@@ -87,16 +93,20 @@ class ItemDisplay(QWidget):
         outer.addWidget(grid_holder, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
+        set_accessible(self.note, translate("ItemDisplay", "Note"), translate("ItemDisplay", "About the images"))
         self.note.hide()
         outer.addWidget(self.note)
         self.tiles: list[ImageTile] = []
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
+        self.text.setProperty("content", True)  # the output being judged
+        set_accessible(self.text, translate("ItemDisplay", "Text output"),
+                       translate("ItemDisplay", "The output to judge, as text"))
         # Selectable by mouse only: arrows, digits and letters stay answer keys.
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.text.hide()
-        self.empty = QLabel(NO_OUTPUT)
+        self.empty = QLabel(translate("ItemDisplay", NO_OUTPUT))
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.hide()
         self._shas: list[str] = []
@@ -119,9 +129,11 @@ class ItemDisplay(QWidget):
     def show_item(self, view: ItemView, images: Mapping[str, QImage | None]) -> None:
         entries: list[tuple[str, str]] = []
         if self.show_inputs:
-            entries += [(sha, "Input" if len(view.inputs) == 1 else f"Input {n}")
+            entries += [(sha, translate("ItemDisplay", "Input") if len(view.inputs) == 1
+                         else translate("ItemDisplay", "Input {n}").format(n=n))
                         for n, sha in enumerate(view.inputs, start=1)]
-        entries += [(sha, "Output" if len(view.outputs) == 1 else f"Output {n}")
+        entries += [(sha, translate("ItemDisplay", "Output") if len(view.outputs) == 1
+                     else translate("ItemDisplay", "Output {n}").format(n=n))
                     for n, sha in enumerate(view.outputs, start=1)]
         if self._titled:
             self.code.setText(view.display_code)  # (the label view shows the code in its own header)
@@ -134,6 +146,10 @@ class ItemDisplay(QWidget):
         for i, (sha, caption) in enumerate(entries):
             t = self._tile(i)
             t.caption.setText(self._caption(caption))
+            set_accessible(t.view, caption, translate("ItemDisplay", "An image to judge; zoom with {zin} / {zout}, "
+                                                                     "fit with {fit}").format(
+                zin=self.keymap.hint("zoom_in"), zout=self.keymap.hint("zoom_out"), fit=self.keymap.hint("zoom_fit")))
+            set_accessible(t.caption, caption, translate("ItemDisplay", "Caption of the image below"))
             t.view.set_image(images.get(sha), overlay=self._overlay_image)
             t.view.set_mask_visible(self._mask_visible)
         for t in self.tiles[len(entries):]:
@@ -168,7 +184,7 @@ class ItemDisplay(QWidget):
     def image_failed(self, key: str) -> None:
         if key in self._shas:
             self._failed.add(key)
-            self.note.setText(IMAGE_FAILED)
+            self.note.setText(translate("ItemDisplay", IMAGE_FAILED))
             self.note.show()
 
     def waiting_for(self) -> set[str]:
@@ -188,7 +204,9 @@ class ItemDisplay(QWidget):
     def _caption(self, base: str) -> str:
         if self._overlay is None:
             return base
-        return f"{base}  ·  edit mask {'shown' if self._mask_visible else 'hidden'} ({self.keymap.hint('toggle_mask')})"
+        text = (translate("ItemDisplay", "{caption}  ·  edit mask shown ({key})") if self._mask_visible else
+                translate("ItemDisplay", "{caption}  ·  edit mask hidden ({key})"))
+        return text.format(caption=base, key=self.keymap.hint("toggle_mask"))
 
     def toggle_mask(self) -> bool:
         self._mask_visible = not self._mask_visible

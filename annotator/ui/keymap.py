@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
 
+from .i18n import QT_TRANSLATE_NOOP, translate
+
 CONTEXTS = ("global", "label", "pair", "reason", "feedback", "dashboard", "image", "dialog")
 _MODIFIER_KEYS = (Qt.Key.Key_unknown, Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta)
 
@@ -47,67 +49,71 @@ def _a(name: str, label: str, keys: tuple[str, ...], *contexts: str) -> Action:
 _SESSION = ("label", "pair")
 ACTIONS: tuple[Action, ...] = (
     # main window
-    _a("open_study", "Open a study folder", ("Ctrl+O",), "global"),
-    _a("new_study", "New study", ("Ctrl+N",), "global"),
-    _a("add_rater", "Add a rater", ("Ctrl+Shift+A",), "global"),
-    _a("start_page", "Start page", ("Ctrl+Shift+H",), "global"),
-    _a("close_study", "Close the study", ("Ctrl+Shift+W",), "global"),
-    _a("quit", "Quit", ("Ctrl+Q",), "global"),
-    _a("mode_label", "Label mode", ("Ctrl+Shift+L",), "global"),
-    _a("mode_pairwise", "Pairwise mode", ("Ctrl+Shift+P",), "global"),
-    _a("mode_calibration", "Calibration mode", ("Ctrl+Shift+C",), "global"),
-    _a("mode_dashboard", "Dashboard (study lead)", ("Ctrl+Shift+D",), "global"),
+    _a("open_study", QT_TRANSLATE_NOOP("keymap", "Open a study folder"), ("Ctrl+O",), "global"),
+    _a("open_package", QT_TRANSLATE_NOOP("keymap", "Open a rater package (.annot)"), ("Ctrl+Shift+O",), "global"),
+    _a("connect_server", QT_TRANSLATE_NOOP("keymap", "Open a study on a server"), ("Ctrl+Shift+S",), "global"),
+    _a("leave_rater", QT_TRANSLATE_NOOP("keymap", "Leave rater mode (the study lead's views)"), ("Ctrl+Shift+E",),
+       "global"),
+    _a("new_study", QT_TRANSLATE_NOOP("keymap", "New study"), ("Ctrl+N",), "global"),
+    _a("add_rater", QT_TRANSLATE_NOOP("keymap", "Add a rater"), ("Ctrl+Shift+A",), "global"),
+    _a("start_page", QT_TRANSLATE_NOOP("keymap", "Start page"), ("Ctrl+Shift+H",), "global"),
+    _a("close_study", QT_TRANSLATE_NOOP("keymap", "Close the study"), ("Ctrl+Shift+W",), "global"),
+    _a("quit", QT_TRANSLATE_NOOP("keymap", "Quit"), ("Ctrl+Q",), "global"),
+    _a("mode_label", QT_TRANSLATE_NOOP("keymap", "Label mode"), ("Ctrl+Shift+L",), "global"),
+    _a("mode_pairwise", QT_TRANSLATE_NOOP("keymap", "Pairwise mode"), ("Ctrl+Shift+P",), "global"),
+    _a("mode_calibration", QT_TRANSLATE_NOOP("keymap", "Calibration mode"), ("Ctrl+Shift+C",), "global"),
+    _a("mode_dashboard", QT_TRANSLATE_NOOP("keymap", "Dashboard (study lead)"), ("Ctrl+Shift+D",), "global"),
     # label form (label view, calibration answer screen)
-    _a("pass", "PASS on the focused gate", ("P",), "label"),
-    _a("fail", "FAIL on the focused gate", ("F",), "label"),
-    *(_a(f"value_{d}", f"Answer {d} (scale value, point, option or tag number)", (str(d),), "label")
-      for d in range(10)),
-    _a("cannot_judge", "Cannot judge the focused metric", ("X",), "label"),
-    _a("clear", "Clear the focused metric", ("Backspace", "Delete"), "label"),
-    _a("next_metric", "Next metric", ("Down", "Tab", "J"), "label"),
-    _a("prev_metric", "Previous metric", ("Up", "Backtab", "K"), "label"),
-    _a("reason", "Write the reason", ("R",), "label"),
-    _a("dismiss", "Close the notice above the item", ("Esc",), "label"),
-    _a("leave_reason", "Leave the reason box (back to the keys)", ("Esc",), "reason"),
-    _a("submit", "Submit and go to the next item", ("Return", "Enter"), "label"),
-    _a("instructions", "Rubric instructions and keys", ("F1", "?"), "label"),
+    _a("pass", QT_TRANSLATE_NOOP("keymap", "PASS on the focused gate"), ("P",), "label"),
+    _a("fail", QT_TRANSLATE_NOOP("keymap", "FAIL on the focused gate"), ("F",), "label"),
+    *(_a(f"value_{d}", QT_TRANSLATE_NOOP("keymap", "Answer this digit (scale value, point, option or tag number)"),
+         (str(d),), "label") for d in range(10)),
+    _a("cannot_judge", QT_TRANSLATE_NOOP("keymap", "Cannot judge the focused metric"), ("X",), "label"),
+    _a("clear", QT_TRANSLATE_NOOP("keymap", "Clear the focused metric"), ("Backspace", "Delete"), "label"),
+    _a("next_metric", QT_TRANSLATE_NOOP("keymap", "Next metric"), ("Down", "Tab", "J"), "label"),
+    _a("prev_metric", QT_TRANSLATE_NOOP("keymap", "Previous metric"), ("Up", "Backtab", "K"), "label"),
+    _a("reason", QT_TRANSLATE_NOOP("keymap", "Write the reason"), ("R",), "label"),
+    _a("dismiss", QT_TRANSLATE_NOOP("keymap", "Close the notice above the item"), ("Esc",), "label"),
+    _a("leave_reason", QT_TRANSLATE_NOOP("keymap", "Leave the reason box (back to the keys)"), ("Esc",), "reason"),
+    _a("submit", QT_TRANSLATE_NOOP("keymap", "Submit and go to the next item"), ("Return", "Enter"), "label"),
+    _a("instructions", QT_TRANSLATE_NOOP("keymap", "Rubric instructions and keys"), ("F1", "?"), "label"),
     # shared by the label and pair views
-    _a("back", "Back to the previous item or pair", ("Ctrl+Z",), *_SESSION),
-    _a("zoom_in", "Zoom in", ("+", "=", "Ctrl++"), *_SESSION),
-    _a("zoom_out", "Zoom out", ("-", "Ctrl+-"), *_SESSION),
-    _a("zoom_fit", "Fit images to the window", ("Ctrl+0",), *_SESSION),
-    _a("zoom_actual", "Images at 100 %", ("Ctrl+1",), *_SESSION),
-    _a("toggle_mask", "Show or hide the edit mask", ("M",), *_SESSION),
+    _a("back", QT_TRANSLATE_NOOP("keymap", "Back to the previous item or pair"), ("Ctrl+Z",), *_SESSION),
+    _a("zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "=", "Ctrl++"), *_SESSION),
+    _a("zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-", "Ctrl+-"), *_SESSION),
+    _a("zoom_fit", QT_TRANSLATE_NOOP("keymap", "Fit images to the window"), ("Ctrl+0",), *_SESSION),
+    _a("zoom_actual", QT_TRANSLATE_NOOP("keymap", "Images at 100 %"), ("Ctrl+1",), *_SESSION),
+    _a("toggle_mask", QT_TRANSLATE_NOOP("keymap", "Show or hide the edit mask"), ("M",), *_SESSION),
     # pair view
-    _a("vote_left", "Left is better", ("1", "Left"), "pair"),
-    _a("vote_right", "Right is better", ("2", "Right"), "pair"),
-    _a("vote_both", "Both meet it", ("3", "B"), "pair"),
-    _a("vote_neither", "Neither meets it", ("4", "N"), "pair"),
-    _a("pair_reason", "Type a reason for the vote", ("R", "Tab"), "pair"),
-    _a("pair_reason_done", "Back to voting from the reason", ("Esc", "Return", "Enter"), "pair"),
-    _a("forward", "Forward to the first pair without a vote", ("Ctrl+Shift+Z",), "pair"),
+    _a("vote_left", QT_TRANSLATE_NOOP("keymap", "Left is better"), ("1", "Left"), "pair"),
+    _a("vote_right", QT_TRANSLATE_NOOP("keymap", "Right is better"), ("2", "Right"), "pair"),
+    _a("vote_both", QT_TRANSLATE_NOOP("keymap", "Both meet it"), ("3", "B"), "pair"),
+    _a("vote_neither", QT_TRANSLATE_NOOP("keymap", "Neither meets it"), ("4", "N"), "pair"),
+    _a("pair_reason", QT_TRANSLATE_NOOP("keymap", "Type a reason for the vote"), ("R", "Tab"), "pair"),
+    _a("pair_reason_done", QT_TRANSLATE_NOOP("keymap", "Back to voting from the reason"), ("Esc", "Return", "Enter"), "pair"),
+    _a("forward", QT_TRANSLATE_NOOP("keymap", "Forward to the first pair without a vote"), ("Ctrl+Shift+Z",), "pair"),
     # calibration feedback and verdict
-    _a("continue", "Continue (next anchor, or done on the result)", ("Return", "Enter", "Space"), "feedback"),
-    _a("finish", "Leave the calibration result", ("Esc",), "feedback"),
+    _a("continue", QT_TRANSLATE_NOOP("keymap", "Continue (next anchor, or done on the result)"), ("Return", "Enter", "Space"), "feedback"),
+    _a("finish", QT_TRANSLATE_NOOP("keymap", "Leave the calibration result"), ("Esc",), "feedback"),
     # dashboard
-    _a("refresh", "Recompute the report", ("F5", "Ctrl+R"), "dashboard"),
-    _a("cancel", "Cancel the computation", ("Esc",), "dashboard"),
-    _a("page_down", "Page down", ("PgDown", "Space"), "dashboard"),
-    _a("page_up", "Page up", ("PgUp", "Shift+Space"), "dashboard"),
-    _a("line_down", "Scroll down", ("Down", "J"), "dashboard"),
-    _a("line_up", "Scroll up", ("Up", "K"), "dashboard"),
-    _a("top", "Top of the page", ("Home", "Ctrl+Home"), "dashboard"),
-    _a("bottom", "End of the page", ("End", "Ctrl+End"), "dashboard"),
-    _a("next_section", "Next section", ("Ctrl+Down", "]", "N"), "dashboard"),
-    _a("prev_section", "Previous section", ("Ctrl+Up", "[", "Shift+N"), "dashboard"),
+    _a("refresh", QT_TRANSLATE_NOOP("keymap", "Recompute the report"), ("F5", "Ctrl+R"), "dashboard"),
+    _a("cancel", QT_TRANSLATE_NOOP("keymap", "Cancel the computation"), ("Esc",), "dashboard"),
+    _a("page_down", QT_TRANSLATE_NOOP("keymap", "Page down"), ("PgDown", "Space"), "dashboard"),
+    _a("page_up", QT_TRANSLATE_NOOP("keymap", "Page up"), ("PgUp", "Shift+Space"), "dashboard"),
+    _a("line_down", QT_TRANSLATE_NOOP("keymap", "Scroll down"), ("Down", "J"), "dashboard"),
+    _a("line_up", QT_TRANSLATE_NOOP("keymap", "Scroll up"), ("Up", "K"), "dashboard"),
+    _a("top", QT_TRANSLATE_NOOP("keymap", "Top of the page"), ("Home", "Ctrl+Home"), "dashboard"),
+    _a("bottom", QT_TRANSLATE_NOOP("keymap", "End of the page"), ("End", "Ctrl+End"), "dashboard"),
+    _a("next_section", QT_TRANSLATE_NOOP("keymap", "Next section"), ("Ctrl+Down", "]", "N"), "dashboard"),
+    _a("prev_section", QT_TRANSLATE_NOOP("keymap", "Previous section"), ("Ctrl+Up", "[", "Shift+N"), "dashboard"),
     # an image view with the keyboard focus
-    _a("image_zoom_in", "Zoom in", ("+", "="), "image"),
-    _a("image_zoom_out", "Zoom out", ("-",), "image"),
-    _a("image_fit", "Fit to the window", ("0",), "image"),
-    _a("image_actual", "100 %", ("1",), "image"),
-    _a("image_mask", "Show or hide the edit mask", ("M",), "image"),
+    _a("image_zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "="), "image"),
+    _a("image_zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-",), "image"),
+    _a("image_fit", QT_TRANSLATE_NOOP("keymap", "Fit to the window"), ("0",), "image"),
+    _a("image_actual", QT_TRANSLATE_NOOP("keymap", "100 %"), ("1",), "image"),
+    _a("image_mask", QT_TRANSLATE_NOOP("keymap", "Show or hide the edit mask"), ("M",), "image"),
     # dialogs
-    _a("close_dialog", "Close the dialog", ("Esc",), "dialog"),
+    _a("close_dialog", QT_TRANSLATE_NOOP("keymap", "Close the dialog"), ("Esc",), "dialog"),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
 assert len(BY_NAME) == len(ACTIONS), "action names are unique"
@@ -115,6 +121,14 @@ assert len(BY_NAME) == len(ACTIONS), "action names are unique"
 
 def _portable(seq: QKeySequence) -> str:
     return seq.toString(QKeySequence.SequenceFormat.PortableText)
+
+
+def _shown(seq: QKeySequence) -> str:
+    """A key as the keyboard labels it: the Return key is the one marked Enter (Intro...)."""
+    text = _portable(seq)
+    if text.endswith("Return"):
+        seq = QKeySequence(text[: -len("Return")] + "Enter")
+    return seq.toString(QKeySequence.SequenceFormat.NativeText)
 
 
 def _together(context: str) -> tuple[str, ...]:
@@ -171,20 +185,18 @@ class Keymap:
         return list(self._seqs.get(action, []))
 
     def hint(self, action: str) -> str:
-        """The first binding, as the user reads it ("P", "Ctrl+Z", "Enter")."""
+        """The first binding, as the user reads it ("P", "Ctrl+Z", "Enter"; Qt names keys in the
+        app's language: "Intro", "Espacio")."""
         seqs = self._seqs.get(action) or []
-        if not seqs:
-            return ""
-        text = seqs[0].toString(QKeySequence.SequenceFormat.NativeText)
-        return {"Return": "Enter"}.get(text, text)
+        return _shown(seqs[0]) if seqs else ""
 
     def hints(self, action: str, sep: str = " / ") -> str:
-        """Every binding ("1 / Left")."""
-        out = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in self._seqs.get(action) or []]
-        return sep.join(dict.fromkeys({"Return": "Enter"}.get(t, t) for t in out))  # Return and Enter read alike
+        """Every binding ("1 / Left"); Return and Enter read alike, so they show once."""
+        return sep.join(dict.fromkeys(_shown(s) for s in self._seqs.get(action) or []))
 
     def label(self, action: str) -> str:
-        return BY_NAME[action].label
+        """The action's description in the app's language."""
+        return translate("keymap", BY_NAME[action].label)
 
     def problems(self) -> list[str]:
         """Clashes, unknown actions and unreadable keys (empty for the defaults)."""
@@ -219,9 +231,9 @@ class Keymap:
             if context not in a.contexts or (a.name.startswith("value_") and a.name != "value_0"):
                 continue
             if a.name == "value_0":
-                rows.append(("0 - 9", "Scale value, likert point, option or tag number"))
+                rows.append(("0 - 9", translate("keymap", "Scale value, likert point, option or tag number")))
                 continue
-            rows.append((self.hints(a.name, ", "), a.label))
+            rows.append((self.hints(a.name, ", "), self.label(a.name)))
         return rows
 
 

@@ -43,10 +43,11 @@ from PySide6.QtWidgets import (
 from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView, Progress, ServedItem
 from .dialogs import InstructionsDialog
+from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
-from .session_view import ANSWERED_ELSEWHERE, SessionView, State
-from .style import relative_font
+from .session_view import SessionView, State, answered_elsewhere
+from .style import relative_font, set_accessible
 from .worker import DbWorker, ImagePrefetcher
 
 PREFETCH_AHEAD = 3
@@ -59,9 +60,10 @@ PEEK_DELAY_MS = 40
 @dataclass
 class Step:
     served: ServedItem | None
-    progress: Progress
+    progress: Progress | None
     judgement: int | None = None
     alert: dict | None = None
+    stale: bool = False  # the answer is stored, but what comes next could not be read yet
 
 
 def _job_open(study: Any, rater: str) -> tuple[Any, Step]:
@@ -72,9 +74,16 @@ def _job_open(study: Any, rater: str) -> tuple[Any, Step]:
 
 
 def _job_submit(_study: Any, session: Any, served: ServedItem, answers: dict, time_ms: int) -> Step:
+    from ..services.snapshot import ConnectionLost
+
     jid = session.submit(served, answers, time_ms)
     alert = session.take_drift_alert()
-    return Step(session.next(), session.progress(), jid, alert)
+    try:
+        return Step(session.next(), session.progress(), jid, alert)
+    except ConnectionLost:
+        # Stored: only the next item is missing. Never re-run the submit for it (the view
+        # fetches the next item again instead).
+        return Step(None, None, jid, alert, stale=True)
 
 
 def _job_next(_study: Any, session: Any) -> Step:
@@ -93,12 +102,14 @@ def _job_upcoming(_study: Any, session: Any, n: int, skip: tuple[int, ...]) -> l
 
 
 def format_progress(p: Progress) -> str:
-    parts = [f"{p.done} / {p.total} done", f"{p.session_done} this session"]
+    parts = [translate("LabelView", "{done} / {total} done").format(done=p.done, total=p.total),
+             translate("LabelView", "{n} this session").format(n=p.session_done)]
     if p.pace_per_hour and p.session_done >= MIN_FOR_PACE:
-        parts.append(f"{p.pace_per_hour:.0f} per hour")
+        parts.append(translate("LabelView", "{n} per hour").format(n=f"{p.pace_per_hour:.0f}"))
     if p.seconds_left is not None and p.session_done >= MIN_FOR_PACE:
         mins = p.seconds_left / 60
-        parts.append(f"about {mins:.0f} min left" if mins < 90 else f"about {mins / 60:.1f} h left")
+        parts.append(translate("LabelView", "about {n} min left").format(n=f"{mins:.0f}") if mins < 90
+                     else translate("LabelView", "about {n} h left").format(n=f"{mins / 60:.1f}"))
     return "  ·  ".join(parts)
 
 
@@ -115,8 +126,8 @@ class Banner(QFrame):
         self.text = QLabel()
         self.text.setWordWrap(True)
         lay.addWidget(self.text, 1)
-        self.action = QPushButton("Recalibrate now")
-        self.dismiss = QPushButton("Continue labelling")
+        self.action = QPushButton()
+        self.dismiss = QPushButton()
         for b in (self.action, self.dismiss):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             lay.addWidget(b)
@@ -137,12 +148,15 @@ class LabelView(SessionView):
                  prefetch_ahead: int = PREFETCH_AHEAD) -> None:
         super().__init__(snapshot, rater, worker, settings, parent, prefetcher=prefetcher)
         self.prefetch_ahead = prefetch_ahead
-        self.rubric = snapshot.rubric
+        self.rubric = snapshot.rubric_in(current_language())  # its texts in the app's language, same version
         self.session: Any = None
         self._served: ServedItem | None = None
         self._shown_at = time.monotonic()
         self._instructions: InstructionsDialog | None = None
         self._last_submit: tuple[dict, int] | None = None
+        self._pending: tuple[int, dict, int] | None = None  # (item pk, answers, ms) while its save is in doubt
+        self._carried: tuple[int, dict, int] | None = None
+        self._missing_said = ""
         self._peeking = False
         self._build()
         self.open()
@@ -153,13 +167,16 @@ class LabelView(SessionView):
         outer.setContentsMargins(10, 8, 10, 6)
         outer.setSpacing(6)
         self.banner = Banner(self)
-        self.banner.action.setText(f"Recalibrate now ({self.keymap.hint('mode_calibration')})")
-        self.banner.dismiss.setText(f"Continue labelling ({self.keymap.hint('dismiss')})")
+        self.banner.action.setText(translate("LabelView", "Recalibrate now ({key})").format(key=self.keymap.hint("mode_calibration")))
+        self.banner.dismiss.setText(translate("LabelView", "Continue labelling ({key})").format(key=self.keymap.hint("dismiss")))
+        set_accessible(self.banner.action, translate("LabelView", "Recalibrate now"), translate("LabelView", "Opens a short session that brings your answers back in line"))
+        set_accessible(self.banner.dismiss, translate("LabelView", "Continue labelling"), translate("LabelView", "Closes the drift notice"))
+        set_accessible(self.banner.text, translate("LabelView", "Drift notice"), translate("LabelView", "A notice about your recent answers"))
         self.banner.action.clicked.connect(self._recalibrate)
         outer.addWidget(self.banner)
         self.stack = QStackedWidget()
         outer.addWidget(self.stack, 1)
-        self.loading = QLabel("Opening the label session…")
+        self.loading = QLabel(translate("LabelView", "Opening the label session…"))
         self.loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.loading.setWordWrap(True)
         self.stack.addWidget(self.loading)
@@ -191,8 +208,13 @@ class LabelView(SessionView):
         self.progress_label = QLabel()
         self.progress_label.setFont(relative_font(self.progress_label, 0.95))
         k = self.keymap.hint
-        self.zoom_hint = QLabel(f"Zoom {k('zoom_in')} / {k('zoom_out')}, fit {k('zoom_fit')}, "
-                                f"100 % {k('zoom_actual')}, wheel and drag on the image")
+        self.zoom_hint = QLabel(translate("LabelView", "Zoom {zin} / {zout}, fit {fit}, 100 % {actual}, wheel and drag on the image")
+                                .format(zin=k("zoom_in"), zout=k("zoom_out"), fit=k("zoom_fit"),
+                                        actual=k("zoom_actual")))
+        set_accessible(self.progress_label, translate("LabelView", "Progress"), translate("LabelView", "Items done, this session, pace and time left"))
+        set_accessible(self.zoom_hint, translate("LabelView", "Zoom keys"), self.zoom_hint.text())
+        set_accessible(self.done_label, translate("LabelView", "All done"), translate("LabelView", "Every item in your queue is answered"))
+        set_accessible(self.loading, translate("LabelView", "Opening"), translate("LabelView", "The label session is opening"))
         self.zoom_hint.setFont(relative_font(self.zoom_hint, 0.9))
         status = QHBoxLayout()
         status.addWidget(self.progress_label, 1)
@@ -214,12 +236,18 @@ class LabelView(SessionView):
         self.code_label.setFont(relative_font(self.code_label, 0.9))
         self.code_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
         titles = []
-        for text in ("Prompt", "Criteria"):
-            t = QLabel(text)
-            t.setFont(relative_font(t, 1.0, bold=True))
-            titles.append(t)
+        for text in (translate("LabelView", "Prompt"), translate("LabelView", "Criteria")):
+            title = QLabel(text)
+            title.setFont(relative_font(title, 1.0, bold=True))
+            titles.append(title)
         self.prompt_label = QLabel()
         self.criteria_label = QLabel()
+        set_accessible(self.prompt_label, titles[0].text(), translate("LabelView", "What the output was asked to be"))
+        set_accessible(self.criteria_label, titles[1].text(), translate("LabelView", "What the output is judged against"))
+        set_accessible(self.code_label, translate("LabelView", "Item code"),
+                       translate("LabelView", "The item's opaque code (it names nothing)"))
+        for lab in (self.prompt_label, self.criteria_label, self.code_label):
+            lab.setProperty("content", True)  # the study's text, not the app's
         for lab in (self.prompt_label, self.criteria_label):
             lab.setWordWrap(True)
             lab.setTextFormat(Qt.TextFormat.PlainText)
@@ -243,6 +271,8 @@ class LabelView(SessionView):
         rl.setContentsMargins(6, 0, 0, 0)
         rl.setSpacing(6)
         self.form = RubricForm(self.rubric, self.keymap)
+        set_accessible(self.form, translate("LabelView", "Answer form"),
+                       translate("LabelView", "One row per metric of the rubric; the framed one takes the keys"))
         self.form.changed.connect(self._form_changed)
         self.form_scroll = FormScroll()
         self.form_scroll.setWidget(self.form)
@@ -256,12 +286,14 @@ class LabelView(SessionView):
                                     "instructions": self._toggle_instructions})
         buttons = QHBoxLayout()
         k = self.keymap.hint
-        self.help_btn = QPushButton(f"Instructions ({k('instructions')})")
-        self.back_btn = QPushButton(f"Back ({k('back')})")
-        self.submit_btn = QPushButton(f"Submit ({k('submit')})")
-        for b, action in ((self.help_btn, "instructions"), (self.back_btn, "back"), (self.submit_btn, "submit")):
+        self.help_btn = QPushButton(translate("LabelView", "Instructions ({key})").format(key=k("instructions")))
+        self.back_btn = QPushButton(translate("LabelView", "Back ({key})").format(key=k("back")))
+        self.submit_btn = QPushButton(translate("LabelView", "Submit ({key})").format(key=k("submit")))
+        for b, action, name in ((self.help_btn, "instructions", translate("LabelView", "Instructions")), (self.back_btn, "back", translate("LabelView", "Back")),
+                                (self.submit_btn, "submit", translate("LabelView", "Submit"))):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.clicked.connect(lambda _=False, a=action: self.apply_action(a))
+            set_accessible(b, name, f"{self.keymap.label(action)} ({k(action)})")
         self.submit_btn.setDefault(True)
         buttons.addWidget(self.help_btn)
         buttons.addStretch(1)
@@ -301,30 +333,54 @@ class LabelView(SessionView):
     def _submitted(self, step: Step) -> None:
         if step.judgement is not None:
             self.submitted.emit(step.judgement)
+        self._pending = None
+        if step.stale:  # stored; the next item is read again (a read: safe to repeat)
+            self._job(_job_next, self.session, on_done=self._step)
+            return
         self._step(step)
         if step.alert:
             self._show_drift(step.alert)
 
     def _step(self, step: Step) -> None:
-        self.progress_label.setText(format_progress(step.progress))
+        if step.progress is not None:
+            self.progress_label.setText(format_progress(step.progress))
         self._served = step.served
         if step.served is None:
             self._set_state(State.DONE)
-            self.done_label.setText(f"Every item is answered: {step.progress.done} of {step.progress.total}.\n"
-                                    f"Thank you. {self.keymap.hint('back')} goes back to the last answer.")
+            p = step.progress
+            self.done_label.setText(translate("LabelView", "Every item is answered: {done} of {total}.\nThank you. "
+                                                           "{key} goes back to the last answer.").format(
+                done=p.done if p else "?", total=p.total if p else "?", key=self.keymap.hint("back")))
             self.stack.setCurrentWidget(self.done_label)
             self.finished.emit()
             return
         self._show(step.served)
 
+    def pending_answer(self) -> tuple[int, dict, int] | None:
+        return self._pending
+
+    def carry(self, pending: Any) -> None:
+        """An answer given on the server whose save is in doubt: stored here (the local package)
+        when its item comes up, as the rater gave it."""
+        self._carried = tuple(pending) if pending else None
+
     def _show(self, served: ServedItem) -> None:
+        if self._carried is not None and served.item_pk == self._carried[0] and served.previous_judgement is None:
+            _, answers, ms = self._carried
+            self._carried = None
+            self._served = served
+            self._last_submit = (answers, ms)
+            self._pending = (served.item_pk, answers, ms)
+            self._begin_write()
+            self._job(_job_submit, self.session, served, answers, ms, on_done=self._submitted)
+            return
         v = served.view
         keys = media_keys(v)
         self.item_panel.show_item(v, {k: self.prefetcher.get(k) for k in keys})
         missing = self.item_panel.waiting_for()
         if missing:
             self.prefetcher.prefetch(sorted(missing))
-        self.code_label.setText(f"Item {v.display_code}")
+        self.code_label.setText(translate("LabelView", "Item {code}").format(code=v.display_code))
         self.prompt_label.setText(v.prompt)
         self.criteria_label.setText(v.criteria or "—")
         answers = dict(served.previous or {})
@@ -334,8 +390,8 @@ class LabelView(SessionView):
         self.form.set_answers(answers)
         self.form_scroll.ensureVisible(0, 0)
         if served.previous_judgement is not None:
-            self._say("Correcting an earlier answer: submit to replace it (the old one is kept in the log).",
-                      calm=False)
+            self._say(translate("LabelView", "Correcting an earlier answer: submit to replace it (the old one is "
+                                             "kept in the log)."), calm=False)
         else:
             self.message.setText("")
         self.stack.setCurrentWidget(self.work)
@@ -375,8 +431,9 @@ class LabelView(SessionView):
     def _image_failed(self, key: str, message: str) -> None:
         if self._served is not None and key in media_keys(self._served.view):
             self.item_panel.image_failed(key)
-            self._say("An image of this item could not be shown. If you cannot decide, "
-                      f"answer \"cannot judge\" ({self.keymap.hint('cannot_judge')}).", calm=False)
+            self._say(translate("LabelView", "An image of this item could not be shown. If you cannot decide, "
+                                             "answer “cannot judge” ({key}).").format(
+                key=self.keymap.hint("cannot_judge")), calm=False)
 
     def _already_answered(self, exc: AlreadyAnswered) -> None:
         self._set_state(State.BUSY)
@@ -388,7 +445,7 @@ class LabelView(SessionView):
 
         def moved_on(step: Step) -> None:
             self._step(step)
-            self._say(ANSWERED_ELSEWHERE.format(back=self.keymap.hint("back")), calm=False)
+            self._say(answered_elsewhere(self.keymap.hint("back")), calm=False)
 
         self._job(_job_next, self.session, on_done=moved_on)
 
@@ -399,15 +456,20 @@ class LabelView(SessionView):
             self.stack.setCurrentWidget(self.loading)
 
     def _form_changed(self) -> None:
-        if self.message.text().startswith("Still to answer"):
+        if self._missing_said and self.message.text() == self._missing_said:
             self.message.setText("")
 
     def _show_drift(self, alert: dict) -> None:
         metric = alert.get("metric")
         label = self.rubric.metric(metric).label if metric and self.rubric.has(metric) else metric
-        where = {"up": "above", "down": "below"}.get(alert.get("direction") or "", "away from")
-        self.banner.text.setText(f"Your recent answers on “{label}” have drifted {where} the reference answers. "
-                                 "A short recalibration session brings them back in line.")
+        text = {"up": translate("LabelView", "Your recent answers on “{metric}” have drifted above the reference "
+                                             "answers. A short recalibration session brings them back in line."),
+                "down": translate("LabelView", "Your recent answers on “{metric}” have drifted below the reference "
+                                               "answers. A short recalibration session brings them back in line.")
+                }.get(alert.get("direction") or "", translate(
+                    "LabelView", "Your recent answers on “{metric}” have drifted away from the reference answers. "
+                                 "A short recalibration session brings them back in line."))
+        self.banner.text.setText(text.format(metric=label))
         self.banner.show()
 
     def _recalibrate(self) -> None:
@@ -451,10 +513,17 @@ class LabelView(SessionView):
         missing = self.form.missing_labels()
         if missing:
             self.form.focus_metric(self.form.missing()[0])
-            rest = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            self._say(f"Still to answer: {missing[0]}{rest}.")
+            more = len(missing) - 1
+            if more:
+                # (lupdate marks a plural only for a literal count, so the two forms are two strings)
+                text = translate("LabelView", "Still to answer: {metric} (and {n} more).").replace("{n}", str(more))
+            else:
+                text = translate("LabelView", "Still to answer: {metric}.")
+            self._missing_said = text.format(metric=missing[0])
+            self._say(self._missing_said)
             return False
         self._last_submit = (self.form.answers(), int((time.monotonic() - self._shown_at) * 1000))
+        self._pending = (self._served.item_pk, *self._last_submit)
         self._begin_write()
         self._job(_job_submit, self.session, self._served, *self._last_submit, on_done=self._submitted)
         return True
@@ -469,7 +538,7 @@ class LabelView(SessionView):
         def done(step: Step | None) -> None:
             if step is None:
                 self._set_state(was)
-                self._say("Nothing earlier to go back to in this session.")
+                self._say(translate("LabelView", "Nothing earlier to go back to in this session."))
                 return
             self._step(step)
 

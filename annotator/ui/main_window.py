@@ -9,16 +9,33 @@ thread only ever holds the study's plain ``StudySnapshot``. Opening, creating
 and closing a study are asynchronous: the window is disabled meanwhile (no
 nested event loop), and a failure is one line on the start page.
 
-Blinding: the dashboard names generators, so it opens only for an operator
-account or before a rater is picked (the study lead); a rater never gets it.
+Where a study lives: a folder, a rater package (``.annot``: one rater's blinded
+work) or a server URL. The recent list remembers ``snapshot.where`` (a URL
+never with its password).
+
+The lead is not a rater. With no rater chosen the window is the study lead's
+(dashboard, adding raters). Choosing a rater puts it in *rater mode*: the lead's
+views are not reachable, and every way out of the rater (leave rater mode, close
+or open a study) first asks, naming the consequence ("leaving blinded work").
+The rater list a rater sees never holds an operator. A package has no lead views
+at all: only its rater, who is chosen on opening.
+
+A server study: on entering rater mode the rater's work is copied to a local
+package (``services.outbox``). A lost connection during a write is one line and
+is retried by the view; when the server stays away the window moves the rater to
+that local package (the unsaved answer goes with it) and shows how many answers
+wait to sync; a timer syncs them when the server is back, then returns to it.
 
 Public API: ``MainWindow(settings, *, study=None, rater=None, mode="label",
-default_rater=None, parent=None)`` with ``open_study(path)``, ``create_study(folder,
+default_rater=None, parent=None)`` with ``open_study(location)``, ``create_study(folder,
 rubric)``, ``close_study()``, ``raters()``, ``set_rater(name) -> bool``, ``add_rater(name)``,
-``available_modes()``, ``mode_allowed(mode)``, ``show_mode(mode) -> QWidget | None``,
-``show_start()``, ``busy``, ``current_view``, ``snapshot``, ``rater``, ``worker``,
-``compute``, ``keymap``, ``shutdown()``; signals ``viewChanged(str)`` ("start" for the
-start page), ``studyOpened(str)``, ``studyFailed(str)``, ``studyClosed()``.
+``leave_rater()``, ``available_modes()``, ``mode_allowed(mode)``, ``lead_mode``,
+``show_mode(mode) -> QWidget | None``, ``show_start()``, ``set_language(lang)``,
+``busy``, ``current_view``, ``snapshot``, ``rater``, ``worker``, ``compute``,
+``keymap``, ``offline`` (the outbox state or None), ``pending_confirmation``
+(the open "leaving blinded work" question, or None), ``shutdown()``; signals
+``viewChanged(str)`` ("start" for the start page), ``studyOpened(str)``,
+``studyFailed(str)``, ``studyClosed()``, ``synced(int)`` (answers still waiting).
 """
 
 from __future__ import annotations
@@ -26,26 +43,31 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QInputDialog,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QStackedWidget,
     QWidget,
 )
 
 from ..domain.records import RaterInfo
+from . import i18n
+from .i18n import translate
 from .keymap import Keymap
 from .session_view import one_line
-from .settings import AppSettings
-from .start_page import MODE_TITLES, MODES, StartPage
-from .style import relative_font
+from .settings import AppSettings, location_key
+from .start_page import MODES, StartPage, mode_title
+from .style import relative_font, warning_colour
 from .worker import ComputeWorker, DbWorker
 
 VIEWS: dict[str, tuple[str, str]] = {
@@ -54,6 +76,10 @@ VIEWS: dict[str, tuple[str, str]] = {
     "calibration": ("annotator.ui.calibration_view", "CalibrationView"),
     "dashboard": ("annotator.ui.dashboard_view", "DashboardView"),
 }
+LEAD_MODES = frozenset({"dashboard"})  # name generators and every rater: the lead's alone
+LEAD_ACTIONS = ("add_rater", "mode_dashboard", "leave_rater")  # do not exist in a package
+SYNC_EVERY_MS = 15_000
+PACKAGE_SUFFIX = ".annot"
 
 
 def has_view(mode: str) -> bool:
@@ -71,15 +97,26 @@ def view_class(mode: str) -> Any:
 
 
 def rubrics_dir() -> str:
-    """Where the file dialog starts looking for a rubric (the shipped ones, when present)."""
-    shipped = Path(__file__).resolve().parents[2] / "rubrics"
-    return str(shipped) if shipped.is_dir() else ""
+    """Where the file dialog starts looking for a rubric: the shipped ones (package data, so a
+    wheel and the frozen build find them as a source checkout does)."""
+    from ..services.resources import shipped_rubrics_folder
+
+    shipped = shipped_rubrics_folder()
+    return str(shipped) if shipped is not None else ""
 
 
-def _open_job(path: Path) -> Any:  # database worker
+def is_url(location: str | Path) -> bool:
+    return str(location).startswith(("postgresql://", "postgresql+psycopg://", "postgres://"))
+
+
+def as_location(location: str | Path) -> str | Path:
+    return str(location) if is_url(location) else Path(location)
+
+
+def _open_job(location: str | Path) -> Any:  # database worker
     from ..services.snapshot import open_study
 
-    return open_study(path)
+    return open_study(location)
 
 
 def _create_job(folder: Path, rubric: Path) -> Any:  # database worker
@@ -93,11 +130,52 @@ def _add_rater_job(study: Any, name: str) -> tuple[RaterInfo, ...]:  # database 
     return tuple(study.raters())
 
 
+def _prepare_outbox_job(study: Any, rater: str, folder: Path | None) -> Path:  # database worker
+    from ..services.outbox import Outbox
+
+    return Outbox(study, rater, folder).prepare()
+
+
+def _sync_job(_package: Any, url: str, rater: str, folder: Path | None) -> int:  # database worker
+    """Push the local package's answers to the server; the answers still waiting (0: all there)."""
+    from ..services.outbox import Outbox
+    from ..services.study import Study
+
+    server = Study.open(url)
+    try:
+        box = Outbox(server, rater, folder)
+        box.sync()
+        return box.pending()
+    finally:
+        server.close()
+
+
+def _fit(label: QLabel) -> None:
+    """A status bar label as wide as its text (the bar would squeeze it behind the messages)."""
+    label.setMinimumWidth(label.fontMetrics().horizontalAdvance(label.text()) + 12 if label.text() else 0)
+
+
+@dataclass
+class Offline:
+    """A server study's rater working in the local package while the server is away."""
+
+    url: str
+    rater: str
+    mode: str
+    package: Path
+    waiting: int = 0  # answers given offline (or carried over) not yet confirmed on the server
+    carried: Any = None  # the answer whose save failed on the server, stored in the package on arrival
+
+
 class MainWindow(QMainWindow):
     viewChanged = Signal(str)  # noqa: N815 - Qt signal naming
     studyOpened = Signal(str)  # noqa: N815
     studyFailed = Signal(str)  # noqa: N815
     studyClosed = Signal()  # noqa: N815
+    synced = Signal(int)
+
+    outbox_folder: Path | None = None  # None: the user's data folder (tests point it elsewhere)
+    sync_every_ms = SYNC_EVERY_MS
 
     def __init__(self, settings: AppSettings, *, study: Path | str | None = None, rater: str | None = None,
                  mode: str = "label", default_rater: str | None = None, parent: QWidget | None = None) -> None:
@@ -107,12 +185,16 @@ class MainWindow(QMainWindow):
         self.worker = DbWorker(self)
         self.compute = ComputeWorker(self)
         self.snapshot: Any = None
-        self.study_path: Path | None = None
+        self.study_path: Path | str | None = None
         self.rater: str | None = None
         self.mode = "start"
         self.current_view: QWidget | None = None
+        self.offline: Offline | None = None
+        self.outbox_path: Path | None = None
+        self.pending_confirmation: QMessageBox | None = None
         self._pending = 0  # open / create / close / add-rater jobs in flight
         self._shut = False
+        self._syncing = False
         self.setWindowTitle("annotator")
         self.stack = QStackedWidget()
         self.setCentralWidget(self.stack)
@@ -121,6 +203,12 @@ class MainWindow(QMainWindow):
         self.rating_as = QLabel()
         self.rating_as.setFont(relative_font(self.rating_as, 1.0, bold=True))
         self.statusBar().addPermanentWidget(self.rating_as)
+        self.sync_label = QLabel()
+        self.sync_label.setObjectName("syncStatus")
+        self.sync_label.hide()
+        self.statusBar().addPermanentWidget(self.sync_label)
+        self._sync_timer = QTimer(self)
+        self._sync_timer.timeout.connect(self._try_sync)
         self._build_menus()
         geo = settings.geometry("main")
         if geo:
@@ -130,13 +218,14 @@ class MainWindow(QMainWindow):
             self.resize(max(1100, cw * 170), max(720, lh * 44))
         # Key override problems stay in view (one line; the whole of it in the tooltip).
         self.keys_note = QLabel()
-        self.keys_note.setStyleSheet("color: #b54708;")
+        self.keys_note.setStyleSheet(f"color: {warning_colour(self.palette())};")
         problems = self.keymap.problem_line()
         if problems:
             self.keys_note.setText(problems if len(problems) <= 90 else problems[:88] + "…")
             self.keys_note.setToolTip(problems)
+            self.keys_note.setAccessibleName(problems)
             self.statusBar().addPermanentWidget(self.keys_note)
-        self.statusBar().showMessage("Open a study to begin")
+        self.statusBar().showMessage(translate("MainWindow", "Open a study to begin"))
         self.show_start()
         if study is not None:
             self.open_study(study, then=lambda: self._enter(rater, mode, default_rater))
@@ -144,37 +233,92 @@ class MainWindow(QMainWindow):
     # -- menus ---------------------------------------------------------------------
     def _build_menus(self) -> None:
         bar = self.menuBar()
+        bar.clear()
+        for old in getattr(self, "_menu_objects", []):  # a language change rebuilds them
+            old.deleteLater()
+        self._menu_objects: list[Any] = []
         self.actions_by_name: dict[str, QAction] = {}
 
         def add(menu: Any, name: str, text: str, slot: Callable[[], Any]) -> QAction:
             a = QAction(text, self)
+            a.setObjectName(name)
+            self._menu_objects.append(a)
             a.setShortcuts(self.keymap.sequences(name))
             a.triggered.connect(slot)
+            a.setStatusTip(self.keymap.label(name))
+            a.setToolTip(self.keymap.label(name))
             menu.addAction(a)
             self.actions_by_name[name] = a
             return a
 
-        f = bar.addMenu("&Study")
-        add(f, "open_study", "&Open study…", self.choose_study)
-        add(f, "new_study", "&New study…", self.choose_new_study)
-        add(f, "add_rater", "&Add rater…", self.choose_new_rater)
-        add(f, "start_page", "&Start page", self.show_start)
-        add(f, "close_study", "&Close study", self.close_study)
-        add(f, "quit", "&Quit", self.close)
-        m = bar.addMenu("&Mode")
+        f = bar.addMenu(translate("MainWindow", "&Study"))
+        self._menu_objects.append(f)
+        add(f, "open_study", translate("MainWindow", "&Open study folder…"), self.choose_study)
+        add(f, "open_package", translate("MainWindow", "Open rater &package…"), self.choose_package)
+        add(f, "connect_server", translate("MainWindow", "Open a study on a &server…"), self.choose_server)
+        add(f, "new_study", translate("MainWindow", "&New study…"), self.choose_new_study)
+        f.addSeparator()
+        add(f, "add_rater", translate("MainWindow", "&Add rater…"), self.choose_new_rater)
+        add(f, "leave_rater", translate("MainWindow", "&Leave rater mode…"), self.leave_rater)
+        add(f, "start_page", translate("MainWindow", "S&tart page"), self.show_start)
+        add(f, "close_study", translate("MainWindow", "&Close study"), self.close_study)
+        f.addSeparator()
+        add(f, "quit", translate("MainWindow", "&Quit"), self.close)
+        m = bar.addMenu(translate("MainWindow", "&Mode"))
+        self._menu_objects.append(m)
         # triggered(bool checked): the lambda must not take `checked` for the mode
-        self.mode_actions = {mode: add(m, f"mode_{mode}", MODE_TITLES[mode],
+        self.mode_actions = {mode: add(m, f"mode_{mode}", mode_title(mode),
                                        lambda _checked=False, md=mode: self.show_mode(md)) for mode in MODES}
+        lang_menu = bar.addMenu(translate("MainWindow", "&Language"))
+        group = QActionGroup(self)
+        self._menu_objects += [lang_menu, group]
+        chosen = self.settings.language() or "system"
+        self.language_actions: dict[str, QAction] = {}
+        for code, name in (("system", translate("MainWindow", "System language")), *i18n.LANGUAGES.items()):
+            a = QAction(name, self)
+            a.setObjectName(f"language_{code}")
+            self._menu_objects.append(a)
+            a.setCheckable(True)
+            a.setChecked(code == chosen)
+            a.setStatusTip(translate("MainWindow", "Show the app in this language"))
+            a.triggered.connect(lambda _checked=False, c=code: self.set_language(c))
+            group.addAction(a)
+            lang_menu.addAction(a)
+            self.language_actions[code] = a
 
     def _refresh(self) -> None:
         avail = set(self.available_modes())
         for mode, a in self.mode_actions.items():
             a.setEnabled(mode in avail and self.mode_allowed(mode))
-        self.actions_by_name["add_rater"].setEnabled(self.snapshot is not None)
-        self.rating_as.setText(f"Rating as {self.rater}" if self.rater else "")
+        package = self.snapshot is not None and self.snapshot.is_package
+        for name in LEAD_ACTIONS:
+            # A package has no lead views at all: the actions are not there, not merely disabled.
+            self.actions_by_name[name].setVisible(not package)
+        self.mode_actions["dashboard"].setVisible(not package)
+        self.actions_by_name["add_rater"].setEnabled(self.snapshot is not None and self.lead_mode)
+        self.actions_by_name["leave_rater"].setEnabled(self.snapshot is not None and self.rater is not None
+                                                        and not package)
+        self.rating_as.setText(translate("MainWindow", "Rating as {rater}").format(rater=self.rater)
+                               if self.rater else "")
+        _fit(self.rating_as)
         title = f"annotator — {self.snapshot.name}" if self.snapshot is not None else "annotator"
-        self.setWindowTitle(f"{title} — rating as {self.rater}" if self.rater else title)
+        if self.rater:
+            title = translate("MainWindow", "{title} — rating as {rater}").format(title=title, rater=self.rater)
+        self.setWindowTitle(title)
         self.start.refresh()
+
+    def set_language(self, lang: str) -> None:
+        """Switch the app's language now (and for the next start); the open view is rebuilt."""
+        self.settings.set_language("" if lang == "system" else lang)
+        app = QApplication.instance()
+        if app is not None:
+            i18n.install(app, i18n.chosen_language(self.settings.language()))
+        self._build_menus()
+        mode = self.mode
+        self.start.retranslate()
+        self._refresh()
+        if mode != "start" and self.current_view is not None and not self.busy:
+            self.show_mode(mode)
 
     # -- waiting for the worker (the window is disabled, the event loop runs on) ----
     @property
@@ -193,35 +337,92 @@ class MainWindow(QMainWindow):
             self.centralWidget().setEnabled(True)
             self.menuBar().setEnabled(True)
 
+    # -- leaving blinded work ------------------------------------------------------
+    def _confirm_leaving(self, doing: str, then: Callable[[], None]) -> None:
+        """In rater mode every way to the lead's views asks first (a window-modal box: no nested
+        event loop); `then` runs when the person says yes. Outside rater mode it runs at once."""
+        if self.rater is None or self.snapshot is None or self.snapshot.is_package or self.offline is not None:
+            then()
+            return
+        if self.pending_confirmation is not None:
+            self.pending_confirmation.raise_()
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, translate("MainWindow", "Leaving blinded work"),
+                          translate("MainWindow", "{doing} leaves blinded work as {rater}.").format(
+                              doing=doing, rater=self.rater), parent=self)
+        box.setInformativeText(translate(
+            "MainWindow", "The study lead's views name generators and show every rater's answers. A rater who "
+                          "has seen them can no longer answer blind. Leave only if you are the study lead."))
+        leave = box.addButton(translate("MainWindow", "Leave blinded work"), QMessageBox.ButtonRole.AcceptRole)
+        stay = box.addButton(translate("MainWindow", "Stay as {rater}").format(rater=self.rater),
+                             QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(stay)
+        box.setEscapeButton(stay)
+        box.setAccessibleName(translate("MainWindow", "Leaving blinded work"))
+        box.setAccessibleDescription(box.text() + " " + box.informativeText())
+
+        def answered(_result: int) -> None:
+            self.pending_confirmation = None
+            if box.clickedButton() is leave:
+                then()
+
+        box.finished.connect(answered)
+        self.pending_confirmation = box
+        box.open()
+
+    def leave_rater(self) -> None:
+        """Back to the study lead's views (after the confirmation, in rater mode)."""
+        if self.rater is None or self.snapshot is None or self.snapshot.is_package:
+            return
+
+        def go() -> None:
+            self.rater = None
+            self.show_start()
+            self._refresh()
+            self.statusBar().showMessage(translate("MainWindow", "Study lead: no rater chosen"), 8000)
+
+        self._confirm_leaving(translate("MainWindow", "Leaving rater mode"), go)
+
     # -- study ---------------------------------------------------------------------
-    def open_study(self, path: str | Path, *, then: Callable[[], None] | None = None) -> None:
-        """Open a study folder in the background; `then` runs once it is open."""
-        self._request(_open_job, Path(path), then=then)
+    def open_study(self, location: str | Path, *, then: Callable[[], None] | None = None) -> None:
+        """Open a study folder, a rater package or a server URL in the background; `then` runs
+        once it is open (a package enters its rater's work by itself)."""
+        loc = as_location(location)
+        self._confirm_leaving(translate("MainWindow", "Opening a study"),
+                              lambda: self._request(_open_job, loc, path=loc, then=then))
 
     def create_study(self, folder: str | Path, rubric: str | Path) -> None:
-        self._request(_create_job, Path(folder), Path(rubric), path=Path(folder))
+        self._confirm_leaving(translate("MainWindow", "Creating a study"),
+                              lambda: self._request(_create_job, Path(folder), Path(rubric), path=Path(folder)))
 
-    def _request(self, job: Callable[..., Any], *args: Any, path: Path | None = None,
-                 then: Callable[[], None] | None = None) -> None:
-        path = path or args[0]
-        self.close_study()
-        self._wait(f"Opening {path.name}…")
+    def _shown_name(self, loc: str | Path) -> str:
+        return location_key(loc) if is_url(loc) else Path(loc).name
+
+    def _request(self, job: Callable[..., Any], *args: Any, path: Path | str,
+                 then: Callable[[], None] | None = None, remember: bool = True) -> None:
+        self._close_now()
+        self._wait(translate("MainWindow", "Opening {name}…").format(name=self._shown_name(path)))
         self.start.refresh()
 
         def opened(snapshot: Any) -> None:
             self._waited()
-            self.snapshot, self.study_path, self.rater = snapshot, path, None
-            self.settings.add_recent_study(path)
-            self.statusBar().showMessage(f"Study {snapshot.name} · rubric {snapshot.rubric.title}")
+            self.snapshot, self.rater = snapshot, None
+            self.study_path = snapshot.where if snapshot.is_server else path
+            if remember:
+                self.settings.add_recent_study(snapshot.where if snapshot.is_server else path)
+            self.statusBar().showMessage(translate("MainWindow", "Study {name} · rubric {rubric}").format(
+                name=snapshot.name, rubric=self._rubric().title))
             self._refresh()
-            self.studyOpened.emit(str(path))
+            self.studyOpened.emit(str(self.study_path))
             if then is not None:
                 then()
+            elif snapshot.is_package:
+                self._enter(None, "label", None)
 
         def failed(exc: BaseException) -> None:
             self._waited()
             text = one_line(exc)
-            if not (path / "study.sqlite").exists():
+            if not is_url(path) and not (Path(path).is_file() or (Path(path) / "study.sqlite").exists()):
                 self.settings.remove_recent_study(path)
             self._error(text)
             self._refresh()
@@ -230,9 +431,12 @@ class MainWindow(QMainWindow):
         self.worker.open_study(job, *args, on_done=opened, on_error=failed)
 
     def close_study(self) -> None:
+        self._confirm_leaving(translate("MainWindow", "Closing the study"), self._close_now)
+
+    def _close_now(self) -> None:
         self._drop_view()
         if self.snapshot is not None:
-            self._wait("Closing the study…")
+            self._wait(translate("MainWindow", "Closing the study…"))
 
             def closed(_: Any = None) -> None:
                 self._waited()
@@ -245,49 +449,87 @@ class MainWindow(QMainWindow):
         self._refresh()
 
     def choose_study(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a study folder")
+        folder = QFileDialog.getExistingDirectory(self, translate("MainWindow", "Open a study folder"))
         if folder:
             self.open_study(folder)
 
+    def choose_package(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, translate("MainWindow", "Open a rater package"), "",
+                                              translate("MainWindow", "Rater package (*.annot)"))
+        if path:
+            self.open_study(path)
+
+    def choose_server(self) -> None:
+        url, ok = QInputDialog.getText(self, translate("MainWindow", "Open a study on a server"),
+                                       translate("MainWindow", "Database URL (postgresql://user@host/db; the "
+                                                               "password comes from ~/.pgpass or PGPASSWORD):"))
+        if ok and url.strip():
+            self.open_study(url.strip())
+
     def choose_new_study(self) -> None:
-        rubric, _ = QFileDialog.getOpenFileName(self, "Rubric for the new study", rubrics_dir(), "Rubric (*.toml)")
+        rubric, _ = QFileDialog.getOpenFileName(self, translate("MainWindow", "Rubric for the new study"),
+                                                rubrics_dir(), translate("MainWindow", "Rubric (*.toml)"))
         if not rubric:
             return
-        folder = QFileDialog.getExistingDirectory(self, "Empty folder for the new study")
+        folder = QFileDialog.getExistingDirectory(self, translate("MainWindow", "Empty folder for the new study"))
         if folder:
             self.create_study(folder, rubric)
 
     def _enter(self, rater: str | None, mode: str, default_rater: str | None) -> None:
         """After the study given at start-up opens: the rater (asked for, else the last one here,
-        else the default, else the only one) and the mode."""
+        else the default, else the only one) and the mode. A package is its one rater's."""
         assert self.study_path is not None
-        pick = rater or self.settings.last_rater(self.study_path) or default_rater
-        if pick is None or self.snapshot.rater(pick) is None:
-            people = [r.name for r in self.raters() if not r.is_operator]
-            pick = people[0] if len(people) == 1 else pick
+        people = [r.name for r in self.raters() if not r.is_operator]
+        if self.snapshot.is_package:
+            pick = people[0] if people else None
+        else:
+            pick = rater or self.settings.last_rater(self.study_path) or default_rater
+            if pick is None or self.snapshot.rater(pick) is None:
+                pick = people[0] if len(people) == 1 else pick
         if pick is not None and self.set_rater(pick, quiet=rater is None):
             self.show_mode(mode)
 
+    def _rubric(self) -> Any:
+        """The rubric in the app's language (same version: only its texts change)."""
+        return self.snapshot.rubric_in(i18n.current_language())
+
     # -- raters --------------------------------------------------------------------
+    @property
+    def lead_mode(self) -> bool:
+        """The study lead's: a study (not a package) with no rater chosen."""
+        return self.snapshot is not None and not self.snapshot.is_package and self.rater is None
+
     def raters(self) -> list[RaterInfo]:
-        return list(self.snapshot.raters) if self.snapshot is not None else []
+        """The raters the start page lists: the lead sees every account; in rater mode (and in a
+        package) the list never holds an operator."""
+        if self.snapshot is None:
+            return []
+        return list(self.snapshot.raters if self.lead_mode else self.snapshot.visible_raters())
 
     def set_rater(self, name: str, *, quiet: bool = False) -> bool:
         if self.snapshot is None or self.snapshot.rater(name) is None:
             if not quiet:
-                self._error(f"no rater named '{name}' in this study; add one first")
+                self._error(translate("MainWindow", "no rater named '{name}' in this study; add one first")
+                            .format(name=name))
             return False
+        if self.rater is not None and self.snapshot.is_operator(name) and not self.snapshot.is_operator(self.rater):
+            return False  # a rater never switches to a staff account
         self.rater = name
         assert self.study_path is not None
         self.settings.set_last_rater(self.study_path, name)
+        if self.mode == "dashboard":
+            self.show_start()  # a lead view never stays open under a rater
         self._refresh()
-        self.statusBar().showMessage(f"Study {self.snapshot.name} · rating as {name}")
+        self.statusBar().showMessage(translate("MainWindow", "Study {name} · rating as {rater}")
+                                     .format(name=self.snapshot.name, rater=name))
+        if self.snapshot.is_server and self.offline is None:
+            self._prepare_outbox(name)
         return True
 
     def add_rater(self, name: str) -> None:
-        if self.snapshot is None:
+        if self.snapshot is None or not self.lead_mode:
             return
-        self._wait(f"Adding {name.strip()}…")
+        self._wait(translate("MainWindow", "Adding {name}…").format(name=name.strip()))
 
         def added(raters: tuple[RaterInfo, ...]) -> None:
             self._waited()
@@ -302,21 +544,40 @@ class MainWindow(QMainWindow):
         self.worker.run(_add_rater_job, name.strip(), on_done=added, on_error=failed)
 
     def choose_new_rater(self) -> None:
-        name, ok = QInputDialog.getText(self, "Add rater", "Rater name:")
+        if not self.lead_mode:
+            return
+        name, ok = QInputDialog.getText(self, translate("MainWindow", "Add rater"),
+                                        translate("MainWindow", "Rater name:"))
         if ok and name.strip():
             self.add_rater(name)
 
     # -- modes ---------------------------------------------------------------------
     def available_modes(self) -> list[str]:
-        return [m for m in MODES if has_view(m)]
+        package = self.snapshot is not None and self.snapshot.is_package
+        return [m for m in MODES if has_view(m) and not (package and m in LEAD_MODES)]
 
     def mode_allowed(self, mode: str) -> bool:
-        """Blinding: the dashboard names generators, so a (non-operator) rater never gets it."""
+        """Blinding: the lead's views only in lead mode; the rater's views only with a rater."""
         if self.snapshot is None or mode not in MODES or self.busy:
             return False
-        if mode == "dashboard":
-            return self.rater is None or self.snapshot.is_operator(self.rater)
+        if mode in LEAD_MODES:
+            return self.lead_mode and self.offline is None
         return self.rater is not None
+
+    def why_not(self, mode: str) -> str:
+        """Why a mode cannot be opened now, in one line (shown on the start page, not only as a tip)."""
+        if mode not in self.available_modes():
+            return translate("MainWindow", "Not in a rater package: it is the study lead's.") \
+                if mode in LEAD_MODES else translate("MainWindow", "Not available in this version.")
+        if self.snapshot is None:
+            return translate("MainWindow", "Open a study first.")
+        if mode in LEAD_MODES and self.rater is not None:
+            return translate("MainWindow", "For the study lead only: it names generators. You are rating as "
+                                           "{rater}; {key} leaves rater mode.").format(
+                rater=self.rater, key=self.keymap.hint("leave_rater"))
+        if mode not in LEAD_MODES and self.rater is None:
+            return translate("MainWindow", "Pick a rater first.")
+        return ""
 
     def show_start(self) -> None:
         self._drop_view()
@@ -324,28 +585,40 @@ class MainWindow(QMainWindow):
         self.start.refresh()
         self.stack.setCurrentWidget(self.start)
         if self.snapshot is not None:
-            self.statusBar().showMessage(f"Study {self.snapshot.name} · choose a mode")
+            self.statusBar().showMessage(translate("MainWindow", "Study {name} · choose a mode")
+                                         .format(name=self.snapshot.name))
+        self.start.setFocus()
         self.viewChanged.emit("start")
 
     def show_mode(self, mode: str) -> QWidget | None:
         cls = view_class(mode) if mode in MODES else None
         if cls is None or not self.mode_allowed(mode):
-            self.statusBar().showMessage(f"{MODE_TITLES.get(mode, mode)} is not available now", 5000)
+            self.statusBar().showMessage(translate("MainWindow", "{mode} is not available now: {why}").format(
+                mode=mode_title(mode) if mode in MODES else mode, why=self.why_not(mode) if mode in MODES else ""),
+                5000)
             return None
         self._drop_view()
         kwargs = {"compute": self.compute} if mode == "dashboard" else {}
-        view = cls(self.snapshot, self.rater, self.worker, self.settings, parent=self, **kwargs)
+        snapshot = self.snapshot
+        view = cls(snapshot, self.rater, self.worker, self.settings, parent=self, **kwargs)
         if hasattr(view, "recalibrationRequested"):
             view.recalibrationRequested.connect(self._recalibrate)
         if hasattr(view, "closeRequested"):
             view.closeRequested.connect(self.show_start)
+        if hasattr(view, "serverUnreachable"):
+            view.serverUnreachable.connect(self._go_offline)
+        if hasattr(view, "submitted") and self.offline is not None:
+            view.submitted.connect(self._answered_offline)
+        if self.offline is not None and self.offline.carried is not None and hasattr(view, "carry"):
+            view.carry(self.offline.carried)
+            self.offline.carried = None
         self.stack.addWidget(view)
         self.stack.setCurrentWidget(view)
         view.setFocus()
         self.current_view = view
         self.mode = mode
-        self.statusBar().showMessage(f"{MODE_TITLES[mode]} · study {self.snapshot.name}  ·  "
-                                     f"{self.keymap.hint('start_page')}: start page")
+        self.statusBar().showMessage(translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
+            mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")))
         self.viewChanged.emit(mode)
         return view
 
@@ -366,11 +639,113 @@ class MainWindow(QMainWindow):
         self.start.message.setText(text)
         self.statusBar().showMessage(text, 15000)
 
+    # -- a server study: the local package, going offline, syncing ---------------
+    def _prepare_outbox(self, rater: str) -> None:
+        """Copy the rater's work to a local package now, while the server is there."""
+        self.outbox_path = None
+
+        def ready(path: Path) -> None:
+            self.outbox_path = Path(path)
+
+        def failed(exc: BaseException) -> None:
+            self.statusBar().showMessage(translate("MainWindow", "No local copy for offline work: {why}")
+                                         .format(why=one_line(exc)), 10000)
+
+        self.worker.run(_prepare_outbox_job, rater, self.outbox_folder, on_done=ready, on_error=failed)
+
+    def _go_offline(self, carried: Any) -> None:
+        """The server stayed away: the rater goes on in the local package; `carried` (the answer
+        that could not be saved) is stored there as soon as its item is shown."""
+        if self.offline is not None or self.snapshot is None or not self.snapshot.is_server:
+            return
+        if self.outbox_path is None:
+            self.statusBar().showMessage(translate(
+                "MainWindow", "The server is unreachable and there is no local copy yet: still retrying"), 10000)
+            return
+        view = self.current_view
+        self.offline = Offline(str(self.study_path), str(self.rater), self.mode if self.mode != "start" else "label",
+                               self.outbox_path, carried=carried)
+        if view is not None and hasattr(view, "stop_retrying"):
+            view.stop_retrying()
+        rater, mode, path = self.offline.rater, self.offline.mode, self.offline.package
+
+        def enter() -> None:
+            if self.set_rater(rater, quiet=True):
+                self.show_mode(mode)
+            self._show_waiting()
+            self._sync_timer.start(self.sync_every_ms)
+
+        self._request(_open_job, path, path=path, then=enter, remember=False)
+
+    def _answered_offline(self, *_: Any) -> None:
+        if self.offline is not None:
+            self.offline.waiting += 1
+            self._show_waiting()
+
+    def _show_waiting(self) -> None:
+        if self.offline is None:
+            self.sync_label.hide()
+            return
+        n = self.offline.waiting
+        # (lupdate marks a plural only for a literal count, so the two forms are two strings)
+        text = translate("MainWindow", "Working offline: 1 answer waiting to sync") if n == 1 else \
+            translate("MainWindow", "Working offline: {n} answers waiting to sync").format(n=n)
+        self.sync_label.setText(text)
+        self.sync_label.setAccessibleName(self.sync_label.text())
+        self.sync_label.setAccessibleDescription(translate("MainWindow", "Answers given offline, stored here, sent "
+                                                                         "to the server when it is back"))
+        _fit(self.sync_label)
+        self.sync_label.show()
+
+    def _try_sync(self) -> None:
+        """Background sync (on the worker, between the rater's own jobs): the package's new rows go
+        to the server by the package merge (idempotent by UUID, so a cut sync is simply rerun)."""
+        if self.offline is None or self._syncing or self._shut:
+            return
+        view = self.current_view
+        if view is not None and getattr(view, "busy", False):
+            return  # a write is in flight: sync after it
+        self._syncing = True
+        off = self.offline
+
+        def done(waiting: int) -> None:
+            self._syncing = False
+            if self.offline is not off:
+                return
+            off.waiting = waiting
+            self.synced.emit(waiting)
+            if waiting == 0:
+                self._back_online()
+            else:
+                self._show_waiting()
+
+        def failed(_exc: BaseException) -> None:
+            self._syncing = False  # still away: the timer tries again
+
+        self.worker.run(_sync_job, off.url, off.rater, self.outbox_folder, on_done=done, on_error=failed)
+
+    def _back_online(self) -> None:
+        """Every offline answer is on the server: the rater goes back to it."""
+        off, self.offline = self.offline, None
+        self._sync_timer.stop()
+        self.sync_label.setText(translate("MainWindow", "Back on the server: every answer is synced"))
+        if off is None:
+            return
+
+        def enter() -> None:
+            if self.set_rater(off.rater, quiet=True):
+                self.show_mode(off.mode)
+
+        self._request(_open_job, off.url, path=off.url, then=enter, remember=False)
+
     # -- shutdown ------------------------------------------------------------------
     def shutdown(self) -> None:
         if self._shut:
             return
         self._shut = True
+        self._sync_timer.stop()
+        if self.pending_confirmation is not None:
+            self.pending_confirmation.close()
         self.settings.set_geometry("main", self.saveGeometry())
         self._drop_view()
         self.compute.stop(timeout=1.0)
@@ -381,4 +756,4 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-__all__ = ["MODES", "VIEWS", "MainWindow", "StartPage", "view_class"]
+__all__ = ["LEAD_MODES", "MODES", "VIEWS", "MainWindow", "StartPage", "view_class"]

@@ -26,21 +26,31 @@ from PySide6.QtWidgets import (
 )
 
 from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric
+from .i18n import translate
 from .keymap import Keymap
 from .layouts import FlowLayout
-from .style import humanise, relative_font
+from .style import relative_font, set_accessible
+
+
+def gate_text(value: str) -> str:
+    """PASS / FAIL as the rater reads them (the stored values never change)."""
+    return translate("MetricRow", "PASS") if value == PASS else translate("MetricRow", "FAIL")
 
 
 def format_answer(metric: Metric, value: Any) -> str:
     """An answer or a reference as the rater reads it."""
     if value is None:
-        return "no answer"
+        return translate("MetricRow", "no answer")
     if value == CANNOT_JUDGE:
-        return "can't judge"
+        return translate("MetricRow", "can't judge")
     if metric.spec.multi:
-        items = [humanise(str(v)) for v in (value or [])]
-        return ", ".join(items) if items else "none"
-    return humanise(metric.spec.value_label(metric, value))
+        items = [metric.option_text(str(v)) for v in (value or [])]
+        return ", ".join(items) if items else translate("MetricRow", "none")
+    if value in (PASS, FAIL):
+        return gate_text(value)
+    if metric.options and value in metric.options:
+        return metric.option_text(value)
+    return metric.spec.value_label(metric, value)
 
 
 def digit_of(action: str) -> int | None:
@@ -51,8 +61,10 @@ def digit_of(action: str) -> int | None:
 
 
 class AnswerButton(QPushButton):
-    def __init__(self, text: str, role: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, text: str, role: str = "", parent: QWidget | None = None, *, name: str = "",
+                 description: str = "") -> None:
         super().__init__(text, parent)
+        set_accessible(self, name or text, description)
         self.setCheckable(True)
         self.setProperty("answer", True)
         if role:
@@ -79,13 +91,16 @@ class MetricRow(QFrame):
         lay.setContentsMargins(8, 6, 8, 6)
         lay.setSpacing(4)
         optional = not metric.required and self.marks_optional(metric)
-        title = QLabel(f"{number}. {metric.label}" + ("  (optional)" if optional else ""))
+        title = QLabel(f"{number}. {metric.label}" + (translate("MetricRow", "  (optional)") if optional else ""))
+        title.setProperty("content", True)  # the rubric's words (translated in the rubric file)
+        set_accessible(self, metric.label, metric.help or metric.label)
         title.setFont(relative_font(title, 1.05, bold=True))
         title.setWordWrap(True)
         lay.addWidget(title)
         self.title = title
         if metric.help:
             h = QLabel(metric.help)
+            h.setProperty("content", True)
             h.setWordWrap(True)
             h.setFont(relative_font(h, 0.92))
             lay.addWidget(h)
@@ -94,8 +109,13 @@ class MetricRow(QFrame):
         lay.addLayout(self.controls)
         self._cj: AnswerButton | None = None
         if metric.accepts_cannot_judge:
-            self._cj = AnswerButton(f"Can't judge ({keymap.hint('cannot_judge')})", "cj")
-            self._cj.setToolTip("The output does not let you decide (for example it failed to load)")
+            self._cj = AnswerButton(
+                translate("MetricRow", "Can't judge ({key})").format(key=keymap.hint("cannot_judge")), "cj",
+                name=translate("MetricRow", "Can't judge"),
+                description=translate("MetricRow", "{metric}: the output does not let you decide (key {key})")
+                .format(metric=metric.label, key=keymap.hint("cannot_judge")))
+            self._cj.setToolTip(translate("MetricRow", "The output does not let you decide (for example it failed "
+                                                       "to load)"))
             self._cj.clicked.connect(self._click_cj)
 
     @classmethod
@@ -184,8 +204,13 @@ class GateRow(OneValueRow):
     def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
-        self.pass_btn = self._add(PASS, AnswerButton(f"PASS ({keymap.hint('pass')})", "pass"))
-        self.fail_btn = self._add(FAIL, AnswerButton(f"FAIL ({keymap.hint('fail')})", "fail"))
+        for_key = translate("MetricRow", "{metric}: {answer} (key {key})")
+        self.pass_btn = self._add(PASS, AnswerButton(
+            f"{gate_text(PASS)} ({keymap.hint('pass')})", "pass", name=gate_text(PASS),
+            description=for_key.format(metric=metric.label, answer=gate_text(PASS), key=keymap.hint("pass"))))
+        self.fail_btn = self._add(FAIL, AnswerButton(
+            f"{gate_text(FAIL)} ({keymap.hint('fail')})", "fail", name=gate_text(FAIL),
+            description=for_key.format(metric=metric.label, answer=gate_text(FAIL), key=keymap.hint("fail"))))
         row.addWidget(self.pass_btn)
         row.addWidget(self.fail_btn)
         if self._cj is not None:
@@ -206,7 +231,9 @@ class ScaleRow(OneValueRow):
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
         for v in metric.values():
-            b = self._add(v, AnswerButton(str(v)))
+            b = self._add(v, AnswerButton(str(v), description=translate("MetricRow", "{metric}: {answer} (key {key})")
+                                          .format(metric=metric.label, answer=metric.spec.value_label(metric, v),
+                                                  key=v if v <= 9 else "")))
             b.setToolTip(metric.level_text(v) or f"{v}")
             b.setMinimumWidth(b.fontMetrics().horizontalAdvance("00") * 2)
             row.addWidget(b)
@@ -224,6 +251,7 @@ class ScaleRow(OneValueRow):
         rows = (len(levels) + 1) // 2 if len(levels) > 3 else len(levels)
         for n, v in enumerate(levels):
             lab = QLabel(f"{v}  {metric.levels[v]}")
+            lab.setProperty("content", True)
             lab.setWordWrap(True)
             lab.setFont(relative_font(lab, 0.92))
             grid.addWidget(lab, n % rows, n // rows)
@@ -254,7 +282,12 @@ class LikertRow(OneValueRow):
         holder = QWidget()
         flow = FlowLayout(holder, spacing=6)
         for v in metric.values():
-            b = self._add(v, AnswerButton(f"{v}  {metric.level_text(v)}" if v <= 10 else metric.level_text(v)))
+            b = self._add(v, AnswerButton(f"{v}  {metric.level_text(v)}" if v <= 10 else metric.level_text(v),
+                                          name=metric.level_text(v),
+                                          description=translate("MetricRow", "{metric}: {answer} (key {key})")
+                                          .format(metric=metric.label, answer=metric.level_text(v),
+                                                  key=v % 10 if v <= 10 else "")))
+            b.setProperty("content", True)
             b.setToolTip(metric.spec.value_label(metric, v))
             flow.addWidget(b)
         if self._cj is not None:
@@ -279,7 +312,11 @@ class OptionsRow(MetricRow):
         self.buttons: dict[str, AnswerButton] = {}
         for i, opt in enumerate(metric.options, start=1):
             hint = str(i % 10) if i <= 10 else ""
-            b = AnswerButton(f"{hint}  {humanise(opt)}" if hint else humanise(opt))
+            shown = metric.option_text(opt)
+            b = AnswerButton(f"{hint}  {shown}" if hint else shown, name=shown,
+                             description=translate("MetricRow", "{metric}: {answer} (key {key})")
+                             .format(metric=metric.label, answer=shown, key=hint))
+            b.setProperty("content", True)  # option texts are the rubric's
             b.clicked.connect(lambda _=False, o=opt: self._click(o))
             flow.addWidget(b)
             self.buttons[opt] = b
@@ -341,8 +378,9 @@ class TextRow(MetricRow):
     def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
         super().__init__(metric, number, keymap, parent)
         self.edit = QPlainTextEdit()
-        self.edit.setPlaceholderText(
-            f"Press {keymap.hint('reason')} to write, {keymap.hint('leave_reason')} to return to the keys")
+        self.edit.setPlaceholderText(translate("MetricRow", "Press {write} to write, {leave} to return to the keys")
+                                     .format(write=keymap.hint("reason"), leave=keymap.hint("leave_reason")))
+        set_accessible(self.edit, metric.label, metric.help or self.edit.placeholderText())
         self.edit.setTabChangesFocus(True)
         self.edit.setFixedHeight(self.edit.fontMetrics().lineSpacing() * 3 + 16)
         self.edit.textChanged.connect(self.changed.emit)

@@ -42,19 +42,29 @@ from PySide6.QtWidgets import (
 
 from ..domain.errors import AlreadyAnswered
 from ..services.pairing import PairSession, ServedPair
+from .i18n import QT_TRANSLATE_NOOP, translate
 from .image_view import SyncGroup
 from .item_display import ItemDisplay, media_keys
-from .session_view import ANSWERED_ELSEWHERE, SessionView, State
-from .style import relative_font
+from .session_view import SessionView, State, answered_elsewhere
+from .style import relative_font, set_accessible, soft_colour
 
 __all__ = ["CHOICES", "PairView"]
 
 CHOICES = ("left", "right", "both", "neither")
-CHOICE_TEXT = {"left": "Left is better", "right": "Right is better", "both": "Both meet it",
-               "neither": "Neither meets it"}
-MUTED = "#6b7280"
-CHOSEN_STYLE = "QPushButton { background: #dbe7f3; border: 1px solid #5b7fa6; border-radius: 4px; padding: 6px 10px; }"
-BUTTON_STYLE = "QPushButton { border: 1px solid #c5c9d0; border-radius: 4px; padding: 6px 10px; }"
+_CHOICE_TEXT = {"left": QT_TRANSLATE_NOOP("PairView", "Left is better"),
+                "right": QT_TRANSLATE_NOOP("PairView", "Right is better"),
+                "both": QT_TRANSLATE_NOOP("PairView", "Both meet it"),
+                "neither": QT_TRANSLATE_NOOP("PairView", "Neither meets it")}
+CHOICE_TEXT = dict(_CHOICE_TEXT)  # English (tests, logs)
+# Colours from the palette (light and dark themes alike); the chosen vote is also marked by a
+# check mark in its text, so the choice never rests on colour alone.
+CHOSEN_STYLE = ("QPushButton { background: palette(text); color: palette(base); "
+                "border: 1px solid palette(text); border-radius: 4px; padding: 6px 10px; }")
+BUTTON_STYLE = "QPushButton { border: 1px solid palette(mid); border-radius: 4px; padding: 6px 10px; }"
+
+
+def choice_text(choice: str) -> str:
+    return translate("PairView", _CHOICE_TEXT[choice])
 
 Fetched = tuple[ServedPair | None, Any, ServedPair | None]  # pair, progress, the pair after it
 
@@ -106,9 +116,10 @@ class PairView(SessionView):
         self._shown_at: float | None = None
         self._waiting: set[str] = set()  # image keys the current pair still needs
         self._last_vote: tuple[str, str, int] | None = None
+        self._carried: tuple | None = None
         self.errorOccurred.connect(self.failed)
         self._build()
-        self.message.setText("Opening the pair queue…")
+        self.message.setText(translate("PairView", "Opening the pair queue…"))
         self.open()
 
     # -- layout --------------------------------------------------------------------
@@ -126,7 +137,14 @@ class PairView(SessionView):
             lab.setWordWrap(True)
             lab.setTextFormat(Qt.TextFormat.PlainText)
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.criteria.setStyleSheet(f"color: {MUTED};")
+        self.criteria.setStyleSheet(f"color: {soft_colour(self.palette())};")
+        set_accessible(self.question, translate("PairView", "Question"), translate("PairView", "What to compare"))
+        set_accessible(self.prompt, translate("PairView", "Prompt"), translate("PairView", "What both outputs were "
+                                                                                         "asked to be"))
+        set_accessible(self.criteria, translate("PairView", "Criteria"),
+                       translate("PairView", "What both outputs are judged against"))
+        for lab in (self.question, self.prompt, self.criteria):
+            lab.setProperty("content", True)  # the study's words
         for w in (self.question, self.prompt, self.criteria):
             outer.addWidget(w)
 
@@ -136,8 +154,8 @@ class PairView(SessionView):
         sides = QHBoxLayout(page)
         sides.setContentsMargins(0, 0, 0, 0)
         self.sync = SyncGroup(parent=self)
-        self.left_side = self._side("Left", sides)
-        self.right_side = self._side("Right", sides)
+        self.left_side = self._side(translate("PairView", "Left"), sides)
+        self.right_side = self._side(translate("PairView", "Right"), sides)
         self.stack.addWidget(page)
         self.done_page = QLabel()
         self.done_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -148,9 +166,12 @@ class PairView(SessionView):
         row = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for choice in ("left", "both", "neither", "right"):
-            text = f"{CHOICE_TEXT[choice]}  [{self.keymap.hints('vote_' + choice)}]"
+            text = f"{choice_text(choice)}  [{self.keymap.hints('vote_' + choice)}]"
             text = {"left": "\u2190 " + text, "right": text + " \u2192"}.get(choice, text)
             b = QPushButton(text)
+            b.setProperty("plain", text)
+            set_accessible(b, choice_text(choice), translate("PairView", "Vote: {choice} (keys {keys})").format(
+                choice=choice_text(choice), keys=self.keymap.hints("vote_" + choice)))
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.setStyleSheet(BUTTON_STYLE)
             b.clicked.connect(lambda _=False, c=choice: self.vote(c))
@@ -162,8 +183,11 @@ class PairView(SessionView):
         self.reason = QLineEdit()
         self.reason.setObjectName("pairReason")
         k = self.keymap.hints
-        self.reason.setPlaceholderText(f"Reason (optional): press {k('pair_reason', ' or ')} to type, "
-                                       f"{k('pair_reason_done', ' or ')} to go back to voting")
+        self.reason.setPlaceholderText(translate("PairView", "Reason (optional): press {write} to type, {leave} to "
+                                                             "go back to voting").format(
+            write=k("pair_reason", " / "), leave=k("pair_reason_done", " / ")))
+        set_accessible(self.reason, translate("PairView", "Reason"),
+                       translate("PairView", "Why you voted as you did (optional)"))
         self.reason.setClearButtonEnabled(True)
         self.reason_keys(self.reason, {"pair_reason_done": self.back_to_keys})
         foot.addWidget(self.reason, 1)
@@ -171,9 +195,12 @@ class PairView(SessionView):
         self.progress.setObjectName("pairProgress")
         self.progress.setMinimumWidth(110)
         self.progress.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        set_accessible(self.progress, translate("PairView", "Progress"), translate("PairView", "Pairs voted so far"))
+        set_accessible(self.done_page, translate("PairView", "All done"),
+                       translate("PairView", "Every pair in your queue has a vote"))
         foot.addWidget(self.progress)
         outer.addLayout(foot)
-        self.message.setStyleSheet(f"color: {MUTED};")
+        self.message.setStyleSheet(f"color: {soft_colour(self.palette())};")
         outer.addWidget(self.message)
 
     def _side(self, title: str, row: QHBoxLayout) -> ItemDisplay:
@@ -188,8 +215,9 @@ class PairView(SessionView):
 
     def _key_hint(self) -> str:
         k = self.keymap.hint
-        return (f"{k('back')}: back to the previous pair  ·  {k('zoom_in')} / {k('zoom_out')} / {k('zoom_fit')}: "
-                f"zoom both images (drag to pan)  ·  {k('pair_reason')}: reason")
+        return translate("PairView", "{back}: back to the previous pair  ·  {zin} / {zout} / {fit}: zoom both "
+                                     "images (drag to pan)  ·  {reason}: reason").format(
+            back=k("back"), zin=k("zoom_in"), zout=k("zoom_out"), fit=k("zoom_fit"), reason=k("pair_reason"))
 
     # -- results (UI thread) -------------------------------------------------------
     def _open_job(self, study: Any) -> tuple[PairSession, Fetched]:
@@ -197,8 +225,11 @@ class PairView(SessionView):
 
     def _opened(self, result: tuple[PairSession, Fetched]) -> None:
         self._session, fetched = result
-        self.question.setText(self.snapshot.setting("pair_question")
-                              or "Which output better meets the prompt and criteria?")
+        asked = self.snapshot.setting("pair_question")
+        default = "Which output better meets the prompt and criteria?"
+        # The study's own question is the study's text; the default one is the app's (translated).
+        self.question.setText(translate("PairView", "Which output better meets the prompt and criteria?")
+                              if not asked or asked == default else asked)
         self._show(*fetched)
 
     def _on_voted(self, result: tuple[int, str, Fetched]) -> None:
@@ -210,7 +241,8 @@ class PairView(SessionView):
         served, progress = result
         if served is None:
             self._set_state(State.READY if self._served is not None else State.DONE)
-            self.message.setText("This is the first pair of the session: there is nothing to go back to.")
+            self.message.setText(translate("PairView", "This is the first pair of the session: there is nothing "
+                                                       "to go back to."))
             return
         self._show(served, progress, None)
 
@@ -224,22 +256,24 @@ class PairView(SessionView):
 
         def moved_on(fetched: Fetched) -> None:
             self._show(*fetched)
-            self.message.setText(ANSWERED_ELSEWHERE.format(back=self.keymap.hint("back")))
+            self.message.setText(answered_elsewhere(self.keymap.hint("back")))
 
         self._job(_job_forward, self._session, on_done=moved_on)
 
     def _show(self, served: ServedPair | None, progress: Any, following: ServedPair | None) -> None:
         self._served = served
         if progress is not None:
-            self.progress.setText(f"{progress.done} / {progress.total} done")
+            self.progress.setText(translate("PairView", "{done} / {total} done").format(done=progress.done,
+                                                                                        total=progress.total))
             self.progressChanged.emit(progress.done, progress.total)
         if served is None:
             for side in (self.left_side, self.right_side):
                 side.clear()
             self.prompt.clear()
             self.criteria.clear()
-            self.done_page.setText("Every pair in your queue has a vote. Thank you!\n\n"
-                                   f"{self.keymap.hint('back')} goes back to change your last vote.")
+            self.done_page.setText(translate("PairView", "Every pair in your queue has a vote. Thank you!\n\n{key} goes "
+                                                         "back to change your last vote.").format(
+                key=self.keymap.hint("back")))
             self.stack.setCurrentIndex(1)
             self._mark_choice(None)
             self._set_state(State.DONE)
@@ -248,13 +282,15 @@ class PairView(SessionView):
             return
         self.stack.setCurrentIndex(0)
         self.prompt.setText(served.left.prompt)
-        self.criteria.setText(f"Criteria: {served.left.criteria}" if served.left.criteria else "")
+        self.criteria.setText(translate("PairView", "Criteria: {text}").format(text=served.left.criteria)
+                              if served.left.criteria else "")
         self.criteria.setVisible(bool(served.left.criteria))
         self.reason.setText(served.previous_reason or "")
         self._mark_choice(served.previous_choice)
         if served.previous_choice:
-            self.message.setText(f"Going back: your vote was '{CHOICE_TEXT[served.previous_choice]}'. A new vote "
-                                 f"replaces it; {self.keymap.hint('forward')} returns without changing it.")
+            self.message.setText(translate("PairView", "Going back: your vote was “{choice}”. A new vote replaces it; "
+                                                       "{key} returns without changing it.").format(
+                choice=choice_text(served.previous_choice), key=self.keymap.hint("forward")))
         else:
             self.message.setText(self._key_hint())
         keys = _pair_keys(served)
@@ -266,7 +302,7 @@ class PairView(SessionView):
         if self._waiting:
             for side in (self.left_side, self.right_side):
                 side.clear()
-            self.message.setText("Loading images…")
+            self.message.setText(translate("PairView", "Loading images…"))
         else:
             self._present()
 
@@ -291,17 +327,29 @@ class PairView(SessionView):
                 if self.prefetcher.error(k):
                     side.image_failed(k)
         self.sync.fit()
-        if self.message.text() == "Loading images…":
+        if self.message.text() == translate("PairView", "Loading images…"):
             self.message.setText(self._key_hint())
         self._shown_at = time.monotonic()
         self._set_state(State.READY)
         if not self.reason.hasFocus():
             self.setFocus()
         self.pairShown.emit(s.pair_pk)
+        carried, self._carried = self._carried, None
+        if carried is not None and carried[1] == s.pair_pk and s.previous_vote is None:
+            _, _, choice, reason, ms = carried
+            self._last_vote = (choice, reason, ms)
+            self._mark_choice(choice)
+            self._begin_write()
+            self._job(_job_vote, self._session, s, *self._last_vote, on_done=self._on_voted)
+        elif carried is not None:
+            self._carried = carried  # not this pair: wait for it
 
     def _mark_choice(self, choice: str | None) -> None:
         for c, b in self.buttons.items():
-            b.setStyleSheet(CHOSEN_STYLE if c == choice else BUTTON_STYLE)
+            chosen = c == choice
+            b.setStyleSheet(CHOSEN_STYLE if chosen else BUTTON_STYLE)
+            plain = b.property("plain") or b.text()
+            b.setText(f"\u2713 {plain}" if chosen else plain)  # a mark, not only a colour
 
     # -- actions -------------------------------------------------------------------
     def actions(self) -> dict[str, Callable[[], Any]]:
@@ -314,6 +362,17 @@ class PairView(SessionView):
             "toggle_mask": lambda: [side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask],
         }
         return table
+
+    def pending_answer(self) -> tuple[str, int, str, str, int] | None:
+        """The vote whose save is in doubt: ("vote", pair pk, choice, reason, ms)."""
+        if self._state is State.BUSY and self._served is not None and self._last_vote is not None:
+            return ("vote", self._served.pair_pk, *self._last_vote)
+        return None
+
+    def carry(self, pending: Any) -> None:
+        """A vote given on the server whose save is in doubt: cast here (the local package,
+        where pairs keep their keys) when its pair comes up."""
+        self._carried = tuple(pending) if pending and pending[0] == "vote" else None
 
     def vote(self, choice: str) -> bool:
         if choice not in CHOICES:

@@ -37,9 +37,10 @@ from PySide6.QtWidgets import (
 from ..domain.answers import missing_metrics
 from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
+from .i18n import translate
 from .keymap import Keymap
-from .metric_rows import GateRow, LikertRow, MetricRow, OptionsRow, ScaleRow, TextRow
-from .style import FORM_STYLE, relative_font
+from .metric_rows import GateRow, LikertRow, MetricRow, OptionsRow, ScaleRow, TextRow, gate_text
+from .style import form_style, relative_font, set_accessible
 
 ROWS: dict[str, type[MetricRow]] = {
     "gate": GateRow,
@@ -60,7 +61,7 @@ class RubricForm(QWidget):
         self.rubric = rubric
         self.keymap = keymap
         self._rules = compile_rules(rubric)
-        self.setStyleSheet(FORM_STYLE)
+        self.setStyleSheet(form_style(self.palette()))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(6)
@@ -74,6 +75,9 @@ class RubricForm(QWidget):
         self.verdict_label = QLabel()
         self.verdict_label.setFont(relative_font(self.verdict_label, 1.05, bold=True))
         self.verdict_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.verdict_label.setWordWrap(True)
+        set_accessible(self.verdict_label, translate("RubricForm", "Verdict"),
+                       translate("RubricForm", "The verdict the rubric's rules give for the answers so far"))
         lay.addWidget(self.verdict_label)
         lay.addStretch(1)
         self._focus = -1
@@ -179,7 +183,10 @@ class RubricForm(QWidget):
 
     def _update_verdict(self) -> None:
         v = self.verdict()
-        self.verdict_label.setText(f"Verdict by the rubric's rules: {'not decided yet' if v is None else v}")
+        shown = translate("RubricForm", "not decided yet") if v is None else \
+            (gate_text(v) if v in ("PASS", "FAIL") else str(v))
+        self.verdict_label.setText(translate("RubricForm", "Verdict by the rubric's rules: {verdict}")
+                                   .format(verdict=shown))
 
 
 class FormScroll(QScrollArea):

@@ -12,6 +12,14 @@ form as it was and one line saying what happened (``one_line``); the rater can
 submit again. ``AlreadyAnswered`` (a double first answer) is the one typed
 refusal a view reacts to by moving on.
 
+A lost server connection (``ConnectionLost``) is different: the view stays
+``busy``, says "saving failed, your answer is kept; reconnecting", and re-runs
+the same job after 1, 2, 4, 8... s (``RETRY_MS``). The session keeps the
+answer's UUID across the retries, so a write that did land before the cut is
+stored once. After ``OFFLINE_AFTER`` failures in a row it emits
+``serverUnreachable(pending)`` (the answer not yet saved, or None): the window
+may then move the rater to the local package and stop these retries.
+
 Subclasses set ``context`` (keymap context), build their widgets, give
 ``actions() -> dict[action, handler]`` (the declarative key table), and
 implement ``_open_job(study)`` (worker thread) and ``_opened(result)``.
@@ -30,16 +38,31 @@ from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..domain.errors import AlreadyAnswered, InputError
+from ..services.snapshot import ConnectionLost
+from .i18n import QT_TRANSLATE_NOOP, translate
 from .keymap import Keymap, types_text
 from .worker import DbWorker, ImagePrefetcher
 
 log = logging.getLogger(__name__)
 SAVING_AFTER_MS = 250  # a commit normally lands within a frame; past this the rater sees "Saving…"
-SAVING = "Saving…"
-SAVING_LONG = "Saving… (still waiting for the study: another program may be writing to it; your answer is kept)"
+_SAVING = QT_TRANSLATE_NOOP("SessionView", "Saving…")
+_SAVING_LONG = QT_TRANSLATE_NOOP("SessionView", "Saving… (still waiting for the study: another program may be "
+                                                "writing to it; your answer is kept)")
 SAVING_LONG_AFTER_MS = 1500
-ANSWERED_ELSEWHERE = ("That one had just been answered in another window: the answer given there was kept, "
-                      "this one was not stored. {back} goes back to it.")
+_ANSWERED_ELSEWHERE = QT_TRANSLATE_NOOP(
+    "SessionView", "That one had just been answered in another window: the answer given there was kept, "
+                   "this one was not stored. {back} goes back to it.")
+_RECONNECTING = QT_TRANSLATE_NOOP("SessionView", "Saving failed, your answer is kept; reconnecting (try {n})…")
+RETRY_MS = (1000, 2000, 4000, 8000, 15000, 30000)  # backoff; the last repeats
+OFFLINE_AFTER = 3  # failures in a row before the window may move the rater to the local package
+
+
+def saving_text() -> str:
+    return translate("SessionView", _SAVING)
+
+
+def answered_elsewhere(back: str) -> str:
+    return translate("SessionView", _ANSWERED_ELSEWHERE).format(back=back)
 
 
 FORM_KEYS = ("pass", "fail", "cannot_judge", "clear", "next_metric", "prev_metric", *(f"value_{d}" for d in range(10)))
@@ -63,8 +86,9 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, InputError):
         return str(exc)
     log.error("unexpected failure in a worker job", exc_info=exc)
-    return (f"The study could not be read or written ({type(exc).__name__}); nothing was half-saved. "
-            "Try again; if it keeps failing, check that the study folder is there and writable.")
+    return translate("SessionView", "The study could not be read or written ({error}); nothing was half-saved. "
+                                    "Try again; if it keeps failing, check that the study folder is there and "
+                                    "writable.").format(error=type(exc).__name__)
 
 
 class ReasonKeys(QObject):
@@ -105,7 +129,10 @@ class ShutsDownOnce:
 
 class SessionView(ShutsDownOnce, QWidget):
     errorOccurred = Signal(str)  # noqa: N815 - Qt signal naming
+    serverUnreachable = Signal(object)  # noqa: N815 - the answer not yet saved (or None)
     context = "label"
+    retry_ms: tuple[int, ...] = RETRY_MS
+    offline_after = OFFLINE_AFTER
 
     def __init__(self, snapshot: Any, rater: str, worker: DbWorker, settings: Any = None,
                  parent: QWidget | None = None, *, prefetcher: ImagePrefetcher | None = None,
@@ -125,10 +152,18 @@ class SessionView(ShutsDownOnce, QWidget):
         self.message = QLabel()
         self.message.setObjectName("sessionMessage")
         self.message.setWordWrap(True)
+        self.message.setAccessibleName(translate("SessionView", "Message"))
+        self.message.setAccessibleDescription(translate("SessionView", "What just happened, in one line"))
         self._saving = QTimer(self)
         self._saving.setSingleShot(True)
         self._saving.timeout.connect(self._show_saving)
         self._saving_since = 0
+        self._last_job: tuple[Callable[..., Any], tuple, Callable[[Any], None]] | None = None
+        self._retries = 0
+        self._retry = QTimer(self)
+        self._retry.setSingleShot(True)
+        self._retry.timeout.connect(self._run_again)
+        self._retrying = True
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
     # -- state ---------------------------------------------------------------------
@@ -147,7 +182,7 @@ class SessionView(ShutsDownOnce, QWidget):
         self._state = state
         if state is not State.BUSY:
             self._saving.stop()
-            if self.message.text().startswith(SAVING):
+            if self.message.text().startswith(saving_text()):
                 self.message.setText("")
 
     def _begin_write(self) -> None:
@@ -160,7 +195,9 @@ class SessionView(ShutsDownOnce, QWidget):
         if self._state is not State.BUSY or self._closed:
             return
         self._saving_since += 1
-        self.message.setText(SAVING if self._saving_since == 1 else SAVING_LONG)
+        if self._retries:
+            return  # the reconnecting line stays
+        self.message.setText(saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG))
         if self._saving_since == 1:
             self._saving.start(SAVING_LONG_AFTER_MS)
 
@@ -174,8 +211,53 @@ class SessionView(ShutsDownOnce, QWidget):
 
     def _job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
              on_error: Callable[[BaseException], None] | None = None) -> None:
-        """`fn(study, *args)` on the database worker; the result reaches `on_done` while the view lives."""
-        self.worker.run(fn, *args, on_done=self._guard(on_done), on_error=self._guard(on_error or self._failed))
+        """`fn(study, *args)` on the database worker; the result reaches `on_done` while the view lives.
+
+        A job with no handler of its own is remembered: if the server connection drops, the same
+        job runs again (a look-ahead with its own handler is not: it is only a look)."""
+        if on_error is None:
+            self._last_job = (fn, args, on_done)
+
+        def done(result: Any) -> None:
+            self._reconnected()
+            on_done(result)
+
+        self.worker.run(fn, *args, on_done=self._guard(done), on_error=self._guard(on_error or self._failed))
+
+    # -- a lost server connection: keep the answer, retry with backoff --------------
+    def _connection_lost(self) -> None:
+        self._retries += 1
+        self._set_state(State.OPENING if self._state is State.OPENING else State.BUSY)
+        text = translate("SessionView", _RECONNECTING).format(n=self._retries)
+        self.message.setText(text)
+        self.errorOccurred.emit(text)
+        if self._retries == self.offline_after:
+            self.serverUnreachable.emit(self.pending_answer())
+        if self._retrying and not self._closed:
+            self._retry.start(self.retry_ms[min(self._retries - 1, len(self.retry_ms) - 1)])
+
+    def _run_again(self) -> None:
+        if self._closed or self._last_job is None:
+            return
+        fn, args, on_done = self._last_job
+        self._job(fn, *args, on_done=on_done)
+
+    def _reconnected(self) -> None:
+        if self._retries:
+            self._retries = 0
+            self.message.setText(translate("SessionView", "Reconnected: your answer is saved."))
+
+    def stop_retrying(self) -> None:
+        """The window has taken over (the rater moves to the local package)."""
+        self._retrying = False
+        self._retry.stop()
+
+    def pending_answer(self) -> Any:
+        """The answer whose save is in doubt (for the local package), or None (override)."""
+        return None
+
+    def carry(self, pending: Any) -> None:
+        """Store an answer carried over from a lost server once its item is shown (override)."""
 
     def open(self) -> None:
         self._set_state(State.OPENING)
@@ -188,13 +270,17 @@ class SessionView(ShutsDownOnce, QWidget):
         raise NotImplementedError
 
     def _failed(self, exc: BaseException) -> None:
+        if isinstance(exc, ConnectionLost) and self._last_job is not None:
+            self._connection_lost()
+            return
         if isinstance(exc, AlreadyAnswered) and self._state is State.BUSY:
             self._already_answered(exc)
             return
         text = one_line(exc)
         if self._state is State.OPENING:
             self._set_state(State.ERROR)
-            text = f"{text}  Press {self.keymap.hint('submit') or 'Enter'} to try again."
+            text = translate("SessionView", "{error}  Press {key} to try again.").format(
+                error=text, key=self.keymap.hint("submit") or "Enter")
         else:
             self._set_state(State.READY)  # the answer is still in the form: submit again
         self.message.setText(text)
@@ -277,6 +363,7 @@ class SessionView(ShutsDownOnce, QWidget):
             return
         self._closed = True
         self._saving.stop()
+        self._retry.stop()
         if self._own_prefetcher:
             self.prefetcher.stop()
 

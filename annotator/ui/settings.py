@@ -8,7 +8,9 @@ a file a person edits, ``keys.toml`` beside the settings file (README "Keys"),
 written atomically (a temp file renamed over it) when the app changes it.
 
 Public API: ``AppSettings(path: str | Path | None = None)`` with
-``recent_studies() -> list[Path]``, ``add_recent_study(path)``, ``remove_recent_study(path)``,
+``recent_studies() -> list[Path | str]`` (a server study is its URL without a password),
+``add_recent_study(location)``, ``remove_recent_study(location)``, ``language() -> str``
+("" follows the system), ``set_language(lang)``,
 ``key_overrides() -> dict[str, list[str]]``, ``key_overrides_checked() -> (dict, problems)``,
 ``set_key_override(action, sequences | None)``, ``keys_path``,
 ``geometry(name) -> bytes | None``, ``set_geometry(name, data)``,
@@ -28,6 +30,24 @@ from PySide6.QtCore import QByteArray, QSettings
 
 ENV_VAR = "ANNOTATOR_SETTINGS"
 MAX_RECENT = 10
+_URL_PREFIXES = ("postgresql://", "postgresql+psycopg://", "postgres://")
+
+
+def location_key(location: str | Path) -> str:
+    """How a study is remembered: a resolved path, or a server URL as given (never with a
+    password: the caller passes ``snapshot.where``, and a password is cut here as well)."""
+    text = str(location)
+    if text.startswith(_URL_PREFIXES):
+        scheme, _, rest = text.partition("://")
+        creds, at, host = rest.rpartition("@")
+        if at and ":" in creds:
+            creds = creds.split(":", 1)[0]
+        return f"{scheme}://{creds}{at}{host}"
+    return str(Path(location).resolve())
+
+
+def as_location(text: str) -> Path | str:
+    return text if text.startswith(_URL_PREFIXES) else Path(text)
 
 
 class AppSettings:
@@ -64,17 +84,26 @@ class AppSettings:
         self._q.sync()
 
     # -- recent studies ------------------------------------------------------------
-    def recent_studies(self) -> list[Path]:
-        return [Path(p) for p in self.value("recent_studies", []) if isinstance(p, str)]
+    def recent_studies(self) -> list[Path | str]:
+        return [as_location(p) for p in self.value("recent_studies", []) if isinstance(p, str)]
 
-    def add_recent_study(self, path: str | Path) -> None:
-        p = str(Path(path).resolve())
+    def add_recent_study(self, location: str | Path) -> None:
+        p = location_key(location)
         recent = [str(x) for x in self.recent_studies() if str(x) != p]
         self.set_value("recent_studies", [p, *recent][:MAX_RECENT])
 
-    def remove_recent_study(self, path: str | Path) -> None:
-        p = str(Path(path).resolve())
+    def remove_recent_study(self, location: str | Path) -> None:
+        p = location_key(location)
         self.set_value("recent_studies", [str(x) for x in self.recent_studies() if str(x) != p])
+
+    # -- language ------------------------------------------------------------------
+    def language(self) -> str:
+        """The language chosen in the app ("" or "system": the system locale's)."""
+        v = self.value("language", "")
+        return v if isinstance(v, str) else ""
+
+    def set_language(self, lang: str) -> None:
+        self.set_value("language", lang)
 
     # -- keys ----------------------------------------------------------------------
     @property
@@ -133,9 +162,9 @@ class AppSettings:
 
     # -- raters --------------------------------------------------------------------
     def last_rater(self, study: str | Path) -> str | None:
-        return self.value("last_rater", {}).get(str(Path(study).resolve()))
+        return self.value("last_rater", {}).get(location_key(study))
 
     def set_last_rater(self, study: str | Path, name: str) -> None:
         data = self.value("last_rater", {})
-        data[str(Path(study).resolve())] = name
+        data[location_key(study)] = name
         self.set_value("last_rater", data)

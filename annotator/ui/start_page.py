@@ -1,9 +1,15 @@
-"""The start page: study, rater and mode, everything reachable by keyboard (Tab, Enter)."""
+"""The start page: study, rater and mode, everything reachable by keyboard (Tab, Enter).
+
+With nothing open it says where to begin: the demo study, a rater package someone
+sent, or a study folder. A mode that cannot be opened says why beside its button
+(not only in a tooltip). In rater mode the rater list holds no operator; in a
+package it holds only the package's rater and the lead's views are not there.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -19,13 +25,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .style import relative_font
+from .i18n import QT_TRANSLATE_NOOP, translate
+from .style import relative_font, set_accessible, soft_colour
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
 MODES = ("label", "pairwise", "calibration", "dashboard")
-MODE_TITLES = {"label": "Label", "pairwise": "Pairwise", "calibration": "Calibration", "dashboard": "Dashboard"}
+_MODE_TITLES = {"label": QT_TRANSLATE_NOOP("StartPage", "Label"),
+                "pairwise": QT_TRANSLATE_NOOP("StartPage", "Pairwise"),
+                "calibration": QT_TRANSLATE_NOOP("StartPage", "Calibration"),
+                "dashboard": QT_TRANSLATE_NOOP("StartPage", "Dashboard")}
+_MODE_HELP = {"label": QT_TRANSLATE_NOOP("StartPage", "Answer the rubric on one item at a time"),
+              "pairwise": QT_TRANSLATE_NOOP("StartPage", "Choose the better of two outputs of the same case"),
+              "calibration": QT_TRANSLATE_NOOP("StartPage", "Answer anchor items and compare with the reference"),
+              "dashboard": QT_TRANSLATE_NOOP("StartPage", "The study lead's figures: agreement, findings, drift, "
+                                                          "team progress")}
+MODE_TITLES = dict(_MODE_TITLES)  # English, for code that names modes in logs
+
+
+def mode_title(mode: str) -> str:
+    return translate("StartPage", _MODE_TITLES[mode])
+
+
+def _demo_job() -> Any:  # database worker: build the demo (once) and open it
+    from ..services.demo import build_demo, default_demo_folder
+    from ..services.snapshot import open_study
+
+    folder = default_demo_folder()
+    build_demo(folder)
+    return open_study(folder)
 
 
 class StartPage(QWidget):
@@ -34,69 +63,109 @@ class StartPage(QWidget):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window_ = window
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(24, 18, 24, 18)
         outer.setSpacing(14)
-        title = QLabel("annotator")
-        title.setFont(relative_font(title, 1.8, bold=True))
-        sub = QLabel("Blinded expert rating of generated outputs")
-        sub.setFont(relative_font(sub, 1.05))
-        outer.addWidget(title)
-        outer.addWidget(sub)
+        self.title = QLabel("annotator")
+        self.title.setFont(relative_font(self.title, 1.8, bold=True))
+        self.sub = QLabel()
+        self.sub.setFont(relative_font(self.sub, 1.05))
+        outer.addWidget(self.title)
+        outer.addWidget(self.sub)
 
         grid = QGridLayout()
         grid.setHorizontalSpacing(18)
         grid.setVerticalSpacing(14)
         outer.addLayout(grid, 1)
 
-        study_box = QGroupBox("1. Study")
-        sl = QVBoxLayout(study_box)
-        self.study_label = QLabel("No study open")
+        self.study_box = QGroupBox()
+        sl = QVBoxLayout(self.study_box)
+        self.study_label = QLabel()
         self.study_label.setWordWrap(True)
         self.study_label.setFont(relative_font(self.study_label, 1.05, bold=True))
+        self.study_label.setProperty("content", True)  # a study's name is the study's, not the app's
         sl.addWidget(self.study_label)
-        sl.addWidget(QLabel("Recent studies (Enter opens the selected one)"))
+        self.welcome = QLabel()
+        self.welcome.setWordWrap(True)
+        sl.addWidget(self.welcome)
+        first = QHBoxLayout()
+        self.demo_btn = QPushButton()
+        self.demo_btn.clicked.connect(self.open_demo)
+        self.package_btn = QPushButton()
+        self.package_btn.clicked.connect(window.choose_package)
+        first.addWidget(self.demo_btn)
+        first.addWidget(self.package_btn)
+        first.addStretch(1)
+        sl.addLayout(first)
+        self.recent_title = QLabel()
+        sl.addWidget(self.recent_title)
         self.recent = QListWidget()
         self.recent.itemActivated.connect(self._open_recent)
+        self.recent.setProperty("content", True)  # study names and places are the user's
+        self.recent_title.setBuddy(self.recent)
         sl.addWidget(self.recent, 1)
         row = QHBoxLayout()
-        k = window.keymap.hint
-        self.open_btn = QPushButton(f"Open study…  ({k('open_study')})")
-        self.new_btn = QPushButton(f"New study…  ({k('new_study')})")
+        self.open_btn = QPushButton()
+        self.server_btn = QPushButton()
+        self.new_btn = QPushButton()
         self.open_btn.clicked.connect(window.choose_study)
+        self.server_btn.clicked.connect(window.choose_server)
         self.new_btn.clicked.connect(window.choose_new_study)
-        row.addWidget(self.open_btn)
-        row.addWidget(self.new_btn)
+        for b in (self.open_btn, self.server_btn, self.new_btn):
+            row.addWidget(b)
         row.addStretch(1)
         sl.addLayout(row)
-        grid.addWidget(study_box, 0, 0, 2, 1)
+        # Takes the room only while the recent list (stretch 1) is hidden: the buttons stay on top.
+        sl.addStretch(0)
+        grid.addWidget(self.study_box, 0, 0, 2, 1)
 
-        rater_box = QGroupBox("2. Rater")
-        rl = QVBoxLayout(rater_box)
+        self.rater_box = QGroupBox()
+        rl = QVBoxLayout(self.rater_box)
+        self.rater_title = QLabel()
+        rl.addWidget(self.rater_title)
         self.rater_combo = QComboBox()
         self.rater_combo.setMinimumContentsLength(18)
         self.rater_combo.activated.connect(self._rater_picked)
+        self.rater_combo.setProperty("content", True)  # rater names are people's names
+        self.rater_title.setBuddy(self.rater_combo)
         rl.addWidget(self.rater_combo)
-        self.add_rater_btn = QPushButton(f"Add rater…  ({k('add_rater')})")
+        buttons = QHBoxLayout()
+        self.add_rater_btn = QPushButton()
         self.add_rater_btn.clicked.connect(window.choose_new_rater)
-        rl.addWidget(self.add_rater_btn, 0, Qt.AlignmentFlag.AlignLeft)
+        self.leave_btn = QPushButton()
+        self.leave_btn.clicked.connect(window.leave_rater)
+        buttons.addWidget(self.add_rater_btn)
+        buttons.addWidget(self.leave_btn)
+        buttons.addStretch(1)
+        rl.addLayout(buttons)
+        self.rater_note = QLabel()
+        self.rater_note.setWordWrap(True)
+        rl.addWidget(self.rater_note)
         rl.addStretch(1)
-        grid.addWidget(rater_box, 0, 1)
+        grid.addWidget(self.rater_box, 0, 1)
 
-        mode_box = QGroupBox("3. Mode")
-        ml = QVBoxLayout(mode_box)
+        self.mode_box = QGroupBox()
+        ml = QVBoxLayout(self.mode_box)
         self.mode_buttons: dict[str, QPushButton] = {}
+        self.mode_reasons: dict[str, QLabel] = {}
         for mode in MODES:
-            b = QPushButton(f"{MODE_TITLES[mode]}    {k('mode_' + mode)}")
+            b = QPushButton()
             b.clicked.connect(lambda _=False, m=mode: window.show_mode(m))
             ml.addWidget(b)
+            why = QLabel()
+            why.setWordWrap(True)
+            why.setObjectName(f"why:{mode}")
+            why.setFont(relative_font(why, 0.9))
+            ml.addWidget(why)
             self.mode_buttons[mode] = b
+            self.mode_reasons[mode] = why
         self.hint = QLabel()
         self.hint.setWordWrap(True)
         self.hint.setFont(relative_font(self.hint, 0.95))
         ml.addWidget(self.hint)
         ml.addStretch(1)
-        grid.addWidget(mode_box, 1, 1)
+        grid.addWidget(self.mode_box, 1, 1)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 0)
@@ -104,47 +173,126 @@ class StartPage(QWidget):
 
         self.message = QLabel()
         self.message.setWordWrap(True)
+        self.message.setObjectName("startMessage")
         outer.addWidget(self.message)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        """Every fixed text of the page in the app's current language."""
+        k = self.window_.keymap.hint
+        soft = soft_colour(self.palette())
+        self.sub.setText(translate("StartPage", "Blinded expert rating of generated outputs"))
+        self.study_box.setTitle(translate("StartPage", "1. Study"))
+        self.rater_box.setTitle(translate("StartPage", "2. Rater"))
+        self.mode_box.setTitle(translate("StartPage", "3. Mode"))
+        self.recent_title.setText(translate("StartPage", "&Recent studies (Enter opens the selected one)"))
+        self.rater_title.setText(translate("StartPage", "&Who is rating:"))
+        self.welcome.setText(translate("StartPage", "New here? Try the demo study: a few made-up screens to rate, with nothing to set "
+                               "up. Were you sent a rater package (a file ending in .annot)? Open it: it holds "
+                               "your work for the study."))
+        self.welcome.setStyleSheet(f"color: {soft};")
+        self.rater_note.setStyleSheet(f"color: {soft};")
+        for why in self.mode_reasons.values():
+            why.setStyleSheet(f"color: {soft};")
+        for button, text, key, desc in (
+                (self.demo_btn, translate("StartPage", "Try the demo study"), "", translate("StartPage", "Builds the demo study once and opens it")),
+                (self.package_btn, translate("StartPage", "Open a rater package…"), "open_package",
+                 translate("StartPage", "Opens a .annot file: one rater's blinded work")),
+                (self.open_btn, translate("StartPage", "Open study folder…"), "open_study", translate("StartPage", "Opens a study folder (study.sqlite + media)")),
+                (self.server_btn, translate("StartPage", "Study on a server…"), "connect_server",
+                 translate("StartPage", "Opens a study kept on a PostgreSQL server, by its URL")),
+                (self.new_btn, translate("StartPage", "New study…"), "new_study", translate("StartPage", "Creates a study folder from a rubric file")),
+                (self.add_rater_btn, translate("StartPage", "Add rater…"), "add_rater", translate("StartPage", "Adds a rater account to the study (study lead)")),
+                (self.leave_btn, translate("StartPage", "Leave rater mode…"), "leave_rater",
+                 translate("StartPage", "Back to the study lead's views; asks first, because it leaves blinded work"))):
+            hint = k(key) if key else ""
+            button.setText(f"{text}  ({hint})" if hint else text)
+            set_accessible(button, text, desc)
+        set_accessible(self.recent, translate("StartPage", "Recent studies"), translate("StartPage", "Studies opened before; Enter opens the selected one"))
+        set_accessible(self.rater_combo, translate("StartPage", "Rater"), translate("StartPage", "Who is rating: choosing a rater enters rater mode"))
+        for mode, b in self.mode_buttons.items():
+            b.setText(f"{mode_title(mode)}    {k('mode_' + mode)}")
+            set_accessible(b, mode_title(mode), translate("StartPage", _MODE_HELP[mode]))
+        self.refresh()
 
     def refresh(self) -> None:
         w = self.window_
+        snap = w.snapshot
+        package = snap is not None and snap.is_package
         self.recent.clear()
         for p in w.settings.recent_studies():
-            it = QListWidgetItem(f"{p.name}    {p.parent}")
+            shown = str(p) if isinstance(p, str) else f"{p.name}    {p.parent}"
+            it = QListWidgetItem(shown)
             it.setData(Qt.ItemDataRole.UserRole, str(p))
+            it.setToolTip(str(p))
             self.recent.addItem(it)
-        if w.snapshot is not None:
-            self.study_label.setText(f"{w.snapshot.name}  ·  rubric: {w.snapshot.rubric.title}")
+        self.welcome.setVisible(snap is None)
+        self.demo_btn.setVisible(snap is None)
+        self.package_btn.setVisible(snap is None)
+        self.recent_title.setVisible(self.recent.count() > 0)
+        self.recent.setVisible(self.recent.count() > 0)  # an empty list is only a white box
+        if snap is not None:
+            kind = {"package": translate("StartPage", "rater package"), "server": translate("StartPage", "study on a server")}.get(snap.kind, translate("StartPage", "study"))
+            self.study_label.setText(translate("StartPage", "{name}  ·  {kind}  ·  rubric: {rubric}").format(
+                name=snap.name, kind=kind, rubric=w._rubric().title))
         elif w.busy:
-            self.study_label.setText("Opening…")
+            self.study_label.setText(translate("StartPage", "Opening…"))
         else:
-            self.study_label.setText("No study open: pick a recent one or open a study folder.")
+            self.study_label.setText(translate("StartPage", "No study open."))
         self.rater_combo.clear()
         for r in w.raters():
-            self.rater_combo.addItem(f"{r.name} (operator)" if r.is_operator else r.name, r.name)
+            self.rater_combo.addItem(translate("StartPage", "{name} (operator)").format(name=r.name) if r.is_operator else r.name, r.name)
         if w.rater:
             i = self.rater_combo.findData(w.rater)
             if i >= 0:
                 self.rater_combo.setCurrentIndex(i)
         elif w.raters():
             self.rater_combo.setCurrentIndex(-1)
-        self.rater_combo.setEnabled(w.snapshot is not None)
-        self.add_rater_btn.setEnabled(w.snapshot is not None)
+        self.rater_combo.setEnabled(snap is not None and not package)
+        self.add_rater_btn.setVisible(not package)
+        self.add_rater_btn.setEnabled(snap is not None and w.lead_mode)
+        self.leave_btn.setVisible(not package and w.rater is not None)
+        if package:
+            self.rater_note.setText(translate("StartPage", "This package holds {rater}'s work only.").format(rater=w.rater or "—"))
+        elif w.rater is not None:
+            self.rater_note.setText(translate("StartPage", "Rater mode: the study lead's views are closed while you rate."))
+        elif snap is not None:
+            self.rater_note.setText(translate("StartPage", "Study lead: no rater chosen. Choosing a rater enters rater mode."))
+        else:
+            self.rater_note.setText("")
         avail = set(w.available_modes())
         for mode, b in self.mode_buttons.items():
-            b.setEnabled(mode in avail and w.mode_allowed(mode))
-            b.setToolTip("" if mode in avail else "Not available in this version")
-            if mode == "dashboard" and mode in avail:
-                b.setToolTip("For the study lead (an operator account): it names generators")
-        if w.snapshot is None:
-            self.hint.setText("Open a study first.")
+            present = mode in avail or not (package and mode == "dashboard")
+            b.setVisible(present)
+            ok = mode in avail and w.mode_allowed(mode)
+            b.setEnabled(ok)
+            why = "" if ok or not present else w.why_not(mode)
+            self.mode_reasons[mode].setText(why)
+            self.mode_reasons[mode].setVisible(bool(why) and snap is not None)
+            b.setToolTip(why or translate("StartPage", _MODE_HELP[mode]))
+        if snap is None:
+            self.hint.setText(translate("StartPage", "Open a study first."))
         elif w.rater is None:
-            self.hint.setText("Pick or add a rater to start.")
+            self.hint.setText(translate("StartPage", "Pick or add a rater to start."))
+        elif package:
+            self.hint.setText(translate("StartPage", "Rating as {rater}.").format(rater=w.rater))
         else:
-            self.hint.setText(f"Rating as {w.rater}. Not you? Pick your name above.")
+            self.hint.setText(translate("StartPage", "Rating as {rater}. Not you? Pick your name above.").format(rater=w.rater))
+
+    def open_demo(self) -> None:
+        from ..services.demo import DEMO_RATER
+
+        w = self.window_
+        w._request(_demo_job, path=self._demo_folder(), then=lambda: w._enter(None, "label", DEMO_RATER))
+
+    @staticmethod
+    def _demo_folder() -> Path:
+        from ..services.demo import default_demo_folder
+
+        return default_demo_folder()
 
     def _open_recent(self, item: QListWidgetItem) -> None:
-        self.window_.open_study(Path(item.data(Qt.ItemDataRole.UserRole)))
+        self.window_.open_study(item.data(Qt.ItemDataRole.UserRole))
 
     def _rater_picked(self, index: int) -> None:
         name = self.rater_combo.itemData(index)

@@ -128,7 +128,7 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
     _answer_current(qtbot, view, refs, reason="Fits the brief; P1 F2 typed as text.")
     cards = view.feedback.cards
     assert len(cards) == 5 and all(c.property("met") is True for c in cards)
-    assert "Enter or Space" in view.feedback.hint.text()
+    assert "Enter / Space" in view.feedback.hint.text()
     _continue(qtbot, view, Qt.Key.Key_Space)
     assert view.counter.text() == "Anchor 2 of 14"
 
@@ -158,7 +158,7 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
     assert view.stage() == "verdict"
     assert result["qualified"] is True and result["verdict"] == "qualified"
     assert result["metrics"]["layout_hierarchy"]["met"] == 13 and result["metrics"]["layout_hierarchy"]["n"] == 14
-    assert view.verdict_page.verdict.text() == "Qualified"
+    assert view.verdict_page.verdict.text() == "\u2713 Qualified"  # a symbol too, not only green
 
     con = sqlite3.connect(study.folder / "study.sqlite")
     try:
@@ -196,7 +196,7 @@ def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker, screen
     assert res["metrics"]["layout_hierarchy"]["share"] == 0.0
     assert res["metrics"]["instruction_following"]["passed"] is True
     page = view.verdict_page
-    assert page.verdict.text() == "Not yet qualified"
+    assert page.verdict.text() == "\u25cb Not yet qualified"
     assert "Layout" in page.explain.text()
     from PySide6.QtWidgets import QLabel
 

@@ -157,9 +157,11 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         assert tables["findingsTable"].rowCount() == min(len(report["findings"]), 200)
 
     raters = tables["ratersTable"]
-    rows = {raters.item(r, 0).text(): [raters.item(r, c).text() for c in range(raters.columnCount())]
+    rows = {raters.item(r, 0).text().removeprefix("\u26a0 "): [raters.item(r, c).text()
+                                                                for c in range(raters.columnCount())]
             for r in range(raters.rowCount())}
     assert set(rows) == set(RATERS)
+    assert rows["dee"][0] == "\u26a0 dee"  # flagged in words and a symbol, not only by the tint
     for name, cells in rows.items():
         r = report["raters"][name]
         assert cells[1] == str(r["n_judgements"]) and cells[2] == str(r["anchors"])
@@ -169,8 +171,10 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     assert rows["dee"][4].startswith("drift:") and "down" in rows["dee"][4]
     assert "layout_hierarchy" not in " ".join(rows["dee"]) and "Layout" in rows["dee"][3]  # labels, not keys
     assert rows["ana"][4] == "no drift flag"
-    dee_row = next(r for r in range(raters.rowCount()) if raters.item(r, 0).text() == "dee")
-    assert raters.item(dee_row, 0).background().color().name() == "#fff6ed"
+    dee_row = next(r for r in range(raters.rowCount()) if raters.item(r, 0).text() == "\u26a0 dee")
+    from annotator.ui.style import flag_background
+
+    assert raters.item(dee_row, 0).background().color().name() == flag_background(view.palette()).name()
 
     charts = [lab for lab in view.findChildren(QLabel) if lab.objectName().startswith("driftChart:")]
     assert {c.objectName().split(":", 1)[1] for c in charts} == set(RATERS)
@@ -251,7 +255,7 @@ def test_reopen_on_unchanged_data_shows_the_cached_report(qtbot, dash_view, db_w
     again = dash_view()
     again.compute.progress.connect(lambda *_: calls.append(1))
     qtbot.waitUntil(lambda: again.model is not None, timeout=10_000)
-    assert again.model is first.model  # the cached model: nothing recomputed
+    assert again.model.report is first.model.report  # the cached figures: nothing recomputed (the team is read fresh)
     assert "Unchanged" in again.busy_label.text()
     # New data (a new rater's answer) changes the data version: the cache no longer applies.
     from annotator.ui.worker import call_blocking

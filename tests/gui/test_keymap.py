@@ -51,7 +51,7 @@ def test_the_keys_file_is_read_and_its_problems_reach_the_status_bar(qtbot, ui_s
     w = open_window(qtbot, ui_study.folder, None, settings=AppSettings())
     line = w.keymap.problem_line()
     assert "P is bound to both pass and fail" in line and "'zoom_in' must be a list of keys" in line
-    assert w.keymap.hint("submit") == "Ctrl+Return"
+    assert w.keymap.hint("submit") == "Ctrl+Enter"  # the key marked Enter on the keyboard
     assert w.keys_note.toolTip() == line and w.keys_note.isVisible()
     settings.keys_path.write_text("[keys\n", encoding="utf-8")
     assert "keys.toml cannot be read" in Keymap.from_settings(AppSettings()).problem_line()

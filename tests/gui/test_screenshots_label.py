@@ -32,6 +32,15 @@ def _label_window(qtbot, folder):  # noqa: ANN001, ANN202
 
 
 def test_screenshot_main_window(qtbot, ui_study, screenshot_dir):
+    from annotator.ui.main_window import MainWindow
+    from annotator.ui.settings import AppSettings
+
+    first = MainWindow(AppSettings())  # a first start: nothing open yet
+    qtbot.addWidget(first)
+    first.resize(*SIZE)
+    first.show()
+    assert _save(first, screenshot_dir, "start_first.png").exists()
+    first.close()
     w = open_window(qtbot, ui_study.folder, None, size=SIZE)
     w.show_start()
     assert _save(w, screenshot_dir, "main_window.png").exists()

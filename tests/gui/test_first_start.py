@@ -1,0 +1,65 @@
+"""A first start that explains itself: no display, or a display without the libraries Qt's xcb
+plugin needs, is ONE line saying what to do (simulated here by the environment)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from annotator.ui import app
+
+REPO = Path(__file__).resolve().parents[2]
+LDD = """\tlinux-vdso.so.1 (0x00007ffc)
+\tlibQt6XcbQpa.so.6 => /opt/annotator/_internal/PySide6/Qt/lib/libQt6XcbQpa.so.6 (0x00007f)
+\tlibxcb-icccm.so.4 => not found
+\tlibxcb-keysyms.so.1 => not found
+\tlibxcb-cursor.so.0 => /lib/x86_64-linux-gnu/libxcb-cursor.so.0 (0x00007f)
+\tlibxcb-icccm.so.4 => not found
+"""
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    base["PYTHONPATH"] = str(REPO) + os.pathsep + base.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "annotator", *args], capture_output=True, text=True, timeout=60,
+                          env={**base, **env}, cwd=REPO)
+
+
+def test_no_display_is_one_line_not_an_invisible_window():
+    r = _run("gui")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [f"annotator: {app.NO_DISPLAY}"]
+
+
+def test_missing_xcb_libraries_name_the_packages_and_the_command():
+    r = _run("gui", DISPLAY=":97", ANNOTATOR_SIMULATE_MISSING="libxcb-icccm.so.4,libxcb-keysyms.so.1")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "libxcb-icccm.so.4" in lines[0] and "sudo apt-get install libxcb-icccm4 libxcb-keysyms1" in lines[0]
+
+
+def test_ldd_output_gives_the_missing_sonames_once():
+    assert app.missing_from_ldd(LDD) == ["libxcb-icccm.so.4", "libxcb-keysyms.so.1"]
+    line = app.missing_line(app.missing_from_ldd(LDD))
+    assert line.endswith("sudo apt-get install libxcb-icccm4 libxcb-keysyms1")
+    assert "libfoo.so.1" in app.missing_line(["libfoo.so.1"])  # an unknown one is still named
+
+
+def test_offscreen_when_asked_for_explicitly(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert app.preflight() is None
+    monkeypatch.delenv("QT_QPA_PLATFORM")
+    assert app.preflight() == app.NO_DISPLAY
+
+
+def test_the_real_check_reads_the_plugin(monkeypatch):
+    """On this machine: the xcb plugin is found and ldd's answer is a list (empty when complete)."""
+    monkeypatch.delenv("ANNOTATOR_SIMULATE_MISSING", raising=False)
+    assert app.xcb_plugin() is not None
+    missing = app.missing_libraries()
+    assert isinstance(missing, list) and all(m.endswith(tuple(f".so.{n}" for n in range(10))) for m in missing)
