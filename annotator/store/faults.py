@@ -26,6 +26,7 @@ _READ_ONLY = ("attempt to write a readonly database", "readonly database", "read
 _DAMAGED = ("database disk image is malformed", "file is not a database", "file is encrypted",
             "malformed database schema")
 _LOST = ("server closed the connection", "connection refused", "terminating connection",
+         "is not currently accepting connections", "connection failed:",
          "connection is closed", "could not connect", "consuming input failed", "connection timed out",
          "the connection is lost", "ssl syscall error", "no connection to the server")
 
