@@ -18,8 +18,8 @@ def parse_folder(folder: str | Path) -> ParsedItems:
     root = Path(folder)
     if not root.is_dir():
         raise InputError("not a folder", source=str(root))
-    resolve = ImageResolver(root, str(root))
     out = ParsedItems()
+    resolve = ImageResolver(root, str(root), out.spool)
     for case_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         prompt_file = case_dir / "prompt.txt"
         if not prompt_file.is_file():

@@ -20,7 +20,7 @@ from ..domain.errors import InputError
 from ..domain.records import ItemSpec
 from ..domain.rubric import Metric, Rubric, format_value
 from ..domain.text import check_name
-from .manifest import ImageResolver, ParsedItems
+from .manifest import ImageResolver, ParsedItems, Spool
 from .readers import parse_json, read_jsonl, read_text
 from .tables import JudgeRow, parse_judge_value
 
@@ -33,9 +33,9 @@ class HarnessImport:
     judge_rows: list[JudgeRow]
 
 
-def _cases(path: Path) -> dict[str, dict[str, Any]]:
+def _cases(path: Path, spool: Spool) -> dict[str, dict[str, Any]]:
     src = str(path)
-    resolve = ImageResolver(path.parent, src)
+    resolve = ImageResolver(path.parent, src, spool)
     out: dict[str, dict[str, Any]] = {}
     for n, d in read_jsonl(path):
         if not isinstance(d, dict) or not isinstance(d.get("id"), str) or not d["id"]:
@@ -84,9 +84,9 @@ def parse_harness(results_path: str | Path, cases_path: str | Path, rubric: Rubr
     results = data.get("results") if isinstance(data, dict) else data
     if not isinstance(results, list):
         raise InputError("expected a list of results (or an object with 'results')", source=src)
-    cases = _cases(cp)
-    resolve = ImageResolver(rp.parent, src)
     items = ParsedItems()
+    cases = _cases(cp, items.spool)
+    resolve = ImageResolver(rp.parent, src, items.spool)
     rows: list[JudgeRow] = []
     counts: dict[str, int] = {}
     for n, r in enumerate(results, start=1):

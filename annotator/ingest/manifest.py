@@ -3,6 +3,7 @@ to the manifest and never outside its folder."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,20 +20,35 @@ REQUIRED = ("item_id", "case_id", "prompt", "generator")
 KNOWN = set(REQUIRED) | {"criteria", "images", "inputs", "mask", "seed", "slice", "text", "task_type"}
 
 
+class Spool:
+    """A temporary folder for the encoded images of one import (removed with it)."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="annotator-import-")
+
+    def keep(self, img: EncodedImage) -> EncodedImage:
+        return img.spool(Path(self._dir.name))
+
+    def close(self) -> None:
+        self._dir.cleanup()
+
+
 @dataclass
 class ParsedItems:
     specs: list[ItemSpec] = field(default_factory=list)
     images: dict[str, EncodedImage] = field(default_factory=dict)
     extra: list[dict[str, Any]] = field(default_factory=list)  # per spec: fields other importers use
+    spool: Spool = field(default_factory=Spool)  # where the encoded images wait: lives as long as this
 
 
 class ImageResolver:
     """Encodes each referenced file once, refusing paths that leave `root`."""
 
-    def __init__(self, root: Path, source: str) -> None:
+    def __init__(self, root: Path, source: str, spool: Spool | None = None) -> None:
         self.root = root.resolve()
         self.source = source
         self.cache: dict[Path, EncodedImage] = {}
+        self.spool = spool or Spool()
 
     def __call__(self, rel: Any, line: int, fld: str) -> EncodedImage:
         if not isinstance(rel, str) or not rel:
@@ -51,7 +67,7 @@ class ImageResolver:
         if p in self.cache:
             return self.cache[p]
         data = read_bytes(p, f"{self.source}:{line}", what=f"image '{rel}'", field=fld)
-        enc = encode_image(data, source=f"{self.source}:{line} ({rel})", field=fld)
+        enc = self.spool.keep(encode_image(data, source=f"{self.source}:{line} ({rel})", field=fld))
         self.cache[p] = enc
         return enc
 
@@ -121,7 +137,7 @@ def parse_manifest(path: str | Path, *, extra_fields: set[str] = frozenset()) ->
     p = Path(path)
     src = str(p)
     out = ParsedItems()
-    resolve = ImageResolver(p.parent, src)
+    resolve = ImageResolver(p.parent, src, out.spool)
     seen: dict[str, int] = {}
     rows = read_jsonl(p)
     if not rows:

@@ -27,15 +27,34 @@ from ..domain.errors import DiskFull, InputError, StudyReadOnly
 
 @dataclass(frozen=True)
 class EncodedImage:
+    """An image re-encoded as stripped PNG: its bytes in memory, or spooled to a file (an import
+    of thousands of images keeps one in memory at a time, not all of them)."""
+
     sha256: str
     original_sha256: str
     width: int
     height: int
-    png: bytes
+    data: bytes | None = None
+    spooled: Path | None = None
+    n_bytes: int = 0
+
+    @property
+    def png(self) -> bytes:
+        return self.data if self.data is not None else self.spooled.read_bytes()  # type: ignore[union-attr]
 
     @property
     def row(self) -> tuple[str, str, int, int, int]:
-        return (self.sha256, self.original_sha256, self.width, self.height, len(self.png))
+        return (self.sha256, self.original_sha256, self.width, self.height, self.n_bytes)
+
+    def spool(self, folder: Path) -> EncodedImage:
+        """The same image with its bytes moved to a file in `folder`."""
+        if self.data is None:
+            return self
+        path = folder / f"{self.sha256}.png"
+        if not path.exists():
+            with study_faults(str(folder)):
+                path.write_bytes(self.data)
+        return EncodedImage(self.sha256, self.original_sha256, self.width, self.height, None, path, self.n_bytes)
 
 
 def to_8bit(im: Image.Image) -> Image.Image:
@@ -99,7 +118,8 @@ def encode_image(data: bytes, *, source: str, line: int | None = None, field: st
     buf = io.BytesIO()
     pixels.save(buf, format="PNG", compress_level=1)
     png = buf.getvalue()
-    return EncodedImage(hashlib.sha256(png).hexdigest(), hashlib.sha256(data).hexdigest(), clean.width, clean.height, png)
+    return EncodedImage(hashlib.sha256(png).hexdigest(), hashlib.sha256(data).hexdigest(), clean.width, clean.height,
+                        png, None, len(png))
 
 
 class MediaStore:
