@@ -14,9 +14,29 @@ from pathlib import Path
 from .domain.errors import InputError
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
-IMPORT_KINDS = ("items", "folder", "harness", "ratings", "judge", "pairs", "judge-pairs", "anchors",
-                "label-studio", "potato", "prodigy")
-EXPORT_KINDS = ("judgements", "pairs", "gold", "judge-scores", "judge-pairs", "items", "label-studio", "hf")
+IMPORT_KINDS = (
+    "items",
+    "folder",
+    "harness",
+    "ratings",
+    "judge",
+    "pairs",
+    "judge-pairs",
+    "anchors",
+    "label-studio",
+    "potato",
+    "prodigy",
+)
+EXPORT_KINDS = (
+    "judgements",
+    "pairs",
+    "gold",
+    "judge-scores",
+    "judge-pairs",
+    "items",
+    "label-studio",
+    "hf",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,41 +45,78 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="annotator", description="Blinded expert rating of model outputs, reconciled with LLM judges.")
-    p.add_argument("--selftest", action="store_true",
-                   help="check this installation (window offscreen, migrations, statistics, translations, "
-                        "resources): one line per check, exit 1 if any fails")
+    p = _Parser(
+        prog="annotator",
+        description="Blinded expert rating of model outputs, reconciled with LLM judges.",
+    )
+    p.add_argument(
+        "--selftest",
+        action="store_true",
+        help="check this installation (window offscreen, migrations, statistics, translations, "
+        "resources): one line per check, exit 1 if any fails",
+    )
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     new = sub.add_parser("new", help="create a study folder")
     new.add_argument("study")
-    new.add_argument("--rubric", required=True, help="a rubric .toml file, or the name of a shipped rubric "
-                     "(ui_mockup, marketing_flyer, virtual_try_on, logo_edit)")
+    new.add_argument(
+        "--rubric",
+        required=True,
+        help="a rubric .toml file, or the name of a shipped rubric "
+        "(ui_mockup, marketing_flyer, virtual_try_on, logo_edit)",
+    )
 
-    imp = sub.add_parser("import", help="import items, ratings, judge scores, pair votes or anchors")
+    imp = sub.add_parser(
+        "import", help="import items, ratings, judge scores, pair votes or anchors"
+    )
     imp.add_argument("kind", choices=IMPORT_KINDS)
     imp.add_argument("file")
     imp.add_argument("--study", required=True)
     imp.add_argument("--cases", help="cases JSONL (for `import harness`)")
     imp.add_argument("--name", help="anchor set name (for `import anchors`)")
-    imp.add_argument("--map", dest="map_path", metavar="MAP.toml",
-                     help="mapping from the tool's names to the rubric's metrics (label-studio, potato, prodigy)")
-    imp.add_argument("--init-map", action="store_true",
-                     help="write a starting mapping to --map from the file and the study's rubric; imports nothing")
-    imp.add_argument("--media-root", metavar="DIR",
-                     help="where Label Studio's image references are found (default: the export's folder)")
+    imp.add_argument(
+        "--map",
+        dest="map_path",
+        metavar="MAP.toml",
+        help="mapping from the tool's names to the rubric's metrics (label-studio, potato, prodigy)",
+    )
+    imp.add_argument(
+        "--init-map",
+        action="store_true",
+        help="write a starting mapping to --map from the file and the study's rubric; imports nothing",
+    )
+    imp.add_argument(
+        "--media-root",
+        metavar="DIR",
+        help="where Label Studio's image references are found (default: the export's folder)",
+    )
 
-    exp = sub.add_parser("export", help="judgements, pairs, judge scores or items as CSV / JSON Lines / Parquet; "
-                         "a Hugging Face datasets folder; Label Studio tasks")
+    exp = sub.add_parser(
+        "export",
+        help="judgements, pairs, judge scores or items as CSV / JSON Lines / Parquet; "
+        "a Hugging Face datasets folder; Label Studio tasks",
+    )
     exp.add_argument("kind", choices=EXPORT_KINDS)
     exp.add_argument("--study", required=True)
-    exp.add_argument("--out", help="the file (format from its suffix: .csv .jsonl .parquet; .json for label-studio) "
-                     "or, for hf, the folder; default: exports/<study>/<date>/")
-    exp.add_argument("--format", choices=("csv", "jsonl", "parquet"), default=None,
-                     help="the format when --out is not given (default csv)")
-    exp.add_argument("--with-annotations", action="store_true",
-                     help="label-studio: include the raters' current answers as annotations")
-    exp.add_argument("--boot", type=int, default=1000, help="hf: bootstrap resamples for the agreement figures")
+    exp.add_argument(
+        "--out",
+        help="the file (format from its suffix: .csv .jsonl .parquet; .json for label-studio) "
+        "or, for hf, the folder; default: exports/<study>/<date>/",
+    )
+    exp.add_argument(
+        "--format",
+        choices=("csv", "jsonl", "parquet"),
+        default=None,
+        help="the format when --out is not given (default csv)",
+    )
+    exp.add_argument(
+        "--with-annotations",
+        action="store_true",
+        help="label-studio: include the raters' current answers as annotations",
+    )
+    exp.add_argument(
+        "--boot", type=int, default=1000, help="hf: bootstrap resamples for the agreement figures"
+    )
     exp.add_argument("--seed", type=int, default=0)
 
     rater = sub.add_parser("rater", help="manage raters")
@@ -67,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     radd = rsub.add_parser("add")
     radd.add_argument("name")
     radd.add_argument("--study", required=True)
-    radd.add_argument("--operator", action="store_true", help="staff account: answers stored, never counted")
+    radd.add_argument(
+        "--operator", action="store_true", help="staff account: answers stored, never counted"
+    )
     radd.add_argument("--expertise")
     rsub.add_parser("list").add_argument("--study", required=True)
 
@@ -83,19 +142,29 @@ def build_parser() -> argparse.ArgumentParser:
     jrun.add_argument("--timeout", type=float, default=120.0)
     jrun.add_argument("--judge-name", help="name the scores are stored under (default: the model)")
 
-    rep = sub.add_parser("report", help="agreement and findings as JSON / HTML / CSV (default: all three, in "
-                         "exports/<study>/<date>/)")
+    rep = sub.add_parser(
+        "report",
+        help="agreement and findings as JSON / HTML / CSV (default: all three, in "
+        "exports/<study>/<date>/)",
+    )
     rep.add_argument("--study", required=True)
     rep.add_argument("--json")
     rep.add_argument("--html")
     rep.add_argument("--csv", metavar="DIR")
-    rep.add_argument("--boot", type=int, default=1000, help="bootstrap resamples, at least 1 (>= 1000 for published figures)")
+    rep.add_argument(
+        "--boot",
+        type=int,
+        default=1000,
+        help="bootstrap resamples, at least 1 (>= 1000 for published figures)",
+    )
     rep.add_argument("--seed", type=int, default=0)
 
     cal = sub.add_parser("calibrate", help="open a calibration session on the study's anchors")
     cal.add_argument("--study", required=True)
     cal.add_argument("--rater", required=True)
-    cal.add_argument("--history", action="store_true", help="print the rater's calibrations instead")
+    cal.add_argument(
+        "--history", action="store_true", help="print the rater's calibrations instead"
+    )
 
     demo = sub.add_parser("demo", help="build (if absent) and open the demo study")
     demo.add_argument("--study", default=None)
@@ -105,42 +174,74 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--study")
     gui.add_argument("--rater")
 
-    sett = sub.add_parser("set", help="change a study setting (value as JSON), e.g. anchor_every 10")
+    sett = sub.add_parser(
+        "set", help="change a study setting (value as JSON), e.g. anchor_every 10"
+    )
     sett.add_argument("key")
     sett.add_argument("value", nargs="?", help="JSON value; omit to print the current one")
     sett.add_argument("--study", required=True)
 
-    st = sub.add_parser("status", help="print what a study holds: counts, per-rater progress, merges")
+    st = sub.add_parser(
+        "status", help="print what a study holds: counts, per-rater progress, merges"
+    )
     st.add_argument("--study", required=True)
-    st.add_argument("--queue", action="store_true", help="on a rater package: its queue as display codes")
+    st.add_argument(
+        "--queue", action="store_true", help="on a rater package: its queue as display codes"
+    )
 
-    asg = sub.add_parser("assign", help="deal items (and pairs) to K raters each, balanced and seeded")
+    asg = sub.add_parser(
+        "assign", help="deal items (and pairs) to K raters each, balanced and seeded"
+    )
     asg.add_argument("--study", required=True)
     asg.add_argument("--raters", help="comma-separated rater names (added if new)")
     asg.add_argument("--overlap", type=int, default=2, help="raters per item (K)")
-    asg.add_argument("--pair-overlap", type=int, default=None, help="raters per pair vote (default: no pairs dealt)")
-    asg.add_argument("--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)")
-    asg.add_argument("--on-demand", action="store_true",
-                     help="no dealt lists: each rater takes the next item that still needs raters (a team server)")
+    asg.add_argument(
+        "--pair-overlap",
+        type=int,
+        default=None,
+        help="raters per pair vote (default: no pairs dealt)",
+    )
+    asg.add_argument(
+        "--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)"
+    )
+    asg.add_argument(
+        "--on-demand",
+        action="store_true",
+        help="no dealt lists: each rater takes the next item that still needs raters (a team server)",
+    )
 
-    pkg = sub.add_parser("package", help="rater packages: export one rater's blinded work, merge them back")
+    pkg = sub.add_parser(
+        "package", help="rater packages: export one rater's blinded work, merge them back"
+    )
     psub = pkg.add_subparsers(dest="package_command", parser_class=_Parser, required=True)
     pexp = psub.add_parser("export")
     pexp.add_argument("--study", required=True)
     pexp.add_argument("--rater", required=True)
     pexp.add_argument("--out", required=True, help="FILE.annot")
-    adj = sub.add_parser("adjudicate", help="the lead's resolved answer on an item x metric (kept beside, never "
-                         "over, the raters' answers)")
+    adj = sub.add_parser(
+        "adjudicate",
+        help="the lead's resolved answer on an item x metric (kept beside, never "
+        "over, the raters' answers)",
+    )
     adj.add_argument("--study", required=True)
-    adj.add_argument("--item", required=True, help="the item_id (the lead's id, not a rater's display code)")
+    adj.add_argument(
+        "--item", required=True, help="the item_id (the lead's id, not a rater's display code)"
+    )
     adj.add_argument("--metric", required=True)
-    adj.add_argument("--value", required=True, help="as in the ratings CSV: PASS/FAIL, an integer, an option, "
-                     "tags joined by ';'")
+    adj.add_argument(
+        "--value",
+        required=True,
+        help="as in the ratings CSV: PASS/FAIL, an integer, an option, tags joined by ';'",
+    )
     adj.add_argument("--reason", required=True)
     adj.add_argument("--by", help="who decided (default: lead)")
-    adj.add_argument("--category", help="why: rubric_unclear, rater_error, judge_error, ambiguous_item, other")
+    adj.add_argument(
+        "--category", help="why: rubric_unclear, rater_error, judge_error, ambiguous_item, other"
+    )
 
-    rev = sub.add_parser("review", help="the lead's review queue: what needs an adjudication, most important first")
+    rev = sub.add_parser(
+        "review", help="the lead's review queue: what needs an adjudication, most important first"
+    )
     rev.add_argument("--study", required=True)
     rev.add_argument("--metric")
     rev.add_argument("--generator")
@@ -153,19 +254,34 @@ def build_parser() -> argparse.ArgumentParser:
     apro = asub.add_parser("promote")
     apro.add_argument("--study", required=True)
     apro.add_argument("--item", required=True)
-    apro.add_argument("--rationale", help="for metrics not adjudicated (default: the consensus it rests on)")
+    apro.add_argument(
+        "--rationale", help="for metrics not adjudicated (default: the consensus it rests on)"
+    )
     aexp = asub.add_parser("export")
     aexp.add_argument("--study", required=True)
     aexp.add_argument("--out", required=True, help="a new folder")
 
-    rol = sub.add_parser("roles", help="on a PostgreSQL study: the raters' least-privilege database roles")
-    rol.add_argument("--study", required=True, help="postgresql://LEAD@host/db (the owner of the study's tables)")
-    rol.add_argument("--raters", required=True, help="comma-separated rater names: each gets a login role")
-    rol.add_argument("--print", action="store_true", dest="print_only", help="print the SQL instead of running it")
+    rol = sub.add_parser(
+        "roles", help="on a PostgreSQL study: the raters' least-privilege database roles"
+    )
+    rol.add_argument(
+        "--study", required=True, help="postgresql://LEAD@host/db (the owner of the study's tables)"
+    )
+    rol.add_argument(
+        "--raters", required=True, help="comma-separated rater names: each gets a login role"
+    )
+    rol.add_argument(
+        "--print",
+        action="store_true",
+        dest="print_only",
+        help="print the SQL instead of running it",
+    )
 
     stu = sub.add_parser("study", help="whole studies: copy between a folder and a database server")
     ssub = stu.add_subparsers(dest="study_command", parser_class=_Parser, required=True)
-    scp = ssub.add_parser("copy", help="copy SRC (folder or URL) to DEST (new folder or empty database)")
+    scp = ssub.add_parser(
+        "copy", help="copy SRC (folder or URL) to DEST (new folder or empty database)"
+    )
     scp.add_argument("src")
     scp.add_argument("dest")
 
@@ -194,8 +310,18 @@ def _cmd_import(a) -> int:
 
     study = _open(a.study)
     try:
-        print(run_import(study, a.kind, a.file, cases=a.cases, name=a.name, map_path=a.map_path,
-                         media_root=a.media_root, init_map=a.init_map))
+        print(
+            run_import(
+                study,
+                a.kind,
+                a.file,
+                cases=a.cases,
+                name=a.name,
+                map_path=a.map_path,
+                media_root=a.media_root,
+                init_map=a.init_map,
+            )
+        )
     finally:
         study.close()
     return EXIT_OK
@@ -206,14 +332,18 @@ def _cmd_export(a) -> int:
     from .services.outputs import default_output
 
     if a.format and a.out:
-        raise InputError("give --out FILE (its suffix names the format) or --format, not both", field="--format")
+        raise InputError(
+            "give --out FILE (its suffix names the format) or --format, not both", field="--format"
+        )
     if a.boot < 1:
         raise InputError(f"--boot {a.boot}: give at least 1 resample", field="--boot")
     study = _open(a.study, "read")
     try:
         if a.kind == "hf":
             out = Path(a.out) if a.out else default_output(study, "hf")
-            paths = export_hf(study, out, n_boot=a.boot, seed=a.seed, progress=lambda m: print(m, file=sys.stderr))
+            paths = export_hf(
+                study, out, n_boot=a.boot, seed=a.seed, progress=lambda m: print(m, file=sys.stderr)
+            )
             print(f"wrote {out}: a dataset card and {len(paths) - 1} Parquet tables")
         elif a.kind == "label-studio":
             out = Path(a.out) if a.out else default_output(study, "label-studio.json")
@@ -224,9 +354,11 @@ def _cmd_export(a) -> int:
                     print(f"wrote {p}")
             if n_img:
                 print(f"wrote {n_img} images into {out.parent / (out.stem + '-media')}")
-            print("annotator: note: Label Studio shows predictions (the judge's scores) to annotators as pre-labels; "
-                  "turn off 'Use predictions to pre-label tasks' in the project settings to keep raters blind",
-                  file=sys.stderr)
+            print(
+                "annotator: note: Label Studio shows predictions (the judge's scores) to annotators as pre-labels; "
+                "turn off 'Use predictions to pre-label tasks' in the project settings to keep raters blind",
+                file=sys.stderr,
+            )
         else:
             out = Path(a.out) if a.out else default_output(study, f"{a.kind}.{a.format or 'csv'}")
             path, n = export_table(study, a.kind, out)
@@ -253,8 +385,15 @@ def _cmd_rater(a) -> int:
 def _cmd_judge(a) -> int:
     from .services.judging import JudgeConfig, judge_study_at
 
-    config = JudgeConfig(model=a.model, base_url=a.base_url, api=a.api, concurrency=a.concurrency,
-                         max_retries=a.max_retries, timeout=a.timeout, judge_name=a.judge_name)
+    config = JudgeConfig(
+        model=a.model,
+        base_url=a.base_url,
+        api=a.api,
+        concurrency=a.concurrency,
+        max_retries=a.max_retries,
+        timeout=a.timeout,
+        judge_name=a.judge_name,
+    )
 
     def progress(done: int, total: int) -> None:
         print(f"\rjudged {done}/{total}", end="", file=sys.stderr, flush=True)
@@ -262,11 +401,15 @@ def _cmd_judge(a) -> int:
     summary = judge_study_at(a.study, config, progress=progress)
     print(file=sys.stderr)
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
-    print(f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
-          + (f" ({kinds})" if kinds else ""))
+    print(
+        f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
+        + (f" ({kinds})" if kinds else "")
+    )
     if summary.n_unscored:
-        print("annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
-              file=sys.stderr)
+        print(
+            "annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
+            file=sys.stderr,
+        )
         return EXIT_UNSCORED
     return EXIT_OK
 
@@ -279,10 +422,19 @@ def _cmd_report(a) -> int:
 
         a.json, a.html, a.csv = default_report_paths(a.study)
     if a.boot < 1:
-        raise InputError(f"--boot {a.boot}: give at least 1 resample (1000 or more for published figures)",
-                         field="--boot")
-    paths = write_reports(a.study, json_path=a.json, html_path=a.html, csv_dir=a.csv, n_boot=a.boot, seed=a.seed,
-                          progress=lambda msg: print(msg, file=sys.stderr))
+        raise InputError(
+            f"--boot {a.boot}: give at least 1 resample (1000 or more for published figures)",
+            field="--boot",
+        )
+    paths = write_reports(
+        a.study,
+        json_path=a.json,
+        html_path=a.html,
+        csv_dir=a.csv,
+        n_boot=a.boot,
+        seed=a.seed,
+        progress=lambda msg: print(msg, file=sys.stderr),
+    )
     for p in paths:
         print(f"wrote {p}")
     return EXIT_OK
@@ -294,7 +446,10 @@ def _cmd_calibrate(a) -> int:
 
         recs = calibration_history(a.study, a.rater)
         if not recs:
-            print(f"{a.rater} has no calibration yet; run `annotator calibrate --study S --rater R`", file=sys.stderr)
+            print(
+                f"{a.rater} has no calibration yet; run `annotator calibrate --study S --rater R`",
+                file=sys.stderr,
+            )
             return EXIT_OK
         keys = list(recs[-1]["result"]["metrics"])
         print("when                 " + "  ".join(f"{k[:18]:>18s}" for k in keys) + "  verdict")
@@ -324,7 +479,9 @@ def _cmd_demo(a) -> int:
 def _cmd_gui(a) -> int:
     from .ui.app import run_app
 
-    return run_app(study=a.study or None, rater=a.rater)  # a folder, package or URL (run_app tells them apart)
+    return run_app(
+        study=a.study or None, rater=a.rater
+    )  # a folder, package or URL (run_app tells them apart)
 
 
 def _cmd_status(a) -> int:
@@ -355,8 +512,15 @@ def _cmd_assign(a) -> int:
 
             print(deal_on_demand(study, overlap=a.overlap))
             return EXIT_OK
-        print(assign(study, [r.strip() for r in a.raters.split(",") if r.strip()], overlap=a.overlap,
-                     pair_overlap=a.pair_overlap, seed=a.seed))
+        print(
+            assign(
+                study,
+                [r.strip() for r in a.raters.split(",") if r.strip()],
+                overlap=a.overlap,
+                pair_overlap=a.pair_overlap,
+                seed=a.seed,
+            )
+        )
     finally:
         study.close()
     return EXIT_OK
@@ -367,8 +531,15 @@ def _cmd_adjudicate(a) -> int:
 
     study = _open(a.study)
     try:
-        adjudicate(study, item_id=a.item, metric=a.metric, value=a.value, reason=a.reason, by=a.by,
-                   category=a.category)
+        adjudicate(
+            study,
+            item_id=a.item,
+            metric=a.metric,
+            value=a.value,
+            reason=a.reason,
+            by=a.by,
+            category=a.category,
+        )
         print(f"adjudicated {a.item} {a.metric} = {a.value}")
     finally:
         study.close()
@@ -380,16 +551,25 @@ def _cmd_review(a) -> int:
 
     study = _open(a.study, "read")
     try:
-        entries = review_queue(study, metric=a.metric, generator=a.generator, case=a.case, rater=a.rater,
-                               include_resolved=not a.open)
+        entries = review_queue(
+            study,
+            metric=a.metric,
+            generator=a.generator,
+            case=a.case,
+            rater=a.rater,
+            include_resolved=not a.open,
+        )
     finally:
         study.close()
     for e in entries:
         humans = ", ".join(f"{h['rater']}={h['value']}" for h in e.humans)
         judges = ", ".join(f"{j['judge']}={j['value']}" for j in e.judges)
         done = f"  [adjudicated {e.adjudicated['value']}]" if e.adjudicated else ""
-        print(f"{e.item_id}\t{e.metric}\t{'+'.join(e.reasons)}\thumans: {humans}"
-              + (f"\tjudge: {judges}" if judges else "") + f"\t{e.consensus.rule}{done}")
+        print(
+            f"{e.item_id}\t{e.metric}\t{'+'.join(e.reasons)}\thumans: {humans}"
+            + (f"\tjudge: {judges}" if judges else "")
+            + f"\t{e.consensus.rule}{done}"
+        )
     print(f"{len(entries)} to review", file=sys.stderr)
     return EXIT_OK
 
@@ -414,7 +594,9 @@ def _cmd_roles(a) -> int:
 
     study = _open(a.study)
     try:
-        for line in server_roles(study, [r.strip() for r in a.raters.split(",") if r.strip()], a.print_only):
+        for line in server_roles(
+            study, [r.strip() for r in a.raters.split(",") if r.strip()], a.print_only
+        ):
             print(line)
     finally:
         study.close()
@@ -426,9 +608,11 @@ def _cmd_study(a) -> int:
     from .services.study import display_location
 
     counts = copy_study(a.src, a.dest, progress=lambda m: print(m, file=sys.stderr))
-    print(f"copied {counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements, "
-          f"{counts.get('pair_votes', 0)} pair votes and {counts.get('judge_scores', 0)} judge scores to "
-          f"{display_location(a.dest)}")
+    print(
+        f"copied {counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements, "
+        f"{counts.get('pair_votes', 0)} pair votes and {counts.get('judge_scores', 0)} judge scores to "
+        f"{display_location(a.dest)}"
+    )
     return EXIT_OK
 
 
@@ -440,16 +624,26 @@ def _cmd_package(a) -> int:
         if a.package_command == "export":
             e = export_package(study, a.rater, a.out)
             c = e.counts
-            print(f"wrote {e.path} for {e.rater}: {c['items']} items, {c['anchors']} anchors, {c['pairs']} pairs, "
-                  f"{e.n_bytes / 1e6:.1f} MB")
+            print(
+                f"wrote {e.path} for {e.rater}: {c['items']} items, {c['anchors']} anchors, {c['pairs']} pairs, "
+                f"{e.n_bytes / 1e6:.1f} MB"
+            )
             return EXIT_OK
         for f in a.files:
             r = merge_package(study, f)
-            added = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.added.items() if v) or "nothing new"
-            print(f"merged {f} ({r.rater}): {added}" + (f"; {r.skipped} already here" if r.skipped else ""))
+            added = (
+                ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.added.items() if v)
+                or "nothing new"
+            )
+            print(
+                f"merged {f} ({r.rater}): {added}"
+                + (f"; {r.skipped} already here" if r.skipped else "")
+            )
             for c in r.conflicts:
-                print(f"annotator: warning: {f}: {c} (kept aside in merge_conflicts, nothing overwritten)",
-                      file=sys.stderr)
+                print(
+                    f"annotator: warning: {f}: {c} (kept aside in merge_conflicts, nothing overwritten)",
+                    file=sys.stderr,
+                )
     finally:
         study.close()
     return EXIT_OK
@@ -461,7 +655,9 @@ def _cmd_set(a) -> int:
     from .services.study import DEFAULT_SETTINGS
 
     if a.key not in DEFAULT_SETTINGS:
-        raise InputError(f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key")
+        raise InputError(
+            f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key"
+        )
     study = _open(a.study, "read" if a.value is None else "write")
     try:
         if a.value is None:
@@ -479,10 +675,23 @@ def _cmd_set(a) -> int:
 
 
 COMMANDS = {
-    "new": _cmd_new, "import": _cmd_import, "rater": _cmd_rater, "judge": _cmd_judge, "report": _cmd_report,
-    "calibrate": _cmd_calibrate, "demo": _cmd_demo, "gui": _cmd_gui, "status": _cmd_status, "set": _cmd_set,
-    "assign": _cmd_assign, "package": _cmd_package, "study": _cmd_study, "roles": _cmd_roles,
-    "adjudicate": _cmd_adjudicate, "review": _cmd_review, "anchors": _cmd_anchors,
+    "new": _cmd_new,
+    "import": _cmd_import,
+    "rater": _cmd_rater,
+    "judge": _cmd_judge,
+    "report": _cmd_report,
+    "calibrate": _cmd_calibrate,
+    "demo": _cmd_demo,
+    "gui": _cmd_gui,
+    "status": _cmd_status,
+    "set": _cmd_set,
+    "assign": _cmd_assign,
+    "package": _cmd_package,
+    "study": _cmd_study,
+    "roles": _cmd_roles,
+    "adjudicate": _cmd_adjudicate,
+    "review": _cmd_review,
+    "anchors": _cmd_anchors,
     "export": _cmd_export,
 }
 
@@ -508,8 +717,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # a bug: one line here, the whole traceback in the log
         log = _log_crash(exc)
-        print(f"annotator: internal error ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}); "
-              f"this is a bug: please report it with {log}", file=sys.stderr)
+        print(
+            f"annotator: internal error ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}); "
+            f"this is a bug: please report it with {log}",
+            file=sys.stderr,
+        )
         return EXIT_BUG
 
 

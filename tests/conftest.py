@@ -22,12 +22,22 @@ RUBRICS = REPO / "rubrics"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--screenshots", metavar="DIR", default=None,
-                     help="write the GUI and report screenshots to DIR (the README's are in "
-                          "packaging/screenshots: refresh them with --screenshots packaging/screenshots)")
-    parser.addoption("--all", action="store_true", dest="run_all",
-                     help="also run the tests marked slow (the whole suite: what CI runs)")
-    parser.addoption("--quick", action="store_true", help="(the default) leave the tests marked slow out")
+    parser.addoption(
+        "--screenshots",
+        metavar="DIR",
+        default=None,
+        help="write the GUI and report screenshots to DIR (the README's are in "
+        "packaging/screenshots: refresh them with --screenshots packaging/screenshots)",
+    )
+    parser.addoption(
+        "--all",
+        action="store_true",
+        dest="run_all",
+        help="also run the tests marked slow (the whole suite: what CI runs)",
+    )
+    parser.addoption(
+        "--quick", action="store_true", help="(the default) leave the tests marked slow out"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -40,7 +50,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def screenshot_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def screenshot_dir(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """Where screenshots go: a temp folder unless --screenshots DIR (tests never touch tracked files)."""
     given = request.config.getoption("--screenshots")
     out = Path(given) if given else tmp_path_factory.mktemp("screenshots")
@@ -73,11 +85,16 @@ def _pg_admin_url() -> tuple[str | None, str]:
     try:
         import psycopg
 
-        with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), connect_timeout=3) as conn:
+        with psycopg.connect(
+            url.replace("postgresql+psycopg://", "postgresql://"), connect_timeout=3
+        ) as conn:
             conn.execute("SELECT 1")
         return url, ""
     except Exception as exc:  # noqa: BLE001 - any failure means: no server for these tests
-        return None, f"no PostgreSQL at {url.split('@')[-1]} ({type(exc).__name__}); set ANNOTATOR_TEST_PG"
+        return (
+            None,
+            f"no PostgreSQL at {url.split('@')[-1]} ({type(exc).__name__}); set ANNOTATOR_TEST_PG",
+        )
 
 
 class PgServer:

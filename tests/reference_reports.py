@@ -17,10 +17,22 @@ DATA = REPO / "tests" / "data"
 OUT = REPO / "exports" / "reference"
 N_BOOT, SEED = 1000, 0
 STUDIES = {
-    "tifa": ("tifa/rubric.toml", [("items", "tifa/items.jsonl"), ("ratings", "tifa/ratings.csv"),
-                                  ("judge", "tifa/judge.csv")]),
-    "pandalm": ("pandalm/rubric.toml", [("items", "pandalm/items.jsonl"), ("pairs", "pandalm/pair_votes.csv"),
-                                        ("judge-pairs", "pandalm/judge_pairs.csv")]),
+    "tifa": (
+        "tifa/rubric.toml",
+        [
+            ("items", "tifa/items.jsonl"),
+            ("ratings", "tifa/ratings.csv"),
+            ("judge", "tifa/judge.csv"),
+        ],
+    ),
+    "pandalm": (
+        "pandalm/rubric.toml",
+        [
+            ("items", "pandalm/items.jsonl"),
+            ("pairs", "pandalm/pair_votes.csv"),
+            ("judge-pairs", "pandalm/judge_pairs.csv"),
+        ],
+    ),
 }
 
 
@@ -57,9 +69,17 @@ def write(name: str) -> list[Path]:
         study = build(name, Path(tmp))
         try:
             rep = build_study_report(study, n_boot=N_BOOT, seed=SEED)
-            out = [write_json(rep, dest / "report.json"),
-                   write_html(rep, dest / "report.html", generated_at=f"reference (seed {SEED}, {N_BOOT} resamples)")]
-            out += write_csv_tables(tidy_tables(study_frames(study), rep), dest / "tables", parquet=False)
+            out = [
+                write_json(rep, dest / "report.json"),
+                write_html(
+                    rep,
+                    dest / "report.html",
+                    generated_at=f"reference (seed {SEED}, {N_BOOT} resamples)",
+                ),
+            ]
+            out += write_csv_tables(
+                tidy_tables(study_frames(study), rep), dest / "tables", parquet=False
+            )
         finally:
             study.close()
     return [Path(p) for p in out]

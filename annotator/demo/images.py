@@ -149,12 +149,15 @@ def misspell(text: str, rng: random.Random) -> str:
     options = MISSPELLINGS.get(text)
     if options:
         return rng.choice(options)
-    letters = [i for i in range(len(text) - 1) if text[i].isalpha() and text[i + 1].isalpha()
-               and text[i] != text[i + 1]]
+    letters = [
+        i
+        for i in range(len(text) - 1)
+        if text[i].isalpha() and text[i + 1].isalpha() and text[i] != text[i + 1]
+    ]
     if not letters:
         return text + text[-1]
     i = rng.choice(letters)
-    return text[:i] + text[i + 1] + text[i] + text[i + 2:]
+    return text[:i] + text[i + 1] + text[i] + text[i + 2 :]
 
 
 def _has_inputs(sections: tuple[Section, ...]) -> bool:
@@ -185,7 +188,7 @@ def generate_spec(design: Design, generator: str, seed: int) -> ScreenSpec:
             cta = misspell(design.cta, rng)
     else:
         drop = rng.randrange(len(sections))
-        sections = sections[:drop] + sections[drop + 1:]
+        sections = sections[:drop] + sections[drop + 1 :]
         style = replace(
             style,
             gaps=(rng.choice((4, 6)), rng.choice((28, 34))),
@@ -220,8 +223,19 @@ def font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
 
 
 FIELD_HEIGHT = {
-    "input": 64, "password": 64, "toggle": 44, "checkbox": 40, "row": 34, "total": 40,
-    "stats": 80, "chart": 132, "photo": 150, "rating": 40, "link": 44, "item": 52, "text": 40,
+    "input": 64,
+    "password": 64,
+    "toggle": 44,
+    "checkbox": 40,
+    "row": 34,
+    "total": 40,
+    "stats": 80,
+    "chart": 132,
+    "photo": 150,
+    "rating": 40,
+    "link": 44,
+    "item": 52,
+    "text": 40,
 }
 STATUS_H, APPBAR_H, TOP_GAP, TITLE_H, CARD_PAD = 24, 52, 16, 30, 8
 CTA_H, CTA_BOTTOM = 52, 46
@@ -240,23 +254,40 @@ class _Painter:
         return (px(x0), px(y0), px(x1), px(y1))
 
     def rect(self, x0, y0, x1, y1, fill=None, outline=None, radius=0, width=1.0) -> None:
-        self.d.rounded_rectangle(self.box(x0, y0, x1, y1), radius=px(radius), fill=fill,
-                                 outline=outline, width=max(1, px(width)))
+        self.d.rounded_rectangle(
+            self.box(x0, y0, x1, y1),
+            radius=px(radius),
+            fill=fill,
+            outline=outline,
+            width=max(1, px(width)),
+        )
 
     def text(self, x, y, s, size, fill=INK, anchor="lm", bold=False) -> Box:
         f = font(px(size))
         stroke = 0.45 * SCALE if bold else 0
-        self.d.text((px(x), px(y)), s, font=f, fill=fill, anchor=anchor, stroke_width=stroke,
-                    stroke_fill=fill)
+        self.d.text(
+            (px(x), px(y)),
+            s,
+            font=f,
+            fill=fill,
+            anchor=anchor,
+            stroke_width=stroke,
+            stroke_fill=fill,
+        )
         return self.d.textbbox((px(x), px(y)), s, font=f, anchor=anchor, stroke_width=stroke)
 
     def line(self, pts, fill, width=1.0) -> None:
-        self.d.line([(px(x), px(y)) for x, y in pts], fill=fill, width=max(1, px(width)),
-                    joint="curve")
+        self.d.line(
+            [(px(x), px(y)) for x, y in pts], fill=fill, width=max(1, px(width)), joint="curve"
+        )
 
     def circle(self, cx, cy, r, fill=None, outline=None, width=1.0) -> None:
-        self.d.ellipse(self.box(cx - r, cy - r, cx + r, cy + r), fill=fill, outline=outline,
-                       width=max(1, px(width)))
+        self.d.ellipse(
+            self.box(cx - r, cy - r, cx + r, cy + r),
+            fill=fill,
+            outline=outline,
+            width=max(1, px(width)),
+        )
 
 
 def px(v: float) -> int:
@@ -434,10 +465,16 @@ def render_mockup(spec: ScreenSpec) -> Rendered:
         faint = _tint(st.accent, 0.55)
         p.rect(left, cta_top, cta_right, cta_top + CTA_H, outline=faint, radius=st.radius, width=1)
         tcolour = faint
-    tbox = p.text((left + cta_right) / 2, cta_top + CTA_H / 2, spec.cta, 16, tcolour, anchor="mm",
-                  bold=True)
-    return Rendered(p.img, p.box(left, cta_top, cta_right, cta_top + CTA_H), tbox,
-                    tuple(sections), tuple(markers))
+    tbox = p.text(
+        (left + cta_right) / 2, cta_top + CTA_H / 2, spec.cta, 16, tcolour, anchor="mm", bold=True
+    )
+    return Rendered(
+        p.img,
+        p.box(left, cta_top, cta_right, cta_top + CTA_H),
+        tbox,
+        tuple(sections),
+        tuple(markers),
+    )
 
 
 def png_bytes(img: Image.Image) -> bytes:
@@ -457,8 +494,12 @@ LOGO_W, LOGO_H = 512, 256
 LOGO_DEFECTS = ("none", "changes_outside_mask", "glyph_corrupted")
 BRANDS = ("NORTHWIND", "Lumen", "KESTREL", "Brightly", "ATLAS")
 INKS = ((23, 37, 84), (17, 24, 39), (30, 64, 175))
-TARGETS = {"orange": (234, 88, 12), "teal": (13, 148, 136), "crimson": (190, 18, 60),
-           "violet": (109, 40, 217)}
+TARGETS = {
+    "orange": (234, 88, 12),
+    "teal": (13, 148, 136),
+    "crimson": (190, 18, 60),
+    "violet": (109, 40, 217),
+}
 
 
 @dataclass(frozen=True)
@@ -487,9 +528,12 @@ def _logo_font_px(brand: str) -> int:
     return 58 if len(brand) <= 7 else 48
 
 
-def _draw_logo(spec: LogoSpec, word_colour: tuple[int, int, int],
-               emblem_colour: tuple[int, int, int], bg: tuple[int, int, int] = (255, 255, 255)
-               ) -> tuple[Image.Image, Box]:
+def _draw_logo(
+    spec: LogoSpec,
+    word_colour: tuple[int, int, int],
+    emblem_colour: tuple[int, int, int],
+    bg: tuple[int, int, int] = (255, 255, 255),
+) -> tuple[Image.Image, Box]:
     img = Image.new("RGB", (LOGO_W, LOGO_H), bg)
     d = ImageDraw.Draw(img)
     cx, cy, r = 92, LOGO_H // 2, 52
@@ -498,15 +542,32 @@ def _draw_logo(spec: LogoSpec, word_colour: tuple[int, int, int],
     elif spec.shape == "square":
         d.rounded_rectangle((cx - r, cy - r, cx + r, cy + r), radius=18, fill=emblem_colour)
     else:
-        d.polygon([(cx, cy - r - 6), (cx + r + 6, cy), (cx, cy + r + 6), (cx - r - 6, cy)],
-                  fill=emblem_colour)
+        d.polygon(
+            [(cx, cy - r - 6), (cx + r + 6, cy), (cx, cy + r + 6), (cx - r - 6, cy)],
+            fill=emblem_colour,
+        )
     # A mountain mark cut out of the emblem, so it reads as a logo rather than a dot.
-    d.polygon([(cx - 30, cy + 22), (cx - 6, cy - 20), (cx + 8, cy + 2), (cx + 16, cy - 8),
-               (cx + 32, cy + 22)], fill=bg)
+    d.polygon(
+        [
+            (cx - 30, cy + 22),
+            (cx - 6, cy - 20),
+            (cx + 8, cy + 2),
+            (cx + 16, cy - 8),
+            (cx + 32, cy + 22),
+        ],
+        fill=bg,
+    )
     f = font(_logo_font_px(spec.brand))
     pos = (170, cy)
-    d.text(pos, spec.brand, font=f, fill=word_colour, anchor="lm", stroke_width=1.2,
-           stroke_fill=word_colour)
+    d.text(
+        pos,
+        spec.brand,
+        font=f,
+        fill=word_colour,
+        anchor="lm",
+        stroke_width=1.2,
+        stroke_fill=word_colour,
+    )
     bbox = d.textbbox(pos, spec.brand, font=f, anchor="lm", stroke_width=1.2)
     return img, bbox
 
@@ -517,8 +578,9 @@ def logo_mask_box(spec: LogoSpec) -> Box:
     return (x0 - pad, y0 - pad, min(LOGO_W, x1 + pad), y1 + pad)
 
 
-def render_logo_images(seed: int, defect: str | None = None
-                       ) -> tuple[Image.Image, Image.Image, Image.Image]:
+def render_logo_images(
+    seed: int, defect: str | None = None
+) -> tuple[Image.Image, Image.Image, Image.Image]:
     """(input logo, mask "L" image 255 = edit here, edited output) as PIL Images.
 
     The edit recolours the wordmark to `logo_spec(seed).target_name`. defect:
@@ -552,8 +614,9 @@ def render_logo_images(seed: int, defect: str | None = None
         gy = y0 + (y1 - y0) * rng.uniform(0.3, 0.55)
         d = ImageDraw.Draw(out)
         # Erase a band through one letter and smear a slanted stroke across it.
-        d.rectangle((round(gx0), round(gy), round(gx1), round(gy + (y1 - y0) * 0.22)),
-                    fill=(255, 255, 255))
+        d.rectangle(
+            (round(gx0), round(gy), round(gx1), round(gy + (y1 - y0) * 0.22)), fill=(255, 255, 255)
+        )
         d.line([(gx0 + 2, y1 - 4), (gx1 + 6, y0 + 6)], fill=target, width=5)
     return source, mask, out
 

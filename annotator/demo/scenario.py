@@ -38,18 +38,42 @@ from .images import (
 )
 
 __all__ = [
-    "ANCHOR_SEED", "ANCHOR_PICKS", "DEMO_CASES", "DEMO_SEED", "GENERATORS", "GENERATOR_DEFECTS",
-    "JUDGE_NAME", "LENIENT_FALSE_PASS", "LOGO_GENERATORS", "UI_METRICS", "DemoCase", "DemoFiles",
-    "case_by_id", "item_seed", "lenient_judge", "logo_truth", "rationale", "spec_for", "truth",
-    "truth_from_spec", "write_anchor_set", "write_demo_inputs", "write_logo_edit_inputs",
+    "ANCHOR_SEED",
+    "ANCHOR_PICKS",
+    "DEMO_CASES",
+    "DEMO_SEED",
+    "GENERATORS",
+    "GENERATOR_DEFECTS",
+    "JUDGE_NAME",
+    "LENIENT_FALSE_PASS",
+    "LOGO_GENERATORS",
+    "UI_METRICS",
+    "DemoCase",
+    "DemoFiles",
+    "case_by_id",
+    "item_seed",
+    "lenient_judge",
+    "logo_truth",
+    "rationale",
+    "spec_for",
+    "truth",
+    "truth_from_spec",
+    "write_anchor_set",
+    "write_demo_inputs",
+    "write_logo_edit_inputs",
 ]
 
 DEMO_SEED = 7
 ANCHOR_SEED = 501
 JUDGE_NAME = "demo-lenient-judge"
 LENIENT_FALSE_PASS = 0.30  # share of truly failing gates the lenient judge calls PASS
-UI_METRICS = ("instruction_following", "layout_hierarchy", "text_rendering", "ui_affordance",
-              "failure_tags")
+UI_METRICS = (
+    "instruction_following",
+    "layout_hierarchy",
+    "text_rendering",
+    "ui_affordance",
+    "failure_tags",
+)
 GATES = ("instruction_following", "text_rendering")
 SCALES = ("layout_hierarchy", "ui_affordance")
 # Tags that a PASS on the gate contradicts: a judge that passes the gate drops them.
@@ -70,8 +94,10 @@ class DemoCase:
         d = self.design
         names = [f"'{s.title}'" for s in d.sections]
         listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-        return (f"A mobile {d.screen} screen titled '{d.title}' with the sections {listed}, "
-                f"and a primary call-to-action button labelled '{d.cta}'.")
+        return (
+            f"A mobile {d.screen} screen titled '{d.title}' with the sections {listed}, "
+            f"and a primary call-to-action button labelled '{d.cta}'."
+        )
 
     @property
     def criteria(self) -> str:
@@ -89,51 +115,164 @@ def _f(kind: str, label: str = "", value: str = "") -> Field:
 
 
 DEMO_CASES: tuple[DemoCase, ...] = (
-    DemoCase("ui_login", Design("login", "Sign in", (
-        Section("Account", (_f("input", "Email", "~name@example.com"), _f("password", "Password"),
-                            _f("link", "Forgot password?"))),
-        Section("Other options", (_f("link", "Continue with Google"),
-                                  _f("link", "Continue with Apple"))),
-    ), "Sign in", nav="menu")),
-    DemoCase("ui_checkout", Design("checkout", "Checkout", (
-        Section("Order summary", (_f("row", "Ceramic mug x2", "$24.00"),
-                                  _f("row", "Linen napkins", "$12.50"),
-                                  _f("row", "Shipping", "$4.90"), _f("total", "Total", "$41.40"))),
-        Section("Shipping", (_f("input", "Address", "12 Harbour Street, Leeds"),
-                             _f("link", "Delivery|Standard, 3-5 days"))),
-        Section("Payment", (_f("input", "Card number", "~1234 5678 9012 3456"),
-                            _f("checkbox", "Save card for next time", "on"))),
-    ), "Place order")),
-    DemoCase("ui_signup", Design("signup", "Create account", (
-        Section("Profile", (_f("input", "Full name", "~Ada Lovelace"),
-                            _f("input", "Email", "~ada@example.com"))),
-        Section("Security", (_f("password", "Password"), _f("password", "Confirm password"))),
-        Section("Preferences", (_f("checkbox", "Email me product news", "off"),
-                                _f("checkbox", "I accept the terms", "on"))),
-    ), "Create account")),
-    DemoCase("ui_settings", Design("settings", "Settings", (
-        Section("Notifications", (_f("toggle", "Push notifications", "on"),
-                                  _f("toggle", "Email digest", "on"),
-                                  _f("toggle", "SMS alerts", "off"))),
-        Section("Privacy", (_f("toggle", "Private profile", "off"),
-                            _f("link", "Blocked accounts|3"))),
-        Section("Account", (_f("link", "Change password"), _f("link", "Language|English"))),
-    ), "Save changes")),
-    DemoCase("ui_dashboard", Design("dashboard", "Dashboard", (
-        Section("Overview", (_f("stats", "", "Revenue=$12.4k=+12% vs last week;"
-                                             "Orders=318=+4% vs last week"),)),
-        Section("Sales this week", (_f("chart", "", "5,7,4,8,6,9,11"),)),
-        Section("Recent orders", (_f("item", "Maya Chen|2 items · today", "$58.00"),
-                                  _f("item", "Tom Okafor|1 item · today", "$19.90"),
-                                  _f("item", "Lena Roth|4 items · yesterday", "$112.30"))),
-    ), "New report", nav="menu")),
-    DemoCase("ui_product", Design("product page", "Ceramic mug", (
-        Section("Product details", (_f("photo"), _f("row", "Stoneware, 350 ml", "$12.00"))),
-        Section("Delivery", (_f("row", "Free delivery", "Fri 14 Jun"),
-                             _f("row", "Returns", "30 days"))),
-        Section("Reviews", (_f("rating", "4.6", "128 reviews"),
-                            _f("text", "", "\u201cKeeps coffee hot, lovely glaze.\u201d"))),
-    ), "Add to cart")),
+    DemoCase(
+        "ui_login",
+        Design(
+            "login",
+            "Sign in",
+            (
+                Section(
+                    "Account",
+                    (
+                        _f("input", "Email", "~name@example.com"),
+                        _f("password", "Password"),
+                        _f("link", "Forgot password?"),
+                    ),
+                ),
+                Section(
+                    "Other options",
+                    (_f("link", "Continue with Google"), _f("link", "Continue with Apple")),
+                ),
+            ),
+            "Sign in",
+            nav="menu",
+        ),
+    ),
+    DemoCase(
+        "ui_checkout",
+        Design(
+            "checkout",
+            "Checkout",
+            (
+                Section(
+                    "Order summary",
+                    (
+                        _f("row", "Ceramic mug x2", "$24.00"),
+                        _f("row", "Linen napkins", "$12.50"),
+                        _f("row", "Shipping", "$4.90"),
+                        _f("total", "Total", "$41.40"),
+                    ),
+                ),
+                Section(
+                    "Shipping",
+                    (
+                        _f("input", "Address", "12 Harbour Street, Leeds"),
+                        _f("link", "Delivery|Standard, 3-5 days"),
+                    ),
+                ),
+                Section(
+                    "Payment",
+                    (
+                        _f("input", "Card number", "~1234 5678 9012 3456"),
+                        _f("checkbox", "Save card for next time", "on"),
+                    ),
+                ),
+            ),
+            "Place order",
+        ),
+    ),
+    DemoCase(
+        "ui_signup",
+        Design(
+            "signup",
+            "Create account",
+            (
+                Section(
+                    "Profile",
+                    (
+                        _f("input", "Full name", "~Ada Lovelace"),
+                        _f("input", "Email", "~ada@example.com"),
+                    ),
+                ),
+                Section(
+                    "Security", (_f("password", "Password"), _f("password", "Confirm password"))
+                ),
+                Section(
+                    "Preferences",
+                    (
+                        _f("checkbox", "Email me product news", "off"),
+                        _f("checkbox", "I accept the terms", "on"),
+                    ),
+                ),
+            ),
+            "Create account",
+        ),
+    ),
+    DemoCase(
+        "ui_settings",
+        Design(
+            "settings",
+            "Settings",
+            (
+                Section(
+                    "Notifications",
+                    (
+                        _f("toggle", "Push notifications", "on"),
+                        _f("toggle", "Email digest", "on"),
+                        _f("toggle", "SMS alerts", "off"),
+                    ),
+                ),
+                Section(
+                    "Privacy",
+                    (_f("toggle", "Private profile", "off"), _f("link", "Blocked accounts|3")),
+                ),
+                Section("Account", (_f("link", "Change password"), _f("link", "Language|English"))),
+            ),
+            "Save changes",
+        ),
+    ),
+    DemoCase(
+        "ui_dashboard",
+        Design(
+            "dashboard",
+            "Dashboard",
+            (
+                Section(
+                    "Overview",
+                    (
+                        _f(
+                            "stats",
+                            "",
+                            "Revenue=$12.4k=+12% vs last week;Orders=318=+4% vs last week",
+                        ),
+                    ),
+                ),
+                Section("Sales this week", (_f("chart", "", "5,7,4,8,6,9,11"),)),
+                Section(
+                    "Recent orders",
+                    (
+                        _f("item", "Maya Chen|2 items · today", "$58.00"),
+                        _f("item", "Tom Okafor|1 item · today", "$19.90"),
+                        _f("item", "Lena Roth|4 items · yesterday", "$112.30"),
+                    ),
+                ),
+            ),
+            "New report",
+            nav="menu",
+        ),
+    ),
+    DemoCase(
+        "ui_product",
+        Design(
+            "product page",
+            "Ceramic mug",
+            (
+                Section("Product details", (_f("photo"), _f("row", "Stoneware, 350 ml", "$12.00"))),
+                Section(
+                    "Delivery",
+                    (_f("row", "Free delivery", "Fri 14 Jun"), _f("row", "Returns", "30 days")),
+                ),
+                Section(
+                    "Reviews",
+                    (
+                        _f("rating", "4.6", "128 reviews"),
+                        _f("text", "", "\u201cKeeps coffee hot, lovely glaze.\u201d"),
+                    ),
+                ),
+            ),
+            "Add to cart",
+        ),
+    ),
 )
 
 
@@ -190,8 +329,7 @@ def truth_from_spec(spec: ScreenSpec) -> dict[str, Any]:
     }
 
 
-def truth(case: DemoCase, generator: str, variant: int, *, seed: int = DEMO_SEED
-          ) -> dict[str, Any]:
+def truth(case: DemoCase, generator: str, variant: int, *, seed: int = DEMO_SEED) -> dict[str, Any]:
     """ui_mockup ground truth of `generator`'s render `variant` of `case`."""
     return truth_from_spec(spec_for(case, generator, variant, seed=seed))
 
@@ -202,18 +340,23 @@ def rationale(spec: ScreenSpec) -> dict[str, str]:
     d, st = spec.design, spec.style
     out: dict[str, str] = {}
     if spec.dropped_sections:
-        out["instruction_following"] = (f"The required section '{spec.dropped_sections[0]}' is "
-                                        "missing from the screen.")
+        out["instruction_following"] = (
+            f"The required section '{spec.dropped_sections[0]}' is missing from the screen."
+        )
     else:
-        out["instruction_following"] = (f"It is a {d.screen} screen with every required section "
-                                        f"({', '.join(s.title for s in d.sections)}).")
+        out["instruction_following"] = (
+            f"It is a {d.screen} screen with every required section "
+            f"({', '.join(s.title for s in d.sections)})."
+        )
     layout = t["layout_hierarchy"]
     if layout >= 4:
         out["layout_hierarchy"] = (
             "Evenly spaced section cards and a full-width primary button at the bottom make the "
-            "flow obvious." if layout == 5 else
-            "Clear structure and primary action, but one section title is out of line with its "
-            "card.")
+            "flow obvious."
+            if layout == 5
+            else "Clear structure and primary action, but one section title is out of line with its "
+            "card."
+        )
     else:
         issues = ["the call to action is a small button off to the left"]
         if len(spec.sections) == 2:
@@ -227,8 +370,9 @@ def rationale(spec: ScreenSpec) -> dict[str, str]:
     if spec.cta_misspelled:
         out["text_rendering"] = f"The call to action reads '{spec.cta}' instead of '{d.cta}'."
     else:
-        out["text_rendering"] = (f"Every label and the call to action '{spec.cta}' are spelled "
-                                 "correctly and legible.")
+        out["text_rendering"] = (
+            f"Every label and the call to action '{spec.cta}' are spelled correctly and legible."
+        )
     parts = []
     if st.cta_style == "ghost":
         parts.append("the call to action is a faint outline that barely reads as a button")
@@ -301,10 +445,20 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
-def _manifest_record(item_id: str, case: DemoCase, generator: str, images: list[str],
-                     seed: int, *, inputs: list[str] | None = None, mask: str | None = None,
-                     prompt: str | None = None, criteria: str | None = None,
-                     case_id: str | None = None, slice_: str | None = None) -> dict[str, Any]:
+def _manifest_record(
+    item_id: str,
+    case: DemoCase,
+    generator: str,
+    images: list[str],
+    seed: int,
+    *,
+    inputs: list[str] | None = None,
+    mask: str | None = None,
+    prompt: str | None = None,
+    criteria: str | None = None,
+    case_id: str | None = None,
+    slice_: str | None = None,
+) -> dict[str, Any]:
     return {
         "item_id": item_id,
         "case_id": case_id or case.case_id,
@@ -324,8 +478,9 @@ def _format(value: Any) -> str:
     return ";".join(value) if isinstance(value, (tuple, list)) else str(value)
 
 
-def write_demo_inputs(folder: Path, *, seed: int = DEMO_SEED, variants_per_case: int = 2
-                      ) -> DemoFiles:
+def write_demo_inputs(
+    folder: Path, *, seed: int = DEMO_SEED, variants_per_case: int = 2
+) -> DemoFiles:
     """Write the demo's PNGs (folder/out/), manifest.jsonl (5.2) and judge.csv (5.3).
 
     Items are case x generator x variant, listed in a seeded shuffled order
@@ -336,8 +491,9 @@ def write_demo_inputs(folder: Path, *, seed: int = DEMO_SEED, variants_per_case:
     folder = Path(folder)
     out_dir = folder / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
-    combos = [(c, g, v) for c in DEMO_CASES for g in GENERATORS
-              for v in range(1, variants_per_case + 1)]
+    combos = [
+        (c, g, v) for c in DEMO_CASES for g in GENERATORS for v in range(1, variants_per_case + 1)
+    ]
     order = random.Random(f"demo-order|{seed}")
     order.shuffle(combos)
     judge_rng = random.Random(f"demo-judge|{seed}")
@@ -368,8 +524,11 @@ def write_demo_inputs(folder: Path, *, seed: int = DEMO_SEED, variants_per_case:
 
 # ---- logo edits -----------------------------------------------------------------------------
 
-LOGO_GENERATORS = {"edit-alpha": "none", "edit-beta": "changes_outside_mask",
-                   "edit-gamma": "glyph_corrupted"}
+LOGO_GENERATORS = {
+    "edit-alpha": "none",
+    "edit-beta": "changes_outside_mask",
+    "edit-gamma": "glyph_corrupted",
+}
 
 
 def logo_truth(defect: str | None) -> dict[str, Any]:
@@ -378,13 +537,24 @@ def logo_truth(defect: str | None) -> dict[str, Any]:
     if defect not in LOGO_DEFECTS:
         raise ValueError(f"unknown logo defect '{defect}'")
     return {
-        "none": {"edit_intent_correctness": 5, "non_target_invariance": 5,
-                 "character_style_integrity": 5, "failure_tags": ()},
-        "changes_outside_mask": {"edit_intent_correctness": 3, "non_target_invariance": 1,
-                                 "character_style_integrity": 5,
-                                 "failure_tags": ("changes_outside_mask", "colour_shift")},
-        "glyph_corrupted": {"edit_intent_correctness": 4, "non_target_invariance": 5,
-                            "character_style_integrity": 2, "failure_tags": ("glyph_corrupted",)},
+        "none": {
+            "edit_intent_correctness": 5,
+            "non_target_invariance": 5,
+            "character_style_integrity": 5,
+            "failure_tags": (),
+        },
+        "changes_outside_mask": {
+            "edit_intent_correctness": 3,
+            "non_target_invariance": 1,
+            "character_style_integrity": 5,
+            "failure_tags": ("changes_outside_mask", "colour_shift"),
+        },
+        "glyph_corrupted": {
+            "edit_intent_correctness": 4,
+            "non_target_invariance": 5,
+            "character_style_integrity": 2,
+            "failure_tags": ("glyph_corrupted",),
+        },
     }[defect]
 
 
@@ -402,10 +572,14 @@ def write_logo_edit_inputs(folder: Path, *, seeds: tuple[int, ...] = (3, 4)) -> 
     for s in seeds:
         spec = logo_spec(s)
         case_id = f"logo_recolour_{s}"
-        prompt = (f"Recolour the wordmark '{spec.brand}' to {spec.target_name} "
-                  f"(RGB {TARGETS[spec.target_name]}). Change nothing outside the mask.")
-        criteria = ("Only the masked wordmark changes colour; the emblem, the background and the "
-                    "letterforms stay exactly as in the input.")
+        prompt = (
+            f"Recolour the wordmark '{spec.brand}' to {spec.target_name} "
+            f"(RGB {TARGETS[spec.target_name]}). Change nothing outside the mask."
+        )
+        criteria = (
+            "Only the masked wordmark changes colour; the emblem, the background and the "
+            "letterforms stay exactly as in the input."
+        )
         src_rel, mask_rel = f"in/logo_{s}.png", f"in/logo_{s}_mask.png"
         for gen, defect in LOGO_GENERATORS.items():
             src, mask, out = render_logo_edit(s, defect)
@@ -415,11 +589,21 @@ def write_logo_edit_inputs(folder: Path, *, seeds: tuple[int, ...] = (3, 4)) -> 
             rel = f"out/{gen}_logo_{s}.png"
             (folder / rel).write_bytes(out)
             n += 1
-            records.append({
-                "item_id": f"logo-{n:03d}", "case_id": case_id, "prompt": prompt,
-                "criteria": criteria, "generator": gen, "images": [rel], "inputs": [src_rel],
-                "mask": mask_rel, "seed": s, "slice": "logo", "text": None,
-            })
+            records.append(
+                {
+                    "item_id": f"logo-{n:03d}",
+                    "case_id": case_id,
+                    "prompt": prompt,
+                    "criteria": criteria,
+                    "generator": gen,
+                    "images": [rel],
+                    "inputs": [src_rel],
+                    "mask": mask_rel,
+                    "seed": s,
+                    "slice": "logo",
+                    "text": None,
+                }
+            )
     manifest = folder / "logo_manifest.jsonl"
     _write_jsonl(manifest, records)
     return manifest

@@ -100,7 +100,9 @@ class SimulatedRater:
             if not m.spec.multi and m.key not in truth:
                 continue
             t = truth.get(m.key)
-            if m.accepts_cannot_judge and (t == CANNOT_JUDGE or rng.random() < self.cannot_judge_rate):
+            if m.accepts_cannot_judge and (
+                t == CANNOT_JUDGE or rng.random() < self.cannot_judge_rate
+            ):
                 out[m.key] = CANNOT_JUDGE
                 continue
             out[m.key] = self._answer_by_kind[m.kind](self, m, t, shift, rng)
@@ -137,7 +139,11 @@ class SimulatedRater:
 
     # the simulated rater's answer model, one per metric kind
     _answer_by_kind: ClassVar[dict[str, Callable[..., Any]]] = {
-        "scale": _ordinal, "likert": _ordinal, "gate": _gate, "choice": _choice, "tags": _tags,
+        "scale": _ordinal,
+        "likert": _ordinal,
+        "gate": _gate,
+        "choice": _choice,
+        "tags": _tags,
     }
 
 

@@ -10,7 +10,11 @@ from .rubric import Rubric, validate_answer
 
 def missing_metrics(rubric: Rubric, answers: dict[str, Any]) -> list[str]:
     """Required metrics still unanswered (tags may be empty, text is optional unless required)."""
-    return [m.key for m in rubric.metrics if m.required and not m.spec.is_answered(m, answers.get(m.key))]
+    return [
+        m.key
+        for m in rubric.metrics
+        if m.required and not m.spec.is_answered(m, answers.get(m.key))
+    ]
 
 
 def normalise(rubric: Rubric, answers: dict[str, Any]) -> dict[str, Any]:

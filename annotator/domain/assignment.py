@@ -30,11 +30,18 @@ def check_design(raters: Sequence[str], k: int) -> None:
     if len(set(raters)) != len(raters):
         raise InputError("a rater is named twice in --raters", field="--raters")
     if k > len(raters):
-        raise InputError(f"--overlap {k} needs at least {k} raters; {len(raters)} given", field="--overlap")
+        raise InputError(
+            f"--overlap {k} needs at least {k} raters; {len(raters)} given", field="--overlap"
+        )
 
 
-def deal(units: Sequence[int], raters: Sequence[str], k: int, seed: int,
-         dealt: Mapping[int, Iterable[str]] | None = None) -> dict[int, list[str]]:
+def deal(
+    units: Sequence[int],
+    raters: Sequence[str],
+    k: int,
+    seed: int,
+    dealt: Mapping[int, Iterable[str]] | None = None,
+) -> dict[int, list[str]]:
     """New (unit -> raters) assignments so every unit has `k` raters.
 
     `dealt`: what earlier runs assigned (unit -> raters, possibly raters no longer
@@ -64,7 +71,9 @@ def deal(units: Sequence[int], raters: Sequence[str], k: int, seed: int,
             least = min(load[r] for r in free)
             candidates = [r for r in free if load[r] == least]
             tie = {r: rng.random() for r in candidates}
-            best = min(candidates, key=lambda r: (sum(shared[frozenset((r, o))] for o in on), tie[r]))
+            best = min(
+                candidates, key=lambda r: (sum(shared[frozenset((r, o))] for o in on), tie[r])
+            )
             for o in on:
                 shared[frozenset((best, o))] += 1
             on.add(best)
@@ -75,7 +84,9 @@ def deal(units: Sequence[int], raters: Sequence[str], k: int, seed: int,
     return out
 
 
-def uncovered_pairs(assignments: Mapping[int, Iterable[str]], raters: Sequence[str]) -> list[tuple[str, str]]:
+def uncovered_pairs(
+    assignments: Mapping[int, Iterable[str]], raters: Sequence[str]
+) -> list[tuple[str, str]]:
     """Pairs of raters that share no unit (their agreement cannot be estimated)."""
     together = set()
     for rs in assignments.values():

@@ -31,17 +31,29 @@ class MetricFeedback:
     match: bool | None
 
 
-def feedback(rubric: Rubric, answers: dict[str, Any], reference: dict[str, Any], rationale: dict[str, str]) -> list[MetricFeedback]:
+def feedback(
+    rubric: Rubric, answers: dict[str, Any], reference: dict[str, Any], rationale: dict[str, str]
+) -> list[MetricFeedback]:
     out = []
     for m in rubric.metrics:
         if not m.judgeable or m.key not in reference:
             continue
-        out.append(MetricFeedback(m.key, m.label, answers.get(m.key), reference[m.key], rationale.get(m.key, ""),
-                                  matches(m, answers.get(m.key), reference[m.key])))
+        out.append(
+            MetricFeedback(
+                m.key,
+                m.label,
+                answers.get(m.key),
+                reference[m.key],
+                rationale.get(m.key, ""),
+                matches(m, answers.get(m.key), reference[m.key]),
+            )
+        )
     return out
 
 
-def qualify(rubric: Rubric, results: list[list[MetricFeedback]], rules: dict[str, float] | None = None) -> dict[str, Any]:
+def qualify(
+    rubric: Rubric, results: list[list[MetricFeedback]], rules: dict[str, float] | None = None
+) -> dict[str, Any]:
     """Per-metric share of anchors met against its threshold, and the overall verdict."""
     rules = {**DEFAULT_RULES, **(rules or {})}
     per: dict[str, Any] = {}
@@ -52,9 +64,16 @@ def qualify(rubric: Rubric, results: list[list[MetricFeedback]], rules: dict[str
         threshold = rules[m.spec.qualification_rule]
         share = sum(scored) / len(scored) if scored else None
         per[m.key] = {
-            "n": len(scored), "met": sum(scored), "share": share, "threshold": threshold,
+            "n": len(scored),
+            "met": sum(scored),
+            "share": share,
+            "threshold": threshold,
             "rule": m.spec.match_rule,
             "passed": share is not None and share >= threshold,
         }
     qualified = bool(per) and all(v["passed"] for v in per.values())
-    return {"metrics": per, "qualified": qualified, "verdict": "qualified" if qualified else "not yet"}
+    return {
+        "metrics": per,
+        "qualified": qualified,
+        "verdict": "qualified" if qualified else "not yet",
+    }

@@ -198,11 +198,16 @@ class ScaleKind(KindSpec):
         lo = _int(raw.get("min", 0), "min", where, src)
         hi = _int(raw.get("max", 5), "max", where, src)
         if lo >= hi:
-            raise InputError(f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min")
+            raise InputError(
+                f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min"
+            )
         if hi - lo + 1 > MAX_SCALE_LEVELS:
             raise InputError(
                 f"{where}: {hi - lo + 1} levels ({lo}..{hi}); a scale may have at most "
-                f"{MAX_SCALE_LEVELS} (e.g. 0..100): rescale it", source=src, field="max")
+                f"{MAX_SCALE_LEVELS} (e.g. 0..100): rescale it",
+                source=src,
+                field="max",
+            )
         raw_levels = raw.get("levels", {})
         if not isinstance(raw_levels, dict):
             raise InputError(f"{where}: 'levels' must be a table", source=src, field="levels")
@@ -211,16 +216,26 @@ class ScaleKind(KindSpec):
             try:
                 lv = int(k)
             except ValueError:
-                raise InputError(f"{where}: level '{k}' is not an integer", source=src, field="levels") from None
+                raise InputError(
+                    f"{where}: level '{k}' is not an integer", source=src, field="levels"
+                ) from None
             if not lo <= lv <= hi:
-                raise InputError(f"{where}: level {lv} is outside {lo}..{hi}", source=src, field="levels")
+                raise InputError(
+                    f"{where}: level {lv} is outside {lo}..{hi}", source=src, field="levels"
+                )
             if not isinstance(v, str):
-                raise InputError(f"{where}: level {lv} text must be a string", source=src, field="levels")
+                raise InputError(
+                    f"{where}: level {lv} text must be a string", source=src, field="levels"
+                )
             levels[lv] = v
         return {"min": lo, "max": hi, "levels": levels}
 
     def canonical(self, m: Metric) -> dict[str, Any]:
-        return {"min": m.min, "max": m.max, "levels": {str(k): v for k, v in sorted(m.levels.items())}}
+        return {
+            "min": m.min,
+            "max": m.max,
+            "levels": {str(k): v for k, v in sorted(m.levels.items())},
+        }
 
     def values(self, m: Metric) -> tuple[Any, ...]:
         lo, hi = _bounds(m)
@@ -289,10 +304,18 @@ class LikertKind(ScaleKind):
 
     def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
         points = raw.get("points")
-        if not isinstance(points, list) or len(points) < 2 or not all(isinstance(p, str) and p.strip() for p in points):
-            raise InputError(f"{where}: 'points' must list at least two labels", source=src, field="points")
+        if (
+            not isinstance(points, list)
+            or len(points) < 2
+            or not all(isinstance(p, str) and p.strip() for p in points)
+        ):
+            raise InputError(
+                f"{where}: 'points' must list at least two labels", source=src, field="points"
+            )
         if len(points) > MAX_SCALE_LEVELS:
-            raise InputError(f"{where}: at most {MAX_SCALE_LEVELS} points", source=src, field="points")
+            raise InputError(
+                f"{where}: at most {MAX_SCALE_LEVELS} points", source=src, field="points"
+            )
         if len(set(points)) != len(points):
             raise InputError(f"{where}: duplicate point label", source=src, field="points")
         return {"min": 1, "max": len(points), "levels": {i + 1: p for i, p in enumerate(points)}}
@@ -315,16 +338,27 @@ class _OptionsKind(KindSpec):
 
     def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
         opts = raw.get("options")
-        if not isinstance(opts, list) or not opts or not all(isinstance(o, str) and o for o in opts):
-            raise InputError(f"{where}: 'options' must be a non-empty list of strings", source=src, field="options")
+        if (
+            not isinstance(opts, list)
+            or not opts
+            or not all(isinstance(o, str) and o for o in opts)
+        ):
+            raise InputError(
+                f"{where}: 'options' must be a non-empty list of strings",
+                source=src,
+                field="options",
+            )
         if len(opts) > MAX_OPTIONS:
             raise InputError(f"{where}: at most {MAX_OPTIONS} options", source=src, field="options")
         if len(set(opts)) != len(opts):
             raise InputError(f"{where}: duplicate option", source=src, field="options")
         bad = [o for o in opts if o == CANNOT_JUDGE or ";" in o or o != o.strip()]
         if bad:
-            raise InputError(f"{where}: option '{bad[0]}' is reserved, contains ';' or has outer spaces",
-                             source=src, field="options")
+            raise InputError(
+                f"{where}: option '{bad[0]}' is reserved, contains ';' or has outer spaces",
+                source=src,
+                field="options",
+            )
         return {"options": tuple(opts)}
 
     def canonical(self, m: Metric) -> dict[str, Any]:
@@ -344,7 +378,9 @@ class ChoiceKind(_OptionsKind):
 
     def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
         if op not in ("==", "!=") or raw not in m.options:
-            raise ValueError(f"choice '{m.key}' must be compared with == or != to one of its options")
+            raise ValueError(
+                f"choice '{m.key}' must be compared with == or != to one of its options"
+            )
         return raw
 
 
@@ -430,11 +466,15 @@ class TextKind(KindSpec):
         return None
 
 
-KINDS: dict[str, KindSpec] = {k.name: k for k in (GateKind(), ScaleKind(), LikertKind(), TagsKind(), ChoiceKind(), TextKind())}
+KINDS: dict[str, KindSpec] = {
+    k.name: k for k in (GateKind(), ScaleKind(), LikertKind(), TagsKind(), ChoiceKind(), TextKind())
+}
 
 
 def kind_of(name: str) -> KindSpec:
     try:
         return KINDS[name]
     except KeyError:
-        raise InputError(f"unknown metric kind '{name}'; use one of {', '.join(KINDS)}", field="kind") from None
+        raise InputError(
+            f"unknown metric kind '{name}'; use one of {', '.join(KINDS)}", field="kind"
+        ) from None

@@ -98,7 +98,10 @@ def anchor_slots(seed: int, n_live: int, every: int = ANCHOR_EVERY) -> frozenset
 
 
 def choose_anchor(
-    anchors: Sequence[int], shown_this_session: set[int], times_shown: dict[int, int], slot_seed: int
+    anchors: Sequence[int],
+    shown_this_session: set[int],
+    times_shown: dict[int, int],
+    slot_seed: int,
 ) -> int | None:
     """An anchor not yet seen this session, preferring the ones this rater saw least."""
     fresh = [a for a in anchors if a not in shown_this_session]

@@ -32,8 +32,14 @@ class ItemSpec:
     def content_key(self) -> tuple:
         """What makes two imports of the same item_id the same item."""
         return (
-            self.case_id, self.prompt, self.criteria or "", self.generator,
-            self.outputs, self.inputs, self.mask, self.text,
+            self.case_id,
+            self.prompt,
+            self.criteria or "",
+            self.generator,
+            self.outputs,
+            self.inputs,
+            self.mask,
+            self.text,
         )
 
 

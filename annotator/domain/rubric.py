@@ -48,7 +48,9 @@ class Metric:
     # lang -> {"label", "help", "levels" {value: text}, "options" {option: text}}; display only,
     # never part of the version (see the module doc)
     translations: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
-    option_labels: dict[str, str] = field(default_factory=dict, compare=False)  # shown for an option key
+    option_labels: dict[str, str] = field(
+        default_factory=dict, compare=False
+    )  # shown for an option key
 
     @property
     def spec(self) -> kinds.KindSpec:
@@ -91,8 +93,13 @@ class Metric:
         if not t:
             return self
         levels = {**self.levels, **t.get("levels", {})}
-        return replace(self, label=t.get("label") or self.label, help=t.get("help") or self.help, levels=levels,
-                       option_labels=dict(t.get("options", {})))
+        return replace(
+            self,
+            label=t.get("label") or self.label,
+            help=t.get("help") or self.help,
+            levels=levels,
+            option_labels=dict(t.get("options", {})),
+        )
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,9 @@ class Rubric:
     rules: tuple[str, ...]
     version: str
     source: str = ""
-    translations: dict[str, dict[str, str]] = field(default_factory=dict, compare=False)  # lang -> title, instructions
+    translations: dict[str, dict[str, str]] = field(
+        default_factory=dict, compare=False
+    )  # lang -> title, instructions
 
     def metric(self, key: str) -> Metric:
         for m in self.metrics:
@@ -136,7 +145,11 @@ class Rubric:
         out: dict[str, Any] = {}
         for lang in sorted(langs):
             entry: dict[str, Any] = dict(self.translations.get(lang, {}))
-            metrics = {m.key: _jsonable(m.translations[lang]) for m in self.metrics if lang in m.translations}
+            metrics = {
+                m.key: _jsonable(m.translations[lang])
+                for m in self.metrics
+                if lang in m.translations
+            }
             if metrics:
                 entry["metrics"] = metrics
             out[lang] = entry
@@ -150,8 +163,12 @@ class Rubric:
         if lang not in self.languages():
             return self
         t = self.translations.get(lang, {})
-        return replace(self, title=t.get("title") or self.title, instructions=t.get("instructions") or self.instructions,
-                       metrics=tuple(m.localized(lang) for m in self.metrics))
+        return replace(
+            self,
+            title=t.get("title") or self.title,
+            instructions=t.get("instructions") or self.instructions,
+            metrics=tuple(m.localized(lang) for m in self.metrics),
+        )
 
     def with_texts(self, texts: dict[str, Any]) -> Rubric:
         """This rubric carrying `texts` (as ``texts()`` gives them), e.g. the shipped file's for an
@@ -196,7 +213,9 @@ def _apply_texts(r: Rubric, texts: dict[str, Any]) -> Rubric:
     return replace(r, metrics=metrics, translations={k: v for k, v in rubric_t.items() if v})
 
 
-def _parse_texts(raw: dict, where: str, src: str, metric: Metric | None = None) -> dict[str, dict[str, Any]]:
+def _parse_texts(
+    raw: dict, where: str, src: str, metric: Metric | None = None
+) -> dict[str, dict[str, Any]]:
     """The `<field>_<lang>` keys of a rubric (metric None) or of one metric, checked."""
     out: dict[str, dict[str, Any]] = {}
     for k, v in raw.items():
@@ -214,31 +233,52 @@ def _parse_texts(raw: dict, where: str, src: str, metric: Metric | None = None) 
             entry[name] = v
         elif name == "levels":
             levels = metric.levels if metric is not None else {}
-            if not isinstance(v, dict) or not all(isinstance(t, str) and t.strip() for t in v.values()):
+            if not isinstance(v, dict) or not all(
+                isinstance(t, str) and t.strip() for t in v.values()
+            ):
                 raise InputError(f"{where}: '{k}' must map levels to texts", source=src, field=k)
             parsed = {}
             for lk, text in v.items():
                 try:
                     level = int(lk)
                 except ValueError:
-                    raise InputError(f"{where}: '{k}' key '{lk}' is not a level", source=src, field=k) from None
+                    raise InputError(
+                        f"{where}: '{k}' key '{lk}' is not a level", source=src, field=k
+                    ) from None
                 if level not in levels:
-                    raise InputError(f"{where}: '{k}' translates level {level}, which has no text in the rubric",
-                                     source=src, field=k)
+                    raise InputError(
+                        f"{where}: '{k}' translates level {level}, which has no text in the rubric",
+                        source=src,
+                        field=k,
+                    )
                 parsed[level] = text
             entry.setdefault("levels", {}).update(parsed)
         elif name == "points":
             n = len(metric.levels) if metric is not None and metric.kind == "likert" else -1
-            if not isinstance(v, list) or len(v) != n or not all(isinstance(t, str) and t.strip() for t in v):
-                raise InputError(f"{where}: '{k}' must list one text per point ({max(n, 0)})", source=src, field=k)
+            if (
+                not isinstance(v, list)
+                or len(v) != n
+                or not all(isinstance(t, str) and t.strip() for t in v)
+            ):
+                raise InputError(
+                    f"{where}: '{k}' must list one text per point ({max(n, 0)})",
+                    source=src,
+                    field=k,
+                )
             entry.setdefault("levels", {}).update({i + 1: t for i, t in enumerate(v)})
         else:  # options
             known = set(metric.options) if metric is not None else set()
-            if not isinstance(v, dict) or not all(isinstance(t, str) and t.strip() for t in v.values()):
+            if not isinstance(v, dict) or not all(
+                isinstance(t, str) and t.strip() for t in v.values()
+            ):
                 raise InputError(f"{where}: '{k}' must map options to texts", source=src, field=k)
             unknown = sorted(set(v) - known)
             if unknown:
-                raise InputError(f"{where}: '{k}' names '{unknown[0]}', which is not an option", source=src, field=k)
+                raise InputError(
+                    f"{where}: '{k}' names '{unknown[0]}', which is not an option",
+                    source=src,
+                    field=k,
+                )
             entry["options"] = dict(v)
     return out
 
@@ -274,7 +314,9 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
     kind = _str(raw, "kind", src, where)
     if kind not in kinds.KINDS:
         raise InputError(
-            f"{where}: unknown kind '{kind}'; use one of {', '.join(kinds.KINDS)}", source=src, field="kind"
+            f"{where}: unknown kind '{kind}'; use one of {', '.join(kinds.KINDS)}",
+            source=src,
+            field="kind",
         )
     spec = kinds.KINDS[kind]
     label = _str(raw, "label", src, where, default=key.replace("_", " ").capitalize())
@@ -290,7 +332,9 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
         raise InputError(f"{where}: '{extra[0]}' {what}", source=src, field=extra[0])
     for name, text in (("label", label), ("help", help_text)):
         check_text(text, f"{where} {name}", source=src, multiline=name == "help")
-    metric = Metric(key, kind, label, help_text, required=required, **spec.parse_fields(raw, where, src))
+    metric = Metric(
+        key, kind, label, help_text, required=required, **spec.parse_fields(raw, where, src)
+    )
     texts = _parse_texts(raw, where, src, metric)
     return replace(metric, translations=texts) if texts else metric
 
@@ -308,7 +352,9 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
     instructions = _str(data, "instructions", source, "the rubric", default="")
     raw_metrics = data.get("metrics")
     if not isinstance(raw_metrics, list) or not raw_metrics:
-        raise InputError("a rubric needs at least one [[metrics]] entry", source=source, field="metrics")
+        raise InputError(
+            "a rubric needs at least one [[metrics]] entry", source=source, field="metrics"
+        )
     metrics = tuple(_parse_metric(m, i, source) for i, m in enumerate(raw_metrics))
     seen: set[str] = set()
     for m in metrics:
@@ -320,12 +366,27 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
         raise InputError("[verdict] must be a table", source=source, field="verdict")
     rules = verdict.get("rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
-        raise InputError("verdict.rules must be a list of strings", source=source, field="verdict.rules")
-    extra = sorted(k for k in set(data) - {"id", "title", "instructions", "metrics", "verdict"} if not _LANG_RE.match(k))
+        raise InputError(
+            "verdict.rules must be a list of strings", source=source, field="verdict.rules"
+        )
+    extra = sorted(
+        k
+        for k in set(data) - {"id", "title", "instructions", "metrics", "verdict"}
+        if not _LANG_RE.match(k)
+    )
     if extra:
         raise InputError(f"unknown top-level key '{extra[0]}'", source=source, field=extra[0])
     texts = _parse_texts(data, "the rubric", source)
-    draft = Rubric(rid, title, instructions, metrics, tuple(rules), version="", source=source, translations=texts)
+    draft = Rubric(
+        rid,
+        title,
+        instructions,
+        metrics,
+        tuple(rules),
+        version="",
+        source=source,
+        translations=texts,
+    )
     from .verdict import compile_rules  # local: verdict imports Rubric types
 
     compile_rules(draft)  # validates every rule against the metrics
@@ -339,9 +400,13 @@ def load_rubric(path: str | Path) -> Rubric:
     except FileNotFoundError:
         raise InputError("rubric file not found", source=str(p)) from None
     except IsADirectoryError:
-        raise InputError("the rubric path is a folder; give the .toml file", source=str(p)) from None
+        raise InputError(
+            "the rubric path is a folder; give the .toml file", source=str(p)
+        ) from None
     except (OSError, ValueError) as exc:
-        raise InputError(f"rubric file cannot be read ({getattr(exc, 'strerror', None) or exc})", source=str(p)) from None
+        raise InputError(
+            f"rubric file cannot be read ({getattr(exc, 'strerror', None) or exc})", source=str(p)
+        ) from None
     try:
         text = raw.decode("utf-8-sig")  # an editor's BOM is not part of the TOML
     except UnicodeDecodeError:
@@ -354,10 +419,16 @@ def rubric_from_canonical(text: str) -> Rubric:
     d = json.loads(text)
     metrics = tuple(
         Metric(
-            key=m["key"], kind=m["kind"], label=m["label"], help=m.get("help", ""),
+            key=m["key"],
+            kind=m["kind"],
+            label=m["label"],
+            help=m.get("help", ""),
             required=m.get("required", True),
             **kinds.KINDS[m["kind"]].parse_fields(
-                {k: v for k, v in m.items() if k in kinds.KINDS[m["kind"]].fields}, m["key"], "<stored rubric>"),
+                {k: v for k, v in m.items() if k in kinds.KINDS[m["kind"]].fields},
+                m["key"],
+                "<stored rubric>",
+            ),
         )
         for m in d["metrics"]
     )
@@ -393,6 +464,8 @@ def validate_answer(metric: Metric, value: Any) -> Any:
         return metric.spec.validate(metric, value) if metric.spec.multi else None
     if value == CANNOT_JUDGE:
         if not metric.accepts_cannot_judge:
-            raise InputError(f"metric '{metric.key}' does not accept cannot judge", field=metric.key)
+            raise InputError(
+                f"metric '{metric.key}' does not accept cannot judge", field=metric.key
+            )
         return value
     return metric.spec.validate(metric, value)

@@ -22,27 +22,52 @@ def _describe(ch: str) -> str:
     return f"U+{ord(ch):04X}"
 
 
-def check_name(value: str, what: str, *, source: str | None = None, line: int | None = None,
-               field: str | None = None) -> str:
+def check_name(
+    value: str,
+    what: str,
+    *,
+    source: str | None = None,
+    line: int | None = None,
+    field: str | None = None,
+) -> str:
     """An id or a name: non-empty, one line, no control characters, at most MAX_NAME long."""
     name = value.strip()
     if not name:
         raise InputError(f"{what} is empty", source=source, line=line, field=field)
     bad = _NAME_BAD.search(name)
     if bad:
-        raise InputError(f"{what} contains the control character {_describe(bad.group())}; remove it",
-                         source=source, line=line, field=field)
+        raise InputError(
+            f"{what} contains the control character {_describe(bad.group())}; remove it",
+            source=source,
+            line=line,
+            field=field,
+        )
     if len(name) > MAX_NAME:
-        raise InputError(f"{what} is {len(name)} characters long; at most {MAX_NAME}",
-                         source=source, line=line, field=field)
+        raise InputError(
+            f"{what} is {len(name)} characters long; at most {MAX_NAME}",
+            source=source,
+            line=line,
+            field=field,
+        )
     return name
 
 
-def check_text(value: str, what: str, *, source: str | None = None, line: int | None = None,
-               field: str | None = None, multiline: bool = True) -> str:
+def check_text(
+    value: str,
+    what: str,
+    *,
+    source: str | None = None,
+    line: int | None = None,
+    field: str | None = None,
+    multiline: bool = True,
+) -> str:
     """Free text (a prompt, a reason): no control characters but tab and line ends."""
     bad = (_TEXT_BAD if multiline else _NAME_BAD).search(value)
     if bad:
-        raise InputError(f"{what} contains the control character {_describe(bad.group())}; remove it",
-                         source=source, line=line, field=field)
+        raise InputError(
+            f"{what} contains the control character {_describe(bad.group())}; remove it",
+            source=source,
+            line=line,
+            field=field,
+        )
     return value

@@ -93,7 +93,11 @@ def _tokenize(rule: str, src: str) -> list[str]:
     while pos < len(rule):
         m = _TOKEN.match(rule, pos)
         if not m or m.end() == pos:
-            raise InputError(f"verdict rule '{rule}': cannot read '{rule[pos:].strip()}'", source=src, field="verdict.rules")
+            raise InputError(
+                f"verdict rule '{rule}': cannot read '{rule[pos:].strip()}'",
+                source=src,
+                field="verdict.rules",
+            )
         out.append(next(g for g in m.groups() if g is not None))
         pos = m.end()
     return out
@@ -103,14 +107,19 @@ class _Parser:
     def __init__(self, rule: str, rubric: Rubric, src: str) -> None:
         self.rule, self.rubric, self.src = rule, rubric, src
         if len(rule) > MAX_RULE_CHARS:
-            raise InputError(f"a verdict rule is {len(rule)} characters long; at most {MAX_RULE_CHARS}",
-                             source=src, field="verdict.rules")
+            raise InputError(
+                f"a verdict rule is {len(rule)} characters long; at most {MAX_RULE_CHARS}",
+                source=src,
+                field="verdict.rules",
+            )
         self.toks = _tokenize(rule, src)
         self.i = 0
         self.depth = 0
 
     def fail(self, msg: str) -> InputError:
-        return InputError(f"verdict rule '{self.rule}': {msg}", source=self.src, field="verdict.rules")
+        return InputError(
+            f"verdict rule '{self.rule}': {msg}", source=self.src, field="verdict.rules"
+        )
 
     def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None

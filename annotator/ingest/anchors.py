@@ -30,20 +30,38 @@ def parse_anchors(path: str | Path, rubric: Rubric, *, name: str | None = None) 
         line = extra["_line"]
         ref = extra.get("reference")
         if not isinstance(ref, dict):
-            raise InputError("an anchor needs a 'reference' object", source=src, line=line, field="reference")
+            raise InputError(
+                "an anchor needs a 'reference' object", source=src, line=line, field="reference"
+            )
         rationale = extra.get("rationale") or {}
-        if not isinstance(rationale, dict) or not all(isinstance(v, str) for v in rationale.values()):
-            raise InputError("'rationale' must map metric keys to text", source=src, line=line, field="rationale")
+        if not isinstance(rationale, dict) or not all(
+            isinstance(v, str) for v in rationale.values()
+        ):
+            raise InputError(
+                "'rationale' must map metric keys to text", source=src, line=line, field="rationale"
+            )
         typed: dict[str, Any] = {}
         for key, raw in ref.items():
             if not rubric.has(key):
-                raise InputError(f"reference names unknown metric '{key}'", source=src, line=line, field=f"reference.{key}")
+                raise InputError(
+                    f"reference names unknown metric '{key}'",
+                    source=src,
+                    line=line,
+                    field=f"reference.{key}",
+                )
             typed[key] = parse_value(rubric.metric(key), format_value(raw), source=src, line=line)
         for m in rubric.metrics:
             if m.spec.multi:
                 typed.setdefault(m.key, ())
             elif m.judgeable and m.key not in typed:
-                raise InputError(f"reference has no answer for '{m.key}'", source=src, line=line, field=f"reference.{m.key}")
+                raise InputError(
+                    f"reference has no answer for '{m.key}'",
+                    source=src,
+                    line=line,
+                    field=f"reference.{m.key}",
+                )
         refs.append(typed)
         rats.append(dict(rationale))
-    return AnchorImport(name or p.parent.name if p.name == "anchors.jsonl" else name or p.stem, items, refs, rats)
+    return AnchorImport(
+        name or p.parent.name if p.name == "anchors.jsonl" else name or p.stem, items, refs, rats
+    )

@@ -23,10 +23,18 @@ def parse_folder(folder: str | Path) -> ParsedItems:
     for case_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         prompt_file = case_dir / "prompt.txt"
         if not prompt_file.is_file():
-            raise InputError("missing prompt.txt for this case", source=str(case_dir), field="prompt")
-        prompt = check_text(read_text(prompt_file, str(prompt_file)).strip(), "the prompt", source=str(prompt_file))
+            raise InputError(
+                "missing prompt.txt for this case", source=str(case_dir), field="prompt"
+            )
+        prompt = check_text(
+            read_text(prompt_file, str(prompt_file)).strip(), "the prompt", source=str(prompt_file)
+        )
         crit = case_dir / "criteria.txt"
-        criteria = check_text(read_text(crit, str(crit)).strip(), "the criteria", source=str(crit)) if crit.is_file() else None
+        criteria = (
+            check_text(read_text(crit, str(crit)).strip(), "the criteria", source=str(crit))
+            if crit.is_file()
+            else None
+        )
         check_name(case_dir.name, "the case folder name", source=str(case_dir))
         for img in sorted(p for p in case_dir.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES):
             check_name(img.stem, "the image name (the generator)", source=str(img))
@@ -34,8 +42,14 @@ def parse_folder(folder: str | Path) -> ParsedItems:
             out.images[e.sha256] = e
             out.specs.append(
                 ItemSpec(
-                    item_id=f"{case_dir.name}:{img.stem}", case_id=case_dir.name, prompt=prompt, criteria=criteria,
-                    generator=img.stem, outputs=(e.sha256,), source=str(root), source_names={e.sha256: img.name},
+                    item_id=f"{case_dir.name}:{img.stem}",
+                    case_id=case_dir.name,
+                    prompt=prompt,
+                    criteria=criteria,
+                    generator=img.stem,
+                    outputs=(e.sha256,),
+                    source=str(root),
+                    source_names={e.sha256: img.name},
                 )
             )
     if not out.specs:

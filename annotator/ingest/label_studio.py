@@ -57,8 +57,14 @@ from .media import EncodedImage, encode_image
 from .readers import parse_json, read_bytes, read_text
 from .tables import CHOICES, JudgeRow
 
-RESULT_KEYS = {"choices": "choices", "taxonomy": "taxonomy", "rating": "rating", "number": "number",
-               "textarea": "text", "pairwise": "selected"}
+RESULT_KEYS = {
+    "choices": "choices",
+    "taxonomy": "taxonomy",
+    "rating": "rating",
+    "number": "number",
+    "textarea": "text",
+    "pairwise": "selected",
+}
 LOCAL_FILES = "/data/local-files"
 
 
@@ -68,8 +74,10 @@ def read_tasks(path: Path) -> list[Any]:
     if isinstance(data, dict):  # a single task exported on its own
         data = [data]
     if not isinstance(data, list):
-        raise InputError("not a Label Studio JSON export (expected a list of tasks); export the project as JSON",
-                         source=src)
+        raise InputError(
+            "not a Label Studio JSON export (expected a list of tasks); export the project as JSON",
+            source=src,
+        )
     return data
 
 
@@ -80,8 +88,11 @@ def _task_where(src: str, task: Any, n: int) -> str:
 
 def _check_task(task: Any, where: str) -> dict:
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
-        raise InputError("not a Label Studio task (no 'data' object); export the project as JSON, not JSON_MIN "
-                         "or CSV", source=where)
+        raise InputError(
+            "not a Label Studio task (no 'data' object); export the project as JSON, not JSON_MIN "
+            "or CSV",
+            source=where,
+        )
     return task
 
 
@@ -105,30 +116,44 @@ def _labels(r: dict, values: dict[str, str], where: str) -> list[str]:
     value = r.get("value")
     key = RESULT_KEYS.get(kind)
     if key is None:
-        raise InputError(f"control '{r.get('from_name')}' gives '{kind}' results; a metric takes choices, taxonomy, "
-                         "rating, number or textarea (list region controls in ignore)", source=where,
-                         field=r.get("from_name"))
+        raise InputError(
+            f"control '{r.get('from_name')}' gives '{kind}' results; a metric takes choices, taxonomy, "
+            "rating, number or textarea (list region controls in ignore)",
+            source=where,
+            field=r.get("from_name"),
+        )
     if not isinstance(value, dict) or key not in value:
-        raise InputError(f"a '{kind}' result of '{r.get('from_name')}' has no value.{key}", source=where,
-                         field=r.get("from_name"))
+        raise InputError(
+            f"a '{kind}' result of '{r.get('from_name')}' has no value.{key}",
+            source=where,
+            field=r.get("from_name"),
+        )
     got = value[key]
     if kind in ("rating", "number"):
         if isinstance(got, bool) or not isinstance(got, (int, float)):
-            raise InputError(f"value.{key} of '{r.get('from_name')}' is not a number", source=where,
-                             field=r.get("from_name"))
+            raise InputError(
+                f"value.{key} of '{r.get('from_name')}' is not a number",
+                source=where,
+                field=r.get("from_name"),
+            )
         return [label_text(got)]
     if kind == "pairwise":
         return [str(got)]
     if isinstance(got, str):
         got = [got]
     if not isinstance(got, list):
-        raise InputError(f"value.{key} of '{r.get('from_name')}' must be a list", source=where,
-                         field=r.get("from_name"))
+        raise InputError(
+            f"value.{key} of '{r.get('from_name')}' must be a list",
+            source=where,
+            field=r.get("from_name"),
+        )
     out = []
     for g in got:
         if isinstance(g, list):  # nested choices and taxonomy: a path from the top choice down
             parts = [str(x) for x in g]
-            joined = "/".join(parts)  # the mapping may name the whole path ("Online/UGC") or the leaf ("UGC")
+            joined = "/".join(
+                parts
+            )  # the mapping may name the whole path ("Online/UGC") or the leaf ("UGC")
             out.append(joined if joined in values or not parts else parts[-1])
         else:
             out.append(label_text(g))
@@ -148,17 +173,26 @@ def _group(results: Any, mapping: Mapping, extra: set[str], where: str) -> dict[
         if name in mapping.ignore:
             continue
         if name not in sources and name not in extra:
-            raise InputError(f"control '{name}' ({r.get('type')}) is not in the mapping {mapping.path}; map it to a "
-                             f"metric ([metrics.<key>] from = \"{name}\") or list it in ignore", source=where,
-                             field="from_name")
+            raise InputError(
+                f"control '{name}' ({r.get('type')}) is not in the mapping {mapping.path}; map it to a "
+                f'metric ([metrics.<key>] from = "{name}") or list it in ignore',
+                source=where,
+                field="from_name",
+            )
         if name in out:
-            raise InputError(f"control '{name}' has two results in one annotation (a per-region control?); a "
-                             "judgement holds one answer per metric: list it in ignore", source=where, field=name)
+            raise InputError(
+                f"control '{name}' has two results in one annotation (a per-region control?); a "
+                "judgement holds one answer per metric: list it in ignore",
+                source=where,
+                field=name,
+            )
         out[name] = r
     return out
 
 
-def _answers(grouped: dict[str, dict], mapping: Mapping, where: str, *, judge: bool = False) -> dict[str, Any]:
+def _answers(
+    grouped: dict[str, dict], mapping: Mapping, where: str, *, judge: bool = False
+) -> dict[str, Any]:
     answers: dict[str, Any] = {}
     for name, r in grouped.items():
         for mm in mapping.by_source().get(name, []):
@@ -180,11 +214,18 @@ def _choice(grouped: dict[str, dict], mapping: Mapping, where: str) -> str | Non
             for lab in _labels(grouped[name], pm.values, where):
                 ch = pm.values.get(lab, lab)
                 if ch not in CHOICES:
-                    raise InputError(f"'{lab}' of '{name}' is not a pair choice; map it to one of {', '.join(CHOICES)} "
-                                     "in [pairs.values]", source=where, field=name)
+                    raise InputError(
+                        f"'{lab}' of '{name}' is not a pair choice; map it to one of {', '.join(CHOICES)} "
+                        "in [pairs.values]",
+                        source=where,
+                        field=name,
+                    )
                 got.append(ch)
     if len(got) > 1:
-        raise InputError(f"one annotation gives {len(got)} pair choices ({', '.join(got)}); keep one", source=where)
+        raise InputError(
+            f"one annotation gives {len(got)} pair choices ({', '.join(got)}); keep one",
+            source=where,
+        )
     return got[0] if got else None
 
 
@@ -207,7 +248,9 @@ class MediaResolver:
             return [d[0]] if d else []
         if u.path.startswith("/data/upload/"):
             return [u.path.removeprefix("/data/")]
-        if u.scheme and u.scheme != "file" and len(u.scheme) > 1:  # http(s), s3, gs, azure: offline, so look locally
+        if (
+            u.scheme and u.scheme != "file" and len(u.scheme) > 1
+        ):  # http(s), s3, gs, azure: offline, so look locally
             path = unquote(u.path).lstrip("/")
             return [p for p in (path, path.rsplit("/", 1)[-1]) if p]
         return [unquote(u.path) if u.scheme == "file" else ref]
@@ -216,45 +259,77 @@ class MediaResolver:
         """The manifest reader's resolver signature; errors name the task being read (`self.where`)."""
         where = self.where
         if not isinstance(ref, str) or not ref.strip():
-            raise InputError("an image reference must be a non-empty string", source=where, field=fld)
+            raise InputError(
+                "an image reference must be a non-empty string", source=where, field=fld
+            )
         if ref in self.cache:
             return self.cache[ref]
         if ref.startswith("data:"):
             head, _, payload = ref.partition(",")
             try:
-                data = base64.b64decode(payload, validate=True) if head.endswith(";base64") else unquote(payload).encode()
+                data = (
+                    base64.b64decode(payload, validate=True)
+                    if head.endswith(";base64")
+                    else unquote(payload).encode()
+                )
             except (binascii.Error, ValueError):
-                raise InputError("a data: URL image is not valid base64", source=where, field=fld) from None
+                raise InputError(
+                    "a data: URL image is not valid base64", source=where, field=fld
+                ) from None
             enc = encode_image(data, source=f"{where} (data URL)", field=fld)
         else:
             looked = []
             for rel in self.candidates(ref):
                 p = (self.root / rel).resolve()
                 if not p.is_relative_to(self.root):
-                    raise InputError(f"image '{ref[:120]}' points outside --media-root {self.root}; copy it under it",
-                                     source=where, field=fld)
+                    raise InputError(
+                        f"image '{ref[:120]}' points outside --media-root {self.root}; copy it under it",
+                        source=where,
+                        field=fld,
+                    )
                 looked.append(str(p))
                 if p.is_file():
                     data = read_bytes(p, where, what=f"image '{rel}'", field=fld)
                     enc = encode_image(data, source=f"{where} ({rel})", field=fld)
                     break
             else:
-                raise InputError(f"image '{ref[:120]}' not found under --media-root {self.root} (looked for "
-                                 f"{' and '.join(looked) or 'no file: the reference names none'}); copy the file "
-                                 "there or point --media-root at the folder that holds it", source=where, field=fld)
+                raise InputError(
+                    f"image '{ref[:120]}' not found under --media-root {self.root} (looked for "
+                    f"{' and '.join(looked) or 'no file: the reference names none'}); copy the file "
+                    "there or point --media-root at the folder that holds it",
+                    source=where,
+                    field=fld,
+                )
         self.cache[ref] = enc
         return enc
 
 
 def _item_dict(task: dict, mapping: Mapping, item_id: str, where: str) -> dict[str, Any]:
     """The manifest line (5.2) the mapping's [item] paths make of a task, for a new item."""
-    need = [f for f in ("case_id", "prompt", "generator") if get_path(task, mapping.item.get(f) or "\0") is None]
+    need = [
+        f
+        for f in ("case_id", "prompt", "generator")
+        if get_path(task, mapping.item.get(f) or "\0") is None
+    ]
     if need:
-        raise InputError(f"item '{item_id}' is not in the study and the task gives no {need[0]} (mapping [item] "
-                         f"{need[0]}); import the items first, or map where the task holds it", source=where,
-                         field=need[0])
+        raise InputError(
+            f"item '{item_id}' is not in the study and the task gives no {need[0]} (mapping [item] "
+            f"{need[0]}); import the items first, or map where the task holds it",
+            source=where,
+            field=need[0],
+        )
     d: dict[str, Any] = {"item_id": item_id}
-    for fld in ("case_id", "prompt", "criteria", "generator", "text", "slice", "seed", "task_type", "mask"):
+    for fld in (
+        "case_id",
+        "prompt",
+        "criteria",
+        "generator",
+        "text",
+        "slice",
+        "seed",
+        "task_type",
+        "mask",
+    ):
         path = mapping.item.get(fld)
         v = get_path(task, path) if path is not None else None
         # a project's tasks share one set of data keys: "" is how a task says it has no criteria / text / mask
@@ -272,8 +347,14 @@ def _item_dict(task: dict, mapping: Mapping, item_id: str, where: str) -> dict[s
     return d
 
 
-def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str], *,
-          media_root: Path | None = None) -> ToolImport:
+def parse(
+    path: str | Path,
+    rubric: Rubric,
+    mapping: Mapping,
+    known: set[str],
+    *,
+    media_root: Path | None = None,
+) -> ToolImport:
     """Read every task; validate everything; nothing is written."""
     p = Path(path)
     src = str(p)
@@ -305,24 +386,41 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str], *
                 out.skipped["annotations with no mapped result"] += 1
                 continue
             rater, created_at, time_ms, order = meta
-            out.judgements.append(ToolJudgement(item_id, rater, answers, reason_of(rubric, answers), created_at,
-                                                None, time_ms, aw, order))
+            out.judgements.append(
+                ToolJudgement(
+                    item_id,
+                    rater,
+                    answers,
+                    reason_of(rubric, answers),
+                    created_at,
+                    None,
+                    time_ms,
+                    aw,
+                    order,
+                )
+            )
         for i, pred in enumerate(_list(task, "predictions", where)):
             pw = f"{where} prediction {i + 1}"
             judge = _judge(pred, mapping, pw)
             grouped = _group(pred.get("result"), mapping, pair_controls, pw)
             for key, value in _answers(grouped, mapping, pw, judge=True).items():
                 if (item_id, judge, key) in judged:
-                    raise InputError(f"judge '{judge}' scored '{key}' of '{item_id}' twice (first in "
-                                     f"{judged[(item_id, judge, key)]}); name the runs apart in [judges]", source=pw)
+                    raise InputError(
+                        f"judge '{judge}' scored '{key}' of '{item_id}' twice (first in "
+                        f"{judged[(item_id, judge, key)]}); name the runs apart in [judges]",
+                        source=pw,
+                    )
                 judged[(item_id, judge, key)] = pw
                 out.judge_rows.append(JudgeRow(item_id, judge, key, value, None))
-    out.check_pair_items(known | set(created), "no task of this file makes it either: import the item tasks first")
+    out.check_pair_items(
+        known | set(created), "no task of this file makes it either: import the item tasks first"
+    )
     return out
 
 
-def _annotation(ann: Any, mapping: Mapping, where: str, out: ToolImport
-                ) -> tuple[str, datetime | None, int | None, tuple] | None:
+def _annotation(
+    ann: Any, mapping: Mapping, where: str, out: ToolImport
+) -> tuple[str, datetime | None, int | None, tuple] | None:
     """(rater, time, lead time in ms, order) of an annotation to import; None when it is skipped."""
     if not isinstance(ann, dict):
         raise InputError("an annotation must be an object", source=where)
@@ -333,8 +431,12 @@ def _annotation(ann: Any, mapping: Mapping, where: str, out: ToolImport
     if isinstance(user, dict):  # some exports expand the user: {"id": 10, "email": ...}
         user = user.get("id")
     if user is None or isinstance(user, (bool, list, dict)) or user == "":
-        raise InputError("annotation has no 'completed_by' (the user id of who made it); every judgement needs its "
-                         "rater", source=where, field="completed_by")
+        raise InputError(
+            "annotation has no 'completed_by' (the user id of who made it); every judgement needs its "
+            "rater",
+            source=where,
+            field="completed_by",
+        )
     # the time the answer took its final form: a relabelled annotation keeps its first created_at
     t = when(ann.get("updated_at") or ann.get("created_at"), where, "updated_at")
     order = (t or datetime.min, str(ann.get("id", "")).zfill(12))
@@ -348,8 +450,12 @@ def _judge(pred: Any, mapping: Mapping, where: str) -> str:
     mv = pred.get("model_version")
     if mv is None or mv == "":
         if "" not in mapping.judges:
-            raise InputError("prediction has no model_version, so no judge name; add [judges] \"\" = \"<name>\" to "
-                             "the mapping", source=where, field="model_version")
+            raise InputError(
+                'prediction has no model_version, so no judge name; add [judges] "" = "<name>" to '
+                "the mapping",
+                source=where,
+                field="model_version",
+            )
         mv = ""
     return mapping.judge(mv, where)
 
@@ -370,7 +476,10 @@ def _pair_task(task: dict, mapping: Mapping, where: str, out: ToolImport) -> Non
         grouped = _group(ann.get("result"), mapping, extra, aw)
         stray = sorted(set(grouped) - extra)
         if stray:
-            raise InputError(f"control '{stray[0]}' answers a metric in a pair task; list it in ignore", source=aw)
+            raise InputError(
+                f"control '{stray[0]}' answers a metric in a pair task; list it in ignore",
+                source=aw,
+            )
         choice = _choice(grouped, mapping, aw)
         if choice is None:
             out.skipped["annotations with no mapped result"] += 1
@@ -383,7 +492,9 @@ def _pair_task(task: dict, mapping: Mapping, where: str, out: ToolImport) -> Non
         choice = _choice(_group(pred.get("result"), mapping, extra, pw), mapping, pw)
         if choice is not None:
             t = when(pred.get("created_at"), pw)
-            out.votes.append(ToolVote(pair_id, left, right, judge, choice, t, None, pw, (), is_judge=True))
+            out.votes.append(
+                ToolVote(pair_id, left, right, judge, choice, t, None, pw, (), is_judge=True)
+            )
 
 
 # ---- a starting mapping ------------------------------------------------------------------------

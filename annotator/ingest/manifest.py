@@ -17,7 +17,16 @@ from .readers import read_bytes, read_jsonl
 SEED_BOUND = 2**63  # a seed is stored as a signed 64-bit integer
 
 REQUIRED = ("item_id", "case_id", "prompt", "generator")
-KNOWN = set(REQUIRED) | {"criteria", "images", "inputs", "mask", "seed", "slice", "text", "task_type"}
+KNOWN = set(REQUIRED) | {
+    "criteria",
+    "images",
+    "inputs",
+    "mask",
+    "seed",
+    "slice",
+    "text",
+    "task_type",
+}
 
 
 class Spool:
@@ -37,8 +46,12 @@ class Spool:
 class ParsedItems:
     specs: list[ItemSpec] = field(default_factory=list)
     images: dict[str, EncodedImage] = field(default_factory=dict)
-    extra: list[dict[str, Any]] = field(default_factory=list)  # per spec: fields other importers use
-    spool: Spool = field(default_factory=Spool)  # where the encoded images wait: lives as long as this
+    extra: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # per spec: fields other importers use
+    spool: Spool = field(
+        default_factory=Spool
+    )  # where the encoded images wait: lives as long as this
 
 
 class ImageResolver:
@@ -52,18 +65,32 @@ class ImageResolver:
 
     def __call__(self, rel: Any, line: int, fld: str) -> EncodedImage:
         if not isinstance(rel, str) or not rel:
-            raise InputError("image path must be a non-empty string", source=self.source, line=line, field=fld)
+            raise InputError(
+                "image path must be a non-empty string", source=self.source, line=line, field=fld
+            )
         if "\x00" in rel:
-            raise InputError("image path contains a NUL character; fix the path", source=self.source, line=line,
-                             field=fld)
+            raise InputError(
+                "image path contains a NUL character; fix the path",
+                source=self.source,
+                line=line,
+                field=fld,
+            )
         try:
             p = (self.root / rel).resolve()
         except (OSError, RuntimeError) as exc:
-            raise InputError(f"image path '{rel[:80]}' cannot be resolved ({exc.strerror or exc})",
-                             source=self.source, line=line, field=fld) from None
+            raise InputError(
+                f"image path '{rel[:80]}' cannot be resolved ({exc.strerror or exc})",
+                source=self.source,
+                line=line,
+                field=fld,
+            ) from None
         if not p.is_relative_to(self.root):
-            raise InputError(f"path '{rel}' is outside the manifest's folder; move the file under it",
-                             source=self.source, line=line, field=fld)
+            raise InputError(
+                f"path '{rel}' is outside the manifest's folder; move the file under it",
+                source=self.source,
+                line=line,
+                field=fld,
+            )
         if p in self.cache:
             return self.cache[p]
         data = read_bytes(p, f"{self.source}:{line}", what=f"image '{rel}'", field=fld)
@@ -79,7 +106,9 @@ def _opt_str(d: dict, key: str, src: str, line: int) -> str | None:
     return v
 
 
-def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: ParsedItems) -> ItemSpec:
+def item_from_dict(
+    d: Any, line: int, src: str, resolve: ImageResolver, out: ParsedItems
+) -> ItemSpec:
     if not isinstance(d, dict):
         raise InputError("line is not a JSON object", source=src, line=line)
     for key in REQUIRED:
@@ -87,7 +116,9 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
         if v is None:
             raise InputError(f"missing required field '{key}'", source=src, line=line, field=key)
         if not isinstance(v, str) or not v.strip():
-            raise InputError(f"'{key}' must be a non-empty string", source=src, line=line, field=key)
+            raise InputError(
+                f"'{key}' must be a non-empty string", source=src, line=line, field=key
+            )
         if key == "prompt":
             check_text(v, "the prompt", source=src, line=line, field=key)
         else:
@@ -95,7 +126,9 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
     images = d.get("images")
     text = _opt_str(d, "text", src, line)
     if images is None and text is None:
-        raise InputError("an item needs 'images' (a list) or 'text'", source=src, line=line, field="images")
+        raise InputError(
+            "an item needs 'images' (a list) or 'text'", source=src, line=line, field="images"
+        )
     images = images or []
     inputs = d.get("inputs") or []
     for key, v in (("images", images), ("inputs", inputs)):
@@ -105,8 +138,12 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InputError("'seed' must be an integer or null", source=src, line=line, field="seed")
     if seed is not None and not -SEED_BOUND <= seed < SEED_BOUND:
-        raise InputError("'seed' does not fit in 64 bits; store it as text in another field or reduce it",
-                         source=src, line=line, field="seed")
+        raise InputError(
+            "'seed' does not fit in 64 bits; store it as text in another field or reduce it",
+            source=src,
+            line=line,
+            field="seed",
+        )
     for key in ("criteria", "text"):
         if isinstance(d.get(key), str):
             check_text(d[key], f"'{key}'", source=src, line=line, field=key)
@@ -125,10 +162,20 @@ def item_from_dict(d: Any, line: int, src: str, resolve: ImageResolver, out: Par
     ins = tuple(enc(p, "inputs") for p in inputs)
     mask = enc(d["mask"], "mask") if d.get("mask") is not None else None
     return ItemSpec(
-        item_id=d["item_id"].strip(), case_id=d["case_id"].strip(), prompt=d["prompt"],
-        criteria=_opt_str(d, "criteria", src, line), generator=d["generator"].strip(),
-        outputs=outputs, inputs=ins, mask=mask, seed=seed, slice=_opt_str(d, "slice", src, line),
-        text=text, task_type=_opt_str(d, "task_type", src, line), source=src, source_names=names,
+        item_id=d["item_id"].strip(),
+        case_id=d["case_id"].strip(),
+        prompt=d["prompt"],
+        criteria=_opt_str(d, "criteria", src, line),
+        generator=d["generator"].strip(),
+        outputs=outputs,
+        inputs=ins,
+        mask=mask,
+        seed=seed,
+        slice=_opt_str(d, "slice", src, line),
+        text=text,
+        task_type=_opt_str(d, "task_type", src, line),
+        source=src,
+        source_names=names,
     )
 
 
@@ -145,8 +192,12 @@ def parse_manifest(path: str | Path, *, extra_fields: set[str] = frozenset()) ->
     for n, d in rows:
         spec = item_from_dict(d, n, src, resolve, out)
         if spec.item_id in seen:
-            raise InputError(f"duplicate item_id '{spec.item_id}' (first on line {seen[spec.item_id]})",
-                             source=src, line=n, field="item_id")
+            raise InputError(
+                f"duplicate item_id '{spec.item_id}' (first on line {seen[spec.item_id]})",
+                source=src,
+                line=n,
+                field="item_id",
+            )
         seen[spec.item_id] = n
         unknown = sorted(set(d) - KNOWN - set(extra_fields))
         if unknown:

@@ -51,10 +51,33 @@ from .readers import read_text
 from .tables import CHOICES, JudgeRow, RatingGroup
 
 TOOLS = ("label-studio", "potato", "prodigy")
-ITEM_FIELDS = ("item_id", "case_id", "prompt", "criteria", "generator", "images", "text", "inputs", "mask",
-               "slice", "seed", "task_type")
-_TOP = {"tool", "rubric", "partial", "ignore", "item", "metrics", "pairs", "raters", "judges", "instances",
-        "instance_id"}
+ITEM_FIELDS = (
+    "item_id",
+    "case_id",
+    "prompt",
+    "criteria",
+    "generator",
+    "images",
+    "text",
+    "inputs",
+    "mask",
+    "slice",
+    "seed",
+    "task_type",
+)
+_TOP = {
+    "tool",
+    "rubric",
+    "partial",
+    "ignore",
+    "item",
+    "metrics",
+    "pairs",
+    "raters",
+    "judges",
+    "instances",
+    "instance_id",
+}
 _METRIC = {"from", "values", "label"}
 _PAIRS = {"from", "tie_from", "values", "left", "right", "item_a", "item_b", "pair_id"}
 
@@ -106,7 +129,9 @@ class Mapping:
 
     def judge(self, raw: Any, where: str) -> str:
         key = str(raw)
-        return check_name(self.judges.get(key, key), "the judge's name", source=where, field="judge")
+        return check_name(
+            self.judges.get(key, key), "the judge's name", source=where, field="judge"
+        )
 
 
 # ---- loading ----------------------------------------------------------------------------------
@@ -116,7 +141,9 @@ def _strings(raw: Any, what: str, src: str) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise InputError(f"{what} must be a table of \"their label\" = \"our value\" strings", source=src, field=what)
+        raise InputError(
+            f'{what} must be a table of "their label" = "our value" strings', source=src, field=what
+        )
     return {str(k): v for k, v in raw.items()}
 
 
@@ -124,15 +151,20 @@ def _path(raw: Any, what: str, src: str) -> str | None:
     if raw is None:
         return None
     if not isinstance(raw, str) or not raw.strip():
-        raise InputError(f"{what} must be a dotted path such as \"data.item_id\"", source=src, field=what)
+        raise InputError(
+            f'{what} must be a dotted path such as "data.item_id"', source=src, field=what
+        )
     return raw.strip()
 
 
 def _unknown(raw: dict, known: set[str], where: str, src: str) -> None:
     extra = sorted(set(raw) - known)
     if extra:
-        raise InputError(f"unknown key '{extra[0]}' in {where}; known: {', '.join(sorted(known))}",
-                         source=src, field=extra[0])
+        raise InputError(
+            f"unknown key '{extra[0]}' in {where}; known: {', '.join(sorted(known))}",
+            source=src,
+            field=extra[0],
+        )
 
 
 def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
@@ -146,12 +178,20 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
     _unknown(data, _TOP, "the mapping", src)
     given = data.get("tool", tool)
     if given != tool:
-        raise InputError(f"this mapping is for '{given}', not '{tool}'; use the {tool} mapping or "
-                         f"`annotator import {given}`", source=src, field="tool")
+        raise InputError(
+            f"this mapping is for '{given}', not '{tool}'; use the {tool} mapping or "
+            f"`annotator import {given}`",
+            source=src,
+            field="tool",
+        )
     rid = data.get("rubric")
     if rid is not None and rid != rubric.id:
-        raise InputError(f"this mapping was written for rubric '{rid}' but the study's rubric is '{rubric.id}'; "
-                         "write one for this study with --init-map", source=src, field="rubric")
+        raise InputError(
+            f"this mapping was written for rubric '{rid}' but the study's rubric is '{rubric.id}'; "
+            "write one for this study with --init-map",
+            source=src,
+            field="rubric",
+        )
     item = data.get("item", {})
     if not isinstance(item, dict):
         raise InputError("[item] must be a table", source=src, field="item")
@@ -162,26 +202,42 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
     metrics = []
     raw_metrics = data.get("metrics", {})
     if not isinstance(raw_metrics, dict):
-        raise InputError("[metrics] must hold one table per metric, e.g. [metrics.quality]", source=src,
-                         field="metrics")
+        raise InputError(
+            "[metrics] must hold one table per metric, e.g. [metrics.quality]",
+            source=src,
+            field="metrics",
+        )
     for key, raw in raw_metrics.items():
         if not rubric.has(key):
-            raise InputError(f"metric '{key}' is not in rubric '{rubric.id}' (its metrics: "
-                             f"{', '.join(m.key for m in rubric.metrics)})", source=src, field=f"metrics.{key}")
+            raise InputError(
+                f"metric '{key}' is not in rubric '{rubric.id}' (its metrics: "
+                f"{', '.join(m.key for m in rubric.metrics)})",
+                source=src,
+                field=f"metrics.{key}",
+            )
         if not isinstance(raw, dict):
             raise InputError(f"[metrics.{key}] must be a table", source=src, field=f"metrics.{key}")
         _unknown(raw, _METRIC, f"[metrics.{key}]", src)
         source = _path(raw.get("from"), f"metrics.{key}.from", src)
         if source is None:
-            raise InputError(f"[metrics.{key}] needs from = \"<their name>\"; map it, or delete the table if the tool "
-                             "holds no such answer", source=src, field=f"metrics.{key}.from")
+            raise InputError(
+                f'[metrics.{key}] needs from = "<their name>"; map it, or delete the table if the tool '
+                "holds no such answer",
+                source=src,
+                field=f"metrics.{key}.from",
+            )
         values = _strings(raw.get("values"), f"metrics.{key}.values", src)
         metric = rubric.metric(key)
-        for theirs, ours in values.items():  # a typo in the mapping is found now, not halfway through an import
-            convert(metric, [ours], {}, f"{src} [metrics.{key}.values] \"{theirs}\"")
+        for (
+            theirs,
+            ours,
+        ) in values.items():  # a typo in the mapping is found now, not halfway through an import
+            convert(metric, [ours], {}, f'{src} [metrics.{key}.values] "{theirs}"')
         label = raw.get("label")
         if label is not None and not isinstance(label, str):
-            raise InputError(f"metrics.{key}.label must be a string", source=src, field=f"metrics.{key}.label")
+            raise InputError(
+                f"metrics.{key}.label must be a string", source=src, field=f"metrics.{key}.label"
+            )
         metrics.append(MetricMap(metric, source, values, label))
     pairs = None
     if "pairs" in data:
@@ -192,11 +248,19 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
         values = _strings(raw.get("values"), "pairs.values", src)
         bad = sorted(v for v in values.values() if v not in CHOICES)
         if bad:
-            raise InputError(f"pairs.values: '{bad[0]}' is not one of {', '.join(CHOICES)}", source=src,
-                             field="pairs.values")
-        pairs = PairMap(*(_path(raw.get(k), f"pairs.{k}", src) for k in ("from", "tie_from")), values,
-                        *(_path(raw.get(k), f"pairs.{k}", src) for k in ("left", "right", "item_a", "item_b",
-                                                                          "pair_id")))
+            raise InputError(
+                f"pairs.values: '{bad[0]}' is not one of {', '.join(CHOICES)}",
+                source=src,
+                field="pairs.values",
+            )
+        pairs = PairMap(
+            *(_path(raw.get(k), f"pairs.{k}", src) for k in ("from", "tie_from")),
+            values,
+            *(
+                _path(raw.get(k), f"pairs.{k}", src)
+                for k in ("left", "right", "item_a", "item_b", "pair_id")
+            ),
+        )
     ignore = data.get("ignore", [])
     if not isinstance(ignore, list) or not all(isinstance(x, str) for x in ignore):
         raise InputError("ignore must be a list of names", source=src, field="ignore")
@@ -205,11 +269,20 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
         raise InputError("partial must be true or false", source=src, field="partial")
     instances = data.get("instances")
     if instances is not None and not isinstance(instances, str):
-        raise InputError("instances must be the path of the instance data file", source=src, field="instances")
+        raise InputError(
+            "instances must be the path of the instance data file", source=src, field="instances"
+        )
     return Mapping(
-        tool=tool, path=src, item=item, metrics=tuple(metrics), pairs=pairs, ignore=frozenset(ignore),
-        raters=_strings(data.get("raters"), "raters", src), judges=_strings(data.get("judges"), "judges", src),
-        partial=partial, instances=(p.parent / instances) if instances else None,
+        tool=tool,
+        path=src,
+        item=item,
+        metrics=tuple(metrics),
+        pairs=pairs,
+        ignore=frozenset(ignore),
+        raters=_strings(data.get("raters"), "raters", src),
+        judges=_strings(data.get("judges"), "judges", src),
+        partial=partial,
+        instances=(p.parent / instances) if instances else None,
         instance_id=str(data.get("instance_id", "id")),
     )
 
@@ -232,20 +305,29 @@ def get_path(obj: Any, path: str) -> Any:
     return cur
 
 
-def text_at(obj: Any, path: str | None, what: str, where: str, *, required: bool = False) -> str | None:
+def text_at(
+    obj: Any, path: str | None, what: str, where: str, *, required: bool = False
+) -> str | None:
     """A name-like value (an id) at `path`: numbers are taken as their text, anything else is refused."""
     if path is None:
         if required:
-            raise InputError(f"the mapping says nowhere where {what} is; add it to the mapping", source=where)
+            raise InputError(
+                f"the mapping says nowhere where {what} is; add it to the mapping", source=where
+            )
         return None
     v = get_path(obj, path)
     if v is None or v == "":
         if required:
-            raise InputError(f"{what} is missing (nothing at '{path}'); fix the mapping or the file", source=where,
-                             field=path)
+            raise InputError(
+                f"{what} is missing (nothing at '{path}'); fix the mapping or the file",
+                source=where,
+                field=path,
+            )
         return None
     if isinstance(v, bool) or not isinstance(v, (str, int)):
-        raise InputError(f"{what} at '{path}' must be a string, not {type(v).__name__}", source=where, field=path)
+        raise InputError(
+            f"{what} at '{path}' must be a string, not {type(v).__name__}", source=where, field=path
+        )
     return check_name(str(v), what, source=where, field=path)
 
 
@@ -260,7 +342,9 @@ def when(raw: Any, where: str, what: str = "created_at") -> datetime | None:
     try:
         t = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(f"{what} '{raw[:40]}' is not an ISO 8601 time", source=where, field=what) from None
+        raise InputError(
+            f"{what} '{raw[:40]}' is not an ISO 8601 time", source=where, field=what
+        ) from None
     return t if t.tzinfo is None else t.astimezone(UTC).replace(tzinfo=None)
 
 
@@ -271,7 +355,9 @@ def label_text(v: Any) -> str:
     return str(v)
 
 
-def convert(metric: Metric, labels: list[str], values: dict[str, str], where: str, *, judge: bool = False) -> Any:
+def convert(
+    metric: Metric, labels: list[str], values: dict[str, str], where: str, *, judge: bool = False
+) -> Any:
     """Their labels for one metric -> our typed value, through the mapping's values table and the
     metric kind's own parser; an unknown label is one line naming where to add it."""
     from .tables import parse_judge_value  # judge values may sit on the judge's own scale
@@ -285,20 +371,35 @@ def convert(metric: Metric, labels: list[str], values: dict[str, str], where: st
     elif len(ours) == 1:
         raw = ours[0]
     else:
-        raise InputError(f"{len(ours)} labels ({', '.join(labels)}) for '{metric.key}', which takes one",
-                         source=where, field=metric.key)
+        raise InputError(
+            f"{len(ours)} labels ({', '.join(labels)}) for '{metric.key}', which takes one",
+            source=where,
+            field=metric.key,
+        )
     if raw.strip() == "" and not metric.spec.multi and metric.accepts_cannot_judge:
-        raise InputError(f"an empty label for '{metric.key}'; map it to a value (\"{CANNOT_JUDGE}\" for no answer)",
-                         source=where, field=metric.key)
+        raise InputError(
+            f"an empty label for '{metric.key}'; map it to a value (\"{CANNOT_JUDGE}\" for no answer)",
+            source=where,
+            field=metric.key,
+        )
     try:
-        if judge and not (metric.kind == "likert" and raw in metric.levels.values()):  # a point's label is no number
+        if judge and not (
+            metric.kind == "likert" and raw in metric.levels.values()
+        ):  # a point's label is no number
             return parse_judge_value(metric, raw, where, None)
         return metric.spec.parse_value(metric, raw, source=where)
     except InputError as exc:
-        known = ", ".join(metric.values()) if metric.kind not in ("scale", "likert") else \
-            f"{metric.min}..{metric.max}"
-        raise InputError(f"{exc.message} (labels {', '.join(labels)}; our values: {known}); map their label "
-                         f"to one of ours in [metrics.{metric.key}.values]", source=where, field=metric.key) from None
+        known = (
+            ", ".join(metric.values())
+            if metric.kind not in ("scale", "likert")
+            else f"{metric.min}..{metric.max}"
+        )
+        raise InputError(
+            f"{exc.message} (labels {', '.join(labels)}; our values: {known}); map their label "
+            f"to one of ours in [metrics.{metric.key}.values]",
+            source=where,
+            field=metric.key,
+        ) from None
 
 
 # ---- what the importers hand to the service ---------------------------------------------------
@@ -342,8 +443,10 @@ class ToolImport:
         for v in self.votes:
             for side in (v.item_left, v.item_right):
                 if side not in known:
-                    raise InputError(f"the pair names item '{side}', which the study does not hold; {hint}",
-                                     source=v.where)
+                    raise InputError(
+                        f"the pair names item '{side}', which the study does not hold; {hint}",
+                        source=v.where,
+                    )
 
     def check_complete(self, rubric: Rubric, mapping: Mapping) -> None:
         """A judgement that skips a required metric would pass silently into agreement: refused
@@ -355,15 +458,24 @@ class ToolImport:
         for j in self.judgements:
             missing = missing_metrics(rubric, j.answers)
             if missing:
-                raise InputError(f"{j.rater} on '{j.item_id}' answers no '{missing[0]}' (required); map the "
-                                 "control that holds it, or set partial = true in the mapping", source=j.where,
-                                 field=missing[0])
+                raise InputError(
+                    f"{j.rater} on '{j.item_id}' answers no '{missing[0]}' (required); map the "
+                    "control that holds it, or set partial = true in the mapping",
+                    source=j.where,
+                    field=missing[0],
+                )
 
 
 def seconds_to_ms(raw: Any, where: str, what: str = "lead_time") -> int | None:
     if raw is None or raw == "":
         return None
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0 or raw != raw or raw == float("inf"):
+    if (
+        isinstance(raw, bool)
+        or not isinstance(raw, (int, float))
+        or raw < 0
+        or raw != raw
+        or raw == float("inf")
+    ):
         raise InputError(f"{what} must be a number of seconds", source=where, field=what)
     return int(round(raw * 1000))
 
@@ -384,7 +496,9 @@ class Survey:
     tool: str
     source: str
     controls: dict[str, Seen] = field(default_factory=dict)
-    paths: Counter = field(default_factory=Counter)  # dotted paths of scalar fields in tasks / lines
+    paths: Counter = field(
+        default_factory=Counter
+    )  # dotted paths of scalar fields in tasks / lines
     users: Counter = field(default_factory=Counter)
     models: Counter = field(default_factory=Counter)
     fields: dict[str, str] = field(default_factory=dict)  # Prodigy: a text task's field_id by label
@@ -410,13 +524,32 @@ def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 
-_GATE_WORDS = {"pass": "PASS", "yes": "PASS", "true": "PASS", "accept": "PASS", "good": "PASS", "ok": "PASS",
-               "fail": "FAIL", "no": "FAIL", "false": "FAIL", "reject": "FAIL", "bad": "FAIL"}
+_GATE_WORDS = {
+    "pass": "PASS",
+    "yes": "PASS",
+    "true": "PASS",
+    "accept": "PASS",
+    "good": "PASS",
+    "ok": "PASS",
+    "fail": "FAIL",
+    "no": "FAIL",
+    "false": "FAIL",
+    "reject": "FAIL",
+    "bad": "FAIL",
+}
 _FIELD_NAMES = {
-    "item_id": ("item_id", "itemid", "uid", "item"), "case_id": ("case_id", "case", "caseid"),
-    "prompt": ("prompt", "instruction", "question"), "criteria": ("criteria",), "generator": ("generator", "model"),
-    "images": ("image", "images", "img", "image_url"), "text": ("text", "output", "response"),
-    "inputs": ("inputs",), "mask": ("mask",), "slice": ("slice",), "seed": ("seed",), "task_type": ("task_type",),
+    "item_id": ("item_id", "itemid", "uid", "item"),
+    "case_id": ("case_id", "case", "caseid"),
+    "prompt": ("prompt", "instruction", "question"),
+    "criteria": ("criteria",),
+    "generator": ("generator", "model"),
+    "images": ("image", "images", "img", "image_url"),
+    "text": ("text", "output", "response"),
+    "inputs": ("inputs",),
+    "mask": ("mask",),
+    "slice": ("slice",),
+    "seed": ("seed",),
+    "task_type": ("task_type",),
 }
 
 
@@ -429,7 +562,9 @@ def _guess_value(metric: Metric, label: str) -> str | None:
     except InputError:
         pass
     for v in metric.values():
-        if _norm(str(v)) == _norm(label) or (metric.kind == "likert" and _norm(metric.levels.get(v, "")) == _norm(label)):
+        if _norm(str(v)) == _norm(label) or (
+            metric.kind == "likert" and _norm(metric.levels.get(v, "")) == _norm(label)
+        ):
             return str(v)
     return "TODO"
 
@@ -444,10 +579,24 @@ def _key(k: str) -> str:
     return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) and not k.isdigit() else _q(k)
 
 
-ANSWER_KINDS = {"choices", "taxonomy", "rating", "number", "textarea", "pairwise", "labels", "likert", "text",
-                "choice", "answer"}
-_COMPATIBLE = {"text": {"textarea", "text"}, "scale": {"rating", "number", "likert"},
-               "likert": {"rating", "number", "likert"}}
+ANSWER_KINDS = {
+    "choices",
+    "taxonomy",
+    "rating",
+    "number",
+    "textarea",
+    "pairwise",
+    "labels",
+    "likert",
+    "text",
+    "choice",
+    "answer",
+}
+_COMPATIBLE = {
+    "text": {"textarea", "text"},
+    "scale": {"rating", "number", "likert"},
+    "likert": {"rating", "number", "likert"},
+}
 
 
 def _match(rubric: Rubric, survey: Survey, taken: set[str]) -> dict[str, str | None]:
@@ -460,19 +609,37 @@ def _match(rubric: Rubric, survey: Survey, taken: set[str]) -> dict[str, str | N
     used = {v for v in out.values() if v}
     for m in rubric.metrics:
         if out[m.key] is None and m.kind in _COMPATIBLE:
-            fits = [n for n in free if n not in used and set(survey.controls[n].kinds) & _COMPATIBLE[m.kind]]
-            rivals = [k for k in rubric.metrics if k.kind in _COMPATIBLE and out[k.key] is None
-                      and _COMPATIBLE[k.kind] == _COMPATIBLE[m.kind]]
+            fits = [
+                n
+                for n in free
+                if n not in used and set(survey.controls[n].kinds) & _COMPATIBLE[m.kind]
+            ]
+            rivals = [
+                k
+                for k in rubric.metrics
+                if k.kind in _COMPATIBLE
+                and out[k.key] is None
+                and _COMPATIBLE[k.kind] == _COMPATIBLE[m.kind]
+            ]
             required = [k for k in rivals if k.required]
-            if len(fits) == 1 and (rivals == [m] or required == [m]):  # the one control for the one (required) metric
+            if len(fits) == 1 and (
+                rivals == [m] or required == [m]
+            ):  # the one control for the one (required) metric
                 out[m.key] = fits[0]
                 used.add(fits[0])
     return out
 
 
-def initial_mapping(survey: Survey, rubric: Rubric, *, item_fields: tuple[str, ...] = ITEM_FIELDS,
-                    item_defaults: dict[str, Any] | None = None, pair_defaults: dict[str, str] | None = None,
-                    top: tuple[str, ...] = (), source_lines: Any = None) -> str:
+def initial_mapping(
+    survey: Survey,
+    rubric: Rubric,
+    *,
+    item_fields: tuple[str, ...] = ITEM_FIELDS,
+    item_defaults: dict[str, Any] | None = None,
+    pair_defaults: dict[str, str] | None = None,
+    top: tuple[str, ...] = (),
+    source_lines: Any = None,
+) -> str:
     """A starting mapping (TOML text) from what the file held: controls matched to metrics by
     name (or, for text and scales, by being the only one of that kind), labels to our values
     where the match is certain, `# TODO` where it is not. `source_lines(name)` gives the lines
@@ -486,14 +653,22 @@ def initial_mapping(survey: Survey, rubric: Rubric, *, item_fields: tuple[str, .
     regions = sorted(n for n, seen in survey.controls.items() if not set(seen.kinds) & ANSWER_KINDS)
     rest = sorted(set(survey.controls) - used - set(regions))
     # top-level keys first: in TOML a key after a [table] header belongs to that table
-    lines = [f"# annotator mapping: {survey.tool} -> rubric '{rubric.id}', written by --init-map from",
-             f"# {survey.source}. Check every line, fix each TODO, then import with --map.",
-             f"tool = {_q(survey.tool)}", f"rubric = {_q(rubric.id)}", "partial = false", *top]
+    lines = [
+        f"# annotator mapping: {survey.tool} -> rubric '{rubric.id}', written by --init-map from",
+        f"# {survey.source}. Check every line, fix each TODO, then import with --map.",
+        f"tool = {_q(survey.tool)}",
+        f"rubric = {_q(rubric.id)}",
+        "partial = false",
+        *top,
+    ]
     if regions:
         lines.append("# controls no metric can take (regions, spans...):")
     lines.append("ignore = [" + ", ".join(_q(n) for n in regions) + "]")
     if rest:
-        lines.append("# TODO: not mapped yet (map each to a metric below, or add it to ignore): " + ", ".join(rest))
+        lines.append(
+            "# TODO: not mapped yet (map each to a metric below, or add it to ignore): "
+            + ", ".join(rest)
+        )
     lines += ["", "[item]  # dotted paths from the root of each task / line"]
     guessed = dict(item_defaults or {})
     paths: dict[str, str] = {}
@@ -506,16 +681,21 @@ def initial_mapping(survey: Survey, rubric: Rubric, *, item_fields: tuple[str, .
     for fld in ITEM_FIELDS:
         if fld in guessed:
             v = guessed[fld]
-            lines.append(f"{fld} = " + ("[" + ", ".join(_q(x) for x in v) + "]" if isinstance(v, list) else _q(v)))
+            lines.append(
+                f"{fld} = "
+                + ("[" + ", ".join(_q(x) for x in v) + "]" if isinstance(v, list) else _q(v))
+            )
     if "item_id" not in guessed:
-        lines.append("# item_id = \"data.item_id\"  # TODO: where each task names our item_id")
+        lines.append('# item_id = "data.item_id"  # TODO: where each task names our item_id')
     lines.append("")
     for m in rubric.metrics:
         match = matches[m.key]
         lines.append(f"[metrics.{m.key}]  # {m.kind}: {m.label}")
         if match is None:
-            lines.append(f"# from = \"\"  # TODO: which of {', '.join(rest) or 'their names'} answers this metric? "
-                         "(delete this table if none does)")
+            lines.append(
+                f'# from = ""  # TODO: which of {", ".join(rest) or "their names"} answers this metric? '
+                "(delete this table if none does)"
+            )
             lines.append("")
             continue
         lines += source_lines(match) if source_lines else [f"from = {_q(match)}"]
@@ -524,7 +704,10 @@ def initial_mapping(survey: Survey, rubric: Rubric, *, item_fields: tuple[str, .
         if guesses:
             lines.append(f"[metrics.{m.key}.values]")
             for lab, v in guesses:
-                lines.append(f"{_q(lab)} = {_q(v)}" + ("  # TODO: which of our values?" if v == "TODO" else ""))
+                lines.append(
+                    f"{_q(lab)} = {_q(v)}"
+                    + ("  # TODO: which of our values?" if v == "TODO" else "")
+                )
         lines.append("")
     if pd_:
         lines.append("[pairs]")
@@ -542,18 +725,34 @@ def initial_mapping(survey: Survey, rubric: Rubric, *, item_fields: tuple[str, .
     return "\n".join(lines)
 
 
-def render_mapping(tool: str, rubric: Rubric, *, item: dict[str, Any], metrics: dict[str, str],
-                   pairs: dict[str, str] | None = None, raters: dict[str, str] | None = None,
-                   judges: dict[str, str] | None = None, note: str = "", partial: bool = False) -> str:
+def render_mapping(
+    tool: str,
+    rubric: Rubric,
+    *,
+    item: dict[str, Any],
+    metrics: dict[str, str],
+    pairs: dict[str, str] | None = None,
+    raters: dict[str, str] | None = None,
+    judges: dict[str, str] | None = None,
+    note: str = "",
+    partial: bool = False,
+) -> str:
     """A complete mapping file (TOML) from plain tables: what an exporter writes beside its
     export so that the file imports back with no questions asked."""
-    lines = [f"# annotator mapping: {note}" if note else "# annotator mapping", f"tool = {_q(tool)}",
-             f"rubric = {_q(rubric.id)}"]
+    lines = [
+        f"# annotator mapping: {note}" if note else "# annotator mapping",
+        f"tool = {_q(tool)}",
+        f"rubric = {_q(rubric.id)}",
+    ]
     if partial:
-        lines.append("partial = true  # the study holds judgements that skip a required metric (imported as partial)")
+        lines.append(
+            "partial = true  # the study holds judgements that skip a required metric (imported as partial)"
+        )
     lines += ["", "[item]"]
     for k, v in item.items():
-        lines.append(f"{k} = " + ("[" + ", ".join(_q(x) for x in v) + "]" if isinstance(v, list) else _q(v)))
+        lines.append(
+            f"{k} = " + ("[" + ", ".join(_q(x) for x in v) + "]" if isinstance(v, list) else _q(v))
+        )
     for key, source in metrics.items():
         lines += ["", f"[metrics.{key}]", f"from = {_q(source)}"]
     for title, table in (("pairs", pairs), ("raters", raters), ("judges", judges)):

@@ -54,7 +54,9 @@ class EncodedImage:
         if not path.exists():
             with study_faults(str(folder)):
                 path.write_bytes(self.data)
-        return EncodedImage(self.sha256, self.original_sha256, self.width, self.height, None, path, self.n_bytes)
+        return EncodedImage(
+            self.sha256, self.original_sha256, self.width, self.height, None, path, self.n_bytes
+        )
 
 
 def to_8bit(im: Image.Image) -> Image.Image:
@@ -74,20 +76,28 @@ def to_8bit(im: Image.Image) -> Image.Image:
     if im.mode == "F":
         a = np.asarray(im, dtype=np.float64)
         finite = a[np.isfinite(a)]
-        lo, hi = (0.0, 1.0) if finite.size == 0 or (finite.min() >= 0 and finite.max() <= 1) else (finite.min(), finite.max())
+        lo, hi = (
+            (0.0, 1.0)
+            if finite.size == 0 or (finite.min() >= 0 and finite.max() <= 1)
+            else (finite.min(), finite.max())
+        )
         scaled = (np.nan_to_num(a, nan=lo, posinf=hi, neginf=lo) - lo) / ((hi - lo) or 1.0)
         return Image.fromarray(np.clip(np.rint(scaled * 255.0), 0, 255).astype(np.uint8), "L")
     return im
 
 
-def encode_image(data: bytes, *, source: str, line: int | None = None, field: str = "images") -> EncodedImage:
+def encode_image(
+    data: bytes, *, source: str, line: int | None = None, field: str = "images"
+) -> EncodedImage:
     """Decode fully, fix orientation, drop all metadata, re-encode as 8-bit PNG.
 
     Animated images (GIF, APNG, WebP with frames) are refused: a rater would
     judge one frame of something made to be seen moving.
     """
     if not data:
-        raise InputError("image file is empty (0 bytes); re-export it", source=source, line=line, field=field)
+        raise InputError(
+            "image file is empty (0 bytes); re-export it", source=source, line=line, field=field
+        )
     try:
         with warnings.catch_warnings():
             # a decompression-bomb *warning* is as unsafe to render as the error
@@ -95,31 +105,58 @@ def encode_image(data: bytes, *, source: str, line: int | None = None, field: st
             with Image.open(io.BytesIO(data)) as im:
                 frames = getattr(im, "n_frames", 1)
                 if frames > 1:
-                    raise InputError(f"animated image ({frames} frames); export the frame to judge as a still PNG",
-                                     source=source, line=line, field=field)
+                    raise InputError(
+                        f"animated image ({frames} frames); export the frame to judge as a still PNG",
+                        source=source,
+                        line=line,
+                        field=field,
+                    )
                 im.load()
                 im = to_8bit(ImageOps.exif_transpose(im))
-                mode = "RGBA" if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info else "RGB"
+                mode = (
+                    "RGBA"
+                    if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info
+                    else "RGB"
+                )
                 clean = im.convert(mode)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise InputError(
             "image is larger than the decompression-bomb limit; downscale it before importing",
-            source=source, line=line, field=field,
+            source=source,
+            line=line,
+            field=field,
         ) from None
     except UnidentifiedImageError:
-        raise InputError("not an image file Pillow can read; check the file", source=source, line=line, field=field) from None
+        raise InputError(
+            "not an image file Pillow can read; check the file",
+            source=source,
+            line=line,
+            field=field,
+        ) from None
     except InputError:
         raise
     except (OSError, SyntaxError, ValueError) as exc:
-        raise InputError(f"image is truncated or corrupt ({exc}); re-export it", source=source, line=line, field=field) from None
+        raise InputError(
+            f"image is truncated or corrupt ({exc}); re-export it",
+            source=source,
+            line=line,
+            field=field,
+        ) from None
     # a fresh image carries no info dict, so nothing but pixels is written
     pixels = Image.new(clean.mode, clean.size)
     pixels.paste(clean)
     buf = io.BytesIO()
     pixels.save(buf, format="PNG", compress_level=1)
     png = buf.getvalue()
-    return EncodedImage(hashlib.sha256(png).hexdigest(), hashlib.sha256(data).hexdigest(), clean.width, clean.height,
-                        png, None, len(png))
+    return EncodedImage(
+        hashlib.sha256(png).hexdigest(),
+        hashlib.sha256(data).hexdigest(),
+        clean.width,
+        clean.height,
+        png,
+        None,
+        len(png),
+    )
 
 
 class MediaStore:
@@ -147,7 +184,9 @@ class MediaStore:
             return False
         with study_faults(str(self.root)):
             dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{img.sha256[:12]}-", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(
+                dir=dest.parent, prefix=f".{img.sha256[:12]}-", suffix=".tmp"
+            )
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(img.png)
@@ -173,9 +212,12 @@ def study_faults(where: str) -> Iterator[None]:
         yield
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
-            raise DiskFull("the disk is full; free some space and import again (nothing was imported)",
-                           source=where) from None
+            raise DiskFull(
+                "the disk is full; free some space and import again (nothing was imported)",
+                source=where,
+            ) from None
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise StudyReadOnly("the study's media folder cannot be written; check its permissions",
-                                source=where) from None
+            raise StudyReadOnly(
+                "the study's media folder cannot be written; check its permissions", source=where
+            ) from None
         raise

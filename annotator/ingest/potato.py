@@ -54,8 +54,11 @@ def files_of(path: Path) -> list[Path]:
     if path.is_dir():
         found = sorted(path.rglob(OUTPUT_NAME))
         if not found:
-            raise InputError(f"no {OUTPUT_NAME} under this folder; give Potato's annotation_output folder or one "
-                             "user's file", source=str(path))
+            raise InputError(
+                f"no {OUTPUT_NAME} under this folder; give Potato's annotation_output folder or one "
+                "user's file",
+                source=str(path),
+            )
         return found
     return [path]
 
@@ -85,8 +88,12 @@ def _user(line: dict, path: Path, where: str) -> str:
             return str(line[key])
     if path.name == OUTPUT_NAME:
         return path.parent.name
-    raise InputError("the line names no user (user_id) and the file is not <user>/annotated_instances.jsonl; import "
-                     "Potato's annotation_output folder", source=where, field="user_id")
+    raise InputError(
+        "the line names no user (user_id) and the file is not <user>/annotated_instances.jsonl; import "
+        "Potato's annotation_output folder",
+        source=where,
+        field="user_id",
+    )
 
 
 def time_ms(line: dict) -> int | None:
@@ -119,13 +126,17 @@ def _pair_choice(scheme: dict[str, Any], values: dict[str, str], where: str) -> 
         try:
             x = float(scheme["scale_value"])
         except (TypeError, ValueError):
-            raise InputError(f"scale_value '{scheme['scale_value']}' is not a number", source=where) from None
+            raise InputError(
+                f"scale_value '{scheme['scale_value']}' is not a number", source=where
+            ) from None
         lab = "A" if x < 0 else "B" if x > 0 else "tie"
     else:
         return None
     choice = values.get(lab, PAIR_DEFAULTS.get(lab, lab))
     if choice not in ("left", "right", "both", "neither"):
-        raise InputError(f"pair selection '{lab}' is not A, B or tie; map it in [pairs.values]", source=where)
+        raise InputError(
+            f"pair selection '{lab}' is not A, B or tie; map it in [pairs.values]", source=where
+        )
     return choice
 
 
@@ -148,44 +159,87 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                 out.skipped["lines with no label_annotations"] += 1
                 continue
             if not isinstance(la, dict):
-                raise InputError("label_annotations must be an object", source=where, field="label_annotations")
+                raise InputError(
+                    "label_annotations must be an object", source=where, field="label_annotations"
+                )
             answers: dict[str, Any] = {}
             voted = False
             for scheme, got in la.items():
                 if scheme in mapping.ignore:
                     continue
                 if not isinstance(got, dict):
-                    raise InputError(f"scheme '{scheme}' must hold an object of label: value", source=where,
-                                     field=scheme)
+                    raise InputError(
+                        f"scheme '{scheme}' must hold an object of label: value",
+                        source=where,
+                        field=scheme,
+                    )
                 if pm is not None and scheme == pm.source:
                     choice = _pair_choice(got, pm.values, where)
                     if choice is not None:
                         left = text_at(row, pm.left, "the left item_id", where, required=True)
                         right = text_at(row, pm.right, "the right item_id", where, required=True)
-                        out.votes.append(ToolVote(text_at(row, pm.pair_id, "the pair_id", where), left, right, rater,
-                                                  choice, None, time_ms(line), where, (fi, n)))
+                        out.votes.append(
+                            ToolVote(
+                                text_at(row, pm.pair_id, "the pair_id", where),
+                                left,
+                                right,
+                                rater,
+                                choice,
+                                None,
+                                time_ms(line),
+                                where,
+                                (fi, n),
+                            )
+                        )
                         voted = True
                     continue
                 if scheme not in by_source:
-                    raise InputError(f"scheme '{scheme}' is not in the mapping {mapping.path}; map it to a metric "
-                                     f"([metrics.<key>] from = \"{scheme}\") or list it in ignore", source=where,
-                                     field=scheme)
+                    raise InputError(
+                        f"scheme '{scheme}' is not in the mapping {mapping.path}; map it to a metric "
+                        f'([metrics.<key>] from = "{scheme}") or list it in ignore',
+                        source=where,
+                        field=scheme,
+                    )
                 for mm in by_source[scheme]:
                     if not got and not mm.metric.spec.multi:
                         continue  # nothing picked: no answer, except for tags, where none ticked is one
-                    answers[mm.metric.key] = convert(mm.metric, _labels(mm.metric.kind, got, mm.values), mm.values,
-                                                     f"{where} scheme '{scheme}'")
+                    answers[mm.metric.key] = convert(
+                        mm.metric,
+                        _labels(mm.metric.kind, got, mm.values),
+                        mm.values,
+                        f"{where} scheme '{scheme}'",
+                    )
             if not answers:
                 if not voted:
                     out.skipped["lines with no mapped answer"] += 1
                 continue
-            item_id = text_at(row, mapping.item.get("item_id", mapping.instance_id), "the item_id", where,
-                              required=True)
+            item_id = text_at(
+                row,
+                mapping.item.get("item_id", mapping.instance_id),
+                "the item_id",
+                where,
+                required=True,
+            )
             if item_id not in known:
-                raise InputError(f"unknown item_id '{item_id}'; import the items first (Potato's output holds no "
-                                 "item content)", source=where, field="id")
-            out.judgements.append(ToolJudgement(item_id, rater, answers, reason_of(rubric, answers), None, None,
-                                                time_ms(line), where, (fi, n)))
+                raise InputError(
+                    f"unknown item_id '{item_id}'; import the items first (Potato's output holds no "
+                    "item content)",
+                    source=where,
+                    field="id",
+                )
+            out.judgements.append(
+                ToolJudgement(
+                    item_id,
+                    rater,
+                    answers,
+                    reason_of(rubric, answers),
+                    None,
+                    None,
+                    time_ms(line),
+                    where,
+                    (fi, n),
+                )
+            )
     out.check_pair_items(known)
     return out
 
@@ -197,7 +251,13 @@ def survey(path: str | Path) -> Survey:
         for n, line in read_lines(f):
             if not isinstance(line, dict):
                 continue
-            s.walk({k: v for k, v in line.items() if k not in ("label_annotations", "span_annotations")})
+            s.walk(
+                {
+                    k: v
+                    for k, v in line.items()
+                    if k not in ("label_annotations", "span_annotations")
+                }
+            )
             try:
                 s.users[_user(line, f, f"{f}:{n}")] += 1
             except InputError:
@@ -221,8 +281,18 @@ def initial(path: str | Path, rubric: Rubric) -> str:
     schemes = [n for n, seen in s.controls.items() if "pairwise" in seen.kinds]
     # Potato's lines hold no item ids for the two sides: they come from the instance data file
     pairs = {"from": schemes[0], "left": "item_left", "right": "item_right"} if schemes else None
-    top = ("# instances = \"data/instances.jsonl\"  # TODO for pairs: Potato's input data, naming each pair's items",) \
-        if pairs else ()
-    return initial_mapping(s, rubric, item_fields=("item_id",), item_defaults={"item_id": "id"}, pair_defaults=pairs,
-                           top=top)
-
+    top = (
+        (
+            "# instances = \"data/instances.jsonl\"  # TODO for pairs: Potato's input data, naming each pair's items",
+        )
+        if pairs
+        else ()
+    )
+    return initial_mapping(
+        s,
+        rubric,
+        item_fields=("item_id",),
+        item_defaults={"item_id": "id"},
+        pair_defaults=pairs,
+        top=top,
+    )

@@ -57,9 +57,12 @@ def _rater(line: dict, mapping: Mapping, where: str) -> tuple[str, str | None]:
     who = line.get("_annotator_id") or session
     if who is None or who == "":
         if "" not in mapping.raters:
-            raise InputError("the task names no annotator (_annotator_id or _session_id); Prodigy adds them in named "
-                             "sessions (?session=NAME): name the rater with [raters] \"\" = \"name\"", source=where,
-                             field="_annotator_id")
+            raise InputError(
+                "the task names no annotator (_annotator_id or _session_id); Prodigy adds them in named "
+                'sessions (?session=NAME): name the rater with [raters] "" = "name"',
+                source=where,
+                field="_annotator_id",
+            )
         who = ""
     return mapping.rater(who, str(who), where), (str(session) if session else None)
 
@@ -76,14 +79,21 @@ def _pair(line: dict, mapping: Mapping, answer: str, where: str) -> tuple[str, s
     pm = mapping.pairs
     m = line["mapping"]
     if not isinstance(m, dict) or set(m) - {"A", "B"} or set(m.values()) - {"accept", "reject"}:
-        raise InputError("'mapping' must say which of A and B was shown as accept / reject", source=where,
-                         field="mapping")
-    items = {"A": text_at(line, pm.item_a, "the item_id of output A", where, required=True),
-             "B": text_at(line, pm.item_b, "the item_id of output B", where, required=True)}
+        raise InputError(
+            "'mapping' must say which of A and B was shown as accept / reject",
+            source=where,
+            field="mapping",
+        )
+    items = {
+        "A": text_at(line, pm.item_a, "the item_id of output A", where, required=True),
+        "B": text_at(line, pm.item_b, "the item_id of output B", where, required=True),
+    }
     if isinstance(line.get("options"), list):  # the choice interface: options in the order shown
         ids = [str(o.get("id")) if isinstance(o, dict) else None for o in line["options"]]
         if len(ids) != 2 or set(ids) != {"A", "B"}:
-            raise InputError("an A/B choice task must list the options A and B", source=where, field="options")
+            raise InputError(
+                "an A/B choice task must list the options A and B", source=where, field="options"
+            )
         picked = _labels_at(line, "accept")
         if answer != "accept" or len(picked) != 1:
             return None
@@ -104,8 +114,11 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
             raise InputError("line is not a JSON object", source=where)
         answer = line.get("answer")
         if answer not in ANSWERS:
-            raise InputError(f"answer '{answer}' is not accept, reject or ignore (is this `prodigy db-out` output?)",
-                             source=where, field="answer")
+            raise InputError(
+                f"answer '{answer}' is not accept, reject or ignore (is this `prodigy db-out` output?)",
+                source=where,
+                field="answer",
+            )
         if answer == "ignore":
             out.skipped["ignored tasks"] += 1
             continue
@@ -117,19 +130,28 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
         rater, session = _rater(line, mapping, where)
         if "mapping" in line:
             if mapping.pairs is None:
-                raise InputError("an A/B task (it has a 'mapping') but the mapping file has no [pairs] (item_a, item_b)",
-                                 source=where, field="mapping")
+                raise InputError(
+                    "an A/B task (it has a 'mapping') but the mapping file has no [pairs] (item_a, item_b)",
+                    source=where,
+                    field="mapping",
+                )
             got = _pair(line, mapping, answer, where)
             if got is None:
                 out.skipped["A/B tasks with no choice"] += 1
             else:
                 pid = text_at(line, mapping.pairs.pair_id, "the pair_id", where)
-                out.votes.append(ToolVote(pid, got[0], got[1], rater, got[2], t, None, where, order))
+                out.votes.append(
+                    ToolVote(pid, got[0], got[1], rater, got[2], t, None, where, order)
+                )
             continue
         label = line.get("label")
         if labelled and label is not None and label not in labelled and label not in mapping.ignore:
-            raise InputError(f"label '{label}' is not in the mapping {mapping.path}; map it to a metric ([metrics.<key>] "
-                             f"from = \"answer\", label = \"{label}\") or list it in ignore", source=where, field="label")
+            raise InputError(
+                f"label '{label}' is not in the mapping {mapping.path}; map it to a metric ([metrics.<key>] "
+                f'from = "answer", label = "{label}") or list it in ignore',
+                source=where,
+                field="label",
+            )
         answers = {}
         for mm in mapping.metrics:
             if mm.label is not None and line.get("label") != mm.label:
@@ -139,22 +161,40 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
             if get_path(line, mm.source) is None:  # this task does not ask this metric's question
                 continue
             labels = _labels_at(line, mm.source)
-            values = {**GATE_DEFAULTS, **mm.values} if mm.source == "answer" and mm.metric.kind == "gate" else mm.values
+            values = (
+                {**GATE_DEFAULTS, **mm.values}
+                if mm.source == "answer" and mm.metric.kind == "gate"
+                else mm.values
+            )
             answers[mm.metric.key] = convert(mm.metric, labels, values, f"{where} '{mm.source}'")
         if not answers:
-            out.skipped["rejected tasks" if answer == "reject" else "tasks with no mapped answer"] += 1
+            out.skipped[
+                "rejected tasks" if answer == "reject" else "tasks with no mapped answer"
+            ] += 1
             continue
         item_id = text_at(line, mapping.item.get("item_id"), "the item_id", where, required=True)
         if item_id not in known:
-            raise InputError(f"unknown item_id '{item_id}'; import the items first", source=where, field="item_id")
+            raise InputError(
+                f"unknown item_id '{item_id}'; import the items first",
+                source=where,
+                field="item_id",
+            )
         chain = versions.setdefault((item_id, rater), [])
         if chain and all(chain[-1].answers.get(k, v) == v for k, v in answers.items()):
-            chain[-1].answers.update(answers)  # more metrics of the same judgement (binary tasks, one label each)
+            chain[-1].answers.update(
+                answers
+            )  # more metrics of the same judgement (binary tasks, one label each)
             j = chain[-1]
             j.reason, j.created_at, j.order = reason_of(rubric, j.answers), t or j.created_at, order
             continue
-        merged = {**chain[-1].answers, **answers} if chain else answers  # a relabel keeps the other metrics
-        chain.append(ToolJudgement(item_id, rater, merged, reason_of(rubric, merged), t, session, None, where, order))
+        merged = (
+            {**chain[-1].answers, **answers} if chain else answers
+        )  # a relabel keeps the other metrics
+        chain.append(
+            ToolJudgement(
+                item_id, rater, merged, reason_of(rubric, merged), t, session, None, where, order
+            )
+        )
     for chain in versions.values():
         out.judgements.extend(chain)
     out.check_pair_items(known)
@@ -167,7 +207,13 @@ def survey(path: str | Path) -> Survey:
     for _n, line in read_jsonl(p):
         if not isinstance(line, dict):
             continue
-        s.walk({k: v for k, v in line.items() if not k.startswith("_") and k not in ("answer", "accept", "options")})
+        s.walk(
+            {
+                k: v
+                for k, v in line.items()
+                if not k.startswith("_") and k not in ("answer", "accept", "options")
+            }
+        )
         who = line.get("_annotator_id") or line.get("_session_id")
         if who:
             s.users[str(who)] += 1
@@ -193,7 +239,17 @@ def initial(path: str | Path, rubric: Rubric) -> str:
     def source_lines(name: str) -> list[str]:
         """A task's `label` names the question; the answer sits in `answer`, `accept` or the text field."""
         kinds = s.controls[name].kinds
-        field = "accept" if "choice" in kinds else s.fields.get(name, "answer") if "text" in kinds else "answer"
-        return [f"from = {json.dumps(field)}"] + ([f"label = {json.dumps(name)}"] if name != "accept" else [])
+        field = (
+            "accept"
+            if "choice" in kinds
+            else s.fields.get(name, "answer")
+            if "text" in kinds
+            else "answer"
+        )
+        return [f"from = {json.dumps(field)}"] + (
+            [f"label = {json.dumps(name)}"] if name != "accept" else []
+        )
 
-    return initial_mapping(s, rubric, item_fields=("item_id",), pair_defaults=pairs, source_lines=source_lines)
+    return initial_mapping(
+        s, rubric, item_fields=("item_id",), pair_defaults=pairs, source_lines=source_lines
+    )

@@ -25,16 +25,23 @@ def read_bytes(path: Path, source: str, *, what: str = "file", field: str | None
     except IsADirectoryError:
         raise InputError(f"{what} is a folder, not a file", source=source, field=field) from None
     except PermissionError:
-        raise InputError(f"{what} cannot be read (permission denied)", source=source, field=field) from None
+        raise InputError(
+            f"{what} cannot be read (permission denied)", source=source, field=field
+        ) from None
     except ValueError as exc:  # embedded NUL
         raise InputError(f"{what}: {exc}; fix the path", source=source, field=field) from None
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
-            raise InputError(f"{what}: the file name is too long for this system; shorten it",
-                             source=source, field=field) from None
+            raise InputError(
+                f"{what}: the file name is too long for this system; shorten it",
+                source=source,
+                field=field,
+            ) from None
         if exc.errno == errno.ENOSPC:
             raise DiskFull("the disk is full", source=source) from None
-        raise InputError(f"{what} cannot be read ({exc.strerror})", source=source, field=field) from None
+        raise InputError(
+            f"{what} cannot be read ({exc.strerror})", source=source, field=field
+        ) from None
 
 
 def read_text(path: Path, source: str, *, what: str = "file") -> str:
@@ -43,7 +50,9 @@ def read_text(path: Path, source: str, *, what: str = "file") -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{what} is not UTF-8 text (byte {exc.start}); save it as UTF-8", source=source) from None
+        raise InputError(
+            f"{what} is not UTF-8 text (byte {exc.start}); save it as UTF-8", source=source
+        ) from None
 
 
 def _depth_ok(line: str) -> bool:
@@ -72,13 +81,24 @@ def _depth_ok(line: str) -> bool:
 
 
 def parse_json(text: str, source: str, line: int | None = None) -> Any:
-    if ("[" in text or "{" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH and not _depth_ok(text):
-        raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep; flatten it", source=source, line=line)
+    if (
+        ("[" in text or "{" in text)
+        and text.count("[") + text.count("{") > MAX_JSON_DEPTH
+        and not _depth_ok(text)
+    ):
+        raise InputError(
+            f"JSON nested more than {MAX_JSON_DEPTH} levels deep; flatten it",
+            source=source,
+            line=line,
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=source,
-                         line=line if line is not None else exc.lineno) from None
+        raise InputError(
+            f"not valid JSON ({exc.msg} at column {exc.colno})",
+            source=source,
+            line=line if line is not None else exc.lineno,
+        ) from None
     except RecursionError:
         raise InputError("JSON nested too deep; flatten it", source=source, line=line) from None
 

@@ -34,17 +34,27 @@ def read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[
             header = reader.fieldnames or []
             missing = [c for c in required if c not in header]
             if missing:
-                raise InputError(f"missing column '{missing[0]}' (header: {','.join(header)})", source=src, line=1, field=missing[0])
+                raise InputError(
+                    f"missing column '{missing[0]}' (header: {','.join(header)})",
+                    source=src,
+                    line=1,
+                    field=missing[0],
+                )
             for row in reader:
                 if None in row:
-                    raise InputError("row has more cells than the header", source=src, line=reader.line_num)
+                    raise InputError(
+                        "row has more cells than the header", source=src, line=reader.line_num
+                    )
                 yield reader.line_num, row
         except UnicodeDecodeError:
             raise InputError("file is not UTF-8 text; save it as UTF-8", source=src) from None
         except csv.Error as exc:
             if "field larger than field limit" in str(exc):
-                raise InputError(f"a cell is longer than {MAX_CELL // 1024} KiB; shorten it",
-                                 source=src, line=reader.line_num + 1) from None
+                raise InputError(
+                    f"a cell is longer than {MAX_CELL // 1024} KiB; shorten it",
+                    source=src,
+                    line=reader.line_num + 1,
+                ) from None
             raise InputError(f"not valid CSV ({exc})", source=src, line=reader.line_num) from None
 
 
@@ -54,20 +64,29 @@ def _time(raw: str | None, src: str, line: int) -> datetime | None:
     try:
         t = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(f"created_at '{raw}' is not an ISO 8601 time", source=src, line=line, field="created_at") from None
+        raise InputError(
+            f"created_at '{raw}' is not an ISO 8601 time", source=src, line=line, field="created_at"
+        ) from None
     return t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
 
 
 def _metric(rubric: Rubric, key: str, src: str, line: int) -> Metric:
     if not rubric.has(key):
-        raise InputError(f"unknown metric '{key}' for rubric '{rubric.id}'", source=src, line=line, field="metric")
+        raise InputError(
+            f"unknown metric '{key}' for rubric '{rubric.id}'",
+            source=src,
+            line=line,
+            field="metric",
+        )
     return rubric.metric(key)
 
 
 def _item(item_id: str, known: set[str], src: str, line: int, fld: str = "item_id") -> str:
     item_id = item_id.strip()
     if item_id not in known:
-        raise InputError(f"unknown item_id '{item_id}'; import the items first", source=src, line=line, field=fld)
+        raise InputError(
+            f"unknown item_id '{item_id}'; import the items first", source=src, line=line, field=fld
+        )
     return item_id
 
 
@@ -107,8 +126,12 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
         metric = _metric(rubric, row["metric"].strip(), src, n)
         key = (item, rater, metric.key)
         if key in seen:
-            raise InputError(f"rater '{rater}' rated '{metric.key}' of '{item}' twice (first on line {seen[key]})",
-                             source=src, line=n, field="metric")
+            raise InputError(
+                f"rater '{rater}' rated '{metric.key}' of '{item}' twice (first on line {seen[key]})",
+                source=src,
+                line=n,
+                field="metric",
+            )
         seen[key] = n
         g = groups.setdefault((item, rater), RatingGroup(item, rater))
         first_line.setdefault((item, rater), n)
@@ -129,7 +152,10 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
             raise InputError(
                 f"rater '{g.rater}' on '{g.item_id}' answers {len(g.answers)} metric(s) but not the required "
                 f"{', '.join(missing)}; add those rows, or mark the judgement partial (column 'partial' = yes)",
-                source=src, line=first_line[key], field="metric")
+                source=src,
+                line=first_line[key],
+                field="metric",
+            )
     return list(groups.values())
 
 
@@ -151,7 +177,12 @@ def parse_judge_value(metric: Metric, raw: str, src: str, line: int) -> Any:
         try:
             f = float(s)
         except ValueError:
-            raise InputError(f"'{s}' is not a number for scale '{metric.key}'", source=src, line=line, field="value") from None
+            raise InputError(
+                f"'{s}' is not a number for scale '{metric.key}'",
+                source=src,
+                line=line,
+                field="value",
+            ) from None
         if not math.isfinite(f):
             raise InputError(f"'{s}' is not a finite number", source=src, line=line, field="value")
         return int(f) if f.is_integer() and metric.min <= f <= metric.max else f
@@ -169,11 +200,18 @@ def parse_judge(path: str | Path, rubric: Rubric, known: set[str]) -> list[Judge
         metric = _metric(rubric, row["metric"].strip(), src, n)
         key = (item, judge, metric.key)
         if key in seen:
-            raise InputError(f"judge '{judge}' scored '{metric.key}' of '{item}' twice (first on line {seen[key]})",
-                             source=src, line=n, field="metric")
+            raise InputError(
+                f"judge '{judge}' scored '{metric.key}' of '{item}' twice (first on line {seen[key]})",
+                source=src,
+                line=n,
+                field="metric",
+            )
         seen[key] = n
         value = parse_judge_value(metric, row["value"], src, n)
-        reason = check_text(row.get("reason") or "", "the reason", source=src, line=n, field="reason") or None
+        reason = (
+            check_text(row.get("reason") or "", "the reason", source=src, line=n, field="reason")
+            or None
+        )
         out.append(JudgeRow(item, judge, metric.key, value, reason))
     return out
 
@@ -200,18 +238,36 @@ def parse_pairs(path: str | Path, known: set[str]) -> list[VoteRow]:
         left = _item(row["item_left"], known, src, n, "item_left")
         right = _item(row["item_right"], known, src, n, "item_right")
         if left == right:
-            raise InputError("item_left and item_right are the same item", source=src, line=n, field="item_right")
+            raise InputError(
+                "item_left and item_right are the same item", source=src, line=n, field="item_right"
+            )
         rater = _name(row["rater"], "rater", src, n)
         choice = row["choice"].strip().lower()
         if choice not in CHOICES:
-            raise InputError(f"choice '{row['choice']}' is not one of {', '.join(CHOICES)}", source=src, line=n, field="choice")
+            raise InputError(
+                f"choice '{row['choice']}' is not one of {', '.join(CHOICES)}",
+                source=src,
+                line=n,
+                field="choice",
+            )
         both = frozenset((left, right))
         if pid in pair_items and pair_items[pid][0] != both:
-            raise InputError(f"pair '{pid}' names other items than on line {pair_items[pid][1]}", source=src, line=n, field="pair_id")
+            raise InputError(
+                f"pair '{pid}' names other items than on line {pair_items[pid][1]}",
+                source=src,
+                line=n,
+                field="pair_id",
+            )
         pair_items.setdefault(pid, (both, n))
         if (pid, rater) in seen:
-            raise InputError(f"'{rater}' voted on pair '{pid}' twice (first on line {seen[(pid, rater)]})",
-                             source=src, line=n, field="rater")
+            raise InputError(
+                f"'{rater}' voted on pair '{pid}' twice (first on line {seen[(pid, rater)]})",
+                source=src,
+                line=n,
+                field="rater",
+            )
         seen[(pid, rater)] = n
-        out.append(VoteRow(pid, left, right, rater, choice, _time(row.get("created_at"), src, n), n))
+        out.append(
+            VoteRow(pid, left, right, rater, choice, _time(row.get("created_at"), src, n), n)
+        )
     return out

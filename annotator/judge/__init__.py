@@ -1,8 +1,8 @@
 """LLM-as-judge runner over the `openai` client (Responses API or Chat Completions).
 
-    from annotator.judge import JudgeConfig, JudgeRequest, run_judge
-    summary = run_judge(requests, rubric, JudgeConfig(model="gpt-5-mini"), sink)
-    if summary.n_unscored: ...  # a second run picks up exactly those items
+from annotator.judge import JudgeConfig, JudgeRequest, run_judge
+summary = run_judge(requests, rubric, JudgeConfig(model="gpt-5-mini"), sink)
+if summary.n_unscored: ...  # a second run picks up exactly those items
 """
 
 from .prompt import prompt_hash, system_prompt, user_parts

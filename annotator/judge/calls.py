@@ -52,7 +52,11 @@ def _parsed(raw_response: Any) -> Any:
     except RecursionError:
         raise BadBody("the reply body is JSON nested too deep to read", text) from None
     except Exception as exc:
-        what = "empty" if not text.strip() else ("HTML" if text.lstrip()[:1] == "<" else "not an API response")
+        what = (
+            "empty"
+            if not text.strip()
+            else ("HTML" if text.lstrip()[:1] == "<" else "not an API response")
+        )
         raise BadBody(short(f"the reply body is {what} ({type(exc).__name__})"), text) from None
 
 
@@ -115,19 +119,21 @@ def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str
         extra["max_output_tokens"] = cfg.max_output_tokens
     if cfg.base_url is None:
         extra["store"] = False  # OpenAI would otherwise keep the study's material for 30 days
-    resp = _parsed(client.responses.with_raw_response.create(
-        model=cfg.model,
-        input=responses_input(task.system, parts, cfg.image_detail),
-        text={
-            "format": {
-                "type": "json_schema",
-                "name": task.schema_name,
-                "schema": task.schema,
-                "strict": True,
-            }
-        },
-        **extra,
-    ))
+    resp = _parsed(
+        client.responses.with_raw_response.create(
+            model=cfg.model,
+            input=responses_input(task.system, parts, cfg.image_detail),
+            text={
+                "format": {
+                    "type": "json_schema",
+                    "name": task.schema_name,
+                    "schema": task.schema,
+                    "strict": True,
+                }
+            },
+            **extra,
+        )
+    )
     if not hasattr(resp, "output"):
         raise BadBody("the reply body is not a Responses API response", str(resp)[:MAX_RAW])
     error = getattr(resp, "error", None)
@@ -160,15 +166,17 @@ def call_chat(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str, str
         extra["temperature"] = cfg.temperature
     if cfg.max_output_tokens is not None:
         extra["max_completion_tokens"] = cfg.max_output_tokens
-    resp = _parsed(client.chat.completions.with_raw_response.create(
-        model=cfg.model,
-        messages=chat_messages(task.system, parts, cfg.image_detail),
-        response_format={
-            "type": "json_schema",
-            "json_schema": {"name": task.schema_name, "schema": task.schema, "strict": True},
-        },
-        **extra,
-    ))
+    resp = _parsed(
+        client.chat.completions.with_raw_response.create(
+            model=cfg.model,
+            messages=chat_messages(task.system, parts, cfg.image_detail),
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": task.schema_name, "schema": task.schema, "strict": True},
+            },
+            **extra,
+        )
+    )
     if not hasattr(resp, "choices"):
         raise BadBody("the reply body is not a Chat Completions response", str(resp)[:MAX_RAW])
     choices = getattr(resp, "choices", None) or []

@@ -29,8 +29,18 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Chunks needed to show the pixels as the rater saw them; everything else
 # (tEXt/zTXt/iTXt, eXIf, tIME, caBX C2PA, private chunks, APNG frames) is dropped.
 _KEEP_CHUNKS = {
-    b"IHDR", b"PLTE", b"IDAT", b"IEND", b"tRNS", b"gAMA", b"cHRM", b"sRGB", b"iCCP", b"sBIT",
-    b"pHYs", b"bKGD",
+    b"IHDR",
+    b"PLTE",
+    b"IDAT",
+    b"IEND",
+    b"tRNS",
+    b"gAMA",
+    b"cHRM",
+    b"sRGB",
+    b"iCCP",
+    b"sBIT",
+    b"pHYs",
+    b"bKGD",
 }
 
 
@@ -64,7 +74,9 @@ def system_prompt(rubric: Rubric) -> str:
         rules = "\n".join(f"- {r}" for r in rubric.rules)
         parts.append(f'"verdict": PASS if every one of these rules holds, otherwise FAIL:\n{rules}')
     else:
-        parts.append('"verdict": PASS if the output meets the prompt and the criteria, otherwise FAIL.')
+        parts.append(
+            '"verdict": PASS if the output meets the prompt and the criteria, otherwise FAIL.'
+        )
     parts.append(
         '"reason": one to three sentences naming the decisive evidence you saw; write it first.'
     )
@@ -150,7 +162,9 @@ def user_parts(request: JudgeRequest) -> list[Part]:
         parts.append(("text", f"Output image {i} of {n_out} (the output to judge):"))
         parts.append(("image", image_data_url(img, f"output image {i}")))
     if request.text is not None:
-        parts.append(("text", f"Output text (the output to judge):\n<output>\n{request.text}\n</output>"))
+        parts.append(
+            ("text", f"Output text (the output to judge):\n<output>\n{request.text}\n</output>")
+        )
     if not n_out and request.text is None:
         parts.append(("text", "The output is missing: there is no image and no text."))
     return parts

@@ -37,7 +37,9 @@ class JudgeRequest:
     input_images: list[bytes] = field(default_factory=list, repr=False)  # edit inputs
     mask: bytes | None = field(default=None, repr=False)
     text: str | None = None  # a text output
-    problem: str | None = None  # why the item cannot be sent (a media file missing): recorded as bad_input
+    problem: str | None = (
+        None  # why the item cannot be sent (a media file missing): recorded as bad_input
+    )
 
 
 @dataclass(frozen=True)

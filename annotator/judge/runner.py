@@ -64,11 +64,19 @@ from .records import (
 )
 from .schema import ReplyError, judge_schema, schema_json, schema_name, validate_reply
 
-__all__ = ["ERROR_KINDS", "JudgeConfig", "JudgeError", "JudgeRequest", "JudgeScore", "JudgeSink", "RunSummary",
-           "make_client", "run_judge"]
+__all__ = [
+    "ERROR_KINDS",
+    "JudgeConfig",
+    "JudgeError",
+    "JudgeRequest",
+    "JudgeScore",
+    "JudgeSink",
+    "RunSummary",
+    "make_client",
+    "run_judge",
+]
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,6 @@ class _Task:
     cancel: threading.Event
 
 
-
 def _judge_one(
     client: openai.OpenAI, task: _Task, request: JudgeRequest
 ) -> JudgeScore | JudgeError | _Cancelled:
@@ -98,10 +105,19 @@ def _judge_one(
         return _judge_one_unguarded(client, task, request)
     except RunAborted:
         raise
-    except Exception as exc:  # an SDK or reply shape nobody foresaw: this item fails, the run goes on
+    except (
+        Exception
+    ) as exc:  # an SDK or reply shape nobody foresaw: this item fails, the run goes on
         cfg = task.config
-        return JudgeError(request.item_id, cfg.name, cfg.model, "bad_reply",
-                          short(f"unexpected {type(exc).__name__}: {exc}"), None, 1)
+        return JudgeError(
+            request.item_id,
+            cfg.name,
+            cfg.model,
+            "bad_reply",
+            short(f"unexpected {type(exc).__name__}: {exc}"),
+            None,
+            1,
+        )
 
 
 def _judge_one_unguarded(
@@ -110,7 +126,9 @@ def _judge_one_unguarded(
     cfg = task.config
 
     def error(kind: str, message: str, raw: str | None, attempts: int) -> JudgeError:
-        return JudgeError(request.item_id, cfg.name, cfg.model, kind, message, bounded(raw), attempts)
+        return JudgeError(
+            request.item_id, cfg.name, cfg.model, kind, message, bounded(raw), attempts
+        )
 
     if request.problem:
         return error("bad_input", request.problem, None, 0)
@@ -140,7 +158,11 @@ def _judge_one_unguarded(
                 delay = backoff(cfg, transient_retries, retry_after(exc))
                 log.info(
                     "judge %s: item %s attempt %d: %s; retrying in %.2f s",
-                    cfg.name, request.item_id, attempts, kind, delay,
+                    cfg.name,
+                    request.item_id,
+                    attempts,
+                    kind,
+                    delay,
                 )
                 if task.cancel.wait(delay):
                     return _Cancelled(attempts)
@@ -158,7 +180,11 @@ def _judge_one_unguarded(
                 malformed_retries += 1
                 log.info(
                     "judge %s: item %s attempt %d: %s (%s); asking again",
-                    cfg.name, request.item_id, attempts, exc.kind, exc.message,
+                    cfg.name,
+                    request.item_id,
+                    attempts,
+                    exc.kind,
+                    exc.message,
                 )
                 continue
             return error(exc.kind, short(exc.message), raw, attempts)

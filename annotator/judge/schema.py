@@ -120,7 +120,9 @@ class _Tags(_Fragment):
 
     def check(self, m: Metric, v: Any, where: str) -> Any:
         if not isinstance(v, list):
-            raise ReplyError("schema_violation", f"{where}: expected a list of tags, got {_type_name(v)}")
+            raise ReplyError(
+                "schema_violation", f"{where}: expected a list of tags, got {_type_name(v)}"
+            )
         for t in v:
             if not isinstance(t, str) or t not in m.options:
                 shown = json.dumps(t, ensure_ascii=False)
@@ -148,13 +150,15 @@ class _Integer(_Fragment):
         if v == CANNOT_JUDGE:
             return v
         # JSON Schema counts 4.0 as an integer; a boolean is not a number here
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (
-            isinstance(v, float) and not v.is_integer()
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or (isinstance(v, float) and not v.is_integer())
         ):
             shown = json.dumps(v, ensure_ascii=False)
             raise ReplyError(
                 "schema_violation",
-                f"{where}: {shown} is not an integer {m.min}..{m.max} or \"{CANNOT_JUDGE}\"",
+                f'{where}: {shown} is not an integer {m.min}..{m.max} or "{CANNOT_JUDGE}"',
             )
         iv = int(v)
         if not m.min <= iv <= m.max:
@@ -166,7 +170,11 @@ class _Integer(_Fragment):
 
 
 FRAGMENTS: dict[str, _Fragment] = {
-    "gate": _OneOf(), "choice": _OneOf(), "tags": _Tags(), "scale": _Integer(), "likert": _Integer(),
+    "gate": _OneOf(),
+    "choice": _OneOf(),
+    "tags": _Tags(),
+    "scale": _Integer(),
+    "likert": _Integer(),
 }
 
 
@@ -213,7 +221,9 @@ def schema_name(rubric: Rubric) -> str:
 
 def schema_json(rubric: Rubric) -> str:
     """Canonical text of the schema, stored with every score and hashed into prompt_hash."""
-    return json.dumps(judge_schema(rubric), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(
+        judge_schema(rubric), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
 
 
 def _type_name(v: Any) -> str:
@@ -275,5 +285,7 @@ def validate_reply(rubric: Rubric, text: str) -> JudgeReply:
         raise ReplyError("schema_violation", f"field 'verdict': {shown} is not PASS or FAIL")
     reason = data[REASON_FIELD]
     if not isinstance(reason, str):
-        raise ReplyError("schema_violation", f"field 'reason': expected a string, got {_type_name(reason)}")
+        raise ReplyError(
+            "schema_violation", f"field 'reason': expected a string, got {_type_name(reason)}"
+        )
     return JudgeReply(values=values, verdict=verdict, reason=reason)

@@ -96,7 +96,11 @@ def _plain(text: Any) -> str:
 
 def _est(value: Any) -> tuple[float | None, float | None, float | None]:
     if isinstance(value, Mapping):
-        return to_float(value.get("estimate")), to_float(value.get("low")), to_float(value.get("high"))
+        return (
+            to_float(value.get("estimate")),
+            to_float(value.get("low")),
+            to_float(value.get("high")),
+        )
     return to_float(value), None, None
 
 
@@ -119,8 +123,15 @@ class _Row:
 WIDTH = 10.4  # inches: fills the report's content column (about 1000 CSS px)
 
 
-def _forest(rows: list[_Row], groups: list[tuple[str, int, int]], *, title: str, xlabel: str,
-            guides: Sequence[tuple[float, str]] = (), xlim: tuple[float, float] | None = None) -> Figure:
+def _forest(
+    rows: list[_Row],
+    groups: list[tuple[str, int, int]],
+    *,
+    title: str,
+    xlabel: str,
+    guides: Sequence[tuple[float, str]] = (),
+    xlim: tuple[float, float] | None = None,
+) -> Figure:
     """A horizontal interval plot: one line per row, rows grouped under headings."""
     n = len(rows)
     height = 0.75 + 0.27 * n + 0.2 * len(groups) + (0.25 if title else 0)
@@ -145,15 +156,27 @@ def _forest(rows: list[_Row], groups: list[tuple[str, int, int]], *, title: str,
     ax.set_xlim(*xlim)
     for x, text in guides:
         if xlim[0] <= x <= xlim[1]:
-            ax.axvline(x, color="#c9ccd2" if x else "#9aa0a8", lw=0.8, ls="-" if x == 0 else ":", zorder=0)
+            ax.axvline(
+                x, color="#c9ccd2" if x else "#9aa0a8", lw=0.8, ls="-" if x == 0 else ":", zorder=0
+            )
             ax.text(x, -0.9, text, ha="center", va="bottom", fontsize=7, color=MUTED)
     for yy, r in zip(ys, rows, strict=True):
         if r.est is None:
-            ax.text(xlim[0] + 0.01 * (xlim[1] - xlim[0]), yy, "undefined", va="center", ha="left",
-                    fontsize=8, color=MUTED, style="italic")
+            ax.text(
+                xlim[0] + 0.01 * (xlim[1] - xlim[0]),
+                yy,
+                "undefined",
+                va="center",
+                ha="left",
+                fontsize=8,
+                color=MUTED,
+                style="italic",
+            )
             continue
         if r.low is not None and r.high is not None:
-            ax.plot([r.low, r.high], [yy, yy], color=r.colour, lw=2.2, solid_capstyle="butt", alpha=0.55)
+            ax.plot(
+                [r.low, r.high], [yy, yy], color=r.colour, lw=2.2, solid_capstyle="butt", alpha=0.55
+            )
         ax.plot([r.est], [yy], "o", color=r.colour, ms=5.5, zorder=3)
         if r.baseline is not None:
             ax.plot([r.baseline], [yy], "x", color=MUTED, ms=5, zorder=2)
@@ -162,9 +185,19 @@ def _forest(rows: list[_Row], groups: list[tuple[str, int, int]], *, title: str,
     # Group headings to the left of the tick labels, aligned with the first row.
     for name, start, stop in groups:
         if stop > start:
-            ax.annotate(name, xy=(0, ys[start]), xycoords=("axes fraction", "data"), xytext=(-8, 11),
-                        textcoords="offset points", ha="right", va="bottom", fontsize=9,
-                        fontweight="bold", color="#222222", annotation_clip=False)
+            ax.annotate(
+                name,
+                xy=(0, ys[start]),
+                xycoords=("axes fraction", "data"),
+                xytext=(-8, 11),
+                textcoords="offset points",
+                ha="right",
+                va="bottom",
+                fontsize=9,
+                fontweight="bold",
+                color="#222222",
+                annotation_clip=False,
+            )
     ax.tick_params(axis="y", length=0)
     ax.grid(axis="x")
     ax.set_xlabel(xlabel)
@@ -211,8 +244,15 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
             # consensus, which flatters a judge that is just another human
             est, low, high = _est(j.get("alpha_with_judge_as_rater"))
             n = _n_of(j.get("alpha_with_judge_as_rater"), j.get("n_items"))
-            rows.append(_Row(f"humans + {_plain(jname)} as a rater (n={n if n is not None else '?'})", est,
-                             low, high, colours[jname]))
+            rows.append(
+                _Row(
+                    f"humans + {_plain(jname)} as a rater (n={n if n is not None else '?'})",
+                    est,
+                    low,
+                    high,
+                    colours[jname],
+                )
+            )
         if all(r.est is None for r in rows[start:]):
             # a metric with nothing defined is a row of "undefined"s: name it under the chart instead
             del rows[start:]
@@ -221,10 +261,16 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
         groups.append((_plain(key), start, len(rows)))
     if not rows:
         return None
-    fig = _forest(rows, groups, title="",
-                  xlabel="alpha   (0 = chance, 1 = perfect; a judge that helps raises it)",
-                  guides=((0.0, "chance"), (0.667, "0.667"), (0.8, "0.8")))
-    chart = figure_to_chart(fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals")
+    fig = _forest(
+        rows,
+        groups,
+        title="",
+        xlabel="alpha   (0 = chance, 1 = perfect; a judge that helps raises it)",
+        guides=((0.0, "chance"), (0.667, "0.667"), (0.8, "0.8")),
+    )
+    chart = figure_to_chart(
+        fig, "Krippendorff's alpha per metric, humans and judges, with 95% intervals"
+    )
     return dataclasses.replace(chart, omitted=tuple(omitted))
 
 
@@ -243,10 +289,14 @@ def bradley_terry_chart(bt: Mapping[str, Any]) -> Chart | None:
     values = [v for r in rows for v in (r.est, r.low, r.high) if v is not None]
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     pad = 0.08 * ((hi - lo) or 1.0)
-    fig = _forest(rows, [("", 0, len(rows))], title="",
-                  xlabel="strength (log-odds scale; differences matter, not the zero point)",
-                  guides=((0.0, ""),),
-                  xlim=(lo - pad, hi + pad))
+    fig = _forest(
+        rows,
+        [("", 0, len(rows))],
+        title="",
+        xlabel="strength (log-odds scale; differences matter, not the zero point)",
+        guides=((0.0, ""),),
+        xlim=(lo - pad, hi + pad),
+    )
     return figure_to_chart(fig, "Bradley-Terry strength per generator with 95% intervals")
 
 
@@ -259,11 +309,14 @@ def _seq(values: Any) -> list[float | None]:
 
 
 @_styled
-def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
-                width: float = WIDTH) -> Chart | None:
+def drift_chart(
+    rater: str, series: Mapping[str, Any], flag_at: Any = None, *, width: float = WIDTH
+) -> Chart | None:
     """One rater's anchor answers over time: deviation from the reference (with its
     EWMA and control limit) above, the two-sided CUSUM against its threshold h below."""
-    usable = {m: s for m, s in series.items() if isinstance(s, Mapping) and s.get("deviation") is not None}
+    usable = {
+        m: s for m, s in series.items() if isinstance(s, Mapping) and s.get("deviation") is not None
+    }
     if not usable:
         return None
     fig = Figure(figsize=(width, 4.4 if width >= WIDTH else 4.0))
@@ -290,7 +343,9 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
             lim = lim * len(seq)
         if len(lim) == len(seq) and any(v is not None for v in lim):
             ax1.plot(seq, lim, "--", color=c, lw=0.8, alpha=0.7)
-            ax1.plot(seq, [-v if v is not None else None for v in lim], "--", color=c, lw=0.8, alpha=0.7)
+            ax1.plot(
+                seq, [-v if v is not None else None for v in lim], "--", color=c, lw=0.8, alpha=0.7
+            )
         up, down = _seq(s.get("cusum_up")), _seq(s.get("cusum_down"))
         if len(up) == len(seq):
             ax2.plot(seq, up, "-", color=c, lw=1.4, label=f"{metric} CUSUM up")
@@ -306,13 +361,29 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
     if flag is not None:
         for ax in (ax1, ax2):
             ax.axvline(flag, color="#D55E00", lw=1.0, ls="--", alpha=0.8)
-        ax1.annotate("flagged", xy=(flag, 1), xycoords=("data", "axes fraction"), xytext=(3, -2),
-                     textcoords="offset points", va="top", fontsize=7.5, color="#D55E00")
+        ax1.annotate(
+            "flagged",
+            xy=(flag, 1),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -2),
+            textcoords="offset points",
+            va="top",
+            fontsize=7.5,
+            color="#D55E00",
+        )
     for h in sorted(hs):
         ax2.axhline(h, color="#D55E00", lw=1.0, ls=":")
-        ax2.annotate(f"h = {h:g}", xy=(0, h), xycoords=("axes fraction", "data"), xytext=(3, 2),
-                     textcoords="offset points", va="bottom", fontsize=7.5, color="#D55E00",
-                     annotation_clip=False)
+        ax2.annotate(
+            f"h = {h:g}",
+            xy=(0, h),
+            xycoords=("axes fraction", "data"),
+            xytext=(3, 2),
+            textcoords="offset points",
+            va="bottom",
+            fontsize=7.5,
+            color="#D55E00",
+            annotation_clip=False,
+        )
     ax1.set_ylabel("score vs own baseline")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
@@ -332,7 +403,9 @@ def drift_chart(rater: str, series: Mapping[str, Any], flag_at: Any = None, *,
     return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
 
 
-def render_all(report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def render_all(
+    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}.
 
     `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
@@ -348,7 +421,9 @@ def render_all(report: Mapping[str, Any], metrics: Mapping[str, Any] | None = No
         if isinstance(series, Mapping) and series:
             drift = r.get("drift") if isinstance(r.get("drift"), Mapping) else {}
             flag_at = drift.get("first_flag_at") if drift.get("flagged") else None
-            chart = drift_chart(str(name), series, flag_at, width=WIDTH if flag_at is not None else WIDTH / 2)
+            chart = drift_chart(
+                str(name), series, flag_at, width=WIDTH if flag_at is not None else WIDTH / 2
+            )
             if chart is not None:
                 drift_charts[str(name)] = chart
     return {

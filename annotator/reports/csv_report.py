@@ -109,7 +109,9 @@ def _parquet_ready(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object:
-            kinds = {type(v) for v in out[col] if v is not None and not (isinstance(v, float) and v != v)}
+            kinds = {
+                type(v) for v in out[col] if v is not None and not (isinstance(v, float) and v != v)
+            }
             if len(kinds) > 1 or kinds & {list, tuple, set, frozenset, dict}:
                 out[col] = out[col].map(lambda v: None if v is None else str(_flatten(v)))
     return out
@@ -136,6 +138,7 @@ def write_parquet(tables: Mapping[str, pd.DataFrame], folder: str | os.PathLike[
 
 # --- tables built from the report dict ------------------------------------------------
 
+
 def _d(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -151,10 +154,20 @@ def _est_columns(prefix: str, value: Any, note: Any = None) -> dict[str, Any]:
             f"{prefix}_note": value.get("note") or note,
         }
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return {prefix: value, f"{prefix}_low": None, f"{prefix}_high": None, f"{prefix}_n": None,
-                f"{prefix}_note": note}
-    return {prefix: None, f"{prefix}_low": None, f"{prefix}_high": None, f"{prefix}_n": None,
-            f"{prefix}_note": note}
+        return {
+            prefix: value,
+            f"{prefix}_low": None,
+            f"{prefix}_high": None,
+            f"{prefix}_n": None,
+            f"{prefix}_note": note,
+        }
+    return {
+        prefix: None,
+        f"{prefix}_low": None,
+        f"{prefix}_high": None,
+        f"{prefix}_n": None,
+        f"{prefix}_note": note,
+    }
 
 
 def _note(d: dict, key: str) -> Any:
@@ -181,28 +194,56 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
             "kind": m.get("kind"),
             "level": m.get("level"),
         }
-        human = {**base, "source": "human", "judge": None,
-                 "n_items": m.get("n_items"), "n_raters": m.get("n_raters"),
-                 "n_judgements": m.get("n_judgements"), "n_cannot_judge": m.get("n_cannot_judge")}
+        human = {
+            **base,
+            "source": "human",
+            "judge": None,
+            "n_items": m.get("n_items"),
+            "n_raters": m.get("n_raters"),
+            "n_judgements": m.get("n_judgements"),
+            "n_cannot_judge": m.get("n_cannot_judge"),
+        }
         human.update(_est_columns("alpha", m.get("human_alpha"), _note(m, "human_alpha")))
-        human.update(_est_columns("alpha_interval_level", m.get("human_alpha_interval"),
-                                  _note(m, "human_alpha_interval")))
+        human.update(
+            _est_columns(
+                "alpha_interval_level",
+                m.get("human_alpha_interval"),
+                _note(m, "human_alpha_interval"),
+            )
+        )
         for extra in _HUMAN_EXTRAS:
             if extra in m:
                 human.update(_est_columns(extra, m.get(extra), _note(m, extra)))
         rows.append(human)
         for judge, j in _d(m.get("judges")).items():
             j = _d(j)
-            row = {**base, "source": "judge", "judge": judge, "n_items": j.get("n_items"),
-                   "n_raters": m.get("n_raters"), "n_judgements": m.get("n_judgements"),
-                   "n_cannot_judge": j.get("n_cannot_judge")}
-            row.update(_est_columns("alpha", j.get("alpha_vs_consensus"), _note(j, "alpha_vs_consensus")))
-            row.update(_est_columns("alpha_with_judge_as_rater", j.get("alpha_with_judge_as_rater"),
-                                    _note(j, "alpha_with_judge_as_rater")))
+            row = {
+                **base,
+                "source": "judge",
+                "judge": judge,
+                "n_items": j.get("n_items"),
+                "n_raters": m.get("n_raters"),
+                "n_judgements": m.get("n_judgements"),
+                "n_cannot_judge": j.get("n_cannot_judge"),
+            }
+            row.update(
+                _est_columns("alpha", j.get("alpha_vs_consensus"), _note(j, "alpha_vs_consensus"))
+            )
+            row.update(
+                _est_columns(
+                    "alpha_with_judge_as_rater",
+                    j.get("alpha_with_judge_as_rater"),
+                    _note(j, "alpha_with_judge_as_rater"),
+                )
+            )
             perm = _d(j.get("permutation_alpha"))
             row["permutation_alpha_mean"] = perm.get("mean")
             row["permutation_p_value"] = perm.get("p_value")
-            row.update(_est_columns("exact_agreement", j.get("exact_agreement"), _note(j, "exact_agreement")))
+            row.update(
+                _est_columns(
+                    "exact_agreement", j.get("exact_agreement"), _note(j, "exact_agreement")
+                )
+            )
             for stat in ("mean_difference", "pearson", "spearman", "kendall_tau_b"):
                 row.update(_est_columns(stat, j.get(stat), _note(j, stat)))
             kappa = j.get("cohen_kappa")
@@ -216,8 +257,21 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_FINDING_FIRST = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "judge_name",
-                  "humans", "judge", "human_answers", "human_reasons", "judge_value", "judge_reason")
+_FINDING_FIRST = (
+    "item_id",
+    "display_code",
+    "case_id",
+    "generator",
+    "metric",
+    "kind",
+    "judge_name",
+    "humans",
+    "judge",
+    "human_answers",
+    "human_reasons",
+    "judge_value",
+    "judge_reason",
+)
 
 
 def _cell_columns(key: str, value: Any) -> dict[str, Any]:
@@ -234,15 +288,27 @@ def _finding_rows(findings: Iterable[Any]) -> list[dict[str, Any]]:
             continue
         f = dict(f)
         answers = f.get("human_answers")
-        if isinstance(answers, (list, tuple)) and answers and all(isinstance(a, Mapping) for a in answers):
+        if (
+            isinstance(answers, (list, tuple))
+            and answers
+            and all(isinstance(a, Mapping) for a in answers)
+        ):
             # [{rater, value, reason}] -> one column of answers, one of reasons, both "rater: ..."
-            f["human_answers"] = {str(a.get("rater", i)): a.get("value", a.get("answer"))
-                                  for i, a in enumerate(answers)}
+            f["human_answers"] = {
+                str(a.get("rater", i)): a.get("value", a.get("answer"))
+                for i, a in enumerate(answers)
+            }
             if "human_reasons" not in f:
-                f["human_reasons"] = {str(a.get("rater", i)): a.get("reason") for i, a in enumerate(answers)
-                                      if a.get("reason")}
+                f["human_reasons"] = {
+                    str(a.get("rater", i)): a.get("reason")
+                    for i, a in enumerate(answers)
+                    if a.get("reason")
+                }
         row: dict[str, Any] = {}
-        for k in (*[k for k in _FINDING_FIRST if k in f], *[k for k in f if k not in _FINDING_FIRST]):
+        for k in (
+            *[k for k in _FINDING_FIRST if k in f],
+            *[k for k in f if k not in _FINDING_FIRST],
+        ):
             row.update(_cell_columns(k, f[k]))
         rows.append(row)
     return rows
@@ -252,7 +318,9 @@ def _flatten_answers(value: Any) -> Any:
     """Per-rater answers/reasons (`{rater: answer}`) as `rater: answer | ...` text."""
     if isinstance(value, Mapping):
         return " | ".join(f"{k}: {_flatten(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)) and any(isinstance(v, (Mapping, list, tuple)) for v in value):
+    if isinstance(value, (list, tuple)) and any(
+        isinstance(v, (Mapping, list, tuple)) for v in value
+    ):
         return " | ".join(str(_flatten(v)) for v in value)
     return value
 
@@ -260,7 +328,9 @@ def _flatten_answers(value: Any) -> Any:
 def findings_table(report: Mapping[str, Any]) -> pd.DataFrame:
     """One row per finding, in report order (never re-sorted by size)."""
     rows = _finding_rows(report.get("findings") or [])
-    return pd.DataFrame(rows, columns=None if rows else ["item_id", "metric", "humans", "judge", "kind"])
+    return pd.DataFrame(
+        rows, columns=None if rows else ["item_id", "metric", "humans", "judge", "kind"]
+    )
 
 
 def systematic_findings_table(report: Mapping[str, Any]) -> pd.DataFrame:

@@ -13,8 +13,19 @@ from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["Est", "as_dict", "est_of", "fmt_any", "fmt_num", "fmt_p", "fmt_share", "is_estimate", "kv_rows",
-           "to_float", "with_interval"]
+__all__ = [
+    "Est",
+    "as_dict",
+    "est_of",
+    "fmt_any",
+    "fmt_num",
+    "fmt_p",
+    "fmt_share",
+    "is_estimate",
+    "kv_rows",
+    "to_float",
+    "with_interval",
+]
 
 
 def to_float(x: Any) -> float | None:
@@ -114,16 +125,20 @@ class Est:
             v = min(max(v, lo), hi)
             return round(pad + (v - lo) / (hi - lo) * (width - 2 * pad), 1)
 
-        parts = [f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-                 f'role="img" aria-label="{self.text} {self.ci}">']
+        parts = [
+            f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'role="img" aria-label="{self.text} {self.ci}">'
+        ]
         parts.append(f'<line x1="{pad}" y1="7" x2="{width - pad}" y2="7" class="axis"/>')
         if lo < 0 < hi:
             parts.append(f'<line x1="{x(0)}" y1="2" x2="{x(0)}" y2="12" class="zero"/>')
         if hi >= 1 > lo:
             parts.append(f'<line x1="{x(1)}" y1="3" x2="{x(1)}" y2="11" class="one"/>')
         if self.low is not None and self.high is not None:
-            parts.append(f'<rect x="{x(self.low)}" y="4" width="{max(x(self.high) - x(self.low), 1.5)}" '
-                         f'height="6" rx="2" class="ci"/>')
+            parts.append(
+                f'<rect x="{x(self.low)}" y="4" width="{max(x(self.high) - x(self.low), 1.5)}" '
+                f'height="6" rx="2" class="ci"/>'
+            )
         parts.append(f'<circle cx="{x(self.estimate)}" cy="7" r="3.2" class="pt"/>')
         parts.append("</svg>")
         return Markup("".join(parts))
@@ -143,8 +158,13 @@ def est_of(d: Any, key: str) -> Est:
     outer_note = _note_for(d, key)
     if isinstance(value, Mapping):
         note = value.get("note") or outer_note
-        return Est(to_float(value.get("estimate")), to_float(value.get("low")), to_float(value.get("high")),
-                   value.get("n"), str(note) if note else None)
+        return Est(
+            to_float(value.get("estimate")),
+            to_float(value.get("low")),
+            to_float(value.get("high")),
+            value.get("n"),
+            str(note) if note else None,
+        )
     return Est(to_float(value), note=outer_note)
 
 
@@ -175,8 +195,11 @@ def kv_rows(d: Any, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """Label/value pairs for the keys of `d` not already shown elsewhere."""
     if not isinstance(d, Mapping):
         return []
-    return [(str(k).replace("_", " "), fmt_any(v)) for k, v in d.items()
-            if k not in skip and not str(k).endswith("_note")]
+    return [
+        (str(k).replace("_", " "), fmt_any(v))
+        for k, v in d.items()
+        if k not in skip and not str(k).endswith("_note")
+    ]
 
 
 def as_dict(v: Any) -> Mapping[str, Any]:
@@ -192,6 +215,11 @@ def with_interval(d: Mapping[str, Any], key: str, interval_key: str, n: Any) -> 
         note = str(iv.get("note") or d.get("note") or "") or None
     if iv.get("n") is not None:
         n = iv.get("n")
-    return Est(e.estimate, e.low if e.low is not None else to_float(iv.get("low")),
-               e.high if e.high is not None else to_float(iv.get("high")), e.n if e.n is not None else n,
-               note, e.present or bool(iv))
+    return Est(
+        e.estimate,
+        e.low if e.low is not None else to_float(iv.get("low")),
+        e.high if e.high is not None else to_float(iv.get("high")),
+        e.n if e.n is not None else n,
+        note,
+        e.present or bool(iv),
+    )

@@ -44,6 +44,7 @@ THUMB_MAX_SIDE = 320  # pixels; shown at 160 CSS px, so sharp on high-density sc
 
 # --- thumbnails -----------------------------------------------------------------------
 
+
 def _sniff_mime(data: bytes) -> str | None:
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
@@ -83,8 +84,12 @@ def shrink_thumbnail(data: bytes, max_side: int = THUMB_MAX_SIDE) -> tuple[bytes
 
 
 def _n_boot(report: Mapping[str, Any]) -> Any:
-    holders = (report, as_dict(report.get("settings")), as_dict(report.get("meta")),
-               as_dict(as_dict(report.get("pairwise")).get("settings")))
+    holders = (
+        report,
+        as_dict(report.get("settings")),
+        as_dict(report.get("meta")),
+        as_dict(as_dict(report.get("pairwise")).get("settings")),
+    )
     for holder in holders:
         for key in ("n_boot", "bootstrap", "n_bootstrap"):
             if holder.get(key) is not None:
@@ -93,21 +98,42 @@ def _n_boot(report: Mapping[str, Any]) -> Any:
 
 
 DEFINITIONS: tuple[tuple[str, str], ...] = (
-    ("alpha", "Krippendorff's alpha: 1 is perfect agreement, 0 is what chance alone gives, below 0 is "
-              "systematic disagreement. 0.667 and 0.8 are the customary \"tentative\" and \"reliable\" marks."),
-    ("[low, high]", "95% bootstrap interval over items. Decisions should use the conservative end. It "
-                    "holds the raters fixed: it says how far these raters agree, not raters in general."),
+    (
+        "alpha",
+        "Krippendorff's alpha: 1 is perfect agreement, 0 is what chance alone gives, below 0 is "
+        'systematic disagreement. 0.667 and 0.8 are the customary "tentative" and "reliable" marks.',
+    ),
+    (
+        "[low, high]",
+        "95% bootstrap interval over items. Decisions should use the conservative end. It "
+        "holds the raters fixed: it says how far these raters agree, not raters in general.",
+    ),
     ("n", "How many items (or judgements, or votes) a figure rests on. Read it first."),
-    ("consensus", "The humans' pooled answer per item; a judge is compared with it, never with a single rater."),
-    ("judge as rater", "Alpha when the judge is added as one more rater, beside alpha of the humans alone: "
-                       "if it barely moves, the judge sits inside the human spread. Read this gain first; alpha "
-                       "against the consensus flatters a judge."),
-    ("permutation baseline", "Alpha after shuffling the judge's scores across items. It should sit near 0; "
-                             "the p-value says how often shuffling matched the real agreement."),
-    ("undefined", "A statistic the data cannot give (for example everyone answered the same); the reason "
-                  "is shown instead of a number."),
-    ("finding", "A disagreement between humans and a judge (or among humans) on one item and one metric, "
-                "listed rather than averaged away."),
+    (
+        "consensus",
+        "The humans' pooled answer per item; a judge is compared with it, never with a single rater.",
+    ),
+    (
+        "judge as rater",
+        "Alpha when the judge is added as one more rater, beside alpha of the humans alone: "
+        "if it barely moves, the judge sits inside the human spread. Read this gain first; alpha "
+        "against the consensus flatters a judge.",
+    ),
+    (
+        "permutation baseline",
+        "Alpha after shuffling the judge's scores across items. It should sit near 0; "
+        "the p-value says how often shuffling matched the real agreement.",
+    ),
+    (
+        "undefined",
+        "A statistic the data cannot give (for example everyone answered the same); the reason "
+        "is shown instead of a number.",
+    ),
+    (
+        "finding",
+        "A disagreement between humans and a judge (or among humans) on one item and one metric, "
+        "listed rather than averaged away.",
+    ),
 )
 
 
@@ -116,6 +142,7 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
     given = {str(k).replace("_", " "): fmt_any(v) for k, v in as_dict(report_defs).items()}
     aliases = {"permutation": "permutation baseline", "intervals": "[low, high]"}
     given = {aliases.get(k, k): v for k, v in given.items()}
+
     def sentence(text: str) -> str:
         text = text.strip()
         return (text[:1].upper() + text[1:]).rstrip(".") + "." if text else ""
@@ -124,14 +151,35 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
     return out + [(k, sentence(v)) for k, v in given.items()]
 
 
-_TOP_KNOWN = ("study", "rubric", "metrics", "findings", "raters", "pairwise", "verdict", "generators",
-              "item_findings_baseline",
-              "systematic_findings", "n_boot", "settings", "generated_at", "schema", "schema_version",
-              "definitions", "seed", "n_perm")
+_TOP_KNOWN = (
+    "study",
+    "rubric",
+    "metrics",
+    "findings",
+    "raters",
+    "pairwise",
+    "verdict",
+    "generators",
+    "item_findings_baseline",
+    "systematic_findings",
+    "n_boot",
+    "settings",
+    "generated_at",
+    "schema",
+    "schema_version",
+    "definitions",
+    "seed",
+    "n_perm",
+)
 
 
-def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | None = None,
-               generated_at: str | None = None, with_charts: bool = True) -> dict[str, Any]:
+def build_view(
+    report: Mapping[str, Any],
+    *,
+    thumbnails: Mapping[str, bytes] | None = None,
+    generated_at: str | None = None,
+    with_charts: bool = True,
+) -> dict[str, Any]:
     """The report dict as the rows the template lays out (also handy for tests)."""
     rubric = as_dict(report.get("rubric"))
     metrics = dict(as_dict(report.get("metrics")))
@@ -157,8 +205,11 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         small = shrink_thumbnail(bytes(data))
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
-    chart_set = _charts.render_all(report, metrics) if with_charts else {"agreement": None, "bradley_terry": None,
-                                                                "drift": {}}
+    chart_set = (
+        _charts.render_all(report, metrics)
+        if with_charts
+        else {"agreement": None, "bradley_terry": None, "drift": {}}
+    )
     raters = as_dict(report.get("raters"))
     findings = [v for v in (finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
     version = str(rubric.get("version") or "")
@@ -169,24 +220,34 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
         "rubric_version": version,
         "rubric_version_short": version[:12] if version else "—",
         "n_boot": _n_boot(report),
-        "generated_at": generated_at or str(report.get("generated_at") or "")
+        "generated_at": generated_at
+        or str(report.get("generated_at") or "")
         or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "verdict": verdict_rows,
         "seed": report.get("seed"),
         "n_perm": report.get("n_perm"),
         "definitions": _definitions(report.get("definitions")),
         "judge_names": [str(j) for j in judge_order],
-        "any_off_scale": any(isinstance(j, Mapping) and j.get("same_scale") is False
-                             for m in metrics.values() for j in as_dict(as_dict(m).get("judges")).values()),
+        "any_off_scale": any(
+            isinstance(j, Mapping) and j.get("same_scale") is False
+            for m in metrics.values()
+            for j in as_dict(as_dict(m).get("judges")).values()
+        ),
         "metrics": [metric_view(k, as_dict(m), judge_order) for k, m in metrics.items()],
         "findings": findings,
         "n_findings_with_thumb": sum(1 for f in findings if f.get("thumb")),
         "systematic": [systematic_view(f) for f in (report.get("systematic_findings") or [])],
-        "item_findings_baseline": [b for b in (report.get("item_findings_baseline") or [])
-                                   if isinstance(b, Mapping)],
+        "item_findings_baseline": [
+            b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
+        ],
         "generators": generators_view(report.get("generators")),
-        "raters": [rater_view(n, r, chart_set["drift"]) for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))],
-        "rater_tables": [t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t],
+        "raters": [
+            rater_view(n, r, chart_set["drift"])
+            for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
+        ],
+        "rater_tables": [
+            t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t
+        ],
         "fatigue": fatigue_table(raters),
         "pairwise": pairwise_view(report.get("pairwise")),
         "charts": chart_set,
@@ -195,6 +256,7 @@ def build_view(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | N
 
 
 # --- rendering ------------------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> Environment:
@@ -210,8 +272,12 @@ def _environment() -> Environment:
     return env
 
 
-def render_html(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | None = None,
-                generated_at: str | None = None) -> str:
+def render_html(
+    report: Mapping[str, Any],
+    *,
+    thumbnails: Mapping[str, bytes] | None = None,
+    generated_at: str | None = None,
+) -> str:
     """The full report as one self-contained HTML page.
 
     `thumbnails` maps item_id (or display code) to image bytes; they are shrunk,
@@ -221,8 +287,13 @@ def render_html(report: Mapping[str, Any], *, thumbnails: Mapping[str, bytes] | 
     return _environment().get_template("report.html.j2").render(v=view)
 
 
-def write_html(report: Mapping[str, Any], path: str | os.PathLike[str], thumbnails: Mapping[str, bytes] | None = None,
-               *, generated_at: str | None = None) -> Path:
+def write_html(
+    report: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    thumbnails: Mapping[str, bytes] | None = None,
+    *,
+    generated_at: str | None = None,
+) -> Path:
     """Render and write atomically; the old file stays if rendering fails."""
     html = render_html(report, thumbnails=thumbnails, generated_at=generated_at)
     return atomic_write_text(path, html, encoding="utf-8")

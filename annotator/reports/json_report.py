@@ -52,7 +52,9 @@ def to_json_text(report: dict[str, Any]) -> str:
     Raises TypeError for a value JSON cannot carry and ValueError for NaN/Infinity.
     """
     return (
-        json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False, default=_default)
+        json.dumps(
+            report, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False, default=_default
+        )
         + "\n"
     )
 

@@ -40,7 +40,9 @@ def choice_values(m: Metric) -> list[str]:
     return vals + ([CANNOT_JUDGE] if m.accepts_cannot_judge else [])
 
 
-def item_config(rubric: Rubric, *, images: str | None, text: bool, criteria: bool, inputs: bool, mask: bool) -> str:
+def item_config(
+    rubric: Rubric, *, images: str | None, text: bool, criteria: bool, inputs: bool, mask: bool
+) -> str:
     """`images`: None (no image), "image" (one per task) or "images" (a list per task)."""
     view = ET.Element("View")
     ET.SubElement(view, "Header", value=rubric.title)
@@ -62,12 +64,25 @@ def item_config(rubric: Rubric, *, images: str | None, text: bool, criteria: boo
     for m in rubric.metrics:
         ET.SubElement(view, "Header", value=m.label + (f" ({m.help})" if m.help else ""), size="5")
         if not m.judgeable:
-            ET.SubElement(view, "TextArea", name=m.key, toName="prompt", editable="true", maxSubmissions="1",
-                          required="true" if m.required else "false")
+            ET.SubElement(
+                view,
+                "TextArea",
+                name=m.key,
+                toName="prompt",
+                editable="true",
+                maxSubmissions="1",
+                required="true" if m.required else "false",
+            )
             continue
-        ctl = ET.SubElement(view, "Choices", name=m.key, toName="prompt", showInline="true",
-                            choice="multiple" if m.spec.multi else "single-radio",
-                            required="true" if m.required and not m.spec.multi else "false")
+        ctl = ET.SubElement(
+            view,
+            "Choices",
+            name=m.key,
+            toName="prompt",
+            showInline="true",
+            choice="multiple" if m.spec.multi else "single-radio",
+            required="true" if m.required and not m.spec.multi else "false",
+        )
         for v in choice_values(m):
             attrs = {"value": v}
             if m.kind == "scale" and v != CANNOT_JUDGE and m.level_text(int(v)):
@@ -88,7 +103,9 @@ def pair_config(question: str, *, images: bool) -> str:
         else:
             ET.SubElement(box, "Text", name=side, value=f"${side}_text")
     ET.SubElement(view, "Pairwise", name=PAIR_CONTROL, toName="left,right")
-    tie = ET.SubElement(view, "Choices", name=TIE_CONTROL, toName="prompt", showInline="true", choice="single")
+    tie = ET.SubElement(
+        view, "Choices", name=TIE_CONTROL, toName="prompt", showInline="true", choice="single"
+    )
     ET.SubElement(tie, "Choice", value="both", hint="both equally good")
     ET.SubElement(tie, "Choice", value="neither", hint="both equally bad")
     return _xml(view)
@@ -97,20 +114,41 @@ def pair_config(question: str, *, images: bool) -> str:
 def metric_result(m: Metric, value: Any) -> dict[str, Any]:
     """One of our answers (JSON form) as a Label Studio result of the metric's control."""
     if not m.judgeable:
-        return {"id": m.key, "from_name": m.key, "to_name": "prompt", "type": "textarea",
-                "value": {"text": [str(value)]}}
+        return {
+            "id": m.key,
+            "from_name": m.key,
+            "to_name": "prompt",
+            "type": "textarea",
+            "value": {"text": [str(value)]},
+        }
     if isinstance(value, list):
         labels = [str(v) for v in value]
     elif m.kind == "likert" and isinstance(value, int) and value in m.levels:
         labels = [m.levels[value]]
     else:
         labels = [str(value)]  # repr-exact for a judge's float (0.73 -> "0.73")
-    return {"id": m.key, "from_name": m.key, "to_name": "prompt", "type": "choices", "value": {"choices": labels}}
+    return {
+        "id": m.key,
+        "from_name": m.key,
+        "to_name": "prompt",
+        "type": "choices",
+        "value": {"choices": labels},
+    }
 
 
 def pair_result(choice: str) -> dict[str, Any]:
     if choice in TIES:
-        return {"id": TIE_CONTROL, "from_name": TIE_CONTROL, "to_name": "prompt", "type": "choices",
-                "value": {"choices": [choice]}}
-    return {"id": PAIR_CONTROL, "from_name": PAIR_CONTROL, "to_name": PAIR_CONTROL, "type": "pairwise",
-            "value": {"selected": choice}}
+        return {
+            "id": TIE_CONTROL,
+            "from_name": TIE_CONTROL,
+            "to_name": "prompt",
+            "type": "choices",
+            "value": {"choices": [choice]},
+        }
+    return {
+        "id": PAIR_CONTROL,
+        "from_name": PAIR_CONTROL,
+        "to_name": PAIR_CONTROL,
+        "type": "pairwise",
+        "value": {"selected": choice},
+    }

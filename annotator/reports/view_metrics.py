@@ -25,16 +25,64 @@ from .formatting import (
     with_interval,
 )
 
-_JUDGE_KNOWN = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
-                "exact_agreement", "exact_agreement_ci", "mean_difference", "pearson", "spearman",
-                "kendall_tau_b", "cohen_kappa", "confusion", "human_range", "slices", "n_cannot_judge",
-                "notes", "alpha_humans_same_items", "alpha_gain", "permutation_pearson", "same_scale",
-                "vs_held_out_human", "item_findings")
-_METRIC_KNOWN = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
-                 "human_alpha_interval", "judges", "percent_agreement", "fleiss_kappa", "gwet_ac1",
-                 "n_cannot_judge", "notes", "label", "human_alpha_nominal", "rater_pairs", "n_ties")
-_FINDING_KNOWN = ("item_id", "display_code", "case_id", "generator", "metric", "kind", "humans",
-                  "judge", "human_answers", "human_reasons", "judge_value", "judge_reason", "judge_name")
+_JUDGE_KNOWN = (
+    "n_items",
+    "alpha_vs_consensus",
+    "alpha_with_judge_as_rater",
+    "permutation_alpha",
+    "exact_agreement",
+    "exact_agreement_ci",
+    "mean_difference",
+    "pearson",
+    "spearman",
+    "kendall_tau_b",
+    "cohen_kappa",
+    "confusion",
+    "human_range",
+    "slices",
+    "n_cannot_judge",
+    "notes",
+    "alpha_humans_same_items",
+    "alpha_gain",
+    "permutation_pearson",
+    "same_scale",
+    "vs_held_out_human",
+    "item_findings",
+)
+_METRIC_KNOWN = (
+    "kind",
+    "level",
+    "n_items",
+    "n_raters",
+    "n_judgements",
+    "human_alpha",
+    "human_alpha_interval",
+    "judges",
+    "percent_agreement",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "n_cannot_judge",
+    "notes",
+    "label",
+    "human_alpha_nominal",
+    "rater_pairs",
+    "n_ties",
+)
+_FINDING_KNOWN = (
+    "item_id",
+    "display_code",
+    "case_id",
+    "generator",
+    "metric",
+    "kind",
+    "humans",
+    "judge",
+    "human_answers",
+    "human_reasons",
+    "judge_value",
+    "judge_reason",
+    "judge_name",
+)
 
 
 @dataclass
@@ -65,10 +113,14 @@ def _confusion(c: Any) -> Confusion | None:
     row_labels = [str(x) for x in (c.get("row_labels") or labels)]
     col_labels = [str(x) for x in (c.get("col_labels") or labels)]
     total = sum(nums)
-    return Confusion(labels=col_labels, row_labels=row_labels, rows=rows,
-                     total=fmt_num(int(total) if total == int(total) else total),
-                     row_title=str(c.get("rows") or "humans"),
-                     col_title=str(c.get("columns") or "judge"))
+    return Confusion(
+        labels=col_labels,
+        row_labels=row_labels,
+        rows=rows,
+        total=fmt_num(int(total) if total == int(total) else total),
+        row_title=str(c.get("rows") or "humans"),
+        col_title=str(c.get("columns") or "judge"),
+    )
 
 
 def cell(v: Any) -> Est | str:
@@ -94,21 +146,37 @@ def _slices(s: Any) -> list[dict[str, Any]]:
             if isinstance(g, Mapping):
                 rows.append((str(name), [cell(g[k]) if k in g else "—" for k in keys]))
             else:
-                rows.append((str(name), [fmt_any(g)] if not keys else [fmt_any(g)] + [""] * (len(keys) - 1)))
+                rows.append(
+                    (str(name), [fmt_any(g)] if not keys else [fmt_any(g)] + [""] * (len(keys) - 1))
+                )
         # a column undefined everywhere for one reason says so once, under the table
         dropped: dict[str, list[str]] = {}
         for ci in reversed(range(len(keys))):
             cells = [r[1][ci] for r in rows if ci < len(r[1])]
             notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
-            if cells and len(notes) == 1 and all(isinstance(c, Est) and not c.defined for c in cells):
-                dropped.setdefault(next(iter(notes)) or "", []).insert(0, keys[ci].replace("_", " "))
+            if (
+                cells
+                and len(notes) == 1
+                and all(isinstance(c, Est) and not c.defined for c in cells)
+            ):
+                dropped.setdefault(next(iter(notes)) or "", []).insert(
+                    0, keys[ci].replace("_", " ")
+                )
                 del keys[ci]
                 for r in rows:
                     del r[1][ci]
-        captions = [f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
-                    for note, cols in dropped.items()]
-        out.append({"title": str(dim).replace("_", " "), "columns": [k.replace("_", " ") for k in keys] or ["value"],
-                    "rows": rows, "captions": captions})
+        captions = [
+            f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
+            for note, cols in dropped.items()
+        ]
+        out.append(
+            {
+                "title": str(dim).replace("_", " "),
+                "columns": [k.replace("_", " ") for k in keys] or ["value"],
+                "rows": rows,
+                "captions": captions,
+            }
+        )
     return out
 
 
@@ -124,7 +192,9 @@ def _pair_kappa_rows(pairs: Any) -> tuple[list[str], list[tuple[str, Any, list[E
     for name in sorted(pairs, key=str):
         v = as_dict(pairs[name])
         if not any(w in v for w in weights):
-            cells: list[Est | str] = [Est(None, n=v.get("n"), note=str(v.get("note") or "") or None)]
+            cells: list[Est | str] = [
+                Est(None, n=v.get("n"), note=str(v.get("note") or "") or None)
+            ]
             cells += [""] * (len(weights) - 1)
         else:
             cells = [est_of(v, w) for w in weights]
@@ -141,8 +211,10 @@ def _human_range_text(hr: Any) -> str | None:
     lo, hi, jm = to_float(hh.get("min")), to_float(hh.get("max")), to_float(hr.get("judge_mean"))
     measure = str(hr.get("measure") or "kappa").replace("_", " ")
     if hr.get("position") and jm is not None and lo is not None and hi is not None:
-        return (f"{hr['position']} the human range: judge-human {measure} {fmt_num(jm)} (mean over raters) "
-                f"vs human-human {fmt_num(lo)} to {fmt_num(hi)}")
+        return (
+            f"{hr['position']} the human range: judge-human {measure} {fmt_num(jm)} (mean over raters) "
+            f"vs human-human {fmt_num(lo)} to {fmt_num(hi)}"
+        )
     if hr.get("note"):
         return f"undefined ({hr['note']})"
     if "inside" in hr:  # a plain share, as some report models give it
@@ -168,43 +240,72 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
             kappas.append(("unweighted", est_of(j, "cohen_kappa")))
         elif isinstance(kappa, Mapping):
             kappas = [(str(w), est_of(kappa, w)) for w in kappa]
-        judges.append({
-            "name": str(jname),
-            "colour": _charts.PALETTE[judge_order.index(jname) % len(_charts.PALETTE)]
-            if jname in judge_order else _charts.PALETTE[0],
-            "n_items": j.get("n_items"),
-            "n_cannot_judge": j.get("n_cannot_judge"),
-            "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),
-            "alpha_with_judge_as_rater": est_of(j, "alpha_with_judge_as_rater"),
-            "perm_present": bool(perm),
-            "perm_mean": fmt_num(perm.get("mean"), 3) if to_float(perm.get("mean")) is not None else None,
-            "perm_p": fmt_p(perm.get("p_value")),
-            "perm_note": Est(None, note=str(perm["note"])).short_note if perm.get("note") else None,
-            "perm_extra": [(f"shuffles: {k}", v) for k, v in kv_rows(perm, skip=("mean", "p_value", "note"))],
-            "exact_agreement": with_interval(j, "exact_agreement", "exact_agreement_ci", j.get("n_items")),
-            "mean_difference": est_of(j, "mean_difference"),
-            "pearson": est_of(j, "pearson"),
-            "spearman": est_of(j, "spearman"),
-            "kendall_tau_b": est_of(j, "kendall_tau_b"),
-            "kappas": kappas,
-            "confusion": _confusion(j.get("confusion")),
-            "human_range": _human_range_text(j.get("human_range")) if "human_range" in j else None,
-            "alpha_humans_same_items": est_of(j, "alpha_humans_same_items"),
-            "alpha_gain": est_of(j, "alpha_gain"),
-            "held_out": est_of(as_dict(j.get("vs_held_out_human")), "difference")
-            if as_dict(j.get("vs_held_out_human")).get("difference") else None,
-            "held_out_q": fmt_p(as_dict(j.get("vs_held_out_human")).get("q_value"))
-            if as_dict(j.get("vs_held_out_human")).get("q_value") is not None else None,
-            "perm_pearson": _perm_text(j.get("permutation_pearson")) if "permutation_pearson" in j else None,
-            "same_scale": j.get("same_scale"),
-            "off_scale": (est_of(j, "alpha_vs_consensus").short_note or "the judge answers on its own scale")
-            if j.get("same_scale") is False else None,
-            "slices": _slices(j.get("slices")),
-            "other": kv_rows(j, skip=_JUDGE_KNOWN),
-        })
-    extras = [(label, est_of(m, k)) for k, label in (
-        ("human_alpha_nominal", "alpha, nominal"), ("percent_agreement", "percent agreement"),
-        ("fleiss_kappa", "Fleiss' kappa"), ("gwet_ac1", "Gwet's AC1")) if k in m]
+        judges.append(
+            {
+                "name": str(jname),
+                "colour": _charts.PALETTE[judge_order.index(jname) % len(_charts.PALETTE)]
+                if jname in judge_order
+                else _charts.PALETTE[0],
+                "n_items": j.get("n_items"),
+                "n_cannot_judge": j.get("n_cannot_judge"),
+                "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),
+                "alpha_with_judge_as_rater": est_of(j, "alpha_with_judge_as_rater"),
+                "perm_present": bool(perm),
+                "perm_mean": fmt_num(perm.get("mean"), 3)
+                if to_float(perm.get("mean")) is not None
+                else None,
+                "perm_p": fmt_p(perm.get("p_value")),
+                "perm_note": Est(None, note=str(perm["note"])).short_note
+                if perm.get("note")
+                else None,
+                "perm_extra": [
+                    (f"shuffles: {k}", v)
+                    for k, v in kv_rows(perm, skip=("mean", "p_value", "note"))
+                ],
+                "exact_agreement": with_interval(
+                    j, "exact_agreement", "exact_agreement_ci", j.get("n_items")
+                ),
+                "mean_difference": est_of(j, "mean_difference"),
+                "pearson": est_of(j, "pearson"),
+                "spearman": est_of(j, "spearman"),
+                "kendall_tau_b": est_of(j, "kendall_tau_b"),
+                "kappas": kappas,
+                "confusion": _confusion(j.get("confusion")),
+                "human_range": _human_range_text(j.get("human_range"))
+                if "human_range" in j
+                else None,
+                "alpha_humans_same_items": est_of(j, "alpha_humans_same_items"),
+                "alpha_gain": est_of(j, "alpha_gain"),
+                "held_out": est_of(as_dict(j.get("vs_held_out_human")), "difference")
+                if as_dict(j.get("vs_held_out_human")).get("difference")
+                else None,
+                "held_out_q": fmt_p(as_dict(j.get("vs_held_out_human")).get("q_value"))
+                if as_dict(j.get("vs_held_out_human")).get("q_value") is not None
+                else None,
+                "perm_pearson": _perm_text(j.get("permutation_pearson"))
+                if "permutation_pearson" in j
+                else None,
+                "same_scale": j.get("same_scale"),
+                "off_scale": (
+                    est_of(j, "alpha_vs_consensus").short_note
+                    or "the judge answers on its own scale"
+                )
+                if j.get("same_scale") is False
+                else None,
+                "slices": _slices(j.get("slices")),
+                "other": kv_rows(j, skip=_JUDGE_KNOWN),
+            }
+        )
+    extras = [
+        (label, est_of(m, k))
+        for k, label in (
+            ("human_alpha_nominal", "alpha, nominal"),
+            ("percent_agreement", "percent agreement"),
+            ("fleiss_kappa", "Fleiss' kappa"),
+            ("gwet_ac1", "Gwet's AC1"),
+        )
+        if k in m
+    ]
     weights, pair_rows = _pair_kappa_rows(m.get("rater_pairs"))
     group, _, option = str(key).partition(":")
     return {
@@ -235,7 +336,13 @@ def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:
     if isinstance(answers, Mapping):
         reasons_map = reasons if isinstance(reasons, Mapping) else {}
         for rater, a in answers.items():
-            rows.append({"who": str(rater), "answer": fmt_any(a), "reason": str(reasons_map.get(rater) or "")})
+            rows.append(
+                {
+                    "who": str(rater),
+                    "answer": fmt_any(a),
+                    "reason": str(reasons_map.get(rater) or ""),
+                }
+            )
         for rater, r in reasons_map.items():
             if rater not in answers and r:
                 rows.append({"who": str(rater), "answer": "", "reason": str(r)})
@@ -245,11 +352,23 @@ def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:
         for i, a in enumerate(answers):
             if isinstance(a, Mapping):
                 who = a.get("rater") or a.get("who") or ""
-                rows.append({"who": str(who), "answer": fmt_any(a.get("value", a.get("answer"))),
-                             "reason": str(a.get("reason") or (rlist[i] if i < len(rlist) else "") or "")})
+                rows.append(
+                    {
+                        "who": str(who),
+                        "answer": fmt_any(a.get("value", a.get("answer"))),
+                        "reason": str(
+                            a.get("reason") or (rlist[i] if i < len(rlist) else "") or ""
+                        ),
+                    }
+                )
             else:
-                rows.append({"who": "", "answer": fmt_any(a),
-                             "reason": str(rlist[i] or "") if i < len(rlist) else ""})
+                rows.append(
+                    {
+                        "who": "",
+                        "answer": fmt_any(a),
+                        "reason": str(rlist[i] or "") if i < len(rlist) else "",
+                    }
+                )
         return rows
     if isinstance(reasons, Mapping):
         return [{"who": str(k), "answer": "", "reason": str(v or "")} for k, v in reasons.items()]
@@ -295,9 +414,14 @@ def systematic_view(f: Any) -> dict[str, Any]:
     if not title and f.get("kind") and f.get("metric"):
         who = f.get("judge_name") or f.get("judge") or "the judge"
         kind = str(f["kind"])
-        phrase = {"judge_tags_more_often": "tags more often than the humans",
-                  "judge_tags_less_often": "tags less often than the humans"}.get(kind)
-        title = (f"{who} {phrase} on {f['metric']}" if phrase
-                 else f"{who} is {kind.replace('_', ' ')} on {f['metric']}")
+        phrase = {
+            "judge_tags_more_often": "tags more often than the humans",
+            "judge_tags_less_often": "tags less often than the humans",
+        }.get(kind)
+        title = (
+            f"{who} {phrase} on {f['metric']}"
+            if phrase
+            else f"{who} is {kind.replace('_', ' ')} on {f['metric']}"
+        )
         skip += ("kind", "metric", "judge_name", "judge")
     return {"title": str(title or f.get("kind") or "finding"), "rows": kv_rows(f, skip=skip)}

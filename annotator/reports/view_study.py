@@ -24,8 +24,18 @@ from .formatting import (
 )
 from .view_metrics import cell
 
-RATER_KNOWN = ("n_judgements", "anchors", "drift", "accuracy", "test_retest", "series",
-                "agreement_with_consensus", "fatigue", "calibrations", "calibration_accuracy")
+RATER_KNOWN = (
+    "n_judgements",
+    "anchors",
+    "drift",
+    "accuracy",
+    "test_retest",
+    "series",
+    "agreement_with_consensus",
+    "fatigue",
+    "calibrations",
+    "calibration_accuracy",
+)
 
 
 def _gate_view(name: str, gate: Any) -> dict[str, Any]:
@@ -38,12 +48,19 @@ def _gate_view(name: str, gate: Any) -> dict[str, Any]:
     for fig, c in as_dict(g.get("checks")).items():
         c = as_dict(c)
         low = to_float(c.get("low"))
-        text = (f"lower bound {fmt_num(low)} vs threshold {fmt_num(c.get('threshold'))}" if low is not None
-                else f"threshold {fmt_num(c.get('threshold'))}: {c.get('note') or 'no interval'}")
+        text = (
+            f"lower bound {fmt_num(low)} vs threshold {fmt_num(c.get('threshold'))}"
+            if low is not None
+            else f"threshold {fmt_num(c.get('threshold'))}: {c.get('note') or 'no interval'}"
+        )
         checks.append((str(fig), bool(c.get("pass")), text))
     other = kv_rows(g, skip=("pass", "passes", "checks"))
-    return {"name": name, "pass": verdict if isinstance(verdict, bool) else None, "checks": checks,
-            "other": other}
+    return {
+        "name": name,
+        "pass": verdict if isinstance(verdict, bool) else None,
+        "checks": checks,
+        "other": other,
+    }
 
 
 def generators_view(gens: Any) -> dict[str, Any] | None:
@@ -85,8 +102,12 @@ def generators_view(gens: Any) -> dict[str, Any] | None:
     cases = sorted(case_ids)
     figures = []
     for k in fig_keys:
-        overall = [cell(as_dict(as_dict(by_gen[g]).get("overall")).get(k)) if k in as_dict(as_dict(by_gen[g]).get("overall"))
-                   else "—" for g in names]
+        overall = [
+            cell(as_dict(as_dict(by_gen[g]).get("overall")).get(k))
+            if k in as_dict(as_dict(by_gen[g]).get("overall"))
+            else "—"
+            for g in names
+        ]
         rows = []
         for cid in cases:
             cells = []
@@ -96,18 +117,41 @@ def generators_view(gens: Any) -> dict[str, Any] | None:
                 cells.append(cell(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
             rows.append((cid, cells))
         label = labels.get(k)
-        figures.append({"key": str(k), "label": f"{k} · {label}" if label else str(k).replace("_", " "),
-                        "overall": overall, "rows": rows})
-    gates = [_gate_view(str(g), as_dict(by_gen[g]).get("release_gate")) for g in names
-             if "release_gate" in as_dict(by_gen[g])]
-    counts = [{"name": str(g), "n_items": fmt_num(as_dict(by_gen[g]).get("n_items")),
-               "n_cases": fmt_num(as_dict(by_gen[g]).get("n_cases"))} for g in names]
+        figures.append(
+            {
+                "key": str(k),
+                "label": f"{k} · {label}" if label else str(k).replace("_", " "),
+                "overall": overall,
+                "rows": rows,
+            }
+        )
+    gates = [
+        _gate_view(str(g), as_dict(by_gen[g]).get("release_gate"))
+        for g in names
+        if "release_gate" in as_dict(by_gen[g])
+    ]
+    counts = [
+        {
+            "name": str(g),
+            "n_items": fmt_num(as_dict(by_gen[g]).get("n_items")),
+            "n_cases": fmt_num(as_dict(by_gen[g]).get("n_cases")),
+        }
+        for g in names
+    ]
     rule = gate_rule.get("rule")
     thresholds = kv_rows(gate_rule.get("thresholds"))
-    return {"names": [str(g) for g in names], "cases": cases, "figures": figures, "gates": gates,
-            "gate_rule": str(rule) if rule else None, "gate_thresholds": thresholds, "counts": counts,
-            "other": kv_rows(gens, skip=("cases", "figures", "by_generator", "release_gate"))
-            if "by_generator" in gens else []}
+    return {
+        "names": [str(g) for g in names],
+        "cases": cases,
+        "figures": figures,
+        "gates": gates,
+        "gate_rule": str(rule) if rule else None,
+        "gate_thresholds": thresholds,
+        "counts": counts,
+        "other": kv_rows(gens, skip=("cases", "figures", "by_generator", "release_gate"))
+        if "by_generator" in gens
+        else [],
+    }
 
 
 def _per_metric_cell(v: Any) -> dict[str, Any]:
@@ -141,11 +185,21 @@ def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, A
     names = [n for n in sorted(raters, key=str) if key in as_dict(raters[n])]
     if not names:
         return None
-    per_metric = all(isinstance(as_dict(raters[n]).get(key), Mapping) and
-                     all(isinstance(x, Mapping) for x in as_dict(raters[n])[key].values()) for n in names)
+    per_metric = all(
+        isinstance(as_dict(raters[n]).get(key), Mapping)
+        and all(isinstance(x, Mapping) for x in as_dict(raters[n])[key].values())
+        for n in names
+    )
     if not per_metric:
-        return {"title": title, "corner": "rater", "columns": [title], "rows": [
-            (str(n), [{"est": None, "text": fmt_any(as_dict(raters[n]).get(key)), "sub": ""}]) for n in names]}
+        return {
+            "title": title,
+            "corner": "rater",
+            "columns": [title],
+            "rows": [
+                (str(n), [{"est": None, "text": fmt_any(as_dict(raters[n]).get(key)), "sub": ""}])
+                for n in names
+            ],
+        }
     cols: list[str] = []
     for n in names:
         for m in as_dict(as_dict(raters[n]).get(key)):
@@ -156,9 +210,24 @@ def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, A
     blank = {"est": None, "text": "—", "sub": ""}
     if len(cols) > len(names):
         # more metrics than raters: metrics down the side keeps the table inside the page
-        rows = [(m, [_per_metric_cell(as_dict(as_dict(raters[n]).get(key))[m]) if m in as_dict(as_dict(raters[n]).get(key))
-                     else blank for n in names]) for m in cols]
-        return {"title": title, "corner": "metric", "columns": [str(n) for n in names], "rows": rows}
+        rows = [
+            (
+                m,
+                [
+                    _per_metric_cell(as_dict(as_dict(raters[n]).get(key))[m])
+                    if m in as_dict(as_dict(raters[n]).get(key))
+                    else blank
+                    for n in names
+                ],
+            )
+            for m in cols
+        ]
+        return {
+            "title": title,
+            "corner": "metric",
+            "columns": [str(n) for n in names],
+            "rows": rows,
+        }
     rows = []
     for n in names:
         d = as_dict(as_dict(raters[n]).get(key))
@@ -174,25 +243,50 @@ def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
         if not f:
             continue
         if not any(k in f for k in ("early", "late", "change")):
-            rows.append({"name": str(name), "early": None, "late": None, "change": None, "quarters": [],
-                         "n": "—", "sessions": "—", "note": str(f.get("note") or "")})
+            rows.append(
+                {
+                    "name": str(name),
+                    "early": None,
+                    "late": None,
+                    "change": None,
+                    "quarters": [],
+                    "n": "—",
+                    "sessions": "—",
+                    "note": str(f.get("note") or ""),
+                }
+            )
             continue
         quarters = [est_of({"q": q}, "q") for q in (f.get("by_position_quarter") or [])]
-        rows.append({"name": str(name), "early": est_of(f, "early"), "late": est_of(f, "late"),
-                     "change": est_of(f, "change"), "quarters": quarters,
-                     "n": fmt_num(f.get("n_answers")), "sessions": fmt_num(f.get("n_sessions")), "note": ""})
+        rows.append(
+            {
+                "name": str(name),
+                "early": est_of(f, "early"),
+                "late": est_of(f, "late"),
+                "change": est_of(f, "change"),
+                "quarters": quarters,
+                "n": fmt_num(f.get("n_answers")),
+                "sessions": fmt_num(f.get("n_sessions")),
+                "note": "",
+            }
+        )
         if f.get("note"):
             notes.add(str(f["note"]))
     if not rows or all(r["early"] is None for r in rows):
         # nothing measured for anyone: one line, not a table of dashes
-        return {"rows": [], "note": "; ".join(sorted({r["note"] for r in rows if r["note"]}))} if rows else None
+        return (
+            {"rows": [], "note": "; ".join(sorted({r["note"] for r in rows if r["note"]}))}
+            if rows
+            else None
+        )
     return {"rows": rows, "note": "; ".join(sorted(notes))}
 
 
-RATER_MATRICES = (("accuracy", "Anchor accuracy (live work)"),
-                   ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
-                   ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
-                   ("agreement_with_consensus", "Agreement with the human consensus"))
+RATER_MATRICES = (
+    ("accuracy", "Anchor accuracy (live work)"),
+    ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
+    ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
+    ("agreement_with_consensus", "Agreement with the human consensus"),
+)
 
 
 def _calibrations_text(c: Any) -> str:
@@ -221,8 +315,11 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
         if drift.get("first_flag_at") is not None:
             bits.append(f"from anchor answer {drift.get('first_flag_at')}")
         if drift.get("chart"):
-            bits.append("against the rater's own baseline" if drift.get("chart") == "calibrated"
-                        else "against the reference")
+            bits.append(
+                "against the rater's own baseline"
+                if drift.get("chart") == "calibrated"
+                else "against the reference"
+            )
         drift_text = "drift: " + ", ".join(bits)
     else:
         drift_text = "no drift flag" if drift else "—"
@@ -234,8 +331,8 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
         "drift_text": drift_text,
         "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
         "drift_chart": drift_charts.get(str(name)),
-        "other": kv_rows(r, skip=RATER_KNOWN) + kv_rows(drift, skip=("flagged", "metric", "direction",
-                                                                          "first_flag_at", "chart")),
+        "other": kv_rows(r, skip=RATER_KNOWN)
+        + kv_rows(drift, skip=("flagged", "metric", "direction", "first_flag_at", "chart")),
     }
 
 
@@ -254,25 +351,49 @@ def _tally_row(c: Mapping[str, Any], pair: str) -> dict[str, Any]:
         "right": fmt_num(c.get("right")),
         "share": share_text,
         "note": str(c.get("note") or ""),
-        "other": kv_rows(c, skip=("n", "wins", "both", "neither", "left", "right", "share", "note")),
+        "other": kv_rows(
+            c, skip=("n", "wins", "both", "neither", "left", "right", "share", "note")
+        ),
     }
 
 
 def _side_row(name: str, d: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": name, "left": fmt_num(d.get("left")), "right": fmt_num(d.get("right")),
-            "n": fmt_num(d.get("n") if d.get("n") is not None else
-                         (d.get("left") or 0) + (d.get("right") or 0) if "left" in d else None),
-            "share_left": fmt_share(d.get("share_left")) if d.get("share_left") is not None else "",
-            "p": fmt_p(d.get("p_value")),
-            "p_adjusted": fmt_p(d.get("p_adjusted")) if "p_adjusted" in d else "",
-            "flagged": bool(d.get("flagged")), "note": str(d.get("note") or ""),
-            "test": str(d.get("test") or ""),
-            "power": str(as_dict(d.get("power")).get("text") or "")}
+    return {
+        "name": name,
+        "left": fmt_num(d.get("left")),
+        "right": fmt_num(d.get("right")),
+        "n": fmt_num(
+            d.get("n")
+            if d.get("n") is not None
+            else (d.get("left") or 0) + (d.get("right") or 0)
+            if "left" in d
+            else None
+        ),
+        "share_left": fmt_share(d.get("share_left")) if d.get("share_left") is not None else "",
+        "p": fmt_p(d.get("p_value")),
+        "p_adjusted": fmt_p(d.get("p_adjusted")) if "p_adjusted" in d else "",
+        "flagged": bool(d.get("flagged")),
+        "note": str(d.get("note") or ""),
+        "test": str(d.get("test") or ""),
+        "power": str(as_dict(d.get("power")).get("text") or ""),
+    }
 
 
-_PAIRWISE_KNOWN = ("cells", "generator_pairs", "bradley_terry", "bradley_terry_by_case", "position_bias",
-                   "rater_alpha", "rater_kappas", "rater_kappas_detail", "flagged_raters", "judges",
-                   "settings", "majority_counts", "bradley_terry_note")
+_PAIRWISE_KNOWN = (
+    "cells",
+    "generator_pairs",
+    "bradley_terry",
+    "bradley_terry_by_case",
+    "position_bias",
+    "rater_alpha",
+    "rater_kappas",
+    "rater_kappas_detail",
+    "flagged_raters",
+    "judges",
+    "settings",
+    "majority_counts",
+    "bradley_terry_note",
+)
 
 
 def pairwise_view(p: Any) -> dict[str, Any] | None:
@@ -283,34 +404,70 @@ def pairwise_view(p: Any) -> dict[str, Any] | None:
     rows = []
     for cid in sorted(cells, key=str):  # cases alphabetical, never by a score
         for pair in sorted(as_dict(cells[cid]), key=str):
-            rows.append({"case_id": str(cid), "pair": str(pair), **_tally_row(as_dict(as_dict(cells[cid])[pair]), str(pair))})
+            rows.append(
+                {
+                    "case_id": str(cid),
+                    "pair": str(pair),
+                    **_tally_row(as_dict(as_dict(cells[cid])[pair]), str(pair)),
+                }
+            )
     gp = as_dict(p.get("generator_pairs"))
-    gen_pairs = [{"pair": str(k), "n_cells": fmt_num(as_dict(v).get("n_cells")), **_tally_row(as_dict(v), str(k))}
-                 for k, v in sorted(gp.items(), key=lambda kv: str(kv[0]))]
+    gen_pairs = [
+        {
+            "pair": str(k),
+            "n_cells": fmt_num(as_dict(v).get("n_cells")),
+            **_tally_row(as_dict(v), str(k)),
+        }
+        for k, v in sorted(gp.items(), key=lambda kv: str(kv[0]))
+    ]
     bt = as_dict(p.get("bradley_terry"))
     bt_rows = [{"name": str(g), "est": est_of(bt, g)} for g in sorted(bt, key=str)]
     by_case = as_dict(p.get("bradley_terry_by_case"))
     bt_gens = sorted({str(g) for c in by_case.values() for g in as_dict(c)} | {str(g) for g in bt})
-    bt_cases = [{"case_id": str(cid), "cells": [est_of(as_dict(by_case[cid]), g) for g in bt_gens]}
-                for cid in sorted(by_case, key=str)]
+    bt_cases = [
+        {"case_id": str(cid), "cells": [est_of(as_dict(by_case[cid]), g) for g in bt_gens]}
+        for cid in sorted(by_case, key=str)
+    ]
     pb = as_dict(p.get("position_bias"))
-    by_rater = [_side_row(str(k), as_dict(v)) for k, v in sorted(as_dict(pb.get("by_rater")).items(), key=lambda kv: str(kv[0]))]
+    by_rater = [
+        _side_row(str(k), as_dict(v))
+        for k, v in sorted(as_dict(pb.get("by_rater")).items(), key=lambda kv: str(kv[0]))
+    ]
     judges = []
     for jname, j in as_dict(p.get("judges")).items():
         j = as_dict(j)
         jpb = as_dict(j.get("position_bias"))
-        judges.append({
-            "name": str(jname), "n": j.get("n"),
-            "agreement": with_interval(j, "agreement_with_majority", "agreement_interval", j.get("n")),
-            "kappa": with_interval(j, "kappa_vs_majority", "kappa_interval", j.get("n")),
-            "macro_f1": fmt_num(j.get("macro_f1")) if "macro_f1" in j else "—",
-            "n_no_majority": fmt_num(j.get("n_no_majority")) if "n_no_majority" in j else "—",
-            "n_without_humans": fmt_num(j.get("n_without_humans")) if "n_without_humans" in j else "—",
-            "position_bias": _side_row(str(jname), jpb) if jpb else None,
-            "other": kv_rows(j, skip=("n", "agreement_with_majority", "kappa_vs_majority", "agreement_interval",
-                                      "kappa_interval", "n_no_majority", "n_without_humans", "position_bias",
-                                      "macro_f1", "note")),
-        })
+        judges.append(
+            {
+                "name": str(jname),
+                "n": j.get("n"),
+                "agreement": with_interval(
+                    j, "agreement_with_majority", "agreement_interval", j.get("n")
+                ),
+                "kappa": with_interval(j, "kappa_vs_majority", "kappa_interval", j.get("n")),
+                "macro_f1": fmt_num(j.get("macro_f1")) if "macro_f1" in j else "—",
+                "n_no_majority": fmt_num(j.get("n_no_majority")) if "n_no_majority" in j else "—",
+                "n_without_humans": fmt_num(j.get("n_without_humans"))
+                if "n_without_humans" in j
+                else "—",
+                "position_bias": _side_row(str(jname), jpb) if jpb else None,
+                "other": kv_rows(
+                    j,
+                    skip=(
+                        "n",
+                        "agreement_with_majority",
+                        "kappa_vs_majority",
+                        "agreement_interval",
+                        "kappa_interval",
+                        "n_no_majority",
+                        "n_without_humans",
+                        "position_bias",
+                        "macro_f1",
+                        "note",
+                    ),
+                ),
+            }
+        )
     detail = as_dict(p.get("rater_kappas_detail"))
     kappas = as_dict(p.get("rater_kappas"))
     rater_kappas = []
@@ -321,7 +478,15 @@ def pairwise_view(p: Any) -> dict[str, Any] | None:
     flagged = p.get("flagged_raters", pb.get("flagged_raters")) or []
     ra = as_dict(p.get("rater_alpha"))
     settings = as_dict(p.get("settings"))
-    empty = not (rows or gen_pairs or bt_rows or judges or to_float(pb.get("n")) or pb.get("left") or pb.get("right"))
+    empty = not (
+        rows
+        or gen_pairs
+        or bt_rows
+        or judges
+        or to_float(pb.get("n"))
+        or pb.get("left")
+        or pb.get("right")
+    )
     return {
         "empty": empty,
         "cells": rows,
@@ -337,7 +502,9 @@ def pairwise_view(p: Any) -> dict[str, Any] | None:
         "rater_alpha": est_of(p, "rater_alpha"),
         "rater_alpha_meta": kv_rows(ra, skip=("estimate", "low", "high", "n", "note")),
         "rater_kappas": rater_kappas,
-        "flagged_raters": [str(x) for x in flagged] if isinstance(flagged, (list, tuple)) else [fmt_any(flagged)],
+        "flagged_raters": [str(x) for x in flagged]
+        if isinstance(flagged, (list, tuple))
+        else [fmt_any(flagged)],
         "majority_counts": kv_rows(p.get("majority_counts")),
         "judges": judges,
         "min_count": settings.get("min_count"),

@@ -60,15 +60,27 @@ def consensus(metric: Metric, answers: list[Any]) -> Consensus:
         spread = nums[-1] - nums[0]
         clear = len(nums) >= MIN_HUMANS and spread < SCALE_GAP
         mid = median(nums)
-        return Consensus(int(mid + 0.5) if clear else None, clear, len(nums), n_cj, spread,
-                         f"range {spread:g} {'<' if clear else '>='} {SCALE_GAP:g} points")
+        return Consensus(
+            int(mid + 0.5) if clear else None,
+            clear,
+            len(nums),
+            n_cj,
+            spread,
+            f"range {spread:g} {'<' if clear else '>='} {SCALE_GAP:g} points",
+        )
     counts = Counter(_key(a) for a in given)
     top, k = counts.most_common(1)[0]
     share = k / len(given)
     clear = len(given) >= MIN_HUMANS and share >= CLEAR_SHARE
     value = next(a for a in given if _key(a) == top) if clear else None
-    return Consensus(value, clear, len(given), n_cj, 1 - share,
-                     f"{share:.0%} agree ({'>=' if clear else '<'} {CLEAR_SHARE:.0%})")
+    return Consensus(
+        value,
+        clear,
+        len(given),
+        n_cj,
+        1 - share,
+        f"{share:.0%} agree ({'>=' if clear else '<'} {CLEAR_SHARE:.0%})",
+    )
 
 
 @dataclass
@@ -87,20 +99,37 @@ class ReviewEntry:
     @property
     def priority(self) -> tuple:
         # systematic findings first, then judge contradictions, then by spread
-        return (not self.systematic, "judge_contradicts" not in self.reasons, -self.consensus.spread,
-                self.case_id, self.item_id, self.metric)
+        return (
+            not self.systematic,
+            "judge_contradicts" not in self.reasons,
+            -self.consensus.spread,
+            self.case_id,
+            self.item_id,
+            self.metric,
+        )
 
 
-def review_queue(study: Study, *, metric: str | None = None, generator: str | None = None, case: str | None = None,
-                 rater: str | None = None, report: dict[str, Any] | None = None,
-                 include_resolved: bool = True) -> list[ReviewEntry]:
+def review_queue(
+    study: Study,
+    *,
+    metric: str | None = None,
+    generator: str | None = None,
+    case: str | None = None,
+    rater: str | None = None,
+    report: dict[str, Any] | None = None,
+    include_resolved: bool = True,
+) -> list[ReviewEntry]:
     """What needs a decision, sorted by what matters; filters narrow it (the lead's view: names
     of raters and generators are shown)."""
     study.require_lead("the review queue")
     rubric = study.rubric
-    frames = build_frames(study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()})
+    frames = build_frames(
+        study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
+    )
     items = frames.items.set_index("item_id")
-    systematic = {(f["metric"], f["judge_name"]) for f in (report or {}).get("systematic_findings", [])}
+    systematic = {
+        (f["metric"], f["judge_name"]) for f in (report or {}).get("systematic_findings", [])
+    }
     done = {(a.item_id, a.metric): a for a in store.rows(study.db)}
     human = frames.judgements
     judge = frames.judge_scores
@@ -126,8 +155,11 @@ def review_queue(study: Study, *, metric: str | None = None, generator: str | No
             if c.n_cannot_judge:
                 reasons.append("cannot_judge")
             judges = []
-            for jn, jv, jr in (zip(j_by[iid]["judge"], j_by[iid]["value"], j_by[iid]["reason"], strict=True)
-                               if iid in j_by else ()):
+            for jn, jv, jr in (
+                zip(j_by[iid]["judge"], j_by[iid]["value"], j_by[iid]["reason"], strict=True)
+                if iid in j_by
+                else ()
+            ):
                 judges.append({"judge": jn, "value": _key(jv), "reason": jr})
                 if c.clear and not is_missing(jv) and _contradicts(m, c.value, jv, g["value"]):
                     if "judge_contradicts" not in reasons:
@@ -135,14 +167,35 @@ def review_queue(study: Study, *, metric: str | None = None, generator: str | No
             adj = done.get((iid, m.key))
             if not reasons or (adj is not None and not include_resolved):
                 continue
-            out.append(ReviewEntry(
-                str(iid), str(row["case_id"]), str(row["generator"]), m.key, reasons, c,
-                [{"rater": r, "value": _key(v), "reason": rs} for r, v, rs in
-                 sorted(zip(g["rater"], g["value"], g["reason"], strict=True))],
-                judges,
-                None if adj is None else {"value": _key(adj.value), "reason": adj.reason, "by": adj.by,
-                                          "category": adj.category},
-                any((m.key, x["judge"]) in systematic or (f"{m.key}:", x["judge"]) in systematic for x in judges)))
+            out.append(
+                ReviewEntry(
+                    str(iid),
+                    str(row["case_id"]),
+                    str(row["generator"]),
+                    m.key,
+                    reasons,
+                    c,
+                    [
+                        {"rater": r, "value": _key(v), "reason": rs}
+                        for r, v, rs in sorted(
+                            zip(g["rater"], g["value"], g["reason"], strict=True)
+                        )
+                    ],
+                    judges,
+                    None
+                    if adj is None
+                    else {
+                        "value": _key(adj.value),
+                        "reason": adj.reason,
+                        "by": adj.by,
+                        "category": adj.category,
+                    },
+                    any(
+                        (m.key, x["judge"]) in systematic or (f"{m.key}:", x["judge"]) in systematic
+                        for x in judges
+                    ),
+                )
+            )
     return sorted(out, key=lambda e: e.priority)
 
 
@@ -157,15 +210,25 @@ def _contradicts(metric: Metric, clear_value: Any, judge_value: Any, humans: Any
     return _key(judge_value) != _key(clear_value)
 
 
-def adjudicate(study: Study, *, item_id: str, metric: str, value: str, reason: str, by: str | None = None,
-               category: str | None = None) -> int:
+def adjudicate(
+    study: Study,
+    *,
+    item_id: str,
+    metric: str,
+    value: str,
+    reason: str,
+    by: str | None = None,
+    category: str | None = None,
+) -> int:
     """Record the lead's resolved answer (a new row; a later one supersedes it)."""
     study.require_lead("adjudication")
     rubric = study.rubric
     if not rubric.has(metric) or not rubric.metric(metric).judgeable:
         judged = ", ".join(m.key for m in rubric.judged_metrics)
-        raise InputError(f"'{metric}' is not a judged metric of rubric '{rubric.id}' (one of {judged})",
-                         field="--metric")
+        raise InputError(
+            f"'{metric}' is not a judged metric of rubric '{rubric.id}' (one of {judged})",
+            field="--metric",
+        )
     m = rubric.metric(metric)
     typed = m.spec.parse_value(m, value, source="--value")
     if typed == CANNOT_JUDGE and not m.accepts_cannot_judge:
@@ -174,10 +237,19 @@ def adjudicate(study: Study, *, item_id: str, metric: str, value: str, reason: s
     if not reason:
         raise InputError("an adjudication needs its reason (what decided it)", field="--reason")
     if category is not None and category not in CATEGORIES:
-        raise InputError(f"category '{category}' is not one of {', '.join(CATEGORIES)}", field="--category")
+        raise InputError(
+            f"category '{category}' is not one of {', '.join(CATEGORIES)}", field="--category"
+        )
     who = check_name(by or DEFAULT_ADJUDICATOR, "the adjudicator", field="--by")
-    return store.add(study.db, item_id=item_id, metric=metric, value=m.spec.to_json(typed), reason=reason,
-                     category=category, by=who)
+    return store.add(
+        study.db,
+        item_id=item_id,
+        metric=metric,
+        value=m.spec.to_json(typed),
+        reason=reason,
+        category=category,
+        by=who,
+    )
 
 
 # ---- gold -------------------------------------------------------------------------------------
@@ -187,15 +259,27 @@ def gold_rows(study: Study) -> list[dict[str, Any]]:
     """One row per live item x judged metric: the final answer and where it comes from."""
     study.require_lead("the gold set")
     rubric = study.rubric
-    frames = build_frames(study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()})
+    frames = build_frames(
+        study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
+    )
     adjudicated = {(a.item_id, a.metric): a for a in store.rows(study.db)}
-    human = {k: g for k, g in frames.judgements.groupby(["item_id", "metric"])} if len(frames.judgements) else {}
-    judge = {k: g for k, g in frames.judge_scores.groupby(["item_id", "metric"])} if len(frames.judge_scores) else {}
+    human = (
+        {k: g for k, g in frames.judgements.groupby(["item_id", "metric"])}
+        if len(frames.judgements)
+        else {}
+    )
+    judge = (
+        {k: g for k, g in frames.judge_scores.groupby(["item_id", "metric"])}
+        if len(frames.judge_scores)
+        else {}
+    )
     out = []
     for it in frames.items.itertuples(index=False):
         for m in rubric.judged_metrics:
             g = human.get((it.item_id, m.key))
-            answers = [] if g is None else list(zip(g["rater"], g["value"], g["reason"], strict=True))
+            answers = (
+                [] if g is None else list(zip(g["rater"], g["value"], g["reason"], strict=True))
+            )
             c = consensus(m, [v for _, v, _ in answers])
             adj = adjudicated.get((it.item_id, m.key))
             if adj is not None:
@@ -205,25 +289,42 @@ def gold_rows(study: Study) -> list[dict[str, Any]]:
             else:
                 value, source = None, "unresolved"
             jg = judge.get((it.item_id, m.key))
-            out.append({
-                "item_id": it.item_id, "case_id": it.case_id, "generator": it.generator, "metric": m.key,
-                "value": value, "source": source, "n_raters": c.n + c.n_cannot_judge,
-                "answers": json.dumps([{"rater": r, "value": _key(v), "reason": rs} for r, v, rs in answers],
-                                      ensure_ascii=False),
-                "judge": None if jg is None else json.dumps(
-                    [{"judge": n, "value": _key(v), "reason": r}
-                     for n, v, r in zip(jg["judge"], jg["value"], jg["reason"], strict=True)], ensure_ascii=False),
-                "adjudication_reason": adj.reason if adj else None, "adjudicated_by": adj.by if adj else None,
-                "category": adj.category if adj else None,
-            })
+            out.append(
+                {
+                    "item_id": it.item_id,
+                    "case_id": it.case_id,
+                    "generator": it.generator,
+                    "metric": m.key,
+                    "value": value,
+                    "source": source,
+                    "n_raters": c.n + c.n_cannot_judge,
+                    "answers": json.dumps(
+                        [{"rater": r, "value": _key(v), "reason": rs} for r, v, rs in answers],
+                        ensure_ascii=False,
+                    ),
+                    "judge": None
+                    if jg is None
+                    else json.dumps(
+                        [
+                            {"judge": n, "value": _key(v), "reason": r}
+                            for n, v, r in zip(jg["judge"], jg["value"], jg["reason"], strict=True)
+                        ],
+                        ensure_ascii=False,
+                    ),
+                    "adjudication_reason": adj.reason if adj else None,
+                    "adjudicated_by": adj.by if adj else None,
+                    "category": adj.category if adj else None,
+                }
+            )
     return out
 
 
 # ---- anchors ------------------------------------------------------------------------------------
 
 
-def promote(study: Study, *, item_id: str, rationale: str | None = None, anchor_set: str | None = None
-            ) -> tuple[str, int]:
+def promote(
+    study: Study, *, item_id: str, rationale: str | None = None, anchor_set: str | None = None
+) -> tuple[str, int]:
     """The item's final answers (adjudicated, else clear consensus) become an anchor's reference and
     the adjudication reasons its rationale, in a new version of the study's anchor set."""
     study.require_lead("promoting an anchor")
@@ -239,14 +340,22 @@ def promote(study: Study, *, item_id: str, rationale: str | None = None, anchor_
             if m.spec.multi:
                 reference[m.key] = []
                 continue
-            raise InputError(f"'{item_id}' has no final answer on '{m.key}' (neither adjudicated nor a clear "
-                             f"consensus): adjudicate it first", field="--item")
+            raise InputError(
+                f"'{item_id}' has no final answer on '{m.key}' (neither adjudicated nor a clear "
+                f"consensus): adjudicate it first",
+                field="--item",
+            )
         reference[m.key] = m.spec.to_json(m.spec.parse_value(m, r["value"]))
         text = r["adjudication_reason"] or rationale or f"clear consensus of {r['n_raters']} raters"
         why[m.key] = text
     names = sorted(store.versions(study.db)) or ["promoted"]
-    return store.promote(study.db, item_id=item_id, anchor_set=anchor_set or names[0], reference=reference,
-                         rationale=why)
+    return store.promote(
+        study.db,
+        item_id=item_id,
+        anchor_set=anchor_set or names[0],
+        reference=reference,
+        rationale=why,
+    )
 
 
 def export_anchors(study: Study, out: str | Path, *, anchor_set: str | None = None) -> Path:
@@ -257,8 +366,11 @@ def export_anchors(study: Study, out: str | Path, *, anchor_set: str | None = No
     study.require_lead("exporting anchors")
     folder = Path(out)
     if folder.exists() and any(folder.iterdir()):
-        raise InputError("the folder is not empty; export the anchor set into a new folder", source=str(folder),
-                         field="--out")
+        raise InputError(
+            "the folder is not empty; export the anchor set into a new folder",
+            source=str(folder),
+            field="--out",
+        )
     rows = anchor_rows(study.db, anchor_set)
     if not rows:
         raise InputError("this study has no anchors to export", field="anchors")
@@ -281,14 +393,29 @@ def export_anchors(study: Study, out: str | Path, *, anchor_set: str | None = No
         if view.mask:
             mask = f"images/anchor-{n:02d}-mask.png"
             (folder / mask).write_bytes(study.media.read(view.mask))
-        lines.append({"item_id": f"anchor-{n:02d}", "case_id": records[pk].case_id, "prompt": view.prompt,
-                      "criteria": view.criteria or None, "generator": records[pk].generator, "images": names,
-                      "inputs": inputs, "mask": mask, "text": view.text, "reference": ref, "rationale": rat})
-    (folder / "anchors.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
-                                         encoding="utf-8")
+        lines.append(
+            {
+                "item_id": f"anchor-{n:02d}",
+                "case_id": records[pk].case_id,
+                "prompt": view.prompt,
+                "criteria": view.criteria or None,
+                "generator": records[pk].generator,
+                "images": names,
+                "inputs": inputs,
+                "mask": mask,
+                "text": view.text,
+                "reference": ref,
+                "rationale": rat,
+            }
+        )
+    (folder / "anchors.jsonl").write_text(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
+    )
     versions = store.versions(study.db)
     (folder / "README.md").write_text(
         f"# Anchor set exported from study {study.name}\n\n{len(lines)} anchors for rubric `{study.rubric.id}` "
         f"({', '.join(f'{k} v{v}' for k, v in sorted(versions.items()))}). Format: anchors/README.md of "
-        "annotator. Import with `annotator import anchors anchors.jsonl --study STUDY`.\n", encoding="utf-8")
+        "annotator. Import with `annotator import anchors anchors.jsonl --study STUDY`.\n",
+        encoding="utf-8",
+    )
     return folder

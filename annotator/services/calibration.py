@@ -25,7 +25,10 @@ class CalibrationSession:
         self.rubric = study.rubric
         self._anchors = store.anchors(study.db, anchor_set)
         if not self._anchors:
-            raise InputError("this study has no anchors; import a set with `annotator import anchors`", field="anchors")
+            raise InputError(
+                "this study has no anchors; import a set with `annotator import anchors`",
+                field="anchors",
+            )
         self.anchor_set = anchor_set or self._anchors[0][1]
         self.session_pk = start_session(study.db, rater, "calibration")
         rng = random.Random(self.session_pk * 7919 + len(store.calibrations(study.db, rater)))
@@ -49,13 +52,22 @@ class CalibrationSession:
         view = view_of(self.study.db, pk)
         return ServedItem(pk, view, self._index, "calibration")
 
-    def submit(self, served: ServedItem, answers: dict[str, Any], time_ms: int | None) -> list[rules.MetricFeedback]:
+    def submit(
+        self, served: ServedItem, answers: dict[str, Any], time_ms: int | None
+    ) -> list[rules.MetricFeedback]:
         """Store the answer and return the feedback to show beside it."""
         clean = normalise(self.rubric, answers)
         answer_store.submit(
-            self.study.db, rater=self.rater, item_pk=served.item_pk, version=self.rubric.version,
-            session_pk=self.session_pk, answers=clean, reason=reason_of(self.rubric, clean), time_ms=time_ms,
-            context="calibration", queue_position=self._index,
+            self.study.db,
+            rater=self.rater,
+            item_pk=served.item_pk,
+            version=self.rubric.version,
+            session_pk=self.session_pk,
+            answers=clean,
+            reason=reason_of(self.rubric, clean),
+            time_ms=time_ms,
+            context="calibration",
+            queue_position=self._index,
         )
         _, _, ref, rationale = self._anchors[self._index]
         fb = rules.feedback(self.rubric, clean, ref, rationale)
@@ -68,8 +80,13 @@ class CalibrationSession:
         result = rules.qualify(self.rubric, self._results, self.study.setting("qualification"))
         result["n_anchors"] = len(self._results)
         result["id"] = store.add_calibration(
-            self.study.db, rater=self.rater, session_pk=self.session_pk, anchor_set=self.anchor_set,
-            version=self.rubric.version, result=result, qualified=result["qualified"],
+            self.study.db,
+            rater=self.rater,
+            session_pk=self.session_pk,
+            anchor_set=self.anchor_set,
+            version=self.rubric.version,
+            result=result,
+            qualified=result["qualified"],
         )
         return result
 

@@ -25,8 +25,10 @@ def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str,
     source = Study.open(src, mode="read")
     if source.is_package:
         source.close()
-        raise InputError("a rater package is merged into its study, not copied (`annotator package merge`)",
-                         source=str(src))
+        raise InputError(
+            "a rater package is merged into its study, not copied (`annotator package merge`)",
+            source=str(src),
+        )
     try:
         if is_server(dest):
             target = StudyDB(str(dest), create=True)
@@ -35,7 +37,10 @@ def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str,
         else:
             made = Path(dest)
             if made.exists() and (not made.is_dir() or any(made.iterdir())):
-                raise InputError("the destination exists and is not empty; copy into a new folder", source=str(dest))
+                raise InputError(
+                    "the destination exists and is not empty; copy into a new folder",
+                    source=str(dest),
+                )
             made.mkdir(parents=True, exist_ok=True)
             (made / "media").mkdir()
             target = StudyDB(made / DB_NAME, create=True)
@@ -43,14 +48,24 @@ def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str,
 
             def write_media(sha: str, data: bytes, _tx: object) -> None:
                 if hashlib.sha256(data).hexdigest() != sha:
-                    raise InputError(f"media {sha[:12]}… in the source does not match its hash; not copied",
-                                     source=str(src))
+                    raise InputError(
+                        f"media {sha[:12]}… in the source does not match its hash; not copied",
+                        source=str(src),
+                    )
                 folder_store.put(_Png(sha, data))
+
         try:
             if holds_study(target):
-                raise InputError("the destination database already holds a study", source=target.where)
-            return copy_rows(source.db, target, read_media=source.media.read, write_media=write_media,
-                             progress=progress)
+                raise InputError(
+                    "the destination database already holds a study", source=target.where
+                )
+            return copy_rows(
+                source.db,
+                target,
+                read_media=source.media.read,
+                write_media=write_media,
+                progress=progress,
+            )
         except BaseException:
             target.close()
             if made is not None:

@@ -133,7 +133,9 @@ class DashboardInputs:
     calibrations: tuple[dict[str, Any], ...] = ()
     cached: DashboardModel | None = None
     tiles: tuple[Tile, ...] = ()
-    team: Section | None = None  # per rater: assigned, done, anchors, last activity; read every time
+    team: Section | None = (
+        None  # per rater: assigned, done, anchors, last activity; read every time
+    )
 
 
 def study_key(study: Study) -> Path:
@@ -171,8 +173,15 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     """What `compute` needs, read in one go (or the cached model when the data is unchanged)."""
     version = data_version(study.db)
     key = study_key(study)
-    base = dict(folder=key, name=study.name, rubric=study.rubric, data_version=version,
-                n_boot=n_boot, seed=seed, team=team_section(study))
+    base = dict(
+        folder=key,
+        name=study.name,
+        rubric=study.rubric,
+        data_version=version,
+        n_boot=n_boot,
+        seed=seed,
+        team=team_section(study),
+    )
     hit = CACHE.get(key, version, n_boot, seed) if use_cache else None
     if hit is not None:
         return DashboardInputs(**base, cached=hit, tiles=hit.tiles)
@@ -197,17 +206,42 @@ def team_section(study: Study) -> Section:
         who = r.rater + (" (operator)" if r.is_operator else "")
         if any(w.startswith(f"{r.rater} has ") for w in warnings):
             flagged.add(i)
-        table_rows.append((who, "all" if r.assigned is None else str(r.assigned), str(r.done), str(r.anchors),
-                           f"{r.pairs_done} / {'—' if r.pairs_assigned is None else r.pairs_assigned}",
-                           r.last_activity.isoformat(sep=" ", timespec="minutes") if r.last_activity else "—"))
+        table_rows.append(
+            (
+                who,
+                "all" if r.assigned is None else str(r.assigned),
+                str(r.done),
+                str(r.anchors),
+                f"{r.pairs_done} / {'—' if r.pairs_assigned is None else r.pairs_assigned}",
+                r.last_activity.isoformat(sep=" ", timespec="minutes") if r.last_activity else "—",
+            )
+        )
     blocks: list[Block] = [Note(f"⚠ {w}") for w in warnings]
     if table_rows:
-        blocks.append(Table("teamTable", ("rater", "assigned", "done", "anchors", "pair votes done / assigned",
-                                          "last activity"), tuple(table_rows), frozenset(flagged)))
+        blocks.append(
+            Table(
+                "teamTable",
+                (
+                    "rater",
+                    "assigned",
+                    "done",
+                    "anchors",
+                    "pair votes done / assigned",
+                    "last activity",
+                ),
+                tuple(table_rows),
+                frozenset(flagged),
+            )
+        )
     else:
         blocks.append(Note("No raters yet."))
-    return Section("team", "Team", "Work dealt to each rater and how far each has got (merged packages "
-                   "included). Operators' answers are stored but never counted.", tuple(blocks))
+    return Section(
+        "team",
+        "Team",
+        "Work dealt to each rater and how far each has got (merged packages "
+        "included). Operators' answers are stored but never counted.",
+        tuple(blocks),
+    )
 
 
 def with_team(model: DashboardModel, team: Section | None) -> DashboardModel:
@@ -221,8 +255,11 @@ def with_team(model: DashboardModel, team: Section | None) -> DashboardModel:
 def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
     j = frames.judgements
     n_answers = len(j[["item_id", "rater"]].drop_duplicates()) if len(j) else 0
-    return (Tile(f"{n_answers:,}", "judgements"), Tile(str(j["rater"].nunique() if len(j) else 0), "raters"),
-            Tile(f"{len(frames.pair_votes):,}", "pair votes"))
+    return (
+        Tile(f"{n_answers:,}", "judgements"),
+        Tile(str(j["rater"].nunique() if len(j) else 0), "raters"),
+        Tile(f"{len(frames.pair_votes):,}", "pair votes"),
+    )
 
 
 # -- step 2: the compute worker ----------------------------------------------------------------
@@ -236,8 +273,11 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
     assert inputs.frames is not None
     state = state or TaskState()
     started = time.monotonic()
-    state.step(0.05, f"computing agreement ({len(inputs.frames.judgements)} answers, "
-                     f"{inputs.n_boot} bootstrap resamples)")
+    state.step(
+        0.05,
+        f"computing agreement ({len(inputs.frames.judgements)} answers, "
+        f"{inputs.n_boot} bootstrap resamples)",
+    )
     report = build_report(inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed)
     attach_calibrations(report, inputs.calibrations)
     state.step(0.75, "drawing charts")
@@ -255,8 +295,12 @@ def attach_calibrations(report: dict[str, Any], records: Sequence[Mapping[str, A
         entry = report["raters"].get(rec["rater"])
         if entry is not None:
             entry.setdefault("calibrations", []).append(
-                {"created_at": rec["created_at"], "qualified": rec["qualified"],
-                 "metrics": rec["result"].get("metrics", {})})
+                {
+                    "created_at": rec["created_at"],
+                    "qualified": rec["qualified"],
+                    "metrics": rec["result"].get("metrics", {}),
+                }
+            )
 
 
 def _d(v: Any) -> Mapping[str, Any]:
@@ -302,8 +346,9 @@ def metric_label(rubric: Rubric, key: str) -> str:
     return key.replace("_", " ")
 
 
-def _model(inputs: DashboardInputs, report: Mapping[str, Any], view: Mapping[str, Any],
-           seconds: float) -> DashboardModel:
+def _model(
+    inputs: DashboardInputs, report: Mapping[str, Any], view: Mapping[str, Any], seconds: float
+) -> DashboardModel:
     rubric = inputs.rubric
     raters = _d(report.get("raters"))
     flagged = [n for n, r in raters.items() if _d(_d(r).get("drift")).get("flagged")]
@@ -311,60 +356,130 @@ def _model(inputs: DashboardInputs, report: Mapping[str, Any], view: Mapping[str
     n_votes = sum(int(_d(t).get("n") or 0) for c in cells.values() for t in _d(c).values())
     tiles = (
         Tile(str(len(view.get("metrics") or [])), "metrics"),
-        Tile(f"{sum(int(_d(r).get('n_judgements') or 0) for r in raters.values()):,}", "judgements"),
+        Tile(
+            f"{sum(int(_d(r).get('n_judgements') or 0) for r in raters.values()):,}", "judgements"
+        ),
         Tile(str(len(raters)), "raters"),
         Tile(str(len(report.get("findings") or [])), "findings"),
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
-    sections = (_agreement(rubric, view), _findings(rubric, view), *_raters(rubric, report, view),
-                _calibrations(rubric, report), _pairwise(view))
-    meta = (f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "
-            f"bootstrap resamples: {inputs.n_boot}  ·  for the study lead: this page names generators "
-            "and raters; raters never see it.")
-    return DashboardModel(f"Study dashboard: {inputs.name}", meta, tiles, sections, report, inputs.data_version,
-                          inputs.n_boot, seconds)
+    sections = (
+        _agreement(rubric, view),
+        _findings(rubric, view),
+        *_raters(rubric, report, view),
+        _calibrations(rubric, report),
+        _pairwise(view),
+    )
+    meta = (
+        f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "
+        f"bootstrap resamples: {inputs.n_boot}  ·  for the study lead: this page names generators "
+        "and raters; raters never see it."
+    )
+    return DashboardModel(
+        f"Study dashboard: {inputs.name}",
+        meta,
+        tiles,
+        sections,
+        report,
+        inputs.data_version,
+        inputs.n_boot,
+        seconds,
+    )
 
 
 def _agreement(rubric: Rubric, view: Mapping[str, Any]) -> Section:
     rows: list[tuple[str, ...]] = []
     for m in view.get("metrics") or []:
         counts = " · ".join(_or_dash(m.get(k)) for k in ("n_items", "n_raters", "n_judgements"))
-        base = (metric_label(rubric, m["key"]), f"{m['kind']} / {m['level']}", counts, _est(m["human_alpha"]))
+        base = (
+            metric_label(rubric, m["key"]),
+            f"{m['kind']} / {m['level']}",
+            counts,
+            _est(m["human_alpha"]),
+        )
         if not m["judges"]:
             rows.append((*base, "—", "—", "—", "—"))
         for i, j in enumerate(m["judges"]):
-            perm = f"{j['perm_mean']} (p {j['perm_p']})" if j.get("perm_mean") else \
-                ("undefined: " + j["perm_note"] if j.get("perm_note") else "—")
-            rows.append((*(base if i == 0 else ("", "", "", "")), j["name"], _est(j["alpha_vs_consensus"]), perm,
-                         _est(j["exact_agreement"], with_n=False)))
-    blocks: list[Block] = [Table("agreementTable", (
-        "metric", "kind / level", "items · raters · answers", "human alpha [95% CI]", "judge",
-        "judge alpha vs consensus [95% CI]", "shuffled baseline", "exact agreement"), tuple(rows))]
+            perm = (
+                f"{j['perm_mean']} (p {j['perm_p']})"
+                if j.get("perm_mean")
+                else ("undefined: " + j["perm_note"] if j.get("perm_note") else "—")
+            )
+            rows.append(
+                (
+                    *(base if i == 0 else ("", "", "", "")),
+                    j["name"],
+                    _est(j["alpha_vs_consensus"]),
+                    perm,
+                    _est(j["exact_agreement"], with_n=False),
+                )
+            )
+    blocks: list[Block] = [
+        Table(
+            "agreementTable",
+            (
+                "metric",
+                "kind / level",
+                "items · raters · answers",
+                "human alpha [95% CI]",
+                "judge",
+                "judge alpha vs consensus [95% CI]",
+                "shuffled baseline",
+                "exact agreement",
+            ),
+            tuple(rows),
+        )
+    ]
     png = _png(_d(view.get("charts")).get("agreement"))
     if png:
-        blocks.append(Chart("agreementChart", png, "Krippendorff's alpha per metric with 95% intervals"))
-    return Section("agreement", "Agreement per metric",
-                   "Krippendorff's alpha among humans with its bootstrap 95% interval, and each judge against the "
-                   "human consensus beside the alpha it gets when its scores are shuffled across items.",
-                   tuple(blocks))
+        blocks.append(
+            Chart("agreementChart", png, "Krippendorff's alpha per metric with 95% intervals")
+        )
+    return Section(
+        "agreement",
+        "Agreement per metric",
+        "Krippendorff's alpha among humans with its bootstrap 95% interval, and each judge against the "
+        "human consensus beside the alpha it gets when its scores are shuffled across items.",
+        tuple(blocks),
+    )
 
 
 def _findings(rubric: Rubric, view: Mapping[str, Any]) -> Section:
     findings = view.get("findings") or []
-    sub = ("Each disagreement between the humans and the judge (or among the humans), item by item and "
-           "metric by metric; none is averaged away.")
+    sub = (
+        "Each disagreement between the humans and the judge (or among the humans), item by item and "
+        "metric by metric; none is averaged away."
+    )
     if not findings:
-        return Section("findings", "Findings: 0", sub,
-                       (Note("No findings: humans and judges agree wherever both answered."),))
+        return Section(
+            "findings",
+            "Findings: 0",
+            sub,
+            (Note("No findings: humans and judges agree wherever both answered."),),
+        )
     # The lead's item id (case + generator), never a rater's display code: codes are per rater.
-    rows = tuple((str(f.get("item_id") or f.get("title") or ""), metric_label(rubric, str(f.get("metric") or "")),
-                  str(f.get("kind") or ""), str(f.get("humans") or ""), str(f.get("judge_value") or ""),
-                  str(f.get("generator") or "")) for f in findings[:MAX_FINDING_ROWS])
-    blocks: list[Block] = [Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)]
+    rows = tuple(
+        (
+            str(f.get("item_id") or f.get("title") or ""),
+            metric_label(rubric, str(f.get("metric") or "")),
+            str(f.get("kind") or ""),
+            str(f.get("humans") or ""),
+            str(f.get("judge_value") or ""),
+            str(f.get("generator") or ""),
+        )
+        for f in findings[:MAX_FINDING_ROWS]
+    )
+    blocks: list[Block] = [
+        Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)
+    ]
     if len(findings) > MAX_FINDING_ROWS:
-        blocks.append(Note(f"The first {MAX_FINDING_ROWS} of {len(findings)} findings; the HTML report "
-                           "lists them all."))
+        blocks.append(
+            Note(
+                f"The first {MAX_FINDING_ROWS} of {len(findings)} findings; the HTML report "
+                "lists them all."
+            )
+        )
     return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))
 
 
@@ -379,38 +494,76 @@ def _drift_text(rubric: Rubric, d: Mapping[str, Any]) -> str:
     return "drift: " + ", ".join(b for b in bits if b)
 
 
-def _raters(rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]) -> tuple[Section, Section]:
+def _raters(
+    rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]
+) -> tuple[Section, Section]:
     raters = _d(report.get("raters"))
     rows, flagged = [], set()
     for i, r in enumerate(view.get("raters") or []):
         rep = _d(raters.get(r["name"]))
         acc = _d(rep.get("accuracy"))
-        acc_text = "; ".join(f"{metric_label(rubric, k)} {_share(v)}" for k, v in acc.items()
-                             if isinstance(v, Mapping)) or "—"
+        acc_text = (
+            "; ".join(
+                f"{metric_label(rubric, k)} {_share(v)}"
+                for k, v in acc.items()
+                if isinstance(v, Mapping)
+            )
+            or "—"
+        )
         if r["flagged"]:
             flagged.add(i)
-        rows.append((r["name"], _or_dash(r.get("n_judgements")), _or_dash(r.get("anchors")), acc_text,
-                     _drift_text(rubric, _d(rep.get("drift"))), r.get("calibrations") or "none"))
-    table = Section("raters", "Raters",
-                    "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within one "
-                    "point; 95% interval) and the CUSUM drift flag.",
-                    (Table("ratersTable", ("rater", "judgements", "anchors", "accuracy on anchors", "drift",
-                                           "calibration"), tuple(rows), frozenset(flagged)),))
+        rows.append(
+            (
+                r["name"],
+                _or_dash(r.get("n_judgements")),
+                _or_dash(r.get("anchors")),
+                acc_text,
+                _drift_text(rubric, _d(rep.get("drift"))),
+                r.get("calibrations") or "none",
+            )
+        )
+    table = Section(
+        "raters",
+        "Raters",
+        "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within one "
+        "point; 95% interval) and the CUSUM drift flag.",
+        (
+            Table(
+                "ratersTable",
+                ("rater", "judgements", "anchors", "accuracy on anchors", "drift", "calibration"),
+                tuple(rows),
+                frozenset(flagged),
+            ),
+        ),
+    )
     charts: list[Block] = []
     drift = _d(_d(view.get("charts")).get("drift"))
-    for name in sorted(drift, key=lambda n: (not _d(_d(raters.get(n)).get("drift")).get("flagged"), n)):
+    for name in sorted(
+        drift, key=lambda n: (not _d(_d(raters.get(n)).get("drift")).get("flagged"), n)
+    ):
         d = _d(_d(raters.get(name)).get("drift"))
         png = _png(drift[name])
         if png:
             caption = _drift_text(rubric, d).replace("drift:", "drift flag:", 1)
-            charts.append(Chart(f"driftChart:{name}", png, f"Drift chart for {name}", f"{name}: {caption}",
-                                bool(d.get("flagged"))))
+            charts.append(
+                Chart(
+                    f"driftChart:{name}",
+                    png,
+                    f"Drift chart for {name}",
+                    f"{name}: {caption}",
+                    bool(d.get("flagged")),
+                )
+            )
     if not charts:
         charts.append(Note("No drift charts yet: no rater has answered a live anchor."))
-    return table, Section("drift", "Drift on anchors",
-                          "Per rater: each anchor answer's deviation from the reference with its EWMA and control "
-                          "limits (top), and the CUSUM up / down against the threshold h that raises the flag "
-                          "(bottom). Flagged raters first.", tuple(charts))
+    return table, Section(
+        "drift",
+        "Drift on anchors",
+        "Per rater: each anchor answer's deviation from the reference with its EWMA and control "
+        "limits (top), and the CUSUM up / down against the threshold h that raises the flag "
+        "(bottom). Flagged raters first.",
+        tuple(charts),
+    )
 
 
 def _calibrations(rubric: Rubric, report: Mapping[str, Any]) -> Section:
@@ -424,7 +577,12 @@ def _calibrations(rubric: Rubric, report: Mapping[str, Any]) -> Section:
                 keys.extend(k for k in _d(c.get("metrics")) if k not in keys)
     sub = "Every calibration session: the share of anchors met per metric against its rule, and the verdict."
     if not recs:
-        return Section("calibration", "Calibration history", sub, (Note("No calibration session has been run yet."),))
+        return Section(
+            "calibration",
+            "Calibration history",
+            sub,
+            (Note("No calibration session has been run yet."),),
+        )
     rows, flagged = [], set()
     for i, (name, c) in enumerate(recs):
         metrics = _d(c.get("metrics"))
@@ -432,28 +590,45 @@ def _calibrations(rubric: Rubric, report: Mapping[str, Any]) -> Section:
         for k in keys:
             m = _d(metrics.get(k))
             share = m.get("share")
-            cells.append("—" if share is None else f"{share:.0%} of {m.get('n')} (need {m.get('threshold', 0):.0%})"
-                         + ("" if m.get("passed") else " ✗"))
+            cells.append(
+                "—"
+                if share is None
+                else f"{share:.0%} of {m.get('n')} (need {m.get('threshold', 0):.0%})"
+                + ("" if m.get("passed") else " ✗")
+            )
         ok = bool(c.get("qualified"))
         if not ok:
             flagged.add(i)
-        rows.append((name, str(c.get("created_at") or ""), "qualified" if ok else "not yet", *cells))
+        rows.append(
+            (name, str(c.get("created_at") or ""), "qualified" if ok else "not yet", *cells)
+        )
     headers = ("rater", "when", "verdict", *(metric_label(rubric, k) for k in keys))
-    return Section("calibration", "Calibration history", sub,
-                   (Table("calibrationTable", headers, tuple(rows), frozenset(flagged)),))
+    return Section(
+        "calibration",
+        "Calibration history",
+        sub,
+        (Table("calibrationTable", headers, tuple(rows), frozenset(flagged)),),
+    )
 
 
 def _pairwise(view: Mapping[str, Any]) -> Section:
     p = view.get("pairwise")
-    sub = ("Bradley-Terry strength per generator (95% interval) from the A/B votes, and whether raters favour "
-           "a side.")
+    sub = (
+        "Bradley-Terry strength per generator (95% interval) from the A/B votes, and whether raters favour "
+        "a side."
+    )
     if not p:
         return Section("pairwise", "Pairwise preferences", sub, (Note("No pair votes yet."),))
     blocks: list[Block] = []
     bt = p.get("bradley_terry") or []
     if bt:
-        blocks.append(Table("btTable", ("generator", "strength [95% CI]"),
-                            tuple((r["name"], _est(r["est"])) for r in bt)))
+        blocks.append(
+            Table(
+                "btTable",
+                ("generator", "strength [95% CI]"),
+                tuple((r["name"], _est(r["est"])) for r in bt),
+            )
+        )
         png = _png(_d(view.get("charts")).get("bradley_terry"))
         if png:
             blocks.append(Chart("btChart", png, "Bradley-Terry strength per generator"))
@@ -462,19 +637,37 @@ def _pairwise(view: Mapping[str, Any]) -> Section:
     pb = p.get("position_bias") or {}
     if pb.get("present"):
         by_rater = p.get("by_rater") or []
-        rows = ((pb["name"], pb["left"], pb["right"], pb["n"], pb["p"]),
-                *((r["name"], r["left"], r["right"], r["n"], r["p"]) for r in by_rater))
-        blocks.append(Note("Position bias: how often the output shown on the left or the right won (binomial "
-                           "test against 50 / 50)."))
-        blocks.append(Table("positionTable", ("who", "left won", "right won", "n", "p"),
-                            tuple(tuple(str(c) for c in r) for r in rows),
-                            frozenset(i + 1 for i, r in enumerate(by_rater) if r.get("flagged"))))
+        rows = (
+            (pb["name"], pb["left"], pb["right"], pb["n"], pb["p"]),
+            *((r["name"], r["left"], r["right"], r["n"], r["p"]) for r in by_rater),
+        )
+        blocks.append(
+            Note(
+                "Position bias: how often the output shown on the left or the right won (binomial "
+                "test against 50 / 50)."
+            )
+        )
+        blocks.append(
+            Table(
+                "positionTable",
+                ("who", "left won", "right won", "n", "p"),
+                tuple(tuple(str(c) for c in r) for r in rows),
+                frozenset(i + 1 for i, r in enumerate(by_rater) if r.get("flagged")),
+            )
+        )
     ra = p.get("rater_alpha")
     if ra is not None and ra.present:
         blocks.append(Note(f"Agreement among raters on the votes (alpha): {_est(ra)}"))
     judges = p.get("judges") or []
     if judges:
-        blocks.append(Table("pairJudgesTable", ("judge", "n", "agreement with majority", "kappa vs majority"),
-                            tuple((j["name"], str(j.get("n") or "—"), _est(j["agreement"]), _est(j["kappa"]))
-                                  for j in judges)))
+        blocks.append(
+            Table(
+                "pairJudgesTable",
+                ("judge", "n", "agreement with majority", "kappa vs majority"),
+                tuple(
+                    (j["name"], str(j.get("n") or "—"), _est(j["agreement"]), _est(j["kappa"]))
+                    for j in judges
+                ),
+            )
+        )
     return Section("pairwise", "Pairwise preferences", sub, tuple(blocks))

@@ -32,9 +32,24 @@ SIMULATED = (
     SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=6, drift_shift=3.0),
 )
 PAIR_VOTERS = (
-    SimulatedPairVoter("sim-steady", {"gen-alpha": 1.2, "gen-beta": 0.0, "gen-gamma": -0.4}, left_bias=0.5, tie_rate=0.1),
-    SimulatedPairVoter("sim-severe", {"gen-alpha": 1.0, "gen-beta": 0.1, "gen-gamma": -0.5}, left_bias=0.5, tie_rate=0.1),
-    SimulatedPairVoter("sim-lenient", {"gen-alpha": 1.1, "gen-beta": 0.0, "gen-gamma": -0.3}, left_bias=0.7, tie_rate=0.15),
+    SimulatedPairVoter(
+        "sim-steady",
+        {"gen-alpha": 1.2, "gen-beta": 0.0, "gen-gamma": -0.4},
+        left_bias=0.5,
+        tie_rate=0.1,
+    ),
+    SimulatedPairVoter(
+        "sim-severe",
+        {"gen-alpha": 1.0, "gen-beta": 0.1, "gen-gamma": -0.5},
+        left_bias=0.5,
+        tie_rate=0.1,
+    ),
+    SimulatedPairVoter(
+        "sim-lenient",
+        {"gen-alpha": 1.1, "gen-beta": 0.0, "gen-gamma": -0.3},
+        left_bias=0.7,
+        tie_rate=0.15,
+    ),
 )
 OPERATOR = "ops-check"
 SESSION_LENGTH = 12
@@ -44,8 +59,13 @@ def default_demo_folder() -> Path:
     return Path(user_data_dir("annotator", appauthor=False)) / "demo-study"
 
 
-def build_demo(folder: str | Path, *, variants_per_case: int = 3, seed: int = scenario.DEMO_SEED,
-               progress: Callable[[str], None] | None = None) -> Path:
+def build_demo(
+    folder: str | Path,
+    *,
+    variants_per_case: int = 3,
+    seed: int = scenario.DEMO_SEED,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
     """Build the demo study at `folder` unless it is already there."""
     folder = Path(folder)
     say = progress or (lambda _m: None)
@@ -56,7 +76,9 @@ def build_demo(folder: str | Path, *, variants_per_case: int = 3, seed: int = sc
     try:
         with tempfile.TemporaryDirectory() as tmp:
             say("drawing demo mockups")
-            files = scenario.write_demo_inputs(Path(tmp), seed=seed, variants_per_case=variants_per_case)
+            files = scenario.write_demo_inputs(
+                Path(tmp), seed=seed, variants_per_case=variants_per_case
+            )
             say("importing items, judge scores and anchors")
             study.import_items(files.manifest)
             study.import_judge(files.judge_csv)
@@ -85,8 +107,15 @@ def _simulate_labels(study: Study, truths: dict[str, dict], seed: int) -> None:
             study.add_rater(sim.name, expertise="simulated")
             _label_all(study, sim, truths, index, refs, np.random.default_rng(seed * 100 + n))
         study.add_rater(OPERATOR, operator=True, expertise="staff spot check")
-        _label_all(study, SimulatedRater(OPERATOR, severity=2.0, noise=1.0), truths, index, refs,
-                   np.random.default_rng(seed), limit=6)
+        _label_all(
+            study,
+            SimulatedRater(OPERATOR, severity=2.0, noise=1.0),
+            truths,
+            index,
+            refs,
+            np.random.default_rng(seed),
+            limit=6,
+        )
     finally:
         study.db.set_setting("anchor_every", every)
 
@@ -95,7 +124,9 @@ def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -
     anchor_n, done = 0, 0
     session = LabelSession(study, sim.name)
     while (served := session.next()) is not None and (limit is None or done < limit):
-        if done and done % SESSION_LENGTH == 0:  # raters work in sittings; an anchor may recur across them
+        if (
+            done and done % SESSION_LENGTH == 0
+        ):  # raters work in sittings; an anchor may recur across them
             session = LabelSession(study, sim.name)
             served = session.next()
         if served.context == "anchor":
@@ -115,14 +146,23 @@ def _adjudicate_some(study: Study) -> None:
     rubric text was the trouble."""
     from .adjudication import adjudicate, review_queue
 
-    todo = [e for e in review_queue(study) if "judge_contradicts" in e.reasons and e.consensus.clear][:4]
+    todo = [
+        e for e in review_queue(study) if "judge_contradicts" in e.reasons and e.consensus.clear
+    ][:4]
     for n, e in enumerate(todo):
         value = e.consensus.value
         text = ";".join(value) if isinstance(value, (list, tuple)) else str(value)
-        adjudicate(study, item_id=e.item_id, metric=e.metric, value=text, by="demo-lead",
-                   reason="the humans are right: checked against the prompt's required sections" if n < 3
-                   else "the level texts do not say how to score a crowded but usable screen",
-                   category=None if n < 3 else "rubric_unclear")
+        adjudicate(
+            study,
+            item_id=e.item_id,
+            metric=e.metric,
+            value=text,
+            by="demo-lead",
+            reason="the humans are right: checked against the prompt's required sections"
+            if n < 3
+            else "the level texts do not say how to score a crowded but usable screen",
+            category=None if n < 3 else "rubric_unclear",
+        )
 
 
 def _simulate_pairs(study: Study, seed: int) -> None:

@@ -79,57 +79,161 @@ def _judgement_rows(study: Study) -> list[dict[str, Any]]:
         partial = "yes" if _partial(rubric, j) else None
         for m in rubric.metrics:
             if m.key in j.answers:
-                out.append({"item_id": it.item_id, "rater": j.rater, "metric": m.key,
-                            "value": format_value(j.answers[m.key]), "created_at": _iso(j.created_at),
-                            "session": j.session, "time_ms": j.time_ms, "partial": partial})
+                out.append(
+                    {
+                        "item_id": it.item_id,
+                        "rater": j.rater,
+                        "metric": m.key,
+                        "value": format_value(j.answers[m.key]),
+                        "created_at": _iso(j.created_at),
+                        "session": j.session,
+                        "time_ms": j.time_ms,
+                        "partial": partial,
+                    }
+                )
     return out
 
 
 def _vote_rows(study: Study, judges: bool) -> list[dict[str, Any]]:
     items = {r.pk: r.item_id for r in item_records(study.db)}
-    return [{"pair_id": v.pair_id, "item_left": items[v.item_left], "item_right": items[v.item_right],
-             "rater": v.rater, "choice": v.choice, "created_at": _iso(v.created_at), "time_ms": v.time_ms}
-            for v in vote_records(study.db) if v.is_judge == judges]
+    return [
+        {
+            "pair_id": v.pair_id,
+            "item_left": items[v.item_left],
+            "item_right": items[v.item_right],
+            "rater": v.rater,
+            "choice": v.choice,
+            "created_at": _iso(v.created_at),
+            "time_ms": v.time_ms,
+        }
+        for v in vote_records(study.db)
+        if v.is_judge == judges
+    ]
 
 
 def _judge_score_rows(study: Study) -> list[dict[str, Any]]:
     items = _live_items(study)
-    return [{"item_id": items[sc.item_pk].item_id, "judge": sc.judge, "metric": sc.metric,
-             "value": format_value(sc.value), "reason": sc.reason}
-            for sc in R.judge_scores(study.db) if sc.item_pk in items]
+    return [
+        {
+            "item_id": items[sc.item_pk].item_id,
+            "judge": sc.judge,
+            "metric": sc.metric,
+            "value": format_value(sc.value),
+            "reason": sc.reason,
+        }
+        for sc in R.judge_scores(study.db)
+        if sc.item_pk in items
+    ]
 
 
 def _item_rows(study: Study) -> list[dict[str, Any]]:
-    return [{"item_id": r.item_id, "case_id": r.case_id, "generator": r.generator, "prompt": r.prompt,
-             "criteria": r.criteria, "slice": r.slice, "seed": r.seed, "text": r.text, "task_type": r.task_type,
-             "n_images": len(r.outputs)} for r in _live_items(study).values()]
+    return [
+        {
+            "item_id": r.item_id,
+            "case_id": r.case_id,
+            "generator": r.generator,
+            "prompt": r.prompt,
+            "criteria": r.criteria,
+            "slice": r.slice,
+            "seed": r.seed,
+            "text": r.text,
+            "task_type": r.task_type,
+            "n_images": len(r.outputs),
+        }
+        for r in _live_items(study).values()
+    ]
 
 
-_VOTE_COLUMNS = (("pair_id", "string"), ("item_left", "string"), ("item_right", "string"), ("rater", "string"),
-                 ("choice", "string"), ("created_at", "timestamp"), ("time_ms", "int64"))
-TABLES: dict[str, Table] = {t.name: t for t in (
-    Table("judgements", "one row per rater x item x metric (the ratings CSV of contract 5.3)",
-          (("item_id", "string"), ("rater", "string"), ("metric", "string"), ("value", "string"),
-           ("created_at", "timestamp"), ("session", "string"), ("time_ms", "int64"), ("partial", "string")),
-          _judgement_rows),
-    Table("pairs", "one row per rater x pair (the pair votes CSV of contract 5.3)", _VOTE_COLUMNS,
-          lambda st: _vote_rows(st, False)),
-    Table("judge-pairs", "the judges' pair votes (judge name in `rater`)", _VOTE_COLUMNS,
-          lambda st: _vote_rows(st, True)),
-    Table("judge-scores", "one row per judge x item x metric (the judge CSV of contract 5.3)",
-          (("item_id", "string"), ("judge", "string"), ("metric", "string"), ("value", "string"),
-           ("reason", "string")), _judge_score_rows),
-    Table("gold", "one row per live item x metric: the final answer (adjudicated, else clear consensus, else "
-          "unresolved), the raw answers and reasons, the judge's answer (the lead's view)",
-          (("item_id", "string"), ("case_id", "string"), ("generator", "string"), ("metric", "string"),
-           ("value", "string"), ("source", "string"), ("n_raters", "int64"), ("answers", "string"),
-           ("judge", "string"), ("adjudication_reason", "string"), ("adjudicated_by", "string"),
-           ("category", "string")), lambda st: gold_rows(st)),
-    Table("items", "one row per live item (the lead's view: generators included)",
-          (("item_id", "string"), ("case_id", "string"), ("generator", "string"), ("prompt", "string"),
-           ("criteria", "string"), ("slice", "string"), ("seed", "int64"), ("text", "string"),
-           ("task_type", "string"), ("n_images", "int64")), _item_rows),
-)}
+_VOTE_COLUMNS = (
+    ("pair_id", "string"),
+    ("item_left", "string"),
+    ("item_right", "string"),
+    ("rater", "string"),
+    ("choice", "string"),
+    ("created_at", "timestamp"),
+    ("time_ms", "int64"),
+)
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        Table(
+            "judgements",
+            "one row per rater x item x metric (the ratings CSV of contract 5.3)",
+            (
+                ("item_id", "string"),
+                ("rater", "string"),
+                ("metric", "string"),
+                ("value", "string"),
+                ("created_at", "timestamp"),
+                ("session", "string"),
+                ("time_ms", "int64"),
+                ("partial", "string"),
+            ),
+            _judgement_rows,
+        ),
+        Table(
+            "pairs",
+            "one row per rater x pair (the pair votes CSV of contract 5.3)",
+            _VOTE_COLUMNS,
+            lambda st: _vote_rows(st, False),
+        ),
+        Table(
+            "judge-pairs",
+            "the judges' pair votes (judge name in `rater`)",
+            _VOTE_COLUMNS,
+            lambda st: _vote_rows(st, True),
+        ),
+        Table(
+            "judge-scores",
+            "one row per judge x item x metric (the judge CSV of contract 5.3)",
+            (
+                ("item_id", "string"),
+                ("judge", "string"),
+                ("metric", "string"),
+                ("value", "string"),
+                ("reason", "string"),
+            ),
+            _judge_score_rows,
+        ),
+        Table(
+            "gold",
+            "one row per live item x metric: the final answer (adjudicated, else clear consensus, else "
+            "unresolved), the raw answers and reasons, the judge's answer (the lead's view)",
+            (
+                ("item_id", "string"),
+                ("case_id", "string"),
+                ("generator", "string"),
+                ("metric", "string"),
+                ("value", "string"),
+                ("source", "string"),
+                ("n_raters", "int64"),
+                ("answers", "string"),
+                ("judge", "string"),
+                ("adjudication_reason", "string"),
+                ("adjudicated_by", "string"),
+                ("category", "string"),
+            ),
+            lambda st: gold_rows(st),
+        ),
+        Table(
+            "items",
+            "one row per live item (the lead's view: generators included)",
+            (
+                ("item_id", "string"),
+                ("case_id", "string"),
+                ("generator", "string"),
+                ("prompt", "string"),
+                ("criteria", "string"),
+                ("slice", "string"),
+                ("seed", "int64"),
+                ("text", "string"),
+                ("task_type", "string"),
+                ("n_images", "int64"),
+            ),
+            _item_rows,
+        ),
+    )
+}
 
 
 # ---- the three containers -----------------------------------------------------------------------
@@ -138,8 +242,12 @@ TABLES: dict[str, Table] = {t.name: t for t in (
 def format_of(path: Path) -> str:
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise InputError(f"cannot tell the format from '{path.suffix or 'no suffix'}'; end the file name in "
-                         f"{', '.join('.' + f for f in FORMATS)}", source=str(path), field="--out")
+        raise InputError(
+            f"cannot tell the format from '{path.suffix or 'no suffix'}'; end the file name in "
+            f"{', '.join('.' + f for f in FORMATS)}",
+            source=str(path),
+            field="--out",
+        )
     return fmt
 
 
@@ -176,8 +284,11 @@ def _pyarrow(part: str = "") -> Any:
     try:
         return importlib.import_module("pyarrow" + (f".{part}" if part else ""))
     except ImportError:
-        raise InputError("Parquet needs pyarrow, which this installation does not have; export .csv or .jsonl, "
-                         "or `pip install pyarrow`", field="--out") from None
+        raise InputError(
+            "Parquet needs pyarrow, which this installation does not have; export .csv or .jsonl, "
+            "or `pip install pyarrow`",
+            field="--out",
+        ) from None
 
 
 def arrow_table(table: Table, rows: list[dict[str, Any]]) -> Any:
@@ -207,7 +318,11 @@ def read_rows(table: Table, path: Path) -> list[dict[str, Any]]:
             for c in table.names:
                 v = raw.get(c)
                 # "" is an answer in `value` (no tag); elsewhere an empty cell is a missing one
-                row[c] = (int(v) if kinds[c] == "int64" else v) if v not in ("", None) or c == "value" else None
+                row[c] = (
+                    (int(v) if kinds[c] == "int64" else v)
+                    if v not in ("", None) or c == "value"
+                    else None
+                )
             rows.append(row)
     else:
         rows = _pyarrow("parquet").read_table(path).to_pylist()
@@ -251,63 +366,126 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
     configs = []
     for i, name in enumerate(n for n, c in counts.items() if c):
         cfg = name.replace("-", "_")
-        configs += [f"- config_name: {cfg}", "  data_files:", "  - split: train", f"    path: data/{cfg}.parquet"]
+        configs += [
+            f"- config_name: {cfg}",
+            "  data_files:",
+            "  - split: train",
+            f"    path: data/{cfg}.parquet",
+        ]
         if i == 0:
             configs.append("  default: true")
-    lines = ["---", f"pretty_name: {json.dumps(study.name)}", "tags:", "- human-evaluation", "- llm-as-a-judge",
-             "configs:", *configs, "---", "",
-             f"# {study.name}: human judgements and judge scores", "",
-             f"Exported by annotator on {datetime.now(UTC).date().isoformat()} from the study `{study.name}`, "
-             f"rubric `{rubric.id}` (version `{rubric.version[:12]}`). Current answers only (a correction replaces "
-             "the answer it supersedes), live items only, staff (operator) accounts left out. Times are UTC.", "",
-             "## Rubric", "", f"{rubric.instructions}", "", "| metric | kind | label | values | required |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "---",
+        f"pretty_name: {json.dumps(study.name)}",
+        "tags:",
+        "- human-evaluation",
+        "- llm-as-a-judge",
+        "configs:",
+        *configs,
+        "---",
+        "",
+        f"# {study.name}: human judgements and judge scores",
+        "",
+        f"Exported by annotator on {datetime.now(UTC).date().isoformat()} from the study `{study.name}`, "
+        f"rubric `{rubric.id}` (version `{rubric.version[:12]}`). Current answers only (a correction replaces "
+        "the answer it supersedes), live items only, staff (operator) accounts left out. Times are UTC.",
+        "",
+        "## Rubric",
+        "",
+        f"{rubric.instructions}",
+        "",
+        "| metric | kind | label | values | required |",
+        "|---|---|---|---|---|",
+    ]
     for m in rubric.metrics:
-        vals = ", ".join(m.spec.value_label(m, v) for v in m.values()) if m.kind not in ("scale", "text") else \
-            (f"{m.min}..{m.max}" if m.kind == "scale" else "free text")
-        lines.append(f"| `{m.key}` | {m.kind} | {_cell(m.label)} | {_cell(vals)} | {'yes' if m.required else 'no'} |")
+        vals = (
+            ", ".join(m.spec.value_label(m, v) for v in m.values())
+            if m.kind not in ("scale", "text")
+            else (f"{m.min}..{m.max}" if m.kind == "scale" else "free text")
+        )
+        lines.append(
+            f"| `{m.key}` | {m.kind} | {_cell(m.label)} | {_cell(vals)} | {'yes' if m.required else 'no'} |"
+        )
     if rubric.rules:
         lines += ["", "Verdict rules: " + "; ".join(f"`{r}`" for r in rubric.rules)]
     lines += ["", "## Tables", "", "| config | rows | what |", "|---|---|---|"]
-    lines += [f"| `{n.replace('-', '_')}` | {c} | {TABLES[n].what} |" for n, c in counts.items() if c]
-    lines += ["", "## Agreement", "",
-              f"From `annotator report` on the same study ({n_boot} bootstrap resamples; 95% intervals in "
-              "brackets). Alpha is Krippendorff's alpha; an undefined figure is n/a with the reason.", "",
-              "| metric | level | items | raters | judgements | human alpha |", "|---|---|---|---|---|---|"]
+    lines += [
+        f"| `{n.replace('-', '_')}` | {c} | {TABLES[n].what} |" for n, c in counts.items() if c
+    ]
+    lines += [
+        "",
+        "## Agreement",
+        "",
+        f"From `annotator report` on the same study ({n_boot} bootstrap resamples; 95% intervals in "
+        "brackets). Alpha is Krippendorff's alpha; an undefined figure is n/a with the reason.",
+        "",
+        "| metric | level | items | raters | judgements | human alpha |",
+        "|---|---|---|---|---|---|",
+    ]
     judges = []
     for key, m in report.get("metrics", {}).items():
-        lines.append(f"| `{key}` | {m.get('level')} | {m.get('n_items')} | {m.get('n_raters')} | "
-                     f"{m.get('n_judgements')} | {_est(m.get('human_alpha'))} |")
+        lines.append(
+            f"| `{key}` | {m.get('level')} | {m.get('n_items')} | {m.get('n_raters')} | "
+            f"{m.get('n_judgements')} | {_est(m.get('human_alpha'))} |"
+        )
         for judge, j in (m.get("judges") or {}).items():
-            judges.append(f"| `{key}` | `{judge}` | {j.get('n_items')} | {_est(j.get('alpha_vs_consensus'))} | "
-                          f"{_est(j.get('pearson'))} | {_est(j.get('kendall_tau_b'))} |")
+            judges.append(
+                f"| `{key}` | `{judge}` | {j.get('n_items')} | {_est(j.get('alpha_vs_consensus'))} | "
+                f"{_est(j.get('pearson'))} | {_est(j.get('kendall_tau_b'))} |"
+            )
     if judges:
-        lines += ["", "| metric | judge | items | alpha vs human consensus | Pearson r | Kendall tau-b |",
-                  "|---|---|---|---|---|---|", *judges]
+        lines += [
+            "",
+            "| metric | judge | items | alpha vs human consensus | Pearson r | Kendall tau-b |",
+            "|---|---|---|---|---|---|",
+            *judges,
+        ]
     pw = report.get("pairwise") or {}
     if pw.get("cells"):
         lines += ["", "Pair votes: rater alpha " + _est(pw.get("rater_alpha")) + "."]
         pj = pw.get("judges") or {}
         if pj:
-            lines += ["", "| judge | pairs | agreement with the human majority | kappa vs majority |",
-                      "|---|---|---|---|"]
-            lines += [f"| `{j}` | {v.get('n')} | {_num(v.get('agreement_with_majority'))} | "
-                      f"{_num(v.get('kappa_vs_majority'))} |" for j, v in pj.items()]
-    lines += ["", "## Loading", "", "```python", "from datasets import load_dataset",
-              "judgements = load_dataset(\"path/to/this/folder\", \"judgements\")  # or pandas.read_parquet("
-              "\"data/judgements.parquet\")", "```", ""]
+            lines += [
+                "",
+                "| judge | pairs | agreement with the human majority | kappa vs majority |",
+                "|---|---|---|---|",
+            ]
+            lines += [
+                f"| `{j}` | {v.get('n')} | {_num(v.get('agreement_with_majority'))} | "
+                f"{_num(v.get('kappa_vs_majority'))} |"
+                for j, v in pj.items()
+            ]
+    lines += [
+        "",
+        "## Loading",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        'judgements = load_dataset("path/to/this/folder", "judgements")  # or pandas.read_parquet('
+        '"data/judgements.parquet")',
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def export_hf(study: Study, out_dir: Path, *, n_boot: int = 1000, seed: int = 0,
-              progress: Callable[[str], None] | None = None) -> list[Path]:
+def export_hf(
+    study: Study,
+    out_dir: Path,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> list[Path]:
     """`out_dir/data/<table>.parquet` + `out_dir/README.md` (a dataset card with `configs`), loadable
     by `datasets.load_dataset(out_dir, <table>)` without annotator depending on `datasets`."""
     from .reporting import build_study_report
 
     study.require_lead("an export")
     if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("this is a file; `export hf` writes a folder", source=str(out_dir), field="--out")
+        raise InputError(
+            "this is a file; `export hf` writes a folder", source=str(out_dir), field="--out"
+        )
     written: list[Path] = []
     counts: dict[str, int] = {}
     for name in ("judgements", "pairs", "judge-scores", "judge-pairs", "items"):
@@ -315,7 +493,9 @@ def export_hf(study: Study, out_dir: Path, *, n_boot: int = 1000, seed: int = 0,
         rows = table.rows(study)
         counts[name] = len(rows)
         if rows:  # an empty config would load as a dataset with no columns' values to show
-            written.append(write_rows(table, rows, out_dir / "data" / f"{name.replace('-', '_')}.parquet"))
+            written.append(
+                write_rows(table, rows, out_dir / "data" / f"{name.replace('-', '_')}.parquet")
+            )
     report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
     card = out_dir / "README.md"
     atomic_write_text(card, dataset_card(study, report, counts, n_boot))
@@ -350,15 +530,25 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
     by_pk = {r.pk: r for r in item_records(study.db)}
     judgements = judgement_records(study.db, rubric.version) if with_annotations else []
     votes = vote_records(study.db)
-    raters = sorted({j.rater for j in judgements} | {v.rater for v in votes if not v.is_judge and with_annotations})
+    raters = sorted(
+        {j.rater for j in judgements}
+        | {v.rater for v in votes if not v.is_judge and with_annotations}
+    )
     user_id = {name: i for i, name in enumerate(raters, start=1)}  # completed_by is a user id
     media_dir = out.parent / f"{out.stem}-media"
     written: set[str] = set()
     ann_id = iter(range(1, 10**9))
 
     def annotation(rater: str, result: list, t: datetime, ms: int | None) -> dict[str, Any]:
-        a = {"id": next(ann_id), "completed_by": user_id[rater], "result": result, "was_cancelled": False,
-             "ground_truth": False, "created_at": _time(t), "updated_at": _time(t)}
+        a = {
+            "id": next(ann_id),
+            "completed_by": user_id[rater],
+            "result": result,
+            "was_cancelled": False,
+            "ground_truth": False,
+            "created_at": _time(t),
+            "updated_at": _time(t),
+        }
         if ms is not None:
             a["lead_time"] = ms / 1000
         return a
@@ -370,7 +560,10 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
     for sc in R.judge_scores(study.db):
         scores.setdefault(sc.item_pk, {}).setdefault(sc.judge, []).append(sc)
     multi = any(len(r.outputs) > 1 for r in items.values())
-    has = {k: any(getattr(r, k) for r in items.values()) for k in ("outputs", "text", "criteria", "inputs", "mask")}
+    has = {
+        k: any(getattr(r, k) for r in items.values())
+        for k in ("outputs", "text", "criteria", "inputs", "mask")
+    }
     tasks = []
     for r in items.values():
         data: dict[str, Any] = {"prompt": r.prompt}
@@ -388,28 +581,76 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
         if has["mask"]:
             data["mask"] = _media_ref(study, r.mask, media_dir, written) if r.mask else ""
         # who made it stays out of `data` (what a rater sees): the lead's fields ride in `meta`
-        meta = {"kind": "item", "item_id": r.item_id, "case_id": r.case_id, "generator": r.generator}
-        meta |= {k: getattr(r, k) for k in ("slice", "seed", "task_type") if getattr(r, k) is not None}
+        meta = {
+            "kind": "item",
+            "item_id": r.item_id,
+            "case_id": r.case_id,
+            "generator": r.generator,
+        }
+        meta |= {
+            k: getattr(r, k) for k in ("slice", "seed", "task_type") if getattr(r, k) is not None
+        }
         task: dict[str, Any] = {"id": len(tasks) + 1, "data": data, "meta": {"annotator": meta}}
-        task["annotations"] = [annotation(j.rater, [lsc.metric_result(rubric.metric(k), v) for k, v in
-                                                    j.answers.items() if rubric.has(k)], j.created_at, j.time_ms)
-                               for j in by_item.get(r.pk, [])]
-        task["predictions"] = [{"model_version": judge, "result": [lsc.metric_result(rubric.metric(sc.metric), sc.value)
-                                                                   for sc in scs if rubric.has(sc.metric)]}
-                               for judge, scs in scores.get(r.pk, {}).items()]
+        task["annotations"] = [
+            annotation(
+                j.rater,
+                [
+                    lsc.metric_result(rubric.metric(k), v)
+                    for k, v in j.answers.items()
+                    if rubric.has(k)
+                ],
+                j.created_at,
+                j.time_ms,
+            )
+            for j in by_item.get(r.pk, [])
+        ]
+        task["predictions"] = [
+            {
+                "model_version": judge,
+                "result": [
+                    lsc.metric_result(rubric.metric(sc.metric), sc.value)
+                    for sc in scs
+                    if rubric.has(sc.metric)
+                ],
+            }
+            for judge, scs in scores.get(r.pk, {}).items()
+        ]
         tasks.append(task)
-    pair_tasks = _pair_tasks(study, items, by_pk, votes, with_annotations, media_dir, written, annotation)
+    pair_tasks = _pair_tasks(
+        study, items, by_pk, votes, with_annotations, media_dir, written, annotation
+    )
     paths = [_write_tasks(out, tasks)]
     images = "images" if multi else "image" if has["outputs"] else None
-    paths.append(atomic_write_text(out.with_name(f"{out.stem}.config.xml"), lsc.item_config(
-        rubric, images=images, text=has["text"], criteria=has["criteria"], inputs=has["inputs"], mask=has["mask"])))
+    paths.append(
+        atomic_write_text(
+            out.with_name(f"{out.stem}.config.xml"),
+            lsc.item_config(
+                rubric,
+                images=images,
+                text=has["text"],
+                criteria=has["criteria"],
+                inputs=has["inputs"],
+                mask=has["mask"],
+            ),
+        )
+    )
     if pair_tasks:
         paths.append(_write_tasks(out.with_name(f"{out.stem}-pairs.json"), pair_tasks))
-        paths.append(atomic_write_text(out.with_name(f"{out.stem}-pairs.config.xml"), lsc.pair_config(
-            study.setting("pair_question"), images=has["outputs"])))
-    item_paths = {"item_id": "meta.annotator.item_id", "case_id": "meta.annotator.case_id",
-                  "prompt": "data.prompt", "generator": "meta.annotator.generator", "slice": "meta.annotator.slice",
-                  "seed": "meta.annotator.seed", "task_type": "meta.annotator.task_type"}
+        paths.append(
+            atomic_write_text(
+                out.with_name(f"{out.stem}-pairs.config.xml"),
+                lsc.pair_config(study.setting("pair_question"), images=has["outputs"]),
+            )
+        )
+    item_paths = {
+        "item_id": "meta.annotator.item_id",
+        "case_id": "meta.annotator.case_id",
+        "prompt": "data.prompt",
+        "generator": "meta.annotator.generator",
+        "slice": "meta.annotator.slice",
+        "seed": "meta.annotator.seed",
+        "task_type": "meta.annotator.task_type",
+    }
     if has["criteria"]:
         item_paths["criteria"] = "data.criteria"
     if images:
@@ -417,17 +658,45 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
     for k, path in (("text", "data.text"), ("inputs", "data.inputs"), ("mask", "data.mask")):
         if has[k]:
             item_paths[k] = [path] if k == "inputs" else path
-    pairs = {"from": lsc.PAIR_CONTROL, "tie_from": lsc.TIE_CONTROL, "left": "meta.annotator.item_left",
-             "right": "meta.annotator.item_right", "pair_id": "meta.annotator.pair_id"} if pair_tasks else None
-    paths.append(atomic_write_text(out.with_name(f"{out.stem}.map.toml"), render_mapping(
-        "label-studio", rubric, item=item_paths, metrics={m.key: m.key for m in rubric.metrics}, pairs=pairs,
-        raters={str(i): name for name, i in user_id.items()}, partial=any(_partial(rubric, j) for j in judgements),
-        note=f"Label Studio tasks exported from study '{study.name}'")))
+    pairs = (
+        {
+            "from": lsc.PAIR_CONTROL,
+            "tie_from": lsc.TIE_CONTROL,
+            "left": "meta.annotator.item_left",
+            "right": "meta.annotator.item_right",
+            "pair_id": "meta.annotator.pair_id",
+        }
+        if pair_tasks
+        else None
+    )
+    paths.append(
+        atomic_write_text(
+            out.with_name(f"{out.stem}.map.toml"),
+            render_mapping(
+                "label-studio",
+                rubric,
+                item=item_paths,
+                metrics={m.key: m.key for m in rubric.metrics},
+                pairs=pairs,
+                raters={str(i): name for name, i in user_id.items()},
+                partial=any(_partial(rubric, j) for j in judgements),
+                note=f"Label Studio tasks exported from study '{study.name}'",
+            ),
+        )
+    )
     return paths + sorted(media_dir / f"{sha}.png" for sha in written)
 
 
-def _pair_tasks(study: Study, items: dict[int, ItemRecord], by_pk: dict[int, ItemRecord], votes: list, with_ann: bool,
-                media_dir: Path, written: set[str], annotation: Callable) -> list[dict[str, Any]]:
+def _pair_tasks(
+    study: Study,
+    items: dict[int, ItemRecord],
+    by_pk: dict[int, ItemRecord],
+    votes: list,
+    with_ann: bool,
+    media_dir: Path,
+    written: set[str],
+    annotation: Callable,
+) -> list[dict[str, Any]]:
     """One task per pair and the sides it was shown in: votes keep the sides their rater saw."""
     groups: dict[tuple[str, int, int], list] = {}
     for pid, a, b in pair_records(study.db):
@@ -436,31 +705,63 @@ def _pair_tasks(study: Study, items: dict[int, ItemRecord], by_pk: dict[int, Ite
     for v in votes:
         if v.item_left in items and v.item_right in items:
             key = (v.pair_id, v.item_left, v.item_right)
-            if key not in groups and (v.pair_id, v.item_right, v.item_left) in groups and \
-                    not groups[(v.pair_id, v.item_right, v.item_left)]:
-                del groups[(v.pair_id, v.item_right, v.item_left)]  # no vote saw that side: one task is enough
+            if (
+                key not in groups
+                and (v.pair_id, v.item_right, v.item_left) in groups
+                and not groups[(v.pair_id, v.item_right, v.item_left)]
+            ):
+                del groups[
+                    (v.pair_id, v.item_right, v.item_left)
+                ]  # no vote saw that side: one task is enough
             groups.setdefault(key, []).append(v)
     tasks = []
     for (pid, a, b), vs in groups.items():
         left, right = by_pk[a], by_pk[b]
         data: dict[str, Any] = {"prompt": left.prompt}
         if any(r.outputs for r in items.values()):
-            data["left_image"] = _media_ref(study, left.outputs[0], media_dir, written) if left.outputs else ""
-            data["right_image"] = _media_ref(study, right.outputs[0], media_dir, written) if right.outputs else ""
+            data["left_image"] = (
+                _media_ref(study, left.outputs[0], media_dir, written) if left.outputs else ""
+            )
+            data["right_image"] = (
+                _media_ref(study, right.outputs[0], media_dir, written) if right.outputs else ""
+            )
         else:
             data["left_text"], data["right_text"] = left.text or "", right.text or ""
-        meta = {"kind": "pair", "pair_id": pid, "item_left": left.item_id, "item_right": right.item_id}
-        tasks.append({
-            "id": len(tasks) + 1, "data": data, "meta": {"annotator": meta},
-            "annotations": [annotation(v.rater, [lsc.pair_result(v.choice)], v.created_at, v.time_ms)
-                            for v in vs if not v.is_judge and with_ann],
-            "predictions": [{"model_version": v.rater, "created_at": _time(v.created_at),
-                             "result": [lsc.pair_result(v.choice)]} for v in vs if v.is_judge],
-        })
+        meta = {
+            "kind": "pair",
+            "pair_id": pid,
+            "item_left": left.item_id,
+            "item_right": right.item_id,
+        }
+        tasks.append(
+            {
+                "id": len(tasks) + 1,
+                "data": data,
+                "meta": {"annotator": meta},
+                "annotations": [
+                    annotation(v.rater, [lsc.pair_result(v.choice)], v.created_at, v.time_ms)
+                    for v in vs
+                    if not v.is_judge and with_ann
+                ],
+                "predictions": [
+                    {
+                        "model_version": v.rater,
+                        "created_at": _time(v.created_at),
+                        "result": [lsc.pair_result(v.choice)],
+                    }
+                    for v in vs
+                    if v.is_judge
+                ],
+            }
+        )
     return tasks
 
 
 def _write_tasks(path: Path, tasks: list[dict[str, Any]]) -> Path:
     # one task a line: a valid JSON array that diffs and greps by task
-    text = "[\n" + ",\n".join(json.dumps(t, ensure_ascii=False, separators=(",", ":")) for t in tasks) + "\n]\n"
+    text = (
+        "[\n"
+        + ",\n".join(json.dumps(t, ensure_ascii=False, separators=(",", ":")) for t in tasks)
+        + "\n]\n"
+    )
     return atomic_write_text(path, text)

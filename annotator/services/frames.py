@@ -14,8 +14,9 @@ from ..store.adjudication import rows as adjudication_rows
 from ..store.db import StudyDB
 
 
-def _anchor_answers(rows: list[R.JudgementRow], rubric: Rubric, refs: dict[int, dict], item_ids: dict[int, str]
-                    ) -> pd.DataFrame:
+def _anchor_answers(
+    rows: list[R.JudgementRow], rubric: Rubric, refs: dict[int, dict], item_ids: dict[int, str]
+) -> pd.DataFrame:
     """Answers on anchors with their reference; seq numbers a rater's live anchor answers in order."""
     out = []
     seq: dict[str, int] = {}
@@ -30,26 +31,51 @@ def _anchor_answers(rows: list[R.JudgementRow], rubric: Rubric, refs: dict[int, 
             seq[j.rater] = n + 1
         for key, value in j.answers.items():
             # anchors score the metrics with a reference answer (tags are feedback only)
-            if not rubric.has(key) or not (rubric.metric(key).judgeable and rubric.metric(key).accepts_cannot_judge):
+            if not rubric.has(key) or not (
+                rubric.metric(key).judgeable and rubric.metric(key).accepts_cannot_judge
+            ):
                 continue
             item_id = item_ids[j.item_pk]
-            out.append((j.rater, item_id, item_id, key, value, ref.get(key), n, j.session_pk, j.created_at, ctx))
+            out.append(
+                (
+                    j.rater,
+                    item_id,
+                    item_id,
+                    key,
+                    value,
+                    ref.get(key),
+                    n,
+                    j.session_pk,
+                    j.created_at,
+                    ctx,
+                )
+            )
     return pd.DataFrame(out, columns=F.ANCHOR_COLUMNS)
 
 
-def rater_anchor_frames(db: StudyDB, rubric: Rubric, rater: str, study_name: str = "") -> F.StudyFrames:
+def rater_anchor_frames(
+    db: StudyDB, rubric: Rubric, rater: str, study_name: str = ""
+) -> F.StudyFrames:
     """Only one rater's anchor answers: what the drift check at an item boundary needs."""
     rows = list(R.judgements(db, ("anchor", "calibration"), rater=rater))
     answers = _anchor_answers(rows, rubric, R.anchor_references(db), R.anchor_labels(db))
     return F.StudyFrames(study=study_name, rubric=rubric, anchor_answers=answers)
 
 
-def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> F.StudyFrames:
+def build_frames(
+    db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
+) -> F.StudyFrames:
     judged = {m.key: m for m in rubric.metrics if m.judgeable}
     item_rows = R.items(db)
     by_pk = {r.pk: r for r in item_rows}
-    items = pd.DataFrame([(r.item_id, r.display_code, r.case_id, r.cell_pk, r.generator, r.slice)
-                          for r in item_rows if not r.is_anchor], columns=F.ITEM_COLUMNS)
+    items = pd.DataFrame(
+        [
+            (r.item_id, r.display_code, r.case_id, r.cell_pk, r.generator, r.slice)
+            for r in item_rows
+            if not r.is_anchor
+        ],
+        columns=F.ITEM_COLUMNS,
+    )
     rows = []
     session_pos: dict[int, int] = {}
     for j in R.judgements(db, ("live",)):
@@ -64,32 +90,73 @@ def build_frames(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[st
             m = judged.get(key)
             if m is None:
                 continue
-            rows.append((it.item_id, j.rater, key, m.spec.from_json(value), j.reason, j.created_at, j.session_pk, pos))
+            rows.append(
+                (
+                    it.item_id,
+                    j.rater,
+                    key,
+                    m.spec.from_json(value),
+                    j.reason,
+                    j.created_at,
+                    j.session_pk,
+                    pos,
+                )
+            )
     judgements = pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
 
     def typed(metric: str, value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value
 
-    jrows = [(by_pk[sc.item_pk].item_id, sc.judge, sc.metric, typed(sc.metric, sc.value), sc.reason)
-             for sc in R.judge_scores(db) if not by_pk[sc.item_pk].is_anchor]
+    jrows = [
+        (by_pk[sc.item_pk].item_id, sc.judge, sc.metric, typed(sc.metric, sc.value), sc.reason)
+        for sc in R.judge_scores(db)
+        if not by_pk[sc.item_pk].is_anchor
+    ]
     judge_scores = pd.DataFrame(jrows, columns=F.JUDGE_COLUMNS)
 
     anchor_rows = list(R.judgements(db, ("anchor", "calibration")))
-    anchor_answers = _anchor_answers(anchor_rows, rubric, R.anchor_references(db),
-                                     {pk: r.item_id for pk, r in by_pk.items()})
+    anchor_answers = _anchor_answers(
+        anchor_rows, rubric, R.anchor_references(db), {pk: r.item_id for pk, r in by_pk.items()}
+    )
     adjudications = pd.DataFrame(
-        [(a.item_id, a.metric, judged[a.metric].spec.from_json(a.value) if a.metric in judged else a.value,
-          a.reason, a.category, a.by, a.created_at) for a in adjudication_rows(db)],
-        columns=F.ADJUDICATION_COLUMNS)
+        [
+            (
+                a.item_id,
+                a.metric,
+                judged[a.metric].spec.from_json(a.value) if a.metric in judged else a.value,
+                a.reason,
+                a.category,
+                a.by,
+                a.created_at,
+            )
+            for a in adjudication_rows(db)
+        ],
+        columns=F.ADJUDICATION_COLUMNS,
+    )
     human, judge = [], []
     for v in R.pair_votes(db):
         left, right = by_pk[v.item_left], by_pk[v.item_right]
-        row = (v.pair_id, left.case_id, left.item_id, right.item_id, left.generator, right.generator, v.rater,
-               v.choice, v.created_at)
+        row = (
+            v.pair_id,
+            left.case_id,
+            left.item_id,
+            right.item_id,
+            left.generator,
+            right.generator,
+            v.rater,
+            v.choice,
+            v.created_at,
+        )
         (judge if v.is_judge else human).append(row)
     return F.StudyFrames(
-        study=study_name, rubric=rubric, items=items, judgements=judgements, judge_scores=judge_scores,
+        study=study_name,
+        rubric=rubric,
+        items=items,
+        judgements=judgements,
+        judge_scores=judge_scores,
         pair_votes=pd.DataFrame(human, columns=F.PAIR_COLUMNS),
-        judge_pair_votes=pd.DataFrame(judge, columns=F.PAIR_COLUMNS), anchor_answers=anchor_answers,
-        adjudications=adjudications, settings=dict(settings),
+        judge_pair_votes=pd.DataFrame(judge, columns=F.PAIR_COLUMNS),
+        anchor_answers=anchor_answers,
+        adjudications=adjudications,
+        settings=dict(settings),
     )

@@ -14,36 +14,59 @@ from ..reports.atomic import atomic_write_text
 from ..store import corrections, imports
 from .study import Study
 
-READERS: dict[str, ModuleType] = {"label-studio": label_studio, "potato": potato, "prodigy": prodigy}
+READERS: dict[str, ModuleType] = {
+    "label-studio": label_studio,
+    "potato": potato,
+    "prodigy": prodigy,
+}
 
 
 def write_initial_mapping(study: Study, tool: str, path: str | Path, map_path: str | Path) -> str:
     """A starting mapping from what the export holds and the study's rubric; never over a file."""
     out = Path(map_path)
     if out.exists():
-        raise InputError("the mapping file already exists; --init-map writes a new one: remove it or give another "
-                         "--map path", source=str(out), field="--map")
+        raise InputError(
+            "the mapping file already exists; --init-map writes a new one: remove it or give another "
+            "--map path",
+            source=str(out),
+            field="--map",
+        )
     atomic_write_text(out, READERS[tool].initial(path, study.rubric))
     return f"wrote a starting mapping to {out}: check every line and each TODO, then import with --map {out}"
 
 
-def import_tool(study: Study, tool: str, path: str | Path, *, map_path: str | Path | None,
-                media_root: str | Path | None = None, init_map: bool = False) -> str:
+def import_tool(
+    study: Study,
+    tool: str,
+    path: str | Path,
+    *,
+    map_path: str | Path | None,
+    media_root: str | Path | None = None,
+    init_map: bool = False,
+) -> str:
     """Import one tool's export; returns the one-line summary."""
     if tool not in READERS:
         raise InputError(f"unknown tool '{tool}'; use one of {', '.join(READERS)}", field="kind")
     if media_root and tool != "label-studio":
-        raise InputError(f"--media-root is for Label Studio's image references; `import {tool}` reads no images "
-                         "(import the items first)", field="--media-root")
+        raise InputError(
+            f"--media-root is for Label Studio's image references; `import {tool}` reads no images "
+            "(import the items first)",
+            field="--media-root",
+        )
     if not map_path:
-        raise InputError(f"`import {tool}` needs --map MAP.toml (write a starting one with --init-map --map "
-                         "MAP.toml)", field="--map")
+        raise InputError(
+            f"`import {tool}` needs --map MAP.toml (write a starting one with --init-map --map "
+            "MAP.toml)",
+            field="--map",
+        )
     if init_map:
         return write_initial_mapping(study, tool, path, map_path)
     rubric = study.rubric
     mapping = load_mapping(map_path, tool, rubric)
     kwargs = {"media_root": Path(media_root)} if media_root else {}
-    parsed: ToolImport = READERS[tool].parse(path, rubric, mapping, imports.known_item_ids(study.db), **kwargs)
+    parsed: ToolImport = READERS[tool].parse(
+        path, rubric, mapping, imports.known_item_ids(study.db), **kwargs
+    )
     parsed.check_complete(rubric, mapping)
     landed: dict[str, corrections.Landed] = {}
 
@@ -57,7 +80,9 @@ def import_tool(study: Study, tool: str, path: str | Path, *, map_path: str | Pa
     return summary(str(path), n_items, landed, parsed)
 
 
-def summary(source: str, n_items: int, landed: dict[str, corrections.Landed], parsed: ToolImport) -> str:
+def summary(
+    source: str, n_items: int, landed: dict[str, corrections.Landed], parsed: ToolImport
+) -> str:
     j, sc, v, jv = (landed[k] for k in ("judgements", "scores", "votes", "judge_votes"))
     parts = [f"{n_items} items", f"{j.added} judgements"]
     if j.corrections:
@@ -74,5 +99,7 @@ def summary(source: str, n_items: int, landed: dict[str, corrections.Landed], pa
     if older:
         line += f"; {older} older than the answer the study holds (left out)"
     if parsed.skipped:
-        line += "; skipped " + ", ".join(f"{n} {what}" for what, n in sorted(parsed.skipped.items()))
+        line += "; skipped " + ", ".join(
+            f"{n} {what}" for what, n in sorted(parsed.skipped.items())
+        )
     return line

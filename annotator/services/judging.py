@@ -34,12 +34,23 @@ class _StudyRequests(Sequence):
             mask = read(view.mask) if view.mask else None
         except OSError as exc:
             # a media file went missing: this item fails as bad input, the run goes on
-            return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria,
-                                problem=f"an image of this item cannot be read ({exc.strerror or exc}); "
-                                        "re-import the item's images")
+            return JudgeRequest(
+                item_id=item_id,
+                prompt=view.prompt,
+                criteria=view.criteria,
+                problem=f"an image of this item cannot be read ({exc.strerror or exc}); "
+                "re-import the item's images",
+            )
         # the judge is blind too: prompt, criteria and pixels only
-        return JudgeRequest(item_id=item_id, prompt=view.prompt, criteria=view.criteria, output_images=outputs,
-                            input_images=inputs, mask=mask, text=view.text)
+        return JudgeRequest(
+            item_id=item_id,
+            prompt=view.prompt,
+            criteria=view.criteria,
+            output_images=outputs,
+            input_images=inputs,
+            mask=mask,
+            text=view.text,
+        )
 
 
 class StudySink:
@@ -52,12 +63,26 @@ class StudySink:
         return judge_store.scored_item_ids(self.study.db, self.judge)
 
     def record_score(self, score: Any) -> None:
-        judge_store.record_score(self.study.db, self.run_pk, item_id=score.item_id, judge=score.judge,
-                                 values=score.values, reason=score.reason, raw=score.raw)
+        judge_store.record_score(
+            self.study.db,
+            self.run_pk,
+            item_id=score.item_id,
+            judge=score.judge,
+            values=score.values,
+            reason=score.reason,
+            raw=score.raw,
+        )
 
     def record_error(self, error: Any) -> None:
-        judge_store.record_error(self.study.db, self.run_pk, item_id=error.item_id, kind=error.kind,
-                                 message=error.message, raw=error.raw, attempts=error.attempts)
+        judge_store.record_error(
+            self.study.db,
+            self.run_pk,
+            item_id=error.item_id,
+            kind=error.kind,
+            message=error.message,
+            raw=error.raw,
+            attempts=error.attempts,
+        )
 
 
 def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
@@ -65,11 +90,19 @@ def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None
     judge = config.judge_name or config.model
     rubric = study.rubric
     schema = judge_schema(rubric)
-    run_pk = judge_store.start_run(study.db, judge=judge, model=config.model, prompt_sha256=prompt_hash(rubric),
-                                   schema=json.dumps(schema, sort_keys=True), base_url=config.base_url,
-                                   rubric_version=rubric.version)
+    run_pk = judge_store.start_run(
+        study.db,
+        judge=judge,
+        model=config.model,
+        prompt_sha256=prompt_hash(rubric),
+        schema=json.dumps(schema, sort_keys=True),
+        base_url=config.base_url,
+        rubric_version=rubric.version,
+    )
     requests = _StudyRequests(study, judge_store.live_item_ids(study.db))
-    return run_judge(requests, rubric, config, StudySink(study, run_pk, judge), progress=progress, cancel=cancel)
+    return run_judge(
+        requests, rubric, config, StudySink(study, run_pk, judge), progress=progress, cancel=cancel
+    )
 
 
 def judge_study_at(study_path: str, config: JudgeConfig, *, progress=None) -> RunSummary:

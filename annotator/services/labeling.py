@@ -39,8 +39,14 @@ class LabelSession:
     def next(self) -> ServedItem | None:
         """The first unanswered item (or an anchor due before it); None when done."""
         self._back_steps = 0
-        served = store.next_item(self.study.db, self.rater, self.rubric.version, self.session_pk,
-                                 anchor_every=self.anchor_every, start=self._frontier)
+        served = store.next_item(
+            self.study.db,
+            self.rater,
+            self.rubric.version,
+            self.session_pk,
+            anchor_every=self.anchor_every,
+            start=self._frontier,
+        )
         if served is not None and served.queue_position is not None:
             self._frontier = served.queue_position
         return served
@@ -63,12 +69,24 @@ class LabelSession:
         """
         clean = normalise(self.rubric, answers)
         key = (served.item_pk, served.showing_pk, served.previous_judgement, served.context, clean)
-        done = self._resend.send(key, lambda uid: store.submit(
-            self.study.db, rater=self.rater, item_pk=served.item_pk, version=self.rubric.version,
-            session_pk=self.session_pk, answers=clean, reason=reason_of(self.rubric, clean), time_ms=time_ms,
-            context="anchor" if served.context == "anchor" else "live", showing_pk=served.showing_pk,
-            queue_position=served.queue_position, supersedes=served.previous_judgement, uuid=uid,
-        ))
+        done = self._resend.send(
+            key,
+            lambda uid: store.submit(
+                self.study.db,
+                rater=self.rater,
+                item_pk=served.item_pk,
+                version=self.rubric.version,
+                session_pk=self.session_pk,
+                answers=clean,
+                reason=reason_of(self.rubric, clean),
+                time_ms=time_ms,
+                context="anchor" if served.context == "anchor" else "live",
+                showing_pk=served.showing_pk,
+                queue_position=served.queue_position,
+                supersedes=served.previous_judgement,
+                uuid=uid,
+            ),
+        )
         self.last_replaced_other = done.replaced_other
         if served.previous_judgement is None:
             self._session_done += 1
@@ -80,7 +98,9 @@ class LabelSession:
 
     # -- status ------------------------------------------------------------------
     def progress(self) -> Progress:
-        done, total = store.progress_counts(self.study.db, self.rater, self.rubric.version, anchor_every=self.anchor_every)
+        done, total = store.progress_counts(
+            self.study.db, self.rater, self.rubric.version, anchor_every=self.anchor_every
+        )
         return Progress(done, total, self._session_done, time.monotonic() - self._started)
 
     def _check_drift(self) -> None:
@@ -88,7 +108,9 @@ class LabelSession:
         from .frames import rater_anchor_frames
 
         frames = rater_anchor_frames(self.study.db, self.rubric, self.rater)
-        flag = check_rater_drift(live_deviations(frames.anchor_answers, self.rubric), rubric=self.rubric)
+        flag = check_rater_drift(
+            live_deviations(frames.anchor_answers, self.rubric), rubric=self.rubric
+        )
         if flag is None:
             return
         key = (flag["metric"], flag["direction"], flag["index"])
@@ -107,4 +129,3 @@ class LabelSession:
 
     def image(self, sha256: str) -> bytes:
         return self.study.media.read(sha256)
-

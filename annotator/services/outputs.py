@@ -19,7 +19,9 @@ def folder_name(name: str) -> str:
     return safe[:100] or "study"
 
 
-def default_output(study: Any, filename: str, *, today: date | None = None, base: Path | None = None) -> Path:
+def default_output(
+    study: Any, filename: str, *, today: date | None = None, base: Path | None = None
+) -> Path:
     """`<base or cwd>/exports/<study name>/<YYYY-MM-DD>/<filename>`; `study` is a Study or its name."""
     name = study if isinstance(study, str) else study.name
     day = (today or date.today()).isoformat()

@@ -44,12 +44,18 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
     study.require_lead("exporting a package")
     out = Path(out)
     if out.suffix != PACKAGE_SUFFIX:
-        raise InputError(f"a rater package file ends in {PACKAGE_SUFFIX}", source=str(out), field="--out")
+        raise InputError(
+            f"a rater package file ends in {PACKAGE_SUFFIX}", source=str(out), field="--out"
+        )
     if out.is_dir():
-        raise InputError("--out is a folder; give the package file name", source=str(out), field="--out")
+        raise InputError(
+            "--out is a folder; give the package file name", source=str(out), field="--out"
+        )
     answer_store.ensure_queue(study.db, rater, study.rubric.version)
     if pair_store.has_pairs(study.db):
-        pair_store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair") or 3))
+        pair_store.ensure_pair_queue(
+            study.db, rater, int(study.setting("pair_raters_per_pair") or 3)
+        )
     content = store.read_content(study.db, rater)
     study_id = study.setting("study_id")
     scratch = out.with_name(f".{out.name}.{os.getpid()}.building")
@@ -61,8 +67,14 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
             out.parent.mkdir(parents=True, exist_ok=True)
         dest = StudyDB(scratch, create=True)
         try:
-            store.write_content(dest, content, study_id=study_id, package_id=uuid7(), read_media=study.media.read,
-                                created_at=datetime.now(UTC).replace(tzinfo=None))
+            store.write_content(
+                dest,
+                content,
+                study_id=study_id,
+                package_id=uuid7(),
+                read_media=study.media.read,
+                created_at=datetime.now(UTC).replace(tzinfo=None),
+            )
         finally:
             dest.close()
         with study_faults(str(out)):
@@ -84,19 +96,25 @@ def _integrity(path: Path) -> None:
     with study_faults(where):
         head = open(path, "rb").read(len(SQLITE_HEADER))
         if head != SQLITE_HEADER:
-            raise DamagedStudy("not a rater package (no SQLite header): truncated or not an .annot file",
-                               source=where)
+            raise DamagedStudy(
+                "not a rater package (no SQLite header): truncated or not an .annot file",
+                source=where,
+            )
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
             rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
         except sqlite3.DatabaseError as exc:
-            raise DamagedStudy(f"the package is damaged or truncated ({exc}); ask the rater to send it again",
-                               source=where) from None
+            raise DamagedStudy(
+                f"the package is damaged or truncated ({exc}); ask the rater to send it again",
+                source=where,
+            ) from None
         finally:
             conn.close()
     if rows != ["ok"]:
-        raise DamagedStudy(f"the package is damaged or truncated ({rows[0][:80]}); ask the rater to send it again",
-                           source=where)
+        raise DamagedStudy(
+            f"the package is damaged or truncated ({rows[0][:80]}); ask the rater to send it again",
+            source=where,
+        )
 
 
 def merge_package(study: Study, path: str | Path) -> store.MergeResult:
@@ -112,21 +130,33 @@ def merge_package(study: Study, path: str | Path) -> store.MergeResult:
     try:
         m = store.manifest(pkg)
         if m is None:
-            raise InputError("this is a study, not a rater package (no package manifest)", source=where)
+            raise InputError(
+                "this is a study, not a rater package (no package manifest)", source=where
+            )
         study_id, version = store.study_identity(study.db)
         if m["study_id"] != study_id:
-            raise InputError("this package belongs to another study; merge it into the study it was exported from",
-                             source=where)
+            raise InputError(
+                "this package belongs to another study; merge it into the study it was exported from",
+                source=where,
+            )
         if m["rubric_version"] != version:
-            raise InputError(f"this package was made under another rubric version ({m['rubric_version'][:12]}); "
-                             "merge it into the study while that rubric is active", source=where)
+            raise InputError(
+                f"this package was made under another rubric version ({m['rubric_version'][:12]}); "
+                "merge it into the study while that rubric is active",
+                source=where,
+            )
         if m["schema_revision"] != head_revision():
-            raise InputError(f"this package was written by another annotator version (schema {m['schema_revision']})",
-                             source=where)
+            raise InputError(
+                f"this package was written by another annotator version (schema {m['schema_revision']})",
+                source=where,
+            )
         verify_blobs(pkg, where)
         rows = store.read_rows(pkg)
         if rows.rater != m["rater"]:
-            raise InputError("the package's rater does not match its manifest: the file was altered", source=where)
+            raise InputError(
+                "the package's rater does not match its manifest: the file was altered",
+                source=where,
+            )
     finally:
         pkg.close()
     return store.merge_rows(study.db, rows, package_sha=store.sha256_file(p), package_id=m["id"])

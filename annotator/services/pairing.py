@@ -31,7 +31,9 @@ class PairSession:
         self.study = study
         self.rater = rater
         self.question = study.setting("pair_question")
-        if not store.has_pairs(study.db):  # designed once (by the lead's assign, or the first pair session)
+        if not store.has_pairs(
+            study.db
+        ):  # designed once (by the lead's assign, or the first pair session)
             store.ensure_pairs(study.db)
         store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair") or 3))
         self.session_pk = start_session(study.db, rater, "pair")
@@ -64,18 +66,41 @@ class PairSession:
             return None
         self._back_steps += 1
         h = hist[len(hist) - self._back_steps]
-        return ServedPair(h["pair_pk"], h["left"], h["right"], h["left_view"], h["right_view"], h["position"],
-                          h["seed"], h["choice"], h["reason"], h["vote"])
+        return ServedPair(
+            h["pair_pk"],
+            h["left"],
+            h["right"],
+            h["left_view"],
+            h["right_view"],
+            h["position"],
+            h["seed"],
+            h["choice"],
+            h["reason"],
+            h["vote"],
+        )
 
     def vote(self, served: ServedPair, choice: str, reason: str | None, time_ms: int | None) -> int:
         """Commit the vote with the side shown; a re-vote supersedes the earlier one."""
         reason = (reason or "").strip() or None
         key = (served.pair_pk, served.previous_vote, choice, reason)
-        done = self._resend.send(key, lambda uid: store.cast_vote(
-            self.study.db, rater=self.rater, pair_pk=served.pair_pk, left=served.left_pk, right=served.right_pk,
-            choice=choice, seed=served.seed, session_pk=self.session_pk, position=served.position,
-            reason=reason, time_ms=time_ms, supersedes=served.previous_vote, uuid=uid,
-        ))
+        done = self._resend.send(
+            key,
+            lambda uid: store.cast_vote(
+                self.study.db,
+                rater=self.rater,
+                pair_pk=served.pair_pk,
+                left=served.left_pk,
+                right=served.right_pk,
+                choice=choice,
+                seed=served.seed,
+                session_pk=self.session_pk,
+                position=served.position,
+                reason=reason,
+                time_ms=time_ms,
+                supersedes=served.previous_vote,
+                uuid=uid,
+            ),
+        )
         self.last_replaced_other = done.replaced_other
         if served.previous_vote is None:
             self._session_done += 1

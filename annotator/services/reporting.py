@@ -23,7 +23,9 @@ def study_frames(study: Study) -> StudyFrames:
     return build_frames(study.db, study.rubric, study.name, settings)
 
 
-def build_study_report(study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+def build_study_report(
+    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+) -> dict[str, Any]:
     from ..stats.report_model import build_report
 
     say = progress or (lambda _msg: None)
@@ -35,7 +37,11 @@ def build_study_report(study: Study, *, n_boot: int = 1000, seed: int = 0, progr
         entry = report["raters"].get(rec["rater"])
         if entry is not None:
             entry.setdefault("calibrations", []).append(
-                {"created_at": rec["created_at"], "qualified": rec["qualified"], "metrics": rec["result"].get("metrics", {})}
+                {
+                    "created_at": rec["created_at"],
+                    "qualified": rec["qualified"],
+                    "metrics": rec["result"].get("metrics", {}),
+                }
             )
     return report
 
@@ -55,9 +61,16 @@ def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.Dat
     }
 
 
-def write_reports(study_path: str | Path, *, json_path: str | None = None, html_path: str | None = None,
-                  csv_dir: str | None = None, n_boot: int = 1000, seed: int = 0,
-                  progress: Progress | None = None) -> list[Path]:
+def write_reports(
+    study_path: str | Path,
+    *,
+    json_path: str | None = None,
+    html_path: str | None = None,
+    csv_dir: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> list[Path]:
     from ..reports.html_report import write_html
     from ..reports.json_report import write_json
 
@@ -76,24 +89,38 @@ def write_reports(study_path: str | Path, *, json_path: str | None = None, html_
         if csv_dir:
             from ..reports.csv_report import write_csv_tables
 
-            out.extend(Path(p) for p in write_csv_tables(tidy_tables(study_frames(study), report), Path(csv_dir)))
+            out.extend(
+                Path(p)
+                for p in write_csv_tables(tidy_tables(study_frames(study), report), Path(csv_dir))
+            )
         return out
     finally:
         study.close()
 
 
-def check_outputs(*, json_path: str | None, html_path: str | None, csv_dir: str | None) -> list[Path]:
+def check_outputs(
+    *, json_path: str | None, html_path: str | None, csv_dir: str | None
+) -> list[Path]:
     """Refuse output paths that cannot be written before hours of computing, in one line each."""
     out = []
-    for flag, raw, want_dir in (("--json", json_path, False), ("--html", html_path, False), ("--csv", csv_dir, True)):
+    for flag, raw, want_dir in (
+        ("--json", json_path, False),
+        ("--html", html_path, False),
+        ("--csv", csv_dir, True),
+    ):
         if not raw:
             continue
         p = Path(raw)
         if want_dir and p.exists() and not p.is_dir():
-            raise InputError(f"{p} is a file; --csv takes a folder to write the tables into", source=str(p),
-                             field=flag)
+            raise InputError(
+                f"{p} is a file; --csv takes a folder to write the tables into",
+                source=str(p),
+                field=flag,
+            )
         if not want_dir and p.is_dir():
-            raise InputError(f"{p} is a folder; {flag} takes a file name", source=str(p), field=flag)
+            raise InputError(
+                f"{p} is a folder; {flag} takes a file name", source=str(p), field=flag
+            )
         parent = p if want_dir else p.parent
         for anc in (parent, *parent.parents):
             if anc.exists():
@@ -104,7 +131,9 @@ def check_outputs(*, json_path: str | None, html_path: str | None, csv_dir: str 
     return out
 
 
-def finding_thumbnails(study: Study, report: dict[str, Any], *, size: int = 200) -> dict[str, bytes]:
+def finding_thumbnails(
+    study: Study, report: dict[str, Any], *, size: int = 200
+) -> dict[str, bytes]:
     """Small PNGs of the first output of each item named in a finding, keyed by item_id."""
     import io
 

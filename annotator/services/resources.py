@@ -17,15 +17,21 @@ from ..domain.errors import InputError
 
 def shipped_rubrics() -> list[str]:
     """Ids of the shipped rubrics (file stems), sorted."""
-    return sorted(p.name.removesuffix(".toml") for p in resources.files("annotator.rubrics").iterdir()
-                  if p.name.endswith(".toml"))
+    return sorted(
+        p.name.removesuffix(".toml")
+        for p in resources.files("annotator.rubrics").iterdir()
+        if p.name.endswith(".toml")
+    )
 
 
 def rubric_text(name: str) -> str:
     f = resources.files("annotator.rubrics").joinpath(f"{name}.toml")
     if not f.is_file():
-        raise InputError(f"no shipped rubric '{name}'; shipped: {', '.join(shipped_rubrics())}, "
-                         "or give the path of a .toml file", field="--rubric")
+        raise InputError(
+            f"no shipped rubric '{name}'; shipped: {', '.join(shipped_rubrics())}, "
+            "or give the path of a .toml file",
+            field="--rubric",
+        )
     return f.read_text(encoding="utf-8")
 
 

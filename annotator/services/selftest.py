@@ -17,12 +17,19 @@ from pathlib import Path
 # percent agreement 0.8181818, Fleiss' kappa 0.76117 and Gwet's AC1 0.77544 as published by
 # R irrCAC (Gwet 2014) for the same matrix.
 _N = float("nan")
-KRIPP = [[1, 2, 3, 3, 2, 1, 4, 1, 2, _N, _N, _N],
-         [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, _N, 3],
-         [_N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, _N],
-         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, _N]]
-KNOWN = {"alpha": 0.743, "percent_agreement": 0.8181818, "fleiss_kappa": 0.76117, "gwet_ac1": 0.77544,
-         "cohen_kappa": 0.5}
+KRIPP = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, _N, _N, _N],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, _N, 3],
+    [_N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, _N],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, _N],
+]
+KNOWN = {
+    "alpha": 0.743,
+    "percent_agreement": 0.8181818,
+    "fleiss_kappa": 0.76117,
+    "gwet_ac1": 0.77544,
+    "cohen_kappa": 0.5,
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,9 @@ def _migrations() -> str:
     from .study import Study
 
     with tempfile.TemporaryDirectory(prefix="annotator-selftest-") as tmp:
-        study = Study.create(Path(tmp) / "study", "ui_mockup")  # every migration, from an empty file
+        study = Study.create(
+            Path(tmp) / "study", "ui_mockup"
+        )  # every migration, from an empty file
         try:
             now = current_revision(study.db.engine)
             study.add_rater("selftest")
@@ -90,9 +99,13 @@ def _statistics() -> str:
     s = agreement_summary(value_counts_from_matrix(data), 5, n_boot=50)
     got |= {k: s[k]["estimate"] for k in ("percent_agreement", "fleiss_kappa", "gwet_ac1")}
     got["cohen_kappa"] = cohen_kappa([1, 1, 1, 2, 2, 2, 1, 2], [1, 1, 2, 2, 2, 1, 1, 2], n_boot=50)[
-        "unweighted"]["estimate"]
-    wrong = [f"{k} {got[k]:.5f} (expected {v})" for k, v in KNOWN.items()
-             if got[k] is None or abs(got[k] - v) > 5e-4]
+        "unweighted"
+    ]["estimate"]
+    wrong = [
+        f"{k} {got[k]:.5f} (expected {v})"
+        for k, v in KNOWN.items()
+        if got[k] is None or abs(got[k] - v) > 5e-4
+    ]
     if wrong:
         raise RuntimeError("; ".join(wrong))
     return ", ".join(f"{k} {got[k]:.4f}" for k in KNOWN)

@@ -37,7 +37,14 @@ from ..store.faults import (
 from .resources import shipped_rubric
 from .study import DEFAULT_SETTINGS, Study
 
-__all__ = ["ConnectionLost", "StudySnapshot", "create_study", "open_study", "snapshot_of", "with_shipped_texts"]
+__all__ = [
+    "ConnectionLost",
+    "StudySnapshot",
+    "create_study",
+    "open_study",
+    "snapshot_of",
+    "with_shipped_texts",
+]
 
 
 @dataclass(frozen=True)
@@ -100,13 +107,20 @@ def snapshot_of(study: Study) -> StudySnapshot:
     """Read everything the UI shows about a study once (database worker)."""
     settings = {**DEFAULT_SETTINGS, **study.db.all_settings()}
     where = str(study.where)
-    default_name = Path(study.folder).name if study.folder is not None else \
-        (Path(str(study.location)).stem if study.is_package else study.name)
+    default_name = (
+        Path(study.folder).name
+        if study.folder is not None
+        else (Path(str(study.location)).stem if study.is_package else study.name)
+    )
     return StudySnapshot(
         folder=Path(study.folder) if study.folder is not None else None,
         name=str(settings.get("name") or default_name),
-        rubric=with_shipped_texts(study.rubric), settings=MappingProxyType(settings), raters=tuple(study.raters()),
-        media=study.media.read, kind=study.kind, where=where,
+        rubric=with_shipped_texts(study.rubric),
+        settings=MappingProxyType(settings),
+        raters=tuple(study.raters()),
+        media=study.media.read,
+        kind=study.kind,
+        where=where,
     )
 
 

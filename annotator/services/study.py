@@ -41,20 +41,35 @@ def check_setting(key: str, value: Any) -> None:
 
     settings.to_json(value, key)  # NaN and infinities: refused before any shape check
 
-    if key in ("anchor_every", "min_count_for_share", "pair_raters_per_pair", "release_gate_min_cases",
-               "release_gate_min_items"):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "anchor_every" else 1):
-            raise bad("a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else ""))
+    if key in (
+        "anchor_every",
+        "min_count_for_share",
+        "pair_raters_per_pair",
+        "release_gate_min_cases",
+        "release_gate_min_items",
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < (0 if key == "anchor_every" else 1)
+        ):
+            raise bad(
+                "a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else "")
+            )
         if key == "anchor_every" and value == 1:
             raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
     elif key == "pair_question":
         if not isinstance(value, str) or not value.strip():
             raise bad("a non-empty text")
     elif key == "qualification":
-        if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in value.values()):
+        if not isinstance(value, dict) or not all(
+            isinstance(v, (int, float)) and 0 <= v <= 1 for v in value.values()
+        ):
             raise bad('shares between 0 and 1, e.g. {"gate_exact": 0.9, "scale_within_one": 0.8}')
     elif key == "release_gate":
-        if value is not None and not (isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values())):
+        if value is not None and not (
+            isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values())
+        ):
             raise bad('null or thresholds by figure, e.g. {"verdict_pass_rate": 0.7}')
 
 
@@ -70,7 +85,9 @@ class Study:
         self.location = location if kind == "server" else Path(location)
         self.folder = self.location if kind == "folder" else None
         self.db = db
-        self.media: MediaStore | BlobStore = MediaStore(self.location / "media") if kind == "folder" else BlobStore(db)
+        self.media: MediaStore | BlobStore = (
+            MediaStore(self.location / "media") if kind == "folder" else BlobStore(db)
+        )
         self._rubric: Rubric | None = None
 
     @property
@@ -85,8 +102,10 @@ class Study:
     def require_lead(self, action: str) -> None:
         """Lead work (imports of items and judge scores, assignment, reports...) is not in a package."""
         if self.is_package:
-            raise InputError(f"{action} is the lead's work: not in a rater package; run it on the lead's study",
-                             source=str(self.location))
+            raise InputError(
+                f"{action} is the lead's work: not in a rater package; run it on the lead's study",
+                source=str(self.location),
+            )
 
     # -- lifecycle --------------------------------------------------------------
     @classmethod
@@ -94,14 +113,20 @@ class Study:
         """A new study folder (or a study in an empty server database); if anything fails,
         nothing of it is left behind."""
         given = resolve_rubric(rubric_path)
-        rubric = load_rubric(given) if isinstance(given, Path) else parse_rubric(rubric_text(given), source=given)
+        rubric = (
+            load_rubric(given)
+            if isinstance(given, Path)
+            else parse_rubric(rubric_text(given), source=given)
+        )
         if is_server(folder):
             return cls._create_on_server(str(folder), rubric)
         folder = Path(folder)
         for p in (folder, *folder.parents):
             if p.exists():
                 if not p.is_dir():
-                    raise InputError(f"{p} is a file; choose a folder for the study", source=str(folder))
+                    raise InputError(
+                        f"{p} is a file; choose a folder for the study", source=str(folder)
+                    )
                 break
         if (folder / DB_NAME).exists():
             raise InputError("a study already exists here", source=str(folder))
@@ -154,9 +179,15 @@ class Study:
         folder = path.parent if path.name == DB_NAME and path.is_file() else path
         if not (folder / DB_NAME).exists():
             if not path.exists():
-                raise InputError("not a study folder or package file (nothing at that path); create a study with "
-                                 "`annotator new`", source=str(path))
-            raise InputError("not a study folder (no study.sqlite); create one with `annotator new`", source=str(folder))
+                raise InputError(
+                    "not a study folder or package file (nothing at that path); create a study with "
+                    "`annotator new`",
+                    source=str(path),
+                )
+            raise InputError(
+                "not a study folder (no study.sqlite); create one with `annotator new`",
+                source=str(folder),
+            )
         return cls(folder, StudyDB(folder / DB_NAME, mode=mode))
 
     def close(self) -> None:
@@ -166,7 +197,9 @@ class Study:
     def name(self) -> str:
         if self.kind == "server":
             return self.db.get_setting("name", server_name(str(self.location)))
-        return self.db.get_setting("name", self.location.stem if self.is_package else self.location.name)
+        return self.db.get_setting(
+            "name", self.location.stem if self.is_package else self.location.name
+        )
 
     @property
     def rubric(self) -> Rubric:
@@ -184,8 +217,15 @@ class Study:
         self.db.set_setting(key, value)
 
     # -- imports (each lands whole or not at all) --------------------------------
-    def _land(self, parsed: ParsedItems, *, anchors: tuple | None = None, judge_rows: list | None = None,
-              judge_source: str = "", also: Callable[[Any], Any] | None = None) -> tuple[int, int]:
+    def _land(
+        self,
+        parsed: ParsedItems,
+        *,
+        anchors: tuple | None = None,
+        judge_rows: list | None = None,
+        judge_source: str = "",
+        also: Callable[[Any], Any] | None = None,
+    ) -> tuple[int, int]:
         """Items, their media and (harness) judge scores in ONE transaction; `also(tx)` lands
         what else came with them (another tool's answers) in that same transaction.
 
@@ -200,7 +240,8 @@ class Study:
             if spec.item_id in existing and existing[spec.item_id] != items.content_sha(spec):
                 raise InputError(
                     f"item_id '{spec.item_id}' is already in the study with other content; give it a new item_id",
-                    source=spec.source, field="item_id",
+                    source=spec.source,
+                    field="item_id",
                 )
         images = list(parsed.images.values())
         written: list[str] = []
@@ -209,12 +250,19 @@ class Study:
                 if not self.media.in_database and self.media.put(img):
                     written.append(img.sha256)
             clash = imports.DUPLICATE["judge"] if judge_rows else imports.DUPLICATE["items"]
-            with imports.refused_if_duplicate(clash, judge_source or parsed_source(parsed)), self.db.write() as tx:
+            with (
+                imports.refused_if_duplicate(clash, judge_source or parsed_source(parsed)),
+                self.db.write() as tx,
+            ):
                 for img in images:
                     # files: a no-op unless another import's cleanup removed one meanwhile; blobs: written here
                     self.media.put(img, tx)
                 n = imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
-                m = imports.import_judge(tx, judge_rows, kind="harness", source=judge_source) if judge_rows else 0
+                m = (
+                    imports.import_judge(tx, judge_rows, kind="harness", source=judge_source)
+                    if judge_rows
+                    else 0
+                )
                 if also is not None:
                     also(tx)
             return n, m
@@ -256,24 +304,36 @@ class Study:
         own = {r.name for r in self.raters()}
         other = sorted(names - own)
         if other:
-            raise InputError(f"this package is {', '.join(sorted(own))}'s: rows for '{other[0]}' cannot go into it",
-                             source=str(path), field="rater")
+            raise InputError(
+                f"this package is {', '.join(sorted(own))}'s: rows for '{other[0]}' cannot go into it",
+                source=str(path),
+                field="rater",
+            )
 
     def import_ratings(self, path: str | Path) -> int:
         groups = tables.parse_ratings(path, self.rubric, imports.known_item_ids(self.db))
         self._only_own_rater({g.rater for g in groups}, path)
-        with imports.refused_if_duplicate(imports.DUPLICATE["ratings"], str(path)), self.db.write() as tx:
+        with (
+            imports.refused_if_duplicate(imports.DUPLICATE["ratings"], str(path)),
+            self.db.write() as tx,
+        ):
             return imports.import_ratings(tx, groups, self.rubric.version)
 
     def import_judge(self, path: str | Path) -> int:
         rows = tables.parse_judge(path, self.rubric, imports.known_item_ids(self.db))
-        with imports.refused_if_duplicate(imports.DUPLICATE["judge"], str(path)), self.db.write() as tx:
+        with (
+            imports.refused_if_duplicate(imports.DUPLICATE["judge"], str(path)),
+            self.db.write() as tx,
+        ):
             return imports.import_judge(tx, rows, kind="import", source=str(path))
 
     def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
         rows = tables.parse_pairs(path, imports.known_item_ids(self.db))
         self._only_own_rater({r.rater for r in rows}, path)
-        with imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)), self.db.write() as tx:
+        with (
+            imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)),
+            self.db.write() as tx,
+        ):
             return imports.import_pair_votes(tx, rows, judges=judges, source=str(path))
 
     # -- raters -------------------------------------------------------------------

@@ -12,7 +12,9 @@ from ..store import people
 from .study import Study
 
 
-def assign(study: Study, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int | None) -> str:
+def assign(
+    study: Study, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int | None
+) -> str:
     """Deal live items (and pairs) to the named raters; raters the study does not know are added."""
     study.require_lead("assignment")
     check_design(raters, overlap)  # before any rater is added: a refused design writes nothing
@@ -24,9 +26,14 @@ def assign(study: Study, raters: list[str], *, overlap: int, pair_overlap: int |
             study.add_rater(name)
     seed = secrets.randbits(31) if seed is None else seed
     dealt = store.assign(study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed)
-    study.db.set_setting("assignment", {"overlap": overlap, "pair_overlap": pair_overlap, "seed": seed})
-    lines = [f"dealt {dealt.items} item assignments" + (f" and {dealt.pairs} pair assignments" if dealt.pairs else "")
-             + f" to {dealt.raters} raters (overlap {overlap}, seed {seed})"]
+    study.db.set_setting(
+        "assignment", {"overlap": overlap, "pair_overlap": pair_overlap, "seed": seed}
+    )
+    lines = [
+        f"dealt {dealt.items} item assignments"
+        + (f" and {dealt.pairs} pair assignments" if dealt.pairs else "")
+        + f" to {dealt.raters} raters (overlap {overlap}, seed {seed})"
+    ]
     lines += [f"warning: {w}" for w in store.balance_warnings(store.progress(study.db))]
     return "\n".join(lines)
 
@@ -35,27 +42,37 @@ def deal_on_demand(study: Study, *, overlap: int) -> str:
     """Raters take items as they go (each item until `overlap` raters have it): for a team server."""
     study.require_lead("assignment")
     if overlap < 1:
-        raise InputError(f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap")
+        raise InputError(
+            f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap"
+        )
     study.db.set_setting(store.ON_DEMAND, overlap)
     return f"items are dealt on demand: each rater takes the next item that has fewer than {overlap} raters"
 
 
 def status_lines(study: Study) -> list[str]:
-    lines = [f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
-             f"({study.rubric.version[:12]})"]
+    lines = [
+        f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
+        f"({study.rubric.version[:12]})"
+    ]
     lines += [f"{k:16s}{v}" for k, v in study.counts().items()]
     rows = store.progress(study.db)
     if rows:
         lines.append("")
-        lines.append(f"{'rater':20s}{'assigned':>9s}{'done':>7s}{'anchors':>9s}{'pairs':>13s}  last activity")
+        lines.append(
+            f"{'rater':20s}{'assigned':>9s}{'done':>7s}{'anchors':>9s}{'pairs':>13s}  last activity"
+        )
         for r in rows:
             if r.is_operator and study.is_package:
                 continue
             who = r.rater + (" (operator)" if r.is_operator else "")
             assigned = "all" if r.assigned is None else str(r.assigned)
             pairs = f"{r.pairs_done}/{'-' if r.pairs_assigned is None else r.pairs_assigned}"
-            last = r.last_activity.isoformat(sep=" ", timespec="minutes") if r.last_activity else "-"
-            lines.append(f"{who[:20]:20s}{assigned:>9s}{r.done:>7d}{r.anchors:>9d}{pairs:>13s}  {last}")
+            last = (
+                r.last_activity.isoformat(sep=" ", timespec="minutes") if r.last_activity else "-"
+            )
+            lines.append(
+                f"{who[:20]:20s}{assigned:>9s}{r.done:>7d}{r.anchors:>9d}{pairs:>13s}  {last}"
+            )
         lines += [f"warning: {w}" for w in store.balance_warnings(rows)]
     merged = store.merges(study.db)
     if merged:
@@ -70,8 +87,10 @@ def status_lines(study: Study) -> list[str]:
 def queue_codes(study: Study) -> list[str]:
     """A package's queue, in order, as the display codes the rater sees (one per item)."""
     if not study.is_package:
-        raise InputError("`status --queue` lists a rater package's queue; give the .annot file as --study",
-                         field="--queue")
+        raise InputError(
+            "`status --queue` lists a rater package's queue; give the .annot file as --study",
+            field="--queue",
+        )
     rater = next(r.name for r in people.raters(study.db) if not r.is_operator)
     answer_store.ensure_queue(study.db, rater, study.rubric.version)
     return answer_store.queue_codes(study.db, rater, study.rubric.version)
@@ -88,13 +107,20 @@ def server_roles(study: Study, raters: list[str], print_only: bool = False) -> l
     known = {r.name for r in study.raters()}
     unknown = [r for r in raters if r not in known]
     if unknown:
-        raise InputError(f"no rater named '{unknown[0]}' in this study; add it with `annotator rater add`",
-                         field="--raters")
+        raise InputError(
+            f"no rater named '{unknown[0]}' in this study; add it with `annotator rater add`",
+            field="--raters",
+        )
     database = server_url(str(study.location)).database
     if print_only:
-        return [stmt + ";" for stmt in roles.role_sql(database)] + \
-            [stmt + ";" for r in raters for stmt in roles.rater_login_sql(database, r)]
+        return [stmt + ";" for stmt in roles.role_sql(database)] + [
+            stmt + ";" for r in raters for stmt in roles.rater_login_sql(database, r)
+        ]
     roles.apply_roles(study.db, database, raters)
-    return [f"rater group role {roles.group_role(database)}: reads what raters see, inserts their own answers",
-            *(f"login role {r} (set its password with ALTER ROLE, or use ~/.pgpass on the rater's machine)"
-              for r in raters)]
+    return [
+        f"rater group role {roles.group_role(database)}: reads what raters see, inserts their own answers",
+        *(
+            f"login role {r} (set its password with ALTER ROLE, or use ~/.pgpass on the rater's machine)"
+            for r in raters
+        ),
+    ]

@@ -108,7 +108,9 @@ def value_counts_from_matrix(data: Any, domain: np.ndarray | None = None) -> Val
     units, t_unit = np.unique(u, return_inverse=True)
     cnt = counts[u, v]
     m = np.bincount(t_unit, weights=cnt, minlength=len(units))
-    return ValueCounts(units.astype(np.int64), dom, t_unit.astype(np.int64), v.astype(np.int64), cnt, m)
+    return ValueCounts(
+        units.astype(np.int64), dom, t_unit.astype(np.int64), v.astype(np.int64), cnt, m
+    )
 
 
 def _regroup(vc: ValueCounts, group: np.ndarray, domain: np.ndarray, note: str) -> ValueCounts:
@@ -267,15 +269,22 @@ def alpha_point(vc: ValueCounts, level: str) -> float | None:
 # Simulated coverage of the BCa interval of a two-valued alpha (3 raters; tests/benchmarks/
 # validity.md): rows = share of the rarer answer, columns = items. Where it is below 93% the
 # interval is published with this figure in its note.
-RARE_COVERAGE = {0.04: {30: 0.785, 100: 0.836, 300: 0.927}, 0.07: {30: 0.878, 100: 0.882, 300: 0.948},
-                 0.11: {30: 0.875, 100: 0.953, 300: 0.943}, 0.20: {30: 0.930, 100: 0.948, 300: 0.950}}
+RARE_COVERAGE = {
+    0.04: {30: 0.785, 100: 0.836, 300: 0.927},
+    0.07: {30: 0.878, 100: 0.882, 300: 0.948},
+    0.11: {30: 0.875, 100: 0.953, 300: 0.943},
+    0.20: {30: 0.930, 100: 0.948, 300: 0.950},
+}
 
 
 def rare_note(vc: ValueCounts, labels: tuple[str, ...] = ()) -> str | None:
-    """"approximate, rare category" note for a two-valued alpha whose simulated coverage (the
+    """ "approximate, rare category" note for a two-valued alpha whose simulated coverage (the
     table cell at or below its rare share and number of items) is under 93%."""
-    pooled = np.bincount(vc.t_val[vc.m[vc.t_unit] >= 2], weights=vc.t_cnt[vc.m[vc.t_unit] >= 2],
-                         minlength=len(vc.domain))
+    pooled = np.bincount(
+        vc.t_val[vc.m[vc.t_unit] >= 2],
+        weights=vc.t_cnt[vc.m[vc.t_unit] >= 2],
+        minlength=len(vc.domain),
+    )
     if len(vc.domain) != 2 or pooled.sum() == 0:
         return None
     share = float(pooled.min() / pooled.sum())
@@ -292,14 +301,20 @@ def rare_note(vc: ValueCounts, labels: tuple[str, ...] = ()) -> str | None:
             return None
         cover = f"about {cov:.0%}"
     code = vc.domain[int(np.argmin(pooled))]
-    rare = labels[int(code)] if labels and float(code).is_integer() and 0 <= code < len(labels) \
+    rare = (
+        labels[int(code)]
+        if labels and float(code).is_integer() and 0 <= code < len(labels)
         else f"code {code:g}"
-    return (f"approximate, rare category ({share:.0%} {rare}, {n} items): "
-            f"coverage {cover} in simulation")
+    )
+    return (
+        f"approximate, rare category ({share:.0%} {rare}, {n} items): "
+        f"coverage {cover} in simulation"
+    )
 
 
-def register_alpha(plan: ItemBootstrap, vc: ValueCounts, level: str, labels: tuple[str, ...] = ()
-                   ) -> Pending:
+def register_alpha(
+    plan: ItemBootstrap, vc: ValueCounts, level: str, labels: tuple[str, ...] = ()
+) -> Pending:
     """Alpha with its BCa interval from the shared bootstrap `plan` (a note where the interval is
     known to under-cover: a rare category in few items)."""
     reason = undefined_reason(vc)
@@ -319,8 +334,11 @@ def register_alpha_pair(
     all three from the same resamples (e.g. humans + judge vs humans alone)."""
     ra, rb = undefined_reason(vc_a), undefined_reason(vc_b)
     if ra or rb:
-        return (register_alpha(plan, vc_a, level), register_alpha(plan, vc_b, level),
-                Pending(None, vc_b.n_pairable, undefined_note=ra or rb))
+        return (
+            register_alpha(plan, vc_a, level),
+            register_alpha(plan, vc_b, level),
+            Pending(None, vc_b.n_pairable, undefined_note=ra or rb),
+        )
     if level == "ordinal":
         vc_a, vc_b = bin_ordered(vc_a), bin_ordered(vc_b)
     r1, c1, v1, k1, f1 = alpha_features(vc_a, level)
@@ -330,20 +348,36 @@ def register_alpha_pair(
         a, b = f1(s[:, :k1]), f2(s[:, k1:])
         return np.column_stack([a, b, a - b])
 
-    reps = plan.add(np.concatenate([r1, r2]), np.concatenate([c1, c2 + k1]),
-                    np.concatenate([v1, v2]), k1 + k2, fin, bca=True)
+    reps = plan.add(
+        np.concatenate([r1, r2]),
+        np.concatenate([c1, c2 + k1]),
+        np.concatenate([v1, v2]),
+        k1 + k2,
+        fin,
+        bca=True,
+    )
     pa, pb = alpha_point(vc_a, level), alpha_point(vc_b, level)
     note = "; ".join(x for x in (vc_a.note or vc_b.note, rare_note(vc_a)) if x) or None
     return (
         Pending(reps, vc_a.n_pairable, col=0, estimate=pa, note=note),
         Pending(reps, vc_b.n_pairable, col=1, estimate=pb, note=note),
-        Pending(reps, vc_b.n_pairable, col=2, estimate=None if pa is None or pb is None else pa - pb,
-                note=note),
+        Pending(
+            reps,
+            vc_b.n_pairable,
+            col=2,
+            estimate=None if pa is None or pb is None else pa - pb,
+            note=note,
+        ),
     )
 
 
 def permutation_alpha(
-    a: np.ndarray, b: np.ndarray, level: str, values: np.ndarray, *, n_perm: int = 200,
+    a: np.ndarray,
+    b: np.ndarray,
+    level: str,
+    values: np.ndarray,
+    *,
+    n_perm: int = 200,
     rng: np.random.Generator,
 ) -> dict[str, Any]:
     """Alpha between paired codes a[i], b[i] (indices into `values`) when b is
@@ -362,8 +396,12 @@ def permutation_alpha(
 
     obs = alphas(np.bincount(a * V + b, minlength=V * V).reshape(1, V, V).astype(float))[0]
     if n < 2 or not np.isfinite(obs):
-        return {"mean": None, "p_value": None, "n_perm": 0,
-                "note": "alpha is undefined on these data, so is its permutation baseline"}
+        return {
+            "mean": None,
+            "p_value": None,
+            "n_perm": 0,
+            "note": "alpha is undefined on these data, so is its permutation baseline",
+        }
     out = np.empty(n_perm)
     step = max(1, 4_000_000 // max(n, V * V))
     for start in range(0, n_perm, step):
@@ -423,9 +461,11 @@ def krippendorff_alpha(
 
 # ---- alpha for raters in general -----------------------------------------------------
 
-TWO_WAY = ("two-way: item-bootstrap variance plus the raters' jackknife variance (raters as a sample "
-           "of raters in general), t interval with Welch-Satterthwaite degrees of freedom; the other "
-           "alpha intervals hold the raters fixed")
+TWO_WAY = (
+    "two-way: item-bootstrap variance plus the raters' jackknife variance (raters as a sample "
+    "of raters in general), t interval with Welch-Satterthwaite degrees of freedom; the other "
+    "alpha intervals hold the raters fixed"
+)
 
 
 class _TwoWay(Pending):
@@ -438,9 +478,20 @@ class _TwoWay(Pending):
 
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
-        out = {"estimate": est, "low": None, "high": None, "n": self.n, "n_raters": self.n_raters,
-               "note": TWO_WAY}
-        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
+        out = {
+            "estimate": est,
+            "low": None,
+            "high": None,
+            "n": self.n,
+            "n_raters": self.n_raters,
+            "note": TWO_WAY,
+        }
+        if (
+            est is None
+            or self.reps is None
+            or self.reps.values is None
+            or not len(self.reps.values)
+        ):
             return out
         reps = self.reps.values[:, self.col]
         reps = reps[np.isfinite(reps)]

@@ -87,8 +87,10 @@ def ratio(s: np.ndarray) -> np.ndarray:
 def check_n_boot(n_boot: Any, minimum: int = 1) -> int:
     """The number of resamples as an int; a clear ValueError below `minimum`."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < minimum:
-        raise ValueError(f"n_boot must be a whole number of bootstrap resamples, at least {minimum} "
-                         f"(got {n_boot!r})")
+        raise ValueError(
+            f"n_boot must be a whole number of bootstrap resamples, at least {minimum} "
+            f"(got {n_boot!r})"
+        )
     return int(n_boot)
 
 
@@ -99,8 +101,9 @@ def _finite(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _interval(reps: np.ndarray, q_lo: Any = 0.025, q_hi: Any = 0.975
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _interval(
+    reps: np.ndarray, q_lo: Any = 0.025, q_hi: Any = 0.975
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Percentile bounds of each column over its finite replicates (at the quantiles q_lo, q_hi:
     scalars or one per column), and the count of finite replicates."""
     reps = np.atleast_2d(np.asarray(reps, dtype=float).T).T
@@ -122,8 +125,9 @@ def _interval(reps: np.ndarray, q_lo: Any = 0.025, q_hi: Any = 0.975
     return lo, hi, k
 
 
-def bca_quantiles(reps: np.ndarray, point: np.ndarray, jack: np.ndarray, n_flat: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def bca_quantiles(
+    reps: np.ndarray, point: np.ndarray, jack: np.ndarray, n_flat: int
+) -> tuple[np.ndarray, np.ndarray]:
     """BCa quantiles (Efron 1987) of the 95% interval, one pair per column.
 
     z0 from the share of replicates below the estimate; acceleration from the jackknife
@@ -143,8 +147,8 @@ def bca_quantiles(reps: np.ndarray, point: np.ndarray, jack: np.ndarray, n_flat:
         d = mean - j
         d0 = mean - point
         s2 = np.nansum(d * d, axis=0) + n_flat * d0 * d0
-        s3 = np.nansum(d ** 3, axis=0) + n_flat * d0 ** 3
-        acc = np.where(s2 > 0, s3 / (6.0 * s2 ** 1.5), 0.0)
+        s3 = np.nansum(d**3, axis=0) + n_flat * d0**3
+        acc = np.where(s2 > 0, s3 / (6.0 * s2**1.5), 0.0)
         zl, zh = norm.ppf(0.025), norm.ppf(0.975)
         q_lo = norm.cdf(z0 + (z0 + zl) / (1 - acc * (z0 + zl)))
         q_hi = norm.cdf(z0 + (z0 + zh) / (1 - acc * (z0 + zh)))
@@ -153,7 +157,10 @@ def bca_quantiles(reps: np.ndarray, point: np.ndarray, jack: np.ndarray, n_flat:
 
 
 def summarize(
-    estimate: Any, reps: np.ndarray | None, n: int, note: str | None = None,
+    estimate: Any,
+    reps: np.ndarray | None,
+    n: int,
+    note: str | None = None,
     _bounds: tuple[float, float, int] | None = None,
 ) -> dict[str, Any]:
     """The published form of an estimate: {"estimate","low","high","n"} (+ "note").
@@ -178,11 +185,17 @@ def summarize(
         lo, hi, k = _bounds
         dropped = total - k
         if k == 0 or dropped > MAX_DROPPED_SHARE * total:
-            note = _join(note, f"no interval: {dropped} of {total} resamples undefined (more than "
-                               f"{MAX_DROPPED_SHARE:.0%})")
+            note = _join(
+                note,
+                f"no interval: {dropped} of {total} resamples undefined (more than "
+                f"{MAX_DROPPED_SHARE:.0%})",
+            )
         elif hi - lo <= 1e-12 * max(1.0, abs(est)):
-            note = _join(note, "no interval: every resample gives the same value (too few items "
-                               "or nothing varies)")
+            note = _join(
+                note,
+                "no interval: every resample gives the same value (too few items "
+                "or nothing varies)",
+            )
         else:
             # rounding must never put the estimate outside its own interval
             out["low"], out["high"] = float(min(lo, est)), float(max(hi, est))
@@ -326,8 +339,11 @@ class ItemBootstrap:
             return
         groups: list[tuple[list[_Block], Any, bool, type]] = []
         for dtype in (np.float32, np.float64):
-            mine = [b for b in blocks if (_exact_in_f32(b, n) if dtype is np.float32 else
-                                          not _exact_in_f32(b, n))]
+            mine = [
+                b
+                for b in blocks
+                if (_exact_in_f32(b, n) if dtype is np.float32 else not _exact_in_f32(b, n))
+            ]
             dense = [b for b in mine if len(b.rows) / max(1, n * b.k) >= _DENSE_SHARE]
             sparse = [b for b in mine if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE]
             if dense:
@@ -347,7 +363,9 @@ class ItemBootstrap:
                 for b in members:
                     b.out.values[start : start + size] = _cols(b, s)
             for c in self._custom:
-                c.out.values[start : start + size] = np.asarray(c.fn(w64), dtype=float).reshape(size, -1)
+                c.out.values[start : start + size] = np.asarray(c.fn(w64), dtype=float).reshape(
+                    size, -1
+                )
             start += size
 
     def _stack_dense(self, blocks: list[_Block], dtype: type) -> np.ndarray:
@@ -358,8 +376,9 @@ class ItemBootstrap:
             flat.append(b.rows * k + b.cols + off)
             vals.append(b.vals)
             off += b.k
-        mat = np.bincount(np.concatenate(flat), weights=np.concatenate(vals),
-                          minlength=self.n_items * k)
+        mat = np.bincount(
+            np.concatenate(flat), weights=np.concatenate(vals), minlength=self.n_items * k
+        )
         return mat.reshape(self.n_items, k).astype(dtype)
 
     def _stack_sparse(self, blocks: list[_Block], dtype: type) -> sp.csr_matrix:
@@ -379,8 +398,15 @@ class ItemBootstrap:
         return mat.astype(dtype)
 
 
-def _jackknife(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, k: int, finalize: Finalize,
-               total: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
+def _jackknife(
+    rows: np.ndarray,
+    cols: np.ndarray,
+    vals: np.ndarray,
+    k: int,
+    finalize: Finalize,
+    total: np.ndarray,
+    n_items: int,
+) -> tuple[np.ndarray, int]:
     """Leave-one-item-out values of a sufficient-statistic block: finalize(total - item's row)
     for every item with features (in chunks, so memory stays flat); and the featureless count."""
     units, inv = np.unique(rows, return_inverse=True)
@@ -388,7 +414,7 @@ def _jackknife(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, k: int, fin
     per = max(1, _BATCH_ELEMS // max(1, k))
     parts = []
     for start in range(0, len(units), per):
-        block = total[None, :] - f[start:start + per].toarray()
+        block = total[None, :] - f[start : start + per].toarray()
         with np.errstate(divide="ignore", invalid="ignore"):
             parts.append(np.asarray(finalize(block), dtype=float).reshape(len(block), -1))
     return np.concatenate(parts), int(n_items - len(units))
@@ -443,10 +469,16 @@ class Pending:
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
         note = self.note if est is not None else (self.note or self.undefined_note)
-        if est is None or self.reps is None or self.reps.values is None or not len(self.reps.values):
+        if (
+            est is None
+            or self.reps is None
+            or self.reps.values is None
+            or not len(self.reps.values)
+        ):
             return summarize(est, None, self.n, note)
-        return summarize(est, self.reps.values[:, self.col], self.n, note,
-                         _bounds=self.reps.bounds(self.col))
+        return summarize(
+            est, self.reps.values[:, self.col], self.n, note, _bounds=self.reps.bounds(self.col)
+        )
 
 
 def undefined(n: int, note: str) -> dict[str, Any]:

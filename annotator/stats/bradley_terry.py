@@ -43,12 +43,16 @@ from .bootstrap import batches, rng_for, summarize
 from .pair_tallies import coded_votes
 
 PRIOR_PRECISION = 0.1
-DESCRIPTION = (f"log-strength, mean 0; ties = half a win each (a quasi-likelihood, not Davidson's); "
-               f"cases weighted equally; N(0, 1/{PRIOR_PRECISION:g}) prior; intervals resample pairs "
-               "within cases")
+DESCRIPTION = (
+    f"log-strength, mean 0; ties = half a win each (a quasi-likelihood, not Davidson's); "
+    f"cases weighted equally; N(0, 1/{PRIOR_PRECISION:g}) prior; intervals resample pairs "
+    "within cases"
+)
 
 
-def fit_bradley_terry(wins: np.ndarray, prior: float = PRIOR_PRECISION, iters: int = 100) -> np.ndarray:
+def fit_bradley_terry(
+    wins: np.ndarray, prior: float = PRIOR_PRECISION, iters: int = 100
+) -> np.ndarray:
     """MAP log-strengths for a batch of win matrices, shape (B, G, G) -> (B, G).
 
     wins[b, i, j] = (fractional) wins of i over j. Newton's method on the
@@ -153,7 +157,7 @@ class _Pairs:
             flat = (np.arange(b)[:, None] * self.n + pick).ravel()
             mult = np.bincount(flat, minlength=b * self.n).reshape(b, self.n).astype(float)
             theta = fit_bradley_terry(self.wins(mult * factor[st]))
-            out[done:done + b] = theta - theta.mean(axis=1, keepdims=True)
+            out[done : done + b] = theta - theta.mean(axis=1, keepdims=True)
             done += b
         return out
 
@@ -162,8 +166,13 @@ class _Pairs:
         return theta - theta.mean()
 
 
-def _summary(point: np.ndarray, boot: np.ndarray | None, gens: list[str], n_votes: Mapping[str, int],
-             n_pairs: Mapping[str, int]) -> dict[str, Any]:
+def _summary(
+    point: np.ndarray,
+    boot: np.ndarray | None,
+    gens: list[str],
+    n_votes: Mapping[str, int],
+    n_pairs: Mapping[str, int],
+) -> dict[str, Any]:
     out = {}
     for i, name in enumerate(gens):
         fig = summarize(point[i], None if boot is None else boot[:, i], int(n_votes.get(name, 0)))
@@ -208,7 +217,9 @@ def bradley_terry(
             local = pairs.subset(keep, present)
             bt = local.resampled(n_boot, rng) if n_boot > 0 else None
             nv, npairs = _counts(v[case_of == name])
-            per_case[str(name)] = _summary(local.point(), bt, [gens[i] for i in present], nv, npairs)
+            per_case[str(name)] = _summary(
+                local.point(), bt, [gens[i] for i in present], nv, npairs
+            )
     return {"pooled": pooled, "by_case": per_case}
 
 

@@ -113,17 +113,48 @@ def metric_specs(rubric: Rubric) -> list[MetricSpec]:
         vals = tuple(m.values())
         if m.spec.multi:
             for t in vals:
-                out.append(MetricSpec(f"{m.key}:{t}", m.kind, m.key, "nominal", tag=str(t),
-                                      labels=_YES_NO, directed=True, metric=m))
+                out.append(
+                    MetricSpec(
+                        f"{m.key}:{t}",
+                        m.kind,
+                        m.key,
+                        "nominal",
+                        tag=str(t),
+                        labels=_YES_NO,
+                        directed=True,
+                        metric=m,
+                    )
+                )
         elif m.level == "ordinal":
-            out.append(MetricSpec(m.key, m.kind, m.key, "ordinal", values=tuple(float(v) for v in vals),
-                                  directed=True, metric=m))
+            out.append(
+                MetricSpec(
+                    m.key,
+                    m.kind,
+                    m.key,
+                    "ordinal",
+                    values=tuple(float(v) for v in vals),
+                    directed=True,
+                    metric=m,
+                )
+            )
         else:
-            out.append(MetricSpec(m.key, m.kind, m.key, "nominal", labels=tuple(str(v) for v in vals),
-                                  directed=_directed(m), metric=m))
+            out.append(
+                MetricSpec(
+                    m.key,
+                    m.kind,
+                    m.key,
+                    "nominal",
+                    labels=tuple(str(v) for v in vals),
+                    directed=_directed(m),
+                    metric=m,
+                )
+            )
     if rubric.rules:
-        out.append(MetricSpec(VERDICT_KEY, "verdict", VERDICT_KEY, "nominal", labels=(FAIL, PASS),
-                              directed=True))
+        out.append(
+            MetricSpec(
+                VERDICT_KEY, "verdict", VERDICT_KEY, "nominal", labels=(FAIL, PASS), directed=True
+            )
+        )
     return out
 
 
@@ -162,12 +193,15 @@ def encode_series(specs: list[MetricSpec], raw: pd.Series) -> dict[str, np.ndarr
         return out
     if s0.ordinal:
         vals = set(s0.values)
-        per = np.array([float(t) if t is not None and float(t) in vals else np.nan for t in typed]
-                       + [np.nan])
+        per = np.array(
+            [float(t) if t is not None and float(t) in vals else np.nan for t in typed] + [np.nan]
+        )
         out[s0.key] = per[codes]
         return out
     index = {lab: float(i) for i, lab in enumerate(s0.labels)}
-    per = np.array([index.get(str(t), np.nan) if t is not None else np.nan for t in typed] + [np.nan])
+    per = np.array(
+        [index.get(str(t), np.nan) if t is not None else np.nan for t in typed] + [np.nan]
+    )
     out[s0.key] = per[codes]
     return out
 
@@ -190,8 +224,12 @@ def item_table(frames: StudyFrames) -> pd.DataFrame:
     cols = ["item_id", "display_code", "case_id", "generator", "slice"]
     items = frames.items.reindex(columns=cols).copy()
     seen = set(items["item_id"])
-    extra = [i for df in (frames.judgements, frames.judge_scores) for i in df["item_id"].unique()
-             if i not in seen]
+    extra = [
+        i
+        for df in (frames.judgements, frames.judge_scores)
+        for i in df["item_id"].unique()
+        if i not in seen
+    ]
     if extra:
         add = pd.DataFrame({"item_id": list(dict.fromkeys(extra))}).reindex(columns=cols)
         items = pd.concat([items, add], ignore_index=True) if len(items) else add
@@ -210,7 +248,9 @@ def _reasons(df: pd.DataFrame, who: str, text_keys: set[str]) -> pd.Series:
         r = r[r["reason"].astype(str).str.strip() != ""]
         parts.append(r)
     if text_keys:
-        t = df[df["metric"].isin(text_keys)][["item_id", who, "value"]].rename(columns={"value": "reason"})
+        t = df[df["metric"].isin(text_keys)][["item_id", who, "value"]].rename(
+            columns={"value": "reason"}
+        )
         t = t.dropna(subset=["reason"])
         parts.append(t[t["reason"].astype(str).str.strip() != ""])
     if not parts:
@@ -230,18 +270,35 @@ def human_answers(
     return _answers(frames.judgements, "rater", frames.rubric, specs, items)
 
 
-def judge_answers(frames: StudyFrames, specs: list[MetricSpec], items: pd.DataFrame) -> pd.DataFrame:
+def judge_answers(
+    frames: StudyFrames, specs: list[MetricSpec], items: pd.DataFrame
+) -> pd.DataFrame:
     """Long table of judge answers with `code` (on the human scale, else NaN),
     `num` (any numeric reading of the raw value) and `raw`."""
     return _answers(frames.judge_scores, "judge", frames.rubric, specs, items, judge=True)
 
 
-_ANSWER_COLS = ["idx", "item_id", "who", "metric", "code", "num", "raw", "reason",
-                "session_id", "position", "created_at"]
+_ANSWER_COLS = [
+    "idx",
+    "item_id",
+    "who",
+    "metric",
+    "code",
+    "num",
+    "raw",
+    "reason",
+    "session_id",
+    "position",
+    "created_at",
+]
 
 
 def _answers(
-    df: pd.DataFrame, who: str, rubric: Rubric, specs: list[MetricSpec], items: pd.DataFrame,
+    df: pd.DataFrame,
+    who: str,
+    rubric: Rubric,
+    specs: list[MetricSpec],
+    items: pd.DataFrame,
     judge: bool = False,
 ) -> pd.DataFrame:
     kinds = {"idx": np.int64, "code": float, "num": float}
@@ -313,9 +370,13 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
     if not len(sub):
         return pd.DataFrame()
     first = sub.groupby(["item_id", who], sort=False).agg(
-        session_id=("session_id", "first"), position=("position", "first"),
-        created_at=("created_at", "first"))
-    wide = sub.set_index(["item_id", who, "metric"])["value"].unstack("metric").reindex(columns=used)
+        session_id=("session_id", "first"),
+        position=("position", "first"),
+        created_at=("created_at", "first"),
+    )
+    wide = (
+        sub.set_index(["item_id", who, "metric"])["value"].unstack("metric").reindex(columns=used)
+    )
     # the rules run once per distinct combination of typed answers, not once per row
     cols, typed_of = [], []
     for k in used:
@@ -326,7 +387,11 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
     results = []
     for combo in combos:
         row = [typed[c] for typed, c in zip(typed_of, combo, strict=True)]
-        results.append(None if any(x is None for x in row) else rules.evaluate(dict(zip(used, row, strict=True))))
+        results.append(
+            None
+            if any(x is None for x in row)
+            else rules.evaluate(dict(zip(used, row, strict=True)))
+        )
     verdicts = [results[i] for i in np.ravel(inv)]
     v = pd.DataFrame({"raw": verdicts}, index=wide.index).join(first).reset_index()
     v["metric"] = VERDICT_KEY
@@ -390,14 +455,18 @@ def consensus_table(frames: StudyFrames) -> pd.DataFrame:
         if not len(sub):
             continue
         c = consensus(sub, s)
-        parts.append(pd.DataFrame({
-            "item_id": items["item_id"].to_numpy()[c.index.to_numpy()],
-            "metric": s.key,
-            "value": [None if np.isnan(v) else s.label(v) for v in c["value"]],
-            "tie": c["tie"].to_numpy(),
-            "n": c["n"].to_numpy(),
-            "n_cannot_judge": c["n_cannot_judge"].to_numpy(),
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "item_id": items["item_id"].to_numpy()[c.index.to_numpy()],
+                    "metric": s.key,
+                    "value": [None if np.isnan(v) else s.label(v) for v in c["value"]],
+                    "tie": c["tie"].to_numpy(),
+                    "n": c["n"].to_numpy(),
+                    "n_cannot_judge": c["n_cannot_judge"].to_numpy(),
+                }
+            )
+        )
     cols = ["item_id", "metric", "value", "tie", "n", "n_cannot_judge"]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})

@@ -122,8 +122,13 @@ def register_correlations(
     yi, n_j, _ = _codes(y)
     xi, n_i, binned = _codes(x, max(2, _MAX_CELLS // n_j))
     k = n_i * n_j
-    r_reps = plan.add(rows, xi * n_j + yi, np.ones(n), k,
-                      lambda s: rank_correlations_from_tables(s.reshape(len(s), n_i, n_j)))
+    r_reps = plan.add(
+        rows,
+        xi * n_j + yi,
+        np.ones(n),
+        k,
+        lambda s: rank_correlations_from_tables(s.reshape(len(s), n_i, n_j)),
+    )
     note = f"interval from judge values merged into {n_i} ordered bins" if binned else None
     with np.errstate(all="ignore"):
         pear = stats.pearsonr(x, y).statistic
@@ -136,9 +141,7 @@ def register_correlations(
     }
 
 
-def correlations(
-    x: Any, y: Any, *, n_boot: int = 1000, seed: int = 0
-) -> dict[str, dict[str, Any]]:
+def correlations(x: Any, y: Any, *, n_boot: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Pearson, Spearman and Kendall tau-b of paired values with item-bootstrap intervals."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     plan = ItemBootstrap(len(x), n_boot, seed)

@@ -81,7 +81,8 @@ MODEL = (
     f"h {H_ALL:g}). Simulated: a steady rater of any noise level is falsely "
     "flagged within 100 anchors in at most 2% of runs (0.0-1.4%); +1 point on both scales "
     "from anchor 30 is flagged within 15 anchors in 98% (steady rater, sd 0.55), 74% (sd 0.75) "
-    "and 67% (sd 0.89) of runs")
+    "and 67% (sd 0.89) of runs"
+)
 
 __all__ = [
     "EWMA_LAMBDA",
@@ -113,7 +114,9 @@ def drift_metrics(rubric: Rubric) -> list[Metric]:
     return out
 
 
-def rank_scores(deviations: np.ndarray, baseline: int = BASELINE, start: int = MIN_BASELINE) -> np.ndarray:
+def rank_scores(
+    deviations: np.ndarray, baseline: int = BASELINE, start: int = MIN_BASELINE
+) -> np.ndarray:
     """Sequential mid-rank normal scores, rows = runs (or one series): deviation t ranked among
     the series' earlier deviations (the first `baseline` of them); 0 before `start` earlier ones."""
     d = np.atleast_2d(np.asarray(deviations, dtype=float))
@@ -124,11 +127,11 @@ def rank_scores(deviations: np.ndarray, baseline: int = BASELINE, start: int = M
     mask = np.arange(b)[None, :] < n[:, None]  # (T, b): baseline j counts for answer t
     step = max(1, 2_000_000 // max(1, steps * b))
     for r0 in range(0, runs, step):
-        x = d[r0:r0 + step, :, None]
-        base = d[r0:r0 + step, None, :b]
+        x = d[r0 : r0 + step, :, None]
+        base = d[r0 : r0 + step, None, :b]
         below = ((base < x) & mask).sum(axis=2)
         equal = ((base == x) & mask).sum(axis=2)
-        u[r0:r0 + step] = norm.ppf((below + 0.5 * equal + 0.5) / (n + 1))
+        u[r0 : r0 + step] = norm.ppf((below + 0.5 * equal + 0.5) / (n + 1))
     u[:, n < start] = 0.0
     return u if np.ndim(deviations) > 1 else u[0]
 
@@ -145,8 +148,9 @@ def cusum(values: Sequence[float], k: float = K) -> tuple[np.ndarray, np.ndarray
     return up, down
 
 
-def ewma(values: Sequence[float], lam: float = EWMA_LAMBDA, sigma: float = 1.0, width: float = EWMA_L
-         ) -> tuple[np.ndarray, np.ndarray]:
+def ewma(
+    values: Sequence[float], lam: float = EWMA_LAMBDA, sigma: float = 1.0, width: float = EWMA_L
+) -> tuple[np.ndarray, np.ndarray]:
     """EWMA path and its (symmetric, time-varying) control limit."""
     d = np.asarray(values, dtype=float)
     z = np.zeros(len(d))
@@ -183,8 +187,9 @@ def reference_k(metric: Metric) -> float:
     return K_REF_BINARY if len(metric.values()) == 2 else K_REF
 
 
-def flag_runs(deviations_by_metric: Sequence[np.ndarray], k_reference: Sequence[float] | None = None
-              ) -> np.ndarray:
+def flag_runs(
+    deviations_by_metric: Sequence[np.ndarray], k_reference: Sequence[float] | None = None
+) -> np.ndarray:
     """First flag index of simulated raters (runs x T per metric), both charts, all metrics.
     k_reference: the reference chart's k per metric (default K_REF)."""
     firsts = []
@@ -199,7 +204,9 @@ def _combined_flag(matrix: np.ndarray) -> dict[str, Any] | None:
     """First alarm of the combined chart; matrix = anchors x metrics (NaN = no deviation)."""
     with np.errstate(invalid="ignore"):
         known = ~np.isnan(matrix)
-        c = np.where(known.any(axis=1), np.nansum(matrix, axis=1) / np.maximum(known.sum(axis=1), 1), 0.0)
+        c = np.where(
+            known.any(axis=1), np.nansum(matrix, axis=1) / np.maximum(known.sum(axis=1), 1), 0.0
+        )
     up, down = cusum(c, K_ALL)
     hits = np.flatnonzero((up > H_ALL) | (down > H_ALL))
     if hits.size == 0:
@@ -207,19 +214,27 @@ def _combined_flag(matrix: np.ndarray) -> dict[str, Any] | None:
     i = int(hits[0])
     going_up = bool(up[i] > H_ALL and up[i] >= down[i])
     # named after the metric that moved most in that direction over the last ten anchors
-    recent = matrix[max(0, i - 9):i + 1]
+    recent = matrix[max(0, i - 9) : i + 1]
     with np.errstate(invalid="ignore"):
         means = np.nanmean(np.where(np.isnan(recent), 0.0, recent), axis=0)
     col = int(np.argmax(means if going_up else -means))
-    return {"index": i, "direction": "up" if going_up else "down",
-            "statistic": float(up[i] if going_up else down[i]), "chart": "combined", "column": col}
+    return {
+        "index": i,
+        "direction": "up" if going_up else "down",
+        "statistic": float(up[i] if going_up else down[i]),
+        "chart": "combined",
+        "column": col,
+    }
 
 
 def _metric_flag(series: Sequence[float], k_ref: float = K_REF) -> dict[str, Any] | None:
     """The first alarm of one metric's deviation series over both charts."""
     d = np.asarray(series, dtype=float)
     best = None
-    for chart, values, k, h in (("calibrated", rank_scores(d), K, H), ("reference", d, k_ref, H_REF)):
+    for chart, values, k, h in (
+        ("calibrated", rank_scores(d), K, H),
+        ("reference", d, k_ref, H_REF),
+    ):
         up, down = cusum(values, k)
         hits = np.flatnonzero((up > h) | (down > h))
         if hits.size == 0:
@@ -227,14 +242,20 @@ def _metric_flag(series: Sequence[float], k_ref: float = K_REF) -> dict[str, Any
         i = int(hits[0])
         going_up = bool(up[i] > h and up[i] >= down[i])
         stat = float(up[i] if going_up else down[i])
-        cand = {"index": i, "direction": "up" if going_up else "down", "statistic": stat, "chart": chart}
+        cand = {
+            "index": i,
+            "direction": "up" if going_up else "down",
+            "statistic": stat,
+            "chart": chart,
+        }
         if best is None or i < best["index"]:
             best = cand
     return best
 
 
-def check_rater_drift(deviations_by_metric: Mapping[str, Sequence[float]], rubric: Rubric | None = None
-                      ) -> dict[str, Any] | None:
+def check_rater_drift(
+    deviations_by_metric: Mapping[str, Sequence[float]], rubric: Rubric | None = None
+) -> dict[str, Any] | None:
     """The first flag over a rater's series, for the app to call at item boundaries.
 
     Series are aligned by position (index i = the rater's i-th deviation on that
@@ -247,7 +268,11 @@ def check_rater_drift(deviations_by_metric: Mapping[str, Sequence[float]], rubri
     best: tuple[int, float, int] | None = None
     found: dict[str, Any] | None = None
     for order, (metric, series) in enumerate(deviations_by_metric.items()):
-        k_ref = reference_k(rubric.metric(metric)) if rubric is not None and rubric.has(metric) else K_REF
+        k_ref = (
+            reference_k(rubric.metric(metric))
+            if rubric is not None and rubric.has(metric)
+            else K_REF
+        )
         f = _metric_flag(series, k_ref)
         if f is None:
             continue
@@ -261,7 +286,7 @@ def check_rater_drift(deviations_by_metric: Mapping[str, Sequence[float]], rubri
         matrix = np.full((longest, len(keys)), np.nan)
         for j, key in enumerate(keys):  # aligned by position, as the series are
             vals = np.asarray(deviations_by_metric[key], dtype=float)
-            matrix[:len(vals), j] = vals
+            matrix[: len(vals), j] = vals
         f = _combined_flag(matrix)
         if f is not None and (best is None or (f["index"], -f["statistic"]) < best[:2]):
             col = f.pop("column")
@@ -288,14 +313,17 @@ def _accuracy(rows: pd.DataFrame, rubric: Rubric) -> dict[str, dict[str, Any]]:
         mr = rows[rows["metric"] == m.key]
         if mr.empty or not m.judgeable:
             continue
-        marks = [m.spec.anchor_match(m, v, r) for v, r in zip(mr["value"], mr["reference"], strict=True)]
+        marks = [
+            m.spec.anchor_match(m, v, r) for v, r in zip(mr["value"], mr["reference"], strict=True)
+        ]
         ok = [x for x in marks if x is not None]
         if not ok:
             continue
         d = _proportion(sum(x.met for x in ok), len(ok))
         d["rule"] = m.spec.match_rule
-        d["n_cannot_judge"] = int(sum(is_missing(v) for v, x in zip(mr["value"], marks, strict=True)
-                                      if x is not None))
+        d["n_cannot_judge"] = int(
+            sum(is_missing(v) for v, x in zip(mr["value"], marks, strict=True) if x is not None)
+        )
         if m.spec.match_rule != "exact":
             d["exact"] = sum(x.exact for x in ok) / len(ok)
         out[m.key] = d
@@ -316,7 +344,11 @@ def _test_retest(rows: pd.DataFrame, rubric: Rubric) -> dict[str, dict[str, Any]
         has_prev = prev.notna()
         pairs = list(zip(prev[has_prev], firsts["value"][has_prev], strict=True))
         n_anchors = int(firsts.loc[has_prev, "anchor_id"].nunique())
-        d: dict[str, Any] = {"n_pairs": len(pairs), "n_anchors": n_anchors, "rule": m.spec.match_rule}
+        d: dict[str, Any] = {
+            "n_pairs": len(pairs),
+            "n_anchors": n_anchors,
+            "rule": m.spec.match_rule,
+        }
         if not pairs:
             d.update(agreement=None, note="no anchor answered in two sessions")
             out[m.key] = d
@@ -367,10 +399,21 @@ def _series(rows: pd.DataFrame, metric: Metric) -> dict[str, Any] | None:
     k_ref = reference_k(metric)
     ref_up, ref_down = cusum(dev, k_ref)
     z, limit = ewma(u)
-    return {"seq": seq, "deviation": dev, "score": u.tolist(), "cusum_up": up.tolist(),
-            "cusum_down": down.tolist(), "ewma": z.tolist(), "ewma_limit": limit.tolist(), "k": K, "h": H,
-            "reference_up": ref_up.tolist(), "reference_down": ref_down.tolist(), "k_reference": k_ref,
-            "h_reference": H_REF}
+    return {
+        "seq": seq,
+        "deviation": dev,
+        "score": u.tolist(),
+        "cusum_up": up.tolist(),
+        "cusum_down": down.tolist(),
+        "ewma": z.tolist(),
+        "ewma_limit": limit.tolist(),
+        "k": K,
+        "h": H,
+        "reference_up": ref_up.tolist(),
+        "reference_down": ref_down.tolist(),
+        "k_reference": k_ref,
+        "h_reference": H_REF,
+    }
 
 
 def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
@@ -400,13 +443,20 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
             s = _series(live, m)
             if s is not None:
                 series[m.key] = s
-        drift: dict[str, Any] = {"flagged": False, "metric": None, "direction": None, "first_flag_at": None}
+        drift: dict[str, Any] = {
+            "flagged": False,
+            "metric": None,
+            "direction": None,
+            "first_flag_at": None,
+        }
         # series differ in length where answers had no direction: compare flags by seq, not index
         flags = []
         for order, (key, s) in enumerate(series.items()):
             f = _metric_flag(s["deviation"], s["k_reference"])
             if f is not None:
-                flags.append((s["seq"][f["index"]], -f["statistic"], order, key, f["direction"], f["chart"]))
+                flags.append(
+                    (s["seq"][f["index"]], -f["statistic"], order, key, f["direction"], f["chart"])
+                )
         if series:
             seqs = sorted({q for s in series.values() for q in s["seq"]})
             pos = {q: i for i, q in enumerate(seqs)}
@@ -415,12 +465,25 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
                 matrix[[pos[q] for q in s["seq"]], j] = s["deviation"]
             f = _combined_flag(matrix)
             if f is not None:
-                flags.append((seqs[f["index"]], -f["statistic"], -1, list(series)[f["column"]],
-                              f["direction"], "combined"))
+                flags.append(
+                    (
+                        seqs[f["index"]],
+                        -f["statistic"],
+                        -1,
+                        list(series)[f["column"]],
+                        f["direction"],
+                        "combined",
+                    )
+                )
         if flags:
             seq_at, _, _, key, direction, chart = min(flags)
-            drift = {"flagged": True, "metric": key, "direction": direction, "first_flag_at": int(seq_at),
-                     "chart": chart}
+            drift = {
+                "flagged": True,
+                "metric": key,
+                "direction": direction,
+                "first_flag_at": int(seq_at),
+                "chart": chart,
+            }
         entry: dict[str, Any] = {
             "anchors": int(live["seq"].dropna().nunique()),
             "drift": drift,

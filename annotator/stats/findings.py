@@ -103,23 +103,29 @@ def contradictions(
         for idx, jval, r in zip(flagged, j[hit], ref[hit], strict=True):
             item = items.iloc[int(idx)]
             g = by_item.get(idx)
-            human_list = [] if g is None else [
-                {"rater": str(rt), "value": spec.label(cd), "reason": _text(rs)}
-                for rt, cd, rs in zip(g["rater"], g["code"], g["reason"], strict=True)
-            ]
-            out.append({
-                "item_id": str(item["item_id"]),
-                "display_code": _text(item.get("display_code")),
-                "case_id": _text(item.get("case_id")),
-                "generator": _text(item.get("generator")),
-                "metric": spec.key,
-                "judge_name": name,
-                "humans": ", ".join(h["value"] for h in human_list),
-                "human_answers": human_list,
-                "judge": spec.label(jval),
-                "judge_reason": _text(view.answers.loc[idx, "reason"]),
-                "kind": _kind(spec, float(r), float(jval)),
-            })
+            human_list = (
+                []
+                if g is None
+                else [
+                    {"rater": str(rt), "value": spec.label(cd), "reason": _text(rs)}
+                    for rt, cd, rs in zip(g["rater"], g["code"], g["reason"], strict=True)
+                ]
+            )
+            out.append(
+                {
+                    "item_id": str(item["item_id"]),
+                    "display_code": _text(item.get("display_code")),
+                    "case_id": _text(item.get("case_id")),
+                    "generator": _text(item.get("generator")),
+                    "metric": spec.key,
+                    "judge_name": name,
+                    "humans": ", ".join(h["value"] for h in human_list),
+                    "human_answers": human_list,
+                    "judge": spec.label(jval),
+                    "judge_reason": _text(view.answers.loc[idx, "reason"]),
+                    "kind": _kind(spec, float(r), float(jval)),
+                }
+            )
     return out
 
 
@@ -131,7 +137,12 @@ def _text(x: Any) -> str | None:
 
 
 def held_out_difference(
-    spec: MetricSpec, h: pd.DataFrame, judge: pd.Series, *, seed: int = 0, key: str = "",
+    spec: MetricSpec,
+    h: pd.DataFrame,
+    judge: pd.Series,
+    *,
+    seed: int = 0,
+    key: str = "",
     n_relabel: int = N_RELABEL,
 ) -> dict[str, Any]:
     """The judge's mean difference from a held-out human, with its relabelling p-value.
@@ -150,8 +161,12 @@ def held_out_difference(
     keep_unit = kk >= MIN_HUMANS
     out: dict[str, Any] = {"n": int(keep_unit.sum()), "rows": units[keep_unit]}
     if keep_unit.sum() < 2:
-        out.update(delta=np.zeros(0), estimate=None, p_value=None,
-                   note=f"fewer than 2 items with a judge answer and {MIN_HUMANS} human answers")
+        out.update(
+            delta=np.zeros(0),
+            estimate=None,
+            p_value=None,
+            note=f"fewer than 2 items with a judge answer and {MIN_HUMANS} human answers",
+        )
         return out
     ssum = np.bincount(pos, weights=code, minlength=len(units))
     new_pos = np.cumsum(keep_unit) - 1
@@ -180,8 +195,10 @@ def held_out_difference(
         z = abs(obs) / np.sqrt(var)
         from scipy.stats import norm
 
-        out.update(p_value=float(2 * norm.sf(z)),
-                   test="relabelling test (normal limit): each human in turn in the judge's place")
+        out.update(
+            p_value=float(2 * norm.sf(z)),
+            test="relabelling test (normal limit): each human in turn in the judge's place",
+        )
         return out
     rng = rng_for(seed, "held-out-human", key)
     hits = 0
@@ -190,8 +207,10 @@ def held_out_difference(
         b = min(step, n_relabel - s0)
         pick = start[vi] + (rng.random((b, len(vi))) * size[vi]).astype(np.int64)
         hits += int((np.abs(c[pick].sum(axis=1)) >= abs(obs) - 1e-9).sum())
-    out.update(p_value=float((1 + hits) / (1 + n_relabel)),
-               test=f"relabelling test: each human in turn in the judge's place ({n_relabel} draws)")
+    out.update(
+        p_value=float((1 + hits) / (1 + n_relabel)),
+        test=f"relabelling test: each human in turn in the judge's place ({n_relabel} draws)",
+    )
     return out
 
 
@@ -210,7 +229,9 @@ def benjamini_hochberg(p: list[float]) -> list[float]:
     return [float(min(1.0, x)) for x in q]
 
 
-def systematic(sections: dict[str, dict[str, Any]], specs: dict[str, MetricSpec]) -> list[dict[str, Any]]:
+def systematic(
+    sections: dict[str, dict[str, Any]], specs: dict[str, MetricSpec]
+) -> list[dict[str, Any]]:
     """Metric and judge pairs whose difference from a held-out human survives the
     Benjamini-Hochberg adjustment over every test of the report (q < FDR).
 
@@ -220,7 +241,10 @@ def systematic(sections: dict[str, dict[str, Any]], specs: dict[str, MetricSpec]
     for key, sec in sections.items():
         for name, j in sec.get("judges", {}).items():
             ho = j.get("vs_held_out_human") or {}
-            if ho.get("p_value") is not None and (ho.get("difference") or {}).get("estimate") is not None:
+            if (
+                ho.get("p_value") is not None
+                and (ho.get("difference") or {}).get("estimate") is not None
+            ):
                 tests.append((key, name, ho))
     qs = benjamini_hochberg([t[2]["p_value"] for t in tests])
     out = []
@@ -233,11 +257,20 @@ def systematic(sections: dict[str, dict[str, Any]], specs: dict[str, MetricSpec]
             kind = "judge_tags_more_often" if up else "judge_tags_less_often"
         else:
             kind = "lenient" if up else "severe"
-        out.append({"metric": key, "judge_name": name, "kind": kind,
-                    "mean_difference": sections[key]["judges"][name].get("mean_difference"),
-                    "vs_held_out_human": ho, "q_value": q,
-                    "note": (f"the judge's mean difference from a held-out human has q = {q:.3g} "
-                             f"(Benjamini-Hochberg over {len(tests)} tests, FDR {FDR:g})")})
+        out.append(
+            {
+                "metric": key,
+                "judge_name": name,
+                "kind": kind,
+                "mean_difference": sections[key]["judges"][name].get("mean_difference"),
+                "vs_held_out_human": ho,
+                "q_value": q,
+                "note": (
+                    f"the judge's mean difference from a held-out human has q = {q:.3g} "
+                    f"(Benjamini-Hochberg over {len(tests)} tests, FDR {FDR:g})"
+                ),
+            }
+        )
     return out
 
 
@@ -276,12 +309,18 @@ def held_out_finding_rates(spec: MetricSpec, h: pd.DataFrame, judge: pd.Series) 
         j_hit = jv != val
     j_ok = eligible & ~np.isnan(jv)
     n_h, n_j = int(eligible.sum()), int(j_ok.sum())
-    return {**out, "n_comparisons": n_h, "human_rate": float(h_hit[eligible].mean()) if n_h else None,
-            "n_judge_comparisons": n_j, "judge_rate": float(j_hit[j_ok].mean()) if n_j else None}
+    return {
+        **out,
+        "n_comparisons": n_h,
+        "human_rate": float(h_hit[eligible].mean()) if n_h else None,
+        "n_judge_comparisons": n_j,
+        "judge_rate": float(j_hit[j_ok].mean()) if n_j else None,
+    }
 
 
-def baseline_summary(sections: dict[str, dict[str, Any]], findings: list[dict[str, Any]]
-                     ) -> list[dict[str, Any]]:
+def baseline_summary(
+    sections: dict[str, dict[str, Any]], findings: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Per metric and judge: the judge's findings beside a held-out human's rate by the same rule."""
     count: dict[tuple[str, str], int] = {}
     for f in findings:
@@ -296,18 +335,36 @@ def baseline_summary(sections: dict[str, dict[str, Any]], findings: list[dict[st
             hr, jr = r["human_rate"], r.get("judge_rate")
             excess = jr is not None and jr > hr
             r["excess"] = bool(excess)
-            out.append({"metric": key, "judge_name": name, "n_findings": count.get((key, name), 0),
-                        "judge_rate": jr, "held_out_human_rate": hr,
-                        "n_comparisons": r["n_comparisons"], "excess": bool(excess)})
+            out.append(
+                {
+                    "metric": key,
+                    "judge_name": name,
+                    "n_findings": count.get((key, name), 0),
+                    "judge_rate": jr,
+                    "held_out_human_rate": hr,
+                    "n_comparisons": r["n_comparisons"],
+                    "excess": bool(excess),
+                }
+            )
     return out
 
 
-def order_findings(findings: list[dict[str, Any]], baseline: list[dict[str, Any]]
-                   ) -> list[dict[str, Any]]:
+def order_findings(
+    findings: list[dict[str, Any]], baseline: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Findings of a metric and judge whose rate is above a held-out human's first (marked
     `excess`), then the rest; within each, by case, item, metric, judge (a listing, not a ranking)."""
     excess = {(b["metric"], b["judge_name"]) for b in baseline if b["excess"]}
     for f in findings:
         f["excess"] = (f["metric"], f["judge_name"]) in excess
-    return sorted(findings, key=lambda f: (not f["excess"], f["case_id"] or "", f["display_code"] or "",
-                                           f["item_id"], f["metric"], f["judge_name"]))
+    return sorted(
+        findings,
+        key=lambda f: (
+            not f["excess"],
+            f["case_id"] or "",
+            f["display_code"] or "",
+            f["item_id"],
+            f["metric"],
+            f["judge_name"],
+        ),
+    )

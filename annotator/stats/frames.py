@@ -18,16 +18,42 @@ import pandas as pd
 from ..domain.rubric import Rubric
 
 ITEM_COLUMNS = ["item_id", "display_code", "case_id", "cell_id", "generator", "slice"]
-JUDGEMENT_COLUMNS = ["item_id", "rater", "metric", "value", "reason", "created_at", "session_id", "position"]
+JUDGEMENT_COLUMNS = [
+    "item_id",
+    "rater",
+    "metric",
+    "value",
+    "reason",
+    "created_at",
+    "session_id",
+    "position",
+]
 JUDGE_COLUMNS = ["item_id", "judge", "metric", "value", "reason"]
 PAIR_COLUMNS = [
-    "pair_id", "case_id", "item_left", "item_right", "gen_left", "gen_right", "rater", "choice", "created_at",
+    "pair_id",
+    "case_id",
+    "item_left",
+    "item_right",
+    "gen_left",
+    "gen_right",
+    "rater",
+    "choice",
+    "created_at",
 ]
 # the lead's resolved answers (current ones only: a later adjudication supersedes an earlier one);
 # value typed as in `judgements`; category: why it was resolved so ("rubric_unclear", ...) or None
 ADJUDICATION_COLUMNS = ["item_id", "metric", "value", "reason", "category", "by", "created_at"]
 ANCHOR_COLUMNS = [
-    "rater", "anchor_id", "item_id", "metric", "value", "reference", "seq", "session_id", "created_at", "context",
+    "rater",
+    "anchor_id",
+    "item_id",
+    "metric",
+    "value",
+    "reference",
+    "seq",
+    "session_id",
+    "created_at",
+    "context",
 ]
 
 

@@ -71,8 +71,15 @@ def _cell_replicates(
 
 
 def generator_section(
-    items: pd.DataFrame, human: pd.DataFrame, specs: list[MetricSpec], *, n_boot: int, seed: int,
-    min_count: int, release_gate: dict[str, float] | None = None, min_cases: int = MIN_CASES,
+    items: pd.DataFrame,
+    human: pd.DataFrame,
+    specs: list[MetricSpec],
+    *,
+    n_boot: int,
+    seed: int,
+    min_count: int,
+    release_gate: dict[str, float] | None = None,
+    min_cases: int = MIN_CASES,
     min_items: int = MIN_ITEMS,
 ) -> dict[str, Any]:
     # directed single-answer metrics: a pass rate (two values) or a mean (ordinal)
@@ -84,9 +91,10 @@ def generator_section(
     gens = sorted(meta["generator"].unique()) if len(meta) else []
     result: dict[str, Any] = {
         "cases": cases,
-        "figures": {figure_name(s): ("pass rate" if s.nominal else "mean score")
-                    for s in figs},
-        "by_generator": {g: {"n_items": 0, "n_cases": 0, "overall": {}, "by_case": {}} for g in gens},
+        "figures": {figure_name(s): ("pass rate" if s.nominal else "mean score") for s in figs},
+        "by_generator": {
+            g: {"n_items": 0, "n_cases": 0, "overall": {}, "by_case": {}} for g in gens
+        },
     }
     by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
     differences: dict[str, dict[str, Any]] = {}
@@ -122,12 +130,19 @@ def generator_section(
                 bc = entry["by_case"].setdefault(case, {"n_items": int(cell_items[c])})
                 bc["n_items"] = max(bc["n_items"], int(cell_items[c]))
                 if share and cell_answers[c] < min_count:
-                    bc[name] = summarize(None, None, int(cell_items[c]),
-                                         f"{cell_answers[c]} answers, fewer than {min_count}: "
-                                         "a share is not shown")
+                    bc[name] = summarize(
+                        None,
+                        None,
+                        int(cell_items[c]),
+                        f"{cell_answers[c]} answers, fewer than {min_count}: a share is not shown",
+                    )
                 else:
-                    bc[name] = summarize(cell_point[c], reps[:, c], int(cell_items[c]),
-                                         _bounds=(lo[c], hi[c], int(k_ok[c])))
+                    bc[name] = summarize(
+                        cell_point[c],
+                        reps[:, c],
+                        int(cell_items[c]),
+                        _bounds=(lo[c], hi[c], int(k_ok[c])),
+                    )
             k = len(cells)
             pick = rng.integers(0, k, size=(n_boot, k))
             overall = np.take_along_axis(reps[:, cells], pick, axis=1).mean(axis=1)
@@ -140,8 +155,16 @@ def generator_section(
             case_sets[g] |= set(cell_keys.loc[cells, "case_id"])
             entry["n_items"] = max(entry["n_items"], int(cell_items[cells].sum()))
             entry["n_cases"] = max(entry["n_cases"], int(k))
-        _paired_differences(differences, name, cell_keys, cell_point, reps, cell_items, n_boot,
-                            rng_for(seed, "generator-differences", spec.key))
+        _paired_differences(
+            differences,
+            name,
+            cell_keys,
+            cell_point,
+            reps,
+            cell_items,
+            n_boot,
+            rng_for(seed, "generator-differences", spec.key),
+        )
     result["differences"] = differences
     sets = {g: c for g, c in case_sets.items() if c}
     comparable = len({frozenset(c) for c in sets.values()}) <= 1
@@ -151,17 +174,23 @@ def generator_section(
         partial = sorted(g for g, c in sets.items() if c != union)
         result["comparable_note"] = (
             "not comparable as a ranking: the generators were rated on different cases "
-            f"({', '.join(partial)} lack some); compare them through `differences`, on shared cases")
+            f"({', '.join(partial)} lack some); compare them through `differences`, on shared cases"
+        )
     for entry in result["by_generator"].values():
         entry["by_case"] = {c: entry["by_case"][c] for c in sorted(entry["by_case"])}
         if release_gate:
             entry["release_gate"] = _release_gate(entry, release_gate, min_cases, min_items)
     if release_gate:
         result["release_gate"] = {
-            "thresholds": dict(release_gate), "min_cases": int(min_cases), "min_items": int(min_items),
-            "rule": (f"at least {min_cases} cases and {min_items} items; every figure's lower 95% "
-                     "bound reaches its threshold (pass rates: the lower of the bootstrap and the "
-                     "Wilson bound)")}
+            "thresholds": dict(release_gate),
+            "min_cases": int(min_cases),
+            "min_items": int(min_items),
+            "rule": (
+                f"at least {min_cases} cases and {min_items} items; every figure's lower 95% "
+                "bound reaches its threshold (pass rates: the lower of the bootstrap and the "
+                "Wilson bound)"
+            ),
+        }
     return result
 
 
@@ -175,13 +204,21 @@ def wilson_low(p: float, n: int, z: float = float(norm.isf(0.025))) -> float | N
 
 
 def _paired_differences(
-    out: dict[str, dict[str, Any]], name: str, cell_keys: pd.DataFrame, cell_point: np.ndarray,
-    reps: np.ndarray, cell_items: np.ndarray, n_boot: int, rng: np.random.Generator,
+    out: dict[str, dict[str, Any]],
+    name: str,
+    cell_keys: pd.DataFrame,
+    cell_point: np.ndarray,
+    reps: np.ndarray,
+    cell_items: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
 ) -> None:
     """Every two generators: mean over their shared cases of (A's cell - B's cell), with
     shared cases resampled together and each cell's items within it (replicates `reps`)."""
-    cell_of = {(g, c): i for i, (g, c) in enumerate(zip(cell_keys["generator"], cell_keys["case_id"],
-                                                            strict=True))}
+    cell_of = {
+        (g, c): i
+        for i, (g, c) in enumerate(zip(cell_keys["generator"], cell_keys["case_id"], strict=True))
+    }
     by_gen: dict[str, dict[str, int]] = {}
     for (g, c), i in cell_of.items():
         by_gen.setdefault(g, {})[c] = i
@@ -202,8 +239,10 @@ def _paired_differences(
         fig["n_cases"] = len(shared)
         out.setdefault(key, {})[name] = fig
 
-def _release_gate(entry: dict[str, Any], thresholds: dict[str, float], min_cases: int, min_items: int
-                  ) -> dict[str, Any]:
+
+def _release_gate(
+    entry: dict[str, Any], thresholds: dict[str, float], min_cases: int, min_items: int
+) -> dict[str, Any]:
     overall = entry["overall"]
     checks = {}
     few = entry["n_cases"] < min_cases or entry["n_items"] < min_items
@@ -215,14 +254,26 @@ def _release_gate(entry: dict[str, Any], thresholds: dict[str, float], min_cases
             if low is None or fig["wilson_low"] < low:
                 low, method = fig["wilson_low"], "Wilson"
         if low is None:
-            checks[name] = {"threshold": float(t), "low": None, "pass": False,
-                            "note": "no interval for this figure" if fig else "no such figure"}
+            checks[name] = {
+                "threshold": float(t),
+                "low": None,
+                "pass": False,
+                "note": "no interval for this figure" if fig else "no such figure",
+            }
         else:
-            checks[name] = {"threshold": float(t), "low": low, "bound": method,
-                            "pass": bool(low >= float(t)) and not few}
-    out: dict[str, Any] = {"pass": bool(checks) and not few and all(c["pass"] for c in checks.values()),
-                           "checks": checks}
+            checks[name] = {
+                "threshold": float(t),
+                "low": low,
+                "bound": method,
+                "pass": bool(low >= float(t)) and not few,
+            }
+    out: dict[str, Any] = {
+        "pass": bool(checks) and not few and all(c["pass"] for c in checks.values()),
+        "checks": checks,
+    }
     if few:
-        out["note"] = (f"rated on {entry['n_cases']} cases and {entry['n_items']} items: a release "
-                       f"gate needs at least {min_cases} cases and {min_items} items")
+        out["note"] = (
+            f"rated on {entry['n_cases']} cases and {entry['n_items']} items: a release "
+            f"gate needs at least {min_cases} cases and {min_items} items"
+        )
     return out

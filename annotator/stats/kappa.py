@@ -17,8 +17,10 @@ import numpy as np
 from .agreement import IDENTICAL, NO_PAIRS, ValueCounts, standalone_plan, undefined_reason
 from .bootstrap import ItemBootstrap, Pending
 
-AC1_IDENTICAL = ("every answer is identical: AC1 = percent agreement = 1 by construction (chance "
-                 "agreement is 0), as irrCAC reports; alpha and the kappas are undefined here")
+AC1_IDENTICAL = (
+    "every answer is identical: AC1 = percent agreement = 1 by construction (chance "
+    "agreement is 0), as irrCAC reports; alpha and the kappas are undefined here"
+)
 
 
 # ---- Fleiss' kappa, percent agreement, Gwet's AC1 ---------------------------------
@@ -66,18 +68,29 @@ def agreement_features(vc: ValueCounts, n_categories: int) -> tuple:
     return (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), 3 + V, fin)
 
 
-def register_agreement(plan: ItemBootstrap, vc: ValueCounts, n_categories: int) -> dict[str, Pending]:
+def register_agreement(
+    plan: ItemBootstrap, vc: ValueCounts, n_categories: int
+) -> dict[str, Pending]:
     """percent_agreement, fleiss_kappa and gwet_ac1 as Pending figures."""
     n = vc.n_pairable
     if n == 0:
-        return {k: Pending(None, 0, undefined_note=NO_PAIRS)
-                for k in ("percent_agreement", "fleiss_kappa", "gwet_ac1")}
+        return {
+            k: Pending(None, 0, undefined_note=NO_PAIRS)
+            for k in ("percent_agreement", "fleiss_kappa", "gwet_ac1")
+        }
     reps = plan.add(*agreement_features(vc, n_categories))
     reason = undefined_reason(vc)
     out = {"percent_agreement": Pending(reps, n, col=0)}
-    out["fleiss_kappa"] = Pending(None, n, undefined_note=reason) if reason else Pending(reps, n, col=1)
-    out["gwet_ac1"] = (Pending(reps, n, col=2, note=AC1_IDENTICAL) if reason == IDENTICAL
-                       else Pending(None, n, undefined_note=reason) if reason else Pending(reps, n, col=2))
+    out["fleiss_kappa"] = (
+        Pending(None, n, undefined_note=reason) if reason else Pending(reps, n, col=1)
+    )
+    out["gwet_ac1"] = (
+        Pending(reps, n, col=2, note=AC1_IDENTICAL)
+        if reason == IDENTICAL
+        else Pending(None, n, undefined_note=reason)
+        if reason
+        else Pending(reps, n, col=2)
+    )
     return out
 
 
@@ -87,8 +100,14 @@ def fleiss_kappa(counts: Any) -> float | None:
     u, v = np.nonzero(counts)
     units, t_unit = np.unique(u, return_inverse=True)
     cnt = counts[u, v]
-    vc = ValueCounts(units, np.arange(counts.shape[1], dtype=float), t_unit, v, cnt,
-                     np.bincount(t_unit, weights=cnt))
+    vc = ValueCounts(
+        units,
+        np.arange(counts.shape[1], dtype=float),
+        t_unit,
+        v,
+        cnt,
+        np.bincount(t_unit, weights=cnt),
+    )
     if undefined_reason(vc):
         return None
     r, c, w, k, fin = agreement_features(vc, counts.shape[1])
@@ -123,8 +142,9 @@ def kappa_from_tables(tables: np.ndarray, values: np.ndarray) -> np.ndarray:
     n = t.sum(axis=(1, 2))
     rows, cols = t.sum(axis=2), t.sum(axis=1)
     out = np.empty((len(t), 3))
-    for j, w in enumerate((1.0 - np.eye(K), np.abs(x[:, None] - x[None, :]),
-                           (x[:, None] - x[None, :]) ** 2)):
+    for j, w in enumerate(
+        (1.0 - np.eye(K), np.abs(x[:, None] - x[None, :]), (x[:, None] - x[None, :]) ** 2)
+    ):
         obs = np.einsum("bij,ij->b", t, w)
         with np.errstate(divide="ignore", invalid="ignore"):
             exp = np.einsum("bi,bj,ij->b", rows, cols, w) / n
@@ -147,9 +167,16 @@ def register_cohen(
     K = len(values)
     n = len(rows)
     if n == 0:
-        return {w: Pending(None, 0, undefined_note="no item answered by both") for w in KAPPA_WEIGHTS}
-    reps = plan.add(np.asarray(rows), np.asarray(a) * K + np.asarray(b), np.ones(n), K * K,
-                    lambda s: kappa_from_tables(s.reshape(len(s), K, K), values))
+        return {
+            w: Pending(None, 0, undefined_note="no item answered by both") for w in KAPPA_WEIGHTS
+        }
+    reps = plan.add(
+        np.asarray(rows),
+        np.asarray(a) * K + np.asarray(b),
+        np.ones(n),
+        K * K,
+        lambda s: kappa_from_tables(s.reshape(len(s), K, K), values),
+    )
     note = IDENTICAL if len(np.unique(np.concatenate([a, b]))) < 2 else None
     return {w: Pending(reps, n, col=j, undefined_note=note) for j, w in enumerate(KAPPA_WEIGHTS)}
 
@@ -163,8 +190,9 @@ def cohen_kappa(
     order (and values, when numeric); by default the sorted distinct answers.
     """
     a_arr, b_arr = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-    keep = np.array([not _missing(x) and not _missing(y) for x, y in zip(a_arr, b_arr, strict=True)],
-                    dtype=bool)
+    keep = np.array(
+        [not _missing(x) and not _missing(y) for x, y in zip(a_arr, b_arr, strict=True)], dtype=bool
+    )
     a_arr, b_arr = a_arr[keep], b_arr[keep]
     cats = list(categories) if categories is not None else sorted(set(a_arr) | set(b_arr))
     index = {c: i for i, c in enumerate(cats)}

@@ -27,8 +27,16 @@ TIES = ("both", "neither")
 CODES = ("a", "b", "both", "neither")
 
 _CODED_EXTRA = ["item_a", "item_b", "gen_a", "gen_b", "code", "winner"]
-_VOTE_COLUMNS = ["pair_id", "case_id", "item_left", "item_right", "gen_left", "gen_right", "rater",
-                 "choice"]
+_VOTE_COLUMNS = [
+    "pair_id",
+    "case_id",
+    "item_left",
+    "item_right",
+    "gen_left",
+    "gen_right",
+    "rater",
+    "choice",
+]
 
 
 def pair_key(gen_a: str, gen_b: str) -> str:
@@ -54,9 +62,12 @@ def coded_votes(votes: pd.DataFrame | None) -> pd.DataFrame:
     v["gen_a"] = np.where(left_is_a, v["gen_left"], v["gen_right"])
     v["gen_b"] = np.where(left_is_a, v["gen_right"], v["gen_left"])
     ch = v["choice"].to_numpy()
-    v["code"] = np.where(np.isin(ch, TIES), ch,
-                         np.where((ch == "left") == left_is_a.to_numpy(), "a", "b"))
-    v["winner"] = np.where(ch == "left", v["gen_left"], np.where(ch == "right", v["gen_right"], None))
+    v["code"] = np.where(
+        np.isin(ch, TIES), ch, np.where((ch == "left") == left_is_a.to_numpy(), "a", "b")
+    )
+    v["winner"] = np.where(
+        ch == "left", v["gen_left"], np.where(ch == "right", v["gen_right"], None)
+    )
     return v.reset_index(drop=True)
 
 
@@ -84,7 +95,9 @@ def _keyed(votes: pd.DataFrame) -> pd.DataFrame:
     return v
 
 
-def cell_tallies(votes: pd.DataFrame, *, min_count: int = 10) -> dict[str, dict[str, dict[str, Any]]]:
+def cell_tallies(
+    votes: pd.DataFrame, *, min_count: int = 10
+) -> dict[str, dict[str, dict[str, Any]]]:
     """{case_id: {"<gen A> vs <gen B>": {n, left, right, both, neither, wins, [share|note]}}}.
 
     left/right count the side shown; `wins` counts the generator chosen; `share`
@@ -101,7 +114,9 @@ def cell_tallies(votes: pd.DataFrame, *, min_count: int = 10) -> dict[str, dict[
     return out
 
 
-def generator_pair_tallies(votes: pd.DataFrame, *, min_count: int = 10) -> dict[str, dict[str, Any]]:
+def generator_pair_tallies(
+    votes: pd.DataFrame, *, min_count: int = 10
+) -> dict[str, dict[str, Any]]:
     """The same tallies pooled over cells, per unordered generator pair."""
     v = _keyed(votes)
     if v.empty:
@@ -127,5 +142,13 @@ def human_majority(votes: pd.DataFrame) -> tuple[pd.Series, int]:
     return majority, int((~unique).sum())
 
 
-__all__ = ["CHOICES", "CODES", "TIES", "cell_tallies", "coded_votes", "generator_pair_tallies",
-           "human_majority", "pair_key"]
+__all__ = [
+    "CHOICES",
+    "CODES",
+    "TIES",
+    "cell_tallies",
+    "coded_votes",
+    "generator_pair_tallies",
+    "human_majority",
+    "pair_key",
+]

@@ -35,8 +35,9 @@ def _code_table(v: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
     ri = {r: i for i, r in enumerate(raters)}
     ci = {c: i for i, c in enumerate(CODES)}
     table = np.full((len(pairs), len(raters)), -1, dtype=int)
-    table[v["pair_id"].astype(str).map(pi).to_numpy(), v["rater"].astype(str).map(ri).to_numpy()] = (
-        v["code"].map(ci).to_numpy())
+    table[
+        v["pair_id"].astype(str).map(pi).to_numpy(), v["rater"].astype(str).map(ri).to_numpy()
+    ] = v["code"].map(ci).to_numpy()
     return table, pairs, raters
 
 
@@ -49,8 +50,11 @@ def rater_agreement(votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -
     v = coded_votes(votes)
     n_raters = int(v["rater"].nunique()) if not v.empty else 0
     meta = {"n_pairs": 0, "n_raters": n_raters, "n_votes": 0, "coding": CODING}
-    empty = {"rater_alpha": {**undefined(0, "needs two raters voting on the same pair"), **meta},
-             "rater_kappas": {}, "rater_kappas_detail": {}}
+    empty = {
+        "rater_alpha": {**undefined(0, "needs two raters voting on the same pair"), **meta},
+        "rater_kappas": {},
+        "rater_kappas_detail": {},
+    }
     if v.empty:
         return empty
     table, pairs, raters = _code_table(v)
@@ -69,19 +73,28 @@ def rater_agreement(votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -
             if not len(both):
                 kappas[key] = undefined(0, "no shared pairs")
                 continue
-            kappas[key] = register_cohen(plan, both, table[both, i], table[both, j], _VALUES)["unweighted"]
+            kappas[key] = register_cohen(plan, both, table[both, i], table[both, j], _VALUES)[
+                "unweighted"
+            ]
     plan.run()
     ra = alpha.resolve()
     if ra["estimate"] is None:
         ra["note"] = "undefined: every vote on the shared pairs is the same"
-    ra.update(n_pairs=int(shared.sum()), n_raters=len(raters), n_votes=int((table[shared] >= 0).sum()),
-              coding=CODING)
+    ra.update(
+        n_pairs=int(shared.sum()),
+        n_raters=len(raters),
+        n_votes=int((table[shared] >= 0).sum()),
+        coding=CODING,
+    )
     detail = {k: p.resolve() if isinstance(p, Pending) else p for k, p in kappas.items()}
     for d in detail.values():
         if d["estimate"] is None and d.get("note") == IDENTICAL:
             d["note"] = "undefined: no variation"
-    return {"rater_alpha": ra, "rater_kappas": {k: d["estimate"] for k, d in detail.items()},
-            "rater_kappas_detail": detail}
+    return {
+        "rater_alpha": ra,
+        "rater_kappas": {k: d["estimate"] for k, d in detail.items()},
+        "rater_kappas_detail": detail,
+    }
 
 
 def macro_prf(y_true: Any, y_pred: Any) -> dict[str, float | None]:
@@ -100,8 +113,11 @@ def macro_prf(y_true: Any, y_pred: Any) -> dict[str, float | None]:
         prec.append(pr)
         rec.append(rc)
         f1.append(2 * pr * rc / (pr + rc) if pr + rc else 0.0)
-    return {"macro_precision": float(np.mean(prec)), "macro_recall": float(np.mean(rec)),
-            "macro_f1": float(np.mean(f1))}
+    return {
+        "macro_precision": float(np.mean(prec)),
+        "macro_recall": float(np.mean(rec)),
+        "macro_f1": float(np.mean(f1)),
+    }
 
 
 def _interval(d: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +125,11 @@ def _interval(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def judge_agreement(
-    votes: pd.DataFrame, judge_votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
+    votes: pd.DataFrame,
+    judge_votes: pd.DataFrame,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
     min_count: int = 10,
 ) -> dict[str, dict[str, Any]]:
     """Per judge: agreement and Cohen kappa with the human majority, its own position bias.
@@ -142,8 +162,11 @@ def judge_agreement(
             "position_bias": side_counts(rows, min_count),
         }
         if n == 0:
-            d.update(agreement_with_majority=None, kappa_vs_majority=None,
-                     note="no pair with a human majority")
+            d.update(
+                agreement_with_majority=None,
+                kappa_vs_majority=None,
+                note="no pair with a human majority",
+            )
             out[str(judge)] = d
             continue
         plan = ItemBootstrap(n, n_boot, seed)
@@ -199,10 +222,13 @@ def pairwise_section(
         "rater_kappas": agreement["rater_kappas"],
         "rater_kappas_detail": agreement["rater_kappas_detail"],
         "majority_counts": {c: int(counts.get(c, 0)) for c in CODES} | {"undefined": n_undefined},
-        "judges": judge_agreement(votes, frames.judge_pair_votes, n_boot=n_boot, seed=seed + 2,
-                                  min_count=min_count),
+        "judges": judge_agreement(
+            votes, frames.judge_pair_votes, n_boot=n_boot, seed=seed + 2, min_count=min_count
+        ),
         "settings": {
-            "n_boot": n_boot, "seed": seed, "min_count": min_count,
+            "n_boot": n_boot,
+            "seed": seed,
+            "min_count": min_count,
             "bradley_terry": BT_DESCRIPTION,
             "interval": "95% percentile bootstrap over pairs (all votes of a pair together)",
         },

@@ -62,8 +62,10 @@ def binomial_power(n: int, level: float, share: float = POWER_SHARE) -> float:
 
 
 def _power_note(n: int, prob: float, level: float) -> str:
-    return (f"with {n} decisive votes a {POWER_SHARE:.0%} left preference is detected with "
-            f"probability {prob:.2f} (level {level:.3g})")
+    return (
+        f"with {n} decisive votes a {POWER_SHARE:.0%} left preference is detected with "
+        f"probability {prob:.2f} (level {level:.3g})"
+    )
 
 
 def side_counts(rows: pd.DataFrame, min_count: int, level: float = ALPHA_LEVEL) -> dict[str, Any]:
@@ -82,8 +84,12 @@ def side_counts(rows: pd.DataFrame, min_count: int, level: float = ALPHA_LEVEL) 
     else:
         out["note"] = f"n={n} is below the minimum of {min_count} votes for a share"
     prob = binomial_power(n, level)
-    out["power"] = {"share_left": POWER_SHARE, "probability": prob, "level": level,
-                    "text": _power_note(n, prob, level)}
+    out["power"] = {
+        "share_left": POWER_SHARE,
+        "probability": prob,
+        "level": level,
+        "text": _power_note(n, prob, level),
+    }
     return out
 
 
@@ -124,13 +130,21 @@ def pooled_test(v: pd.DataFrame, min_count: int, level: float) -> dict[str, Any]
     out["test"] = "exact sign-flip randomisation test over pairs (votes of a pair kept together)"
     out["p_value_votes_independent"] = float(binomtest(out["left"], out["n"], 0.5).pvalue)
     out["n_pairs"] = int(len(per_pair))
-    var = float((per_pair ** 2).sum())
+    var = float((per_pair**2).sum())
     effect = (2 * POWER_SHARE - 1) * out["n"]
     z = norm.isf(level / 2)
-    prob = float(norm.cdf(effect / np.sqrt(var) - z) + norm.cdf(-effect / np.sqrt(var) - z)) if var else 0.0
-    out["power"] = {"share_left": POWER_SHARE, "probability": prob, "level": level,
-                    "method": "normal approximation with the observed clustering of votes in pairs",
-                    "text": _power_note(out["n"], prob, level) + f", over {len(per_pair)} pairs"}
+    prob = (
+        float(norm.cdf(effect / np.sqrt(var) - z) + norm.cdf(-effect / np.sqrt(var) - z))
+        if var
+        else 0.0
+    )
+    out["power"] = {
+        "share_left": POWER_SHARE,
+        "probability": prob,
+        "level": level,
+        "method": "normal approximation with the observed clustering of votes in pairs",
+        "text": _power_note(out["n"], prob, level) + f", over {len(per_pair)} pairs",
+    }
     return out
 
 
@@ -161,5 +175,12 @@ def position_bias(
     return out
 
 
-__all__ = ["ALPHA_LEVEL", "POWER_SHARE", "binomial_power", "holm", "position_bias", "side_counts",
-           "sign_flip_test"]
+__all__ = [
+    "ALPHA_LEVEL",
+    "POWER_SHARE",
+    "binomial_power",
+    "holm",
+    "position_bias",
+    "side_counts",
+    "sign_flip_test",
+]

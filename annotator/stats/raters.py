@@ -64,8 +64,9 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
     j = frames.judgements
     if not len(j):
         return pd.DataFrame(columns=["item_id", "rater", "rel"])
-    first = j.drop_duplicates(["rater", "item_id"])[["rater", "item_id", "session_id", "position",
-                                                    "created_at"]].copy()
+    first = j.drop_duplicates(["rater", "item_id"])[
+        ["rater", "item_id", "session_id", "position", "created_at"]
+    ].copy()
     first["order"] = pd.to_numeric(first["position"], errors="coerce")
     if first["order"].isna().all():
         t = pd.to_datetime(first["created_at"], errors="coerce", utc=True)
@@ -82,8 +83,12 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
 
 
 def rater_section(
-    plan: ItemBootstrap, frames: StudyFrames, items: pd.DataFrame, specs: list[MetricSpec],
-    human: pd.DataFrame, min_count: int,
+    plan: ItemBootstrap,
+    frames: StudyFrames,
+    items: pd.DataFrame,
+    specs: list[MetricSpec],
+    human: pd.DataFrame,
+    min_count: int,
 ) -> dict[str, Any]:
     j = frames.judgements
     names: set[str] = set(j["rater"].astype(str)) if len(j) else set()
@@ -94,9 +99,12 @@ def rater_section(
     r_of = {r: i for i, r in enumerate(raters)}
     R = len(raters)
     out: dict[str, Any] = {
-        r: {"n_judgements": 0, "anchors": 0,
+        r: {
+            "n_judgements": 0,
+            "anchors": 0,
             "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None},
-            "agreement_with_consensus": {}}
+            "agreement_with_consensus": {},
+        }
         for r in raters
     }
     if len(j):
@@ -119,9 +127,15 @@ def rater_section(
         rid = loo["rater"].map(r_of).to_numpy(np.int64)
         idx = loo["idx"].to_numpy(np.int64)
         agree = loo["agree"].to_numpy(float)
-        share = plan.add_sliced(np.repeat(idx, 2), np.tile(np.arange(2), len(idx)),
-                                np.column_stack([np.ones(len(idx)), agree]).ravel(), 2, ratio,
-                                np.repeat(rid, 2), R)
+        share = plan.add_sliced(
+            np.repeat(idx, 2),
+            np.tile(np.arange(2), len(idx)),
+            np.column_stack([np.ones(len(idx)), agree]).ravel(),
+            2,
+            ratio,
+            np.repeat(rid, 2),
+            R,
+        )
         n_per = np.bincount(rid, minlength=R)
         alpha = _sliced_alpha(plan, loo, rid, spec, R)
         for r, i in r_of.items():
@@ -130,8 +144,9 @@ def rater_section(
             n = int(n_per[i])
             out[r]["agreement_with_consensus"][spec.key] = {
                 "n": n,
-                "exact_agreement": Pending(share, n, col=i) if n >= min_count else undefined(
-                    n, f"fewer than {min_count} answers: a share is not shown"),
+                "exact_agreement": Pending(share, n, col=i)
+                if n >= min_count
+                else undefined(n, f"fewer than {min_count} answers: a share is not shown"),
                 "alpha": alpha[i],
             }
         if spec.key != VERDICT_KEY:
@@ -159,9 +174,15 @@ def _sliced_alpha(
         out[int(i)] = int(vc.n_pairable)
     if parts:
         r = np.concatenate([p[0] for p in parts])
-        reps = plan.add_sliced(r, np.concatenate([p[1] for p in parts]),
-                               np.concatenate([p[2] for p in parts]), k, fin,
-                               np.concatenate([p[3] for p in parts]), R)
+        reps = plan.add_sliced(
+            r,
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+            k,
+            fin,
+            np.concatenate([p[3] for p in parts]),
+            R,
+        )
         for i, v in list(out.items()):
             if isinstance(v, int):
                 out[i] = Pending(reps, v, col=i, undefined_note=IDENTICAL)
@@ -169,12 +190,18 @@ def _sliced_alpha(
 
 
 def _fatigue(
-    plan: ItemBootstrap, frames: StudyFrames, items: pd.DataFrame, out: dict[str, Any],
+    plan: ItemBootstrap,
+    frames: StudyFrames,
+    items: pd.DataFrame,
+    out: dict[str, Any],
     raters: list[str],
-    pooled: list[pd.DataFrame], min_count: int,
+    pooled: list[pd.DataFrame],
+    min_count: int,
 ) -> None:
-    note = ("agreement with the leave-one-out consensus by place in the session: early = first "
-            "half, late = second half; change = late - early")
+    note = (
+        "agreement with the leave-one-out consensus by place in the session: early = first "
+        "half, late = second half; change = late - early"
+    )
     pos = _positions(frames)
     for r in raters:
         out[r]["fatigue"] = {"note": "no answers compared with a consensus of others"}
@@ -206,8 +233,9 @@ def _fatigue(
     def fin(s: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             shares = s[:, 1::2] / s[:, 0::2]  # early, late, q0..q3
-        return np.column_stack([shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0],
-                                shares[:, 2:]])
+        return np.column_stack(
+            [shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0], shares[:, 2:]]
+        )
 
     reps = plan.add_sliced(rows, cols, vals, 12, fin, sl, len(raters))
     for i, r in enumerate(raters):

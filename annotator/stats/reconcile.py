@@ -54,10 +54,14 @@ from .findings import held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
-VS_CONSENSUS = ("flatters the judge: a judge that is just another human scores higher against the "
-                "consensus than the humans do among themselves; read alpha_gain first")
-FLEISS_NOMINAL = ("Fleiss' kappa treats the scale's points as unordered categories (nominal): read "
-                  "ordinal alpha for agreement that respects the order")
+VS_CONSENSUS = (
+    "flatters the judge: a judge that is just another human scores higher against the "
+    "consensus than the humans do among themselves; read alpha_gain first"
+)
+FLEISS_NOMINAL = (
+    "Fleiss' kappa treats the scale's points as unordered categories (nominal): read "
+    "ordinal alpha for agreement that respects the order"
+)
 NOT_SCALE = "interval level applies to scales only"
 
 
@@ -82,8 +86,10 @@ class Context:
 
 def _off_scale(spec: MetricSpec) -> str:
     scale = f"{spec.lo:g}..{spec.hi:g}, whole numbers" if spec.ordinal else "/".join(spec.labels)
-    return (f"the judge does not answer on the rubric's scale ({scale}): figures that need a "
-            "common scale are left out; the correlations with the human mean still apply")
+    return (
+        f"the judge does not answer on the rubric's scale ({scale}): figures that need a "
+        "common scale are left out; the correlations with the human mean still apply"
+    )
 
 
 # ---- humans ----------------------------------------------------------------------------
@@ -94,8 +100,13 @@ def _codes_to_index(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _pair_kappas(
-    ctx: Context, spec: MetricSpec, rows: np.ndarray, pairs: list[tuple[str, str]],
-    a_of: dict[str, np.ndarray], b_of: dict[str, np.ndarray], values: np.ndarray,
+    ctx: Context,
+    spec: MetricSpec,
+    rows: np.ndarray,
+    pairs: list[tuple[str, str]],
+    a_of: dict[str, np.ndarray],
+    b_of: dict[str, np.ndarray],
+    values: np.ndarray,
 ) -> dict[str, Any]:
     """Cohen's kappas for pairs of answer columns (humans, or judge vs human),
     all pairs in one sliced bootstrap block."""
@@ -120,12 +131,18 @@ def _pair_kappas(
     reps = ctx.plan.add_sliced(
         np.concatenate([p[2] for p in parts]),
         np.concatenate([p[3] * K + p[4] for p in parts]),
-        np.ones(len(sl)), K * K,
-        lambda s: kappa_from_tables(s.reshape(len(s), K, K), values), sl, len(parts))
+        np.ones(len(sl)),
+        K * K,
+        lambda s: kappa_from_tables(s.reshape(len(s), K, K), values),
+        sl,
+        len(parts),
+    )
     for i, (name, n, _, ia, ib) in enumerate(parts):
         note = IDENTICAL if len(np.unique(np.concatenate([ia, ib]))) < 2 else None
-        k = {w: Pending(reps, n, col=3 * i + j, undefined_note=note)
-             for j, w in enumerate(KAPPA_WEIGHTS)}
+        k = {
+            w: Pending(reps, n, col=3 * i + j, undefined_note=note)
+            for j, w in enumerate(KAPPA_WEIGHTS)
+        }
         if not spec.ordered:
             k["linear"] = k["quadratic"] = Pending(None, n, undefined_note=UNORDERED)
         out[name] = {"n": n, **k}
@@ -157,8 +174,10 @@ def human_section(
         sec["human_alpha_interval"] = undefined(vc.n_pairable, NOT_SCALE)
     if spec.key == VERDICT_KEY:
         sec["n_undetermined"] = sec["n_cannot_judge"]
-        sec["undetermined_note"] = ("verdicts from complete answers only: a verdict whose rules need an "
-                                    "unanswered or cannot-judge metric is undetermined and left out")
+        sec["undetermined_note"] = (
+            "verdicts from complete answers only: a verdict whose rules need an "
+            "unanswered or cannot-judge metric is undetermined and left out"
+        )
     agree = register_agreement(plan, vc, spec.n_categories)
     sec["percent_agreement"] = agree["percent_agreement"]
     sec["fleiss_kappa"] = agree["fleiss_kappa"]
@@ -168,18 +187,22 @@ def human_section(
         sec["gwet_ac1"] = agree["gwet_ac1"]
     cons = consensus(h, spec)
     sec["n_ties"] = int(cons["tie"].sum())
-    wide = (valid.drop_duplicates(["idx", "rater"], keep="last")
-            .pivot(index="idx", columns="rater", values="code"))
+    wide = valid.drop_duplicates(["idx", "rater"], keep="last").pivot(
+        index="idx", columns="rater", values="code"
+    )
     wide.columns = [str(c) for c in wide.columns]
     raters = sorted(wide.columns)
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
-    sec["rater_pairs"] = _pair_kappas(ctx, spec, wide.index.to_numpy(),
-                                      list(combinations(raters, 2)), cols, cols, dom)
+    sec["rater_pairs"] = _pair_kappas(
+        ctx, spec, wide.index.to_numpy(), list(combinations(raters, 2)), cols, cols, dom
+    )
     if len(raters) == 2 and sec["rater_pairs"]:  # two raters: Cohen's kappa is the figure to read
         pair = next(iter(sec["rater_pairs"].values()))
         sec["cohen_kappa"] = {w: pair[w] for w in KAPPA_WEIGHTS if w in pair} or pair
     if ctx.rater_bootstrap:
-        sec["human_alpha_two_way"] = two_way_alpha(sec["human_alpha"], valid, spec.domain(), spec.level)
+        sec["human_alpha_two_way"] = two_way_alpha(
+            sec["human_alpha"], valid, spec.domain(), spec.level
+        )
     return sec, cons, wide
 
 
@@ -201,7 +224,7 @@ def judge_view(spec: MetricSpec, name: str, j: pd.DataFrame) -> JudgeView:
     has_value = jv["num"].notna() | jv["code"].notna()
     ok = jv["code"].notna()
     if spec.ordinal:
-        ok &= (jv["code"] % 1 == 0)
+        ok &= jv["code"] % 1 == 0
     same = bool(ok.any() and (ok | ~has_value).all())
     if not same:
         jv = jv.assign(code=np.nan)
@@ -209,16 +232,24 @@ def judge_view(spec: MetricSpec, name: str, j: pd.DataFrame) -> JudgeView:
 
 
 def judge_section(
-    ctx: Context, spec: MetricSpec, h: pd.DataFrame, cons: pd.DataFrame, wide: pd.DataFrame,
-    view: JudgeView, rater_pairs: dict[str, Any],
+    ctx: Context,
+    spec: MetricSpec,
+    h: pd.DataFrame,
+    cons: pd.DataFrame,
+    wide: pd.DataFrame,
+    view: JudgeView,
+    rater_pairs: dict[str, Any],
 ) -> dict[str, Any]:
     plan = ctx.plan
     jv = view.answers
     answered = cons.index[cons["n"] > 0]
     scored = jv.index[jv["num"].notna() | jv["code"].notna()]
     both = scored.intersection(answered)
-    sec: dict[str, Any] = {"n_items": int(len(both)), "n_cannot_judge": view.n_cannot_judge,
-                           "same_scale": view.same_scale}
+    sec: dict[str, Any] = {
+        "n_items": int(len(both)),
+        "n_cannot_judge": view.n_cannot_judge,
+        "same_scale": view.same_scale,
+    }
     off = None if view.same_scale else _off_scale(spec)
     if not len(scored):
         off = "the judge gave no usable answer on this metric (every value empty or cannot judge)"
@@ -229,8 +260,14 @@ def judge_section(
     j_val = jv.loc[units, "code"].to_numpy(dtype=float)
     sec["n_ties"] = int(cons.loc[cons.index.intersection(jv.index), "tie"].sum())
     if off:
-        for k in ("alpha_vs_consensus", "alpha_with_judge_as_rater", "alpha_humans_same_items",
-                  "alpha_gain", "mean_difference", "exact_agreement_ci"):
+        for k in (
+            "alpha_vs_consensus",
+            "alpha_with_judge_as_rater",
+            "alpha_humans_same_items",
+            "alpha_gain",
+            "mean_difference",
+            "exact_agreement_ci",
+        ):
             sec[k] = undefined(len(both), off)
         sec["permutation_alpha"] = {"mean": None, "p_value": None, "note": off}
         sec["exact_agreement"] = None
@@ -242,12 +279,18 @@ def judge_section(
         vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
         sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level, spec.labels)
         sec["alpha_vs_consensus"].note = "; ".join(
-            x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x)
+            x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x
+        )
         values = vc.domain
         ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
         sec["permutation_alpha"] = permutation_alpha(
-            ci, ji, spec.level, values, n_perm=ctx.n_perm,
-            rng=rng_for(ctx.seed, "permutation-alpha", spec.key, view.name))
+            ci,
+            ji,
+            spec.level,
+            values,
+            n_perm=ctx.n_perm,
+            rng=rng_for(ctx.seed, "permutation-alpha", spec.key, view.name),
+        )
         kap = register_cohen(plan, u_idx, ci, ji, values)
         if not spec.ordered:
             kap["linear"] = kap["quadratic"] = Pending(None, len(u_idx), undefined_note=UNORDERED)
@@ -258,8 +301,11 @@ def judge_section(
         jj = jj[jj.index.isin(hv["idx"])]
         dom = np.union1d(spec.domain(), np.unique(jj["code"]))
         vc_h = value_counts(hv["idx"].to_numpy(), hv["code"].to_numpy(), dom)
-        vc_hj = value_counts(np.concatenate([hv["idx"].to_numpy(), jj.index.to_numpy()]),
-                             np.concatenate([hv["code"].to_numpy(), jj["code"].to_numpy()]), dom)
+        vc_hj = value_counts(
+            np.concatenate([hv["idx"].to_numpy(), jj.index.to_numpy()]),
+            np.concatenate([hv["code"].to_numpy(), jj["code"].to_numpy()]),
+            dom,
+        )
         with_j, alone, gain = register_alpha_pair(plan, vc_hj, vc_h, spec.level)
         sec["alpha_with_judge_as_rater"] = with_j
         sec["alpha_humans_same_items"] = alone
@@ -269,8 +315,9 @@ def judge_section(
         eq = (c_val == j_val)[clear]
         n_eq = int(clear.sum())
         sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
-        sec["exact_agreement_ci"] = _mean_figure(plan, u_idx[clear], eq.astype(float), ctx.min_count,
-                                                 share=True)
+        sec["exact_agreement_ci"] = _mean_figure(
+            plan, u_idx[clear], eq.astype(float), ctx.min_count, share=True
+        )
         if not spec.directed:
             sec["mean_difference"] = undefined(len(u_idx), UNORDERED)
         else:
@@ -283,7 +330,10 @@ def judge_section(
         if spec.directed:
             sec["vs_held_out_human"] = _held_out(ctx, spec, h, jv["code"], view.name)
         else:
-            sec["vs_held_out_human"] = {"difference": undefined(len(u_idx), UNORDERED), "p_value": None}
+            sec["vs_held_out_human"] = {
+                "difference": undefined(len(u_idx), UNORDERED),
+                "p_value": None,
+            }
 
     # --- correlations with the human mean (any judge scale)
     rows = both.to_numpy()
@@ -296,20 +346,31 @@ def judge_section(
     else:
         sec.update(register_correlations(plan, rows, x, y))
         sec["permutation_pearson"] = permutation_pearson(
-            x, y, n_perm=ctx.n_perm, seed=ctx.seed, key=f"{spec.key}/{view.name}")
+            x, y, n_perm=ctx.n_perm, seed=ctx.seed, key=f"{spec.key}/{view.name}"
+        )
     sec["slices"] = _slices(ctx, spec, units, c_val, j_val, cons, rows, x, y, off)
     return sec
 
 
-def _held_out(ctx: Context, spec: MetricSpec, h: pd.DataFrame, judge: pd.Series, name: str
-              ) -> dict[str, Any]:
+def _held_out(
+    ctx: Context, spec: MetricSpec, h: pd.DataFrame, judge: pd.Series, name: str
+) -> dict[str, Any]:
     """The judge's mean difference from a held-out human: estimate with its item-bootstrap
     interval, and the relabelling p-value (q-value filled in by findings.systematic)."""
     r = held_out_difference(spec, h, judge, seed=ctx.seed, key=f"{spec.key}/{name}")
-    fig = (_mean_figure(ctx.plan, r["rows"], r["delta"], 1) if r["estimate"] is not None
-           else undefined(r["n"], r.get("note", "undefined")))
-    return {"difference": fig, "p_value": r["p_value"], "test": r.get("test"), "q_value": None,
-            "n": r["n"], "statistic": "per item: judge answer minus the mean human answer"}
+    fig = (
+        _mean_figure(ctx.plan, r["rows"], r["delta"], 1)
+        if r["estimate"] is not None
+        else undefined(r["n"], r.get("note", "undefined"))
+    )
+    return {
+        "difference": fig,
+        "p_value": r["p_value"],
+        "test": r.get("test"),
+        "q_value": None,
+        "n": r["n"],
+        "statistic": "per item: judge answer minus the mean human answer",
+    }
 
 
 def _mean_figure(
@@ -328,18 +389,26 @@ def _confusion(spec: MetricSpec, c: np.ndarray, j: np.ndarray) -> dict[str, Any]
     K = len(spec.labels)
     m = np.zeros((K, K), dtype=int)
     np.add.at(m, (c.astype(int), j.astype(int)), 1)
-    return {"labels": list(spec.labels), "rows": "human consensus", "columns": "judge",
-            "matrix": m.tolist()}
+    return {
+        "labels": list(spec.labels),
+        "rows": "human consensus",
+        "columns": "judge",
+        "matrix": m.tolist(),
+    }
 
 
 def _human_range(
-    ctx: Context, spec: MetricSpec, wide: pd.DataFrame, jv: pd.DataFrame,
+    ctx: Context,
+    spec: MetricSpec,
+    wide: pd.DataFrame,
+    jv: pd.DataFrame,
     rater_pairs: dict[str, Any],
 ) -> dict[str, Any]:
     """The judge's kappa with each human against the human-human kappas on the
     items the judge scored: is the judge inside the spread of the humans?"""
-    measure, col = ("cohen_kappa", "unweighted") if spec.nominal else ("cohen_kappa_quadratic",
-                                                                        "quadratic")
+    measure, col = (
+        ("cohen_kappa", "unweighted") if spec.nominal else ("cohen_kappa_quadratic", "quadratic")
+    )
     jcode = jv["code"].reindex(wide.index).to_numpy(dtype=float)
     raters = list(wide.columns)
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
@@ -349,19 +418,25 @@ def _human_range(
     jh = {k.removeprefix("judge vs "): v for k, v in jh.items()}
     if np.isnan(jcode).any():  # judge covers fewer items: recompute the humans there
         masked = {r: np.where(np.isnan(jcode), np.nan, cols[r]) for r in raters}
-        hh = _pair_kappas(ctx, spec, rows, list(combinations(raters, 2)), masked, masked,
-                          spec.domain())
+        hh = _pair_kappas(
+            ctx, spec, rows, list(combinations(raters, 2)), masked, masked, spec.domain()
+        )
     else:
         hh = rater_pairs
     j_est = [_est(v, col) for v in jh.values()]
     h_est = [_est(v, col) for v in hh.values()]
     j_est = [e for e in j_est if e is not None]
     h_est = [e for e in h_est if e is not None]
-    out: dict[str, Any] = {"measure": measure, "judge_vs_human": {r: v.get(col, v) for r, v in jh.items()},
-                           "human_vs_human": {"pairs": {p: v.get(col, v) for p, v in hh.items()},
-                                              "min": min(h_est) if h_est else None,
-                                              "max": max(h_est) if h_est else None},
-                           "judge_mean": float(np.mean(j_est)) if j_est else None}
+    out: dict[str, Any] = {
+        "measure": measure,
+        "judge_vs_human": {r: v.get(col, v) for r, v in jh.items()},
+        "human_vs_human": {
+            "pairs": {p: v.get(col, v) for p, v in hh.items()},
+            "min": min(h_est) if h_est else None,
+            "max": max(h_est) if h_est else None,
+        },
+        "judge_mean": float(np.mean(j_est)) if j_est else None,
+    }
     if j_est and h_est:
         jm, lo, hi = out["judge_mean"], min(h_est), max(h_est)
         out["position"] = "below" if jm < lo else "above" if jm > hi else "inside"
@@ -380,8 +455,16 @@ def _est(v: Any, col: str) -> float | None:
 
 
 def _slices(
-    ctx: Context, spec: MetricSpec, units: pd.Index, c_val: np.ndarray, j_val: np.ndarray,
-    cons: pd.DataFrame, rows: np.ndarray, x: np.ndarray, y: np.ndarray, off: str | None,
+    ctx: Context,
+    spec: MetricSpec,
+    units: pd.Index,
+    c_val: np.ndarray,
+    j_val: np.ndarray,
+    cons: pd.DataFrame,
+    rows: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    off: str | None,
 ) -> dict[str, Any]:
     """The judge's figures within each case and each generator (alphabetical)."""
     plan = ctx.plan
@@ -392,7 +475,8 @@ def _slices(
         S = len(labels)
         present_rows = np.unique(slice_of[rows]) if len(rows) else np.zeros(0, np.int64)
         figs: dict[int, dict[str, Any]] = {
-            int(s): {"n_items": int((slice_of[rows] == s).sum())} for s in present_rows}
+            int(s): {"n_items": int((slice_of[rows] == s).sum())} for s in present_rows
+        }
         if not off and len(u_idx):
             vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
             r, c, v, k, fin = alpha_features(vc, spec.level)
@@ -400,29 +484,39 @@ def _slices(
             su = slice_of[u_idx]
             per = pd.DataFrame({"s": np.concatenate([su, su]), "v": np.concatenate([c_val, j_val])})
             distinct = per.groupby("s")["v"].nunique()
-            eq_reps = _sliced_mean(plan, u_idx[clear], (c_val == j_val)[clear].astype(float),
-                                   slice_of, S)
+            eq_reps = _sliced_mean(
+                plan, u_idx[clear], (c_val == j_val)[clear].astype(float), slice_of, S
+            )
             n_clear = np.bincount(slice_of[u_idx[clear]], minlength=S)
             keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
-            d_reps = (_sliced_mean(plan, u_idx[keep], (j_val - c_val)[keep], slice_of, S)
-                      if spec.directed else None)
+            d_reps = (
+                _sliced_mean(plan, u_idx[keep], (j_val - c_val)[keep], slice_of, S)
+                if spec.directed
+                else None
+            )
             n_keep = np.bincount(slice_of[u_idx[keep]], minlength=S)
             n_units = np.bincount(su, minlength=S)
             for s in figs:
                 nu = int(n_units[s])
                 note = NO_PAIRS if nu == 0 else IDENTICAL if distinct.get(s, 0) < 2 else None
-                figs[s]["alpha_vs_consensus"] = (Pending(None, nu, undefined_note=note) if note
-                                                 else Pending(reps, nu, col=s))
+                figs[s]["alpha_vs_consensus"] = (
+                    Pending(None, nu, undefined_note=note) if note else Pending(reps, nu, col=s)
+                )
                 ne = int(n_clear[s])
                 figs[s]["exact_agreement"] = (
-                    Pending(eq_reps, ne, col=s) if ne >= ctx.min_count
-                    else undefined(ne, f"fewer than {ctx.min_count} items: a share is not shown"))
+                    Pending(eq_reps, ne, col=s)
+                    if ne >= ctx.min_count
+                    else undefined(ne, f"fewer than {ctx.min_count} items: a share is not shown")
+                )
                 if d_reps is None:
                     figs[s]["mean_difference"] = undefined(nu, UNORDERED)
                 else:
                     nk = int(n_keep[s])
-                    figs[s]["mean_difference"] = (Pending(d_reps, nk, col=s) if nk else undefined(
-                        0, "no item with both a judge value and a human consensus"))
+                    figs[s]["mean_difference"] = (
+                        Pending(d_reps, nk, col=s)
+                        if nk
+                        else undefined(0, "no item with both a judge value and a human consensus")
+                    )
         elif off:
             for s in figs:
                 for k in ("alpha_vs_consensus", "exact_agreement", "mean_difference"):
@@ -433,15 +527,24 @@ def _slices(
             xc, yc = xx - xx.mean(), yy - yy.mean()
             feats = np.column_stack([np.ones(len(rr)), xc, yc, xc * xc, yc * yc, xc * yc])
             kk = feats.shape[1]
-            p_reps = plan.add_sliced(np.repeat(rr, kk), np.tile(np.arange(kk), len(rr)),
-                                     feats.ravel(), kk, pearson_from_moments,
-                                     np.repeat(slice_of[rr], kk), S)
+            p_reps = plan.add_sliced(
+                np.repeat(rr, kk),
+                np.tile(np.arange(kk), len(rr)),
+                feats.ravel(),
+                kk,
+                pearson_from_moments,
+                np.repeat(slice_of[rr], kk),
+                S,
+            )
             frame = pd.DataFrame({"s": slice_of[rr], "x": xx, "y": yy})
             for s in figs:
                 g = frame[frame["s"] == s]
                 reason = corr_reason(g["x"].to_numpy(), g["y"].to_numpy())
-                figs[s]["pearson"] = (Pending(None, len(g), undefined_note=reason) if reason
-                                      else Pending(p_reps, len(g), col=s))
+                figs[s]["pearson"] = (
+                    Pending(None, len(g), undefined_note=reason)
+                    if reason
+                    else Pending(p_reps, len(g), col=s)
+                )
         out[name] = {labels[s]: figs[s] for s in sorted(figs, key=lambda s: labels[s])}
     return out
 

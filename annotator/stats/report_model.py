@@ -43,12 +43,17 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
         if exc.name != f"{__package__}.pairwise":
             raise
         return _empty_pairwise("pairwise figures not computed (pairwise module not available)")
-    return pairwise_section(frames, n_boot=n_boot, seed=seed,
-                            min_count=frames.settings.get("min_count_for_share", 10))
+    return pairwise_section(
+        frames, n_boot=n_boot, seed=seed, min_count=frames.settings.get("min_count_for_share", 10)
+    )
 
 
 def build_report(
-    frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, n_perm: int = 200,
+    frames: StudyFrames,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    n_perm: int = 200,
     rater_bootstrap: bool = False,
 ) -> dict[str, Any]:
     """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras).
@@ -65,8 +70,9 @@ def build_report(
     human["rater"] = human["rater"].astype(str)
     judged = judge_answers(frames, specs, items)
     plan = ItemBootstrap(len(items), n_boot, seed)
-    ctx = Context(plan, items, seed=seed, n_perm=n_perm, min_count=min_count,
-                  rater_bootstrap=rater_bootstrap)
+    ctx = Context(
+        plan, items, seed=seed, n_perm=n_perm, min_count=min_count, rater_bootstrap=rater_bootstrap
+    )
 
     sections: dict[str, Any] = {}
     findings: list[dict[str, Any]] = []
@@ -102,28 +108,34 @@ def build_report(
         "raters": raters,
         "pairwise": _pairwise(frames, n_boot, seed),
         "generators": generator_section(
-            items, human, specs, n_boot=n_boot, seed=seed, min_count=min_count,
+            items,
+            human,
+            specs,
+            n_boot=n_boot,
+            seed=seed,
+            min_count=min_count,
             release_gate=frames.settings.get("release_gate"),
             min_cases=int(frames.settings.get("release_gate_min_cases", 5)),
-            min_items=int(frames.settings.get("release_gate_min_items", 30))),
+            min_items=int(frames.settings.get("release_gate_min_items", 30)),
+        ),
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
-                         "value); median for scales",
+            "value); median for scales",
             "intervals": "95% intervals from a seeded item bootstrap (all of an item's answers "
-                         "resampled together): BCa for alpha, percentile otherwise; none when "
-                         "every resample is equal or more than 5% of them are undefined. They hold "
-                         "the raters fixed: they say how far these raters agree, not raters in "
-                         "general (rater_bootstrap=True adds a two-way interval)",
+            "resampled together): BCa for alpha, percentile otherwise; none when "
+            "every resample is equal or more than 5% of them are undefined. They hold "
+            "the raters fixed: they say how far these raters agree, not raters in "
+            "general (rater_bootstrap=True adds a two-way interval)",
             "alpha_gain": "read first: alpha with the judge as one more rater minus alpha of the "
-                          "humans alone on the same items; alpha_vs_consensus flatters a judge (a "
-                          "judge that is just another human scores higher against the consensus "
-                          "than humans do among themselves)",
+            "humans alone on the same items; alpha_vs_consensus flatters a judge (a "
+            "judge that is just another human scores higher against the consensus "
+            "than humans do among themselves)",
             "shares": f"a share is shown only from {min_count} answers (for a cell's pass rate: "
-                      "answers over its items, several per item) or items (a judge's exact "
-                      "agreement)",
+            "answers over its items, several per item) or items (a judge's exact "
+            "agreement)",
             "permutation": "judge values shuffled across items; p = (1 + #{shuffled >= "
-                           "observed}) / (1 + shuffles)",
+            "observed}) / (1 + shuffles)",
         },
         "n_boot": int(n_boot),
         "seed": int(seed),

@@ -31,19 +31,43 @@ class AdjudicationRow:
     created_at: datetime
 
 
-def add(db: StudyDB, *, item_id: str, metric: str, value: Any, reason: str, category: str | None,
-        by: str) -> int:
+def add(
+    db: StudyDB,
+    *,
+    item_id: str,
+    metric: str,
+    value: Any,
+    reason: str,
+    category: str | None,
+    by: str,
+) -> int:
     """Append an adjudication; it supersedes the current one on the same item x metric."""
     with db.write() as s:
         pk = item_pks(s, [item_id]).get(item_id)
         if pk is None:
             raise InputError(f"no item '{item_id}' in this study", field="--item")
-        first = s.scalar(select(Adjudication.id).where(Adjudication.item_pk == pk, Adjudication.metric == metric,
-                                                       Adjudication.supersedes.is_(None)))
+        first = s.scalar(
+            select(Adjudication.id).where(
+                Adjudication.item_pk == pk,
+                Adjudication.metric == metric,
+                Adjudication.supersedes.is_(None),
+            )
+        )
         target = head(s, Adjudication, first).id if first is not None else None
-        return s.scalar(insert(Adjudication).returning(Adjudication.id), [dict(
-            item_pk=pk, metric=metric, value=json.dumps(value), reason=reason, category=category, by=by,
-            supersedes=target)])
+        return s.scalar(
+            insert(Adjudication).returning(Adjudication.id),
+            [
+                dict(
+                    item_pk=pk,
+                    metric=metric,
+                    value=json.dumps(value),
+                    reason=reason,
+                    category=category,
+                    by=by,
+                    supersedes=target,
+                )
+            ],
+        )
 
 
 def rows(db: StudyDB, *, current_only: bool = True) -> list[AdjudicationRow]:
@@ -53,16 +77,34 @@ def rows(db: StudyDB, *, current_only: bool = True) -> list[AdjudicationRow]:
         stmt = select(Adjudication, Item.item_id).join(Item, Item.id == Adjudication.item_pk)
         if current_only:
             stmt = stmt.where(is_current(Adjudication))
-        return [AdjudicationRow(a.id, iid, a.metric, json.loads(a.value), a.reason, a.category, a.by, a.supersedes,
-                                a.created_at)
-                for a, iid in s.execute(stmt.order_by(Adjudication.id))]
+        return [
+            AdjudicationRow(
+                a.id,
+                iid,
+                a.metric,
+                json.loads(a.value),
+                a.reason,
+                a.category,
+                a.by,
+                a.supersedes,
+                a.created_at,
+            )
+            for a, iid in s.execute(stmt.order_by(Adjudication.id))
+        ]
 
 
 # ---- anchor set versions ---------------------------------------------------------------------
 
 
 def current_version(s: OrmSession, anchor_set: str) -> int:
-    return s.scalar(select(func.max(AnchorSetVersion.version)).where(AnchorSetVersion.anchor_set == anchor_set)) or 0
+    return (
+        s.scalar(
+            select(func.max(AnchorSetVersion.version)).where(
+                AnchorSetVersion.anchor_set == anchor_set
+            )
+        )
+        or 0
+    )
 
 
 def new_version(s: OrmSession, anchor_set: str, note: str) -> int:
@@ -75,12 +117,23 @@ def new_version(s: OrmSession, anchor_set: str, note: str) -> int:
 def versions(db: StudyDB) -> dict[str, int]:
     """Each anchor set's current version."""
     with db.read() as s:
-        return dict(s.execute(select(AnchorSetVersion.anchor_set, func.max(AnchorSetVersion.version))
-                              .group_by(AnchorSetVersion.anchor_set)).all())
+        return dict(
+            s.execute(
+                select(AnchorSetVersion.anchor_set, func.max(AnchorSetVersion.version)).group_by(
+                    AnchorSetVersion.anchor_set
+                )
+            ).all()
+        )
 
 
-def promote(db: StudyDB, *, item_id: str, anchor_set: str, reference: dict[str, Any],
-            rationale: dict[str, str]) -> tuple[str, int]:
+def promote(
+    db: StudyDB,
+    *,
+    item_id: str,
+    anchor_set: str,
+    reference: dict[str, Any],
+    rationale: dict[str, str],
+) -> tuple[str, int]:
     """A new anchor that shows what the live item shows (its own item, so the raters' live
     answers on the original stay where they are), in a new version of the set.
     Returns (the anchor's item_id, the set's new version)."""
@@ -92,19 +145,50 @@ def promote(db: StudyDB, *, item_id: str, anchor_set: str, reference: dict[str, 
         if src.is_anchor:
             raise InputError(f"'{item_id}' is an anchor already", field="--item")
         if s.scalar(select(Anchor.item_pk).where(Anchor.promoted_from == pk)) is not None:
-            raise InputError(f"'{item_id}' was promoted already; adjudicate it again and promote the new answer "
-                             "by exporting and re-importing the anchor set", field="--item")
+            raise InputError(
+                f"'{item_id}' was promoted already; adjudicate it again and promote the new answer "
+                "by exporting and re-importing the anchor set",
+                field="--item",
+            )
         version = new_version(s, anchor_set, f"promoted {item_id}")
         new_id = f"anchor:{item_id}"
-        new_pk = s.scalar(insert(Item).returning(Item.id), [dict(
-            item_id=new_id, cell_pk=src.cell_pk, generator=src.generator, display_code=free_display_code(s),
-            slice=src.slice, seed=src.seed, text=src.text, is_anchor=True,
-            content_sha256=src.content_sha256, source=f"promoted from {item_id}")])
-        media = [dict(item_pk=new_pk, role=m.role, ordinal=m.ordinal, media_sha256=m.media_sha256,
-                      source_name=m.source_name)
-                 for m in s.scalars(select(ItemMedia).where(ItemMedia.item_pk == pk))]
+        new_pk = s.scalar(
+            insert(Item).returning(Item.id),
+            [
+                dict(
+                    item_id=new_id,
+                    cell_pk=src.cell_pk,
+                    generator=src.generator,
+                    display_code=free_display_code(s),
+                    slice=src.slice,
+                    seed=src.seed,
+                    text=src.text,
+                    is_anchor=True,
+                    content_sha256=src.content_sha256,
+                    source=f"promoted from {item_id}",
+                )
+            ],
+        )
+        media = [
+            dict(
+                item_pk=new_pk,
+                role=m.role,
+                ordinal=m.ordinal,
+                media_sha256=m.media_sha256,
+                source_name=m.source_name,
+            )
+            for m in s.scalars(select(ItemMedia).where(ItemMedia.item_pk == pk))
+        ]
         if media:
             s.execute(insert(ItemMedia), media)
-        s.add(Anchor(item_pk=new_pk, anchor_set=anchor_set, reference=json.dumps(reference),
-                     rationale=json.dumps(rationale), set_version=version, promoted_from=pk))
+        s.add(
+            Anchor(
+                item_pk=new_pk,
+                anchor_set=anchor_set,
+                reference=json.dumps(reference),
+                rationale=json.dumps(rationale),
+                set_version=version,
+                promoted_from=pk,
+            )
+        )
         return new_id, version

@@ -26,7 +26,11 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        n = s.scalar(select(func.count()).select_from(QueueEntry).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version))
+        n = s.scalar(
+            select(func.count())
+            .select_from(QueueEntry)
+            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+        )
         items = live_items(s)
         mine = assigned_items(s, rpk)
         if mine is None and on_demand(s):
@@ -37,11 +41,19 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
         if n and n >= len(items):
             return n
         seed = s.get(Rater, rpk).seed
-        queued = set(s.scalars(select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)))
+        queued = set(
+            s.scalars(
+                select(QueueEntry.item_pk).where(
+                    QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version
+                )
+            )
+        )
         # items imported after the queue was built go at its end, in their own seeded order
         new = [(pk, case) for pk, case in items if pk not in queued]
-        rows = [dict(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n)
-                for i, pk in enumerate(q.live_order(new, seed + n), start=n)]
+        rows = [
+            dict(rater_pk=rpk, rubric_version=version, position=i, item_pk=pk, seed=seed + n)
+            for i, pk in enumerate(q.live_order(new, seed + n), start=n)
+        ]
         if rows:
             s.execute(insert(QueueEntry), rows)
         return n + len(new)
@@ -51,36 +63,87 @@ def _answered_live(s: OrmSession, rpk: int, version: str) -> set[int]:
     return set(
         s.scalars(
             select(Judgement.item_pk).where(
-                Judgement.rater_pk == rpk, Judgement.rubric_version == version, Judgement.context == "live"
+                Judgement.rater_pk == rpk,
+                Judgement.rubric_version == version,
+                Judgement.context == "live",
             )
         )
     )
 
 
-def progress_counts(db: StudyDB, rater: str, version: str, *, anchor_every: int = q.ANCHOR_EVERY) -> tuple[int, int]:
+def progress_counts(
+    db: StudyDB, rater: str, version: str, *, anchor_every: int = q.ANCHOR_EVERY
+) -> tuple[int, int]:
     """(done, total) counting seeded anchors like any other item, so the counter moves
     the same way whether an anchor or a live item was just answered. Counts, not row
     lists: it runs after every submit."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        n_queue = s.scalar(select(func.count()).select_from(QueueEntry).where(
-            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)) or 0
-        live_done = s.scalar(select(func.count()).select_from(Judgement).where(
-            Judgement.rater_pk == rpk, Judgement.item_pk.in_(
-                select(QueueEntry.item_pk).where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)),
-            Judgement.rubric_version == version, Judgement.supersedes.is_(None), Judgement.context == "live")) or 0
-        anchors_done = s.scalar(select(func.count()).select_from(Judgement).where(
-            Judgement.rater_pk == rpk, Judgement.context == "anchor", Judgement.supersedes.is_(None))) or 0
-        shown = s.scalar(select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)) or 0
+        n_queue = (
+            s.scalar(
+                select(func.count())
+                .select_from(QueueEntry)
+                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+            )
+            or 0
+        )
+        live_done = (
+            s.scalar(
+                select(func.count())
+                .select_from(Judgement)
+                .where(
+                    Judgement.rater_pk == rpk,
+                    Judgement.item_pk.in_(
+                        select(QueueEntry.item_pk).where(
+                            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version
+                        )
+                    ),
+                    Judgement.rubric_version == version,
+                    Judgement.supersedes.is_(None),
+                    Judgement.context == "live",
+                )
+            )
+            or 0
+        )
+        anchors_done = (
+            s.scalar(
+                select(func.count())
+                .select_from(Judgement)
+                .where(
+                    Judgement.rater_pk == rpk,
+                    Judgement.context == "anchor",
+                    Judgement.supersedes.is_(None),
+                )
+            )
+            or 0
+        )
+        shown = (
+            s.scalar(
+                select(func.count()).select_from(AnchorShowing).where(AnchorShowing.rater_pk == rpk)
+            )
+            or 0
+        )
         expected = 0
         if anchor_every >= 2 and n_queue and s.scalar(select(func.count()).select_from(Anchor)):
             seed = s.get(Rater, rpk).seed
-            filled = set(s.scalars(select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)))
+            filled = set(
+                s.scalars(
+                    select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)
+                )
+            )
             slots = sorted(q.anchor_slots(seed, n_queue, anchor_every) - filled)
             # slots still ahead of the rater (their live item unanswered) will each bring one anchor
             for i in range(0, len(slots), 500):
-                expected += s.scalar(select(func.count()).select_from(QueueEntry).where(
-                    *_unanswered(rpk, version), QueueEntry.position.in_(slots[i:i + 500]))) or 0
+                expected += (
+                    s.scalar(
+                        select(func.count())
+                        .select_from(QueueEntry)
+                        .where(
+                            *_unanswered(rpk, version), QueueEntry.position.in_(slots[i : i + 500])
+                        )
+                    )
+                    or 0
+                )
         return live_done + anchors_done, n_queue + shown + expected
 
 
@@ -88,14 +151,24 @@ def _unanswered(rpk: int, version: str):
     """Queue entries of this rater with no live answer yet (the answered test uses the partial
     unique index of first answers: every answered item has exactly one)."""
     answered = select(Judgement.id).where(
-        Judgement.rater_pk == rpk, Judgement.item_pk == QueueEntry.item_pk, Judgement.rubric_version == version,
-        Judgement.supersedes.is_(None), Judgement.context == "live",
+        Judgement.rater_pk == rpk,
+        Judgement.item_pk == QueueEntry.item_pk,
+        Judgement.rubric_version == version,
+        Judgement.supersedes.is_(None),
+        Judgement.context == "live",
     )
     return (QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version, ~answered.exists())
 
 
-def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_every: int = q.ANCHOR_EVERY,
-              start: int = 0) -> ServedItem | None:
+def next_item(
+    db: StudyDB,
+    rater: str,
+    version: str,
+    session_pk: int,
+    *,
+    anchor_every: int = q.ANCHOR_EVERY,
+    start: int = 0,
+) -> ServedItem | None:
     """The next unit of work: a pending anchor, a due anchor, or the first unanswered item.
 
     `start`: a queue position below which every item is known to be answered (answers are
@@ -107,15 +180,25 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
         lock_rater(s, rpk)
         pending = s.scalars(
             select(AnchorShowing)
-            .where(AnchorShowing.rater_pk == rpk, ~exists().where(Judgement.showing_pk == AnchorShowing.id))
+            .where(
+                AnchorShowing.rater_pk == rpk,
+                ~exists().where(Judgement.showing_pk == AnchorShowing.id),
+            )
             .order_by(AnchorShowing.id)
         ).first()
         if pending is not None:
-            return ServedItem(pending.item_pk, item_view(s, pending.item_pk, pending.display_code), pending.before_position, "anchor", pending.id)
+            return ServedItem(
+                pending.item_pk,
+                item_view(s, pending.item_pk, pending.display_code),
+                pending.before_position,
+                "anchor",
+                pending.id,
+            )
         nxt = s.execute(
             select(QueueEntry.position, QueueEntry.item_pk)
             .where(*_unanswered(rpk, version), QueueEntry.position >= start)
-            .order_by(QueueEntry.position).limit(1)
+            .order_by(QueueEntry.position)
+            .limit(1)
         ).first()
         if nxt is None:
             nxt = _claim_on_demand(s, rpk, version)
@@ -124,7 +207,13 @@ def next_item(db: StudyDB, rater: str, version: str, session_pk: int, *, anchor_
         position, item_pk = nxt
         showing = _maybe_seed_anchor(s, rpk, session_pk, position, anchor_every)
         if showing is not None:
-            return ServedItem(showing.item_pk, item_view(s, showing.item_pk, showing.display_code), position, "anchor", showing.id)
+            return ServedItem(
+                showing.item_pk,
+                item_view(s, showing.item_pk, showing.display_code),
+                position,
+                "anchor",
+                showing.id,
+            )
         return ServedItem(item_pk, item_view(s, item_pk), position, "live")
 
 
@@ -137,10 +226,18 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
     item_pk = claim_next(s, rpk, seed, k)
     if item_pk is None:
         return None
-    position = s.scalar(select(func.count()).select_from(QueueEntry).where(
-        QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)) or 0
-    s.execute(insert(QueueEntry), [dict(rater_pk=rpk, rubric_version=version, position=position, item_pk=item_pk,
-                                        seed=seed)])
+    position = (
+        s.scalar(
+            select(func.count())
+            .select_from(QueueEntry)
+            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+        )
+        or 0
+    )
+    s.execute(
+        insert(QueueEntry),
+        [dict(rater_pk=rpk, rubric_version=version, position=position, item_pk=item_pk, seed=seed)],
+    )
     return position, item_pk
 
 
@@ -151,17 +248,25 @@ def _set_version_of(s: OrmSession, anchor_pk: int) -> int | None:
     return current_version(s, name) if name is not None else None
 
 
-def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, every: int) -> AnchorShowing | None:
+def _maybe_seed_anchor(
+    s: OrmSession, rpk: int, session_pk: int, position: int, every: int
+) -> AnchorShowing | None:
     seed = s.get(Rater, rpk).seed
     slot = q.anchor_slot(seed, position, every)
     if slot is None:
         return None
-    if s.scalar(select(AnchorShowing.id).where(AnchorShowing.rater_pk == rpk, AnchorShowing.before_position == position)):
+    if s.scalar(
+        select(AnchorShowing.id).where(
+            AnchorShowing.rater_pk == rpk, AnchorShowing.before_position == position
+        )
+    ):
         return None  # this slot was already filled (in an earlier session)
     anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
     if not anchors:
         return None
-    shown = s.execute(select(AnchorShowing.item_pk, AnchorShowing.session_pk).where(AnchorShowing.rater_pk == rpk)).all()
+    shown = s.execute(
+        select(AnchorShowing.item_pk, AnchorShowing.session_pk).where(AnchorShowing.rater_pk == rpk)
+    ).all()
     this_session = {i for i, sp in shown if sp == session_pk}
     counts: dict[int, int] = {}
     for i, _ in shown:
@@ -170,26 +275,45 @@ def _maybe_seed_anchor(s: OrmSession, rpk: int, session_pk: int, position: int, 
     if choice is None:
         return None
     row = AnchorShowing(
-        rater_pk=rpk, session_pk=session_pk, item_pk=choice, before_position=position, seed=slot,
-        display_code=free_display_code(s), anchor_set_version=_set_version_of(s, choice),
+        rater_pk=rpk,
+        session_pk=session_pk,
+        item_pk=choice,
+        before_position=position,
+        seed=slot,
+        display_code=free_display_code(s),
+        anchor_set_version=_set_version_of(s, choice),
     )
     s.add(row)
     s.flush()
     return row
 
 
-def _first_answer(s: OrmSession, rpk: int, item_pk: int, version: str, context: str, showing_pk: int | None,
-                  session_pk: int | None) -> int | None:
+def _first_answer(
+    s: OrmSession,
+    rpk: int,
+    item_pk: int,
+    version: str,
+    context: str,
+    showing_pk: int | None,
+    session_pk: int | None,
+) -> int | None:
     """The id of the first answer already given in this slot (the rules of the unique indexes)."""
     stmt = select(Judgement.id).where(Judgement.supersedes.is_(None))
     if showing_pk is not None:
         stmt = stmt.where(Judgement.showing_pk == showing_pk)
     elif context == "calibration":
-        stmt = stmt.where(Judgement.session_pk == session_pk, Judgement.item_pk == item_pk,
-                          Judgement.context == "calibration")
+        stmt = stmt.where(
+            Judgement.session_pk == session_pk,
+            Judgement.item_pk == item_pk,
+            Judgement.context == "calibration",
+        )
     elif context == "live":
-        stmt = stmt.where(Judgement.rater_pk == rpk, Judgement.item_pk == item_pk, Judgement.rubric_version == version,
-                          Judgement.context == "live")
+        stmt = stmt.where(
+            Judgement.rater_pk == rpk,
+            Judgement.item_pk == item_pk,
+            Judgement.rubric_version == version,
+            Judgement.context == "live",
+        )
     else:
         return None
     return s.scalar(stmt.limit(1))
@@ -198,7 +322,9 @@ def _first_answer(s: OrmSession, rpk: int, item_pk: int, version: str, context: 
 @dataclass(frozen=True)
 class Submitted:
     id: int
-    replaced_other: bool  # the rater had answered this slot elsewhere (another window): kept as its correction
+    replaced_other: (
+        bool  # the rater had answered this slot elsewhere (another window): kept as its correction
+    )
 
 
 def submit(
@@ -245,14 +371,24 @@ def submit(
         if target is not None:
             current = head(s, Judgement, target)
             if current.rater_pk != rpk or current.item_pk != item_pk:
-                raise ValueError("a correction must supersede the same rater's answer on the same item")
+                raise ValueError(
+                    "a correction must supersede the same rater's answer on the same item"
+                )
             replaced = replaced or current.id != target
             target = current.id
         row = Judgement(
-            rater_pk=rpk, item_pk=item_pk, rubric_version=version, session_pk=session_pk,
-            context=context, showing_pk=showing_pk, queue_position=queue_position,
-            answers=json.dumps(answers, sort_keys=True), reason=reason, time_ms=time_ms,
-            source=source, supersedes=target,
+            rater_pk=rpk,
+            item_pk=item_pk,
+            rubric_version=version,
+            session_pk=session_pk,
+            context=context,
+            showing_pk=showing_pk,
+            queue_position=queue_position,
+            answers=json.dumps(answers, sort_keys=True),
+            reason=reason,
+            time_ms=time_ms,
+            source=source,
+            supersedes=target,
         )
         if uuid is not None:
             row.uuid = uuid
@@ -263,11 +399,22 @@ def submit(
         return Submitted(row.id, replaced)
 
 
-def current_judgement(db: StudyDB, rater: str, item_pk: int, version: str, *, context: str = "live", showing_pk: int | None = None) -> tuple[int, dict, str | None] | None:
+def current_judgement(
+    db: StudyDB,
+    rater: str,
+    item_pk: int,
+    version: str,
+    *,
+    context: str = "live",
+    showing_pk: int | None = None,
+) -> tuple[int, dict, str | None] | None:
     with db.read() as s:
         stmt = select(Judgement).where(
-            Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk,
-            Judgement.rubric_version == version, Judgement.context == context, is_current(Judgement),
+            Judgement.rater_pk == rater_pk(s, rater),
+            Judgement.item_pk == item_pk,
+            Judgement.rubric_version == version,
+            Judgement.context == context,
+            is_current(Judgement),
         )
         if showing_pk is not None:
             stmt = stmt.where(Judgement.showing_pk == showing_pk)
@@ -278,15 +425,25 @@ def current_judgement(db: StudyDB, rater: str, item_pk: int, version: str, *, co
 def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
     """Items answered in a session, oldest first, with their current answers (for going back)."""
     with db.read() as s:
-        rows = s.scalars(select(Judgement).where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None)).order_by(Judgement.id)).all()
+        rows = s.scalars(
+            select(Judgement)
+            .where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None))
+            .order_by(Judgement.id)
+        ).all()
         out = []
         for j in rows:
             latest = head(s, Judgement, j.id)
             code = s.get(AnchorShowing, j.showing_pk).display_code if j.showing_pk else None
             out.append(
                 ServedItem(
-                    j.item_pk, item_view(s, j.item_pk, code), j.queue_position, j.context, j.showing_pk,
-                    json.loads(latest.answers), latest.reason, latest.id,
+                    j.item_pk,
+                    item_view(s, j.item_pk, code),
+                    j.queue_position,
+                    j.context,
+                    j.showing_pk,
+                    json.loads(latest.answers),
+                    latest.reason,
+                    latest.id,
                 )
             )
         return out
@@ -296,20 +453,33 @@ def history_of(db: StudyDB, rater: str, item_pk: int) -> list[dict]:
     """The whole append-only chain of a rater's live answers on an item."""
     with db.read() as s:
         rows = s.scalars(
-            select(Judgement).where(Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk).order_by(Judgement.id)
+            select(Judgement)
+            .where(Judgement.rater_pk == rater_pk(s, rater), Judgement.item_pk == item_pk)
+            .order_by(Judgement.id)
         ).all()
         return [
-            {"id": r.id, "answers": json.loads(r.answers), "supersedes": r.supersedes, "context": r.context,
-             "session": r.session_pk, "queue_position": r.queue_position, "time_ms": r.time_ms}
+            {
+                "id": r.id,
+                "answers": json.loads(r.answers),
+                "supersedes": r.supersedes,
+                "context": r.context,
+                "session": r.session_pk,
+                "queue_position": r.queue_position,
+                "time_ms": r.time_ms,
+            }
             for r in rows
         ]
-
-
 
 
 def queue_codes(db: StudyDB, rater: str, version: str) -> list[str]:
     """The display codes of a rater's queue, in order."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        return list(s.scalars(select(Item.display_code).join(QueueEntry, QueueEntry.item_pk == Item.id).where(
-            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version).order_by(QueueEntry.position)))
+        return list(
+            s.scalars(
+                select(Item.display_code)
+                .join(QueueEntry, QueueEntry.item_pk == Item.id)
+                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+                .order_by(QueueEntry.position)
+            )
+        )

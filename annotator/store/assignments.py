@@ -32,17 +32,30 @@ def assigned_items(s: OrmSession, rpk: int) -> list[int] | None:
     """The items dealt to a rater, or None when the study deals nothing (everyone gets everything)."""
     if s.scalar(select(Assignment.id).limit(1)) is None:
         return None
-    return list(s.scalars(select(Assignment.item_pk).where(Assignment.rater_pk == rpk).order_by(Assignment.item_pk)))
+    return list(
+        s.scalars(
+            select(Assignment.item_pk)
+            .where(Assignment.rater_pk == rpk)
+            .order_by(Assignment.item_pk)
+        )
+    )
 
 
 def assigned_pairs(s: OrmSession, rpk: int) -> list[int] | None:
     if s.scalar(select(PairAssignment.id).limit(1)) is None:
         return None
-    return list(s.scalars(select(PairAssignment.pair_pk).where(PairAssignment.rater_pk == rpk)
-                          .order_by(PairAssignment.pair_pk)))
+    return list(
+        s.scalars(
+            select(PairAssignment.pair_pk)
+            .where(PairAssignment.rater_pk == rpk)
+            .order_by(PairAssignment.pair_pk)
+        )
+    )
 
 
-ON_DEMAND = "deal_on_demand"  # setting: K, when raters take items as they go instead of a dealt list
+ON_DEMAND = (
+    "deal_on_demand"  # setting: K, when raters take items as they go instead of a dealt list
+)
 
 
 def on_demand(s: OrmSession) -> int | None:
@@ -66,20 +79,31 @@ def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
     rater role must not have), and its count is read again under the lock, so a claim committed
     meanwhile is seen.
     """
-    n_raters = select(func.count(Assignment.id)).where(Assignment.item_pk == Item.id).scalar_subquery()
+    n_raters = (
+        select(func.count(Assignment.id)).where(Assignment.item_pk == Item.id).scalar_subquery()
+    )
     mine = select(Assignment.item_pk).where(Assignment.rater_pk == rpk)
     shuffle = (cast(Item.id, BigInteger) * 2654435761 + seed) % 4294967291  # 64-bit on both engines
     server = s.get_bind().dialect.name == "postgresql"
-    candidates = (select(Item.id).where(Item.is_anchor.is_(False), Item.id.not_in(mine), n_raters < k)
-                  .order_by(n_raters, shuffle).limit(32 if server else 1))
+    candidates = (
+        select(Item.id)
+        .where(Item.is_anchor.is_(False), Item.id.not_in(mine), n_raters < k)
+        .order_by(n_raters, shuffle)
+        .limit(32 if server else 1)
+    )
     for _ in range(10):
         found = list(s.scalars(candidates))
         if not found:
             return None
         for item_pk in found:
-            if server and not s.scalar(select(func.pg_try_advisory_xact_lock(_CLAIM_LOCK, item_pk))):
+            if server and not s.scalar(
+                select(func.pg_try_advisory_xact_lock(_CLAIM_LOCK, item_pk))
+            ):
                 continue  # another rater is taking this one right now
-            taken = s.scalar(select(func.count(Assignment.id)).where(Assignment.item_pk == item_pk)) or 0
+            taken = (
+                s.scalar(select(func.count(Assignment.id)).where(Assignment.item_pk == item_pk))
+                or 0
+            )
             if taken < k:
                 s.execute(insert(Assignment), [dict(rater_pk=rpk, item_pk=item_pk, seed=seed)])
                 return item_pk
@@ -89,7 +113,9 @@ def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
 _CLAIM_LOCK = 0x636C6D  # advisory-lock namespace of claims ("clm")
 
 
-def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int) -> Dealt:
+def assign(
+    db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int
+) -> Dealt:
     """Deal every live item to `overlap` raters (and every pair to `pair_overlap`), in one transaction.
 
     Earlier assignments are kept as they are (an answered item never moves): items and pairs
@@ -112,7 +138,9 @@ def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | 
             s.execute(insert(Assignment), rows)
         n_pairs = 0
         if pair_overlap is not None:
-            live = s.execute(select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))).all()
+            live = s.execute(
+                select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))
+            ).all()
             for a, b in pair_design.design_pairs(live):
                 ensure_pair(s, None, a, b)
             pairs = list(s.scalars(select(Pair.id).order_by(Pair.id)))
@@ -120,7 +148,11 @@ def assign(db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | 
             for r, p in s.execute(select(PairAssignment.rater_pk, PairAssignment.pair_pk)):
                 pbefore[p].add(name_of[r])
             pnew = design.deal(pairs, raters, pair_overlap, seed + 1, pbefore)
-            prows = [dict(rater_pk=pks[r], pair_pk=p, seed=seed + 1) for p, rs in pnew.items() for r in rs]
+            prows = [
+                dict(rater_pk=pks[r], pair_pk=p, seed=seed + 1)
+                for p, rs in pnew.items()
+                for r in rs
+            ]
             if prows:
                 s.execute(insert(PairAssignment), prows)
             n_pairs = len(prows)
@@ -143,33 +175,73 @@ def progress(db: StudyDB) -> list[RaterProgress]:
     with db.read() as s:
         dealing = s.scalar(select(Assignment.id).limit(1)) is not None
         pair_dealing = s.scalar(select(PairAssignment.id).limit(1)) is not None
-        assigned = dict(s.execute(select(Assignment.rater_pk, func.count()).group_by(Assignment.rater_pk)).all())
-        passigned = dict(s.execute(select(PairAssignment.rater_pk, func.count())
-                                   .group_by(PairAssignment.rater_pk)).all())
+        assigned = dict(
+            s.execute(select(Assignment.rater_pk, func.count()).group_by(Assignment.rater_pk)).all()
+        )
+        passigned = dict(
+            s.execute(
+                select(PairAssignment.rater_pk, func.count()).group_by(PairAssignment.rater_pk)
+            ).all()
+        )
         first = (Judgement.supersedes.is_(None),)
-        done = dict(s.execute(select(Judgement.rater_pk, func.count(func.distinct(Judgement.item_pk)))
-                              .where(Judgement.context == "live", *first).group_by(Judgement.rater_pk)).all())
-        anchors = dict(s.execute(select(Judgement.rater_pk, func.count())
-                                 .where(Judgement.context == "anchor", *first).group_by(Judgement.rater_pk)).all())
-        pdone = dict(s.execute(select(PairVote.rater_pk, func.count(func.distinct(PairVote.pair_pk)))
-                               .where(PairVote.rater_pk.is_not(None)).group_by(PairVote.rater_pk)).all())
-        last_j = dict(s.execute(select(Judgement.rater_pk, func.max(Judgement.created_at))
-                                .group_by(Judgement.rater_pk)).all())
-        last_v = dict(s.execute(select(PairVote.rater_pk, func.max(PairVote.created_at))
-                                .where(PairVote.rater_pk.is_not(None)).group_by(PairVote.rater_pk)).all())
+        done = dict(
+            s.execute(
+                select(Judgement.rater_pk, func.count(func.distinct(Judgement.item_pk)))
+                .where(Judgement.context == "live", *first)
+                .group_by(Judgement.rater_pk)
+            ).all()
+        )
+        anchors = dict(
+            s.execute(
+                select(Judgement.rater_pk, func.count())
+                .where(Judgement.context == "anchor", *first)
+                .group_by(Judgement.rater_pk)
+            ).all()
+        )
+        pdone = dict(
+            s.execute(
+                select(PairVote.rater_pk, func.count(func.distinct(PairVote.pair_pk)))
+                .where(PairVote.rater_pk.is_not(None))
+                .group_by(PairVote.rater_pk)
+            ).all()
+        )
+        last_j = dict(
+            s.execute(
+                select(Judgement.rater_pk, func.max(Judgement.created_at)).group_by(
+                    Judgement.rater_pk
+                )
+            ).all()
+        )
+        last_v = dict(
+            s.execute(
+                select(PairVote.rater_pk, func.max(PairVote.created_at))
+                .where(PairVote.rater_pk.is_not(None))
+                .group_by(PairVote.rater_pk)
+            ).all()
+        )
         out = []
         for r in s.scalars(select(Rater).order_by(Rater.name)):
             times = [t for t in (last_j.get(r.id), last_v.get(r.id)) if t is not None]
-            out.append(RaterProgress(
-                r.name, r.is_operator, assigned.get(r.id, 0) if dealing else None, done.get(r.id, 0),
-                anchors.get(r.id, 0), passigned.get(r.id, 0) if pair_dealing else None, pdone.get(r.id, 0),
-                max(times) if times else None))
+            out.append(
+                RaterProgress(
+                    r.name,
+                    r.is_operator,
+                    assigned.get(r.id, 0) if dealing else None,
+                    done.get(r.id, 0),
+                    anchors.get(r.id, 0),
+                    passigned.get(r.id, 0) if pair_dealing else None,
+                    pdone.get(r.id, 0),
+                    max(times) if times else None,
+                )
+            )
         return out
 
 
 def balance_warnings(rows: list[RaterProgress]) -> list[str]:
     """One line per rater whose load is off the others' by more than one item."""
-    loads = [r.assigned for r in rows if r.assigned is not None and not r.is_operator and r.assigned > 0]
+    loads = [
+        r.assigned for r in rows if r.assigned is not None and not r.is_operator and r.assigned > 0
+    ]
     if not loads:
         return []
     lo, hi = min(loads), max(loads)
@@ -178,9 +250,13 @@ def balance_warnings(rows: list[RaterProgress]) -> list[str]:
         if r.assigned is None or r.is_operator or r.assigned == 0 or hi - lo <= 1:
             continue
         if r.assigned == hi:
-            out.append(f"{r.rater} has {r.assigned} items, more than one above the lightest load ({lo})")
+            out.append(
+                f"{r.rater} has {r.assigned} items, more than one above the lightest load ({lo})"
+            )
         elif r.assigned == lo:
-            out.append(f"{r.rater} has {r.assigned} items, more than one below the heaviest load ({hi})")
+            out.append(
+                f"{r.rater} has {r.assigned} items, more than one below the heaviest load ({hi})"
+            )
     return out
 
 
@@ -188,10 +264,17 @@ def merges(db: StudyDB) -> list[dict]:
     with db.read() as s:
         import json
 
-        return [{"package_sha256": m.package_sha256, "rater": name, "rows_added": json.loads(m.counts),
-                 "at": m.created_at.isoformat(timespec="seconds")}
-                for m, name in s.execute(select(Merge, Rater.name).join(Rater, Rater.id == Merge.rater_pk)
-                                         .order_by(Merge.id))]
+        return [
+            {
+                "package_sha256": m.package_sha256,
+                "rater": name,
+                "rows_added": json.loads(m.counts),
+                "at": m.created_at.isoformat(timespec="seconds"),
+            }
+            for m, name in s.execute(
+                select(Merge, Rater.name).join(Rater, Rater.id == Merge.rater_pk).order_by(Merge.id)
+            )
+        ]
 
 
 def n_anchors(db: StudyDB) -> int:

@@ -54,7 +54,10 @@ def verify_blobs(db: StudyDB, where: str) -> int:
     with db.read() as s:
         for sha, data in s.execute(select(MediaBlob.sha256, MediaBlob.data)).yield_per(64):
             if hashlib.sha256(bytes(data)).hexdigest() != sha:
-                raise DamagedStudy(f"media blob {sha[:12]}… does not match its hash: the file was altered; "
-                                   "ask the rater for an untouched copy", source=where)
+                raise DamagedStudy(
+                    f"media blob {sha[:12]}… does not match its hash: the file was altered; "
+                    "ask the rater for an untouched copy",
+                    source=where,
+                )
             n += 1
     return n

@@ -19,20 +19,35 @@ from .db import StudyDB
 # Append-only tables and what marks their state: the largest id (one index lookup) for the
 # big logs; anchors (small, keyed by item) also by count. Checked only when present, so a
 # table added by a later migration joins by being listed here.
-LOGS = {"items": "max(id)", "judgements": "max(id)", "judge_scores": "max(id)", "pair_votes": "max(id)",
-        "calibrations": "max(id)", "adjudications": "max(id)", "anchors": "count(*), max(item_pk)"}
+LOGS = {
+    "items": "max(id)",
+    "judgements": "max(id)",
+    "judge_scores": "max(id)",
+    "pair_votes": "max(id)",
+    "calibrations": "max(id)",
+    "adjudications": "max(id)",
+    "anchors": "count(*), max(item_pk)",
+}
 # Small tables updated in place: hashed whole.
-SMALL = {"settings": "key, value", "raters": "name, is_operator", "rubric_versions": "version, is_active"}
+SMALL = {
+    "settings": "key, value",
+    "raters": "name, is_operator",
+    "rubric_versions": "version, is_active",
+}
 
 
 def data_version(db: StudyDB) -> str:
     """A short hex digest of the study's data state (same data, same digest)."""
     h = hashlib.sha256()
     with db.read() as s:
-        present = set(s.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'")).scalars())
+        present = set(
+            s.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'")).scalars()
+        )
         for table, marks in LOGS.items():
             if table in present:
-                h.update(f"{table}={tuple(s.execute(text(f'SELECT {marks} FROM {table}')).one())};".encode())
+                h.update(
+                    f"{table}={tuple(s.execute(text(f'SELECT {marks} FROM {table}')).one())};".encode()
+                )
         for table, cols in SMALL.items():
             if table in present:
                 rows = s.execute(text(f"SELECT {cols} FROM {table} ORDER BY 1")).all()

@@ -20,15 +20,22 @@ def tables_in_order() -> list:
     return [t for t in Base.metadata.sorted_tables if t.name not in _SKIP]
 
 
-def copy_rows(src: StudyDB, dest: StudyDB, *, read_media: Callable[[str], bytes],
-              write_media: Callable[[str, bytes, object], None],
-              progress: Callable[[str], None] | None = None) -> dict[str, int]:
+def copy_rows(
+    src: StudyDB,
+    dest: StudyDB,
+    *,
+    read_media: Callable[[str], bytes],
+    write_media: Callable[[str, bytes, object], None],
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, int]:
     """Every row of `src` into the empty study `dest` in one transaction; returns rows per table."""
     say = progress or (lambda _m: None)
     counts: dict[str, int] = {}
     with src.read() as s, dest.write() as d:
         for table in tables_in_order():
-            d.execute(delete(table))  # the fresh study's own defaults (its new study id...) give way
+            d.execute(
+                delete(table)
+            )  # the fresh study's own defaults (its new study id...) give way
         for table in tables_in_order():
             say(f"copying {table.name}")
             key = [c for c in table.primary_key.columns]
@@ -45,10 +52,18 @@ def copy_rows(src: StudyDB, dest: StudyDB, *, read_media: Callable[[str], bytes]
         if d.get_bind().dialect.name == "postgresql":
             for table in tables_in_order():
                 pk = list(table.primary_key.columns)
-                if len(pk) == 1 and isinstance(pk[0].type, Integer) and pk[0].autoincrement is not False:
-                    d.execute(text(f"SELECT setval(pg_get_serial_sequence('{table.name}', '{pk[0].name}'), "
-                                   f"COALESCE(MAX({pk[0].name}), 1), MAX({pk[0].name}) IS NOT NULL) "
-                                   f"FROM {table.name}"))
+                if (
+                    len(pk) == 1
+                    and isinstance(pk[0].type, Integer)
+                    and pk[0].autoincrement is not False
+                ):
+                    d.execute(
+                        text(
+                            f"SELECT setval(pg_get_serial_sequence('{table.name}', '{pk[0].name}'), "
+                            f"COALESCE(MAX({pk[0].name}), 1), MAX({pk[0].name}) IS NOT NULL) "
+                            f"FROM {table.name}"
+                        )
+                    )
     return counts
 
 

@@ -49,10 +49,14 @@ class Landed:
 
 
 def _answers_json(answers: dict[str, Any]) -> str:
-    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in answers.items()}, sort_keys=True)
+    return json.dumps(
+        {k: list(v) if isinstance(v, tuple) else v for k, v in answers.items()}, sort_keys=True
+    )
 
 
-def add_judgements(s: OrmSession, records: Sequence[Any], version: str, *, source: str = "import") -> Landed:
+def add_judgements(
+    s: OrmSession, records: Sequence[Any], version: str, *, source: str = "import"
+) -> Landed:
     """records: ingest.mapping.ToolJudgement, landed in their `order` (a later relabel supersedes)."""
     got = Landed()
     if not records:
@@ -64,24 +68,42 @@ def add_judgements(s: OrmSession, records: Sequence[Any], version: str, *, sourc
         lock_rater(s, rpk)  # ...and the raters' own submits wait for it
     heads: dict[tuple[int, int], tuple[int, str, str | None, Any]] = {
         (j.rater_pk, j.item_pk): (j.id, j.answers, j.reason, j.created_at)
-        for j in s.scalars(select(Judgement).where(
-            Judgement.rater_pk.in_(list(raters.values())), Judgement.rubric_version == version,
-            Judgement.context == "live", is_current(Judgement)))
+        for j in s.scalars(
+            select(Judgement).where(
+                Judgement.rater_pk.in_(list(raters.values())),
+                Judgement.rubric_version == version,
+                Judgement.context == "live",
+                is_current(Judgement),
+            )
+        )
     }
     sessions: dict[tuple[int, str], int] = {}
-    pending: set[tuple[int, int]] = set()  # rows added since the last flush: a relabel of one needs its id
+    pending: set[tuple[int, int]] = (
+        set()
+    )  # rows added since the last flush: a relabel of one needs its id
     for r in sorted(records, key=lambda r: r.order):
         key = (raters[r.rater], pks[r.item_id])
         answers = _answers_json(r.answers)
         head = heads.get(key)
-        if head is not None and not got.keep(head[1] == answers and head[2] == r.reason, r.created_at, head[3]):
+        if head is not None and not got.keep(
+            head[1] == answers and head[2] == r.reason, r.created_at, head[3]
+        ):
             continue
         if key in pending:
             s.flush()
             pending.clear()
-        row = Judgement(rater_pk=key[0], item_pk=key[1], rubric_version=version, context="live", answers=answers,
-                        reason=r.reason, time_ms=r.time_ms, source=source,
-                        supersedes=_id(head[0]) if head else None, session_pk=_session(s, sessions, key[0], r.session))
+        row = Judgement(
+            rater_pk=key[0],
+            item_pk=key[1],
+            rubric_version=version,
+            context="live",
+            answers=answers,
+            reason=r.reason,
+            time_ms=r.time_ms,
+            source=source,
+            supersedes=_id(head[0]) if head else None,
+            session_pk=_session(s, sessions, key[0], r.session),
+        )
         if r.created_at is not None:
             row.created_at = r.created_at
         s.add(row)
@@ -99,14 +121,18 @@ def _id(head: Any) -> int:
     return head if isinstance(head, int) else head.id
 
 
-def _session(s: OrmSession, cache: dict[tuple[int, str], int], rater_pk: int, name: str | None) -> int | None:
+def _session(
+    s: OrmSession, cache: dict[tuple[int, str], int], rater_pk: int, name: str | None
+) -> int | None:
     """The rater's imported session of that name (found again on a re-import, not made twice)."""
     if not name:
         return None
     key = (rater_pk, name)
     if key not in cache:
         mode = f"import:{name}"
-        pk = s.scalar(select(Session.id).where(Session.rater_pk == rater_pk, Session.mode == mode).limit(1))
+        pk = s.scalar(
+            select(Session.id).where(Session.rater_pk == rater_pk, Session.mode == mode).limit(1)
+        )
         if pk is None:
             row = Session(rater_pk=rater_pk, mode=mode)
             s.add(row)
@@ -123,35 +149,60 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
         return got
     lock_imports(s)
     pks = item_pks(s, [r.item_left for r in records] + [r.item_right for r in records])
-    case_of = dict(s.execute(
-        select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
-        .where(Item.id.in_(list(set(pks.values()))))).all())
-    raters = {name: ensure_rater(s, name).id for name in sorted({r.rater for r in records if not r.is_judge})}
+    case_of = dict(
+        s.execute(
+            select(Item.id, Case.case_id)
+            .join(Cell, Item.cell_pk == Cell.id)
+            .join(Case, Cell.case_pk == Case.id)
+            .where(Item.id.in_(list(set(pks.values()))))
+        ).all()
+    )
+    raters = {
+        name: ensure_rater(s, name).id
+        for name in sorted({r.rater for r in records if not r.is_judge})
+    }
     for rpk in raters.values():
         lock_rater(s, rpk)
     judges = sorted({r.rater for r in records if r.is_judge})
     heads: dict[tuple[str, Any, int], PairVote] = {}
-    for v in s.scalars(select(PairVote).where(is_current(PairVote)).where(
-            PairVote.rater_pk.in_(list(raters.values())) | PairVote.judge.in_(judges))):
+    for v in s.scalars(
+        select(PairVote)
+        .where(is_current(PairVote))
+        .where(PairVote.rater_pk.in_(list(raters.values())) | PairVote.judge.in_(judges))
+    ):
         heads[("judge", v.judge, v.pair_pk) if v.judge else ("rater", v.rater_pk, v.pair_pk)] = v
     pairs = _pairs(s, records, pks)
     pending: set[tuple] = set()
     for r in sorted(records, key=lambda r: r.order):
         left, right = pks[r.item_left], pks[r.item_right]
         if case_of[left] != case_of[right]:
-            raise InputError(f"the pair joins items of different cases ('{case_of[left]}', '{case_of[right]}'); a pair "
-                             "holds the case fixed", source=r.where)
+            raise InputError(
+                f"the pair joins items of different cases ('{case_of[left]}', '{case_of[right]}'); a pair "
+                "holds the case fixed",
+                source=r.where,
+            )
         pair_pk = pairs[(min(left, right), max(left, right))]
         key = ("judge", r.rater, pair_pk) if r.is_judge else ("rater", raters[r.rater], pair_pk)
         head = heads.get(key)
-        same = head is not None and (head.item_left, head.item_right, head.choice) == (left, right, r.choice)
+        same = head is not None and (head.item_left, head.item_right, head.choice) == (
+            left,
+            right,
+            r.choice,
+        )
         if head is not None and not got.keep(same, r.created_at, head.created_at):
             continue
         if key in pending:
             s.flush()
             pending.clear()
-        vote = PairVote(pair_pk=pair_pk, item_left=left, item_right=right, choice=r.choice, time_ms=r.time_ms,
-                        source=source, supersedes=head.id if head is not None else None)
+        vote = PairVote(
+            pair_pk=pair_pk,
+            item_left=left,
+            item_right=right,
+            choice=r.choice,
+            time_ms=r.time_ms,
+            source=source,
+            supersedes=head.id if head is not None else None,
+        )
         if r.is_judge:
             vote.judge = r.rater
         else:
@@ -168,7 +219,9 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
     return got
 
 
-def _pairs(s: OrmSession, records: Sequence[Any], pks: dict[str, int]) -> dict[tuple[int, int], int]:
+def _pairs(
+    s: OrmSession, records: Sequence[Any], pks: dict[str, int]
+) -> dict[tuple[int, int], int]:
     """(item_a, item_b) -> pair pk for every pair the votes name, the missing ones made in one
     statement (a query and a flush per vote made a 3,000-vote file take seconds)."""
     have = {(a, b): pk for pk, a, b in s.execute(select(Pair.id, Pair.item_a, Pair.item_b))}
@@ -180,14 +233,20 @@ def _pairs(s: OrmSession, records: Sequence[Any], pks: dict[str, int]) -> dict[t
             continue
         pid = r.pair_id or f"pair-{a}-{b}"
         if pid in named:
-            raise InputError(f"pair_id '{pid}' is already the study's name for two other items; give the pair another "
-                             "id", source=r.where, field="pair_id")
+            raise InputError(
+                f"pair_id '{pid}' is already the study's name for two other items; give the pair another "
+                "id",
+                source=r.where,
+                field="pair_id",
+            )
         named.add(pid)
         new[(a, b)] = pid
     if new:
         rows = [{"pair_id": pid, "item_a": a, "item_b": b} for (a, b), pid in new.items()]
-        for pk, a, b in s.execute(insert(Pair).returning(Pair.id, Pair.item_a, Pair.item_b,
-                                                         sort_by_parameter_order=True), rows):
+        for pk, a, b in s.execute(
+            insert(Pair).returning(Pair.id, Pair.item_a, Pair.item_b, sort_by_parameter_order=True),
+            rows,
+        ):
             have[(a, b)] = pk
     return have
 
@@ -200,8 +259,12 @@ def add_judge_scores(s: OrmSession, rows: Sequence[Any], *, source: str) -> Land
         return got
     lock_imports(s)
     pks = item_pks(s, [r.item_id for r in rows])
-    have = {(sc.judge, sc.item_pk, sc.metric): sc.value for sc in s.scalars(
-        select(JudgeScore).where(JudgeScore.judge.in_(sorted({r.judge for r in rows}))))}
+    have = {
+        (sc.judge, sc.item_pk, sc.metric): sc.value
+        for sc in s.scalars(
+            select(JudgeScore).where(JudgeScore.judge.in_(sorted({r.judge for r in rows})))
+        )
+    }
     fresh = []
     for r in rows:
         value = json.dumps(list(r.value) if isinstance(r.value, tuple) else r.value)
@@ -211,7 +274,11 @@ def add_judge_scores(s: OrmSession, rows: Sequence[Any], *, source: str) -> Land
         elif old == value:
             got.unchanged += 1
         else:
-            raise InputError(f"judge '{r.judge}' already scored '{r.metric}' of '{r.item_id}' as {old}, not {value}; "
-                             "name this run apart in the mapping's [judges]", source=source, field="judge")
+            raise InputError(
+                f"judge '{r.judge}' already scored '{r.metric}' of '{r.item_id}' as {old}, not {value}; "
+                "name this run apart in the mapping's [judges]",
+                source=source,
+                field="judge",
+            )
     got.added = import_judge(s, fresh, kind="import", source=source)
     return got

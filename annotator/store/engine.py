@@ -75,7 +75,9 @@ def _raw_schema(db_path: Path) -> tuple[set[str], str | None]:
     with study_faults(where):
         conn = _ro_connect(db_path)
         try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
             rev = None
             if "alembic_version" in tables:
                 row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
@@ -118,7 +120,11 @@ def make_read_only_engine(db_path: Path) -> Engine:
 
 def writer(engine: Engine) -> Engine:
     """The same engine (and pool) whose transactions take the write lock at BEGIN."""
-    return engine.execution_options(sqlite_begin="IMMEDIATE") if engine.dialect.name == "sqlite" else engine
+    return (
+        engine.execution_options(sqlite_begin="IMMEDIATE")
+        if engine.dialect.name == "sqlite"
+        else engine
+    )
 
 
 def alembic_config() -> Config:
@@ -133,7 +139,10 @@ def head_revision() -> str:
 
 def known_revisions() -> list[str]:
     """Oldest first."""
-    return [r.revision for r in reversed(list(ScriptDirectory.from_config(alembic_config()).walk_revisions()))]
+    return [
+        r.revision
+        for r in reversed(list(ScriptDirectory.from_config(alembic_config()).walk_revisions()))
+    ]
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -160,8 +169,10 @@ def _migrate_in_one_transaction(engine: Engine, step) -> None:
                 if sqlite:
                     broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
                     if broken:
-                        raise RuntimeError(f"the migration would break {len(broken)} references "
-                                           f"(first in table {broken[0][0]})")
+                        raise RuntimeError(
+                            f"the migration would break {len(broken)} references "
+                            f"(first in table {broken[0][0]})"
+                        )
         finally:
             if sqlite:
                 conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
@@ -179,19 +190,26 @@ def downgrade(engine: Engine, revision: str) -> None:
 def _check_file(db_path: Path, create: bool) -> None:
     where = str(db_path)
     if db_path.is_dir():
-        raise DamagedStudy(f"{db_path.name} is a folder, not a study file; move it away or open the right folder",
-                           source=where)
+        raise DamagedStudy(
+            f"{db_path.name} is a folder, not a study file; move it away or open the right folder",
+            source=where,
+        )
     if not db_path.exists():
         if not create:
-            raise InputError("no study database here; create one with `annotator new`", source=where)
+            raise InputError(
+                "no study database here; create one with `annotator new`", source=where
+            )
         return
     with study_faults(where), open(db_path, "rb") as fh:
         head = fh.read(len(SQLITE_HEADER))
     if head == b"" and create:
         return
     if head != SQLITE_HEADER:
-        raise DamagedStudy("not a study database (its SQLite header is missing or damaged); restore it from "
-                           "its backup (study.sqlite.bak-* beside it) or your own copy", source=where)
+        raise DamagedStudy(
+            "not a study database (its SQLite header is missing or damaged); restore it from "
+            "its backup (study.sqlite.bak-* beside it) or your own copy",
+            source=where,
+        )
 
 
 def quick_check_file(db_path: Path) -> None:
@@ -204,8 +222,11 @@ def quick_check_file(db_path: Path) -> None:
         finally:
             conn.close()
     if rows != ["ok"]:
-        raise DamagedStudy(f"the study file is damaged ({rows[0][:80]}); restore it from its backup "
-                           "(study.sqlite.bak-* beside it) or your own copy", source=where)
+        raise DamagedStudy(
+            f"the study file is damaged ({rows[0][:80]}); restore it from its backup "
+            "(study.sqlite.bak-* beside it) or your own copy",
+            source=where,
+        )
 
 
 def backup_copy(db_path: Path, revision: str) -> Path:
@@ -234,25 +255,39 @@ def _plan(db_path: Path, where: str, mode: str, create: bool) -> str | None:
     return decide(tables, current, where, mode, create)
 
 
-def decide(tables: set[str], current: str | None, where: str, mode: str, create: bool) -> str | None:
+def decide(
+    tables: set[str], current: str | None, where: str, mode: str, create: bool
+) -> str | None:
     """The plan for a database holding `tables` at revision `current` (any engine)."""
     head = head_revision()
     if current == head:
         return None
     if current is None:
         if tables - {"alembic_version"}:
-            raise DamagedStudy("this database holds tables but no annotator schema version: it is not an annotator "
-                               "study, or its version table was lost; restore the study from its backup", source=where)
+            raise DamagedStudy(
+                "this database holds tables but no annotator schema version: it is not an annotator "
+                "study, or its version table was lost; restore the study from its backup",
+                source=where,
+            )
         if not create:
-            raise DamagedStudy("this database is empty: it is not an annotator study; create one with "
-                               "`annotator new`", source=where)
+            raise DamagedStudy(
+                "this database is empty: it is not an annotator study; create one with "
+                "`annotator new`",
+                source=where,
+            )
         return "create"
     if current not in known_revisions():
-        raise NewerStudy(f"this study was written by a newer annotator (schema {current}); "
-                         "upgrade annotator to open it", source=where)
+        raise NewerStudy(
+            f"this study was written by a newer annotator (schema {current}); "
+            "upgrade annotator to open it",
+            source=where,
+        )
     if mode == "read":
-        raise StudyError(f"this study uses an older schema ({current}); open it once with a command that works "
-                         "in it (e.g. `annotator gui` or an import) to upgrade it: a backup is kept", source=where)
+        raise StudyError(
+            f"this study uses an older schema ({current}); open it once with a command that works "
+            "in it (e.g. `annotator gui` or an import) to upgrade it: a backup is kept",
+            source=where,
+        )
     return current
 
 
@@ -265,8 +300,11 @@ def _migrate(engine: Engine, db_path: Path, where: str, current: str) -> None:
         raise
     except Exception as exc:  # a migration bug: the transaction rolled back, the file is as it was
         first = (str(exc).splitlines() or [""])[0][:120]
-        raise StudyError(f"upgrading the study from schema {current} failed ({type(exc).__name__}: {first}); "
-                         "the study is unchanged", source=where) from exc
+        raise StudyError(
+            f"upgrading the study from schema {current} failed ({type(exc).__name__}: {first}); "
+            "the study is unchanged",
+            source=where,
+        ) from exc
 
 
 def open_database(db_path: Path, *, create: bool = False, mode: str = "write") -> Engine:

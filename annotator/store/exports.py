@@ -55,24 +55,49 @@ class VoteRecord(VoteRow):
 def item_records(db: StudyDB) -> list[ItemRecord]:
     with db.read() as s:
         media: dict[int, dict[str, list[str]]] = {}
-        for pk, role, sha in s.execute(select(ItemMedia.item_pk, ItemMedia.role, ItemMedia.media_sha256)
-                                       .order_by(ItemMedia.item_pk, ItemMedia.role, ItemMedia.ordinal)):
+        for pk, role, sha in s.execute(
+            select(ItemMedia.item_pk, ItemMedia.role, ItemMedia.media_sha256).order_by(
+                ItemMedia.item_pk, ItemMedia.role, ItemMedia.ordinal
+            )
+        ):
             media.setdefault(pk, {}).setdefault(role, []).append(sha)
         rows = s.execute(
-            select(Item.id, Item.item_id, Case.case_id, Cell.prompt, Cell.criteria, Item.generator, Item.slice,
-                   Item.seed, Item.text, Case.task_type, Item.is_anchor)
-            .join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id).order_by(Item.id)).all()
+            select(
+                Item.id,
+                Item.item_id,
+                Case.case_id,
+                Cell.prompt,
+                Cell.criteria,
+                Item.generator,
+                Item.slice,
+                Item.seed,
+                Item.text,
+                Case.task_type,
+                Item.is_anchor,
+            )
+            .join(Cell, Item.cell_pk == Cell.id)
+            .join(Case, Cell.case_pk == Case.id)
+            .order_by(Item.id)
+        ).all()
     out = []
     for r in rows:
         m = media.get(r[0], {})
-        out.append(ItemRecord(*r, tuple(m.get("output", ())), tuple(m.get("input", ())),
-                              (m.get("mask") or [None])[0]))
+        out.append(
+            ItemRecord(
+                *r,
+                tuple(m.get("output", ())),
+                tuple(m.get("input", ())),
+                (m.get("mask") or [None])[0],
+            )
+        )
     return out
 
 
 def _session_names(s) -> dict[int, str]:
-    return {pk: mode.removeprefix("import:") if mode.startswith("import:") else uuid
-            for pk, mode, uuid in s.execute(select(Session.id, Session.mode, Session.uuid))}
+    return {
+        pk: mode.removeprefix("import:") if mode.startswith("import:") else uuid
+        for pk, mode, uuid in s.execute(select(Session.id, Session.mode, Session.uuid))
+    }
 
 
 def judgement_records(db: StudyDB, version: str) -> list[JudgementRecord]:
@@ -80,12 +105,28 @@ def judgement_records(db: StudyDB, version: str) -> list[JudgementRecord]:
     with db.read() as s:
         names = _session_names(s)
         rows = s.execute(
-            select(Judgement, Rater.name).join(Rater, Rater.id == Judgement.rater_pk)
-            .where(Rater.is_operator.is_(False), Judgement.context == "live", Judgement.rubric_version == version,
-                   is_current(Judgement))
-            .order_by(Judgement.id)).all()
-        return [JudgementRecord(j.item_pk, name, json.loads(j.answers), j.reason, j.created_at, j.time_ms,
-                                names.get(j.session_pk) if j.session_pk else None) for j, name in rows]
+            select(Judgement, Rater.name)
+            .join(Rater, Rater.id == Judgement.rater_pk)
+            .where(
+                Rater.is_operator.is_(False),
+                Judgement.context == "live",
+                Judgement.rubric_version == version,
+                is_current(Judgement),
+            )
+            .order_by(Judgement.id)
+        ).all()
+        return [
+            JudgementRecord(
+                j.item_pk,
+                name,
+                json.loads(j.answers),
+                j.reason,
+                j.created_at,
+                j.time_ms,
+                names.get(j.session_pk) if j.session_pk else None,
+            )
+            for j, name in rows
+        ]
 
 
 def vote_records(db: StudyDB) -> list[VoteRecord]:
@@ -93,13 +134,31 @@ def vote_records(db: StudyDB) -> list[VoteRecord]:
     with db.read() as s:
         pair_ids = dict(s.execute(select(Pair.id, Pair.pair_id)).all())
         rows = s.execute(
-            select(PairVote, Rater.name, Rater.is_operator).outerjoin(Rater, Rater.id == PairVote.rater_pk)
-            .where(is_current(PairVote)).order_by(PairVote.id)).all()
-        return [VoteRecord(pair_ids[v.pair_pk], v.item_left, v.item_right, v.judge or name, bool(v.judge), v.choice,
-                           v.created_at, v.time_ms) for v, name, is_op in rows if not is_op]
+            select(PairVote, Rater.name, Rater.is_operator)
+            .outerjoin(Rater, Rater.id == PairVote.rater_pk)
+            .where(is_current(PairVote))
+            .order_by(PairVote.id)
+        ).all()
+        return [
+            VoteRecord(
+                pair_ids[v.pair_pk],
+                v.item_left,
+                v.item_right,
+                v.judge or name,
+                bool(v.judge),
+                v.choice,
+                v.created_at,
+                v.time_ms,
+            )
+            for v, name, is_op in rows
+            if not is_op
+        ]
 
 
 def pair_records(db: StudyDB) -> list[tuple[str, int, int]]:
     """(pair_id, item_a, item_b) of every pair the study holds, voted on or not."""
     with db.read() as s:
-        return [tuple(r) for r in s.execute(select(Pair.pair_id, Pair.item_a, Pair.item_b).order_by(Pair.id))]
+        return [
+            tuple(r)
+            for r in s.execute(select(Pair.pair_id, Pair.item_a, Pair.item_b).order_by(Pair.id))
+        ]

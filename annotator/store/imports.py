@@ -43,8 +43,13 @@ DUPLICATE = {
 }
 
 
-def import_items(s: OrmSession, specs: Sequence[ItemSpec], media_rows: Sequence[tuple], *,
-                 anchors: tuple | None = None) -> int:
+def import_items(
+    s: OrmSession,
+    specs: Sequence[ItemSpec],
+    media_rows: Sequence[tuple],
+    *,
+    anchors: tuple | None = None,
+) -> int:
     """Store items; with `anchors=(set_name, references, rationales)` they become anchors."""
     lock_imports(s)
     pks = add_items(s, specs, media_rows, is_anchor=anchors is not None)
@@ -52,13 +57,23 @@ def import_items(s: OrmSession, specs: Sequence[ItemSpec], media_rows: Sequence[
         from .adjudication import new_version
 
         name, refs, rats = anchors
-        new = [(pks[spec.item_id], ref, rat) for spec, ref, rat in zip(specs, refs, rats, strict=True)
-               if s.get(Anchor, pks[spec.item_id]) is None]
+        new = [
+            (pks[spec.item_id], ref, rat)
+            for spec, ref, rat in zip(specs, refs, rats, strict=True)
+            if s.get(Anchor, pks[spec.item_id]) is None
+        ]
         if new:  # a set that changes is a new version of it
             version = new_version(s, name, f"imported {len(new)} anchors")
             for pk, ref, rat in new:
-                s.add(Anchor(item_pk=pk, anchor_set=name, reference=json.dumps(ref), rationale=json.dumps(rat),
-                             set_version=version))
+                s.add(
+                    Anchor(
+                        item_pk=pk,
+                        anchor_set=name,
+                        reference=json.dumps(ref),
+                        rationale=json.dumps(rat),
+                        set_version=version,
+                    )
+                )
     return len(pks)
 
 
@@ -71,7 +86,7 @@ def referenced_media(s: OrmSession, shas: Sequence[str]) -> set[str]:
     """Which of these media files a committed row uses (ask inside the write lock)."""
     out: set[str] = set()
     for i in range(0, len(shas), 500):
-        out |= set(s.scalars(select(Media.sha256).where(Media.sha256.in_(list(shas[i:i + 500])))))
+        out |= set(s.scalars(select(Media.sha256).where(Media.sha256.in_(list(shas[i : i + 500])))))
     return out
 
 
@@ -94,9 +109,17 @@ def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
                 sessions[key] = row.id
             sess = sessions[key]
         j = Judgement(
-            rater_pk=r.id, item_pk=pks[g.item_id], rubric_version=version, session_pk=sess, context="live",
-            answers=json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in g.answers.items()}, sort_keys=True),
-            reason=g.reason, source="import",
+            rater_pk=r.id,
+            item_pk=pks[g.item_id],
+            rubric_version=version,
+            session_pk=sess,
+            context="live",
+            answers=json.dumps(
+                {k: list(v) if isinstance(v, tuple) else v for k, v in g.answers.items()},
+                sort_keys=True,
+            ),
+            reason=g.reason,
+            source="import",
         )
         if g.created_at:
             j.created_at = g.created_at
@@ -104,7 +127,9 @@ def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
     return len(groups)
 
 
-def import_judge(s: OrmSession, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None) -> int:
+def import_judge(
+    s: OrmSession, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None
+) -> int:
     """rows: ingest.tables.JudgeRow. One JudgeRun per judge name."""
     lock_imports(s)
     pks = item_pks(s, [r.item_id for r in rows])
@@ -117,8 +142,16 @@ def import_judge(s: OrmSession, rows: Sequence[Any], *, kind: str, source: str, 
             s.flush()
             runs[r.judge] = run
         value = list(r.value) if isinstance(r.value, tuple) else r.value
-        s.add(JudgeScore(run_pk=run.id, judge=r.judge, item_pk=pks[r.item_id], metric=r.metric,
-                         value=json.dumps(value), reason=r.reason))
+        s.add(
+            JudgeScore(
+                run_pk=run.id,
+                judge=r.judge,
+                item_pk=pks[r.item_id],
+                metric=r.metric,
+                value=json.dumps(value),
+                reason=r.reason,
+            )
+        )
     return len(rows)
 
 
@@ -138,7 +171,9 @@ def import_pair_votes(s: OrmSession, rows: Sequence[Any], *, judges: bool, sourc
     pks = item_pks(s, [r.item_left for r in rows] + [r.item_right for r in rows])
     case_of = dict(
         s.execute(
-            select(Item.id, Case.case_id).join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id)
+            select(Item.id, Case.case_id)
+            .join(Cell, Item.cell_pk == Cell.id)
+            .join(Case, Cell.case_pk == Case.id)
             .where(Item.id.in_(list(pks.values())))
         ).all()
     )
@@ -146,10 +181,16 @@ def import_pair_votes(s: OrmSession, rows: Sequence[Any], *, judges: bool, sourc
     for r in rows:
         left, right = pks[r.item_left], pks[r.item_right]
         if case_of[left] != case_of[right]:
-            raise InputError(f"pair '{r.pair_id}' joins items of different cases; a pair holds the case fixed",
-                             source=source, line=r.line, field="item_right")
+            raise InputError(
+                f"pair '{r.pair_id}' joins items of different cases; a pair holds the case fixed",
+                source=source,
+                line=r.line,
+                field="item_right",
+            )
         pair = ensure_pair(s, r.pair_id, left, right)
-        vote = PairVote(pair_pk=pair.id, item_left=left, item_right=right, choice=r.choice, source="import")
+        vote = PairVote(
+            pair_pk=pair.id, item_left=left, item_right=right, choice=r.choice, source="import"
+        )
         if judges:
             vote.judge = r.rater
         else:

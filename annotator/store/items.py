@@ -33,8 +33,10 @@ def free_display_code(s: Session) -> str:
 
     while True:
         code = new_display_code(set())
-        if s.scalar(select(Item.id).where(Item.display_code == code)) is None and \
-                s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code)) is None:
+        if (
+            s.scalar(select(Item.id).where(Item.display_code == code)) is None
+            and s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code)) is None
+        ):
             return code
 
 
@@ -48,7 +50,9 @@ def existing_items(db: StudyDB, item_ids: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     with db.read() as s:
         for i in range(0, len(ids), 500):
-            rows = s.execute(select(Item.item_id, Item.content_sha256).where(Item.item_id.in_(ids[i : i + 500])))
+            rows = s.execute(
+                select(Item.item_id, Item.content_sha256).where(Item.item_id.in_(ids[i : i + 500]))
+            )
             out.update({a: b for a, b in rows})
     return out
 
@@ -69,9 +73,14 @@ def add_items(
     shas = [m[0] for m in media]
     known_media: set[str] = set()
     for i in range(0, len(shas), 500):
-        known_media |= set(s.scalars(select(Media.sha256).where(Media.sha256.in_(shas[i:i + 500]))))
-    new_media = [dict(sha256=sha, original_sha256=orig, width=w, height=h, n_bytes=n)
-                 for sha, orig, w, h, n in media if sha not in known_media]
+        known_media |= set(
+            s.scalars(select(Media.sha256).where(Media.sha256.in_(shas[i : i + 500])))
+        )
+    new_media = [
+        dict(sha256=sha, original_sha256=orig, width=w, height=h, n_bytes=n)
+        for sha, orig, w, h, n in media
+        if sha not in known_media
+    ]
     if new_media:
         s.execute(insert(Media), new_media)
     cases = {c.case_id: c.id for c in s.scalars(select(Case))}
@@ -80,7 +89,12 @@ def add_items(
     existing: dict[str, Item] = {}
     ids = [sp.item_id for sp in specs]
     for i in range(0, len(ids), 500):
-        existing.update({it.item_id: it for it in s.scalars(select(Item).where(Item.item_id.in_(ids[i:i + 500])))})
+        existing.update(
+            {
+                it.item_id: it
+                for it in s.scalars(select(Item).where(Item.item_id.in_(ids[i : i + 500])))
+            }
+        )
     out: dict[str, int] = {}
     fresh: list[tuple[ItemSpec, str]] = []
     for sp in specs:
@@ -90,42 +104,88 @@ def add_items(
             if it.content_sha256 != sha:
                 raise InputError(
                     f"item_id '{sp.item_id}' is already in the study with other content; give it a new item_id",
-                    source=sp.source, field="item_id",
+                    source=sp.source,
+                    field="item_id",
                 )
             if it.is_anchor != is_anchor:
-                was, now = ("an anchor", "a live item") if it.is_anchor else ("a live item", "an anchor")
+                was, now = (
+                    ("an anchor", "a live item") if it.is_anchor else ("a live item", "an anchor")
+                )
                 raise InputError(
                     f"item_id '{sp.item_id}' is already in the study as {was}; an item cannot also be {now} "
                     "(raters' live answers and anchor answers would mix): give the copy its own item_id",
-                    source=sp.source, field="item_id",
+                    source=sp.source,
+                    field="item_id",
                 )
             out[sp.item_id] = it.id
         else:
             fresh.append((sp, sha))
     for sp, _ in fresh:
         if sp.case_id not in cases:
-            cases[sp.case_id] = s.scalar(insert(Case).returning(Case.id), [{"case_id": sp.case_id,
-                                                                          "task_type": sp.task_type}])
+            cases[sp.case_id] = s.scalar(
+                insert(Case).returning(Case.id),
+                [{"case_id": sp.case_id, "task_type": sp.task_type}],
+            )
         psha = hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest()
         key = (cases[sp.case_id], psha, sp.criteria)
         if key not in cells:
-            cells[key] = s.scalar(insert(Cell).returning(Cell.id), [{"case_pk": key[0], "prompt_sha256": psha,
-                                                                    "prompt": sp.prompt, "criteria": sp.criteria}])
+            cells[key] = s.scalar(
+                insert(Cell).returning(Cell.id),
+                [
+                    {
+                        "case_pk": key[0],
+                        "prompt_sha256": psha,
+                        "prompt": sp.prompt,
+                        "criteria": sp.criteria,
+                    }
+                ],
+            )
     if not fresh:
         return out
-    item_rows = [dict(
-        item_id=sp.item_id, generator=sp.generator, display_code=new_display_code(taken), slice=sp.slice,
-        seed=sp.seed, text=sp.text, is_anchor=is_anchor, content_sha256=sha, source=sp.source,
-        cell_pk=cells[(cases[sp.case_id], hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest(), sp.criteria)],
-    ) for sp, sha in fresh]
-    pks = s.execute(insert(Item).returning(Item.id, sort_by_parameter_order=True), item_rows).scalars().all()
+    item_rows = [
+        dict(
+            item_id=sp.item_id,
+            generator=sp.generator,
+            display_code=new_display_code(taken),
+            slice=sp.slice,
+            seed=sp.seed,
+            text=sp.text,
+            is_anchor=is_anchor,
+            content_sha256=sha,
+            source=sp.source,
+            cell_pk=cells[
+                (
+                    cases[sp.case_id],
+                    hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest(),
+                    sp.criteria,
+                )
+            ],
+        )
+        for sp, sha in fresh
+    ]
+    pks = (
+        s.execute(insert(Item).returning(Item.id, sort_by_parameter_order=True), item_rows)
+        .scalars()
+        .all()
+    )
     media_rows = []
     for (sp, _), pk in zip(fresh, pks, strict=True):
         out[sp.item_id] = pk
-        for role, shas_ in (("output", sp.outputs), ("input", sp.inputs), ("mask", (sp.mask,) if sp.mask else ())):
+        for role, shas_ in (
+            ("output", sp.outputs),
+            ("input", sp.inputs),
+            ("mask", (sp.mask,) if sp.mask else ()),
+        ):
             for n, m in enumerate(shas_):
-                media_rows.append(dict(item_pk=pk, role=role, ordinal=n, media_sha256=m,
-                                       source_name=sp.source_names.get(m)))
+                media_rows.append(
+                    dict(
+                        item_pk=pk,
+                        role=role,
+                        ordinal=n,
+                        media_sha256=m,
+                        source_name=sp.source_names.get(m),
+                    )
+                )
     if media_rows:
         s.execute(insert(ItemMedia), media_rows)
     return out
@@ -135,7 +195,13 @@ def item_pks(s: Session, item_ids: Iterable[str]) -> dict[str, int]:
     ids = list(set(item_ids))
     out: dict[str, int] = {}
     for i in range(0, len(ids), 500):
-        out.update(dict(s.execute(select(Item.item_id, Item.id).where(Item.item_id.in_(ids[i : i + 500]))).all()))
+        out.update(
+            dict(
+                s.execute(
+                    select(Item.item_id, Item.id).where(Item.item_id.in_(ids[i : i + 500]))
+                ).all()
+            )
+        )
     return out
 
 
@@ -143,17 +209,26 @@ def item_view(s: Session, item_pk: int, display_code: str | None = None) -> Item
     """What a rater sees of an item. Names exactly the columns a rater may read (on a team server
     the rater's database role has no right to item_id, generator or source: see store/roles.py)."""
     code, text, prompt, criteria = s.execute(
-        select(Item.display_code, Item.text, Cell.prompt, Cell.criteria).join(Cell, Cell.id == Item.cell_pk)
-        .where(Item.id == item_pk)).one()
+        select(Item.display_code, Item.text, Cell.prompt, Cell.criteria)
+        .join(Cell, Cell.id == Item.cell_pk)
+        .where(Item.id == item_pk)
+    ).one()
     media = s.execute(
-        select(ItemMedia.role, ItemMedia.media_sha256).where(ItemMedia.item_pk == item_pk).order_by(ItemMedia.role, ItemMedia.ordinal)
+        select(ItemMedia.role, ItemMedia.media_sha256)
+        .where(ItemMedia.item_pk == item_pk)
+        .order_by(ItemMedia.role, ItemMedia.ordinal)
     ).all()
     outputs = tuple(m for r, m in media if r == "output")
     inputs = tuple(m for r, m in media if r == "input")
     mask = next((m for r, m in media if r == "mask"), None)
     return ItemView(
-        display_code=display_code or code, prompt=prompt, criteria=criteria or "",
-        outputs=outputs, inputs=inputs, mask=mask, text=text,
+        display_code=display_code or code,
+        prompt=prompt,
+        criteria=criteria or "",
+        outputs=outputs,
+        inputs=inputs,
+        mask=mask,
+        text=text,
     )
 
 
@@ -171,12 +246,21 @@ def views_by_item_id(db: StudyDB, item_ids: Iterable[str]) -> dict[str, ItemView
 def live_items(s: Session) -> list[tuple[int, str]]:
     """(item pk, case key) of every live (non-anchor) item; the key groups an item with its case
     (the case's pk: a rater's role may not read case ids, which can name generators)."""
-    return [(pk, f"case-{case_pk}") for pk, case_pk in s.execute(
-        select(Item.id, Cell.case_pk).join(Cell, Item.cell_pk == Cell.id)
-        .where(Item.is_anchor.is_(False)).order_by(Item.id)).all()]
+    return [
+        (pk, f"case-{case_pk}")
+        for pk, case_pk in s.execute(
+            select(Item.id, Cell.case_pk)
+            .join(Cell, Item.cell_pk == Cell.id)
+            .where(Item.is_anchor.is_(False))
+            .order_by(Item.id)
+        ).all()
+    ]
 
 
 def item_index(db: StudyDB) -> dict[int, tuple[str, str]]:
     """pk -> (item_id, generator), for simulations and reports (never for raters)."""
     with db.read() as s:
-        return {pk: (iid, gen) for pk, iid, gen in s.execute(select(Item.id, Item.item_id, Item.generator))}
+        return {
+            pk: (iid, gen)
+            for pk, iid, gen in s.execute(select(Item.id, Item.item_id, Item.generator))
+        }

@@ -127,7 +127,9 @@ class QueueEntry(Base):
 
     __tablename__ = "queue"
     rater_pk: Mapped[int] = mapped_column(ForeignKey("raters.id"), primary_key=True)
-    rubric_version: Mapped[str] = mapped_column(ForeignKey("rubric_versions.version"), primary_key=True)
+    rubric_version: Mapped[str] = mapped_column(
+        ForeignKey("rubric_versions.version"), primary_key=True
+    )
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     item_pk: Mapped[int] = mapped_column(ForeignKey("items.id"))
     seed: Mapped[int] = mapped_column(Integer)
@@ -150,8 +152,14 @@ class AnchorShowing(Base):
     anchor_set_version: Mapped[int | None] = mapped_column(Integer)  # of the set it was drawn from
     __table_args__ = (
         # one anchor per rater and slot, even when two windows reach the slot at once
-        Index("uq_anchor_slot", "rater_pk", "before_position", unique=True,
-              sqlite_where=text("before_position >= 0"), postgresql_where=text("before_position >= 0")),
+        Index(
+            "uq_anchor_slot",
+            "rater_pk",
+            "before_position",
+            unique=True,
+            sqlite_where=text("before_position >= 0"),
+            postgresql_where=text("before_position >= 0"),
+        ),
     )
 
 
@@ -179,15 +187,27 @@ class Judgement(Base):
             "item_pk",
             "rubric_version",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND context = 'live'"), postgresql_where=text("supersedes IS NULL AND context = 'live'"),
+            sqlite_where=text("supersedes IS NULL AND context = 'live'"),
+            postgresql_where=text("supersedes IS NULL AND context = 'live'"),
         ),
         # a seeded anchor showing and a calibration anchor take one first answer each, too
-        Index("uq_judgement_showing", "showing_pk", unique=True,
-              sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND showing_pk IS NOT NULL")),
+        Index(
+            "uq_judgement_showing",
+            "showing_pk",
+            unique=True,
+            sqlite_where=text("supersedes IS NULL AND showing_pk IS NOT NULL"),
+            postgresql_where=text("supersedes IS NULL AND showing_pk IS NOT NULL"),
+        ),
         # "is this anchor showing answered yet?" on every next item
         Index("ix_judgements_showing_pk", "showing_pk"),
-        Index("uq_judgement_calibration", "session_pk", "item_pk", unique=True,
-              sqlite_where=text("supersedes IS NULL AND context = 'calibration'"), postgresql_where=text("supersedes IS NULL AND context = 'calibration'")),
+        Index(
+            "uq_judgement_calibration",
+            "session_pk",
+            "item_pk",
+            unique=True,
+            sqlite_where=text("supersedes IS NULL AND context = 'calibration'"),
+            postgresql_where=text("supersedes IS NULL AND context = 'calibration'"),
+        ),
     )
 
 
@@ -237,5 +257,9 @@ class Anchor(Base):
     anchor_set: Mapped[str] = mapped_column(String, index=True)
     reference: Mapped[str] = mapped_column(Text)  # JSON {metric: value}
     rationale: Mapped[str] = mapped_column(Text)  # JSON {metric: text}
-    set_version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")  # the version it joined in
-    promoted_from: Mapped[int | None] = mapped_column(ForeignKey("items.id"))  # the live item it copies
+    set_version: Mapped[int] = mapped_column(
+        Integer, default=1, server_default="1"
+    )  # the version it joined in
+    promoted_from: Mapped[int | None] = mapped_column(
+        ForeignKey("items.id")
+    )  # the live item it copies

@@ -57,14 +57,16 @@ class PairVote(Base):
             "rater_pk",
             "pair_pk",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
+            sqlite_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
+            postgresql_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
         ),
         Index(
             "uq_pair_vote_judge",
             "judge",
             "pair_pk",
             unique=True,
-            sqlite_where=text("supersedes IS NULL AND judge IS NOT NULL"), postgresql_where=text("supersedes IS NULL AND judge IS NOT NULL"),
+            sqlite_where=text("supersedes IS NULL AND judge IS NOT NULL"),
+            postgresql_where=text("supersedes IS NULL AND judge IS NOT NULL"),
         ),
     )
 

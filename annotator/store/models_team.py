@@ -54,7 +54,10 @@ class RaterCode(Base):
     kind: Mapped[str] = mapped_column(String)  # item | pair | case
     target_pk: Mapped[int] = mapped_column(Integer)  # items.id, pairs.id or cases.id
     code: Mapped[str] = mapped_column(String)
-    __table_args__ = (UniqueConstraint("rater_pk", "kind", "target_pk"), UniqueConstraint("rater_pk", "kind", "code"))
+    __table_args__ = (
+        UniqueConstraint("rater_pk", "kind", "target_pk"),
+        UniqueConstraint("rater_pk", "kind", "code"),
+    )
 
 
 class PackageManifest(Base):
@@ -121,8 +124,14 @@ class Adjudication(Base):
     supersedes: Mapped[int | None] = mapped_column(ForeignKey("adjudications.id"), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     __table_args__ = (
-        Index("uq_adjudication_first", "item_pk", "metric", unique=True,
-              sqlite_where=text("supersedes IS NULL"), postgresql_where=text("supersedes IS NULL")),
+        Index(
+            "uq_adjudication_first",
+            "item_pk",
+            "metric",
+            unique=True,
+            sqlite_where=text("supersedes IS NULL"),
+            postgresql_where=text("supersedes IS NULL"),
+        ),
     )
 
 

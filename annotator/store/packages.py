@@ -55,15 +55,32 @@ from .people import rater_pk
 
 FORMAT_VERSION = 1
 # settings a rater's app needs; everything else (release gates, the study's judges...) stays home
-PACKAGE_SETTINGS = ("name", "study_id", "anchor_every", "qualification", "pair_question", "pair_raters_per_pair")
+PACKAGE_SETTINGS = (
+    "name",
+    "study_id",
+    "anchor_every",
+    "qualification",
+    "pair_question",
+    "pair_raters_per_pair",
+)
 
 
 def codes_for(s: OrmSession, rpk: int, kind: str, targets: list[int]) -> dict[int, str]:
     """This rater's code of each target, minted once and kept (a re-export uses the same codes)."""
-    have = {t: c for t, c in s.execute(select(RaterCode.target_pk, RaterCode.code)
-                                        .where(RaterCode.rater_pk == rpk, RaterCode.kind == kind))}
+    have = {
+        t: c
+        for t, c in s.execute(
+            select(RaterCode.target_pk, RaterCode.code).where(
+                RaterCode.rater_pk == rpk, RaterCode.kind == kind
+            )
+        )
+    }
     taken = set(have.values())
-    new = [dict(rater_pk=rpk, kind=kind, target_pk=t, code=new_display_code(taken)) for t in targets if t not in have]
+    new = [
+        dict(rater_pk=rpk, kind=kind, target_pk=t, code=new_display_code(taken))
+        for t in targets
+        if t not in have
+    ]
     if new:
         s.execute(insert(RaterCode), new)
         have.update({r["target_pk"]: r["code"] for r in new})
@@ -94,9 +111,14 @@ class PackageContent:
     calibrations: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        return {"items": sum(not i["is_anchor"] for i in self.items), "anchors": len(self.anchors),
-                "pairs": len(self.pairs), "media": len(self.media), "judgements": len(self.judgements),
-                "pair_votes": len(self.votes)}
+        return {
+            "items": sum(not i["is_anchor"] for i in self.items),
+            "anchors": len(self.anchors),
+            "pairs": len(self.pairs),
+            "media": len(self.media),
+            "judgements": len(self.judgements),
+            "pair_votes": len(self.votes),
+        }
 
 
 def _cols(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -109,78 +131,244 @@ def read_content(db: StudyDB, rater: str) -> PackageContent:
         rpk = rater_pk(s, rater)
         r = s.get(Rater, rpk)
         if r.is_operator:
-            raise InputError(f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
-                             field="--rater")
+            raise InputError(
+                f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
+                field="--rater",
+            )
         rv = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).one()
-        settings = {k: v for k, v in s.execute(select(Setting.key, Setting.value)) if k in PACKAGE_SETTINGS}
+        settings = {
+            k: v for k, v in s.execute(select(Setting.key, Setting.value)) if k in PACKAGE_SETTINGS
+        }
         mine = assigned_items(s, rpk)
-        live = mine if mine is not None else list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False))))
+        live = (
+            mine
+            if mine is not None
+            else list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False))))
+        )
         anchor_pks = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
         item_pks = sorted(set(live) | set(anchor_pks))
         item_code = codes_for(s, rpk, "item", item_pks)
-        items = {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(item_pks)))} if item_pks else {}
-        cells = {c.id: c for c in s.scalars(select(Cell).where(Cell.id.in_({it.cell_pk for it in items.values()})))}
+        items = (
+            {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(item_pks)))}
+            if item_pks
+            else {}
+        )
+        cells = {
+            c.id: c
+            for c in s.scalars(
+                select(Cell).where(Cell.id.in_({it.cell_pk for it in items.values()}))
+            )
+        }
         case_code = codes_for(s, rpk, "case", sorted({c.case_pk for c in cells.values()}))
         out = PackageContent(
-            rater=dict(name=r.name, is_operator=False, expertise=r.expertise, seed=r.seed, created_at=r.created_at),
-            rubric=dict(version=rv.version, rubric_id=rv.rubric_id, canonical=rv.canonical, is_active=True),
-            settings=settings, cases=case_code)
-        out.cells = [dict(id=c.id, case_pk=c.case_pk, prompt_sha256=c.prompt_sha256, prompt=c.prompt,
-                          criteria=c.criteria) for c in cells.values()]
+            rater=dict(
+                name=r.name,
+                is_operator=False,
+                expertise=r.expertise,
+                seed=r.seed,
+                created_at=r.created_at,
+            ),
+            rubric=dict(
+                version=rv.version, rubric_id=rv.rubric_id, canonical=rv.canonical, is_active=True
+            ),
+            settings=settings,
+            cases=case_code,
+        )
+        out.cells = [
+            dict(
+                id=c.id,
+                case_pk=c.case_pk,
+                prompt_sha256=c.prompt_sha256,
+                prompt=c.prompt,
+                criteria=c.criteria,
+            )
+            for c in cells.values()
+        ]
         for pk in item_pks:
             it = items[pk]
             code = item_code[pk]
-            out.items.append(dict(id=pk, item_id=code, cell_pk=it.cell_pk, generator="", display_code=code,
-                                  slice=None, seed=None, text=it.text, is_anchor=it.is_anchor,
-                                  content_sha256=hashlib.sha256(code.encode()).hexdigest(), source=None,
-                                  created_at=it.created_at))
+            out.items.append(
+                dict(
+                    id=pk,
+                    item_id=code,
+                    cell_pk=it.cell_pk,
+                    generator="",
+                    display_code=code,
+                    slice=None,
+                    seed=None,
+                    text=it.text,
+                    is_anchor=it.is_anchor,
+                    content_sha256=hashlib.sha256(code.encode()).hexdigest(),
+                    source=None,
+                    created_at=it.created_at,
+                )
+            )
         shas: set[str] = set()
-        for m in s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks))) if item_pks else ():
-            out.item_media.append(dict(item_pk=m.item_pk, role=m.role, ordinal=m.ordinal,
-                                       media_sha256=m.media_sha256, source_name=None))
+        for m in (
+            s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks))) if item_pks else ()
+        ):
+            out.item_media.append(
+                dict(
+                    item_pk=m.item_pk,
+                    role=m.role,
+                    ordinal=m.ordinal,
+                    media_sha256=m.media_sha256,
+                    source_name=None,
+                )
+            )
             shas.add(m.media_sha256)
-        out.media = [dict(sha256=m.sha256, original_sha256=m.sha256, width=m.width, height=m.height,
-                          n_bytes=m.n_bytes, created_at=m.created_at)
-                     for m in s.scalars(select(Media).where(Media.sha256.in_(shas)))] if shas else []
-        out.anchors = [dict(item_pk=a.item_pk, anchor_set=a.anchor_set, reference=a.reference, rationale=a.rationale,
-                            set_version=a.set_version) for a in s.scalars(select(Anchor))]
-        out.set_versions = [dict(anchor_set=v.anchor_set, version=v.version, note="", created_at=v.created_at)
-                            for v in s.scalars(select(AnchorSetVersion))]
-        out.queue = [_cols(q, ("position", "item_pk", "seed", "rubric_version"))
-                     for q in s.scalars(select(QueueEntry).where(QueueEntry.rater_pk == rpk))]
+        out.media = (
+            [
+                dict(
+                    sha256=m.sha256,
+                    original_sha256=m.sha256,
+                    width=m.width,
+                    height=m.height,
+                    n_bytes=m.n_bytes,
+                    created_at=m.created_at,
+                )
+                for m in s.scalars(select(Media).where(Media.sha256.in_(shas)))
+            ]
+            if shas
+            else []
+        )
+        out.anchors = [
+            dict(
+                item_pk=a.item_pk,
+                anchor_set=a.anchor_set,
+                reference=a.reference,
+                rationale=a.rationale,
+                set_version=a.set_version,
+            )
+            for a in s.scalars(select(Anchor))
+        ]
+        out.set_versions = [
+            dict(anchor_set=v.anchor_set, version=v.version, note="", created_at=v.created_at)
+            for v in s.scalars(select(AnchorSetVersion))
+        ]
+        out.queue = [
+            _cols(q, ("position", "item_pk", "seed", "rubric_version"))
+            for q in s.scalars(select(QueueEntry).where(QueueEntry.rater_pk == rpk))
+        ]
         pair_pks = assigned_pairs(s, rpk)
         if pair_pks is None:
-            pair_pks = list(s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk)))
-        pairs = [p for p in s.scalars(select(Pair).where(Pair.id.in_(pair_pks)))] if pair_pks else []
+            pair_pks = list(
+                s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk))
+            )
+        pairs = (
+            [p for p in s.scalars(select(Pair).where(Pair.id.in_(pair_pks)))] if pair_pks else []
+        )
         pairs = [p for p in pairs if p.item_a in items and p.item_b in items]
         pair_code = codes_for(s, rpk, "pair", [p.id for p in pairs])
-        out.pairs = [dict(id=p.id, pair_id=pair_code[p.id], item_a=p.item_a, item_b=p.item_b) for p in pairs]
+        out.pairs = [
+            dict(id=p.id, pair_id=pair_code[p.id], item_a=p.item_a, item_b=p.item_b) for p in pairs
+        ]
         kept_pairs = {p.id for p in pairs}
-        out.pair_queue = [_cols(q, ("position", "pair_pk", "left_item", "seed"))
-                          for q in s.scalars(select(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk))
-                          if q.pair_pk in kept_pairs]
-        out.sessions = [_cols(x, ("id", "uuid", "mode", "started_at"))
-                        for x in s.scalars(select(Session).where(Session.rater_pk == rpk))]
-        out.showings = [_cols(x, ("id", "uuid", "session_pk", "item_pk", "before_position", "seed", "display_code",
-                                  "created_at", "anchor_set_version"))
-                        for x in s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk))]
-        out.judgements = [_cols(x, ("id", "uuid", "item_pk", "rubric_version", "session_pk", "context", "showing_pk",
-                                    "queue_position", "answers", "reason", "time_ms", "source", "supersedes",
-                                    "created_at"))
-                          for x in s.scalars(select(Judgement).where(Judgement.rater_pk == rpk).order_by(Judgement.id))
-                          if x.item_pk in items]
-        out.votes = [_cols(x, ("id", "uuid", "pair_pk", "item_left", "item_right", "choice", "side_seed", "session_pk",
-                               "queue_position", "reason", "time_ms", "source", "supersedes", "created_at"))
-                     for x in s.scalars(select(PairVote).where(PairVote.rater_pk == rpk).order_by(PairVote.id))
-                     if x.pair_pk in kept_pairs]
-        out.calibrations = [_cols(x, ("id", "uuid", "session_pk", "anchor_set", "anchor_set_version",
-                                      "rubric_version", "result", "qualified", "created_at"))
-                            for x in s.scalars(select(Calibration).where(Calibration.rater_pk == rpk))]
+        out.pair_queue = [
+            _cols(q, ("position", "pair_pk", "left_item", "seed"))
+            for q in s.scalars(select(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk))
+            if q.pair_pk in kept_pairs
+        ]
+        out.sessions = [
+            _cols(x, ("id", "uuid", "mode", "started_at"))
+            for x in s.scalars(select(Session).where(Session.rater_pk == rpk))
+        ]
+        out.showings = [
+            _cols(
+                x,
+                (
+                    "id",
+                    "uuid",
+                    "session_pk",
+                    "item_pk",
+                    "before_position",
+                    "seed",
+                    "display_code",
+                    "created_at",
+                    "anchor_set_version",
+                ),
+            )
+            for x in s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk))
+        ]
+        out.judgements = [
+            _cols(
+                x,
+                (
+                    "id",
+                    "uuid",
+                    "item_pk",
+                    "rubric_version",
+                    "session_pk",
+                    "context",
+                    "showing_pk",
+                    "queue_position",
+                    "answers",
+                    "reason",
+                    "time_ms",
+                    "source",
+                    "supersedes",
+                    "created_at",
+                ),
+            )
+            for x in s.scalars(
+                select(Judgement).where(Judgement.rater_pk == rpk).order_by(Judgement.id)
+            )
+            if x.item_pk in items
+        ]
+        out.votes = [
+            _cols(
+                x,
+                (
+                    "id",
+                    "uuid",
+                    "pair_pk",
+                    "item_left",
+                    "item_right",
+                    "choice",
+                    "side_seed",
+                    "session_pk",
+                    "queue_position",
+                    "reason",
+                    "time_ms",
+                    "source",
+                    "supersedes",
+                    "created_at",
+                ),
+            )
+            for x in s.scalars(
+                select(PairVote).where(PairVote.rater_pk == rpk).order_by(PairVote.id)
+            )
+            if x.pair_pk in kept_pairs
+        ]
+        out.calibrations = [
+            _cols(
+                x,
+                (
+                    "id",
+                    "uuid",
+                    "session_pk",
+                    "anchor_set",
+                    "anchor_set_version",
+                    "rubric_version",
+                    "result",
+                    "qualified",
+                    "created_at",
+                ),
+            )
+            for x in s.scalars(select(Calibration).where(Calibration.rater_pk == rpk))
+        ]
         return out
 
 
-def write_content(dest: StudyDB, content: PackageContent, *, study_id: str, package_id: str,
-                  read_media, created_at: datetime) -> None:  # noqa: ANN001 - read_media: sha -> bytes
+def write_content(
+    dest: StudyDB,
+    content: PackageContent,
+    *,
+    study_id: str,
+    package_id: str,
+    read_media,
+    created_at: datetime,
+) -> None:  # noqa: ANN001 - read_media: sha -> bytes
     """Fill a fresh package database (one transaction); media blobs are streamed one at a time."""
     with dest.write() as d:
         for key, text in content.settings.items():
@@ -188,17 +376,25 @@ def write_content(dest: StudyDB, content: PackageContent, *, study_id: str, pack
         settings.put(d, "role", "package")
         d.execute(insert(RubricVersion), [content.rubric])
         rpk = d.scalar(insert(Rater).returning(Rater.id), [content.rater])
-        d.execute(insert(Case), [dict(id=pk, case_id=code, task_type=None) for pk, code in content.cases.items()])
+        d.execute(
+            insert(Case),
+            [dict(id=pk, case_id=code, task_type=None) for pk, code in content.cases.items()],
+        )
         if content.cells:
             d.execute(insert(Cell), content.cells)
         if content.media:
             d.execute(insert(Media), content.media)
             for m in content.media:
-                d.execute(insert(MediaBlob), [dict(sha256=m["sha256"], data=read_media(m["sha256"]))])
+                d.execute(
+                    insert(MediaBlob), [dict(sha256=m["sha256"], data=read_media(m["sha256"]))]
+                )
         if content.items:
             d.execute(insert(Item), content.items)
-        for rows, model in ((content.item_media, ItemMedia), (content.anchors, Anchor),
-                            (content.set_versions, AnchorSetVersion)):
+        for rows, model in (
+            (content.item_media, ItemMedia),
+            (content.anchors, Anchor),
+            (content.set_versions, AnchorSetVersion),
+        ):
             if rows:
                 d.execute(insert(model), rows)
         if content.queue:
@@ -207,15 +403,28 @@ def write_content(dest: StudyDB, content: PackageContent, *, study_id: str, pack
             d.execute(insert(Pair), content.pairs)
         if content.pair_queue:
             d.execute(insert(PairQueueEntry), [dict(q, rater_pk=rpk) for q in content.pair_queue])
-        for rows, model in ((content.sessions, Session), (content.showings, AnchorShowing),
-                            (content.judgements, Judgement), (content.votes, PairVote),
-                            (content.calibrations, Calibration)):
+        for rows, model in (
+            (content.sessions, Session),
+            (content.showings, AnchorShowing),
+            (content.judgements, Judgement),
+            (content.votes, PairVote),
+            (content.calibrations, Calibration),
+        ):
             if rows:
                 d.execute(insert(model), [dict(r, rater_pk=rpk) for r in rows])
-        d.add(PackageManifest(id=package_id, format_version=FORMAT_VERSION, study_id=study_id,
-                              rubric_id=content.rubric["rubric_id"], rubric_version=content.rubric["version"],
-                              schema_revision=head_revision(), rater=content.rater["name"],
-                              counts=json.dumps(content.counts()), created_at=created_at))
+        d.add(
+            PackageManifest(
+                id=package_id,
+                format_version=FORMAT_VERSION,
+                study_id=study_id,
+                rubric_id=content.rubric["rubric_id"],
+                rubric_version=content.rubric["version"],
+                schema_revision=head_revision(),
+                rater=content.rater["name"],
+                counts=json.dumps(content.counts()),
+                created_at=created_at,
+            )
+        )
 
 
 def manifest(db: StudyDB) -> dict[str, Any] | None:
@@ -223,9 +432,17 @@ def manifest(db: StudyDB) -> dict[str, Any] | None:
         m = s.scalars(select(PackageManifest)).first()
         if m is None:
             return None
-        return dict(id=m.id, format_version=m.format_version, study_id=m.study_id, rubric_id=m.rubric_id,
-                    rubric_version=m.rubric_version, schema_revision=m.schema_revision, rater=m.rater,
-                    counts=json.loads(m.counts), created_at=m.created_at)
+        return dict(
+            id=m.id,
+            format_version=m.format_version,
+            study_id=m.study_id,
+            rubric_id=m.rubric_id,
+            rubric_version=m.rubric_version,
+            schema_revision=m.schema_revision,
+            rater=m.rater,
+            counts=json.loads(m.counts),
+            created_at=m.created_at,
+        )
 
 
 # ---- merge ---------------------------------------------------------------------------------
@@ -247,7 +464,9 @@ def read_rows(pkg: StudyDB) -> PackageRows:
     with pkg.read() as s:
         raters = list(s.scalars(select(Rater.name)))
         if len(raters) != 1:
-            raise InputError(f"a package holds one rater; this one holds {len(raters)}", field="raters")
+            raise InputError(
+                f"a package holds one rater; this one holds {len(raters)}", field="raters"
+            )
         code = dict(s.execute(select(Item.id, Item.item_id)).all())
         pair_code = dict(s.execute(select(Pair.id, Pair.pair_id)).all())
         sess = {x.id: x.uuid for x in s.scalars(select(Session))}
@@ -256,26 +475,72 @@ def read_rows(pkg: StudyDB) -> PackageRows:
         vot = {x.id: x.uuid for x in s.scalars(select(PairVote))}
         return PackageRows(
             rater=raters[0],
-            sessions=[dict(uuid=x.uuid, mode=x.mode, started_at=x.started_at) for x in s.scalars(select(Session))],
-            showings=[dict(uuid=x.uuid, session=sess[x.session_pk], item=code[x.item_pk],
-                           before_position=x.before_position, seed=x.seed, display_code=x.display_code,
-                           created_at=x.created_at, anchor_set_version=x.anchor_set_version)
-                      for x in s.scalars(select(AnchorShowing).order_by(AnchorShowing.id))],
-            judgements=[dict(uuid=x.uuid, item=code[x.item_pk], rubric_version=x.rubric_version,
-                             session=sess.get(x.session_pk), context=x.context, showing=show.get(x.showing_pk),
-                             queue_position=x.queue_position, answers=x.answers, reason=x.reason, time_ms=x.time_ms,
-                             source=x.source, supersedes=jud.get(x.supersedes), created_at=x.created_at)
-                        for x in s.scalars(select(Judgement).order_by(Judgement.id))],
-            votes=[dict(uuid=x.uuid, pair=pair_code[x.pair_pk], item_left=code[x.item_left],
-                        item_right=code[x.item_right], choice=x.choice, side_seed=x.side_seed,
-                        session=sess.get(x.session_pk), queue_position=x.queue_position, reason=x.reason,
-                        time_ms=x.time_ms, source=x.source, supersedes=vot.get(x.supersedes),
-                        created_at=x.created_at)
-                   for x in s.scalars(select(PairVote).order_by(PairVote.id))],
-            calibrations=[dict(uuid=x.uuid, session=sess[x.session_pk], anchor_set=x.anchor_set,
-                               anchor_set_version=x.anchor_set_version, rubric_version=x.rubric_version,
-                               result=x.result, qualified=x.qualified, created_at=x.created_at)
-                          for x in s.scalars(select(Calibration).order_by(Calibration.id))],
+            sessions=[
+                dict(uuid=x.uuid, mode=x.mode, started_at=x.started_at)
+                for x in s.scalars(select(Session))
+            ],
+            showings=[
+                dict(
+                    uuid=x.uuid,
+                    session=sess[x.session_pk],
+                    item=code[x.item_pk],
+                    before_position=x.before_position,
+                    seed=x.seed,
+                    display_code=x.display_code,
+                    created_at=x.created_at,
+                    anchor_set_version=x.anchor_set_version,
+                )
+                for x in s.scalars(select(AnchorShowing).order_by(AnchorShowing.id))
+            ],
+            judgements=[
+                dict(
+                    uuid=x.uuid,
+                    item=code[x.item_pk],
+                    rubric_version=x.rubric_version,
+                    session=sess.get(x.session_pk),
+                    context=x.context,
+                    showing=show.get(x.showing_pk),
+                    queue_position=x.queue_position,
+                    answers=x.answers,
+                    reason=x.reason,
+                    time_ms=x.time_ms,
+                    source=x.source,
+                    supersedes=jud.get(x.supersedes),
+                    created_at=x.created_at,
+                )
+                for x in s.scalars(select(Judgement).order_by(Judgement.id))
+            ],
+            votes=[
+                dict(
+                    uuid=x.uuid,
+                    pair=pair_code[x.pair_pk],
+                    item_left=code[x.item_left],
+                    item_right=code[x.item_right],
+                    choice=x.choice,
+                    side_seed=x.side_seed,
+                    session=sess.get(x.session_pk),
+                    queue_position=x.queue_position,
+                    reason=x.reason,
+                    time_ms=x.time_ms,
+                    source=x.source,
+                    supersedes=vot.get(x.supersedes),
+                    created_at=x.created_at,
+                )
+                for x in s.scalars(select(PairVote).order_by(PairVote.id))
+            ],
+            calibrations=[
+                dict(
+                    uuid=x.uuid,
+                    session=sess[x.session_pk],
+                    anchor_set=x.anchor_set,
+                    anchor_set_version=x.anchor_set_version,
+                    rubric_version=x.rubric_version,
+                    result=x.result,
+                    qualified=x.qualified,
+                    created_at=x.created_at,
+                )
+                for x in s.scalars(select(Calibration).order_by(Calibration.id))
+            ],
         )
 
 
@@ -289,14 +554,34 @@ class _Merger:
     def __init__(self, s: OrmSession, rows: PackageRows, package_sha: str, package_id: str) -> None:
         self.s, self.rows = s, rows
         self.rpk = rater_pk(s, rows.rater)
-        self.items = {c: t for c, t in s.execute(select(RaterCode.code, RaterCode.target_pk).where(
-            RaterCode.rater_pk == self.rpk, RaterCode.kind == "item"))}
-        self.pairs = {c: t for c, t in s.execute(select(RaterCode.code, RaterCode.target_pk).where(
-            RaterCode.rater_pk == self.rpk, RaterCode.kind == "pair"))}
-        self.merge = Merge(package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}")
+        self.items = {
+            c: t
+            for c, t in s.execute(
+                select(RaterCode.code, RaterCode.target_pk).where(
+                    RaterCode.rater_pk == self.rpk, RaterCode.kind == "item"
+                )
+            )
+        }
+        self.pairs = {
+            c: t
+            for c, t in s.execute(
+                select(RaterCode.code, RaterCode.target_pk).where(
+                    RaterCode.rater_pk == self.rpk, RaterCode.kind == "pair"
+                )
+            )
+        }
+        self.merge = Merge(
+            package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}"
+        )
         s.add(self.merge)
         s.flush()
-        self.added = {"sessions": 0, "anchor_showings": 0, "judgements": 0, "pair_votes": 0, "calibrations": 0}
+        self.added = {
+            "sessions": 0,
+            "anchor_showings": 0,
+            "judgements": 0,
+            "pair_votes": 0,
+            "calibrations": 0,
+        }
         self.skipped = 0
         self.conflicts: list[str] = []
 
@@ -307,20 +592,34 @@ class _Merger:
         for j in self.rows.judgements + self.rows.showings:
             pk = self.items.get(j["item"])
             if pk is None or (allowed is not None and pk not in allowed):
-                raise InputError(f"the package holds answers on an item '{j['item']}' that was not dealt to "
-                                 f"'{self.rows.rater}': it is not this rater's package, or it was altered",
-                                 field="items")
+                raise InputError(
+                    f"the package holds answers on an item '{j['item']}' that was not dealt to "
+                    f"'{self.rows.rater}': it is not this rater's package, or it was altered",
+                    field="items",
+                )
         for v in self.rows.votes:
             if v["pair"] not in self.pairs:
-                raise InputError(f"the package holds a vote on a pair '{v['pair']}' that was not dealt to "
-                                 f"'{self.rows.rater}'", field="pairs")
+                raise InputError(
+                    f"the package holds a vote on a pair '{v['pair']}' that was not dealt to "
+                    f"'{self.rows.rater}'",
+                    field="pairs",
+                )
 
     def _conflict(self, table: str, uid: str, reason: str, incoming: dict[str, Any]) -> None:
-        self.s.add(MergeConflict(merge_pk=self.merge.id, table_name=table, uuid=uid, reason=reason,
-                                 incoming=json.dumps(incoming, default=str, sort_keys=True)))
+        self.s.add(
+            MergeConflict(
+                merge_pk=self.merge.id,
+                table_name=table,
+                uuid=uid,
+                reason=reason,
+                incoming=json.dumps(incoming, default=str, sort_keys=True),
+            )
+        )
         self.conflicts.append(f"{table} {uid}: {reason}")
 
-    def _insert_many(self, table: str, model: Any, entries: list[tuple[dict, dict, dict]]) -> dict[str, int | None]:
+    def _insert_many(
+        self, table: str, model: Any, entries: list[tuple[dict, dict, dict]]
+    ) -> dict[str, int | None]:
         """(values, fields compared with a known row, the package row) -> uuid: study id, or None
         when it went to the conflicts. New rows go in with one bulk INSERT; only when a unique rule
         refuses it are they inserted one by one to find the clashing row."""
@@ -328,7 +627,12 @@ class _Merger:
         uids = [v["uuid"] for v, _, _ in entries]
         known: dict[str, Any] = {}
         for i in range(0, len(uids), 500):
-            known.update({r.uuid: r for r in self.s.scalars(select(model).where(model.uuid.in_(uids[i:i + 500])))})
+            known.update(
+                {
+                    r.uuid: r
+                    for r in self.s.scalars(select(model).where(model.uuid.in_(uids[i : i + 500])))
+                }
+            )
         fresh = []
         for values, compare, incoming in entries:
             old = known.get(values["uuid"])
@@ -338,14 +642,18 @@ class _Merger:
                 self.skipped += 1
                 out[values["uuid"]] = old.id
             else:
-                self._conflict(table, values["uuid"], "the study holds this id with other content", incoming)
+                self._conflict(
+                    table, values["uuid"], "the study holds this id with other content", incoming
+                )
                 out[values["uuid"]] = None
         if not fresh:
             return out
         try:
             with self.s.begin_nested():
-                got = self.s.execute(insert(model).returning(model.id, model.uuid, sort_by_parameter_order=True),
-                                     [v for v, _ in fresh]).all()
+                got = self.s.execute(
+                    insert(model).returning(model.id, model.uuid, sort_by_parameter_order=True),
+                    [v for v, _ in fresh],
+                ).all()
             out.update({uid: pk for pk, uid in got})
             self.added[table] += len(got)
             return out
@@ -357,12 +665,18 @@ class _Merger:
                     out[values["uuid"]] = self.s.scalar(insert(model).returning(model.id), [values])
                 self.added[table] += 1
             except IntegrityError as exc:
-                self._conflict(table, values["uuid"], f"its slot is taken in the study ({str(exc.orig)[:80]})",
-                               incoming)
+                self._conflict(
+                    table,
+                    values["uuid"],
+                    f"its slot is taken in the study ({str(exc.orig)[:80]})",
+                    incoming,
+                )
                 out[values["uuid"]] = None
         return out
 
-    def _chained(self, table: str, model: Any, rows: list[dict[str, Any]], build) -> dict[str, int | None]:  # noqa: ANN001
+    def _chained(
+        self, table: str, model: Any, rows: list[dict[str, Any]], build
+    ) -> dict[str, int | None]:  # noqa: ANN001
         """Rows that may correct earlier ones: inserted in generations, each once its target has an id."""
         ids: dict[str, int | None] = {}
         left = list(rows)
@@ -380,7 +694,9 @@ class _Merger:
             entries = []
             for x in ready:
                 if x["supersedes"] is not None and ids.get(x["supersedes"]) is None:
-                    self._conflict(table, x["uuid"], "it corrects an answer that is not in the study", x)
+                    self._conflict(
+                        table, x["uuid"], "it corrects an answer that is not in the study", x
+                    )
                     ids[x["uuid"]] = None
                     continue
                 entries.append(build(x, ids.get(x["supersedes"]) if x["supersedes"] else None))
@@ -389,48 +705,144 @@ class _Merger:
         return ids
 
     def run(self) -> None:
-        sess = self._insert_many("sessions", Session, [
-            (dict(uuid=x["uuid"], rater_pk=self.rpk, mode=x["mode"], started_at=x["started_at"]),
-             {"mode": x["mode"]}, x) for x in self.rows.sessions])
-        codes = set(self.s.scalars(select(AnchorShowing.display_code).where(
-            AnchorShowing.display_code.in_([x["display_code"] for x in self.rows.showings])))) if self.rows.showings \
+        sess = self._insert_many(
+            "sessions",
+            Session,
+            [
+                (
+                    dict(
+                        uuid=x["uuid"],
+                        rater_pk=self.rpk,
+                        mode=x["mode"],
+                        started_at=x["started_at"],
+                    ),
+                    {"mode": x["mode"]},
+                    x,
+                )
+                for x in self.rows.sessions
+            ],
+        )
+        codes = (
+            set(
+                self.s.scalars(
+                    select(AnchorShowing.display_code).where(
+                        AnchorShowing.display_code.in_(
+                            [x["display_code"] for x in self.rows.showings]
+                        )
+                    )
+                )
+            )
+            if self.rows.showings
             else set()
+        )
         mine = {x["uuid"] for x in self.rows.showings}
-        own = set(self.s.scalars(select(AnchorShowing.display_code).where(AnchorShowing.uuid.in_(mine)))) if mine \
+        own = (
+            set(
+                self.s.scalars(
+                    select(AnchorShowing.display_code).where(AnchorShowing.uuid.in_(mine))
+                )
+            )
+            if mine
             else set()
-        show = self._insert_many("anchor_showings", AnchorShowing, [
-            (dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], item_pk=self.items[x["item"]],
-                  before_position=x["before_position"], seed=x["seed"], created_at=x["created_at"],
-                  anchor_set_version=x.get("anchor_set_version"),
-                  display_code=free_display_code(self.s) if x["display_code"] in codes - own else x["display_code"]),
-             {"item_pk": self.items[x["item"]], "before_position": x["before_position"]}, x)
-            for x in self.rows.showings if sess.get(x["session"]) is not None])
+        )
+        show = self._insert_many(
+            "anchor_showings",
+            AnchorShowing,
+            [
+                (
+                    dict(
+                        uuid=x["uuid"],
+                        rater_pk=self.rpk,
+                        session_pk=sess[x["session"]],
+                        item_pk=self.items[x["item"]],
+                        before_position=x["before_position"],
+                        seed=x["seed"],
+                        created_at=x["created_at"],
+                        anchor_set_version=x.get("anchor_set_version"),
+                        display_code=free_display_code(self.s)
+                        if x["display_code"] in codes - own
+                        else x["display_code"],
+                    ),
+                    {"item_pk": self.items[x["item"]], "before_position": x["before_position"]},
+                    x,
+                )
+                for x in self.rows.showings
+                if sess.get(x["session"]) is not None
+            ],
+        )
 
         def judgement(x: dict[str, Any], sup: int | None) -> tuple[dict, dict, dict]:
-            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, item_pk=self.items[x["item"]],
-                        rubric_version=x["rubric_version"], session_pk=sess.get(x["session"]) if x["session"] else None,
-                        context=x["context"], showing_pk=show.get(x["showing"]) if x["showing"] else None,
-                        queue_position=x["queue_position"], answers=x["answers"], reason=x["reason"],
-                        time_ms=x["time_ms"], source=x["source"], supersedes=sup, created_at=x["created_at"])
-            return vals, {"item_pk": vals["item_pk"], "answers": x["answers"], "reason": x["reason"],
-                          "context": x["context"]}, x
+            vals = dict(
+                uuid=x["uuid"],
+                rater_pk=self.rpk,
+                item_pk=self.items[x["item"]],
+                rubric_version=x["rubric_version"],
+                session_pk=sess.get(x["session"]) if x["session"] else None,
+                context=x["context"],
+                showing_pk=show.get(x["showing"]) if x["showing"] else None,
+                queue_position=x["queue_position"],
+                answers=x["answers"],
+                reason=x["reason"],
+                time_ms=x["time_ms"],
+                source=x["source"],
+                supersedes=sup,
+                created_at=x["created_at"],
+            )
+            return (
+                vals,
+                {
+                    "item_pk": vals["item_pk"],
+                    "answers": x["answers"],
+                    "reason": x["reason"],
+                    "context": x["context"],
+                },
+                x,
+            )
 
         def vote(x: dict[str, Any], sup: int | None) -> tuple[dict, dict, dict]:
-            vals = dict(uuid=x["uuid"], rater_pk=self.rpk, pair_pk=self.pairs[x["pair"]],
-                        item_left=self.items[x["item_left"]], item_right=self.items[x["item_right"]],
-                        choice=x["choice"], side_seed=x["side_seed"],
-                        session_pk=sess.get(x["session"]) if x["session"] else None,
-                        queue_position=x["queue_position"], reason=x["reason"], time_ms=x["time_ms"],
-                        source=x["source"], supersedes=sup, created_at=x["created_at"])
+            vals = dict(
+                uuid=x["uuid"],
+                rater_pk=self.rpk,
+                pair_pk=self.pairs[x["pair"]],
+                item_left=self.items[x["item_left"]],
+                item_right=self.items[x["item_right"]],
+                choice=x["choice"],
+                side_seed=x["side_seed"],
+                session_pk=sess.get(x["session"]) if x["session"] else None,
+                queue_position=x["queue_position"],
+                reason=x["reason"],
+                time_ms=x["time_ms"],
+                source=x["source"],
+                supersedes=sup,
+                created_at=x["created_at"],
+            )
             return vals, {"choice": x["choice"], "pair_pk": vals["pair_pk"]}, x
 
         self._chained("judgements", Judgement, self.rows.judgements, judgement)
         self._chained("pair_votes", PairVote, self.rows.votes, vote)
-        self._insert_many("calibrations", Calibration, [
-            (dict(uuid=x["uuid"], rater_pk=self.rpk, session_pk=sess[x["session"]], anchor_set=x["anchor_set"],
-                  anchor_set_version=x.get("anchor_set_version"), rubric_version=x["rubric_version"],
-                  result=x["result"], qualified=x["qualified"], created_at=x["created_at"]), {"result": x["result"]}, x)
-            for x in self.rows.calibrations if sess.get(x["session"]) is not None])
+        self._insert_many(
+            "calibrations",
+            Calibration,
+            [
+                (
+                    dict(
+                        uuid=x["uuid"],
+                        rater_pk=self.rpk,
+                        session_pk=sess[x["session"]],
+                        anchor_set=x["anchor_set"],
+                        anchor_set_version=x.get("anchor_set_version"),
+                        rubric_version=x["rubric_version"],
+                        result=x["result"],
+                        qualified=x["qualified"],
+                        created_at=x["created_at"],
+                    ),
+                    {"result": x["result"]},
+                    x,
+                )
+                for x in self.rows.calibrations
+                if sess.get(x["session"]) is not None
+            ],
+        )
         self.merge.counts = json.dumps(self.added, sort_keys=True)
 
 
@@ -475,7 +887,7 @@ def known_uuids(db: StudyDB, uuids: set[str]) -> set[str]:
     out: set[str] = set()
     with db.read() as s:
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             for model in (Judgement, PairVote, Calibration):
                 out |= set(s.scalars(select(model.uuid).where(model.uuid.in_(chunk))))
     return out

@@ -27,7 +27,9 @@ def has_pairs(db: StudyDB) -> bool:
 def ensure_pairs(db: StudyDB) -> int:
     with db.write() as s:
         lock_imports(s)  # pairs are designed from the items: not while an import adds some
-        rows = s.execute(select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))).all()
+        rows = s.execute(
+            select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))
+        ).all()
         for a, b in design.design_pairs(rows):
             ensure_pair(s, None, a, b)
         return s.scalar(select(func.count()).select_from(Pair)) or 0
@@ -39,23 +41,41 @@ def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        n = s.scalar(select(func.count()).select_from(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk)) or 0
+        n = (
+            s.scalar(
+                select(func.count())
+                .select_from(PairQueueEntry)
+                .where(PairQueueEntry.rater_pk == rpk)
+            )
+            or 0
+        )
         pairs = [(p.id, p.item_a, p.item_b) for p in s.scalars(select(Pair).order_by(Pair.id))]
         mine = assigned_pairs(s, rpk)
         if mine is not None:
-            queued = set(s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk)))
+            queued = set(
+                s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk))
+            )
             keep = set(mine) - queued
             todo = [p for p in pairs if p[0] in keep]
         elif n:
             return n
         else:
-            dealt = dict(s.execute(
-                select(PairQueueEntry.pair_pk, func.count()).join(Rater, Rater.id == PairQueueEntry.rater_pk)
-                .where(Rater.is_operator.is_(False)).group_by(PairQueueEntry.pair_pk)).all())
+            dealt = dict(
+                s.execute(
+                    select(PairQueueEntry.pair_pk, func.count())
+                    .join(Rater, Rater.id == PairQueueEntry.rater_pk)
+                    .where(Rater.is_operator.is_(False))
+                    .group_by(PairQueueEntry.pair_pk)
+                ).all()
+            )
             todo = [p for p in pairs if dealt.get(p[0], 0) < raters_per_pair] or pairs
         seed = s.get(Rater, rpk).seed + n
         for pos, (pair_pk, left, _right) in enumerate(design.deal(todo, seed), start=n):
-            s.add(PairQueueEntry(rater_pk=rpk, position=pos, pair_pk=pair_pk, left_item=left, seed=seed))
+            s.add(
+                PairQueueEntry(
+                    rater_pk=rpk, position=pos, pair_pk=pair_pk, left_item=left, seed=seed
+                )
+            )
         return n + len(todo)
 
 
@@ -63,32 +83,64 @@ def _current_vote_pairs(s, rpk: int) -> set[int]:
     return set(s.scalars(select(PairVote.pair_pk).where(PairVote.rater_pk == rpk)))
 
 
-def next_pair(db: StudyDB, rater: str, *, after: int = -1) -> tuple[int, int, int, int, int, ItemView, ItemView] | None:
+def next_pair(
+    db: StudyDB, rater: str, *, after: int = -1
+) -> tuple[int, int, int, int, int, ItemView, ItemView] | None:
     """(position, pair pk, left pk, right pk, seed, left view, right view) of the first unvoted
     pair after queue position `after` (read only: peeking ahead for prefetch uses it too)."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
         voted = _current_vote_pairs(s, rpk)
-        stmt = select(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk, PairQueueEntry.position > after)
+        stmt = select(PairQueueEntry).where(
+            PairQueueEntry.rater_pk == rpk, PairQueueEntry.position > after
+        )
         for e in s.scalars(stmt.order_by(PairQueueEntry.position)):
             if e.pair_pk in voted:
                 continue
             pair = s.get(Pair, e.pair_pk)
             right = pair.item_b if e.left_item == pair.item_a else pair.item_a
-            return (e.position, e.pair_pk, e.left_item, right, e.seed, item_view(s, e.left_item), item_view(s, right))
+            return (
+                e.position,
+                e.pair_pk,
+                e.left_item,
+                right,
+                e.seed,
+                item_view(s, e.left_item),
+                item_view(s, right),
+            )
     return None
 
 
 def pair_progress(db: StudyDB, rater: str) -> tuple[int, int]:
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        total = s.scalar(select(func.count()).select_from(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk)) or 0
+        total = (
+            s.scalar(
+                select(func.count())
+                .select_from(PairQueueEntry)
+                .where(PairQueueEntry.rater_pk == rpk)
+            )
+            or 0
+        )
         return len(_current_vote_pairs(s, rpk)), total
 
 
-def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, choice: str, seed: int | None,
-              session_pk: int | None, position: int | None, reason: str | None, time_ms: int | None,
-              supersedes: int | None = None, uuid: str | None = None) -> Submitted:
+def cast_vote(
+    db: StudyDB,
+    *,
+    rater: str,
+    pair_pk: int,
+    left: int,
+    right: int,
+    choice: str,
+    seed: int | None,
+    session_pk: int | None,
+    position: int | None,
+    reason: str | None,
+    time_ms: int | None,
+    supersedes: int | None = None,
+    uuid: str | None = None,
+) -> Submitted:
     """Append one vote in its own transaction; a vote on a pair the rater already voted on
     elsewhere (another window) supersedes the current one, as in `answers.submit`."""
     if choice not in design.CHOICES:
@@ -101,18 +153,37 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
         replaced = False
         target = supersedes
         if target is None:
-            target = s.scalar(select(PairVote.id).where(PairVote.rater_pk == rpk, PairVote.pair_pk == pair_pk,
-                                                        PairVote.supersedes.is_(None)).limit(1))
+            target = s.scalar(
+                select(PairVote.id)
+                .where(
+                    PairVote.rater_pk == rpk,
+                    PairVote.pair_pk == pair_pk,
+                    PairVote.supersedes.is_(None),
+                )
+                .limit(1)
+            )
             replaced = target is not None
         if target is not None:
             current = head(s, PairVote, target)
             if current.rater_pk != rpk or current.pair_pk != pair_pk:
-                raise ValueError("a correction must supersede the same rater's vote on the same pair")
+                raise ValueError(
+                    "a correction must supersede the same rater's vote on the same pair"
+                )
             replaced = replaced or current.id != target
             target = current.id
-        v = PairVote(pair_pk=pair_pk, rater_pk=rpk, item_left=left, item_right=right, choice=choice,
-                     side_seed=seed, session_pk=session_pk, queue_position=position, reason=reason,
-                     time_ms=time_ms, supersedes=target)
+        v = PairVote(
+            pair_pk=pair_pk,
+            rater_pk=rpk,
+            item_left=left,
+            item_right=right,
+            choice=choice,
+            side_seed=seed,
+            session_pk=session_pk,
+            queue_position=position,
+            reason=reason,
+            time_ms=time_ms,
+            supersedes=target,
+        )
         if uuid is not None:
             v.uuid = uuid
         s.add(v)
@@ -122,11 +193,26 @@ def cast_vote(db: StudyDB, *, rater: str, pair_pk: int, left: int, right: int, c
 
 def votes_in_session(db: StudyDB, session_pk: int) -> list[dict]:
     with db.read() as s:
-        rows = s.scalars(select(PairVote).where(PairVote.session_pk == session_pk, PairVote.supersedes.is_(None)).order_by(PairVote.id)).all()
+        rows = s.scalars(
+            select(PairVote)
+            .where(PairVote.session_pk == session_pk, PairVote.supersedes.is_(None))
+            .order_by(PairVote.id)
+        ).all()
         out = []
         for v in rows:
             latest = head(s, PairVote, v.id)
-            out.append({"vote": latest.id, "pair_pk": v.pair_pk, "left": v.item_left, "right": v.item_right,
-                        "choice": latest.choice, "reason": latest.reason, "position": v.queue_position,
-                        "seed": v.side_seed, "left_view": item_view(s, v.item_left), "right_view": item_view(s, v.item_right)})
+            out.append(
+                {
+                    "vote": latest.id,
+                    "pair_pk": v.pair_pk,
+                    "left": v.item_left,
+                    "right": v.item_right,
+                    "choice": latest.choice,
+                    "reason": latest.reason,
+                    "position": v.queue_position,
+                    "seed": v.side_seed,
+                    "left_view": item_view(s, v.item_left),
+                    "right_view": item_view(s, v.item_right),
+                }
+            )
         return out

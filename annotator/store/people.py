@@ -21,8 +21,14 @@ def add_rubric_version(s: OrmSession, rubric: Rubric, *, activate: bool = True) 
         s.execute(update(RubricVersion).values(is_active=False))
     row = s.get(RubricVersion, rubric.version)
     if row is None:
-        s.add(RubricVersion(version=rubric.version, rubric_id=rubric.id, canonical=rubric.canonical_text(),
-                            is_active=activate))
+        s.add(
+            RubricVersion(
+                version=rubric.version,
+                rubric_id=rubric.id,
+                canonical=rubric.canonical_text(),
+                is_active=activate,
+            )
+        )
     elif activate:
         row.is_active = True
 
@@ -35,13 +41,18 @@ def active_rubric(db: StudyDB) -> Rubric:
     with db.read() as s:
         row = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).first()
         if row is None:
-            raise InputError("the study has no rubric; create it with `annotator new STUDY --rubric FILE`", source=db.where)
+            raise InputError(
+                "the study has no rubric; create it with `annotator new STUDY --rubric FILE`",
+                source=db.where,
+            )
         rubric = rubric_from_canonical(row.canonical)
     assert rubric.version == row.version, "stored rubric does not hash to its version"
     return rubric
 
 
-def ensure_rater(s: OrmSession, name: str, *, operator: bool = False, expertise: str | None = None) -> Rater:
+def ensure_rater(
+    s: OrmSession, name: str, *, operator: bool = False, expertise: str | None = None
+) -> Rater:
     r = s.scalars(select(Rater).where(Rater.name == name)).first()
     if r is None:
         r = Rater(name=name, is_operator=operator, expertise=expertise, seed=secrets.randbits(31))
@@ -50,7 +61,9 @@ def ensure_rater(s: OrmSession, name: str, *, operator: bool = False, expertise:
     return r
 
 
-def add_rater(db: StudyDB, name: str, *, operator: bool = False, expertise: str | None = None) -> RaterInfo:
+def add_rater(
+    db: StudyDB, name: str, *, operator: bool = False, expertise: str | None = None
+) -> RaterInfo:
     name = check_name(name, "a rater's name", field="name")
     if expertise is not None:
         check_text(expertise, "the expertise", field="expertise")
@@ -63,13 +76,19 @@ def add_rater(db: StudyDB, name: str, *, operator: bool = False, expertise: str 
 
 def raters(db: StudyDB) -> list[RaterInfo]:
     with db.read() as s:
-        return [RaterInfo(r.name, r.is_operator, r.expertise, r.seed) for r in s.scalars(select(Rater).order_by(Rater.name))]
+        return [
+            RaterInfo(r.name, r.is_operator, r.expertise, r.seed)
+            for r in s.scalars(select(Rater).order_by(Rater.name))
+        ]
 
 
 def rater_pk(s: OrmSession, name: str) -> int:
     pk = s.scalar(select(Rater.id).where(Rater.name == name))
     if pk is None:
-        raise InputError(f"no rater named '{name}' in this study; add one with `annotator rater add`", field="rater")
+        raise InputError(
+            f"no rater named '{name}' in this study; add one with `annotator rater add`",
+            field="rater",
+        )
     return pk
 
 

@@ -71,7 +71,11 @@ def role_sql(database: str) -> list[str]:
     ]
     for table, (cols, can_insert, rule) in _RATER_TABLES.items():
         t = _ident(table)
-        out.append(f"GRANT SELECT {'' if cols == '*' else '(' + cols + ')'} ON {t} TO {group}".replace("  ", " "))
+        out.append(
+            f"GRANT SELECT {'' if cols == '*' else '(' + cols + ')'} ON {t} TO {group}".replace(
+                "  ", " "
+            )
+        )
         if can_insert:
             out.append(f"GRANT INSERT ON {t} TO {group}")
         if rule == "all":
@@ -80,17 +84,25 @@ def role_sql(database: str) -> list[str]:
         out.append(f"DROP POLICY IF EXISTS annotator_rater ON {t}")
         out.append(f"DROP POLICY IF EXISTS annotator_rater_insert ON {t}")
         if rule == "self":
-            out.append(f"CREATE POLICY annotator_rater ON {t} TO {group} USING (name = current_user)")
+            out.append(
+                f"CREATE POLICY annotator_rater ON {t} TO {group} USING (name = current_user)"
+            )
         elif rule == "own":
-            out.append(f"CREATE POLICY annotator_rater ON {t} TO {group} USING (rater_pk = annotator_me()) "
-                       "WITH CHECK (rater_pk = annotator_me())")
+            out.append(
+                f"CREATE POLICY annotator_rater ON {t} TO {group} USING (rater_pk = annotator_me()) "
+                "WITH CHECK (rater_pk = annotator_me())"
+            )
         elif rule == "read_all_insert_own":
             out.append(f"CREATE POLICY annotator_rater ON {t} FOR SELECT TO {group} USING (true)")
-            out.append(f"CREATE POLICY annotator_rater_insert ON {t} FOR INSERT TO {group} "
-                       "WITH CHECK (rater_pk = annotator_me())")
+            out.append(
+                f"CREATE POLICY annotator_rater_insert ON {t} FOR INSERT TO {group} "
+                "WITH CHECK (rater_pk = annotator_me())"
+            )
         elif rule == "merge":
-            out.append(f"CREATE POLICY annotator_rater ON {t} TO {group} USING "
-                       "(merge_pk IN (SELECT id FROM merges)) WITH CHECK (merge_pk IN (SELECT id FROM merges))")
+            out.append(
+                f"CREATE POLICY annotator_rater ON {t} TO {group} USING "
+                "(merge_pk IN (SELECT id FROM merges)) WITH CHECK (merge_pk IN (SELECT id FROM merges))"
+            )
     return out
 
 
@@ -113,8 +125,10 @@ def rater_login_sql(database: str, rater: str) -> list[str]:
 def apply_roles(db: StudyDB, database: str, raters: list[str]) -> list[str]:
     """Run the role set-up as the connected (owning) user; returns the statements run."""
     if db.engine.dialect.name != "postgresql":
-        raise InputError("database roles are for a study on a PostgreSQL server; a folder study has none",
-                         field="--study")
+        raise InputError(
+            "database roles are for a study on a PostgreSQL server; a folder study has none",
+            field="--study",
+        )
     statements = role_sql(database) + [s for r in raters for s in rater_login_sql(database, r)]
     with db.write() as s:
         for stmt in statements:

@@ -74,27 +74,55 @@ def _current_judgements(contexts: tuple[str, ...]):
 
 def items(db: StudyDB) -> list[ItemRow]:
     with db.read() as s:
-        return [ItemRow(*r) for r in s.execute(
-            select(Item.id, Item.item_id, Item.display_code, Case.case_id, Cell.id, Item.generator, Item.slice,
-                   Item.is_anchor)
-            .join(Cell, Item.cell_pk == Cell.id).join(Case, Cell.case_pk == Case.id).order_by(Item.id))]
+        return [
+            ItemRow(*r)
+            for r in s.execute(
+                select(
+                    Item.id,
+                    Item.item_id,
+                    Item.display_code,
+                    Case.case_id,
+                    Cell.id,
+                    Item.generator,
+                    Item.slice,
+                    Item.is_anchor,
+                )
+                .join(Cell, Item.cell_pk == Cell.id)
+                .join(Case, Cell.case_pk == Case.id)
+                .order_by(Item.id)
+            )
+        ]
 
 
-def judgements(db: StudyDB, contexts: tuple[str, ...], rater: str | None = None) -> Iterator[JudgementRow]:
+def judgements(
+    db: StudyDB, contexts: tuple[str, ...], rater: str | None = None
+) -> Iterator[JudgementRow]:
     """Current (not superseded) judgements of non-operators, oldest first."""
     with db.read() as s:
         stmt = _current_judgements(contexts)
         if rater is not None:
             stmt = stmt.where(Rater.name == rater)
-        rows = [JudgementRow(j.item_pk, name, j.context, json.loads(j.answers), j.reason, j.created_at,
-                             j.session_pk) for j, name in s.execute(stmt)]
+        rows = [
+            JudgementRow(
+                j.item_pk,
+                name,
+                j.context,
+                json.loads(j.answers),
+                j.reason,
+                j.created_at,
+                j.session_pk,
+            )
+            for j, name in s.execute(stmt)
+        ]
     yield from rows
 
 
 def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
     with db.read() as s:
-        return [JudgeScoreRow(sc.item_pk, sc.judge, sc.metric, json.loads(sc.value), sc.reason)
-                for sc in s.scalars(select(JudgeScore).order_by(JudgeScore.id))]
+        return [
+            JudgeScoreRow(sc.item_pk, sc.judge, sc.metric, json.loads(sc.value), sc.reason)
+            for sc in s.scalars(select(JudgeScore).order_by(JudgeScore.id))
+        ]
 
 
 def anchor_references(db: StudyDB) -> dict[int, dict[str, Any]]:
@@ -105,7 +133,9 @@ def anchor_references(db: StudyDB) -> dict[int, dict[str, Any]]:
 def anchor_labels(db: StudyDB) -> dict[int, str]:
     """A label per anchor for a rater's own drift check (no item_id: a rater may not read it)."""
     with db.read() as s:
-        return {pk: f"anchor-{pk}" for pk in s.scalars(select(Item.id).where(Item.is_anchor.is_(True)))}
+        return {
+            pk: f"anchor-{pk}" for pk in s.scalars(select(Item.id).where(Item.is_anchor.is_(True)))
+        }
 
 
 def pair_votes(db: StudyDB) -> list[VoteRow]:
@@ -119,13 +149,24 @@ def pair_votes(db: StudyDB) -> list[VoteRow]:
             .order_by(PairVote.id)
         ).all()
         pair_ids = dict(s.execute(select(Pair.id, Pair.pair_id)).all())
-        return [VoteRow(pair_ids[v.pair_pk], v.item_left, v.item_right, v.judge if v.judge else rname,
-                        bool(v.judge), v.choice, v.created_at)
-                for v, rname, is_op in votes if not is_op]
+        return [
+            VoteRow(
+                pair_ids[v.pair_pk],
+                v.item_left,
+                v.item_right,
+                v.judge if v.judge else rname,
+                bool(v.judge),
+                v.choice,
+                v.created_at,
+            )
+            for v, rname, is_op in votes
+            if not is_op
+        ]
 
 
 def study_counts(db: StudyDB) -> dict[str, int]:
     with db.read() as s:
+
         def n(stmt):
             return s.scalar(stmt) or 0
 

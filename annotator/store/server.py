@@ -28,13 +28,24 @@ def is_server(location: object) -> bool:
 def server_url(text: str) -> URL:
     """The URL with the psycopg 3 driver; one line when it does not parse."""
     try:
-        url = make_url(text.replace("postgres://", "postgresql://", 1) if text.startswith("postgres://") else text)
+        url = make_url(
+            text.replace("postgres://", "postgresql://", 1)
+            if text.startswith("postgres://")
+            else text
+        )
     except ArgumentError:
-        raise InputError("not a database URL; write postgresql://user@host[:port]/database", field="--study") from None
+        raise InputError(
+            "not a database URL; write postgresql://user@host[:port]/database", field="--study"
+        ) from None
     if url.get_backend_name() != "postgresql":
-        raise InputError(f"only PostgreSQL servers are supported, not '{url.get_backend_name()}'", field="--study")
+        raise InputError(
+            f"only PostgreSQL servers are supported, not '{url.get_backend_name()}'",
+            field="--study",
+        )
     if not url.database:
-        raise InputError("the URL names no database: postgresql://user@host/DATABASE", field="--study")
+        raise InputError(
+            "the URL names no database: postgresql://user@host/DATABASE", field="--study"
+        )
     return url.set(drivername="postgresql+psycopg")
 
 
@@ -46,9 +57,15 @@ def shown(url: URL | str) -> str:
 
 def make_server_engine(url: URL) -> Engine:
     return create_engine(
-        url, pool_pre_ping=True, pool_size=5, max_overflow=10,
-        connect_args={"connect_timeout": 10, "application_name": "annotator",
-                      "options": f"-c lock_timeout={busy_timeout_ms()} -c idle_in_transaction_session_timeout=600000"},
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=10,
+        connect_args={
+            "connect_timeout": 10,
+            "application_name": "annotator",
+            "options": f"-c lock_timeout={busy_timeout_ms()} -c idle_in_transaction_session_timeout=600000",
+        },
     )
 
 
@@ -60,7 +77,11 @@ def open_server(location: str, *, create: bool = False, mode: str = "write") -> 
     try:
         with study_faults(where), engine.connect() as conn:
             tables = set(inspect(conn).get_table_names())
-            current = MigrationContext.configure(conn).get_current_revision() if "alembic_version" in tables else None
+            current = (
+                MigrationContext.configure(conn).get_current_revision()
+                if "alembic_version" in tables
+                else None
+            )
         plan = decide(tables, current, where, mode, create)
         if plan is not None:
             try:
@@ -70,8 +91,11 @@ def open_server(location: str, *, create: bool = False, mode: str = "write") -> 
                 raise
             except Exception as exc:
                 first = (str(exc).splitlines() or [""])[0][:120]
-                raise StudyError(f"upgrading the study failed ({type(exc).__name__}: {first}); the study is "
-                                 "unchanged", source=where) from exc
+                raise StudyError(
+                    f"upgrading the study failed ({type(exc).__name__}: {first}); the study is "
+                    "unchanged",
+                    source=where,
+                ) from exc
     except BaseException:
         engine.dispose()
         raise

@@ -14,6 +14,7 @@ from .models import Setting
 
 def to_json(value: Any, key: str) -> str:
     """JSON text of a setting; NaN and infinities are refused, naming the key."""
+
     def check(v: Any) -> None:
         if isinstance(v, float) and not math.isfinite(v):
             raise InputError(f"setting '{key}' holds {v}; use a finite number", field=key)

@@ -35,7 +35,10 @@ def upcoming_views(
         out: list[ItemView] = []
         pending = s.scalars(
             select(AnchorShowing.item_pk)
-            .where(AnchorShowing.rater_pk == rpk, ~exists().where(Judgement.showing_pk == AnchorShowing.id))
+            .where(
+                AnchorShowing.rater_pk == rpk,
+                ~exists().where(Judgement.showing_pk == AnchorShowing.id),
+            )
             .order_by(AnchorShowing.id)
         ).all()
         for pk in pending:
@@ -51,8 +54,11 @@ def upcoming_views(
         if predict:
             seed = s.get(Rater, rpk).seed
             anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
-            shown = s.execute(select(AnchorShowing.item_pk, AnchorShowing.session_pk, AnchorShowing.before_position)
-                              .where(AnchorShowing.rater_pk == rpk)).all()
+            shown = s.execute(
+                select(
+                    AnchorShowing.item_pk, AnchorShowing.session_pk, AnchorShowing.before_position
+                ).where(AnchorShowing.rater_pk == rpk)
+            ).all()
             filled = {bp for _, _, bp in shown}
             this_session = {i for i, sp, _ in shown if sp == session_pk}
             counts: dict[int, int] = {}
@@ -65,7 +71,11 @@ def upcoming_views(
                 continue
             if predict and anchors and position not in filled:
                 slot = q.anchor_slot(seed, position, anchor_every)
-                choice = q.choose_anchor(anchors, this_session, counts, slot) if slot is not None else None
+                choice = (
+                    q.choose_anchor(anchors, this_session, counts, slot)
+                    if slot is not None
+                    else None
+                )
                 if choice is not None:
                     out.append(item_view(s, choice))
                     this_session.add(choice)

@@ -38,18 +38,34 @@ NO_DISPLAY = "no display: set DISPLAY, or use --headless for commands that need 
 # What Qt 6's xcb platform plugin (and libQt6XcbQpa) load, by soname, and the Debian / Ubuntu
 # package that ships each (README "Installing the app").
 XCB_LIBRARIES: dict[str, str] = {
-    "libxcb.so.1": "libxcb1", "libX11.so.6": "libx11-6", "libX11-xcb.so.1": "libx11-xcb1",
-    "libxcb-cursor.so.0": "libxcb-cursor0", "libxcb-icccm.so.4": "libxcb-icccm4",
-    "libxcb-image.so.0": "libxcb-image0", "libxcb-keysyms.so.1": "libxcb-keysyms1",
-    "libxcb-randr.so.0": "libxcb-randr0", "libxcb-render-util.so.0": "libxcb-render-util0",
-    "libxcb-render.so.0": "libxcb-render0", "libxcb-shape.so.0": "libxcb-shape0",
-    "libxcb-shm.so.0": "libxcb-shm0", "libxcb-sync.so.1": "libxcb-sync1", "libxcb-util.so.1": "libxcb-util1",
-    "libxcb-xfixes.so.0": "libxcb-xfixes0", "libxcb-xkb.so.1": "libxcb-xkb1",
-    "libxcb-xinput.so.0": "libxcb-xinput0", "libxkbcommon.so.0": "libxkbcommon0",
-    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0", "libSM.so.6": "libsm6", "libICE.so.6": "libice6",
-    "libEGL.so.1": "libegl1", "libGL.so.1": "libgl1", "libOpenGL.so.0": "libopengl0",
-    "libfontconfig.so.1": "libfontconfig1", "libfreetype.so.6": "libfreetype6",
-    "libdbus-1.so.3": "libdbus-1-3", "libglib-2.0.so.0": "libglib2.0-0",
+    "libxcb.so.1": "libxcb1",
+    "libX11.so.6": "libx11-6",
+    "libX11-xcb.so.1": "libx11-xcb1",
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-randr.so.0": "libxcb-randr0",
+    "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-render.so.0": "libxcb-render0",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-shm.so.0": "libxcb-shm0",
+    "libxcb-sync.so.1": "libxcb-sync1",
+    "libxcb-util.so.1": "libxcb-util1",
+    "libxcb-xfixes.so.0": "libxcb-xfixes0",
+    "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libxcb-xinput.so.0": "libxcb-xinput0",
+    "libxkbcommon.so.0": "libxkbcommon0",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libSM.so.6": "libsm6",
+    "libICE.so.6": "libice6",
+    "libEGL.so.1": "libegl1",
+    "libGL.so.1": "libgl1",
+    "libOpenGL.so.0": "libopengl0",
+    "libfontconfig.so.1": "libfontconfig1",
+    "libfreetype.so.6": "libfreetype6",
+    "libdbus-1.so.3": "libdbus-1-3",
+    "libglib-2.0.so.0": "libglib2.0-0",
 }
 _NOT_FOUND = re.compile(r"^\s*(\S+)\s+=>\s+not found", re.MULTILINE)
 
@@ -67,7 +83,10 @@ def xcb_plugin() -> Path | None:
     except ImportError:  # pragma: no cover
         return None
     base = Path(PySide6.__file__).resolve().parent
-    for p in (base / "Qt" / "plugins" / "platforms" / "libqxcb.so", base / "plugins" / "platforms" / "libqxcb.so"):
+    for p in (
+        base / "Qt" / "plugins" / "platforms" / "libqxcb.so",
+        base / "plugins" / "platforms" / "libqxcb.so",
+    ):
         if p.exists():
             return p
     return None
@@ -80,17 +99,25 @@ def missing_from_ldd(text: str) -> list[str]:
 
 def missing_libraries() -> list[str]:
     """The system libraries the xcb plugin needs that this machine lacks (sonames)."""
-    simulated = [s for s in os.environ.get("ANNOTATOR_SIMULATE_MISSING", "").split(",") if s.strip()]
+    simulated = [
+        s for s in os.environ.get("ANNOTATOR_SIMULATE_MISSING", "").split(",") if s.strip()
+    ]
     if simulated:
         return [s.strip() for s in simulated]
     plugin = xcb_plugin()
     ldd = shutil.which("ldd")
     if plugin is not None and ldd is not None:
         qpa = sorted((plugin.parents[2] / "lib").glob("libQt6XcbQpa.so*")) + sorted(
-            plugin.parents[3].glob("libQt6XcbQpa.so*"))
+            plugin.parents[3].glob("libQt6XcbQpa.so*")
+        )
         try:
-            r = subprocess.run([ldd, str(plugin), *map(str, qpa[:1])], capture_output=True, text=True, timeout=20,
-                               env={**os.environ, "LC_ALL": "C"})
+            r = subprocess.run(
+                [ldd, str(plugin), *map(str, qpa[:1])],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                env={**os.environ, "LC_ALL": "C"},
+            )
             return missing_from_ldd(r.stdout)
         except (OSError, subprocess.SubprocessError):
             pass
@@ -108,8 +135,10 @@ def missing_line(missing: list[str]) -> str:
     packages = list(dict.fromkeys(XCB_LIBRARIES.get(s, s) for s in missing))
     unknown = [s for s in missing if s not in XCB_LIBRARIES]
     what = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-    line = (f"the window cannot open: Qt's display plugin needs {what}, missing here; "
-            f"install with: sudo apt-get install {' '.join(p for p in packages if p not in unknown)}")
+    line = (
+        f"the window cannot open: Qt's display plugin needs {what}, missing here; "
+        f"install with: sudo apt-get install {' '.join(p for p in packages if p not in unknown)}"
+    )
     if unknown:
         line += f" (and the package that provides {', '.join(unknown)})"
     return line
@@ -161,8 +190,14 @@ def install_language(app, settings) -> str:  # noqa: ANN001 - QApplication, AppS
     return i18n.install(app, i18n.chosen_language(settings.language()))
 
 
-def run_app(study: Path | str | None = None, rater: str | None = None, *, mode: str = "label",
-            default_rater: str | None = None, argv: list[str] | None = None) -> int:
+def run_app(
+    study: Path | str | None = None,
+    rater: str | None = None,
+    *,
+    mode: str = "label",
+    default_rater: str | None = None,
+    argv: list[str] | None = None,
+) -> int:
     """Open the app (on `study` as `rater` in `mode` when given); returns the exit status.
 
     Without `rater`, the study reopens as the last rater who worked in it here, else as
@@ -180,9 +215,15 @@ def run_app(study: Path | str | None = None, rater: str | None = None, *, mode: 
 
     settings = AppSettings()
     install_language(app, settings)
-    location = study if study is None or str(study).startswith(("postgresql://", "postgresql+psycopg://",
-                                                                 "postgres://")) else Path(study)
-    window = MainWindow(settings, study=location, rater=rater, mode=mode, default_rater=default_rater)
+    location = (
+        study
+        if study is None
+        or str(study).startswith(("postgresql://", "postgresql+psycopg://", "postgres://"))
+        else Path(study)
+    )
+    window = MainWindow(
+        settings, study=location, rater=rater, mode=mode, default_rater=default_rater
+    )
     problems = window.keymap.problem_line()
     if problems and sys.stderr is not None:
         print(f"annotator: {problems}", file=sys.stderr)  # one line, at start-up
@@ -203,7 +244,9 @@ def _quit_when_ready(app, window) -> None:  # noqa: ANN001
 
     def check() -> None:
         view = window.current_view
-        ready = not window.busy and (view is None or getattr(view, "state", "ready") in ("ready", "done"))
+        ready = not window.busy and (
+            view is None or getattr(view, "state", "ready") in ("ready", "done")
+        )
         if ready:
             print(f"ready {time.perf_counter() - _T0:.3f}", flush=True)
             app.quit()

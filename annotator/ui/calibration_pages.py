@@ -55,8 +55,14 @@ def match_rule(metric: Metric) -> str:
     return translate("Calibration", "{rule} counts as met").format(rule=spec.match_rule)
 
 
-def _label(text: str = "", *, soft: bool = False, wrap: bool = True, size: float | None = None,
-           bold: bool = False) -> QLabel:
+def _label(
+    text: str = "",
+    *,
+    soft: bool = False,
+    wrap: bool = True,
+    size: float | None = None,
+    bold: bool = False,
+) -> QLabel:
     """A label in the palette's colours; `size` scales the system font (never pixels)."""
     lab = QLabel(text)
     lab.setWordWrap(wrap)
@@ -96,28 +102,50 @@ class FeedbackPanel(QWidget):
         outer.addWidget(self.hint)
         self.cards: list[QFrame] = []
 
-    def show_feedback(self, rubric: Rubric, feedback: Sequence[Any], index: int, total: int,
-                      last: bool, keys: str = "Enter or Space") -> None:
+    def show_feedback(
+        self,
+        rubric: Rubric,
+        feedback: Sequence[Any],
+        index: int,
+        total: int,
+        last: bool,
+        keys: str = "Enter or Space",
+    ) -> None:
         _clear_layout(self.rows)
         self.cards = []
         scored = [f for f in feedback if f.match is not None]
         met = sum(1 for f in scored if f.match)
-        self.title.setText(translate("Calibration", "How your answer compares (anchor {index} of {total})")
-                           .format(index=index, total=total))
-        self.summary.setText(translate("Calibration", "You met the reference on {met} of {n} scored metrics. Read the "
-                                                      "rationale where you differ; it is the reasoning the reference "
-                                                      "follows.").format(met=met, n=len(scored)))
+        self.title.setText(
+            translate("Calibration", "How your answer compares (anchor {index} of {total})").format(
+                index=index, total=total
+            )
+        )
+        self.summary.setText(
+            translate(
+                "Calibration",
+                "You met the reference on {met} of {n} scored metrics. Read the "
+                "rationale where you differ; it is the reasoning the reference "
+                "follows.",
+            ).format(met=met, n=len(scored))
+        )
         for f in feedback:
             metric = rubric.metric(f.key)
             card = QFrame()
             card.setObjectName("feedbackCard")
             bg, ink = met_colours(_palette(), f.match)
-            mark = (f"{MET} " + translate("Calibration", "met") if f.match else
-                    translate("Calibration", "not scored") if f.match is None else
-                    f"{NOT_MET} " + translate("Calibration", "not met"))
+            mark = (
+                f"{MET} " + translate("Calibration", "met")
+                if f.match
+                else translate("Calibration", "not scored")
+                if f.match is None
+                else f"{NOT_MET} " + translate("Calibration", "not met")
+            )
             card.setStyleSheet(f"QFrame#feedbackCard {{ background: {bg}; border-radius: 8px; }}")
-            set_accessible(card, f"{f.label or metric.label}: {mark}",
-                           translate("Calibration", "Your answer beside the reference"))
+            set_accessible(
+                card,
+                f"{f.label or metric.label}: {mark}",
+                translate("Calibration", "Your answer beside the reference"),
+            )
             card.setProperty("met", f.match)
             g = QGridLayout(card)
             g.setContentsMargins(12, 8, 12, 8)
@@ -132,10 +160,16 @@ class FeedbackPanel(QWidget):
             mark_lab.setStyleSheet(f"color: {ink}; font-weight: 650;")
             head.addWidget(mark_lab)
             g.addLayout(head, 0, 0, 1, 2)
-            yours = _label(translate("Calibration", "Your answer: {answer}").format(
-                answer=f"<b>{_esc(format_answer(metric, f.answer))}</b>"))
-            ref = _label(translate("Calibration", "Reference: {answer}").format(
-                answer=f"<b>{_esc(format_answer(metric, f.reference))}</b>"))
+            yours = _label(
+                translate("Calibration", "Your answer: {answer}").format(
+                    answer=f"<b>{_esc(format_answer(metric, f.answer))}</b>"
+                )
+            )
+            ref = _label(
+                translate("Calibration", "Reference: {answer}").format(
+                    answer=f"<b>{_esc(format_answer(metric, f.reference))}</b>"
+                )
+            )
             yours.setObjectName("yours")
             ref.setObjectName("reference")
             g.addWidget(yours, 1, 0)
@@ -152,8 +186,13 @@ class FeedbackPanel(QWidget):
             g.setColumnStretch(1, 1)
             self.rows.addWidget(card)
             self.cards.append(card)
-        self.hint.setText((translate("Calibration", "{keys}: see your result") if last else
-                           translate("Calibration", "{keys}: next anchor")).format(keys=keys))
+        self.hint.setText(
+            (
+                translate("Calibration", "{keys}: see your result")
+                if last
+                else translate("Calibration", "{keys}: next anchor")
+            ).format(keys=keys)
+        )
 
 
 def _esc(text: str) -> str:
@@ -177,7 +216,9 @@ class VerdictPage(QWidget):
         self.table.setVerticalSpacing(4)
         outer.addLayout(self.table)
         outer.addSpacing(10)
-        outer.addWidget(_label(translate("Calibration", "Your calibration history"), size=1.15, bold=True))
+        outer.addWidget(
+            _label(translate("Calibration", "Your calibration history"), size=1.15, bold=True)
+        )
         self.history_note = _label("", soft=True)
         outer.addWidget(self.history_note)
         self.history = QGridLayout()
@@ -185,7 +226,9 @@ class VerdictPage(QWidget):
         self.history.setVerticalSpacing(4)
         outer.addLayout(self.history)
         outer.addSpacing(6)
-        outer.addWidget(_label(translate("Calibration", "Every session, oldest first"), soft=True, bold=True))
+        outer.addWidget(
+            _label(translate("Calibration", "Every session, oldest first"), soft=True, bold=True)
+        )
         self.sessions = QGridLayout()
         self.sessions.setHorizontalSpacing(18)
         self.sessions.setVerticalSpacing(4)
@@ -195,8 +238,16 @@ class VerdictPage(QWidget):
         outer.addWidget(self.hint)
 
     @staticmethod
-    def _cell(grid: QGridLayout, r: int, c: int, text: str, *, head: bool = False, colour: str | None = None,
-              name: str = "") -> QLabel:
+    def _cell(
+        grid: QGridLayout,
+        r: int,
+        c: int,
+        text: str,
+        *,
+        head: bool = False,
+        colour: str | None = None,
+        name: str = "",
+    ) -> QLabel:
         lab = QLabel(text)
         lab.setObjectName(name)
         if colour or head:
@@ -206,31 +257,60 @@ class VerdictPage(QWidget):
         grid.addWidget(lab, r, c)
         return lab
 
-    def show_result(self, rubric: Rubric, result: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
-                    keys: str = "Enter") -> None:
-        self.hint.setText(translate("Calibration", "This result is stored. {keys}: done.").format(keys=keys))
+    def show_result(
+        self,
+        rubric: Rubric,
+        result: Mapping[str, Any],
+        history: Sequence[Mapping[str, Any]],
+        keys: str = "Enter",
+    ) -> None:
+        self.hint.setText(
+            translate("Calibration", "This result is stored. {keys}: done.").format(keys=keys)
+        )
         ok = bool(result.get("qualified"))
         colour = _ink(ok)
-        self.verdict.setText(f"{MET} " + translate("Calibration", "Qualified") if ok else
-                             f"{NOT_MET} " + translate("Calibration", "Not yet qualified"))
+        self.verdict.setText(
+            f"{MET} " + translate("Calibration", "Qualified")
+            if ok
+            else f"{NOT_MET} " + translate("Calibration", "Not yet qualified")
+        )
         self.verdict.setFont(relative_font(self.verdict, 1.7, bold=True))
         self.verdict.setStyleSheet(f"color: {colour};")
-        set_accessible(self.verdict, self.verdict.text(), translate("Calibration", "Your calibration verdict"))
+        set_accessible(
+            self.verdict, self.verdict.text(), translate("Calibration", "Your calibration verdict")
+        )
         self.verdict.setProperty("qualified", ok)
         metrics = result.get("metrics") or {}
         if ok:
-            self.explain.setText(translate("Calibration", "You met every qualification rule over {n} anchors.")
-                                 .format(n=result.get("n_anchors", "?")))
-        else:
-            short = [rubric.metric(k).label for k, m in metrics.items() if not m.get("passed") and rubric.has(k)]
             self.explain.setText(
-                translate("Calibration", "Not yet: {metrics} fell short of the rule. Review the rationales and run "
-                                         "another calibration session when you are ready.").format(
-                    metrics=", ".join(short)) if short else
-                translate("Calibration", "Not yet: no metric could be scored."))
+                translate(
+                    "Calibration", "You met every qualification rule over {n} anchors."
+                ).format(n=result.get("n_anchors", "?"))
+            )
+        else:
+            short = [
+                rubric.metric(k).label
+                for k, m in metrics.items()
+                if not m.get("passed") and rubric.has(k)
+            ]
+            self.explain.setText(
+                translate(
+                    "Calibration",
+                    "Not yet: {metrics} fell short of the rule. Review the rationales and run "
+                    "another calibration session when you are ready.",
+                ).format(metrics=", ".join(short))
+                if short
+                else translate("Calibration", "Not yet: no metric could be scored.")
+            )
         _clear_layout(self.table)
-        heads = (translate("Calibration", "metric"), translate("Calibration", "rule"), translate("Calibration", "met"),
-                 translate("Calibration", "share"), translate("Calibration", "needed"), "")
+        heads = (
+            translate("Calibration", "metric"),
+            translate("Calibration", "rule"),
+            translate("Calibration", "met"),
+            translate("Calibration", "share"),
+            translate("Calibration", "needed"),
+            "",
+        )
         for c, h in enumerate(heads):
             self._cell(self.table, 0, c, h, head=True)
         for r, (key, m) in enumerate(metrics.items(), start=1):
@@ -239,16 +319,32 @@ class VerdictPage(QWidget):
             passed = bool(m.get("passed"))
             self._cell(self.table, r, 0, label)
             self._cell(self.table, r, 1, str(m.get("rule") or ""))
-            self._cell(self.table, r, 2, translate("Calibration", "{met} of {n}").format(met=m.get("met", 0),
-                                                                                          n=m.get("n", 0)))
+            self._cell(
+                self.table,
+                r,
+                2,
+                translate("Calibration", "{met} of {n}").format(
+                    met=m.get("met", 0), n=m.get("n", 0)
+                ),
+            )
             self._cell(self.table, r, 3, "—" if share is None else f"{share:.0%}")
             self._cell(self.table, r, 4, f"{float(m.get('threshold') or 0):.0%}")
-            self._cell(self.table, r, 5, f"{MET} " + translate("Calibration", "passed") if passed else
-                       f"{NOT_MET} " + translate("Calibration", "not yet"), colour=_ink(passed), name=f"passed:{key}")
+            self._cell(
+                self.table,
+                r,
+                5,
+                f"{MET} " + translate("Calibration", "passed")
+                if passed
+                else f"{NOT_MET} " + translate("Calibration", "not yet"),
+                colour=_ink(passed),
+                name=f"passed:{key}",
+            )
         self.table.setColumnStretch(6, 1)
         self._history(rubric, result, history)
 
-    def _history(self, rubric: Rubric, result: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> None:
+    def _history(
+        self, rubric: Rubric, result: Mapping[str, Any], history: Sequence[Mapping[str, Any]]
+    ) -> None:
         _clear_layout(self.history)
         this_id = result.get("id")
         earlier = [h for h in history if h.get("id") != this_id]
@@ -256,15 +352,31 @@ class VerdictPage(QWidget):
         if earlier:
             prev = earlier[-1]
             self.history_note.setText(
-                translate("Calibration", "Before: your previous session ({when}, {verdict}).  After: this session.")
-                .format(when=prev.get("created_at", "")[:16].replace("T", " "),
-                        verdict=translate("Calibration", "qualified") if prev.get("qualified")
-                        else translate("Calibration", "not yet")))
+                translate(
+                    "Calibration",
+                    "Before: your previous session ({when}, {verdict}).  After: this session.",
+                ).format(
+                    when=prev.get("created_at", "")[:16].replace("T", " "),
+                    verdict=translate("Calibration", "qualified")
+                    if prev.get("qualified")
+                    else translate("Calibration", "not yet"),
+                )
+            )
         else:
-            self.history_note.setText(translate("Calibration", "This is your first calibration session; later "
-                                                               "sessions are shown beside it."))
-        for c, h in enumerate((translate("Calibration", "metric"), translate("Calibration", "before"),
-                               translate("Calibration", "after"), translate("Calibration", "change"))):
+            self.history_note.setText(
+                translate(
+                    "Calibration",
+                    "This is your first calibration session; later sessions are shown beside it.",
+                )
+            )
+        for c, h in enumerate(
+            (
+                translate("Calibration", "metric"),
+                translate("Calibration", "before"),
+                translate("Calibration", "after"),
+                translate("Calibration", "change"),
+            )
+        ):
             self._cell(self.history, 0, c, h, head=True)
         prev_metrics = (earlier[-1].get("result") or {}).get("metrics", {}) if earlier else {}
         now_metrics = result.get("metrics") or {}
@@ -273,27 +385,43 @@ class VerdictPage(QWidget):
             before = (prev_metrics.get(key) or {}).get("share")
             after = (now_metrics.get(key) or {}).get("share")
             self._cell(self.history, r, 0, label)
-            self._cell(self.history, r, 1, "—" if before is None else f"{before:.0%}", name=f"before:{key}")
-            self._cell(self.history, r, 2, "—" if after is None else f"{after:.0%}", name=f"after:{key}")
+            self._cell(
+                self.history, r, 1, "—" if before is None else f"{before:.0%}", name=f"before:{key}"
+            )
+            self._cell(
+                self.history, r, 2, "—" if after is None else f"{after:.0%}", name=f"after:{key}"
+            )
             if before is not None and after is not None:
                 diff = round((after - before) * 100)
-                text = translate("Calibration", "no change") if diff == 0 else \
-                    translate("Calibration", "{diff} points").format(diff=f"{diff:+d}")
+                text = (
+                    translate("Calibration", "no change")
+                    if diff == 0
+                    else translate("Calibration", "{diff} points").format(diff=f"{diff:+d}")
+                )
             else:
                 text = ""
             self._cell(self.history, r, 3, text, colour=soft_colour(_palette()))
         self.history.setColumnStretch(4, 1)
         _clear_layout(self.sessions)
         labels = [rubric.metric(k).label if rubric.has(k) else k for k in keys]
-        for c, h in enumerate((translate("Calibration", "when"), translate("Calibration", "verdict"), *labels)):
+        for c, h in enumerate(
+            (translate("Calibration", "when"), translate("Calibration", "verdict"), *labels)
+        ):
             self._cell(self.sessions, 0, c, h, head=True)
         for i, h in enumerate(history, start=1):
             res = h.get("result") or {}
             ms = res.get("metrics") or {}
             self._cell(self.sessions, i, 0, str(h.get("created_at", ""))[:16].replace("T", " "))
             ok = bool(h.get("qualified"))
-            self._cell(self.sessions, i, 1, f"{MET} " + translate("Calibration", "qualified") if ok else
-                       f"{NOT_MET} " + translate("Calibration", "not yet"), colour=_ink(ok))
+            self._cell(
+                self.sessions,
+                i,
+                1,
+                f"{MET} " + translate("Calibration", "qualified")
+                if ok
+                else f"{NOT_MET} " + translate("Calibration", "not yet"),
+                colour=_ink(ok),
+            )
             for c, k in enumerate(keys, start=2):
                 share = (ms.get(k) or {}).get("share")
                 self._cell(self.sessions, i, c, "—" if share is None else f"{share:.0%}")

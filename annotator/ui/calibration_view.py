@@ -52,13 +52,16 @@ from .style import set_accessible
 __all__ = ["CalibrationView"]
 
 
-def _job_open(study: Any, rater: str, anchor_set: str | None) -> tuple[CalibrationSession, int, ServedItem | None]:
+def _job_open(
+    study: Any, rater: str, anchor_set: str | None
+) -> tuple[CalibrationSession, int, ServedItem | None]:
     session = CalibrationSession(study, rater, anchor_set)
     return session, session.total, session.next()
 
 
-def _job_submit(_study: Any, session: CalibrationSession, served: ServedItem, answers: dict,
-                time_ms: int) -> tuple[list, ServedItem | None, int]:
+def _job_submit(
+    _study: Any, session: CalibrationSession, served: ServedItem, answers: dict, time_ms: int
+) -> tuple[list, ServedItem | None, int]:
     fb = session.submit(served, answers, time_ms)
     return fb, session.next(), session.index
 
@@ -82,12 +85,22 @@ class CalibrationView(SessionView):
     closeRequested = Signal()  # noqa: N815 - Qt signal naming; Enter / Esc on the verdict screen
     failed = Signal(str)
 
-    def __init__(self, snapshot: Any, rater: str, worker: Any, settings: Any = None,
-                 parent: QWidget | None = None, *, anchor_set: str | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Any,
+        rater: str,
+        worker: Any,
+        settings: Any = None,
+        parent: QWidget | None = None,
+        *,
+        anchor_set: str | None = None,
+    ) -> None:
         super().__init__(snapshot, rater, worker, settings, parent, capacity=16)
         self.anchor_set = anchor_set
         self.setObjectName("CalibrationView")
-        self._rubric = snapshot.rubric_in(current_language())  # texts in the app's language, same version
+        self._rubric = snapshot.rubric_in(
+            current_language()
+        )  # texts in the app's language, same version
         self._session: CalibrationSession | None = None
         self._served: ServedItem | None = None
         self._next: ServedItem | None = None
@@ -109,11 +122,16 @@ class CalibrationView(SessionView):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(10, 8, 10, 8)
         head = QHBoxLayout()
-        self.heading = _label(translate("Calibration", "Calibration"), size=1.3, bold=True, wrap=False)
+        self.heading = _label(
+            translate("Calibration", "Calibration"), size=1.3, bold=True, wrap=False
+        )
         self.counter = _label("", soft=True, wrap=False)
         self.counter.setObjectName("calibrationCounter")
-        set_accessible(self.counter, translate("Calibration", "Progress"),
-                       translate("Calibration", "Which anchor of how many"))
+        set_accessible(
+            self.counter,
+            translate("Calibration", "Progress"),
+            translate("Calibration", "Which anchor of how many"),
+        )
         head.addWidget(self.heading)
         head.addStretch(1)
         head.addWidget(self.counter)
@@ -127,10 +145,16 @@ class CalibrationView(SessionView):
         ll.setContentsMargins(0, 0, 0, 0)
         self.prompt = _label("")
         self.criteria = _label("", soft=True)
-        set_accessible(self.prompt, translate("Calibration", "Prompt"),
-                       translate("Calibration", "What the output was asked to be"))
-        set_accessible(self.criteria, translate("Calibration", "Criteria"),
-                       translate("Calibration", "What the output is judged against"))
+        set_accessible(
+            self.prompt,
+            translate("Calibration", "Prompt"),
+            translate("Calibration", "What the output was asked to be"),
+        )
+        set_accessible(
+            self.criteria,
+            translate("Calibration", "Criteria"),
+            translate("Calibration", "What the output is judged against"),
+        )
         for lab in (self.prompt, self.criteria):
             lab.setProperty("content", True)
             lab.setTextFormat(Qt.TextFormat.PlainText)
@@ -147,10 +171,19 @@ class CalibrationView(SessionView):
         hl = QVBoxLayout(holder)
         hl.setContentsMargins(0, 0, 0, 0)
         hl.addWidget(self.form)
-        self.form_hint = _label(translate("Calibration", "{key}: submit and see the reference")
-                                .format(key=self.keymap.hint("submit")), soft=True)
-        set_accessible(self.form, translate("Calibration", "Answer form"),
-                       translate("Calibration", "One row per metric of the rubric; the framed one takes the keys"))
+        self.form_hint = _label(
+            translate("Calibration", "{key}: submit and see the reference").format(
+                key=self.keymap.hint("submit")
+            ),
+            soft=True,
+        )
+        set_accessible(
+            self.form,
+            translate("Calibration", "Answer form"),
+            translate(
+                "Calibration", "One row per metric of the rubric; the framed one takes the keys"
+            ),
+        )
         hl.addWidget(self.form_hint)
         self.form_scroll = FormScroll()
         self.form_scroll.setWidget(holder)
@@ -167,7 +200,9 @@ class CalibrationView(SessionView):
         self.pages.addWidget(work)
         self.verdict_page = VerdictPage()
         self.pages.addWidget(_scroll(self.verdict_page))
-        self.opening = _label(translate("Calibration", "Opening the calibration session…"), soft=True)
+        self.opening = _label(
+            translate("Calibration", "Opening the calibration session…"), soft=True
+        )
         self.opening.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.pages.addWidget(self.opening)
         self.pages.setCurrentWidget(self.opening)
@@ -176,7 +211,9 @@ class CalibrationView(SessionView):
         self.status = self.message
         edit = self.form.reason_edit()
         if edit is not None:
-            self.reason_keys(edit, {"submit": self._submit_from_reason, "leave_reason": self.back_to_keys})
+            self.reason_keys(
+                edit, {"submit": self._submit_from_reason, "leave_reason": self.back_to_keys}
+            )
 
     # -- worker results ------------------------------------------------------------
     def _open_job(self, study: Any) -> tuple[CalibrationSession, int, ServedItem | None]:
@@ -190,8 +227,11 @@ class CalibrationView(SessionView):
         super()._failed(exc)
         if self._state is State.ERROR:
             self._page = "error"
-            self.opening.setText(translate("Calibration", "Calibration cannot start: {why}")
-                                 .format(why=self.message.text()))
+            self.opening.setText(
+                translate("Calibration", "Calibration cannot start: {why}").format(
+                    why=self.message.text()
+                )
+            )
             self.pages.setCurrentWidget(self.opening)
 
     def _show_item(self, served: ServedItem | None) -> None:
@@ -203,11 +243,17 @@ class CalibrationView(SessionView):
             self._job(_job_finish, self._session, on_done=self._on_finished)
             return
         v = served.view
-        self.counter.setText(translate("Calibration", "Anchor {index} of {total}")
-                             .format(index=served.queue_position + 1, total=self._total))
+        self.counter.setText(
+            translate("Calibration", "Anchor {index} of {total}").format(
+                index=served.queue_position + 1, total=self._total
+            )
+        )
         self.prompt.setText(v.prompt)
-        self.criteria.setText(translate("Calibration", "Criteria: {text}").format(text=v.criteria)
-                              if v.criteria else "")
+        self.criteria.setText(
+            translate("Calibration", "Criteria: {text}").format(text=v.criteria)
+            if v.criteria
+            else ""
+        )
         self.criteria.setVisible(bool(v.criteria))
         self.form.set_answers(None)
         self.side.setCurrentIndex(0)
@@ -249,8 +295,14 @@ class CalibrationView(SessionView):
     def _on_submitted(self, result: tuple[list, ServedItem | None, int]) -> None:
         feedback, nxt, index = result
         self._next = nxt
-        self.feedback.show_feedback(self._rubric, feedback, index, self._total, last=nxt is None,
-                                    keys=self.keymap.hints("continue", " / "))
+        self.feedback.show_feedback(
+            self._rubric,
+            feedback,
+            index,
+            self._total,
+            last=nxt is None,
+            keys=self.keymap.hints("continue", " / "),
+        )
         self.side.setCurrentIndex(1)
         self._page = "feedback"
         self._set_state(State.READY)
@@ -263,11 +315,18 @@ class CalibrationView(SessionView):
     def _on_finished(self, result: tuple[dict, list]) -> None:
         res, history = result
         self._result = res
-        self.verdict_page.show_result(self._rubric, res, history,
-                                      keys=f"{self.keymap.hint('continue')} / {self.keymap.hint('finish')}")
+        self.verdict_page.show_result(
+            self._rubric,
+            res,
+            history,
+            keys=f"{self.keymap.hint('continue')} / {self.keymap.hint('finish')}",
+        )
         self.pages.setCurrentIndex(1)
-        self.counter.setText(translate("Calibration", "{n} anchors answered").format(
-            n=res.get("n_anchors", self._total)))
+        self.counter.setText(
+            translate("Calibration", "{n} anchors answered").format(
+                n=res.get("n_anchors", self._total)
+            )
+        )
         self._page = "verdict"
         self._set_state(State.DONE)
         self.message.setText("")
@@ -276,10 +335,19 @@ class CalibrationView(SessionView):
 
     def _key_hint(self) -> str:
         k = self.keymap.hint
-        return translate("Calibration", "Keys: {p} / {f} gates, digits for scales, points and tags, {x} can't judge, "
-                                        "{next} / {prev} next / previous metric, {r} reason, {enter} submit.").format(
-            p=k("pass"), f=k("fail"), x=k("cannot_judge"), next=k("next_metric"), prev=k("prev_metric"),
-            r=k("reason"), enter=k("submit"))
+        return translate(
+            "Calibration",
+            "Keys: {p} / {f} gates, digits for scales, points and tags, {x} can't judge, "
+            "{next} / {prev} next / previous metric, {r} reason, {enter} submit.",
+        ).format(
+            p=k("pass"),
+            f=k("fail"),
+            x=k("cannot_judge"),
+            next=k("next_metric"),
+            prev=k("prev_metric"),
+            r=k("reason"),
+            enter=k("submit"),
+        )
 
     # -- actions -------------------------------------------------------------------
     def actions(self) -> dict[str, Callable[[], Any]]:
@@ -290,15 +358,22 @@ class CalibrationView(SessionView):
         if self._page != "answer":
             return {}
         table: dict[str, Callable[[], Any]] = {
-            "submit": self.submit, "reason": self._focus_reason,
-            "zoom_in": self.sync.zoom_in, "zoom_out": self.sync.zoom_out, "zoom_fit": self.sync.fit,
-            "zoom_actual": self.sync.actual_size, "toggle_mask": self.display.toggle_mask,
+            "submit": self.submit,
+            "reason": self._focus_reason,
+            "zoom_in": self.sync.zoom_in,
+            "zoom_out": self.sync.zoom_out,
+            "zoom_fit": self.sync.fit,
+            "zoom_actual": self.sync.actual_size,
+            "toggle_mask": self.display.toggle_mask,
         }
-        return {name: self._when_ready(fn) for name, fn in table.items()} | self.form_actions(self._when_ready)
+        return {name: self._when_ready(fn) for name, fn in table.items()} | self.form_actions(
+            self._when_ready
+        )
 
     def _when_ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         def run() -> Any:
             return fn() if self._state is State.READY else False
+
         return run
 
     def submit(self) -> bool:
@@ -307,16 +382,24 @@ class CalibrationView(SessionView):
         missing = self.form.missing()
         if missing:
             labels = ", ".join(self._rubric.metric(k).label for k in missing)
-            self.message.setText(translate("Calibration", "Answer {metrics} first (or press {key} if you cannot "
-                                                          "judge it).").format(metrics=labels,
-                                                                               key=self.keymap.hint("cannot_judge")))
+            self.message.setText(
+                translate(
+                    "Calibration", "Answer {metrics} first (or press {key} if you cannot judge it)."
+                ).format(metrics=labels, key=self.keymap.hint("cannot_judge"))
+            )
             self.form.focus_metric(missing[0])
             return False
         elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)
         self._begin_write()
-        self._job(_job_submit, self._session, self._served, self.form.answers(), elapsed, on_done=self._on_submitted)
+        self._job(
+            _job_submit,
+            self._session,
+            self._served,
+            self.form.answers(),
+            elapsed,
+            on_done=self._on_submitted,
+        )
         return True
-
 
     def advance(self) -> bool:
         if self._page != "feedback" or self._state is not State.READY:

@@ -75,8 +75,9 @@ def _job_inputs(study: Any, n_boot: int, seed: int, use_cache: bool) -> dash.Das
     return dash.read_inputs(study, n_boot=n_boot, seed=seed, use_cache=use_cache)
 
 
-def _job_compute(report: Callable[[float | None, str], None], inputs: dash.DashboardInputs,
-                 state: dash.TaskState) -> tuple[dash.DashboardModel, dict[str, QImage]]:
+def _job_compute(
+    report: Callable[[float | None, str], None], inputs: dash.DashboardInputs, state: dash.TaskState
+) -> tuple[dash.DashboardModel, dict[str, QImage]]:
     """Compute worker: the model, and its charts decoded with Pillow (no Qt image plugin off the UI thread)."""
     state.report = report
     model = dash.compute(inputs, state)
@@ -101,9 +102,18 @@ def _fit_columns(header: QHeaderView, n: int, width: int) -> None:
     sizes = [header.sectionSize(c) for c in range(n)]
     while sum(sizes) > width:
         widest = max(range(n), key=sizes.__getitem__)
-        longest_word = max((header.fontMetrics().horizontalAdvance(word) for word in
-                            (header.model().headerData(widest, Qt.Orientation.Horizontal) or "").split()), default=0)
-        target = max(MIN_COLUMN, longest_word + 16, sizes[widest] - max(8, (sum(sizes) - width) // 2))
+        longest_word = max(
+            (
+                header.fontMetrics().horizontalAdvance(word)
+                for word in (
+                    header.model().headerData(widest, Qt.Orientation.Horizontal) or ""
+                ).split()
+            ),
+            default=0,
+        )
+        target = max(
+            MIN_COLUMN, longest_word + 16, sizes[widest] - max(8, (sum(sizes) - width) // 2)
+        )
         if target >= sizes[widest]:
             break  # every column is as narrow as it may be: the table scrolls sideways
         sizes[widest] = target
@@ -177,7 +187,9 @@ def _chart(chart: dash.Chart, image: QImage | None) -> QWidget:
     lay.setContentsMargins(0, 0, 0, 0)
     if chart.caption:
         cap = QLabel(f"{FLAG} {chart.caption}" if chart.flagged else chart.caption)
-        cap.setStyleSheet(f"color: {warning_colour(_palette()) if chart.flagged else soft_colour(_palette())};")
+        cap.setStyleSheet(
+            f"color: {warning_colour(_palette()) if chart.flagged else soft_colour(_palette())};"
+        )
         cap.setFont(relative_font(cap, 1.0, bold=True))
         cap.setProperty("content", True)
         lay.addWidget(cap)
@@ -204,7 +216,9 @@ def _tile(t: dash.Tile) -> QFrame:
     f.setStyleSheet("QFrame#tile { border: 1px solid palette(mid); border-radius: 8px; }")
     lay = QVBoxLayout(f)
     lay.setContentsMargins(12, 8, 12, 8)
-    v = QLabel(f"{FLAG} {t.value}" if t.warn else t.value)  # a warning is a symbol too, not only amber
+    v = QLabel(
+        f"{FLAG} {t.value}" if t.warn else t.value
+    )  # a warning is a symbol too, not only amber
     v.setFont(relative_font(v, 1.5, bold=True))
     v.setProperty("content", True)
     if t.warn:
@@ -220,9 +234,19 @@ class DashboardView(ShutsDownOnce, QWidget):
     failed = Signal(str)
     progress = Signal(str)
 
-    def __init__(self, snapshot: Any, rater: str | None, worker: Any, settings: Any = None,
-                 parent: QWidget | None = None, *, compute: ComputeWorker | None = None,
-                 n_boot: int | None = None, seed: int = 0, autostart: bool = True) -> None:
+    def __init__(
+        self,
+        snapshot: Any,
+        rater: str | None,
+        worker: Any,
+        settings: Any = None,
+        parent: QWidget | None = None,
+        *,
+        compute: ComputeWorker | None = None,
+        n_boot: int | None = None,
+        seed: int = 0,
+        autostart: bool = True,
+    ) -> None:
         super().__init__(parent)
         self.snapshot = snapshot
         self.worker = worker
@@ -247,7 +271,11 @@ class DashboardView(ShutsDownOnce, QWidget):
 
     def _setting_n_boot(self) -> int:
         try:
-            return int(self.settings.value("dashboard_n_boot", DEFAULT_N_BOOT)) if self.settings else DEFAULT_N_BOOT
+            return (
+                int(self.settings.value("dashboard_n_boot", DEFAULT_N_BOOT))
+                if self.settings
+                else DEFAULT_N_BOOT
+            )
         except (TypeError, ValueError, AttributeError):
             return DEFAULT_N_BOOT
 
@@ -256,15 +284,22 @@ class DashboardView(ShutsDownOnce, QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(10, 8, 10, 8)
         bar = QHBoxLayout()
-        self.title = QLabel(translate("DashboardView", "Study dashboard: {name}").format(name=self.snapshot.name))
-        set_accessible(self.title, self.title.text(), translate("DashboardView", "The study lead's dashboard"))
+        self.title = QLabel(
+            translate("DashboardView", "Study dashboard: {name}").format(name=self.snapshot.name)
+        )
+        set_accessible(
+            self.title, self.title.text(), translate("DashboardView", "The study lead's dashboard")
+        )
         self.title.setFont(relative_font(self.title, 1.5, bold=True))
         bar.addWidget(self.title)
         self.busy_label = QLabel()
         self.busy_label.setStyleSheet(f"color: {soft_colour(self.palette())};")
         self.busy_label.setWordWrap(True)
-        set_accessible(self.busy_label, translate("DashboardView", "Computation"),
-                       translate("DashboardView", "What the dashboard is computing, or how long it took"))
+        set_accessible(
+            self.busy_label,
+            translate("DashboardView", "Computation"),
+            translate("DashboardView", "What the dashboard is computing, or how long it took"),
+        )
         self.busy_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.busy_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.busy_bar = QProgressBar()
@@ -272,21 +307,34 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.busy_bar.setMaximumWidth(160)
         self.busy_bar.setTextVisible(False)
         self.busy_bar.hide()
-        set_accessible(self.busy_bar, translate("DashboardView", "Progress"),
-                       translate("DashboardView", "How far the computation has got"))
+        set_accessible(
+            self.busy_bar,
+            translate("DashboardView", "Progress"),
+            translate("DashboardView", "How far the computation has got"),
+        )
         bar.addWidget(self.busy_label)
         bar.addWidget(self.busy_bar)
-        self.refresh_button = QPushButton(translate("DashboardView", "Recompute  [{key}]")
-                                          .format(key=self.keymap.hint("refresh")))
-        set_accessible(self.refresh_button, translate("DashboardView", "Recompute"),
-                       translate("DashboardView", "Computes the report again ({key}); {cancel} cancels").format(
-                           key=self.keymap.hint("refresh"), cancel=self.keymap.hint("cancel")))
+        self.refresh_button = QPushButton(
+            translate("DashboardView", "Recompute  [{key}]").format(key=self.keymap.hint("refresh"))
+        )
+        set_accessible(
+            self.refresh_button,
+            translate("DashboardView", "Recompute"),
+            translate(
+                "DashboardView", "Computes the report again ({key}); {cancel} cancels"
+            ).format(key=self.keymap.hint("refresh"), cancel=self.keymap.hint("cancel")),
+        )
         self.refresh_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.refresh_button.clicked.connect(lambda: self.refresh())
         bar.addWidget(self.refresh_button)
         outer.addLayout(bar)
-        self.meta = _note(translate("DashboardView", "For the study lead: this page names generators and raters. "
-                                                     "Raters never see it."), content=False)
+        self.meta = _note(
+            translate(
+                "DashboardView",
+                "For the study lead: this page names generators and raters. Raters never see it.",
+            ),
+            content=False,
+        )
         outer.addWidget(self.meta)
         self.tiles = QHBoxLayout()
         self.tiles.setSpacing(10)
@@ -294,18 +342,36 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the view takes the keys (see the note below)
-        set_accessible(self.scroll, translate("DashboardView", "Report"),
-                       translate("DashboardView", "The report's sections; page with the keys below"))
+        self.scroll.setFocusPolicy(
+            Qt.FocusPolicy.NoFocus
+        )  # the view takes the keys (see the note below)
+        set_accessible(
+            self.scroll,
+            translate("DashboardView", "Report"),
+            translate("DashboardView", "The report's sections; page with the keys below"),
+        )
         self.content = QWidget()
         self.scroll.setWidget(self.content)
         outer.addWidget(self.scroll, 1)
         k = self.keymap.hint
-        self.keys_note = _note(translate("DashboardView", "Keys: {down} / {up} page, {top} / {bottom}, {next} / "
-                                                          "{prev} next / previous section, {refresh} recompute, "
-                                                          "{cancel} cancel.").format(
-            down=k("page_down"), up=k("page_up"), top=k("top"), bottom=k("bottom"), next=k("next_section"),
-            prev=k("prev_section"), refresh=k("refresh"), cancel=k("cancel")), content=False)
+        self.keys_note = _note(
+            translate(
+                "DashboardView",
+                "Keys: {down} / {up} page, {top} / {bottom}, {next} / "
+                "{prev} next / previous section, {refresh} recompute, "
+                "{cancel} cancel.",
+            ).format(
+                down=k("page_down"),
+                up=k("page_up"),
+                top=k("top"),
+                bottom=k("bottom"),
+                next=k("next_section"),
+                prev=k("prev_section"),
+                refresh=k("refresh"),
+                cancel=k("cancel"),
+            ),
+            content=False,
+        )
         outer.addWidget(self.keys_note)
 
     # -- computing -------------------------------------------------------------------
@@ -322,8 +388,14 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.busy_bar.setValue(0)
         self.busy_bar.show()
         self.busy_label.setText(translate("DashboardView", "Reading the study…"))
-        self.worker.run(_job_inputs, self._n_boot, self._seed, not force,
-                        on_done=self._guard(self._on_inputs), on_error=self._guard(self._on_failed))
+        self.worker.run(
+            _job_inputs,
+            self._n_boot,
+            self._seed,
+            not force,
+            on_done=self._guard(self._on_inputs),
+            on_error=self._guard(self._on_failed),
+        )
         return True
 
     def cancel(self) -> None:
@@ -334,6 +406,7 @@ class DashboardView(ShutsDownOnce, QWidget):
         def call(arg: Any) -> None:
             if not self._stopped and alive(self):
                 fn(arg)
+
         return call
 
     def _on_inputs(self, inputs: dash.DashboardInputs) -> None:
@@ -341,22 +414,32 @@ class DashboardView(ShutsDownOnce, QWidget):
             return
         if self.model is None and inputs.tiles:
             self._show_tiles(inputs.tiles)  # the counts at once, while the figures compute
-        self._job_id = self.compute.submit(_job_compute, inputs, self._task,
-                                           on_done=self._guard(self._on_ready), on_error=self._guard(self._on_failed))
+        self._job_id = self.compute.submit(
+            _job_compute,
+            inputs,
+            self._task,
+            on_done=self._guard(self._on_ready),
+            on_error=self._guard(self._on_failed),
+        )
 
     def _on_progress(self, job_id: int, fraction: Any, message: str) -> None:
         if job_id != self._job_id or self._task is None or self._stopped:
             return
         if fraction is not None:
             self.busy_bar.setValue(int(fraction * 100))
-        self.busy_label.setText(translate("DashboardView", "Computing the report: {step}…").format(step=message))
+        self.busy_label.setText(
+            translate("DashboardView", "Computing the report: {step}…").format(step=message)
+        )
         self.progress.emit(message)
 
     def _done(self) -> None:
         self._task = None
         self.busy_bar.hide()
-        set_accessible(self.busy_bar, translate("DashboardView", "Progress"),
-                       translate("DashboardView", "How far the computation has got"))
+        set_accessible(
+            self.busy_bar,
+            translate("DashboardView", "Progress"),
+            translate("DashboardView", "How far the computation has got"),
+        )
         self.refresh_button.setEnabled(True)
 
     def _on_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
@@ -364,11 +447,18 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._done()
         secs = time.monotonic() - self._started
         if model.seconds and secs < model.seconds / 2:
-            self.busy_label.setText(translate("DashboardView", "Unchanged since the last computation: shown at once "
-                                                               "({secs} s).").format(secs=f"{secs:.2f}"))
+            self.busy_label.setText(
+                translate(
+                    "DashboardView",
+                    "Unchanged since the last computation: shown at once ({secs} s).",
+                ).format(secs=f"{secs:.2f}")
+            )
         else:
-            self.busy_label.setText(translate("DashboardView", "Computed in {secs} s with {n} bootstrap resamples.")
-                                    .format(secs=f"{secs:.1f}", n=model.n_boot))
+            self.busy_label.setText(
+                translate(
+                    "DashboardView", "Computed in {secs} s with {n} bootstrap resamples."
+                ).format(secs=f"{secs:.1f}", n=model.n_boot)
+            )
         self.model = model
         self._render(model, charts)
         self.reportReady.emit(dict(model.report))
@@ -376,13 +466,20 @@ class DashboardView(ShutsDownOnce, QWidget):
     def _on_failed(self, exc: BaseException) -> None:
         self._done()
         if isinstance(exc, dash.Cancelled):
-            self.busy_label.setText(translate("DashboardView", "Cancelled. The figures shown are from the last "
-                                                               "computation.") if self.model else
-                                    translate("DashboardView", "Cancelled. {key} computes.")
-                                    .format(key=self.keymap.hint("refresh")))
+            self.busy_label.setText(
+                translate(
+                    "DashboardView", "Cancelled. The figures shown are from the last computation."
+                )
+                if self.model
+                else translate("DashboardView", "Cancelled. {key} computes.").format(
+                    key=self.keymap.hint("refresh")
+                )
+            )
             return
         msg = one_line(exc)
-        self.busy_label.setText(translate("DashboardView", "The report could not be computed: {why}").format(why=msg))
+        self.busy_label.setText(
+            translate("DashboardView", "The report could not be computed: {why}").format(why=msg)
+        )
         self.failed.emit(msg)
 
     # -- layout of one report ------------------------------------------------------
@@ -396,7 +493,9 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.tiles.addStretch(1)
 
     def _render(self, model: dash.DashboardModel, charts: dict[str, QImage]) -> None:
-        self.title.setText(translate("DashboardView", "Study dashboard: {name}").format(name=self.snapshot.name))
+        self.title.setText(
+            translate("DashboardView", "Study dashboard: {name}").format(name=self.snapshot.name)
+        )
         self.meta.setText(model.meta)
         self.meta.setProperty("content", True)
         self._show_tiles(model.tiles)
@@ -426,7 +525,9 @@ class DashboardView(ShutsDownOnce, QWidget):
         if old is not None:
             old.deleteLater()
 
-    def _blocks(self, lay: QVBoxLayout, blocks: tuple[dash.Block, ...], charts: dict[str, QImage]) -> None:
+    def _blocks(
+        self, lay: QVBoxLayout, blocks: tuple[dash.Block, ...], charts: dict[str, QImage]
+    ) -> None:
         grid: QGridLayout | None = None
         # The page's own scroll bar is about to appear: leave its room now.
         room = self.scroll.width() - self.scroll.verticalScrollBar().sizeHint().width() - 40
@@ -436,7 +537,9 @@ class DashboardView(ShutsDownOnce, QWidget):
                 lay.addWidget(_table(b, room + 24))
             elif isinstance(b, dash.Note):
                 lay.addWidget(_note(b.text))
-            elif b.caption:  # per-rater charts: two a row when they fit, so the page never scrolls sideways
+            elif (
+                b.caption
+            ):  # per-rater charts: two a row when they fit, so the page never scrolls sideways
                 image = charts.get(b.name)
                 if grid is None:
                     grid = QGridLayout()
@@ -467,13 +570,16 @@ class DashboardView(ShutsDownOnce, QWidget):
     def actions(self) -> dict[str, Callable[[], Any]]:
         bar = self.scroll.verticalScrollBar()
         return {
-            "refresh": self.refresh, "cancel": self.cancel,
+            "refresh": self.refresh,
+            "cancel": self.cancel,
             "page_down": lambda: bar.setValue(bar.value() + bar.pageStep()),
             "page_up": lambda: bar.setValue(bar.value() - bar.pageStep()),
             "line_down": lambda: bar.setValue(bar.value() + bar.singleStep() * 3),
             "line_up": lambda: bar.setValue(bar.value() - bar.singleStep() * 3),
-            "top": lambda: bar.setValue(0), "bottom": lambda: bar.setValue(bar.maximum()),
-            "next_section": lambda: self._jump(1), "prev_section": lambda: self._jump(-1),
+            "top": lambda: bar.setValue(0),
+            "bottom": lambda: bar.setValue(bar.maximum()),
+            "next_section": lambda: self._jump(1),
+            "prev_section": lambda: self._jump(-1),
         }
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override

@@ -71,7 +71,11 @@ def _erode(inside: Any, t: int) -> Any:
         acc = out.copy()
         for d in range(-t, t + 1):
             if d:
-                acc &= padded[(slice(t + d, t + d + n), slice(None)) if axis == 0 else (slice(None), slice(t + d, t + d + n))]
+                acc &= padded[
+                    (slice(t + d, t + d + n), slice(None))
+                    if axis == 0
+                    else (slice(None), slice(t + d, t + d + n))
+                ]
         out = acc
     return out
 
@@ -118,7 +122,7 @@ class _DecodeJob(QRunnable):
     def run(self) -> None:
         try:
             if self.key.startswith(OVERLAY):
-                img = overlay_image(self.loader(self.key[len(OVERLAY):]))
+                img = overlay_image(self.loader(self.key[len(OVERLAY) :]))
             else:
                 img = decode_image(self.loader(self.key))
         except Exception as exc:  # noqa: BLE001 - reported to the UI as a message
@@ -133,8 +137,14 @@ class ImagePrefetcher(QObject):
     ready = Signal(str, QImage)
     failed = Signal(str, str)
 
-    def __init__(self, loader: Callable[[str], bytes], *, max_threads: int = 2, capacity: int = 24,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        loader: Callable[[str], bytes],
+        *,
+        max_threads: int = 2,
+        capacity: int = 24,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self._loader = loader
         self._capacity = capacity

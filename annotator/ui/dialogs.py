@@ -18,25 +18,42 @@ from .style import set_accessible
 
 
 class InstructionsDialog(QDialog):
-    def __init__(self, rubric: Rubric, keymap: Keymap, parent: QWidget | None = None,
-                 context: str = "label") -> None:
+    def __init__(
+        self, rubric: Rubric, keymap: Keymap, parent: QWidget | None = None, context: str = "label"
+    ) -> None:
         super().__init__(parent)
         self.keymap = keymap
-        self.setWindowTitle(translate("InstructionsDialog", "Instructions: {title}").format(title=rubric.title))
+        self.setWindowTitle(
+            translate("InstructionsDialog", "Instructions: {title}").format(title=rubric.title)
+        )
         self.setModal(False)
         lay = QVBoxLayout(self)
         browser = QTextBrowser()
         browser.setOpenLinks(False)
         browser.setHtml(self._html(rubric, keymap, context))
-        browser.setProperty("content", True)  # the rubric's own words, translated in the rubric file
-        set_accessible(browser, translate("InstructionsDialog", "Instructions"),
-                       translate("InstructionsDialog", "The rubric's instructions, its metrics, verdict rules and keys"))
+        browser.setProperty(
+            "content", True
+        )  # the rubric's own words, translated in the rubric file
+        set_accessible(
+            browser,
+            translate("InstructionsDialog", "Instructions"),
+            translate(
+                "InstructionsDialog",
+                "The rubric's instructions, its metrics, verdict rules and keys",
+            ),
+        )
         self.browser = browser
         lay.addWidget(browser)
-        close = QPushButton(translate("InstructionsDialog", "Close ({key} or {other})").format(
-            key=keymap.hint("instructions"), other=keymap.hint("close_dialog")))
-        set_accessible(close, translate("InstructionsDialog", "Close"),
-                       translate("InstructionsDialog", "Closes the instructions"))
+        close = QPushButton(
+            translate("InstructionsDialog", "Close ({key} or {other})").format(
+                key=keymap.hint("instructions"), other=keymap.hint("close_dialog")
+            )
+        )
+        set_accessible(
+            close,
+            translate("InstructionsDialog", "Close"),
+            translate("InstructionsDialog", "Closes the instructions"),
+        )
         close.clicked.connect(self.hide)
         lay.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
         cw = self.fontMetrics().averageCharWidth()
@@ -47,14 +64,19 @@ class InstructionsDialog(QDialog):
         metrics_head = translate("InstructionsDialog", "Metrics")
         rules_head = translate("InstructionsDialog", "Verdict rules")
         keys_head = translate("InstructionsDialog", "Keys")
-        parts = [f"<h2>{escape(rubric.title)}</h2>", f"<p>{escape(rubric.instructions).replace(chr(10), ' ')}</p>",
-                 f"<h3>{escape(metrics_head)}</h3><ul>"]
+        parts = [
+            f"<h2>{escape(rubric.title)}</h2>",
+            f"<p>{escape(rubric.instructions).replace(chr(10), ' ')}</p>",
+            f"<h3>{escape(metrics_head)}</h3><ul>",
+        ]
         for m in rubric.metrics:
             line = f"<li><b>{escape(m.label)}</b>"
             if m.help:
                 line += f": {escape(m.help)}"
             if m.levels:
-                line += "<br>" + "; ".join(f"{k} = {escape(v)}" for k, v in sorted(m.levels.items(), reverse=True))
+                line += "<br>" + "; ".join(
+                    f"{k} = {escape(v)}" for k, v in sorted(m.levels.items(), reverse=True)
+                )
             parts.append(line + "</li>")
         parts.append("</ul>")
         if rubric.rules:
@@ -68,8 +90,10 @@ class InstructionsDialog(QDialog):
         return "".join(parts)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        if self.keymap.action_for(event, "dialog") == "close_dialog" or \
-                self.keymap.action_for(event, "label") == "instructions":
+        if (
+            self.keymap.action_for(event, "dialog") == "close_dialog"
+            or self.keymap.action_for(event, "label") == "instructions"
+        ):
             self.hide()
             return
         super().keyPressEvent(event)

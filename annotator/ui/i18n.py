@@ -150,7 +150,9 @@ def install(app: QCoreApplication, lang: str) -> str:
     qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
     for base in ("qtbase",):
         qt = QTranslator(app)
-        if qt.load(f"{base}_{lang}", qt_dir) or (_frozen_dir() and qt.load(f"{base}_{lang}", str(_frozen_dir()))):
+        if qt.load(f"{base}_{lang}", qt_dir) or (
+            _frozen_dir() and qt.load(f"{base}_{lang}", str(_frozen_dir()))
+        ):
             app.installTranslator(qt)
             _installed.append(qt)
     app.installTranslator(ours)

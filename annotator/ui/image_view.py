@@ -71,7 +71,9 @@ class _ImageItem(QGraphicsItem):
         if image is None:
             self._rect = QRectF()
         else:
-            self._rect = QRectF(rect) if rect is not None else QRectF(0, 0, image.width(), image.height())
+            self._rect = (
+                QRectF(rect) if rect is not None else QRectF(0, 0, image.width(), image.height())
+            )
         self.update()
 
     def image(self) -> QImage | None:
@@ -91,7 +93,9 @@ class _ImageItem(QGraphicsItem):
             return
         sx = self._image.width() / self._rect.width()
         sy = self._image.height() / self._rect.height()
-        source = QRectF(exposed.x() * sx, exposed.y() * sy, exposed.width() * sx, exposed.height() * sy)
+        source = QRectF(
+            exposed.x() * sx, exposed.y() * sy, exposed.width() * sx, exposed.height() * sy
+        )
         painter.drawImage(exposed, self._image, source)
 
 
@@ -252,7 +256,7 @@ class ImageView(QGraphicsView):
         steps = event.angleDelta().y() / 120.0
         if not steps or self._item.image() is None:
             return
-        self.set_zoom(self.zoom() * (ZOOM_STEP ** steps))
+        self.set_zoom(self.zoom() * (ZOOM_STEP**steps))
         event.accept()
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802, ANN001
@@ -262,9 +266,13 @@ class ImageView(QGraphicsView):
             self._fit = False
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        handler = {"image_zoom_in": self.zoom_in, "image_zoom_out": self.zoom_out, "image_fit": self.fit,
-                   "image_actual": self.actual_size, "image_mask": self.toggle_mask}.get(
-            self.keymap.action_for(event, "image") or "")
+        handler = {
+            "image_zoom_in": self.zoom_in,
+            "image_zoom_out": self.zoom_out,
+            "image_fit": self.fit,
+            "image_actual": self.actual_size,
+            "image_mask": self.toggle_mask,
+        }.get(self.keymap.action_for(event, "image") or "")
         if handler is None:
             super().keyPressEvent(event)
             return

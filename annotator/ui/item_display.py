@@ -29,8 +29,11 @@ from .keymap import Keymap
 from .style import relative_font, set_accessible
 
 NO_OUTPUT = QT_TRANSLATE_NOOP("ItemDisplay", "This item has no output to show.")
-IMAGE_FAILED = QT_TRANSLATE_NOOP("ItemDisplay", "An image of this output could not be shown: answer from what you "
-                                                "can see, or say you cannot judge.")
+IMAGE_FAILED = QT_TRANSLATE_NOOP(
+    "ItemDisplay",
+    "An image of this output could not be shown: answer from what you "
+    "can see, or say you cannot judge.",
+)
 
 
 def media_keys(view: ItemView, *, inputs: bool = True) -> list[str]:
@@ -52,15 +55,24 @@ class ImageTile(QWidget):
         self.caption = QLabel()
         self.caption.setFont(relative_font(self.caption, 0.95, bold=True))
         self.view = ImageView(keymap=keymap)
-        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys belong to the session view (zoom keys there)
+        self.view.setFocusPolicy(
+            Qt.FocusPolicy.NoFocus
+        )  # keys belong to the session view (zoom keys there)
         self.view.setMinimumSize(160, 160)
         lay.addWidget(self.caption)
         lay.addWidget(self.view, 1)
 
 
 class ItemDisplay(QWidget):
-    def __init__(self, keymap: Keymap | None = None, *, title: str = "", show_inputs: bool = True,
-                 sync: SyncGroup | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        keymap: Keymap | None = None,
+        *,
+        title: str = "",
+        show_inputs: bool = True,
+        sync: SyncGroup | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.keymap = keymap or Keymap()
         self.show_inputs = show_inputs
@@ -74,9 +86,16 @@ class ItemDisplay(QWidget):
         self.code = QLabel()
         self.code.setFont(relative_font(self.code, 0.9))
         self.code.setProperty("content", True)
-        set_accessible(self.code, translate("ItemDisplay", "Item code"),
-                       translate("ItemDisplay", "The item's opaque code (it names nothing)"))
-        set_accessible(self.title, title or translate("ItemDisplay", "Item"), translate("ItemDisplay", "Which side"))
+        set_accessible(
+            self.code,
+            translate("ItemDisplay", "Item code"),
+            translate("ItemDisplay", "The item's opaque code (it names nothing)"),
+        )
+        set_accessible(
+            self.title,
+            title or translate("ItemDisplay", "Item"),
+            translate("ItemDisplay", "Which side"),
+        )
         head.addWidget(self.title)
         head.addStretch(1)
         head.addWidget(self.code)
@@ -93,15 +112,22 @@ class ItemDisplay(QWidget):
         outer.addWidget(grid_holder, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
-        set_accessible(self.note, translate("ItemDisplay", "Note"), translate("ItemDisplay", "About the images"))
+        set_accessible(
+            self.note,
+            translate("ItemDisplay", "Note"),
+            translate("ItemDisplay", "About the images"),
+        )
         self.note.hide()
         outer.addWidget(self.note)
         self.tiles: list[ImageTile] = []
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setProperty("content", True)  # the output being judged
-        set_accessible(self.text, translate("ItemDisplay", "Text output"),
-                       translate("ItemDisplay", "The output to judge, as text"))
+        set_accessible(
+            self.text,
+            translate("ItemDisplay", "Text output"),
+            translate("ItemDisplay", "The output to judge, as text"),
+        )
         # Selectable by mouse only: arrows, digits and letters stay answer keys.
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -129,14 +155,28 @@ class ItemDisplay(QWidget):
     def show_item(self, view: ItemView, images: Mapping[str, QImage | None]) -> None:
         entries: list[tuple[str, str]] = []
         if self.show_inputs:
-            entries += [(sha, translate("ItemDisplay", "Input") if len(view.inputs) == 1
-                         else translate("ItemDisplay", "Input {n}").format(n=n))
-                        for n, sha in enumerate(view.inputs, start=1)]
-        entries += [(sha, translate("ItemDisplay", "Output") if len(view.outputs) == 1
-                     else translate("ItemDisplay", "Output {n}").format(n=n))
-                    for n, sha in enumerate(view.outputs, start=1)]
+            entries += [
+                (
+                    sha,
+                    translate("ItemDisplay", "Input")
+                    if len(view.inputs) == 1
+                    else translate("ItemDisplay", "Input {n}").format(n=n),
+                )
+                for n, sha in enumerate(view.inputs, start=1)
+            ]
+        entries += [
+            (
+                sha,
+                translate("ItemDisplay", "Output")
+                if len(view.outputs) == 1
+                else translate("ItemDisplay", "Output {n}").format(n=n),
+            )
+            for n, sha in enumerate(view.outputs, start=1)
+        ]
         if self._titled:
-            self.code.setText(view.display_code)  # (the label view shows the code in its own header)
+            self.code.setText(
+                view.display_code
+            )  # (the label view shows the code in its own header)
         self._shas = [sha for sha, _ in entries]
         self._captions = [caption for _, caption in entries]
         self._overlay = overlay_key(view.mask) if view.mask else None
@@ -146,13 +186,23 @@ class ItemDisplay(QWidget):
         for i, (sha, caption) in enumerate(entries):
             t = self._tile(i)
             t.caption.setText(self._caption(caption))
-            set_accessible(t.view, caption, translate("ItemDisplay", "An image to judge; zoom with {zin} / {zout}, "
-                                                                     "fit with {fit}").format(
-                zin=self.keymap.hint("zoom_in"), zout=self.keymap.hint("zoom_out"), fit=self.keymap.hint("zoom_fit")))
-            set_accessible(t.caption, caption, translate("ItemDisplay", "Caption of the image below"))
+            set_accessible(
+                t.view,
+                caption,
+                translate(
+                    "ItemDisplay", "An image to judge; zoom with {zin} / {zout}, fit with {fit}"
+                ).format(
+                    zin=self.keymap.hint("zoom_in"),
+                    zout=self.keymap.hint("zoom_out"),
+                    fit=self.keymap.hint("zoom_fit"),
+                ),
+            )
+            set_accessible(
+                t.caption, caption, translate("ItemDisplay", "Caption of the image below")
+            )
             t.view.set_image(images.get(sha), overlay=self._overlay_image)
             t.view.set_mask_visible(self._mask_visible)
-        for t in self.tiles[len(entries):]:
+        for t in self.tiles[len(entries) :]:
             t.view.set_image(None)
         self.text.setPlainText(view.text or "")
         self.note.hide()
@@ -188,7 +238,11 @@ class ItemDisplay(QWidget):
             self.note.show()
 
     def waiting_for(self) -> set[str]:
-        out = {s for i, s in enumerate(self._shas) if self.tiles[i].view.image() is None and s not in self._failed}
+        out = {
+            s
+            for i, s in enumerate(self._shas)
+            if self.tiles[i].view.image() is None and s not in self._failed
+        }
         if self._overlay and self._overlay_image is None and self._overlay not in self._failed:
             out.add(self._overlay)
         return out
@@ -204,8 +258,11 @@ class ItemDisplay(QWidget):
     def _caption(self, base: str) -> str:
         if self._overlay is None:
             return base
-        text = (translate("ItemDisplay", "{caption}  ·  edit mask shown ({key})") if self._mask_visible else
-                translate("ItemDisplay", "{caption}  ·  edit mask hidden ({key})"))
+        text = (
+            translate("ItemDisplay", "{caption}  ·  edit mask shown ({key})")
+            if self._mask_visible
+            else translate("ItemDisplay", "{caption}  ·  edit mask hidden ({key})")
+        )
         return text.format(caption=base, key=self.keymap.hint("toggle_mask"))
 
     def toggle_mask(self) -> bool:

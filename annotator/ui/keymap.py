@@ -31,7 +31,13 @@ from PySide6.QtGui import QKeyEvent, QKeySequence
 from .i18n import QT_TRANSLATE_NOOP, translate
 
 CONTEXTS = ("global", "label", "pair", "reason", "feedback", "dashboard", "image", "dialog")
-_MODIFIER_KEYS = (Qt.Key.Key_unknown, Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta)
+_MODIFIER_KEYS = (
+    Qt.Key.Key_unknown,
+    Qt.Key.Key_Shift,
+    Qt.Key.Key_Control,
+    Qt.Key.Key_Alt,
+    Qt.Key.Key_Meta,
+)
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,24 @@ _SESSION = ("label", "pair")
 ACTIONS: tuple[Action, ...] = (
     # main window
     _a("open_study", QT_TRANSLATE_NOOP("keymap", "Open a study folder"), ("Ctrl+O",), "global"),
-    _a("open_package", QT_TRANSLATE_NOOP("keymap", "Open a rater package (.annot)"), ("Ctrl+Shift+O",), "global"),
-    _a("connect_server", QT_TRANSLATE_NOOP("keymap", "Open a study on a server"), ("Ctrl+Shift+S",), "global"),
-    _a("leave_rater", QT_TRANSLATE_NOOP("keymap", "Leave rater mode (the study lead's views)"), ("Ctrl+Shift+E",),
-       "global"),
+    _a(
+        "open_package",
+        QT_TRANSLATE_NOOP("keymap", "Open a rater package (.annot)"),
+        ("Ctrl+Shift+O",),
+        "global",
+    ),
+    _a(
+        "connect_server",
+        QT_TRANSLATE_NOOP("keymap", "Open a study on a server"),
+        ("Ctrl+Shift+S",),
+        "global",
+    ),
+    _a(
+        "leave_rater",
+        QT_TRANSLATE_NOOP("keymap", "Leave rater mode (the study lead's views)"),
+        ("Ctrl+Shift+E",),
+        "global",
+    ),
     _a("new_study", QT_TRANSLATE_NOOP("keymap", "New study"), ("Ctrl+N",), "global"),
     _a("add_rater", QT_TRANSLATE_NOOP("keymap", "Add a rater"), ("Ctrl+Shift+A",), "global"),
     _a("start_page", QT_TRANSLATE_NOOP("keymap", "Start page"), ("Ctrl+Shift+H",), "global"),
@@ -61,24 +81,80 @@ ACTIONS: tuple[Action, ...] = (
     _a("quit", QT_TRANSLATE_NOOP("keymap", "Quit"), ("Ctrl+Q",), "global"),
     _a("mode_label", QT_TRANSLATE_NOOP("keymap", "Label mode"), ("Ctrl+Shift+L",), "global"),
     _a("mode_pairwise", QT_TRANSLATE_NOOP("keymap", "Pairwise mode"), ("Ctrl+Shift+P",), "global"),
-    _a("mode_calibration", QT_TRANSLATE_NOOP("keymap", "Calibration mode"), ("Ctrl+Shift+C",), "global"),
-    _a("mode_dashboard", QT_TRANSLATE_NOOP("keymap", "Dashboard (study lead)"), ("Ctrl+Shift+D",), "global"),
+    _a(
+        "mode_calibration",
+        QT_TRANSLATE_NOOP("keymap", "Calibration mode"),
+        ("Ctrl+Shift+C",),
+        "global",
+    ),
+    _a(
+        "mode_dashboard",
+        QT_TRANSLATE_NOOP("keymap", "Dashboard (study lead)"),
+        ("Ctrl+Shift+D",),
+        "global",
+    ),
     # label form (label view, calibration answer screen)
     _a("pass", QT_TRANSLATE_NOOP("keymap", "PASS on the focused gate"), ("P",), "label"),
     _a("fail", QT_TRANSLATE_NOOP("keymap", "FAIL on the focused gate"), ("F",), "label"),
-    *(_a(f"value_{d}", QT_TRANSLATE_NOOP("keymap", "Answer this digit (scale value, point, option or tag number)"),
-         (str(d),), "label") for d in range(10)),
-    _a("cannot_judge", QT_TRANSLATE_NOOP("keymap", "Cannot judge the focused metric"), ("X",), "label"),
-    _a("clear", QT_TRANSLATE_NOOP("keymap", "Clear the focused metric"), ("Backspace", "Delete"), "label"),
+    *(
+        _a(
+            f"value_{d}",
+            QT_TRANSLATE_NOOP(
+                "keymap", "Answer this digit (scale value, point, option or tag number)"
+            ),
+            (str(d),),
+            "label",
+        )
+        for d in range(10)
+    ),
+    _a(
+        "cannot_judge",
+        QT_TRANSLATE_NOOP("keymap", "Cannot judge the focused metric"),
+        ("X",),
+        "label",
+    ),
+    _a(
+        "clear",
+        QT_TRANSLATE_NOOP("keymap", "Clear the focused metric"),
+        ("Backspace", "Delete"),
+        "label",
+    ),
     _a("next_metric", QT_TRANSLATE_NOOP("keymap", "Next metric"), ("Down", "Tab", "J"), "label"),
-    _a("prev_metric", QT_TRANSLATE_NOOP("keymap", "Previous metric"), ("Up", "Backtab", "K"), "label"),
+    _a(
+        "prev_metric",
+        QT_TRANSLATE_NOOP("keymap", "Previous metric"),
+        ("Up", "Backtab", "K"),
+        "label",
+    ),
     _a("reason", QT_TRANSLATE_NOOP("keymap", "Write the reason"), ("R",), "label"),
-    _a("dismiss", QT_TRANSLATE_NOOP("keymap", "Close the notice above the item"), ("Esc",), "label"),
-    _a("leave_reason", QT_TRANSLATE_NOOP("keymap", "Leave the reason box (back to the keys)"), ("Esc",), "reason"),
-    _a("submit", QT_TRANSLATE_NOOP("keymap", "Submit and go to the next item"), ("Return", "Enter"), "label"),
-    _a("instructions", QT_TRANSLATE_NOOP("keymap", "Rubric instructions and keys"), ("F1", "?"), "label"),
+    _a(
+        "dismiss", QT_TRANSLATE_NOOP("keymap", "Close the notice above the item"), ("Esc",), "label"
+    ),
+    _a(
+        "leave_reason",
+        QT_TRANSLATE_NOOP("keymap", "Leave the reason box (back to the keys)"),
+        ("Esc",),
+        "reason",
+    ),
+    _a(
+        "submit",
+        QT_TRANSLATE_NOOP("keymap", "Submit and go to the next item"),
+        ("Return", "Enter"),
+        "label",
+    ),
+    _a(
+        "instructions",
+        QT_TRANSLATE_NOOP("keymap", "Rubric instructions and keys"),
+        ("F1", "?"),
+        "label",
+    ),
     # shared by the label and pair views
-    _a("back", QT_TRANSLATE_NOOP("keymap", "Back to the previous item or pair"), ("Ctrl+Z",), *_SESSION),
+    _a(
+        "back",
+        QT_TRANSLATE_NOOP("keymap", "Back to the previous item or pair"),
+        ("Ctrl+Z",),
+        *_SESSION,
+    ),
     _a("zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "=", "Ctrl++"), *_SESSION),
     _a("zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-", "Ctrl+-"), *_SESSION),
     _a("zoom_fit", QT_TRANSLATE_NOOP("keymap", "Fit images to the window"), ("Ctrl+0",), *_SESSION),
@@ -89,14 +165,39 @@ ACTIONS: tuple[Action, ...] = (
     _a("vote_right", QT_TRANSLATE_NOOP("keymap", "Right is better"), ("2", "Right"), "pair"),
     _a("vote_both", QT_TRANSLATE_NOOP("keymap", "Both meet it"), ("3", "B"), "pair"),
     _a("vote_neither", QT_TRANSLATE_NOOP("keymap", "Neither meets it"), ("4", "N"), "pair"),
-    _a("pair_reason", QT_TRANSLATE_NOOP("keymap", "Type a reason for the vote"), ("R", "Tab"), "pair"),
-    _a("pair_reason_done", QT_TRANSLATE_NOOP("keymap", "Back to voting from the reason"), ("Esc", "Return", "Enter"), "pair"),
-    _a("forward", QT_TRANSLATE_NOOP("keymap", "Forward to the first pair without a vote"), ("Ctrl+Shift+Z",), "pair"),
+    _a(
+        "pair_reason",
+        QT_TRANSLATE_NOOP("keymap", "Type a reason for the vote"),
+        ("R", "Tab"),
+        "pair",
+    ),
+    _a(
+        "pair_reason_done",
+        QT_TRANSLATE_NOOP("keymap", "Back to voting from the reason"),
+        ("Esc", "Return", "Enter"),
+        "pair",
+    ),
+    _a(
+        "forward",
+        QT_TRANSLATE_NOOP("keymap", "Forward to the first pair without a vote"),
+        ("Ctrl+Shift+Z",),
+        "pair",
+    ),
     # calibration feedback and verdict
-    _a("continue", QT_TRANSLATE_NOOP("keymap", "Continue (next anchor, or done on the result)"), ("Return", "Enter", "Space"), "feedback"),
+    _a(
+        "continue",
+        QT_TRANSLATE_NOOP("keymap", "Continue (next anchor, or done on the result)"),
+        ("Return", "Enter", "Space"),
+        "feedback",
+    ),
     _a("finish", QT_TRANSLATE_NOOP("keymap", "Leave the calibration result"), ("Esc",), "feedback"),
     # dashboard
-    _a("refresh", QT_TRANSLATE_NOOP("keymap", "Recompute the report"), ("F5", "Ctrl+R"), "dashboard"),
+    _a(
+        "refresh",
+        QT_TRANSLATE_NOOP("keymap", "Recompute the report"),
+        ("F5", "Ctrl+R"),
+        "dashboard",
+    ),
     _a("cancel", QT_TRANSLATE_NOOP("keymap", "Cancel the computation"), ("Esc",), "dashboard"),
     _a("page_down", QT_TRANSLATE_NOOP("keymap", "Page down"), ("PgDown", "Space"), "dashboard"),
     _a("page_up", QT_TRANSLATE_NOOP("keymap", "Page up"), ("PgUp", "Shift+Space"), "dashboard"),
@@ -104,8 +205,18 @@ ACTIONS: tuple[Action, ...] = (
     _a("line_up", QT_TRANSLATE_NOOP("keymap", "Scroll up"), ("Up", "K"), "dashboard"),
     _a("top", QT_TRANSLATE_NOOP("keymap", "Top of the page"), ("Home", "Ctrl+Home"), "dashboard"),
     _a("bottom", QT_TRANSLATE_NOOP("keymap", "End of the page"), ("End", "Ctrl+End"), "dashboard"),
-    _a("next_section", QT_TRANSLATE_NOOP("keymap", "Next section"), ("Ctrl+Down", "]", "N"), "dashboard"),
-    _a("prev_section", QT_TRANSLATE_NOOP("keymap", "Previous section"), ("Ctrl+Up", "[", "Shift+N"), "dashboard"),
+    _a(
+        "next_section",
+        QT_TRANSLATE_NOOP("keymap", "Next section"),
+        ("Ctrl+Down", "]", "N"),
+        "dashboard",
+    ),
+    _a(
+        "prev_section",
+        QT_TRANSLATE_NOOP("keymap", "Previous section"),
+        ("Ctrl+Up", "[", "Shift+N"),
+        "dashboard",
+    ),
     # an image view with the keyboard focus
     _a("image_zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "="), "image"),
     _a("image_zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-",), "image"),
@@ -142,7 +253,9 @@ class Keymap:
     def __init__(self, overrides: dict[str, list[str]] | None = None, *, source: str = "") -> None:
         self.source = source
         self._problems: list[str] = []
-        self._seqs: dict[str, list[QKeySequence]] = {a.name: [QKeySequence(t) for t in a.defaults] for a in ACTIONS}
+        self._seqs: dict[str, list[QKeySequence]] = {
+            a.name: [QKeySequence(t) for t in a.defaults] for a in ACTIONS
+        }
         for name, texts in (overrides or {}).items():
             if name not in BY_NAME:
                 self._problems.append(f"'{name}' is not an action")
@@ -217,8 +330,13 @@ class Keymap:
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         found = table.get(_portable(QKeySequence(event.keyCombination().key() | mods)))
         text = event.text()
-        if found is None and mods & Qt.KeyboardModifier.ShiftModifier and text and text.isprintable() \
-                and not text.isalnum():
+        if (
+            found is None
+            and mods & Qt.KeyboardModifier.ShiftModifier
+            and text
+            and text.isprintable()
+            and not text.isalnum()
+        ):
             # Shifted symbols (?, +) arrive with Shift held on most layouts.
             no_shift = mods & ~Qt.KeyboardModifier.ShiftModifier
             found = table.get(_portable(QKeySequence(event.keyCombination().key() | no_shift)))
@@ -231,7 +349,12 @@ class Keymap:
             if context not in a.contexts or (a.name.startswith("value_") and a.name != "value_0"):
                 continue
             if a.name == "value_0":
-                rows.append(("0 - 9", translate("keymap", "Scale value, likert point, option or tag number")))
+                rows.append(
+                    (
+                        "0 - 9",
+                        translate("keymap", "Scale value, likert point, option or tag number"),
+                    )
+                )
                 continue
             rows.append((self.hints(a.name, ", "), self.label(a.name)))
         return rows
@@ -240,8 +363,11 @@ class Keymap:
 def types_text(event: QKeyEvent) -> bool:
     """True when the key types a character into a text box (no Ctrl / Alt / Meta held)."""
     mods = event.modifiers()
-    if mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
-               | Qt.KeyboardModifier.MetaModifier):
+    if mods & (
+        Qt.KeyboardModifier.ControlModifier
+        | Qt.KeyboardModifier.AltModifier
+        | Qt.KeyboardModifier.MetaModifier
+    ):
         return False
     text = event.text()
     return bool(text) and text.isprintable()

@@ -102,14 +102,19 @@ def _job_upcoming(_study: Any, session: Any, n: int, skip: tuple[int, ...]) -> l
 
 
 def format_progress(p: Progress) -> str:
-    parts = [translate("LabelView", "{done} / {total} done").format(done=p.done, total=p.total),
-             translate("LabelView", "{n} this session").format(n=p.session_done)]
+    parts = [
+        translate("LabelView", "{done} / {total} done").format(done=p.done, total=p.total),
+        translate("LabelView", "{n} this session").format(n=p.session_done),
+    ]
     if p.pace_per_hour and p.session_done >= MIN_FOR_PACE:
         parts.append(translate("LabelView", "{n} per hour").format(n=f"{p.pace_per_hour:.0f}"))
     if p.seconds_left is not None and p.session_done >= MIN_FOR_PACE:
         mins = p.seconds_left / 60
-        parts.append(translate("LabelView", "about {n} min left").format(n=f"{mins:.0f}") if mins < 90
-                     else translate("LabelView", "about {n} h left").format(n=f"{mins / 60:.1f}"))
+        parts.append(
+            translate("LabelView", "about {n} min left").format(n=f"{mins:.0f}")
+            if mins < 90
+            else translate("LabelView", "about {n} h left").format(n=f"{mins / 60:.1f}")
+        )
     return "  ·  ".join(parts)
 
 
@@ -143,18 +148,30 @@ class LabelView(SessionView):
     recalibrationRequested = Signal()  # noqa: N815
     context = "label"
 
-    def __init__(self, snapshot: Any, rater: str, worker: DbWorker, settings: Any = None,
-                 parent: QWidget | None = None, *, prefetcher: ImagePrefetcher | None = None,
-                 prefetch_ahead: int = PREFETCH_AHEAD) -> None:
+    def __init__(
+        self,
+        snapshot: Any,
+        rater: str,
+        worker: DbWorker,
+        settings: Any = None,
+        parent: QWidget | None = None,
+        *,
+        prefetcher: ImagePrefetcher | None = None,
+        prefetch_ahead: int = PREFETCH_AHEAD,
+    ) -> None:
         super().__init__(snapshot, rater, worker, settings, parent, prefetcher=prefetcher)
         self.prefetch_ahead = prefetch_ahead
-        self.rubric = snapshot.rubric_in(current_language())  # its texts in the app's language, same version
+        self.rubric = snapshot.rubric_in(
+            current_language()
+        )  # its texts in the app's language, same version
         self.session: Any = None
         self._served: ServedItem | None = None
         self._shown_at = time.monotonic()
         self._instructions: InstructionsDialog | None = None
         self._last_submit: tuple[dict, int] | None = None
-        self._pending: tuple[int, dict, int] | None = None  # (item pk, answers, ms) while its save is in doubt
+        self._pending: tuple[int, dict, int] | None = (
+            None  # (item pk, answers, ms) while its save is in doubt
+        )
         self._carried: tuple[int, dict, int] | None = None
         self._missing_said = ""
         self._peeking = False
@@ -167,11 +184,31 @@ class LabelView(SessionView):
         outer.setContentsMargins(10, 8, 10, 6)
         outer.setSpacing(6)
         self.banner = Banner(self)
-        self.banner.action.setText(translate("LabelView", "Recalibrate now ({key})").format(key=self.keymap.hint("mode_calibration")))
-        self.banner.dismiss.setText(translate("LabelView", "Continue labelling ({key})").format(key=self.keymap.hint("dismiss")))
-        set_accessible(self.banner.action, translate("LabelView", "Recalibrate now"), translate("LabelView", "Opens a short session that brings your answers back in line"))
-        set_accessible(self.banner.dismiss, translate("LabelView", "Continue labelling"), translate("LabelView", "Closes the drift notice"))
-        set_accessible(self.banner.text, translate("LabelView", "Drift notice"), translate("LabelView", "A notice about your recent answers"))
+        self.banner.action.setText(
+            translate("LabelView", "Recalibrate now ({key})").format(
+                key=self.keymap.hint("mode_calibration")
+            )
+        )
+        self.banner.dismiss.setText(
+            translate("LabelView", "Continue labelling ({key})").format(
+                key=self.keymap.hint("dismiss")
+            )
+        )
+        set_accessible(
+            self.banner.action,
+            translate("LabelView", "Recalibrate now"),
+            translate("LabelView", "Opens a short session that brings your answers back in line"),
+        )
+        set_accessible(
+            self.banner.dismiss,
+            translate("LabelView", "Continue labelling"),
+            translate("LabelView", "Closes the drift notice"),
+        )
+        set_accessible(
+            self.banner.text,
+            translate("LabelView", "Drift notice"),
+            translate("LabelView", "A notice about your recent answers"),
+        )
         self.banner.action.clicked.connect(self._recalibrate)
         outer.addWidget(self.banner)
         self.stack = QStackedWidget()
@@ -208,13 +245,30 @@ class LabelView(SessionView):
         self.progress_label = QLabel()
         self.progress_label.setFont(relative_font(self.progress_label, 0.95))
         k = self.keymap.hint
-        self.zoom_hint = QLabel(translate("LabelView", "Zoom {zin} / {zout}, fit {fit}, 100 % {actual}, wheel and drag on the image")
-                                .format(zin=k("zoom_in"), zout=k("zoom_out"), fit=k("zoom_fit"),
-                                        actual=k("zoom_actual")))
-        set_accessible(self.progress_label, translate("LabelView", "Progress"), translate("LabelView", "Items done, this session, pace and time left"))
+        self.zoom_hint = QLabel(
+            translate(
+                "LabelView",
+                "Zoom {zin} / {zout}, fit {fit}, 100 % {actual}, wheel and drag on the image",
+            ).format(
+                zin=k("zoom_in"), zout=k("zoom_out"), fit=k("zoom_fit"), actual=k("zoom_actual")
+            )
+        )
+        set_accessible(
+            self.progress_label,
+            translate("LabelView", "Progress"),
+            translate("LabelView", "Items done, this session, pace and time left"),
+        )
         set_accessible(self.zoom_hint, translate("LabelView", "Zoom keys"), self.zoom_hint.text())
-        set_accessible(self.done_label, translate("LabelView", "All done"), translate("LabelView", "Every item in your queue is answered"))
-        set_accessible(self.loading, translate("LabelView", "Opening"), translate("LabelView", "The label session is opening"))
+        set_accessible(
+            self.done_label,
+            translate("LabelView", "All done"),
+            translate("LabelView", "Every item in your queue is answered"),
+        )
+        set_accessible(
+            self.loading,
+            translate("LabelView", "Opening"),
+            translate("LabelView", "The label session is opening"),
+        )
         self.zoom_hint.setFont(relative_font(self.zoom_hint, 0.9))
         status = QHBoxLayout()
         status.addWidget(self.progress_label, 1)
@@ -242,10 +296,21 @@ class LabelView(SessionView):
             titles.append(title)
         self.prompt_label = QLabel()
         self.criteria_label = QLabel()
-        set_accessible(self.prompt_label, titles[0].text(), translate("LabelView", "What the output was asked to be"))
-        set_accessible(self.criteria_label, titles[1].text(), translate("LabelView", "What the output is judged against"))
-        set_accessible(self.code_label, translate("LabelView", "Item code"),
-                       translate("LabelView", "The item's opaque code (it names nothing)"))
+        set_accessible(
+            self.prompt_label,
+            titles[0].text(),
+            translate("LabelView", "What the output was asked to be"),
+        )
+        set_accessible(
+            self.criteria_label,
+            titles[1].text(),
+            translate("LabelView", "What the output is judged against"),
+        )
+        set_accessible(
+            self.code_label,
+            translate("LabelView", "Item code"),
+            translate("LabelView", "The item's opaque code (it names nothing)"),
+        )
         for lab in (self.prompt_label, self.criteria_label, self.code_label):
             lab.setProperty("content", True)  # the study's text, not the app's
         for lab in (self.prompt_label, self.criteria_label):
@@ -271,26 +336,46 @@ class LabelView(SessionView):
         rl.setContentsMargins(6, 0, 0, 0)
         rl.setSpacing(6)
         self.form = RubricForm(self.rubric, self.keymap)
-        set_accessible(self.form, translate("LabelView", "Answer form"),
-                       translate("LabelView", "One row per metric of the rubric; the framed one takes the keys"))
+        set_accessible(
+            self.form,
+            translate("LabelView", "Answer form"),
+            translate(
+                "LabelView", "One row per metric of the rubric; the framed one takes the keys"
+            ),
+        )
         self.form.changed.connect(self._form_changed)
         self.form_scroll = FormScroll()
         self.form_scroll.setWidget(self.form)
         self.form_scroll.follow(self.form)
         rl.addWidget(self.form_scroll, 1)
-        rl.addWidget(self.form.verdict_label)  # stays in view beside the buttons, whatever the scroll
+        rl.addWidget(
+            self.form.verdict_label
+        )  # stays in view beside the buttons, whatever the scroll
         rl.addWidget(self.message)
         edit = self.form.reason_edit()
         if edit is not None:
-            self.reason_keys(edit, {"submit": self._submit_from_reason, "leave_reason": self.back_to_keys,
-                                    "instructions": self._toggle_instructions})
+            self.reason_keys(
+                edit,
+                {
+                    "submit": self._submit_from_reason,
+                    "leave_reason": self.back_to_keys,
+                    "instructions": self._toggle_instructions,
+                },
+            )
         buttons = QHBoxLayout()
         k = self.keymap.hint
-        self.help_btn = QPushButton(translate("LabelView", "Instructions ({key})").format(key=k("instructions")))
+        self.help_btn = QPushButton(
+            translate("LabelView", "Instructions ({key})").format(key=k("instructions"))
+        )
         self.back_btn = QPushButton(translate("LabelView", "Back ({key})").format(key=k("back")))
-        self.submit_btn = QPushButton(translate("LabelView", "Submit ({key})").format(key=k("submit")))
-        for b, action, name in ((self.help_btn, "instructions", translate("LabelView", "Instructions")), (self.back_btn, "back", translate("LabelView", "Back")),
-                                (self.submit_btn, "submit", translate("LabelView", "Submit"))):
+        self.submit_btn = QPushButton(
+            translate("LabelView", "Submit ({key})").format(key=k("submit"))
+        )
+        for b, action, name in (
+            (self.help_btn, "instructions", translate("LabelView", "Instructions")),
+            (self.back_btn, "back", translate("LabelView", "Back")),
+            (self.submit_btn, "submit", translate("LabelView", "Submit")),
+        ):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.clicked.connect(lambda _=False, a=action: self.apply_action(a))
             set_accessible(b, name, f"{self.keymap.label(action)} ({k(action)})")
@@ -348,9 +433,17 @@ class LabelView(SessionView):
         if step.served is None:
             self._set_state(State.DONE)
             p = step.progress
-            self.done_label.setText(translate("LabelView", "Every item is answered: {done} of {total}.\nThank you. "
-                                                           "{key} goes back to the last answer.").format(
-                done=p.done if p else "?", total=p.total if p else "?", key=self.keymap.hint("back")))
+            self.done_label.setText(
+                translate(
+                    "LabelView",
+                    "Every item is answered: {done} of {total}.\nThank you. "
+                    "{key} goes back to the last answer.",
+                ).format(
+                    done=p.done if p else "?",
+                    total=p.total if p else "?",
+                    key=self.keymap.hint("back"),
+                )
+            )
             self.stack.setCurrentWidget(self.done_label)
             self.finished.emit()
             return
@@ -365,7 +458,11 @@ class LabelView(SessionView):
         self._carried = tuple(pending) if pending else None
 
     def _show(self, served: ServedItem) -> None:
-        if self._carried is not None and served.item_pk == self._carried[0] and served.previous_judgement is None:
+        if (
+            self._carried is not None
+            and served.item_pk == self._carried[0]
+            and served.previous_judgement is None
+        ):
             _, answers, ms = self._carried
             self._carried = None
             self._served = served
@@ -384,14 +481,23 @@ class LabelView(SessionView):
         self.prompt_label.setText(v.prompt)
         self.criteria_label.setText(v.criteria or "—")
         answers = dict(served.previous or {})
-        edit_row = next((r for r in self.form.rows if r.rubric_metric.key not in answers and not r.answerable), None)
+        edit_row = next(
+            (r for r in self.form.rows if r.rubric_metric.key not in answers and not r.answerable),
+            None,
+        )
         if served.previous_reason and edit_row is not None:
             answers[edit_row.rubric_metric.key] = served.previous_reason
         self.form.set_answers(answers)
         self.form_scroll.ensureVisible(0, 0)
         if served.previous_judgement is not None:
-            self._say(translate("LabelView", "Correcting an earlier answer: submit to replace it (the old one is "
-                                             "kept in the log)."), calm=False)
+            self._say(
+                translate(
+                    "LabelView",
+                    "Correcting an earlier answer: submit to replace it (the old one is "
+                    "kept in the log).",
+                ),
+                calm=False,
+            )
         else:
             self.message.setText("")
         self.stack.setCurrentWidget(self.work)
@@ -414,8 +520,14 @@ class LabelView(SessionView):
         if self._served is None or self._served.item_pk != item_pk:
             self._peeking = False
             return
-        self._job(_job_upcoming, self.session, self.prefetch_ahead, (item_pk,),
-                  on_done=self._upcoming, on_error=self._peek_failed)
+        self._job(
+            _job_upcoming,
+            self.session,
+            self.prefetch_ahead,
+            (item_pk,),
+            on_done=self._upcoming,
+            on_error=self._peek_failed,
+        )
 
     def _peek_failed(self, _exc: BaseException) -> None:
         self._peeking = False  # only a look ahead: the item itself still works
@@ -431,16 +543,23 @@ class LabelView(SessionView):
     def _image_failed(self, key: str, message: str) -> None:
         if self._served is not None and key in media_keys(self._served.view):
             self.item_panel.image_failed(key)
-            self._say(translate("LabelView", "An image of this item could not be shown. If you cannot decide, "
-                                             "answer “cannot judge” ({key}).").format(
-                key=self.keymap.hint("cannot_judge")), calm=False)
+            self._say(
+                translate(
+                    "LabelView",
+                    "An image of this item could not be shown. If you cannot decide, "
+                    "answer “cannot judge” ({key}).",
+                ).format(key=self.keymap.hint("cannot_judge")),
+                calm=False,
+            )
 
     def _already_answered(self, exc: AlreadyAnswered) -> None:
         self._set_state(State.BUSY)
         if exc.current is not None and self._served is not None and self._last_submit is not None:
             # Keep this answer as a correction of the one stored from the other window.
             served = replace(self._served, previous_judgement=exc.current)
-            self._job(_job_submit, self.session, served, *self._last_submit, on_done=self._submitted)
+            self._job(
+                _job_submit, self.session, served, *self._last_submit, on_done=self._submitted
+            )
             return
 
         def moved_on(step: Step) -> None:
@@ -462,13 +581,25 @@ class LabelView(SessionView):
     def _show_drift(self, alert: dict) -> None:
         metric = alert.get("metric")
         label = self.rubric.metric(metric).label if metric and self.rubric.has(metric) else metric
-        text = {"up": translate("LabelView", "Your recent answers on “{metric}” have drifted above the reference "
-                                             "answers. A short recalibration session brings them back in line."),
-                "down": translate("LabelView", "Your recent answers on “{metric}” have drifted below the reference "
-                                               "answers. A short recalibration session brings them back in line.")
-                }.get(alert.get("direction") or "", translate(
-                    "LabelView", "Your recent answers on “{metric}” have drifted away from the reference answers. "
-                                 "A short recalibration session brings them back in line."))
+        text = {
+            "up": translate(
+                "LabelView",
+                "Your recent answers on “{metric}” have drifted above the reference "
+                "answers. A short recalibration session brings them back in line.",
+            ),
+            "down": translate(
+                "LabelView",
+                "Your recent answers on “{metric}” have drifted below the reference "
+                "answers. A short recalibration session brings them back in line.",
+            ),
+        }.get(
+            alert.get("direction") or "",
+            translate(
+                "LabelView",
+                "Your recent answers on “{metric}” have drifted away from the reference answers. "
+                "A short recalibration session brings them back in line.",
+            ),
+        )
         self.banner.text.setText(text.format(metric=label))
         self.banner.show()
 
@@ -488,16 +619,20 @@ class LabelView(SessionView):
             "zoom_out": self._ready(self.item_panel.sync.zoom_out),
             "zoom_fit": self._ready(self.item_panel.sync.fit),
             "zoom_actual": self._ready(self.item_panel.sync.actual_size),
-            "toggle_mask": self._ready(lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()),
+            "toggle_mask": self._ready(
+                lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()
+            ),
         }
         return table | self.form_actions(self._ready)
 
     def _ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Only while an item is on screen and nothing is in flight."""
+
         def run() -> Any:
             if self._state is not State.READY or self._served is None:
                 return False
             return fn()
+
         return run
 
     def submit_answers(self, answers: dict[str, Any]) -> bool:
@@ -516,7 +651,9 @@ class LabelView(SessionView):
             more = len(missing) - 1
             if more:
                 # (lupdate marks a plural only for a literal count, so the two forms are two strings)
-                text = translate("LabelView", "Still to answer: {metric} (and {n} more).").replace("{n}", str(more))
+                text = translate("LabelView", "Still to answer: {metric} (and {n} more).").replace(
+                    "{n}", str(more)
+                )
             else:
                 text = translate("LabelView", "Still to answer: {metric}.")
             self._missing_said = text.format(metric=missing[0])
@@ -525,9 +662,10 @@ class LabelView(SessionView):
         self._last_submit = (self.form.answers(), int((time.monotonic() - self._shown_at) * 1000))
         self._pending = (self._served.item_pk, *self._last_submit)
         self._begin_write()
-        self._job(_job_submit, self.session, self._served, *self._last_submit, on_done=self._submitted)
+        self._job(
+            _job_submit, self.session, self._served, *self._last_submit, on_done=self._submitted
+        )
         return True
-
 
     def _back(self) -> bool:
         if self.session is None or self._state not in (State.READY, State.DONE):

@@ -152,7 +152,9 @@ def _sync_job(_package: Any, url: str, rater: str, folder: Path | None) -> int: 
 
 def _fit(label: QLabel) -> None:
     """A status bar label as wide as its text (the bar would squeeze it behind the messages)."""
-    label.setMinimumWidth(label.fontMetrics().horizontalAdvance(label.text()) + 12 if label.text() else 0)
+    label.setMinimumWidth(
+        label.fontMetrics().horizontalAdvance(label.text()) + 12 if label.text() else 0
+    )
 
 
 @dataclass
@@ -164,7 +166,9 @@ class Offline:
     mode: str
     package: Path
     waiting: int = 0  # answers given offline (or carried over) not yet confirmed on the server
-    carried: Any = None  # the answer whose save failed on the server, stored in the package on arrival
+    carried: Any = (
+        None  # the answer whose save failed on the server, stored in the package on arrival
+    )
 
 
 class MainWindow(QMainWindow):
@@ -177,8 +181,16 @@ class MainWindow(QMainWindow):
     outbox_folder: Path | None = None  # None: the user's data folder (tests point it elsewhere)
     sync_every_ms = SYNC_EVERY_MS
 
-    def __init__(self, settings: AppSettings, *, study: Path | str | None = None, rater: str | None = None,
-                 mode: str = "label", default_rater: str | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        settings: AppSettings,
+        *,
+        study: Path | str | None = None,
+        rater: str | None = None,
+        mode: str = "label",
+        default_rater: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.settings = settings
         self.keymap = Keymap.from_settings(settings)
@@ -255,7 +267,12 @@ class MainWindow(QMainWindow):
         self._menu_objects.append(f)
         add(f, "open_study", translate("MainWindow", "&Open study folder…"), self.choose_study)
         add(f, "open_package", translate("MainWindow", "Open rater &package…"), self.choose_package)
-        add(f, "connect_server", translate("MainWindow", "Open a study on a &server…"), self.choose_server)
+        add(
+            f,
+            "connect_server",
+            translate("MainWindow", "Open a study on a &server…"),
+            self.choose_server,
+        )
         add(f, "new_study", translate("MainWindow", "&New study…"), self.choose_new_study)
         f.addSeparator()
         add(f, "add_rater", translate("MainWindow", "&Add rater…"), self.choose_new_rater)
@@ -267,14 +284,24 @@ class MainWindow(QMainWindow):
         m = bar.addMenu(translate("MainWindow", "&Mode"))
         self._menu_objects.append(m)
         # triggered(bool checked): the lambda must not take `checked` for the mode
-        self.mode_actions = {mode: add(m, f"mode_{mode}", mode_title(mode),
-                                       lambda _checked=False, md=mode: self.show_mode(md)) for mode in MODES}
+        self.mode_actions = {
+            mode: add(
+                m,
+                f"mode_{mode}",
+                mode_title(mode),
+                lambda _checked=False, md=mode: self.show_mode(md),
+            )
+            for mode in MODES
+        }
         lang_menu = bar.addMenu(translate("MainWindow", "&Language"))
         group = QActionGroup(self)
         self._menu_objects += [lang_menu, group]
         chosen = self.settings.language() or "system"
         self.language_actions: dict[str, QAction] = {}
-        for code, name in (("system", translate("MainWindow", "System language")), *i18n.LANGUAGES.items()):
+        for code, name in (
+            ("system", translate("MainWindow", "System language")),
+            *i18n.LANGUAGES.items(),
+        ):
             a = QAction(name, self)
             a.setObjectName(f"language_{code}")
             self._menu_objects.append(a)
@@ -296,14 +323,20 @@ class MainWindow(QMainWindow):
             self.actions_by_name[name].setVisible(not package)
         self.mode_actions["dashboard"].setVisible(not package)
         self.actions_by_name["add_rater"].setEnabled(self.snapshot is not None and self.lead_mode)
-        self.actions_by_name["leave_rater"].setEnabled(self.snapshot is not None and self.rater is not None
-                                                        and not package)
-        self.rating_as.setText(translate("MainWindow", "Rating as {rater}").format(rater=self.rater)
-                               if self.rater else "")
+        self.actions_by_name["leave_rater"].setEnabled(
+            self.snapshot is not None and self.rater is not None and not package
+        )
+        self.rating_as.setText(
+            translate("MainWindow", "Rating as {rater}").format(rater=self.rater)
+            if self.rater
+            else ""
+        )
         _fit(self.rating_as)
         title = f"annotator — {self.snapshot.name}" if self.snapshot is not None else "annotator"
         if self.rater:
-            title = translate("MainWindow", "{title} — rating as {rater}").format(title=title, rater=self.rater)
+            title = translate("MainWindow", "{title} — rating as {rater}").format(
+                title=title, rater=self.rater
+            )
         self.setWindowTitle(title)
         self.start.refresh()
 
@@ -341,21 +374,39 @@ class MainWindow(QMainWindow):
     def _confirm_leaving(self, doing: str, then: Callable[[], None]) -> None:
         """In rater mode every way to the lead's views asks first (a window-modal box: no nested
         event loop); `then` runs when the person says yes. Outside rater mode it runs at once."""
-        if self.rater is None or self.snapshot is None or self.snapshot.is_package or self.offline is not None:
+        if (
+            self.rater is None
+            or self.snapshot is None
+            or self.snapshot.is_package
+            or self.offline is not None
+        ):
             then()
             return
         if self.pending_confirmation is not None:
             self.pending_confirmation.raise_()
             return
-        box = QMessageBox(QMessageBox.Icon.Warning, translate("MainWindow", "Leaving blinded work"),
-                          translate("MainWindow", "{doing} leaves blinded work as {rater}.").format(
-                              doing=doing, rater=self.rater), parent=self)
-        box.setInformativeText(translate(
-            "MainWindow", "The study lead's views name generators and show every rater's answers. A rater who "
-                          "has seen them can no longer answer blind. Leave only if you are the study lead."))
-        leave = box.addButton(translate("MainWindow", "Leave blinded work"), QMessageBox.ButtonRole.AcceptRole)
-        stay = box.addButton(translate("MainWindow", "Stay as {rater}").format(rater=self.rater),
-                             QMessageBox.ButtonRole.RejectRole)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            translate("MainWindow", "Leaving blinded work"),
+            translate("MainWindow", "{doing} leaves blinded work as {rater}.").format(
+                doing=doing, rater=self.rater
+            ),
+            parent=self,
+        )
+        box.setInformativeText(
+            translate(
+                "MainWindow",
+                "The study lead's views name generators and show every rater's answers. A rater who "
+                "has seen them can no longer answer blind. Leave only if you are the study lead.",
+            )
+        )
+        leave = box.addButton(
+            translate("MainWindow", "Leave blinded work"), QMessageBox.ButtonRole.AcceptRole
+        )
+        stay = box.addButton(
+            translate("MainWindow", "Stay as {rater}").format(rater=self.rater),
+            QMessageBox.ButtonRole.RejectRole,
+        )
         box.setDefaultButton(stay)
         box.setEscapeButton(stay)
         box.setAccessibleName(translate("MainWindow", "Leaving blinded work"))
@@ -379,7 +430,9 @@ class MainWindow(QMainWindow):
             self.rater = None
             self.show_start()
             self._refresh()
-            self.statusBar().showMessage(translate("MainWindow", "Study lead: no rater chosen"), 8000)
+            self.statusBar().showMessage(
+                translate("MainWindow", "Study lead: no rater chosen"), 8000
+            )
 
         self._confirm_leaving(translate("MainWindow", "Leaving rater mode"), go)
 
@@ -388,18 +441,28 @@ class MainWindow(QMainWindow):
         """Open a study folder, a rater package or a server URL in the background; `then` runs
         once it is open (a package enters its rater's work by itself)."""
         loc = as_location(location)
-        self._confirm_leaving(translate("MainWindow", "Opening a study"),
-                              lambda: self._request(_open_job, loc, path=loc, then=then))
+        self._confirm_leaving(
+            translate("MainWindow", "Opening a study"),
+            lambda: self._request(_open_job, loc, path=loc, then=then),
+        )
 
     def create_study(self, folder: str | Path, rubric: str | Path) -> None:
-        self._confirm_leaving(translate("MainWindow", "Creating a study"),
-                              lambda: self._request(_create_job, Path(folder), Path(rubric), path=Path(folder)))
+        self._confirm_leaving(
+            translate("MainWindow", "Creating a study"),
+            lambda: self._request(_create_job, Path(folder), Path(rubric), path=Path(folder)),
+        )
 
     def _shown_name(self, loc: str | Path) -> str:
         return location_key(loc) if is_url(loc) else Path(loc).name
 
-    def _request(self, job: Callable[..., Any], *args: Any, path: Path | str,
-                 then: Callable[[], None] | None = None, remember: bool = True) -> None:
+    def _request(
+        self,
+        job: Callable[..., Any],
+        *args: Any,
+        path: Path | str,
+        then: Callable[[], None] | None = None,
+        remember: bool = True,
+    ) -> None:
         self._close_now()
         self._wait(translate("MainWindow", "Opening {name}…").format(name=self._shown_name(path)))
         self.start.refresh()
@@ -410,8 +473,11 @@ class MainWindow(QMainWindow):
             self.study_path = snapshot.where if snapshot.is_server else path
             if remember:
                 self.settings.add_recent_study(snapshot.where if snapshot.is_server else path)
-            self.statusBar().showMessage(translate("MainWindow", "Study {name} · rubric {rubric}").format(
-                name=snapshot.name, rubric=self._rubric().title))
+            self.statusBar().showMessage(
+                translate("MainWindow", "Study {name} · rubric {rubric}").format(
+                    name=snapshot.name, rubric=self._rubric().title
+                )
+            )
             self._refresh()
             self.studyOpened.emit(str(self.study_path))
             if then is not None:
@@ -422,7 +488,9 @@ class MainWindow(QMainWindow):
         def failed(exc: BaseException) -> None:
             self._waited()
             text = one_line(exc)
-            if not is_url(path) and not (Path(path).is_file() or (Path(path) / "study.sqlite").exists()):
+            if not is_url(path) and not (
+                Path(path).is_file() or (Path(path) / "study.sqlite").exists()
+            ):
                 self.settings.remove_recent_study(path)
             self._error(text)
             self._refresh()
@@ -449,29 +517,47 @@ class MainWindow(QMainWindow):
         self._refresh()
 
     def choose_study(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, translate("MainWindow", "Open a study folder"))
+        folder = QFileDialog.getExistingDirectory(
+            self, translate("MainWindow", "Open a study folder")
+        )
         if folder:
             self.open_study(folder)
 
     def choose_package(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, translate("MainWindow", "Open a rater package"), "",
-                                              translate("MainWindow", "Rater package (*.annot)"))
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            translate("MainWindow", "Open a rater package"),
+            "",
+            translate("MainWindow", "Rater package (*.annot)"),
+        )
         if path:
             self.open_study(path)
 
     def choose_server(self) -> None:
-        url, ok = QInputDialog.getText(self, translate("MainWindow", "Open a study on a server"),
-                                       translate("MainWindow", "Database URL (postgresql://user@host/db; the "
-                                                               "password comes from ~/.pgpass or PGPASSWORD):"))
+        url, ok = QInputDialog.getText(
+            self,
+            translate("MainWindow", "Open a study on a server"),
+            translate(
+                "MainWindow",
+                "Database URL (postgresql://user@host/db; the "
+                "password comes from ~/.pgpass or PGPASSWORD):",
+            ),
+        )
         if ok and url.strip():
             self.open_study(url.strip())
 
     def choose_new_study(self) -> None:
-        rubric, _ = QFileDialog.getOpenFileName(self, translate("MainWindow", "Rubric for the new study"),
-                                                rubrics_dir(), translate("MainWindow", "Rubric (*.toml)"))
+        rubric, _ = QFileDialog.getOpenFileName(
+            self,
+            translate("MainWindow", "Rubric for the new study"),
+            rubrics_dir(),
+            translate("MainWindow", "Rubric (*.toml)"),
+        )
         if not rubric:
             return
-        folder = QFileDialog.getExistingDirectory(self, translate("MainWindow", "Empty folder for the new study"))
+        folder = QFileDialog.getExistingDirectory(
+            self, translate("MainWindow", "Empty folder for the new study")
+        )
         if folder:
             self.create_study(folder, rubric)
 
@@ -509,10 +595,17 @@ class MainWindow(QMainWindow):
     def set_rater(self, name: str, *, quiet: bool = False) -> bool:
         if self.snapshot is None or self.snapshot.rater(name) is None:
             if not quiet:
-                self._error(translate("MainWindow", "no rater named '{name}' in this study; add one first")
-                            .format(name=name))
+                self._error(
+                    translate(
+                        "MainWindow", "no rater named '{name}' in this study; add one first"
+                    ).format(name=name)
+                )
             return False
-        if self.rater is not None and self.snapshot.is_operator(name) and not self.snapshot.is_operator(self.rater):
+        if (
+            self.rater is not None
+            and self.snapshot.is_operator(name)
+            and not self.snapshot.is_operator(self.rater)
+        ):
             return False  # a rater never switches to a staff account
         self.rater = name
         assert self.study_path is not None
@@ -520,8 +613,11 @@ class MainWindow(QMainWindow):
         if self.mode == "dashboard":
             self.show_start()  # a lead view never stays open under a rater
         self._refresh()
-        self.statusBar().showMessage(translate("MainWindow", "Study {name} · rating as {rater}")
-                                     .format(name=self.snapshot.name, rater=name))
+        self.statusBar().showMessage(
+            translate("MainWindow", "Study {name} · rating as {rater}").format(
+                name=self.snapshot.name, rater=name
+            )
+        )
         if self.snapshot.is_server and self.offline is None:
             self._prepare_outbox(name)
         return True
@@ -546,8 +642,9 @@ class MainWindow(QMainWindow):
     def choose_new_rater(self) -> None:
         if not self.lead_mode:
             return
-        name, ok = QInputDialog.getText(self, translate("MainWindow", "Add rater"),
-                                        translate("MainWindow", "Rater name:"))
+        name, ok = QInputDialog.getText(
+            self, translate("MainWindow", "Add rater"), translate("MainWindow", "Rater name:")
+        )
         if ok and name.strip():
             self.add_rater(name)
 
@@ -567,14 +664,19 @@ class MainWindow(QMainWindow):
     def why_not(self, mode: str) -> str:
         """Why a mode cannot be opened now, in one line (shown on the start page, not only as a tip)."""
         if mode not in self.available_modes():
-            return translate("MainWindow", "Not in a rater package: it is the study lead's.") \
-                if mode in LEAD_MODES else translate("MainWindow", "Not available in this version.")
+            return (
+                translate("MainWindow", "Not in a rater package: it is the study lead's.")
+                if mode in LEAD_MODES
+                else translate("MainWindow", "Not available in this version.")
+            )
         if self.snapshot is None:
             return translate("MainWindow", "Open a study first.")
         if mode in LEAD_MODES and self.rater is not None:
-            return translate("MainWindow", "For the study lead only: it names generators. You are rating as "
-                                           "{rater}; {key} leaves rater mode.").format(
-                rater=self.rater, key=self.keymap.hint("leave_rater"))
+            return translate(
+                "MainWindow",
+                "For the study lead only: it names generators. You are rating as "
+                "{rater}; {key} leaves rater mode.",
+            ).format(rater=self.rater, key=self.keymap.hint("leave_rater"))
         if mode not in LEAD_MODES and self.rater is None:
             return translate("MainWindow", "Pick a rater first.")
         return ""
@@ -585,17 +687,24 @@ class MainWindow(QMainWindow):
         self.start.refresh()
         self.stack.setCurrentWidget(self.start)
         if self.snapshot is not None:
-            self.statusBar().showMessage(translate("MainWindow", "Study {name} · choose a mode")
-                                         .format(name=self.snapshot.name))
+            self.statusBar().showMessage(
+                translate("MainWindow", "Study {name} · choose a mode").format(
+                    name=self.snapshot.name
+                )
+            )
         self.start.setFocus()
         self.viewChanged.emit("start")
 
     def show_mode(self, mode: str) -> QWidget | None:
         cls = view_class(mode) if mode in MODES else None
         if cls is None or not self.mode_allowed(mode):
-            self.statusBar().showMessage(translate("MainWindow", "{mode} is not available now: {why}").format(
-                mode=mode_title(mode) if mode in MODES else mode, why=self.why_not(mode) if mode in MODES else ""),
-                5000)
+            self.statusBar().showMessage(
+                translate("MainWindow", "{mode} is not available now: {why}").format(
+                    mode=mode_title(mode) if mode in MODES else mode,
+                    why=self.why_not(mode) if mode in MODES else "",
+                ),
+                5000,
+            )
             return None
         self._drop_view()
         kwargs = {"compute": self.compute} if mode == "dashboard" else {}
@@ -617,8 +726,11 @@ class MainWindow(QMainWindow):
         view.setFocus()
         self.current_view = view
         self.mode = mode
-        self.statusBar().showMessage(translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
-            mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")))
+        self.statusBar().showMessage(
+            translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
+                mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")
+            )
+        )
         self.viewChanged.emit(mode)
         return view
 
@@ -648,10 +760,16 @@ class MainWindow(QMainWindow):
             self.outbox_path = Path(path)
 
         def failed(exc: BaseException) -> None:
-            self.statusBar().showMessage(translate("MainWindow", "No local copy for offline work: {why}")
-                                         .format(why=one_line(exc)), 10000)
+            self.statusBar().showMessage(
+                translate("MainWindow", "No local copy for offline work: {why}").format(
+                    why=one_line(exc)
+                ),
+                10000,
+            )
 
-        self.worker.run(_prepare_outbox_job, rater, self.outbox_folder, on_done=ready, on_error=failed)
+        self.worker.run(
+            _prepare_outbox_job, rater, self.outbox_folder, on_done=ready, on_error=failed
+        )
 
     def _go_offline(self, carried: Any) -> None:
         """The server stayed away: the rater goes on in the local package; `carried` (the answer
@@ -659,12 +777,22 @@ class MainWindow(QMainWindow):
         if self.offline is not None or self.snapshot is None or not self.snapshot.is_server:
             return
         if self.outbox_path is None:
-            self.statusBar().showMessage(translate(
-                "MainWindow", "The server is unreachable and there is no local copy yet: still retrying"), 10000)
+            self.statusBar().showMessage(
+                translate(
+                    "MainWindow",
+                    "The server is unreachable and there is no local copy yet: still retrying",
+                ),
+                10000,
+            )
             return
         view = self.current_view
-        self.offline = Offline(str(self.study_path), str(self.rater), self.mode if self.mode != "start" else "label",
-                               self.outbox_path, carried=carried)
+        self.offline = Offline(
+            str(self.study_path),
+            str(self.rater),
+            self.mode if self.mode != "start" else "label",
+            self.outbox_path,
+            carried=carried,
+        )
         if view is not None and hasattr(view, "stop_retrying"):
             view.stop_retrying()
         rater, mode, path = self.offline.rater, self.offline.mode, self.offline.package
@@ -688,12 +816,19 @@ class MainWindow(QMainWindow):
             return
         n = self.offline.waiting
         # (lupdate marks a plural only for a literal count, so the two forms are two strings)
-        text = translate("MainWindow", "Working offline: 1 answer waiting to sync") if n == 1 else \
-            translate("MainWindow", "Working offline: {n} answers waiting to sync").format(n=n)
+        text = (
+            translate("MainWindow", "Working offline: 1 answer waiting to sync")
+            if n == 1
+            else translate("MainWindow", "Working offline: {n} answers waiting to sync").format(n=n)
+        )
         self.sync_label.setText(text)
         self.sync_label.setAccessibleName(self.sync_label.text())
-        self.sync_label.setAccessibleDescription(translate("MainWindow", "Answers given offline, stored here, sent "
-                                                                         "to the server when it is back"))
+        self.sync_label.setAccessibleDescription(
+            translate(
+                "MainWindow",
+                "Answers given offline, stored here, sent to the server when it is back",
+            )
+        )
         _fit(self.sync_label)
         self.sync_label.show()
 
@@ -722,13 +857,17 @@ class MainWindow(QMainWindow):
         def failed(_exc: BaseException) -> None:
             self._syncing = False  # still away: the timer tries again
 
-        self.worker.run(_sync_job, off.url, off.rater, self.outbox_folder, on_done=done, on_error=failed)
+        self.worker.run(
+            _sync_job, off.url, off.rater, self.outbox_folder, on_done=done, on_error=failed
+        )
 
     def _back_online(self) -> None:
         """Every offline answer is on the server: the rater goes back to it."""
         off, self.offline = self.offline, None
         self._sync_timer.stop()
-        self.sync_label.setText(translate("MainWindow", "Back on the server: every answer is synced"))
+        self.sync_label.setText(
+            translate("MainWindow", "Back on the server: every answer is synced")
+        )
         if off is None:
             return
 

@@ -61,8 +61,15 @@ def digit_of(action: str) -> int | None:
 
 
 class AnswerButton(QPushButton):
-    def __init__(self, text: str, role: str = "", parent: QWidget | None = None, *, name: str = "",
-                 description: str = "") -> None:
+    def __init__(
+        self,
+        text: str,
+        role: str = "",
+        parent: QWidget | None = None,
+        *,
+        name: str = "",
+        description: str = "",
+    ) -> None:
         super().__init__(text, parent)
         set_accessible(self, name or text, description)
         self.setCheckable(True)
@@ -81,7 +88,9 @@ class MetricRow(QFrame):
     clicked = Signal()
     answerable = True  # moved to by the metric keys (free text is reached with R instead)
 
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.rubric_metric = metric
         self.keymap = keymap
@@ -91,7 +100,10 @@ class MetricRow(QFrame):
         lay.setContentsMargins(8, 6, 8, 6)
         lay.setSpacing(4)
         optional = not metric.required and self.marks_optional(metric)
-        title = QLabel(f"{number}. {metric.label}" + (translate("MetricRow", "  (optional)") if optional else ""))
+        title = QLabel(
+            f"{number}. {metric.label}"
+            + (translate("MetricRow", "  (optional)") if optional else "")
+        )
         title.setProperty("content", True)  # the rubric's words (translated in the rubric file)
         set_accessible(self, metric.label, metric.help or metric.label)
         title.setFont(relative_font(title, 1.05, bold=True))
@@ -110,12 +122,21 @@ class MetricRow(QFrame):
         self._cj: AnswerButton | None = None
         if metric.accepts_cannot_judge:
             self._cj = AnswerButton(
-                translate("MetricRow", "Can't judge ({key})").format(key=keymap.hint("cannot_judge")), "cj",
+                translate("MetricRow", "Can't judge ({key})").format(
+                    key=keymap.hint("cannot_judge")
+                ),
+                "cj",
                 name=translate("MetricRow", "Can't judge"),
-                description=translate("MetricRow", "{metric}: the output does not let you decide (key {key})")
-                .format(metric=metric.label, key=keymap.hint("cannot_judge")))
-            self._cj.setToolTip(translate("MetricRow", "The output does not let you decide (for example it failed "
-                                                       "to load)"))
+                description=translate(
+                    "MetricRow", "{metric}: the output does not let you decide (key {key})"
+                ).format(metric=metric.label, key=keymap.hint("cannot_judge")),
+            )
+            self._cj.setToolTip(
+                translate(
+                    "MetricRow",
+                    "The output does not let you decide (for example it failed to load)",
+                )
+            )
             self._cj.clicked.connect(self._click_cj)
 
     @classmethod
@@ -169,7 +190,9 @@ class OneValueRow(MetricRow):
 
     _value: Any = None
 
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(metric, number, keymap, parent)
         self.buttons: dict[Any, AnswerButton] = {}
 
@@ -201,16 +224,34 @@ class OneValueRow(MetricRow):
 
 
 class GateRow(OneValueRow):
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
         for_key = translate("MetricRow", "{metric}: {answer} (key {key})")
-        self.pass_btn = self._add(PASS, AnswerButton(
-            f"{gate_text(PASS)} ({keymap.hint('pass')})", "pass", name=gate_text(PASS),
-            description=for_key.format(metric=metric.label, answer=gate_text(PASS), key=keymap.hint("pass"))))
-        self.fail_btn = self._add(FAIL, AnswerButton(
-            f"{gate_text(FAIL)} ({keymap.hint('fail')})", "fail", name=gate_text(FAIL),
-            description=for_key.format(metric=metric.label, answer=gate_text(FAIL), key=keymap.hint("fail"))))
+        self.pass_btn = self._add(
+            PASS,
+            AnswerButton(
+                f"{gate_text(PASS)} ({keymap.hint('pass')})",
+                "pass",
+                name=gate_text(PASS),
+                description=for_key.format(
+                    metric=metric.label, answer=gate_text(PASS), key=keymap.hint("pass")
+                ),
+            ),
+        )
+        self.fail_btn = self._add(
+            FAIL,
+            AnswerButton(
+                f"{gate_text(FAIL)} ({keymap.hint('fail')})",
+                "fail",
+                name=gate_text(FAIL),
+                description=for_key.format(
+                    metric=metric.label, answer=gate_text(FAIL), key=keymap.hint("fail")
+                ),
+            ),
+        )
         row.addWidget(self.pass_btn)
         row.addWidget(self.fail_btn)
         if self._cj is not None:
@@ -227,13 +268,23 @@ class GateRow(OneValueRow):
 class ScaleRow(OneValueRow):
     """Numbered buttons; every described level stays visible (raters anchor on the words)."""
 
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
         for v in metric.values():
-            b = self._add(v, AnswerButton(str(v), description=translate("MetricRow", "{metric}: {answer} (key {key})")
-                                          .format(metric=metric.label, answer=metric.spec.value_label(metric, v),
-                                                  key=v if v <= 9 else "")))
+            b = self._add(
+                v,
+                AnswerButton(
+                    str(v),
+                    description=translate("MetricRow", "{metric}: {answer} (key {key})").format(
+                        metric=metric.label,
+                        answer=metric.spec.value_label(metric, v),
+                        key=v if v <= 9 else "",
+                    ),
+                ),
+            )
             b.setToolTip(metric.level_text(v) or f"{v}")
             b.setMinimumWidth(b.fontMetrics().horizontalAdvance("00") * 2)
             row.addWidget(b)
@@ -277,16 +328,25 @@ class ScaleRow(OneValueRow):
 class LikertRow(OneValueRow):
     """Labelled points 1..N side by side ("1  Poor", ...); digit keys pick a point (0 = the tenth)."""
 
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(metric, number, keymap, parent)
         holder = QWidget()
         flow = FlowLayout(holder, spacing=6)
         for v in metric.values():
-            b = self._add(v, AnswerButton(f"{v}  {metric.level_text(v)}" if v <= 10 else metric.level_text(v),
-                                          name=metric.level_text(v),
-                                          description=translate("MetricRow", "{metric}: {answer} (key {key})")
-                                          .format(metric=metric.label, answer=metric.level_text(v),
-                                                  key=v % 10 if v <= 10 else "")))
+            b = self._add(
+                v,
+                AnswerButton(
+                    f"{v}  {metric.level_text(v)}" if v <= 10 else metric.level_text(v),
+                    name=metric.level_text(v),
+                    description=translate("MetricRow", "{metric}: {answer} (key {key})").format(
+                        metric=metric.label,
+                        answer=metric.level_text(v),
+                        key=v % 10 if v <= 10 else "",
+                    ),
+                ),
+            )
             b.setProperty("content", True)
             b.setToolTip(metric.spec.value_label(metric, v))
             flow.addWidget(b)
@@ -304,7 +364,9 @@ class LikertRow(OneValueRow):
 class OptionsRow(MetricRow):
     """Numbered chips: one of N (choice) or any number toggled (``spec.multi``, tags)."""
 
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(metric, number, keymap, parent)
         self.multi = metric.spec.multi
         holder = QWidget()
@@ -313,9 +375,13 @@ class OptionsRow(MetricRow):
         for i, opt in enumerate(metric.options, start=1):
             hint = str(i % 10) if i <= 10 else ""
             shown = metric.option_text(opt)
-            b = AnswerButton(f"{hint}  {shown}" if hint else shown, name=shown,
-                             description=translate("MetricRow", "{metric}: {answer} (key {key})")
-                             .format(metric=metric.label, answer=shown, key=hint))
+            b = AnswerButton(
+                f"{hint}  {shown}" if hint else shown,
+                name=shown,
+                description=translate("MetricRow", "{metric}: {answer} (key {key})").format(
+                    metric=metric.label, answer=shown, key=hint
+                ),
+            )
             b.setProperty("content", True)  # option texts are the rubric's
             b.clicked.connect(lambda _=False, o=opt: self._click(o))
             flow.addWidget(b)
@@ -375,11 +441,16 @@ class TextRow(MetricRow):
 
     answerable = False
 
-    def __init__(self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, metric: Metric, number: int, keymap: Keymap, parent: QWidget | None = None
+    ) -> None:
         super().__init__(metric, number, keymap, parent)
         self.edit = QPlainTextEdit()
-        self.edit.setPlaceholderText(translate("MetricRow", "Press {write} to write, {leave} to return to the keys")
-                                     .format(write=keymap.hint("reason"), leave=keymap.hint("leave_reason")))
+        self.edit.setPlaceholderText(
+            translate("MetricRow", "Press {write} to write, {leave} to return to the keys").format(
+                write=keymap.hint("reason"), leave=keymap.hint("leave_reason")
+            )
+        )
         set_accessible(self.edit, metric.label, metric.help or self.edit.placeholderText())
         self.edit.setTabChangesFocus(True)
         self.edit.setFixedHeight(self.edit.fontMetrics().lineSpacing() * 3 + 16)

@@ -51,20 +51,27 @@ from .style import relative_font, set_accessible, soft_colour
 __all__ = ["CHOICES", "PairView"]
 
 CHOICES = ("left", "right", "both", "neither")
-_CHOICE_TEXT = {"left": QT_TRANSLATE_NOOP("PairView", "Left is better"),
-                "right": QT_TRANSLATE_NOOP("PairView", "Right is better"),
-                "both": QT_TRANSLATE_NOOP("PairView", "Both meet it"),
-                "neither": QT_TRANSLATE_NOOP("PairView", "Neither meets it")}
+_CHOICE_TEXT = {
+    "left": QT_TRANSLATE_NOOP("PairView", "Left is better"),
+    "right": QT_TRANSLATE_NOOP("PairView", "Right is better"),
+    "both": QT_TRANSLATE_NOOP("PairView", "Both meet it"),
+    "neither": QT_TRANSLATE_NOOP("PairView", "Neither meets it"),
+}
 CHOICE_TEXT = dict(_CHOICE_TEXT)  # English (tests, logs)
 # Colours from the palette (light and dark themes alike); the chosen vote is also marked by a
 # check mark in its text, so the choice never rests on colour alone.
-CHOSEN_STYLE = ("QPushButton { background: palette(text); color: palette(base); "
-                "border: 1px solid palette(text); border-radius: 4px; padding: 6px 10px; }")
-BUTTON_STYLE = "QPushButton { border: 1px solid palette(mid); border-radius: 4px; padding: 6px 10px; }"
+CHOSEN_STYLE = (
+    "QPushButton { background: palette(text); color: palette(base); "
+    "border: 1px solid palette(text); border-radius: 4px; padding: 6px 10px; }"
+)
+BUTTON_STYLE = (
+    "QPushButton { border: 1px solid palette(mid); border-radius: 4px; padding: 6px 10px; }"
+)
 
 
 def choice_text(choice: str) -> str:
     return translate("PairView", _CHOICE_TEXT[choice])
+
 
 Fetched = tuple[ServedPair | None, Any, ServedPair | None]  # pair, progress, the pair after it
 
@@ -81,8 +88,9 @@ def _job_open(study: Any, rater: str) -> tuple[PairSession, Fetched]:
     return session, _fetch(session)
 
 
-def _job_vote(_study: Any, session: PairSession, served: ServedPair, choice: str, reason: str,
-              time_ms: int) -> tuple[int, str, Fetched]:
+def _job_vote(
+    _study: Any, session: PairSession, served: ServedPair, choice: str, reason: str, time_ms: int
+) -> tuple[int, str, Fetched]:
     vid = session.vote(served, choice, reason, time_ms)
     return vid, choice, _fetch(session)
 
@@ -96,7 +104,11 @@ def _job_forward(_study: Any, session: PairSession) -> Fetched:
 
 
 def _pair_keys(served: ServedPair) -> list[str]:
-    return list(dict.fromkeys([*media_keys(served.left, inputs=False), *media_keys(served.right, inputs=False)]))
+    return list(
+        dict.fromkeys(
+            [*media_keys(served.left, inputs=False), *media_keys(served.right, inputs=False)]
+        )
+    )
 
 
 class PairView(SessionView):
@@ -107,8 +119,14 @@ class PairView(SessionView):
     failed = Signal(str)
     context = "pair"
 
-    def __init__(self, snapshot: Any, rater: str, worker: Any, settings: Any = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Any,
+        rater: str,
+        worker: Any,
+        settings: Any = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(snapshot, rater, worker, settings, parent, capacity=16)
         self.setObjectName("PairView")
         self._session: PairSession | None = None
@@ -138,11 +156,21 @@ class PairView(SessionView):
             lab.setTextFormat(Qt.TextFormat.PlainText)
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.criteria.setStyleSheet(f"color: {soft_colour(self.palette())};")
-        set_accessible(self.question, translate("PairView", "Question"), translate("PairView", "What to compare"))
-        set_accessible(self.prompt, translate("PairView", "Prompt"), translate("PairView", "What both outputs were "
-                                                                                         "asked to be"))
-        set_accessible(self.criteria, translate("PairView", "Criteria"),
-                       translate("PairView", "What both outputs are judged against"))
+        set_accessible(
+            self.question,
+            translate("PairView", "Question"),
+            translate("PairView", "What to compare"),
+        )
+        set_accessible(
+            self.prompt,
+            translate("PairView", "Prompt"),
+            translate("PairView", "What both outputs were asked to be"),
+        )
+        set_accessible(
+            self.criteria,
+            translate("PairView", "Criteria"),
+            translate("PairView", "What both outputs are judged against"),
+        )
         for lab in (self.question, self.prompt, self.criteria):
             lab.setProperty("content", True)  # the study's words
         for w in (self.question, self.prompt, self.criteria):
@@ -170,8 +198,13 @@ class PairView(SessionView):
             text = {"left": "\u2190 " + text, "right": text + " \u2192"}.get(choice, text)
             b = QPushButton(text)
             b.setProperty("plain", text)
-            set_accessible(b, choice_text(choice), translate("PairView", "Vote: {choice} (keys {keys})").format(
-                choice=choice_text(choice), keys=self.keymap.hints("vote_" + choice)))
+            set_accessible(
+                b,
+                choice_text(choice),
+                translate("PairView", "Vote: {choice} (keys {keys})").format(
+                    choice=choice_text(choice), keys=self.keymap.hints("vote_" + choice)
+                ),
+            )
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.setStyleSheet(BUTTON_STYLE)
             b.clicked.connect(lambda _=False, c=choice: self.vote(c))
@@ -183,11 +216,16 @@ class PairView(SessionView):
         self.reason = QLineEdit()
         self.reason.setObjectName("pairReason")
         k = self.keymap.hints
-        self.reason.setPlaceholderText(translate("PairView", "Reason (optional): press {write} to type, {leave} to "
-                                                             "go back to voting").format(
-            write=k("pair_reason", " / "), leave=k("pair_reason_done", " / ")))
-        set_accessible(self.reason, translate("PairView", "Reason"),
-                       translate("PairView", "Why you voted as you did (optional)"))
+        self.reason.setPlaceholderText(
+            translate(
+                "PairView", "Reason (optional): press {write} to type, {leave} to go back to voting"
+            ).format(write=k("pair_reason", " / "), leave=k("pair_reason_done", " / "))
+        )
+        set_accessible(
+            self.reason,
+            translate("PairView", "Reason"),
+            translate("PairView", "Why you voted as you did (optional)"),
+        )
         self.reason.setClearButtonEnabled(True)
         self.reason_keys(self.reason, {"pair_reason_done": self.back_to_keys})
         foot.addWidget(self.reason, 1)
@@ -195,9 +233,16 @@ class PairView(SessionView):
         self.progress.setObjectName("pairProgress")
         self.progress.setMinimumWidth(110)
         self.progress.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        set_accessible(self.progress, translate("PairView", "Progress"), translate("PairView", "Pairs voted so far"))
-        set_accessible(self.done_page, translate("PairView", "All done"),
-                       translate("PairView", "Every pair in your queue has a vote"))
+        set_accessible(
+            self.progress,
+            translate("PairView", "Progress"),
+            translate("PairView", "Pairs voted so far"),
+        )
+        set_accessible(
+            self.done_page,
+            translate("PairView", "All done"),
+            translate("PairView", "Every pair in your queue has a vote"),
+        )
         foot.addWidget(self.progress)
         outer.addLayout(foot)
         self.message.setStyleSheet(f"color: {soft_colour(self.palette())};")
@@ -215,9 +260,17 @@ class PairView(SessionView):
 
     def _key_hint(self) -> str:
         k = self.keymap.hint
-        return translate("PairView", "{back}: back to the previous pair  ·  {zin} / {zout} / {fit}: zoom both "
-                                     "images (drag to pan)  ·  {reason}: reason").format(
-            back=k("back"), zin=k("zoom_in"), zout=k("zoom_out"), fit=k("zoom_fit"), reason=k("pair_reason"))
+        return translate(
+            "PairView",
+            "{back}: back to the previous pair  ·  {zin} / {zout} / {fit}: zoom both "
+            "images (drag to pan)  ·  {reason}: reason",
+        ).format(
+            back=k("back"),
+            zin=k("zoom_in"),
+            zout=k("zoom_out"),
+            fit=k("zoom_fit"),
+            reason=k("pair_reason"),
+        )
 
     # -- results (UI thread) -------------------------------------------------------
     def _open_job(self, study: Any) -> tuple[PairSession, Fetched]:
@@ -228,8 +281,11 @@ class PairView(SessionView):
         asked = self.snapshot.setting("pair_question")
         default = "Which output better meets the prompt and criteria?"
         # The study's own question is the study's text; the default one is the app's (translated).
-        self.question.setText(translate("PairView", "Which output better meets the prompt and criteria?")
-                              if not asked or asked == default else asked)
+        self.question.setText(
+            translate("PairView", "Which output better meets the prompt and criteria?")
+            if not asked or asked == default
+            else asked
+        )
         self._show(*fetched)
 
     def _on_voted(self, result: tuple[int, str, Fetched]) -> None:
@@ -241,8 +297,12 @@ class PairView(SessionView):
         served, progress = result
         if served is None:
             self._set_state(State.READY if self._served is not None else State.DONE)
-            self.message.setText(translate("PairView", "This is the first pair of the session: there is nothing "
-                                                       "to go back to."))
+            self.message.setText(
+                translate(
+                    "PairView",
+                    "This is the first pair of the session: there is nothing to go back to.",
+                )
+            )
             return
         self._show(served, progress, None)
 
@@ -263,17 +323,24 @@ class PairView(SessionView):
     def _show(self, served: ServedPair | None, progress: Any, following: ServedPair | None) -> None:
         self._served = served
         if progress is not None:
-            self.progress.setText(translate("PairView", "{done} / {total} done").format(done=progress.done,
-                                                                                        total=progress.total))
+            self.progress.setText(
+                translate("PairView", "{done} / {total} done").format(
+                    done=progress.done, total=progress.total
+                )
+            )
             self.progressChanged.emit(progress.done, progress.total)
         if served is None:
             for side in (self.left_side, self.right_side):
                 side.clear()
             self.prompt.clear()
             self.criteria.clear()
-            self.done_page.setText(translate("PairView", "Every pair in your queue has a vote. Thank you!\n\n{key} goes "
-                                                         "back to change your last vote.").format(
-                key=self.keymap.hint("back")))
+            self.done_page.setText(
+                translate(
+                    "PairView",
+                    "Every pair in your queue has a vote. Thank you!\n\n{key} goes "
+                    "back to change your last vote.",
+                ).format(key=self.keymap.hint("back"))
+            )
             self.stack.setCurrentIndex(1)
             self._mark_choice(None)
             self._set_state(State.DONE)
@@ -282,15 +349,24 @@ class PairView(SessionView):
             return
         self.stack.setCurrentIndex(0)
         self.prompt.setText(served.left.prompt)
-        self.criteria.setText(translate("PairView", "Criteria: {text}").format(text=served.left.criteria)
-                              if served.left.criteria else "")
+        self.criteria.setText(
+            translate("PairView", "Criteria: {text}").format(text=served.left.criteria)
+            if served.left.criteria
+            else ""
+        )
         self.criteria.setVisible(bool(served.left.criteria))
         self.reason.setText(served.previous_reason or "")
         self._mark_choice(served.previous_choice)
         if served.previous_choice:
-            self.message.setText(translate("PairView", "Going back: your vote was “{choice}”. A new vote replaces it; "
-                                                       "{key} returns without changing it.").format(
-                choice=choice_text(served.previous_choice), key=self.keymap.hint("forward")))
+            self.message.setText(
+                translate(
+                    "PairView",
+                    "Going back: your vote was “{choice}”. A new vote replaces it; "
+                    "{key} returns without changing it.",
+                ).format(
+                    choice=choice_text(served.previous_choice), key=self.keymap.hint("forward")
+                )
+            )
         else:
             self.message.setText(self._key_hint())
         keys = _pair_keys(served)
@@ -353,13 +429,20 @@ class PairView(SessionView):
 
     # -- actions -------------------------------------------------------------------
     def actions(self) -> dict[str, Callable[[], Any]]:
-        table: dict[str, Callable[[], Any]] = {f"vote_{c}": (lambda c=c: self.vote(c)) for c in CHOICES}
+        table: dict[str, Callable[[], Any]] = {
+            f"vote_{c}": (lambda c=c: self.vote(c)) for c in CHOICES
+        }
         table |= {
             "pair_reason": lambda: self.reason.setFocus(Qt.FocusReason.ShortcutFocusReason),
-            "back": self.back, "forward": self.forward,
-            "zoom_in": self.sync.zoom_in, "zoom_out": self.sync.zoom_out, "zoom_fit": self.sync.fit,
+            "back": self.back,
+            "forward": self.forward,
+            "zoom_in": self.sync.zoom_in,
+            "zoom_out": self.sync.zoom_out,
+            "zoom_fit": self.sync.fit,
             "zoom_actual": self.sync.actual_size,
-            "toggle_mask": lambda: [side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask],
+            "toggle_mask": lambda: [
+                side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask
+            ],
         }
         return table
 
@@ -395,7 +478,11 @@ class PairView(SessionView):
         return True
 
     def forward(self) -> bool:
-        if self._state is not State.READY or self._served is None or self._served.previous_vote is None:
+        if (
+            self._state is not State.READY
+            or self._served is None
+            or self._served.previous_vote is None
+        ):
             return False
         self._set_state(State.BUSY)
         self._job(_job_forward, self._session, on_done=lambda r: self._show(*r))

@@ -76,8 +76,11 @@ class RubricForm(QWidget):
         self.verdict_label.setFont(relative_font(self.verdict_label, 1.05, bold=True))
         self.verdict_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.verdict_label.setWordWrap(True)
-        set_accessible(self.verdict_label, translate("RubricForm", "Verdict"),
-                       translate("RubricForm", "The verdict the rubric's rules give for the answers so far"))
+        set_accessible(
+            self.verdict_label,
+            translate("RubricForm", "Verdict"),
+            translate("RubricForm", "The verdict the rubric's rules give for the answers so far"),
+        )
         lay.addWidget(self.verdict_label)
         lay.addStretch(1)
         self._focus = -1
@@ -94,7 +97,9 @@ class RubricForm(QWidget):
         for r in self.rows:
             r.set_value(answers.get(r.rubric_metric.key))
         first = self._first_missing()
-        self._set_focus(first if first is not None else (self._answerable[0] if self._answerable else -1))
+        self._set_focus(
+            first if first is not None else (self._answerable[0] if self._answerable else -1)
+        )
         self._update_verdict()
 
     def missing(self) -> list[str]:
@@ -150,7 +155,11 @@ class RubricForm(QWidget):
     def _advance(self) -> None:
         """After an answer: the next unanswered metric below, else the next multi-select on the way."""
         missing = set(self.missing())
-        later = [i for i in self._answerable if i > self._focus and self.rows[i].rubric_metric.key in missing]
+        later = [
+            i
+            for i in self._answerable
+            if i > self._focus and self.rows[i].rubric_metric.key in missing
+        ]
         if later:
             self._set_focus(later[0])
             return
@@ -183,10 +192,16 @@ class RubricForm(QWidget):
 
     def _update_verdict(self) -> None:
         v = self.verdict()
-        shown = translate("RubricForm", "not decided yet") if v is None else \
-            (gate_text(v) if v in ("PASS", "FAIL") else str(v))
-        self.verdict_label.setText(translate("RubricForm", "Verdict by the rubric's rules: {verdict}")
-                                   .format(verdict=shown))
+        shown = (
+            translate("RubricForm", "not decided yet")
+            if v is None
+            else (gate_text(v) if v in ("PASS", "FAIL") else str(v))
+        )
+        self.verdict_label.setText(
+            translate("RubricForm", "Verdict by the rubric's rules: {verdict}").format(
+                verdict=shown
+            )
+        )
 
 
 class FormScroll(QScrollArea):

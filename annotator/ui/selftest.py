@@ -33,13 +33,18 @@ def _window(out: Path) -> Callable[[], str]:
             if not w.grab().save(str(png)):
                 raise RuntimeError("the window could not be saved as PNG")
             img = QImage(str(png))
-            colours = {img.pixel(x, y) for x in range(0, img.width(), 37) for y in range(0, img.height(), 29)}
+            colours = {
+                img.pixel(x, y)
+                for x in range(0, img.width(), 37)
+                for y in range(0, img.height(), 29)
+            }
             if img.isNull() or len(colours) < 3:
                 raise RuntimeError("the grabbed window is blank")
             return f"{img.width()}x{img.height()} PNG, {png.stat().st_size // 1024} KiB ({png})"
         finally:
             w.close()
             w.shutdown()
+
     return run
 
 
@@ -54,10 +59,13 @@ def _translations(app: object) -> Callable[[], str]:
             got = i18n.install(app, lang)  # type: ignore[arg-type]
             text = i18n.translate("LabelView", "Submit ({key})")
             if got != lang or text == "Submit ({key})":
-                raise RuntimeError(f"the {lang} translation did not load ({i18n.qm_path(lang, build=False)})")
+                raise RuntimeError(
+                    f"the {lang} translation did not load ({i18n.qm_path(lang, build=False)})"
+                )
             done.append(f"{lang} ({text.format(key='Enter')!r})")
         i18n.install(app, i18n.SOURCE_LANGUAGE)  # type: ignore[arg-type]
         return ", ".join(done)
+
     return run
 
 
@@ -66,7 +74,9 @@ def _plugins() -> str:
     from PySide6.QtGui import QGuiApplication, QImage, QImageReader
 
     plugins = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath))
-    wanted = {"linux": "libqxcb.so", "win32": "qwindows.dll", "darwin": "libqcocoa.dylib"}.get(sys.platform)
+    wanted = {"linux": "libqxcb.so", "win32": "qwindows.dll", "darwin": "libqcocoa.dylib"}.get(
+        sys.platform
+    )
     native = plugins / "platforms" / wanted if wanted else None
     if native is not None and not native.exists():
         raise RuntimeError(f"the platform plugin {native} is missing")
@@ -77,8 +87,10 @@ def _plugins() -> str:
     if not img.save(dev, "PNG"):
         raise RuntimeError("PNG cannot be written")
     formats = sorted(bytes(f).decode() for f in QImageReader.supportedImageFormats())
-    return f"platform {QGuiApplication.platformName()}, native plugin {native.name if native else '-'} present, " \
-           f"image formats {' '.join(formats[:8])}"
+    return (
+        f"platform {QGuiApplication.platformName()}, native plugin {native.name if native else '-'} present, "
+        f"image formats {' '.join(formats[:8])}"
+    )
 
 
 def run_selftest() -> int:
@@ -96,18 +108,27 @@ def run_selftest() -> int:
     from .app import make_app
 
     # Qt's offscreen plugin warns about window hints it ignores: not a finding of the self-test.
-    qInstallMessageHandler(lambda _mode, _ctx, msg: None if "propagateSizeHints" in msg
-                           else print(f"qt: {msg}", file=sys.stderr))
+    qInstallMessageHandler(
+        lambda _mode, _ctx, msg: (
+            None if "propagateSizeHints" in msg else print(f"qt: {msg}", file=sys.stderr)
+        )
+    )
     app = make_app(["annotator"])
     with tempfile.TemporaryDirectory(prefix="annotator-selftest-ui-") as tmp:
         keep = os.environ.get("ANNOTATOR_SELFTEST_OUT")  # where CI keeps the grabbed window
         out = Path(keep) if keep else Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
-        for name, fn in (("qt plugins", _plugins), ("translations", _translations(app)), ("window", _window(out))):
+        for name, fn in (
+            ("qt plugins", _plugins),
+            ("translations", _translations(app)),
+            ("window", _window(out)),
+        ):
             c = _run(name, fn)
             print(c.line(), flush=True)
             results.append(c)
     failed = [c.name for c in results if not c.ok]
-    print(f"selftest: {len(results) - len(failed)} of {len(results)} checks passed in "
-          f"{time.perf_counter() - t0:.1f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    print(
+        f"selftest: {len(results) - len(failed)} of {len(results)} checks passed in "
+        f"{time.perf_counter() - t0:.1f} s" + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0

@@ -46,13 +46,20 @@ from .worker import DbWorker, ImagePrefetcher
 log = logging.getLogger(__name__)
 SAVING_AFTER_MS = 250  # a commit normally lands within a frame; past this the rater sees "Saving…"
 _SAVING = QT_TRANSLATE_NOOP("SessionView", "Saving…")
-_SAVING_LONG = QT_TRANSLATE_NOOP("SessionView", "Saving… (still waiting for the study: another program may be "
-                                                "writing to it; your answer is kept)")
+_SAVING_LONG = QT_TRANSLATE_NOOP(
+    "SessionView",
+    "Saving… (still waiting for the study: another program may be "
+    "writing to it; your answer is kept)",
+)
 SAVING_LONG_AFTER_MS = 1500
 _ANSWERED_ELSEWHERE = QT_TRANSLATE_NOOP(
-    "SessionView", "That one had just been answered in another window: the answer given there was kept, "
-                   "this one was not stored. {back} goes back to it.")
-_RECONNECTING = QT_TRANSLATE_NOOP("SessionView", "Saving failed, your answer is kept; reconnecting (try {n})…")
+    "SessionView",
+    "That one had just been answered in another window: the answer given there was kept, "
+    "this one was not stored. {back} goes back to it.",
+)
+_RECONNECTING = QT_TRANSLATE_NOOP(
+    "SessionView", "Saving failed, your answer is kept; reconnecting (try {n})…"
+)
 RETRY_MS = (1000, 2000, 4000, 8000, 15000, 30000)  # backoff; the last repeats
 OFFLINE_AFTER = 3  # failures in a row before the window may move the rater to the local package
 
@@ -65,7 +72,15 @@ def answered_elsewhere(back: str) -> str:
     return translate("SessionView", _ANSWERED_ELSEWHERE).format(back=back)
 
 
-FORM_KEYS = ("pass", "fail", "cannot_judge", "clear", "next_metric", "prev_metric", *(f"value_{d}" for d in range(10)))
+FORM_KEYS = (
+    "pass",
+    "fail",
+    "cannot_judge",
+    "clear",
+    "next_metric",
+    "prev_metric",
+    *(f"value_{d}" for d in range(10)),
+)
 
 
 class State(enum.StrEnum):
@@ -86,16 +101,21 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, InputError):
         return str(exc)
     log.error("unexpected failure in a worker job", exc_info=exc)
-    return translate("SessionView", "The study could not be read or written ({error}); nothing was half-saved. "
-                                    "Try again; if it keeps failing, check that the study folder is there and "
-                                    "writable.").format(error=type(exc).__name__)
+    return translate(
+        "SessionView",
+        "The study could not be read or written ({error}); nothing was half-saved. "
+        "Try again; if it keeps failing, check that the study folder is there and "
+        "writable.",
+    ).format(error=type(exc).__name__)
 
 
 class ReasonKeys(QObject):
     """The one key filter of every reason box: keys that type text are text; the few
     actions given (submit, leave the box, help) act even while the box has the focus."""
 
-    def __init__(self, edit: QWidget, keymap: Keymap, context: str, actions: dict[str, Callable[[], Any]]) -> None:
+    def __init__(
+        self, edit: QWidget, keymap: Keymap, context: str, actions: dict[str, Callable[[], Any]]
+    ) -> None:
         super().__init__(edit)
         self.keymap, self.context, self.actions = keymap, context, actions
         edit.installEventFilter(self)
@@ -134,9 +154,17 @@ class SessionView(ShutsDownOnce, QWidget):
     retry_ms: tuple[int, ...] = RETRY_MS
     offline_after = OFFLINE_AFTER
 
-    def __init__(self, snapshot: Any, rater: str, worker: DbWorker, settings: Any = None,
-                 parent: QWidget | None = None, *, prefetcher: ImagePrefetcher | None = None,
-                 capacity: int = 24) -> None:
+    def __init__(
+        self,
+        snapshot: Any,
+        rater: str,
+        worker: DbWorker,
+        settings: Any = None,
+        parent: QWidget | None = None,
+        *,
+        prefetcher: ImagePrefetcher | None = None,
+        capacity: int = 24,
+    ) -> None:
         super().__init__(parent)
         self.snapshot = snapshot
         self.rater = rater
@@ -146,14 +174,18 @@ class SessionView(ShutsDownOnce, QWidget):
         self._state = State.OPENING
         self._closed = False
         self._own_prefetcher = prefetcher is None
-        self.prefetcher = prefetcher or ImagePrefetcher(snapshot.media, capacity=capacity, parent=self)
+        self.prefetcher = prefetcher or ImagePrefetcher(
+            snapshot.media, capacity=capacity, parent=self
+        )
         self.prefetcher.ready.connect(self._guard(self._image_ready))
         self.prefetcher.failed.connect(self._guard(self._image_failed))
         self.message = QLabel()
         self.message.setObjectName("sessionMessage")
         self.message.setWordWrap(True)
         self.message.setAccessibleName(translate("SessionView", "Message"))
-        self.message.setAccessibleDescription(translate("SessionView", "What just happened, in one line"))
+        self.message.setAccessibleDescription(
+            translate("SessionView", "What just happened, in one line")
+        )
         self._saving = QTimer(self)
         self._saving.setSingleShot(True)
         self._saving.timeout.connect(self._show_saving)
@@ -197,20 +229,29 @@ class SessionView(ShutsDownOnce, QWidget):
         self._saving_since += 1
         if self._retries:
             return  # the reconnecting line stays
-        self.message.setText(saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG))
+        self.message.setText(
+            saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
+        )
         if self._saving_since == 1:
             self._saving.start(SAVING_LONG_AFTER_MS)
 
     # -- worker plumbing -----------------------------------------------------------
     def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:
         """Wrap a callback so it does nothing once the view is closed or deleted."""
+
         def call(*args: Any) -> None:
             if not self._closed and alive(self):
                 fn(*args)
+
         return call
 
-    def _job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
-             on_error: Callable[[BaseException], None] | None = None) -> None:
+    def _job(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
         """`fn(study, *args)` on the database worker; the result reaches `on_done` while the view lives.
 
         A job with no handler of its own is remembered: if the server connection drops, the same
@@ -222,7 +263,9 @@ class SessionView(ShutsDownOnce, QWidget):
             self._reconnected()
             on_done(result)
 
-        self.worker.run(fn, *args, on_done=self._guard(done), on_error=self._guard(on_error or self._failed))
+        self.worker.run(
+            fn, *args, on_done=self._guard(done), on_error=self._guard(on_error or self._failed)
+        )
 
     # -- a lost server connection: keep the answer, retry with backoff --------------
     def _connection_lost(self) -> None:
@@ -280,7 +323,8 @@ class SessionView(ShutsDownOnce, QWidget):
         if self._state is State.OPENING:
             self._set_state(State.ERROR)
             text = translate("SessionView", "{error}  Press {key} to try again.").format(
-                error=text, key=self.keymap.hint("submit") or "Enter")
+                error=text, key=self.keymap.hint("submit") or "Enter"
+            )
         else:
             self._set_state(State.READY)  # the answer is still in the form: submit again
         self.message.setText(text)
@@ -326,7 +370,10 @@ class SessionView(ShutsDownOnce, QWidget):
 
     def event(self, event: QEvent) -> bool:
         # Tab / Backtab are keys of the table (next metric, reason), not focus moves.
-        if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+        if event.type() == QEvent.Type.KeyPress and event.key() in (
+            Qt.Key.Key_Tab,
+            Qt.Key.Key_Backtab,
+        ):
             self.keyPressEvent(event)
             return True
         return super().event(event)
@@ -338,7 +385,9 @@ class SessionView(ShutsDownOnce, QWidget):
         self.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     # -- views with an answer form (label, calibration) ------------------------------
-    def form_actions(self, when: Callable[[Callable[[], Any]], Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
+    def form_actions(
+        self, when: Callable[[Callable[[], Any]], Callable[[], Any]]
+    ) -> dict[str, Callable[[], Any]]:
         """The answer and metric keys of ``self.form``, each wrapped by `when` (the view's guard)."""
         return {name: when(lambda n=name: self.form.apply(n)) for name in FORM_KEYS}
 

@@ -56,7 +56,9 @@ class AppSettings:
         if path:
             self._q = QSettings(str(path), QSettings.Format.IniFormat)
         else:
-            self._q = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "annotator", "annotator")
+            self._q = QSettings(
+                QSettings.Format.IniFormat, QSettings.Scope.UserScope, "annotator", "annotator"
+            )
 
     @property
     def path(self) -> Path:

@@ -32,15 +32,22 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 MODES = ("label", "pairwise", "calibration", "dashboard")
-_MODE_TITLES = {"label": QT_TRANSLATE_NOOP("StartPage", "Label"),
-                "pairwise": QT_TRANSLATE_NOOP("StartPage", "Pairwise"),
-                "calibration": QT_TRANSLATE_NOOP("StartPage", "Calibration"),
-                "dashboard": QT_TRANSLATE_NOOP("StartPage", "Dashboard")}
-_MODE_HELP = {"label": QT_TRANSLATE_NOOP("StartPage", "Answer the rubric on one item at a time"),
-              "pairwise": QT_TRANSLATE_NOOP("StartPage", "Choose the better of two outputs of the same case"),
-              "calibration": QT_TRANSLATE_NOOP("StartPage", "Answer anchor items and compare with the reference"),
-              "dashboard": QT_TRANSLATE_NOOP("StartPage", "The study lead's figures: agreement, findings, drift, "
-                                                          "team progress")}
+_MODE_TITLES = {
+    "label": QT_TRANSLATE_NOOP("StartPage", "Label"),
+    "pairwise": QT_TRANSLATE_NOOP("StartPage", "Pairwise"),
+    "calibration": QT_TRANSLATE_NOOP("StartPage", "Calibration"),
+    "dashboard": QT_TRANSLATE_NOOP("StartPage", "Dashboard"),
+}
+_MODE_HELP = {
+    "label": QT_TRANSLATE_NOOP("StartPage", "Answer the rubric on one item at a time"),
+    "pairwise": QT_TRANSLATE_NOOP("StartPage", "Choose the better of two outputs of the same case"),
+    "calibration": QT_TRANSLATE_NOOP(
+        "StartPage", "Answer anchor items and compare with the reference"
+    ),
+    "dashboard": QT_TRANSLATE_NOOP(
+        "StartPage", "The study lead's figures: agreement, findings, drift, team progress"
+    ),
+}
 MODE_TITLES = dict(_MODE_TITLES)  # English, for code that names modes in logs
 
 
@@ -84,7 +91,9 @@ class StartPage(QWidget):
         self.study_label = QLabel()
         self.study_label.setWordWrap(True)
         self.study_label.setFont(relative_font(self.study_label, 1.05, bold=True))
-        self.study_label.setProperty("content", True)  # a study's name is the study's, not the app's
+        self.study_label.setProperty(
+            "content", True
+        )  # a study's name is the study's, not the app's
         sl.addWidget(self.study_label)
         self.welcome = QLabel()
         self.welcome.setWordWrap(True)
@@ -185,31 +194,82 @@ class StartPage(QWidget):
         self.study_box.setTitle(translate("StartPage", "1. Study"))
         self.rater_box.setTitle(translate("StartPage", "2. Rater"))
         self.mode_box.setTitle(translate("StartPage", "3. Mode"))
-        self.recent_title.setText(translate("StartPage", "&Recent studies (Enter opens the selected one)"))
+        self.recent_title.setText(
+            translate("StartPage", "&Recent studies (Enter opens the selected one)")
+        )
         self.rater_title.setText(translate("StartPage", "&Who is rating:"))
-        self.welcome.setText(translate("StartPage", "New here? Try the demo study: a few made-up screens to rate, with nothing to set "
-                               "up. Were you sent a rater package (a file ending in .annot)? Open it: it holds "
-                               "your work for the study."))
+        self.welcome.setText(
+            translate(
+                "StartPage",
+                "New here? Try the demo study: a few made-up screens to rate, with nothing to set "
+                "up. Were you sent a rater package (a file ending in .annot)? Open it: it holds "
+                "your work for the study.",
+            )
+        )
         self.welcome.setStyleSheet(f"color: {soft};")
         self.rater_note.setStyleSheet(f"color: {soft};")
         for why in self.mode_reasons.values():
             why.setStyleSheet(f"color: {soft};")
         for button, text, key, desc in (
-                (self.demo_btn, translate("StartPage", "Try the demo study"), "", translate("StartPage", "Builds the demo study once and opens it")),
-                (self.package_btn, translate("StartPage", "Open a rater package…"), "open_package",
-                 translate("StartPage", "Opens a .annot file: one rater's blinded work")),
-                (self.open_btn, translate("StartPage", "Open study folder…"), "open_study", translate("StartPage", "Opens a study folder (study.sqlite + media)")),
-                (self.server_btn, translate("StartPage", "Study on a server…"), "connect_server",
-                 translate("StartPage", "Opens a study kept on a PostgreSQL server, by its URL")),
-                (self.new_btn, translate("StartPage", "New study…"), "new_study", translate("StartPage", "Creates a study folder from a rubric file")),
-                (self.add_rater_btn, translate("StartPage", "Add rater…"), "add_rater", translate("StartPage", "Adds a rater account to the study (study lead)")),
-                (self.leave_btn, translate("StartPage", "Leave rater mode…"), "leave_rater",
-                 translate("StartPage", "Back to the study lead's views; asks first, because it leaves blinded work"))):
+            (
+                self.demo_btn,
+                translate("StartPage", "Try the demo study"),
+                "",
+                translate("StartPage", "Builds the demo study once and opens it"),
+            ),
+            (
+                self.package_btn,
+                translate("StartPage", "Open a rater package…"),
+                "open_package",
+                translate("StartPage", "Opens a .annot file: one rater's blinded work"),
+            ),
+            (
+                self.open_btn,
+                translate("StartPage", "Open study folder…"),
+                "open_study",
+                translate("StartPage", "Opens a study folder (study.sqlite + media)"),
+            ),
+            (
+                self.server_btn,
+                translate("StartPage", "Study on a server…"),
+                "connect_server",
+                translate("StartPage", "Opens a study kept on a PostgreSQL server, by its URL"),
+            ),
+            (
+                self.new_btn,
+                translate("StartPage", "New study…"),
+                "new_study",
+                translate("StartPage", "Creates a study folder from a rubric file"),
+            ),
+            (
+                self.add_rater_btn,
+                translate("StartPage", "Add rater…"),
+                "add_rater",
+                translate("StartPage", "Adds a rater account to the study (study lead)"),
+            ),
+            (
+                self.leave_btn,
+                translate("StartPage", "Leave rater mode…"),
+                "leave_rater",
+                translate(
+                    "StartPage",
+                    "Back to the study lead's views; asks first, because it leaves blinded work",
+                ),
+            ),
+        ):
             hint = k(key) if key else ""
             button.setText(f"{text}  ({hint})" if hint else text)
             set_accessible(button, text, desc)
-        set_accessible(self.recent, translate("StartPage", "Recent studies"), translate("StartPage", "Studies opened before; Enter opens the selected one"))
-        set_accessible(self.rater_combo, translate("StartPage", "Rater"), translate("StartPage", "Who is rating: choosing a rater enters rater mode"))
+        set_accessible(
+            self.recent,
+            translate("StartPage", "Recent studies"),
+            translate("StartPage", "Studies opened before; Enter opens the selected one"),
+        )
+        set_accessible(
+            self.rater_combo,
+            translate("StartPage", "Rater"),
+            translate("StartPage", "Who is rating: choosing a rater enters rater mode"),
+        )
         for mode, b in self.mode_buttons.items():
             b.setText(f"{mode_title(mode)}    {k('mode_' + mode)}")
             set_accessible(b, mode_title(mode), translate("StartPage", _MODE_HELP[mode]))
@@ -232,16 +292,27 @@ class StartPage(QWidget):
         self.recent_title.setVisible(self.recent.count() > 0)
         self.recent.setVisible(self.recent.count() > 0)  # an empty list is only a white box
         if snap is not None:
-            kind = {"package": translate("StartPage", "rater package"), "server": translate("StartPage", "study on a server")}.get(snap.kind, translate("StartPage", "study"))
-            self.study_label.setText(translate("StartPage", "{name}  ·  {kind}  ·  rubric: {rubric}").format(
-                name=snap.name, kind=kind, rubric=w._rubric().title))
+            kind = {
+                "package": translate("StartPage", "rater package"),
+                "server": translate("StartPage", "study on a server"),
+            }.get(snap.kind, translate("StartPage", "study"))
+            self.study_label.setText(
+                translate("StartPage", "{name}  ·  {kind}  ·  rubric: {rubric}").format(
+                    name=snap.name, kind=kind, rubric=w._rubric().title
+                )
+            )
         elif w.busy:
             self.study_label.setText(translate("StartPage", "Opening…"))
         else:
             self.study_label.setText(translate("StartPage", "No study open."))
         self.rater_combo.clear()
         for r in w.raters():
-            self.rater_combo.addItem(translate("StartPage", "{name} (operator)").format(name=r.name) if r.is_operator else r.name, r.name)
+            self.rater_combo.addItem(
+                translate("StartPage", "{name} (operator)").format(name=r.name)
+                if r.is_operator
+                else r.name,
+                r.name,
+            )
         if w.rater:
             i = self.rater_combo.findData(w.rater)
             if i >= 0:
@@ -253,11 +324,23 @@ class StartPage(QWidget):
         self.add_rater_btn.setEnabled(snap is not None and w.lead_mode)
         self.leave_btn.setVisible(not package and w.rater is not None)
         if package:
-            self.rater_note.setText(translate("StartPage", "This package holds {rater}'s work only.").format(rater=w.rater or "—"))
+            self.rater_note.setText(
+                translate("StartPage", "This package holds {rater}'s work only.").format(
+                    rater=w.rater or "—"
+                )
+            )
         elif w.rater is not None:
-            self.rater_note.setText(translate("StartPage", "Rater mode: the study lead's views are closed while you rate."))
+            self.rater_note.setText(
+                translate(
+                    "StartPage", "Rater mode: the study lead's views are closed while you rate."
+                )
+            )
         elif snap is not None:
-            self.rater_note.setText(translate("StartPage", "Study lead: no rater chosen. Choosing a rater enters rater mode."))
+            self.rater_note.setText(
+                translate(
+                    "StartPage", "Study lead: no rater chosen. Choosing a rater enters rater mode."
+                )
+            )
         else:
             self.rater_note.setText("")
         avail = set(w.available_modes())
@@ -277,13 +360,19 @@ class StartPage(QWidget):
         elif package:
             self.hint.setText(translate("StartPage", "Rating as {rater}.").format(rater=w.rater))
         else:
-            self.hint.setText(translate("StartPage", "Rating as {rater}. Not you? Pick your name above.").format(rater=w.rater))
+            self.hint.setText(
+                translate("StartPage", "Rating as {rater}. Not you? Pick your name above.").format(
+                    rater=w.rater
+                )
+            )
 
     def open_demo(self) -> None:
         from ..services.demo import DEMO_RATER
 
         w = self.window_
-        w._request(_demo_job, path=self._demo_folder(), then=lambda: w._enter(None, "label", DEMO_RATER))
+        w._request(
+            _demo_job, path=self._demo_folder(), then=lambda: w._enter(None, "label", DEMO_RATER)
+        )
 
     @staticmethod
     def _demo_folder() -> Path:

@@ -81,8 +81,11 @@ def contrast(a: QColor, b: QColor) -> float:
 
 def mix(a: QColor, b: QColor, t: float) -> QColor:
     """`a` moved a fraction `t` of the way to `b`."""
-    return QColor.fromRgbF(a.redF() + (b.redF() - a.redF()) * t, a.greenF() + (b.greenF() - a.greenF()) * t,
-                           a.blueF() + (b.blueF() - a.blueF()) * t)
+    return QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * t,
+        a.greenF() + (b.greenF() - a.greenF()) * t,
+        a.blueF() + (b.blueF() - a.blueF()) * t,
+    )
 
 
 def readable(fg: QColor, bg: QColor, minimum: float = AA + MARGIN) -> QColor:
@@ -121,7 +124,11 @@ def flag_background(palette: QPalette) -> QColor:
 def met_colours(palette: QPalette, met: bool | None) -> tuple[str, str]:
     """(card background, mark ink) for met / not met / not scored, from the palette."""
     base = palette.color(QPalette.ColorRole.Base)
-    hue = {True: QColor("#1e8a55"), False: QColor("#c27a12"), None: palette.color(QPalette.ColorRole.Mid)}[met]
+    hue = {
+        True: QColor("#1e8a55"),
+        False: QColor("#c27a12"),
+        None: palette.color(QPalette.ColorRole.Mid),
+    }[met]
     bg = mix(base, hue, 0.12 if not is_dark(palette) else 0.25)
     ink = readable(hue, bg)
     return bg.name(), ink.name()
@@ -131,13 +138,27 @@ def dark_palette() -> QPalette:
     """A dark palette like the platforms' dark themes (tests and screenshots use it)."""
     p = QPalette()
     role = QPalette.ColorRole
-    for r, c in ((role.Window, "#1e1f22"), (role.WindowText, "#e6e6e6"), (role.Base, "#16171a"),
-                 (role.AlternateBase, "#26282c"), (role.Text, "#e6e6e6"), (role.Button, "#2b2d31"),
-                 (role.ButtonText, "#e6e6e6"), (role.BrightText, "#ffffff"), (role.Highlight, "#3d6fb6"),
-                 (role.HighlightedText, "#ffffff"), (role.ToolTipBase, "#2b2d31"), (role.ToolTipText, "#e6e6e6"),
-                 (role.PlaceholderText, "#a0a0a0"), (role.Mid, "#4a4d52"), (role.Dark, "#0f1012"),
-                 (role.Light, "#3a3c40"), (role.Midlight, "#33353a"), (role.Shadow, "#000000"),
-                 (role.Link, "#7fb0ff")):
+    for r, c in (
+        (role.Window, "#1e1f22"),
+        (role.WindowText, "#e6e6e6"),
+        (role.Base, "#16171a"),
+        (role.AlternateBase, "#26282c"),
+        (role.Text, "#e6e6e6"),
+        (role.Button, "#2b2d31"),
+        (role.ButtonText, "#e6e6e6"),
+        (role.BrightText, "#ffffff"),
+        (role.Highlight, "#3d6fb6"),
+        (role.HighlightedText, "#ffffff"),
+        (role.ToolTipBase, "#2b2d31"),
+        (role.ToolTipText, "#e6e6e6"),
+        (role.PlaceholderText, "#a0a0a0"),
+        (role.Mid, "#4a4d52"),
+        (role.Dark, "#0f1012"),
+        (role.Light, "#3a3c40"),
+        (role.Midlight, "#33353a"),
+        (role.Shadow, "#000000"),
+        (role.Link, "#7fb0ff"),
+    ):
         p.setColor(r, QColor(c))
     for group in (QPalette.ColorGroup.Disabled,):
         p.setColor(group, role.WindowText, QColor("#8a8a8a"))

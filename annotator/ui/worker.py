@@ -46,8 +46,16 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Signal
 from ..domain.errors import InputError
 from .decode import ImagePrefetcher, decode_image, overlay_key
 
-__all__ = ["ComputeWorker", "DbWorker", "ImagePrefetcher", "call_blocking", "decode_image", "live_workers",
-           "overlay_key", "stop_all"]
+__all__ = [
+    "ComputeWorker",
+    "DbWorker",
+    "ImagePrefetcher",
+    "call_blocking",
+    "decode_image",
+    "live_workers",
+    "overlay_key",
+    "stop_all",
+]
 
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 _STOP = object()
@@ -102,12 +110,25 @@ class _Worker(QObject):
         """Runs on the worker thread as it stops."""
 
     # -- queueing --------------------------------------------------------------------
-    def submit(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
-               on_error: Callable[[BaseException], None] | None = None, **kwargs: Any) -> int:
+    def submit(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        **kwargs: Any,
+    ) -> int:
         return self._put(next(self._ids), fn, args, kwargs, on_done, on_error)
 
-    def _put(self, job_id: int, fn: Callable[..., Any], args: tuple, kwargs: dict,
-             on_done: Callable[[Any], None] | None, on_error: Callable[[BaseException], None] | None) -> int:
+    def _put(
+        self,
+        job_id: int,
+        fn: Callable[..., Any],
+        args: tuple,
+        kwargs: dict,
+        on_done: Callable[[Any], None] | None,
+        on_error: Callable[[BaseException], None] | None,
+    ) -> int:
         if self._stopped:
             raise RuntimeError("the worker is stopped")
         with self._lock:
@@ -179,9 +200,13 @@ class DbWorker(_Worker):
         self._study: Any = None  # touched only on the worker thread
         super().__init__("annotator-db-worker", parent)
 
-    def open_study(self, opener: Callable[..., tuple[Any, Any]], *args: Any,
-                   on_done: Callable[[Any], None] | None = None,
-                   on_error: Callable[[BaseException], None] | None = None) -> int:
+    def open_study(
+        self,
+        opener: Callable[..., tuple[Any, Any]],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> int:
         def job() -> Any:
             self._close_held()
             study, snapshot = opener(*args)
@@ -190,8 +215,13 @@ class DbWorker(_Worker):
 
         return self.submit(job, on_done=on_done, on_error=on_error)
 
-    def run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
-            on_error: Callable[[BaseException], None] | None = None) -> int:
+    def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> int:
         def job() -> Any:
             if self._study is None:
                 raise InputError("no study is open")
@@ -199,8 +229,11 @@ class DbWorker(_Worker):
 
         return self.submit(job, on_done=on_done, on_error=on_error)
 
-    def close_study(self, on_done: Callable[[Any], None] | None = None,
-                    on_error: Callable[[BaseException], None] | None = None) -> int:
+    def close_study(
+        self,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> int:
         return self.submit(self._close_held, on_done=on_done, on_error=on_error)
 
     def _close_held(self) -> None:
@@ -221,8 +254,14 @@ class ComputeWorker(_Worker):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__("annotator-compute-worker", parent)
 
-    def submit(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
-               on_error: Callable[[BaseException], None] | None = None, **kwargs: Any) -> int:
+    def submit(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        **kwargs: Any,
+    ) -> int:
         job_id = next(self._ids)
         relay = self._relay
 
@@ -232,15 +271,21 @@ class ComputeWorker(_Worker):
         return self._put(job_id, fn, (report, *args), kwargs, on_done, on_error)
 
 
-def call_blocking(worker: _Worker, fn: Callable[..., Any], *args: Any, timeout: float = 10.0,
-                  study: bool = False) -> Any:
+def call_blocking(
+    worker: _Worker, fn: Callable[..., Any], *args: Any, timeout: float = 10.0, study: bool = False
+) -> Any:
     """Run on the worker and wait, spinning Qt events (tests and scripts only).
 
     `study=True` runs ``fn(study, *args)`` with the study the DbWorker holds.
     """
     box: dict[str, Any] = {}
     submit = worker.run if study else worker.submit  # type: ignore[attr-defined]
-    submit(fn, *args, on_done=lambda r: box.setdefault("r", r), on_error=lambda e: box.setdefault("e", e))
+    submit(
+        fn,
+        *args,
+        on_done=lambda r: box.setdefault("r", r),
+        on_error=lambda e: box.setdefault("e", e),
+    )
     deadline = time.monotonic() + timeout
     app = QCoreApplication.instance()
     while "r" not in box and "e" not in box:

@@ -36,8 +36,10 @@ from annotator.stats.report_model import build_report  # noqa: E402
 def machine() -> str:
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines()
-                      if ln.startswith("Model name")), "?")
+        model = next(
+            (ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")),
+            "?",
+        )
     except OSError:
         model = "?"
     import os
@@ -67,12 +69,19 @@ def bench_alpha(n_items: int, n_raters: int, n_boot: int) -> dict[str, float]:
     ours = krippendorff_alpha(data, level="ordinal", n_boot=n_boot, seed=0)
     t_ours = time.perf_counter() - t0
     assert abs(ours["estimate"] - plain) < 1e-9, (ours, plain)
-    return {"plain_s": t_plain, "boot_s": t_ours, "ratio": t_ours / t_plain,
-            "alpha": ours["estimate"], "low": ours["low"], "high": ours["high"]}
+    return {
+        "plain_s": t_plain,
+        "boot_s": t_ours,
+        "ratio": t_ours / t_plain,
+        "alpha": ours["estimate"],
+        "low": ours["low"],
+        "high": ours["high"],
+    }
 
 
-def synthetic_study(n_cases: int, n_generators: int, renders: int, n_raters: int,
-                    seed: int = 0) -> StudyFrames:
+def synthetic_study(
+    n_cases: int, n_generators: int, renders: int, n_raters: int, seed: int = 0
+) -> StudyFrames:
     """ui_mockup study: every rater judges every item; one judge; sessions of 100."""
     rng = np.random.default_rng(seed)
     rubric = load_rubric(ROOT / "rubrics" / "ui_mockup.toml")
@@ -81,11 +90,16 @@ def synthetic_study(n_cases: int, n_generators: int, renders: int, n_raters: int
     gen = np.tile(np.repeat(np.arange(n_generators), renders), n_cases)
     n = len(case)
     item_ids = np.array([f"it{i:06d}" for i in range(n)])
-    items = pd.DataFrame({
-        "item_id": item_ids, "display_code": [f"D{i:06d}" for i in range(n)],
-        "case_id": [f"case{c:04d}" for c in case], "cell_id": [f"cell{c:04d}" for c in case],
-        "generator": np.array(gens)[gen], "slice": None,
-    })
+    items = pd.DataFrame(
+        {
+            "item_id": item_ids,
+            "display_code": [f"D{i:06d}" for i in range(n)],
+            "case_id": [f"case{c:04d}" for c in case],
+            "cell_id": [f"cell{c:04d}" for c in case],
+            "generator": np.array(gens)[gen],
+            "slice": None,
+        }
+    )
     q = rng.normal(0, 1, n) + np.linspace(-0.5, 0.5, n_generators)[gen]
     tags = [m for m in rubric.metrics if m.kind == "tags"][0].options
     frames = []
@@ -94,28 +108,61 @@ def synthetic_study(n_cases: int, n_generators: int, renders: int, n_raters: int
         order = rng.permutation(n)
         position = np.empty(n, dtype=np.int64)
         position[order] = np.arange(n)
-        base = {"item_id": item_ids, "rater": f"rater{r:02d}", "reason": None,
-                "created_at": None, "session_id": [f"s{r}-{p // 100}" for p in position],
-                "position": position % 100}
+        base = {
+            "item_id": item_ids,
+            "rater": f"rater{r:02d}",
+            "reason": None,
+            "created_at": None,
+            "session_id": [f"s{r}-{p // 100}" for p in position],
+            "position": position % 100,
+        }
         g1 = np.where(q + noise[0] > -0.8, "PASS", "FAIL")
         g2 = np.where(q + noise[1] > -0.5, "PASS", "FAIL")
         s1 = np.clip(np.rint(2.8 + 1.1 * q + noise[2]), 0, 5).astype(int)
         s2 = np.clip(np.rint(3.0 + 0.9 * q + noise[3]), 0, 5).astype(int)
         pick = rng.random((n, len(tags))) < 1 / (1 + np.exp(2.5 + 1.5 * q))[:, None]
         tag_vals = [tuple(t for t, p in zip(tags, row, strict=True) if p) for row in pick]
-        for key, vals in (("instruction_following", g1), ("text_rendering", g2),
-                          ("layout_hierarchy", s1), ("ui_affordance", s2), ("failure_tags", tag_vals)):
+        for key, vals in (
+            ("instruction_following", g1),
+            ("text_rendering", g2),
+            ("layout_hierarchy", s1),
+            ("ui_affordance", s2),
+            ("failure_tags", tag_vals),
+        ):
             frames.append(pd.DataFrame({**base, "metric": key, "value": list(vals)}))
     judgements = pd.concat(frames, ignore_index=True)
     jn = rng.normal(0, 0.6, (2, n))
-    judge = pd.concat([
-        pd.DataFrame({"item_id": item_ids, "judge": "judge-a", "metric": "instruction_following",
-                      "value": np.where(q + jn[0] > -1.0, "PASS", "FAIL"), "reason": None}),
-        pd.DataFrame({"item_id": item_ids, "judge": "judge-a", "metric": "layout_hierarchy",
-                      "value": np.clip(np.rint(3.0 + q + jn[1]), 0, 5).astype(int), "reason": None}),
-    ], ignore_index=True)
-    return StudyFrames("bench", rubric, items=items, judgements=judgements, judge_scores=judge,
-                       settings={"release_gate": {"verdict_pass_rate": 0.5, "layout_hierarchy": 2.5}})
+    judge = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "item_id": item_ids,
+                    "judge": "judge-a",
+                    "metric": "instruction_following",
+                    "value": np.where(q + jn[0] > -1.0, "PASS", "FAIL"),
+                    "reason": None,
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "item_id": item_ids,
+                    "judge": "judge-a",
+                    "metric": "layout_hierarchy",
+                    "value": np.clip(np.rint(3.0 + q + jn[1]), 0, 5).astype(int),
+                    "reason": None,
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    return StudyFrames(
+        "bench",
+        rubric,
+        items=items,
+        judgements=judgements,
+        judge_scores=judge,
+        settings={"release_gate": {"verdict_pass_rate": 0.5, "layout_hierarchy": 2.5}},
+    )
 
 
 def bench_report(n_cases: int, n_boot: int) -> dict[str, float]:
@@ -125,9 +172,14 @@ def bench_report(n_cases: int, n_boot: int) -> dict[str, float]:
     t0 = time.perf_counter()
     report = build_report(frames, n_boot=n_boot, seed=0, n_perm=200)
     t_report = time.perf_counter() - t0
-    return {"rows": len(frames.judgements), "items": len(frames.items), "frames_s": t_build,
-            "report_s": t_report, "findings": len(report["findings"]),
-            "metrics": len(report["metrics"])}
+    return {
+        "rows": len(frames.judgements),
+        "items": len(frames.items),
+        "frames_s": t_build,
+        "report_s": t_report,
+        "findings": len(report["findings"]),
+        "metrics": len(report["metrics"]),
+    }
 
 
 def main() -> None:
@@ -141,12 +193,16 @@ def main() -> None:
     else:
         a = bench_alpha(100_000, 50, 1000)
         r = bench_report(1000, 1000)
-    print(f"alpha: plain krippendorff.alpha {a['plain_s']:.2f} s; alpha + bootstrap "
-          f"{a['boot_s']:.2f} s; ratio {a['ratio']:.1f}x; alpha {a['alpha']:.4f} "
-          f"[{a['low']:.4f}, {a['high']:.4f}]")
-    print(f"report: {r['rows']:,} judgement rows, {r['items']:,} items; frames {r['frames_s']:.1f} s; "
-          f"build_report {r['report_s']:.1f} s; {r['metrics']} metric entries, "
-          f"{r['findings']} findings")
+    print(
+        f"alpha: plain krippendorff.alpha {a['plain_s']:.2f} s; alpha + bootstrap "
+        f"{a['boot_s']:.2f} s; ratio {a['ratio']:.1f}x; alpha {a['alpha']:.4f} "
+        f"[{a['low']:.4f}, {a['high']:.4f}]"
+    )
+    print(
+        f"report: {r['rows']:,} judgement rows, {r['items']:,} items; frames {r['frames_s']:.1f} s; "
+        f"build_report {r['report_s']:.1f} s; {r['metrics']} metric entries, "
+        f"{r['findings']} findings"
+    )
     print(f"peak RSS {peak_rss_mb():.0f} MB")
 
 

@@ -6,6 +6,7 @@ reference chart, plus the combined chart. Gate references PASS with probability 
 PASS reads -1, a flipped FAIL +1. Run from the repository root:
     PYTHONPATH=. python tests/benchmarks/bench_drift.py [runs]
 """
+
 import platform
 import sys
 import time
@@ -17,14 +18,22 @@ from annotator.stats.drift import K_REF, K_REF_BINARY, first_alarm, flag_runs
 
 P_PASS = 0.6
 RATERS = {  # scale deviation law, gate flip rate: steady raters, none of them drifts
-    "quiet (-1/0/+1 at .03/.94/.03, gates 3%)":
-        (lambda rng, s: rng.choice([-1, 0, 1], p=[.03, .94, .03], size=s), .03),
-    "steady (.15/.70/.15, gates 15%; sd 0.55)":
-        (lambda rng, s: rng.choice([-1, 0, 1], p=[.15, .70, .15], size=s), .15),
-    "DSG-TIFA-like (round(N(-0.3, 0.7)), gates 20%; sd 0.75)":
-        (lambda rng, s: np.rint(rng.normal(-0.3, 0.7, s)), .20),
-    "noisy (-2..2 at .05/.2/.5/.2/.05, gates 25%; sd 0.89)":
-        (lambda rng, s: rng.choice([-2, -1, 0, 1, 2], p=[.05, .2, .5, .2, .05], size=s), .25),
+    "quiet (-1/0/+1 at .03/.94/.03, gates 3%)": (
+        lambda rng, s: rng.choice([-1, 0, 1], p=[0.03, 0.94, 0.03], size=s),
+        0.03,
+    ),
+    "steady (.15/.70/.15, gates 15%; sd 0.55)": (
+        lambda rng, s: rng.choice([-1, 0, 1], p=[0.15, 0.70, 0.15], size=s),
+        0.15,
+    ),
+    "DSG-TIFA-like (round(N(-0.3, 0.7)), gates 20%; sd 0.75)": (
+        lambda rng, s: np.rint(rng.normal(-0.3, 0.7, s)),
+        0.20,
+    ),
+    "noisy (-2..2 at .05/.2/.5/.2/.05, gates 25%; sd 0.89)": (
+        lambda rng, s: rng.choice([-2, -1, 0, 1, 2], p=[0.05, 0.2, 0.5, 0.2, 0.05], size=s),
+        0.25,
+    ),
 }
 K_REFS = [K_REF, K_REF, K_REF_BINARY, K_REF_BINARY]
 
@@ -50,10 +59,14 @@ def band(hits, n):
 
 def main(runs: int = 4000) -> None:
     rng = np.random.default_rng(2026)
-    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
-          f"{runs} runs per cell")
-    print("| steady rater | false flag within 100 anchors | +1 on both scales from 30: flagged at 30..44 "
-          "| +1 on one scale | old chart (k 0.5, h 3.5 points): false flag within 100 |")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+        f"{runs} runs per cell"
+    )
+    print(
+        "| steady rater | false flag within 100 anchors | +1 on both scales from 30: flagged at 30..44 "
+        "| +1 on one scale | old chart (k 0.5, h 3.5 points): false flag within 100 |"
+    )
     print("|---|---|---|---|---|")
     t0 = time.perf_counter()
     for name, (law, flip) in RATERS.items():
@@ -64,7 +77,9 @@ def main(runs: int = 4000) -> None:
         both = int(((first >= 30) & (first < 45)).sum())
         first = flag_runs(devs(rng, law, flip, runs, 45, shift_at=30, shifted=1), K_REFS)
         one = int(((first >= 30) & (first < 45)).sum())
-        print(f"| {name} | {band(fa, runs)} | {band(both, runs)} | {band(one, runs)} | {band(old, runs)} |")
+        print(
+            f"| {name} | {band(fa, runs)} | {band(both, runs)} | {band(one, runs)} | {band(old, runs)} |"
+        )
     print(f"\n({time.perf_counter() - t0:.1f} s)")
 
 

@@ -57,8 +57,12 @@ def main() -> None:
     for y in range(0, 1536, 96):
         im.paste((30, 90, 200), (64, y + 20, 960, y + 70))
     flat = png(im)
-    print(f"noise PNG {len(big) / 1e6:.2f} MB: data URL {median_ms(lambda: image_data_url(big), 20):.1f} ms")
-    print(f"flat PNG {len(flat) / 1e3:.0f} kB: data URL {median_ms(lambda: image_data_url(flat), 50):.2f} ms")
+    print(
+        f"noise PNG {len(big) / 1e6:.2f} MB: data URL {median_ms(lambda: image_data_url(big), 20):.1f} ms"
+    )
+    print(
+        f"flat PNG {len(flat) / 1e3:.0f} kB: data URL {median_ms(lambda: image_data_url(flat), 50):.2f} ms"
+    )
     rubric = load_rubric(REPO / "rubrics" / "ui_mockup.toml")
     for name, img in (("flat", flat), ("noise", big)):
         for delay in (0.0, 0.2):
@@ -66,14 +70,21 @@ def main() -> None:
                 n = 64 if delay else (48 if name == "noise" else 200)
                 with JudgeServer() as srv:
                     srv.ok_delay = delay
-                    reqs = [JudgeRequest(f"i{i}", f"p [[i{i}]]", "c", output_images=[img]) for i in range(n)]
-                    cfg = JudgeConfig(model="m", base_url=srv.base_url, concurrency=conc, timeout=30)
+                    reqs = [
+                        JudgeRequest(f"i{i}", f"p [[i{i}]]", "c", output_images=[img])
+                        for i in range(n)
+                    ]
+                    cfg = JudgeConfig(
+                        model="m", base_url=srv.base_url, concurrency=conc, timeout=30
+                    )
                     t0 = time.perf_counter()
                     summary = run_judge(reqs, rubric, cfg, Sink())
                     dt = time.perf_counter() - t0
                     assert summary.n_scored == n
-                    print(f"{name:5s} latency {delay * 1000:3.0f} ms conc {conc:2d}: {n} items in {dt:5.2f} s = "
-                          f"{n / dt:6.1f} items/s, server max in-flight {srv.max_in_flight}")
+                    print(
+                        f"{name:5s} latency {delay * 1000:3.0f} ms conc {conc:2d}: {n} items in {dt:5.2f} s = "
+                        f"{n / dt:6.1f} items/s, server max in-flight {srv.max_in_flight}"
+                    )
 
 
 if __name__ == "__main__":

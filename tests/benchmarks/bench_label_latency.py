@@ -45,8 +45,13 @@ def make_png(path: Path, size: int, seed: int) -> None:
     """A photo-like picture: smooth gradients plus fine noise (PNG cannot shrink it much)."""
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:size, 0:size].astype(np.float32) / size
-    base = np.stack([np.sin(6 * x + seed) * 0.5 + 0.5, np.cos(5 * y - seed) * 0.5 + 0.5,
-                     (x + y) / 2], axis=-1) * 200
+    base = (
+        np.stack(
+            [np.sin(6 * x + seed) * 0.5 + 0.5, np.cos(5 * y - seed) * 0.5 + 0.5, (x + y) / 2],
+            axis=-1,
+        )
+        * 200
+    )
     noise = rng.normal(0, 12, (size, size, 3))
     Image.fromarray(np.clip(base + noise, 0, 255).astype(np.uint8)).save(path, compress_level=6)
 
@@ -69,8 +74,14 @@ def build(root: Path, size: int, n: int, *, masked: bool = False) -> Path:
     for i in range(n):
         name = f"img_{i:03d}.png"
         make_png(src / name, size, i)
-        rec = {"item_id": f"b{i:03d}", "case_id": f"c{i % 6}", "prompt": f"Prompt {i % 6}",
-               "criteria": "Criteria", "generator": f"g{i % 3}", "images": [name]}
+        rec = {
+            "item_id": f"b{i:03d}",
+            "case_id": f"c{i % 6}",
+            "prompt": f"Prompt {i % 6}",
+            "criteria": "Criteria",
+            "generator": f"g{i % 3}",
+            "images": [name],
+        }
         if masked:
             make_png(src / f"in_{i:03d}.png", size, 1000 + i)
             make_mask(src / f"mask_{i:03d}.png", size, i)
@@ -86,8 +97,13 @@ def build(root: Path, size: int, n: int, *, masked: bool = False) -> Path:
     return folder
 
 
-ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
-           "ui_affordance": 3, "failure_tags": []}
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+}
 
 
 def measure(folder: Path, prefetch: bool, n: int) -> list[float]:
@@ -104,7 +120,9 @@ def measure(folder: Path, prefetch: bool, n: int) -> list[float]:
     snapshot = _hold(app, worker, folder)
     pre = ImagePrefetcher(snapshot.media)
     settings = AppSettings(Path(tempfile.mkdtemp()) / "s.ini")
-    view = LabelView(snapshot, RATER, worker, settings, prefetcher=pre, prefetch_ahead=3 if prefetch else 0)
+    view = LabelView(
+        snapshot, RATER, worker, settings, prefetcher=pre, prefetch_ahead=3 if prefetch else 0
+    )
     view.resize(1400, 900)
     view.show()
     t_end = time.monotonic() + 30
@@ -133,8 +151,12 @@ def measure(folder: Path, prefetch: bool, n: int) -> list[float]:
         looked = time.monotonic() + 0.3
         for _ in range(2000):
             app.processEvents()
-            if (time.monotonic() > looked and pre.pending == 0 and not worker.busy
-                    and not view.item_panel.waiting_for()):
+            if (
+                time.monotonic() > looked
+                and pre.pending == 0
+                and not worker.busy
+                and not view.item_panel.waiting_for()
+            ):
                 break
             time.sleep(0.005)
         app.processEvents()
@@ -166,8 +188,12 @@ def _hold(app, worker, folder: Path):  # noqa: ANN001, ANN202
     from annotator.services.snapshot import open_study
 
     box: dict = {}
-    worker.open_study(open_study, folder, on_done=lambda r: box.setdefault("r", r),
-                      on_error=lambda e: box.setdefault("e", e))
+    worker.open_study(
+        open_study,
+        folder,
+        on_done=lambda r: box.setdefault("r", r),
+        on_error=lambda e: box.setdefault("e", e),
+    )
     while not box:
         app.processEvents()
         time.sleep(0.002)
@@ -214,15 +240,26 @@ def dashboard_times(root: Path, runs: int = 3) -> tuple[float, list[float], str]
 
 def cold_start(folder: Path, runs: int = 5) -> list[tuple[float, float]]:
     out = []
-    code = ("import sys; from annotator.ui.app import run_app; "
-            f"sys.exit(run_app({str(folder)!r}, {RATER!r}))")
+    code = (
+        "import sys; from annotator.ui.app import run_app; "
+        f"sys.exit(run_app({str(folder)!r}, {RATER!r}))"
+    )
     for _ in range(runs):
-        env = dict(os.environ, ANNOTATOR_QUIT_WHEN_READY="1", QT_QPA_PLATFORM="offscreen",
-                   ANNOTATOR_SETTINGS=str(Path(tempfile.mkdtemp()) / "s.ini"))
+        env = dict(
+            os.environ,
+            ANNOTATOR_QUIT_WHEN_READY="1",
+            QT_QPA_PLATFORM="offscreen",
+            ANNOTATOR_SETTINGS=str(Path(tempfile.mkdtemp()) / "s.ini"),
+        )
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
+        r = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO
+        )
         wall = time.perf_counter() - t0
-        ready = next((float(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("ready ")), float("nan"))
+        ready = next(
+            (float(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("ready ")),
+            float("nan"),
+        )
         if r.returncode != 0:
             raise SystemExit(f"cold start failed: {r.stderr[-2000:]}")
         out.append((wall, ready))
@@ -261,37 +298,63 @@ def main() -> int:
         key = (size, masked)
         studies[key] = build(root, size, a.items, masked=masked)
         what = "edit case (input + output + mask)" if masked else "output"
-        print(f"built {a.items} items at {size}x{size} ({what}) in {time.perf_counter() - t:.1f} s", flush=True)
-        for prefetch in ((True,) if masked else (True, False)):
+        print(
+            f"built {a.items} items at {size}x{size} ({what}) in {time.perf_counter() - t:.1f} s",
+            flush=True,
+        )
+        for prefetch in (True,) if masked else (True, False):
             # A fresh copy of the study per run: every run answers the same items.
             run_folder = root / f"run{size}{'m' if masked else ''}{'p' if prefetch else 'n'}"
             subprocess.run(["cp", "-r", str(studies[key]), str(run_folder)], check=True)
             lat = measure(run_folder, prefetch, a.items)
-            row = (size, masked, prefetch, len(lat), statistics.median(lat), pct(lat, 0.95), max(lat))
+            row = (
+                size,
+                masked,
+                prefetch,
+                len(lat),
+                statistics.median(lat),
+                pct(lat, 0.95),
+                max(lat),
+            )
             rows.append(row)
-            print(f"{size}x{size} {'masked ' if masked else ''}prefetch={'on ' if prefetch else 'off'} n={row[3]} "
-                  f"median={row[4]:.1f} ms p95={row[5]:.1f} ms max={row[6]:.1f} ms", flush=True)
+            print(
+                f"{size}x{size} {'masked ' if masked else ''}prefetch={'on ' if prefetch else 'off'} n={row[3]} "
+                f"median={row[4]:.1f} ms p95={row[5]:.1f} ms max={row[6]:.1f} ms",
+                flush=True,
+            )
     cs = cold_start(studies[(1024, False)])
     walls = [w for w, _ in cs]
     readys = [r for _, r in cs]
-    print(f"cold start to interactive label view: median {statistics.median(walls):.2f} s "
-          f"(max {max(walls):.2f} s; in-process ready median {statistics.median(readys):.2f} s)")
-    machine = f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, offscreen Qt"
+    print(
+        f"cold start to interactive label view: median {statistics.median(walls):.2f} s "
+        f"(max {max(walls):.2f} s; in-process ready median {statistics.median(readys):.2f} s)"
+    )
+    machine = (
+        f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, offscreen Qt"
+    )
     md = [
         "| image | item | prefetch | n | median (ms) | p95 (ms) | max (ms) |",
         "|---|---|---|---|---|---|---|",
-        *[f"| {s}x{s} | {'edit case, masked' if mk else 'output'} | {'on' if p else 'off'} | {n} | {m:.1f} | "
-          f"{q:.1f} | {x:.1f} |" for s, mk, p, n, m, q, x in rows],
+        *[
+            f"| {s}x{s} | {'edit case, masked' if mk else 'output'} | {'on' if p else 'off'} | {n} | {m:.1f} | "
+            f"{q:.1f} | {x:.1f} |"
+            for s, mk, p, n, m, q, x in rows
+        ],
         "",
         f"Cold start to an interactive label view (child process wall time, {len(walls)} runs): "
         f"median {statistics.median(walls):.2f} s, max {max(walls):.2f} s.",
     ]
     if not a.no_dashboard:
         first, again, what = dashboard_times(root)
-        print(f"dashboard: first computation {first:.1f} s, cached reopen {statistics.median(again) * 1000:.0f} ms")
-        md += ["", f"Dashboard on the {what}, 1000 bootstrap resamples: first computation (open to figures "
-                   f"shown) {first:.1f} s; reopen on unchanged data (cached) median "
-                   f"{statistics.median(again) * 1000:.0f} ms, max {max(again) * 1000:.0f} ms ({len(again)} runs)."]
+        print(
+            f"dashboard: first computation {first:.1f} s, cached reopen {statistics.median(again) * 1000:.0f} ms"
+        )
+        md += [
+            "",
+            f"Dashboard on the {what}, 1000 bootstrap resamples: first computation (open to figures "
+            f"shown) {first:.1f} s; reopen on unchanged data (cached) median "
+            f"{statistics.median(again) * 1000:.0f} ms, max {max(again) * 1000:.0f} ms ({len(again)} runs).",
+        ]
     md += ["", f"Machine: {machine}."]
     print("\n".join(md))
     if a.out:

@@ -25,8 +25,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_store import machine  # noqa: E402
 
-ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
-           "ui_affordance": 4, "failure_tags": [], "reason": "load"}
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 4,
+    "failure_tags": [],
+    "reason": "load",
+}
 
 
 def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) -> None:
@@ -68,7 +74,9 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
         votes.append(retrying(pairs.vote, pair, rng.choice(["left", "right"]), None, 10))
         lat.append(time.perf_counter() - t)
     study.close()
-    out.put(json.dumps({"rater": rater, "lat": lat, "acked": acked, "votes": votes, "retries": retries}))
+    out.put(
+        json.dumps({"rater": rater, "lat": lat, "acked": acked, "votes": votes, "retries": retries})
+    )
 
 
 def build(location: str, n_raters: int, tmp: Path) -> list[str]:
@@ -80,14 +88,25 @@ def build(location: str, n_raters: int, tmp: Path) -> list[str]:
     src = tmp / f"src-{secrets.token_hex(2)}"
     (src / "img").mkdir(parents=True)
     Image.new("RGB", (8, 8), (1, 2, 3)).save(src / "img" / "x.png")
-    rows = [{"item_id": f"c{c}-g{g}", "case_id": f"case{c}", "prompt": f"screen {c}", "generator": f"g{g}",
-             "images": ["img/x.png"]} for c in range(100) for g in range(10)]
+    rows = [
+        {
+            "item_id": f"c{c}-g{g}",
+            "case_id": f"case{c}",
+            "prompt": f"screen {c}",
+            "generator": f"g{g}",
+            "images": ["img/x.png"],
+        }
+        for c in range(100)
+        for g in range(10)
+    ]
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study = Study.create(location, "ui_mockup")
     study.db.set_setting("anchor_every", 0)
     study.import_items(src / "m.jsonl")
     raters = [f"load{i:02d}" for i in range(n_raters)]
-    assign(study, raters, overlap=max(1, min(n_raters, n_raters * 200 // 1000)), pair_overlap=1, seed=1)
+    assign(
+        study, raters, overlap=max(1, min(n_raters, n_raters * 200 // 1000)), pair_overlap=1, seed=1
+    )
     study.close()
     return raters
 
@@ -117,11 +136,18 @@ def run(location: str, n_raters: int, tmp: Path) -> dict:
     acked_v = [x for r in results for x in r["votes"]]
     lat = sorted(x for r in results for x in r["lat"])
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000  # noqa: E731
-    return {"lost": len(set(acked_j) - j) + len(set(acked_v) - v),
-            "doubled": (len(acked_j) - len(set(acked_j))) + (len(acked_v) - len(set(acked_v))),
-            "unacked_rows": len(j - set(acked_j)) + len(v - set(acked_v)),
-            "writes": len(lat), "p50": q(0.5), "p95": q(0.95), "p99": q(0.99), "wall": wall,
-            "per_s": len(lat) / wall, "retries": sum(r["retries"] for r in results)}
+    return {
+        "lost": len(set(acked_j) - j) + len(set(acked_v) - v),
+        "doubled": (len(acked_j) - len(set(acked_j))) + (len(acked_v) - len(set(acked_v))),
+        "unacked_rows": len(j - set(acked_j)) + len(v - set(acked_v)),
+        "writes": len(lat),
+        "p50": q(0.5),
+        "p95": q(0.95),
+        "p99": q(0.99),
+        "wall": wall,
+        "per_s": len(lat) / wall,
+        "retries": sum(r["retries"] for r in results),
+    }
 
 
 def main() -> None:
@@ -138,16 +164,21 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            figures = {"postgresql": run(pg_url, a.raters, tmp), "sqlite": run(str(tmp / "st"), a.raters, tmp)}
+            figures = {
+                "postgresql": run(pg_url, a.raters, tmp),
+                "sqlite": run(str(tmp / "st"), a.raters, tmp),
+            }
     finally:
         with psycopg.connect(a.pg, autocommit=True) as c:
             c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     print(f"machine: {machine()}")
     for engine, f in figures.items():
-        print(f"{engine}: {a.raters} raters x (200 judgements + 50 pair votes), think 0-50 ms: "
-              f"{f['writes']} writes in {f['wall']:.1f} s ({f['per_s']:.0f}/s); submit p50 {f['p50']:.1f} ms, "
-              f"p95 {f['p95']:.1f} ms, p99 {f['p99']:.1f} ms; lost {f['lost']}, doubled {f['doubled']}, "
-              f"rows nobody acknowledged {f['unacked_rows']}; busy/lost retries {f['retries']}")
+        print(
+            f"{engine}: {a.raters} raters x (200 judgements + 50 pair votes), think 0-50 ms: "
+            f"{f['writes']} writes in {f['wall']:.1f} s ({f['per_s']:.0f}/s); submit p50 {f['p50']:.1f} ms, "
+            f"p95 {f['p95']:.1f} ms, p99 {f['p99']:.1f} ms; lost {f['lost']}, doubled {f['doubled']}, "
+            f"rows nobody acknowledged {f['unacked_rows']}; busy/lost retries {f['retries']}"
+        )
 
 
 if __name__ == "__main__":

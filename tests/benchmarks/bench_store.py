@@ -30,8 +30,11 @@ N = 10_000
 
 def machine() -> str:
     try:
-        model = next(line.split(":", 1)[1].strip() for line in subprocess.check_output(["lscpu"], text=True).splitlines()
-                     if line.startswith("Model name"))
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in subprocess.check_output(["lscpu"], text=True).splitlines()
+            if line.startswith("Model name")
+        )
     except Exception:
         model = platform.processor()
     return f"{model}, {subprocess.check_output(['nproc'], text=True).strip()} cores, Python {platform.python_version()}"
@@ -44,8 +47,15 @@ def bench_import(tmp: Path) -> float:
     for i in range(N):
         p = src / "img" / f"{i}.png"
         Image.new("RGB", (32, 32), (i % 251, (i // 251) % 251, 7)).save(p)
-        rows.append({"item_id": f"it-{i}", "case_id": f"case-{i % 200}", "prompt": f"prompt {i % 200}",
-                     "generator": f"g{i % 5}", "images": [f"img/{i}.png"]})
+        rows.append(
+            {
+                "item_id": f"it-{i}",
+                "case_id": f"case-{i % 200}",
+                "prompt": f"prompt {i % 200}",
+                "generator": f"g{i % 5}",
+                "images": [f"img/{i}.png"],
+            }
+        )
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study = Study.create(tmp / "st", REPO / "rubrics" / "ui_mockup.toml")
     t = time.perf_counter()
@@ -55,8 +65,14 @@ def bench_import(tmp: Path) -> float:
     return elapsed
 
 
-ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
-           "ui_affordance": 4, "failure_tags": [], "reason": ""}
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 4,
+    "failure_tags": [],
+    "reason": "",
+}
 
 
 def _rater_during_import(folder: str, stop, out) -> None:
@@ -69,8 +85,16 @@ def _rater_during_import(folder: str, stop, out) -> None:
     while not stop.is_set():
         pk += 1
         t0 = time.perf_counter()
-        store.submit(study.db, rater="waiting-rater", item_pk=pk, version=study.rubric.version,
-                     session_pk=session.session_pk, answers=ANSWERS, reason=None, time_ms=1)
+        store.submit(
+            study.db,
+            rater="waiting-rater",
+            item_pk=pk,
+            version=study.rubric.version,
+            session_pk=session.session_pk,
+            answers=ANSWERS,
+            reason=None,
+            time_ms=1,
+        )
         waits.append(time.perf_counter() - t0)
         time.sleep(0.05)
     study.close()
@@ -86,8 +110,15 @@ def bench_import_with_rater(tmp: Path) -> tuple[float, list[float]]:
     for i in range(N):
         p = src / "img" / f"{i}.png"
         Image.new("RGB", (32, 32), (i % 251, 7, (i // 251) % 251)).save(p)
-        rows.append({"item_id": f"more-{i}", "case_id": f"case-{i % 200}", "prompt": f"prompt {i % 200}",
-                     "generator": f"h{i % 5}", "images": [f"img/{i}.png"]})
+        rows.append(
+            {
+                "item_id": f"more-{i}",
+                "case_id": f"case-{i % 200}",
+                "prompt": f"prompt {i % 200}",
+                "generator": f"h{i % 5}",
+                "images": [f"img/{i}.png"],
+            }
+        )
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study = Study.open(tmp / "st")
     study.add_rater("waiting-rater")
@@ -114,8 +145,16 @@ def build_big(tmp: Path, n_items: int = 20_000, n_raters: int = 50) -> Path:
     src = tmp / "bigsrc"
     (src / "img").mkdir(parents=True)
     Image.new("RGB", (8, 8), (1, 2, 3)).save(src / "img" / "one.png")
-    rows = [{"item_id": f"b-{i}", "case_id": f"case-{i % 500}", "prompt": f"prompt {i % 500}",
-             "generator": f"g{i % 8}", "images": ["img/one.png"]} for i in range(n_items)]
+    rows = [
+        {
+            "item_id": f"b-{i}",
+            "case_id": f"case-{i % 500}",
+            "prompt": f"prompt {i % 500}",
+            "generator": f"g{i % 8}",
+            "images": ["img/one.png"],
+        }
+        for i in range(n_items)
+    ]
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study.import_items(src / "m.jsonl")
     for r in range(n_raters):
@@ -128,9 +167,11 @@ def build_big(tmp: Path, n_items: int = 20_000, n_raters: int = 50) -> Path:
     answers = json.dumps(ANSWERS, sort_keys=True)
     c.execute("BEGIN")
     for rid in rater_ids:
-        c.executemany("INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
-                      "created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
-                      [(rid, it, version, answers) for it in item_ids])
+        c.executemany(
+            "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
+            "created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
+            [(rid, it, version, answers) for it in item_ids],
+        )
     c.execute("COMMIT")
     c.close()
     return folder
@@ -177,8 +218,16 @@ def bench_commits(tmp: Path) -> tuple[float, list[float]]:
     t = time.perf_counter()
     for pk in item_pks:
         t0 = time.perf_counter()
-        store.submit(study.db, rater="bench", item_pk=pk, version=study.rubric.version, session_pk=session.session_pk,
-                     answers=answers, reason=None, time_ms=1)
+        store.submit(
+            study.db,
+            rater="bench",
+            item_pk=pk,
+            version=study.rubric.version,
+            session_pk=session.session_pk,
+            answers=answers,
+            reason=None,
+            time_ms=1,
+        )
         lat.append(time.perf_counter() - t0)
     total = time.perf_counter() - t
     study.close()
@@ -195,12 +244,18 @@ if __name__ == "__main__":
     lat.sort()
     print(f"machine: {machine()}")
     print(f"import 10,000-item manifest (32x32 PNGs): {imp:.1f} s ({N / imp:.0f} items/s)")
-    print(f"10,000 durable single-answer commits: {total:.1f} s, {N / total:.0f} commits/s, "
-          f"median {statistics.median(lat) * 1000:.2f} ms, p95 {lat[int(0.95 * N)] * 1000:.2f} ms")
-    print(f"import 10,000 more items while a rater submits every 50 ms: {imp2:.1f} s; "
-          f"{len(waits)} submits, longest wait {max(waits) * 1000:.0f} ms, "
-          f"median {statistics.median(waits) * 1000:.1f} ms")
+    print(
+        f"10,000 durable single-answer commits: {total:.1f} s, {N / total:.0f} commits/s, "
+        f"median {statistics.median(lat) * 1000:.2f} ms, p95 {lat[int(0.95 * N)] * 1000:.2f} ms"
+    )
+    print(
+        f"import 10,000 more items while a rater submits every 50 ms: {imp2:.1f} s; "
+        f"{len(waits)} submits, longest wait {max(waits) * 1000:.0f} ms, "
+        f"median {statistics.median(waits) * 1000:.1f} ms"
+    )
     if big:
-        print(f"1,000,000-judgement study ({big['db_mb']:.0f} MB): quick_check {big['quick_check_s']:.2f} s, "
-              f"open {big['open_s']:.2f} s, first session (20,000-entry queue) {big['first_session_s']:.2f} s, "
-              f"next item median {big['next_median_ms']:.2f} ms, p95 {big['next_p95_ms']:.2f} ms")
+        print(
+            f"1,000,000-judgement study ({big['db_mb']:.0f} MB): quick_check {big['quick_check_s']:.2f} s, "
+            f"open {big['open_s']:.2f} s, first session (20,000-entry queue) {big['first_session_s']:.2f} s, "
+            f"next item median {big['next_median_ms']:.2f} ms, p95 {big['next_p95_ms']:.2f} ms"
+        )

@@ -26,8 +26,14 @@ from annotator.services.packages import export_package, merge_package  # noqa: E
 from annotator.services.study import Study  # noqa: E402
 from annotator.store import answers as store  # noqa: E402
 
-ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
-           "ui_affordance": 4, "failure_tags": [], "reason": "benchmark"}
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 4,
+    "failure_tags": [],
+    "reason": "benchmark",
+}
 
 
 def photo_like(rng: np.random.Generator, size: int = 1024) -> Image.Image:
@@ -47,8 +53,15 @@ def make_study(tmp: Path, n: int, size: int, name: str) -> Study:
         p = src / "img" / f"{i}.png"
         if size >= 64 or i == 0:
             photo_like(rng, size).save(p, compress_level=1)
-        rows.append({"item_id": f"it-{i}", "case_id": f"case-{i % 100}", "prompt": f"screen {i % 100}",
-                     "generator": f"g{i % 5}", "images": [f"img/{i if size >= 64 else 0}.png"]})
+        rows.append(
+            {
+                "item_id": f"it-{i}",
+                "case_id": f"case-{i % 100}",
+                "prompt": f"screen {i % 100}",
+                "generator": f"g{i % 5}",
+                "images": [f"img/{i if size >= 64 else 0}.png"],
+            }
+        )
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study = Study.create(tmp / name, REPO / "rubrics" / "ui_mockup.toml")
     study.db.set_setting("anchor_every", 0)
@@ -82,10 +95,21 @@ def bench_merge(tmp: Path) -> tuple[float, float, int]:
         with pkg.db.read() as s:
             from sqlalchemy import text
 
-            pks = [row[0] for row in s.execute(text("SELECT id FROM items WHERE is_anchor = 0 ORDER BY id"))]
+            pks = [
+                row[0]
+                for row in s.execute(text("SELECT id FROM items WHERE is_anchor = 0 ORDER BY id"))
+            ]
         for pk in pks:  # 1,000 answers, each its own durable commit as in the app
-            store.submit(pkg.db, rater=r, item_pk=pk, version=version, session_pk=session.session_pk,
-                         answers=ANSWERS, reason="benchmark", time_ms=1)
+            store.submit(
+                pkg.db,
+                rater=r,
+                item_pk=pk,
+                version=version,
+                session_pk=session.session_pk,
+                answers=ANSWERS,
+                reason="benchmark",
+                time_ms=1,
+            )
         pkg.close()
         packages.append(p)
     t = time.perf_counter()
@@ -105,7 +129,11 @@ if __name__ == "__main__":
         exp, size, media = bench_export(tmp)
         first, again, added = bench_merge(tmp)
     print(f"machine: {machine()}")
-    print(f"export a 2,000-item package, 1024x1024 images: {exp:.1f} s, {size:.0f} MB "
-          f"(the study's media folder: {media:.0f} MB)")
-    print(f"merge 20 packages x 1,000 answers: {first:.1f} s ({added} judgements added); "
-          f"the same 20 again: {again:.1f} s (nothing added)")
+    print(
+        f"export a 2,000-item package, 1024x1024 images: {exp:.1f} s, {size:.0f} MB "
+        f"(the study's media folder: {media:.0f} MB)"
+    )
+    print(
+        f"merge 20 packages x 1,000 answers: {first:.1f} s ({added} judgements added); "
+        f"the same 20 again: {again:.1f} s (nothing added)"
+    )

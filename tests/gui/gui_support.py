@@ -42,7 +42,11 @@ def _secrets_from_manifest(manifest: Path) -> list[str]:
         rec = json.loads(line)
         out.add(rec["generator"])
         out.add(rec["item_id"])  # the source's id is not the display code either
-        for rel in [*rec.get("images", []), *rec.get("inputs", []), *([rec["mask"]] if rec.get("mask") else [])]:
+        for rel in [
+            *rec.get("images", []),
+            *rec.get("inputs", []),
+            *([rec["mask"]] if rec.get("mask") else []),
+        ]:
             p = manifest.parent / rel
             out.update({rel, p.name, p.stem, str(p)})
     return sorted(out)
@@ -52,20 +56,35 @@ _TEMPLATES: dict[tuple, BuiltStudy] = {}
 _TEMPLATE_ROOT = Path(tempfile.mkdtemp(prefix="annotator-gui-templates-"))
 
 
-def build_study(root: Path, kind: str = "ui", *, anchors: bool = False, anchor_every: int | None = None,
-                raters: tuple[str, ...] = (RATER,), before_import=None) -> BuiltStudy:  # noqa: ANN001
+def build_study(
+    root: Path,
+    kind: str = "ui",
+    *,
+    anchors: bool = False,
+    anchor_every: int | None = None,
+    raters: tuple[str, ...] = (RATER,),
+    before_import=None,
+) -> BuiltStudy:  # noqa: ANN001
     """A real study folder: ui_mockup demo items (18) or logo_edit items with inputs and mask (6).
 
     `before_import(manifest) -> list[Path]` may alter the source files and return
     more manifests to import after the first one (such a study is never shared).
     """
     if before_import is not None:
-        return _build(root, kind, anchors=anchors, anchor_every=anchor_every, raters=raters,
-                      before_import=before_import)
+        return _build(
+            root,
+            kind,
+            anchors=anchors,
+            anchor_every=anchor_every,
+            raters=raters,
+            before_import=before_import,
+        )
     key = (kind, anchors, anchor_every, tuple(raters))
     if key not in _TEMPLATES:
         where = _TEMPLATE_ROOT / f"t{len(_TEMPLATES)}"
-        _TEMPLATES[key] = _build(where, kind, anchors=anchors, anchor_every=anchor_every, raters=raters)
+        _TEMPLATES[key] = _build(
+            where, kind, anchors=anchors, anchor_every=anchor_every, raters=raters
+        )
     t = _TEMPLATES[key]
     root.mkdir(parents=True, exist_ok=True)
     folder = root / "study"
@@ -73,8 +92,15 @@ def build_study(root: Path, kind: str = "ui", *, anchors: bool = False, anchor_e
     return replace(t, folder=folder)
 
 
-def _build(root: Path, kind: str, *, anchors: bool, anchor_every: int | None, raters: tuple[str, ...],
-           before_import=None) -> BuiltStudy:  # noqa: ANN001
+def _build(
+    root: Path,
+    kind: str,
+    *,
+    anchors: bool,
+    anchor_every: int | None,
+    raters: tuple[str, ...],
+    before_import=None,
+) -> BuiltStudy:  # noqa: ANN001
     inputs = root / "inputs"
     if kind == "ui":
         files = scenario.write_demo_inputs(inputs, variants_per_case=1)
@@ -133,8 +159,14 @@ def widget_strings(root) -> list[str]:  # noqa: ANN001 - a QWidget
     out: list[str] = []
     widgets = [root, *root.findChildren(QWidget)]
     for w in widgets:
-        out += [w.windowTitle(), w.toolTip(), w.statusTip(), w.whatsThis(), w.accessibleName(),
-                w.accessibleDescription()]
+        out += [
+            w.windowTitle(),
+            w.toolTip(),
+            w.statusTip(),
+            w.whatsThis(),
+            w.accessibleName(),
+            w.accessibleDescription(),
+        ]
         if isinstance(w, (QLabel, QAbstractButton, QLineEdit)):
             out.append(w.text())
         if isinstance(w, QLineEdit):
@@ -170,15 +202,21 @@ def hold_study(worker, folder: Path):  # noqa: ANN001, ANN201 - DbWorker -> Stud
     from annotator.services.snapshot import open_study
 
     box: dict = {}
-    worker.open_study(open_study, Path(folder), on_done=lambda r: box.setdefault("r", r),
-                      on_error=lambda e: box.setdefault("e", e))
+    worker.open_study(
+        open_study,
+        Path(folder),
+        on_done=lambda r: box.setdefault("r", r),
+        on_error=lambda e: box.setdefault("e", e),
+    )
     spin_until(lambda: box, 30)
     if "e" in box:
         raise box["e"]
     return box["r"]
 
 
-def open_window(qtbot, folder: Path, rater: str | None = RATER, *, size=(1280, 820), settings=None, **kw):  # noqa: ANN001, ANN201
+def open_window(
+    qtbot, folder: Path, rater: str | None = RATER, *, size=(1280, 820), settings=None, **kw
+):  # noqa: ANN001, ANN201
     """A MainWindow on `folder` as `rater`, shown, once the study is open and the mode's view is up."""
     from annotator.ui.main_window import MainWindow
     from annotator.ui.settings import AppSettings

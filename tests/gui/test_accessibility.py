@@ -29,16 +29,31 @@ from screens import dashboard_screen, walk_screens
 
 from annotator.ui.style import AA, dark_palette
 
-CONTROLS = (QAbstractButton, QComboBox, QLineEdit, QPlainTextEdit, QTextEdit, QListWidget, QTableWidget,
-            QGraphicsView, QProgressBar)
+CONTROLS = (
+    QAbstractButton,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QTextEdit,
+    QListWidget,
+    QTableWidget,
+    QGraphicsView,
+    QProgressBar,
+)
 QT_PARTS = ("QTableCornerButton", "QScrollBar", "QLineEditIconButton", "QToolButton")
 KEY_IN_TEXT = re.compile(r"\(.+\)|\[.+\]|^\s*\d|^[←✓]")
 
 
 def _controls(root: QWidget) -> list[QWidget]:
-    return [w for w in [root, *root.findChildren(QWidget)]
-            if isinstance(w, CONTROLS) and w.isVisible() and not w.objectName().startswith("qt_")
-            and type(w).__name__ not in QT_PARTS and not w.visibleRegion().isEmpty()]
+    return [
+        w
+        for w in [root, *root.findChildren(QWidget)]
+        if isinstance(w, CONTROLS)
+        and w.isVisible()
+        and not w.objectName().startswith("qt_")
+        and type(w).__name__ not in QT_PARTS
+        and not w.visibleRegion().isEmpty()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +73,11 @@ def test_every_control_has_an_accessible_name_and_description(qtbot, a11y_folder
             if not label.strip() or not desc.strip():
                 missing.setdefault(name, []).append((type(w).__name__, w.objectName(), label, desc))
             # Full keyboard operation: a control the Tab key cannot reach shows the key that does its work.
-            if isinstance(w, QAbstractButton) and w.isEnabled() and w.focusPolicy() == Qt.FocusPolicy.NoFocus:
+            if (
+                isinstance(w, QAbstractButton)
+                and w.isEnabled()
+                and w.focusPolicy() == Qt.FocusPolicy.NoFocus
+            ):
                 if not KEY_IN_TEXT.search(w.text()):
                     mouse_only.setdefault(name, []).append(w.text())
         # The accessibility tree reaches the controls from the window down.
@@ -73,7 +92,9 @@ def _pixels(img: QImage) -> np.ndarray:
     img = img.convertToFormat(QImage.Format.Format_RGB32)
     arr = np.frombuffer(img.constBits(), dtype=np.uint8, count=img.sizeInBytes())
     # a copy: the view would point into the QImage's memory, freed when `img` goes
-    return arr.reshape(img.height(), img.bytesPerLine() // 4, 4)[:, : img.width(), :3][:, :, ::-1].copy()
+    return arr.reshape(img.height(), img.bytesPerLine() // 4, 4)[:, : img.width(), :3][
+        :, :, ::-1
+    ].copy()
 
 
 def _lum(rgb: np.ndarray) -> np.ndarray:
@@ -103,7 +124,9 @@ def _texts(win: QWidget) -> list[QWidget]:
             continue
         if isinstance(w, QLabel) and w.text().strip() and w.pixmap().isNull():
             out.append(w)
-        elif isinstance(w, QAbstractButton) and w.text().strip() and type(w).__name__ not in QT_PARTS:
+        elif (
+            isinstance(w, QAbstractButton) and w.text().strip() and type(w).__name__ not in QT_PARTS
+        ):
             out.append(w)
     return out
 
@@ -116,7 +139,9 @@ def low_contrast(win: QWidget) -> list[tuple[str, float]]:
         r = w.visibleRegion().boundingRect()
         top_left = w.mapTo(win, r.topLeft()) if w is not win else QPoint(0, 0)
         x0, y0 = int(top_left.x() * ratio), int(top_left.y() * ratio)
-        crop = shot[max(0, y0): y0 + int(r.height() * ratio), max(0, x0): x0 + int(r.width() * ratio)]
+        crop = shot[
+            max(0, y0) : y0 + int(r.height() * ratio), max(0, x0) : x0 + int(r.width() * ratio)
+        ]
         if crop.size == 0 or crop.shape[0] < 4 or crop.shape[1] < 4:
             continue
         c = text_contrast(crop)
@@ -153,8 +178,9 @@ def test_the_dashboard_has_readable_text_and_symbols(qtbot, a11y_folder, palette
     assert not low_contrast(w)
     for name in ("page_down", "next_section", "bottom", "top"):  # every part reachable by keys
         view.actions()[name]()
-    assert _controls(w) and all(QAccessible.queryAccessibleInterface(c).text(QAccessible.Text.Name)
-                                for c in _controls(w))
+    assert _controls(w) and all(
+        QAccessible.queryAccessibleInterface(c).text(QAccessible.Text.Name) for c in _controls(w)
+    )
     if palette == "dark":
         assert w.grab().save(str(screenshot_dir / "dashboard_dark.png"))
     w.close()
@@ -209,7 +235,11 @@ def test_first_screens_tell_where_to_begin(qtbot):
     w = MainWindow(AppSettings())
     qtbot.addWidget(w)
     w.show()
-    assert w.start.welcome.isVisible() and "demo" in w.start.welcome.text() and ".annot" in w.start.welcome.text()
+    assert (
+        w.start.welcome.isVisible()
+        and "demo" in w.start.welcome.text()
+        and ".annot" in w.start.welcome.text()
+    )
     assert w.start.demo_btn.isVisible() and w.start.package_btn.isVisible()
     w.close()
     assert QApplication.instance() is not None

@@ -49,8 +49,13 @@ def _tree(root: QWidget) -> list[tuple]:
 
 def _snapshot(win: MainWindow) -> dict:
     view = win.current_view
-    own = {view.prompt_label.text(), view.criteria_label.text(), view.code_label.text(),
-           view.progress_label.text(), view.item_panel.text.toPlainText()}
+    own = {
+        view.prompt_label.text(),
+        view.criteria_label.text(),
+        view.code_label.text(),
+        view.progress_label.text(),
+        view.item_panel.text.toPlainText(),
+    }
     return {
         "tree": _tree(view),
         "chrome": sorted(s for s in widget_strings(view) if s not in own),
@@ -71,7 +76,11 @@ def _references(folder: Path) -> dict[int, dict]:
         by_id[rec["item_id"]] = rec["reference"]
     con = sqlite3.connect(folder / "study.sqlite")
     try:
-        return {pk: by_id[iid] for pk, iid in con.execute("SELECT id, item_id FROM items") if iid in by_id}
+        return {
+            pk: by_id[iid]
+            for pk, iid in con.execute("SELECT id, item_id FROM items")
+            if iid in by_id
+        }
     finally:
         con.close()
 
@@ -100,7 +109,9 @@ def test_anchor_looks_like_a_live_item(qtbot, window):
         if kind not in shots:
             shots[kind] = _snapshot(win)
         # Anchors get their reference answers: no drift notice is raised by this test.
-        answers = dict(refs[served.item_pk]) if kind == "anchor" else complete_answers(view.rubric, i)
+        answers = (
+            dict(refs[served.item_pk]) if kind == "anchor" else complete_answers(view.rubric, i)
+        )
         i += 1
         assert view.submit_answers(answers)
         qtbot.waitUntil(lambda: view.state in ("ready", "done"), timeout=10_000)
@@ -131,14 +142,27 @@ def test_anchor_behaves_like_a_live_item(qtbot, window):
     qtbot.waitUntil(lambda: view.state == "ready", timeout=10_000)
     refs = _references(window.study_path)
     seen: list[tuple[str, bool, str]] = []
-    view.itemShown.connect(lambda: seen.append((view.current_item.context, bool(view.item_panel.waiting_for()),
-                                                view.progress_label.text().split("  ")[0])))
+    view.itemShown.connect(
+        lambda: seen.append(
+            (
+                view.current_item.context,
+                bool(view.item_panel.waiting_for()),
+                view.progress_label.text().split("  ")[0],
+            )
+        )
+    )
     seen.append(("first", True, view.progress_label.text().split("  ")[0]))
     for i in range(6):
         qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=5000)
-        qtbot.waitUntil(lambda: view.lookahead_done, timeout=5000)  # what it expects next is decoded
+        qtbot.waitUntil(
+            lambda: view.lookahead_done, timeout=5000
+        )  # what it expects next is decoded
         served = view.current_item
-        answers = dict(refs[served.item_pk]) if served.context == "anchor" else complete_answers(view.rubric, i)
+        answers = (
+            dict(refs[served.item_pk])
+            if served.context == "anchor"
+            else complete_answers(view.rubric, i)
+        )
         assert view.submit_answers(answers)
         qtbot.waitUntil(lambda: view.state in ("ready", "done"), timeout=10_000)
     later = seen[1:]

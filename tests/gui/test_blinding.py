@@ -51,31 +51,61 @@ def _secret_study(root, kind: str):
     def plant(manifest):
         for line in manifest.read_text(encoding="utf-8").splitlines():
             rec = json.loads(line)
-            for rel in {*rec["images"], *rec.get("inputs", []), *([rec["mask"]] if rec.get("mask") else [])}:
+            for rel in {
+                *rec["images"],
+                *rec.get("inputs", []),
+                *([rec["mask"]] if rec.get("mask") else []),
+            }:
                 _plant_metadata(manifest.parent / rel, rec["generator"])
         # Plus a text output, and one more planted image beside it.
         extra.mkdir()
         planted.write_bytes(next((manifest.parent / "out").glob("*.png")).read_bytes())
         _plant_metadata(planted, TEXT_GENERATOR)
         rows = [
-            {"item_id": "src-text-1", "case_id": "text_case", "prompt": "Describe the colour of the sky.",
-             "criteria": "One sentence.", "generator": TEXT_GENERATOR, "images": [], "text": "It is blue."},
-            {"item_id": "src-planted-1", "case_id": "text_case", "prompt": "Describe the colour of the sky.",
-             "criteria": "One sentence.", "generator": TEXT_GENERATOR, "images": [planted.name],
-             "text": "Blue, as drawn."},
+            {
+                "item_id": "src-text-1",
+                "case_id": "text_case",
+                "prompt": "Describe the colour of the sky.",
+                "criteria": "One sentence.",
+                "generator": TEXT_GENERATOR,
+                "images": [],
+                "text": "It is blue.",
+            },
+            {
+                "item_id": "src-planted-1",
+                "case_id": "text_case",
+                "prompt": "Describe the colour of the sky.",
+                "criteria": "One sentence.",
+                "generator": TEXT_GENERATOR,
+                "images": [planted.name],
+                "text": "Blue, as drawn.",
+            },
         ]
         m2.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
         return [m2]
 
-    built = build_study(root, kind, anchors=kind == "ui", anchor_every=3 if kind == "ui" else 0,
-                        before_import=plant)
-    secrets = set(built.secrets) | {TEXT_GENERATOR, planted.name, planted.stem, str(planted),
-                                    str(extra), m2.name, "src-text-1", "src-planted-1"}
+    built = build_study(
+        root, kind, anchors=kind == "ui", anchor_every=3 if kind == "ui" else 0, before_import=plant
+    )
+    secrets = set(built.secrets) | {
+        TEXT_GENERATOR,
+        planted.name,
+        planted.stem,
+        str(planted),
+        str(extra),
+        m2.name,
+        "src-text-1",
+        "src-planted-1",
+    }
     if kind == "ui":
         for line in ANCHORS.read_text(encoding="utf-8").splitlines():
             rec = json.loads(line)
-            secrets |= {rec["item_id"], rec["generator"], *rec["images"],
-                        *(p.rsplit("/", 1)[-1] for p in rec["images"])}
+            secrets |= {
+                rec["item_id"],
+                rec["generator"],
+                *rec["images"],
+                *(p.rsplit("/", 1)[-1] for p in rec["images"]),
+            }
         secrets.add(str(ANCHORS.parent))
     return built, sorted(s for s in secrets if len(s) >= 4)
 
@@ -90,7 +120,9 @@ def assert_clean_image(data: bytes, secrets) -> None:
     img = Image.open(io.BytesIO(data))
     assert not getattr(img, "text", {}), f"text chunks reach the rater: {img.text}"
     assert "exif" not in img.info and not img.getexif(), "EXIF reaches the rater"
-    assert not {"comment", "parameters", "generator", "xmp", "XML:com.adobe.xmp"} & {k.lower() for k in img.info}
+    assert not {"comment", "parameters", "generator", "xmp", "XML:com.adobe.xmp"} & {
+        k.lower() for k in img.info
+    }
     low = data.lower()
     assert not [s for s in secrets if s.lower().encode() in low]
 
@@ -113,8 +145,14 @@ def copy_everything(view: LabelView) -> list[str]:
 
 def chrome(view: LabelView) -> list[str]:
     """The view's strings minus the item's own content: must not differ for anchors."""
-    own = {view.prompt_label.text(), view.criteria_label.text(), view.code_label.text(),
-           view.item_panel.text.toPlainText(), view.message.text(), view.progress_label.text()}
+    own = {
+        view.prompt_label.text(),
+        view.criteria_label.text(),
+        view.code_label.text(),
+        view.item_panel.text.toPlainText(),
+        view.message.text(),
+        view.progress_label.text(),
+    }
     return sorted(s for s in widget_strings(view) if s not in own)
 
 

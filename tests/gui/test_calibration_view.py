@@ -21,7 +21,11 @@ REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "rubrics" / "ui_mockup.toml"
 ANCHORS = REPO / "anchors" / "ui_mockup" / "anchors.jsonl"
 RATER = "cal"
-KEY = {"P": Qt.Key.Key_P, "F": Qt.Key.Key_F, **{str(d): getattr(Qt.Key, f"Key_{d}") for d in range(10)}}
+KEY = {
+    "P": Qt.Key.Key_P,
+    "F": Qt.Key.Key_F,
+    **{str(d): getattr(Qt.Key, f"Key_{d}") for d in range(10)},
+}
 
 
 @pytest.fixture(scope="session")
@@ -52,15 +56,21 @@ def _references(study) -> dict[str, dict]:
     try:
         cols = {r[1] for r in con.execute("PRAGMA table_info(items)")}
         assert {"item_id", "display_code"} <= cols
-        return {code: by_id[iid] for iid, code in con.execute("SELECT item_id, display_code FROM items")}
+        return {
+            code: by_id[iid] for iid, code in con.execute("SELECT item_id, display_code FROM items")
+        }
     finally:
         con.close()
 
 
 def _keys_for(answers: dict, options: list[str]) -> list[Qt.Key]:
     """The key presses that give these answers, in the form's metric order."""
-    keys = [KEY[answers["instruction_following"][0]], KEY[str(answers["layout_hierarchy"])],
-            KEY[answers["text_rendering"][0]], KEY[str(answers["ui_affordance"])]]
+    keys = [
+        KEY[answers["instruction_following"][0]],
+        KEY[str(answers["layout_hierarchy"])],
+        KEY[answers["text_rendering"][0]],
+        KEY[str(answers["ui_affordance"])],
+    ]
     keys += [KEY[str(options.index(t) + 1)] for t in answers["failure_tags"]]
     return keys
 
@@ -76,7 +86,9 @@ def _open(qtbot, study, worker: DbWorker) -> CalibrationView:
     return view
 
 
-def _answer_current(qtbot, view: CalibrationView, refs: dict, tweak=None, reason: str | None = None) -> dict:
+def _answer_current(
+    qtbot, view: CalibrationView, refs: dict, tweak=None, reason: str | None = None
+) -> dict:
     served = view._served
     answers = dict(refs[served.view.display_code])
     if tweak:
@@ -100,13 +112,17 @@ def _answer_current(qtbot, view: CalibrationView, refs: dict, tweak=None, reason
 
 def _continue(qtbot, view: CalibrationView, key=Qt.Key.Key_Return) -> None:
     qtbot.keyClick(view, key)
-    qtbot.waitUntil(lambda: not view.is_busy() and view.stage() in ("answer", "verdict"), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: not view.is_busy() and view.stage() in ("answer", "verdict"), timeout=10_000
+    )
 
 
 def _worse_layout(a: dict) -> dict:
     # Two points off the reference: never "within one point".
     a = dict(a)
-    a["layout_hierarchy"] = a["layout_hierarchy"] - 2 if a["layout_hierarchy"] >= 2 else a["layout_hierarchy"] + 2
+    a["layout_hierarchy"] = (
+        a["layout_hierarchy"] - 2 if a["layout_hierarchy"] >= 2 else a["layout_hierarchy"] + 2
+    )
     return a
 
 
@@ -136,9 +152,15 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
     served = view._served
     ref = refs[served.view.display_code]
     given = _answer_current(qtbot, view, refs, tweak=_worse_layout)
-    card = next(c for c in view.feedback.cards if "Layout" in c.findChild(type(view.counter)).text())
+    card = next(
+        c for c in view.feedback.cards if "Layout" in c.findChild(type(view.counter)).text()
+    )
     assert card.property("met") is False
-    texts = {lab.objectName(): lab.text() for lab in card.findChildren(type(view.counter)) if lab.objectName()}
+    texts = {
+        lab.objectName(): lab.text()
+        for lab in card.findChildren(type(view.counter))
+        if lab.objectName()
+    }
     assert texts["mark"].endswith("not met")
     assert f"<b>{given['layout_hierarchy']} " in texts["yours"]
     assert f"<b>{ref['layout_hierarchy']} " in texts["reference"]
@@ -157,14 +179,21 @@ def test_calibration_by_keyboard_feedback_and_verdict(qtbot, cal_study, db_worke
     result = done.args[0]
     assert view.stage() == "verdict"
     assert result["qualified"] is True and result["verdict"] == "qualified"
-    assert result["metrics"]["layout_hierarchy"]["met"] == 13 and result["metrics"]["layout_hierarchy"]["n"] == 14
+    assert (
+        result["metrics"]["layout_hierarchy"]["met"] == 13
+        and result["metrics"]["layout_hierarchy"]["n"] == 14
+    )
     assert view.verdict_page.verdict.text() == "\u2713 Qualified"  # a symbol too, not only green
 
     con = sqlite3.connect(study.folder / "study.sqlite")
     try:
         recs = con.execute("SELECT qualified, result FROM calibrations").fetchall()
-        contexts = con.execute("SELECT context, COUNT(*) FROM judgements GROUP BY context").fetchall()
-        reasons = [r[0] for r in con.execute("SELECT reason FROM judgements WHERE reason IS NOT NULL")]
+        contexts = con.execute(
+            "SELECT context, COUNT(*) FROM judgements GROUP BY context"
+        ).fetchall()
+        reasons = [
+            r[0] for r in con.execute("SELECT reason FROM judgements WHERE reason IS NOT NULL")
+        ]
     finally:
         con.close()
     assert len(recs) == 1 and recs[0][0] == 1
@@ -207,7 +236,10 @@ def test_second_session_not_yet_with_history(qtbot, cal_study, db_worker, screen
     assert view.grab().save(str(screenshot_dir / "calibration_verdict.png"))
     con = sqlite3.connect(study.folder / "study.sqlite")
     try:
-        assert [r[0] for r in con.execute("SELECT qualified FROM calibrations ORDER BY id")] == [1, 0]
+        assert [r[0] for r in con.execute("SELECT qualified FROM calibrations ORDER BY id")] == [
+            1,
+            0,
+        ]
     finally:
         con.close()
 

@@ -56,8 +56,10 @@ def dash_study(tmp_path_factory):
     study.import_judge(files.judge_csv)
     study.import_anchors(ANCHORS)
     study.db.set_setting("anchor_every", 2)  # anchors often, so a drift shows within one queue
-    refs = {json.loads(line)["item_id"]: json.loads(line)["reference"]
-            for line in ANCHORS.read_text(encoding="utf-8").splitlines()}
+    refs = {
+        json.loads(line)["item_id"]: json.loads(line)["reference"]
+        for line in ANCHORS.read_text(encoding="utf-8").splitlines()
+    }
     ids = _item_ids(study)
     for n, (name, shift) in enumerate(RATERS.items()):
         study.add_rater(name)
@@ -75,8 +77,11 @@ def dash_study(tmp_path_factory):
             k += 1
             session.submit(served, answers, time_ms=4000 + 100 * k)
     # pair votes: the output with the better truth wins; ties on equal scores
-    score = {pk: sum(int(files.truths[iid][m]) for m in ("layout_hierarchy", "ui_affordance"))
-             for pk, iid in ids.items() if iid in files.truths}
+    score = {
+        pk: sum(int(files.truths[iid][m]) for m in ("layout_hierarchy", "ui_affordance"))
+        for pk, iid in ids.items()
+        if iid in files.truths
+    }
     for name in ("ana", "ben"):
         ps = PairSession(study, name)
         while (sp := ps.next()) is not None:
@@ -89,7 +94,6 @@ def dash_study(tmp_path_factory):
     assert cs.finish()["qualified"] is True
     study.close()
     return tmp / "study"
-
 
 
 @pytest.fixture()
@@ -144,11 +148,19 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     labels = {dash.metric_label(rubric, k) for k in report["metrics"]}
     assert labels <= shown and not (set(report["metrics"]) & shown - labels)
     assert shown - labels <= {"verdict", "verdict (all rules)"}
-    row = next(r for r in range(agree.rowCount()) if agree.item(r, 0).text() == rubric.metric("layout_hierarchy").label)
+    row = next(
+        r
+        for r in range(agree.rowCount())
+        if agree.item(r, 0).text() == rubric.metric("layout_hierarchy").label
+    )
     est = report["metrics"]["layout_hierarchy"]["human_alpha"]
     m = report["metrics"]["layout_hierarchy"]
     assert agree.item(row, 2).text() == f"{m['n_items']} · {m['n_raters']} · {m['n_judgements']}"
-    assert agree.item(row, 3).text().startswith(f"{est['estimate']:.2f} [{est['low']:.2f}, {est['high']:.2f}]")
+    assert (
+        agree.item(row, 3)
+        .text()
+        .startswith(f"{est['estimate']:.2f} [{est['low']:.2f}, {est['high']:.2f}]")
+    )
     assert agree.item(row, 4).text() == scenario.JUDGE_NAME
 
     headings = [lab.text() for lab in view.findChildren(QLabel)]
@@ -157,9 +169,12 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         assert tables["findingsTable"].rowCount() == min(len(report["findings"]), 200)
 
     raters = tables["ratersTable"]
-    rows = {raters.item(r, 0).text().removeprefix("\u26a0 "): [raters.item(r, c).text()
-                                                                for c in range(raters.columnCount())]
-            for r in range(raters.rowCount())}
+    rows = {
+        raters.item(r, 0).text().removeprefix("\u26a0 "): [
+            raters.item(r, c).text() for c in range(raters.columnCount())
+        ]
+        for r in range(raters.rowCount())
+    }
     assert set(rows) == set(RATERS)
     assert rows["dee"][0] == "\u26a0 dee"  # flagged in words and a symbol, not only by the tint
     for name, cells in rows.items():
@@ -169,23 +184,36 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     assert report["raters"]["dee"]["drift"]["flagged"] is True
     assert report["raters"]["dee"]["drift"]["direction"] == "down"
     assert rows["dee"][4].startswith("drift:") and "down" in rows["dee"][4]
-    assert "layout_hierarchy" not in " ".join(rows["dee"]) and "Layout" in rows["dee"][3]  # labels, not keys
+    assert (
+        "layout_hierarchy" not in " ".join(rows["dee"]) and "Layout" in rows["dee"][3]
+    )  # labels, not keys
     assert rows["ana"][4] == "no drift flag"
     dee_row = next(r for r in range(raters.rowCount()) if raters.item(r, 0).text() == "\u26a0 dee")
     from annotator.ui.style import flag_background
 
-    assert raters.item(dee_row, 0).background().color().name() == flag_background(view.palette()).name()
+    assert (
+        raters.item(dee_row, 0).background().color().name()
+        == flag_background(view.palette()).name()
+    )
 
-    charts = [lab for lab in view.findChildren(QLabel) if lab.objectName().startswith("driftChart:")]
+    charts = [
+        lab for lab in view.findChildren(QLabel) if lab.objectName().startswith("driftChart:")
+    ]
     assert {c.objectName().split(":", 1)[1] for c in charts} == set(RATERS)
     assert all(c.pixmap() is not None and not c.pixmap().isNull() for c in charts)
     assert view.findChild(QLabel, "agreementChart").pixmap() is not None
 
     cal = tables["calibrationTable"]
-    assert cal.rowCount() == 1 and cal.item(0, 0).text() == "dee" and cal.item(0, 2).text() == "qualified"
+    assert (
+        cal.rowCount() == 1
+        and cal.item(0, 0).text() == "dee"
+        and cal.item(0, 2).text() == "qualified"
+    )
     assert cal.horizontalHeaderItem(3).text() == rubric.metrics[0].label
     bt = tables["btTable"]
-    assert {bt.item(r, 0).text() for r in range(bt.rowCount())} == set(report["pairwise"]["bradley_terry"])
+    assert {bt.item(r, 0).text() for r in range(bt.rowCount())} == set(
+        report["pairwise"]["bradley_terry"]
+    )
     pos = tables["positionTable"]
     pb = report["pairwise"]["position_bias"]
     assert [pos.item(0, c).text() for c in (1, 2)] == [str(pb["left"]), str(pb["right"])]
@@ -210,9 +238,16 @@ def test_no_table_cell_is_clipped(qtbot, dash_view):
             for c in range(t.columnCount()):
                 text = t.item(r, c).text()
                 cell = t.visualItemRect(t.item(r, c))
-                need = fm.boundingRect(QRect(0, 0, cell.width() - margin, 10_000), Qt.TextFlag.TextWordWrap, text)
-                assert need.height() <= cell.height() and need.width() <= cell.width(), (t.objectName(), text)
-        assert t.viewport().height() >= sum(t.rowHeight(r) for r in range(t.rowCount())), t.objectName()
+                need = fm.boundingRect(
+                    QRect(0, 0, cell.width() - margin, 10_000), Qt.TextFlag.TextWordWrap, text
+                )
+                assert need.height() <= cell.height() and need.width() <= cell.width(), (
+                    t.objectName(),
+                    text,
+                )
+        assert t.viewport().height() >= sum(t.rowHeight(r) for r in range(t.rowCount())), (
+            t.objectName()
+        )
 
 
 def test_keyboard_scrolls_the_page_and_jumps_between_sections(qtbot, dash_view):
@@ -255,7 +290,9 @@ def test_reopen_on_unchanged_data_shows_the_cached_report(qtbot, dash_view, db_w
     again = dash_view()
     again.compute.progress.connect(lambda *_: calls.append(1))
     qtbot.waitUntil(lambda: again.model is not None, timeout=10_000)
-    assert again.model.report is first.model.report  # the cached figures: nothing recomputed (the team is read fresh)
+    assert (
+        again.model.report is first.model.report
+    )  # the cached figures: nothing recomputed (the team is read fresh)
     assert "Unchanged" in again.busy_label.text()
     # New data (a new rater's answer) changes the data version: the cache no longer applies.
     from annotator.ui.worker import call_blocking

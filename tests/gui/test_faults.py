@@ -57,7 +57,9 @@ def immutable(ui_study):
     targets = [ui_study.folder / "study.sqlite", ui_study.folder]
     r = subprocess.run(["chattr", "+i", str(targets[0])], capture_output=True, text=True)
     if r.returncode != 0:
-        reason = f"chattr +i is not supported here ({(r.stderr or r.stdout).strip() or r.returncode})"
+        reason = (
+            f"chattr +i is not supported here ({(r.stderr or r.stdout).strip() or r.returncode})"
+        )
         print(f"\nskipped: {reason}")
         pytest.skip(reason)
     subprocess.run(["chattr", "+i", str(targets[1])], check=True)
@@ -72,7 +74,9 @@ def test_read_only_study_is_one_line_and_the_window_stays(qtbot, immutable):
     assert_one_line_and_usable(qtbot, open_window(qtbot, immutable.folder))
 
 
-def test_locked_database_shows_saving_then_one_line_and_keeps_the_answer(qtbot, ui_study, monkeypatch):
+def test_locked_database_shows_saving_then_one_line_and_keeps_the_answer(
+    qtbot, ui_study, monkeypatch
+):
     import annotator.store.engine as engine
 
     monkeypatch.setenv("ANNOTATOR_BUSY_TIMEOUT_MS", "1500")

@@ -21,10 +21,20 @@ LDD = """\tlinux-vdso.so.1 (0x00007ffc)
 
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
     base["PYTHONPATH"] = str(REPO) + os.pathsep + base.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "annotator", *args], capture_output=True, text=True, timeout=60,
-                          env={**base, **env}, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "annotator", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **env},
+        cwd=REPO,
+    )
 
 
 def test_no_display_is_one_line_not_an_invisible_window():
@@ -34,11 +44,16 @@ def test_no_display_is_one_line_not_an_invisible_window():
 
 
 def test_missing_xcb_libraries_name_the_packages_and_the_command():
-    r = _run("gui", DISPLAY=":97", ANNOTATOR_SIMULATE_MISSING="libxcb-icccm.so.4,libxcb-keysyms.so.1")
+    r = _run(
+        "gui", DISPLAY=":97", ANNOTATOR_SIMULATE_MISSING="libxcb-icccm.so.4,libxcb-keysyms.so.1"
+    )
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert "libxcb-icccm.so.4" in lines[0] and "sudo apt-get install libxcb-icccm4 libxcb-keysyms1" in lines[0]
+    assert (
+        "libxcb-icccm.so.4" in lines[0]
+        and "sudo apt-get install libxcb-icccm4 libxcb-keysyms1" in lines[0]
+    )
 
 
 def test_ldd_output_gives_the_missing_sonames_once():
@@ -62,4 +77,6 @@ def test_the_real_check_reads_the_plugin(monkeypatch):
     monkeypatch.delenv("ANNOTATOR_SIMULATE_MISSING", raising=False)
     assert app.xcb_plugin() is not None
     missing = app.missing_libraries()
-    assert isinstance(missing, list) and all(m.endswith(tuple(f".so.{n}" for n in range(10))) for m in missing)
+    assert isinstance(missing, list) and all(
+        m.endswith(tuple(f".so.{n}" for n in range(10))) for m in missing
+    )

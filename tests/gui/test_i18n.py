@@ -28,14 +28,16 @@ TS = i18n.ts_path("es")
 PLACEHOLDER = re.compile(r"\{[a-z_]*\}")
 # Words that are English and not Spanish: one of them in a visible string means the app left
 # English on screen. (Key names come from Qt's own translation: "Espacio", "Retroceso"...)
-ENGLISH = set("""the and of to is are your you with for this that open press answer answers item items
+ENGLISH = set(
+    """the and of to is are your you with for this that open press answer answers item items
 study rater raters next back submit cannot can't judge keys which better both neither loading
 saving start choose pick add new close quit mode pairwise fit reason optional verdict rules prompt
 criteria input output mask shown hidden done per hour session every thank result not yet qualified share
 needed history before after change when anchor reference recompute cancel computing page waiting sync
 instructions dashboard label from what who here there pass fail none metric metrics lead blinded leave
 leaving stay opening closing language system rating still try demo package server folder left right
-enter space""".split())
+enter space""".split()
+)
 
 
 def _calls() -> list[tuple[str, str, Path]]:
@@ -46,9 +48,18 @@ def _calls() -> list[tuple[str, str, Path]]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name in ("translate", "QT_TRANSLATE_NOOP") and len(node.args) >= 2 and all(
-                    isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2]):
+            name = (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", "")
+            )
+            if (
+                name in ("translate", "QT_TRANSLATE_NOOP")
+                and len(node.args) >= 2
+                and all(
+                    isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2]
+                )
+            ):
                 out.append((node.args[0].value, node.args[1].value, path))
     return out
 
@@ -59,7 +70,9 @@ def _ts() -> dict[tuple[str, str], str]:
         name = ctx.find("name").text
         for m in ctx.findall("message"):
             tr = m.find("translation")
-            out[(name, m.find("source").text)] = "" if tr.get("type") in ("unfinished", "obsolete") else (tr.text or "")
+            out[(name, m.find("source").text)] = (
+                "" if tr.get("type") in ("unfinished", "obsolete") else (tr.text or "")
+            )
     return out
 
 
@@ -71,10 +84,14 @@ def test_every_marked_string_is_translated_with_its_placeholders():
     assert not missing, f"not in {TS.name} (run packaging/i18n.sh update): {missing[:5]}"
     untranslated = [k for k, v in ts.items() if not v]
     assert not untranslated, untranslated[:5]
-    wrong = [(k, v) for k, v in ts.items() if set(PLACEHOLDER.findall(k[1])) != set(PLACEHOLDER.findall(v))]
+    wrong = [
+        (k, v)
+        for k, v in ts.items()
+        if set(PLACEHOLDER.findall(k[1])) != set(PLACEHOLDER.findall(v))
+    ]
     assert not wrong, wrong[:5]
     # nothing marked in the code is formatted before it is translated
-    assert not [t for _c, t, _p in calls if t.startswith("f\"")]
+    assert not [t for _c, t, _p in calls if t.startswith('f"')]
 
 
 def _visible_strings(root: QWidget, drop: list[str]) -> list[tuple[str, str]]:
@@ -151,7 +168,9 @@ def test_every_screen_in_spanish_shows_no_english(qtbot, tmp_path, spanish, scre
         if name == "label":
             form = win.current_view.form
             titles = [r.title.text() for r in form.rows]
-            assert any("Cumplimiento de la instrucción" in t for t in titles), titles  # the rubric's Spanish
+            assert any("Cumplimiento de la instrucción" in t for t in titles), (
+                titles
+            )  # the rubric's Spanish
             assert form.rows[0].pass_btn.text().startswith("APROBADO")
     assert not found, found
 

@@ -21,7 +21,9 @@ def test_the_defaults_have_no_clash():
 
 
 def test_a_clashing_override_is_reported_in_one_line_and_the_first_action_kept():
-    km = Keymap({"fail": ["P"], "vote_lft": ["A"], "pass": ["Nope"], "vote_left": ["P"]}, source="keys.toml")
+    km = Keymap(
+        {"fail": ["P"], "vote_lft": ["A"], "pass": ["Nope"], "vote_left": ["P"]}, source="keys.toml"
+    )
     line = km.problem_line()
     assert line is not None and "\n" not in line and "keys.toml" in line
     assert "'vote_lft' is not an action" in line
@@ -47,7 +49,9 @@ def _key(key: Qt.Key, mods=Qt.KeyboardModifier.NoModifier, text: str = "") -> QK
 def test_the_keys_file_is_read_and_its_problems_reach_the_status_bar(qtbot, ui_study):
     settings = AppSettings()
     settings.keys_path.parent.mkdir(parents=True, exist_ok=True)
-    settings.keys_path.write_text('[keys]\nfail = ["P"]\nsubmit = "Ctrl+Return"\nzoom_in = 5\n', encoding="utf-8")
+    settings.keys_path.write_text(
+        '[keys]\nfail = ["P"]\nsubmit = "Ctrl+Return"\nzoom_in = 5\n', encoding="utf-8"
+    )
     w = open_window(qtbot, ui_study.folder, None, settings=AppSettings())
     line = w.keymap.problem_line()
     assert "P is bound to both pass and fail" in line and "'zoom_in' must be a list of keys" in line
@@ -80,13 +84,21 @@ def test_every_action_is_bound_in_its_view(qtbot, ui_study, db_worker):
     feedback_keys = set(cal.actions())
     cal._page = "verdict"
     feedback_keys |= set(cal.actions())
-    tables = {"label": set(label.actions()) | REASON_BOX, "pair": set(pair.actions()) | REASON_BOX,
-              "feedback": feedback_keys, "dashboard": set(board.actions())}
+    tables = {
+        "label": set(label.actions()) | REASON_BOX,
+        "pair": set(pair.actions()) | REASON_BOX,
+        "feedback": feedback_keys,
+        "dashboard": set(board.actions()),
+    }
     for ctx, names in tables.items():
         want = {a.name for a in ACTIONS if ctx in a.contexts}
         assert want <= names, f"{ctx}: no handler for {sorted(want - names)}"
     # The calibration answer screen takes the label form's keys.
-    assert {a.name for a in ACTIONS if "label" in a.contexts} - {"back", "instructions", "dismiss"} <= answer_keys
+    assert {a.name for a in ACTIONS if "label" in a.contexts} - {
+        "back",
+        "instructions",
+        "dismiss",
+    } <= answer_keys
     # Every reason box handles the reason context's keys (Esc leaves it).
     reason = {a.name for a in ACTIONS if "reason" in a.contexts}
     from annotator.ui.session_view import ReasonKeys

@@ -23,10 +23,15 @@ KILL_AFTER = 6
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkill_mid_session_loses_nothing_reported(ui_study, tmp_path):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ANNOTATOR_SETTINGS=str(tmp_path / "child.ini"))
+    env = dict(
+        os.environ, QT_QPA_PLATFORM="offscreen", ANNOTATOR_SETTINGS=str(tmp_path / "child.ini")
+    )
     proc = subprocess.Popen(
         [sys.executable, str(DRIVER), str(ui_study.folder), RATER, "--delay-ms", "15"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     printed: list[int] = []
     deadline = time.monotonic() + 60
@@ -51,9 +56,14 @@ def test_sigkill_mid_session_loses_nothing_reported(ui_study, tmp_path):
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         stored = {r[0] for r in con.execute("SELECT id FROM judgements")}
         answered = {r[0] for r in con.execute("SELECT item_pk FROM judgements")}
-        queue = [r[0] for r in con.execute(
-            "SELECT q.item_pk FROM queue q JOIN raters r ON r.id = q.rater_pk WHERE r.name = ? "
-            "ORDER BY q.position", (RATER,))]
+        queue = [
+            r[0]
+            for r in con.execute(
+                "SELECT q.item_pk FROM queue q JOIN raters r ON r.id = q.rater_pk WHERE r.name = ? "
+                "ORDER BY q.position",
+                (RATER,),
+            )
+        ]
     assert set(printed) <= stored  # every reported commit survived the kill
     assert len(stored) - len(printed) <= 1  # at most the one committing at the kill went unreported
     assert len(answered) < len(queue)  # killed mid-session indeed

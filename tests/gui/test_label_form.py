@@ -47,16 +47,22 @@ def test_focus_frame_is_repainted_when_the_focus_moves(qtbot, ui_study):
     wait_ready(qtbot, view)
     rows = view.form.rows
     counter = PaintCounter(rows)
-    for key, frm, to in ((Qt.Key.Key_Down, 0, 1), (Qt.Key.Key_Down, 1, 2), (Qt.Key.Key_Up, 2, 1),
-                         (Qt.Key.Key_P, 2, 3)):
+    for key, frm, to in (
+        (Qt.Key.Key_Down, 0, 1),
+        (Qt.Key.Key_Down, 1, 2),
+        (Qt.Key.Key_Up, 2, 1),
+        (Qt.Key.Key_P, 2, 3),
+    ):
         view.form.focus_metric(rows[frm].rubric_metric.key)
         qtbot.waitUntil(lambda f=frm: counter.of(rows[f]) > 0)
         before = (counter.of(rows[frm]), counter.of(rows[to]))
         qtbot.keyClick(view, key)
         assert view.form.focused_row() is rows[to]
         # Both the row losing the frame and the row gaining it are painted again.
-        qtbot.waitUntil(lambda f=frm, t=to, b=before: counter.of(rows[f]) > b[0] and counter.of(rows[t]) > b[1],
-                        timeout=2000)
+        qtbot.waitUntil(
+            lambda f=frm, t=to, b=before: counter.of(rows[f]) > b[0] and counter.of(rows[t]) > b[1],
+            timeout=2000,
+        )
     w.close()
 
 
@@ -68,7 +74,9 @@ def test_focused_metric_scrolls_into_view_at_the_default_size(qtbot, ui_study):
 
     def fully_visible(widget) -> bool:  # noqa: ANN001
         top = widget.mapTo(port, QPoint(0, 0)).y()
-        return top >= 0 and (top + widget.height() <= port.height() or widget.height() > port.height())
+        return top >= 0 and (
+            top + widget.height() <= port.height() or widget.height() > port.height()
+        )
 
     for _ in range(len(view.form._answerable)):
         qtbot.keyClick(view, Qt.Key.Key_Down)
@@ -104,8 +112,13 @@ def test_likert_row_shows_every_point_and_digits_pick_one(qtbot, tmp_path):
     form = RubricForm(rubric, Keymap())
     qtbot.addWidget(form)
     row = form.rows[0]
-    assert [b.text() for b in row.buttons.values()] == ["1  Very poor", "2  Poor", "3  Fair", "4  Good",
-                                                          "5  Very good"]
+    assert [b.text() for b in row.buttons.values()] == [
+        "1  Very poor",
+        "2  Poor",
+        "3  Fair",
+        "4  Good",
+        "5  Very good",
+    ]
     assert form.focused_key() == "overall"
     assert not form.apply("value_7")  # no seventh point
     assert form.apply("value_4") and form.answers()["overall"] == 4
@@ -151,8 +164,11 @@ def xvfb():
         print("\nskipped: Xvfb is not installed (apt-get install xvfb)")
         pytest.skip("Xvfb is not installed (apt-get install xvfb)")
     n = _free_display()
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["Xvfb", f":{n}", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     sock = Path(f"/tmp/.X11-unix/X{n}")
     deadline = time.monotonic() + 10
     while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -171,12 +187,21 @@ def xvfb():
 
 
 def test_focus_frame_moves_on_a_real_x11_screen(ui_study, tmp_path, xvfb):
-    env = dict(os.environ, DISPLAY=xvfb, QT_QPA_PLATFORM="xcb", ANNOTATOR_SETTINGS=str(tmp_path / "x.ini"))
-    r = subprocess.run([sys.executable, str(CHILD), str(ui_study.folder), RATER], capture_output=True, text=True,
-                       env=env, timeout=60)
+    env = dict(
+        os.environ, DISPLAY=xvfb, QT_QPA_PLATFORM="xcb", ANNOTATOR_SETTINGS=str(tmp_path / "x.ini")
+    )
+    r = subprocess.run(
+        [sys.executable, str(CHILD), str(ui_study.folder), RATER],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     if r.returncode == 3 or "could not load the Qt platform plugin" in r.stderr:
-        reason = r.stdout.strip() or ("the xcb platform plugin cannot load (Debian: libxcb-cursor0 and the "
-                                      "other libxcb-* packages listed in tests/benchmarks/ui.md)")
+        reason = r.stdout.strip() or (
+            "the xcb platform plugin cannot load (Debian: libxcb-cursor0 and the "
+            "other libxcb-* packages listed in tests/benchmarks/ui.md)"
+        )
         print(f"\nskipped: {reason}")
         pytest.skip(reason)
     assert r.returncode == 0, r.stderr[-3000:]

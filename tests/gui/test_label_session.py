@@ -66,8 +66,12 @@ def test_keyboard_only_session_with_correction_and_resume(qtbot, ui_study):
         assert view.form.answers() == expect
         assert view.form.verdict() == rules.evaluate(expect)
         # A held Enter (auto-repeat) never submits; a real press does, once, even if pressed twice.
-        QApplication.sendEvent(view, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Return,
-                                               Qt.KeyboardModifier.NoModifier, "\r", True))
+        QApplication.sendEvent(
+            view,
+            QKeyEvent(
+                QEvent.Type.KeyPress, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier, "\r", True
+            ),
+        )
         assert view.state == "ready"
         qtbot.keyClick(view, Qt.Key.Key_Return)
         qtbot.keyClick(view, Qt.Key.Key_Return)  # lands while the submit is in flight: ignored
@@ -135,7 +139,9 @@ def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
     with sqlite3.connect(ui_study.folder / "study.sqlite") as con:
         rows = con.execute(
             "SELECT q.item_pk FROM queue q JOIN raters r ON r.id = q.rater_pk WHERE r.name = ? "
-            "ORDER BY q.position", (RATER,)).fetchall()
+            "ORDER BY q.position",
+            (RATER,),
+        ).fetchall()
         answered = {r[0] for r in con.execute("SELECT item_pk FROM judgements")}
     first_unanswered = next(pk for (pk,) in rows if pk not in answered)
     assert answered == set(done_pks)
@@ -160,7 +166,10 @@ def test_zoom_mask_and_instructions_keys_on_an_editing_case(qtbot, logo_study):
     assert inp.has_mask and inp.mask_visible()
     fit = out.zoom()
     qtbot.keyClick(view, Qt.Key.Key_Plus)
-    assert out.zoom() > fit and abs(inp.view_state().relative_zoom - out.view_state().relative_zoom) < 1e-6
+    assert (
+        out.zoom() > fit
+        and abs(inp.view_state().relative_zoom - out.view_state().relative_zoom) < 1e-6
+    )
     qtbot.keyClick(view, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     assert abs(out.zoom() - 1.0) < 1e-9 and abs(inp.zoom() - 1.0) < 1e-9
     out.horizontalScrollBar().setValue(out.horizontalScrollBar().maximum())
@@ -187,10 +196,20 @@ def test_drift_alert_shows_at_the_next_item_and_offers_recalibration(qtbot, tmp_
     w = open_window(qtbot, built.folder)
     view = w.current_view
     wait_ready(qtbot, view)
-    far_off = {"instruction_following": "FAIL", "layout_hierarchy": 0, "text_rendering": "FAIL",
-               "ui_affordance": 0, "failure_tags": []}
-    fair = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS",
-            "ui_affordance": 4, "failure_tags": []}
+    far_off = {
+        "instruction_following": "FAIL",
+        "layout_hierarchy": 0,
+        "text_rendering": "FAIL",
+        "ui_affordance": 0,
+        "failure_tags": [],
+    }
+    fair = {
+        "instruction_following": "PASS",
+        "layout_hierarchy": 4,
+        "text_rendering": "PASS",
+        "ui_affordance": 4,
+        "failure_tags": [],
+    }
     for _ in range(12):
         if view.banner.isVisible() or view.state != "ready":
             break

@@ -81,9 +81,16 @@ def test_keyboard_votes_store_side_shown_and_seed(qtbot, pair_study, db_worker):
     assert view.progress.text() == "0 / 18 done"
 
     cast = []
-    for key, choice in ((Qt.Key.Key_1, "left"), (Qt.Key.Key_Right, "right"), (Qt.Key.Key_B, "both"),
-                        (Qt.Key.Key_4, "neither"), (Qt.Key.Key_Left, "left"), (Qt.Key.Key_2, "right"),
-                        (Qt.Key.Key_3, "both"), (Qt.Key.Key_N, "neither")):
+    for key, choice in (
+        (Qt.Key.Key_1, "left"),
+        (Qt.Key.Key_Right, "right"),
+        (Qt.Key.Key_B, "both"),
+        (Qt.Key.Key_4, "neither"),
+        (Qt.Key.Key_Left, "left"),
+        (Qt.Key.Key_2, "right"),
+        (Qt.Key.Key_3, "both"),
+        (Qt.Key.Key_N, "neither"),
+    ):
         served = view.current()
         assert served is not None
         # The prompt shown is the pair's case prompt, and both sides come from the same case.
@@ -94,7 +101,11 @@ def test_keyboard_votes_store_side_shown_and_seed(qtbot, pair_study, db_worker):
     rows = _votes(study)
     assert [r["choice"] for r in rows] == [c for _, c in cast]
     for row, (served, _choice) in zip(rows, cast, strict=True):
-        assert (row["pair_pk"], row["item_left"], row["item_right"]) == (served.pair_pk, served.left_pk, served.right_pk)
+        assert (row["pair_pk"], row["item_left"], row["item_right"]) == (
+            served.pair_pk,
+            served.left_pk,
+            served.right_pk,
+        )
         assert row["side_seed"] == served.seed is not None
         assert row["supersedes"] is None and row["time_ms"] >= 0
     # The sides dealt differ between pairs (the seeded deal, not a fixed order by item id).
@@ -123,8 +134,10 @@ def test_vote_in_flight_ignores_more_keys_and_no_autorepeat(qtbot, pair_study, d
     assert [(r["pair_pk"], r["choice"]) for r in rows] == [(first.pair_pk, "left")]
     assert view.current().pair_pk != first.pair_pk
     # Holding a key down must not cast a stream of votes: an auto-repeated press does nothing.
-    QApplication.sendEvent(view, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_1, Qt.KeyboardModifier.NoModifier,
-                                           "1", True))
+    QApplication.sendEvent(
+        view,
+        QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_1, Qt.KeyboardModifier.NoModifier, "1", True),
+    )
     assert not view.is_busy() and len(_votes(study)) == 1
 
 
@@ -148,7 +161,11 @@ def test_reason_box_takes_typing_and_ctrl_z_supersedes(qtbot, pair_study, db_wor
     third = view.current()
     assert view.reason.text() == ""  # a fresh pair starts with an empty reason
     rows = _votes(study)
-    assert (rows[-1]["pair_pk"], rows[-1]["choice"], rows[-1]["reason"]) == (second.pair_pk, "right", "nb 1234 rr")
+    assert (rows[-1]["pair_pk"], rows[-1]["choice"], rows[-1]["reason"]) == (
+        second.pair_pk,
+        "right",
+        "nb 1234 rr",
+    )
 
     # Tab also reaches the reason box.
     qtbot.keyClick(view, Qt.Key.Key_Tab)
@@ -180,7 +197,12 @@ def test_reason_box_takes_typing_and_ctrl_z_supersedes(qtbot, pair_study, db_wor
     first_back = view.current()
     assert first_back.previous_choice == "left"
     # Forward without changing anything returns to the open pair and writes nothing.
-    _press(qtbot, view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    _press(
+        qtbot,
+        view,
+        Qt.Key.Key_Z,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
     assert view.current().pair_pk == third.pair_pk
     assert len(_votes(study)) == 3
     _press(qtbot, view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
@@ -218,8 +240,14 @@ def test_zoom_is_synchronised_and_screenshot(qtbot, pair_study, db_worker, scree
 def test_text_outputs_are_selectable_plain_text(qtbot, tmp_path, db_worker):
     manifest = tmp_path / "text.jsonl"
     lines = [
-        {"item_id": f"t-{g}", "case_id": "haiku", "prompt": "Write a haiku about rain.",
-         "criteria": "5-7-5 syllables.", "generator": g, "text": f"<b>rain</b> on tin roofs {g[-1]}\nline two"}
+        {
+            "item_id": f"t-{g}",
+            "case_id": "haiku",
+            "prompt": "Write a haiku about rain.",
+            "criteria": "5-7-5 syllables.",
+            "generator": g,
+            "text": f"<b>rain</b> on tin roofs {g[-1]}\nline two",
+        }
         for g in ("model-x", "model-y")
     ]
     manifest.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")

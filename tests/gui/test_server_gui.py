@@ -101,7 +101,9 @@ def _terminate(pg_server, db: str) -> None:  # noqa: ANN001
     import psycopg
 
     with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (db,))
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (db,)
+        )
 
 
 @pytest.fixture
@@ -131,7 +133,10 @@ def _judgements(pg_url: str) -> list[tuple[int, int]]:
     study = Study.open(pg_url, mode="read")
     try:
         with study.db.read() as s:
-            return [tuple(r) for r in s.execute(text("SELECT item_pk, rater_pk FROM judgements ORDER BY id"))]
+            return [
+                tuple(r)
+                for r in s.execute(text("SELECT item_pk, rater_pk FROM judgements ORDER BY id"))
+            ]
     finally:
         study.close()
 
@@ -148,7 +153,9 @@ def _window(qtbot, url: str, tmp_path: Path) -> MainWindow:  # noqa: ANN001
     finally:
         MainWindow.outbox_folder = None
     w.outbox_folder = tmp_path / "outbox"
-    qtbot.waitUntil(lambda: w.outbox_path is not None, timeout=60_000)  # the local copy, made on connect
+    qtbot.waitUntil(
+        lambda: w.outbox_path is not None, timeout=60_000
+    )  # the local copy, made on connect
     return w
 
 
@@ -167,11 +174,15 @@ def test_a_cut_submit_keeps_the_answer_and_stores_it_once(qtbot, server_study, p
     relay.cut()
     _terminate(pg_server, db)
     qtbot.keyClick(view, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: "your answer is kept; reconnecting" in view.message.text(), timeout=20_000)
+    qtbot.waitUntil(
+        lambda: "your answer is kept; reconnecting" in view.message.text(), timeout=20_000
+    )
     assert view.state == "busy"  # keys are ignored meanwhile: nothing is submitted twice
     qtbot.keyClick(view, Qt.Key.Key_Return)
     relay.restore()
-    qtbot.waitUntil(lambda: view.state == "ready" and view.current_item.item_pk != first, timeout=30_000)
+    qtbot.waitUntil(
+        lambda: view.state == "ready" and view.current_item.item_pk != first, timeout=30_000
+    )
     assert len(ids) == 1
     rows = _judgements(pg_url)
     assert [r[0] for r in rows] == [first]  # stored once, never dropped, never doubled
@@ -179,8 +190,9 @@ def test_a_cut_submit_keeps_the_answer_and_stores_it_once(qtbot, server_study, p
 
 
 @pytest.mark.slow
-def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, server_study, pg_server, tmp_path,
-                                                                       screenshot_dir):
+def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(
+    qtbot, server_study, pg_server, tmp_path, screenshot_dir
+):
     url, pg_url, db, relay = server_study
     w = _window(qtbot, url, tmp_path)
     w.sync_every_ms = 400
@@ -194,8 +206,16 @@ def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, se
     _terminate(pg_server, db)
     qtbot.keyClick(view, Qt.Key.Key_Return)
     # Offline: the rater is in the local package; the answer that failed went with them.
-    qtbot.waitUntil(lambda: w.offline is not None and w.snapshot is not None and w.snapshot.is_package
-                    and w.current_view is not None and w.current_view.state == "ready", timeout=60_000)
+    qtbot.waitUntil(
+        lambda: (
+            w.offline is not None
+            and w.snapshot is not None
+            and w.snapshot.is_package
+            and w.current_view is not None
+            and w.current_view.state == "ready"
+        ),
+        timeout=60_000,
+    )
     local = w.current_view
     qtbot.waitUntil(lambda: w.offline.waiting >= 1, timeout=20_000)
     assert local.current_item.item_pk != first
@@ -203,13 +223,17 @@ def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(qtbot, se
     qtbot.keyClick(local, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: w.offline is not None and w.offline.waiting == 2, timeout=20_000)
     assert w.sync_label.isVisible() and "2 answers waiting to sync" in w.sync_label.text()
-    qtbot.waitUntil(lambda: not w.current_view.item_panel.waiting_for(), timeout=20_000)  # its picture, decoded
+    qtbot.waitUntil(
+        lambda: not w.current_view.item_panel.waiting_for(), timeout=20_000
+    )  # its picture, decoded
     assert w.grab().save(str(screenshot_dir / "offline_waiting_to_sync.png"))
     assert not w.mode_allowed("dashboard")  # the local package has no lead view either
     # The server comes back: the answers sync once and the rater returns to the server.
     relay.restore()
-    qtbot.waitUntil(lambda: w.offline is None and w.snapshot is not None and w.snapshot.is_server,
-                    timeout=60_000)
+    qtbot.waitUntil(
+        lambda: w.offline is None and w.snapshot is not None and w.snapshot.is_server,
+        timeout=60_000,
+    )
     rows = _judgements(pg_url)
     items = [r[0] for r in rows]
     assert len(items) == 2 and len(set(items)) == 2 and first in items

@@ -66,8 +66,12 @@ def _every_action(w) -> list[QAction]:  # noqa: ANN001
     return found
 
 
-def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team_study, screenshot_dir):
-    w = open_window(qtbot, package, rater=None)  # like a double-click: the package's rater by itself
+def test_a_package_opens_labels_by_key_and_has_no_lead_view(
+    qtbot, package, team_study, screenshot_dir
+):
+    w = open_window(
+        qtbot, package, rater=None
+    )  # like a double-click: the package's rater by itself
     assert w.snapshot.is_package and w.rater == RATER and w.mode == "label"
     view = w.current_view
     wait_ready(qtbot, view)
@@ -93,7 +97,11 @@ def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team
     for a in _every_action(w):
         # Those that leave the package (a file dialog, another study) or quit are not a way to a
         # lead view of this study; a language is checked by the i18n tests.
-        if a.objectName() in leaving or a.objectName().startswith("language_") or not a.objectName():
+        if (
+            a.objectName() in leaving
+            or a.objectName().startswith("language_")
+            or not a.objectName()
+        ):
             continue
         if a.isVisible() and a.isEnabled():
             a.trigger()
@@ -106,7 +114,9 @@ def test_a_package_opens_labels_by_key_and_has_no_lead_view(qtbot, package, team
     for name in ("add_rater", "leave_rater", "mode_dashboard"):
         assert not w.actions_by_name[name].isVisible()
     menus = w.menuBar().findChildren(QMenu)
-    assert not any("dashboard" in a.text().lower() and a.isVisible() for m in menus for a in m.actions())
+    assert not any(
+        "dashboard" in a.text().lower() and a.isVisible() for m in menus for a in m.actions()
+    )
     w.close()
 
     # The two answers are in the package, durably, under this rater.

@@ -41,7 +41,10 @@ def framed_rows(app, view) -> list[int]:  # noqa: ANN001
         hits = 0
         for dx in range(0, 3):
             c = shot.pixelColor(p.x() + dx - 1, p.y())
-            if abs(c.red() - hl.red()) + abs(c.green() - hl.green()) + abs(c.blue() - hl.blue()) < 60:
+            if (
+                abs(c.red() - hl.red()) + abs(c.green() - hl.green()) + abs(c.blue() - hl.blue())
+                < 60
+            ):
                 hits += 1
         if hits:
             out.append(i)
@@ -70,19 +73,33 @@ def main() -> int:
     w.show()
     w.activateWindow()
     end = time.monotonic() + 20
-    while (w.busy or w.current_view is None or w.current_view.state != "ready") and time.monotonic() < end:
+    while (
+        w.busy or w.current_view is None or w.current_view.state != "ready"
+    ) and time.monotonic() < end:
         app.processEvents()
     view = w.current_view
     view.setFocus()
     settle(app, 500)
     steps = []
-    for key in (None, Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_P, Qt.Key.Key_Down):
+    for key in (
+        None,
+        Qt.Key.Key_Down,
+        Qt.Key.Key_Down,
+        Qt.Key.Key_Up,
+        Qt.Key.Key_P,
+        Qt.Key.Key_Down,
+    ):
         if key is not None:
             QTest.keyClick(view, key)
         settle(app)
         focused = view.form.rows.index(view.form.focused_row())
-        steps.append({"key": None if key is None else int(key.value), "focused": focused,
-                      "framed": framed_rows(app, view)})
+        steps.append(
+            {
+                "key": None if key is None else int(key.value),
+                "focused": focused,
+                "framed": framed_rows(app, view),
+            }
+        )
     print(json.dumps(steps), flush=True)
     w.close()
     return 0

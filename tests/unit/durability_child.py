@@ -7,8 +7,14 @@ import time
 from annotator.services.labeling import LabelSession
 from annotator.services.study import Study
 
-ANSWERS = {"instruction_following": "FAIL", "layout_hierarchy": 2, "text_rendering": "PASS", "ui_affordance": 1,
-           "failure_tags": ["broken_layout"], "reason": "child"}
+ANSWERS = {
+    "instruction_following": "FAIL",
+    "layout_hierarchy": 2,
+    "text_rendering": "PASS",
+    "ui_affordance": 1,
+    "failure_tags": ["broken_layout"],
+    "reason": "child",
+}
 
 study = Study.open(sys.argv[1])
 session = LabelSession(study, "ann")

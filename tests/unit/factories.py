@@ -10,7 +10,9 @@ from PIL import Image, PngImagePlugin
 REPO = Path(__file__).resolve().parents[2]
 
 
-def make_png(path: Path, colour=(200, 40, 40), size=(64, 48), text_chunk: str | None = None) -> Path:
+def make_png(
+    path: Path, colour=(200, 40, 40), size=(64, 48), text_chunk: str | None = None
+) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     info = None
     if text_chunk:
@@ -30,11 +32,17 @@ def basic_rows(folder: Path, n_cases: int = 3, gens=("gen-a", "gen-b", "gen-c"))
     rows = []
     for c in range(n_cases):
         for g, gen in enumerate(gens):
-            img = make_png(folder / "out" / f"{gen}_case{c}.png", colour=(40 * g + 20, 30 * c + 10, 90))
-            rows.append({
-                "item_id": f"it-{c}-{g}", "case_id": f"case{c}", "prompt": f"Draw screen {c}",
-                "criteria": "All sections present.", "generator": gen, "images": [str(img.relative_to(folder))],
-            })
+            img = make_png(
+                folder / "out" / f"{gen}_case{c}.png", colour=(40 * g + 20, 30 * c + 10, 90)
+            )
+            rows.append(
+                {
+                    "item_id": f"it-{c}-{g}",
+                    "case_id": f"case{c}",
+                    "prompt": f"Draw screen {c}",
+                    "criteria": "All sections present.",
+                    "generator": gen,
+                    "images": [str(img.relative_to(folder))],
+                }
+            )
     return rows
-
-

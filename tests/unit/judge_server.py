@@ -152,7 +152,9 @@ class JudgeServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False  # a handler may still be sleeping out a timeout
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -189,10 +191,23 @@ class JudgeServer:
             marker, action = self._next_action(raw)
             with self._lock:
                 self.calls.append(
-                    Call(h.path, marker, {k.lower(): v for k, v in h.headers.items()}, body, started)
+                    Call(
+                        h.path, marker, {k.lower(): v for k, v in h.headers.items()}, body, started
+                    )
                 )
             if h.path not in ("/v1/responses", "/v1/chat/completions"):
-                self._send(h, 404, {"error": {"message": f"no route {h.path}", "type": "invalid_request_error", "param": None, "code": None}})
+                self._send(
+                    h,
+                    404,
+                    {
+                        "error": {
+                            "message": f"no route {h.path}",
+                            "type": "invalid_request_error",
+                            "param": None,
+                            "code": None,
+                        }
+                    },
+                )
                 return
             self._serve(h, body, action)
         finally:
@@ -201,7 +216,12 @@ class JudgeServer:
 
     def _serve(self, h: BaseHTTPRequestHandler, body: dict[str, Any], action: Any) -> None:
         if isinstance(action, Status):
-            err = {"message": action.message, "type": "server_error" if action.code >= 500 else "requests", "param": None, "code": None}
+            err = {
+                "message": action.message,
+                "type": "server_error" if action.code >= 500 else "requests",
+                "param": None,
+                "code": None,
+            }
             self._send(h, action.code, {"error": err}, action.headers)
             return
         if isinstance(action, Sleep):
@@ -232,10 +252,17 @@ class JudgeServer:
         self._send(h, 200, self._reply(h.path, body, json.dumps(values), None))
 
     @staticmethod
-    def _reply(path: str, body: dict[str, Any], text: str | None, refusal: str | None) -> dict[str, Any]:
+    def _reply(
+        path: str, body: dict[str, Any], text: str | None, refusal: str | None
+    ) -> dict[str, Any]:
         now = int(time.time())
-        usage_r = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-                   "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        usage_r = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }
         if path.endswith("/responses"):
             part = (
                 {"type": "refusal", "refusal": refusal}
@@ -243,22 +270,46 @@ class JudgeServer:
                 else {"type": "output_text", "text": text, "annotations": []}
             )
             return {
-                "id": f"resp_{now}", "object": "response", "created_at": now, "status": "completed",
-                "error": None, "incomplete_details": None, "model": body.get("model"),
-                "output": [{"type": "message", "id": f"msg_{now}", "status": "completed",
-                            "role": "assistant", "content": [part]}],
-                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "usage": usage_r,
+                "id": f"resp_{now}",
+                "object": "response",
+                "created_at": now,
+                "status": "completed",
+                "error": None,
+                "incomplete_details": None,
+                "model": body.get("model"),
+                "output": [
+                    {
+                        "type": "message",
+                        "id": f"msg_{now}",
+                        "status": "completed",
+                        "role": "assistant",
+                        "content": [part],
+                    }
+                ],
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "usage": usage_r,
             }
         message = {"role": "assistant", "content": text, "refusal": refusal}
         return {
-            "id": f"chatcmpl-{now}", "object": "chat.completion", "created": now,
+            "id": f"chatcmpl-{now}",
+            "object": "chat.completion",
+            "created": now,
             "model": body.get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+            ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
 
     @staticmethod
-    def _send(h: BaseHTTPRequestHandler, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _send(
+        h: BaseHTTPRequestHandler,
+        code: int,
+        payload: dict[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = json.dumps(payload).encode("utf-8")
         try:
             h.send_response(code)

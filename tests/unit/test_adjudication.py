@@ -18,8 +18,14 @@ from annotator.services.labeling import LabelSession
 from annotator.services.reporting import build_study_report
 from annotator.services.study import DB_NAME, Study
 
-ALL = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
-       "failure_tags": [], "reason": "ok"}
+ALL = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "ok",
+}
 
 
 @pytest.fixture
@@ -40,16 +46,26 @@ def test_the_demo_lead_has_adjudicated_and_the_queue_shows_it(lead):
     assert len(done) >= 3 and any(e.adjudicated["category"] == "rubric_unclear" for e in done)
     assert queue[0].priority <= queue[-1].priority
     assert {r for e in queue for r in e.reasons} >= {"judge_contradicts", "humans_disagree"}
-    assert all(review_queue(lead, metric="instruction_following")[i].metric == "instruction_following"
-               for i in range(3))
+    assert all(
+        review_queue(lead, metric="instruction_following")[i].metric == "instruction_following"
+        for i in range(3)
+    )
 
 
 def test_adjudication_never_changes_a_judgement_or_human_alpha(lead):
     before_rows = _judgement_rows(lead)
     before = build_study_report(lead, n_boot=50, seed=1)
-    entry = next(e for e in review_queue(lead, include_resolved=False) if "humans_disagree" in e.reasons)
-    adjudicate(lead, item_id=entry.item_id, metric=entry.metric, value=entry.humans[0]["value"],
-               reason="looked again", by="dana")
+    entry = next(
+        e for e in review_queue(lead, include_resolved=False) if "humans_disagree" in e.reasons
+    )
+    adjudicate(
+        lead,
+        item_id=entry.item_id,
+        metric=entry.metric,
+        value=entry.humans[0]["value"],
+        reason="looked again",
+        by="dana",
+    )
     after = build_study_report(lead, n_boot=50, seed=1)
     assert _judgement_rows(lead) == before_rows
     for key, sec in before["metrics"].items():
@@ -57,22 +73,54 @@ def test_adjudication_never_changes_a_judgement_or_human_alpha(lead):
 
 
 def test_a_later_adjudication_supersedes_and_both_are_kept(lead, capsys):
-    entry = next(e for e in review_queue(lead, include_resolved=False) if e.metric == "instruction_following")
-    args = ["adjudicate", "--study", str(lead.folder), "--item", entry.item_id, "--metric", "instruction_following"]
+    entry = next(
+        e for e in review_queue(lead, include_resolved=False) if e.metric == "instruction_following"
+    )
+    args = [
+        "adjudicate",
+        "--study",
+        str(lead.folder),
+        "--item",
+        entry.item_id,
+        "--metric",
+        "instruction_following",
+    ]
     assert main([*args, "--value", "PASS", "--reason", "first look"]) == 0
-    assert main([*args, "--value", "FAIL", "--reason", "second look", "--by", "dana", "--category",
-                 "rater_error"]) == 0
+    assert (
+        main(
+            [
+                *args,
+                "--value",
+                "FAIL",
+                "--reason",
+                "second look",
+                "--by",
+                "dana",
+                "--category",
+                "rater_error",
+            ]
+        )
+        == 0
+    )
     with sqlite3.connect(lead.folder / DB_NAME) as c:
-        rows = c.execute("SELECT a.id, a.value, a.supersedes, a.by FROM adjudications a JOIN items i "
-                         "ON i.id = a.item_pk WHERE i.item_id = ? AND a.metric = 'instruction_following' ORDER BY a.id",
-                         (entry.item_id,)).fetchall()
-    assert [json.loads(r[1]) for r in rows] == ["PASS", "FAIL"] and rows[1][2] == rows[0][0] and rows[1][3] == "dana"
+        rows = c.execute(
+            "SELECT a.id, a.value, a.supersedes, a.by FROM adjudications a JOIN items i "
+            "ON i.id = a.item_pk WHERE i.item_id = ? AND a.metric = 'instruction_following' ORDER BY a.id",
+            (entry.item_id,),
+        ).fetchall()
+    assert (
+        [json.loads(r[1]) for r in rows] == ["PASS", "FAIL"]
+        and rows[1][2] == rows[0][0]
+        and rows[1][3] == "dana"
+    )
     gold = {(r["item_id"], r["metric"]): r for r in gold_rows(lead)}
     g = gold[(entry.item_id, "instruction_following")]
     assert g["value"] == "FAIL" and g["source"] == "adjudicated" and g["adjudicated_by"] == "dana"
-    for bad, needle in ((["--value", "MAYBE", "--reason", "x"], "not PASS or FAIL"),
-                        (["--value", "PASS", "--reason", " "], "needs its reason"),
-                        (["--value", "PASS", "--reason", "x", "--category", "whim"], "not one of")):
+    for bad, needle in (
+        (["--value", "MAYBE", "--reason", "x"], "not PASS or FAIL"),
+        (["--value", "PASS", "--reason", " "], "needs its reason"),
+        (["--value", "PASS", "--reason", "x", "--category", "whim"], "not one of"),
+    ):
         assert main([*args, *bad]) == 2
         assert needle in capsys.readouterr().err
 
@@ -81,12 +129,19 @@ def test_a_later_adjudication_supersedes_and_both_are_kept(lead, capsys):
 def test_gold_export_round_trips_through_pandas(lead, tmp_path, suffix):
     out = tmp_path / f"gold{suffix}"
     assert main(["export", "gold", "--study", str(lead.folder), "--out", str(out)]) == 0
-    df = {".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv,
-          ".parquet": pd.read_parquet}[suffix](out)
+    df = {
+        ".jsonl": lambda p: pd.read_json(p, lines=True),
+        ".csv": pd.read_csv,
+        ".parquet": pd.read_parquet,
+    }[suffix](out)
     rows = gold_rows(lead)
     assert len(df) == len(rows) == 54 * 5  # live items x judged metrics
     assert set(df["source"]) <= {"adjudicated", "clear_consensus", "unresolved"}
-    assert (df["source"] == "adjudicated").sum() == sum(r["source"] == "adjudicated" for r in rows) >= 3
+    assert (
+        (df["source"] == "adjudicated").sum()
+        == sum(r["source"] == "adjudicated" for r in rows)
+        >= 3
+    )
     assert {"generator", "case_id", "answers", "judge"} <= set(df.columns)
 
 
@@ -95,9 +150,20 @@ def test_promoted_anchor_enters_calibration_and_seeding_with_its_version(lead, t
     # every other metric of the item needs a final answer too
     for r in gold_rows(lead):
         if r["item_id"] == target.item_id and r["source"] == "unresolved":
-            adjudicate(lead, item_id=r["item_id"], metric=r["metric"],
-                       value=r["value"] or ("PASS" if r["metric"] in ("instruction_following", "text_rendering")
-                                            else "" if r["metric"] == "failure_tags" else "3"), reason="checked")
+            adjudicate(
+                lead,
+                item_id=r["item_id"],
+                metric=r["metric"],
+                value=r["value"]
+                or (
+                    "PASS"
+                    if r["metric"] in ("instruction_following", "text_rendering")
+                    else ""
+                    if r["metric"] == "failure_tags"
+                    else "3"
+                ),
+                reason="checked",
+            )
     assert main(["anchors", "promote", "--study", str(lead.folder), "--item", target.item_id]) == 0
     out = capsys.readouterr().out
     assert "anchor set version 2" in out
@@ -109,8 +175,12 @@ def test_promoted_anchor_enters_calibration_and_seeding_with_its_version(lead, t
         cal.submit(item, ALL, 3)
     record = cal.finish()
     with sqlite3.connect(lead.folder / DB_NAME) as c:
-        new_pk = c.execute("SELECT id FROM items WHERE item_id = ?", (f"anchor:{target.item_id}",)).fetchone()[0]
-        version = c.execute("SELECT anchor_set_version FROM calibrations WHERE id = ?", (record["id"],)).fetchone()[0]
+        new_pk = c.execute(
+            "SELECT id FROM items WHERE item_id = ?", (f"anchor:{target.item_id}",)
+        ).fetchone()[0]
+        version = c.execute(
+            "SELECT anchor_set_version FROM calibrations WHERE id = ?", (record["id"],)
+        ).fetchone()[0]
     assert new_pk in served and version == 2
     lead.db.set_setting("anchor_every", 2)
     session = LabelSession(lead, "nova")
@@ -120,10 +190,14 @@ def test_promoted_anchor_enters_calibration_and_seeding_with_its_version(lead, t
             break
         session.submit(item, ALL, 3)
     with sqlite3.connect(lead.folder / DB_NAME) as c:
-        shown = c.execute("SELECT item_pk, anchor_set_version FROM anchor_showings s JOIN raters r "
-                          "ON r.id = s.rater_pk WHERE r.name = 'nova'").fetchall()
+        shown = c.execute(
+            "SELECT item_pk, anchor_set_version FROM anchor_showings s JOIN raters r "
+            "ON r.id = s.rater_pk WHERE r.name = 'nova'"
+        ).fetchall()
     assert shown and all(v == 2 for _, v in shown)
-    assert new_pk in {pk for pk, _ in shown} or len(shown) < 15  # 15 anchors now; it comes in its turn
+    assert (
+        new_pk in {pk for pk, _ in shown} or len(shown) < 15
+    )  # 15 anchors now; it comes in its turn
     folder = tmp_path / "set"
     assert main(["anchors", "export", "--study", str(lead.folder), "--out", str(folder)]) == 0
     lines = (folder / "anchors.jsonl").read_text().splitlines()

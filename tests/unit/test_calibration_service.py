@@ -29,7 +29,9 @@ def test_calibration_qualifies_on_reference_answers_and_not_on_wrong_ones(tmp_pa
     bad = CalibrationSession(study, "ann")
     while (item := bad.next()) is not None:
         wrong = dict(refs[item.item_pk])
-        wrong["instruction_following"] = "FAIL" if wrong["instruction_following"] == "PASS" else "PASS"
+        wrong["instruction_following"] = (
+            "FAIL" if wrong["instruction_following"] == "PASS" else "PASS"
+        )
         wrong["layout_hierarchy"] = 0 if wrong["layout_hierarchy"] >= 3 else 5
         fb = bad.submit(item, wrong, 800)
         assert {f.key: f.match for f in fb}["instruction_following"] is False

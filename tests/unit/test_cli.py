@@ -43,17 +43,66 @@ def test_import_harness_via_cli_and_missing_cases_flag(tmp_path, capsys):
     st = _study(tmp_path)
     h = tmp_path / "h"
     make_png(h / "a.png")
-    (h / "cases.jsonl").write_text(json.dumps({"id": "t1", "task_type": "ui", "prompt": "Login screen",
-                                               "criteria": "Has a sign-in button"}) + "\n")
-    (h / "results.json").write_text(json.dumps({"results": [
-        {"test_id": "t1", "model_label": "m1", "task_type": "ui", "artifact_paths": ["a.png"],
-         "scores": {"text_rendering": "PASS"}, "reasons": {"text_rendering": "spelled right"}, "run_params": {}}]}))
+    (h / "cases.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "t1",
+                "task_type": "ui",
+                "prompt": "Login screen",
+                "criteria": "Has a sign-in button",
+            }
+        )
+        + "\n"
+    )
+    (h / "results.json").write_text(
+        json.dumps(
+            {
+                "results": [
+                    {
+                        "test_id": "t1",
+                        "model_label": "m1",
+                        "task_type": "ui",
+                        "artifact_paths": ["a.png"],
+                        "scores": {"text_rendering": "PASS"},
+                        "reasons": {"text_rendering": "spelled right"},
+                        "run_params": {},
+                    }
+                ]
+            }
+        )
+    )
     assert main(["import", "harness", str(h / "results.json"), "--study", st]) == 2
     assert "--cases" in capsys.readouterr().err
-    assert main(["import", "harness", str(h / "results.json"), "--cases", str(h / "cases.jsonl"), "--study", st]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "harness",
+                str(h / "results.json"),
+                "--cases",
+                str(h / "cases.jsonl"),
+                "--study",
+                st,
+            ]
+        )
+        == 0
+    )
     assert "imported 1 items and 1 judge scores" in capsys.readouterr().out
     (h / "results.json").write_text("[{]")
-    assert main(["import", "harness", str(h / "results.json"), "--cases", str(h / "cases.jsonl"), "--study", st]) == 2
+    assert (
+        main(
+            [
+                "import",
+                "harness",
+                str(h / "results.json"),
+                "--cases",
+                str(h / "cases.jsonl"),
+                "--study",
+                st,
+            ]
+        )
+        == 2
+    )
     assert "results.json:1: not valid JSON" in capsys.readouterr().err
 
 
@@ -68,14 +117,23 @@ def test_raters_and_operators(tmp_path, capsys):
     assert [line.rstrip("\t") for line in lines] == ["alice\trater\tUI designer", "ops\toperator"]
 
 
-def test_report_without_a_destination_goes_to_exports_and_module_entry_point(tmp_path, capsys, monkeypatch):
+def test_report_without_a_destination_goes_to_exports_and_module_entry_point(
+    tmp_path, capsys, monkeypatch
+):
     st = _study(tmp_path)
     monkeypatch.chdir(tmp_path)  # the default folder is relative to where the command runs
     assert main(["report", "--study", st, "--boot", "50"]) == 0
-    written = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "exports").rglob("report.*"))
+    written = sorted(
+        p.relative_to(tmp_path).as_posix() for p in (tmp_path / "exports").rglob("report.*")
+    )
     assert len(written) == 2 and all(p.startswith("exports/st/") for p in written)
-    done = subprocess.run([sys.executable, "-m", "annotator", "status", "--study", st], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "annotator", "status", "--study", st], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "rubric ui_mockup" in done.stdout
-    bad = subprocess.run([sys.executable, "-m", "annotator", "status", "--study", str(tmp_path / "nope")],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "annotator", "status", "--study", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1

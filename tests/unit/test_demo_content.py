@@ -32,8 +32,19 @@ ROOT = Path(__file__).resolve().parents[2]
 UI_RUBRIC = load_rubric(ROOT / "rubrics" / "ui_mockup.toml")
 LOGO_RUBRIC = load_rubric(ROOT / "rubrics" / "logo_edit.toml")
 ANCHORS = ROOT / "anchors" / "ui_mockup"
-REQUIRED_ITEM_FIELDS = ("item_id", "case_id", "prompt", "criteria", "generator", "images",
-                        "inputs", "mask", "seed", "slice", "text")
+REQUIRED_ITEM_FIELDS = (
+    "item_id",
+    "case_id",
+    "prompt",
+    "criteria",
+    "generator",
+    "images",
+    "inputs",
+    "mask",
+    "seed",
+    "slice",
+    "text",
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +53,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> scenario.DemoFiles:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _marker_runs(rendered: images.Rendered, accent: tuple[int, int, int]) -> int:
@@ -251,8 +265,12 @@ def test_judge_csv_values_parse_against_the_rubric(demo: scenario.DemoFiles) -> 
         per_item.setdefault(row["item_id"], {})[row["metric"]] = value
     assert set(per_item) == set(demo.truths)
     for item_id, vals in per_item.items():
-        assert {"instruction_following", "layout_hierarchy", "text_rendering",
-                "ui_affordance"} <= set(vals)
+        assert {
+            "instruction_following",
+            "layout_hierarchy",
+            "text_rendering",
+            "ui_affordance",
+        } <= set(vals)
         t = demo.truths[item_id]
         for s in ("layout_hierarchy", "ui_affordance"):
             assert t[s] <= vals[s] <= min(5, t[s] + 2)  # lenient: never below the truth
@@ -278,13 +296,19 @@ def test_logo_edit_manifest(tmp_path: Path) -> None:
 def test_lenient_judge_false_pass_rate_is_planted() -> None:
     rng = random.Random(2024)
     n = 4000
-    failing = {"instruction_following": FAIL, "text_rendering": FAIL, "layout_hierarchy": 2,
-               "ui_affordance": 5,
-               "failure_tags": ("misspelled_text", "missing_required_section")}
+    failing = {
+        "instruction_following": FAIL,
+        "text_rendering": FAIL,
+        "layout_hierarchy": 2,
+        "ui_affordance": 5,
+        "failure_tags": ("misspelled_text", "missing_required_section"),
+    }
     answers = [scenario.lenient_judge(failing, rng) for _ in range(n)]
     lo, hi = binom.interval(0.999, n, scenario.LENIENT_FALSE_PASS)
-    for gate, tag in (("instruction_following", "missing_required_section"),
-                      ("text_rendering", "misspelled_text")):
+    for gate, tag in (
+        ("instruction_following", "missing_required_section"),
+        ("text_rendering", "misspelled_text"),
+    ):
         passes = sum(a[gate] == PASS for a in answers)
         assert lo <= passes <= hi, (gate, passes, lo, hi)
         # A gate it passed never keeps the tag that contradicts the pass.
@@ -292,10 +316,16 @@ def test_lenient_judge_false_pass_rate_is_planted() -> None:
     bumps = np.array([a["layout_hierarchy"] - 2 for a in answers])
     assert 0.93 < bumps.mean() < 1.07 and set(bumps) == {0, 1, 2}
     assert {a["ui_affordance"] for a in answers} == {5}  # clipped at the top
-    passing = {"instruction_following": PASS, "text_rendering": PASS, "layout_hierarchy": 5,
-               "ui_affordance": 4, "failure_tags": ()}
-    assert all(scenario.lenient_judge(passing, rng)["instruction_following"] == PASS
-               for _ in range(200))
+    passing = {
+        "instruction_following": PASS,
+        "text_rendering": PASS,
+        "layout_hierarchy": 5,
+        "ui_affordance": 4,
+        "failure_tags": (),
+    }
+    assert all(
+        scenario.lenient_judge(passing, rng)["instruction_following"] == PASS for _ in range(200)
+    )
 
 
 # ---- the shipped anchor set -------------------------------------------------------------------

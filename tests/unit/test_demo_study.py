@@ -16,8 +16,24 @@ def demo(tmp_path_factory):
     d = tmp_path_factory.mktemp("demo")
     assert main(["demo", "--headless", "--study", str(d / "study")]) == 0
     assert main(["demo", "--headless", "--study", str(d / "study")]) == 0  # already there: reused
-    assert main(["report", "--study", str(d / "study"), "--json", str(d / "r.json"), "--html", str(d / "r.html"),
-                 "--csv", str(d / "csv"), "--boot", "1000"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--study",
+                str(d / "study"),
+                "--json",
+                str(d / "r.json"),
+                "--html",
+                str(d / "r.html"),
+                "--csv",
+                str(d / "csv"),
+                "--boot",
+                "1000",
+            ]
+        )
+        == 0
+    )
     return d, json.loads((d / "r.json").read_text())
 
 
@@ -25,9 +41,15 @@ def test_lenient_judge_is_a_systematic_finding(demo):
     _, r = demo
     lenient = {f["metric"] for f in r["systematic_findings"] if f["kind"] == "lenient"}
     assert "verdict" in lenient and lenient & {"instruction_following", "text_rendering"}
-    contradictions = [f for f in r["findings"] if f["judge"] == "PASS" and f["metric"] in ("instruction_following", "text_rendering")]
+    contradictions = [
+        f
+        for f in r["findings"]
+        if f["judge"] == "PASS" and f["metric"] in ("instruction_following", "text_rendering")
+    ]
     assert contradictions, "a judge PASS against a human FAIL consensus must be listed item by item"
-    assert all(f.get("display_code") and f.get("case_id") and f.get("generator") for f in r["findings"])
+    assert all(
+        f.get("display_code") and f.get("case_id") and f.get("generator") for f in r["findings"]
+    )
 
 
 def test_judge_beats_its_permutation_baseline(demo):
@@ -50,7 +72,11 @@ def test_drifting_rater_is_named_and_operator_is_nowhere(demo):
         assert c.execute(op.format("judgements")).fetchone()[0] > 0  # stored ...
         assert c.execute(op.format("pair_votes")).fetchone()[0] > 0
     # ... and counted nowhere: the pairwise tallies hold only the three simulated voters' votes
-    assert set(r["pairwise"]["position_bias"]["by_rater"]) == {"sim-steady", "sim-severe", "sim-lenient"}
+    assert set(r["pairwise"]["position_bias"]["by_rater"]) == {
+        "sim-steady",
+        "sim-severe",
+        "sim-lenient",
+    }
     with open(d / "csv" / "judgements.csv", newline="") as fh:
         assert "ops-check" not in {row["rater"] for row in csv.DictReader(fh)}
 
@@ -62,7 +88,9 @@ def test_pairwise_and_generators_show_the_planted_order(demo):
     assert r["pairwise"]["position_bias"]["left"] + r["pairwise"]["position_bias"]["right"] > 100
     gens = r["generators"]
     assert set(gens["by_generator"]) == {"gen-alpha", "gen-beta", "gen-gamma"}
-    assert list(gens["by_generator"]["gen-alpha"]["by_case"]) == sorted(gens["by_generator"]["gen-alpha"]["by_case"])
+    assert list(gens["by_generator"]["gen-alpha"]["by_case"]) == sorted(
+        gens["by_generator"]["gen-alpha"]["by_case"]
+    )
 
 
 def test_html_report_is_self_contained_with_thumbnails(demo):

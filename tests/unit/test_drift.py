@@ -42,11 +42,14 @@ RUNS = 1000
 # Steady raters of four noise levels (scale deviation law, gate flip rate), the model of
 # tests/benchmarks/drift.md: none of them drifts, so every flag is false.
 NOISE = {
-    "quiet": (lambda rng, shape: rng.choice([-1, 0, 1], p=[.03, .94, .03], size=shape), 0.03),
-    "steady": (lambda rng, shape: rng.choice([-1, 0, 1], p=[.15, .70, .15], size=shape), 0.15),
+    "quiet": (lambda rng, shape: rng.choice([-1, 0, 1], p=[0.03, 0.94, 0.03], size=shape), 0.03),
+    "steady": (lambda rng, shape: rng.choice([-1, 0, 1], p=[0.15, 0.70, 0.15], size=shape), 0.15),
     # DSG-TIFA-like: sd about 0.75, 5% of deviations 2 or more, a personal offset of -0.3
     "tifa": (lambda rng, shape: np.rint(rng.normal(-0.3, 0.7, shape)), 0.20),
-    "noisy": (lambda rng, shape: rng.choice([-2, -1, 0, 1, 2], p=[.05, .2, .5, .2, .05], size=shape), 0.25),
+    "noisy": (
+        lambda rng, shape: rng.choice([-2, -1, 0, 1, 2], p=[0.05, 0.2, 0.5, 0.2, 0.05], size=shape),
+        0.25,
+    ),
 }
 
 
@@ -90,7 +93,12 @@ def test_check_rater_drift_names_the_chart_and_the_earliest_metric():
     # far from the reference from the very first anchor: the combined chart (mean deviation over
     # the metrics, k 0.3, h 3) at the second anchor; the reference chart of the metric at the sixth
     flag = check_rater_drift({"c": [-2] * 10})
-    assert (flag["metric"], flag["direction"], flag["index"], flag["chart"]) == ("c", "down", 1, "combined")
+    assert (flag["metric"], flag["direction"], flag["index"], flag["chart"]) == (
+        "c",
+        "down",
+        1,
+        "combined",
+    )
     ref = _metric_flag([-2] * 10)
     assert (ref["index"], ref["chart"], ref["statistic"]) == (5, "reference", 6.0)
     assert check_rater_drift({"x": [0.0] * 200, "y": []}) is None
@@ -100,7 +108,9 @@ def test_ewma_and_its_limits():
     z, limit = ewma([1.0, 0.0, 0.0])
     lam = EWMA_LAMBDA
     assert z.tolist() == pytest.approx([lam, lam * (1 - lam), lam * (1 - lam) ** 2])
-    assert limit[0] == pytest.approx(3 * lam)  # first limit: L sigma lambda, sigma 1 for normal scores
+    assert limit[0] == pytest.approx(
+        3 * lam
+    )  # first limit: L sigma lambda, sigma 1 for normal scores
     _, long = ewma(np.zeros(200))
     assert long[-1] == pytest.approx(3 * math.sqrt(lam / (2 - lam)))
 
@@ -163,10 +173,20 @@ def simulated_anchor_answers(raters, n_anchors, rng, sessions_every=25):
             truth |= {m: int(rng.choice(6, p=P_REF)) for m in SCALES}
             answers = rater.answer(truth, RUBRIC, rng, anchor_index=seq)
             for metric, reference in truth.items():
-                rows.append({"rater": rater.name, "anchor_id": f"{rater.name}-a{seq}", "item_id": f"i{seq}",
-                             "metric": metric, "value": answers[metric], "reference": reference,
-                             "seq": seq, "session_id": f"s{seq // sessions_every}", "created_at": None,
-                             "context": "live"})
+                rows.append(
+                    {
+                        "rater": rater.name,
+                        "anchor_id": f"{rater.name}-a{seq}",
+                        "item_id": f"i{seq}",
+                        "metric": metric,
+                        "value": answers[metric],
+                        "reference": reference,
+                        "seq": seq,
+                        "session_id": f"s{seq // sessions_every}",
+                        "created_at": None,
+                        "context": "live",
+                    }
+                )
     return pd.DataFrame(rows, columns=ANCHOR_COLUMNS)
 
 
@@ -174,15 +194,30 @@ def simulated_anchor_answers(raters, n_anchors, rng, sessions_every=25):
 def test_summary_flags_simulated_drift_and_spares_steady_raters():
     rng = np.random.default_rng(99)
     n = 150
-    drifting = [SimulatedRater(f"d{i}", noise=0.48, drift_at=30, drift_shift=1.0, drift_kinds=("scale",))
-                for i in range(n)]
+    drifting = [
+        SimulatedRater(f"d{i}", noise=0.48, drift_at=30, drift_shift=1.0, drift_kinds=("scale",))
+        for i in range(n)
+    ]
     steady = [SimulatedRater(f"s{i}", noise=0.48) for i in range(n)]
-    frames = StudyFrames(study="sim", rubric=RUBRIC, anchor_answers=pd.concat(
-        [simulated_anchor_answers(drifting, 45, rng), simulated_anchor_answers(steady, 100, rng)]))
+    frames = StudyFrames(
+        study="sim",
+        rubric=RUBRIC,
+        anchor_answers=pd.concat(
+            [
+                simulated_anchor_answers(drifting, 45, rng),
+                simulated_anchor_answers(steady, 100, rng),
+            ]
+        ),
+    )
     summary = rater_drift_summary(frames)
     caught = [summary[r.name]["drift"] for r in drifting]
-    on_time = sum(d["flagged"] and 30 <= d["first_flag_at"] < 45 and d["direction"] == "up"
-                  and d["metric"] in SCALES for d in caught)
+    on_time = sum(
+        d["flagged"]
+        and 30 <= d["first_flag_at"] < 45
+        and d["direction"] == "up"
+        and d["metric"] in SCALES
+        for d in caught
+    )
     assert clopper_pearson(on_time, n)[0] >= 0.80
     false = sum(summary[r.name]["drift"]["flagged"] for r in steady)
     assert clopper_pearson(false, n)[1] <= 0.05
@@ -191,9 +226,21 @@ def test_summary_flags_simulated_drift_and_spares_steady_raters():
 
 def anchor_rows(rater, rows):
     """rows: (seq, anchor_id, metric, value, reference, session, context)."""
-    return [{"rater": rater, "anchor_id": a, "item_id": f"item-{a}", "metric": m, "value": v,
-             "reference": ref, "seq": seq, "session_id": sess, "created_at": None, "context": ctx}
-            for seq, a, m, v, ref, sess, ctx in rows]
+    return [
+        {
+            "rater": rater,
+            "anchor_id": a,
+            "item_id": f"item-{a}",
+            "metric": m,
+            "value": v,
+            "reference": ref,
+            "seq": seq,
+            "session_id": sess,
+            "created_at": None,
+            "context": ctx,
+        }
+        for seq, a, m, v, ref, sess, ctx in rows
+    ]
 
 
 def test_summary_shape_accuracy_and_test_retest():
@@ -208,18 +255,30 @@ def test_summary_shape_accuracy_and_test_retest():
         rows.append((seq, anchor, "layout_hierarchy", scale_answers[seq], 3, sess, "live"))
     rows.append((10, "a0", "layout_hierarchy", CANNOT_JUDGE, 3, "s2", "live"))
     rows.append((None, "a0", "layout_hierarchy", 0, 3, "c1", "calibration"))
-    frames = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("ann", rows)))
+    frames = StudyFrames(
+        study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("ann", rows))
+    )
     s = rater_drift_summary(frames)["ann"]
     json.dumps(s, allow_nan=False)
     assert s["anchors"] == 11
-    assert s["drift"] == {"flagged": False, "metric": None, "direction": None, "first_flag_at": None}
+    assert s["drift"] == {
+        "flagged": False,
+        "metric": None,
+        "direction": None,
+        "first_flag_at": None,
+    }
     gate = s["accuracy"]["instruction_following"]
     assert (gate["estimate"], gate["n"]) == (0.8, 10)
     # Clopper-Pearson 95% for 8 of 10 (published tables: 0.4439, 0.9748)
     assert (gate["low"], gate["high"]) == pytest.approx((0.4439, 0.9748), abs=1e-4)
     scale = s["accuracy"]["layout_hierarchy"]
     # "cannot judge" against a reference counts as not met (the one anchor rule, domain/kinds.py)
-    assert (scale["estimate"], scale["n"], scale["exact"], scale["n_cannot_judge"]) == (9 / 11, 11, 5 / 11, 1)
+    assert (scale["estimate"], scale["n"], scale["exact"], scale["n_cannot_judge"]) == (
+        9 / 11,
+        11,
+        5 / 11,
+        1,
+    )
     assert s["calibration_accuracy"]["layout_hierarchy"]["estimate"] == 0.0
     rr = s["test_retest"]["layout_hierarchy"]
     # pairs (s1, s2) per anchor: (3,4) (3,2) (3,4) (3,2) (3,5) -> 4 of 5 within one point, none exact
@@ -228,10 +287,28 @@ def test_summary_shape_accuracy_and_test_retest():
     series = s["series"]["layout_hierarchy"]
     assert series["seq"] == list(range(10))  # cannot_judge (seq 10) skipped
     assert series["deviation"] == [float(a - 3) for a in scale_answers]
-    assert (series["k"], series["h"], series["k_reference"], series["h_reference"]) == (K, H, K_REF, H_REF)
+    assert (series["k"], series["h"], series["k_reference"], series["h_reference"]) == (
+        K,
+        H,
+        K_REF,
+        H_REF,
+    )
     assert s["series"]["instruction_following"]["k_reference"] == 0.5
-    assert set(series) == {"seq", "deviation", "score", "cusum_up", "cusum_down", "ewma", "ewma_limit", "k",
-                           "h", "reference_up", "reference_down", "k_reference", "h_reference"}
+    assert set(series) == {
+        "seq",
+        "deviation",
+        "score",
+        "cusum_up",
+        "cusum_down",
+        "ewma",
+        "ewma_limit",
+        "k",
+        "h",
+        "reference_up",
+        "reference_down",
+        "k_reference",
+        "h_reference",
+    }
     assert set(s["series"]) == {"instruction_following", "layout_hierarchy"}
 
 
@@ -239,20 +316,35 @@ def test_first_flag_at_is_the_seq_and_the_earliest_metric_decides():
     gate, scale = [], []
     for seq in range(20):
         # the gate is answered FAIL on PASS anchors from seq 4 on
-        gate.append((seq, f"a{seq}", "text_rendering", FAIL if seq >= 4 else PASS, PASS, "s", "live"))
+        gate.append(
+            (seq, f"a{seq}", "text_rendering", FAIL if seq >= 4 else PASS, PASS, "s", "live")
+        )
         # the scale is skipped (cannot judge) at odd seqs and 3 points high from seq 4
         value = CANNOT_JUDGE if seq % 2 else (5 if seq >= 4 else 2)
         scale.append((seq, f"a{seq}", "ui_affordance", value, 2, "s", "live"))
-    both = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate + scale)))
+    both = StudyFrames(
+        study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate + scale))
+    )
     # per seq the mean deviation is +3 (scale alone), -1 (gate alone) or +1 (both): the scale's
     # reference chart (k 1: S+ = 2, 4, 6 at seqs 4, 6, 8, series index 4 but seq 8) decides
     assert rater_drift_summary(both)["r"]["drift"] == {
-        "flagged": True, "metric": "ui_affordance", "direction": "up", "first_flag_at": 8, "chart": "reference"}
-    only_gate = StudyFrames(study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate)))
+        "flagged": True,
+        "metric": "ui_affordance",
+        "direction": "up",
+        "first_flag_at": 8,
+        "chart": "reference",
+    }
+    only_gate = StudyFrames(
+        study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate))
+    )
     # alone, the gate's mean deviation -1 from seq 4 gives the combined chart 0.7 an anchor: seq 8
     assert rater_drift_summary(only_gate)["r"]["drift"] == {
-        "flagged": True, "metric": "text_rendering", "direction": "down", "first_flag_at": 8,
-        "chart": "combined"}
+        "flagged": True,
+        "metric": "text_rendering",
+        "direction": "down",
+        "first_flag_at": 8,
+        "chart": "combined",
+    }
     # the reference chart of a two-valued metric has k 0.5 (with the rubric), 1 without
     devs = [0.0] * 4 + [-1.0] * 16
     assert _metric_flag(devs, reference_k(RUBRIC.metric("text_rendering")))["index"] == 14

@@ -11,15 +11,28 @@ from annotator.services.study import Study
 from annotator.store.anchors import anchors
 
 REPO = Path(__file__).resolve().parents[2]
-LIVE = {"instruction_following": "PASS", "layout_hierarchy": 3, "text_rendering": "PASS", "ui_affordance": 3}
+LIVE = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 3,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+}
 
 
 def test_drift_alert_after_the_next_live_item(tmp_path):
     study = Study.create(tmp_path / "st", REPO / "rubrics" / "ui_mockup.toml")
     src = tmp_path / "src"
     src.mkdir()
-    rows = [{"item_id": f"t{i}", "case_id": f"c{i % 7}", "prompt": f"p{i % 7}", "generator": f"g{i % 3}",
-             "text": "x"} for i in range(80)]
+    rows = [
+        {
+            "item_id": f"t{i}",
+            "case_id": f"c{i % 7}",
+            "prompt": f"p{i % 7}",
+            "generator": f"g{i % 3}",
+            "text": "x",
+        }
+        for i in range(80)
+    ]
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study.import_items(src / "m.jsonl")
     study.import_anchors(REPO / "anchors" / "ui_mockup" / "anchors.jsonl")
@@ -36,7 +49,10 @@ def test_drift_alert_after_the_next_live_item(tmp_path):
         alert = session.take_drift_alert()
         if alert is not None:
             assert previous == "live", "the alert must not follow an anchor directly"
-            assert alert["metric"] in ("layout_hierarchy", "ui_affordance") and alert["direction"] == "down"
+            assert (
+                alert["metric"] in ("layout_hierarchy", "ui_affordance")
+                and alert["direction"] == "down"
+            )
             alert_seen_after = previous
             break
         if item.context == "anchor":

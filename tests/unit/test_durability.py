@@ -32,12 +32,17 @@ def test_sigkill_mid_session_keeps_every_committed_answer(tmp_path, study_locati
     repo = HERE.parents[1]
     study = Study.create(study_location, repo / "rubrics" / "ui_mockup.toml")
     src = tmp_path / "src"
-    study.import_items(write_manifest(src, basic_rows(src, n_cases=6, gens=("a", "b", "c", "d", "e"))))
+    study.import_items(
+        write_manifest(src, basic_rows(src, n_cases=6, gens=("a", "b", "c", "d", "e")))
+    )
     study.add_rater("ann")
     study.close()
 
-    child = subprocess.Popen([sys.executable, str(HERE / "durability_child.py"), str(study_location)],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, str(HERE / "durability_child.py"), str(study_location)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     printed: list[int] = []
     deadline = time.monotonic() + 60
     while len(printed) < 12 and time.monotonic() < deadline:
@@ -64,7 +69,9 @@ def test_sigkill_mid_session_keeps_every_committed_answer(tmp_path, study_locati
     from annotator.store.models import QueueEntry
 
     with study.db.read() as s:
-        rater = s.execute(__import__("sqlalchemy").text("SELECT id FROM raters WHERE name = 'ann'")).scalar()
+        rater = s.execute(
+            __import__("sqlalchemy").text("SELECT id FROM raters WHERE name = 'ann'")
+        ).scalar()
         answered = _answered_live(s, rater, study.rubric.version)
         order = [e.item_pk for e in s.query(QueueEntry).order_by(QueueEntry.position)]
     first_open = next(i for i in order if i not in answered)

@@ -25,8 +25,14 @@ from annotator.store import imports
 
 REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "rubrics" / "ui_mockup.toml"
-ALL = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
-       "failure_tags": [], "reason": "ok"}
+ALL = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "ok",
+}
 
 
 def _one_line(capsys, argv: list[str], needle: str) -> str:
@@ -59,7 +65,9 @@ def small_disk(tmp_path: Path, kib: int):
     """A real filesystem of `kib` KiB (tmpfs): writes past it fail with ENOSPC."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(mnt)], capture_output=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(mnt)], capture_output=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here ({r.stderr.decode().strip()})")
     try:
@@ -104,7 +112,9 @@ def test_failed_import_keeps_shared_media(tmp_path, monkeypatch):
         new = real_put(img, tx)
         if not state["b_done"]:
             state["b_done"] = True
-            assert b.import_items(man_b) == 1  # B commits while A is between its media and its database phase
+            assert (
+                b.import_items(man_b) == 1
+            )  # B commits while A is between its media and its database phase
         return new
 
     def import_failing_for_a(s, specs, *args, **kw):
@@ -131,9 +141,22 @@ def test_failed_import_removes_only_its_own_unshared_media(tmp_path, monkeypatch
     study.import_items(write_manifest(src, basic_rows(src, n_cases=1)))
     before = _media_files(folder)
     make_png(src / "new.png", colour=(1, 2, 3))
-    man = write_manifest(src, [{"item_id": "n", "case_id": "c", "prompt": "p", "generator": "g",
-                                "images": ["new.png", "out/gen-a_case0.png"]}], "n.jsonl")
-    monkeypatch.setattr(imports, "import_items", lambda *a, **k: (_ for _ in ()).throw(InputError("boom")))
+    man = write_manifest(
+        src,
+        [
+            {
+                "item_id": "n",
+                "case_id": "c",
+                "prompt": "p",
+                "generator": "g",
+                "images": ["new.png", "out/gen-a_case0.png"],
+            }
+        ],
+        "n.jsonl",
+    )
+    monkeypatch.setattr(
+        imports, "import_items", lambda *a, **k: (_ for _ in ()).throw(InputError("boom"))
+    )
     with pytest.raises(InputError):
         study.import_items(man)
     assert _media_files(folder) == before
@@ -145,9 +168,20 @@ def _harness_files(tmp_path: Path, reasons) -> tuple[Path, Path]:
     make_png(src / "x.png")
     cases = write_manifest(src, [{"id": "case9", "prompt": "a login screen"}], "cases.jsonl")
     results = src / "results.json"
-    results.write_text(json.dumps([{"test_id": "case9", "model_label": "g1", "artifact_paths": ["x.png"],
-                                    "scores": {"instruction_following": "PASS"}, "reasons": reasons,
-                                    "run_params": {"judge_model": "j1"}}]))
+    results.write_text(
+        json.dumps(
+            [
+                {
+                    "test_id": "case9",
+                    "model_label": "g1",
+                    "artifact_paths": ["x.png"],
+                    "scores": {"instruction_following": "PASS"},
+                    "reasons": reasons,
+                    "run_params": {"judge_model": "j1"},
+                }
+            ]
+        )
+    )
     return results, cases
 
 
@@ -156,15 +190,23 @@ def test_harness_import_is_one_transaction(tmp_path, capsys):
     folder = tmp_path / "st"
     Study.create(folder, RUBRIC).close()
     results, cases = _harness_files(tmp_path, {"instruction_following": "fine"})
-    assert main(["import", "harness", str(results), "--cases", str(cases), "--study", str(folder)]) == 0
+    assert (
+        main(["import", "harness", str(results), "--cases", str(cases), "--study", str(folder)])
+        == 0
+    )
     capsys.readouterr()
     n_items, media = _count(folder, "items"), _media_files(folder)
     make_png(results.parent / "y.png", colour=(1, 200, 3))
     first = json.loads(results.read_text())[0]
     # the same result again (its judge scores clash) plus a new one with a new image
-    results.write_text(json.dumps([first, {**first, "model_label": "g2", "artifact_paths": ["y.png"]}]))
-    _one_line(capsys, ["import", "harness", str(results), "--cases", str(cases), "--study", str(folder)],
-              "judge scores are already in the study")
+    results.write_text(
+        json.dumps([first, {**first, "model_label": "g2", "artifact_paths": ["y.png"]}])
+    )
+    _one_line(
+        capsys,
+        ["import", "harness", str(results), "--cases", str(cases), "--study", str(folder)],
+        "judge scores are already in the study",
+    )
     assert _count(folder, "items") == n_items and _media_files(folder) == media
 
 
@@ -172,8 +214,11 @@ def test_harness_dict_reason_is_one_line_and_lands_nothing(tmp_path, capsys):
     folder = tmp_path / "st"
     Study.create(folder, RUBRIC).close()
     results, cases = _harness_files(tmp_path, {"instruction_following": {"why": "nested"}})
-    _one_line(capsys, ["import", "harness", str(results), "--cases", str(cases), "--study", str(folder)],
-              "the reason for 'instruction_following' must be text")
+    _one_line(
+        capsys,
+        ["import", "harness", str(results), "--cases", str(cases), "--study", str(folder)],
+        "the reason for 'instruction_following' must be text",
+    )
     assert _count(folder, "items") == 0 and _media_files(folder) == []
 
 
@@ -182,10 +227,20 @@ def test_full_disk_during_import_leaves_no_media_and_no_tmp(tmp_path, capsys):
         folder = disk / "st"
         Study.create(folder, RUBRIC).close()
         src = tmp_path / "src"
-        rows = [{"item_id": f"i{n}", "case_id": "c", "prompt": "p", "generator": f"g{n}",
-                 "images": [str(_noise_png(src / f"n{n}.png", seed=n).name)]} for n in range(8)]
+        rows = [
+            {
+                "item_id": f"i{n}",
+                "case_id": "c",
+                "prompt": "p",
+                "generator": f"g{n}",
+                "images": [str(_noise_png(src / f"n{n}.png", seed=n).name)],
+            }
+            for n in range(8)
+        ]
         man = write_manifest(src, rows)
-        err = _one_line(capsys, ["import", "items", str(man), "--study", str(folder)], "disk is full")
+        err = _one_line(
+            capsys, ["import", "items", str(man), "--study", str(folder)], "disk is full"
+        )
         assert "nothing was" in err
         assert _media_files(folder) == [] and not list(folder.rglob("*.tmp"))
         assert _count(folder, "items") == 0
@@ -227,8 +282,11 @@ def test_live_item_reimported_as_anchor_is_refused(tmp_path, capsys):
     man.write_text(json.dumps(live) + "\n")
     assert main(["import", "items", str(man), "--study", str(folder)]) == 0
     capsys.readouterr()
-    _one_line(capsys, ["import", "anchors", str(anchors), "--study", str(folder)],
-              f"'{first['item_id']}' is already in the study as a live item")
+    _one_line(
+        capsys,
+        ["import", "anchors", str(anchors), "--study", str(folder)],
+        f"'{first['item_id']}' is already in the study as a live item",
+    )
     assert _count(folder, "anchors") == 0
 
 
@@ -243,9 +301,14 @@ def test_16_bit_and_float_images_keep_their_tones(tmp_path):
 
     ramp16 = np.tile(np.linspace(0, 65535, 256).astype(np.uint16), (8, 1))
     ramp_f = np.tile(np.linspace(0, 1, 256).astype(np.float32), (8, 1))
-    for data in (_png_bytes(Image.fromarray(ramp16)), _png_bytes(Image.fromarray(ramp_f, "F"), "TIFF")):
+    for data in (
+        _png_bytes(Image.fromarray(ramp16)),
+        _png_bytes(Image.fromarray(ramp_f, "F"), "TIFF"),
+    ):
         out = np.asarray(Image.open(io.BytesIO(encode_image(data, source="x").png)).convert("L"))[0]
-        assert out[0] == 0 and out[-1] == 255 and len(np.unique(out)) == 256  # a ramp, not 0/255 or all black
+        assert (
+            out[0] == 0 and out[-1] == 255 and len(np.unique(out)) == 256
+        )  # a ramp, not 0/255 or all black
         assert np.all(np.diff(out.astype(int)) == 1)
 
 
@@ -258,9 +321,16 @@ def test_animated_images_are_refused(tmp_path, capsys):
     folder = tmp_path / "st"
     Study.create(folder, RUBRIC).close()
     for name in ("a.gif", "b.png"):
-        man = write_manifest(src, [{"item_id": name, "case_id": "c", "prompt": "p", "generator": "g",
-                                    "images": [name]}], f"{name}.jsonl")
-        _one_line(capsys, ["import", "items", str(man), "--study", str(folder)], "animated image (3 frames)")
+        man = write_manifest(
+            src,
+            [{"item_id": name, "case_id": "c", "prompt": "p", "generator": "g", "images": [name]}],
+            f"{name}.jsonl",
+        )
+        _one_line(
+            capsys,
+            ["import", "items", str(man), "--study", str(folder)],
+            "animated image (3 frames)",
+        )
 
 
 def _racer(folder: str, n: int, out) -> None:
@@ -291,7 +361,9 @@ def _sql(location, query: str) -> list[tuple]:
         study.close()
 
 
-def test_two_processes_on_one_rater_lose_nothing_and_seed_one_anchor_per_slot(tmp_path, study_location):
+def test_two_processes_on_one_rater_lose_nothing_and_seed_one_anchor_per_slot(
+    tmp_path, study_location
+):
     folder = study_location
     study = Study.create(folder, RUBRIC)
     src = tmp_path / "src"
@@ -309,11 +381,17 @@ def test_two_processes_on_one_rater_lose_nothing_and_seed_one_anchor_per_slot(tm
     for p in procs:
         p.join(timeout=60)
     assert all(isinstance(r, int) and r > 0 for r in results), results
-    slots = _sql(folder, "SELECT before_position, count(*) FROM anchor_showings WHERE before_position >= 0 "
-                         "GROUP BY before_position HAVING count(*) > 1")
+    slots = _sql(
+        folder,
+        "SELECT before_position, count(*) FROM anchor_showings WHERE before_position >= 0 "
+        "GROUP BY before_position HAVING count(*) > 1",
+    )
     total = _sql(folder, "SELECT count(*) FROM judgements")[0][0]
-    firsts = _sql(folder, "SELECT count(*) FROM judgements WHERE supersedes IS NULL AND context = 'live' "
-                          "GROUP BY item_pk HAVING count(*) > 1")
+    firsts = _sql(
+        folder,
+        "SELECT count(*) FROM judgements WHERE supersedes IS NULL AND context = 'live' "
+        "GROUP BY item_pk HAVING count(*) > 1",
+    )
     assert slots == [] and firsts == []
     assert total == sum(results)  # every acknowledged submit of both processes is in the log, once
 
@@ -326,7 +404,18 @@ def test_study_paths_with_url_characters(tmp_path, capsys, name):
     folder = tmp_path / name
     assert main(["new", str(folder), "--rubric", str(RUBRIC)]) == 0
     src = tmp_path / "src"
-    assert main(["import", "items", str(write_manifest(src, basic_rows(src, n_cases=1))), "--study", str(folder)]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "items",
+                str(write_manifest(src, basic_rows(src, n_cases=1))),
+                "--study",
+                str(folder),
+            ]
+        )
+        == 0
+    )
     assert main(["status", "--study", str(folder)]) == 0
     assert "items           3" in capsys.readouterr().out
     assert not (tmp_path / name.split("#")[0].split("?")[0]).with_suffix(".sqlite").exists()
@@ -398,11 +487,28 @@ def test_a_rater_write_during_a_long_import_is_busy_not_raw(populated, monkeypat
 def test_report_output_paths_are_checked_first(populated, tmp_path, capsys):
     f = tmp_path / "afile"
     f.write_text("x")
-    _one_line(capsys, ["report", "--study", str(populated.folder), "--csv", str(f)], "is a file; --csv takes a folder")
-    _one_line(capsys, ["report", "--study", str(populated.folder), "--json", str(tmp_path)], "is a folder")
+    _one_line(
+        capsys,
+        ["report", "--study", str(populated.folder), "--csv", str(f)],
+        "is a file; --csv takes a folder",
+    )
+    _one_line(
+        capsys, ["report", "--study", str(populated.folder), "--json", str(tmp_path)], "is a folder"
+    )
     for boot in ("0", "-5"):
-        _one_line(capsys, ["report", "--study", str(populated.folder), "--json", str(tmp_path / "r.json"),
-                           "--boot", boot], "give at least 1 resample")
+        _one_line(
+            capsys,
+            [
+                "report",
+                "--study",
+                str(populated.folder),
+                "--json",
+                str(tmp_path / "r.json"),
+                "--boot",
+                boot,
+            ],
+            "give at least 1 resample",
+        )
 
 
 @pytest.mark.parametrize("case", ["directory", "long_name", "nul", "big_seed", "deep_json"])
@@ -413,7 +519,10 @@ def test_bad_paths_and_values_in_a_manifest_are_one_line(tmp_path, capsys, case)
     make_png(src / "ok.png")
     row = {"item_id": "i", "case_id": "c", "prompt": "p", "generator": "g", "images": ["ok.png"]}
     if case == "directory":
-        argv, needle = ["import", "items", str(src), "--study", str(folder)], "is a folder, not a file"
+        argv, needle = (
+            ["import", "items", str(src), "--study", str(folder)],
+            "is a folder, not a file",
+        )
     else:
         if case == "long_name":
             row["images"] = ["x" * 300 + ".png"]
@@ -444,20 +553,28 @@ def test_latin1_prompt_in_a_folder_import_is_one_line(tmp_path, capsys):
 
 
 def test_deeply_nested_verdict_rule_is_one_line(tmp_path, capsys):
-    text = RUBRIC.read_text().replace('rules = ["instruction_following == PASS"',
-                                      'rules = ["' + "not (" * 2500 + "instruction_following == PASS" + ")" * 2500 + '"')
+    text = RUBRIC.read_text().replace(
+        'rules = ["instruction_following == PASS"',
+        'rules = ["' + "not (" * 2500 + "instruction_following == PASS" + ")" * 2500 + '"',
+    )
     bad = tmp_path / "deep.toml"
     bad.write_text(text)
     _one_line(capsys, ["new", str(tmp_path / "st"), "--rubric", str(bad)], "verdict rule")
-    shallow = RUBRIC.read_text().replace('rules = ["instruction_following == PASS"',
-                                         'rules = ["' + "not " * 40 + "instruction_following == PASS" + '"')
+    shallow = RUBRIC.read_text().replace(
+        'rules = ["instruction_following == PASS"',
+        'rules = ["' + "not " * 40 + "instruction_following == PASS" + '"',
+    )
     bad.write_text(shallow)
     _one_line(capsys, ["new", str(tmp_path / "st2"), "--rubric", str(bad)], "more than 32 deep")
 
 
 def test_unbounded_scale_is_refused_at_new(tmp_path, capsys):
     bad = tmp_path / "wide.toml"
-    bad.write_text(RUBRIC.read_text().replace("min = 0\nmax = 5\nlevels = { 5 =", "min = 0\nmax = 1000000000\nlevels = { 5 =", 1))
+    bad.write_text(
+        RUBRIC.read_text().replace(
+            "min = 0\nmax = 5\nlevels = { 5 =", "min = 0\nmax = 1000000000\nlevels = { 5 =", 1
+        )
+    )
     _one_line(capsys, ["new", str(tmp_path / "st"), "--rubric", str(bad)], "at most 101")
 
 
@@ -487,7 +604,11 @@ def test_long_reasons_in_a_csv_are_accepted_up_to_the_stated_bound(populated, tm
     assert main(["import", "ratings", str(csv), "--study", str(populated.folder)]) == 0
     capsys.readouterr()
     csv.write_text("\n".join(lines[:-1] + [f"it-0-1,bob,reason,{'y' * (1100 * 1024)}"]) + "\n")
-    _one_line(capsys, ["import", "ratings", str(csv), "--study", str(populated.folder)], "longer than 1024 KiB")
+    _one_line(
+        capsys,
+        ["import", "ratings", str(csv), "--study", str(populated.folder)],
+        "longer than 1024 KiB",
+    )
 
 
 def test_rubric_with_a_bom_loads(tmp_path):
@@ -498,35 +619,55 @@ def test_rubric_with_a_bom_loads(tmp_path):
     assert load_rubric(p).version == load_rubric(RUBRIC).version
 
 
-@pytest.mark.parametrize("field,value", [("item_id", "a\u0000b"), ("generator", "g\u001b[31m"),
-                                          ("case_id", "c\u0007")])
+@pytest.mark.parametrize(
+    "field,value", [("item_id", "a\u0000b"), ("generator", "g\u001b[31m"), ("case_id", "c\u0007")]
+)
 def test_control_characters_in_ids_are_refused(tmp_path, capsys, field, value):
     folder = tmp_path / "st"
     Study.create(folder, RUBRIC).close()
     src = tmp_path / "src"
     rows = basic_rows(src, n_cases=1)
     rows[0][field] = value
-    _one_line(capsys, ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)],
-              "control character")
+    _one_line(
+        capsys,
+        ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)],
+        "control character",
+    )
 
 
 def test_control_characters_in_rater_names_are_refused(populated, tmp_path, capsys):
     csv = tmp_path / "r.csv"
     csv.write_text("item_id,rater,metric,value,partial\nit-0-0,a\x1bnn,layout_hierarchy,3,yes\n")
-    _one_line(capsys, ["import", "ratings", str(csv), "--study", str(populated.folder)], "control character")
-    _one_line(capsys, ["rater", "add", "bad\x00name", "--study", str(populated.folder)], "control character")
+    _one_line(
+        capsys,
+        ["import", "ratings", str(csv), "--study", str(populated.folder)],
+        "control character",
+    )
+    _one_line(
+        capsys,
+        ["rater", "add", "bad\x00name", "--study", str(populated.folder)],
+        "control character",
+    )
 
 
-def test_partial_judgement_in_a_ratings_csv_is_refused_naming_the_missing(populated, tmp_path, capsys):
+def test_partial_judgement_in_a_ratings_csv_is_refused_naming_the_missing(
+    populated, tmp_path, capsys
+):
     csv = tmp_path / "r.csv"
     csv.write_text("item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,3\n")
-    err = _one_line(capsys, ["import", "ratings", str(csv), "--study", str(populated.folder)], "not the required")
+    err = _one_line(
+        capsys,
+        ["import", "ratings", str(csv), "--study", str(populated.folder)],
+        "not the required",
+    )
     assert "instruction_following" in err and "text_rendering" in err and "ui_affordance" in err
     csv.write_text("item_id,rater,metric,value,partial\nit-0-0,ann,layout_hierarchy,3,yes\n")
     assert main(["import", "ratings", str(csv), "--study", str(populated.folder)]) == 0
 
 
-@pytest.mark.parametrize("value", ['{"x": NaN}', '{"verdict_pass_rate": Infinity}', "[1, -Infinity]"])
+@pytest.mark.parametrize(
+    "value", ['{"x": NaN}', '{"verdict_pass_rate": Infinity}', "[1, -Infinity]"]
+)
 def test_non_finite_settings_are_refused(populated, capsys, value):
     _one_line(capsys, ["set", "release_gate", value, "--study", str(populated.folder)], "finite")
 
@@ -556,10 +697,14 @@ def test_full_disk_mid_session_is_one_line_and_the_answer_can_be_given_again(tmp
         item = session.next()
         filler = _fill(disk)
         with pytest.raises(StudyError) as err:  # the disk is full: refused whole, one line
-            for _ in range(50):  # a page or two of WAL may still fit: keep answering until it does not
+            for _ in range(
+                50
+            ):  # a page or two of WAL may still fit: keep answering until it does not
                 session.submit(item, ALL, 5)
                 item = session.next()
-        assert "\n" not in str(err.value) and ("disk is full" in str(err.value) or "disk I/O" in str(err.value))
+        assert "\n" not in str(err.value) and (
+            "disk is full" in str(err.value) or "disk I/O" in str(err.value)
+        )
         filler.unlink()
         kept = session.submit(item, ALL, 5)  # the same answer, once there is room
         assert kept > 0

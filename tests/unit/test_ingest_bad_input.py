@@ -44,11 +44,22 @@ def _run_bad(capsys, args, needle) -> str:
 def _bomb_png(path: Path) -> Path:
     """A valid PNG header claiming 20000x20000 pixels (over Pillow's bomb limit) with a tiny body."""
     w = h = 20000
+
     def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
     raw = zlib.compress(b"\x00" * (w // 8 + 1) * 2)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 1, 0, 0, 0, 0))
-                     + chunk(b"IDAT", raw) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 1, 0, 0, 0, 0))
+        + chunk(b"IDAT", raw)
+        + chunk(b"IEND", b"")
+    )
     return path
 
 
@@ -91,7 +102,11 @@ def test_etc_passwd_style_path_is_refused(tmp_path, capsys):
     src = tmp_path / "src"
     rows = basic_rows(src, n_cases=1)
     rows[0]["images"] = ["../../../../../../etc/passwd"]
-    _run_bad(capsys, ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)], "outside the manifest's folder")
+    _run_bad(
+        capsys,
+        ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)],
+        "outside the manifest's folder",
+    )
     assert _rows_in(folder, "items") == 0
 
 
@@ -100,7 +115,11 @@ def test_duplicate_item_id_in_one_file(tmp_path, capsys):
     src = tmp_path / "src"
     rows = basic_rows(src)
     rows[4]["item_id"] = rows[1]["item_id"]
-    _run_bad(capsys, ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)], "duplicate item_id 'it-0-1' (first on line 2)")
+    _run_bad(
+        capsys,
+        ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)],
+        "duplicate item_id 'it-0-1' (first on line 2)",
+    )
     assert _rows_in(folder, "items") == 0
 
 
@@ -109,13 +128,18 @@ def test_item_already_in_study_with_other_content(tmp_path, capsys):
     src = tmp_path / "src"
     rows = basic_rows(src)
     assert main(["import", "items", str(write_manifest(src, rows)), "--study", str(folder)]) == 0
-    assert main(["import", "items", str(write_manifest(src, rows)), "--study", str(folder)]) == 0  # identical: idempotent
+    assert (
+        main(["import", "items", str(write_manifest(src, rows)), "--study", str(folder)]) == 0
+    )  # identical: idempotent
     n_media = len(_media_files(folder))
     rows[0]["prompt"] = "a different prompt"
     rows.append({**rows[1], "item_id": "it-new", "images": ["out/new.png"]})
     make_png(src / "out" / "new.png", colour=(1, 2, 3))
-    _run_bad(capsys, ["import", "items", str(write_manifest(src, rows, "m2.jsonl")), "--study", str(folder)],
-             "item_id 'it-0-0' is already in the study with other content")
+    _run_bad(
+        capsys,
+        ["import", "items", str(write_manifest(src, rows, "m2.jsonl")), "--study", str(folder)],
+        "item_id 'it-0-0' is already in the study with other content",
+    )
     assert _rows_in(folder, "items") == 9
     assert len(_media_files(folder)) == n_media  # the new image did not land either
 
@@ -125,7 +149,11 @@ def test_line_that_is_not_json(tmp_path, capsys):
     src = tmp_path / "src"
     m = write_manifest(src if src.mkdir() is None else src, basic_rows(src))
     m.write_text(m.read_text() + "{not json\n")
-    _run_bad(capsys, ["import", "items", str(m), "--study", str(folder)], "manifest.jsonl:10: not valid JSON")
+    _run_bad(
+        capsys,
+        ["import", "items", str(m), "--study", str(folder)],
+        "manifest.jsonl:10: not valid JSON",
+    )
     assert _rows_in(folder, "items") == 0
 
 
@@ -135,8 +163,11 @@ def test_missing_required_field(tmp_path, capsys, field):
     src = tmp_path / "src"
     rows = basic_rows(src)
     del rows[2][field]
-    _run_bad(capsys, ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)],
-             f"manifest.jsonl:3, field '{field}': missing required field '{field}'")
+    _run_bad(
+        capsys,
+        ["import", "items", str(write_manifest(src, rows)), "--study", str(folder)],
+        f"manifest.jsonl:3, field '{field}': missing required field '{field}'",
+    )
     assert _rows_in(folder, "items") == 0
 
 
@@ -145,17 +176,33 @@ def test_images_or_text_required(tmp_path, capsys):
     src = tmp_path / "src"
     src.mkdir()
     m = write_manifest(src, [{"item_id": "x", "case_id": "c", "prompt": "p", "generator": "g"}])
-    _run_bad(capsys, ["import", "items", str(m), "--study", str(folder)], "needs 'images' (a list) or 'text'")
+    _run_bad(
+        capsys,
+        ["import", "items", str(m), "--study", str(folder)],
+        "needs 'images' (a list) or 'text'",
+    )
 
 
 @pytest.mark.parametrize(
     "body, needle",
     [
         ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "stars"\n', "unknown kind 'stars'"),
-        ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[[metrics]]\nkey = "a"\nkind = "gate"\n', "duplicate metric key 'a'"),
-        ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[verdict]\nrules = ["b == PASS"]\n', "names no metric"),
-        ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[verdict]\nrules = ["a >= 3"]\n', "gate 'a' can only be compared"),
-        ('id = "x"\n[[metrics]]\nkey = "a"\nkind = "scale"\nmin = 3\nmax = 1\n', "min (3) must be below max (1)"),
+        (
+            'id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[[metrics]]\nkey = "a"\nkind = "gate"\n',
+            "duplicate metric key 'a'",
+        ),
+        (
+            'id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[verdict]\nrules = ["b == PASS"]\n',
+            "names no metric",
+        ),
+        (
+            'id = "x"\n[[metrics]]\nkey = "a"\nkind = "gate"\n[verdict]\nrules = ["a >= 3"]\n',
+            "gate 'a' can only be compared",
+        ),
+        (
+            'id = "x"\n[[metrics]]\nkey = "a"\nkind = "scale"\nmin = 3\nmax = 1\n',
+            "min (3) must be below max (1)",
+        ),
     ],
 )
 def test_bad_rubric_via_cli(tmp_path, capsys, body, needle):
@@ -168,12 +215,27 @@ def test_bad_rubric_via_cli(tmp_path, capsys, body, needle):
 def test_ratings_unknown_item_and_out_of_range(tmp_path, capsys):
     folder = _study(tmp_path)
     src = tmp_path / "src"
-    assert main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)]) == 0
+    assert (
+        main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)])
+        == 0
+    )
     csv = tmp_path / "ratings.csv"
-    csv.write_text("item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,4\nnope,ann,layout_hierarchy,3\n")
-    _run_bad(capsys, ["import", "ratings", str(csv), "--study", str(folder)], "ratings.csv:3, field 'item_id': unknown item_id 'nope'")
-    csv.write_text("item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,4\nit-0-1,ann,layout_hierarchy,7\n")
-    _run_bad(capsys, ["import", "ratings", str(csv), "--study", str(folder)], "7 is outside layout_hierarchy's scale 0..5")
+    csv.write_text(
+        "item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,4\nnope,ann,layout_hierarchy,3\n"
+    )
+    _run_bad(
+        capsys,
+        ["import", "ratings", str(csv), "--study", str(folder)],
+        "ratings.csv:3, field 'item_id': unknown item_id 'nope'",
+    )
+    csv.write_text(
+        "item_id,rater,metric,value\nit-0-0,ann,layout_hierarchy,4\nit-0-1,ann,layout_hierarchy,7\n"
+    )
+    _run_bad(
+        capsys,
+        ["import", "ratings", str(csv), "--study", str(folder)],
+        "7 is outside layout_hierarchy's scale 0..5",
+    )
     csv.write_text("item_id,rater,metric,value\nit-0-0,ann,instruction_following,MAYBE\n")
     _run_bad(capsys, ["import", "ratings", str(csv), "--study", str(folder)], "is not PASS or FAIL")
     assert _rows_in(folder, "judgements") == 0
@@ -195,15 +257,26 @@ def test_unknown_import_kind_and_missing_study(tmp_path, capsys):
 def test_judge_csv_and_pairs_errors(tmp_path, capsys):
     folder = _study(tmp_path)
     src = tmp_path / "src"
-    assert main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)]) == 0
+    assert (
+        main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)])
+        == 0
+    )
     j = tmp_path / "judge.csv"
     j.write_text("item_id,judge,metric,value\nit-0-0,gpt,nonexistent,1\n")
-    _run_bad(capsys, ["import", "judge", str(j), "--study", str(folder)], "unknown metric 'nonexistent'")
+    _run_bad(
+        capsys, ["import", "judge", str(j), "--study", str(folder)], "unknown metric 'nonexistent'"
+    )
     p = tmp_path / "pairs.csv"
     p.write_text("pair_id,item_left,item_right,rater,choice\np1,it-0-0,it-1-1,ann,left\n")
-    _run_bad(capsys, ["import", "pairs", str(p), "--study", str(folder)], "joins items of different cases")
+    _run_bad(
+        capsys,
+        ["import", "pairs", str(p), "--study", str(folder)],
+        "joins items of different cases",
+    )
     p.write_text("pair_id,item_left,item_right,rater,choice\np1,it-0-0,it-0-1,ann,maybe\n")
-    _run_bad(capsys, ["import", "pairs", str(p), "--study", str(folder)], "choice 'maybe' is not one of")
+    _run_bad(
+        capsys, ["import", "pairs", str(p), "--study", str(folder)], "choice 'maybe' is not one of"
+    )
     assert _rows_in(folder, "pair_votes") == 0 and _rows_in(folder, "judge_scores") == 0
     data = json.loads(json.dumps({"ok": 1}))
     assert data == {"ok": 1}
@@ -212,7 +285,10 @@ def test_judge_csv_and_pairs_errors(tmp_path, capsys):
 def test_importing_the_same_answers_twice_is_refused_whole(tmp_path, capsys):
     folder = _study(tmp_path)
     src = tmp_path / "src"
-    assert main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)]) == 0
+    assert (
+        main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)])
+        == 0
+    )
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("item_id,rater,metric,value,partial\nit-0-0,ann,layout_hierarchy,4,yes\n")
     judge = tmp_path / "judge.csv"
@@ -226,8 +302,10 @@ def test_importing_the_same_answers_twice_is_refused_whole(tmp_path, capsys):
     ratings.write_text(ratings.read_text() + "it-0-1,ann,layout_hierarchy,2,yes\n")
     judge.write_text(judge.read_text() + "it-0-1,gpt,layout_hierarchy,1,\n")
     pairs.write_text(pairs.read_text() + "p2,it-1-0,it-1-1,ann,right\n")
-    for kind, f, needle in (("ratings", ratings, "ratings are already in the study"),
-                            ("judge", judge, "judge scores are already in the study"),
-                            ("pairs", pairs, "already in the study (one vote per rater per pair)")):
+    for kind, f, needle in (
+        ("ratings", ratings, "ratings are already in the study"),
+        ("judge", judge, "judge scores are already in the study"),
+        ("pairs", pairs, "already in the study (one vote per rater per pair)"),
+    ):
         _run_bad(capsys, ["import", kind, str(f), "--study", str(folder)], needle)
     assert {t: _rows_in(folder, t) for t in counts} == counts

@@ -27,8 +27,12 @@ ALL = ("judgements", "pairs", "judge-pairs", "judge-scores", "items")
 def _build(folder: Path) -> Study:
     st = Study.create(folder, DATA / "rubric.toml")
     st.import_items(DATA / "items.jsonl")
-    run_import(st, "label-studio", DATA / "label_studio" / "export.json",
-               map_path=str(DATA / "label_studio" / "map.toml"))
+    run_import(
+        st,
+        "label-studio",
+        DATA / "label_studio" / "export.json",
+        map_path=str(DATA / "label_studio" / "map.toml"),
+    )
     st.import_ratings(CSV / "ratings.csv")
     st.import_judge(CSV / "judge.csv")
     st.import_pairs(CSV / "pairs.csv")
@@ -45,29 +49,49 @@ def source(tmp_path_factory):
 
 def _tables(st: Study, drop: dict[str, tuple[str, ...]] | None = None) -> dict[str, list]:
     drop = drop or {}
-    return {n: sorted(json.dumps({k: v for k, v in r.items() if k not in drop.get(n, ())}, sort_keys=True)
-                      for r in TABLES[n].rows(st)) for n in ALL}
+    return {
+        n: sorted(
+            json.dumps({k: v for k, v in r.items() if k not in drop.get(n, ())}, sort_keys=True)
+            for r in TABLES[n].rows(st)
+        )
+        for n in ALL
+    }
 
 
 def test_the_source_study_holds_every_awkward_answer(source):
     t = TABLES["judgements"].rows(source)
     values = {(r["item_id"], r["rater"], r["metric"]): r["value"] for r in t}
-    assert values[("it-1", "carol", "quality")] == "cannot_judge" and values[("it-1", "carol", "clarity")] == "3"
+    assert (
+        values[("it-1", "carol", "quality")] == "cannot_judge"
+        and values[("it-1", "carol", "clarity")] == "3"
+    )
     assert values[("it-2", "carol", "failure_tags")] == "cannot_judge"
     assert "\n" in values[("it-1", "carol", "reason")]
     assert {r["partial"] for r in t if r["rater"] == "dave"} == {"yes"}
-    assert {(r["item_left"], r["rater"]) for r in TABLES["pairs"].rows(source) if r["pair_id"] == "p1"} == \
-        {("it-1", "carol"), ("it-2", "dave")}  # both sides of one pair
-    assert {r["value"] for r in TABLES["judge-scores"].rows(source) if r["judge"] == "gpt-j"} >= {"0.73", "3"}
+    assert {
+        (r["item_left"], r["rater"]) for r in TABLES["pairs"].rows(source) if r["pair_id"] == "p1"
+    } == {("it-1", "carol"), ("it-2", "dave")}  # both sides of one pair
+    assert {r["value"] for r in TABLES["judge-scores"].rows(source) if r["judge"] == "gpt-j"} >= {
+        "0.73",
+        "3",
+    }
 
 
 def test_label_studio_round_trip_gives_identical_judgements(source, tmp_path):
     paths = export_label_studio(source, tmp_path / "ls" / "tasks.json", with_annotations=True)
     names = {p.name for p in paths}
-    assert {"tasks.json", "tasks-pairs.json", "tasks.config.xml", "tasks-pairs.config.xml", "tasks.map.toml"} <= names
+    assert {
+        "tasks.json",
+        "tasks-pairs.json",
+        "tasks.config.xml",
+        "tasks-pairs.config.xml",
+        "tasks.map.toml",
+    } <= names
     assert sum(p.suffix == ".png" for p in paths) == 4  # images beside the JSON, named by content
     tasks = json.loads((tmp_path / "ls" / "tasks.json").read_text())
-    assert all("generator" not in t["data"] and "item_id" not in t["data"] for t in tasks)  # blind data, lead's meta
+    assert all(
+        "generator" not in t["data"] and "item_id" not in t["data"] for t in tasks
+    )  # blind data, lead's meta
     assert any(p["model_version"] == "gpt-j" for t in tasks for p in t["predictions"])
     # Label Studio's completed_by is a user id; the map written beside names them back
     assert {a["completed_by"] for t in tasks for a in t["annotations"]} == {1, 2, 3, 4}
@@ -79,8 +103,9 @@ def test_label_studio_round_trip_gives_identical_judgements(source, tmp_path):
         # Label Studio has no sessions and a prediction no per-metric reason: those two stay behind
         drop = {"judgements": ("session",), "judge-scores": ("reason",)}
         assert _tables(back, drop) == _tables(source, drop)
-        assert {r.item_id: r.outputs for r in item_records(back.db)} == \
-            {r.item_id: r.outputs for r in item_records(source.db)}  # the very same stripped images
+        assert {r.item_id: r.outputs for r in item_records(back.db)} == {
+            r.item_id: r.outputs for r in item_records(source.db)
+        }  # the very same stripped images
     finally:
         back.close()
 
@@ -97,22 +122,40 @@ def test_open_formats_hold_the_table_exactly(source, tmp_path, fmt):
 def test_csv_exports_are_the_contract_files_and_import_back(source, tmp_path):
     out = {}
     for name in ("judgements", "judge-scores", "pairs", "judge-pairs"):
-        assert main(["export", name, "--study", str(source.location), "--out", str(tmp_path / f"{name}.csv")]) == 0
+        assert (
+            main(
+                [
+                    "export",
+                    name,
+                    "--study",
+                    str(source.location),
+                    "--out",
+                    str(tmp_path / f"{name}.csv"),
+                ]
+            )
+            == 0
+        )
         out[name] = tmp_path / f"{name}.csv"
     header = out["judgements"].read_text().splitlines()[0]
     assert header == "item_id,rater,metric,value,created_at,session,time_ms,partial"
     items_only = tmp_path / "items" / "tasks.json"
     export_label_studio(source, items_only)  # the items (with their images), no human answers...
     tasks = json.loads(items_only.read_text())
-    items_only.write_text(json.dumps([{**t, "predictions": []} for t in tasks]))  # ...and no judge scores
+    items_only.write_text(
+        json.dumps([{**t, "predictions": []} for t in tasks])
+    )  # ...and no judge scores
     back = Study.create(tmp_path / "back", DATA / "rubric.toml")
     try:
-        run_import(back, "label-studio", items_only, map_path=str(items_only.with_name("tasks.map.toml")))
+        run_import(
+            back, "label-studio", items_only, map_path=str(items_only.with_name("tasks.map.toml"))
+        )
         back.import_ratings(out["judgements"])
         back.import_judge(out["judge-scores"])
         back.import_pairs(out["pairs"])
         back.import_pairs(out["judge-pairs"], judges=True)
-        drop = {k: ("time_ms",) for k in ("judgements", "pairs", "judge-pairs")}  # not a column of contract 5.3
+        drop = {
+            k: ("time_ms",) for k in ("judgements", "pairs", "judge-pairs")
+        }  # not a column of contract 5.3
         assert _tables(back, drop) == _tables(source, drop)
     finally:
         back.close()
@@ -128,34 +171,52 @@ def test_hugging_face_layout_loads_without_annotator(source, tmp_path):
     assert card.startswith("---\n") and "configs:\n- config_name: judgements" in card
     assert "path: data/judge_scores.parquet" in card and "default: true" in card
     assert "| `quality` | scale | Overall quality | 1..5 | yes |" in card  # the rubric
-    assert "| `instruction_following` | nominal |" in card and "| `quality` | `gpt-j` |" in card  # agreement figures
+    assert (
+        "| `instruction_following` | nominal |" in card and "| `quality` | `gpt-j` |" in card
+    )  # agreement figures
     for name in ALL:
         table = TABLES[name]
         f = out / "data" / f"{name.replace('-', '_')}.parquet"
         assert f in paths
         assert list(pd.read_parquet(f).columns) == table.names
         assert pq.read_table(f).num_rows == len(table.rows(source))
-    assert str(pq.read_table(out / "data" / "judgements.parquet").schema.field("created_at").type) == "timestamp[us]"
+    assert (
+        str(pq.read_table(out / "data" / "judgements.parquet").schema.field("created_at").type)
+        == "timestamp[us]"
+    )
 
 
 @pytest.mark.slow  # importing `datasets` alone takes seconds
 def test_hugging_face_layout_loads_with_datasets(source, tmp_path, monkeypatch):
     datasets = pytest.importorskip("datasets")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # a local folder: nothing to fetch, and nothing may be
+    monkeypatch.setenv(
+        "HF_DATASETS_OFFLINE", "1"
+    )  # a local folder: nothing to fetch, and nothing may be
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))  # its cache stays in the test's folder
     out = tmp_path / "hf"
     export_hf(source, out, n_boot=20)
-    ds = datasets.load_dataset(str(out), "judgements", split="train", cache_dir=str(tmp_path / "cache"))
-    assert ds.num_rows == len(TABLES["judgements"].rows(source)) and ds.column_names == TABLES["judgements"].names
-    pairs = datasets.load_dataset(str(out), "pairs", split="train", cache_dir=str(tmp_path / "cache"))
+    ds = datasets.load_dataset(
+        str(out), "judgements", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert (
+        ds.num_rows == len(TABLES["judgements"].rows(source))
+        and ds.column_names == TABLES["judgements"].names
+    )
+    pairs = datasets.load_dataset(
+        str(out), "pairs", split="train", cache_dir=str(tmp_path / "cache")
+    )
     assert set(pairs["choice"]) == {"left", "right", "both", "neither"}
-    default = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))  # the default config
+    default = datasets.load_dataset(
+        str(out), split="train", cache_dir=str(tmp_path / "cache")
+    )  # the default config
     assert default.column_names == TABLES["judgements"].names
 
 
 def test_default_output_folder(source, tmp_path, monkeypatch, capsys):
-    assert default_output("my study/../x", "a.csv", today=date(2024, 5, 1), base=tmp_path) == \
-        tmp_path / "exports" / "my study_.._x" / "2024-05-01" / "a.csv"
+    assert (
+        default_output("my study/../x", "a.csv", today=date(2024, 5, 1), base=tmp_path)
+        == tmp_path / "exports" / "my study_.._x" / "2024-05-01" / "a.csv"
+    )
     monkeypatch.chdir(tmp_path)
     st = str(source.location)
     day = date.today().isoformat()
@@ -171,10 +232,22 @@ def test_default_output_folder(source, tmp_path, monkeypatch, capsys):
 def test_export_refusals_are_one_line(source, tmp_path, capsys):
     st = str(source.location)
     for args, expect in (
-        (["export", "judgements", "--study", st, "--out", str(tmp_path / "j.xlsx")], "cannot tell the format"),
-        (["export", "pairs", "--study", st, "--out", str(tmp_path / "p.csv"), "--format", "csv"], "not both"),
-        (["export", "label-studio", "--study", st, "--out", str(tmp_path / "t.csv")], "is a .json file"),
-        (["export", "hf", "--study", st, "--out", str(tmp_path / "j.xlsx"), "--boot", "0"], "at least 1"),
+        (
+            ["export", "judgements", "--study", st, "--out", str(tmp_path / "j.xlsx")],
+            "cannot tell the format",
+        ),
+        (
+            ["export", "pairs", "--study", st, "--out", str(tmp_path / "p.csv"), "--format", "csv"],
+            "not both",
+        ),
+        (
+            ["export", "label-studio", "--study", st, "--out", str(tmp_path / "t.csv")],
+            "is a .json file",
+        ),
+        (
+            ["export", "hf", "--study", st, "--out", str(tmp_path / "j.xlsx"), "--boot", "0"],
+            "at least 1",
+        ),
     ):
         assert main(args) == 2, args
         err = capsys.readouterr().err.strip()

@@ -37,13 +37,23 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 def test_tifa_tasks_hold_the_ratings_and_judge_scores():
     rubric = load_rubric(DATA / "tifa" / "rubric.toml")
-    got = label_studio.parse(REAL / "tifa.json", rubric, load_mapping(REAL / "tifa.map.toml", "label-studio", rubric),
-                             set())
+    got = label_studio.parse(
+        REAL / "tifa.json",
+        rubric,
+        load_mapping(REAL / "tifa.map.toml", "label-studio", rubric),
+        set(),
+    )
     assert len(got.items.specs) == 800 and not got.skipped
-    ratings = {(r["item_id"], r["rater"]): int(r["value"]) for r in _csv(DATA / "tifa" / "ratings.csv")}
+    ratings = {
+        (r["item_id"], r["rater"]): int(r["value"]) for r in _csv(DATA / "tifa" / "ratings.csv")
+    }
     assert {(j.item_id, j.rater): j.answers["faithfulness"] for j in got.judgements} == ratings
-    judge = {(r["item_id"], r["judge"]): float(r["value"]) for r in _csv(DATA / "tifa" / "judge.csv")}
-    assert {(r.item_id, r.judge): r.value for r in got.judge_rows} == judge  # floats exact through the JSON
+    judge = {
+        (r["item_id"], r["judge"]): float(r["value"]) for r in _csv(DATA / "tifa" / "judge.csv")
+    }
+    assert {
+        (r.item_id, r.judge): r.value for r in got.judge_rows
+    } == judge  # floats exact through the JSON
 
 
 def test_pandalm_tasks_hold_the_pair_votes_with_their_sides():
@@ -54,10 +64,18 @@ def test_pandalm_tasks_hold_the_pair_votes_with_their_sides():
     known = {s.item_id for s in items.items.specs}
     got = label_studio.parse(REAL / "pandalm-pairs.json", rubric, mapping, known)
     for is_judge, f in ((False, "pair_votes.csv"), (True, "judge_pairs.csv")):
-        want = sorted((r["pair_id"], r["item_left"], r["item_right"], r["rater"], r["choice"])
-                      for r in _csv(DATA / "pandalm" / f))
-        assert sorted((v.pair_id, v.item_left, v.item_right, v.rater, v.choice) for v in got.votes
-                      if v.is_judge == is_judge) == want
+        want = sorted(
+            (r["pair_id"], r["item_left"], r["item_right"], r["rater"], r["choice"])
+            for r in _csv(DATA / "pandalm" / f)
+        )
+        assert (
+            sorted(
+                (v.pair_id, v.item_left, v.item_right, v.rater, v.choice)
+                for v in got.votes
+                if v.is_judge == is_judge
+            )
+            == want
+        )
 
 
 # ---- slow: the whole report, as test_real_data.py checks it -------------------------------------
@@ -68,7 +86,15 @@ def tifa_report(tmp_path_factory) -> dict:
     d = tmp_path_factory.mktemp("tifa_ls")
     st = str(d / "study")
     _run("new", st, "--rubric", str(DATA / "tifa" / "rubric.toml"))
-    _run("import", "label-studio", str(REAL / "tifa.json"), "--study", st, "--map", str(REAL / "tifa.map.toml"))
+    _run(
+        "import",
+        "label-studio",
+        str(REAL / "tifa.json"),
+        "--study",
+        st,
+        "--map",
+        str(REAL / "tifa.map.toml"),
+    )
     _run("report", "--study", st, "--json", str(d / "r.json"), "--boot", "1000")
     return json.loads((d / "r.json").read_text())
 
@@ -124,7 +150,13 @@ def test_pandalm_rater_alpha_kappas_tallies_and_position_bias(pandalm_report):
     assert kappas["annotator2|annotator3"] == pytest.approx(0.8617, abs=5e-5)
     assert sum(v["n"] for cell in p["cells"].values() for v in cell.values()) == 2997
     assert set(p["position_bias"]["by_rater"]) == {"annotator1", "annotator2", "annotator3"}
-    assert set(p["bradley_terry"]) == {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}
+    assert set(p["bradley_terry"]) == {
+        "llama-7b",
+        "bloom-7b",
+        "cerebras-gpt-6.7B",
+        "opt-7b",
+        "pythia-6.9b",
+    }
 
 
 _TIMES = re.compile(r'"(created_at|updated_at)":"[^"]*"')
@@ -135,14 +167,29 @@ def test_the_fixture_is_what_the_exporter_writes(tmp_path, monkeypatch):
     """Rebuilt from the CSV files and exported again, the tasks are the committed ones (but for
     the times of the answers, which are the times of the import)."""
     monkeypatch.chdir(tmp_path)
-    for name, steps in (("tifa", [("items", "items.jsonl"), ("ratings", "ratings.csv"), ("judge", "judge.csv")]),
-                        ("pandalm", [("items", "items.jsonl"), ("pairs", "pair_votes.csv"),
-                                     ("judge-pairs", "judge_pairs.csv")])):
+    for name, steps in (
+        ("tifa", [("items", "items.jsonl"), ("ratings", "ratings.csv"), ("judge", "judge.csv")]),
+        (
+            "pandalm",
+            [
+                ("items", "items.jsonl"),
+                ("pairs", "pair_votes.csv"),
+                ("judge-pairs", "judge_pairs.csv"),
+            ],
+        ),
+    ):
         _run("new", name, "--rubric", str(DATA / name / "rubric.toml"))
         for kind, f in steps:
             _run("import", kind, str(DATA / name / f), "--study", name)
-        _run("export", "label-studio", "--study", name, "--out", str(tmp_path / "out" / f"{name}.json"),
-             "--with-annotations")
+        _run(
+            "export",
+            "label-studio",
+            "--study",
+            name,
+            "--out",
+            str(tmp_path / "out" / f"{name}.json"),
+            "--with-annotations",
+        )
     for f in REAL.iterdir():
         if f.suffix in (".json", ".xml", ".toml"):
             fresh = (tmp_path / "out" / f.name).read_text()

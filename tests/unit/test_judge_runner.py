@@ -67,7 +67,9 @@ class MemorySink:
         return [e for e in self.errors if e.item_id == item_id]
 
 
-def png(color: tuple[int, int, int], size: tuple[int, int] = (24, 16), *, tagged: bool = True) -> bytes:
+def png(
+    color: tuple[int, int, int], size: tuple[int, int] = (24, 16), *, tagged: bool = True
+) -> bytes:
     """A real PNG; `tagged` adds what real generators write: a text chunk and a C2PA-like chunk."""
     im = Image.new("RGB", size, color)
     im.putpixel((1, 1), (255 - color[0], 7, 9))
@@ -94,7 +96,12 @@ def pixels(data: bytes) -> bytes:
 def request(item_id: str, **kw: Any) -> JudgeRequest:
     # the marker in the prompt is how the server finds the item's script
     kw.setdefault("output_images", [png((40, 120, 200))])
-    return JudgeRequest(item_id=item_id, prompt=f"A checkout screen [[{item_id}]]", criteria="Has a pay button.", **kw)
+    return JudgeRequest(
+        item_id=item_id,
+        prompt=f"A checkout screen [[{item_id}]]",
+        criteria="Has a pay button.",
+        **kw,
+    )
 
 
 def config(server: JudgeServer, **kw: Any) -> JudgeConfig:
@@ -146,7 +153,11 @@ def test_schema_is_strict_and_mirrors_the_rubric(path):
             assert p["enum"] == ["PASS", "FAIL", CANNOT_JUDGE]
         elif m.kind == "scale":
             integer, cj = p["anyOf"]
-            assert (integer["type"], integer["minimum"], integer["maximum"]) == ("integer", m.min, m.max)
+            assert (integer["type"], integer["minimum"], integer["maximum"]) == (
+                "integer",
+                m.min,
+                m.max,
+            )
             assert cj["enum"] == [CANNOT_JUDGE]
         elif m.kind == "tags":
             assert p["type"] == "array" and p["items"]["enum"] == list(m.options)
@@ -178,23 +189,60 @@ def test_valid_reply_is_typed(ui_rubric):
 
 
 GOOD = {
-    "reason": "r", "instruction_following": "PASS", "layout_hierarchy": 3, "text_rendering": "FAIL",
-    "ui_affordance": 5, "failure_tags": [], "verdict": "PASS",
+    "reason": "r",
+    "instruction_following": "PASS",
+    "layout_hierarchy": 3,
+    "text_rendering": "FAIL",
+    "ui_affordance": 5,
+    "failure_tags": [],
+    "verdict": "PASS",
 }
 
 
 @pytest.mark.parametrize(
     ("change", "kind", "message"),
     [
-        ({"layout_hierarchy": 7}, "schema_violation", "field 'layout_hierarchy': 7 is outside 0..5"),
-        ({"layout_hierarchy": 2.5}, "schema_violation", "field 'layout_hierarchy': 2.5 is not an integer 0..5"),
-        ({"layout_hierarchy": True}, "schema_violation", "field 'layout_hierarchy': true is not an integer"),
-        ({"instruction_following": "pass"}, "schema_violation", "\"pass\" is not one of PASS, FAIL, cannot_judge"),
-        ({"failure_tags": ["blurry"]}, "schema_violation", "field 'failure_tags': \"blurry\" is not a tag"),
-        ({"failure_tags": "broken_layout"}, "schema_violation", "expected a list of tags, got a string"),
-        ({"verdict": "cannot_judge"}, "schema_violation", "field 'verdict': \"cannot_judge\" is not PASS or FAIL"),
+        (
+            {"layout_hierarchy": 7},
+            "schema_violation",
+            "field 'layout_hierarchy': 7 is outside 0..5",
+        ),
+        (
+            {"layout_hierarchy": 2.5},
+            "schema_violation",
+            "field 'layout_hierarchy': 2.5 is not an integer 0..5",
+        ),
+        (
+            {"layout_hierarchy": True},
+            "schema_violation",
+            "field 'layout_hierarchy': true is not an integer",
+        ),
+        (
+            {"instruction_following": "pass"},
+            "schema_violation",
+            '"pass" is not one of PASS, FAIL, cannot_judge',
+        ),
+        (
+            {"failure_tags": ["blurry"]},
+            "schema_violation",
+            "field 'failure_tags': \"blurry\" is not a tag",
+        ),
+        (
+            {"failure_tags": "broken_layout"},
+            "schema_violation",
+            "expected a list of tags, got a string",
+        ),
+        (
+            {"verdict": "cannot_judge"},
+            "schema_violation",
+            "field 'verdict': \"cannot_judge\" is not PASS or FAIL",
+        ),
         ({"reason": None}, "schema_violation", "field 'reason': expected a string, got null"),
-        ({"ui_affordance": None}, "schema_violation", "field 'ui_affordance': null is not an integer"),
+        (
+            {"ui_affordance": None},
+            "schema_violation",
+            "field 'ui_affordance': null is not an integer",
+        ),
         ({"extra": 1}, "schema_violation", "unexpected field 'extra'"),
         ({"text_rendering": ...}, "schema_violation", "missing field 'text_rendering'"),
     ],
@@ -210,8 +258,12 @@ def test_reply_breaking_the_schema_is_named_precisely(ui_rubric, change, kind, m
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("", "empty"), ('{"reason": "r",', "not valid JSON"), ("[1, 2]", "expected a JSON object, got a list"),
-     ('Sure! {"reason": "r"}', "not valid JSON")],
+    [
+        ("", "empty"),
+        ('{"reason": "r",', "not valid JSON"),
+        ("[1, 2]", "expected a JSON object, got a list"),
+        ('Sure! {"reason": "r"}', "not valid JSON"),
+    ],
 )
 def test_malformed_reply(ui_rubric, text, message):
     with pytest.raises(ReplyError) as err:
@@ -237,7 +289,9 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
     server.script("[[rate]]", Status(429, "Rate limit reached"))
     server.script("[[server]]", Status(500, "The server had an error"), Status(503, "overloaded"))
     server.script("[[slow]]", Sleep(2.0))  # longer than the 1.5 s client timeout below
-    server.script("[[malformed]]", Raw('{"reason": "cut off'), Raw("Sure, here is my judgement: PASS"))
+    server.script(
+        "[[malformed]]", Raw('{"reason": "cut off'), Raw("Sure, here is my judgement: PASS")
+    )
     server.script("[[malformed-once]]", Raw("not json"))
     out_of_range = json.dumps({**GOOD, "layout_hierarchy": 9})
     missing = json.dumps({k: v for k, v in GOOD.items() if k != "verdict"})
@@ -246,12 +300,26 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
     server.script("[[refusal]]", Refuse("I can't assist with rating this image."))
     server.script("[[always-500]]", *[Status(500)] * 10)
     server.script("[[bad-request]]", Status(400, "Invalid image"))
-    ids = ["ok", "rate", "server", "slow", "malformed", "malformed-once", "out-of-range",
-           "missing", "refusal", "always-500", "bad-request"]
+    ids = [
+        "ok",
+        "rate",
+        "server",
+        "slow",
+        "malformed",
+        "malformed-once",
+        "out-of-range",
+        "missing",
+        "refusal",
+        "always-500",
+        "bad-request",
+    ]
     sink = MemorySink()
     seen: list[tuple[int, int]] = []
     summary = run_judge(
-        [request(i) for i in ids], ui_rubric, config(server, max_retries=3, concurrency=3, timeout=1.5), sink,
+        [request(i) for i in ids],
+        ui_rubric,
+        config(server, max_retries=3, concurrency=3, timeout=1.5),
+        sink,
         progress=lambda d, t: seen.append((d, t)),
     )
 
@@ -267,10 +335,16 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
     assert set(by_item) == failed and len(sink.errors) == len(failed)
     assert (by_item["malformed"].kind, by_item["malformed"].attempts) == ("malformed_json", 2)
     assert by_item["malformed"].raw == "Sure, here is my judgement: PASS"
-    assert (by_item["out-of-range"].kind, by_item["out-of-range"].attempts) == ("schema_violation", 2)
+    assert (by_item["out-of-range"].kind, by_item["out-of-range"].attempts) == (
+        "schema_violation",
+        2,
+    )
     assert by_item["out-of-range"].raw == out_of_range
     assert "field 'layout_hierarchy': 9 is outside 0..5" in by_item["out-of-range"].message
-    assert by_item["missing"].message == "missing field 'verdict'" and by_item["missing"].raw == missing
+    assert (
+        by_item["missing"].message == "missing field 'verdict'"
+        and by_item["missing"].raw == missing
+    )
     assert (by_item["refusal"].kind, by_item["refusal"].attempts) == ("refusal", 1)
     assert by_item["refusal"].raw == "I can't assist with rating this image."
     assert (by_item["always-500"].kind, by_item["always-500"].attempts) == ("server_error", 4)
@@ -281,12 +355,18 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
     assert summary.n_total == len(ids) and summary.n_skipped == 0
     assert (summary.n_scored, summary.n_failed, summary.n_unscored) == (5, 6, 6)
     assert summary.errors_by_kind == {
-        "malformed_json": 1, "schema_violation": 2, "refusal": 1, "server_error": 1, "bad_request": 1,
+        "malformed_json": 1,
+        "schema_violation": 2,
+        "refusal": 1,
+        "server_error": 1,
+        "bad_request": 1,
     }
     assert summary.n_attempts == len(server.calls)
     assert seen[-1] == (len(ids), len(ids))
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
-    assert sink.threads == {threading.current_thread().name}  # the sink is never called from workers
+    assert sink.threads == {
+        threading.current_thread().name
+    }  # the sink is never called from workers
 
     score = sink.scores["ok"]
     assert score.judge == score.model == "judge-model-x"
@@ -311,8 +391,12 @@ def test_payload_is_blind_and_carries_images_as_data_urls(server):
     rubric = load_rubric(RUBRICS / "logo_edit.toml")
     logo, mask, out = png((10, 10, 10)), png((255, 255, 255), tagged=False), png((10, 10, 90))
     req = JudgeRequest(
-        item_id="it-0042", prompt="Make the logo text blue [[edit-1]]", criteria="Only the wordmark changes.",
-        output_images=[out], input_images=[logo], mask=mask,
+        item_id="it-0042",
+        prompt="Make the logo text blue [[edit-1]]",
+        criteria="Only the wordmark changes.",
+        output_images=[out],
+        input_images=[logo],
+        mask=mask,
     )
     sink = MemorySink()
     run_judge([req], rubric, config(server), sink)
@@ -322,13 +406,25 @@ def test_payload_is_blind_and_carries_images_as_data_urls(server):
     assert SECRET_GENERATOR not in body_text and "it-0042" not in body_text
     assert call.body["model"] == "judge-model-x"
     fmt = call.body["text"]["format"]
-    assert (fmt["type"], fmt["strict"], fmt["schema"]) == ("json_schema", True, judge_schema(rubric))
+    assert (fmt["type"], fmt["strict"], fmt["schema"]) == (
+        "json_schema",
+        True,
+        judge_schema(rubric),
+    )
     assert "store" not in call.body  # only sent to OpenAI itself
     assert call.body["input"][0]["content"] == system_prompt(rubric)
     content = user_content(call.body, "responses")
     kinds = [c["type"] for c in content]
-    assert kinds == ["input_text", "input_text", "input_text", "input_image", "input_text",
-                     "input_image", "input_text", "input_image"]
+    assert kinds == [
+        "input_text",
+        "input_text",
+        "input_text",
+        "input_image",
+        "input_text",
+        "input_image",
+        "input_text",
+        "input_image",
+    ]
     texts = [c["text"] for c in content if c["type"] == "input_text"]
     assert texts[0].endswith("Make the logo text blue [[edit-1]]")
     assert texts[1] == "Criteria:\nOnly the wordmark changes."
@@ -345,7 +441,9 @@ def test_chat_api_on_real_text_items(server):
     items = [json.loads(x) for x in (DATA / "pandalm" / "items.jsonl").read_text().splitlines()[:6]]
     responses = {
         r["item_id"]: r
-        for r in map(json.loads, (DATA / "pandalm" / "responses.jsonl").read_text().splitlines()[:6])
+        for r in map(
+            json.loads, (DATA / "pandalm" / "responses.jsonl").read_text().splitlines()[:6]
+        )
     }
     rubric = load_rubric(RUBRICS / "ui_mockup.toml")
     reqs = [
@@ -398,7 +496,9 @@ def test_chat_images_are_image_url_parts(server, ui_rubric):
 def test_concurrency_is_bounded(server, ui_rubric):
     server.ok_delay = 0.15
     sink = MemorySink()
-    summary = run_judge([request(f"c{i}") for i in range(10)], ui_rubric, config(server, concurrency=3), sink)
+    summary = run_judge(
+        [request(f"c{i}") for i in range(10)], ui_rubric, config(server, concurrency=3), sink
+    )
     assert summary.n_scored == 10
     assert server.max_in_flight == 3
     assert min(s.latency_ms for s in sink.scores.values()) >= 150
@@ -413,7 +513,9 @@ def test_cancel_leaves_the_rest_for_the_next_run(server, ui_rubric):
         if done >= 2:
             cancel.set()
 
-    summary = run_judge(reqs, ui_rubric, config(server, concurrency=1), sink, progress=progress, cancel=cancel)
+    summary = run_judge(
+        reqs, ui_rubric, config(server, concurrency=1), sink, progress=progress, cancel=cancel
+    )
     assert (summary.n_scored, summary.n_failed, summary.n_cancelled) == (2, 0, 4)
     assert summary.n_unscored == 4 and len(server.calls) == 2
     again = run_judge(reqs, ui_rubric, config(server), sink)
@@ -425,17 +527,27 @@ def test_cancel_interrupts_a_backoff(server, ui_rubric):
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
     sink = MemorySink()
-    summary = run_judge([request("wait")], ui_rubric, config(server, backoff_base=20.0), sink, cancel=cancel)
+    summary = run_judge(
+        [request("wait")], ui_rubric, config(server, backoff_base=20.0), sink, cancel=cancel
+    )
     # nothing recorded: the item is not at fault, it simply stays unscored
     assert (summary.n_cancelled, summary.n_failed, sink.errors, sink.scores) == (1, 0, [], {})
 
 
-@pytest.mark.parametrize(("status", "api", "hint"), [(401, "responses", "OPENAI_API_KEY"), (404, "responses", "--api chat")])
+@pytest.mark.parametrize(
+    ("status", "api", "hint"),
+    [(401, "responses", "OPENAI_API_KEY"), (404, "responses", "--api chat")],
+)
 def test_wrong_key_or_model_stops_the_run(server, ui_rubric, status, api, hint):
     server.default = Status(status, "nope")
     sink = MemorySink()
     with pytest.raises(InputError) as err:
-        run_judge([request(f"a{i}") for i in range(8)], ui_rubric, config(server, api=api, concurrency=2), sink)
+        run_judge(
+            [request(f"a{i}") for i in range(8)],
+            ui_rubric,
+            config(server, api=api, concurrency=2),
+            sink,
+        )
     assert hint in str(err.value)
     assert len(server.calls) <= 2  # no more submissions after the first refusal
     assert sink.errors == [] and sink.scores == {}
@@ -456,7 +568,9 @@ def test_api_key_comes_from_the_environment_and_is_never_recorded(server, ui_rub
 def test_unreadable_image_is_recorded_without_a_call(server, ui_rubric):
     sink = MemorySink()
     broken = png((1, 2, 3))[:60]
-    summary = run_judge([request("broken", output_images=[broken])], ui_rubric, config(server), sink)
+    summary = run_judge(
+        [request("broken", output_images=[broken])], ui_rubric, config(server), sink
+    )
     assert server.calls == []
     (err,) = sink.errors
     assert (err.kind, err.attempts, summary.n_failed) == ("bad_input", 0, 1)

@@ -6,7 +6,18 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "annotator"
-IO_MODULES = {"sqlite3", "sqlalchemy", "alembic", "PySide6", "openai", "PIL", "requests", "httpx", "socket", "urllib"}
+IO_MODULES = {
+    "sqlite3",
+    "sqlalchemy",
+    "alembic",
+    "PySide6",
+    "openai",
+    "PIL",
+    "requests",
+    "httpx",
+    "socket",
+    "urllib",
+}
 
 
 def _imports(path: Path) -> set[str]:
@@ -47,13 +58,20 @@ def _files(sub: str | None = None):
 
 
 def test_only_ui_imports_pyside6():
-    bad = [str(p.relative_to(PKG)) for p in _files() if "PySide6" in _imports(p) and p.relative_to(PKG).parts[0] != "ui"]
+    bad = [
+        str(p.relative_to(PKG))
+        for p in _files()
+        if "PySide6" in _imports(p) and p.relative_to(PKG).parts[0] != "ui"
+    ]
     assert bad == []
 
 
 def test_only_store_imports_sqlalchemy_or_alembic():
-    bad = [str(p.relative_to(PKG)) for p in _files()
-           if _imports(p) & {"sqlalchemy", "alembic"} and p.relative_to(PKG).parts[0] != "store"]
+    bad = [
+        str(p.relative_to(PKG))
+        for p in _files()
+        if _imports(p) & {"sqlalchemy", "alembic"} and p.relative_to(PKG).parts[0] != "store"
+    ]
     assert bad == []
 
 
@@ -61,7 +79,9 @@ def test_domain_is_standard_library_only():
     import sys
 
     for p in _files("domain"):
-        third_party = {m for m in _imports(p) if m not in sys.stdlib_module_names and m != "__future__"}
+        third_party = {
+            m for m in _imports(p) if m not in sys.stdlib_module_names and m != "__future__"
+        }
         assert not third_party, f"{p.name} imports {third_party}"
         assert not (_imports(p) & {"sqlite3", "socket"}), p.name
 
@@ -73,7 +93,11 @@ def test_stats_does_no_io():
     for p in _files("stats"):
         mods = _imports(p)
         assert not (mods & IO_MODULES), f"{p.name} imports {mods & IO_MODULES}"
-        third = {m for m in mods if m not in sys.stdlib_module_names and m not in ("__future__", "annotator")}
+        third = {
+            m
+            for m in mods
+            if m not in sys.stdlib_module_names and m not in ("__future__", "annotator")
+        }
         assert third <= allowed, f"{p.name} imports {third - allowed}"
 
 
@@ -102,4 +126,6 @@ def test_package_direction():
 
 def test_every_module_is_under_a_rule():
     top = {p.relative_to(PKG).parts[0].removesuffix(".py") for p in _files()}
-    assert top - set(RULES) <= {"__init__", "__main__"}, f"modules without a layering rule: {top - set(RULES)}"
+    assert top - set(RULES) <= {"__init__", "__main__"}, (
+        f"modules without a layering rule: {top - set(RULES)}"
+    )

@@ -23,7 +23,15 @@ from annotator.store.engine import (
 )
 
 TABLES_BY_REVISION = {
-    "0001": ("raters", "items", "judgements", "anchor_showings", "judge_scores", "anchors", "media"),
+    "0001": (
+        "raters",
+        "items",
+        "judgements",
+        "anchor_showings",
+        "judge_scores",
+        "anchors",
+        "media",
+    ),
     "0002": ("pair_votes", "pairs", "calibrations"),
 }
 
@@ -51,7 +59,9 @@ def _digest(path: Path) -> str:
 
 
 @pytest.mark.parametrize("revision", known_revisions()[:-1])
-def test_every_revision_upgrades_a_filled_study_keeping_its_rows(revision, demo_study_dir, tmp_path):
+def test_every_revision_upgrades_a_filled_study_keeping_its_rows(
+    revision, demo_study_dir, tmp_path
+):
     tables = [t for rev, ts in TABLES_BY_REVISION.items() if rev <= revision for t in ts]
     before = _counts(demo_study_dir / DB_NAME, tables)
     assert before["judgements"] > 100 and before["anchor_showings"] > 10
@@ -75,23 +85,33 @@ def test_0003_turns_a_double_first_answer_into_a_correction(demo_study_dir, tmp_
     c = sqlite3.connect(folder / DB_NAME)
     sid, rater, item, version = c.execute(
         "SELECT showing_pk, rater_pk, item_pk, rubric_version FROM judgements WHERE showing_pk IS NOT NULL "
-        "AND supersedes IS NULL ORDER BY id LIMIT 1").fetchone()
-    first = c.execute("SELECT id FROM judgements WHERE showing_pk = ? AND supersedes IS NULL", (sid,)).fetchone()[0]
-    c.execute("INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, showing_pk, answers, source, "
-              "created_at) VALUES (?, ?, ?, 'anchor', ?, '{}', 'app', '2026-11-01')", (rater, item, version, sid))
+        "AND supersedes IS NULL ORDER BY id LIMIT 1"
+    ).fetchone()
+    first = c.execute(
+        "SELECT id FROM judgements WHERE showing_pk = ? AND supersedes IS NULL", (sid,)
+    ).fetchone()[0]
+    c.execute(
+        "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, showing_pk, answers, source, "
+        "created_at) VALUES (?, ?, ?, 'anchor', ?, '{}', 'app', '2026-11-01')",
+        (rater, item, version, sid),
+    )
     dup = c.execute("SELECT max(id) FROM judgements").fetchone()[0]
     c.commit()
     c.close()
     study = Study.open(folder)
     try:
         with study.db.read() as s:
-            rows = s.execute(text("SELECT id, supersedes FROM judgements WHERE showing_pk = :s ORDER BY id"),
-                             {"s": sid}).all()
+            rows = s.execute(
+                text("SELECT id, supersedes FROM judgements WHERE showing_pk = :s ORDER BY id"),
+                {"s": sid},
+            ).all()
     finally:
         study.close()
     heads = [r for r in rows if r[1] is None]
     assert len(heads) == 1 and heads[0][0] == first  # one first answer ...
-    assert (dup, rows[-2][0]) == rows[-1]  # ... and the later duplicate is the current, newest correction
+    assert (dup, rows[-2][0]) == rows[
+        -1
+    ]  # ... and the later duplicate is the current, newest correction
 
 
 def test_a_failed_migration_leaves_the_study_untouched(demo_study_dir, tmp_path, capsys):
@@ -103,7 +123,11 @@ def test_a_failed_migration_leaves_the_study_untouched(demo_study_dir, tmp_path,
     digest = _digest(folder / DB_NAME)
     assert main(["import", "ratings", str(tmp_path / "none.csv"), "--study", str(folder)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "upgrading the study from schema 0003 failed" in err and "unchanged" in err
+    assert (
+        err.count("\n") == 0
+        and "upgrading the study from schema 0003 failed" in err
+        and "unchanged" in err
+    )
     assert _digest(folder / DB_NAME) == digest
     assert (folder / f"{DB_NAME}.bak-0003").exists()
 
@@ -129,7 +153,9 @@ def test_status_refuses_a_foreign_sqlite_file_and_writes_nothing(tmp_path, capsy
         assert "not an annotator study" in capsys.readouterr().err
     assert _digest(folder / DB_NAME) == digest
     c = sqlite3.connect(folder / DB_NAME)
-    assert [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["notes"]
+    assert [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")] == [
+        "notes"
+    ]
 
 
 def test_a_dropped_version_table_is_refused(study, capsys):
@@ -146,7 +172,7 @@ def test_a_damaged_study_is_refused_not_written_into(populated, tmp_path, capsys
     db = folder / DB_NAME
     raw = bytearray(db.read_bytes())
     mid = len(raw) // 2
-    raw[mid:mid + 4096] = bytes(range(256)) * 16
+    raw[mid : mid + 4096] = bytes(range(256)) * 16
     db.write_bytes(bytes(raw))
     digest = _digest(db)
     for argv in (["status", "--study", str(folder)], ["rater", "add", "x", "--study", str(folder)]):
@@ -174,13 +200,17 @@ def test_every_revision_upgrades_a_filled_study_on_postgresql(revision, demo_stu
         downgrade(engine, revision)
         assert current_revision(engine) == revision
         with engine.connect() as c:
-            assert {t: c.execute(text(f"SELECT count(*) FROM {t}")).scalar() for t in tables} == before
+            assert {
+                t: c.execute(text(f"SELECT count(*) FROM {t}")).scalar() for t in tables
+            } == before
     finally:
         engine.dispose()
     study = Study.open(pg_url)
     try:
         assert current_revision(study.db.engine) == head_revision()
         with study.db.read() as s:
-            assert {t: s.execute(text(f"SELECT count(*) FROM {t}")).scalar() for t in tables} == before
+            assert {
+                t: s.execute(text(f"SELECT count(*) FROM {t}")).scalar() for t in tables
+            } == before
     finally:
         study.close()

@@ -43,7 +43,8 @@ def pandalm() -> tuple[StudyFrames, dict]:
             row = json.loads(line)
             items[row["item_id"]] = row
     frames = StudyFrames(
-        study="pandalm", rubric=RUBRIC,
+        study="pandalm",
+        rubric=RUBRIC,
         pair_votes=load_pandalm_votes("pair_votes.csv", items),
         judge_pair_votes=load_pandalm_votes("judge_pairs.csv", items),
     )
@@ -54,9 +55,19 @@ def votes_frame(rows: list[tuple]) -> pd.DataFrame:
     """rows: (pair_id, case_id, gen_left, gen_right, rater, choice); item ids from pair and side."""
     out = []
     for pair_id, case, gl, gr, rater, choice in rows:
-        out.append({"pair_id": pair_id, "case_id": case, "item_left": f"{pair_id}-{gl}",
-                    "item_right": f"{pair_id}-{gr}", "gen_left": gl, "gen_right": gr,
-                    "rater": rater, "choice": choice, "created_at": None})
+        out.append(
+            {
+                "pair_id": pair_id,
+                "case_id": case,
+                "item_left": f"{pair_id}-{gl}",
+                "item_right": f"{pair_id}-{gr}",
+                "gen_left": gl,
+                "gen_right": gr,
+                "rater": rater,
+                "choice": choice,
+                "created_at": None,
+            }
+        )
     return pd.DataFrame(out, columns=PAIR_COLUMNS)
 
 
@@ -78,10 +89,14 @@ def test_pandalm_published_figures(pandalm):
     assert panda["agreement_with_majority"] == pytest.approx(0.6677, abs=5e-5)
     assert gpt["kappa_vs_majority"] == pytest.approx(0.495784, abs=1e-6)
     assert panda["kappa_vs_majority"] == pytest.approx(0.435355, abs=1e-6)
-    for judge, (p, r, f) in {"gpt-3.5-turbo": (0.5879, 0.5736, 0.5755),
-                             "pandalm-7b": (0.5738, 0.5750, 0.5743)}.items():
+    for judge, (p, r, f) in {
+        "gpt-3.5-turbo": (0.5879, 0.5736, 0.5755),
+        "pandalm-7b": (0.5738, 0.5750, 0.5743),
+    }.items():
         j = s["judges"][judge]
-        assert (j["macro_precision"], j["macro_recall"], j["macro_f1"]) == pytest.approx((p, r, f), abs=5e-5)
+        assert (j["macro_precision"], j["macro_recall"], j["macro_f1"]) == pytest.approx(
+            (p, r, f), abs=5e-5
+        )
     # the judges' own choice counts (README): left 460/433, right 476/459
     assert (gpt["position_bias"]["left"], gpt["position_bias"]["right"]) == (460, 476)
     assert (panda["position_bias"]["left"], panda["position_bias"]["right"]) == (433, 459)
@@ -96,7 +111,8 @@ def test_pandalm_section_shape_and_intervals(pandalm):
     assert set(s["position_bias"]) >= {"left", "right", "p_value", "by_rater"}
     assert set(s["position_bias"]["by_rater"]) == {"annotator1", "annotator2", "annotator3"}
     assert s["position_bias"]["left"] + s["position_bias"]["right"] == int(
-        frames.pair_votes["choice"].isin(["left", "right"]).sum())
+        frames.pair_votes["choice"].isin(["left", "right"]).sum()
+    )
     ra = s["rater_alpha"]
     assert ra["low"] < ra["estimate"] < ra["high"]
     gens = {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}
@@ -135,9 +151,9 @@ def test_min_count_rule_nine_votes_have_no_share_anywhere():
     rng = np.random.default_rng(0)
     voters = [SimulatedPairVoter(f"r{i}", {"x": 0.5, "y": 0.0, "z": -0.5}) for i in range(10)]
     rows = []
-    for i, voter in enumerate(voters[:9]):      # x vs y: 9 votes in cell c1
+    for i, voter in enumerate(voters[:9]):  # x vs y: 9 votes in cell c1
         rows.append(("p1", "c1", "x", "y", f"r{i}", voter.vote("x", "y", rng)))
-    for i, voter in enumerate(voters):          # x vs z: 10 votes in cell c1
+    for i, voter in enumerate(voters):  # x vs z: 10 votes in cell c1
         rows.append(("p2", "c1", "z", "x", f"r{i}", voter.vote("z", "x", rng)))
     frames = StudyFrames(study="t", rubric=RUBRIC, pair_votes=votes_frame(rows))
     s = pairwise_section(frames, n_boot=20, min_count=10)
@@ -174,23 +190,38 @@ def test_coincidence_alpha_matches_the_krippendorff_package():
     rng = np.random.default_rng(4)
     for _ in range(20):
         truth = rng.integers(0, 4, size=60)
-        table = np.where(rng.random((60, 4)) < 0.7, truth[:, None], rng.integers(0, 4, size=(60, 4)))
+        table = np.where(
+            rng.random((60, 4)) < 0.7, truth[:, None], rng.integers(0, 4, size=(60, 4))
+        )
         table[rng.random((60, 4)) < 0.2] = -1  # missing votes
-        ref = krippendorff.alpha(reliability_data=np.where(table >= 0, table, np.nan).T.astype(float),
-                                 level_of_measurement="nominal", value_domain=[0, 1, 2, 3])
+        ref = krippendorff.alpha(
+            reliability_data=np.where(table >= 0, table, np.nan).T.astype(float),
+            level_of_measurement="nominal",
+            value_domain=[0, 1, 2, 3],
+        )
         r, c = np.nonzero(table >= 0)
         vc = value_counts(r, table[r, c].astype(float), np.arange(4.0))
         assert alpha_point(vc, "nominal") == pytest.approx(ref, abs=1e-12)
 
 
 def test_majority_undefined_pairs_are_excluded_and_counted():
-    rows = [("p1", "c", "x", "y", "h1", "left"), ("p1", "c", "x", "y", "h2", "right"),
-            ("p2", "c", "x", "y", "h1", "left"), ("p2", "c", "x", "y", "h2", "left"),
-            ("p3", "c", "x", "y", "h1", "both"), ("p3", "c", "x", "y", "h2", "both")]
-    judge = [("p1", "c", "x", "y", "j", "left"), ("p2", "c", "x", "y", "j", "left"),
-             ("p3", "c", "x", "y", "j", "right"), ("p4", "c", "x", "y", "j", "left")]
-    frames = StudyFrames(study="t", rubric=RUBRIC, pair_votes=votes_frame(rows),
-                         judge_pair_votes=votes_frame(judge))
+    rows = [
+        ("p1", "c", "x", "y", "h1", "left"),
+        ("p1", "c", "x", "y", "h2", "right"),
+        ("p2", "c", "x", "y", "h1", "left"),
+        ("p2", "c", "x", "y", "h2", "left"),
+        ("p3", "c", "x", "y", "h1", "both"),
+        ("p3", "c", "x", "y", "h2", "both"),
+    ]
+    judge = [
+        ("p1", "c", "x", "y", "j", "left"),
+        ("p2", "c", "x", "y", "j", "left"),
+        ("p3", "c", "x", "y", "j", "right"),
+        ("p4", "c", "x", "y", "j", "left"),
+    ]
+    frames = StudyFrames(
+        study="t", rubric=RUBRIC, pair_votes=votes_frame(rows), judge_pair_votes=votes_frame(judge)
+    )
     j = pairwise_section(frames, n_boot=20)["judges"]["j"]
     assert j["n"] == 2 and j["n_no_majority"] == 1 and j["n_without_humans"] == 1
     assert j["agreement_with_majority"] == 0.5
@@ -229,8 +260,16 @@ def test_bradley_terry_recovers_the_planted_order():
                     for rep in range(3):
                         gl, gr = (gens[a], gens[b]) if rng.random() < 0.5 else (gens[b], gens[a])
                         for voter in voters:
-                            rows.append((f"s{s}c{case}{a}{b}{rep}", f"c{case}", gl, gr, voter.name,
-                                         voter.vote(gl, gr, rng)))
+                            rows.append(
+                                (
+                                    f"s{s}c{case}{a}{b}{rep}",
+                                    f"c{case}",
+                                    gl,
+                                    gr,
+                                    voter.name,
+                                    voter.vote(gl, gr, rng),
+                                )
+                            )
         pooled = bradley_terry(votes_frame(rows), n_boot=200, seed=s, by_case=False)["pooled"]
         order = sorted(pooled, key=lambda g: -pooled[g]["estimate"])
         recovered += order == ["g1", "g2", "g3"]
@@ -255,12 +294,16 @@ def test_planted_left_bias_is_flagged():
     rng = np.random.default_rng(21)
     biased = SimulatedPairVoter("lefty", {"x": 0.0, "y": 0.0}, left_bias=0.65, tie_rate=0.0)
     runs = 200
-    flagged = sum(position_bias(_study_votes([biased], 300, rng))["flagged_raters"] == ["lefty"]
-                  for _ in range(runs))
+    flagged = sum(
+        position_bias(_study_votes([biased], 300, rng))["flagged_raters"] == ["lefty"]
+        for _ in range(runs)
+    )
     assert flagged >= 0.95 * runs
     # named in the full section too, next to a fair rater who is not
     fair = SimulatedPairVoter("fair", {"x": 0.0, "y": 0.0}, tie_rate=0.0)
-    frames = StudyFrames(study="t", rubric=RUBRIC, pair_votes=_study_votes([biased, fair], 300, rng))
+    frames = StudyFrames(
+        study="t", rubric=RUBRIC, pair_votes=_study_votes([biased, fair], 300, rng)
+    )
     pb = pairwise_section(frames, n_boot=0)["position_bias"]
     assert pb["flagged_raters"] == ["lefty"] and pb["by_rater"]["lefty"]["share_left"] > 0.55
 
@@ -270,7 +313,9 @@ def test_unbiased_raters_are_flagged_at_the_nominal_rate():
     rng = np.random.default_rng(33)
     fair = SimulatedPairVoter("fair", {"x": 0.3, "y": -0.3}, tie_rate=0.0)
     studies, n = 500, 300
-    flagged = sum(bool(position_bias(_study_votes([fair], n, rng))["flagged_raters"]) for _ in range(studies))
+    flagged = sum(
+        bool(position_bias(_study_votes([fair], n, rng))["flagged_raters"]) for _ in range(studies)
+    )
     # the exact test is discrete, so its true size at n = 300 is a little under 5%
     size = sum(binom.pmf(k, n, 0.5) for k in range(n + 1) if binomtest(k, n, 0.5).pvalue < 0.05)
     assert 0.04 < size <= 0.05
@@ -278,7 +323,9 @@ def test_unbiased_raters_are_flagged_at_the_nominal_rate():
     assert 0.05 - 3 * sd <= flagged / studies <= 0.05 + 3 * sd
     # three fair raters per study: Holm keeps the chance of naming anyone at or below 5%
     trio = [SimulatedPairVoter(f"f{i}", {"x": 0.0, "y": 0.0}, tie_rate=0.0) for i in range(3)]
-    any_flag = sum(bool(position_bias(_study_votes(trio, 200, rng))["flagged_raters"]) for _ in range(200))
+    any_flag = sum(
+        bool(position_bias(_study_votes(trio, 200, rng))["flagged_raters"]) for _ in range(200)
+    )
     # consistent with a family-wise rate of at most 5%: the Clopper-Pearson lower bound is below it
     lower = beta.ppf(0.025, any_flag, 200 - any_flag + 1) if any_flag else 0.0
     assert lower <= 0.05
@@ -286,10 +333,18 @@ def test_unbiased_raters_are_flagged_at_the_nominal_rate():
 
 def test_undefined_statistics_are_null_with_a_note():
     # both raters and the judge always pick x: alpha and kappas have no variation to measure
-    rows = [("p1", "c", "x", "y", "r1", "left"), ("p1", "c", "x", "y", "r2", "left"),
-            ("p2", "c", "y", "x", "r1", "right"), ("p2", "c", "y", "x", "r2", "right")]
-    frames = StudyFrames(study="t", rubric=RUBRIC, pair_votes=votes_frame(rows),
-                         judge_pair_votes=votes_frame([("p1", "c", "x", "y", "j", "left")]))
+    rows = [
+        ("p1", "c", "x", "y", "r1", "left"),
+        ("p1", "c", "x", "y", "r2", "left"),
+        ("p2", "c", "y", "x", "r1", "right"),
+        ("p2", "c", "y", "x", "r2", "right"),
+    ]
+    frames = StudyFrames(
+        study="t",
+        rubric=RUBRIC,
+        pair_votes=votes_frame(rows),
+        judge_pair_votes=votes_frame([("p1", "c", "x", "y", "j", "left")]),
+    )
     s = pairwise_section(frames, n_boot=30)
     json.dumps(s, allow_nan=False)
     assert s["rater_alpha"]["estimate"] is None and "note" in s["rater_alpha"]
@@ -325,7 +380,11 @@ def clustered_votes(rng, n_cases, *, tau=1.0, raters=3, tie=0.1, left_bias=0.5, 
                     else:
                         ql, qr = (qa, qb) if a_left else (qb, qa)
                         bias = math.log(left_bias / (1 - left_bias))
-                        choice = "left" if rng.random() < 1 / (1 + math.exp(-(ql - qr + bias))) else "right"
+                        choice = (
+                            "left"
+                            if rng.random() < 1 / (1 + math.exp(-(ql - qr + bias)))
+                            else "right"
+                        )
                     rows.append((pid, f"c{c}", il, ir, gl, gr, f"r{k}", choice, None))
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
@@ -334,7 +393,9 @@ def clustered_votes(rng, n_cases, *, tau=1.0, raters=3, tie=0.1, left_bias=0.5, 
 def population_strengths():
     """The Bradley-Terry strengths the design estimates (a 3,000-case study of the same model)."""
     big = clustered_votes(np.random.default_rng(0), 3000)
-    return {g: d["estimate"] for g, d in bradley_terry(big, n_boot=0, by_case=False)["pooled"].items()}
+    return {
+        g: d["estimate"] for g, d in bradley_terry(big, n_boot=0, by_case=False)["pooled"].items()
+    }
 
 
 def test_bradley_terry_pair_bootstrap_covers(population_strengths):
@@ -342,7 +403,9 @@ def test_bradley_terry_pair_bootstrap_covers(population_strengths):
     rng = np.random.default_rng(5)
     covered = total = 0
     for s in range(100):
-        pooled = bradley_terry(clustered_votes(rng, 20), n_boot=400, seed=s, by_case=False)["pooled"]
+        pooled = bradley_terry(clustered_votes(rng, 20), n_boot=400, seed=s, by_case=False)[
+            "pooled"
+        ]
         for g, true in population_strengths.items():
             covered += pooled[g]["low"] <= true <= pooled[g]["high"]
             total += 1
@@ -394,9 +457,15 @@ def test_pandalm_position_and_bradley_terry_are_pair_level(pandalm):
     assert 0.05 < pb["p_value"] < 0.12 and pb["n_pairs"] == 914
     assert "decisive votes" in pb["power"]["text"]
     pair = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
-    votes = frames.pair_votes.assign(pair_id=frames.pair_votes["pair_id"] + "/" + frames.pair_votes["rater"])
+    votes = frames.pair_votes.assign(
+        pair_id=frames.pair_votes["pair_id"] + "/" + frames.pair_votes["rater"]
+    )
     vote = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
-    ratio = np.mean([(pair[g]["high"] - pair[g]["low"]) / (vote[g]["high"] - vote[g]["low"]) for g in pair])
+    ratio = np.mean(
+        [(pair[g]["high"] - pair[g]["low"]) / (vote[g]["high"] - vote[g]["low"]) for g in pair]
+    )
     assert 1.4 < ratio < 2.2  # 1.5-1.7 plain; the small-case rescaling widens a little more
-    assert pair["pythia-6.9b"]["low"] < 0 < pair["pythia-6.9b"]["high"]  # crosses zero at pair level
+    assert (
+        pair["pythia-6.9b"]["low"] < 0 < pair["pythia-6.9b"]["high"]
+    )  # crosses zero at pair level
     assert vote["pythia-6.9b"]["low"] > 0

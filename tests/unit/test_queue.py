@@ -15,7 +15,12 @@ from annotator.services.labeling import LabelSession
 from annotator.services.study import Study
 
 REPO = Path(__file__).resolve().parents[2]
-A = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 4}
+A = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 4,
+}
 
 
 @given(st.lists(st.integers(0, 7), min_size=2, max_size=80), st.integers(0, 2**31 - 1))
@@ -36,16 +41,28 @@ def test_live_order_is_a_permutation_that_avoids_neighbours(cases, seed):
 @settings(max_examples=100, deadline=None)
 def test_anchor_slots_rate_and_spacing(seed, every):
     slots = [p for p in range(every * 40) if q.anchor_slot(seed, p, every) is not None]
-    assert len(slots) == 40 * every // (every - 1) or abs(len(slots) - every * 40 / (every - 1)) <= 1
-    assert all(b - a >= 1 for a, b in zip(slots, slots[1:], strict=False))  # never two anchors in a row
+    assert (
+        len(slots) == 40 * every // (every - 1) or abs(len(slots) - every * 40 / (every - 1)) <= 1
+    )
+    assert all(
+        b - a >= 1 for a, b in zip(slots, slots[1:], strict=False)
+    )  # never two anchors in a row
 
 
 def _study_with_anchors(tmp_path, n_items=90) -> Study:
     study = Study.create(tmp_path / "st", REPO / "rubrics" / "ui_mockup.toml")
     src = tmp_path / "src"
     src.mkdir()
-    rows = [{"item_id": f"t{i}", "case_id": f"c{i % 9}", "prompt": f"p{i % 9}", "generator": f"g{i % 4}",
-             "text": f"output {i}"} for i in range(n_items)]
+    rows = [
+        {
+            "item_id": f"t{i}",
+            "case_id": f"c{i % 9}",
+            "prompt": f"p{i % 9}",
+            "generator": f"g{i % 4}",
+            "text": f"output {i}",
+        }
+        for i in range(n_items)
+    ]
     (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     study.import_items(src / "m.jsonl")
     study.import_anchors(REPO / "anchors" / "ui_mockup" / "anchors.jsonl")
@@ -77,7 +94,9 @@ def test_anchor_seeding_in_live_work(tmp_path):
         from annotator.store.models import AnchorShowing
 
         rows = s.query(AnchorShowing).all()
-        assert len(rows) == n_anchor and all(r.seed is not None and r.before_position is not None for r in rows)
+        assert len(rows) == n_anchor and all(
+            r.seed is not None and r.before_position is not None for r in rows
+        )
     study.close()
 
 
@@ -89,15 +108,24 @@ def test_queue_is_stored_per_rater_and_differs(tmp_path):
     from annotator.store.models import QueueEntry
 
     with study.db.read() as s:
-        qa = [e.item_pk for e in s.query(QueueEntry).filter_by(rater_pk=1).order_by(QueueEntry.position)]
-        qb = [e.item_pk for e in s.query(QueueEntry).filter_by(rater_pk=2).order_by(QueueEntry.position)]
+        qa = [
+            e.item_pk
+            for e in s.query(QueueEntry).filter_by(rater_pk=1).order_by(QueueEntry.position)
+        ]
+        qb = [
+            e.item_pk
+            for e in s.query(QueueEntry).filter_by(rater_pk=2).order_by(QueueEntry.position)
+        ]
         seeds = {e.seed for e in s.query(QueueEntry).filter_by(rater_pk=1)}
     assert sorted(qa) == sorted(qb) and qa != qb and len(seeds) == 1
     # anchors count like items: 40 live items bring 2 or 3 seeded anchors (one per 14 live)
     assert 2 <= la.progress().total - 40 <= 3 and 2 <= lb.progress().total - 40 <= 3
     again = LabelSession(study, "a")  # reopening keeps the stored order
     with study.db.read() as s:
-        assert [e.item_pk for e in s.query(QueueEntry).filter_by(rater_pk=1).order_by(QueueEntry.position)] == qa
+        assert [
+            e.item_pk
+            for e in s.query(QueueEntry).filter_by(rater_pk=1).order_by(QueueEntry.position)
+        ] == qa
     assert again.next().item_pk in (qa[0],) or again.next().context == "anchor"
     study.close()
 
@@ -112,4 +140,6 @@ def test_choose_anchor_prefers_least_seen():
 @given(st.integers(0, 2**31 - 1), st.integers(2, 20), st.integers(0, 300))
 @settings(max_examples=100, deadline=None)
 def test_anchor_slots_agrees_with_anchor_slot(seed, every, n):
-    assert q.anchor_slots(seed, n, every) == {p for p in range(n) if q.anchor_slot(seed, p, every) is not None}
+    assert q.anchor_slots(seed, n, every) == {
+        p for p in range(n) if q.anchor_slot(seed, p, every) is not None
+    }

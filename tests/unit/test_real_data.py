@@ -93,9 +93,20 @@ def test_pandalm_tallies_and_position_bias(pandalm_report):
     total = sum(v["n"] for cell in p["cells"].values() for v in cell.values())
     assert total == 2997
     pb = p["position_bias"]
-    assert pb["left"] + pb["right"] + sum(v["both"] + v["neither"] for c in p["cells"].values() for v in c.values()) == 2997
+    assert (
+        pb["left"]
+        + pb["right"]
+        + sum(v["both"] + v["neither"] for c in p["cells"].values() for v in c.values())
+        == 2997
+    )
     assert set(pb["by_rater"]) == {"annotator1", "annotator2", "annotator3"}
-    assert set(p["bradley_terry"]) == {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}
+    assert set(p["bradley_terry"]) == {
+        "llama-7b",
+        "bloom-7b",
+        "cerebras-gpt-6.7B",
+        "opt-7b",
+        "pythia-6.9b",
+    }
 
 
 def test_pandalm_pair_level_figures_through_the_cli(pandalm_report):

@@ -35,14 +35,36 @@ from annotator.reports.html_report import build_view
 
 XSS = "<script>alert(1)</script>"
 CONTRACT_TOP = ("study", "rubric", "metrics", "findings", "raters", "pairwise")
-CONTRACT_METRIC = ("kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
-                   "human_alpha_interval", "judges")
-CONTRACT_JUDGE = ("n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater", "permutation_alpha",
-                  "exact_agreement", "mean_difference", "pearson", "spearman", "kendall_tau_b")
+CONTRACT_METRIC = (
+    "kind",
+    "level",
+    "n_items",
+    "n_raters",
+    "n_judgements",
+    "human_alpha",
+    "human_alpha_interval",
+    "judges",
+)
+CONTRACT_JUDGE = (
+    "n_items",
+    "alpha_vs_consensus",
+    "alpha_with_judge_as_rater",
+    "permutation_alpha",
+    "exact_agreement",
+    "mean_difference",
+    "pearson",
+    "spearman",
+    "kendall_tau_b",
+)
 
 
-def est(e: float | None, lo: float | None = None, hi: float | None = None, n: int | None = None,
-        note: str | None = None) -> dict[str, Any]:
+def est(
+    e: float | None,
+    lo: float | None = None,
+    hi: float | None = None,
+    n: int | None = None,
+    note: str | None = None,
+) -> dict[str, Any]:
     d: dict[str, Any] = {"estimate": e, "low": lo, "high": hi}
     if n is not None:
         d["n"] = n
@@ -70,9 +92,20 @@ def _ewma(dev: list[float], lam: float = 0.2) -> list[float]:
 
 def _series(dev: list[float]) -> dict[str, Any]:
     up, down = _cusum(dev)
-    limit = [round(3 * 0.55 * ((0.2 / 1.8) * (1 - 0.8 ** (2 * (t + 1)))) ** 0.5, 4) for t in range(len(dev))]
-    return {"seq": list(range(len(dev))), "deviation": dev, "cusum_up": up, "cusum_down": down,
-            "ewma": _ewma(dev), "ewma_limit": limit, "k": 0.5, "h": 4.0}
+    limit = [
+        round(3 * 0.55 * ((0.2 / 1.8) * (1 - 0.8 ** (2 * (t + 1)))) ** 0.5, 4)
+        for t in range(len(dev))
+    ]
+    return {
+        "seq": list(range(len(dev))),
+        "deviation": dev,
+        "cusum_up": up,
+        "cusum_down": down,
+        "ewma": _ewma(dev),
+        "ewma_limit": limit,
+        "k": 0.5,
+        "h": 4.0,
+    }
 
 
 def _judge(alpha: dict, *, n: int, scale: bool) -> dict[str, Any]:
@@ -80,31 +113,74 @@ def _judge(alpha: dict, *, n: int, scale: bool) -> dict[str, Any]:
         "n_items": n,
         "alpha_vs_consensus": alpha,
         "alpha_with_judge_as_rater": est(0.58, 0.44, 0.69, n=n),
-        "permutation_alpha": {"mean": -0.004, "p_value": 0.001, "n_perm": 1000, "observed": alpha["estimate"]},
-        "exact_agreement": 0.71, "exact_agreement_ci": est(0.71, 0.6, 0.81, n=n - 3),
-        "alpha_humans_same_items": est(0.69, 0.57, 0.78, n=n), "alpha_gain": est(-0.11, -0.2, -0.03, n=n),
-        "same_scale": True, "n_cannot_judge": 0,
-        "mean_difference": est(-0.2 if scale else 0.05, -0.41 if scale else -0.02, 0.01 if scale else 0.12, n=n),
+        "permutation_alpha": {
+            "mean": -0.004,
+            "p_value": 0.001,
+            "n_perm": 1000,
+            "observed": alpha["estimate"],
+        },
+        "exact_agreement": 0.71,
+        "exact_agreement_ci": est(0.71, 0.6, 0.81, n=n - 3),
+        "alpha_humans_same_items": est(0.69, 0.57, 0.78, n=n),
+        "alpha_gain": est(-0.11, -0.2, -0.03, n=n),
+        "same_scale": True,
+        "n_cannot_judge": 0,
+        "mean_difference": est(
+            -0.2 if scale else 0.05, -0.41 if scale else -0.02, 0.01 if scale else 0.12, n=n
+        ),
         "pearson": est(0.64, 0.5, 0.75, n=n),
         "spearman": est(0.61, 0.47, 0.73, n=n),
         "kendall_tau_b": est(0.49, 0.37, 0.6, n=n),
-        "cohen_kappa": {"unweighted": est(0.41, 0.28, 0.54), "linear": est(0.52, 0.4, 0.63),
-                        "quadratic": est(0.63, 0.5, 0.74)} if scale else est(0.44, 0.3, 0.58),
-        "confusion": {"labels": ["0", "1", "2", "3", "4", "5"] if scale else ["FAIL", "PASS"],
-                      "matrix": [[2, 1, 0, 0, 0, 0], [1, 3, 2, 0, 0, 0], [0, 2, 6, 3, 0, 0],
-                                 [0, 0, 3, 9, 2, 0], [0, 0, 0, 2, 8, 1], [0, 0, 0, 0, 1, 4]]
-                      if scale else [[11, 4], [6, 39]]},
-        "human_range": {"measure": "cohen_kappa", "judge_vs_human": {"r1": est(0.5, 0.3, 0.7, n=n)},
-                        "human_vs_human": {"pairs": {}, "min": 0.48, "max": 0.66}, "judge_mean": 0.52,
-                        "position": "inside"},
+        "cohen_kappa": {
+            "unweighted": est(0.41, 0.28, 0.54),
+            "linear": est(0.52, 0.4, 0.63),
+            "quadratic": est(0.63, 0.5, 0.74),
+        }
+        if scale
+        else est(0.44, 0.3, 0.58),
+        "confusion": {
+            "labels": ["0", "1", "2", "3", "4", "5"] if scale else ["FAIL", "PASS"],
+            "matrix": [
+                [2, 1, 0, 0, 0, 0],
+                [1, 3, 2, 0, 0, 0],
+                [0, 2, 6, 3, 0, 0],
+                [0, 0, 3, 9, 2, 0],
+                [0, 0, 0, 2, 8, 1],
+                [0, 0, 0, 0, 1, 4],
+            ]
+            if scale
+            else [[11, 4], [6, 39]],
+        },
+        "human_range": {
+            "measure": "cohen_kappa",
+            "judge_vs_human": {"r1": est(0.5, 0.3, 0.7, n=n)},
+            "human_vs_human": {"pairs": {}, "min": 0.48, "max": 0.66},
+            "judge_mean": 0.52,
+            "position": "inside",
+        },
         "permutation_pearson": {"mean": 0.002, "p_value": 0.005, "n_perm": 200},
-        "slices": {"by_case": {c: {"n_items": 20, "alpha_vs_consensus": est(a, a - 0.2, a + 0.15, n=20),
-                                   "exact_agreement": est(a + 0.1, a - 0.1, a + 0.25, n=20)}
-                               for c, a in (("ui_signup", 0.6), ("ui_checkout", 0.52), ("ui_dashboard", 0.7))},
-                   "by_generator": {"gen-b": {"n_items": 30, "alpha_vs_consensus": est(0.6, 0.4, 0.75, n=30),
-                                              "exact_agreement": est(None, n=8, note="fewer than 10 items")},
-                                    "gen-a": {"n_items": 30, "alpha_vs_consensus": est(0.64, 0.5, 0.8, n=30),
-                                              "exact_agreement": est(0.73, 0.6, 0.85, n=30)}}},
+        "slices": {
+            "by_case": {
+                c: {
+                    "n_items": 20,
+                    "alpha_vs_consensus": est(a, a - 0.2, a + 0.15, n=20),
+                    "exact_agreement": est(a + 0.1, a - 0.1, a + 0.25, n=20),
+                }
+                for c, a in (("ui_signup", 0.6), ("ui_checkout", 0.52), ("ui_dashboard", 0.7))
+            },
+            "by_generator": {
+                "gen-b": {
+                    "n_items": 30,
+                    "alpha_vs_consensus": est(0.6, 0.4, 0.75, n=30),
+                    "exact_agreement": est(None, n=8, note="fewer than 10 items"),
+                },
+                "gen-a": {
+                    "n_items": 30,
+                    "alpha_vs_consensus": est(0.64, 0.5, 0.8, n=30),
+                    "exact_agreement": est(0.73, 0.6, 0.85, n=30),
+                },
+            },
+        },
     }
     return j
 
@@ -114,141 +190,377 @@ def sample_report() -> dict[str, Any]:
     n = 60
     metrics = {
         "instruction_following": {
-            "kind": "gate", "level": "nominal", "n_items": n, "n_raters": 3, "n_judgements": 178,
-            "human_alpha": est(0.71, 0.6, 0.8, n=n), "human_alpha_interval": est(0.71, 0.6, 0.8, n=n),
-            "percent_agreement": est(0.86, 0.8, 0.91, n=n), "fleiss_kappa": est(0.7, 0.59, 0.8),
-            "gwet_ac1": est(0.78, 0.7, 0.86), "n_cannot_judge": 2, "n_ties": 1,
-            "rater_pairs": {"r1 vs r2": {"n": 60, "unweighted": est(0.7, 0.55, 0.83, n=60)},
-                            "r1 vs r3": {"n": 58, "unweighted": est(0.66, 0.5, 0.8, n=58)},
-                            "r2 vs r3": {"n": 6, "note": "fewer than 10 items answered by both"}},
-            "judges": {"gpt-judge": _judge(est(0.62, 0.49, 0.73, n=n), n=n, scale=False),
-                       "clip-judge": _judge(est(0.33, 0.18, 0.47, n=n), n=n, scale=False)},
+            "kind": "gate",
+            "level": "nominal",
+            "n_items": n,
+            "n_raters": 3,
+            "n_judgements": 178,
+            "human_alpha": est(0.71, 0.6, 0.8, n=n),
+            "human_alpha_interval": est(0.71, 0.6, 0.8, n=n),
+            "percent_agreement": est(0.86, 0.8, 0.91, n=n),
+            "fleiss_kappa": est(0.7, 0.59, 0.8),
+            "gwet_ac1": est(0.78, 0.7, 0.86),
+            "n_cannot_judge": 2,
+            "n_ties": 1,
+            "rater_pairs": {
+                "r1 vs r2": {"n": 60, "unweighted": est(0.7, 0.55, 0.83, n=60)},
+                "r1 vs r3": {"n": 58, "unweighted": est(0.66, 0.5, 0.8, n=58)},
+                "r2 vs r3": {"n": 6, "note": "fewer than 10 items answered by both"},
+            },
+            "judges": {
+                "gpt-judge": _judge(est(0.62, 0.49, 0.73, n=n), n=n, scale=False),
+                "clip-judge": _judge(est(0.33, 0.18, 0.47, n=n), n=n, scale=False),
+            },
         },
         "layout_hierarchy": {
-            "kind": "scale", "level": "ordinal", "n_items": n, "n_raters": 3, "n_judgements": 180,
-            "human_alpha": est(0.66, 0.55, 0.75, n=n), "human_alpha_interval": est(0.69, 0.58, 0.78, n=n),
+            "kind": "scale",
+            "level": "ordinal",
+            "n_items": n,
+            "n_raters": 3,
+            "n_judgements": 180,
+            "human_alpha": est(0.66, 0.55, 0.75, n=n),
+            "human_alpha_interval": est(0.69, 0.58, 0.78, n=n),
             "n_cannot_judge": 0,
             "judges": {"gpt-judge": _judge(est(0.58, 0.45, 0.68, n=n), n=n, scale=True)},
         },
         "text_rendering": {
-            "kind": "gate", "level": "nominal", "n_items": n, "n_raters": 3, "n_judgements": 180,
+            "kind": "gate",
+            "level": "nominal",
+            "n_items": n,
+            "n_raters": 3,
+            "n_judgements": 180,
             # every human answered PASS: alpha is undefined, with the reason beside it
-            "human_alpha": None, "human_alpha_note": "every answer identical (PASS)",
+            "human_alpha": None,
+            "human_alpha_note": "every answer identical (PASS)",
             "human_alpha_interval": est(None, note="every answer identical (PASS)"),
             "judges": {},
         },
         "failure_tags": {
-            "kind": "tags", "level": "nominal", "n_items": n, "n_raters": 3, "n_judgements": 150,
-            "human_alpha": est(0.41, 0.27, 0.53, n=n), "human_alpha_interval": est(0.41, 0.27, 0.53, n=n),
+            "kind": "tags",
+            "level": "nominal",
+            "n_items": n,
+            "n_raters": 3,
+            "n_judgements": 150,
+            "human_alpha": est(0.41, 0.27, 0.53, n=n),
+            "human_alpha_interval": est(0.41, 0.27, 0.53, n=n),
             "judges": {},
         },
     }
     findings = [
-        {"item_id": "it-007", "display_code": "K7Q2", "case_id": "ui_checkout", "generator": "gen-a",
-         "metric": "instruction_following", "humans": "FAIL (3 of 3)", "judge": "PASS", "kind": "judge_lenient",
-         "human_answers": {"r1": "FAIL", "r2": "FAIL", "r3": "FAIL"},
-         "human_reasons": {"r1": "No order summary section.", "r2": XSS, "r3": "=HYPERLINK(\"x\")"},
-         "judge_value": "PASS", "judge_reason": "All required sections present. " + XSS},
+        {
+            "item_id": "it-007",
+            "display_code": "K7Q2",
+            "case_id": "ui_checkout",
+            "generator": "gen-a",
+            "metric": "instruction_following",
+            "humans": "FAIL (3 of 3)",
+            "judge": "PASS",
+            "kind": "judge_lenient",
+            "human_answers": {"r1": "FAIL", "r2": "FAIL", "r3": "FAIL"},
+            "human_reasons": {
+                "r1": "No order summary section.",
+                "r2": XSS,
+                "r3": '=HYPERLINK("x")',
+            },
+            "judge_value": "PASS",
+            "judge_reason": "All required sections present. " + XSS,
+        },
         # the shape stats/findings.py gives: a list of {rater, value, reason}
-        {"item_id": "it-019", "display_code": "P3ZX", "case_id": "ui_signup", "generator": "gen-b",
-         "metric": "layout_hierarchy", "judge_name": "gpt-judge", "humans": "2, 1, 2",
-         "human_answers": [{"rater": "r1", "value": "2", "reason": "CTA buried below the fold"},
-                           {"rater": "r2", "value": "1", "reason": None},
-                           {"rater": "r3", "value": "2", "reason": "two primary buttons"}],
-         "judge": "4", "judge_reason": "Clean grid, clear hierarchy.", "kind": "judge_above_human_range"},
-        {"item_id": "it-031", "display_code": "M81D", "case_id": "ui_dashboard", "generator": "gen-a",
-         "metric": "instruction_following", "humans": "split 2-1", "judge": None, "kind": "human_split",
-         "human_answers": {"r1": "PASS", "r2": "FAIL", "r3": "PASS"}},
+        {
+            "item_id": "it-019",
+            "display_code": "P3ZX",
+            "case_id": "ui_signup",
+            "generator": "gen-b",
+            "metric": "layout_hierarchy",
+            "judge_name": "gpt-judge",
+            "humans": "2, 1, 2",
+            "human_answers": [
+                {"rater": "r1", "value": "2", "reason": "CTA buried below the fold"},
+                {"rater": "r2", "value": "1", "reason": None},
+                {"rater": "r3", "value": "2", "reason": "two primary buttons"},
+            ],
+            "judge": "4",
+            "judge_reason": "Clean grid, clear hierarchy.",
+            "kind": "judge_above_human_range",
+        },
+        {
+            "item_id": "it-031",
+            "display_code": "M81D",
+            "case_id": "ui_dashboard",
+            "generator": "gen-a",
+            "metric": "instruction_following",
+            "humans": "split 2-1",
+            "judge": None,
+            "kind": "human_split",
+            "human_answers": {"r1": "PASS", "r2": "FAIL", "r3": "PASS"},
+        },
     ]
     raters = {
-        "r1": {"n_judgements": 240, "anchors": 12,
-               "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None},
-               "accuracy": {"instruction_following": est(0.92, 0.62, 1.0, n=12) | {"rule": "exact"},
-                            "layout_hierarchy": est(0.83, 0.52, 0.98, n=12) | {"rule": "within one point",
-                                                                                 "exact": 0.5}},
-               "test_retest": {"layout_hierarchy": {"n_pairs": 6, "n_anchors": 6, "agreement": 1.0,
-                                                    "exact": 0.67, "rule": "within one point"}},
-               "series": {"layout_hierarchy": _series([0, 1, -1, 0, 0, 1, 0, -1, 0, 0, 1, 0])}},
-        "r2": {"n_judgements": 238, "anchors": 30,
-               "drift": {"flagged": True, "metric": "layout_hierarchy", "direction": "up", "first_flag_at": 22},
-               "accuracy": {"instruction_following": est(0.9, 0.73, 0.98, n=30),
-                            "layout_hierarchy": est(None, n=0, note="no answers")},
-               "test_retest": {"layout_hierarchy": {"n_pairs": 0, "n_anchors": 0, "agreement": None,
-                                                    "note": "no anchor answered in two sessions"}},
-               "series": {"layout_hierarchy": _series([0, 0, 1, -1, 0, 0, 1, 0, 0, -1, 0, 0, 1, 0, 0,
-                                                       1, 1, 2, 1, 1, 2, 1, 2, 1, 2, 2, 1, 2, 1, 2]),
-                          "instruction_following": _series([0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, 0,
-                                                            0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1])}},
-        "r3": {"n_judgements": 180, "anchors": 0,
-               "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None}},
+        "r1": {
+            "n_judgements": 240,
+            "anchors": 12,
+            "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None},
+            "accuracy": {
+                "instruction_following": est(0.92, 0.62, 1.0, n=12) | {"rule": "exact"},
+                "layout_hierarchy": est(0.83, 0.52, 0.98, n=12)
+                | {"rule": "within one point", "exact": 0.5},
+            },
+            "test_retest": {
+                "layout_hierarchy": {
+                    "n_pairs": 6,
+                    "n_anchors": 6,
+                    "agreement": 1.0,
+                    "exact": 0.67,
+                    "rule": "within one point",
+                }
+            },
+            "series": {"layout_hierarchy": _series([0, 1, -1, 0, 0, 1, 0, -1, 0, 0, 1, 0])},
+        },
+        "r2": {
+            "n_judgements": 238,
+            "anchors": 30,
+            "drift": {
+                "flagged": True,
+                "metric": "layout_hierarchy",
+                "direction": "up",
+                "first_flag_at": 22,
+            },
+            "accuracy": {
+                "instruction_following": est(0.9, 0.73, 0.98, n=30),
+                "layout_hierarchy": est(None, n=0, note="no answers"),
+            },
+            "test_retest": {
+                "layout_hierarchy": {
+                    "n_pairs": 0,
+                    "n_anchors": 0,
+                    "agreement": None,
+                    "note": "no anchor answered in two sessions",
+                }
+            },
+            "series": {
+                "layout_hierarchy": _series(
+                    [
+                        0,
+                        0,
+                        1,
+                        -1,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        -1,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        1,
+                        1,
+                        2,
+                        1,
+                        1,
+                        2,
+                        1,
+                        2,
+                        1,
+                        2,
+                        2,
+                        1,
+                        2,
+                        1,
+                        2,
+                    ]
+                ),
+                "instruction_following": _series(
+                    [
+                        0,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        -1,
+                        0,
+                        0,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        0,
+                        1,
+                        0,
+                        0,
+                        1,
+                    ]
+                ),
+            },
+        },
+        "r3": {
+            "n_judgements": 180,
+            "anchors": 0,
+            "drift": {"flagged": False, "metric": None, "direction": None, "first_flag_at": None},
+        },
     }
+
     # the report model's shape: figures per generator, overall (cases weighted equally) and per case
     def gen(verdict: list[float], layout: list[float], gate_pass: bool) -> dict[str, Any]:
         case_ids = ["ui_signup", "ui_checkout", "ui_dashboard"]  # deliberately not alphabetical
-        by_case = {c: {"n_items": 10, "verdict_pass_rate": est(v, max(0, v - 0.3), min(1, v + 0.2), n=10),
-                       "layout_hierarchy": est(lh, lh - 0.5, lh + 0.5, n=10)}
-                   for c, v, lh in zip(case_ids, verdict, layout, strict=True)}
-        by_case["ui_checkout"]["verdict_pass_rate"] = est(None, n=4, note="4 answers, fewer than 10: "
-                                                          "a share is not shown")
+        by_case = {
+            c: {
+                "n_items": 10,
+                "verdict_pass_rate": est(v, max(0, v - 0.3), min(1, v + 0.2), n=10),
+                "layout_hierarchy": est(lh, lh - 0.5, lh + 0.5, n=10),
+            }
+            for c, v, lh in zip(case_ids, verdict, layout, strict=True)
+        }
+        by_case["ui_checkout"]["verdict_pass_rate"] = est(
+            None, n=4, note="4 answers, fewer than 10: a share is not shown"
+        )
         mean_v = sum(verdict) / 3
-        return {"n_items": 30, "n_cases": 3,
-                "overall": {"verdict_pass_rate": est(mean_v, mean_v - 0.15, mean_v + 0.12, n=30) | {"n_cases": 3},
-                            "layout_hierarchy": est(sum(layout) / 3, 2.6, 3.9, n=30) | {"n_cases": 3}},
-                "by_case": by_case,
-                "release_gate": {"pass": gate_pass, "checks": {"verdict_pass_rate": {
-                    "threshold": 0.6, "low": mean_v - 0.15, "pass": gate_pass}}}}
+        return {
+            "n_items": 30,
+            "n_cases": 3,
+            "overall": {
+                "verdict_pass_rate": est(mean_v, mean_v - 0.15, mean_v + 0.12, n=30)
+                | {"n_cases": 3},
+                "layout_hierarchy": est(sum(layout) / 3, 2.6, 3.9, n=30) | {"n_cases": 3},
+            },
+            "by_case": by_case,
+            "release_gate": {
+                "pass": gate_pass,
+                "checks": {
+                    "verdict_pass_rate": {"threshold": 0.6, "low": mean_v - 0.15, "pass": gate_pass}
+                },
+            },
+        }
 
     generators = {
         "cases": ["ui_checkout", "ui_dashboard", "ui_signup"],
         "figures": {"verdict_pass_rate": "pass rate", "layout_hierarchy": "mean score"},
-        "by_generator": {"gen-b": gen([0.7, 0.5, 0.7], [3.1, 2.8, 3.5], False),
-                         "gen-a": gen([0.9, 0.6, 0.9], [3.8, 3.0, 4.1], True)},
-        "release_gate": {"thresholds": {"verdict_pass_rate": 0.6},
-                         "rule": "every figure's lower 95% bound reaches its threshold"},
+        "by_generator": {
+            "gen-b": gen([0.7, 0.5, 0.7], [3.1, 2.8, 3.5], False),
+            "gen-a": gen([0.9, 0.6, 0.9], [3.8, 3.0, 4.1], True),
+        },
+        "release_gate": {
+            "thresholds": {"verdict_pass_rate": 0.6},
+            "rule": "every figure's lower 95% bound reaches its threshold",
+        },
     }
     pairwise = {
         "cells": {
-            "ui_signup": {"gen-a vs gen-b": {"n": 12, "left": 5, "right": 5, "both": 1, "neither": 1,
-                                             "wins": {"gen-a": 7, "gen-b": 3},
-                                             "share": {"gen-a": 7 / 12, "gen-b": 0.25, "both": 1 / 12,
-                                                       "neither": 1 / 12}}},
-            "ui_checkout": {"gen-a vs gen-b": {"n": 6, "left": 2, "right": 3, "both": 0, "neither": 1,
-                                               "wins": {"gen-a": 2, "gen-b": 3},
-                                               "note": "n=6 is below the minimum of 10 votes for a share"}},
+            "ui_signup": {
+                "gen-a vs gen-b": {
+                    "n": 12,
+                    "left": 5,
+                    "right": 5,
+                    "both": 1,
+                    "neither": 1,
+                    "wins": {"gen-a": 7, "gen-b": 3},
+                    "share": {"gen-a": 7 / 12, "gen-b": 0.25, "both": 1 / 12, "neither": 1 / 12},
+                }
+            },
+            "ui_checkout": {
+                "gen-a vs gen-b": {
+                    "n": 6,
+                    "left": 2,
+                    "right": 3,
+                    "both": 0,
+                    "neither": 1,
+                    "wins": {"gen-a": 2, "gen-b": 3},
+                    "note": "n=6 is below the minimum of 10 votes for a share",
+                }
+            },
         },
-        "bradley_terry": {"gen-a": est(0.31, 0.02, 0.6, n=18), "gen-b": est(-0.31, -0.6, -0.02, n=18)},
-        "bradley_terry_by_case": {"ui_signup": {"gen-a": est(0.4, -0.1, 0.9, n=12),
-                                                "gen-b": est(-0.4, -0.9, 0.1, n=12)},
-                                  "ui_checkout": {"gen-a": est(-0.08, -0.6, 0.5, n=6),
-                                                  "gen-b": est(0.08, -0.5, 0.6, n=6)}},
-        "position_bias": {"left": 7, "right": 8, "n": 15, "p_value": 1.0, "share_left": 7 / 15,
-                          "by_rater": {"r1": {"left": 4, "right": 3, "n": 7, "p_value": 1.0, "p_adjusted": 1.0,
-                                              "flagged": False, "note": "n=7 is below the minimum"},
-                                       "r2": {"left": 3, "right": 5, "n": 8, "p_value": 0.73,
-                                              "p_adjusted": 1.0, "flagged": False}},
-                          "flagged_raters": [], "multiplicity": "Holm over 2 raters, family-wise 0.05"},
+        "bradley_terry": {
+            "gen-a": est(0.31, 0.02, 0.6, n=18),
+            "gen-b": est(-0.31, -0.6, -0.02, n=18),
+        },
+        "bradley_terry_by_case": {
+            "ui_signup": {"gen-a": est(0.4, -0.1, 0.9, n=12), "gen-b": est(-0.4, -0.9, 0.1, n=12)},
+            "ui_checkout": {
+                "gen-a": est(-0.08, -0.6, 0.5, n=6),
+                "gen-b": est(0.08, -0.5, 0.6, n=6),
+            },
+        },
+        "position_bias": {
+            "left": 7,
+            "right": 8,
+            "n": 15,
+            "p_value": 1.0,
+            "share_left": 7 / 15,
+            "by_rater": {
+                "r1": {
+                    "left": 4,
+                    "right": 3,
+                    "n": 7,
+                    "p_value": 1.0,
+                    "p_adjusted": 1.0,
+                    "flagged": False,
+                    "note": "n=7 is below the minimum",
+                },
+                "r2": {
+                    "left": 3,
+                    "right": 5,
+                    "n": 8,
+                    "p_value": 0.73,
+                    "p_adjusted": 1.0,
+                    "flagged": False,
+                },
+            },
+            "flagged_raters": [],
+            "multiplicity": "Holm over 2 raters, family-wise 0.05",
+        },
         "rater_alpha": est(0.44, 0.1, 0.7) | {"n_pairs": 8, "n_raters": 2, "n_votes": 16},
         "rater_kappas": {"r1|r2": 0.45},
         "rater_kappas_detail": {"r1|r2": est(0.45, 0.1, 0.75, n=8)},
-        "judges": {"gpt-judge": {"n": 8, "agreement_with_majority": 0.75, "kappa_vs_majority": 0.5,
-                                 "agreement_interval": {"low": 0.5, "high": 1.0},
-                                 "kappa_interval": {"low": 0.0, "high": 1.0}, "n_no_majority": 1,
-                                 "n_without_humans": 0, "macro_f1": 0.66,
-                                 "position_bias": {"left": 5, "right": 3, "n": 8, "p_value": 0.73}}},
+        "judges": {
+            "gpt-judge": {
+                "n": 8,
+                "agreement_with_majority": 0.75,
+                "kappa_vs_majority": 0.5,
+                "agreement_interval": {"low": 0.5, "high": 1.0},
+                "kappa_interval": {"low": 0.0, "high": 1.0},
+                "n_no_majority": 1,
+                "n_without_humans": 0,
+                "macro_f1": 0.66,
+                "position_bias": {"left": 5, "right": 3, "n": 8, "p_value": 0.73},
+            }
+        },
         "settings": {"n_boot": 1000, "seed": 0, "min_count": 10},
     }
     return {
         "study": "checkout-ui-study",
         "rubric": {"id": "ui_mockup", "version": "3f9c" + "0" * 60, "title": "UI mockup"},
         "n_boot": 1000,
-        "verdict": {"rules": ["instruction_following == PASS", "layout_hierarchy >= 3"],
-                    "pass_rate": est(0.71, 0.59, 0.81, n=n)},
+        "verdict": {
+            "rules": ["instruction_following == PASS", "layout_hierarchy >= 3"],
+            "pass_rate": est(0.71, 0.59, 0.81, n=n),
+        },
         "metrics": metrics,
         "findings": findings,
-        "systematic_findings": [{"metric": "layout_hierarchy", "judge_name": "gpt-judge", "kind": "lenient",
-                                 "mean_difference": est(0.4, 0.21, 0.6, n=n),
-                                 "note": "the 95% interval of judge minus human consensus excludes zero"},
-                                {"summary": "clip-judge passes items the humans fail", "n": 9}],
+        "systematic_findings": [
+            {
+                "metric": "layout_hierarchy",
+                "judge_name": "gpt-judge",
+                "kind": "lenient",
+                "mean_difference": est(0.4, 0.21, 0.6, n=n),
+                "note": "the 95% interval of judge minus human consensus excludes zero",
+            },
+            {"summary": "clip-judge passes items the humans fail", "n": 9},
+        ],
         "raters": raters,
         "generators": generators,
         "pairwise": pairwise,
@@ -267,6 +579,7 @@ def png_bytes(colour: tuple[int, int, int], size: tuple[int, int] = (640, 400)) 
 
 
 # --- JSON -----------------------------------------------------------------------------
+
 
 def test_json_round_trip_keeps_contract_keys_and_order(tmp_path: Path) -> None:
     report = sample_report()
@@ -332,8 +645,9 @@ def test_atomic_write_replaces_and_creates_folders(tmp_path: Path) -> None:
 
 # --- CSV ------------------------------------------------------------------------------
 
+
 def test_neutralise_cell_rules() -> None:
-    for bad in ("=1+1", "+x", "-x", "@x", "\tx", "\rx", "=HYPERLINK(\"http://e\")", "-1+2"):
+    for bad in ("=1+1", "+x", "-x", "@x", "\tx", "\rx", '=HYPERLINK("http://e")', "-1+2"):
         assert neutralise_cell(bad) == "'" + bad
     for fine in ("x=1", "plain", "", "-0.2", "+3", "1e-3"):
         assert neutralise_cell(fine) == fine
@@ -344,17 +658,29 @@ def test_neutralise_cell_rules() -> None:
 
 
 def test_csv_tables_neutralise_strings_and_keep_numbers(tmp_path: Path) -> None:
-    judgements = pd.DataFrame({
-        "item_id": ["it-1", "it-2", "it-3", "it-4", "it-5"],
-        "rater": ["r1", "r1", "r2", "r2", "r3"],
-        "metric": ["layout_hierarchy"] * 5,
-        "value": [3, 4, 2, 5, ("broken_layout", "misspelled_text")],
-        "reason": ["=1+1", "+x", "-x", "@x", "fine"],
-    })
-    judge_scores = pd.DataFrame({"item_id": ["it-1", "it-2"], "judge": ["j", "j"],
-                                 "metric": ["layout_hierarchy"] * 2, "value": [-0.2, 0.9],
-                                 "reason": ["-0.2 seemed low", XSS]})
-    tables = {"judgements": judgements, "judge_scores": judge_scores, **report_tables(sample_report())}
+    judgements = pd.DataFrame(
+        {
+            "item_id": ["it-1", "it-2", "it-3", "it-4", "it-5"],
+            "rater": ["r1", "r1", "r2", "r2", "r3"],
+            "metric": ["layout_hierarchy"] * 5,
+            "value": [3, 4, 2, 5, ("broken_layout", "misspelled_text")],
+            "reason": ["=1+1", "+x", "-x", "@x", "fine"],
+        }
+    )
+    judge_scores = pd.DataFrame(
+        {
+            "item_id": ["it-1", "it-2"],
+            "judge": ["j", "j"],
+            "metric": ["layout_hierarchy"] * 2,
+            "value": [-0.2, 0.9],
+            "reason": ["-0.2 seemed low", XSS],
+        }
+    )
+    tables = {
+        "judgements": judgements,
+        "judge_scores": judge_scores,
+        **report_tables(sample_report()),
+    }
     paths = write_csv_tables(tables, tmp_path / "csv")
     names = {p.name for p in paths}
     assert {"judgements.csv", "judge_scores.csv", "agreement.csv", "findings.csv"} <= names
@@ -368,12 +694,24 @@ def test_csv_tables_neutralise_strings_and_keep_numbers(tmp_path: Path) -> None:
     assert js["reason"].iloc[0] == "'-0.2 seemed low"
 
     report = sample_report()
-    report["findings"].append({"item_id": "it-9", "metric": "m", "humans": "=SUM(A1:A9)", "judge": "@cmd",
-                               "judge_reason": "-2+3", "judge_value": -1})
+    report["findings"].append(
+        {
+            "item_id": "it-9",
+            "metric": "m",
+            "humans": "=SUM(A1:A9)",
+            "judge": "@cmd",
+            "judge_reason": "-2+3",
+            "judge_value": -1,
+        }
+    )
     write_csv_tables({"findings": findings_table(report)}, tmp_path / "csv")
     f = pd.read_csv(tmp_path / "csv" / "findings.csv", keep_default_na=False)
     last = f.iloc[-1]
-    assert (last["humans"], last["judge"], last["judge_reason"]) == ("'=SUM(A1:A9)", "'@cmd", "'-2+3")
+    assert (last["humans"], last["judge"], last["judge_reason"]) == (
+        "'=SUM(A1:A9)",
+        "'@cmd",
+        "'-2+3",
+    )
     assert int(last["judge_value"]) == -1
     raw = (tmp_path / "csv" / "findings.csv").read_text(encoding="utf-8")
     assert not re.search(r'(^|,)"?[=+@]', raw, flags=re.M)
@@ -386,10 +724,16 @@ def test_agreement_table_one_row_per_metric_and_source() -> None:
     assert len(t) == expected
     assert set(t["source"]) == {"human", "judge"}
     row = t[(t.metric == "instruction_following") & (t.judge == "clip-judge")].iloc[0]
-    assert row["alpha"] == report["metrics"]["instruction_following"]["judges"]["clip-judge"][
-        "alpha_vs_consensus"]["estimate"]
+    assert (
+        row["alpha"]
+        == report["metrics"]["instruction_following"]["judges"]["clip-judge"]["alpha_vs_consensus"][
+            "estimate"
+        ]
+    )
     undefined = t[(t.metric == "text_rendering") & (t.source == "human")].iloc[0]
-    assert pd.isna(undefined["alpha"]) and undefined["alpha_note"] == "every answer identical (PASS)"
+    assert (
+        pd.isna(undefined["alpha"]) and undefined["alpha_note"] == "every answer identical (PASS)"
+    )
     lh = t[(t.metric == "layout_hierarchy") & (t.source == "judge")].iloc[0]
     assert lh["cohen_kappa_quadratic"] == 0.63
 
@@ -411,15 +755,23 @@ def test_findings_table_keeps_report_order() -> None:
 def test_systematic_findings_table_spreads_estimates() -> None:
     t = systematic_findings_table(sample_report())
     first = t.iloc[0]
-    assert (first["metric"], first["judge_name"], first["kind"]) == ("layout_hierarchy", "gpt-judge", "lenient")
-    assert (first["mean_difference"], first["mean_difference_low"], first["mean_difference_high"]) == (
-        0.4, 0.21, 0.6)
+    assert (first["metric"], first["judge_name"], first["kind"]) == (
+        "layout_hierarchy",
+        "gpt-judge",
+        "lenient",
+    )
+    assert (
+        first["mean_difference"],
+        first["mean_difference_low"],
+        first["mean_difference_high"],
+    ) == (0.4, 0.21, 0.6)
     assert t.iloc[1]["summary"] == "clip-judge passes items the humans fail"
 
 
 def test_parquet_written_only_when_pyarrow_present(tmp_path: Path) -> None:
     try:
         import pyarrow  # noqa: F401
+
         have = True
     except ImportError:
         have = False
@@ -432,6 +784,7 @@ def test_parquet_written_only_when_pyarrow_present(tmp_path: Path) -> None:
 
 
 # --- charts ---------------------------------------------------------------------------
+
 
 def _png_size(uri: str) -> tuple[int, int]:
     assert uri.startswith("data:image/png;base64,")
@@ -454,6 +807,7 @@ def test_charts_render_pngs_and_skip_empty_input() -> None:
 
 # --- HTML -----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def html() -> str:
     thumbs = {"it-007": png_bytes((200, 80, 60)), "it-019": png_bytes((60, 120, 200))}
@@ -474,7 +828,9 @@ def test_html_is_self_contained(html: str) -> None:
 
 
 def test_html_embeds_thumbnails_as_data_uris(html: str) -> None:
-    thumbs = re.findall(r'<img src="(data:image/(?:png|jpeg);base64,[^"]+)" alt="item ([^"]+)"', html)
+    thumbs = re.findall(
+        r'<img src="(data:image/(?:png|jpeg);base64,[^"]+)" alt="item ([^"]+)"', html
+    )
     assert {alt for _, alt in thumbs} == {"K7Q2", "P3ZX"}
     for uri, _ in thumbs:
         with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as im:
@@ -493,9 +849,20 @@ def test_html_shows_undefined_with_note_never_a_number(html: str) -> None:
 def test_html_has_every_section(html: str) -> None:
     for anchor in ("agreement", "judges", "findings", "generators", "raters", "pairwise", "limits"):
         assert f'id="{anchor}"' in html
-    for text in ("checkout-ui-study", "ui_mockup", "3f9c00000000", "What these numbers cannot tell you",
-                 "Agreement is not validity", "Systematic findings", "Position bias", "Bradley-Terry",
-                 "Krippendorff", "n=60", "permutation baseline", "2025-01-01 12:00 UTC"):
+    for text in (
+        "checkout-ui-study",
+        "ui_mockup",
+        "3f9c00000000",
+        "What these numbers cannot tell you",
+        "Agreement is not validity",
+        "Systematic findings",
+        "Position bias",
+        "Bradley-Terry",
+        "Krippendorff",
+        "n=60",
+        "permutation baseline",
+        "2025-01-01 12:00 UTC",
+    ):
         assert text in html, text
     assert html.count('<figure class="chart">') == 4  # agreement, BT, two drift charts
 
@@ -511,10 +878,16 @@ def test_html_cases_are_alphabetical_not_by_score() -> None:
     assert verdict["rows"][0][1][0].text.startswith("undefined (4 answers")
     assert [x["pass"] for x in g["gates"]] == [True, False]
     # the simpler {generator: {overall, cases, release_gate}} shape is laid out the same way
-    simple = {"gen-z": {"overall": {"pass_rate": est(0.5, 0.3, 0.7, n=20)},
-                        "cases": {"b_case": {"pass_rate": est(0.2, 0.0, 0.5, n=10)},
-                                  "a_case": {"pass_rate": est(0.8, 0.5, 1.0, n=10)}},
-                        "release_gate": False}}
+    simple = {
+        "gen-z": {
+            "overall": {"pass_rate": est(0.5, 0.3, 0.7, n=20)},
+            "cases": {
+                "b_case": {"pass_rate": est(0.2, 0.0, 0.5, n=10)},
+                "a_case": {"pass_rate": est(0.8, 0.5, 1.0, n=10)},
+            },
+            "release_gate": False,
+        }
+    }
     sg = build_view({"generators": simple}, with_charts=False)["generators"]
     assert sg["cases"] == ["a_case", "b_case"] and sg["figures"][0]["rows"][0][1][0].estimate == 0.8
     assert sg["gates"][0]["pass"] is False
@@ -526,14 +899,25 @@ def test_html_cases_are_alphabetical_not_by_score() -> None:
 
 
 def test_html_survives_a_minimal_and_a_sparse_report(tmp_path: Path) -> None:
-    minimal = {"study": "s", "rubric": {"id": "r", "version": "v"}, "metrics": {}, "findings": [],
-               "raters": {}, "pairwise": {}}
+    minimal = {
+        "study": "s",
+        "rubric": {"id": "r", "version": "v"},
+        "metrics": {},
+        "findings": [],
+        "raters": {},
+        "pairwise": {},
+    }
     out = render_html(minimal)
     assert "No metric has answers yet." in out and 'id="limits"' in out
-    sparse = {"study": "s", "rubric": None, "metrics": {"m": {"judges": {"j": None}, "human_alpha": 0.5}},
-              "findings": [None, "odd", {"metric": "m"}], "raters": {"x": None},
-              "pairwise": {"cells": {"c": {"a vs b": {"n": 3}}}, "position_bias": None},
-              "generators": {"g": {"cases": {"c1": None}}}}
+    sparse = {
+        "study": "s",
+        "rubric": None,
+        "metrics": {"m": {"judges": {"j": None}, "human_alpha": 0.5}},
+        "findings": [None, "odd", {"metric": "m"}],
+        "raters": {"x": None},
+        "pairwise": {"cells": {"c": {"a vs b": {"n": 3}}}, "position_bias": None},
+        "generators": {"g": {"cases": {"c1": None}}},
+    }
     path = write_html(sparse, tmp_path / "r.html")
     assert path.read_text(encoding="utf-8").startswith("<!doctype html>")
 
@@ -550,6 +934,7 @@ def test_write_html_atomic(tmp_path: Path) -> None:
 
 # --- with the real report model, when it exists ---------------------------------------
 
+
 def synthetic_frames(n_per_cell: int = 5, seed: int = 7, hostile: bool = True):
     """A small study with every kind of input: judgements (with session positions),
     judge scores, pair votes and live anchor answers (one rater drifting upwards).
@@ -562,39 +947,92 @@ def synthetic_frames(n_per_cell: int = 5, seed: int = 7, hostile: bool = True):
     root = Path(__file__).resolve().parents[2]
     rubric = load_rubric(root / "rubrics" / "ui_mockup.toml")
     rng = random.Random(seed)
-    cases, gens, raters = ["ui_checkout", "ui_dashboard", "ui_signup"], ["gen-a", "gen-b"], ["r1", "r2", "r3"]
+    cases, gens, raters = (
+        ["ui_checkout", "ui_dashboard", "ui_signup"],
+        ["gen-a", "gen-b"],
+        ["r1", "r2", "r3"],
+    )
     items, judgements, judge, pairs, anchors = [], [], [], [], []
     position = dict.fromkeys(raters, 0)
     for ci, case in enumerate(cases):
         for gi, gen in enumerate(gens):
             for k in range(n_per_cell):
                 item = f"it-{ci}{gi}{k}"
-                items.append({"item_id": item, "display_code": f"C{ci}{gi}{k}", "case_id": case,
-                              "cell_id": case, "generator": gen, "slice": None})
+                items.append(
+                    {
+                        "item_id": item,
+                        "display_code": f"C{ci}{gi}{k}",
+                        "case_id": case,
+                        "cell_id": case,
+                        "generator": gen,
+                        "slice": None,
+                    }
+                )
                 truth = rng.randint(1, 5) if gi else rng.randint(2, 5)
                 for r in raters:
                     v = min(5, max(0, truth + rng.choice([-1, 0, 0, 0, 1])))
                     gate = "PASS" if v >= 3 else "FAIL"
-                    answers = (("layout_hierarchy", v), ("instruction_following", gate),
-                               ("ui_affordance", min(5, v + rng.choice([0, 1]))),
-                               ("text_rendering", "PASS" if rng.random() < 0.8 else "FAIL"),
-                               ("failure_tags", ("broken_layout",) if v < 2 else ()),
-                               ("reason", (XSS if v < 2 else "=1+1 looks fine") if hostile else
-                                ("Primary action buried; two competing buttons." if v < 3
-                                 else "Clear hierarchy, one small spacing issue.")))
+                    answers = (
+                        ("layout_hierarchy", v),
+                        ("instruction_following", gate),
+                        ("ui_affordance", min(5, v + rng.choice([0, 1]))),
+                        ("text_rendering", "PASS" if rng.random() < 0.8 else "FAIL"),
+                        ("failure_tags", ("broken_layout",) if v < 2 else ()),
+                        (
+                            "reason",
+                            (XSS if v < 2 else "=1+1 looks fine")
+                            if hostile
+                            else (
+                                "Primary action buried; two competing buttons."
+                                if v < 3
+                                else "Clear hierarchy, one small spacing issue."
+                            ),
+                        ),
+                    )
                     for metric, value in answers:
-                        judgements.append({"item_id": item, "rater": r, "metric": metric, "value": value,
-                                           "reason": None, "created_at": None, "session_id": 1,
-                                           "position": position[r]})
+                        judgements.append(
+                            {
+                                "item_id": item,
+                                "rater": r,
+                                "metric": metric,
+                                "value": value,
+                                "reason": None,
+                                "created_at": None,
+                                "session_id": 1,
+                                "position": position[r],
+                            }
+                        )
                     position[r] += 1
                 jv = 5 if truth <= 2 and k == 0 else min(5, truth + rng.choice([0, 1]))
-                judge.append({"item_id": item, "judge": "jj", "metric": "layout_hierarchy",
-                              "value": jv, "reason": "judge says " + XSS if hostile else
-                              "Layout is clean and the call to action stands out."})
-                judge.append({"item_id": item, "judge": "jj", "metric": "instruction_following",
-                              "value": "PASS" if jv >= 3 else "FAIL", "reason": "ok"})
-                judge.append({"item_id": item, "judge": "clip", "metric": "layout_hierarchy",
-                              "value": round(0.15 * truth + rng.random() * 0.2, 3), "reason": None})
+                judge.append(
+                    {
+                        "item_id": item,
+                        "judge": "jj",
+                        "metric": "layout_hierarchy",
+                        "value": jv,
+                        "reason": "judge says " + XSS
+                        if hostile
+                        else "Layout is clean and the call to action stands out.",
+                    }
+                )
+                judge.append(
+                    {
+                        "item_id": item,
+                        "judge": "jj",
+                        "metric": "instruction_following",
+                        "value": "PASS" if jv >= 3 else "FAIL",
+                        "reason": "ok",
+                    }
+                )
+                judge.append(
+                    {
+                        "item_id": item,
+                        "judge": "clip",
+                        "metric": "layout_hierarchy",
+                        "value": round(0.15 * truth + rng.random() * 0.2, 3),
+                        "reason": None,
+                    }
+                )
         for k in range(n_per_cell):
             left, right = f"it-{ci}0{k}", f"it-{ci}1{k}"
             for r in raters:
@@ -602,23 +1040,49 @@ def synthetic_frames(n_per_cell: int = 5, seed: int = 7, hostile: bool = True):
                 choice = rng.choices(["left", "right", "both", "neither"], [5, 3, 1, 1])[0]
                 if swap:
                     choice = {"left": "right", "right": "left"}.get(choice, choice)
-                pairs.append({"pair_id": f"p-{ci}{k}", "case_id": case,
-                              "item_left": right if swap else left, "item_right": left if swap else right,
-                              "gen_left": "gen-b" if swap else "gen-a", "gen_right": "gen-a" if swap else "gen-b",
-                              "rater": r, "choice": choice, "created_at": None})
+                pairs.append(
+                    {
+                        "pair_id": f"p-{ci}{k}",
+                        "case_id": case,
+                        "item_left": right if swap else left,
+                        "item_right": left if swap else right,
+                        "gen_left": "gen-b" if swap else "gen-a",
+                        "gen_right": "gen-a" if swap else "gen-b",
+                        "rater": r,
+                        "choice": choice,
+                        "created_at": None,
+                    }
+                )
     for r in raters:
         for seq in range(30):
             ref = 1 + seq % 4
             shift = 1 if (r == "r2" and seq >= 15) else 0
             val = min(5, max(0, ref + shift + rng.choice([-1, 0, 0, 0, 1])))
-            anchors.append({"rater": r, "anchor_id": f"a{seq % 10}", "item_id": f"anchor-{seq % 10}",
-                            "metric": "layout_hierarchy", "value": val, "reference": ref, "seq": seq,
-                            "session_id": 1 + seq // 10, "created_at": None, "context": "live"})
+            anchors.append(
+                {
+                    "rater": r,
+                    "anchor_id": f"a{seq % 10}",
+                    "item_id": f"anchor-{seq % 10}",
+                    "metric": "layout_hierarchy",
+                    "value": val,
+                    "reference": ref,
+                    "seq": seq,
+                    "session_id": 1 + seq // 10,
+                    "created_at": None,
+                    "context": "live",
+                }
+            )
     jpairs = [dict(p, rater="jj") for p in pairs if p["rater"] == "r1"]
-    return frames_mod.StudyFrames(study="synthetic", rubric=rubric, items=pd.DataFrame(items),
-                                  judgements=pd.DataFrame(judgements), judge_scores=pd.DataFrame(judge),
-                                  pair_votes=pd.DataFrame(pairs), judge_pair_votes=pd.DataFrame(jpairs),
-                                  anchor_answers=pd.DataFrame(anchors))
+    return frames_mod.StudyFrames(
+        study="synthetic",
+        rubric=rubric,
+        items=pd.DataFrame(items),
+        judgements=pd.DataFrame(judgements),
+        judge_scores=pd.DataFrame(judge),
+        pair_votes=pd.DataFrame(pairs),
+        judge_pair_votes=pd.DataFrame(jpairs),
+        anchor_answers=pd.DataFrame(anchors),
+    )
 
 
 def test_real_report_model_renders(tmp_path: Path) -> None:
@@ -642,11 +1106,14 @@ def test_real_report_model_renders(tmp_path: Path) -> None:
         assert f'id="{key}"' in html
     for metric in report["metrics"]:
         assert metric in html
-    assert len(re.findall(r'<img src="data:image/[^"]+" alt="item ', html)) == len(report["findings"])
+    assert len(re.findall(r'<img src="data:image/[^"]+" alt="item ', html)) == len(
+        report["findings"]
+    )
     view = build_view(report, with_charts=False)
     assert view["generators"]["cases"] == sorted(view["generators"]["cases"])
     assert any(r["flagged"] for r in view["raters"]) == any(
-        r["drift"]["flagged"] for r in report["raters"].values())
+        r["drift"]["flagged"] for r in report["raters"].values()
+    )
 
     tables = report_tables(report)
     agreement = tables["agreement"]

@@ -24,8 +24,18 @@ from test_reports_render import png_bytes, sample_report, synthetic_frames  # no
 from annotator.reports import write_html  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "",
-                             shutil.which("chromium-browser") or "") if p and Path(p).exists()), None)
+CHROMIUM = next(
+    (
+        p
+        for p in (
+            "/usr/bin/chromium",
+            shutil.which("chromium") or "",
+            shutil.which("chromium-browser") or "",
+        )
+        if p and Path(p).exists()
+    ),
+    None,
+)
 WIDTH = 1200
 
 
@@ -45,13 +55,17 @@ def _report_and_thumbnails() -> tuple[dict, dict[str, bytes]]:
     try:
         from annotator.stats.report_model import build_report
     except ImportError:
-        return sample_report(), {"it-007": png_bytes((200, 80, 60)), "it-019": png_bytes((60, 120, 200))}
+        return sample_report(), {
+            "it-007": png_bytes((200, 80, 60)),
+            "it-019": png_bytes((60, 120, 200)),
+        }
     frames = synthetic_frames(hostile=False)
     frames.settings["release_gate"] = {"verdict_pass_rate": 0.5}
     report = build_report(frames, n_boot=200, seed=0)
     colours = [(70, 110, 170), (190, 120, 60), (80, 150, 110), (150, 90, 150)]
-    thumbs = {f["item_id"]: png_bytes(colours[i % len(colours)])
-              for i, f in enumerate(report["findings"])}
+    thumbs = {
+        f["item_id"]: png_bytes(colours[i % len(colours)]) for i, f in enumerate(report["findings"])
+    }
     return report, thumbs
 
 
@@ -60,10 +74,20 @@ def test_report_screenshot(tmp_path: Path, screenshot_dir: Path) -> None:
     report, thumbs = _report_and_thumbnails()
     html = write_html(report, tmp_path / "report.html", thumbs, generated_at="2025-01-01 12:00 UTC")
     out = tmp_path / "shot.png"
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--no-first-run", "--disable-extensions", "--force-device-scale-factor=1",
-           f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},20000",
-           f"--screenshot={out}", html.as_uri()]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-extensions",
+        "--force-device-scale-factor=1",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--window-size={WIDTH},20000",
+        f"--screenshot={out}",
+        html.as_uri(),
+    ]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     im = _trim(out.read_bytes())
     assert im.width == WIDTH
@@ -71,4 +95,6 @@ def test_report_screenshot(tmp_path: Path, screenshot_dir: Path) -> None:
     # into a temp folder, or packaging/screenshots with --screenshots: tests never touch tracked files
     SHOT = screenshot_dir / "report.png"  # noqa: N806 - the name the module docstring uses
     # a page of flat colours: a 256-colour palette keeps the file a few times smaller
-    im.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(SHOT, optimize=True)
+    im.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+        SHOT, optimize=True
+    )

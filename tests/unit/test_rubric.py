@@ -7,7 +7,7 @@ from annotator.domain.rubric import CANNOT_JUDGE, load_rubric, parse_rubric, par
 from annotator.domain.verdict import compile_rules
 
 REPO = Path(__file__).resolve().parents[2]
-BASE = '''
+BASE = """
 id = "t"
 title = "T"
 [[metrics]]
@@ -26,7 +26,7 @@ options = ["a", "b"]
 key = "style"
 kind = "choice"
 options = ["flat", "skeuo"]
-'''
+"""
 
 
 def rubric(extra: str = "", rules: str = '["ok == PASS", "quality >= 3"]'):
@@ -48,18 +48,31 @@ def test_shipped_verdicts_follow_the_workflows():
     assert compile_rules(vto).evaluate(ok) == "PASS"
     assert compile_rules(vto).evaluate({**ok, "outfit_fidelity": 2}) == "FAIL"
     logo = load_rubric(REPO / "rubrics" / "logo_edit.toml")
-    good = {"edit_intent_correctness": 4, "non_target_invariance": 5, "character_style_integrity": 4}
+    good = {
+        "edit_intent_correctness": 4,
+        "non_target_invariance": 5,
+        "character_style_integrity": 4,
+    }
     assert compile_rules(logo).evaluate(good) == "PASS"
     assert compile_rules(logo).evaluate({**good, "non_target_invariance": 3}) == "FAIL"
     ui = load_rubric(REPO / "rubrics" / "ui_mockup.toml")
-    answers = {"instruction_following": "PASS", "text_rendering": "PASS", "layout_hierarchy": 3, "ui_affordance": 3}
+    answers = {
+        "instruction_following": "PASS",
+        "text_rendering": "PASS",
+        "layout_hierarchy": 3,
+        "ui_affordance": 3,
+    }
     assert compile_rules(ui).evaluate(answers) == "PASS"
     assert compile_rules(ui).evaluate({**answers, "text_rendering": "FAIL"}) == "FAIL"
 
 
 def test_version_is_canonical_not_textual():
     a = rubric()
-    b = parse_rubric("# a comment\n" + BASE.replace('title = "T"', 'title   =   "T"') + '\n[verdict]\nrules = ["ok == PASS", "quality >= 3"]\n')
+    b = parse_rubric(
+        "# a comment\n"
+        + BASE.replace('title = "T"', 'title   =   "T"')
+        + '\n[verdict]\nrules = ["ok == PASS", "quality >= 3"]\n'
+    )
     assert a.version == b.version
     c = rubric(rules='["ok == PASS", "quality >= 4"]')
     assert c.version != a.version
@@ -80,7 +93,10 @@ def test_verdict_grammar_and_unknowns():
     [
         (BASE.replace('kind = "gate"', 'kind = "slider"'), "unknown kind 'slider'"),
         (BASE + '[[metrics]]\nkey = "ok"\nkind = "gate"\n', "duplicate metric key 'ok'"),
-        (BASE + '[verdict]\nrules = ["missing == PASS"]\n', "names no metric of this rubric: 'missing'"),
+        (
+            BASE + '[verdict]\nrules = ["missing == PASS"]\n',
+            "names no metric of this rubric: 'missing'",
+        ),
         (BASE + '[verdict]\nrules = ["ok >= 3"]\n', "gate 'ok' can only be compared"),
         (BASE.replace("min = 0\nmax = 5", "min = 5\nmax = 5"), "min (5) must be below max (5)"),
         (BASE + '[verdict]\nrules = ["quality >= 9"]\n', "outside quality's scale"),

@@ -15,8 +15,14 @@ from annotator.services.labeling import LabelSession
 from annotator.services.study import Study
 from annotator.store.faults import ConnectionLost
 
-ALL = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
-       "failure_tags": [], "reason": "ok"}
+ALL = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "ok",
+}
 
 
 def _admin(pg_server):
@@ -51,7 +57,9 @@ def test_killed_connections_mid_submit_lose_nothing_and_double_nothing(pg_server
             while not stop.is_set():
                 n = conn.execute(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s "
-                    "AND application_name = 'annotator' AND state <> 'idle'", (db_name,)).fetchone()[0]
+                    "AND application_name = 'annotator' AND state <> 'idle'",
+                    (db_name,),
+                ).fetchone()[0]
                 killed[0] += n
                 time.sleep(0.15)  # cut often, but let writes through on a busy machine too
 
@@ -71,7 +79,9 @@ def test_killed_connections_mid_submit_lose_nothing_and_double_nothing(pg_server
     with study.db.read() as s:
         rows = s.execute(text("SELECT id, item_pk FROM judgements")).all()
     study.close()
-    assert sorted(r[0] for r in rows) == sorted(acked)  # every acknowledged answer, once; nothing else
+    assert sorted(r[0] for r in rows) == sorted(
+        acked
+    )  # every acknowledged answer, once; nothing else
     assert len({r[1] for r in rows}) == len(rows)  # no item answered twice
 
 
@@ -80,7 +90,9 @@ def test_a_lost_connection_is_one_line(pg_server, pg_url):
     study.add_rater("ann")
     db_name = pg_url.rsplit("/", 1)[1]
     with _admin(pg_server) as conn:  # the server goes away for this database's sessions
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (db_name,))
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (db_name,)
+        )
     # the pool's pre-ping replaces the dead connection: the next call simply works
     assert [r.name for r in study.raters()] == ["ann"]
     study.close()
@@ -158,7 +170,9 @@ def test_dealing_on_demand_never_gives_the_last_slot_twice(study_location, tmp_p
     assert max(per_item.values()) <= 2 and sum(per_item.values()) == 15 * 2  # every slot taken once
 
 
-def test_study_copy_folder_to_server_and_back_gives_the_same_report(demo_study_dir, pg_url, tmp_path, capsys):
+def test_study_copy_folder_to_server_and_back_gives_the_same_report(
+    demo_study_dir, pg_url, tmp_path, capsys
+):
     import json
 
     from annotator.cli import main
@@ -168,22 +182,31 @@ def test_study_copy_folder_to_server_and_back_gives_the_same_report(demo_study_d
     back = tmp_path / "back"
     assert main(["study", "copy", pg_url, str(back)]) == 0
     with sqlite3.connect(demo_study_dir / "study.sqlite") as c:
-        n_items, n_judgements = (c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("items", "judgements"))
+        n_items, n_judgements = (
+            c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("items", "judgements")
+        )
     assert f"copied {n_items} items, {n_judgements} judgements" in capsys.readouterr().out
     reports = []
     for where in (demo_study_dir, pg_url, back):
         study = Study.open(where, mode="read")
         try:
-            reports.append(json.dumps(build_study_report(study, n_boot=200, seed=3), sort_keys=True))
+            reports.append(
+                json.dumps(build_study_report(study, n_boot=200, seed=3), sort_keys=True)
+            )
         finally:
             study.close()
     assert reports[0] == reports[1] == reports[2]
-    assert sorted(p.name for p in (back / "media").rglob("*.png")) == \
-        sorted(p.name for p in (demo_study_dir / "media").rglob("*.png"))
-    assert main(["study", "copy", str(demo_study_dir), str(back)]) == 2  # never over an existing study
+    assert sorted(p.name for p in (back / "media").rglob("*.png")) == sorted(
+        p.name for p in (demo_study_dir / "media").rglob("*.png")
+    )
+    assert (
+        main(["study", "copy", str(demo_study_dir), str(back)]) == 2
+    )  # never over an existing study
 
 
-def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(pg_server, pg_url, tmp_path):
+def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
+    pg_server, pg_url, tmp_path
+):
     """Least privilege, checked with a real rater role connected as itself."""
     import secrets
 
@@ -218,18 +241,29 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(pg_serv
             assert s.execute(text("SELECT count(*) FROM judgements")).scalar() == 3  # only her own
             assert [r[0] for r in s.execute(text("SELECT name FROM raters"))] == [rita]
         study.close()
-        with psycopg.connect(as_rita.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
-            for forbidden in ("SELECT generator FROM items", "SELECT item_id FROM items", "SELECT case_id FROM cases",
-                              "SELECT original_sha256 FROM media", "SELECT * FROM judge_scores",
-                              "SELECT source_name FROM item_media", "UPDATE judgements SET reason = 'x'",
-                              "DELETE FROM judgements", "UPDATE items SET display_code = 'x'"):
+        with psycopg.connect(
+            as_rita.replace("postgresql+psycopg", "postgresql"), autocommit=True
+        ) as conn:
+            for forbidden in (
+                "SELECT generator FROM items",
+                "SELECT item_id FROM items",
+                "SELECT case_id FROM cases",
+                "SELECT original_sha256 FROM media",
+                "SELECT * FROM judge_scores",
+                "SELECT source_name FROM item_media",
+                "UPDATE judgements SET reason = 'x'",
+                "DELETE FROM judgements",
+                "UPDATE items SET display_code = 'x'",
+            ):
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):
                     conn.execute(forbidden)
             # her rows only: an answer in another rater's name breaks the row rule
             with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-                conn.execute("INSERT INTO judgements (uuid, rater_pk, item_pk, rubric_version, context, answers, "
-                             "source, created_at) VALUES ('x', %s, 6, %s, 'live', '{}', 'app', now())",
-                             (otto_pk, version))
+                conn.execute(
+                    "INSERT INTO judgements (uuid, rater_pk, item_pk, rubric_version, context, answers, "
+                    "source, created_at) VALUES ('x', %s, 6, %s, 'live', '{}', 'app', now())",
+                    (otto_pk, version),
+                )
     finally:
         with _admin(pg_server) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')

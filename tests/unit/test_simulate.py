@@ -13,8 +13,13 @@ from annotator.domain.rubric import CANNOT_JUDGE, FAIL, PASS, load_rubric, valid
 
 ROOT = Path(__file__).resolve().parents[2]
 RUBRIC = load_rubric(ROOT / "rubrics" / "ui_mockup.toml")
-TRUTH = {"instruction_following": PASS, "text_rendering": FAIL, "layout_hierarchy": 3,
-         "ui_affordance": 2, "failure_tags": ("misspelled_text",)}
+TRUTH = {
+    "instruction_following": PASS,
+    "text_rendering": FAIL,
+    "layout_hierarchy": 3,
+    "ui_affordance": 2,
+    "failure_tags": ("misspelled_text",),
+}
 
 
 def band(p: float, n: int, sigmas: float = 4.0) -> tuple[float, float]:
@@ -30,8 +35,13 @@ def test_answers_are_typed_valid_and_reproducible():
     for _ in range(300):
         ans = rater.answer(TRUTH, RUBRIC, rng)
         assert "reason" not in ans  # text is not simulated
-        assert set(ans) == {"instruction_following", "text_rendering", "layout_hierarchy",
-                            "ui_affordance", "failure_tags"}
+        assert set(ans) == {
+            "instruction_following",
+            "text_rendering",
+            "layout_hierarchy",
+            "ui_affordance",
+            "failure_tags",
+        }
         for key, value in ans.items():
             # the domain's own validator accepts every simulated answer unchanged
             assert validate_answer(RUBRIC.metric(key), value) == value
@@ -42,15 +52,24 @@ def test_steady_rater_is_off_by_one_point_15_percent_each_way():
     rater = SimulatedRater("steady", noise=0.48)
     rng = np.random.default_rng(3)
     n = 4000
-    dev = np.array([rater.answer({"layout_hierarchy": 2}, RUBRIC, rng)["layout_hierarchy"] - 2
-                    for _ in range(n)])
+    dev = np.array(
+        [
+            rater.answer({"layout_hierarchy": 2}, RUBRIC, rng)["layout_hierarchy"] - 2
+            for _ in range(n)
+        ]
+    )
     for value, p in ((-1, 0.15), (0, 0.70), (1, 0.15)):
         lo, hi = band(p, n)
         assert lo <= (dev == value).mean() <= hi
     # gates flip at the same one-sided rate by default
     assert rater.gate_flip == pytest.approx(0.149, abs=0.002)
-    flips = np.mean([rater.answer({"instruction_following": PASS}, RUBRIC, rng)["instruction_following"] == FAIL
-                     for _ in range(n)])
+    flips = np.mean(
+        [
+            rater.answer({"instruction_following": PASS}, RUBRIC, rng)["instruction_following"]
+            == FAIL
+            for _ in range(n)
+        ]
+    )
     lo, hi = band(rater.gate_flip, n)
     assert lo <= flips <= hi
 
@@ -62,8 +81,10 @@ def test_severity_lowers_scales_and_pass_rate():
 
     def stats(r):
         answers = [r.answer(TRUTH, RUBRIC, rng) for _ in range(n)]
-        return (np.mean([a["layout_hierarchy"] for a in answers]),
-                np.mean([a["instruction_following"] == PASS for a in answers]))
+        return (
+            np.mean([a["layout_hierarchy"] for a in answers]),
+            np.mean([a["instruction_following"] == PASS for a in answers]),
+        )
 
     (m_scale, m_pass), (s_scale, s_pass) = stats(mild), stats(severe)
     assert m_scale - s_scale == pytest.approx(1.0, abs=0.1)

@@ -39,46 +39,151 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 nan = np.nan
 
 # Krippendorff (2011), coders A-D x units 1-12, * = missing
-KRIPP = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-    [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
-])
+KRIPP = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+    ]
+)
 
 # Fleiss (1971): 30 patients x 6 raters, diagnoses 1-5
-DIAGNOSES = np.array([
-    [4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5],
-    [2, 2, 2, 4, 4, 4], [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4],
-    [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5], [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4],
-    [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5], [3, 3, 3, 3, 3, 5],
-    [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
-    [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4],
-    [1, 4, 4, 4, 4, 5], [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4],
-    [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5],
-])
+DIAGNOSES = np.array(
+    [
+        [4, 4, 4, 4, 4, 4],
+        [2, 2, 2, 5, 5, 5],
+        [2, 3, 3, 3, 3, 5],
+        [5, 5, 5, 5, 5, 5],
+        [2, 2, 2, 4, 4, 4],
+        [1, 1, 3, 3, 3, 3],
+        [3, 3, 3, 3, 5, 5],
+        [1, 1, 3, 3, 3, 4],
+        [1, 1, 4, 4, 4, 4],
+        [5, 5, 5, 5, 5, 5],
+        [1, 4, 4, 4, 4, 4],
+        [1, 2, 4, 4, 4, 4],
+        [2, 2, 2, 3, 3, 3],
+        [1, 4, 4, 4, 4, 4],
+        [2, 2, 4, 4, 4, 5],
+        [3, 3, 3, 3, 3, 5],
+        [1, 1, 1, 4, 5, 5],
+        [1, 1, 1, 1, 1, 2],
+        [2, 2, 4, 4, 4, 4],
+        [1, 3, 3, 5, 5, 5],
+        [5, 5, 5, 5, 5, 5],
+        [2, 4, 4, 4, 4, 4],
+        [2, 2, 4, 5, 5, 5],
+        [1, 1, 4, 4, 4, 4],
+        [1, 4, 4, 4, 4, 5],
+        [2, 2, 2, 2, 2, 4],
+        [1, 1, 1, 1, 5, 5],
+        [2, 2, 4, 4, 4, 4],
+        [1, 3, 3, 3, 3, 3],
+        [5, 5, 5, 5, 5, 5],
+    ]
+)
 
 # irrCAC distrib.6raters: raters per subject and category
-DISTRIB_6 = np.array([
-    [0, 0, 0, 6, 0], [0, 3, 0, 0, 3], [0, 1, 4, 0, 1], [0, 0, 0, 0, 6], [0, 3, 0, 3, 0],
-    [2, 0, 4, 0, 0], [0, 0, 4, 0, 2], [2, 0, 3, 1, 0], [2, 0, 0, 4, 0], [0, 0, 0, 0, 6],
-    [1, 0, 0, 5, 0], [1, 1, 0, 4, 0], [0, 3, 3, 0, 0], [1, 0, 0, 5, 0], [0, 2, 0, 3, 1],
-])
+DISTRIB_6 = np.array(
+    [
+        [0, 0, 0, 6, 0],
+        [0, 3, 0, 0, 3],
+        [0, 1, 4, 0, 1],
+        [0, 0, 0, 0, 6],
+        [0, 3, 0, 3, 0],
+        [2, 0, 4, 0, 0],
+        [0, 0, 4, 0, 2],
+        [2, 0, 3, 1, 0],
+        [2, 0, 0, 4, 0],
+        [0, 0, 0, 0, 6],
+        [1, 0, 0, 5, 0],
+        [1, 1, 0, 4, 0],
+        [0, 3, 3, 0, 0],
+        [1, 0, 0, 5, 0],
+        [0, 2, 0, 3, 1],
+    ]
+)
 
 # R irr `anxiety`, raters 1-3 (columns) for 20 subjects
-ANXIETY = np.array([
-    3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3, 3, 6, 4,
-    6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4, 2, 1, 4, 4, 3, 2,
-    1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2,
-]).reshape(20, 3, order="F")
+ANXIETY = np.array(
+    [
+        3,
+        3,
+        3,
+        4,
+        5,
+        5,
+        2,
+        3,
+        5,
+        2,
+        2,
+        6,
+        1,
+        5,
+        2,
+        2,
+        1,
+        2,
+        4,
+        3,
+        3,
+        6,
+        4,
+        6,
+        2,
+        4,
+        2,
+        4,
+        3,
+        3,
+        2,
+        3,
+        3,
+        3,
+        2,
+        2,
+        1,
+        3,
+        3,
+        4,
+        2,
+        1,
+        4,
+        4,
+        3,
+        2,
+        1,
+        6,
+        1,
+        1,
+        1,
+        2,
+        3,
+        3,
+        1,
+        1,
+        3,
+        3,
+        2,
+        2,
+    ]
+).reshape(20, 3, order="F")
 
 
 def counts_of(table: np.ndarray) -> ValueCounts:
     u, v = np.nonzero(table)
     cnt = table[u, v].astype(float)
     units, t_unit = np.unique(u, return_inverse=True)
-    return ValueCounts(units, np.arange(table.shape[1], dtype=float), t_unit, v, cnt,
-                       np.bincount(t_unit, weights=cnt))
+    return ValueCounts(
+        units,
+        np.arange(table.shape[1], dtype=float),
+        t_unit,
+        v,
+        cnt,
+        np.bincount(t_unit, weights=cnt),
+    )
 
 
 def own_formula(vc: ValueCounts, level: str) -> float:
@@ -89,8 +194,9 @@ def own_formula(vc: ValueCounts, level: str) -> float:
 # ---- Krippendorff's alpha ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("level, expected", [("nominal", 0.743), ("ordinal", 0.815),
-                                             ("interval", 0.849)])
+@pytest.mark.parametrize(
+    "level, expected", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)]
+)
 def test_krippendorff_2011_example(level: str, expected: float) -> None:
     res = krippendorff_alpha(KRIPP, level=level, n_boot=1000, seed=1)
     assert res["estimate"] == pytest.approx(expected, abs=5e-4)
@@ -150,7 +256,9 @@ def test_package_and_vectorized_formula_agree_on_random_data() -> None:
 def test_bootstrap_replicate_equals_alpha_of_resampled_data() -> None:
     """weights @ per-item contributions == alpha recomputed on the duplicated items."""
     rng = np.random.default_rng(11)
-    data = np.clip(rng.integers(0, 6, 60)[None, :] + rng.integers(-1, 2, (4, 60)), 0, 5).astype(float)
+    data = np.clip(rng.integers(0, 6, 60)[None, :] + rng.integers(-1, 2, (4, 60)), 0, 5).astype(
+        float
+    )
     data[rng.random(data.shape) < 0.2] = nan
     vc = value_counts_from_matrix(data)
     local = ValueCounts(np.arange(len(vc.units)), vc.domain, vc.t_unit, vc.t_val, vc.t_cnt, vc.m)
@@ -162,8 +270,9 @@ def test_bootstrap_replicate_equals_alpha_of_resampled_data() -> None:
         fast = fin(w @ dense)
         for b in range(5):
             cols = np.repeat(vc.units, w[b].astype(int))
-            slow = krippendorff.alpha(reliability_data=data[:, cols], level_of_measurement=level,
-                                      value_domain=vc.domain)
+            slow = krippendorff.alpha(
+                reliability_data=data[:, cols], level_of_measurement=level, value_domain=vc.domain
+            )
             assert fast[b] == pytest.approx(slow, abs=1e-10)
 
 
@@ -204,7 +313,8 @@ def test_continuous_values_do_not_build_items_by_values_squared() -> None:
     small = krippendorff_alpha(items=items[:180], values=values[:180], level="interval", n_boot=10)
     data = values[:180].reshape(60, 3).T
     assert small["estimate"] == pytest.approx(
-        krippendorff.alpha(reliability_data=data, level_of_measurement="interval"), abs=1e-10)
+        krippendorff.alpha(reliability_data=data, level_of_measurement="interval"), abs=1e-10
+    )
 
 
 def test_ordinal_with_many_values_is_binned_with_a_note() -> None:
@@ -215,7 +325,9 @@ def test_ordinal_with_many_values_is_binned_with_a_note() -> None:
     assert len(bin_ordered(vc).domain) == 200
     res = krippendorff_alpha(counts=vc, level="ordinal", n_boot=100)
     assert "ordered bins" in res["note"]
-    exact = krippendorff.alpha(reliability_data=values.reshape(150, 2).T, level_of_measurement="ordinal")
+    exact = krippendorff.alpha(
+        reliability_data=values.reshape(150, 2).T, level_of_measurement="ordinal"
+    )
     assert res["estimate"] == pytest.approx(exact, abs=0.02)
 
 
@@ -265,8 +377,9 @@ def test_permutation_baseline_is_chance() -> None:
     assert abs(res["mean"]) < 0.01
     assert res["p_value"] == pytest.approx(1 / 301)
     assert res["observed"] > 0.5
-    shuffled = permutation_alpha(a, rng.permutation(b), "nominal", np.arange(4.0), n_perm=300,
-                                 rng=rng_for(0, "q"))
+    shuffled = permutation_alpha(
+        a, rng.permutation(b), "nominal", np.arange(4.0), n_perm=300, rng=rng_for(0, "q")
+    )
     assert abs(shuffled["observed"]) < 0.05 and shuffled["p_value"] > 0.01
 
 
@@ -280,7 +393,9 @@ def test_cohen_kappa_sas_table() -> None:
 
 
 def test_cohen_kappa_irrcac_table() -> None:
-    assert cohen_kappa_table([[13, 0, 0], [0, 20, 7], [0, 4, 56]]) == pytest.approx(0.7964094, abs=1e-7)
+    assert cohen_kappa_table([[13, 0, 0], [0, 20, 7], [0, 4, 56]]) == pytest.approx(
+        0.7964094, abs=1e-7
+    )
 
 
 def test_weighted_kappa_r_irr_anxiety() -> None:
@@ -297,8 +412,11 @@ def test_weighted_kappa_r_irr_anxiety() -> None:
 def test_pandalm_published_annotator_kappas() -> None:
     votes = pd.read_csv(DATA / "pandalm" / "pair_votes.csv")
     wide = votes.pivot(index="pair_id", columns="rater", values="choice")
-    expected = {("annotator1", "annotator2"): 0.8520, ("annotator1", "annotator3"): 0.8789,
-                ("annotator2", "annotator3"): 0.8617}
+    expected = {
+        ("annotator1", "annotator2"): 0.8520,
+        ("annotator1", "annotator3"): 0.8789,
+        ("annotator2", "annotator3"): 0.8617,
+    }
     for (a, b), k in expected.items():
         res = cohen_kappa(wide[a].tolist(), wide[b].tolist(), n_boot=1000, seed=0)
         assert res["unweighted"]["estimate"] == pytest.approx(k, abs=5e-5)
@@ -309,11 +427,15 @@ def test_pandalm_published_annotator_kappas() -> None:
     s = agreement_summary(value_counts_from_matrix(codes), 3, n_boot=100)
     assert s["fleiss_kappa"]["estimate"] == pytest.approx(0.864175, abs=5e-7)
     assert krippendorff_alpha(codes, level="nominal", n_boot=100)["estimate"] == pytest.approx(
-        0.864221, abs=5e-7)
+        0.864221, abs=5e-7
+    )
     judges = pd.read_csv(DATA / "pandalm" / "judge_pairs.csv").pivot(
-        index="pair_id", columns="rater", values="choice")
+        index="pair_id", columns="rater", values="choice"
+    )
     majority = wide.mode(axis=1)[0]
-    k = cohen_kappa(majority.tolist(), judges["gpt-3.5-turbo"].reindex(wide.index).tolist(), n_boot=100)
+    k = cohen_kappa(
+        majority.tolist(), judges["gpt-3.5-turbo"].reindex(wide.index).tolist(), n_boot=100
+    )
     assert k["unweighted"]["estimate"] == pytest.approx(0.495784, abs=5e-7)
 
 
@@ -324,9 +446,11 @@ def test_tifa_published_correlations() -> None:
     ratings = pd.read_csv(DATA / "tifa" / "ratings.csv")
     judge = pd.read_csv(DATA / "tifa" / "judge.csv")
     human_avg = ratings.groupby("item_id")["value"].mean()
-    published = {"tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-                 "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-                 "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208)}
+    published = {
+        "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
+        "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
+        "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
+    }
     for name, (r, tau) in published.items():
         x = judge[judge["judge"] == name].set_index("item_id")["value"].reindex(human_avg.index)
         res = correlations(x.to_numpy(), human_avg.to_numpy(), n_boot=500, seed=0)

@@ -42,13 +42,22 @@ def clopper_pearson(hits: int, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def draw(rng: np.random.Generator, n_items: int, n_humans: int = 3, judge_shift: float = 0.0
-         ) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+def draw(
+    rng: np.random.Generator, n_items: int, n_humans: int = 3, judge_shift: float = 0.0
+) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
     """Answers of the model above as arrays: (humans, judge), each {metric: values}; tags as
     one boolean array per option under "failure_tags:<option>"."""
     q = rng.normal(0, 1, n_items)
-    effect = {m: rng.normal(0, 0.5, n_items) for m in
-              ("instruction_following", "text_rendering", "layout_hierarchy", "ui_affordance", *TAGS)}
+    effect = {
+        m: rng.normal(0, 0.5, n_items)
+        for m in (
+            "instruction_following",
+            "text_rendering",
+            "layout_hierarchy",
+            "ui_affordance",
+            *TAGS,
+        )
+    }
 
     def one(shift: float) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -56,28 +65,51 @@ def draw(rng: np.random.Generator, n_items: int, n_humans: int = 3, judge_shift:
             out[g] = q + effect[g] + rng.normal(0, 0.6, n_items) > t
         for m in ("layout_hierarchy", "ui_affordance"):
             x = 2.5 + 1.2 * (q + effect[m]) + rng.normal(0, 0.7, n_items)
-            out[m] = np.clip(np.rint(x + (shift if m == "layout_hierarchy" else 0.0)), 0, 5).astype(int)
+            out[m] = np.clip(np.rint(x + (shift if m == "layout_hierarchy" else 0.0)), 0, 5).astype(
+                int
+            )
         for t in TAGS:
-            out[f"failure_tags:{t}"] = -q + effect[t] + rng.normal(0, 0.6, n_items) > TAG_THRESHOLD[t]
-        out["verdict"] = (out["instruction_following"] & out["text_rendering"]
-                          & (out["layout_hierarchy"] >= 3) & (out["ui_affordance"] >= 3))
+            out[f"failure_tags:{t}"] = (
+                -q + effect[t] + rng.normal(0, 0.6, n_items) > TAG_THRESHOLD[t]
+            )
+        out["verdict"] = (
+            out["instruction_following"]
+            & out["text_rendering"]
+            & (out["layout_hierarchy"] >= 3)
+            & (out["ui_affordance"] >= 3)
+        )
         return out
 
     return [one(0.0) for _ in range(n_humans)], one(judge_shift)
 
 
-def simulate(rng: np.random.Generator, n_items: int, n_humans: int = 3, judge_shift: float = 0.0,
-             cannot_judge: float = 0.0) -> StudyFrames:
+def simulate(
+    rng: np.random.Generator,
+    n_items: int,
+    n_humans: int = 3,
+    judge_shift: float = 0.0,
+    cannot_judge: float = 0.0,
+) -> StudyFrames:
     """One study of the model above as StudyFrames: humans h0.., one judge `j`."""
     humans, judge = draw(rng, n_items, n_humans, judge_shift)
     ids = np.array([f"it{i:04d}" for i in range(n_items)])
-    items = pd.DataFrame({"item_id": ids, "display_code": ids, "case_id": [f"c{i % 10}" for i in range(n_items)],
-                          "cell_id": None, "generator": [f"g{i % 3}" for i in range(n_items)], "slice": None})
+    items = pd.DataFrame(
+        {
+            "item_id": ids,
+            "display_code": ids,
+            "case_id": [f"c{i % 10}" for i in range(n_items)],
+            "cell_id": None,
+            "generator": [f"g{i % 3}" for i in range(n_items)],
+            "slice": None,
+        }
+    )
 
     def typed(a: dict[str, np.ndarray]) -> dict[str, list]:
         out: dict[str, list] = {g: list(np.where(a[g], "PASS", "FAIL")) for g in GATE_THRESHOLD}
         out |= {m: [int(x) for x in a[m]] for m in ("layout_hierarchy", "ui_affordance")}
-        out["failure_tags"] = [tuple(t for t in TAGS if a[f"failure_tags:{t}"][i]) for i in range(n_items)]
+        out["failure_tags"] = [
+            tuple(t for t in TAGS if a[f"failure_tags:{t}"][i]) for i in range(n_items)
+        ]
         if cannot_judge:
             for key in out:
                 miss = rng.random(n_items) < cannot_judge
@@ -85,11 +117,18 @@ def simulate(rng: np.random.Generator, n_items: int, n_humans: int = 3, judge_sh
         return out
 
     def rows(who: str, ans: dict[str, list]) -> pd.DataFrame:
-        return pd.concat([pd.DataFrame({"item_id": ids, "rater": who, "metric": k, "value": v})
-                          for k, v in ans.items()], ignore_index=True)
+        return pd.concat(
+            [
+                pd.DataFrame({"item_id": ids, "rater": who, "metric": k, "value": v})
+                for k, v in ans.items()
+            ],
+            ignore_index=True,
+        )
 
     hum = pd.concat([rows(f"h{r}", typed(a)) for r, a in enumerate(humans)], ignore_index=True)
-    hum = hum.assign(reason=None, created_at=None, session_id=None, position=None)[JUDGEMENT_COLUMNS]
+    hum = hum.assign(reason=None, created_at=None, session_id=None, position=None)[
+        JUDGEMENT_COLUMNS
+    ]
     jdf = rows("j", typed(judge)).rename(columns={"rater": "judge"}).assign(reason=None)
     return StudyFrames("sim", UI, items=items, judgements=hum, judge_scores=jdf)
 
@@ -97,8 +136,9 @@ def simulate(rng: np.random.Generator, n_items: int, n_humans: int = 3, judge_sh
 SPECS = {s.key: s for s in metric_specs(UI) if s.directed}
 
 
-def systematic_keys(rng: np.random.Generator, n_items: int, judge_shift: float, seed: int,
-                    n_relabel: int = 999) -> list[tuple[str, str]]:
+def systematic_keys(
+    rng: np.random.Generator, n_items: int, judge_shift: float, seed: int, n_relabel: int = 999
+) -> list[tuple[str, str]]:
     """(metric, direction) of every systematic finding, by the report's own test functions
     (relabelling p-values of every metric, Benjamini-Hochberg over them) on one drawn study."""
     humans, judge = draw(rng, n_items, judge_shift=judge_shift)
@@ -106,15 +146,25 @@ def systematic_keys(rng: np.random.Generator, n_items: int, judge_shift: float, 
     rater = np.repeat(np.arange(len(humans)), n_items)
     keys, ps, signs = [], [], []
     for key, spec in SPECS.items():
-        h = pd.DataFrame({"idx": idx, "rater": rater,
-                          "code": np.concatenate([a[key] for a in humans]).astype(float)})
-        r = held_out_difference(spec, h, pd.Series(judge[key].astype(float)), seed=seed, key=key,
-                                n_relabel=n_relabel)
+        h = pd.DataFrame(
+            {
+                "idx": idx,
+                "rater": rater,
+                "code": np.concatenate([a[key] for a in humans]).astype(float),
+            }
+        )
+        r = held_out_difference(
+            spec, h, pd.Series(judge[key].astype(float)), seed=seed, key=key, n_relabel=n_relabel
+        )
         keys.append(key)
         ps.append(r["p_value"])
         signs.append(np.sign(r["estimate"]))
     q = benjamini_hochberg(ps)
-    return [(k, "up" if sg > 0 else "down") for k, qq, sg in zip(keys, q, signs, strict=True) if qq < 0.05]
+    return [
+        (k, "up" if sg > 0 else "down")
+        for k, qq, sg in zip(keys, q, signs, strict=True)
+        if qq < 0.05
+    ]
 
 
 def test_benjamini_hochberg_matches_statsmodels():
@@ -137,7 +187,9 @@ def test_exchangeable_judge_rarely_gets_a_systematic_finding():
 def test_lenient_judge_is_caught():
     runs = RUNS or 60
     rng = np.random.default_rng(12)
-    caught = sum(("layout_hierarchy", "up") in systematic_keys(rng, 150, 0.5, seed=s) for s in range(runs))
+    caught = sum(
+        ("layout_hierarchy", "up") in systematic_keys(rng, 150, 0.5, seed=s) for s in range(runs)
+    )
     _, hi = clopper_pearson(caught, runs)
     assert hi >= 0.90 and caught >= 0.9 * runs, f"{caught} of {runs} lenient judges caught"
 
@@ -172,7 +224,9 @@ def test_report_keys_for_held_out_comparison():
     assert hit and hit[0]["kind"] == "lenient" and "Benjamini-Hochberg" in hit[0]["note"]
     rates = j["item_findings"]
     assert rates["judge_rate"] > rates["human_rate"]
-    assert r["item_findings_baseline"] and all("held_out_human_rate" in b for b in r["item_findings_baseline"])
+    assert r["item_findings_baseline"] and all(
+        "held_out_human_rate" in b for b in r["item_findings_baseline"]
+    )
     # findings of groups above the held-out rate come first
     flags = [f["excess"] for f in r["findings"]]
     assert flags == sorted(flags, reverse=True)

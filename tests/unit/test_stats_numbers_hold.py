@@ -24,14 +24,32 @@ TAGS = UI.metric("failure_tags").options
 
 
 def rows(item_ids, rater, metric, values) -> pd.DataFrame:
-    return pd.DataFrame({"item_id": list(item_ids), "rater": rater, "metric": metric, "value": list(values),
-                         "reason": None, "created_at": None, "session_id": None, "position": None})
+    return pd.DataFrame(
+        {
+            "item_id": list(item_ids),
+            "rater": rater,
+            "metric": metric,
+            "value": list(values),
+            "reason": None,
+            "created_at": None,
+            "session_id": None,
+            "position": None,
+        }
+    )
 
 
 def items_frame(n: int, cases: int = 6, gens: tuple[str, ...] = ("g1", "g2")) -> pd.DataFrame:
     ids = [f"it{i:03d}" for i in range(n)]
-    return pd.DataFrame({"item_id": ids, "display_code": ids, "case_id": [f"c{i % cases}" for i in range(n)],
-                         "cell_id": None, "generator": [gens[i % len(gens)] for i in range(n)], "slice": None})
+    return pd.DataFrame(
+        {
+            "item_id": ids,
+            "display_code": ids,
+            "case_id": [f"c{i % cases}" for i in range(n)],
+            "cell_id": None,
+            "generator": [gens[i % len(gens)] for i in range(n)],
+            "slice": None,
+        }
+    )
 
 
 # ---- item 5: cannot judge on a tags metric --------------------------------------------------
@@ -53,7 +71,9 @@ def test_cannot_judge_on_tags_is_missing_for_every_tag_and_counted():
             for t in TAGS[:3]:
                 matrix[t][r, i] = np.nan if cj else float(t in noisy)
         parts.append(rows(ids, f"r{r}", "failure_tags", vals))
-    frames = StudyFrames("tags", UI, items=items, judgements=pd.concat(parts, ignore_index=True)[JUDGEMENT_COLUMNS])
+    frames = StudyFrames(
+        "tags", UI, items=items, judgements=pd.concat(parts, ignore_index=True)[JUDGEMENT_COLUMNS]
+    )
     report = build_report(frames, n_boot=50, seed=0, n_perm=10)
     for t in TAGS[:3]:
         m = report["metrics"][f"failure_tags:{t}"]
@@ -62,8 +82,11 @@ def test_cannot_judge_on_tags_is_missing_for_every_tag_and_counted():
         assert m["human_alpha"]["estimate"] == pytest.approx(expected, abs=1e-12)
     # the old coding ("no tag" for every tag) gives a different alpha: the fixture exposes it
     wrong = np.nan_to_num(matrix[TAGS[0]], nan=0.0)
-    assert krippendorff.alpha(reliability_data=wrong, level_of_measurement="nominal") != pytest.approx(
-        report["metrics"][f"failure_tags:{TAGS[0]}"]["human_alpha"]["estimate"], abs=1e-6)
+    assert krippendorff.alpha(
+        reliability_data=wrong, level_of_measurement="nominal"
+    ) != pytest.approx(
+        report["metrics"][f"failure_tags:{TAGS[0]}"]["human_alpha"]["estimate"], abs=1e-6
+    )
 
 
 # ---- item 6: verdicts with unknown answers ---------------------------------------------------
@@ -76,7 +99,9 @@ def _old_rule(answers: dict) -> str | None:
     if full is not None:
         return full
     known = {k: v for k, v in answers.items() if v not in (None, "cannot_judge")}
-    fails = [r for r in UI.rules if compile_rules(parse_rubric(_one_rule(r))).evaluate(known) == "FAIL"]
+    fails = [
+        r for r in UI.rules if compile_rules(parse_rubric(_one_rule(r))).evaluate(known) == "FAIL"
+    ]
     return "FAIL" if fails else None
 
 
@@ -102,7 +127,9 @@ def test_verdict_pass_rate_is_unbiased_with_cannot_judge():
         v = h[h["metric"] == "verdict"]
         new.append(float(v["code"].mean()))  # NaN (undetermined) left out
         j = frames.judgements
-        wide = j.pivot_table(index=["item_id", "rater"], columns="metric", values="value", aggfunc="first")
+        wide = j.pivot_table(
+            index=["item_id", "rater"], columns="metric", values="value", aggfunc="first"
+        )
         olds = [_old_rule(row.dropna().to_dict()) for _, row in wide.iterrows()]
         old.append(np.mean([o == "PASS" for o in olds if o is not None]))
         assert int(v["code"].isna().sum()) > 0  # undetermined verdicts are counted
@@ -119,12 +146,24 @@ def gate_study(cells: dict[tuple[str, str], list[str]]) -> StudyFrames:
     for (g, c), answers in cells.items():
         for a in answers:
             i = f"{g}-{c}-{len(item_rows)}"
-            item_rows.append({"item_id": i, "display_code": i, "case_id": c, "cell_id": None, "generator": g,
-                              "slice": None})
+            item_rows.append(
+                {
+                    "item_id": i,
+                    "display_code": i,
+                    "case_id": c,
+                    "cell_id": None,
+                    "generator": g,
+                    "slice": None,
+                }
+            )
             parts.append(rows([i], "r1", "instruction_following", [a]))
-    return StudyFrames("gate", UI, items=pd.DataFrame(item_rows),
-                       judgements=pd.concat(parts, ignore_index=True)[JUDGEMENT_COLUMNS],
-                       settings={"release_gate": {"instruction_following": 0.7}})
+    return StudyFrames(
+        "gate",
+        UI,
+        items=pd.DataFrame(item_rows),
+        judgements=pd.concat(parts, ignore_index=True)[JUDGEMENT_COLUMNS],
+        settings={"release_gate": {"instruction_following": 0.7}},
+    )
 
 
 def test_release_gate_needs_cases_and_items_and_is_valid_at_the_boundary():
@@ -159,12 +198,19 @@ def test_paired_difference_on_shared_cases():
 
 
 def test_one_item_gives_no_zero_width_interval():
-    frames = StudyFrames("one", UI, items=items_frame(1),
-                         judgements=pd.concat([rows(["it000"], r, "layout_hierarchy", [v])
-                                               for r, v in (("a", 2), ("b", 4))])[JUDGEMENT_COLUMNS])
+    frames = StudyFrames(
+        "one",
+        UI,
+        items=items_frame(1),
+        judgements=pd.concat(
+            [rows(["it000"], r, "layout_hierarchy", [v]) for r, v in (("a", 2), ("b", 4))]
+        )[JUDGEMENT_COLUMNS],
+    )
     m = build_report(frames, n_boot=100, seed=0)["metrics"]["layout_hierarchy"]
     assert m["human_alpha"]["estimate"] == 0.0  # defined (the two answers differ) ...
-    assert m["human_alpha"]["low"] is None and "same value" in m["human_alpha"]["note"]  # ... no [0, 0]
+    assert (
+        m["human_alpha"]["low"] is None and "same value" in m["human_alpha"]["note"]
+    )  # ... no [0, 0]
 
 
 @pytest.mark.parametrize("bad", [0, -5, 2.5, True])
@@ -176,7 +222,7 @@ def test_n_boot_below_one_is_a_clear_error(bad):
 
 # ---- issue 10: a likert rubric end to end; a 101-point scale ----------------------------------
 
-LIKERT = parse_rubric('''
+LIKERT = parse_rubric("""
 id = "lk"
 title = "likert"
 [[metrics]]
@@ -190,7 +236,7 @@ kind = "gate"
 label = "OK"
 [verdict]
 rules = ["quality >= 3", "ok == PASS"]
-''')
+""")
 
 
 def test_likert_rubric_end_to_end():
@@ -202,36 +248,74 @@ def test_likert_rubric_end_to_end():
     for r in range(3):
         vals = np.clip(np.rint(3 + q + rng.normal(0, 0.6, n)), 1, 5).astype(int)
         matrix[r] = vals
-        shown = [LIKERT.metric("quality").levels[v] if r == 0 and i % 7 == 0 else int(v)  # labels parse too
-                 for i, v in enumerate(vals)]
+        shown = [
+            LIKERT.metric("quality").levels[v]
+            if r == 0 and i % 7 == 0
+            else int(v)  # labels parse too
+            for i, v in enumerate(vals)
+        ]
         parts.append(rows(items["item_id"], f"r{r}", "quality", shown))
-        parts.append(rows(items["item_id"], f"r{r}", "ok", np.where(q + rng.normal(0, .5, n) > -1, "PASS", "FAIL")))
-    judge = pd.DataFrame({"item_id": items["item_id"], "judge": "j", "metric": "quality",
-                          "value": np.clip(np.rint(3 + q + 2), 1, 5).astype(int), "reason": None})
-    frames = StudyFrames("lk", LIKERT, items=items, judgements=pd.concat(parts)[JUDGEMENT_COLUMNS],
-                         judge_scores=judge, settings={"release_gate": {"quality": 3.0}})
+        parts.append(
+            rows(
+                items["item_id"],
+                f"r{r}",
+                "ok",
+                np.where(q + rng.normal(0, 0.5, n) > -1, "PASS", "FAIL"),
+            )
+        )
+    judge = pd.DataFrame(
+        {
+            "item_id": items["item_id"],
+            "judge": "j",
+            "metric": "quality",
+            "value": np.clip(np.rint(3 + q + 2), 1, 5).astype(int),
+            "reason": None,
+        }
+    )
+    frames = StudyFrames(
+        "lk",
+        LIKERT,
+        items=items,
+        judgements=pd.concat(parts)[JUDGEMENT_COLUMNS],
+        judge_scores=judge,
+        settings={"release_gate": {"quality": 3.0}},
+    )
     r = build_report(frames, n_boot=100, seed=0, n_perm=20)
     m = r["metrics"]["quality"]
     assert m["kind"] == "likert" and m["level"] == "ordinal"
     assert m["human_alpha"]["estimate"] == pytest.approx(
-        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal",
-                           value_domain=[1, 2, 3, 4, 5]), abs=1e-12)
+        krippendorff.alpha(
+            reliability_data=matrix, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]
+        ),
+        abs=1e-12,
+    )
     assert "Fleiss" in m["fleiss_kappa"]["note"]
     j = m["judges"]["j"]
     assert j["same_scale"] and j["vs_held_out_human"]["difference"]["estimate"] > 1
-    assert any(f["metric"] == "quality" and f["kind"] == "lenient" for f in r["systematic_findings"])
+    assert any(
+        f["metric"] == "quality" and f["kind"] == "lenient" for f in r["systematic_findings"]
+    )
     assert r["generators"]["figures"]["quality"] == "mean score"
     assert r["verdict"]["n_items"] == n
 
 
 def test_a_101_point_scale_stays_small():
-    rubric = parse_rubric('id = "w"\ntitle = "w"\n[[metrics]]\nkey = "s"\nkind = "scale"\nmin = 0\nmax = 100\n')
+    rubric = parse_rubric(
+        'id = "w"\ntitle = "w"\n[[metrics]]\nkey = "s"\nkind = "scale"\nmin = 0\nmax = 100\n'
+    )
     rng = np.random.default_rng(1)
     n = 300
     items = items_frame(n)
     q = rng.uniform(10, 90, n)
-    parts = [rows(items["item_id"], f"r{r}", "s", np.clip(np.rint(q + rng.normal(0, 8, n)), 0, 100).astype(int))
-             for r in range(3)]
+    parts = [
+        rows(
+            items["item_id"],
+            f"r{r}",
+            "s",
+            np.clip(np.rint(q + rng.normal(0, 8, n)), 0, 100).astype(int),
+        )
+        for r in range(3)
+    ]
     frames = StudyFrames("w", rubric, items=items, judgements=pd.concat(parts)[JUDGEMENT_COLUMNS])
     tracemalloc.start()
     r = build_report(frames, n_boot=300, seed=0, n_perm=20)
@@ -249,29 +333,66 @@ def test_html_report_with_mathtext_in_every_user_string():
 
     weird = r"g$\notacmd$"
     items = items_frame(24, cases=4, gens=(weird, "plain"))
-    parts = [rows(items["item_id"], rater, "layout_hierarchy", np.arange(24) % 6) for rater in (r"r$\x$", "b")]
+    parts = [
+        rows(items["item_id"], rater, "layout_hierarchy", np.arange(24) % 6)
+        for rater in (r"r$\x$", "b")
+    ]
     votes = []
     for i in range(12):
         left, right = items["item_id"][2 * i], items["item_id"][2 * i + 1]
         for rater in (r"r$\x$", "b"):
-            votes.append((f"p{i}", items["case_id"][2 * i], left, right, weird, "plain", rater,
-                          "left" if i % 3 else "right", None))
-    judge = pd.DataFrame({"item_id": items["item_id"], "judge": r"j$\frac$", "metric": "layout_hierarchy",
-                          "value": np.arange(24) % 6, "reason": None})
-    frames = StudyFrames("m", UI, items=items, judgements=pd.concat(parts)[JUDGEMENT_COLUMNS], judge_scores=judge,
-                         pair_votes=pd.DataFrame(votes, columns=PAIR_COLUMNS))
+            votes.append(
+                (
+                    f"p{i}",
+                    items["case_id"][2 * i],
+                    left,
+                    right,
+                    weird,
+                    "plain",
+                    rater,
+                    "left" if i % 3 else "right",
+                    None,
+                )
+            )
+    judge = pd.DataFrame(
+        {
+            "item_id": items["item_id"],
+            "judge": r"j$\frac$",
+            "metric": "layout_hierarchy",
+            "value": np.arange(24) % 6,
+            "reason": None,
+        }
+    )
+    frames = StudyFrames(
+        "m",
+        UI,
+        items=items,
+        judgements=pd.concat(parts)[JUDGEMENT_COLUMNS],
+        judge_scores=judge,
+        pair_votes=pd.DataFrame(votes, columns=PAIR_COLUMNS),
+    )
     html = render_html(build_report(frames, n_boot=30, seed=0, n_perm=5), generated_at="now")
     assert "g$\\notacmd$" in html and "<img" in html
 
 
 def test_two_way_alpha_is_an_option_and_wider():
-    rubric = parse_rubric('id = "s"\ntitle = "s"\n[[metrics]]\nkey = "s"\nkind = "scale"\nmin = 0\nmax = 10\n')
+    rubric = parse_rubric(
+        'id = "s"\ntitle = "s"\n[[metrics]]\nkey = "s"\nkind = "scale"\nmin = 0\nmax = 10\n'
+    )
     rng = np.random.default_rng(0)
     q = rng.normal(0, 1, 100)
     items = items_frame(100)
-    parts = [rows(items["item_id"], f"r{r}", "s",
-                  np.clip(np.rint(5 + 1.5 * q + rng.normal(0, 0.7) + rng.normal(0, 0.8, 100)), 0, 10).astype(int))
-             for r in range(5)]
+    parts = [
+        rows(
+            items["item_id"],
+            f"r{r}",
+            "s",
+            np.clip(
+                np.rint(5 + 1.5 * q + rng.normal(0, 0.7) + rng.normal(0, 0.8, 100)), 0, 10
+            ).astype(int),
+        )
+        for r in range(5)
+    ]
     frames = StudyFrames("t", rubric, items=items, judgements=pd.concat(parts)[JUDGEMENT_COLUMNS])
     assert "human_alpha_two_way" not in build_report(frames, n_boot=100)["metrics"]["s"]
     m = build_report(frames, n_boot=100, rater_bootstrap=True)["metrics"]["s"]

@@ -32,14 +32,25 @@ UI = load_rubric(REPO / "rubrics" / "ui_mockup.toml")
 GENS = ["gen_a", "gen_b", "gen_c"]
 
 
-def judgement_rows(item_ids, rater, answers: dict[str, list], session=None, position=None,
-                   reason=None) -> pd.DataFrame:
+def judgement_rows(
+    item_ids, rater, answers: dict[str, list], session=None, position=None, reason=None
+) -> pd.DataFrame:
     parts = []
     for metric, values in answers.items():
-        parts.append(pd.DataFrame({
-            "item_id": item_ids, "rater": rater, "metric": metric, "value": list(values),
-            "reason": reason, "created_at": None, "session_id": session,
-            "position": position}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "item_id": item_ids,
+                    "rater": rater,
+                    "metric": metric,
+                    "value": list(values),
+                    "reason": reason,
+                    "created_at": None,
+                    "session_id": session,
+                    "position": position,
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)[JUDGEMENT_COLUMNS]
 
 
@@ -49,9 +60,16 @@ def make_items(n_cases: int, per_gen: int) -> pd.DataFrame:
         for g in GENS:
             for _ in range(per_gen):
                 i = len(rows)
-                rows.append({"item_id": f"it{i:04d}", "display_code": f"D{i:04d}",
-                             "case_id": f"case{c:02d}", "cell_id": f"cell{c:02d}", "generator": g,
-                             "slice": None})
+                rows.append(
+                    {
+                        "item_id": f"it{i:04d}",
+                        "display_code": f"D{i:04d}",
+                        "case_id": f"case{c:02d}",
+                        "cell_id": f"cell{c:02d}",
+                        "generator": g,
+                        "slice": None,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -65,18 +83,29 @@ def study(n_cases: int = 40, per_gen: int = 3, n_raters: int = 5, seed: int = 0)
     frames = []
     for r in range(n_raters):
         e = rng.normal(0, 0.35, (4, n))
-        frames.append(judgement_rows(ids, f"rater{r}", {
-            "instruction_following": np.where(q + e[0] > 0, "PASS", "FAIL"),
-            "text_rendering": np.where(q + e[1] > -0.5, "PASS", "FAIL"),
-            "layout_hierarchy": np.clip(np.rint(2.5 + 1.3 * q + e[2]), 0, 5).astype(int),
-            "ui_affordance": np.clip(np.rint(3 + q + e[3]), 0, 5).astype(int),
-            "failure_tags": [("broken_layout",) if v < -0.8 else () for v in q + e[0]],
-        }, session=f"s{r}", position=rng.permutation(n), reason=f"reason of rater{r}"))
+        frames.append(
+            judgement_rows(
+                ids,
+                f"rater{r}",
+                {
+                    "instruction_following": np.where(q + e[0] > 0, "PASS", "FAIL"),
+                    "text_rendering": np.where(q + e[1] > -0.5, "PASS", "FAIL"),
+                    "layout_hierarchy": np.clip(np.rint(2.5 + 1.3 * q + e[2]), 0, 5).astype(int),
+                    "ui_affordance": np.clip(np.rint(3 + q + e[3]), 0, 5).astype(int),
+                    "failure_tags": [("broken_layout",) if v < -0.8 else () for v in q + e[0]],
+                },
+                session=f"s{r}",
+                position=rng.permutation(n),
+                reason=f"reason of rater{r}",
+            )
+        )
     judgements = pd.concat(frames, ignore_index=True)
     return items, judgements
 
 
-def mirror_judge(items: pd.DataFrame, judgements: pd.DataFrame, name: str = "mirror") -> pd.DataFrame:
+def mirror_judge(
+    items: pd.DataFrame, judgements: pd.DataFrame, name: str = "mirror"
+) -> pd.DataFrame:
     """A judge that answers the human majority (gates, tags) and the rounded median (scales)."""
     rows = []
     for metric, g in judgements.groupby("metric"):
@@ -88,8 +117,15 @@ def mirror_judge(items: pd.DataFrame, judgements: pd.DataFrame, name: str = "mir
                 v = ("broken_layout",) if sum(bool(x) for x in vals) * 2 > len(vals) else ()
             else:
                 v = "PASS" if vals.count("PASS") * 2 >= len(vals) else "FAIL"
-            rows.append({"item_id": item, "judge": name, "metric": metric, "value": v,
-                         "reason": f"{name} says so"})
+            rows.append(
+                {
+                    "item_id": item,
+                    "judge": name,
+                    "metric": metric,
+                    "value": v,
+                    "reason": f"{name} says so",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -118,11 +154,21 @@ def planted():
     low_items = hi[hi <= 2].index[:15]
     far.loc[far["item_id"].isin(low_items), "value"] = 5
     judge = pd.concat([mirror, shuffled, lenient, far], ignore_index=True)
-    frames = StudyFrames("planted", UI, items=items, judgements=judgements, judge_scores=judge,
-                         settings={"release_gate": {"verdict_pass_rate": 0.2, "layout_hierarchy": 9}})
+    frames = StudyFrames(
+        "planted",
+        UI,
+        items=items,
+        judgements=judgements,
+        judge_scores=judge,
+        settings={"release_gate": {"verdict_pass_rate": 0.2, "layout_hierarchy": 9}},
+    )
     report = build_report(frames, n_boot=1000, seed=0, n_perm=200)
-    return {"frames": frames, "report": report, "flip": lenient.loc[flip, "item_id"].tolist(),
-            "low_items": list(low_items)}
+    return {
+        "frames": frames,
+        "report": report,
+        "flip": lenient.loc[flip, "item_id"].tolist(),
+        "low_items": list(low_items),
+    }
 
 
 def test_mirror_judge_agrees_and_beats_the_permutation_baseline(planted) -> None:
@@ -145,8 +191,10 @@ def test_shuffled_judge_falls_to_the_permutation_baseline(planted) -> None:
         perm = s["permutation_alpha"]
         assert abs(perm["mean"]) < 0.05
         assert abs(s["alpha_vs_consensus"]["estimate"] - perm["mean"]) < 0.15
-        assert s["alpha_vs_consensus"]["low"] < 0.0 < s["alpha_vs_consensus"]["high"] or \
-            perm["p_value"] > 0.01
+        assert (
+            s["alpha_vs_consensus"]["low"] < 0.0 < s["alpha_vs_consensus"]["high"]
+            or perm["p_value"] > 0.01
+        )
         assert s["human_range"]["position"] == "below"
         mirror = planted["report"]["metrics"][key]["judges"]["mirror"]
         # a perfect mirror has alpha 1 in every resample: no zero-width interval is printed
@@ -156,16 +204,25 @@ def test_shuffled_judge_falls_to_the_permutation_baseline(planted) -> None:
 
 def test_lenient_judge_is_a_systematic_finding_with_item_findings(planted) -> None:
     report = planted["report"]
-    sys_f = [f for f in report["systematic_findings"] if f["judge_name"] == "lenient"
-             and f["metric"] == "instruction_following"]
+    sys_f = [
+        f
+        for f in report["systematic_findings"]
+        if f["judge_name"] == "lenient" and f["metric"] == "instruction_following"
+    ]
     assert len(sys_f) == 1 and sys_f[0]["kind"] == "lenient"
     assert sys_f[0]["mean_difference"]["low"] > 0
     # an odd number of raters: the mirror copies every median exactly, so no bias on the
     # metrics (the verdict of consensus answers may differ from the consensus of verdicts)
-    assert not [f for f in report["systematic_findings"] if f["judge_name"] == "mirror"
-                and f["metric"] != "verdict"]
-    found = [f for f in report["findings"] if f["judge_name"] == "lenient"
-             and f["metric"] == "instruction_following"]
+    assert not [
+        f
+        for f in report["systematic_findings"]
+        if f["judge_name"] == "mirror" and f["metric"] != "verdict"
+    ]
+    found = [
+        f
+        for f in report["findings"]
+        if f["judge_name"] == "lenient" and f["metric"] == "instruction_following"
+    ]
     # expected: planted items whose human answers are a clear FAIL (>= 80% of >= 2 humans)
     j = planted["frames"].judgements
     g = j[j["metric"] == "instruction_following"].groupby("item_id")["value"]
@@ -206,7 +263,9 @@ def test_verdict_from_rules_for_both_sides(planted) -> None:
     specs = metric_specs(UI)
     items = item_table(planted["frames"])
     ans = human_answers(planted["frames"], specs, items)
-    got = ans[(ans["metric"] == "verdict") & (ans["rater"] == "rater0") & (ans["item_id"] == "it0000")]
+    got = ans[
+        (ans["metric"] == "verdict") & (ans["rater"] == "rater0") & (ans["item_id"] == "it0000")
+    ]
     assert got["raw"].iloc[0] == expected
     assert v["judges"]["mirror"]["alpha_vs_consensus"]["estimate"] > 0.8
     # judges that do not score every metric the rules use get no verdict
@@ -242,10 +301,19 @@ def test_generators_hold_cases_fixed_and_gate_release(planted) -> None:
 
 
 def test_cases_weigh_equally_and_small_cells_hide_shares() -> None:
-    rub = parse_rubric('id="t"\n[[metrics]]\nkey="ok"\nkind="gate"\n[verdict]\nrules=["ok == PASS"]\n')
-    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(10)], "display_code": None,
-                          "case_id": ["b_case"] + ["a_case"] * 9, "cell_id": None,
-                          "generator": "g", "slice": None})
+    rub = parse_rubric(
+        'id="t"\n[[metrics]]\nkey="ok"\nkind="gate"\n[verdict]\nrules=["ok == PASS"]\n'
+    )
+    items = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(10)],
+            "display_code": None,
+            "case_id": ["b_case"] + ["a_case"] * 9,
+            "cell_id": None,
+            "generator": "g",
+            "slice": None,
+        }
+    )
     vals = ["PASS"] + ["FAIL"] * 9
     j = pd.concat([judgement_rows(items["item_id"], r, {"ok": vals}) for r in ("x", "y")])
     frames = StudyFrames("eq", rub, items=items, judgements=j, settings={"min_count_for_share": 5})
@@ -260,12 +328,18 @@ def test_cases_weigh_equally_and_small_cells_hide_shares() -> None:
 
 
 def test_consensus_flags_ties_instead_of_breaking_them() -> None:
-    rub = parse_rubric('id="t"\n[[metrics]]\nkey="ok"\nkind="gate"\n[[metrics]]\nkey="s"\n'
-                       'kind="scale"\nmin=1\nmax=5\n')
+    rub = parse_rubric(
+        'id="t"\n[[metrics]]\nkey="ok"\nkind="gate"\n[[metrics]]\nkey="s"\n'
+        'kind="scale"\nmin=1\nmax=5\n'
+    )
     items = make_items(1, 1)
     ids = items["item_id"]
-    j = pd.concat([judgement_rows(ids, "a", {"ok": ["PASS", "PASS", "FAIL"], "s": [2, 3, 4]}),
-                   judgement_rows(ids, "b", {"ok": ["FAIL", "PASS", "cannot_judge"], "s": [3, 3, 5]})])
+    j = pd.concat(
+        [
+            judgement_rows(ids, "a", {"ok": ["PASS", "PASS", "FAIL"], "s": [2, 3, 4]}),
+            judgement_rows(ids, "b", {"ok": ["FAIL", "PASS", "cannot_judge"], "s": [3, 3, 5]}),
+        ]
+    )
     frames = StudyFrames("t", rub, items=items, judgements=j)
     table = consensus_table(frames).set_index(["item_id", "metric"])
     assert table.loc[("it0000", "ok"), "tie"] and pd.isna(table.loc[("it0000", "ok"), "value"])
@@ -282,8 +356,13 @@ def test_consensus_flags_ties_instead_of_breaking_them() -> None:
 
 def test_leave_one_out_consensus() -> None:
     spec = metric_specs(UI)[1]  # layout_hierarchy, a scale
-    h = pd.DataFrame({"idx": [0, 0, 0, 1, 1], "rater": ["a", "b", "c", "a", "b"],
-                      "code": [1.0, 3.0, 4.0, 2.0, 5.0]})
+    h = pd.DataFrame(
+        {
+            "idx": [0, 0, 0, 1, 1],
+            "rater": ["a", "b", "c", "a", "b"],
+            "code": [1.0, 3.0, 4.0, 2.0, 5.0],
+        }
+    )
     loo = leave_one_out(h, spec).set_index(["idx", "rater"])
     assert loo.loc[(0, "a"), "loo"] == 3.5 and loo.loc[(0, "a"), "agree"] == 0.0
     assert loo.loc[(0, "b"), "loo"] == 2.5 and loo.loc[(0, "b"), "agree"] == 1.0
@@ -312,19 +391,32 @@ def test_fatigue_shows_a_rater_who_tires() -> None:
     q = r["rater3"]["fatigue"]["by_position_quarter"]
     assert q[0]["estimate"] > q[3]["estimate"]
     ag = r["rater3"]["agreement_with_consensus"]["instruction_following"]
-    assert ag["exact_agreement"]["estimate"] < r["rater0"]["agreement_with_consensus"][
-        "instruction_following"]["exact_agreement"]["estimate"]
+    assert (
+        ag["exact_agreement"]["estimate"]
+        < r["rater0"]["agreement_with_consensus"]["instruction_following"]["exact_agreement"][
+            "estimate"
+        ]
+    )
 
 
 def test_judge_on_its_own_scale_gets_correlations_not_alpha() -> None:
     items, judgements = study(n_cases=20, per_gen=2, n_raters=3, seed=5)
     mean = judgements[judgements["metric"] == "layout_hierarchy"].groupby("item_id")["value"].mean()
-    judge = pd.DataFrame({"item_id": mean.index, "judge": "prob", "metric": "layout_hierarchy",
-                          "value": (mean / 5.0 * 0.9 + 0.05).to_numpy(), "reason": None})
+    judge = pd.DataFrame(
+        {
+            "item_id": mean.index,
+            "judge": "prob",
+            "metric": "layout_hierarchy",
+            "value": (mean / 5.0 * 0.9 + 0.05).to_numpy(),
+            "reason": None,
+        }
+    )
     frames = StudyFrames("own", UI, items=items, judgements=judgements, judge_scores=judge)
     s = build_report(frames, n_boot=300)["metrics"]["layout_hierarchy"]["judges"]["prob"]
     assert s["same_scale"] is False
-    assert s["alpha_vs_consensus"]["estimate"] is None and "scale" in s["alpha_vs_consensus"]["note"]
+    assert (
+        s["alpha_vs_consensus"]["estimate"] is None and "scale" in s["alpha_vs_consensus"]["note"]
+    )
     assert s["cohen_kappa"]["quadratic"]["estimate"] is None
     assert s["permutation_alpha"]["mean"] is None
     assert s["pearson"]["estimate"] == pytest.approx(1.0)
@@ -340,6 +432,7 @@ def test_cannot_judge_is_counted_but_left_out() -> None:
     frames = StudyFrames("cj", UI, items=items, judgements=j)
     m = build_report(frames, n_boot=200)["metrics"]["instruction_following"]
     assert m["n_cannot_judge"] == 7 and m["n_judgements"] == 180
-    full = build_report(StudyFrames("cj", UI, items=items, judgements=judgements),
-                        n_boot=200)["metrics"]["instruction_following"]
+    full = build_report(StudyFrames("cj", UI, items=items, judgements=judgements), n_boot=200)[
+        "metrics"
+    ]["instruction_following"]
     assert m["human_alpha"]["estimate"] != full["human_alpha"]["estimate"]

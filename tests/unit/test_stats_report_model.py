@@ -25,16 +25,26 @@ TIFA_RUBRIC = parse_rubric(
 def tifa_frames(ratings_file: str) -> StudyFrames:
     """A StudyFrames built straight from the TIFA CSV files (items, ratings, judges)."""
     items = pd.read_json(DATA / "tifa" / "items.jsonl", lines=True)
-    items = pd.DataFrame({
-        "item_id": items["item_id"], "display_code": [f"T{i:03d}" for i in range(len(items))],
-        "case_id": items["case_id"], "cell_id": items["case_id"], "generator": items["generator"],
-        "slice": None,
-    })
+    items = pd.DataFrame(
+        {
+            "item_id": items["item_id"],
+            "display_code": [f"T{i:03d}" for i in range(len(items))],
+            "case_id": items["case_id"],
+            "cell_id": items["case_id"],
+            "generator": items["generator"],
+            "slice": None,
+        }
+    )
     r = pd.read_csv(DATA / "tifa" / ratings_file, dtype={"rater": str})
     judgements = r.assign(reason=None, created_at=None, session_id=None, position=None)
     judge = pd.read_csv(DATA / "tifa" / "judge.csv", keep_default_na=False)
-    return StudyFrames("tifa", TIFA_RUBRIC, items=items, judgements=judgements[JUDGEMENT_COLUMNS],
-                       judge_scores=judge)
+    return StudyFrames(
+        "tifa",
+        TIFA_RUBRIC,
+        items=items,
+        judgements=judgements[JUDGEMENT_COLUMNS],
+        judge_scores=judge,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +66,11 @@ def test_tifa_human_alphas_match_the_readme(tifa_report) -> None:
 
 def test_tifa_published_judge_correlations(tifa_report) -> None:
     judges = tifa_report["metrics"]["faithfulness"]["judges"]
-    published = {"tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-                 "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-                 "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208)}
+    published = {
+        "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
+        "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
+        "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
+    }
     assert sorted(judges) == sorted(published)
     for name, (r, tau) in published.items():
         j = judges[name]
@@ -81,8 +93,11 @@ def test_tifa_dsg_ratings() -> None:
     assert m["human_alpha_interval"]["estimate"] == pytest.approx(0.6844080126694962, abs=1e-12)
     assert m["human_alpha_nominal"]["estimate"] == pytest.approx(0.396883, abs=5e-7)
     assert (m["n_raters"], m["n_judgements"]) == (5, 3995)
-    taus = {"tifa_mplug-large": 0.470299, "tifa_blip2-flant5xl": 0.432632,
-            "clipscore_vitb32": 0.190572}
+    taus = {
+        "tifa_mplug-large": 0.470299,
+        "tifa_blip2-flant5xl": 0.432632,
+        "clipscore_vitb32": 0.190572,
+    }
     for name, tau in taus.items():
         assert m["judges"][name]["kendall_tau_b"]["estimate"] == pytest.approx(tau, abs=5e-7)
     assert len(m["rater_pairs"]) == 10
@@ -91,11 +106,27 @@ def test_tifa_dsg_ratings() -> None:
         assert r["agreement_with_consensus"]["faithfulness"]["alpha"]["estimate"] > 0.5
 
 
-CONTRACT_METRIC = {"kind", "level", "n_items", "n_raters", "n_judgements", "human_alpha",
-                   "human_alpha_interval", "judges"}
-CONTRACT_JUDGE = {"n_items", "alpha_vs_consensus", "alpha_with_judge_as_rater",
-                  "permutation_alpha", "exact_agreement", "mean_difference", "pearson",
-                  "spearman", "kendall_tau_b"}
+CONTRACT_METRIC = {
+    "kind",
+    "level",
+    "n_items",
+    "n_raters",
+    "n_judgements",
+    "human_alpha",
+    "human_alpha_interval",
+    "judges",
+}
+CONTRACT_JUDGE = {
+    "n_items",
+    "alpha_vs_consensus",
+    "alpha_with_judge_as_rater",
+    "permutation_alpha",
+    "exact_agreement",
+    "mean_difference",
+    "pearson",
+    "spearman",
+    "kendall_tau_b",
+}
 ESTIMATE = {"estimate", "low", "high"}
 
 
@@ -145,48 +176,115 @@ def test_tifa_report_keeps_the_contract(tifa_report) -> None:
 def test_a_full_rubric_study_with_pairs_and_anchors_keeps_the_contract() -> None:
     rubric = load_rubric(REPO / "rubrics" / "ui_mockup.toml")
     rng = np.random.default_rng(0)
-    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(60)],
-                          "display_code": [f"C{k}" for k in range(60)],
-                          "case_id": [f"case{k // 6}" for k in range(60)], "cell_id": None,
-                          "generator": ["g1", "g2", "g3"] * 20, "slice": None})
+    items = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(60)],
+            "display_code": [f"C{k}" for k in range(60)],
+            "case_id": [f"case{k // 6}" for k in range(60)],
+            "cell_id": None,
+            "generator": ["g1", "g2", "g3"] * 20,
+            "slice": None,
+        }
+    )
     q = rng.normal(size=60)
     rows = []
     for r in ("ann", "bob", "cy"):
         e = rng.normal(0, 0.4, 60)
         for i in range(60):
-            base = {"item_id": f"i{i}", "rater": r, "reason": "why", "created_at": None,
-                    "session_id": "s", "position": i}
+            base = {
+                "item_id": f"i{i}",
+                "rater": r,
+                "reason": "why",
+                "created_at": None,
+                "session_id": "s",
+                "position": i,
+            }
             rows += [
-                {**base, "metric": "instruction_following", "value": "PASS" if q[i] + e[i] > 0 else "FAIL"},
+                {
+                    **base,
+                    "metric": "instruction_following",
+                    "value": "PASS" if q[i] + e[i] > 0 else "FAIL",
+                },
                 {**base, "metric": "text_rendering", "value": "cannot_judge" if i == 3 else "PASS"},
-                {**base, "metric": "layout_hierarchy", "value": int(np.clip(round(3 + q[i] + e[i]), 0, 5))},
+                {
+                    **base,
+                    "metric": "layout_hierarchy",
+                    "value": int(np.clip(round(3 + q[i] + e[i]), 0, 5)),
+                },
                 {**base, "metric": "ui_affordance", "value": 3},
-                {**base, "metric": "failure_tags", "value": ("broken_layout",) if q[i] < -1 else ()},
+                {
+                    **base,
+                    "metric": "failure_tags",
+                    "value": ("broken_layout",) if q[i] < -1 else (),
+                },
                 {**base, "metric": "reason", "value": "text"},
             ]
     judgements = pd.DataFrame(rows)[JUDGEMENT_COLUMNS]
-    judge = pd.DataFrame({"item_id": [f"i{k}" for k in range(60)], "judge": "llm",
-                          "metric": "instruction_following",
-                          "value": ["PASS" if v > -0.2 else "FAIL" for v in q], "reason": "r"})
-    pairs = pd.DataFrame([{"pair_id": f"p{k}", "case_id": f"case{k}", "item_left": f"i{6 * k}",
-                           "item_right": f"i{6 * k + 1}", "gen_left": "g1", "gen_right": "g2",
-                           "rater": "dana", "choice": "left" if k % 3 else "right",
-                           "created_at": None} for k in range(10)])[PAIR_COLUMNS]
-    anchors = pd.DataFrame([{"rater": "ann", "anchor_id": f"a{k}", "item_id": f"i{k}",
-                             "metric": "layout_hierarchy", "value": 3, "reference": 3, "seq": k,
-                             "session_id": "s", "created_at": None, "context": "live"}
-                            for k in range(4)])[ANCHOR_COLUMNS]
-    frames = StudyFrames("full", rubric, items=items, judgements=judgements, judge_scores=judge,
-                         pair_votes=pairs, anchor_answers=anchors,
-                         settings={"min_count_for_share": 5})
+    judge = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(60)],
+            "judge": "llm",
+            "metric": "instruction_following",
+            "value": ["PASS" if v > -0.2 else "FAIL" for v in q],
+            "reason": "r",
+        }
+    )
+    pairs = pd.DataFrame(
+        [
+            {
+                "pair_id": f"p{k}",
+                "case_id": f"case{k}",
+                "item_left": f"i{6 * k}",
+                "item_right": f"i{6 * k + 1}",
+                "gen_left": "g1",
+                "gen_right": "g2",
+                "rater": "dana",
+                "choice": "left" if k % 3 else "right",
+                "created_at": None,
+            }
+            for k in range(10)
+        ]
+    )[PAIR_COLUMNS]
+    anchors = pd.DataFrame(
+        [
+            {
+                "rater": "ann",
+                "anchor_id": f"a{k}",
+                "item_id": f"i{k}",
+                "metric": "layout_hierarchy",
+                "value": 3,
+                "reference": 3,
+                "seq": k,
+                "session_id": "s",
+                "created_at": None,
+                "context": "live",
+            }
+            for k in range(4)
+        ]
+    )[ANCHOR_COLUMNS]
+    frames = StudyFrames(
+        "full",
+        rubric,
+        items=items,
+        judgements=judgements,
+        judge_scores=judge,
+        pair_votes=pairs,
+        anchor_answers=anchors,
+        settings={"min_count_for_share": 5},
+    )
     report = build_report(frames, n_boot=200, seed=1, n_perm=200)
     check_contract(report)
     assert set(report["raters"]) == {"ann", "bob", "cy", "dana"}
     assert report["raters"]["dana"]["n_judgements"] == 0
     assert report["raters"]["ann"]["n_judgements"] == 60 and report["raters"]["ann"]["anchors"] == 4
     m = report["metrics"]
-    assert set(m) == {"instruction_following", "text_rendering", "layout_hierarchy", "ui_affordance",
-                      *(f"failure_tags:{t}" for t in rubric.metric("failure_tags").options)}
+    assert set(m) == {
+        "instruction_following",
+        "text_rendering",
+        "layout_hierarchy",
+        "ui_affordance",
+        *(f"failure_tags:{t}" for t in rubric.metric("failure_tags").options),
+    }
     # every answer identical: undefined with a note, never 1
     ua = m["ui_affordance"]["human_alpha"]
     assert ua["estimate"] is None and "identical" in ua["note"]
@@ -194,19 +292,31 @@ def test_a_full_rubric_study_with_pairs_and_anchors_keeps_the_contract() -> None
     assert tr["human_alpha"]["estimate"] is None and tr["n_cannot_judge"] == 3
     assert tr["fleiss_kappa"]["estimate"] is None
     # AC1 of identical answers is 1 by construction (decided, as irrCAC), said, with no interval
-    assert tr["gwet_ac1"]["estimate"] == 1.0 and tr["gwet_ac1"]["low"] is None and tr["gwet_ac1"]["note"]
+    assert (
+        tr["gwet_ac1"]["estimate"] == 1.0
+        and tr["gwet_ac1"]["low"] is None
+        and tr["gwet_ac1"]["note"]
+    )
     assert m["instruction_following"]["judges"]["llm"]["n_items"] == 60
     assert m["layout_hierarchy"]["judges"] == {}
     assert report["verdict"]["kind"] == "verdict"
     assert report["generators"]["cases"] == sorted(f"case{k}" for k in range(10))
-    assert report["pairwise"]["position_bias"]["left"] + report["pairwise"]["position_bias"]["right"] == 10
+    assert (
+        report["pairwise"]["position_bias"]["left"] + report["pairwise"]["position_bias"]["right"]
+        == 10
+    )
 
 
 def test_same_seed_same_report_and_a_study_without_answers() -> None:
     frames = tifa_frames("ratings.csv")
-    small = StudyFrames("s", frames.rubric, items=frames.items.iloc[:40],
-                        judgements=frames.judgements[frames.judgements["item_id"].isin(
-                            frames.items["item_id"].iloc[:40])])
+    small = StudyFrames(
+        "s",
+        frames.rubric,
+        items=frames.items.iloc[:40],
+        judgements=frames.judgements[
+            frames.judgements["item_id"].isin(frames.items["item_id"].iloc[:40])
+        ],
+    )
     assert build_report(small, n_boot=200, seed=3) == build_report(small, n_boot=200, seed=3)
     empty = build_report(StudyFrames("e", TIFA_RUBRIC, items=frames.items.iloc[:5]), n_boot=50)
     check_contract(empty)

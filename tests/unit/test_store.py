@@ -24,8 +24,14 @@ from annotator.store.engine import (
 from annotator.store.models import Base, Judgement
 from annotator.store.models_pairs import PairVote
 
-ANSWERS = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
-           "failure_tags": [], "reason": "fine"}
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "fine",
+}
 
 
 def test_create_at_head_and_schema_matches_models(any_study):
@@ -51,8 +57,14 @@ def test_upgrade_from_first_revision_keeps_data(tmp_path):
     upgrade(engine, "0001")
     assert current_revision(engine) == "0001"
     with engine.begin() as c:
-        c.execute(text("INSERT INTO raters (name, is_operator, seed, created_at) VALUES ('old', 0, 1, '2026-01-01')"))
-        assert "pair_votes" not in {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
+        c.execute(
+            text(
+                "INSERT INTO raters (name, is_operator, seed, created_at) VALUES ('old', 0, 1, '2026-01-01')"
+            )
+        )
+        assert "pair_votes" not in {
+            r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))
+        }
     engine.dispose()
     engine = open_database(db)  # migrates on open
     assert current_revision(engine) == head_revision()
@@ -75,7 +87,12 @@ def test_correction_supersedes_and_keeps_history(any_populated):
     chain = answers.history_of(any_populated.db, "ann", first.item_pk)
     assert [c["id"] for c in chain] == [j1, j3]
     assert chain[1]["supersedes"] == j1 and chain[0]["answers"]["layout_hierarchy"] == 4
-    assert answers.current_judgement(any_populated.db, "ann", first.item_pk, any_populated.rubric.version)[1]["layout_hierarchy"] == 2
+    assert (
+        answers.current_judgement(
+            any_populated.db, "ann", first.item_pk, any_populated.rubric.version
+        )[1]["layout_hierarchy"]
+        == 2
+    )
 
 
 def test_same_rater_in_two_windows_keeps_the_second_answer_as_a_correction(any_populated):
@@ -96,12 +113,22 @@ def test_same_rater_in_two_windows_keeps_the_second_answer_as_a_correction(any_p
     # a second correction of the same judgement (both windows went back to it) chains on the head
     back = w1.back()
     third = w1.submit(back, ANSWERS, 10)
-    assert answers.history_of(any_populated.db, "ann", item.item_pk)[-1]["supersedes"] == second and third > second
+    assert (
+        answers.history_of(any_populated.db, "ann", item.item_pk)[-1]["supersedes"] == second
+        and third > second
+    )
     # even bypassing the service, SQLite refuses a second original answer
     with any_populated.db.write() as s, pytest.raises(Exception, match="(?i)unique"):
         j = s.get(Judgement, first)
-        s.add(Judgement(rater_pk=j.rater_pk, item_pk=j.item_pk, rubric_version=j.rubric_version, context="live",
-                        answers="{}"))
+        s.add(
+            Judgement(
+                rater_pk=j.rater_pk,
+                item_pk=j.item_pk,
+                rubric_version=j.rubric_version,
+                context="live",
+                answers="{}",
+            )
+        )
         s.flush()
 
 
@@ -119,7 +146,15 @@ def test_one_vote_per_rater_per_pair_is_a_database_rule(any_populated):
     # even bypassing the service, SQLite refuses a second original vote
     with any_populated.db.write() as s, pytest.raises(Exception, match="(?i)unique"):
         v = s.get(PairVote, 1)
-        s.add(PairVote(pair_pk=v.pair_pk, rater_pk=v.rater_pk, item_left=v.item_right, item_right=v.item_left, choice="left"))
+        s.add(
+            PairVote(
+                pair_pk=v.pair_pk,
+                rater_pk=v.rater_pk,
+                item_left=v.item_right,
+                item_right=v.item_left,
+                choice="left",
+            )
+        )
         s.flush()
 
 
@@ -129,7 +164,11 @@ def test_media_is_content_addressed_and_stripped(tmp_path, study):
 
     src = tmp_path / "src"
     rows = basic_rows(src, n_cases=1)
-    make_png(src / "out" / "secret-gen-a.png", colour=(9, 9, 9), text_chunk="model=secret-gen-a path=/home/x")
+    make_png(
+        src / "out" / "secret-gen-a.png",
+        colour=(9, 9, 9),
+        text_chunk="model=secret-gen-a path=/home/x",
+    )
     exif_img = Image.new("RGB", (30, 20), (1, 2, 3))
     exif = Image.Exif()
     exif[0x010F] = "SecretCam"  # Make
@@ -163,16 +202,46 @@ def test_harness_import_makes_items_and_judge_scores(tmp_path, study):
     make_png(h / "cases_in" / "ref.png", colour=(0, 0, 90))
     make_png(h / "cases_in" / "mask.png", colour=(255, 255, 255))
     cases = h / "cases.jsonl"
-    cases.write_text(json.dumps({"id": "t1", "task_type": "edit", "prompt": "Make it blue", "criteria": ["blue", "same layout"],
-                                 "image_inputs": {"image_paths": ["cases_in/ref.png"], "mask_path": "cases_in/mask.png"}}) + "\n")
+    cases.write_text(
+        json.dumps(
+            {
+                "id": "t1",
+                "task_type": "edit",
+                "prompt": "Make it blue",
+                "criteria": ["blue", "same layout"],
+                "image_inputs": {
+                    "image_paths": ["cases_in/ref.png"],
+                    "mask_path": "cases_in/mask.png",
+                },
+            }
+        )
+        + "\n"
+    )
     results = h / "results.json"
-    results.write_text(json.dumps([
-        {"test_id": "t1", "model_label": "m-one", "task_type": "edit", "artifact_paths": ["runs/a.png"],
-         "scores": {"instruction_following": True, "layout_hierarchy": 4}, "reasons": {"layout_hierarchy": "tidy"},
-         "run_params": {"judge_model": "gpt-judge"}},
-        {"test_id": "t1", "model_label": "m-two", "task_type": "edit", "artifact_paths": ["runs/b.png"],
-         "scores": {"instruction_following": "FAIL"}, "reasons": {}, "run_params": {}},
-    ]))
+    results.write_text(
+        json.dumps(
+            [
+                {
+                    "test_id": "t1",
+                    "model_label": "m-one",
+                    "task_type": "edit",
+                    "artifact_paths": ["runs/a.png"],
+                    "scores": {"instruction_following": True, "layout_hierarchy": 4},
+                    "reasons": {"layout_hierarchy": "tidy"},
+                    "run_params": {"judge_model": "gpt-judge"},
+                },
+                {
+                    "test_id": "t1",
+                    "model_label": "m-two",
+                    "task_type": "edit",
+                    "artifact_paths": ["runs/b.png"],
+                    "scores": {"instruction_following": "FAIL"},
+                    "reasons": {},
+                    "run_params": {},
+                },
+            ]
+        )
+    )
     n, m = study.import_harness(results, cases)
     assert (n, m) == (2, 3)
     from annotator.services.reporting import study_frames
@@ -202,16 +271,24 @@ def test_an_anchor_showing_takes_one_first_answer(tmp_path):
     repo = Path(__file__).resolve().parents[2]
     study = Study.create(tmp_path / "st", repo / "rubrics" / "ui_mockup.toml")
     src = tmp_path / "src"
-    study.import_items(write_manifest(src, basic_rows(src, n_cases=6, gens=("a", "b", "c", "d", "e"))))
+    study.import_items(
+        write_manifest(src, basic_rows(src, n_cases=6, gens=("a", "b", "c", "d", "e")))
+    )
     study.import_anchors(repo / "anchors" / "ui_mockup" / "anchors.jsonl")
     study.add_rater("ann")
     s = LabelSession(study, "ann")
     while (item := s.next()).context != "anchor":
         s.submit(item, ANSWERS, 5)
     first = s.submit(item, ANSWERS, 5)
-    again = s.submit(item, ANSWERS, 5)  # a double submission is kept as its correction, never a second first answer
+    again = s.submit(
+        item, ANSWERS, 5
+    )  # a double submission is kept as its correction, never a second first answer
     with study.db.read() as tx:
         assert tx.get(Judgement, again).supersedes == first
-        assert tx.query(Judgement).filter(Judgement.showing_pk == item.showing_pk,
-                                          Judgement.supersedes.is_(None)).count() == 1
+        assert (
+            tx.query(Judgement)
+            .filter(Judgement.showing_pk == item.showing_pk, Judgement.supersedes.is_(None))
+            .count()
+            == 1
+        )
     study.close()

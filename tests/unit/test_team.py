@@ -26,8 +26,14 @@ from annotator.services.pairing import PairSession
 from annotator.services.study import DB_NAME, Study
 from annotator.services.team import assign
 
-ALL = {"instruction_following": "PASS", "layout_hierarchy": 4, "text_rendering": "PASS", "ui_affordance": 3,
-       "failure_tags": [], "reason": "looks right"}
+ALL = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "looks right",
+}
 # names long enough that they cannot turn up by chance inside image bytes
 TEAM = ["anaya", "benito", "caius", "deepa"]
 
@@ -65,8 +71,11 @@ def test_assign_in_a_study_and_again_after_new_items(demo_study_dir, tmp_path):
         for it in served:
             ana.submit(it, ALL, 10)
         with study.db.read() as s:
-            before = sorted(s.execute(__import__("sqlalchemy").text(
-                "SELECT rater_pk, item_pk FROM assignments")).all())
+            before = sorted(
+                s.execute(
+                    __import__("sqlalchemy").text("SELECT rater_pk, item_pk FROM assignments")
+                ).all()
+            )
         src = tmp_path / "more"
         from factories import basic_rows, write_manifest
 
@@ -74,9 +83,15 @@ def test_assign_in_a_study_and_again_after_new_items(demo_study_dir, tmp_path):
         for r in rows:
             r["item_id"] = "more-" + r["item_id"]
         study.import_items(write_manifest(src, rows))
-        assert "dealt 8 item assignments" in assign(study, TEAM, overlap=2, pair_overlap=None, seed=6)
+        assert "dealt 8 item assignments" in assign(
+            study, TEAM, overlap=2, pair_overlap=None, seed=6
+        )
         with study.db.read() as s:
-            after = sorted(s.execute(__import__("sqlalchemy").text("SELECT rater_pk, item_pk FROM assignments")).all())
+            after = sorted(
+                s.execute(
+                    __import__("sqlalchemy").text("SELECT rater_pk, item_pk FROM assignments")
+                ).all()
+            )
         assert set(before) <= set(after) and len(after) == len(before) + 8
         loads = Counter(r for r, _ in after)
         assert max(loads.values()) - min(loads.values()) <= 1
@@ -99,12 +114,22 @@ def _secrets_of(study: Study) -> list[bytes]:
     """Everything a package must not contain: generators, source paths and names, other raters."""
     with sqlite3.connect(study.folder / DB_NAME) as c:
         generators = {r[0] for r in c.execute("SELECT DISTINCT generator FROM items")}
-        sources = {r[0] for r in c.execute("SELECT DISTINCT source FROM items WHERE source IS NOT NULL")}
-        names = {r[0] for r in c.execute("SELECT DISTINCT source_name FROM item_media WHERE source_name IS NOT NULL")}
+        sources = {
+            r[0] for r in c.execute("SELECT DISTINCT source FROM items WHERE source IS NOT NULL")
+        }
+        names = {
+            r[0]
+            for r in c.execute(
+                "SELECT DISTINCT source_name FROM item_media WHERE source_name IS NOT NULL"
+            )
+        }
         raters = {r[0] for r in c.execute("SELECT name FROM raters")}
         item_ids = {r[0] for r in c.execute("SELECT item_id FROM items")}
         cases = {r[0] for r in c.execute("SELECT case_id FROM cases")}
-        originals = {r[0] for r in c.execute("SELECT original_sha256 FROM media WHERE original_sha256 != sha256")}
+        originals = {
+            r[0]
+            for r in c.execute("SELECT original_sha256 FROM media WHERE original_sha256 != sha256")
+        }
     words = generators | sources | {Path(n).name for n in names} | item_ids | cases | originals
     return sorted({w.encode() for w in words if w and len(w) >= 4}), raters
 
@@ -160,14 +185,31 @@ def _work(pkg_path: Path, n_items: int, n_pairs: int, *, back: bool = False) -> 
 
 def _answers(study: Study) -> set[tuple]:
     with sqlite3.connect(study.folder / DB_NAME) as c:
-        j = {("j", u, a, s) for u, a, s in c.execute("SELECT uuid, answers, supersedes IS NOT NULL FROM judgements")}
+        j = {
+            ("j", u, a, s)
+            for u, a, s in c.execute("SELECT uuid, answers, supersedes IS NOT NULL FROM judgements")
+        }
         v = {("v", u, ch) for u, ch in c.execute("SELECT uuid, choice FROM pair_votes")}
     return j | v
 
 
 def test_working_in_a_package_then_merging_twice_adds_once(team_study, tmp_path, capsys):
     out = tmp_path / "anaya.annot"
-    assert main(["package", "export", "--study", str(team_study.folder), "--rater", "anaya", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "package",
+                "export",
+                "--study",
+                str(team_study.folder),
+                "--rater",
+                "anaya",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     _work(out, 6, 3, back=True)
     before = _answers(team_study)
     assert main(["package", "merge", str(out), "--study", str(team_study.folder)]) == 0
@@ -188,15 +230,23 @@ def test_status_queue_and_import_by_display_code_in_a_package(team_study, tmp_pa
     codes = capsys.readouterr().out.split()
     assert len(codes) == 27 and all(len(c) == 7 and c[3] == "-" for c in codes)
     csv = tmp_path / "r.csv"
-    csv.write_text("item_id,rater,metric,value\n" + "".join(
-        f"{codes[0]},benito,{k},{v if not isinstance(v, list) else ''}\n" for k, v in ALL.items()))
+    csv.write_text(
+        "item_id,rater,metric,value\n"
+        + "".join(
+            f"{codes[0]},benito,{k},{v if not isinstance(v, list) else ''}\n"
+            for k, v in ALL.items()
+        )
+    )
     assert main(["import", "ratings", str(csv), "--study", str(out)]) == 0
     capsys.readouterr()
     csv.write_text(csv.read_text().replace(",benito,", ",anaya,"))
     assert main(["import", "ratings", str(csv), "--study", str(out)]) == 2
     assert "cannot go into it" in capsys.readouterr().err
-    for argv in (["import", "items", str(csv), "--study", str(out)], ["assign", "--study", str(out), "--raters", "x"],
-                 ["report", "--study", str(out), "--json", str(tmp_path / "r.json")]):
+    for argv in (
+        ["import", "items", str(csv), "--study", str(out)],
+        ["assign", "--study", str(out), "--raters", "x"],
+        ["report", "--study", str(out), "--json", str(tmp_path / "r.json")],
+    ):
         assert main(argv) == 2
         assert "not in a rater package" in capsys.readouterr().err
     assert main(["package", "merge", str(out), "--study", str(team_study.folder)]) == 0
@@ -214,8 +264,9 @@ def _refused(capsys, study: Study, path: Path, needle: str) -> None:
         assert c.execute("SELECT count(*) FROM merges").fetchone()[0] == merges
 
 
-def test_tampered_truncated_and_foreign_packages_are_refused_with_nothing_written(team_study, demo_study_dir,
-                                                                                  tmp_path, capsys):
+def test_tampered_truncated_and_foreign_packages_are_refused_with_nothing_written(
+    team_study, demo_study_dir, tmp_path, capsys
+):
     good = tmp_path / "anaya.annot"
     export_package(team_study, "anaya", good)
     _work(good, 4, 1)
@@ -224,7 +275,9 @@ def test_tampered_truncated_and_foreign_packages_are_refused_with_nothing_writte
     shutil.copy(good, blob)
     with sqlite3.connect(blob) as c:
         sha = c.execute("SELECT sha256 FROM media_blobs LIMIT 1").fetchone()[0]
-        c.execute("UPDATE media_blobs SET data = ? WHERE sha256 = ?", (b"\x89PNG not the image", sha))
+        c.execute(
+            "UPDATE media_blobs SET data = ? WHERE sha256 = ?", (b"\x89PNG not the image", sha)
+        )
     _refused(capsys, team_study, blob, "does not match its hash")
 
     manifest = tmp_path / "manifest.annot"
@@ -238,10 +291,13 @@ def test_tampered_truncated_and_foreign_packages_are_refused_with_nothing_writte
     with sqlite3.connect(team_study.folder / DB_NAME) as c:
         ben_only = c.execute(
             "SELECT rc.code FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk WHERE r.name = 'benito' "
-            "AND rc.kind = 'item'").fetchall()
+            "AND rc.kind = 'item'"
+        ).fetchall()
     with sqlite3.connect(unassigned) as c:
-        c.execute("UPDATE items SET item_id = ? WHERE id = (SELECT item_pk FROM judgements LIMIT 1)",
-                  (ben_only[0][0] if ben_only else "ZZZ-ZZZ",))
+        c.execute(
+            "UPDATE items SET item_id = ? WHERE id = (SELECT item_pk FROM judgements LIMIT 1)",
+            (ben_only[0][0] if ben_only else "ZZZ-ZZZ",),
+        )
     _refused(capsys, team_study, unassigned, "was not dealt to 'anaya'")
 
     truncated = tmp_path / "truncated.annot"
@@ -257,8 +313,10 @@ def test_tampered_truncated_and_foreign_packages_are_refused_with_nothing_writte
 
     with sqlite3.connect(team_study.folder / DB_NAME) as c:
         c.execute("UPDATE rubric_versions SET is_active = 0")
-        c.execute("INSERT INTO rubric_versions (version, rubric_id, canonical, is_active, created_at) "
-                  "SELECT 'f' || substr(version, 2), rubric_id, canonical, 1, created_at FROM rubric_versions")
+        c.execute(
+            "INSERT INTO rubric_versions (version, rubric_id, canonical, is_active, created_at) "
+            "SELECT 'f' || substr(version, 2), rubric_id, canonical, 1, created_at FROM rubric_versions"
+        )
     team_study.close()
     team_study.__init__(team_study.folder, type(team_study.db)(team_study.folder / DB_NAME))
     _refused(capsys, team_study, good, "under another rubric version")
@@ -277,10 +335,22 @@ def base_team(demo_study_dir, tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(plan=st.lists(st.tuples(st.sampled_from(["anaya", "benito", "caius"]), st.integers(0, 4), st.integers(0, 2),
-                               st.booleans()), min_size=1, max_size=5),
-       order_seed=st.randoms(use_true_random=False))
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    plan=st.lists(
+        st.tuples(
+            st.sampled_from(["anaya", "benito", "caius"]),
+            st.integers(0, 4),
+            st.integers(0, 2),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    order_seed=st.randoms(use_true_random=False),
+)
 def test_merge_is_idempotent_and_order_independent(base_team, tmp_path_factory, plan, order_seed):
     """Raters work in rounds (export, label, partial returns); merging every package in any order,
     twice, gives the same study, every answer exactly once, chains intact."""
@@ -304,8 +374,10 @@ def test_merge_is_idempotent_and_order_independent(base_team, tmp_path_factory, 
     lead_b = copy_study(base_team, tmp / "b")
     # the codes were minted in lead_a; the second lead must know them: copy the code table
     with sqlite3.connect(lead_a / DB_NAME) as src, sqlite3.connect(lead_b / DB_NAME) as dst:
-        dst.executemany("INSERT INTO rater_codes (id, rater_pk, kind, target_pk, code) VALUES (?, ?, ?, ?, ?)",
-                        src.execute("SELECT id, rater_pk, kind, target_pk, code FROM rater_codes").fetchall())
+        dst.executemany(
+            "INSERT INTO rater_codes (id, rater_pk, kind, target_pk, code) VALUES (?, ?, ?, ?, ?)",
+            src.execute("SELECT id, rater_pk, kind, target_pk, code FROM rater_codes").fetchall(),
+        )
     order = sent * 2
     order_seed.shuffle(order)
     other = Study.open(lead_b)
@@ -319,10 +391,20 @@ def test_merge_is_idempotent_and_order_independent(base_team, tmp_path_factory, 
     with sqlite3.connect(lead_b / DB_NAME) as c:
         assert c.execute("SELECT count(*) FROM merge_conflicts").fetchone()[0] == 0
         # every correction's target is in the study, and every chain has one head per slot
-        assert c.execute("SELECT count(*) FROM judgements j WHERE supersedes IS NOT NULL AND NOT EXISTS "
-                         "(SELECT 1 FROM judgements k WHERE k.id = j.supersedes)").fetchone()[0] == 0
-        assert c.execute("SELECT count(*) FROM (SELECT rater_pk, item_pk FROM judgements WHERE context = 'live' "
-                         "AND supersedes IS NULL GROUP BY rater_pk, item_pk HAVING count(*) > 1)").fetchone()[0] == 0
+        assert (
+            c.execute(
+                "SELECT count(*) FROM judgements j WHERE supersedes IS NOT NULL AND NOT EXISTS "
+                "(SELECT 1 FROM judgements k WHERE k.id = j.supersedes)"
+            ).fetchone()[0]
+            == 0
+        )
+        assert (
+            c.execute(
+                "SELECT count(*) FROM (SELECT rater_pk, item_pk FROM judgements WHERE context = 'live' "
+                "AND supersedes IS NULL GROUP BY rater_pk, item_pk HAVING count(*) > 1)"
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_an_operator_gets_no_package(team_study, tmp_path):
@@ -331,9 +413,11 @@ def test_an_operator_gets_no_package(team_study, tmp_path):
 
 
 def test_assign_refuses_bad_designs(team_study, capsys):
-    for argv, needle in ((["--raters", "ana,ana", "--overlap", "1"], "named twice"),
-                         (["--raters", "ana,ben", "--overlap", "3"], "needs at least 3 raters"),
-                         (["--raters", "anaya", "--overlap", "0"], "at least 1 rater")):
+    for argv, needle in (
+        (["--raters", "ana,ana", "--overlap", "1"], "named twice"),
+        (["--raters", "ana,ben", "--overlap", "3"], "needs at least 3 raters"),
+        (["--raters", "anaya", "--overlap", "0"], "at least 1 rater"),
+    ):
         assert main(["assign", "--study", str(team_study.folder), *argv]) == 2
         assert needle in capsys.readouterr().err
     assert json.loads(json.dumps(team_study.setting("assignment")))["overlap"] == 2
