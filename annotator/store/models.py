@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import (
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -19,6 +20,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from ..domain.ids import uuid7
+
+IMPORTED = "import"  # the version of judge scores imported from a file
 
 
 def utcnow() -> datetime:
@@ -223,6 +226,10 @@ class JudgeRun(Base):
     rubric_version: Mapped[str | None] = mapped_column(String(64))
     source: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # what makes two runs of one judge comparable: a hash of model, prompt hash, schema and
+    # settings (judge/versions.py); IMPORTED for scores brought in from a file
+    version: Mapped[str] = mapped_column(String(64), default=IMPORTED, server_default=IMPORTED)
+    settings: Mapped[str | None] = mapped_column(Text)  # JSON of the run's settings
 
 
 class JudgeScore(Base):
@@ -236,7 +243,13 @@ class JudgeScore(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     raw: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    __table_args__ = (UniqueConstraint("judge", "item_pk", "metric"),)
+    # the run's version, copied here so that one version scores an item's metric once
+    version: Mapped[str] = mapped_column(String(64), default=IMPORTED, server_default=IMPORTED)
+    # the judge's probability that this answer is right (logprobs or its stated confidence)
+    confidence: Mapped[float | None] = mapped_column(Float)
+    __table_args__ = (
+        UniqueConstraint("judge", "version", "item_pk", "metric", name="uq_judge_score_version"),
+    )
 
 
 class JudgeError(Base):

@@ -60,10 +60,12 @@ class PairVote(Base):
             sqlite_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
             postgresql_where=text("supersedes IS NULL AND rater_pk IS NOT NULL"),
         ),
+        # a judge votes on a pair once per order shown (A|B and B|A: its position bias)
         Index(
             "uq_pair_vote_judge",
             "judge",
             "pair_pk",
+            "item_left",
             unique=True,
             sqlite_where=text("supersedes IS NULL AND judge IS NOT NULL"),
             postgresql_where=text("supersedes IS NULL AND judge IS NOT NULL"),
