@@ -109,10 +109,21 @@ def classify(exc: openai.APIError, config: JudgeConfig) -> tuple[str, str]:
     return "server_error", short(str(exc))
 
 
-def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str, str | None]:
-    """(reply text, refusal text or None) from the Responses API."""
+Reply = tuple[str, str | None, list[tuple[str, float]] | None]
+
+
+def _tokens(items: Any) -> list[tuple[str, float]] | None:
+    if not items:
+        return None
+    return [(str(getattr(t, "token", "")), float(getattr(t, "logprob", 0.0))) for t in items]
+
+
+def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> Reply:
+    """(reply text, refusal text or None, token logprobs or None) from the Responses API."""
     cfg = task.config
     extra: dict[str, Any] = {}
+    if cfg.confidence == "logprobs":
+        extra["include"] = ["message.output_text.logprobs"]
     if cfg.temperature is not None:
         extra["temperature"] = cfg.temperature
     if cfg.max_output_tokens is not None:
@@ -141,6 +152,7 @@ def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str
         raise ServerFailed(short(f"the response failed: {getattr(error, 'message', error)}"))
     texts: list[str] = []
     refusals: list[str] = []
+    tokens: list[tuple[str, float]] = []
     for out in getattr(resp, "output", None) or []:
         if getattr(out, "type", None) != "message":
             continue  # reasoning summaries and the like
@@ -148,20 +160,23 @@ def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str
             ctype = getattr(c, "type", None)
             if ctype == "output_text":
                 texts.append(c.text or "")
+                tokens.extend(_tokens(getattr(c, "logprobs", None)) or [])
             elif ctype == "refusal":
                 refusals.append(c.refusal or "")
     if refusals:
-        return "".join(texts), "\n".join(refusals)
+        return "".join(texts), "\n".join(refusals), None
     details = getattr(resp, "incomplete_details", None)
     if getattr(details, "reason", None) == "content_filter":
-        return "".join(texts), "the reply was stopped by the content filter"
-    return "".join(texts), None
+        return "".join(texts), "the reply was stopped by the content filter", None
+    return "".join(texts), None, tokens or None
 
 
-def call_chat(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str, str | None]:
-    """(reply text, refusal text or None) from Chat Completions."""
+def call_chat(client: openai.OpenAI, task: _Task, parts: list) -> Reply:
+    """(reply text, refusal text or None, token logprobs or None) from Chat Completions."""
     cfg = task.config
     extra: dict[str, Any] = {}
+    if cfg.confidence == "logprobs":
+        extra["logprobs"] = True
     if cfg.temperature is not None:
         extra["temperature"] = cfg.temperature
     if cfg.max_output_tokens is not None:
@@ -186,10 +201,11 @@ def call_chat(client: openai.OpenAI, task: _Task, parts: list) -> tuple[str, str
     text = getattr(message, "content", None) or ""
     refusal = getattr(message, "refusal", None)
     if refusal:
-        return text, refusal
+        return text, refusal, None
     if getattr(choices[0], "finish_reason", None) == "content_filter":
-        return text, "the reply was stopped by the content filter"
-    return text, None
+        return text, "the reply was stopped by the content filter", None
+    logprobs = getattr(choices[0], "logprobs", None)
+    return text, None, _tokens(getattr(logprobs, "content", None))
 
 
 def backoff(config: JudgeConfig, retry: int, server_hint: float | None) -> float:

@@ -52,7 +52,7 @@ def _metric_line(m: Metric) -> str:
     return "\n".join(lines)
 
 
-def system_prompt(rubric: Rubric) -> str:
+def system_prompt(rubric: Rubric, confidence: bool = False) -> str:
     """The judge's instructions for `rubric`; the same text for every item of a run."""
     metrics = schema_metrics(rubric)
     parts = [
@@ -80,13 +80,18 @@ def system_prompt(rubric: Rubric) -> str:
     parts.append(
         '"reason": one to three sentences naming the decisive evidence you saw; write it first.'
     )
+    if confidence:
+        parts.append(
+            '"confidence": for every metric, the probability from 0 to 1 that your answer is '
+            "the one careful expert raters would give; 0.5 on a PASS/FAIL gate means a coin toss."
+        )
     parts.append("Reply with one JSON object that follows the given schema, and nothing else.")
     return "\n\n".join(parts)
 
 
-def prompt_hash(rubric: Rubric) -> str:
+def prompt_hash(rubric: Rubric, confidence: bool = False) -> str:
     """SHA-256 of what fixes the judge's task: the instructions and the schema."""
-    text = system_prompt(rubric) + "\n" + schema_json(rubric)
+    text = system_prompt(rubric, confidence) + "\n" + schema_json(rubric, confidence)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

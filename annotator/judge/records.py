@@ -22,6 +22,7 @@ ERROR_KINDS = (
 )
 TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection"})
 LOCAL_API_KEY = "not-needed"  # sent to a --base-url server when OPENAI_API_KEY is unset
+CONFIDENCE_SOURCES = ("none", "logprobs", "field")
 MAX_MESSAGE = 500
 MAX_RAW = 64 * 1024  # characters of a raw reply kept with an error: enough to see what came back
 
@@ -57,6 +58,9 @@ class JudgeConfig:
     image_detail: Literal["low", "high", "auto"] = "high"
     temperature: float | None = None  # sent only when set (reasoning models reject it)
     max_output_tokens: int | None = None
+    # where the judge's probability of each answer comes from (calibration): nowhere, the API's
+    # token logprobs of the answer, or a `confidence` object the judge fills in (schema field)
+    confidence: Literal["none", "logprobs", "field"] = "none"
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -69,6 +73,23 @@ class JudgeConfig:
             raise InputError("retry counts cannot be negative", field="max_retries")
         if self.timeout <= 0:
             raise InputError("timeout must be positive", field="timeout")
+        if self.confidence not in CONFIDENCE_SOURCES:
+            raise InputError(
+                f"confidence must be one of {', '.join(CONFIDENCE_SOURCES)}, not "
+                f"'{self.confidence}'",
+                field="confidence",
+            )
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that change what the judge answers: part of its version (not the URL,
+        the key, retries or concurrency, which change only how it is reached)."""
+        return {
+            "api": self.api,
+            "image_detail": self.image_detail,
+            "temperature": self.temperature,
+            "max_output_tokens": self.max_output_tokens,
+            "confidence": self.confidence,
+        }
 
     @property
     def name(self) -> str:
@@ -89,6 +110,8 @@ class JudgeScore:
     latency_ms: float  # of the call that produced this reply
     attempts: int  # API calls made for this item, retries included
     rule_verdict: str | None = None  # the rubric's rules applied to `values` (None: undetermined)
+    # metric key -> the judge's probability that its answer is right (see JudgeConfig.confidence)
+    confidences: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

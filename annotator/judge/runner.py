@@ -27,7 +27,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +50,7 @@ from .calls import (
     retry_after,
     short,
 )
+from .logprobs import answer_probabilities
 from .prompt import prompt_hash, system_prompt, user_parts
 from .records import (
     ERROR_KINDS,
@@ -62,7 +63,14 @@ from .records import (
     ProgressFn,
     RunSummary,
 )
-from .schema import ReplyError, judge_schema, schema_json, schema_name, validate_reply
+from .schema import (
+    ReplyError,
+    judge_schema,
+    schema_json,
+    schema_metrics,
+    schema_name,
+    validate_reply,
+)
 
 __all__ = [
     "ERROR_KINDS",
@@ -95,20 +103,42 @@ class _Task:
     schema_name: str
     prompt_hash: str
     cancel: threading.Event
+    # the reply text -> a validated reply (raises ReplyError); items and pairs differ here only
+    validate: Callable[[str], Any] | None = None
+    keys: tuple[str, ...] = ()  # the answer fields whose logprobs are the judge's confidence
+
+
+@dataclass(frozen=True)
+class _Answer:
+    reply: Any  # what task.validate returned
+    raw: str
+    confidences: dict[str, float]
+    latency_ms: float
+    attempts: int
 
 
 def _judge_one(
     client: openai.OpenAI, task: _Task, request: JudgeRequest
 ) -> JudgeScore | JudgeError | _Cancelled:
     """Never raises but RunAborted: whatever one item's reply does, it ends as a score or a recorded error."""
+    cfg = task.config
     try:
-        return _judge_one_unguarded(client, task, request)
+        if request.problem:
+            return JudgeError(
+                request.item_id, cfg.name, cfg.model, "bad_input", request.problem, None, 0
+            )
+        try:
+            parts = user_parts(request)
+        except InputError as exc:
+            return JudgeError(
+                request.item_id, cfg.name, cfg.model, "bad_input", exc.one_line(), None, 0
+            )
+        got = ask(client, task, parts, request.item_id)
     except RunAborted:
         raise
     except (
         Exception
     ) as exc:  # an SDK or reply shape nobody foresaw: this item fails, the run goes on
-        cfg = task.config
         return JudgeError(
             request.item_id,
             cfg.name,
@@ -118,31 +148,43 @@ def _judge_one(
             None,
             1,
         )
+    if not isinstance(got, _Answer):
+        return got
+    reply = got.reply
+    return JudgeScore(
+        item_id=request.item_id,
+        judge=cfg.name,
+        model=cfg.model,
+        values=reply.values,
+        verdict=reply.verdict,
+        reason=reply.reason,
+        raw=got.raw,
+        prompt_hash=task.prompt_hash,
+        schema=task.schema_text,
+        latency_ms=round(got.latency_ms, 3),
+        attempts=got.attempts,
+        rule_verdict=task.rules.evaluate(reply.values),
+        confidences=got.confidences,
+    )
 
 
-def _judge_one_unguarded(
-    client: openai.OpenAI, task: _Task, request: JudgeRequest
-) -> JudgeScore | JudgeError | _Cancelled:
+def ask(
+    client: openai.OpenAI, task: _Task, parts: list, key: str
+) -> _Answer | JudgeError | _Cancelled:
+    """One question to the judge with the retry policy of this module; `key` names what is
+    judged (an item id, a pair) in errors and logs."""
     cfg = task.config
 
     def error(kind: str, message: str, raw: str | None, attempts: int) -> JudgeError:
-        return JudgeError(
-            request.item_id, cfg.name, cfg.model, kind, message, bounded(raw), attempts
-        )
+        return JudgeError(key, cfg.name, cfg.model, kind, message, bounded(raw), attempts)
 
-    if request.problem:
-        return error("bad_input", request.problem, None, 0)
-    try:
-        parts = user_parts(request)
-    except InputError as exc:
-        return error("bad_input", exc.one_line(), None, 0)
     call = call_responses if cfg.api == "responses" else call_chat
     attempts = transient_retries = malformed_retries = 0
     while True:
         attempts += 1
         t0 = time.perf_counter()
         try:
-            raw, refusal = call(client, task, parts)
+            raw, refusal, tokens = call(client, task, parts)
         except BadBody as exc:
             if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
                 malformed_retries += 1
@@ -157,9 +199,9 @@ def _judge_one_unguarded(
                 transient_retries += 1
                 delay = backoff(cfg, transient_retries, retry_after(exc))
                 log.info(
-                    "judge %s: item %s attempt %d: %s; retrying in %.2f s",
+                    "judge %s: %s attempt %d: %s; retrying in %.2f s",
                     cfg.name,
-                    request.item_id,
+                    key,
                     attempts,
                     kind,
                     delay,
@@ -174,37 +216,48 @@ def _judge_one_unguarded(
         if refusal is not None:
             return error("refusal", short(f"the judge refused: {refusal}"), refusal, attempts)
         try:
-            reply = validate_reply(task.rubric, raw)
+            assert task.validate is not None
+            reply = task.validate(raw)
         except ReplyError as exc:
             if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
                 malformed_retries += 1
                 log.info(
-                    "judge %s: item %s attempt %d: %s (%s); asking again",
+                    "judge %s: %s attempt %d: %s (%s); asking again",
                     cfg.name,
-                    request.item_id,
+                    key,
                     attempts,
                     exc.kind,
                     exc.message,
                 )
                 continue
             return error(exc.kind, short(exc.message), raw, attempts)
-        return JudgeScore(
-            item_id=request.item_id,
-            judge=cfg.name,
-            model=cfg.model,
-            values=reply.values,
-            verdict=reply.verdict,
-            reason=reply.reason,
-            raw=raw,
-            prompt_hash=task.prompt_hash,
-            schema=task.schema_text,
-            latency_ms=round(latency_ms, 3),
-            attempts=attempts,
-            rule_verdict=task.rules.evaluate(reply.values),
-        )
+        if cfg.confidence == "logprobs":
+            confidences = answer_probabilities(raw, tokens, task.keys)
+        else:
+            confidences = dict(getattr(reply, "confidences", None) or {})
+        return _Answer(reply, raw, confidences, latency_ms, attempts)
 
 
 # ---- the run -------------------------------------------------------------------
+
+
+def item_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | None) -> _Task:
+    """What every call of an item run shares; InputError if a metric shadows a reply field."""
+    field = config.confidence == "field"
+    schema = judge_schema(rubric, field)
+    return _Task(
+        config=config,
+        rubric=rubric,
+        rules=compile_rules(rubric),
+        system=system_prompt(rubric, field),
+        schema=schema,
+        schema_text=schema_json(rubric, field),
+        schema_name=schema_name(rubric),
+        prompt_hash=prompt_hash(rubric, field),
+        cancel=cancel if cancel is not None else threading.Event(),
+        validate=lambda raw: validate_reply(rubric, raw, field),
+        keys=tuple(m.key for m in schema_metrics(rubric)),
+    )
 
 
 def run_judge(
@@ -224,23 +277,36 @@ def run_judge(
     after the in-flight items are recorded when the server refuses the key,
     the model or the URL.
     """
-    schema = judge_schema(rubric)  # InputError if a metric shadows verdict/reason
-    system = system_prompt(rubric)
-    task = _Task(
-        config=config,
-        rubric=rubric,
-        rules=compile_rules(rubric),
-        system=system,
-        schema=schema,
-        schema_text=schema_json(rubric),
-        schema_name=schema_name(rubric),
-        prompt_hash=prompt_hash(rubric),
-        cancel=cancel if cancel is not None else threading.Event(),
+    task = item_task(rubric, config, cancel)
+    return drive(
+        requests,
+        task,
+        _judge_one,
+        key=lambda r: r.item_id,
+        done=set(sink.done_item_ids()),
+        record_score=sink.record_score,
+        record_error=sink.record_error,
+        progress=progress,
     )
+
+
+def drive(
+    requests: Iterable[Any],
+    task: _Task,
+    judge_one: Callable[[openai.OpenAI, _Task, Any], Any],
+    *,
+    key: Callable[[Any], str],
+    done: set[str],
+    record_score: Callable[[Any], None],
+    record_error: Callable[[JudgeError], None],
+    progress: ProgressFn | None = None,
+) -> RunSummary:
+    """Run `judge_one` over the requests not `done` with bounded concurrency; every outcome is
+    recorded from this thread."""
+    config = task.config
     if not isinstance(requests, Sized):
         requests = list(requests)
     total = len(requests)
-    done_before = set(sink.done_item_ids())
     client = make_client(config)
 
     seen: set[str] = set()
@@ -252,29 +318,30 @@ def run_judge(
         if progress is not None:
             progress(counts["skipped"] + counts["scored"] + counts["failed"], total)
 
-    def pending() -> Iterator[JudgeRequest]:
+    def pending() -> Iterator[Any]:
         for req in requests:
-            # an item listed twice is judged once
-            if req.item_id in done_before or req.item_id in seen:
+            # a request listed twice is judged once
+            k = key(req)
+            if k in done or k in seen:
                 counts["skipped"] += 1
                 continue
-            seen.add(req.item_id)
+            seen.add(k)
             yield req
 
     todo = pending()
-    in_flight: dict[Future, JudgeRequest] = {}
+    in_flight: dict[Future, Any] = {}
     try:
         with ThreadPoolExecutor(config.concurrency, thread_name_prefix="judge") as pool:
 
             def fill() -> None:
-                # submit lazily so at most `concurrency` items hold their images
+                # submit lazily so at most `concurrency` requests hold their images
                 while len(in_flight) < config.concurrency and abort is None:
                     if task.cancel.is_set():
                         return
                     req = next(todo, None)
                     if req is None:
                         return
-                    in_flight[pool.submit(_judge_one, client, task, req)] = req
+                    in_flight[pool.submit(judge_one, client, task, req)] = req
 
             fill()
             report()
@@ -289,17 +356,17 @@ def run_judge(
                         abort = abort or str(exc)
                         counts["cancelled"] += 1
                         continue
-                    if isinstance(outcome, JudgeScore):
-                        sink.record_score(outcome)
-                        counts["scored"] += 1
-                        counts["attempts"] += outcome.attempts
-                    elif isinstance(outcome, JudgeError):
-                        sink.record_error(outcome)
+                    if isinstance(outcome, JudgeError):
+                        record_error(outcome)
                         counts["failed"] += 1
                         counts["attempts"] += outcome.attempts
                         errors[outcome.kind] += 1
-                    else:
+                    elif isinstance(outcome, _Cancelled):
                         counts["cancelled"] += 1
+                        counts["attempts"] += outcome.attempts
+                    else:
+                        record_score(outcome)
+                        counts["scored"] += 1
                         counts["attempts"] += outcome.attempts
                 report()  # before fill(), so a progress callback that cancels stops the next item
                 fill()

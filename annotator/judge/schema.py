@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.errors import InputError
@@ -19,9 +19,10 @@ from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
 
 VERDICT_FIELD = "verdict"
 REASON_FIELD = "reason"
-# A judged metric must not shadow the two fields every reply carries; a text
+CONFIDENCE_FIELD = "confidence"  # only in the schema of a judge asked for its confidence
+# A judged metric must not shadow the fields a reply carries; a text
 # metric called "reason" is fine: the judge's reason is its answer.
-_RESERVED = (VERDICT_FIELD, REASON_FIELD)
+_RESERVED = (VERDICT_FIELD, REASON_FIELD, CONFIDENCE_FIELD)
 _FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*?)\n?```$", re.DOTALL)
 
 
@@ -41,6 +42,7 @@ class JudgeReply:
     values: dict[str, Any]
     verdict: str
     reason: str
+    confidences: dict[str, float] = field(default_factory=dict)  # only with a confidence field
 
 
 def schema_metrics(rubric: Rubric) -> tuple[Metric, ...]:
@@ -186,12 +188,14 @@ def _metric_schema(m: Metric) -> dict[str, Any]:
     return fragment(m).schema(m, _describe(m))
 
 
-def judge_schema(rubric: Rubric) -> dict[str, Any]:
+def judge_schema(rubric: Rubric, confidence: bool = False) -> dict[str, Any]:
     """The strict JSON schema of one judge reply under `rubric`.
 
     `reason` comes first: the model writes properties in schema order, so it
     states its evidence before committing to scores rather than justifying them
-    afterwards.
+    afterwards. With `confidence`, a last `confidence` object asks for the
+    probability (0 to 1) that each answer is right: stated after the answers,
+    about them.
     """
     props: dict[str, Any] = {
         REASON_FIELD: {
@@ -206,6 +210,21 @@ def judge_schema(rubric: Rubric) -> dict[str, Any]:
         "enum": [PASS, FAIL],
         "description": "Overall verdict under the rubric's verdict rules",
     }
+    if confidence:
+        keys = [m.key for m in schema_metrics(rubric)]
+        props[CONFIDENCE_FIELD] = {
+            "type": "object",
+            "properties": {
+                k: {
+                    "type": "number",
+                    "description": f"Probability from 0 to 1 that your answer to {k} is right",
+                }
+                for k in keys
+            },
+            "required": keys,
+            "additionalProperties": False,
+            "description": "How sure you are of each answer, as a probability from 0 to 1",
+        }
     return {
         "type": "object",
         "properties": props,
@@ -219,10 +238,10 @@ def schema_name(rubric: Rubric) -> str:
     return f"{rubric.id}_judgement"[:64]
 
 
-def schema_json(rubric: Rubric) -> str:
+def schema_json(rubric: Rubric, confidence: bool = False) -> str:
     """Canonical text of the schema, stored with every score and hashed into prompt_hash."""
     return json.dumps(
-        judge_schema(rubric), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        judge_schema(rubric, confidence), sort_keys=True, ensure_ascii=False, separators=(",", ":")
     )
 
 
@@ -267,11 +286,35 @@ def parse_json_reply(text: str) -> dict[str, Any]:
     return data
 
 
-def validate_reply(rubric: Rubric, text: str) -> JudgeReply:
-    """Check a reply against `judge_schema(rubric)`; raises ReplyError naming the field at fault."""
+def _confidences(metrics: tuple[Metric, ...], data: Any) -> dict[str, float]:
+    where = f"field '{CONFIDENCE_FIELD}'"
+    if not isinstance(data, dict):
+        raise ReplyError("schema_violation", f"{where}: expected an object, got {_type_name(data)}")
+    keys = [m.key for m in metrics]
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise ReplyError("schema_violation", f"{where}: missing '{missing[0]}'")
+    extra = sorted(set(data) - set(keys))
+    if extra:
+        raise ReplyError("schema_violation", f"{where}: unexpected '{extra[0]}'")
+    out = {}
+    for k in keys:
+        v = data[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+            shown = json.dumps(v, ensure_ascii=False)
+            raise ReplyError("schema_violation", f"{where}: '{k}' is {shown}, not a number 0..1")
+        out[k] = float(v)
+    return out
+
+
+def validate_reply(rubric: Rubric, text: str, confidence: bool = False) -> JudgeReply:
+    """Check a reply against `judge_schema(rubric, confidence)`; raises ReplyError naming the
+    field at fault."""
     data = parse_json_reply(text)
     metrics = schema_metrics(rubric)
     expected = [REASON_FIELD, *(m.key for m in metrics), VERDICT_FIELD]
+    if confidence:
+        expected.append(CONFIDENCE_FIELD)
     missing = [k for k in expected if k not in data]
     if missing:
         raise ReplyError("schema_violation", f"missing field '{missing[0]}'")
@@ -288,4 +331,5 @@ def validate_reply(rubric: Rubric, text: str) -> JudgeReply:
         raise ReplyError(
             "schema_violation", f"field 'reason': expected a string, got {_type_name(reason)}"
         )
-    return JudgeReply(values=values, verdict=verdict, reason=reason)
+    confidences = _confidences(metrics, data[CONFIDENCE_FIELD]) if confidence else {}
+    return JudgeReply(values=values, verdict=verdict, reason=reason, confidences=confidences)
