@@ -107,12 +107,37 @@ def build_frames(
     def typed(metric: str, value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value
 
-    jrows = [
-        (by_pk[sc.item_pk].item_id, sc.judge, sc.metric, typed(sc.metric, sc.value), sc.reason)
-        for sc in R.judge_scores(db)
-        if not by_pk[sc.item_pk].is_anchor
+    scores = [sc for sc in R.judge_scores(db) if not by_pk[sc.item_pk].is_anchor]
+    # a judge's versions in the order they first ran; today's figures read the latest one
+    first_run: dict[tuple[str, str], int] = {}
+    for sc in scores:
+        key = (sc.judge, sc.version)
+        first_run[key] = min(first_run.get(key, sc.run_pk), sc.run_pk)
+    order = {
+        key: rank
+        for judge in {j for j, _ in first_run}
+        for rank, key in enumerate(
+            sorted((k for k in first_run if k[0] == judge), key=first_run.get)
+        )
+    }
+    latest = {j: max((k for k in first_run if k[0] == j), key=first_run.get) for j, _ in first_run}
+    vrows = [
+        (
+            by_pk[sc.item_pk].item_id,
+            sc.judge,
+            sc.metric,
+            typed(sc.metric, sc.value),
+            sc.reason,
+            sc.version,
+            order[(sc.judge, sc.version)],
+            sc.confidence,
+        )
+        for sc in scores
     ]
-    judge_scores = pd.DataFrame(jrows, columns=F.JUDGE_COLUMNS)
+    judge_score_versions = pd.DataFrame(vrows, columns=F.JUDGE_VERSION_COLUMNS)
+    judge_scores = pd.DataFrame(
+        [r[:5] for r in vrows if latest[r[1]] == (r[1], r[5])], columns=F.JUDGE_COLUMNS
+    )
 
     anchor_rows = list(R.judgements(db, ("anchor", "calibration")))
     anchor_answers = _anchor_answers(
@@ -154,6 +179,7 @@ def build_frames(
         items=items,
         judgements=judgements,
         judge_scores=judge_scores,
+        judge_score_versions=judge_score_versions,
         pair_votes=pd.DataFrame(human, columns=F.PAIR_COLUMNS),
         judge_pair_votes=pd.DataFrame(judge, columns=F.PAIR_COLUMNS),
         anchor_answers=anchor_answers,

@@ -1,4 +1,5 @@
-"""`annotator judge run`: score a study's items with an LLM judge, resumably."""
+"""`annotator judge run`: score a study's items (or vote on its pairs in both orders) with an LLM
+judge, resumably; each run belongs to a judge version (judge/versions.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,23 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..judge.pairs import JudgePairVote, PairRequest, run_pair_judge
 from ..judge.prompt import prompt_hash
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
-
-__all__ = ["JudgeConfig", "RunSummary", "judge_study", "judge_study_at"]
 from ..judge.schema import judge_schema
+from ..judge.versions import judge_version
 from ..store import judge_store
 from ..store.items import views_by_item_id
 from .study import Study
+
+__all__ = [
+    "JudgeConfig",
+    "RunSummary",
+    "judge_pairs",
+    "judge_study",
+    "judge_study_at",
+    "record_offline_run",
+]
 
 
 class _StudyRequests(Sequence):
@@ -56,11 +66,11 @@ class _StudyRequests(Sequence):
 class StudySink:
     """The runner's JudgeSink on the study database: every reply committed as it arrives."""
 
-    def __init__(self, study: Study, run_pk: int, judge: str) -> None:
-        self.study, self.run_pk, self.judge = study, run_pk, judge
+    def __init__(self, study: Study, run_pk: int, judge: str, version: str) -> None:
+        self.study, self.run_pk, self.judge, self.version = study, run_pk, judge, version
 
     def done_item_ids(self) -> set[str]:
-        return judge_store.scored_item_ids(self.study.db, self.judge)
+        return judge_store.scored_item_ids(self.study.db, self.judge, self.version)
 
     def record_score(self, score: Any) -> None:
         judge_store.record_score(
@@ -71,6 +81,8 @@ class StudySink:
             values=score.values,
             reason=score.reason,
             raw=score.raw,
+            version=self.version,
+            confidences=score.confidences,
         )
 
     def record_error(self, error: Any) -> None:
@@ -85,24 +97,160 @@ class StudySink:
         )
 
 
-def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
-    study.require_lead("running the judge")
+class PairStudySink(StudySink):
+    """Votes of the judge on pairs, one per order; an order that failed is recorded as an error
+    on the item shown left."""
+
+    def done_keys(self) -> set[str]:
+        return judge_store.voted_pair_keys(self.study.db, self.judge)
+
+    def record_vote(self, vote: JudgePairVote) -> None:
+        judge_store.record_pair_vote(
+            self.study.db,
+            judge=vote.judge,
+            pair_id=vote.pair_id,
+            item_left=vote.item_left,
+            item_right=vote.item_right,
+            choice=vote.choice,
+            reason=vote.reason,
+        )
+
+    def record_error(self, error: Any) -> None:
+        _pair, _, left = str(error.item_id).partition("|")
+        judge_store.record_error(
+            self.study.db,
+            self.run_pk,
+            item_id=left,
+            kind=error.kind,
+            message=f"pair {error.item_id}: {error.message}",
+            raw=error.raw,
+            attempts=error.attempts,
+        )
+
+
+def _start(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, int]:
+    """(judge name, version, run pk) of a new run."""
     judge = config.judge_name or config.model
     rubric = study.rubric
-    schema = judge_schema(rubric)
+    field = config.confidence == "field"
+    schema = json.dumps(judge_schema(rubric, field), sort_keys=True)
+    sha = prompt_hash(rubric, field)
+    settings = {**config.settings(), "task": what}
+    version = judge_version(config.model, sha, schema, settings)
     run_pk = judge_store.start_run(
         study.db,
         judge=judge,
         model=config.model,
-        prompt_sha256=prompt_hash(rubric),
-        schema=json.dumps(schema, sort_keys=True),
+        prompt_sha256=sha,
+        schema=schema,
         base_url=config.base_url,
         rubric_version=rubric.version,
+        version=version,
+        settings=settings,
     )
+    return judge, version, run_pk
+
+
+def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
+    study.require_lead("running the judge")
+    judge, version, run_pk = _start(study, config, "items")
     requests = _StudyRequests(study, judge_store.live_item_ids(study.db))
     return run_judge(
-        requests, rubric, config, StudySink(study, run_pk, judge), progress=progress, cancel=cancel
+        requests,
+        study.rubric,
+        config,
+        StudySink(study, run_pk, judge, version),
+        progress=progress,
+        cancel=cancel,
     )
+
+
+class _PairRequests(Sequence):
+    """Pair requests built on demand (A|B as stored; the runner adds B|A)."""
+
+    def __init__(self, study: Study, pairs: list[tuple[str, str, str]]) -> None:
+        self.study, self.pairs = study, pairs
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, i: int) -> PairRequest:  # type: ignore[override]
+        pair_id, a, b = self.pairs[i]
+        views = views_by_item_id(self.study.db, [a, b])
+        read = self.study.media.read
+        va, vb = views[a], views[b]
+        return PairRequest(
+            pair_id=pair_id,
+            item_left=a,
+            item_right=b,
+            prompt=va.prompt,
+            criteria=va.criteria,
+            left_images=[read(m) for m in va.outputs],
+            right_images=[read(m) for m in vb.outputs],
+            left_text=va.text,
+            right_text=vb.text,
+            input_images=[read(m) for m in va.inputs],
+        )
+
+
+def judge_pairs(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
+    """`judge run --pairs`: the judge votes on every pair in both orders (A|B and B|A)."""
+    study.require_lead("running the judge")
+    pairs = judge_store.pairs_to_judge(study.db)
+    if not pairs:
+        from ..domain.errors import InputError
+
+        raise InputError(
+            "the study has no pairs to vote on; import pairs or let raters start pairwise work"
+        )
+    judge, version, run_pk = _start(study, config, "pairs")
+    return run_pair_judge(
+        _PairRequests(study, pairs),
+        study.rubric,
+        config,
+        PairStudySink(study, run_pk, judge, version),
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+def record_offline_run(
+    study: Study,
+    *,
+    judge: str,
+    model: str,
+    prompt_sha256: str,
+    settings: dict[str, Any],
+    scores: list[tuple[str, dict[str, Any], str, dict[str, float]]],
+) -> str:
+    """Store a judge run made elsewhere (the demo's simulated judge) as one version:
+    scores are (item_id, values, reason, confidences). Returns the version."""
+    schema = json.dumps(judge_schema(study.rubric, True), sort_keys=True)
+    version = judge_version(model, prompt_sha256, schema, settings)
+    run_pk = judge_store.start_run(
+        study.db,
+        judge=judge,
+        model=model,
+        prompt_sha256=prompt_sha256,
+        schema=schema,
+        base_url=None,
+        rubric_version=study.rubric.version,
+        version=version,
+        settings=settings,
+    )
+    for item_id, values, reason, confidences in scores:
+        judge_store.record_score(
+            study.db,
+            run_pk,
+            item_id=item_id,
+            judge=judge,
+            values=values,
+            reason=reason,
+            raw=json.dumps({"reason": reason, **values}),
+            version=version,
+            confidences=confidences,
+        )
+    return version
 
 
 def judge_study_at(study_path: str, config: JudgeConfig, *, progress=None) -> RunSummary:

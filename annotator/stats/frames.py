@@ -29,6 +29,9 @@ JUDGEMENT_COLUMNS = [
     "position",
 ]
 JUDGE_COLUMNS = ["item_id", "judge", "metric", "value", "reason"]
+# every version's scores (judge_scores holds each judge's latest version only); `order` ranks a
+# judge's versions by when they first ran, `confidence` is the judge's probability of its answer
+JUDGE_VERSION_COLUMNS = [*JUDGE_COLUMNS, "version", "order", "confidence"]
 PAIR_COLUMNS = [
     "pair_id",
     "case_id",
@@ -69,6 +72,7 @@ class StudyFrames:
     # current (not superseded) human judgements on live items, one row per metric
     judgements: pd.DataFrame = field(default_factory=lambda: empty(JUDGEMENT_COLUMNS))
     judge_scores: pd.DataFrame = field(default_factory=lambda: empty(JUDGE_COLUMNS))
+    judge_score_versions: pd.DataFrame = field(default_factory=lambda: empty(JUDGE_VERSION_COLUMNS))
     pair_votes: pd.DataFrame = field(default_factory=lambda: empty(PAIR_COLUMNS))
     judge_pair_votes: pd.DataFrame = field(default_factory=lambda: empty(PAIR_COLUMNS))
     # answers on anchors (seeded in live work: context "live"; calibration: "calibration"),

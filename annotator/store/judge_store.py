@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.orm import aliased
 
 from .db import StudyDB
+from .imports import ensure_pair
 from .items import item_pks
 from .models import Item, JudgeError, JudgeRun, JudgeScore
+from .models_pairs import Pair, PairVote
 
 
 def start_run(
@@ -21,6 +24,8 @@ def start_run(
     schema: str,
     base_url: str | None,
     rubric_version: str,
+    version: str,
+    settings: dict[str, Any] | None = None,
 ) -> int:
     with db.write() as s:
         run = JudgeRun(
@@ -31,19 +36,22 @@ def start_run(
             schema=schema,
             base_url=base_url,
             rubric_version=rubric_version,
+            version=version,
+            settings=None if settings is None else json.dumps(settings, sort_keys=True),
         )
         s.add(run)
         s.flush()
         return run.id
 
 
-def scored_item_ids(db: StudyDB, judge: str) -> set[str]:
+def scored_item_ids(db: StudyDB, judge: str, version: str) -> set[str]:
+    """Items this version of the judge has scored (another version's scores do not count)."""
     with db.read() as s:
         return set(
             s.scalars(
                 select(Item.item_id)
                 .join(JudgeScore, JudgeScore.item_pk == Item.id)
-                .where(JudgeScore.judge == judge)
+                .where(JudgeScore.judge == judge, JudgeScore.version == version)
             )
         )
 
@@ -57,8 +65,11 @@ def record_score(
     values: dict[str, Any],
     reason: str,
     raw: str,
+    version: str,
+    confidences: dict[str, float] | None = None,
 ) -> None:
     """All metrics of one reply in one transaction: an item is scored whole or not at all."""
+    confidences = confidences or {}
     with db.write() as s:
         pk = item_pks(s, [item_id])[item_id]
         for metric, value in values.items():
@@ -72,6 +83,8 @@ def record_score(
                     value=json.dumps(v),
                     reason=reason,
                     raw=raw,
+                    version=version,
+                    confidence=confidences.get(metric),
                 )
             )
 
@@ -122,4 +135,86 @@ def live_item_ids(db: StudyDB) -> list[str]:
     with db.read() as s:
         return list(
             s.scalars(select(Item.item_id).where(Item.is_anchor.is_(False)).order_by(Item.id))
+        )
+
+
+def versions(db: StudyDB) -> list[dict[str, Any]]:
+    """Every (judge, version) with scores, oldest first: model, first run, number of items."""
+    with db.read() as s:
+        rows = s.execute(
+            select(
+                JudgeScore.judge,
+                JudgeScore.version,
+                func.min(JudgeRun.id),
+                func.min(JudgeRun.model),
+                func.min(JudgeRun.started_at),
+                func.count(func.distinct(JudgeScore.item_pk)),
+            )
+            .join(JudgeRun, JudgeRun.id == JudgeScore.run_pk)
+            .group_by(JudgeScore.judge, JudgeScore.version)
+            .order_by(func.min(JudgeRun.id))
+        ).all()
+    return [
+        {"judge": j, "version": v, "model": m, "started_at": at, "n_items": n}
+        for j, v, _first, m, at, n in rows
+    ]
+
+
+# ---- pairs ---------------------------------------------------------------------------
+
+
+def pairs_to_judge(db: StudyDB) -> list[tuple[str, str, str]]:
+    """(pair_id, item a, item b) of every pair of live items, by pair id."""
+    with db.read() as s:
+        a, b = aliased(Item), aliased(Item)
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(Pair.pair_id, a.item_id, b.item_id)
+                .join(a, a.id == Pair.item_a)
+                .join(b, b.id == Pair.item_b)
+                .where(a.is_anchor.is_(False), b.is_anchor.is_(False))
+                .order_by(Pair.id)
+            )
+        ]
+
+
+def voted_pair_keys(db: StudyDB, judge: str) -> set[str]:
+    """ "pair_id|left item id" of every order this judge has a current vote on."""
+    with db.read() as s:
+        left = aliased(Item)
+        return {
+            f"{pid}|{iid}"
+            for pid, iid in s.execute(
+                select(Pair.pair_id, left.item_id)
+                .join(PairVote, PairVote.pair_pk == Pair.id)
+                .join(left, left.id == PairVote.item_left)
+                .where(PairVote.judge == judge, PairVote.supersedes.is_(None))
+            )
+        }
+
+
+def record_pair_vote(
+    db: StudyDB,
+    *,
+    judge: str,
+    pair_id: str,
+    item_left: str,
+    item_right: str,
+    choice: str,
+    reason: str | None,
+) -> None:
+    with db.write() as s:
+        pks = item_pks(s, [item_left, item_right])
+        pair = ensure_pair(s, pair_id, pks[item_left], pks[item_right])
+        s.add(
+            PairVote(
+                pair_pk=pair.id,
+                judge=judge,
+                item_left=pks[item_left],
+                item_right=pks[item_right],
+                choice=choice,
+                reason=reason,
+                source="judge",
+            )
         )

@@ -48,6 +48,9 @@ class JudgeScoreRow:
     metric: str
     value: Any  # JSON form
     reason: str | None
+    version: str = "import"
+    confidence: float | None = None
+    run_pk: int = 0  # runs are numbered in order: the latest version has the largest
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,16 @@ def judgements(
 def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
     with db.read() as s:
         return [
-            JudgeScoreRow(sc.item_pk, sc.judge, sc.metric, json.loads(sc.value), sc.reason)
+            JudgeScoreRow(
+                sc.item_pk,
+                sc.judge,
+                sc.metric,
+                json.loads(sc.value),
+                sc.reason,
+                sc.version,
+                sc.confidence,
+                sc.run_pk,
+            )
             for sc in s.scalars(select(JudgeScore).order_by(JudgeScore.id))
         ]
 
