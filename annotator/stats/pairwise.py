@@ -19,6 +19,7 @@ from .bootstrap import ItemBootstrap, Pending, jsonable, ratio, undefined
 from .bradley_terry import DESCRIPTION as BT_DESCRIPTION
 from .bradley_terry import bradley_terry
 from .frames import StudyFrames
+from .judge_position import collapse_orders, has_both_orders, swap_figures
 from .kappa import kappa_from_tables, register_cohen
 from .pair_tallies import CODES, cell_tallies, coded_votes, generator_pair_tallies, human_majority
 from .position_bias import position_bias, side_counts
@@ -138,6 +139,16 @@ def judge_agreement(
     kappa_interval, n_no_majority, n_without_humans, position_bias,
     macro_precision, macro_recall, macro_f1, [note]}}. Intervals resample pairs.
     """
+    # a judge that voted in both orders: its swap figures, then one vote per pair (MT-Bench)
+    swaps: dict[str, dict[str, Any]] = {}
+    if judge_votes is not None and len(judge_votes):
+        parts = []
+        for judge, g in judge_votes.groupby(judge_votes["rater"].astype(str), sort=True):
+            if has_both_orders(g):
+                swaps[str(judge)] = swap_figures(g, plan_seed=seed, n_boot=n_boot)
+                g = collapse_orders(g)
+            parts.append(g)
+        judge_votes = pd.concat(parts, ignore_index=True)
     jv = coded_votes(judge_votes)
     if jv.empty:
         return {}
@@ -158,9 +169,16 @@ def judge_agreement(
             "n": n,
             "n_no_majority": int((with_humans & ~has_major).sum()),
             "n_without_humans": int((~with_humans).sum()),
-            # one vote per pair: the exact binomial test is valid as it is
-            "position_bias": side_counts(rows, min_count),
+            # one vote per pair: the exact binomial test is valid as it is; with both orders the
+            # test is on the pairs whose two votes disagree (judge_position.py)
+            "position_bias": swaps[str(judge)]["position_bias"]
+            if str(judge) in swaps
+            else side_counts(rows, min_count),
         }
+        if str(judge) in swaps:
+            d["swap_consistency"] = swaps[str(judge)]["swap_consistency"]
+            d["n_pairs_both_orders"] = swaps[str(judge)]["n_pairs"]
+            d["inconsistent_as_tie"] = True
         if n == 0:
             d.update(
                 agreement_with_majority=None,

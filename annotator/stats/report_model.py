@@ -21,6 +21,8 @@ from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, me
 from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
 from .generators import generator_section
+from .judge_calibration import judge_calibration_section
+from .judge_versions import judge_versions_section
 from .raters import rater_section
 from .reconcile import Context, metric_section
 
@@ -87,6 +89,8 @@ def build_report(
         findings.extend(contradictions(spec, detail, items))
 
     raters = rater_section(plan, frames, items, specs, human, min_count)
+    judge_versions = judge_versions_section(plan, frames, items, specs, human)
+    judge_calibration = judge_calibration_section(plan, frames, items, specs, human)
     plan.run()
     sections = resolve(sections)
     raters = resolve(raters)
@@ -107,6 +111,8 @@ def build_report(
         "systematic_findings": systematic_findings,
         "raters": raters,
         "pairwise": _pairwise(frames, n_boot, seed),
+        "judge_versions": resolve(judge_versions),
+        "judge_calibration": resolve(judge_calibration),
         "generators": generator_section(
             items,
             human,
