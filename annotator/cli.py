@@ -141,6 +141,27 @@ def build_parser() -> argparse.ArgumentParser:
     jrun.add_argument("--max-retries", type=int, default=4)
     jrun.add_argument("--timeout", type=float, default=120.0)
     jrun.add_argument("--judge-name", help="name the scores are stored under (default: the model)")
+    jrun.add_argument(
+        "--pairs",
+        action="store_true",
+        help="vote on the study's pairs, each in both orders (A|B and B|A), instead of scoring items",
+    )
+    jrun.add_argument(
+        "--confidence",
+        choices=("none", "logprobs", "field"),
+        default="none",
+        help="the judge's probability of each answer, for calibration: the API's token "
+        "logprobs, or a confidence field in the reply (a new judge version)",
+    )
+    jcmp = jsub.add_parser(
+        "compare", help="two judges, or two versions of one (name@version), on the same items"
+    )
+    jcmp.add_argument("--study", required=True)
+    jcmp.add_argument(
+        "--judge", action="append", required=True, help="name or name@version; give it twice"
+    )
+    jcmp.add_argument("--boot", type=int, default=1000, help="bootstrap resamples, at least 1")
+    jcmp.add_argument("--seed", type=int, default=0)
 
     rep = sub.add_parser(
         "report",
@@ -385,6 +406,8 @@ def _cmd_rater(a) -> int:
 def _cmd_judge(a) -> int:
     from .services.judging import JudgeConfig, judge_study_at
 
+    if a.judge_command == "compare":
+        return _cmd_judge_compare(a)
     config = JudgeConfig(
         model=a.model,
         base_url=a.base_url,
@@ -393,24 +416,56 @@ def _cmd_judge(a) -> int:
         max_retries=a.max_retries,
         timeout=a.timeout,
         judge_name=a.judge_name,
+        confidence=a.confidence,
     )
+    what = "pair orders" if a.pairs else "items"
 
     def progress(done: int, total: int) -> None:
-        print(f"\rjudged {done}/{total}", end="", file=sys.stderr, flush=True)
+        print(f"\rjudged {done}/{total} {what}", end="", file=sys.stderr, flush=True)
 
-    summary = judge_study_at(a.study, config, progress=progress)
+    summary = judge_study_at(a.study, config, progress=progress, pairs=a.pairs)
     print(file=sys.stderr)
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
+    done = "voted" if a.pairs else "scored"
     print(
-        f"scored {summary.n_scored}, already scored {summary.n_skipped}, failed {summary.n_failed}"
+        f"{done} {summary.n_scored}, already {done} {summary.n_skipped}, failed {summary.n_failed}"
         + (f" ({kinds})" if kinds else "")
     )
     if summary.n_unscored:
         print(
-            "annotator: some items are still unscored; run `annotator judge run` again to retry exactly those",
+            f"annotator: some {what} are still without an answer; run `annotator judge run` again "
+            "to retry exactly those",
             file=sys.stderr,
         )
         return EXIT_UNSCORED
+    return EXIT_OK
+
+
+def _fig(d: dict | None) -> str:
+    if not d or d.get("estimate") is None:
+        return "undefined" + (f" ({d['note']})" if d and d.get("note") else "")
+    ci = f" [{d['low']:.3f}, {d['high']:.3f}]" if d.get("low") is not None else ""
+    return f"{d['estimate']:+.3f}{ci} (n={d['n']})".lstrip("+")
+
+
+def _cmd_judge_compare(a) -> int:
+    from .services.judging import compare_judges
+
+    if len(a.judge) != 2:
+        raise InputError("give --judge exactly twice: the two judges or versions to compare")
+    out = compare_judges(a.study, a.judge[0], a.judge[1], n_boot=a.boot, seed=a.seed)
+    print(f"A = {out['a']}\nB = {out['b']}")
+    for metric, m in out["metrics"].items():
+        ch = m["changed"]
+        print(
+            f"{metric} ({m['measure']}, {m['better_if']} is better): A {_fig(m['a'])}; "
+            f"B {_fig(m['b'])}; B-A {_fig(m['difference'])}; changed {ch['n']}: "
+            f"better {ch.get('n_better', 0)}, worse {ch.get('n_worse', 0)}, "
+            f"other {ch.get('n_other', 0)}"
+        )
+        for kind in ("better", "worse", "other"):
+            for it in ch.get(kind, []):
+                print(f"  {kind}\t{it['item_id']}\tA {it['a']}\tB {it['b']}\thumans {it['humans']}")
     return EXIT_OK
 
 

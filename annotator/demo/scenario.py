@@ -53,6 +53,7 @@ __all__ = [
     "case_by_id",
     "item_seed",
     "lenient_judge",
+    "careful_judge",
     "logo_truth",
     "rationale",
     "spec_for",
@@ -426,6 +427,45 @@ def lenient_judge(truth: Mapping[str, Any], rng: random.Random) -> dict[str, Any
         reason = "All requested sections are present, though the spacing is a little uneven."
     out["reason"] = reason
     return out
+
+
+# The same judge with a revised prompt (its second version): stricter on gates, nearer on
+# scales, and asked for its confidence in each answer, which it overstates when it is wrong.
+CAREFUL_FALSE_PASS = 0.08
+CAREFUL_MODEL = "demo-judge-model"
+CAREFUL_PROMPT = "ui_mockup judge prompt, revision 2: check every required section first"
+
+
+def careful_judge(
+    truth: Mapping[str, Any], rng: random.Random
+) -> tuple[dict[str, Any], str, dict[str, float]]:
+    """(values, reason, confidences) of the judge's second version for an item with this truth."""
+    values: dict[str, Any] = {}
+    conf: dict[str, float] = {}
+    passed_anyway: list[str] = []
+    for g in GATES:
+        v = truth[g]
+        wrong = v == FAIL and rng.random() < CAREFUL_FALSE_PASS
+        if wrong:
+            v = PASS
+            passed_anyway.append(g)
+        values[g] = v
+        conf[g] = round(rng.uniform(0.6, 0.95) if wrong else rng.uniform(0.7, 0.99), 3)
+    for sc in SCALES:
+        bump = rng.choices((0, 1), weights=(3, 1))[0]
+        values[sc] = max(0, min(5, int(truth[sc]) + bump))
+        conf[sc] = round(rng.uniform(0.45, 0.85) if bump else rng.uniform(0.5, 0.9), 3)
+    dropped = {t for g in passed_anyway for t in GATE_TAGS[g]}
+    values["failure_tags"] = tuple(
+        sorted(t for t in truth.get("failure_tags", ()) if t not in dropped)
+    )
+    if values["instruction_following"] == FAIL:
+        reason = "A required section is missing."
+    elif values["text_rendering"] == FAIL:
+        reason = "A label is misspelled."
+    else:
+        reason = "Every required section is present."
+    return values, reason, conf
 
 
 # ---- writers --------------------------------------------------------------------------------

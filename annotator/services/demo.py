@@ -5,6 +5,7 @@ label, vote and (one of them) drift, all through the same services the app uses.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from ..demo import scenario
 from ..demo.simulate import SimulatedPairVoter, SimulatedRater
 from ..store.anchors import anchors
 from ..store.items import item_index
+from .judging import judge_pairs_of
 from .labeling import LabelSession
 from .pairing import PairSession
 from .resources import anchor_set
@@ -50,6 +52,13 @@ PAIR_VOTERS = (
         left_bias=0.7,
         tie_rate=0.15,
     ),
+)
+# the judge on pairs, asked in both orders: it leans to the output shown first
+JUDGE_PAIR_VOTER = SimulatedPairVoter(
+    scenario.JUDGE_NAME,
+    {"gen-alpha": 1.0, "gen-beta": 0.0, "gen-gamma": -0.4},
+    left_bias=0.72,
+    tie_rate=0.05,
 )
 OPERATOR = "ops-check"
 SESSION_LENGTH = 12
@@ -86,8 +95,11 @@ def build_demo(
             study.import_anchors(anchors_file)
         say("simulating raters")
         _simulate_labels(study, files.truths, seed)
+        say("the judge's second version, with confidences")
+        _second_judge_version(study, files.truths, seed)
         say("simulating pair votes")
         _simulate_pairs(study, seed)
+        _judge_pairs_both_orders(study, seed)
         say("the lead adjudicates a few findings")
         _adjudicate_some(study)
         study.add_rater(DEMO_RATER)
@@ -178,3 +190,38 @@ def _simulate_pairs(study: Study, seed: int) -> None:
             choice = voter.vote(index[served.left_pk][1], index[served.right_pk][1], rng)
             session.vote(served, choice, None, time_ms=int(rng.integers(2000, 15000)))
             done += 1
+
+
+def _second_judge_version(study: Study, truths: dict[str, dict], seed: int) -> None:
+    import random
+
+    from .judging import record_offline_run
+
+    rng = random.Random(f"demo-judge-v2|{seed}")
+    scores = []
+    for item_id in sorted(truths):
+        values, reason, conf = scenario.careful_judge(truths[item_id], rng)
+        scores.append((item_id, values, reason, conf))
+    record_offline_run(
+        study,
+        judge=scenario.JUDGE_NAME,
+        model=scenario.CAREFUL_MODEL,
+        prompt_sha256=hashlib.sha256(scenario.CAREFUL_PROMPT.encode("utf-8")).hexdigest(),
+        settings={"confidence": "field", "task": "items"},
+        scores=scores,
+    )
+
+
+def _judge_pairs_both_orders(study: Study, seed: int) -> None:
+    from .judging import record_offline_pair_votes
+
+    index = item_index(study.db)
+    by_id = {item_id: gen for item_id, gen in index.values()}
+    rng = np.random.default_rng(seed * 1000 + 99)
+    votes = []
+    for pair_id, a, b in judge_pairs_of(study):
+        for left, right in ((a, b), (b, a)):
+            votes.append(
+                (pair_id, left, right, JUDGE_PAIR_VOTER.vote(by_id[left], by_id[right], rng))
+            )
+    record_offline_pair_votes(study, scenario.JUDGE_NAME, votes)

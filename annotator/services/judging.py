@@ -238,24 +238,92 @@ def record_offline_run(
         version=version,
         settings=settings,
     )
-    for item_id, values, reason, confidences in scores:
-        judge_store.record_score(
-            study.db,
-            run_pk,
-            item_id=item_id,
-            judge=judge,
-            values=values,
-            reason=reason,
-            raw=json.dumps({"reason": reason, **values}),
-            version=version,
-            confidences=confidences,
-        )
+    judge_store.record_scores(
+        study.db,
+        run_pk,
+        judge,
+        version,
+        [
+            (item_id, values, reason, json.dumps({"reason": reason, **values}), conf)
+            for item_id, values, reason, conf in scores
+        ],
+    )
     return version
 
 
-def judge_study_at(study_path: str, config: JudgeConfig, *, progress=None) -> RunSummary:
+def judge_study_at(
+    study_path: str, config: JudgeConfig, *, progress=None, pairs: bool = False
+) -> RunSummary:
     study = Study.open(study_path)
     try:
+        if pairs:
+            return judge_pairs(study, config, progress=progress)
         return judge_study(study, config, progress=progress)
     finally:
         study.close()
+
+
+def judge_pairs_of(study: Study) -> list[tuple[str, str, str]]:
+    """(pair_id, item a, item b) of the study's pairs of live items."""
+    return judge_store.pairs_to_judge(study.db)
+
+
+def record_offline_pair_votes(
+    study: Study, judge: str, votes: list[tuple[str, str, str, str]]
+) -> None:
+    """Store pair votes a judge cast elsewhere (the demo's): (pair_id, left, right, choice)."""
+    judge_store.record_pair_votes(study.db, judge, [(*v, None) for v in votes])
+
+
+# ---- judge compare ----------------------------------------------------------------------
+
+
+def _resolve_ref(frames: Any, ref: str) -> tuple[str, str]:
+    """(judge, version) of `name` (its latest version) or `name@version` (a prefix will do)."""
+    from ..domain.errors import InputError
+    from ..judge.versions import parse_judge_ref
+    from ..stats.judge_versions import version_list
+
+    name, version = parse_judge_ref(ref)
+    known = sorted(frames.judge_score_versions["judge"].astype(str).unique())
+    if name not in known:
+        raise InputError(
+            f"the study has no judge '{name}'; its judges: {', '.join(known) or 'none'}",
+            field="judge",
+        )
+    versions = [v["version"] for v in version_list(frames, name)]
+    if version is None:
+        return name, versions[-1]
+    hits = [v for v in versions if v.startswith(version)]
+    if len(hits) != 1:
+        what = "matches no" if not hits else "matches more than one"
+        raise InputError(
+            f"'{ref}' {what} version of judge '{name}'; its versions: {', '.join(versions)}",
+            field="judge",
+        )
+    return name, hits[0]
+
+
+def compare_judges(
+    study_path: str, a: str, b: str, *, n_boot: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """`annotator judge compare`: two judges or two versions of one on the same items, against
+    the human consensus (stats/judge_versions.py), resolved to plain dicts."""
+    from ..stats.bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve
+    from ..stats.consensus import human_answers, item_table, metric_specs
+    from ..stats.judge_versions import compare_versions
+    from .reporting import study_frames
+
+    study = Study.open(study_path, mode="read")
+    try:
+        frames = study_frames(study)
+    finally:
+        study.close()
+    ra, rb = _resolve_ref(frames, a), _resolve_ref(frames, b)
+    specs = metric_specs(frames.rubric)
+    items = item_table(frames)
+    human = human_answers(frames, specs, items)
+    plan = ItemBootstrap(len(items), check_n_boot(n_boot), seed)
+    out = compare_versions(plan, frames, items, specs, human, ra, rb)
+    plan.run()
+    return jsonable(resolve(out))

@@ -69,24 +69,35 @@ def record_score(
     confidences: dict[str, float] | None = None,
 ) -> None:
     """All metrics of one reply in one transaction: an item is scored whole or not at all."""
-    confidences = confidences or {}
+    record_scores(db, run_pk, judge, version, [(item_id, values, reason, raw, confidences or {})])
+
+
+def record_scores(
+    db: StudyDB,
+    run_pk: int,
+    judge: str,
+    version: str,
+    scores: list[tuple[str, dict[str, Any], str, str, dict[str, float]]],
+) -> None:
+    """(item_id, values, reason, raw, confidences) of several items in one transaction."""
     with db.write() as s:
-        pk = item_pks(s, [item_id])[item_id]
-        for metric, value in values.items():
-            v = list(value) if isinstance(value, tuple) else value
-            s.add(
-                JudgeScore(
-                    run_pk=run_pk,
-                    judge=judge,
-                    item_pk=pk,
-                    metric=metric,
-                    value=json.dumps(v),
-                    reason=reason,
-                    raw=raw,
-                    version=version,
-                    confidence=confidences.get(metric),
+        pks = item_pks(s, [sc[0] for sc in scores])
+        for item_id, values, reason, raw, confidences in scores:
+            for metric, value in values.items():
+                v = list(value) if isinstance(value, tuple) else value
+                s.add(
+                    JudgeScore(
+                        run_pk=run_pk,
+                        judge=judge,
+                        item_pk=pks[item_id],
+                        metric=metric,
+                        value=json.dumps(v),
+                        reason=reason,
+                        raw=raw,
+                        version=version,
+                        confidence=confidences.get(metric),
+                    )
                 )
-            )
 
 
 def record_error(
@@ -204,17 +215,25 @@ def record_pair_vote(
     choice: str,
     reason: str | None,
 ) -> None:
+    record_pair_votes(db, judge, [(pair_id, item_left, item_right, choice, reason)])
+
+
+def record_pair_votes(
+    db: StudyDB, judge: str, votes: list[tuple[str, str, str, str, str | None]]
+) -> None:
+    """(pair_id, left item, right item, choice, reason) votes of a judge, in one transaction."""
     with db.write() as s:
-        pks = item_pks(s, [item_left, item_right])
-        pair = ensure_pair(s, pair_id, pks[item_left], pks[item_right])
-        s.add(
-            PairVote(
-                pair_pk=pair.id,
-                judge=judge,
-                item_left=pks[item_left],
-                item_right=pks[item_right],
-                choice=choice,
-                reason=reason,
-                source="judge",
+        pks = item_pks(s, [v[1] for v in votes] + [v[2] for v in votes])
+        for pair_id, left, right, choice, reason in votes:
+            pair = ensure_pair(s, pair_id, pks[left], pks[right])
+            s.add(
+                PairVote(
+                    pair_pk=pair.id,
+                    judge=judge,
+                    item_left=pks[left],
+                    item_right=pks[right],
+                    choice=choice,
+                    reason=reason,
+                    source="judge",
+                )
             )
-        )
