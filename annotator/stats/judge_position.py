@@ -28,34 +28,55 @@ LEVEL = 0.05
 TIES = ("both", "neither")
 
 
-def _outcome(row: pd.Series) -> str:
-    """The vote as an item (its id) or a tie."""
-    if row["choice"] == "left":
-        return str(row["item_left"])
-    if row["choice"] == "right":
-        return str(row["item_right"])
-    return str(row["choice"])
+def _outcomes(v: pd.DataFrame) -> np.ndarray:
+    """Each vote as an item (its id) or a tie."""
+    ch = v["choice"].to_numpy()
+    return np.where(
+        ch == "left",
+        v["item_left"].astype(str).to_numpy(),
+        np.where(ch == "right", v["item_right"].astype(str).to_numpy(), ch.astype(str)),
+    )
+
+
+def _ordered(votes: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Votes, the last per order, sorted so a pair's order with the smaller left item is first."""
+    v = votes.drop_duplicates([*by, "item_left"], keep="last").copy()
+    v["outcome"] = _outcomes(v)
+    v["_left"] = v["item_left"].astype(str)
+    v["_pair"] = v["pair_id"].astype(str)
+    return v.sort_values([*(["rater"] if "rater" in by else []), "_pair", "_left"], kind="stable")
 
 
 def paired_orders(votes: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair voted in both orders: pair_id, first/second (the vote row of each
-    order, the one with the smaller left item first), consistent, pattern (LL, RR, LR, RL or
-    with a tie)."""
+    """One row per pair voted in both orders: pair_id, choice_1, choice_2 (the order with the
+    smaller left item first), consistent, pattern (LL, RR, LR, RL, or T for a tie)."""
     cols = ["pair_id", "choice_1", "choice_2", "consistent", "pattern"]
     if votes is None or not len(votes):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    v = votes.drop_duplicates(["pair_id", "item_left"], keep="last").copy()
-    v["outcome"] = v.apply(_outcome, axis=1)
-    rows = []
-    for pid, g in v.groupby(v["pair_id"].astype(str), sort=True):
-        if len(g) != 2 or g["item_left"].nunique() != 2:
-            continue
-        g = g.sort_values("item_left", key=lambda s: s.astype(str))
-        c1, c2 = g["choice"].tolist()
-        o1, o2 = g["outcome"].tolist()
-        pattern = "".join(c[0].upper() if c in ("left", "right") else "T" for c in (c1, c2))
-        rows.append((pid, c1, c2, o1 == o2, pattern))
-    return pd.DataFrame(rows, columns=cols)
+    v = _ordered(votes, ["pair_id"])
+    g = v.groupby("_pair", sort=True)
+    agg = g.agg(
+        n=("choice", "size"),
+        choice_1=("choice", "first"),
+        choice_2=("choice", "last"),
+        o1=("outcome", "first"),
+        o2=("outcome", "last"),
+    )
+    agg = agg[agg["n"] == 2]
+    letter = {"left": "L", "right": "R"}
+    pattern = agg["choice_1"].map(lambda c: letter.get(c, "T")) + agg["choice_2"].map(
+        lambda c: letter.get(c, "T")
+    )
+    return pd.DataFrame(
+        {
+            "pair_id": agg.index.astype(str),
+            "choice_1": agg["choice_1"].to_numpy(),
+            "choice_2": agg["choice_2"].to_numpy(),
+            "consistent": (agg["o1"] == agg["o2"]).to_numpy(),
+            "pattern": pattern.to_numpy(),
+        },
+        columns=cols,
+    )
 
 
 def swap_figures(votes: pd.DataFrame, *, plan_seed: int = 0, n_boot: int = 1000) -> dict[str, Any]:
@@ -109,16 +130,13 @@ def collapse_orders(votes: pd.DataFrame) -> pd.DataFrame:
     agree and becomes a tie ("both") when they do not (MT-Bench); a pair voted once is kept."""
     if votes is None or not len(votes):
         return votes
-    v = votes.drop_duplicates(["rater", "pair_id", "item_left"], keep="last").copy()
-    v["outcome"] = v.apply(_outcome, axis=1)
-    keep = []
-    for _key, g in v.groupby([v["rater"].astype(str), v["pair_id"].astype(str)], sort=False):
-        g = g.sort_values("item_left", key=lambda s: s.astype(str))
-        first = g.iloc[0].copy()
-        if len(g) >= 2 and g["outcome"].nunique() > 1:
-            first["choice"] = "both"
-        keep.append(first)
-    return pd.DataFrame(keep).drop(columns=["outcome"]).reset_index(drop=True)
+    v = _ordered(votes, ["rater", "pair_id"])
+    key = [v["rater"].astype(str), v["_pair"]]
+    mixed = v.groupby(key, sort=False)["outcome"].transform("nunique") > 1
+    first = ~v.duplicated(["rater", "_pair"], keep="first")
+    out = v[first.to_numpy()].copy()
+    out.loc[mixed[first].to_numpy(), "choice"] = "both"
+    return out.drop(columns=["outcome", "_left", "_pair"]).reset_index(drop=True)
 
 
 def has_both_orders(votes: pd.DataFrame) -> bool:

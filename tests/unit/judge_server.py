@@ -14,6 +14,7 @@ call consumes one action, and once the script runs out the default applies.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -93,6 +94,15 @@ def _example(schema: dict[str, Any]) -> Any:
     return "Scripted reason."
 
 
+_TOKEN = re.compile(r"\s+|[A-Za-z_]+|\d+|.", re.DOTALL)
+
+
+def _wants_logprobs(body: dict[str, Any]) -> bool:
+    return bool(body.get("logprobs")) or "message.output_text.logprobs" in (
+        body.get("include") or []
+    )
+
+
 def _request_schema(path: str, body: dict[str, Any]) -> dict[str, Any] | None:
     if path.endswith("/responses"):
         fmt = (body.get("text") or {}).get("format") or {}
@@ -110,6 +120,11 @@ class JudgeServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.ok_delay = 0.0  # seconds every successful reply takes
+        # a request that asks for logprobs gets the reply split into tokens, each with the
+        # logprob given here for its text (0.0, a sure token, otherwise)
+        self.token_logprobs: dict[str, float] = {}
+        # the default reply's fields from the request's raw text (a planted judge), or None
+        self.decide: Any = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -248,8 +263,26 @@ class JudgeServer:
             time.sleep(self.ok_delay)
         schema = _request_schema(h.path, body)
         values = _example(schema) if schema else {}
+        if self.decide is not None:
+            values.update(self.decide(json.dumps(body)))
         values.update(action.values)
-        self._send(h, 200, self._reply(h.path, body, json.dumps(values), None))
+        text = json.dumps(values)
+        reply = self._reply(h.path, body, text, None)
+        if _wants_logprobs(body):
+            tokens = [
+                {"token": t, "logprob": self.token_logprobs.get(t, 0.0), "bytes": None}
+                for t in _TOKEN.findall(text)
+            ]
+            if h.path.endswith("/responses"):
+                reply["output"][0]["content"][0]["logprobs"] = [
+                    {**t, "bytes": list(t["token"].encode()), "top_logprobs": []} for t in tokens
+                ]
+            else:
+                reply["choices"][0]["logprobs"] = {
+                    "content": [{**t, "top_logprobs": []} for t in tokens],
+                    "refusal": None,
+                }
+        self._send(h, 200, reply)
 
     @staticmethod
     def _reply(
