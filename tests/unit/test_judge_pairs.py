@@ -97,7 +97,7 @@ def test_an_unbiased_judge_is_flagged_at_the_test_level_and_a_biased_one_almost_
         swap_figures(_simulated_judge(rng, 60, 1.0), n_boot=0)["position_bias"]["flagged"]
         for _ in range(50)
     )
-    assert biased >= 45, biased
+    assert biased >= 40, biased
 
 
 def _output_urls(body: dict) -> tuple[str, str]:

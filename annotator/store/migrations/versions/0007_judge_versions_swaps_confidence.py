@@ -87,12 +87,13 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     conn = op.get_bind()
-    # going back keeps one vote per judge and pair (the first) and the latest version's scores
+    # going back loses no row: a judge's second order of a pair and its older versions' scores
+    # are kept under their own judge names ("name@swapped", "name@version")
     conn.execute(
         sa.text(
-            "DELETE FROM pair_votes WHERE judge IS NOT NULL AND supersedes IS NULL AND id NOT IN "
-            "(SELECT min(id) FROM pair_votes WHERE judge IS NOT NULL AND supersedes IS NULL "
-            "GROUP BY judge, pair_pk)"
+            "UPDATE pair_votes SET judge = judge || '@swapped' WHERE judge IS NOT NULL AND "
+            "supersedes IS NULL AND id NOT IN (SELECT min(id) FROM pair_votes WHERE judge IS "
+            "NOT NULL AND supersedes IS NULL GROUP BY judge, pair_pk)"
         )
     )
     with op.batch_alter_table("pair_votes", schema=None) as batch_op:
@@ -110,8 +111,9 @@ def downgrade() -> None:
         )
     conn.execute(
         sa.text(
-            "DELETE FROM judge_scores WHERE id NOT IN (SELECT max(id) FROM judge_scores "
-            "GROUP BY judge, item_pk, metric)"
+            "UPDATE judge_scores SET judge = judge || '@' || version WHERE version <> (SELECT "
+            "s2.version FROM judge_scores s2 WHERE s2.judge = judge_scores.judge ORDER BY "
+            "s2.run_pk DESC LIMIT 1)"
         )
     )
     with op.batch_alter_table("judge_scores", schema=None) as batch_op:

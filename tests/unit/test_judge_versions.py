@@ -1,0 +1,191 @@
+"""Judge versions: a new prompt or setting is a new version stored beside the old one, resumable
+per version; the report and `annotator judge compare` compare two versions on the same items
+against the human consensus (checked against a hand count), and the migration carries data."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from factories import basic_rows, write_manifest
+from sqlalchemy import text
+
+from annotator.cli import main
+from annotator.services.judging import JudgeConfig, judge_study
+from annotator.services.reporting import study_frames
+from annotator.services.study import DB_NAME, Study
+from annotator.stats.report_model import build_report
+from annotator.store.engine import current_revision, downgrade, head_revision, make_engine
+
+try:
+    from .judge_server import JudgeServer
+except ImportError:
+    from judge_server import JudgeServer
+
+REPO = Path(__file__).resolve().parents[2]
+MARKER = re.compile(r"\[\[(it-\d-\d)\]\]")
+
+
+def _study(tmp_path: Path) -> Study:
+    study = Study.create(tmp_path / "st", REPO / "rubrics" / "ui_mockup.toml")
+    src = tmp_path / "src"
+    rows = basic_rows(src)
+    for r in rows:
+        r["prompt"] += f" [[{r['item_id']}]]"  # the test server answers per item by it
+    study.import_items(write_manifest(src, rows))
+    # three raters agree: generator 2 misses a section; every layout is a 4
+    ratings = tmp_path / "ratings.csv"
+    with ratings.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "rater", "metric", "value"])
+        for r in rows:
+            g = int(r["item_id"][-1])
+            for rater in ("r1", "r2", "r3"):
+                w.writerow(
+                    [r["item_id"], rater, "instruction_following", "FAIL" if g == 2 else "PASS"]
+                )
+                w.writerow([r["item_id"], rater, "text_rendering", "PASS"])
+                w.writerow([r["item_id"], rater, "layout_hierarchy", 4])
+                w.writerow([r["item_id"], rater, "ui_affordance", 3])
+    study.import_ratings(ratings)
+    return study
+
+
+def _careful(raw: str) -> dict:
+    """The second version: catches generator 2's missing section, scores layouts 4."""
+    item = MARKER.search(raw).group(1)
+    return {
+        "instruction_following": "FAIL" if item.endswith("-2") else "PASS",
+        "layout_hierarchy": 4,
+    }
+
+
+@pytest.fixture
+def two_versions(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    study = _study(tmp_path)
+    with JudgeServer() as server:
+        # version 1: the server's default answers (every gate PASS, every scale 5)
+        v1 = JudgeConfig(model="m", base_url=server.base_url, api="chat", judge_name="j")
+        assert judge_study(study, v1).n_scored == 9
+        server.decide = _careful
+        v2 = JudgeConfig(
+            model="m", base_url=server.base_url, api="chat", judge_name="j", confidence="field"
+        )
+        assert judge_study(study, v2).n_scored == 9
+        calls = len(server.calls)
+        # each version resumes on its own: nothing left to ask either
+        assert judge_study(study, v2).n_skipped == 9 and judge_study(study, v1).n_skipped == 9
+        assert len(server.calls) == calls
+    yield study
+    study.close()
+
+
+def test_versions_are_stored_side_by_side_and_figures_read_the_latest(two_versions):
+    with two_versions.db.read() as s:
+        versions = s.execute(
+            text("SELECT version, count(*) FROM judge_scores GROUP BY version ORDER BY min(id)")
+        ).all()
+        runs = s.execute(text("SELECT DISTINCT version FROM judge_runs ORDER BY id")).all()
+    assert len(versions) == 2 and [n for _v, n in versions] == [45, 45]
+    assert [r[0] for r in runs] == [v for v, _n in versions]
+    frames = study_frames(two_versions)
+    assert len(frames.judge_score_versions) == 90 and len(frames.judge_scores) == 45
+    latest = frames.judge_score_versions[frames.judge_score_versions["order"] == 1]
+    assert sorted(frames.judge_scores["value"].astype(str)) == sorted(latest["value"].astype(str))
+
+
+def test_report_compares_the_versions_against_a_hand_count(two_versions):
+    two_versions.set_setting("min_count_for_share", 5)  # nine items: shares from five
+    report = build_report(study_frames(two_versions), n_boot=300, seed=0)
+    entry = report["judge_versions"]["j"]
+    assert [v["with_confidence"] for v in entry["versions"]] == [False, True]
+    m = entry["comparison"]["metrics"]
+    # instruction_following: version 1 calls all 9 PASS, right on the 6 of generators 0 and 1;
+    # version 2 is right on all 9; the 3 of generator 2 got better
+    inst = m["instruction_following"]
+    assert inst["a"]["estimate"] == pytest.approx(6 / 9) and inst["b"]["estimate"] == 1.0
+    assert inst["difference"]["estimate"] == pytest.approx(3 / 9)
+    assert inst["difference"]["low"] > 0  # paired: the same items in every resample
+    assert inst["changed"]["n_better"] == 3 and inst["changed"]["n_worse"] == 0
+    assert sorted(c["item_id"] for c in inst["changed"]["better"]) == ["it-0-2", "it-1-2", "it-2-2"]
+    assert inst["changed"]["better"][0] == {
+        "item_id": inst["changed"]["better"][0]["item_id"],
+        "a": "PASS",
+        "b": "FAIL",
+        "humans": "FAIL",
+    }
+    # layout: a mean absolute error of 1 (5 against 4) falls to 0 on every item
+    lay = m["layout_hierarchy"]
+    assert (lay["measure"], lay["better_if"]) == ("mean_abs_error", "lower")
+    assert (lay["a"]["estimate"], lay["b"]["estimate"], lay["difference"]["estimate"]) == (1, 0, -1)
+    assert lay["changed"]["n_better"] == 9
+    # text_rendering never changed: no difference, nothing listed
+    tr = m["text_rendering"]
+    assert tr["changed"]["n"] == 0 and tr["difference"]["estimate"] == 0
+    # the figures of today read the latest version: its exact agreement on the gate is 1
+    assert report["metrics"]["instruction_following"]["judges"]["j"]["exact_agreement"] == 1.0
+
+
+def test_judge_compare_prints_the_comparison_and_refuses_bad_refs(two_versions, capsys):
+    folder = str(two_versions.folder)
+    frames = study_frames(two_versions)
+    v1 = frames.judge_score_versions.query("order == 0")["version"].iloc[0]
+    two_versions.close()
+    assert (
+        main(
+            [
+                "judge",
+                "compare",
+                "--study",
+                folder,
+                "--judge",
+                f"j@{v1[:6]}",
+                "--judge",
+                "j",
+                "--boot",
+                "200",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert f"A = j@{v1}" in out
+    line = next(x for x in out.splitlines() if x.startswith("instruction_following"))
+    assert "changed 3: better 3, worse 0" in line and "B-A 0.333" in line
+    assert out.count("\n  better\tit-") == 3 + 9 + 3  # instruction, layout and verdict items
+    for refs, message in (
+        (["nobody", "j"], "has no judge 'nobody'"),
+        (["j@ffff", "j"], "'j@ffff' matches no version of judge 'j'"),
+        (["j@", "j"], "is not a judge"),
+        (["j"], "give --judge exactly twice"),
+    ):
+        argv = ["judge", "compare", "--study", folder]
+        for r in refs:
+            argv += ["--judge", r]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and message in err, err
+
+
+def test_going_back_to_0006_keeps_every_row_under_its_own_name(two_versions, tmp_path):
+    folder = two_versions.folder
+    two_versions.close()
+    engine = make_engine(folder / DB_NAME)
+    downgrade(engine, "0006")
+    assert current_revision(engine) == "0006"
+    engine.dispose()
+    with sqlite3.connect(folder / DB_NAME) as c:
+        judges = dict(c.execute("SELECT judge, count(*) FROM judge_scores GROUP BY judge"))
+    assert judges["j"] == 45 and sum(judges.values()) == 90
+    assert [k for k in judges if k != "j"][0].startswith("j@")
+    study = Study.open(folder)  # and up again
+    try:
+        assert current_revision(study.db.engine) == head_revision()
+        with study.db.read() as s:
+            assert s.execute(text("SELECT count(*) FROM judge_scores")).scalar() == 90
+    finally:
+        study.close()
