@@ -431,3 +431,47 @@ def render_all(
         "bradley_terry": bradley_terry_chart(bt) if bt else None,
         "drift": drift_charts,
     }
+
+
+@_styled
+def reliability_chart(judge: str, metrics: Mapping[str, Any]) -> Chart | None:
+    """Reliability diagram of one judge: per metric, accuracy against mean confidence per bin
+    (marker area by the bin's items), and the diagonal of perfect calibration."""
+    series = []
+    for metric, m in metrics.items():
+        bins = m.get("bins") if isinstance(m, Mapping) else None
+        if bins:
+            series.append((str(metric), bins))
+    if not series:
+        return None
+    fig = Figure(figsize=(WIDTH / 2, WIDTH / 2 * 0.8))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([0, 1], [0, 1], color="#999999", linewidth=1, linestyle="--", label="calibrated")
+    for i, (metric, bins) in enumerate(series):
+        xs = [to_float(b.get("confidence")) for b in bins]
+        ys = [to_float(b.get("accuracy")) for b in bins]
+        sizes = [12 + 4 * (to_float(b.get("n")) or 0) for b in bins]
+        colour = PALETTE[i % len(PALETTE)]
+        ax.plot(xs, ys, color=colour, linewidth=1, alpha=0.7)
+        ax.scatter(xs, ys, s=sizes, color=colour, label=_plain(metric), zorder=3)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("judge's confidence (bin mean)")
+    ax.set_ylabel("share equal to the human consensus")
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return figure_to_chart(fig, f"Reliability diagram of judge {judge}")
+
+
+def reliability_charts(section: Any) -> dict[str, Chart]:
+    """{judge: reliability chart} for the report's judge_calibration section."""
+    out: dict[str, Chart] = {}
+    if not isinstance(section, Mapping):
+        return out
+    for judge, entry in section.items():
+        metrics = entry.get("metrics") if isinstance(entry, Mapping) else None
+        if isinstance(metrics, Mapping):
+            chart = reliability_chart(str(judge), metrics)
+            if chart is not None:
+                out[str(judge)] = chart
+    return out

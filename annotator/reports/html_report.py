@@ -26,6 +26,7 @@ from jinja2 import Environment, FileSystemLoader
 from . import charts as _charts
 from .atomic import atomic_write_text
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
+from .view_judges import judge_calibration_view, judge_versions_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
@@ -153,6 +154,8 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 
 _TOP_KNOWN = (
     "study",
+    "judge_versions",
+    "judge_calibration",
     "rubric",
     "metrics",
     "findings",
@@ -250,6 +253,11 @@ def build_view(
         ],
         "fatigue": fatigue_table(raters),
         "pairwise": pairwise_view(report.get("pairwise")),
+        "judge_versions": judge_versions_view(report.get("judge_versions")),
+        "judge_calibration": judge_calibration_view(
+            report.get("judge_calibration"),
+            _charts.reliability_charts(report.get("judge_calibration")) if with_charts else {},
+        ),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }

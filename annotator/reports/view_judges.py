@@ -1,0 +1,95 @@
+"""The judge's own sections of the HTML report: its versions compared on the same items, and
+its calibration (reliability diagram, ECE, Brier), as rows the template lays out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .formatting import est_of, fmt_num
+
+MEASURE_TEXT = {"accuracy": "accuracy", "mean_abs_error": "mean abs. error"}
+
+
+def _as_dict(x: Any) -> Mapping[str, Any]:
+    return x if isinstance(x, Mapping) else {}
+
+
+def judge_versions_view(section: Any) -> list[dict[str, Any]]:
+    """One block per judge with two or more versions."""
+    out = []
+    for judge, entry in _as_dict(section).items():
+        entry = _as_dict(entry)
+        comp = _as_dict(entry.get("comparison"))
+        rows = []
+        for metric, m in _as_dict(comp.get("metrics")).items():
+            m = _as_dict(m)
+            ch = _as_dict(m.get("changed"))
+            rows.append(
+                {
+                    "metric": str(metric),
+                    "measure": MEASURE_TEXT.get(str(m.get("measure")), str(m.get("measure"))),
+                    "better_if": str(m.get("better_if") or ""),
+                    "a": est_of(m, "a"),
+                    "b": est_of(m, "b"),
+                    "difference": est_of(m, "difference"),
+                    "n_changed": ch.get("n", 0),
+                    "n_better": ch.get("n_better", 0),
+                    "n_worse": ch.get("n_worse", 0),
+                    "n_other": ch.get("n_other", 0),
+                    "examples": [
+                        {"kind": kind, **_as_dict(it)}
+                        for kind in ("worse", "better")
+                        for it in (ch.get(kind) or [])[:5]
+                    ],
+                }
+            )
+        out.append(
+            {
+                "judge": str(judge),
+                "versions": [
+                    {
+                        "version": str(_as_dict(v).get("version")),
+                        "n_items": _as_dict(v).get("n_items"),
+                        "with_confidence": bool(_as_dict(v).get("with_confidence")),
+                    }
+                    for v in entry.get("versions") or []
+                ],
+                "a": str(comp.get("a") or ""),
+                "b": str(comp.get("b") or ""),
+                "rows": rows,
+            }
+        )
+    return out
+
+
+def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One block per judge whose latest version stated confidences."""
+    out = []
+    for judge, entry in _as_dict(section).items():
+        entry = _as_dict(entry)
+        rows = []
+        for metric, m in _as_dict(entry.get("metrics")).items():
+            m = _as_dict(m)
+            rows.append(
+                {
+                    "metric": str(metric),
+                    "n": m.get("n"),
+                    "ece": est_of(m, "ece"),
+                    "brier": est_of(m, "brier"),
+                    "accuracy": fmt_num(m.get("accuracy")),
+                    "mean_confidence": fmt_num(m.get("mean_confidence")),
+                }
+            )
+        out.append(
+            {
+                "judge": str(judge),
+                "version": str(entry.get("version") or ""),
+                "rows": rows,
+                "chart": charts.get(str(judge)),
+            }
+        )
+    return out
+
+
+__all__ = ["judge_calibration_view", "judge_versions_view"]
