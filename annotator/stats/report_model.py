@@ -142,6 +142,14 @@ def build_report(
             "agreement)",
             "permutation": "judge values shuffled across items; p = (1 + #{shuffled >= "
             "observed}) / (1 + shuffles)",
+            "judge_version": "a hash of the judge's model, prompt, schema and answer-changing "
+            "settings; the figures read each judge's latest version, judge_versions compares it "
+            "with the one before on the same items",
+            "calibration": "ECE: confidence-weighted gap between the judge's stated probability "
+            "and its accuracy against the clear human consensus over ten bins; Brier: mean "
+            "squared distance between that probability and being right",
+            "swap_consistency": "share of pairs the judge voted on in both orders whose two votes "
+            "pick the same item or tie; an inconsistent pair counts as a tie in its agreement",
         },
         "n_boot": int(n_boot),
         "seed": int(seed),
