@@ -153,3 +153,22 @@ def test_swap_run_through_the_real_client_flags_a_left_preferring_judge(populate
     assert fair_["swap_consistency"]["estimate"] == 1.0
     assert not fair_["position_bias"]["flagged"] and fair_["position_bias"]["p_value"] is None
     assert lefty["n_pairs_both_orders"] == n_pairs and lefty["inconsistent_as_tie"] is True
+
+
+def test_judge_run_pairs_on_the_command_line(populated, monkeypatch, capsys):
+    from annotator.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    folder = str(populated.folder)
+    base = ["judge", "run", "--study", folder, "--model", "m", "--api", "chat", "--pairs"]
+    with JudgeServer() as server:
+        args = [*base, "--base-url", server.base_url]
+        assert main(args) == 2  # no pairs designed yet
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "no pairs to vote on" in err
+        n = ensure_pairs(populated.db)
+        populated.close()
+        assert main(args) == 0
+        assert f"voted {2 * n}, already voted 0, failed 0" in capsys.readouterr().out
+        assert main(args) == 0
+        assert f"voted 0, already voted {2 * n}" in capsys.readouterr().out
