@@ -429,17 +429,18 @@ def lenient_judge(truth: Mapping[str, Any], rng: random.Random) -> dict[str, Any
     return out
 
 
-# The same judge with a revised prompt (its second version): stricter on gates, nearer on
-# scales, and asked for its confidence in each answer, which it overstates when it is wrong.
+# The same judge under an earlier prompt (its other version): stricter on gates, nearer on
+# scales, and asked for its confidence in each answer. Its latest version, the lenient one,
+# is a regression the version comparison shows item by item.
 CAREFUL_FALSE_PASS = 0.08
 CAREFUL_MODEL = "demo-judge-model"
-CAREFUL_PROMPT = "ui_mockup judge prompt, revision 2: check every required section first"
+CAREFUL_PROMPT = "ui_mockup judge prompt, revision 1: check every required section first"
 
 
 def careful_judge(
     truth: Mapping[str, Any], rng: random.Random
 ) -> tuple[dict[str, Any], str, dict[str, float]]:
-    """(values, reason, confidences) of the judge's second version for an item with this truth."""
+    """(values, reason, confidences) of the judge's earlier version for an item with this truth."""
     values: dict[str, Any] = {}
     conf: dict[str, float] = {}
     passed_anyway: list[str] = []

@@ -64,7 +64,7 @@ def judge_versions_view(section: Any) -> list[dict[str, Any]]:
 
 
 def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One block per judge whose latest version stated confidences."""
+    """One block per judge: its latest version that stated confidences."""
     out = []
     for judge, entry in _as_dict(section).items():
         entry = _as_dict(entry)

@@ -90,13 +90,14 @@ def build_demo(
             )
             say("importing items, judge scores and anchors")
             study.import_items(files.manifest)
+            # the judge's earlier version (with confidences) ran first; the lenient scores
+            # imported next are its latest version, the one the report's figures read
+            _earlier_judge_version(study, files.truths, seed)
             study.import_judge(files.judge_csv)
         with anchor_set(ANCHOR_SET) as anchors_file:
             study.import_anchors(anchors_file)
         say("simulating raters")
         _simulate_labels(study, files.truths, seed)
-        say("the judge's second version, with confidences")
-        _second_judge_version(study, files.truths, seed)
         say("simulating pair votes")
         _simulate_pairs(study, seed)
         _judge_pairs_both_orders(study, seed)
@@ -192,7 +193,7 @@ def _simulate_pairs(study: Study, seed: int) -> None:
             done += 1
 
 
-def _second_judge_version(study: Study, truths: dict[str, dict], seed: int) -> None:
+def _earlier_judge_version(study: Study, truths: dict[str, dict], seed: int) -> None:
     import random
 
     from .judging import record_offline_run

@@ -119,18 +119,19 @@ def judge_calibration_section(
     specs: list[MetricSpec],
     human: pd.DataFrame,
 ) -> dict[str, Any]:
-    """{judge: {"version", "source", "metrics": {metric: {n, ece, brier, bins, accuracy,
-    mean_confidence}}}} for each judge whose latest version stated confidences; the figures'
-    intervals come after `plan.run()` (resolve the tree)."""
+    """{judge: {"version", "metrics": {metric: {n, ece, brier, bins, accuracy,
+    mean_confidence}}}} for each judge, of its latest version that stated confidences; the
+    figures' intervals come after `plan.run()` (resolve the tree)."""
     v = frames.judge_score_versions
     if v is None or not len(v) or v["confidence"].notna().sum() == 0:
         return {}
     out: dict[str, Any] = {}
     h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
     for judge, rows in v.groupby("judge", sort=True):
-        latest = rows[rows["order"] == rows["order"].max()]
-        if latest["confidence"].notna().sum() == 0:
+        stated = rows[rows["confidence"].notna()]
+        if not len(stated):
             continue
+        latest = rows[rows["order"] == stated["order"].max()]
         sub = dataclasses.replace(frames, judge_scores=latest[JUDGE_COLUMNS])
         judged = judge_answers(sub, specs, items)
         conf = latest.set_index(["item_id", "metric"])["confidence"]
