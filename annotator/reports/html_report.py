@@ -26,7 +26,7 @@ from jinja2 import Environment, FileSystemLoader
 from . import charts as _charts
 from .atomic import atomic_write_text
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
-from .view_judges import judge_calibration_view, judge_versions_view
+from .view_judges import judge_calibration_view, judge_swap_view, judge_versions_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
@@ -254,6 +254,7 @@ def build_view(
         "fatigue": fatigue_table(raters),
         "pairwise": pairwise_view(report.get("pairwise")),
         "judge_versions": judge_versions_view(report.get("judge_versions")),
+        "judge_swaps": judge_swap_view(report.get("pairwise")),
         "judge_calibration": judge_calibration_view(
             report.get("judge_calibration"),
             _charts.reliability_charts(report.get("judge_calibration")) if with_charts else {},

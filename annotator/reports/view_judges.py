@@ -92,4 +92,28 @@ def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict
     return out
 
 
-__all__ = ["judge_calibration_view", "judge_versions_view"]
+def judge_swap_view(pairwise: Any) -> list[dict[str, Any]]:
+    """Judges that voted on pairs in both orders: consistency and the left-left test."""
+    out = []
+    for judge, j in _as_dict(_as_dict(pairwise).get("judges")).items():
+        j = _as_dict(j)
+        if "swap_consistency" not in j:
+            continue
+        pb = _as_dict(j.get("position_bias"))
+        p = pb.get("p_value")
+        out.append(
+            {
+                "judge": str(judge),
+                "consistency": est_of(j, "swap_consistency"),
+                "n_pairs": j.get("n_pairs_both_orders"),
+                "left_left": pb.get("left_left", 0),
+                "right_right": pb.get("right_right", 0),
+                "p": "—" if p is None else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}"),
+                "flagged": bool(pb.get("flagged")),
+                "note": pb.get("note"),
+            }
+        )
+    return out
+
+
+__all__ = ["judge_calibration_view", "judge_swap_view", "judge_versions_view"]
