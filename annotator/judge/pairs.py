@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,6 +43,7 @@ class PairRequest:
     left_text: str | None = None
     right_text: str | None = None
     input_images: list[bytes] = field(default_factory=list, repr=False)
+    problem: str | None = None  # why the pair cannot be sent (a media file missing): bad_input
 
     @property
     def key(self) -> str:
@@ -61,6 +62,7 @@ class PairRequest:
             self.right_text,
             self.left_text,
             self.input_images,
+            self.problem,
         )
 
 
@@ -175,18 +177,34 @@ def pair_parts(request: PairRequest) -> list[Part]:
     return parts
 
 
-def both_orders(requests: Iterable[PairRequest]) -> list[PairRequest]:
+class _BothOrders(Sequence):
+    """Each pair as given, then swapped (A|B, B|A), built on demand so only the pairs in flight
+    hold their images."""
+
+    def __init__(self, requests: Sequence[PairRequest]) -> None:
+        self.requests = requests
+
+    def __len__(self) -> int:
+        return 2 * len(self.requests)
+
+    def __getitem__(self, i: int) -> PairRequest:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        r = self.requests[i // 2]
+        return r if i % 2 == 0 else r.swapped()
+
+
+def both_orders(requests: Iterable[PairRequest]) -> Sequence[PairRequest]:
     """Each pair as given and swapped: A|B then B|A."""
-    out: list[PairRequest] = []
-    for r in requests:
-        out.extend((r, r.swapped()))
-    return out
+    return _BothOrders(requests if isinstance(requests, Sequence) else list(requests))
 
 
 def _vote_one(
     client: openai.OpenAI, task: _Task, request: PairRequest
 ) -> JudgePairVote | JudgeError:
     cfg = task.config
+    if request.problem:
+        return JudgeError(request.key, cfg.name, cfg.model, "bad_input", request.problem, None, 0)
     try:
         try:
             parts = pair_parts(request)

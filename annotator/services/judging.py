@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..domain.errors import InputError
 from ..judge.pairs import JudgePairVote, PairRequest, run_pair_judge
 from ..judge.prompt import prompt_hash
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
@@ -179,17 +180,30 @@ class _PairRequests(Sequence):
         views = views_by_item_id(self.study.db, [a, b])
         read = self.study.media.read
         va, vb = views[a], views[b]
+        try:
+            left, right = [read(m) for m in va.outputs], [read(m) for m in vb.outputs]
+            inputs = [read(m) for m in va.inputs]
+        except OSError as exc:
+            # a media file went missing: this pair fails as bad input, the run goes on
+            return PairRequest(
+                pair_id=pair_id,
+                item_left=a,
+                item_right=b,
+                prompt=va.prompt,
+                problem=f"an image of this pair cannot be read ({exc.strerror or exc}); "
+                "re-import the items' images",
+            )
         return PairRequest(
             pair_id=pair_id,
             item_left=a,
             item_right=b,
             prompt=va.prompt,
             criteria=va.criteria,
-            left_images=[read(m) for m in va.outputs],
-            right_images=[read(m) for m in vb.outputs],
+            left_images=left,
+            right_images=right,
             left_text=va.text,
             right_text=vb.text,
-            input_images=[read(m) for m in va.inputs],
+            input_images=inputs,
         )
 
 
@@ -198,8 +212,6 @@ def judge_pairs(study: Study, config: JudgeConfig, *, progress=None, cancel=None
     study.require_lead("running the judge")
     pairs = judge_store.pairs_to_judge(study.db)
     if not pairs:
-        from ..domain.errors import InputError
-
         raise InputError(
             "the study has no pairs to vote on; import pairs or let raters start pairwise work"
         )
@@ -280,7 +292,6 @@ def record_offline_pair_votes(
 
 def _resolve_ref(frames: Any, ref: str) -> tuple[str, str]:
     """(judge, version) of `name` (its latest version) or `name@version` (a prefix will do)."""
-    from ..domain.errors import InputError
     from ..judge.versions import parse_judge_ref
     from ..stats.judge_versions import version_list
 
