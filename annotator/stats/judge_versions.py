@@ -61,6 +61,22 @@ def _loss(spec: MetricSpec, code: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return (code != ref).astype(float)
 
 
+def register_agreement(
+    plan: ItemBootstrap, spec: MetricSpec, ref: pd.Series, answers: pd.DataFrame
+) -> tuple[pd.Series, Pending | dict[str, Any]]:
+    """(codes on the items with a clear consensus, the version's agreement figure): accuracy,
+    or mean absolute error on scales."""
+    codes = _codes(answers, spec)
+    codes = codes[codes.index.isin(ref.index)]
+    n = len(codes)
+    if n == 0:
+        return codes, undefined(0, "no item with both this version's answer and a clear consensus")
+    loss = _loss(spec, codes.to_numpy(), ref.reindex(codes.index).to_numpy())
+    score = loss if spec.ordinal else 1.0 - loss
+    reps = plan.add_dense(codes.index.to_numpy(), np.column_stack([np.ones(n), score]), ratio)
+    return codes, Pending(reps, n)
+
+
 def compare_metric(
     plan: ItemBootstrap,
     spec: MetricSpec,
@@ -178,8 +194,9 @@ def judge_versions_section(
     specs: list[MetricSpec],
     human: pd.DataFrame,
 ) -> dict[str, Any]:
-    """Per judge with two or more versions: its versions, and its latest compared with the one
-    before: {judge: {"versions": [...], "latest", "comparison": compare_versions(...)}}."""
+    """Per judge with two or more versions: its versions (each with its agreement per metric),
+    and its latest compared with the one before: {judge: {"versions": [{..., "agreement":
+    {metric: figure}}], "latest", "comparison": compare_versions(...)}}."""
     v = frames.judge_score_versions
     if v is None or not len(v):
         return {}
@@ -188,6 +205,15 @@ def judge_versions_section(
         versions = version_list(frames, judge)
         if len(versions) < 2:
             continue
+        h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+        refs = {s.key: _reference(h_by[s.key], s) for s in specs if not s.multi and s.key in h_by}
+        for ver in versions:
+            answers = version_answers(frames, specs, items, judge, ver["version"])
+            ver["agreement"] = {
+                s.key: register_agreement(plan, s, refs[s.key], answers)[1]
+                for s in specs
+                if s.key in refs
+            }
         prev, last = versions[-2]["version"], versions[-1]["version"]
         out[judge] = {
             "versions": versions,

@@ -103,6 +103,8 @@ def test_report_compares_the_versions_against_a_hand_count(two_versions):
     report = build_report(study_frames(two_versions), n_boot=300, seed=0)
     entry = report["judge_versions"]["j"]
     assert [v["with_confidence"] for v in entry["versions"]] == [False, True]
+    per_version = [v["agreement"]["instruction_following"] for v in entry["versions"]]
+    assert [a["estimate"] for a in per_version] == [pytest.approx(6 / 9), 1.0]
     m = entry["comparison"]["metrics"]
     # instruction_following: version 1 calls all 9 PASS, right on the 6 of generators 0 and 1;
     # version 2 is right on all 9; the 3 of generator 2 got better
