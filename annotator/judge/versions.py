@@ -32,7 +32,7 @@ def parse_judge_ref(ref: str) -> tuple[str, str | None]:
     name, sep, version = ref.strip().rpartition("@") if "@" in ref else (ref.strip(), "", "")
     if not name or (sep and not version):
         raise InputError(
-            f"'{ref}' is not a judge: give its name or name@version (see `annotator status`)",
+            f"'{ref}' is not a judge: give its name, or name@version for one of its versions",
             field="judge",
         )
     return name, (version or None)
