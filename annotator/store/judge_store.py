@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
 from .db import StudyDB
@@ -147,28 +147,6 @@ def live_item_ids(db: StudyDB) -> list[str]:
         return list(
             s.scalars(select(Item.item_id).where(Item.is_anchor.is_(False)).order_by(Item.id))
         )
-
-
-def versions(db: StudyDB) -> list[dict[str, Any]]:
-    """Every (judge, version) with scores, oldest first: model, first run, number of items."""
-    with db.read() as s:
-        rows = s.execute(
-            select(
-                JudgeScore.judge,
-                JudgeScore.version,
-                func.min(JudgeRun.id),
-                func.min(JudgeRun.model),
-                func.min(JudgeRun.started_at),
-                func.count(func.distinct(JudgeScore.item_pk)),
-            )
-            .join(JudgeRun, JudgeRun.id == JudgeScore.run_pk)
-            .group_by(JudgeScore.judge, JudgeScore.version)
-            .order_by(func.min(JudgeRun.id))
-        ).all()
-    return [
-        {"judge": j, "version": v, "model": m, "started_at": at, "n_items": n}
-        for j, v, _first, m, at, n in rows
-    ]
 
 
 # ---- pairs ---------------------------------------------------------------------------
