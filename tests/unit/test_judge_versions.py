@@ -191,3 +191,23 @@ def test_going_back_to_0006_keeps_every_row_under_its_own_name(two_versions, tmp
             assert s.execute(text("SELECT count(*) FROM judge_scores")).scalar() == 90
     finally:
         study.close()
+
+
+def test_the_demo_shows_versions_calibration_and_the_judges_position_bias(demo_study_dir):
+    study = Study.open(demo_study_dir, mode="read")
+    try:
+        report = build_report(study_frames(study), n_boot=200, seed=0)
+    finally:
+        study.close()
+    entry = report["judge_versions"]["demo-lenient-judge"]
+    assert entry["latest"] == "import" and entry["versions"][0]["with_confidence"]
+    verdict = entry["comparison"]["metrics"]["verdict"]
+    # the lenient latest version is a regression: worse on the verdict, beyond its interval
+    assert verdict["difference"]["high"] < 0
+    assert verdict["changed"]["n_worse"] > verdict["changed"]["n_better"]
+    cal = report["judge_calibration"]["demo-lenient-judge"]
+    assert cal["version"] == entry["versions"][0]["version"]
+    gate = cal["metrics"]["instruction_following"]
+    assert gate["ece"]["low"] is not None and gate["bins"]
+    judge = report["pairwise"]["judges"]["demo-lenient-judge"]
+    assert judge["position_bias"]["flagged"] and judge["swap_consistency"]["estimate"] < 0.8
