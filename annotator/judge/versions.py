@@ -16,13 +16,32 @@ from typing import Any
 from ..domain.errors import InputError
 
 IMPORTED = "import"
+# settings at these values leave the version as a run before versions existed had it (migration
+# 0007 hashed those runs with no settings), so upgrading a study and running the same judge
+# again resumes its run instead of starting a new version
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "api": "responses",
+    "image_detail": "high",
+    "temperature": None,
+    "max_output_tokens": None,
+    "confidence": "none",
+    "task": "items",
+}
 VERSION_CHARS = 12  # hex digits shown and stored: 48 bits, collision-free for any one judge
 
 
 def judge_version(
     model: str | None, prompt_sha256: str | None, schema: str | None, settings: Any
 ) -> str:
-    """The version of a run (migration 0007 uses the same recipe with settings None)."""
+    """The version of a run: settings count only where they differ from DEFAULT_SETTINGS
+    (migration 0007 uses the same recipe with no settings)."""
+    if isinstance(settings, dict):
+        changed = {
+            k: v
+            for k, v in settings.items()
+            if k not in DEFAULT_SETTINGS or DEFAULT_SETTINGS[k] != v
+        }
+        settings = changed or None
     text = json.dumps([model, prompt_sha256, schema, settings], sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:VERSION_CHARS]
 

@@ -211,3 +211,29 @@ def test_the_demo_shows_versions_calibration_and_the_judges_position_bias(demo_s
     assert gate["ece"]["low"] is not None and gate["bins"]
     judge = report["pairwise"]["judges"]["demo-lenient-judge"]
     assert judge["position_bias"]["flagged"] and judge["swap_consistency"]["estimate"] < 0.8
+
+
+def test_a_run_from_before_versions_resumes_after_the_upgrade(tmp_path, monkeypatch):
+    """Migration 0007 gives an old run the version a run with default settings gets now, so
+    running the same judge again after the upgrade asks nothing."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    study = _study(tmp_path)
+    folder = study.folder
+    with JudgeServer() as server:
+        cfg = JudgeConfig(model="m", base_url=server.base_url, judge_name="j")
+        assert judge_study(study, cfg).n_scored == 9
+        study.close()
+        engine = make_engine(folder / DB_NAME)
+        downgrade(engine, "0006")  # as if scored before versions existed
+        engine.dispose()
+        study = Study.open(folder)
+        try:
+            calls = len(server.calls)
+            assert judge_study(study, cfg).n_skipped == 9
+            assert len(server.calls) == calls
+            with study.db.read() as s:
+                assert (
+                    s.execute(text("SELECT count(DISTINCT version) FROM judge_runs")).scalar() == 1
+                )
+        finally:
+            study.close()
