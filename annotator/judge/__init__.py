@@ -5,6 +5,7 @@ summary = run_judge(requests, rubric, JudgeConfig(model="gpt-5-mini"), sink)
 if summary.n_unscored: ...  # a second run picks up exactly those items
 """
 
+from .pairs import JudgePairVote, PairRequest, run_pair_judge
 from .prompt import prompt_hash, system_prompt, user_parts
 from .runner import (
     ERROR_KINDS,
@@ -18,21 +19,27 @@ from .runner import (
     run_judge,
 )
 from .schema import JudgeReply, ReplyError, judge_schema, validate_reply
+from .versions import judge_version, parse_judge_ref
 
 __all__ = [
     "ERROR_KINDS",
     "JudgeConfig",
     "JudgeError",
+    "JudgePairVote",
     "JudgeReply",
     "JudgeRequest",
     "JudgeScore",
     "JudgeSink",
+    "PairRequest",
     "ReplyError",
     "RunSummary",
     "judge_schema",
+    "judge_version",
     "make_client",
+    "parse_judge_ref",
     "prompt_hash",
     "run_judge",
+    "run_pair_judge",
     "system_prompt",
     "user_parts",
     "validate_reply",
