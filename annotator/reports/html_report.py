@@ -26,6 +26,7 @@ from jinja2 import Environment, FileSystemLoader
 from . import charts as _charts
 from .atomic import atomic_write_text
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
+from .view_adjudication import adjudication_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
@@ -153,6 +154,7 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 
 _TOP_KNOWN = (
     "study",
+    "adjudication",
     "rubric",
     "metrics",
     "findings",
@@ -249,6 +251,7 @@ def build_view(
             t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t
         ],
         "fatigue": fatigue_table(raters),
+        "adjudication": adjudication_view(report.get("adjudication")),
         "pairwise": pairwise_view(report.get("pairwise")),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),

@@ -8,7 +8,7 @@ together), runs it once, and resolves the estimates into
 fleiss_kappa, gwet_ac1, rater_pairs, human_alpha_nominal (scales), n_ties,
 n_cannot_judge, and per judge cohen_kappa, confusion, human_range, slices,
 exact_agreement_ci, alpha_humans_same_items, alpha_gain, permutation_pearson;
-top level "verdict", "generators", "systematic_findings", "definitions",
+top level "verdict", "adjudication" (None when nothing was adjudicated), "generators", "systematic_findings", "definitions",
 "n_boot", "seed", "n_perm".
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .adjudication import adjudication_section
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
 from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
@@ -87,9 +88,11 @@ def build_report(
         findings.extend(contradictions(spec, detail, items))
 
     raters = rater_section(plan, frames, items, specs, human, min_count)
+    adjudication = adjudication_section(plan, frames, specs, items, human, judged, min_count)
     plan.run()
     sections = resolve(sections)
     raters = resolve(raters)
+    adjudication = resolve(adjudication)
     spec_of = {s.key: s for s in specs}
     verdict = sections.pop(VERDICT_KEY, None)
     # one Benjamini-Hochberg family: every metric (and the verdict) and judge of the report
@@ -106,6 +109,7 @@ def build_report(
         "item_findings_baseline": baseline,
         "systematic_findings": systematic_findings,
         "raters": raters,
+        "adjudication": adjudication,
         "pairwise": _pairwise(frames, n_boot, seed),
         "generators": generator_section(
             items,
