@@ -343,6 +343,7 @@ class DecisionPanel(QGroupBox):
         self._rows: dict[str, MetricRow] = {}
         self.row: MetricRow | None = None
         self._category = 0
+        self._answered = False
         self.category_label = QLabel()
         lay.addWidget(self.category_label)
         self.reason_edit = QPlainTextEdit()
@@ -409,18 +410,27 @@ class DecisionPanel(QGroupBox):
         if row is None:
             row = ROWS[metric.kind](metric, 1, self.keymap)
             row.set_focused(True)  # the one metric answered here: always framed
+            row.changed.connect(self._given)
             self.row_stack.addWidget(row)
             self._rows[metric.key] = row
         self.row_stack.setCurrentWidget(row)
         self.row = row
         row.set_value(value)
+        # An untouched tags row holds "no tag": a decision only once given (Backspace: none).
+        self._answered = value is not None
         self.reason_edit.setPlainText(reason)
         self._category = CATEGORY_CYCLE.index(category) if category in CATEGORY_CYCLE else 0
         self._show_category()
         self.promote_box.hide()
 
+    def _given(self) -> None:
+        self._answered = True
+
     def value(self) -> Any:
-        return self.row.value() if self.row is not None else None
+        """The answer given (None until one is)."""
+        if self.row is None or not self._answered:
+            return None
+        return self.row.value()
 
     def reason(self) -> str:
         return self.reason_edit.toPlainText().strip()
