@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..domain.errors import InputError
 from ..domain.rubric import Metric, format_value
 from ..services.adjudication import (
     DEFAULT_ADJUDICATOR,
@@ -171,11 +172,12 @@ class ReviewView(SessionView):
             QLabel(
                 translate(
                     "ReviewView",
-                    "Keys: {next} / {prev} entry, answer keys as in labelling, {cat} reason "
-                    "category, {reason} reason, {who} who decides, {submit} decide, {promote} "
-                    "promote to anchor, {decided} hide decided, {clear} clear filters, "
+                    "Keys: {next} / {prev} entry, answer keys as in labelling ({none}: no tag), "
+                    "{cat} reason category, {reason} reason, {who} who decides, {submit} decide, "
+                    "{promote} promote to anchor, {decided} hide decided, {clear} clear filters, "
                     "{reload} read again.",
                 ).format(
+                    none=k("clear"),
                     next=k("review_next"),
                     prev=k("review_prev"),
                     cat=k("review_category"),
@@ -222,9 +224,9 @@ class ReviewView(SessionView):
         lay.setContentsMargins(4, 0, 0, 0)
         self.details = EntryDetails()
         lay.addWidget(self.details)
-        lay.addStretch(1)
         self.decision = d = DecisionPanel(self.keymap, self._default_adjudicator())
         lay.addWidget(d)
+        lay.addStretch(1)  # the decision right below the answers it weighs
         d.submit_button.clicked.connect(lambda _=False: self.submit())
         d.promote_button.clicked.connect(lambda _=False: self.ask_promote())
         self.reason_edit, self.adjudicator_edit = d.reason_edit, d.adjudicator_edit
@@ -532,6 +534,12 @@ class ReviewView(SessionView):
         self.open()
         return True
 
+    def _failed(self, exc: BaseException) -> None:
+        # A refusal names the CLI flag it came from (--by, --item): here the words alone.
+        if isinstance(exc, InputError) and (exc.field or "").startswith("--"):
+            exc = InputError(exc.message, source=exc.source, line=exc.line)
+        super()._failed(exc)
+
     def _say(self, text: str) -> None:
         self.message.setText(text)
 
@@ -540,7 +548,7 @@ class ReviewView(SessionView):
         if not self._sized and self.width() > 0:
             # The picture gets the most room; the list and the answers what their text needs.
             w = self.splitter.width() or self.width()
-            self.splitter.setSizes([int(w * 0.2), int(w * 0.42), int(w * 0.38)])
+            self.splitter.setSizes([int(w * 0.23), int(w * 0.4), int(w * 0.37)])
             self._sized = True
 
     def _image_ready(self, key: str, image: QImage) -> None:
