@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -337,9 +336,12 @@ class DecisionPanel(QGroupBox):
         self.keymap = keymap
         k = keymap.hint
         lay = QVBoxLayout(self)
-        self.row_stack = QStackedWidget()
-        self.row_stack.setStyleSheet(form_style(self.palette()))  # the label form's look
-        lay.addWidget(self.row_stack)
+        # Only the entry's row is shown (a stacked widget would be as tall as the tallest row).
+        self.row_holder = QWidget()
+        self.row_holder.setStyleSheet(form_style(self.palette()))  # the label form's look
+        self._row_lay = QVBoxLayout(self.row_holder)
+        self._row_lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.row_holder)
         self._rows: dict[str, MetricRow] = {}
         self.row: MetricRow | None = None
         self._category = 0
@@ -411,9 +413,10 @@ class DecisionPanel(QGroupBox):
             row = ROWS[metric.kind](metric, 1, self.keymap)
             row.set_focused(True)  # the one metric answered here: always framed
             row.changed.connect(self._given)
-            self.row_stack.addWidget(row)
+            self._row_lay.addWidget(row)
             self._rows[metric.key] = row
-        self.row_stack.setCurrentWidget(row)
+        for other in self._rows.values():
+            other.setVisible(other is row)
         self.row = row
         row.set_value(value)
         # An untouched tags row holds "no tag": a decision only once given (Backspace: none).
