@@ -262,8 +262,11 @@ class EntryDetails(QWidget):
         lay.addWidget(self.answers)
         self.consensus_label = QLabel()
         self.consensus_label.setWordWrap(True)
+        # The rule's own words are the report's (English, as the report); a reason is the lead's.
+        self.consensus_label.setProperty("content", True)
         lay.addWidget(self.consensus_label)
         self.previous_label = soft(QLabel())
+        self.previous_label.setProperty("content", True)
         lay.addWidget(self.previous_label)
 
     def show_entry(self, e: ReviewEntry, m: Metric) -> None:
@@ -368,6 +371,7 @@ class DecisionPanel(QGroupBox):
             )
         )
         self.adjudicator_edit = QLineEdit(adjudicator)
+        self.adjudicator_edit.setProperty("content", True)  # a name, stored as given ("lead")
         set_accessible(
             self.adjudicator_edit,
             translate("ReviewView", "Adjudicator"),

@@ -285,3 +285,21 @@ def test_screenshot_of_the_review_view_on_the_full_demo(qtbot, tmp_path, screens
     qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=20_000)
     view.grab().save(str(screenshot_dir / "review_view_demo.png"))
     w.close()
+
+
+def test_the_review_view_in_spanish_shows_no_english(qtbot, qapp, demo):
+    from test_i18n import _english, _visible_strings
+
+    from annotator.ui import i18n
+
+    assert i18n.install(qapp, "es") == "es"
+    try:
+        w, view = _review(qtbot, demo)
+        qtbot.keyClick(view, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)  # the rationale
+        # The study's own names (cases, generators) in the filter lists are its words.
+        names = [view.snapshot.name, *{v for e in view.entries for v in (e.generator, e.case_id)}]
+        found = [(c, t, _english(t)) for c, t in _visible_strings(view, names) if _english(t)]
+        assert not found, found[:5]
+        w.close()
+    finally:
+        i18n.install(qapp, "en")
