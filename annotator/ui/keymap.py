@@ -351,6 +351,7 @@ class Keymap:
                     seqs.append(seq)
             self._seqs[name] = seqs
         self._lookup: dict[str, dict[str, str]] = {c: {} for c in CONTEXTS}
+        clashes: set[tuple[str, str, str]] = set()
         for ctx in CONTEXTS:
             table = self._lookup[ctx]
             for a in ACTIONS:
@@ -360,9 +361,13 @@ class Keymap:
                     key = _portable(s)
                     held = table.get(key)
                     if held is not None and held != a.name:
-                        msg = f"{key} is bound to both {held} and {a.name} ({ctx}): {held} kept"
-                        if msg not in self._problems:
-                            self._problems.append(msg)
+                        # Once per clash, named in the first context it shows in (the answer
+                        # keys are live in both the label and the review view).
+                        if (key, held, a.name) not in clashes:
+                            clashes.add((key, held, a.name))
+                            self._problems.append(
+                                f"{key} is bound to both {held} and {a.name} ({ctx}): {held} kept"
+                            )
                         continue  # the action declared first wins
                     table[key] = a.name
 
