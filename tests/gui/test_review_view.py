@@ -25,10 +25,12 @@ _TEMPLATE: dict[str, Path] = {}
 
 
 def _demo_template() -> Path:
-    """The demo study with one variant per case (every kind of entry, quick to build), once."""
+    """The demo study with two variants per case, built once: quicker than the full demo, and
+    still judge findings the demo lead has not decided (they lead the queue), besides the
+    raters' disagreements."""
     if "small" not in _TEMPLATE:
         root = Path(tempfile.mkdtemp(prefix="annotator-review-"))
-        _TEMPLATE["small"] = build_demo(root / "demo", variants_per_case=1)
+        _TEMPLATE["small"] = build_demo(root / "demo", variants_per_case=2)
     return _TEMPLATE["small"]
 
 
@@ -105,6 +107,8 @@ def test_three_findings_resolved_by_key_only(qtbot, demo, screenshot_dir):
         assert nxt is not None and (nxt.item_id, nxt.metric) != (entry.item_id, entry.metric)
         assert not nxt.adjudicated  # on to the next entry still undecided
         decided.append((entry, value))
+    # The judge's findings come first in the queue: these three are findings.
+    assert all("judge_contradicts" in e.reasons for e, _ in decided)
     rows = _adjudications(demo)[len(before) :]
     assert [(r[0], r[1]) for r in rows] == [(e.item_id, e.metric) for e, _ in decided]
     for (entry, value), row in zip(decided, rows, strict=True):
