@@ -14,14 +14,16 @@ a rationale.
 This view names raters and generators: the main window opens it only in the
 lead's study (never in rater mode, never in a rater package). All database work
 runs on the window's ``DbWorker``; while a write is in flight every key is
-ignored (no double submit); a failure is one line in the view.
+ignored (no double submit); a failure is one line in the view. The parts that show
+one entry (header, answers, decision form, filters) are in ``review_panels``.
 
 Public API: ``ReviewView(snapshot, rater, worker, settings=None, parent=None, *,
 prefetcher=None)`` with ``apply_action(name) -> bool``, ``entries`` (the whole queue),
 ``shown`` (the filtered list), ``current() -> ReviewEntry | None``, ``select(i)``,
-``set_filter(kind, value)``, ``form_row`` (the answer row of the entry's metric),
-``reason_edit``, ``adjudicator_edit``, ``rationale_edit``, ``category()``, ``submit() ->
-bool``, ``state``; signals ``decided(int)`` (the adjudication id), ``promoted(str, int)``
+``set_filter(kind, value)``, ``filters`` (``FilterBar``), ``decision`` (``DecisionPanel``),
+``form_row`` (the answer row of the entry's metric), ``reason_edit``, ``adjudicator_edit``,
+``rationale_edit``, ``category()``, ``submit() -> bool``, ``ask_promote()``,
+``confirm_promote()``, ``hide_decided``, ``state``; signals ``decided(int)`` (the adjudication id), ``promoted(str, int)``
 (the anchor's item_id, the anchor set's new version), ``errorOccurred(str)``.
 """
 
