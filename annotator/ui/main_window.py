@@ -81,7 +81,7 @@ VIEWS: dict[str, tuple[str, str]] = {
 # The start page lists MODES; the review view is reached from the Mode menu (and its key).
 ALL_MODES = (*MODES, "review")
 LEAD_MODES = frozenset({"dashboard", "review"})  # name generators and every rater: the lead's alone
-# do not exist in a package
+# The lead's menu actions: not there at all in a package.
 LEAD_ACTIONS = ("add_rater", "mode_dashboard", "mode_review", "leave_rater")
 SYNC_EVERY_MS = 15_000
 PACKAGE_SUFFIX = ".annot"
