@@ -78,8 +78,7 @@ VIEWS: dict[str, tuple[str, str]] = {
     "dashboard": ("annotator.ui.dashboard_view", "DashboardView"),
     "review": ("annotator.ui.review_view", "ReviewView"),
 }
-# The start page lists MODES; the review view is reached from the Mode menu (and its key).
-ALL_MODES = (*MODES, "review")
+ALL_MODES = MODES  # the start page's buttons and the Mode menu list the same views
 LEAD_MODES = frozenset({"dashboard", "review"})  # name generators and every rater: the lead's alone
 # The lead's menu actions: not there at all in a package.
 LEAD_ACTIONS = ("add_rater", "mode_dashboard", "mode_review", "leave_rater")

@@ -1339,6 +1339,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Panel</translation>
     </message>
     <message>
+        <source>Review</source>
+        <translation>Revisar</translation>
+    </message>
+    <message>
         <source>Answer the rubric on one item at a time</source>
         <translation>Responde la rúbrica ítem a ítem</translation>
     </message>
@@ -1353,6 +1357,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     <message>
         <source>The study lead&apos;s figures: agreement, findings, drift, team progress</source>
         <translation>Las cifras de quien dirige el estudio: acuerdo, hallazgos, deriva, avance del equipo</translation>
+    </message>
+    <message>
+        <source>Resolve disagreements and findings, one key per answer (study lead)</source>
+        <translation>Resuelve desacuerdos y hallazgos, una tecla por respuesta (quien dirige el estudio)</translation>
     </message>
     <message>
         <source>Blinded expert rating of generated outputs</source>
