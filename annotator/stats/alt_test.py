@@ -212,4 +212,33 @@ def alt_test(
     }
 
 
-__all__ = ["alt_test", "benjamini_yekutieli", "leave_one_out_wins", "one_sided_p", "winning_rate"]
+def judge_alt_tests(
+    views: dict[str, Any], h: pd.DataFrame, *, nominal: bool, epsilon: float, min_items: int
+) -> dict[str, dict[str, Any]]:
+    """Per judge of one metric the report keys: `alt_test` (the figures, or None) and, when it
+    is None, `alt_test_note` saying why. `views`: judge name -> reconcile.JudgeView."""
+    out = {}
+    for name, view in views.items():
+        if not view.same_scale:
+            res: dict[str, Any] = {
+                "note": "alt-test not run: the judge does not answer on the rubric's scale"
+            }
+        else:
+            res = alt_test(
+                h, view.answers["code"], nominal=nominal, epsilon=epsilon, min_items=min_items
+            )
+        if "winning_rate" in res:
+            out[name] = {"alt_test": res}
+        else:
+            out[name] = {"alt_test": None, "alt_test_note": res["note"]}
+    return out
+
+
+__all__ = [
+    "judge_alt_tests",
+    "alt_test",
+    "benjamini_yekutieli",
+    "leave_one_out_wins",
+    "one_sided_p",
+    "winning_rate",
+]

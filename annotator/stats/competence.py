@@ -48,7 +48,7 @@ from .bootstrap import resample_counts, rng_for, summarize, undefined
 _DS_EPS = 1e-10  # floor of a confusion cell (log of zero)
 MAX_CATEGORIES = 7
 MIN_RATERS = 3  # below this a latent truth is two raters' say against each other
-ATTENTION = 0.5  # a competence whose upper bound is below this needs attention
+ATTENTION = 0.5  # the others' median competence from which a low one is flagged
 K_STEPS = 10  # EM rounds per bootstrap resample, from the full-data fit
 MAX_BOOT = 200  # resamples of the competence interval (each is a small EM fit)
 _BATCH = 2_000_000  # floats in one (answers x resamples x labels) array
@@ -336,10 +336,55 @@ def competence_figures(
     return out, latent
 
 
-def needs_attention(comp: dict[str, Any]) -> bool:
-    """A competence figure whose upper bound (or estimate, without bounds) is below ATTENTION."""
-    top = comp.get("high") if comp.get("high") is not None else comp.get("estimate")
-    return top is not None and top < ATTENTION
+def rater_competence(
+    human: pd.DataFrame, specs: list[Any], *, n_boot: int, seed: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """`raters.<r>.competence.<metric>` for every metric spec with human answers, and per metric
+    the latent-truth summary. `human`: the report's long table (idx, rater, metric, code)."""
+    per_rater: dict[str, dict[str, Any]] = {}
+    latent: dict[str, Any] = {}
+    by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    for spec in specs:
+        h = by_metric.get(spec.key)
+        if h is None or not h["code"].notna().any():
+            continue
+        figs, latent[spec.key] = competence_figures(
+            h, ordinal=spec.ordinal, values=spec.values, n_boot=n_boot, seed=seed, key=spec.key
+        )
+        for r, fig in figs.items():
+            per_rater.setdefault(r, {})[spec.key] = fig
+    return per_rater, latent
+
+
+def low_competence(
+    competence: dict[str, dict[str, Any]],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per rater the metrics where their competence is clearly below the others': the upper
+    bound under the median of the other raters' estimates, on a metric where that median is
+    at least ATTENTION. On a metric where most raters look like guessers (a rare yes/no tag,
+    where MACE reads a run of "no" as a strategy) nobody is singled out."""
+    est: dict[str, dict[str, float]] = {}
+    for r, figs in competence.items():
+        for key, f in figs.items():
+            if f.get("estimate") is not None:
+                est.setdefault(key, {})[r] = f["estimate"]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for key, by_r in est.items():
+        for r, e in by_r.items():
+            others = [v for o, v in by_r.items() if o != r]
+            if len(others) < MIN_RATERS - 1:
+                continue
+            peers = float(np.median(others))
+            f = competence[r][key]
+            top = f.get("high") if f.get("high") is not None else e
+            if peers >= ATTENTION and top < peers:
+                out.setdefault(r, {})[key] = {
+                    "estimate": e,
+                    "low": f.get("low"),
+                    "high": f.get("high"),
+                    "peers": peers,
+                }
+    return out
 
 
 __all__ = [
@@ -348,7 +393,8 @@ __all__ = [
     "dawid_skene",
     "encode",
     "mace",
-    "needs_attention",
+    "low_competence",
+    "rater_competence",
     "competence_figures",
     "mace_bootstrap",
 ]

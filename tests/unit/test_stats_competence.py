@@ -15,8 +15,8 @@ from annotator.stats.competence import (
     competence_figures,
     dawid_skene,
     encode,
+    low_competence,
     mace,
-    needs_attention,
 )
 
 ORACLE = Path(__file__).parents[1] / "data" / "crowdkit"
@@ -86,8 +86,11 @@ def test_report_figures_and_attention() -> None:
     out, latent = competence_figures(h, ordinal=False, n_boot=200, seed=0, key="m")
     for r in ("a", "b", "c", "d", "e"):
         assert out[r]["low"] < out[r]["estimate"] < out[r]["high"]
-        assert not needs_attention(out[r])
-    assert needs_attention(out["spammer"]) and needs_attention(out["adversary"])
+    low = low_competence({r: {"m": f} for r, f in out.items()})
+    assert set(low) == {"spammer", "adversary"}
+    assert low["spammer"]["m"]["peers"] == pytest.approx(
+        np.median([out[r]["estimate"] for r in out if r != "spammer"])
+    )
     assert out["a"]["model"] == "mace" and out["a"]["n"] == 200
     assert out["adversary"]["dawid_skene_accuracy"]["estimate"] < 0.1
     assert latent["n_items"] == 200 and latent["model"] == "dawid_skene"
