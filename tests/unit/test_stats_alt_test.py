@@ -146,3 +146,21 @@ def test_too_few_annotators_is_a_note() -> None:
     h, j = _sim(20, 6, "copy", 0)
     res = alt_test(h, j, nominal=True, min_items=30)
     assert "winning_rate" not in res and "alt_test_min_items" in res["note"]
+
+
+def test_alt_test_settings_are_checked() -> None:
+    from annotator.domain.errors import InputError
+    from annotator.services.study import DEFAULT_SETTINGS, check_setting
+
+    assert DEFAULT_SETTINGS["alt_test_epsilon"] == 0.1
+    assert DEFAULT_SETTINGS["alt_test_min_items"] == 30
+    check_setting("alt_test_epsilon", 0.15)
+    check_setting("alt_test_min_items", 20)
+    for key, bad in (
+        ("alt_test_epsilon", 1.5),
+        ("alt_test_epsilon", "x"),
+        ("alt_test_min_items", 0),
+    ):
+        with pytest.raises(InputError) as e:
+            check_setting(key, bad)
+        assert key in str(e.value) and "\n" not in str(e.value)

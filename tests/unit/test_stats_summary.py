@@ -1,0 +1,101 @@
+"""The summary's verdicts and rankings from hand-built report entries."""
+
+from __future__ import annotations
+
+from annotator.stats.summary import GLOSSARY, build_summary, judge_verdict
+
+
+def _alt(passed: bool) -> dict:
+    return {
+        "epsilon": 0.1,
+        "winning_rate": 0.75 if passed else 0.25,
+        "advantage_probability": 0.8,
+        "passed": passed,
+        "min_passing_epsilon": 0.05 if passed else 0.2,
+        "n_annotators": 4,
+        "n_items": 60,
+    }
+
+
+def _range(position: str | None) -> dict:
+    return {
+        "judge_mean": 0.5,
+        "human_vs_human": {"min": 0.4, "max": 0.7},
+        "position": position,
+        **({} if position else {"note": "needs kappas on at least 10 shared items"}),
+    }
+
+
+def test_judge_verdicts() -> None:
+    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("below")})
+    assert v["verdict"] == "replaceable" and "3 of 4 raters" in v["why"]
+    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("inside")})
+    assert v["verdict"] == "inside_human_spread"
+    assert "0.40 to 0.70" in v["why"] and "passes from epsilon 0.200" in v["why"]
+    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("below")})
+    assert v["verdict"] == "not_trustworthy"
+    v = judge_verdict(
+        {"alt_test": None, "alt_test_note": "alt-test not run: x", "human_range": _range(None)}
+    )
+    assert v["verdict"] == "undetermined" and "alt-test not run: x" in v["why"]
+    assert "needs kappas" in v["why"]
+
+
+def _fig(e: float, lo: float, hi: float) -> dict:
+    return {"estimate": e, "low": lo, "high": hi, "n": 30}
+
+
+def test_summary_of_a_report() -> None:
+    report = {
+        "metrics": {
+            "layout": {"label": "Layout", "judges": {"j": {"alt_test": _alt(True)}}},
+        },
+        "verdict": {"label": "verdict", "judges": {"j": {"human_range": _range("above")}}},
+        "generators": {
+            "figures": {"verdict_pass_rate": "pass rate"},
+            "by_generator": {
+                "a": {"overall": {"verdict_pass_rate": _fig(0.8, 0.7, 0.9)}},
+                "b": {"overall": {"verdict_pass_rate": _fig(0.5, 0.4, 0.6)}},
+                "c": {"overall": {"verdict_pass_rate": _fig(0.6, 0.5, 0.7)}},
+            },
+            "comparable": True,
+        },
+        "pairwise": {
+            "bradley_terry": {
+                "a": _fig(0.5, 0.3, 0.7),
+                "b": _fig(0.1, 0, 0.2),
+                "c": _fig(-0.6, -0.8, -0.4),
+            }
+        },
+        "raters": {
+            "r1": {
+                "drift": {
+                    "flagged": True,
+                    "metric": "layout",
+                    "direction": "up",
+                    "first_flag_at": 12,
+                }
+            },
+            "r2": {"drift": {"flagged": False}, "competence": {"layout": _fig(0.2, 0.1, 0.3)}},
+            "r3": {"drift": {"flagged": False}, "competence": {"layout": _fig(0.8, 0.7, 0.9)}},
+            "r4": {"drift": {"flagged": False}, "competence": {"layout": _fig(0.9, 0.8, 1.0)}},
+        },
+    }
+    s = build_summary(report)
+    assert s["judges"]["j"]["layout"]["verdict"] == "replaceable"
+    assert s["judges"]["j"]["layout"]["label"] == "Layout"
+    assert s["judges"]["j"]["verdict"]["verdict"] == "not_trustworthy"
+    g = s["generators"]
+    assert [r["generator"] for r in g["ranking"]] == ["a", "c", "b"]
+    assert [(r["rubric_rank"], r["pairwise_rank"]) for r in g["ranking"]] == [
+        (1, 1),
+        (2, 3),
+        (3, 2),
+    ]
+    assert g["disagree"] == ["c", "b"]
+    assert s["release_gate"]["set"] is False
+    need = {x["rater"]: x["why"] for x in s["raters_needing_attention"]}
+    assert set(need) == {"r1", "r2"}
+    assert "drift on Layout (up)" in need["r1"][0]
+    assert "low competence on Layout" in need["r2"][0]
+    assert "competence" in GLOSSARY and "epsilon" in GLOSSARY
