@@ -35,6 +35,7 @@ from .view_study import (
     rater_matrix,
     rater_view,
 )
+from .view_summary import metric_labels, summary_view
 
 __all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
 
@@ -170,6 +171,7 @@ _TOP_KNOWN = (
     "definitions",
     "seed",
     "n_perm",
+    "summary",
 )
 
 
@@ -246,8 +248,14 @@ def build_view(
             for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
         ],
         "rater_tables": [
-            t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t
+            t
+            for t in (
+                rater_matrix(raters, k, title, labels=metric_labels(report))
+                for k, title in RATER_MATRICES
+            )
+            if t
         ],
+        "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
         "pairwise": pairwise_view(report.get("pairwise")),
         "charts": chart_set,

@@ -180,8 +180,12 @@ def _per_metric_cell(v: Any) -> dict[str, Any]:
     return {"est": None, "text": fmt_any(v), "sub": ""}
 
 
-def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, Any] | None:
-    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...)."""
+def rater_matrix(
+    raters: Mapping[str, Any], key: str, title: str, labels: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
+    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...);
+    metrics shown by `labels` where given."""
+    lab = labels or {}
     names = [n for n in sorted(raters, key=str) if key in as_dict(raters[n])]
     if not names:
         return None
@@ -212,7 +216,7 @@ def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, A
         # more metrics than raters: metrics down the side keeps the table inside the page
         rows = [
             (
-                m,
+                lab.get(m, m),
                 [
                     _per_metric_cell(as_dict(as_dict(raters[n]).get(key))[m])
                     if m in as_dict(as_dict(raters[n]).get(key))
@@ -232,7 +236,12 @@ def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, A
     for n in names:
         d = as_dict(as_dict(raters[n]).get(key))
         rows.append((str(n), [_per_metric_cell(d[m]) if m in d else blank for m in cols]))
-    return {"title": title, "corner": "rater", "columns": cols, "rows": rows}
+    return {
+        "title": title,
+        "corner": "rater",
+        "columns": [lab.get(m, m) for m in cols],
+        "rows": rows,
+    }
 
 
 def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -286,6 +295,10 @@ RATER_MATRICES = (
     ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
     ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
     ("agreement_with_consensus", "Agreement with the human consensus"),
+    (
+        "competence",
+        "Competence (MACE): how often the rater knows the answer rather than guesses",
+    ),
 )
 
 
