@@ -242,7 +242,10 @@ def build_view(
         "item_findings_baseline": [
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
-        "generators": generators_view(report.get("generators")),
+        "generators": generators_view(
+            report.get("generators"),
+            {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
+        ),
         "raters": [
             rater_view(n, r, chart_set["drift"])
             for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))

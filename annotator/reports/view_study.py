@@ -63,7 +63,7 @@ def _gate_view(name: str, gate: Any) -> dict[str, Any]:
     }
 
 
-def generators_view(gens: Any) -> dict[str, Any] | None:
+def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """Generators side by side, one table per figure, cases alphabetical in rows.
 
     Accepts the report model's {"cases", "figures", "by_generator": {g: {overall, by_case,
@@ -120,7 +120,9 @@ def generators_view(gens: Any) -> dict[str, Any] | None:
         figures.append(
             {
                 "key": str(k),
-                "label": f"{k} · {label}" if label else str(k).replace("_", " "),
+                "label": f"{(names_of or {}).get(k, k)} · {label}"
+                if label
+                else str(k).replace("_", " "),
                 "overall": overall,
                 "rows": rows,
             }
