@@ -99,3 +99,22 @@ def test_summary_of_a_report() -> None:
     assert "drift on Layout (up)" in need["r1"][0]
     assert "low competence on Layout" in need["r2"][0]
     assert "competence" in GLOSSARY and "epsilon" in GLOSSARY
+
+
+def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
+    from pathlib import Path
+
+    from annotator.domain.rubric import load_rubric
+    from annotator.services.dashboard import _agreement_text, _competence_text
+
+    rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
+    raters = {
+        "r2": {"competence": {"layout_hierarchy": _fig(0.2, 0.1, 0.3)}},
+        "r3": {"competence": {"layout_hierarchy": _fig(0.8, 0.7, 0.9)}},
+        "r4": {"competence": {"layout_hierarchy": _fig(0.9, 0.8, 1.0)}},
+    }
+    text = _competence_text(rubric, "r2", raters)
+    assert text.startswith("0.20 (median)") and "low on Layout" in text
+    assert "low on" not in _competence_text(rubric, "r3", raters)
+    rep = {"agreement_with_consensus": {"a": {"exact_agreement": _fig(0.7, 0.6, 0.8)}}}
+    assert _agreement_text(rep) == "70% (median of 1 metrics)"
