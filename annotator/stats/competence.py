@@ -218,52 +218,71 @@ def _incidence(group: np.ndarray, size: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(a), (group, np.arange(a))), shape=(size, a))
 
 
+def _patterns(x: Answers) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Items with the same answers from the same raters share a posterior: the distinct answer
+    patterns as rows over (rater, answer) columns, and the item -> pattern incidence."""
+    n, R, L = _shape(x)
+    m = sp.csr_matrix((np.ones(len(x.item)), (x.item, x.rater * L + x.label)), shape=(n, R * L))
+    m.sum_duplicates()
+    m.sort_indices()
+    seen: dict[bytes, int] = {}
+    of = np.empty(n, dtype=np.int64)
+    first = []
+    for i in range(n):
+        k = m.indices[m.indptr[i] : m.indptr[i + 1]].tobytes()
+        if k not in seen:
+            seen[k] = len(first)
+            first.append(i)
+        of[i] = seen[k]
+    pat = m[np.asarray(first, dtype=np.int64)]
+    to_pat = sp.csr_matrix((np.ones(n), (np.arange(n), of)), shape=(n, len(first)))
+    return pat.tocsr(), to_pat.tocsr()
+
+
 def mace_bootstrap(
     x: Answers, fit: MaceFit, weights: np.ndarray, k_steps: int = K_STEPS
 ) -> np.ndarray:
     """Competence per resample (b x raters): `k_steps` rounds of weighted EM on each resample of
-    items (`weights`: b x items, multiplicities), started at the full-data fit."""
+    items (`weights`: b x items, multiplicities), started at the full-data fit.
+
+    An answer's terms depend only on (rater, answer, truth), so they are tables of raters x
+    answers x truths per resample, and items enter through their distinct answer patterns:
+    two sparse products per round instead of arrays over every answer.
+    """
     n, R, L = _shape(x)
-    A = len(x.item)
-    s_item, g_ra, g_r = (
-        _incidence(x.item, n),
-        _incidence(x.rater * L + x.label, R * L),
-        _incidence(x.rater, R),
-    )
-    hit = (x.label[:, None] == np.arange(L)[None, :])[:, None, :]
+    pat, to_pat = _patterns(x)
+    P = pat.shape[0]
+    wp_all = np.asarray(to_pat.T @ weights.T).T  # b x patterns
+    pat_t = pat.T.tocsr()
+    eye = np.eye(L, dtype=bool)
     smoothing = 0.01 / L
-    per = max(1, _BATCH // max(1, A * L))
+    per = max(1, _BATCH // max(1, (P + R * L) * L))
     out = []
     for start in range(0, len(weights), per):
-        w = weights[start : start + per]
-        b = len(w)
-        wa = w[:, x.item].T  # answers x b
-        spam = np.broadcast_to(
-            np.column_stack([1 - fit.competence, fit.competence]), (b, R, 2)
-        ).copy()
+        wp = wp_all[start : start + per]
+        b = len(wp)
+        s1 = np.broadcast_to(fit.competence, (b, R)).copy()
         theta = np.broadcast_to(fit.strategy, (b, R, L)).copy()
         for _ in range(k_steps):
-            s0, s1 = spam[:, x.rater, 0].T, spam[:, x.rater, 1].T  # answers x b
-            th = theta[:, x.rater, x.label].T
-            mix = (s0 * th)[:, :, None] + s1[:, :, None] * hit  # answers x b x labels
+            s0 = 1.0 - s1
+            # mix[b, r, a, l] = P(answer a | truth l) for rater r
+            mix = (s0[:, :, None] * theta)[:, :, :, None] + s1[:, :, None, None] * eye
             with np.errstate(divide="ignore"):
-                ll = np.asarray(s_item @ np.log(mix).reshape(A, b * L)).reshape(n, b, L)
+                logt = np.log(mix).transpose(1, 2, 0, 3).reshape(R * L, b * L)
+            ll = np.asarray(pat @ logt).reshape(P, b, L)
             p = np.exp(ll - ll.max(axis=2, keepdims=True))
-            post = (p / p.sum(axis=2, keepdims=True))[x.item]  # answers x b x labels
+            post = p / p.sum(axis=2, keepdims=True) * wp.T[:, :, None]
+            q = np.asarray(pat_t @ post.reshape(P, b * L)).reshape(R, L, b, L).transpose(2, 0, 1, 3)
             with np.errstate(divide="ignore", invalid="ignore"):
-                spamming = np.nan_to_num((post * (s0 * th)[:, :, None] / mix).sum(axis=2))
-                knowing = np.nan_to_num(
-                    np.take_along_axis(post, x.label[:, None, None], axis=2)[:, :, 0]
-                    * s1
-                    / (s0 * th + s1)
-                )
-            strat = np.asarray(g_ra @ (wa * spamming)).reshape(R, L, b).transpose(2, 0, 1)
-            c0, c1 = np.asarray(g_r @ (wa * spamming)).T, np.asarray(g_r @ (wa * knowing)).T
-            spam = np.stack([c0, c1], axis=2) + smoothing
-            spam /= spam.sum(axis=2, keepdims=True)
+                spam_share = np.nan_to_num((s0[:, :, None] * theta)[:, :, :, None] / mix)
+                know_share = np.nan_to_num(s1[:, :, None] / np.diagonal(mix, axis1=2, axis2=3))
+            strat = (q * spam_share).sum(axis=3)  # b x R x answers
+            know = (np.diagonal(q, axis1=2, axis2=3) * know_share).sum(axis=2)
+            c0, c1 = strat.sum(axis=2) + smoothing, know + smoothing
+            s1 = c1 / (c0 + c1)
             theta = strat + smoothing
             theta /= theta.sum(axis=2, keepdims=True)
-        out.append(spam[:, :, 1])
+        out.append(s1)
     return np.concatenate(out) if out else np.zeros((0, R))
 
 

@@ -134,3 +134,45 @@ def test_competence_interval_covers_the_planted_competence() -> None:
     # 500 intervals: a 95% interval gives 0.93-0.97 (binomial band, about 2 standard errors)
     print(f"competence interval coverage {share:.3f} over {trials}")
     assert 0.90 <= share <= 0.98, share
+
+
+def test_bootstrap_rounds_equal_em_on_the_resampled_items() -> None:
+    """The pattern-and-table form of the weighted EM rounds equals plain EM rounds run on the
+    resample written out item by item (each item repeated as often as it was drawn)."""
+    from annotator.stats.bootstrap import resample_counts
+    from annotator.stats.competence import Answers, _mace_e_step, _normalize, mace_bootstrap
+
+    h = _planted(120, 4, 3)
+    x = encode(h)
+    fit = mace(x)
+    w = resample_counts(np.random.default_rng(9), len(x.items), 3)
+    got = mace_bootstrap(x, fit, w, k_steps=4)
+    n, R, L = len(x.items), len(x.raters), len(x.labels)
+    for b in range(len(w)):
+        reps = np.repeat(np.arange(n), w[b].astype(int))  # new item j is old item reps[j]
+        pos = {}
+        for j, i in enumerate(reps):
+            pos.setdefault(i, []).append(j)
+        sel = [(j, k) for k in range(len(x.item)) for j in pos.get(x.item[k], [])]
+        xr = Answers(
+            np.array([j for j, _ in sel]),
+            x.rater[[k for _, k in sel]],
+            x.label[[k for _, k in sel]],
+            np.arange(len(reps)),
+            x.raters,
+            x.labels,
+        )
+        spam = np.column_stack([1 - fit.competence, fit.competence])
+        theta = fit.strategy.copy()
+        for _ in range(4):
+            _, spamming, knowing = _mace_e_step(xr, spam, theta)
+            strat = np.zeros((R, L))
+            np.add.at(strat, (xr.rater, xr.label), spamming)
+            counts = np.column_stack(
+                [
+                    np.bincount(xr.rater, spamming, minlength=R),
+                    np.bincount(xr.rater, knowing, minlength=R),
+                ]
+            )
+            spam, theta = _normalize(counts, 0.01 / L), _normalize(strat, 0.01 / L)
+        np.testing.assert_allclose(got[b], spam[:, 1], atol=1e-10)
