@@ -83,6 +83,36 @@ def _shape(x: Answers) -> tuple[int, int, int]:
     return len(x.items), len(x.raters), len(x.labels)
 
 
+def _compress(x: Answers) -> tuple[Answers, np.ndarray, np.ndarray]:
+    """The answers over distinct answer patterns (items answered alike by the same raters have
+    the same posterior), each pattern's number of items, and each item's pattern."""
+    n, R, L = _shape(x)
+    pat, to_pat = _patterns(x)
+    of = to_pat.indices  # one pattern per item row, in item order
+    rows = np.repeat(np.arange(pat.shape[0]), np.diff(pat.indptr))
+    cols = pat.indices
+    xp = Answers(rows, cols // L, cols % L, np.arange(pat.shape[0]), x.raters, x.labels)
+    return xp, np.bincount(of, minlength=pat.shape[0]).astype(float), of
+
+
+def _by_item(x: Answers, vals: np.ndarray) -> np.ndarray:
+    """Per-answer rows (answers x labels) summed per item (items x labels)."""
+    n, L = len(x.items), vals.shape[1]
+    return np.column_stack([np.bincount(x.item, weights=vals[:, c], minlength=n) for c in range(L)])
+
+
+def _by_rater_answer(x: Answers, vals: np.ndarray) -> np.ndarray:
+    """Per-answer values (answers, or answers x k) summed per (rater, answer): R x L (x k)."""
+    R, L = len(x.raters), len(x.labels)
+    key = x.rater * L + x.label
+    if vals.ndim == 1:
+        return np.bincount(key, weights=vals, minlength=R * L).reshape(R, L)
+    return np.stack(
+        [np.bincount(key, weights=vals[:, c], minlength=R * L) for c in range(vals.shape[1])],
+        axis=1,
+    ).reshape(R, L, -1)
+
+
 @dataclass
 class DawidSkeneFit:
     posterior: np.ndarray  # items x labels
@@ -91,23 +121,17 @@ class DawidSkeneFit:
     n_iter: int
 
 
-def _ds_m_step(x: Answers, post: np.ndarray) -> np.ndarray:
-    n, R, L = _shape(x)
-    e = np.zeros((R, L, L))
-    np.add.at(e, (x.rater, x.label), post[x.item])
-    seen = np.zeros((R, L), dtype=bool)
-    seen[x.rater, x.label] = True
+def _ds_m_step(x: Answers, post: np.ndarray, wa: np.ndarray) -> np.ndarray:
+    e = _by_rater_answer(x, post[x.item] * wa[:, None])
+    seen = _by_rater_answer(x, np.ones(len(x.item))) > 0
     e = np.where(seen[:, :, None], np.maximum(e, _DS_EPS), 0.0)
     return e / e.sum(axis=1, keepdims=True)
 
 
 def _ds_e_step(x: Answers, prior: np.ndarray, e: np.ndarray) -> np.ndarray:
-    n, R, L = _shape(x)
     with np.errstate(divide="ignore"):
         loge = np.log2(e[x.rater, x.label])  # answers x truth
-    ll = np.log2(np.maximum(prior, _DS_EPS))[None, :] + np.column_stack(
-        [np.bincount(x.item, weights=loge[:, c], minlength=n) for c in range(L)]
-    )
+    ll = np.log2(np.maximum(prior, _DS_EPS))[None, :] + _by_item(x, loge)
     p = np.exp2(ll - ll.max(axis=1, keepdims=True))
     return p / p.sum(axis=1, keepdims=True)
 
@@ -115,23 +139,23 @@ def _ds_e_step(x: Answers, prior: np.ndarray, e: np.ndarray) -> np.ndarray:
 def dawid_skene(x: Answers, n_iter: int = 100, tol: float | None = 1e-8) -> DawidSkeneFit:
     """EM for Dawid-Skene from the majority-vote shares; stops after `n_iter` rounds or when no
     posterior moves by more than `tol` (None: always `n_iter` rounds)."""
-    n, R, L = _shape(x)
-    post = np.zeros((n, L))
-    np.add.at(post, (x.item, x.label), 1.0)
+    xp, cnt, of = _compress(x)
+    wa = cnt[xp.item]
+    post = _by_item(xp, np.eye(len(x.labels))[xp.label])
     post /= post.sum(axis=1, keepdims=True)
-    prior = post.mean(axis=0)
-    e = _ds_m_step(x, post)
+    prior = cnt @ post / cnt.sum()
+    e = _ds_m_step(xp, post, wa)
     done = 0
     for _round in range(n_iter):
         done += 1
-        new = _ds_e_step(x, prior, e)
-        prior = new.mean(axis=0)
-        e = _ds_m_step(x, new)
+        new = _ds_e_step(xp, prior, e)
+        prior = cnt @ new / cnt.sum()
+        e = _ds_m_step(xp, new, wa)
         moved = float(np.abs(new - post).max())
         post = new
         if tol is not None and moved < tol:
             break
-    return DawidSkeneFit(post, prior, e, done)
+    return DawidSkeneFit(post[of], prior, e, done)
 
 
 @dataclass
@@ -139,7 +163,6 @@ class MaceFit:
     posterior: np.ndarray  # items x labels
     competence: np.ndarray  # raters: P(knowing)
     strategy: np.ndarray  # raters x labels: answer distribution when spamming
-    knowing: np.ndarray  # per answer: posterior that the rater knew it
     n_iter: int
 
 
@@ -153,13 +176,13 @@ def _mace_e_step(
     x: Answers, spam: np.ndarray, theta: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Posterior of the truth per item, and per answer the posteriors of spamming and knowing."""
-    n, R, L = _shape(x)
+    L = len(x.labels)
     s0, s1 = spam[x.rater, 0], spam[x.rater, 1]
     th = theta[x.rater, x.label]
     hit = x.label[:, None] == np.arange(L)[None, :]
     with np.errstate(divide="ignore"):
         logm = np.log(s0[:, None] * th[:, None] + s1[:, None] * hit)  # answers x truth
-    ll = np.column_stack([np.bincount(x.item, weights=logm[:, c], minlength=n) for c in range(L)])
+    ll = _by_item(x, logm)
     p = np.exp(ll - ll.max(axis=1, keepdims=True))
     post = p / p.sum(axis=1, keepdims=True)
     pa = post[x.item]
@@ -175,31 +198,32 @@ def mace(
     x: Answers, n_iter: int = 100, tol: float | None = 1e-9, default_noise: float = 0.5
 ) -> MaceFit:
     """EM for MACE; stops after `n_iter` rounds or when no parameter moves by more than `tol`."""
-    n, R, L = _shape(x)
+    R, L = len(x.raters), len(x.labels)
+    xp, cnt, of = _compress(x)
+    wa = cnt[xp.item]
     smoothing = 0.01 / L
     spam = uniform(1, 1 + default_noise).rvs(size=(R, 2), random_state=0)
     theta = uniform(1, 1 + default_noise).rvs(size=(R, L), random_state=0)
     spam = spam / spam.sum(axis=1, keepdims=True)
     theta = theta / theta.sum(axis=1, keepdims=True)
-    post, spamming, knowing = _mace_e_step(x, spam, theta)
+    post, spamming, knowing = _mace_e_step(xp, spam, theta)
     done = 0
     for _round in range(n_iter):
         done += 1
-        strat = np.zeros((R, L))
-        np.add.at(strat, (x.rater, x.label), spamming)
+        strat = _by_rater_answer(xp, wa * spamming)
         counts = np.column_stack(
             [
-                np.bincount(x.rater, spamming, minlength=R),
-                np.bincount(x.rater, knowing, minlength=R),
+                np.bincount(xp.rater, wa * spamming, minlength=R),
+                np.bincount(xp.rater, wa * knowing, minlength=R),
             ]
         )
         new_spam, new_theta = _normalize(counts, smoothing), _normalize(strat, smoothing)
         moved = max(float(np.abs(new_spam - spam).max()), float(np.abs(new_theta - theta).max()))
         spam, theta = new_spam, new_theta
-        post, spamming, knowing = _mace_e_step(x, spam, theta)
+        post, spamming, knowing = _mace_e_step(xp, spam, theta)
         if tol is not None and moved < tol:
             break
-    return MaceFit(post, spam[:, 1], theta, knowing, done)
+    return MaceFit(post[of], spam[:, 1], theta, done)
 
 
 def binned(codes: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
@@ -210,12 +234,6 @@ def binned(codes: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
     width = (hi - lo) / MAX_CATEGORIES
     b = np.floor((codes - lo) / width)
     return np.where(np.isnan(codes), np.nan, np.minimum(b, MAX_CATEGORIES - 1))
-
-
-def _incidence(group: np.ndarray, size: int) -> sp.csr_matrix:
-    """Sparse (size x answers) matrix summing per-answer columns by group."""
-    a = len(group)
-    return sp.csr_matrix((np.ones(a), (group, np.arange(a))), shape=(size, a))
 
 
 def _patterns(x: Answers) -> tuple[sp.csr_matrix, sp.csr_matrix]:
