@@ -24,7 +24,7 @@ follow). A scale with more than MAX_CATEGORIES points is binned into
 MAX_CATEGORIES equal-width bins first.
 
 Intervals: a seeded bootstrap over the metric's items (the report's seed, at
-most MAX_BOOT resamples). Each resample runs K_STEPS rounds of weighted EM
+most MAX_BOOT resamples). Each resample runs up to K_STEPS rounds of weighted EM
 (item multiplicities as weights) from the full-data fit, all resamples at once
 in arrays, rather than a fit from scratch: the fit is already near the
 resample's optimum. Holding the posteriors at the full-data fit (a single
@@ -49,7 +49,8 @@ _DS_EPS = 1e-10  # floor of a confusion cell (log of zero)
 MAX_CATEGORIES = 7
 MIN_RATERS = 3  # below this a latent truth is two raters' say against each other
 ATTENTION = 0.5  # the others' median competence from which a low one is flagged
-K_STEPS = 10  # EM rounds per bootstrap resample, from the full-data fit
+K_STEPS = 10  # at most this many EM rounds per bootstrap resample, from the full-data fit
+K_TOL = 1e-4  # ... fewer once no resample's competence moves by more than this in a round
 MAX_BOOT = 200  # resamples of the competence interval (each is a small EM fit)
 _BATCH = 2_000_000  # floats in one (answers x resamples x labels) array
 
@@ -261,7 +262,8 @@ def mace_bootstrap(
     x: Answers, fit: MaceFit, weights: np.ndarray, k_steps: int = K_STEPS
 ) -> np.ndarray:
     """Competence per resample (b x raters): `k_steps` rounds of weighted EM on each resample of
-    items (`weights`: b x items, multiplicities), started at the full-data fit.
+    items (`weights`: b x items, multiplicities), started at the full-data fit (fewer once
+    the competences stop moving: K_TOL).
 
     An answer's terms depend only on (rater, answer, truth), so they are tables of raters x
     answers x truths per resample, and items enter through their distinct answer patterns:
@@ -297,9 +299,12 @@ def mace_bootstrap(
             strat = (q * spam_share).sum(axis=3)  # b x R x answers
             know = (np.diagonal(q, axis1=2, axis2=3) * know_share).sum(axis=2)
             c0, c1 = strat.sum(axis=2) + smoothing, know + smoothing
+            moved = float(np.abs(c1 / (c0 + c1) - s1).max())
             s1 = c1 / (c0 + c1)
             theta = strat + smoothing
             theta /= theta.sum(axis=2, keepdims=True)
+            if moved < K_TOL:
+                break
         out.append(s1)
     return np.concatenate(out) if out else np.zeros((0, R))
 
