@@ -113,7 +113,7 @@ class Est:
             return "—"
         if self.estimate is None:
             reason = self.reason
-            return f"undefined ({reason})" if reason else "undefined: no reason recorded"
+            return f"undefined ({reason})" if reason else "undefined"
         return fmt_num(self.estimate)
 
     @property

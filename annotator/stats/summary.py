@@ -5,7 +5,8 @@ figures the report already holds:
 
 - per judge and metric a verdict: `replaceable` when the judge passes the
   alternative-annotator test; else `inside_human_spread` when its mean kappa
-  with each human lies within the range of the human-human kappas; else
+  with each human lies within the range of the human-human kappas (or above
+  it: agreeing with each human more than they agree with each other); else
   `not_trustworthy` when either figure exists and says no; `undetermined` when
   neither could be computed (the note says why). Each comes with the figure
   behind it (`why`, in words).
@@ -72,13 +73,14 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
         if alt
         else None
     )
-    if pos == "inside":
-        why = spread + (f"; {failed}" if failed else "")
+    if pos in ("inside", "above"):
+        # above the range is not worse than inside it: the judge agrees with each human more
+        # than the humans agree with each other (without passing the alt-test, still no more)
+        why = spread + (" (above the human range)" if pos == "above" else "")
+        why += f"; {failed}" if failed else ""
         return {"verdict": "inside_human_spread", "why": why, "figure": {"human_range": hr}}
-    if alt or pos in ("below", "above"):
+    if alt or pos == "below":
         parts = [p for p in (failed, spread if pos else None) if p]
-        if pos == "above":
-            parts.append("the judge agrees with the humans more than they agree with each other")
         return {
             "verdict": "not_trustworthy",
             "why": "; ".join(parts),

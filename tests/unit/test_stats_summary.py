@@ -84,7 +84,8 @@ def test_summary_of_a_report() -> None:
     s = build_summary(report)
     assert s["judges"]["j"]["layout"]["verdict"] == "replaceable"
     assert s["judges"]["j"]["layout"]["label"] == "Layout"
-    assert s["judges"]["j"]["verdict"]["verdict"] == "not_trustworthy"
+    assert s["judges"]["j"]["verdict"]["verdict"] == "inside_human_spread"
+    assert "above the human range" in s["judges"]["j"]["verdict"]["why"]
     g = s["generators"]
     assert [r["generator"] for r in g["ranking"]] == ["a", "c", "b"]
     assert [(r["rubric_rank"], r["pairwise_rank"]) for r in g["ranking"]] == [
@@ -118,3 +119,94 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
     assert "low on" not in _competence_text(rubric, "r3", raters)
     rep = {"agreement_with_consensus": {"a": {"exact_agreement": _fig(0.7, 0.6, 0.8)}}}
     assert _agreement_text(rep) == "70% (median of 1 metrics)"
+
+
+def _small_study(with_sessions: bool):
+    from pathlib import Path
+
+    import numpy as np
+    import pandas as pd
+
+    from annotator.domain.rubric import load_rubric
+    from annotator.stats.frames import StudyFrames
+
+    rng = np.random.default_rng(4)
+    rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
+    n = 60
+    ids = [f"it{i:03d}" for i in range(n)]
+    items = pd.DataFrame(
+        {
+            "item_id": ids,
+            "display_code": ids,
+            "case_id": [f"c{i % 6}" for i in range(n)],
+            "cell_id": [f"c{i % 6}" for i in range(n)],
+            "generator": [f"g{i % 3}" for i in range(n)],
+            "slice": None,
+        }
+    )
+    truth = rng.random(n) < 0.6
+    rows = []
+    for r in range(5):
+        flip = rng.random(n) < (0.5 if r == 4 else 0.1)  # rater 4 guesses half the time
+        ans = np.where(truth ^ flip, "PASS", "FAIL")
+        for i in range(n):
+            rows.append(
+                {
+                    "item_id": ids[i],
+                    "rater": f"r{r}",
+                    "metric": "instruction_following",
+                    "value": ans[i],
+                    "reason": None,
+                    "created_at": None,
+                    "session_id": f"s{r}" if with_sessions else None,
+                    "position": i if with_sessions else None,
+                }
+            )
+    judge = pd.DataFrame(
+        {
+            "item_id": ids,
+            "judge": "j",
+            "metric": "instruction_following",
+            "value": np.where(truth, "PASS", "FAIL"),
+            "reason": None,
+        }
+    )
+    return StudyFrames("s", rubric, items=items, judgements=pd.DataFrame(rows), judge_scores=judge)
+
+
+def test_report_carries_alt_test_competence_and_summary() -> None:
+    from annotator.stats.report_model import build_report
+
+    rep = build_report(_small_study(True), n_boot=50, seed=0, n_perm=10)
+    alt = rep["metrics"]["instruction_following"]["judges"]["j"]["alt_test"]
+    assert alt["n_annotators"] == 5 and alt["n_items"] == 60 and alt["passed"] is True
+    comp = {r: d["competence"]["instruction_following"] for r, d in rep["raters"].items()}
+    assert min(comp, key=lambda r: comp[r]["estimate"]) == "r4"
+    assert all(c["model"] == "mace" for c in comp.values())
+    s = rep["summary"]
+    assert s["judges"]["j"]["instruction_following"]["verdict"] == "replaceable"
+    assert "r4" in {x["rater"] for x in s["raters_needing_attention"]}
+    assert rep["metrics"]["instruction_following"]["label"] == "Instruction following"
+    assert "early" in rep["raters"]["r0"]["fatigue"]
+
+
+def test_no_fatigue_for_ratings_without_sessions() -> None:
+    from annotator.stats.report_model import build_report
+
+    rep = build_report(_small_study(False), n_boot=20, seed=0, n_perm=10)
+    for d in rep["raters"].values():
+        assert "early" not in d["fatigue"] and "no session order" in d["fatigue"]["note"]
+
+
+def test_undefined_text_never_repeats_undefined() -> None:
+    from annotator.reports.formatting import Est
+
+    assert Est(None, note="undefined on these data").text != "undefined (undefined on these data)"
+    assert "(undefined" not in Est(None, note="undefined: every answer is the same").text
+    assert Est(None, note="undefined: every answer is the same").text == (
+        "undefined (every answer is the same)"
+    )
+    assert (
+        Est(None, note="every answer is identical").text == "undefined (every answer is identical)"
+    )
+    assert Est(None).text == "undefined"
