@@ -86,6 +86,13 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
             "why": "; ".join(parts),
             "figure": {"alt_test": alt, "human_range": hr if pos else None},
         }
+    if j.get("same_scale") is False:
+        return {
+            "verdict": "undetermined",
+            "why": "the judge does not answer on the rubric's scale: it can only be read through "
+            "its correlations with the human mean",
+            "figure": None,
+        }
     notes = [j.get("alt_test_note"), hr.get("note")]
     return {
         "verdict": "undetermined",

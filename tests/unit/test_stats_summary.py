@@ -39,6 +39,8 @@ def test_judge_verdicts() -> None:
     )
     assert v["verdict"] == "undetermined" and "alt-test not run: x" in v["why"]
     assert "needs kappas" in v["why"]
+    v = judge_verdict({"same_scale": False, "alt_test": None, "alt_test_note": "x"})
+    assert v["verdict"] == "undetermined" and "rubric's scale" in v["why"]
 
 
 def _fig(e: float, lo: float, hi: float) -> dict:
