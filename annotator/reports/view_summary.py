@@ -62,6 +62,8 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "generators": ranking,
         "rubric_figure": str(g.get("rubric_figure") or "").replace("_", " "),
         "disagree": [str(x) for x in g.get("disagree") or []],
+        "has_rubric": any(r["rubric_rank"] for r in ranking),
+        "has_pairwise": any(r["pairwise_rank"] for r in ranking),
         "generators_note": g.get("note"),
         "gate_set": bool(gate.get("set")),
         "gate_note": gate.get("note") or gate.get("rule") or "",
