@@ -72,7 +72,8 @@ def main() -> None:
                 for t, r in mace_post.sort_index().iterrows()
             },
             "competence": {
-                w: float(c) for w, c in zip(sorted(df["worker"].unique()), mace.spamming_[:, 1], strict=False)
+                w: float(c)
+                for w, c in zip(sorted(df["worker"].unique()), mace.spamming_[:, 1], strict=False)
             },
         },
     }
