@@ -36,6 +36,7 @@ from .view_study import (
     rater_matrix,
     rater_view,
 )
+from .view_summary import metric_labels, summary_view
 
 __all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
 
@@ -172,6 +173,7 @@ _TOP_KNOWN = (
     "definitions",
     "seed",
     "n_perm",
+    "summary",
 )
 
 
@@ -242,14 +244,23 @@ def build_view(
         "item_findings_baseline": [
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
-        "generators": generators_view(report.get("generators")),
+        "generators": generators_view(
+            report.get("generators"),
+            {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
+        ),
         "raters": [
             rater_view(n, r, chart_set["drift"])
             for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
         ],
         "rater_tables": [
-            t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t
+            t
+            for t in (
+                rater_matrix(raters, k, title, labels=metric_labels(report))
+                for k, title in RATER_MATRICES
+            )
+            if t
         ],
+        "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
         "adjudication": adjudication_view(report.get("adjudication")),
         "pairwise": pairwise_view(report.get("pairwise")),

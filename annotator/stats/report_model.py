@@ -17,13 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from .adjudication import adjudication_section
+from .alt_test import judge_alt_tests
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
+from .competence import rater_competence
 from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
 from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
 from .generators import generator_section
 from .raters import rater_section
 from .reconcile import Context, metric_section
+from .summary import build_summary
 
 
 def _empty_pairwise(note: str) -> dict[str, Any]:
@@ -47,6 +50,15 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
     return pairwise_section(
         frames, n_boot=n_boot, seed=seed, min_count=frames.settings.get("min_count_for_share", 10)
     )
+
+
+def _label(spec: Any) -> str:
+    """What the reader calls the metric: the rubric's label (and the option's, for a tag)."""
+    if spec.metric is None:
+        return "verdict (from the rubric's rules)" if spec.key == VERDICT_KEY else spec.key
+    if spec.tag is not None:
+        return f"{spec.metric.label}: {spec.metric.option_text(spec.tag)}"
+    return spec.metric.label
 
 
 def build_report(
@@ -84,6 +96,15 @@ def build_report(
         h = h_by.get(spec.key, empty_h)
         j = j_by.get(spec.key, empty_j)
         sec, detail = metric_section(ctx, spec, h, j)
+        for name, alt in judge_alt_tests(
+            detail["views"],
+            h,
+            nominal=spec.nominal,
+            epsilon=float(frames.settings.get("alt_test_epsilon", 0.1)),
+            min_items=int(frames.settings.get("alt_test_min_items", 30)),
+        ).items():
+            sec["judges"][name].update(alt)
+        sec["label"] = _label(spec)
         sections[spec.key] = sec
         findings.extend(contradictions(spec, detail, items))
 
@@ -93,6 +114,11 @@ def build_report(
     sections = resolve(sections)
     raters = resolve(raters)
     adjudication = resolve(adjudication)
+    competence, latent = rater_competence(human, specs, n_boot=n_boot, seed=seed)
+    for r, figs in competence.items():
+        raters.setdefault(r, {})["competence"] = figs
+    for key, lt in latent.items():
+        sections[key]["latent_truth"] = lt
     spec_of = {s.key: s for s in specs}
     verdict = sections.pop(VERDICT_KEY, None)
     # one Benjamini-Hochberg family: every metric (and the verdict) and judge of the report
@@ -145,4 +171,5 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
+    report["summary"] = build_summary(report)
     return jsonable(report)
