@@ -256,9 +256,9 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
         if all(r.est is None for r in rows[start:]):
             # a metric with nothing defined is a row of "undefined"s: name it under the chart instead
             del rows[start:]
-            omitted.append(str(key))
+            omitted.append(str(m.get("label") or key))
             continue
-        groups.append((_plain(key), start, len(rows)))
+        groups.append((_plain(m.get("label") or key), start, len(rows)))
     if not rows:
         return None
     fig = _forest(

@@ -96,11 +96,24 @@ class Est:
         return self.note
 
     @property
+    def reason(self) -> str | None:
+        """Why the figure is undefined, without a leading "undefined" (never "undefined
+        (undefined)"): the short note, else the full one."""
+        for n in (self.short_note, self.note):
+            r = (n or "").strip()
+            if r.lower().startswith("undefined"):
+                r = r[len("undefined") :].strip(" :;,-")
+            if r and r.lower() not in ("on these data", "here"):
+                return r
+        return "nothing to compute it from on these data" if self.note else None
+
+    @property
     def text(self) -> str:
         if not self.present:
             return "—"
         if self.estimate is None:
-            return f"undefined ({self.short_note})" if self.note else "undefined"
+            reason = self.reason
+            return f"undefined ({reason})" if reason else "undefined"
         return fmt_num(self.estimate)
 
     @property

@@ -26,6 +26,7 @@ from jinja2 import Environment, FileSystemLoader
 from . import charts as _charts
 from .atomic import atomic_write_text
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
+from .view_adjudication import adjudication_view
 from .view_judges import judge_calibration_view, judge_swap_view, judge_versions_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
@@ -36,6 +37,7 @@ from .view_study import (
     rater_matrix,
     rater_view,
 )
+from .view_summary import metric_labels, summary_view
 
 __all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
 
@@ -156,6 +158,7 @@ _TOP_KNOWN = (
     "study",
     "judge_versions",
     "judge_calibration",
+    "adjudication",
     "rubric",
     "metrics",
     "findings",
@@ -173,6 +176,7 @@ _TOP_KNOWN = (
     "definitions",
     "seed",
     "n_perm",
+    "summary",
 )
 
 
@@ -243,15 +247,25 @@ def build_view(
         "item_findings_baseline": [
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
-        "generators": generators_view(report.get("generators")),
+        "generators": generators_view(
+            report.get("generators"),
+            {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
+        ),
         "raters": [
             rater_view(n, r, chart_set["drift"])
             for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
         ],
         "rater_tables": [
-            t for t in (rater_matrix(raters, k, title) for k, title in RATER_MATRICES) if t
+            t
+            for t in (
+                rater_matrix(raters, k, title, labels=metric_labels(report))
+                for k, title in RATER_MATRICES
+            )
+            if t
         ],
+        "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
+        "adjudication": adjudication_view(report.get("adjudication")),
         "pairwise": pairwise_view(report.get("pairwise")),
         "judge_versions": judge_versions_view(report.get("judge_versions")),
         "judge_swaps": judge_swap_view(report.get("pairwise")),

@@ -24,6 +24,7 @@ from .formatting import (
     to_float,
     with_interval,
 )
+from .view_summary import alt_test_rows
 
 _JUDGE_KNOWN = (
     "n_items",
@@ -48,6 +49,8 @@ _JUDGE_KNOWN = (
     "same_scale",
     "vs_held_out_human",
     "item_findings",
+    "alt_test",
+    "alt_test_note",
 )
 _METRIC_KNOWN = (
     "kind",
@@ -67,6 +70,7 @@ _METRIC_KNOWN = (
     "human_alpha_nominal",
     "rater_pairs",
     "n_ties",
+    "latent_truth",
 )
 _FINDING_KNOWN = (
     "item_id",
@@ -229,6 +233,21 @@ def _perm_text(perm: Any) -> str:
     return f"{fmt_num(perm.get('mean'), 3)} · p {fmt_p(perm.get('p_value'))}"
 
 
+def _latent_text(lt: Any) -> str | None:
+    """One line on the Dawid-Skene latent truth of a metric's items."""
+    lt = as_dict(lt)
+    if not lt:
+        return None
+    if lt.get("note"):
+        return str(lt["note"])
+    return (
+        f"Dawid-Skene latent truth: {lt.get('n_confident')} of {lt.get('n_items')} items "
+        f"with a posterior of at least 0.9; it differs from a clear majority on "
+        f"{lt.get('n_differs_from_majority')}"
+        + (f" ({lt['scale_as']})" if lt.get("scale_as") else "")
+    )
+
+
 def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[str, Any]:
     judges = []
     for jname, j in as_dict(m.get("judges")).items():
@@ -325,6 +344,8 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
         "pair_weights": weights,
         "pair_rows": pair_rows,
         "judges": judges,
+        "alt_test": alt_test_rows(m),
+        "latent": _latent_text(m.get("latent_truth")),
         "other": kv_rows(m, skip=_METRIC_KNOWN),
     }
 

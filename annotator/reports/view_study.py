@@ -63,7 +63,7 @@ def _gate_view(name: str, gate: Any) -> dict[str, Any]:
     }
 
 
-def generators_view(gens: Any) -> dict[str, Any] | None:
+def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """Generators side by side, one table per figure, cases alphabetical in rows.
 
     Accepts the report model's {"cases", "figures", "by_generator": {g: {overall, by_case,
@@ -120,7 +120,9 @@ def generators_view(gens: Any) -> dict[str, Any] | None:
         figures.append(
             {
                 "key": str(k),
-                "label": f"{k} · {label}" if label else str(k).replace("_", " "),
+                "label": f"{(names_of or {}).get(k, k)} · {label}"
+                if label
+                else str(k).replace("_", " "),
                 "overall": overall,
                 "rows": rows,
             }
@@ -180,8 +182,12 @@ def _per_metric_cell(v: Any) -> dict[str, Any]:
     return {"est": None, "text": fmt_any(v), "sub": ""}
 
 
-def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, Any] | None:
-    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...)."""
+def rater_matrix(
+    raters: Mapping[str, Any], key: str, title: str, labels: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
+    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...);
+    metrics shown by `labels` where given."""
+    lab = labels or {}
     names = [n for n in sorted(raters, key=str) if key in as_dict(raters[n])]
     if not names:
         return None
@@ -212,7 +218,7 @@ def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, A
         # more metrics than raters: metrics down the side keeps the table inside the page
         rows = [
             (
-                m,
+                lab.get(m, m),
                 [
                     _per_metric_cell(as_dict(as_dict(raters[n]).get(key))[m])
                     if m in as_dict(as_dict(raters[n]).get(key))
@@ -232,7 +238,12 @@ def rater_matrix(raters: Mapping[str, Any], key: str, title: str) -> dict[str, A
     for n in names:
         d = as_dict(as_dict(raters[n]).get(key))
         rows.append((str(n), [_per_metric_cell(d[m]) if m in d else blank for m in cols]))
-    return {"title": title, "corner": "rater", "columns": cols, "rows": rows}
+    return {
+        "title": title,
+        "corner": "rater",
+        "columns": [lab.get(m, m) for m in cols],
+        "rows": rows,
+    }
 
 
 def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -286,6 +297,10 @@ RATER_MATRICES = (
     ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
     ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
     ("agreement_with_consensus", "Agreement with the human consensus"),
+    (
+        "competence",
+        "Competence (MACE): how often the rater knows the answer rather than guesses",
+    ),
 )
 
 

@@ -182,14 +182,7 @@ def review_queue(
                         )
                     ],
                     judges,
-                    None
-                    if adj is None
-                    else {
-                        "value": _key(adj.value),
-                        "reason": adj.reason,
-                        "by": adj.by,
-                        "category": adj.category,
-                    },
+                    None if adj is None else _adjudicated(adj),
                     any(
                         (m.key, x["judge"]) in systematic or (f"{m.key}:", x["judge"]) in systematic
                         for x in judges
@@ -197,6 +190,43 @@ def review_queue(
                 )
             )
     return sorted(out, key=lambda e: e.priority)
+
+
+def entry_matches(
+    entry: ReviewEntry,
+    *,
+    metric: str | None = None,
+    generator: str | None = None,
+    case: str | None = None,
+    rater: str | None = None,
+) -> bool:
+    """`review_queue`'s filters on an entry already read (the review view narrows its list without
+    reading the study again)."""
+    return (
+        (not metric or entry.metric == metric)
+        and (not generator or entry.generator == generator)
+        and (not case or entry.case_id == case)
+        and (not rater or any(h["rater"] == rater for h in entry.humans))
+    )
+
+
+def review_screen(study: Study) -> tuple[list[ReviewEntry], dict[str, Any]]:
+    """The whole review queue (resolved entries included) and what each entry's item shows
+    (``ItemView`` by item_id): what the lead's review view reads in one go."""
+    entries = review_queue(study)
+    views = study.views_of(sorted({e.item_id for e in entries})) if entries else {}
+    return entries, views
+
+
+def current_adjudication(study: Study, item_id: str, metric: str) -> dict[str, Any] | None:
+    """The adjudication in force on one item x metric, shaped as `ReviewEntry.adjudicated`."""
+    study.require_lead("the review queue")
+    found = [a for a in store.rows(study.db) if a.item_id == item_id and a.metric == metric]
+    return _adjudicated(found[-1]) if found else None
+
+
+def _adjudicated(adj: store.AdjudicationRow) -> dict[str, Any]:
+    return {"value": _key(adj.value), "reason": adj.reason, "by": adj.by, "category": adj.category}
 
 
 def _contradicts(metric: Metric, clear_value: Any, judge_value: Any, humans: Any) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..domain.rubric import Rubric
+from ..stats.competence import low_competence
 from ..store.changes import data_version
 
 if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
@@ -494,6 +495,32 @@ def _drift_text(rubric: Rubric, d: Mapping[str, Any]) -> str:
     return "drift: " + ", ".join(b for b in bits if b)
 
 
+def _agreement_text(rep: Mapping[str, Any]) -> str:
+    """Median over metrics of the rater's exact agreement with the others' consensus."""
+    vals = [
+        _d(_d(v).get("exact_agreement")).get("estimate")
+        for v in _d(rep.get("agreement_with_consensus")).values()
+    ]
+    vals = sorted(v for v in vals if v is not None)
+    return f"{vals[len(vals) // 2]:.0%} (median of {len(vals)} metrics)" if vals else "—"
+
+
+def _competence_text(rubric: Rubric, name: str, raters: Mapping[str, Any]) -> str:
+    """The rater's median competence, and the metrics where it is clearly below the others'."""
+    comp = {r: dict(_d(_d(v).get("competence"))) for r, v in raters.items()}
+    mine = [_d(f).get("estimate") for f in comp.get(name, {}).values()]
+    mine = sorted(v for v in mine if v is not None)
+    if not mine:
+        return "—"
+    low = low_competence(comp).get(name, {})
+    text = f"{mine[len(mine) // 2]:.2f} (median)"
+    if low:
+        text += "; low on " + ", ".join(
+            f"{metric_label(rubric, k)} {f['estimate']:.2f}" for k, f in low.items()
+        )
+    return text
+
+
 def _raters(
     rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]
 ) -> tuple[Section, Section]:
@@ -519,6 +546,8 @@ def _raters(
                 _or_dash(r.get("anchors")),
                 acc_text,
                 _drift_text(rubric, _d(rep.get("drift"))),
+                _agreement_text(rep),
+                _competence_text(rubric, r["name"], raters),
                 r.get("calibrations") or "none",
             )
         )
@@ -526,11 +555,21 @@ def _raters(
         "raters",
         "Raters",
         "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within one "
-        "point; 95% interval) and the CUSUM drift flag.",
+        "point; 95% interval), the CUSUM drift flag, agreement with the others' consensus and "
+        "competence (MACE: how often the rater knows the answer rather than guesses).",
         (
             Table(
                 "ratersTable",
-                ("rater", "judgements", "anchors", "accuracy on anchors", "drift", "calibration"),
+                (
+                    "rater",
+                    "judgements",
+                    "anchors",
+                    "accuracy on anchors",
+                    "drift",
+                    "agreement with consensus",
+                    "competence",
+                    "calibration",
+                ),
                 tuple(rows),
                 frozenset(flagged),
             ),

@@ -32,6 +32,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "release_gate": None,
     "release_gate_min_cases": 5,  # a release gate decides nothing on fewer cases or items
     "release_gate_min_items": 30,
+    "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
+    "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
 }
 
 
@@ -47,6 +49,7 @@ def check_setting(key: str, value: Any) -> None:
         "pair_raters_per_pair",
         "release_gate_min_cases",
         "release_gate_min_items",
+        "alt_test_min_items",
     ):
         if (
             isinstance(value, bool)
@@ -58,6 +61,9 @@ def check_setting(key: str, value: Any) -> None:
             )
         if key == "anchor_every" and value == 1:
             raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
+    elif key == "alt_test_epsilon":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise bad("a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1")
     elif key == "pair_question":
         if not isinstance(value, str) or not value.strip():
             raise bad("a non-empty text")

@@ -67,6 +67,11 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
     first = j.drop_duplicates(["rater", "item_id"])[
         ["rater", "item_id", "session_id", "position", "created_at"]
     ].copy()
+    # order is real only inside a session the app recorded: ratings imported from a file
+    # without sessions carry the import's time, not the order they were made in
+    first = first[first["session_id"].notna()]
+    if not len(first):
+        return pd.DataFrame(columns=["item_id", "rater", "rel"])
     first["order"] = pd.to_numeric(first["position"], errors="coerce")
     if first["order"].isna().all():
         t = pd.to_datetime(first["created_at"], errors="coerce", utc=True)
@@ -209,7 +214,9 @@ def _fatigue(
         return
     if not len(pos):
         for r in raters:
-            out[r]["fatigue"] = {"note": "no session positions or times recorded"}
+            out[r]["fatigue"] = {
+                "note": "no session order recorded (ratings imported from a file have none)"
+            }
         return
     idx_of = pd.Series(items["idx"].to_numpy(), index=items["item_id"])
     pos = pos.assign(rater=pos["rater"].astype(str), idx=idx_of.reindex(pos["item_id"]).to_numpy())

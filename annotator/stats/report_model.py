@@ -8,7 +8,7 @@ together), runs it once, and resolves the estimates into
 fleiss_kappa, gwet_ac1, rater_pairs, human_alpha_nominal (scales), n_ties,
 n_cannot_judge, and per judge cohen_kappa, confusion, human_range, slices,
 exact_agreement_ci, alpha_humans_same_items, alpha_gain, permutation_pearson;
-top level "verdict", "generators", "systematic_findings", "definitions",
+top level "verdict", "adjudication" (None when nothing was adjudicated), "generators", "systematic_findings", "definitions",
 "n_boot", "seed", "n_perm".
 """
 
@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .adjudication import adjudication_section
+from .alt_test import judge_alt_tests
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
+from .competence import rater_competence
 from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
 from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
@@ -25,6 +28,7 @@ from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
 from .raters import rater_section
 from .reconcile import Context, metric_section
+from .summary import build_summary
 
 
 def _empty_pairwise(note: str) -> dict[str, Any]:
@@ -48,6 +52,15 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
     return pairwise_section(
         frames, n_boot=n_boot, seed=seed, min_count=frames.settings.get("min_count_for_share", 10)
     )
+
+
+def _label(spec: Any) -> str:
+    """What the reader calls the metric: the rubric's label (and the option's, for a tag)."""
+    if spec.metric is None:
+        return "verdict (from the rubric's rules)" if spec.key == VERDICT_KEY else spec.key
+    if spec.tag is not None:
+        return f"{spec.metric.label}: {spec.metric.option_text(spec.tag)}"
+    return spec.metric.label
 
 
 def build_report(
@@ -85,15 +98,31 @@ def build_report(
         h = h_by.get(spec.key, empty_h)
         j = j_by.get(spec.key, empty_j)
         sec, detail = metric_section(ctx, spec, h, j)
+        for name, alt in judge_alt_tests(
+            detail["views"],
+            h,
+            nominal=spec.nominal,
+            epsilon=float(frames.settings.get("alt_test_epsilon", 0.1)),
+            min_items=int(frames.settings.get("alt_test_min_items", 30)),
+        ).items():
+            sec["judges"][name].update(alt)
+        sec["label"] = _label(spec)
         sections[spec.key] = sec
         findings.extend(contradictions(spec, detail, items))
 
     raters = rater_section(plan, frames, items, specs, human, min_count)
     judge_versions = judge_versions_section(plan, frames, items, specs, human)
     judge_calibration = judge_calibration_section(plan, frames, items, specs, human)
+    adjudication = adjudication_section(plan, frames, specs, items, human, judged, min_count)
     plan.run()
     sections = resolve(sections)
     raters = resolve(raters)
+    adjudication = resolve(adjudication)
+    competence, latent = rater_competence(human, specs, n_boot=n_boot, seed=seed)
+    for r, figs in competence.items():
+        raters.setdefault(r, {})["competence"] = figs
+    for key, lt in latent.items():
+        sections[key]["latent_truth"] = lt
     spec_of = {s.key: s for s in specs}
     verdict = sections.pop(VERDICT_KEY, None)
     # one Benjamini-Hochberg family: every metric (and the verdict) and judge of the report
@@ -110,6 +139,7 @@ def build_report(
         "item_findings_baseline": baseline,
         "systematic_findings": systematic_findings,
         "raters": raters,
+        "adjudication": adjudication,
         "pairwise": _pairwise(frames, n_boot, seed),
         "judge_versions": resolve(judge_versions),
         "judge_calibration": resolve(judge_calibration),
@@ -155,4 +185,5 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
+    report["summary"] = build_summary(report)
     return jsonable(report)

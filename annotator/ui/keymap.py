@@ -4,7 +4,8 @@ Each action belongs to one or more *contexts*: ``global`` (the main window,
 active everywhere), ``label`` (the label view and the calibration answer
 screen), ``pair``, ``reason`` (a reason box being typed in; its view's keys
 that do not type text act there too), ``feedback`` (calibration feedback and
-verdict), ``dashboard``, ``image`` (an image view that has the keyboard focus)
+verdict), ``dashboard``, ``review`` (the lead's review view: the answer keys of
+the label form act on the entry's metric), ``image`` (an image view that has the keyboard focus)
 and ``dialog``. Views do
 not compare key codes: they ask ``keymap.action_for(event, context)`` and run
 the handler their own table gives for that action name.
@@ -30,7 +31,17 @@ from PySide6.QtGui import QKeyEvent, QKeySequence
 
 from .i18n import QT_TRANSLATE_NOOP, translate
 
-CONTEXTS = ("global", "label", "pair", "reason", "feedback", "dashboard", "image", "dialog")
+CONTEXTS = (
+    "global",
+    "label",
+    "pair",
+    "reason",
+    "feedback",
+    "dashboard",
+    "review",
+    "image",
+    "dialog",
+)
 _MODIFIER_KEYS = (
     Qt.Key.Key_unknown,
     Qt.Key.Key_Shift,
@@ -53,6 +64,8 @@ def _a(name: str, label: str, keys: tuple[str, ...], *contexts: str) -> Action:
 
 
 _SESSION = ("label", "pair")
+_ANSWER = ("label", "review")  # the form's answer keys; the review view answers one metric
+_IMAGES = (*_SESSION, "review")
 ACTIONS: tuple[Action, ...] = (
     # main window
     _a("open_study", QT_TRANSLATE_NOOP("keymap", "Open a study folder"), ("Ctrl+O",), "global"),
@@ -93,9 +106,15 @@ ACTIONS: tuple[Action, ...] = (
         ("Ctrl+Shift+D",),
         "global",
     ),
+    _a(
+        "mode_review",
+        QT_TRANSLATE_NOOP("keymap", "Review and adjudicate (study lead)"),
+        ("Ctrl+Shift+R",),
+        "global",
+    ),
     # label form (label view, calibration answer screen)
-    _a("pass", QT_TRANSLATE_NOOP("keymap", "PASS on the focused gate"), ("P",), "label"),
-    _a("fail", QT_TRANSLATE_NOOP("keymap", "FAIL on the focused gate"), ("F",), "label"),
+    _a("pass", QT_TRANSLATE_NOOP("keymap", "PASS on the focused gate"), ("P",), *_ANSWER),
+    _a("fail", QT_TRANSLATE_NOOP("keymap", "FAIL on the focused gate"), ("F",), *_ANSWER),
     *(
         _a(
             f"value_{d}",
@@ -103,7 +122,7 @@ ACTIONS: tuple[Action, ...] = (
                 "keymap", "Answer this digit (scale value, point, option or tag number)"
             ),
             (str(d),),
-            "label",
+            *_ANSWER,
         )
         for d in range(10)
     ),
@@ -111,13 +130,13 @@ ACTIONS: tuple[Action, ...] = (
         "cannot_judge",
         QT_TRANSLATE_NOOP("keymap", "Cannot judge the focused metric"),
         ("X",),
-        "label",
+        *_ANSWER,
     ),
     _a(
         "clear",
         QT_TRANSLATE_NOOP("keymap", "Clear the focused metric"),
         ("Backspace", "Delete"),
-        "label",
+        *_ANSWER,
     ),
     _a("next_metric", QT_TRANSLATE_NOOP("keymap", "Next metric"), ("Down", "Tab", "J"), "label"),
     _a(
@@ -126,7 +145,7 @@ ACTIONS: tuple[Action, ...] = (
         ("Up", "Backtab", "K"),
         "label",
     ),
-    _a("reason", QT_TRANSLATE_NOOP("keymap", "Write the reason"), ("R",), "label"),
+    _a("reason", QT_TRANSLATE_NOOP("keymap", "Write the reason"), ("R",), *_ANSWER),
     _a(
         "dismiss", QT_TRANSLATE_NOOP("keymap", "Close the notice above the item"), ("Esc",), "label"
     ),
@@ -140,7 +159,7 @@ ACTIONS: tuple[Action, ...] = (
         "submit",
         QT_TRANSLATE_NOOP("keymap", "Submit and go to the next item"),
         ("Return", "Enter"),
-        "label",
+        *_ANSWER,
     ),
     _a(
         "instructions",
@@ -155,11 +174,11 @@ ACTIONS: tuple[Action, ...] = (
         ("Ctrl+Z",),
         *_SESSION,
     ),
-    _a("zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "=", "Ctrl++"), *_SESSION),
-    _a("zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-", "Ctrl+-"), *_SESSION),
-    _a("zoom_fit", QT_TRANSLATE_NOOP("keymap", "Fit images to the window"), ("Ctrl+0",), *_SESSION),
-    _a("zoom_actual", QT_TRANSLATE_NOOP("keymap", "Images at 100 %"), ("Ctrl+1",), *_SESSION),
-    _a("toggle_mask", QT_TRANSLATE_NOOP("keymap", "Show or hide the edit mask"), ("M",), *_SESSION),
+    _a("zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "=", "Ctrl++"), *_IMAGES),
+    _a("zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-", "Ctrl+-"), *_IMAGES),
+    _a("zoom_fit", QT_TRANSLATE_NOOP("keymap", "Fit images to the window"), ("Ctrl+0",), *_IMAGES),
+    _a("zoom_actual", QT_TRANSLATE_NOOP("keymap", "Images at 100 %"), ("Ctrl+1",), *_IMAGES),
+    _a("toggle_mask", QT_TRANSLATE_NOOP("keymap", "Show or hide the edit mask"), ("M",), *_IMAGES),
     # pair view
     _a("vote_left", QT_TRANSLATE_NOOP("keymap", "Left is better"), ("1", "Left"), "pair"),
     _a("vote_right", QT_TRANSLATE_NOOP("keymap", "Right is better"), ("2", "Right"), "pair"),
@@ -217,6 +236,69 @@ ACTIONS: tuple[Action, ...] = (
         ("Ctrl+Up", "[", "Shift+N"),
         "dashboard",
     ),
+    # the lead's review view (answer keys: the label form's, on the entry's metric)
+    _a("review_next", QT_TRANSLATE_NOOP("keymap", "Next entry"), ("Down", "J"), "review"),
+    _a("review_prev", QT_TRANSLATE_NOOP("keymap", "Previous entry"), ("Up", "K"), "review"),
+    _a(
+        "review_category",
+        QT_TRANSLATE_NOOP("keymap", "Next reason category"),
+        ("C",),
+        "review",
+    ),
+    _a(
+        "review_adjudicator",
+        QT_TRANSLATE_NOOP("keymap", "Write who decides (the adjudicator)"),
+        ("A",),
+        "review",
+    ),
+    _a(
+        "review_promote",
+        QT_TRANSLATE_NOOP("keymap", "Promote the item to an anchor (asks for a rationale)"),
+        ("Ctrl+P",),
+        "review",
+    ),
+    _a(
+        "review_decided",
+        QT_TRANSLATE_NOOP("keymap", "Show or hide the entries already decided"),
+        ("H",),
+        "review",
+    ),
+    _a(
+        "review_filter_metric",
+        QT_TRANSLATE_NOOP("keymap", "Filter: next metric"),
+        ("Shift+M",),
+        "review",
+    ),
+    _a(
+        "review_filter_generator",
+        QT_TRANSLATE_NOOP("keymap", "Filter: next generator"),
+        ("Shift+G",),
+        "review",
+    ),
+    _a(
+        "review_filter_case",
+        QT_TRANSLATE_NOOP("keymap", "Filter: next case"),
+        ("Shift+C",),
+        "review",
+    ),
+    _a(
+        "review_filter_rater",
+        QT_TRANSLATE_NOOP("keymap", "Filter: next rater"),
+        ("Shift+R",),
+        "review",
+    ),
+    _a(
+        "review_clear_filters",
+        QT_TRANSLATE_NOOP("keymap", "Clear every filter"),
+        ("Shift+Backspace",),
+        "review",
+    ),
+    _a(
+        "review_reload",
+        QT_TRANSLATE_NOOP("keymap", "Read the review queue again"),
+        ("F5",),
+        "review",
+    ),
     # an image view with the keyboard focus
     _a("image_zoom_in", QT_TRANSLATE_NOOP("keymap", "Zoom in"), ("+", "="), "image"),
     _a("image_zoom_out", QT_TRANSLATE_NOOP("keymap", "Zoom out"), ("-",), "image"),
@@ -269,6 +351,7 @@ class Keymap:
                     seqs.append(seq)
             self._seqs[name] = seqs
         self._lookup: dict[str, dict[str, str]] = {c: {} for c in CONTEXTS}
+        clashes: set[tuple[str, str, str]] = set()
         for ctx in CONTEXTS:
             table = self._lookup[ctx]
             for a in ACTIONS:
@@ -278,9 +361,13 @@ class Keymap:
                     key = _portable(s)
                     held = table.get(key)
                     if held is not None and held != a.name:
-                        msg = f"{key} is bound to both {held} and {a.name} ({ctx}): {held} kept"
-                        if msg not in self._problems:
-                            self._problems.append(msg)
+                        # Once per clash, named in the first context it shows in (the answer
+                        # keys are live in both the label and the review view).
+                        if (key, held, a.name) not in clashes:
+                            clashes.add((key, held, a.name))
+                            self._problems.append(
+                                f"{key} is bound to both {held} and {a.name} ({ctx}): {held} kept"
+                            )
                         continue  # the action declared first wins
                     table[key] = a.name
 

@@ -1,7 +1,8 @@
 """The main window: open or create a study, pick or add a rater, choose a mode.
 
 Modes are views constructed as ``View(snapshot, rater, worker, settings, parent=None)``
-(``MODES``: label, pairwise, calibration, dashboard; imported lazily).
+(``ALL_MODES``: label, pairwise, calibration, dashboard, review; imported lazily).
+The dashboard and the review view (``LEAD_MODES``) are the study lead's.
 
 The window owns ONE ``DbWorker`` (it holds the open study; every view runs its
 database work there) and ONE ``ComputeWorker`` (the dashboard's report). The UI
@@ -75,11 +76,21 @@ VIEWS: dict[str, tuple[str, str]] = {
     "pairwise": ("annotator.ui.pair_view", "PairView"),
     "calibration": ("annotator.ui.calibration_view", "CalibrationView"),
     "dashboard": ("annotator.ui.dashboard_view", "DashboardView"),
+    "review": ("annotator.ui.review_view", "ReviewView"),
 }
-LEAD_MODES = frozenset({"dashboard"})  # name generators and every rater: the lead's alone
-LEAD_ACTIONS = ("add_rater", "mode_dashboard", "leave_rater")  # do not exist in a package
+ALL_MODES = MODES  # the start page's buttons and the Mode menu list the same views
+LEAD_MODES = frozenset({"dashboard", "review"})  # name generators and every rater: the lead's alone
+# The lead's menu actions: not there at all in a package.
+LEAD_ACTIONS = ("add_rater", "mode_dashboard", "mode_review", "leave_rater")
 SYNC_EVERY_MS = 15_000
 PACKAGE_SUFFIX = ".annot"
+
+
+def title_of(mode: str) -> str:
+    """A mode's name in the menus and the status bar."""
+    if mode == "review":
+        return translate("MainWindow", "Review and adjudicate")
+    return mode_title(mode)
 
 
 def has_view(mode: str) -> bool:
@@ -288,10 +299,10 @@ class MainWindow(QMainWindow):
             mode: add(
                 m,
                 f"mode_{mode}",
-                mode_title(mode),
+                title_of(mode),
                 lambda _checked=False, md=mode: self.show_mode(md),
             )
-            for mode in MODES
+            for mode in ALL_MODES
         }
         lang_menu = bar.addMenu(translate("MainWindow", "&Language"))
         group = QActionGroup(self)
@@ -321,7 +332,8 @@ class MainWindow(QMainWindow):
         for name in LEAD_ACTIONS:
             # A package has no lead views at all: the actions are not there, not merely disabled.
             self.actions_by_name[name].setVisible(not package)
-        self.mode_actions["dashboard"].setVisible(not package)
+        for mode in LEAD_MODES:
+            self.mode_actions[mode].setVisible(not package)
         self.actions_by_name["add_rater"].setEnabled(self.snapshot is not None and self.lead_mode)
         self.actions_by_name["leave_rater"].setEnabled(
             self.snapshot is not None and self.rater is not None and not package
@@ -610,7 +622,7 @@ class MainWindow(QMainWindow):
         self.rater = name
         assert self.study_path is not None
         self.settings.set_last_rater(self.study_path, name)
-        if self.mode == "dashboard":
+        if self.mode in LEAD_MODES:
             self.show_start()  # a lead view never stays open under a rater
         self._refresh()
         self.statusBar().showMessage(
@@ -651,11 +663,11 @@ class MainWindow(QMainWindow):
     # -- modes ---------------------------------------------------------------------
     def available_modes(self) -> list[str]:
         package = self.snapshot is not None and self.snapshot.is_package
-        return [m for m in MODES if has_view(m) and not (package and m in LEAD_MODES)]
+        return [m for m in ALL_MODES if has_view(m) and not (package and m in LEAD_MODES)]
 
     def mode_allowed(self, mode: str) -> bool:
         """Blinding: the lead's views only in lead mode; the rater's views only with a rater."""
-        if self.snapshot is None or mode not in MODES or self.busy:
+        if self.snapshot is None or mode not in ALL_MODES or self.busy:
             return False
         if mode in LEAD_MODES:
             return self.lead_mode and self.offline is None
@@ -696,12 +708,12 @@ class MainWindow(QMainWindow):
         self.viewChanged.emit("start")
 
     def show_mode(self, mode: str) -> QWidget | None:
-        cls = view_class(mode) if mode in MODES else None
+        cls = view_class(mode) if mode in ALL_MODES else None
         if cls is None or not self.mode_allowed(mode):
             self.statusBar().showMessage(
                 translate("MainWindow", "{mode} is not available now: {why}").format(
-                    mode=mode_title(mode) if mode in MODES else mode,
-                    why=self.why_not(mode) if mode in MODES else "",
+                    mode=title_of(mode) if mode in ALL_MODES else mode,
+                    why=self.why_not(mode) if mode in ALL_MODES else "",
                 ),
                 5000,
             )
@@ -728,7 +740,7 @@ class MainWindow(QMainWindow):
         self.mode = mode
         self.statusBar().showMessage(
             translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
-                mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")
+                mode=title_of(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")
             )
         )
         self.viewChanged.emit(mode)
@@ -895,4 +907,4 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-__all__ = ["LEAD_MODES", "MODES", "VIEWS", "MainWindow", "StartPage", "view_class"]
+__all__ = ["ALL_MODES", "LEAD_MODES", "MODES", "VIEWS", "MainWindow", "StartPage", "view_class"]

@@ -31,12 +31,15 @@ from .style import relative_font, set_accessible, soft_colour
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-MODES = ("label", "pairwise", "calibration", "dashboard")
+MODES = ("label", "pairwise", "calibration", "dashboard", "review")
+# the lead's views: not even shown in a rater package
+_LEAD_MODES = frozenset({"dashboard", "review"})
 _MODE_TITLES = {
     "label": QT_TRANSLATE_NOOP("StartPage", "Label"),
     "pairwise": QT_TRANSLATE_NOOP("StartPage", "Pairwise"),
     "calibration": QT_TRANSLATE_NOOP("StartPage", "Calibration"),
     "dashboard": QT_TRANSLATE_NOOP("StartPage", "Dashboard"),
+    "review": QT_TRANSLATE_NOOP("StartPage", "Review"),
 }
 _MODE_HELP = {
     "label": QT_TRANSLATE_NOOP("StartPage", "Answer the rubric on one item at a time"),
@@ -46,6 +49,9 @@ _MODE_HELP = {
     ),
     "dashboard": QT_TRANSLATE_NOOP(
         "StartPage", "The study lead's figures: agreement, findings, drift, team progress"
+    ),
+    "review": QT_TRANSLATE_NOOP(
+        "StartPage", "Resolve disagreements and findings, one key per answer (study lead)"
     ),
 }
 MODE_TITLES = dict(_MODE_TITLES)  # English, for code that names modes in logs
@@ -345,7 +351,7 @@ class StartPage(QWidget):
             self.rater_note.setText("")
         avail = set(w.available_modes())
         for mode, b in self.mode_buttons.items():
-            present = mode in avail or not (package and mode == "dashboard")
+            present = mode in avail or not (package and mode in _LEAD_MODES)
             b.setVisible(present)
             ok = mode in avail and w.mode_allowed(mode)
             b.setEnabled(ok)

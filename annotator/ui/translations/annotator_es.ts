@@ -641,6 +641,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
 <context>
     <name>MainWindow</name>
     <message>
+        <source>Review and adjudicate</source>
+        <translation>Revisar y arbitrar</translation>
+    </message>
+    <message>
         <source>Open a study to begin</source>
         <translation>Abre un estudio para empezar</translation>
     </message>
@@ -1044,6 +1048,221 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     </message>
 </context>
 <context>
+    <name>ReviewView</name>
+    <message>
+        <source>no category</source>
+        <translation>sin categoría</translation>
+    </message>
+    <message>
+        <source>the rubric text was unclear</source>
+        <translation>el texto de la rúbrica no era claro</translation>
+    </message>
+    <message>
+        <source>a rater erred</source>
+        <translation>un evaluador se equivocó</translation>
+    </message>
+    <message>
+        <source>the judge erred</source>
+        <translation>el juez automático se equivocó</translation>
+    </message>
+    <message>
+        <source>the item is ambiguous</source>
+        <translation>el elemento es ambiguo</translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation>otra</translation>
+    </message>
+    <message>
+        <source>the raters disagree</source>
+        <translation>los evaluadores discrepan</translation>
+    </message>
+    <message>
+        <source>the judge contradicts the raters</source>
+        <translation>el juez automático contradice a los evaluadores</translation>
+    </message>
+    <message>
+        <source>a rater could not judge</source>
+        <translation>un evaluador no pudo valorarlo</translation>
+    </message>
+    <message>
+        <source>All metrics</source>
+        <translation>Todas las métricas</translation>
+    </message>
+    <message>
+        <source>All generators</source>
+        <translation>Todos los generadores</translation>
+    </message>
+    <message>
+        <source>All cases</source>
+        <translation>Todos los casos</translation>
+    </message>
+    <message>
+        <source>All raters</source>
+        <translation>Todos los evaluadores</translation>
+    </message>
+    <message>
+        <source>no clear answer</source>
+        <translation>sin respuesta clara</translation>
+    </message>
+    <message>
+        <source>Narrows the list (key {key})</source>
+        <translation>Acota la lista (tecla {key})</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>Enunciado</translation>
+    </message>
+    <message>
+        <source>Criteria</source>
+        <translation>Criterios</translation>
+    </message>
+    <message>
+        <source>{item} · case {case} · {generator} · {metric}</source>
+        <translation>{item} · caso {case} · {generator} · {metric}</translation>
+    </message>
+    <message>
+        <source>Who</source>
+        <translation>Quién</translation>
+    </message>
+    <message>
+        <source>Answer</source>
+        <translation>Respuesta</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Motivo</translation>
+    </message>
+    <message>
+        <source>Answers</source>
+        <translation>Respuestas</translation>
+    </message>
+    <message>
+        <source>Every rater&apos;s answer and reason, then the judge&apos;s</source>
+        <translation>La respuesta y el motivo de cada evaluador, y después los del juez automático</translation>
+    </message>
+    <message>
+        <source>Why it is here: {why}</source>
+        <translation>Por qué está aquí: {why}</translation>
+    </message>
+    <message>
+        <source>{judge} (judge)</source>
+        <translation>{judge} (juez automático)</translation>
+    </message>
+    <message>
+        <source>Consensus rule: {rule} → {outcome}</source>
+        <translation>Regla de consenso: {rule} → {outcome}</translation>
+    </message>
+    <message>
+        <source>Decided: {value} by {by} ({category}): {reason}. A new decision replaces it (the earlier one is kept).</source>
+        <translation>Decidido: {value} por {by} ({category}): {reason}. Una nueva decisión la sustituye (la anterior se conserva).</translation>
+    </message>
+    <message>
+        <source>Your decision</source>
+        <translation>Tu decisión</translation>
+    </message>
+    <message>
+        <source>Why this answer ({write} to write, {leave} back to the keys)</source>
+        <translation>Por qué esta respuesta ({write} para escribir, {leave} para volver a las teclas)</translation>
+    </message>
+    <message>
+        <source>Decided by ({key}):</source>
+        <translation>Decide ({key}):</translation>
+    </message>
+    <message>
+        <source>Adjudicator</source>
+        <translation>Árbitro</translation>
+    </message>
+    <message>
+        <source>Who decides: recorded with the decision</source>
+        <translation>Quién decide: se registra con la decisión</translation>
+    </message>
+    <message>
+        <source>Decide and go on ({key})</source>
+        <translation>Decidir y seguir ({key})</translation>
+    </message>
+    <message>
+        <source>Promote to anchor… ({key})</source>
+        <translation>Convertir en ancla… ({key})</translation>
+    </message>
+    <message>
+        <source>Rationale:</source>
+        <translation>Justificación:</translation>
+    </message>
+    <message>
+        <source>What the anchor teaches ({submit} promotes, {leave} cancels)</source>
+        <translation>Qué enseña el ancla ({submit} la crea, {leave} cancela)</translation>
+    </message>
+    <message>
+        <source>Rationale</source>
+        <translation>Justificación</translation>
+    </message>
+    <message>
+        <source>Reason category ({key}): {category}</source>
+        <translation>Categoría del motivo ({key}): {category}</translation>
+    </message>
+    <message>
+        <source>Review and adjudicate: {name}</source>
+        <translation>Revisar y arbitrar: {name}</translation>
+    </message>
+    <message>
+        <source>The study lead&apos;s review of disagreements</source>
+        <translation>La revisión de los desacuerdos por quien dirige el estudio</translation>
+    </message>
+    <message>
+        <source>For the study lead: this page names raters and generators. Raters never see it.</source>
+        <translation>Para quien dirige el estudio: esta página nombra evaluadores y generadores. Los evaluadores nunca la ven.</translation>
+    </message>
+    <message>
+        <source>Reading the review queue…</source>
+        <translation>Leyendo la cola de revisión…</translation>
+    </message>
+    <message>
+        <source>Keys: {next} / {prev} entry, answer keys as in labelling ({none}: no tag), {cat} reason category, {reason} reason, {who} who decides, {submit} decide, {promote} promote to anchor, {decided} hide decided, {clear} clear filters, {reload} read again.</source>
+        <translation>Teclas: {next} / {prev} entrada, teclas de respuesta como al etiquetar ({none}: ninguna etiqueta), {cat} categoría del motivo, {reason} motivo, {who} quién decide, {submit} decidir, {promote} convertir en ancla, {decided} ocultar lo decidido, {clear} quitar filtros, {reload} volver a leer.</translation>
+    </message>
+    <message>
+        <source>Review queue</source>
+        <translation>Cola de revisión</translation>
+    </message>
+    <message>
+        <source>What needs a decision, most important first</source>
+        <translation>Lo que requiere una decisión, lo más importante primero</translation>
+    </message>
+    <message>
+        <source>{open} to decide · {done} decided · {shown} listed</source>
+        <translation>{open} por decidir · {done} decididas · {shown} en la lista</translation>
+    </message>
+    <message>
+        <source>Nothing needs a decision here.</source>
+        <translation>Aquí nada requiere una decisión.</translation>
+    </message>
+    <message>
+        <source>Nothing needs a decision in this study.</source>
+        <translation>En este estudio nada requiere una decisión.</translation>
+    </message>
+    <message>
+        <source>Give the resolved answer first (the answer keys).</source>
+        <translation>Primero da la respuesta resuelta (las teclas de respuesta).</translation>
+    </message>
+    <message>
+        <source>Write the reason first ({key}): what decided it.</source>
+        <translation>Primero escribe el motivo ({key}): qué lo decidió.</translation>
+    </message>
+    <message>
+        <source>Decided {item} · {metric}: {value}.</source>
+        <translation>Decidido {item} · {metric}: {value}.</translation>
+    </message>
+    <message>
+        <source>Nothing undecided follows in this list.</source>
+        <translation>En esta lista no queda nada sin decidir a continuación.</translation>
+    </message>
+    <message>
+        <source>Promoted: anchor {anchor}, anchor set version {version}.</source>
+        <translation>Convertido: ancla {anchor}, versión {version} del conjunto de anclas.</translation>
+    </message>
+</context>
+<context>
     <name>RubricForm</name>
     <message>
         <source>Verdict</source>
@@ -1120,6 +1339,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Panel</translation>
     </message>
     <message>
+        <source>Review</source>
+        <translation>Revisar</translation>
+    </message>
+    <message>
         <source>Answer the rubric on one item at a time</source>
         <translation>Responde la rúbrica ítem a ítem</translation>
     </message>
@@ -1134,6 +1357,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     <message>
         <source>The study lead&apos;s figures: agreement, findings, drift, team progress</source>
         <translation>Las cifras de quien dirige el estudio: acuerdo, hallazgos, deriva, avance del equipo</translation>
+    </message>
+    <message>
+        <source>Resolve disagreements and findings, one key per answer (study lead)</source>
+        <translation>Resuelve desacuerdos y hallazgos, una tecla por respuesta (quien dirige el estudio)</translation>
     </message>
     <message>
         <source>Blinded expert rating of generated outputs</source>
@@ -1347,6 +1574,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Panel (dirección del estudio)</translation>
     </message>
     <message>
+        <source>Review and adjudicate (study lead)</source>
+        <translation>Revisar y arbitrar (quien dirige el estudio)</translation>
+    </message>
+    <message>
         <source>PASS on the focused gate</source>
         <translation>APROBADO en la puerta enfocada</translation>
     </message>
@@ -1493,6 +1724,54 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     <message>
         <source>Previous section</source>
         <translation>Sección anterior</translation>
+    </message>
+    <message>
+        <source>Next entry</source>
+        <translation>Entrada siguiente</translation>
+    </message>
+    <message>
+        <source>Previous entry</source>
+        <translation>Entrada anterior</translation>
+    </message>
+    <message>
+        <source>Next reason category</source>
+        <translation>Siguiente categoría del motivo</translation>
+    </message>
+    <message>
+        <source>Write who decides (the adjudicator)</source>
+        <translation>Escribir quién decide (el árbitro)</translation>
+    </message>
+    <message>
+        <source>Promote the item to an anchor (asks for a rationale)</source>
+        <translation>Convertir el elemento en ancla (pide una justificación)</translation>
+    </message>
+    <message>
+        <source>Show or hide the entries already decided</source>
+        <translation>Mostrar u ocultar las entradas ya decididas</translation>
+    </message>
+    <message>
+        <source>Filter: next metric</source>
+        <translation>Filtro: métrica siguiente</translation>
+    </message>
+    <message>
+        <source>Filter: next generator</source>
+        <translation>Filtro: generador siguiente</translation>
+    </message>
+    <message>
+        <source>Filter: next case</source>
+        <translation>Filtro: caso siguiente</translation>
+    </message>
+    <message>
+        <source>Filter: next rater</source>
+        <translation>Filtro: evaluador siguiente</translation>
+    </message>
+    <message>
+        <source>Clear every filter</source>
+        <translation>Quitar todos los filtros</translation>
+    </message>
+    <message>
+        <source>Read the review queue again</source>
+        <translation>Volver a leer la cola de revisión</translation>
     </message>
     <message>
         <source>Fit to the window</source>

@@ -1,0 +1,117 @@
+"""View rows of the report's first section (`summary`), the alt-test and the competence tables.
+
+Plain words first: every verdict reads as a sentence with the figure behind it, and every term
+the section uses has a one-line glossary entry (from the report's `summary.glossary`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .formatting import as_dict, est_of, fmt_num
+
+VERDICT_WORDS = {
+    "replaceable": ("can replace a rater", "ok"),
+    "inside_human_spread": ("inside the human spread", "ok"),
+    "not_trustworthy": ("not trustworthy", "warn"),
+    "undetermined": ("cannot tell", ""),
+}
+
+
+def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    s = as_dict(report.get("summary"))
+    if not s:
+        return None
+    judges = []
+    for name, per in as_dict(s.get("judges")).items():
+        rows = []
+        for key, v in as_dict(per).items():
+            v = as_dict(v)
+            words, tone = VERDICT_WORDS.get(str(v.get("verdict")), (str(v.get("verdict")), ""))
+            rows.append(
+                {
+                    "label": str(v.get("label") or key),
+                    "words": words,
+                    "tone": tone,
+                    "why": v.get("why") or "",
+                }
+            )
+        counts = {w: sum(1 for r in rows if r["words"] == w) for w, _ in VERDICT_WORDS.values()}
+        judges.append(
+            {"name": str(name), "rows": rows, "counts": [(w, n) for w, n in counts.items() if n]}
+        )
+    g = as_dict(s.get("generators"))
+    ranking = []
+    for r in g.get("ranking") or []:
+        r = as_dict(r)
+        gate = as_dict(r.get("release_gate"))
+        ranking.append(
+            {
+                "name": str(r.get("generator")),
+                "rubric_rank": r.get("rubric_rank"),
+                "rubric": est_of({"x": r.get("rubric")}, "x"),
+                "pairwise_rank": r.get("pairwise_rank"),
+                "pairwise": est_of({"x": r.get("pairwise")}, "x"),
+                "gate": None if not gate else ("passes" if gate.get("pass") else "does not pass"),
+            }
+        )
+    gate = as_dict(s.get("release_gate"))
+    return {
+        "judges": judges,
+        "generators": ranking,
+        "rubric_figure": str(g.get("rubric_figure") or "").replace("_", " "),
+        "disagree": [str(x) for x in g.get("disagree") or []],
+        "has_rubric": any(r["rubric_rank"] for r in ranking),
+        "has_pairwise": any(r["pairwise_rank"] for r in ranking),
+        "generators_note": g.get("note"),
+        "gate_set": bool(gate.get("set")),
+        "gate_note": gate.get("note") or gate.get("rule") or "",
+        "raters": [
+            (str(as_dict(r).get("rater")), list(as_dict(r).get("why") or []))
+            for r in s.get("raters_needing_attention") or []
+        ],
+        "glossary": sorted(as_dict(s.get("glossary")).items()),
+    }
+
+
+def alt_test_rows(m: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per judge of a metric: the alternative-annotator test, or why it did not run."""
+    rows = []
+    for name, j in as_dict(m.get("judges")).items():
+        j = as_dict(j)
+        if "alt_test" not in j:
+            continue
+        a = j.get("alt_test")
+        if not isinstance(a, Mapping):
+            rows.append({"name": str(name), "note": str(j.get("alt_test_note") or "not run")})
+            continue
+        eps = a.get("min_passing_epsilon")
+        rows.append(
+            {
+                "name": str(name),
+                "note": None,
+                "epsilon": fmt_num(a.get("epsilon")),
+                "winning_rate": fmt_num(a.get("winning_rate")),
+                "advantage": fmt_num(a.get("advantage_probability")),
+                "passed": bool(a.get("passed")),
+                "min_eps": "not even at 1" if eps is None else f"{eps:.3f}",
+                "n_annotators": a.get("n_annotators"),
+                "n_items": a.get("n_items"),
+            }
+        )
+    return rows
+
+
+def metric_labels(report: Mapping[str, Any]) -> dict[str, str]:
+    """Metric key -> the label the reader knows it by."""
+    out = {
+        str(k): str(as_dict(v).get("label") or k) for k, v in as_dict(report.get("metrics")).items()
+    }
+    v = as_dict(report.get("verdict"))
+    if v.get("label"):
+        out["verdict"] = str(v["label"])
+    return out
+
+
+__all__ = ["alt_test_rows", "metric_labels", "summary_view"]

@@ -1,0 +1,177 @@
+"""What the lead's adjudications say about the raters, the judge and the rubric (contract 5.5).
+
+An adjudication is the lead's resolved answer on an item x rubric metric. It is read here as a
+reference, never as one more rater: human agreement is computed on the raters' own answers only,
+so resolving a disagreement can never raise alpha.
+
+Per report metric (a multi-select metric counts once per option, as everywhere in the report):
+
+- `sided_with`: with whom the adjudicator sided, each decision counted once, in this order:
+  `majority` (the raters had a clear consensus and the lead kept it), `judge` (the lead took a
+  judge's answer over the raters' consensus), `minority` (a rater's answer that was not the
+  consensus), `tie_broken` (the raters tied and the lead chose one of the tied answers),
+  `new_answer` (nobody gave it). A decision where the raters tied and a judge gave the chosen
+  answer counts as `tie_broken`: the judge did not overrule a consensus there.
+- accuracy of each rater and judge: the share of their answers on adjudicated items that equal
+  the adjudicated answer, with a percentile interval from the report's item bootstrap (an
+  item's decisions on every metric are resampled together). A "cannot judge" answer is left
+  out (counted beside it), as is an adjudication of "cannot judge".
+- `rubric_feedback`: per rubric metric, the decisions whose category is `rubric_unclear`: the
+  sign that the rubric text, not the raters, needs work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .bootstrap import ItemBootstrap, Pending, ratio, undefined
+from .consensus import VERDICT_KEY, MetricSpec, _answers, consensus
+from .frames import StudyFrames
+
+SIDES = ("majority", "judge", "minority", "tie_broken", "new_answer")
+RUBRIC_UNCLEAR = "rubric_unclear"
+
+
+def adjudicated_codes(
+    frames: StudyFrames, specs: list[MetricSpec], items: pd.DataFrame
+) -> pd.DataFrame:
+    """The current adjudications coded like the raters' answers: idx, item_id, metric (report
+    key), code, category, by. Adjudications of "cannot judge" are dropped."""
+    adj = frames.adjudications
+    cols = ["idx", "item_id", "metric", "code", "category", "by"]
+    if adj is None or not len(adj):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    base = adj.assign(adjudicator="lead")[["item_id", "adjudicator", "metric", "value"]]
+    coded = _answers(base, "adjudicator", frames.rubric, specs, items)
+    coded = coded[(coded["metric"] != VERDICT_KEY) & coded["code"].notna()]
+    extra = adj.drop_duplicates(["item_id", "metric"], keep="last").set_index(
+        ["item_id", "metric"]
+    )[["category", "by"]]
+    base_of = {s.key: s.base for s in specs}
+    key = pd.MultiIndex.from_arrays([coded["item_id"], coded["metric"].map(base_of)])
+    out = coded[["idx", "item_id", "metric", "code"]].copy()
+    out["category"] = extra["category"].reindex(key).to_numpy()
+    out["by"] = extra["by"].reindex(key).to_numpy()
+    return out.reset_index(drop=True)
+
+
+def _side(code: float, cons: pd.Series | None, humans: np.ndarray, judges: np.ndarray) -> str:
+    has_consensus = cons is not None and not cons["tie"] and not np.isnan(cons["value"])
+    if has_consensus and code == cons["value"]:
+        return "majority"
+    if cons is not None and cons["tie"]:
+        if code in humans:
+            return "tie_broken"
+    elif code in judges:
+        return "judge"
+    if code in humans:
+        return "minority"
+    return "new_answer"
+
+
+def _accuracy(
+    plan: ItemBootstrap,
+    answers: pd.DataFrame,
+    who: str,
+    truth: pd.Series,
+    min_count: int,
+) -> dict[str, Any]:
+    """Each rater's (judge's) share of answers equal to the adjudicated one, as Pending estimates
+    on the report's bootstrap (one block for everyone)."""
+    key = pd.MultiIndex.from_arrays([answers["idx"], answers["metric"]])
+    ref = truth.reindex(key).to_numpy(dtype=float)
+    on = ~np.isnan(ref)
+    a = answers[on]
+    ref = ref[on]
+    out: dict[str, Any] = {}
+    if not len(a):
+        return out
+    known = a["code"].notna().to_numpy()
+    names = sorted(a[who].astype(str).unique())
+    slot = {n: i for i, n in enumerate(names)}
+    sid = a[who].astype(str).map(slot).to_numpy(np.int64)
+    idx = a["idx"].to_numpy(np.int64)
+    hit = (a["code"].to_numpy(dtype=float) == ref).astype(float)
+    reps = plan.add_sliced(
+        np.repeat(idx[known], 2),
+        np.tile(np.arange(2), int(known.sum())),
+        np.column_stack([np.ones(int(known.sum())), hit[known]]).ravel(),
+        2,
+        ratio,
+        np.repeat(sid[known], 2),
+        len(names),
+    )
+    n_known = np.bincount(sid[known], minlength=len(names))
+    n_cj = np.bincount(sid[~known], minlength=len(names))
+    for name, i in slot.items():
+        n = int(n_known[i])
+        out[name] = {
+            "accuracy": Pending(reps, n, col=i)
+            if n >= min_count
+            else undefined(n, f"fewer than {min_count} answers on adjudicated items"),
+            "n_answers": n,
+            "n_cannot_judge": int(n_cj[i]),
+        }
+    return out
+
+
+def adjudication_section(
+    plan: ItemBootstrap,
+    frames: StudyFrames,
+    specs: list[MetricSpec],
+    items: pd.DataFrame,
+    human: pd.DataFrame,
+    judged: pd.DataFrame,
+    min_count: int,
+) -> dict[str, Any] | None:
+    """The report's `adjudication` section, with Pending estimates (resolve after plan.run());
+    None when nothing was adjudicated."""
+    adj = adjudicated_codes(frames, specs, items)
+    if not len(adj):
+        return None
+    spec_of = {s.key: s for s in specs}
+    sided = dict.fromkeys(SIDES, 0)
+    by_metric: dict[str, dict[str, int]] = {}
+    h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    j_by = dict(tuple(judged.groupby("metric", sort=False))) if len(judged) else {}
+    for metric, decisions in adj.groupby("metric", sort=False):
+        h = h_by.get(metric, human.iloc[0:0])
+        j = j_by.get(metric, judged.iloc[0:0])
+        cons = consensus(h, spec_of[metric]) if len(h) else None
+        h_codes = h.groupby("idx")["code"].agg(lambda c: c.dropna().to_numpy()) if len(h) else {}
+        j_codes = j.groupby("idx")["code"].agg(lambda c: c.dropna().to_numpy()) if len(j) else {}
+        counts = by_metric.setdefault(str(metric), dict.fromkeys(SIDES, 0))
+        for idx, code in zip(decisions["idx"], decisions["code"], strict=True):
+            row = cons.loc[idx] if cons is not None and idx in cons.index else None
+            side = _side(
+                float(code),
+                row,
+                np.asarray(h_codes.get(idx, []), dtype=float),
+                np.asarray(j_codes.get(idx, []), dtype=float),
+            )
+            counts[side] += 1
+            sided[side] += 1
+    truth = adj.set_index(["idx", "metric"])["code"].astype(float)
+    feedback: dict[str, dict[str, int]] = {}
+    per_decision = adj.assign(base=adj["metric"].map(lambda k: spec_of[k].base))
+    per_decision = per_decision.drop_duplicates(["item_id", "base"])
+    for base, g in per_decision.groupby("base"):
+        feedback[str(base)] = {
+            "n_decisions": int(len(g)),
+            RUBRIC_UNCLEAR: int((g["category"] == RUBRIC_UNCLEAR).sum()),
+        }
+    categories = adj.drop_duplicates(["item_id", "category"])["category"].fillna("none")
+    return {
+        "n_items": int(adj["item_id"].nunique()),
+        "n_decisions": int(len(adj)),
+        "sided_with": sided,
+        "sided_with_by_metric": by_metric,
+        "raters": _accuracy(plan, human.rename(columns={"rater": "who"}), "who", truth, min_count),
+        "judges": _accuracy(plan, judged.rename(columns={"judge": "who"}), "who", truth, min_count),
+        "categories": {str(k): int(v) for k, v in categories.value_counts().items()},
+        "rubric_feedback": feedback,
+        "adjudicators": sorted({str(b) for b in adj["by"].dropna()}),
+    }

@@ -1,0 +1,214 @@
+"""The summary's verdicts and rankings from hand-built report entries."""
+
+from __future__ import annotations
+
+from annotator.stats.summary import GLOSSARY, build_summary, judge_verdict
+
+
+def _alt(passed: bool) -> dict:
+    return {
+        "epsilon": 0.1,
+        "winning_rate": 0.75 if passed else 0.25,
+        "advantage_probability": 0.8,
+        "passed": passed,
+        "min_passing_epsilon": 0.05 if passed else 0.2,
+        "n_annotators": 4,
+        "n_items": 60,
+    }
+
+
+def _range(position: str | None) -> dict:
+    return {
+        "judge_mean": 0.5,
+        "human_vs_human": {"min": 0.4, "max": 0.7},
+        "position": position,
+        **({} if position else {"note": "needs kappas on at least 10 shared items"}),
+    }
+
+
+def test_judge_verdicts() -> None:
+    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("below")})
+    assert v["verdict"] == "replaceable" and "3 of 4 raters" in v["why"]
+    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("inside")})
+    assert v["verdict"] == "inside_human_spread"
+    assert "0.40 to 0.70" in v["why"] and "passes from epsilon 0.200" in v["why"]
+    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("below")})
+    assert v["verdict"] == "not_trustworthy"
+    v = judge_verdict(
+        {"alt_test": None, "alt_test_note": "alt-test not run: x", "human_range": _range(None)}
+    )
+    assert v["verdict"] == "undetermined" and "alt-test not run: x" in v["why"]
+    assert "needs kappas" in v["why"]
+    v = judge_verdict({"same_scale": False, "alt_test": None, "alt_test_note": "x"})
+    assert v["verdict"] == "undetermined" and "rubric's scale" in v["why"]
+
+
+def _fig(e: float, lo: float, hi: float) -> dict:
+    return {"estimate": e, "low": lo, "high": hi, "n": 30}
+
+
+def test_summary_of_a_report() -> None:
+    report = {
+        "metrics": {
+            "layout": {"label": "Layout", "judges": {"j": {"alt_test": _alt(True)}}},
+        },
+        "verdict": {"label": "verdict", "judges": {"j": {"human_range": _range("above")}}},
+        "generators": {
+            "figures": {"verdict_pass_rate": "pass rate"},
+            "by_generator": {
+                "a": {"overall": {"verdict_pass_rate": _fig(0.8, 0.7, 0.9)}},
+                "b": {"overall": {"verdict_pass_rate": _fig(0.5, 0.4, 0.6)}},
+                "c": {"overall": {"verdict_pass_rate": _fig(0.6, 0.5, 0.7)}},
+            },
+            "comparable": True,
+        },
+        "pairwise": {
+            "bradley_terry": {
+                "a": _fig(0.5, 0.3, 0.7),
+                "b": _fig(0.1, 0, 0.2),
+                "c": _fig(-0.6, -0.8, -0.4),
+            }
+        },
+        "raters": {
+            "r1": {
+                "drift": {
+                    "flagged": True,
+                    "metric": "layout",
+                    "direction": "up",
+                    "first_flag_at": 12,
+                }
+            },
+            "r2": {"drift": {"flagged": False}, "competence": {"layout": _fig(0.2, 0.1, 0.3)}},
+            "r3": {"drift": {"flagged": False}, "competence": {"layout": _fig(0.8, 0.7, 0.9)}},
+            "r4": {"drift": {"flagged": False}, "competence": {"layout": _fig(0.9, 0.8, 1.0)}},
+        },
+    }
+    s = build_summary(report)
+    assert s["judges"]["j"]["layout"]["verdict"] == "replaceable"
+    assert s["judges"]["j"]["layout"]["label"] == "Layout"
+    assert s["judges"]["j"]["verdict"]["verdict"] == "inside_human_spread"
+    assert "above the human range" in s["judges"]["j"]["verdict"]["why"]
+    g = s["generators"]
+    assert [r["generator"] for r in g["ranking"]] == ["a", "c", "b"]
+    assert [(r["rubric_rank"], r["pairwise_rank"]) for r in g["ranking"]] == [
+        (1, 1),
+        (2, 3),
+        (3, 2),
+    ]
+    assert g["disagree"] == ["c", "b"]
+    assert s["release_gate"]["set"] is False
+    need = {x["rater"]: x["why"] for x in s["raters_needing_attention"]}
+    assert set(need) == {"r1", "r2"}
+    assert "drift on Layout (up)" in need["r1"][0]
+    assert "low competence on Layout" in need["r2"][0]
+    assert "competence" in GLOSSARY and "epsilon" in GLOSSARY
+
+
+def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
+    from pathlib import Path
+
+    from annotator.domain.rubric import load_rubric
+    from annotator.services.dashboard import _agreement_text, _competence_text
+
+    rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
+    raters = {
+        "r2": {"competence": {"layout_hierarchy": _fig(0.2, 0.1, 0.3)}},
+        "r3": {"competence": {"layout_hierarchy": _fig(0.8, 0.7, 0.9)}},
+        "r4": {"competence": {"layout_hierarchy": _fig(0.9, 0.8, 1.0)}},
+    }
+    text = _competence_text(rubric, "r2", raters)
+    assert text.startswith("0.20 (median)") and "low on Layout" in text
+    assert "low on" not in _competence_text(rubric, "r3", raters)
+    rep = {"agreement_with_consensus": {"a": {"exact_agreement": _fig(0.7, 0.6, 0.8)}}}
+    assert _agreement_text(rep) == "70% (median of 1 metrics)"
+
+
+def _small_study(with_sessions: bool):
+    from pathlib import Path
+
+    import numpy as np
+    import pandas as pd
+
+    from annotator.domain.rubric import load_rubric
+    from annotator.stats.frames import StudyFrames
+
+    rng = np.random.default_rng(4)
+    rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
+    n = 60
+    ids = [f"it{i:03d}" for i in range(n)]
+    items = pd.DataFrame(
+        {
+            "item_id": ids,
+            "display_code": ids,
+            "case_id": [f"c{i % 6}" for i in range(n)],
+            "cell_id": [f"c{i % 6}" for i in range(n)],
+            "generator": [f"g{i % 3}" for i in range(n)],
+            "slice": None,
+        }
+    )
+    truth = rng.random(n) < 0.6
+    rows = []
+    for r in range(5):
+        flip = rng.random(n) < (0.5 if r == 4 else 0.1)  # rater 4 guesses half the time
+        ans = np.where(truth ^ flip, "PASS", "FAIL")
+        for i in range(n):
+            rows.append(
+                {
+                    "item_id": ids[i],
+                    "rater": f"r{r}",
+                    "metric": "instruction_following",
+                    "value": ans[i],
+                    "reason": None,
+                    "created_at": None,
+                    "session_id": f"s{r}" if with_sessions else None,
+                    "position": i if with_sessions else None,
+                }
+            )
+    judge = pd.DataFrame(
+        {
+            "item_id": ids,
+            "judge": "j",
+            "metric": "instruction_following",
+            "value": np.where(truth, "PASS", "FAIL"),
+            "reason": None,
+        }
+    )
+    return StudyFrames("s", rubric, items=items, judgements=pd.DataFrame(rows), judge_scores=judge)
+
+
+def test_report_carries_alt_test_competence_and_summary() -> None:
+    from annotator.stats.report_model import build_report
+
+    rep = build_report(_small_study(True), n_boot=50, seed=0, n_perm=10)
+    alt = rep["metrics"]["instruction_following"]["judges"]["j"]["alt_test"]
+    assert alt["n_annotators"] == 5 and alt["n_items"] == 60 and alt["passed"] is True
+    comp = {r: d["competence"]["instruction_following"] for r, d in rep["raters"].items()}
+    assert min(comp, key=lambda r: comp[r]["estimate"]) == "r4"
+    assert all(c["model"] == "mace" for c in comp.values())
+    s = rep["summary"]
+    assert s["judges"]["j"]["instruction_following"]["verdict"] == "replaceable"
+    assert "r4" in {x["rater"] for x in s["raters_needing_attention"]}
+    assert rep["metrics"]["instruction_following"]["label"] == "Instruction following"
+    assert "early" in rep["raters"]["r0"]["fatigue"]
+
+
+def test_no_fatigue_for_ratings_without_sessions() -> None:
+    from annotator.stats.report_model import build_report
+
+    rep = build_report(_small_study(False), n_boot=20, seed=0, n_perm=10)
+    for d in rep["raters"].values():
+        assert "early" not in d["fatigue"] and "no session order" in d["fatigue"]["note"]
+
+
+def test_undefined_text_never_repeats_undefined() -> None:
+    from annotator.reports.formatting import Est
+
+    assert Est(None, note="undefined on these data").text != "undefined (undefined on these data)"
+    assert "(undefined" not in Est(None, note="undefined: every answer is the same").text
+    assert Est(None, note="undefined: every answer is the same").text == (
+        "undefined (every answer is the same)"
+    )
+    assert (
+        Est(None, note="every answer is identical").text == "undefined (every answer is identical)"
+    )
+    assert Est(None).text == "undefined"
