@@ -31,6 +31,7 @@ from ..reports.atomic import atomic_open, atomic_write_bytes, atomic_write_text
 from ..reports.csv_report import neutralise_frame
 from ..store import rows as R
 from ..store.exports import ItemRecord, item_records, judgement_records, pair_records, vote_records
+from .frames import latest_versions
 from .study import Study
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -112,7 +113,11 @@ def _vote_rows(study: Study, judges: bool) -> list[dict[str, Any]]:
 
 
 def _judge_score_rows(study: Study) -> list[dict[str, Any]]:
+    """Each judge's latest version, the one the report reads: one row per judge x item x metric,
+    so the file imports back as it is (`annotator judge compare` shows the earlier versions)."""
     items = _live_items(study)
+    scores = R.judge_scores(study.db)
+    latest = latest_versions(scores)
     return [
         {
             "item_id": items[sc.item_pk].item_id,
@@ -121,8 +126,8 @@ def _judge_score_rows(study: Study) -> list[dict[str, Any]]:
             "value": format_value(sc.value),
             "reason": sc.reason,
         }
-        for sc in R.judge_scores(study.db)
-        if sc.item_pk in items
+        for sc in scores
+        if sc.item_pk in items and latest[sc.judge] == (sc.judge, sc.version)
     ]
 
 
@@ -557,8 +562,11 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
     for j in judgements:
         by_item.setdefault(j.item_pk, []).append(j)
     scores: dict[int, dict[str, list]] = {}
-    for sc in R.judge_scores(study.db):
-        scores.setdefault(sc.item_pk, {}).setdefault(sc.judge, []).append(sc)
+    all_scores = R.judge_scores(study.db)
+    latest = latest_versions(all_scores)  # one prediction per judge: the version the report reads
+    for sc in all_scores:
+        if latest[sc.judge] == (sc.judge, sc.version):
+            scores.setdefault(sc.item_pk, {}).setdefault(sc.judge, []).append(sc)
     multi = any(len(r.outputs) > 1 for r in items.values())
     has = {
         k: any(getattr(r, k) for r in items.values())

@@ -62,6 +62,16 @@ def rater_anchor_frames(
     return F.StudyFrames(study=study_name, rubric=rubric, anchor_answers=answers)
 
 
+def latest_versions(scores: list[Any]) -> dict[str, tuple[str, str]]:
+    """Each judge's latest version, as (judge, version): the version whose first run is the
+    newest (runs are numbered in order). Today's figures and exports read this one."""
+    first_run: dict[tuple[str, str], int] = {}
+    for sc in scores:
+        key = (sc.judge, sc.version)
+        first_run[key] = min(first_run.get(key, sc.run_pk), sc.run_pk)
+    return {j: max((k for k in first_run if k[0] == j), key=first_run.get) for j, _ in first_run}
+
+
 def build_frames(
     db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
 ) -> F.StudyFrames:
@@ -120,7 +130,7 @@ def build_frames(
             sorted((k for k in first_run if k[0] == judge), key=first_run.get)
         )
     }
-    latest = {j: max((k for k in first_run if k[0] == j), key=first_run.get) for j, _ in first_run}
+    latest = latest_versions(scores)
     vrows = [
         (
             by_pk[sc.item_pk].item_id,

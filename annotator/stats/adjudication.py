@@ -166,7 +166,8 @@ def adjudication_section(
     categories = adj.drop_duplicates(["item_id", "category"])["category"].fillna("none")
     return {
         "n_items": int(adj["item_id"].nunique()),
-        "n_decisions": int(len(adj)),
+        "n_decisions": int(len(per_decision)),  # item x rubric metric
+        "n_compared": int(len(adj)),  # item x report metric (a tags metric: one per tag)
         "sided_with": sided,
         "sided_with_by_metric": by_metric,
         "raters": _accuracy(plan, human.rename(columns={"rater": "who"}), "who", truth, min_count),

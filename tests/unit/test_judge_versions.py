@@ -237,3 +237,21 @@ def test_a_run_from_before_versions_resumes_after_the_upgrade(tmp_path, monkeypa
                 )
         finally:
             study.close()
+
+
+def test_the_judge_scores_export_holds_the_latest_version_and_imports_back_unchanged(
+    two_versions, tmp_path
+):
+    from annotator.services.exports import export_table
+
+    path, n = export_table(two_versions, "judge-scores", tmp_path / "judge.csv")
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert n == len(rows) == 45  # one row per judge x item x metric, not one per version
+    frames = study_frames(two_versions)
+    latest = {(r.item_id, r.metric): str(r.value) for r in frames.judge_scores.itertuples()}
+    assert {(r["item_id"], r["metric"]): r["value"] for r in rows}.keys() == latest.keys()
+    # imported back, the file is one more version ("import") with the latest one's answers:
+    # every figure reads the same values as before
+    assert two_versions.import_judge(path) == 45
+    after = study_frames(two_versions).judge_scores
+    assert {(r.item_id, r.metric): str(r.value) for r in after.itertuples()} == latest
