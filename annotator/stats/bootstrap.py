@@ -27,12 +27,18 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import norm
 
+from .item_weights import MAX_WEIGHT, item_hashes, replicate_hashes, weights
+
 Finalize = Callable[[np.ndarray], np.ndarray]
 
 # Bounds on one weight batch (b x n_items) and one feature-sum batch
 # (b x columns), in floats, so memory stays flat for any n_boot.
 _BATCH_ELEMS = 4_000_000
 _BATCH_COLS = 4_000_000
+# Dense blocks are multiplied a chunk of items at a time: at most this many items, and a chunk's
+# dense features at most this many floats (weights and features stay cache-sized).
+_CHUNK_ITEMS = 1024
+_CHUNK_ELEMS = 2_000_000
 # A block is stored dense (BLAS matmul) when at least this share of its
 # (all items x column) cells is non-zero; below it a sparse product is cheaper
 # (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
@@ -184,17 +190,19 @@ def summarize(
             _bounds = (float(lo_a[0]), float(hi_a[0]), int(k_a[0]))
         lo, hi, k = _bounds
         dropped = total - k
-        if k == 0 or dropped > MAX_DROPPED_SHARE * total:
-            note = _join(
-                note,
-                f"no interval: {dropped} of {total} resamples undefined (more than "
-                f"{MAX_DROPPED_SHARE:.0%})",
-            )
-        elif hi - lo <= 1e-12 * max(1.0, abs(est)):
+        # checked first: a resample that leaves every item out (the Poisson bootstrap can, see
+        # item_weights) is undefined, and with one item most are, but the reason is the same
+        if k > 0 and hi - lo <= 1e-12 * max(1.0, abs(est)):
             note = _join(
                 note,
                 "no interval: every resample gives the same value (too few items "
                 "or nothing varies)",
+            )
+        elif k == 0 or dropped > MAX_DROPPED_SHARE * total:
+            note = _join(
+                note,
+                f"no interval: {dropped} of {total} resamples undefined (more than "
+                f"{MAX_DROPPED_SHARE:.0%})",
             )
         else:
             # rounding must never put the estimate outside its own interval
@@ -257,6 +265,9 @@ class ItemBootstrap:
     n_items: int
     n_boot: int = 1000
     seed: int = 0
+    # item keys (ids): an item's resample weights follow its key, so they stay the same when
+    # other items come or go; without keys they follow the item's position
+    keys: Any = None
     _blocks: list[_Block] = field(default_factory=list)
     _custom: list[_Custom] = field(default_factory=list)
     _ran: bool = False
@@ -325,7 +336,14 @@ class ItemBootstrap:
         return self.add(rows, cols, vals, k * n_slices, fin)
 
     def run(self) -> None:
-        """Draw the replicates (in batches) and fill every handle's `values`."""
+        """Draw the replicates and fill every handle's `values`.
+
+        Each item's weights come from its own key (item_weights), so the work is split freely:
+        blocks dense enough for BLAS are summed over chunks of items (all replicates at once,
+        the chunk's features made dense only while it is multiplied), the sparse ones over
+        batches of replicates. Memory is bounded by the batch constants, whatever the number
+        of items, replicates or columns.
+        """
         if self._ran:
             return
         self._ran = True
@@ -337,65 +355,78 @@ class ItemBootstrap:
             c.out.values = np.full((B, len(c.out.point)), np.nan)
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
-        groups: list[tuple[list[_Block], Any, bool, type]] = []
-        for dtype in (np.float32, np.float64):
-            mine = [
-                b
-                for b in blocks
-                if (_exact_in_f32(b, n) if dtype is np.float32 else not _exact_in_f32(b, n))
-            ]
-            dense = [b for b in mine if len(b.rows) / max(1, n * b.k) >= _DENSE_SHARE]
-            sparse = [b for b in mine if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE]
-            if dense:
-                groups.append((dense, self._stack_dense(dense, dtype), True, dtype))
-            if sparse:
-                groups.append((sparse, self._stack_sparse(sparse, dtype), False, dtype))
-        n_cols = sum(b.k for b in blocks)
-        rng = rng_for(self.seed, "item-bootstrap")
-        start = 0
-        for size in batches(B, n, n_cols):
-            w64 = resample_counts(rng, n, size, np.float64)
-            w32 = w64.astype(np.float32)
-            for members, mat, is_dense, dtype in groups:
-                w = w32 if dtype is np.float32 else w64
-                s = (w @ mat) if is_dense else (mat @ w.T).T
-                s = np.asarray(s, dtype=np.float64)
-                for b in members:
-                    b.out.values[start : start + size] = _cols(b, s)
-            for c in self._custom:
-                c.out.values[start : start + size] = np.asarray(c.fn(w64), dtype=float).reshape(
-                    size, -1
-                )
-            start += size
-
-    def _stack_dense(self, blocks: list[_Block], dtype: type) -> np.ndarray:
-        k = sum(b.k for b in blocks)
-        off, flat, vals = 0, [], []
+        h_items = item_hashes(n, self.seed, self.keys)
+        dense32, dense64, sparse = [], [], []
         for b in blocks:
-            b.offset = off
-            flat.append(b.rows * k + b.cols + off)
-            vals.append(b.vals)
-            off += b.k
-        mat = np.bincount(
-            np.concatenate(flat), weights=np.concatenate(vals), minlength=self.n_items * k
-        )
-        return mat.reshape(self.n_items, k).astype(dtype)
+            if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE:
+                sparse.append(b)
+            else:
+                (dense32 if _exact_in_f32(b) else dense64).append(b)
+        for group, dtype in ((dense32, np.float32), (dense64, np.float64)):
+            if group:
+                self._run_dense(group, dtype, h_items)
+        if sparse:
+            self._run_sparse(sparse, h_items)
+        if self._custom:
+            for start, size in _spans(B, _BATCH_ELEMS // max(1, n)):
+                w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64)
+                for c in self._custom:
+                    c.out.values[start : start + size] = np.asarray(c.fn(w), dtype=float).reshape(
+                        size, -1
+                    )
 
-    def _stack_sparse(self, blocks: list[_Block], dtype: type) -> sp.csr_matrix:
+    def _stack(self, blocks: list[_Block]) -> sp.csr_matrix:
+        """The blocks side by side as one items x columns matrix (each block's `offset` set)."""
         off, rows, cols, vals = 0, [], [], []
         for b in blocks:
             b.offset = off
-            rows.append(b.cols + off)
-            cols.append(b.rows)
+            rows.append(b.rows)
+            cols.append(b.cols + off)
             vals.append(b.vals)
             off += b.k
-        # stored transposed (features x items) so the product streams over items
         mat = sp.csr_matrix(
             (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(off, self.n_items),
+            shape=(self.n_items, off),
         )
         mat.sum_duplicates()
-        return mat.astype(dtype)
+        return mat
+
+    def _run_dense(self, blocks: list[_Block], dtype: type, h_items: np.ndarray) -> None:
+        """sum_i w[b, i] f[i] as BLAS products over chunks of items, added up in item order in
+        float64 (float32 blocks hold whole numbers whose chunk sums are exact)."""
+        mat = self._stack(blocks)
+        n, k = mat.shape
+        chunk = int(np.clip(_CHUNK_ELEMS // k, 64, _CHUNK_ITEMS))
+        for start, size in _spans(self.n_boot, _BATCH_COLS // k):
+            h_reps = replicate_hashes(self.seed, start, start + size)
+            acc = np.zeros((size, k))
+            for i0 in range(0, n, chunk):
+                part = mat[i0 : i0 + chunk]
+                if not part.nnz:
+                    continue
+                w = weights(h_reps, h_items[i0 : i0 + chunk], dtype)
+                acc += w @ part.toarray().astype(dtype, copy=False)
+            for b in blocks:
+                b.out.values[start : start + size] = _cols(b, acc)
+
+    def _run_sparse(self, blocks: list[_Block], h_items: np.ndarray) -> None:
+        """Sparse blocks (columns x items, float64: exact for counts, no BLAS to feed) over
+        batches of replicates."""
+        matT = self._stack(blocks).T.tocsr()
+        k, n = matT.shape
+        per = max(1, min(_BATCH_COLS // k, _BATCH_ELEMS // max(1, n)))
+        for start, size in _spans(self.n_boot, per):
+            w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64, True)
+            acc = np.ascontiguousarray((matT @ w).T)
+            for b in blocks:
+                b.out.values[start : start + size] = _cols(b, acc)
+
+
+def _spans(total: int, per: int) -> Iterator[tuple[int, int]]:
+    """(start, size) of consecutive batches of at most `per` (at least 1) covering `total`."""
+    per = max(1, int(per))
+    for start in range(0, total, per):
+        yield start, min(per, total - start)
 
 
 def _jackknife(
@@ -420,15 +451,15 @@ def _jackknife(
     return np.concatenate(parts), int(n_items - len(units))
 
 
-def _exact_in_f32(b: _Block, n_items: int) -> bool:
-    """Whole-number features whose resampled sums stay below 2^24 (a resample's weights add up to
-    n_items, so a column sum is at most n_items times the largest per-item total)."""
+def _exact_in_f32(b: _Block) -> bool:
+    """Whole-number features whose weighted sums over one chunk of items stay below 2^24 (float32
+    is then exact, and the chunk sums add up exactly in float64)."""
     if not len(b.vals):
         return True
     if not np.all(b.vals == np.round(b.vals)):
         return False
     per_item = np.bincount(b.rows, weights=np.abs(b.vals))
-    return float(per_item.max()) * n_items < _EXACT_F32
+    return float(per_item.max()) * MAX_WEIGHT * _CHUNK_ITEMS < _EXACT_F32
 
 
 def _cols(b: _Block, s: np.ndarray) -> np.ndarray:
