@@ -190,9 +190,9 @@ def summarize(
             _bounds = (float(lo_a[0]), float(hi_a[0]), int(k_a[0]))
         lo, hi, k = _bounds
         dropped = total - k
-        # checked first: a resample that leaves every item out (the Poisson bootstrap can, see
-        # item_weights) is undefined, and with one item most are, but the reason is the same
-        if k > 0 and hi - lo <= 1e-12 * max(1.0, abs(est)):
+        # checked first: one unit resampled is that unit again (a Poisson resample may also
+        # leave it out, see item_weights: undefined, for the same reason)
+        if n <= 1 or (k > 0 and hi - lo <= 1e-12 * max(1.0, abs(est))):
             note = _join(
                 note,
                 "no interval: every resample gives the same value (too few items "
