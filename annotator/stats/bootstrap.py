@@ -39,6 +39,8 @@ _BATCH_COLS = 4_000_000
 # dense features at most this many floats (weights and features stay cache-sized).
 _CHUNK_ITEMS = 1024
 _CHUNK_ELEMS = 2_000_000
+# Summed features handed to one finalize call, in floats.
+_FINALIZE_ELEMS = 250_000
 # A block is stored dense (BLAS matmul) when at least this share of its
 # (all items x column) cells is non-zero; below it a sparse product is cheaper
 # (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
@@ -243,13 +245,17 @@ class Replicates:
 
 @dataclass
 class _Block:
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
+    feats: sp.csr_matrix  # items x k, duplicates summed (float32 when exact, see _exact_in_f32)
     k: int
     finalize: Finalize
     out: Replicates
+    exact32: bool = False
     offset: int = 0
+
+    @property
+    def share(self) -> float:
+        """Share of the (items x columns) cells that are non-zero."""
+        return self.feats.nnz / max(1, self.feats.shape[0] * self.k)
 
 
 @dataclass
@@ -299,7 +305,13 @@ class ItemBootstrap:
         out = Replicates(point=point)
         if bca and k and self.n_boot:
             out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
-        self._blocks.append(_Block(rows, cols, vals, k, finalize, out))
+        exact32 = _exact_in_f32(rows, vals)
+        feats = sp.csr_matrix(
+            (vals.astype(np.float32 if exact32 else np.float64), (rows, cols)),
+            shape=(self.n_items, k),
+        )
+        feats.sum_duplicates()
+        self._blocks.append(_Block(feats, k, finalize, out, exact32))
         return out
 
     def add_dense(self, rows: np.ndarray, features: np.ndarray, finalize: Finalize) -> Replicates:
@@ -358,10 +370,10 @@ class ItemBootstrap:
         h_items = item_hashes(n, self.seed, self.keys)
         dense32, dense64, sparse = [], [], []
         for b in blocks:
-            if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE:
+            if b.share < _DENSE_SHARE:
                 sparse.append(b)
             else:
-                (dense32 if _exact_in_f32(b) else dense64).append(b)
+                (dense32 if b.exact32 else dense64).append(b)
         for group, dtype in ((dense32, np.float32), (dense64, np.float64)):
             if group:
                 self._run_dense(group, dtype, h_items)
@@ -375,51 +387,60 @@ class ItemBootstrap:
                         size, -1
                     )
 
-    def _stack(self, blocks: list[_Block]) -> sp.csr_matrix:
-        """The blocks side by side as one items x columns matrix (each block's `offset` set)."""
-        off, rows, cols, vals = 0, [], [], []
-        for b in blocks:
-            b.offset = off
-            rows.append(b.rows)
-            cols.append(b.cols + off)
-            vals.append(b.vals)
-            off += b.k
-        mat = sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(self.n_items, off),
-        )
-        mat.sum_duplicates()
-        return mat
-
     def _run_dense(self, blocks: list[_Block], dtype: type, h_items: np.ndarray) -> None:
-        """sum_i w[b, i] f[i] as BLAS products over chunks of items, added up in item order in
-        float64 (float32 blocks hold whole numbers whose chunk sums are exact)."""
-        mat = self._stack(blocks)
-        n, k = mat.shape
+        """sum_i w[b, i] f[i] as BLAS products over chunks of items (made dense one chunk at a
+        time), added up in item order in float64 (float32 blocks hold whole numbers whose
+        chunk sums are exact)."""
+        n = self.n_items
+        k = _offsets(blocks)
         chunk = int(np.clip(_CHUNK_ELEMS // k, 64, _CHUNK_ITEMS))
         for start, size in _spans(self.n_boot, _BATCH_COLS // k):
             h_reps = replicate_hashes(self.seed, start, start + size)
             acc = np.zeros((size, k))
             for i0 in range(0, n, chunk):
-                part = mat[i0 : i0 + chunk]
-                if not part.nnz:
-                    continue
-                w = weights(h_reps, h_items[i0 : i0 + chunk], dtype)
-                acc += w @ part.toarray().astype(dtype, copy=False)
+                d = _dense_rows(blocks, i0, min(n, i0 + chunk), k, dtype)
+                if d is not None:
+                    acc += weights(h_reps, h_items[i0 : i0 + chunk], dtype) @ d
             for b in blocks:
-                b.out.values[start : start + size] = _cols(b, acc)
+                _fill(b, start, acc)
 
     def _run_sparse(self, blocks: list[_Block], h_items: np.ndarray) -> None:
         """Sparse blocks (columns x items, float64: exact for counts, no BLAS to feed) over
         batches of replicates."""
-        matT = self._stack(blocks).T.tocsr()
-        k, n = matT.shape
+        k = _offsets(blocks)
+        matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=np.float64).T.tocsr()
+        n = self.n_items
         per = max(1, min(_BATCH_COLS // k, _BATCH_ELEMS // max(1, n)))
         for start, size in _spans(self.n_boot, per):
             w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64, True)
             acc = np.ascontiguousarray((matT @ w).T)
             for b in blocks:
-                b.out.values[start : start + size] = _cols(b, acc)
+                _fill(b, start, acc)
+
+
+def _offsets(blocks: list[_Block]) -> int:
+    """Place the blocks side by side (each block's `offset`); the total width."""
+    off = 0
+    for b in blocks:
+        b.offset = off
+        off += b.k
+    return off
+
+
+def _dense_rows(
+    blocks: list[_Block], i0: int, i1: int, k: int, dtype: type
+) -> np.ndarray | None:
+    """Items i0..i1-1 of the blocks as one dense (items x k) array; None when all zero."""
+    d: np.ndarray | None = None
+    for b in blocks:
+        sub = b.feats[i0:i1]
+        if not sub.nnz:
+            continue
+        if d is None:
+            d = np.zeros((i1 - i0, k), dtype=dtype)
+        r = np.repeat(np.arange(i1 - i0), np.diff(sub.indptr))
+        d[r, b.offset + sub.indices] = sub.data
+    return d
 
 
 def _spans(total: int, per: int) -> Iterator[tuple[int, int]]:
@@ -451,21 +472,27 @@ def _jackknife(
     return np.concatenate(parts), int(n_items - len(units))
 
 
-def _exact_in_f32(b: _Block) -> bool:
+def _exact_in_f32(rows: np.ndarray, vals: np.ndarray) -> bool:
     """Whole-number features whose weighted sums over one chunk of items stay below 2^24 (float32
     is then exact, and the chunk sums add up exactly in float64)."""
-    if not len(b.vals):
+    if not len(vals):
         return True
-    if not np.all(b.vals == np.round(b.vals)):
+    if not np.all(vals == np.round(vals)):
         return False
-    per_item = np.bincount(b.rows, weights=np.abs(b.vals))
+    per_item = np.bincount(rows, weights=np.abs(vals))
     return float(per_item.max()) * MAX_WEIGHT * _CHUNK_ITEMS < _EXACT_F32
 
 
-def _cols(b: _Block, s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.asarray(b.finalize(s[:, b.offset : b.offset + b.k]), dtype=float)
-    return r.reshape(len(s), -1)
+def _fill(b: _Block, start: int, s: np.ndarray) -> None:
+    """Finalize replicates start.. of block `b` from the summed features `s`, a few rows at a
+    time: a finalize may build temporaries many times the size of its input."""
+    part = s[:, b.offset : b.offset + b.k]
+    per = max(1, _FINALIZE_ELEMS // max(1, b.k))
+    for i0 in range(0, len(part), per):
+        rows = part[i0 : i0 + per]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.asarray(b.finalize(rows), dtype=float)
+        b.out.values[start + i0 : start + i0 + len(rows)] = r.reshape(len(rows), -1)
 
 
 class Pending:
