@@ -427,9 +427,7 @@ def _offsets(blocks: list[_Block]) -> int:
     return off
 
 
-def _dense_rows(
-    blocks: list[_Block], i0: int, i1: int, k: int, dtype: type
-) -> np.ndarray | None:
+def _dense_rows(blocks: list[_Block], i0: int, i1: int, k: int, dtype: type) -> np.ndarray | None:
     """Items i0..i1-1 of the blocks as one dense (items x k) array; None when all zero."""
     d: np.ndarray | None = None
     for b in blocks:

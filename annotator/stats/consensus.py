@@ -21,6 +21,7 @@ them and is flagged as a tie too (it is still the median).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,9 +211,11 @@ def _factorize(raw: pd.Series) -> tuple[np.ndarray, list[Any]]:
     """Codes of the distinct values of a column (-1, the last slot, for NaN/None) and the values;
     lists become tuples so that they can be counted."""
     col = pd.Series(raw, dtype=object).reset_index(drop=True)
-    if col.map(lambda v: isinstance(v, list)).any():
+    try:
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    except TypeError:  # a list is not hashable: there is one, so count them as tuples
         col = col.map(lambda v: tuple(v) if isinstance(v, list) else v)
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
     return codes, list(uniques)
 
 
@@ -306,51 +309,143 @@ def _answers(
     empty = empty.rename(columns={"who": who})
     if df is None or len(df) == 0:
         return empty
-    text_keys = {m.key for m in rubric.metrics if not m.judgeable}
-    reasons = _reasons(df, who, text_keys)
-    idx_of = pd.Series(items["idx"].to_numpy(), index=items["item_id"])
-    base = df.copy()
-    for c in ("session_id", "position", "created_at"):
-        if c not in base.columns:
-            base[c] = None
-    parts = []
+    # One row of the input becomes one row per metric spec (a tags answer: one per option), so
+    # the output is built from integer row positions into the input and categorical columns:
+    # nothing of the input's strings is copied per output row.
+    item_index = pd.Index(items["item_id"])
+    item_pos = item_index.get_indexer(df["item_id"])
+    who_codes, who_names = _categories(df[who])
     by_base: dict[str, list[MetricSpec]] = {}
     for s in specs:
         by_base.setdefault(s.base, []).append(s)
-    by_metric = dict(tuple(base.groupby("metric", sort=False)))
+    m_codes, m_names = pd.factorize(df["metric"])
+    rows_of = {str(m): np.flatnonzero(m_codes == i) for i, m in enumerate(m_names)}
+    pos, spec_no, codes_all, nums_all = [], [], [], []
+    keys = [s.key for s in specs]
+    values = df["value"]
     for key, group in by_base.items():
-        rows = by_metric.get(key)
+        rows = rows_of.get(key)
         if key == VERDICT_KEY or rows is None:
             continue
-        codes = encode_series(group, rows["value"])
+        raw = values.iloc[rows]
+        codes = encode_series(group, raw)
+        num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float) if judge else None
         for s in group:
-            part = rows[["item_id", who, "session_id", "position", "created_at"]].copy()
-            part["metric"] = s.key
-            part["raw"] = rows["value"].to_numpy()
-            part["code"] = codes[s.key]
-            if judge:
-                num = pd.to_numeric(rows["value"], errors="coerce").to_numpy(dtype=float)
-                part["num"] = np.where(np.isnan(codes[s.key]), num, codes[s.key])
-                if not s.directed:  # unordered options: no numeric reading
-                    part["num"] = codes[s.key]
-            else:
-                part["num"] = codes[s.key]
-            parts.append(part)
+            c = codes[s.key]
+            pos.append(rows)
+            spec_no.append(np.full(len(rows), keys.index(s.key), dtype=np.int32))
+            codes_all.append(c)
+            if judge and s.directed:
+                nums_all.append(np.where(np.isnan(c), num, c))
+            else:  # unordered options: no numeric reading
+                nums_all.append(c)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
+    v = pd.DataFrame()
     if verdict_spec is not None:
-        v = _verdicts(base, who, rubric)
-        if len(v):
-            parts.append(v)
-    if not parts:
+        missing = [c for c in ("session_id", "position", "created_at") if c not in df.columns]
+        v = _verdicts(df.assign(**dict.fromkeys(missing)) if missing else df, who, rubric)
+    if not pos and not len(v):
         return empty
-    out = pd.concat(parts, ignore_index=True)
-    out["idx"] = idx_of.reindex(out["item_id"]).to_numpy()
-    out = out[out["idx"].notna()].copy()
-    out["idx"] = out["idx"].astype(np.int64)
-    key = pd.MultiIndex.from_arrays([out["item_id"], out[who]])
-    out["reason"] = reasons.reindex(key).to_numpy() if len(reasons) else None
-    out["num"] = pd.to_numeric(out["num"], errors="coerce").astype(float)
-    return out[[c if c != "who" else who for c in _ANSWER_COLS]].reset_index(drop=True)
+    pos_a = np.concatenate(pos) if pos else np.zeros(0, np.int64)
+    sess_codes, sess_names = _categories(_column(df, "session_id"))
+    idx = item_pos[pos_a]
+    who_c = who_codes[pos_a]
+    sess_c = sess_codes[pos_a]
+    cols: dict[str, Any] = {
+        "metric": np.concatenate(spec_no) if spec_no else np.zeros(0, np.int32),
+        "code": np.concatenate(codes_all) if codes_all else np.zeros(0),
+        "num": np.concatenate(nums_all) if nums_all else np.zeros(0),
+        "raw": values.to_numpy(dtype=object)[pos_a],
+        "position": _column(df, "position").to_numpy()[pos_a],
+        "created_at": _column(df, "created_at").to_numpy(dtype=object)[pos_a],
+    }
+    if len(v):
+        v_idx = item_index.get_indexer(v["item_id"])
+        v_who = pd.Index(who_names).get_indexer(v[who].astype(str))
+        v_sess = pd.Index(sess_names).get_indexer(v["session_id"])
+        idx, who_c, sess_c = (
+            np.concatenate([idx, v_idx]),
+            np.concatenate([who_c, v_who]),
+            np.concatenate([sess_c, v_sess]),
+        )
+        extra = {
+            "metric": np.full(len(v), keys.index(VERDICT_KEY), dtype=np.int32),
+            "code": v["code"].to_numpy(float),
+            "num": v["num"].to_numpy(float),
+            "raw": v["raw"].to_numpy(dtype=object),
+            "position": v["position"].to_numpy(),
+            "created_at": v["created_at"].to_numpy(dtype=object),
+        }
+        for c, arr in extra.items():
+            if c == "position":
+                cols[c] = pd.concat(
+                    [pd.Series(cols[c]), pd.Series(arr)], ignore_index=True
+                ).to_numpy()
+            else:
+                cols[c] = np.concatenate([cols[c], arr])
+    keep = idx >= 0
+    idx = idx[keep].astype(np.int64)
+    out = pd.DataFrame(
+        {
+            "idx": idx,
+            "item_id": pd.Categorical.from_codes(idx, categories=item_index),
+            who: pd.Categorical.from_codes(who_c[keep], categories=who_names),
+            "metric": pd.Categorical.from_codes(cols["metric"][keep], categories=keys),
+            "code": cols["code"][keep].astype(float),
+            "num": pd.to_numeric(pd.Series(cols["num"][keep]), errors="coerce").astype(float),
+            "raw": cols["raw"][keep],
+            "reason": _reason_rows(df, who, rubric, item_index, who_names, idx, who_c[keep]),
+            "session_id": pd.Categorical.from_codes(sess_c[keep], categories=sess_names),
+            "position": cols["position"][keep],
+            "created_at": cols["created_at"][keep],
+        }
+    )
+    return out
+
+
+def _column(df: pd.DataFrame, name: str) -> pd.Series:
+    return df[name] if name in df.columns else pd.Series([None] * len(df), dtype=object)
+
+
+def _categories(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes (-1 for a missing value) and sorted distinct values as str: a categorical column
+    that sorts and compares like the strings it stands for."""
+    codes, uniques = pd.factorize(col, sort=False)
+    names = pd.Index([str(u) for u in uniques], dtype=object)
+    order = np.argsort(names.to_numpy(dtype=object), kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    if not len(rank):
+        return np.full(len(codes), -1, dtype=np.int64), names
+    return np.where(codes >= 0, rank[np.maximum(codes, 0)], -1), names[order]
+
+
+def _reason_rows(
+    df: pd.DataFrame,
+    who: str,
+    rubric: Rubric,
+    item_index: pd.Index,
+    who_names: pd.Index,
+    idx: np.ndarray,
+    who_c: np.ndarray,
+) -> np.ndarray:
+    """Each output row's reason: the one of its (item, rater/judge), else None."""
+    out = np.full(len(idx), None, dtype=object)
+    text_keys = {m.key for m in rubric.metrics if not m.judgeable}
+    reasons = _reasons(df, who, text_keys)
+    if not len(reasons):
+        return out
+    n_who = len(who_names) + 1
+    r_item = item_index.get_indexer(reasons.index.get_level_values(0))
+    r_who = who_names.get_indexer(reasons.index.get_level_values(1).astype(str))
+    keys = np.where((r_item >= 0) & (r_who >= 0), r_item * n_who + r_who, -1)
+    order = np.argsort(keys, kind="stable")
+    keys, texts = keys[order], reasons.to_numpy(dtype=object)[order]
+    want = idx * n_who + who_c
+    at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    hit = keys[at] == want
+    out[hit] = texts[at[hit]]
+    return out
 
 
 def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
@@ -383,7 +478,7 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
         codes, uniques = _factorize(wide[k])
         typed_of.append([typed_answer(rubric.metric(k), v) for v in uniques] + [None])  # -1: None
         cols.append(codes)
-    combos, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+    combos, inv = _unique_rows(cols)
     results = []
     for combo in combos:
         row = [typed[c] for typed, c in zip(typed_of, combo, strict=True)]
@@ -401,6 +496,23 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
     # metrics) has no verdict at all, rather than a column of undetermined ones
     some = v.groupby(who)["code"].transform(lambda c: c.notna().any())
     return v[some.to_numpy(dtype=bool)]
+
+
+def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(np.column_stack(cols), axis=0, return_inverse=True) for codes >= -1, through one
+    integer key per row (sorting a 1-d key is many times faster than sorting rows)."""
+    sizes = [int(c.max(initial=-1)) + 2 for c in cols]
+    if not cols or math.prod(sizes) >= 2**62:
+        return np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+    key = np.zeros(len(cols[0]), dtype=np.int64)
+    for c, size in zip(cols, sizes, strict=True):
+        key = key * size + (c.astype(np.int64) + 1)
+    uk, inv = np.unique(key, return_inverse=True)
+    combos = np.empty((len(uk), len(cols)), dtype=np.int64)
+    for j in range(len(cols) - 1, -1, -1):
+        combos[:, j] = uk % sizes[j] - 1
+        uk = uk // sizes[j]
+    return combos, inv
 
 
 # ---- consensus --------------------------------------------------------------------------
