@@ -35,10 +35,16 @@ Finalize = Callable[[np.ndarray], np.ndarray]
 # (b x columns), in floats, so memory stays flat for any n_boot.
 _BATCH_ELEMS = 4_000_000
 _BATCH_COLS = 4_000_000
+# The same bounds for ItemBootstrap.run (its own names: the split of its work never changes a
+# figure, while `batches` sets the random stream of the bootstraps that use it).
+_REP_ELEMS = _BATCH_ELEMS
+_REP_COLS = _BATCH_COLS
 # Dense blocks are multiplied a chunk of items at a time: at most this many items, and a chunk's
 # dense features at most this many floats (weights and features stay cache-sized).
 _CHUNK_ITEMS = 1024
 _CHUNK_ELEMS = 2_000_000
+# A block with at most this many (items x columns) cells is added up densely when registered.
+_DENSE_BUILD = 4_000_000
 # Summed features handed to one finalize call, in floats.
 _FINALIZE_ELEMS = 250_000
 # A block is stored dense (BLAS matmul) when at least this share of its
@@ -306,11 +312,15 @@ class ItemBootstrap:
         if bca and k and self.n_boot:
             out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
         exact32 = _exact_in_f32(rows, vals)
-        feats = sp.csr_matrix(
-            (vals.astype(np.float32 if exact32 else np.float64), (rows, cols)),
-            shape=(self.n_items, k),
-        )
-        feats.sum_duplicates()
+        dtype = np.float32 if exact32 else np.float64
+        if self.n_items * k <= max(_DENSE_BUILD, 2 * len(rows)):
+            # many duplicates or few cells: add up into the dense table, then keep its non-zeros
+            # (much less memory and time than sorting the triplets)
+            table = np.bincount(rows * k + cols, weights=vals, minlength=self.n_items * k)
+            feats = sp.csr_matrix(table.reshape(self.n_items, k).astype(dtype))
+        else:
+            feats = sp.csr_matrix((vals.astype(dtype), (rows, cols)), shape=(self.n_items, k))
+            feats.sum_duplicates()
         self._blocks.append(_Block(feats, k, finalize, out, exact32))
         return out
 
@@ -368,19 +378,17 @@ class ItemBootstrap:
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
         h_items = item_hashes(n, self.seed, self.keys)
-        dense32, dense64, sparse = [], [], []
-        for b in blocks:
-            if b.share < _DENSE_SHARE:
-                sparse.append(b)
-            else:
-                (dense32 if b.exact32 else dense64).append(b)
-        for group, dtype in ((dense32, np.float32), (dense64, np.float64)):
-            if group:
-                self._run_dense(group, dtype, h_items)
+        # Whole-number blocks are summed exactly (float32 chunks, float64 totals), any other one
+        # by the sparse product, whose order of addition is the items' order whatever the batch:
+        # so no figure depends on how the work was split.
+        dense = [b for b in blocks if b.exact32 and b.share >= _DENSE_SHARE]
+        sparse = [b for b in blocks if not (b.exact32 and b.share >= _DENSE_SHARE)]
+        if dense:
+            self._run_dense(dense, np.float32, h_items)
         if sparse:
             self._run_sparse(sparse, h_items)
         if self._custom:
-            for start, size in _spans(B, _BATCH_ELEMS // max(1, n)):
+            for start, size in _spans(B, _REP_ELEMS // max(1, n)):
                 w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64)
                 for c in self._custom:
                     c.out.values[start : start + size] = np.asarray(c.fn(w), dtype=float).reshape(
@@ -394,7 +402,7 @@ class ItemBootstrap:
         n = self.n_items
         k = _offsets(blocks)
         chunk = int(np.clip(_CHUNK_ELEMS // k, 64, _CHUNK_ITEMS))
-        for start, size in _spans(self.n_boot, _BATCH_COLS // k):
+        for start, size in _spans(self.n_boot, _REP_COLS // k):
             h_reps = replicate_hashes(self.seed, start, start + size)
             acc = np.zeros((size, k))
             for i0 in range(0, n, chunk):
@@ -410,7 +418,7 @@ class ItemBootstrap:
         k = _offsets(blocks)
         matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=np.float64).T.tocsr()
         n = self.n_items
-        per = max(1, min(_BATCH_COLS // k, _BATCH_ELEMS // max(1, n)))
+        per = max(1, min(_REP_COLS // k, _REP_ELEMS // max(1, n)))
         for start, size in _spans(self.n_boot, per):
             w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64, True)
             acc = np.ascontiguousarray((matT @ w).T)
