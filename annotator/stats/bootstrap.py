@@ -40,9 +40,16 @@ _BATCH_COLS = 4_000_000
 _REP_ELEMS = _BATCH_ELEMS
 _REP_COLS = _BATCH_COLS
 # Dense blocks are multiplied a chunk of items at a time: at most this many items, and a chunk's
-# dense features at most this many floats (weights and features stay cache-sized).
-_CHUNK_ITEMS = 1024
-_CHUNK_ELEMS = 2_000_000
+# dense features at most this many floats (few large BLAS calls: on a loaded machine each call
+# pays for waking BLAS's threads).
+_CHUNK_ITEMS = 4096
+_CHUNK_ELEMS = 4_000_000
+# Fixed pieces of the float64 dense products (replicates x items): part of the arithmetic, not
+# a memory bound, since they set the order of the additions; and the share of non-zero cells
+# from which a float64 block is summed densely.
+_F64_REPS = 500
+_F64_CHUNK = 4096
+_F64_DENSE_SHARE = 0.15
 # A block with at most this many (items x columns) cells is added up densely when registered.
 _DENSE_BUILD = 4_000_000
 # Summed features handed to one finalize call, in floats.
@@ -249,7 +256,7 @@ class Replicates:
         return float(lo[col]), float(hi[col]), int(k[col])
 
 
-@dataclass
+@dataclass(eq=False)
 class _Block:
     feats: sp.csr_matrix  # items x k, duplicates summed (float32 when exact, see _exact_in_f32)
     k: int
@@ -378,13 +385,17 @@ class ItemBootstrap:
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
         h_items = item_hashes(n, self.seed, self.keys)
-        # Whole-number blocks are summed exactly (float32 chunks, float64 totals), any other one
-        # by the sparse product, whose order of addition is the items' order whatever the batch:
-        # so no figure depends on how the work was split.
+        # No figure depends on how the work is split: whole-number blocks are summed exactly
+        # (float32 chunks, float64 totals), other dense blocks each in the same fixed pieces, and
+        # sparse ones by a product that adds up in the items' order whatever the batch.
         dense = [b for b in blocks if b.exact32 and b.share >= _DENSE_SHARE]
-        sparse = [b for b in blocks if not (b.exact32 and b.share >= _DENSE_SHARE)]
+        dense64 = [b for b in blocks if not b.exact32 and b.share >= _F64_DENSE_SHARE]
+        taken = {id(b) for b in dense + dense64}
+        sparse = [b for b in blocks if id(b) not in taken]
         if dense:
             self._run_dense(dense, np.float32, h_items)
+        if dense64:
+            self._run_dense64(dense64, h_items)
         if sparse:
             self._run_sparse(sparse, h_items)
         if self._custom:
@@ -409,6 +420,21 @@ class ItemBootstrap:
                 d = _dense_rows(blocks, i0, min(n, i0 + chunk), k, dtype)
                 if d is not None:
                     acc += weights(h_reps, h_items[i0 : i0 + chunk], dtype) @ d
+            for b in blocks:
+                _fill(b, start, acc)
+
+    def _run_dense64(self, blocks: list[_Block], h_items: np.ndarray) -> None:
+        """Blocks with fractional features: float64 BLAS products in pieces of fixed size (so the
+        same additions in the same order, whatever the memory bounds)."""
+        n = self.n_items
+        k = _offsets(blocks)
+        for start, size in _spans(self.n_boot, _F64_REPS):
+            h_reps = replicate_hashes(self.seed, start, start + size)
+            acc = np.zeros((size, k))
+            for i0 in range(0, n, _F64_CHUNK):
+                d = _dense_rows(blocks, i0, min(n, i0 + _F64_CHUNK), k, np.float64)
+                if d is not None:
+                    acc += weights(h_reps, h_items[i0 : i0 + _F64_CHUNK], np.float64) @ d
             for b in blocks:
                 _fill(b, start, acc)
 

@@ -34,10 +34,10 @@ MAX_WEIGHT = 8.0
 
 
 @cache
-def _table() -> np.ndarray:
+def _table(dtype: type = np.float32) -> np.ndarray:
     cdf = poisson.cdf(np.arange(int(MAX_WEIGHT) + 1), 1.0)
     # the Poisson(1) quantile of (u + 0.5) / 65536: the first k whose cdf reaches it
-    t = np.searchsorted(cdf, (np.arange(65536) + 0.5) / 65536).astype(np.float32)
+    t = np.searchsorted(cdf, (np.arange(65536) + 0.5) / 65536).astype(dtype)
     assert float(t.max()) <= MAX_WEIGHT
     return t
 
@@ -84,8 +84,7 @@ def weights(
     x = np.add.outer(items, reps) if items_first else np.add.outer(reps, items)
     x = _mix(x.astype(np.uint32, copy=False))
     x >>= _S16
-    w = _table().take(x)
-    return w if dtype is np.float32 else w.astype(dtype)
+    return _table(np.dtype(dtype).type).take(x)
 
 
 __all__ = ["MAX_WEIGHT", "item_hashes", "replicate_hashes", "weights"]
