@@ -343,7 +343,18 @@ def _answers(
     v = pd.DataFrame()
     if verdict_spec is not None:
         missing = [c for c in ("session_id", "position", "created_at") if c not in df.columns]
-        v = _verdicts(df.assign(**dict.fromkeys(missing)) if missing else df, who, rubric)
+        item_rank = np.empty(len(item_index), dtype=np.int64)
+        item_rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(
+            len(item_index)
+        )
+        v = _verdicts(
+            df.assign(**dict.fromkeys(missing)) if missing else df,
+            who,
+            rubric,
+            item_pos,
+            who_codes,
+            item_rank,
+        )
     if not pos and not len(v):
         return empty
     pos_a = np.concatenate(pos) if pos else np.zeros(0, np.int64)
@@ -360,9 +371,9 @@ def _answers(
         "created_at": _column(df, "created_at").to_numpy(dtype=object)[pos_a],
     }
     if len(v):
-        v_idx = item_index.get_indexer(v["item_id"])
-        v_who = pd.Index(who_names).get_indexer(v[who].astype(str))
-        v_sess = pd.Index(sess_names).get_indexer(v["session_id"])
+        v_idx = v["idx"].to_numpy(np.int64)
+        v_who = v["who_code"].to_numpy(np.int64)
+        v_sess = _codes_in(sess_names, v["session_id"].to_numpy(dtype=object))
         idx, who_c, sess_c = (
             np.concatenate([idx, v_idx]),
             np.concatenate([who_c, v_who]),
@@ -448,7 +459,14 @@ def _reason_rows(
     return out
 
 
-def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
+def _verdicts(
+    df: pd.DataFrame,
+    who: str,
+    rubric: Rubric,
+    item_pos: np.ndarray,
+    who_codes: np.ndarray,
+    item_rank: np.ndarray,
+) -> pd.DataFrame:
     """Each rater's (judge's) verdict per item from their own answers and the rules.
 
     Complete answers only, for humans and judges alike: a verdict needs a known
@@ -458,24 +476,46 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
     selection that biased pass rates down (0.578 against a true 0.626 in
     simulation). An answer off the rubric's scale (a judge scoring 0.7 on a 1-5
     scale) is unknown too.
+
+    Rows of `df` are addressed by integer codes (item position, rater code), never by their
+    strings. Returns idx, who_code, session_id, position, created_at (the first known of the
+    pair's answers), raw (PASS / FAIL / None), code and num, ordered by item id then rater.
     """
     rules = compile_rules(rubric)
     used = sorted(rules.metrics_used())
-    sub = df[df["metric"].isin(used)].drop_duplicates(["item_id", who, "metric"], keep="last")
-    if not len(sub):
+    m_idx = pd.Index(used).get_indexer(df["metric"])
+    sel = np.flatnonzero((m_idx >= 0) & (item_pos >= 0) & (who_codes >= 0))
+    if not len(sel):
         return pd.DataFrame()
-    first = sub.groupby(["item_id", who], sort=False).agg(
-        session_id=("session_id", "first"),
-        position=("position", "first"),
-        created_at=("created_at", "first"),
+    n_who, U = int(who_codes.max()) + 1, len(used)
+    pair = item_pos[sel].astype(np.int64) * n_who + who_codes[sel]
+    # one answer per (item, rater, metric): the last one
+    key = pair * U + m_idx[sel]
+    _, last = np.unique(key[::-1], return_index=True)
+    keep = np.sort(len(key) - 1 - last)
+    sel, pair = sel[keep], pair[keep]
+    metric_of = m_idx[sel]
+    upairs, pinv = np.unique(pair, return_inverse=True)
+    firsts = (
+        pd.DataFrame(
+            {
+                "p": pinv,
+                **{
+                    c: df[c].to_numpy(dtype=object)[sel]
+                    for c in ("session_id", "position", "created_at")
+                },
+            }
+        )
+        .groupby("p", sort=True)
+        .first()
     )
-    wide = (
-        sub.set_index(["item_id", who, "metric"])["value"].unstack("metric").reindex(columns=used)
-    )
-    # the rules run once per distinct combination of typed answers, not once per row
+    # the rules run once per distinct combination of typed answers, not once per pair
     cols, typed_of = [], []
-    for k in used:
-        codes, uniques = _factorize(wide[k])
+    for j, k in enumerate(used):
+        mine = metric_of == j
+        codes = np.full(len(upairs), -1, dtype=np.int64)
+        c, uniques = _factorize(df["value"].iloc[sel[mine]])
+        codes[pinv[mine]] = c
         typed_of.append([typed_answer(rubric.metric(k), v) for v in uniques] + [None])  # -1: None
         cols.append(codes)
     combos, inv = _unique_rows(cols)
@@ -487,15 +527,33 @@ def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
             if any(x is None for x in row)
             else rules.evaluate(dict(zip(used, row, strict=True)))
         )
-    verdicts = [results[i] for i in np.ravel(inv)]
-    v = pd.DataFrame({"raw": verdicts}, index=wide.index).join(first).reset_index()
-    v["metric"] = VERDICT_KEY
-    v["code"] = v["raw"].map({PASS: 1.0, FAIL: 0.0}).astype(float)
-    v["num"] = v["code"]
+    raw = np.array([results[i] for i in np.ravel(inv)], dtype=object)
+    code = np.array([1.0 if r == PASS else 0.0 if r == FAIL else np.nan for r in raw])
+    p_item, p_who = upairs // n_who, upairs % n_who
     # someone who never gives the rules a complete set of answers (a judge scoring only some
     # metrics) has no verdict at all, rather than a column of undetermined ones
-    some = v.groupby(who)["code"].transform(lambda c: c.notna().any())
-    return v[some.to_numpy(dtype=bool)]
+    some = np.bincount(p_who[~np.isnan(code)], minlength=n_who) > 0
+    order = np.lexsort((p_who, item_rank[p_item]))
+    order = order[some[p_who[order]]]
+    return pd.DataFrame(
+        {
+            "idx": p_item[order],
+            "who_code": p_who[order],
+            "session_id": firsts["session_id"].to_numpy(dtype=object)[order],
+            "position": firsts["position"].to_numpy(dtype=object)[order],
+            "created_at": firsts["created_at"].to_numpy(dtype=object)[order],
+            "raw": raw[order],
+            "code": code[order],
+            "num": code[order],
+        }
+    )
+
+
+def _codes_in(names: pd.Index, values: np.ndarray) -> np.ndarray:
+    """Positions in `names` (str) of each value as str; -1 for a missing value or an unknown."""
+    vals = pd.Series(values, dtype=object)
+    out = names.get_indexer(vals.map(str))
+    return np.where(vals.isna().to_numpy(), -1, out)
 
 
 def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
