@@ -17,8 +17,11 @@ so an estimate and its interval are always about the same quantity.
 from __future__ import annotations
 
 import math
+import os
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +47,8 @@ _REP_COLS = _BATCH_COLS
 # pays for waking BLAS's threads).
 _CHUNK_ITEMS = 4096
 _CHUNK_ELEMS = 4_000_000
+# Threads for the chunks of a dense product (the issue's target machine has two cores).
+_THREADS = min(2, os.cpu_count() or 1)
 # Fixed pieces of the float64 dense products (replicates x items): part of the arithmetic, not
 # a memory bound, since they set the order of the additions; and the share of non-zero cells
 # from which a float64 block is summed densely.
@@ -410,31 +415,21 @@ class ItemBootstrap:
         """sum_i w[b, i] f[i] as BLAS products over chunks of items (made dense one chunk at a
         time), added up in item order in float64 (float32 blocks hold whole numbers whose
         chunk sums are exact)."""
-        n = self.n_items
         k = _offsets(blocks)
         chunk = int(np.clip(_CHUNK_ELEMS // k, 64, _CHUNK_ITEMS))
         for start, size in _spans(self.n_boot, _REP_COLS // k):
             h_reps = replicate_hashes(self.seed, start, start + size)
-            acc = np.zeros((size, k))
-            for i0 in range(0, n, chunk):
-                d = _dense_rows(blocks, i0, min(n, i0 + chunk), k, dtype)
-                if d is not None:
-                    acc += weights(h_reps, h_items[i0 : i0 + chunk], dtype) @ d
+            acc = _chunk_sums(blocks, k, h_reps, h_items, chunk, dtype)
             for b in blocks:
                 _fill(b, start, acc)
 
     def _run_dense64(self, blocks: list[_Block], h_items: np.ndarray) -> None:
         """Blocks with fractional features: float64 BLAS products in pieces of fixed size (so the
         same additions in the same order, whatever the memory bounds)."""
-        n = self.n_items
         k = _offsets(blocks)
         for start, size in _spans(self.n_boot, _F64_REPS):
             h_reps = replicate_hashes(self.seed, start, start + size)
-            acc = np.zeros((size, k))
-            for i0 in range(0, n, _F64_CHUNK):
-                d = _dense_rows(blocks, i0, min(n, i0 + _F64_CHUNK), k, np.float64)
-                if d is not None:
-                    acc += weights(h_reps, h_items[i0 : i0 + _F64_CHUNK], np.float64) @ d
+            acc = _chunk_sums(blocks, k, h_reps, h_items, _F64_CHUNK, np.float64)
             for b in blocks:
                 _fill(b, start, acc)
 
@@ -450,6 +445,46 @@ class ItemBootstrap:
             acc = np.ascontiguousarray((matT @ w).T)
             for b in blocks:
                 _fill(b, start, acc)
+
+
+def _chunk_sums(
+    blocks: list[_Block],
+    k: int,
+    h_reps: np.ndarray,
+    h_items: np.ndarray,
+    chunk: int,
+    dtype: type,
+) -> np.ndarray:
+    """weights @ features over consecutive chunks of items, the chunks' products computed on
+    `_THREADS` threads (numpy and BLAS release the GIL) and added up in item order (so the
+    threads never change a figure); at most 2 x `_THREADS` chunks are held at once."""
+    n = len(h_items)
+    acc = np.zeros((len(h_reps), k))
+
+    def part(i0: int) -> np.ndarray | None:
+        d = _dense_rows(blocks, i0, min(n, i0 + chunk), k, dtype)
+        return None if d is None else weights(h_reps, h_items[i0 : i0 + chunk], dtype) @ d
+
+    starts = list(range(0, n, chunk))
+    if _THREADS < 2 or len(starts) < 2:
+        for i0 in starts:
+            p = part(i0)
+            if p is not None:
+                acc += p
+        return acc
+    with ThreadPoolExecutor(_THREADS) as pool:
+        pending: deque[Future] = deque()
+        for i0 in starts:
+            pending.append(pool.submit(part, i0))
+            if len(pending) >= 2 * _THREADS:
+                p = pending.popleft().result()
+                if p is not None:
+                    acc += p
+        while pending:
+            p = pending.popleft().result()
+            if p is not None:
+                acc += p
+    return acc
 
 
 def _offsets(blocks: list[_Block]) -> int:
