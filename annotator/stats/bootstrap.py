@@ -457,7 +457,7 @@ def _chunk_sums(
 ) -> np.ndarray:
     """weights @ features over consecutive chunks of items, the chunks' products computed on
     `_THREADS` threads (numpy and BLAS release the GIL) and added up in item order (so the
-    threads never change a figure); at most 2 x `_THREADS` chunks are held at once."""
+    threads never change a figure); at most `_THREADS` + 1 chunks are held at once."""
     n = len(h_items)
     acc = np.zeros((len(h_reps), k))
 
@@ -476,7 +476,7 @@ def _chunk_sums(
         pending: deque[Future] = deque()
         for i0 in starts:
             pending.append(pool.submit(part, i0))
-            if len(pending) >= 2 * _THREADS:
+            if len(pending) > _THREADS:
                 p = pending.popleft().result()
                 if p is not None:
                     acc += p
