@@ -1,14 +1,18 @@
 """Seeded item bootstrap shared by every figure of a report.
 
-Items are the resampling unit: a replicate draws the study's items with
-replacement, and all of an item's answers (every rater, every metric, the
-judge) come along together. Statistics are registered as *blocks*: per-item
-feature rows whose weighted sum is a sufficient statistic (a coincidence
-matrix, a contingency table, a few moments), plus a `finalize` that turns a
-batch of summed features into replicate values. One replicate batch is then a
-single matrix product `weights @ features` for all figures at once, so the
-cost grows with the number of non-zero features, not with the number of
-figures, and every figure of one replicate comes from the same resampled items.
+Items are the resampling unit: a replicate weighs the study's items, and all of
+an item's answers (every rater, every metric, the judge) come along together.
+The weights are Poisson(1) draws fixed per item (item_weights: a hash of the
+seed, the item's id and the replicate), so an item keeps its weights whatever
+else the study holds. Statistics are registered as *blocks*: per-item feature
+rows whose weighted sum is a sufficient statistic (a coincidence matrix, a
+contingency table, a few moments), plus a `finalize` that turns a batch of
+summed features into replicate values. The replicates are matrix products
+`weights @ features` for all figures at once (over chunks of items or batches
+of replicates, within fixed memory bounds), so the cost grows with the number of
+non-zero features, not with the number of figures, and every figure of one
+replicate comes from the same resampled items. How the work is split never
+changes a figure (see `run`).
 
 Point estimates come from the same sufficient statistics with every weight 1,
 so an estimate and its interval are always about the same quantity.
@@ -17,11 +21,8 @@ so an estimate and its interval are always about the same quantity.
 from __future__ import annotations
 
 import math
-import os
 import zlib
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,44 +31,18 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import norm
 
-from .item_weights import MAX_WEIGHT, item_hashes, replicate_hashes, weights
+from .item_weights import item_hashes
+from .replicate_sums import exact_in_f32, fill_custom, fill_replicates
 
 Finalize = Callable[[np.ndarray], np.ndarray]
 
-# Bounds on one weight batch (b x n_items) and one feature-sum batch
-# (b x columns), in floats, so memory stays flat for any n_boot.
+# Bounds on one weight batch (b x n_items) and one feature-sum batch (b x columns), in floats,
+# for `batches` (the multinomial bootstraps of other figures) and the jackknife; the bounds of
+# ItemBootstrap.run are in replicate_sums.
 _BATCH_ELEMS = 4_000_000
 _BATCH_COLS = 4_000_000
-# The same bounds for ItemBootstrap.run (its own names: the split of its work never changes a
-# figure, while `batches` sets the random stream of the bootstraps that use it).
-_REP_ELEMS = _BATCH_ELEMS
-_REP_COLS = _BATCH_COLS
-# Dense blocks are multiplied a chunk of items at a time: at most this many items, and a chunk's
-# dense features at most this many floats (few large BLAS calls: on a loaded machine each call
-# pays for waking BLAS's threads).
-_CHUNK_ITEMS = 4096
-_CHUNK_ELEMS = 4_000_000
-# Threads for the chunks of a dense product (the issue's target machine has two cores).
-_THREADS = min(2, os.cpu_count() or 1)
-# Fixed pieces of the float64 dense products (replicates x items): part of the arithmetic, not
-# a memory bound, since they set the order of the additions; and the share of non-zero cells
-# from which a float64 block is summed densely.
-_F64_REPS = 500
-_F64_CHUNK = 4096
-_F64_DENSE_SHARE = 0.15
 # A block with at most this many (items x columns) cells is added up densely when registered.
 _DENSE_BUILD = 4_000_000
-# Summed features handed to one finalize call, in floats.
-_FINALIZE_ELEMS = 250_000
-# A block is stored dense (BLAS matmul) when at least this share of its
-# (all items x column) cells is non-zero; below it a sparse product is cheaper
-# (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
-_DENSE_SHARE = 0.15
-# A block whose features are whole numbers (counts) is summed in float32, which
-# is exact while every weighted sum stays below 2^24; any other block is summed in
-# float64, because float32 rounding of moments moved published digits (and once
-# put an estimate outside its own interval).
-_EXACT_F32 = 2.0**24
 # An interval is published only when at most this share of the resamples gave
 # an undefined value: dropping more conditions the interval on the resample
 # being defined, which moves it away from what it claims to cover.
@@ -323,7 +298,7 @@ class ItemBootstrap:
         out = Replicates(point=point)
         if bca and k and self.n_boot:
             out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
-        exact32 = _exact_in_f32(rows, vals)
+        exact32 = exact_in_f32(rows, vals)
         dtype = np.float32 if exact32 else np.float64
         if self.n_items * k <= max(_DENSE_BUILD, 2 * len(rows)):
             # many duplicates or few cells: add up into the dense table, then keep its non-zeros
@@ -390,131 +365,9 @@ class ItemBootstrap:
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
         h_items = item_hashes(n, self.seed, self.keys)
-        # No figure depends on how the work is split: whole-number blocks are summed exactly
-        # (float32 chunks, float64 totals), other dense blocks each in the same fixed pieces, and
-        # sparse ones by a product that adds up in the items' order whatever the batch.
-        dense = [b for b in blocks if b.exact32 and b.share >= _DENSE_SHARE]
-        dense64 = [b for b in blocks if not b.exact32 and b.share >= _F64_DENSE_SHARE]
-        taken = {id(b) for b in dense + dense64}
-        sparse = [b for b in blocks if id(b) not in taken]
-        if dense:
-            self._run_dense(dense, np.float32, h_items)
-        if dense64:
-            self._run_dense64(dense64, h_items)
-        if sparse:
-            self._run_sparse(sparse, h_items)
+        fill_replicates(blocks, B, self.seed, h_items)
         if self._custom:
-            for start, size in _spans(B, _REP_ELEMS // max(1, n)):
-                w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64)
-                for c in self._custom:
-                    c.out.values[start : start + size] = np.asarray(c.fn(w), dtype=float).reshape(
-                        size, -1
-                    )
-
-    def _run_dense(self, blocks: list[_Block], dtype: type, h_items: np.ndarray) -> None:
-        """sum_i w[b, i] f[i] as BLAS products over chunks of items (made dense one chunk at a
-        time), added up in item order in float64 (float32 blocks hold whole numbers whose
-        chunk sums are exact)."""
-        k = _offsets(blocks)
-        chunk = int(np.clip(_CHUNK_ELEMS // k, 64, _CHUNK_ITEMS))
-        for start, size in _spans(self.n_boot, _REP_COLS // k):
-            h_reps = replicate_hashes(self.seed, start, start + size)
-            acc = _chunk_sums(blocks, k, h_reps, h_items, chunk, dtype)
-            for b in blocks:
-                _fill(b, start, acc)
-
-    def _run_dense64(self, blocks: list[_Block], h_items: np.ndarray) -> None:
-        """Blocks with fractional features: float64 BLAS products in pieces of fixed size (so the
-        same additions in the same order, whatever the memory bounds)."""
-        k = _offsets(blocks)
-        for start, size in _spans(self.n_boot, _F64_REPS):
-            h_reps = replicate_hashes(self.seed, start, start + size)
-            acc = _chunk_sums(blocks, k, h_reps, h_items, _F64_CHUNK, np.float64)
-            for b in blocks:
-                _fill(b, start, acc)
-
-    def _run_sparse(self, blocks: list[_Block], h_items: np.ndarray) -> None:
-        """Sparse blocks (columns x items, float64: exact for counts, no BLAS to feed) over
-        batches of replicates."""
-        k = _offsets(blocks)
-        matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=np.float64).T.tocsr()
-        n = self.n_items
-        per = max(1, min(_REP_COLS // k, _REP_ELEMS // max(1, n)))
-        for start, size in _spans(self.n_boot, per):
-            w = weights(replicate_hashes(self.seed, start, start + size), h_items, np.float64, True)
-            acc = np.ascontiguousarray((matT @ w).T)
-            for b in blocks:
-                _fill(b, start, acc)
-
-
-def _chunk_sums(
-    blocks: list[_Block],
-    k: int,
-    h_reps: np.ndarray,
-    h_items: np.ndarray,
-    chunk: int,
-    dtype: type,
-) -> np.ndarray:
-    """weights @ features over consecutive chunks of items, the chunks' products computed on
-    `_THREADS` threads (numpy and BLAS release the GIL) and added up in item order (so the
-    threads never change a figure); at most `_THREADS` + 1 chunks are held at once."""
-    n = len(h_items)
-    acc = np.zeros((len(h_reps), k))
-
-    def part(i0: int) -> np.ndarray | None:
-        d = _dense_rows(blocks, i0, min(n, i0 + chunk), k, dtype)
-        return None if d is None else weights(h_reps, h_items[i0 : i0 + chunk], dtype) @ d
-
-    starts = list(range(0, n, chunk))
-    if _THREADS < 2 or len(starts) < 2:
-        for i0 in starts:
-            p = part(i0)
-            if p is not None:
-                acc += p
-        return acc
-    with ThreadPoolExecutor(_THREADS) as pool:
-        pending: deque[Future] = deque()
-        for i0 in starts:
-            pending.append(pool.submit(part, i0))
-            if len(pending) > _THREADS:
-                p = pending.popleft().result()
-                if p is not None:
-                    acc += p
-        while pending:
-            p = pending.popleft().result()
-            if p is not None:
-                acc += p
-    return acc
-
-
-def _offsets(blocks: list[_Block]) -> int:
-    """Place the blocks side by side (each block's `offset`); the total width."""
-    off = 0
-    for b in blocks:
-        b.offset = off
-        off += b.k
-    return off
-
-
-def _dense_rows(blocks: list[_Block], i0: int, i1: int, k: int, dtype: type) -> np.ndarray | None:
-    """Items i0..i1-1 of the blocks as one dense (items x k) array; None when all zero."""
-    d: np.ndarray | None = None
-    for b in blocks:
-        sub = b.feats[i0:i1]
-        if not sub.nnz:
-            continue
-        if d is None:
-            d = np.zeros((i1 - i0, k), dtype=dtype)
-        r = np.repeat(np.arange(i1 - i0), np.diff(sub.indptr))
-        d[r, b.offset + sub.indices] = sub.data
-    return d
-
-
-def _spans(total: int, per: int) -> Iterator[tuple[int, int]]:
-    """(start, size) of consecutive batches of at most `per` (at least 1) covering `total`."""
-    per = max(1, int(per))
-    for start in range(0, total, per):
-        yield start, min(per, total - start)
+            fill_custom(self._custom, B, self.seed, h_items)
 
 
 def _jackknife(
@@ -537,29 +390,6 @@ def _jackknife(
         with np.errstate(divide="ignore", invalid="ignore"):
             parts.append(np.asarray(finalize(block), dtype=float).reshape(len(block), -1))
     return np.concatenate(parts), int(n_items - len(units))
-
-
-def _exact_in_f32(rows: np.ndarray, vals: np.ndarray) -> bool:
-    """Whole-number features whose weighted sums over one chunk of items stay below 2^24 (float32
-    is then exact, and the chunk sums add up exactly in float64)."""
-    if not len(vals):
-        return True
-    if not np.all(vals == np.round(vals)):
-        return False
-    per_item = np.bincount(rows, weights=np.abs(vals))
-    return float(per_item.max()) * MAX_WEIGHT * _CHUNK_ITEMS < _EXACT_F32
-
-
-def _fill(b: _Block, start: int, s: np.ndarray) -> None:
-    """Finalize replicates start.. of block `b` from the summed features `s`, a few rows at a
-    time: a finalize may build temporaries many times the size of its input."""
-    part = s[:, b.offset : b.offset + b.k]
-    per = max(1, _FINALIZE_ELEMS // max(1, b.k))
-    for i0 in range(0, len(part), per):
-        rows = part[i0 : i0 + per]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.asarray(b.finalize(rows), dtype=float)
-        b.out.values[start + i0 : start + i0 + len(rows)] = r.reshape(len(rows), -1)
 
 
 class Pending:

@@ -13,7 +13,7 @@ from annotator.domain.rubric import load_rubric
 from annotator.services import report_cache
 from annotator.services.report_cache import cache_file, cached_study_report
 from annotator.services.reporting import build_study_report
-from annotator.stats import bootstrap
+from annotator.stats import bootstrap, replicate_sums
 from annotator.stats.frames import JUDGEMENT_COLUMNS, PAIR_COLUMNS, StudyFrames
 from annotator.stats.item_weights import item_hashes, replicate_hashes, weights
 from annotator.stats.report_model import build_report
@@ -111,21 +111,23 @@ def as_text(report: dict) -> str:
 
 
 def test_streamed_bootstrap_gives_bit_identical_reports(monkeypatch) -> None:
-    """However the work is split (one replicate, one item, one finalize row at a time; every
-    whole-number block dense or every block sparse), every figure of the report is the same to
-    the last bit: whole-number sums are exact and other sums follow the items' order."""
+    """However the work is split (one replicate and one finalize row at a time; chunks of 16
+    items on two threads; every whole-number block dense, or every block sparse; blocks summed
+    from triplets), every figure of the report is the same to the last bit: whole-number sums
+    are exact and other sums follow the items' order."""
     frames = small_study(n_cases=6, n_raters=3)
     full = as_text(build_report(frames, n_boot=40, seed=3, n_perm=10))
     assert '"low": ' in full and '"n_boot": 40' in full
     splits = [
-        {"_REP_COLS": 1, "_REP_ELEMS": 1, "_CHUNK_ELEMS": 1, "_FINALIZE_ELEMS": 1},
-        {"_DENSE_SHARE": 0.0, "_DENSE_BUILD": 0, "_CHUNK_ITEMS": 64},
+        {"_REP_COLS": 1, "_REP_ELEMS": 1, "_CHUNK_ELEMS": 1, "_FINALIZE_ELEMS": 1, "_THREADS": 1},
+        {"_DENSE_SHARE": 0.0, "_CHUNK_ITEMS": 16},
         {"_DENSE_SHARE": 2.0, "_REP_COLS": 10**12, "_REP_ELEMS": 10**12},
     ]
     for split in splits:
         with monkeypatch.context() as m:
+            m.setattr(bootstrap, "_DENSE_BUILD", 0)
             for name, value in split.items():
-                m.setattr(bootstrap, name, value)
+                m.setattr(replicate_sums, name, value)
             assert as_text(build_report(frames, n_boot=40, seed=3, n_perm=10)) == full, split
 
 
