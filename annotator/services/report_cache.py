@@ -7,8 +7,8 @@ a crash leaves the old file or the new one, never half of one), and keyed by:
 
 - the study's data version (store.changes.data_version: moves on every answer, score, vote,
   item, anchor, calibration, adjudication and setting), and
-- the code version of the figures (a hash of the statistics' source), so an upgrade that
-  changes a number never serves the old one.
+- the code version of the figures (a hash of the source of the statistics and the domain
+  rules), so an upgrade that changes a number never serves the old one.
 
 The cached dict is the report exactly as computed (JSON keeps every float digit), so a hit is
 indistinguishable from a recomputation. Studies that are not folders (a server) and folders that
@@ -34,10 +34,15 @@ _FORMAT = 1
 
 @cache
 def code_version() -> str:
-    """A digest of the source of everything that computes a figure (stats, and the service that
-    adds the calibrations); the installed version where the source is not readable."""
+    """A digest of the source of everything that computes a figure (stats, the domain rules it
+    applies, and the service that adds the calibrations); the installed version where the source
+    is not readable."""
     here = Path(__file__).resolve().parent
-    files = sorted((here.parent / "stats").glob("*.py")) + [here / "reporting.py"]
+    files = [
+        *sorted((here.parent / "stats").glob("*.py")),
+        *sorted((here.parent / "domain").glob("*.py")),
+        here / "reporting.py",
+    ]
     h = hashlib.sha256(f"format {_FORMAT}".encode())
     try:
         for f in files:
