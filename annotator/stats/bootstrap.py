@@ -238,7 +238,7 @@ class Replicates:
 
 @dataclass(eq=False)
 class _Block:
-    feats: sp.csr_matrix  # items x k, duplicates summed (float32 when exact, see _exact_in_f32)
+    feats: sp.csr_matrix  # items x k, duplicates summed (float32 when exact: exact_in_f32)
     k: int
     finalize: Finalize
     out: Replicates
