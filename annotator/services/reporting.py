@@ -78,7 +78,9 @@ def write_reports(
     study = Study.open(study_path, mode="read")
     try:
         study.require_lead("a report")
-        report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+        from .report_cache import cached_study_report
+
+        report, _ = cached_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
         out: list[Path] = []
         if json_path:
             write_json(report, Path(json_path))

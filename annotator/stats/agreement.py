@@ -222,14 +222,22 @@ def alpha_features(
             raise ValueError("bin the values first (bin_ordered)")
         left, right = _pairs_within_units(t_unit)
         v = (cnt[left] * cnt[right] - (left == right) * cnt[left]) / m1[left]
-        cols = t_val[left] * V + t_val[right]
-        nz = v != 0
+        # the coincidence matrix is symmetric: only its upper triangle is summed (V(V+1)/2
+        # columns instead of V^2), and the finalize mirrors it
+        a, b = t_val[left], t_val[right]
+        iu = np.triu_indices(V)
+        tri = np.full((V, V), -1, dtype=np.int64)
+        tri[iu] = np.arange(len(iu[0]))
+        keep = (a <= b) & (v != 0)
         dom = vc.domain
 
         def fin(s: np.ndarray) -> np.ndarray:
-            return alpha_from_coincidence(s.reshape(len(s), V, V), "ordinal", dom)
+            o = np.empty((len(s), V, V))
+            o[:, iu[0], iu[1]] = s
+            o[:, iu[1], iu[0]] = s
+            return alpha_from_coincidence(o, "ordinal", dom)
 
-        return rows[left][nz], cols[nz], v[nz], V * V, fin
+        return rows[left][keep], tri[a[keep], b[keep]], v[keep], len(iu[0]), fin
     raise ValueError(f"unknown level of measurement '{level}'")
 
 

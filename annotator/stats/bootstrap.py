@@ -1,14 +1,18 @@
 """Seeded item bootstrap shared by every figure of a report.
 
-Items are the resampling unit: a replicate draws the study's items with
-replacement, and all of an item's answers (every rater, every metric, the
-judge) come along together. Statistics are registered as *blocks*: per-item
-feature rows whose weighted sum is a sufficient statistic (a coincidence
-matrix, a contingency table, a few moments), plus a `finalize` that turns a
-batch of summed features into replicate values. One replicate batch is then a
-single matrix product `weights @ features` for all figures at once, so the
-cost grows with the number of non-zero features, not with the number of
-figures, and every figure of one replicate comes from the same resampled items.
+Items are the resampling unit: a replicate weighs the study's items, and all of
+an item's answers (every rater, every metric, the judge) come along together.
+The weights are Poisson(1) draws fixed per item (item_weights: a hash of the
+seed, the item's id and the replicate), so an item keeps its weights whatever
+else the study holds. Statistics are registered as *blocks*: per-item feature
+rows whose weighted sum is a sufficient statistic (a coincidence matrix, a
+contingency table, a few moments), plus a `finalize` that turns a batch of
+summed features into replicate values. The replicates are matrix products
+`weights @ features` for all figures at once (over chunks of items or batches
+of replicates, within fixed memory bounds), so the cost grows with the number of
+non-zero features, not with the number of figures, and every figure of one
+replicate comes from the same resampled items. How the work is split never
+changes a figure (see `run`).
 
 Point estimates come from the same sufficient statistics with every weight 1,
 so an estimate and its interval are always about the same quantity.
@@ -27,21 +31,18 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import norm
 
+from .item_weights import item_hashes
+from .replicate_sums import exact_in_f32, fill_custom, fill_replicates
+
 Finalize = Callable[[np.ndarray], np.ndarray]
 
-# Bounds on one weight batch (b x n_items) and one feature-sum batch
-# (b x columns), in floats, so memory stays flat for any n_boot.
+# Bounds on one weight batch (b x n_items) and one feature-sum batch (b x columns), in floats,
+# for `batches` (the multinomial bootstraps of other figures) and the jackknife; the bounds of
+# ItemBootstrap.run are in replicate_sums.
 _BATCH_ELEMS = 4_000_000
 _BATCH_COLS = 4_000_000
-# A block is stored dense (BLAS matmul) when at least this share of its
-# (all items x column) cells is non-zero; below it a sparse product is cheaper
-# (measured: BLAS runs about 6x more multiply-adds per second than scipy.sparse).
-_DENSE_SHARE = 0.15
-# A block whose features are whole numbers (counts) is summed in float32, which
-# is exact while every weighted sum stays below 2^24; any other block is summed in
-# float64, because float32 rounding of moments moved published digits (and once
-# put an estimate outside its own interval).
-_EXACT_F32 = 2.0**24
+# A block with at most this many (items x columns) cells is added up densely when registered.
+_DENSE_BUILD = 4_000_000
 # An interval is published only when at most this share of the resamples gave
 # an undefined value: dropping more conditions the interval on the resample
 # being defined, which moves it away from what it claims to cover.
@@ -184,17 +185,19 @@ def summarize(
             _bounds = (float(lo_a[0]), float(hi_a[0]), int(k_a[0]))
         lo, hi, k = _bounds
         dropped = total - k
-        if k == 0 or dropped > MAX_DROPPED_SHARE * total:
-            note = _join(
-                note,
-                f"no interval: {dropped} of {total} resamples undefined (more than "
-                f"{MAX_DROPPED_SHARE:.0%})",
-            )
-        elif hi - lo <= 1e-12 * max(1.0, abs(est)):
+        # checked first: one unit resampled is that unit again (a Poisson resample may also
+        # leave it out, see item_weights: undefined, for the same reason)
+        if n <= 1 or (k > 0 and hi - lo <= 1e-12 * max(1.0, abs(est))):
             note = _join(
                 note,
                 "no interval: every resample gives the same value (too few items "
                 "or nothing varies)",
+            )
+        elif k == 0 or dropped > MAX_DROPPED_SHARE * total:
+            note = _join(
+                note,
+                f"no interval: {dropped} of {total} resamples undefined (more than "
+                f"{MAX_DROPPED_SHARE:.0%})",
             )
         else:
             # rounding must never put the estimate outside its own interval
@@ -233,15 +236,19 @@ class Replicates:
         return float(lo[col]), float(hi[col]), int(k[col])
 
 
-@dataclass
+@dataclass(eq=False)
 class _Block:
-    rows: np.ndarray
-    cols: np.ndarray
-    vals: np.ndarray
+    feats: sp.csr_matrix  # items x k, duplicates summed (float32 when exact: exact_in_f32)
     k: int
     finalize: Finalize
     out: Replicates
+    exact32: bool = False
     offset: int = 0
+
+    @property
+    def share(self) -> float:
+        """Share of the (items x columns) cells that are non-zero."""
+        return self.feats.nnz / max(1, self.feats.shape[0] * self.k)
 
 
 @dataclass
@@ -257,6 +264,9 @@ class ItemBootstrap:
     n_items: int
     n_boot: int = 1000
     seed: int = 0
+    # item keys (ids): an item's resample weights follow its key, so they stay the same when
+    # other items come or go; without keys they follow the item's position
+    keys: Any = None
     _blocks: list[_Block] = field(default_factory=list)
     _custom: list[_Custom] = field(default_factory=list)
     _ran: bool = False
@@ -288,7 +298,17 @@ class ItemBootstrap:
         out = Replicates(point=point)
         if bca and k and self.n_boot:
             out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
-        self._blocks.append(_Block(rows, cols, vals, k, finalize, out))
+        exact32 = exact_in_f32(rows, vals)
+        dtype = np.float32 if exact32 else np.float64
+        if self.n_items * k <= max(_DENSE_BUILD, 2 * len(rows)):
+            # many duplicates or few cells: add up into the dense table, then keep its non-zeros
+            # (much less memory and time than sorting the triplets)
+            table = np.bincount(rows * k + cols, weights=vals, minlength=self.n_items * k)
+            feats = sp.csr_matrix(table.reshape(self.n_items, k).astype(dtype))
+        else:
+            feats = sp.csr_matrix((vals.astype(dtype), (rows, cols)), shape=(self.n_items, k))
+            feats.sum_duplicates()
+        self._blocks.append(_Block(feats, k, finalize, out, exact32))
         return out
 
     def add_dense(self, rows: np.ndarray, features: np.ndarray, finalize: Finalize) -> Replicates:
@@ -325,7 +345,14 @@ class ItemBootstrap:
         return self.add(rows, cols, vals, k * n_slices, fin)
 
     def run(self) -> None:
-        """Draw the replicates (in batches) and fill every handle's `values`."""
+        """Draw the replicates and fill every handle's `values`.
+
+        Each item's weights come from its own key (item_weights), so the work is split freely:
+        blocks dense enough for BLAS are summed over chunks of items (all replicates at once,
+        the chunk's features made dense only while it is multiplied), the sparse ones over
+        batches of replicates. Memory is bounded by the batch constants, whatever the number
+        of items, replicates or columns.
+        """
         if self._ran:
             return
         self._ran = True
@@ -337,65 +364,10 @@ class ItemBootstrap:
             c.out.values = np.full((B, len(c.out.point)), np.nan)
         if n == 0 or B == 0 or not (blocks or self._custom):
             return
-        groups: list[tuple[list[_Block], Any, bool, type]] = []
-        for dtype in (np.float32, np.float64):
-            mine = [
-                b
-                for b in blocks
-                if (_exact_in_f32(b, n) if dtype is np.float32 else not _exact_in_f32(b, n))
-            ]
-            dense = [b for b in mine if len(b.rows) / max(1, n * b.k) >= _DENSE_SHARE]
-            sparse = [b for b in mine if len(b.rows) / max(1, n * b.k) < _DENSE_SHARE]
-            if dense:
-                groups.append((dense, self._stack_dense(dense, dtype), True, dtype))
-            if sparse:
-                groups.append((sparse, self._stack_sparse(sparse, dtype), False, dtype))
-        n_cols = sum(b.k for b in blocks)
-        rng = rng_for(self.seed, "item-bootstrap")
-        start = 0
-        for size in batches(B, n, n_cols):
-            w64 = resample_counts(rng, n, size, np.float64)
-            w32 = w64.astype(np.float32)
-            for members, mat, is_dense, dtype in groups:
-                w = w32 if dtype is np.float32 else w64
-                s = (w @ mat) if is_dense else (mat @ w.T).T
-                s = np.asarray(s, dtype=np.float64)
-                for b in members:
-                    b.out.values[start : start + size] = _cols(b, s)
-            for c in self._custom:
-                c.out.values[start : start + size] = np.asarray(c.fn(w64), dtype=float).reshape(
-                    size, -1
-                )
-            start += size
-
-    def _stack_dense(self, blocks: list[_Block], dtype: type) -> np.ndarray:
-        k = sum(b.k for b in blocks)
-        off, flat, vals = 0, [], []
-        for b in blocks:
-            b.offset = off
-            flat.append(b.rows * k + b.cols + off)
-            vals.append(b.vals)
-            off += b.k
-        mat = np.bincount(
-            np.concatenate(flat), weights=np.concatenate(vals), minlength=self.n_items * k
-        )
-        return mat.reshape(self.n_items, k).astype(dtype)
-
-    def _stack_sparse(self, blocks: list[_Block], dtype: type) -> sp.csr_matrix:
-        off, rows, cols, vals = 0, [], [], []
-        for b in blocks:
-            b.offset = off
-            rows.append(b.cols + off)
-            cols.append(b.rows)
-            vals.append(b.vals)
-            off += b.k
-        # stored transposed (features x items) so the product streams over items
-        mat = sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(off, self.n_items),
-        )
-        mat.sum_duplicates()
-        return mat.astype(dtype)
+        h_items = item_hashes(n, self.seed, self.keys)
+        fill_replicates(blocks, B, self.seed, h_items)
+        if self._custom:
+            fill_custom(self._custom, B, self.seed, h_items)
 
 
 def _jackknife(
@@ -418,23 +390,6 @@ def _jackknife(
         with np.errstate(divide="ignore", invalid="ignore"):
             parts.append(np.asarray(finalize(block), dtype=float).reshape(len(block), -1))
     return np.concatenate(parts), int(n_items - len(units))
-
-
-def _exact_in_f32(b: _Block, n_items: int) -> bool:
-    """Whole-number features whose resampled sums stay below 2^24 (a resample's weights add up to
-    n_items, so a column sum is at most n_items times the largest per-item total)."""
-    if not len(b.vals):
-        return True
-    if not np.all(b.vals == np.round(b.vals)):
-        return False
-    per_item = np.bincount(b.rows, weights=np.abs(b.vals))
-    return float(per_item.max()) * n_items < _EXACT_F32
-
-
-def _cols(b: _Block, s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.asarray(b.finalize(s[:, b.offset : b.offset + b.k]), dtype=float)
-    return r.reshape(len(s), -1)
 
 
 class Pending:

@@ -29,7 +29,6 @@ import pandas as pd
 
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
-from ..domain.verdict import compile_rules
 from .frames import StudyFrames
 
 VERDICT_KEY = "verdict"
@@ -210,197 +209,12 @@ def _factorize(raw: pd.Series) -> tuple[np.ndarray, list[Any]]:
     """Codes of the distinct values of a column (-1, the last slot, for NaN/None) and the values;
     lists become tuples so that they can be counted."""
     col = pd.Series(raw, dtype=object).reset_index(drop=True)
-    if col.map(lambda v: isinstance(v, list)).any():
+    try:
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    except TypeError:  # a list is not hashable: there is one, so count them as tuples
         col = col.map(lambda v: tuple(v) if isinstance(v, list) else v)
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
     return codes, list(uniques)
-
-
-# ---- items and answers ------------------------------------------------------------------
-
-
-def item_table(frames: StudyFrames) -> pd.DataFrame:
-    """Every item the figures can touch, with a 0-based `idx` (the bootstrap row)."""
-    cols = ["item_id", "display_code", "case_id", "generator", "slice"]
-    items = frames.items.reindex(columns=cols).copy()
-    seen = set(items["item_id"])
-    extra = [
-        i
-        for df in (frames.judgements, frames.judge_scores)
-        for i in df["item_id"].unique()
-        if i not in seen
-    ]
-    if extra:
-        add = pd.DataFrame({"item_id": list(dict.fromkeys(extra))}).reindex(columns=cols)
-        items = pd.concat([items, add], ignore_index=True) if len(items) else add
-    items = items.drop_duplicates("item_id").reset_index(drop=True)
-    for c in ("display_code", "case_id", "generator"):
-        items[c] = items[c].astype(object).where(items[c].notna(), None)
-    items["idx"] = np.arange(len(items), dtype=np.int64)
-    return items
-
-
-def _reasons(df: pd.DataFrame, who: str, text_keys: set[str]) -> pd.Series:
-    """One reason per (item, rater/judge): the reason column, else a text metric."""
-    parts = []
-    if "reason" in df.columns:
-        r = df[["item_id", who, "reason"]].dropna(subset=["reason"])
-        r = r[r["reason"].astype(str).str.strip() != ""]
-        parts.append(r)
-    if text_keys:
-        t = df[df["metric"].isin(text_keys)][["item_id", who, "value"]].rename(
-            columns={"value": "reason"}
-        )
-        t = t.dropna(subset=["reason"])
-        parts.append(t[t["reason"].astype(str).str.strip() != ""])
-    if not parts:
-        return pd.Series(dtype=object)
-    allr = pd.concat(parts, ignore_index=True).drop_duplicates(["item_id", who])
-    return allr.set_index(["item_id", who])["reason"].astype(str)
-
-
-def human_answers(
-    frames: StudyFrames, specs: list[MetricSpec], items: pd.DataFrame
-) -> pd.DataFrame:
-    """Long table of coded human answers, one row per rater x item x metric spec.
-
-    Columns: idx, item_id, rater, metric, code (NaN = cannot judge), reason,
-    session_id, position, created_at.
-    """
-    return _answers(frames.judgements, "rater", frames.rubric, specs, items)
-
-
-def judge_answers(
-    frames: StudyFrames, specs: list[MetricSpec], items: pd.DataFrame
-) -> pd.DataFrame:
-    """Long table of judge answers with `code` (on the human scale, else NaN),
-    `num` (any numeric reading of the raw value) and `raw`."""
-    return _answers(frames.judge_scores, "judge", frames.rubric, specs, items, judge=True)
-
-
-_ANSWER_COLS = [
-    "idx",
-    "item_id",
-    "who",
-    "metric",
-    "code",
-    "num",
-    "raw",
-    "reason",
-    "session_id",
-    "position",
-    "created_at",
-]
-
-
-def _answers(
-    df: pd.DataFrame,
-    who: str,
-    rubric: Rubric,
-    specs: list[MetricSpec],
-    items: pd.DataFrame,
-    judge: bool = False,
-) -> pd.DataFrame:
-    kinds = {"idx": np.int64, "code": float, "num": float}
-    empty = pd.DataFrame({c: pd.Series(dtype=kinds.get(c, object)) for c in _ANSWER_COLS})
-    empty = empty.rename(columns={"who": who})
-    if df is None or len(df) == 0:
-        return empty
-    text_keys = {m.key for m in rubric.metrics if not m.judgeable}
-    reasons = _reasons(df, who, text_keys)
-    idx_of = pd.Series(items["idx"].to_numpy(), index=items["item_id"])
-    base = df.copy()
-    for c in ("session_id", "position", "created_at"):
-        if c not in base.columns:
-            base[c] = None
-    parts = []
-    by_base: dict[str, list[MetricSpec]] = {}
-    for s in specs:
-        by_base.setdefault(s.base, []).append(s)
-    by_metric = dict(tuple(base.groupby("metric", sort=False)))
-    for key, group in by_base.items():
-        rows = by_metric.get(key)
-        if key == VERDICT_KEY or rows is None:
-            continue
-        codes = encode_series(group, rows["value"])
-        for s in group:
-            part = rows[["item_id", who, "session_id", "position", "created_at"]].copy()
-            part["metric"] = s.key
-            part["raw"] = rows["value"].to_numpy()
-            part["code"] = codes[s.key]
-            if judge:
-                num = pd.to_numeric(rows["value"], errors="coerce").to_numpy(dtype=float)
-                part["num"] = np.where(np.isnan(codes[s.key]), num, codes[s.key])
-                if not s.directed:  # unordered options: no numeric reading
-                    part["num"] = codes[s.key]
-            else:
-                part["num"] = codes[s.key]
-            parts.append(part)
-    verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
-    if verdict_spec is not None:
-        v = _verdicts(base, who, rubric)
-        if len(v):
-            parts.append(v)
-    if not parts:
-        return empty
-    out = pd.concat(parts, ignore_index=True)
-    out["idx"] = idx_of.reindex(out["item_id"]).to_numpy()
-    out = out[out["idx"].notna()].copy()
-    out["idx"] = out["idx"].astype(np.int64)
-    key = pd.MultiIndex.from_arrays([out["item_id"], out[who]])
-    out["reason"] = reasons.reindex(key).to_numpy() if len(reasons) else None
-    out["num"] = pd.to_numeric(out["num"], errors="coerce").astype(float)
-    return out[[c if c != "who" else who for c in _ANSWER_COLS]].reset_index(drop=True)
-
-
-def _verdicts(df: pd.DataFrame, who: str, rubric: Rubric) -> pd.DataFrame:
-    """Each rater's (judge's) verdict per item from their own answers and the rules.
-
-    Complete answers only, for humans and judges alike: a verdict needs a known
-    answer to every metric the rules use. Otherwise it is *undetermined* (code
-    NaN, counted like "cannot judge"): keeping the verdicts that come out FAIL
-    whatever the unknown answer would be, and dropping the rest, is a one-sided
-    selection that biased pass rates down (0.578 against a true 0.626 in
-    simulation). An answer off the rubric's scale (a judge scoring 0.7 on a 1-5
-    scale) is unknown too.
-    """
-    rules = compile_rules(rubric)
-    used = sorted(rules.metrics_used())
-    sub = df[df["metric"].isin(used)].drop_duplicates(["item_id", who, "metric"], keep="last")
-    if not len(sub):
-        return pd.DataFrame()
-    first = sub.groupby(["item_id", who], sort=False).agg(
-        session_id=("session_id", "first"),
-        position=("position", "first"),
-        created_at=("created_at", "first"),
-    )
-    wide = (
-        sub.set_index(["item_id", who, "metric"])["value"].unstack("metric").reindex(columns=used)
-    )
-    # the rules run once per distinct combination of typed answers, not once per row
-    cols, typed_of = [], []
-    for k in used:
-        codes, uniques = _factorize(wide[k])
-        typed_of.append([typed_answer(rubric.metric(k), v) for v in uniques] + [None])  # -1: None
-        cols.append(codes)
-    combos, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
-    results = []
-    for combo in combos:
-        row = [typed[c] for typed, c in zip(typed_of, combo, strict=True)]
-        results.append(
-            None
-            if any(x is None for x in row)
-            else rules.evaluate(dict(zip(used, row, strict=True)))
-        )
-    verdicts = [results[i] for i in np.ravel(inv)]
-    v = pd.DataFrame({"raw": verdicts}, index=wide.index).join(first).reset_index()
-    v["metric"] = VERDICT_KEY
-    v["code"] = v["raw"].map({PASS: 1.0, FAIL: 0.0}).astype(float)
-    v["num"] = v["code"]
-    # someone who never gives the rules a complete set of answers (a judge scoring only some
-    # metrics) has no verdict at all, rather than a column of undetermined ones
-    some = v.groupby(who)["code"].transform(lambda c: c.notna().any())
-    return v[some.to_numpy(dtype=bool)]
 
 
 # ---- consensus --------------------------------------------------------------------------
@@ -471,3 +285,9 @@ def consensus_table(frames: StudyFrames) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     return pd.concat(parts, ignore_index=True)[cols]
+
+
+# Coding the answers lives in answers.py; its entry points are imported from here too (imported
+# last: answers.py builds on the metric specs above).
+from .answers import human_answers, item_table  # noqa: E402
+from .answers import judge_answers as judge_answers  # noqa: E402

@@ -82,9 +82,9 @@ def build_report(
     specs = metric_specs(frames.rubric)
     items = item_table(frames)
     human = human_answers(frames, specs, items)
-    human["rater"] = human["rater"].astype(str)
+    # rater: a categorical of str (consensus._categories), as the figures expect
     judged = judge_answers(frames, specs, items)
-    plan = ItemBootstrap(len(items), n_boot, seed)
+    plan = ItemBootstrap(len(items), n_boot, seed, keys=items["item_id"].tolist())
     ctx = Context(
         plan, items, seed=seed, n_perm=n_perm, min_count=min_count, rater_bootstrap=rater_bootstrap
     )

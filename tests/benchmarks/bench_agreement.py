@@ -1,6 +1,6 @@
 """Benchmarks of the agreement statistics (figures in tests/benchmarks/agreement.md).
 
-Run: python tests/benchmarks/bench_agreement.py [--quick]
+Run: python tests/benchmarks/bench_agreement.py [--quick | --curve [--sizes 10k,100k,1M,10M]]
 
 1. Krippendorff's alpha (ordinal, 0-5) on 100,000 items x 50 raters with a
    1000-resample item bootstrap, as a ratio to ONE plain krippendorff.alpha call
@@ -8,11 +8,16 @@ Run: python tests/benchmarks/bench_agreement.py [--quick]
 2. build_report on a synthetic study of 1,000,000 human judgement rows
    (20,000 items x 10 raters x 5 metrics of the ui_mockup rubric) plus one
    judge, with n_boot=1000.
+3. --curve: build_report time and peak memory at 10k, 100k, 1M (and 10M) judgement rows, each
+   size in a fresh process (its own peak RSS), and the fitted exponents of time ~ rows^a and
+   memory ~ rows^b.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import platform
 import resource
 import subprocess
@@ -182,11 +187,72 @@ def bench_report(n_cases: int, n_boot: int) -> dict[str, float]:
     }
 
 
+def report_point(rows: int, n_boot: int) -> dict[str, float]:
+    """One point of the curve in this process: 20 items a case, 10 raters, 5 metrics."""
+    n_cases = max(1, rows // 1000)
+    r = bench_report(n_cases, n_boot)
+    return {**r, "peak_mb": peak_rss_mb()}
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    mult = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text[:-1] if text[-1:] in "km" else text) * mult)
+
+
+def fit_exponent(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log y on log x."""
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum(
+        (a - mx) ** 2 for a in lx
+    )
+
+
+def curve(sizes: list[int], n_boot: int) -> None:
+    points = []
+    print(
+        f"{'judgement rows':>15} {'items':>8} {'frames s':>9} {'build_report s':>15} {'peak RSS MB':>12}"
+    )
+    for rows in sizes:
+        out = subprocess.run(
+            [sys.executable, __file__, "--point", str(rows), "--n-boot", str(n_boot)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode != 0:
+            tail = (out.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"{rows:>15,} failed (exit {out.returncode}): {tail}")
+            continue
+        p = json.loads(out.stdout.strip().splitlines()[-1])
+        points.append(p)
+        print(
+            f"{p['rows']:>15,} {p['items']:>8,} {p['frames_s']:>9.1f} {p['report_s']:>15.1f} "
+            f"{p['peak_mb']:>12.0f}"
+        )
+    if len(points) >= 2:
+        xs = [p["rows"] for p in points]
+        a = fit_exponent(xs, [p["report_s"] for p in points])
+        b = fit_exponent(xs, [p["peak_mb"] for p in points])
+        print(f"fitted: time ~ rows^{a:.2f}, peak memory ~ rows^{b:.2f} (1.00 = linear)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    ap.add_argument("--curve", action="store_true", help="report time and memory against size")
+    ap.add_argument("--sizes", default="10k,100k,1M", help="judgement rows for --curve")
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--point", type=int, help=argparse.SUPPRESS)  # one size, JSON out
     args = ap.parse_args()
+    if args.point:
+        print(json.dumps(report_point(args.point, args.n_boot)))
+        return
     print(machine())
+    if args.curve:
+        curve([parse_size(x) for x in args.sizes.split(",")], args.n_boot)
+        return
     if args.quick:
         a = bench_alpha(10_000, 20, 200)
         r = bench_report(50, 200)

@@ -1,0 +1,96 @@
+"""The last report of a study kept on disk, valid while the study's data and the figures' code hold.
+
+A report on a large study takes tens of seconds; `annotator report` run twice, or a second
+export, on unchanged data should not pay that again. The cache is one JSON file per
+(resamples, seed) in the study folder's `.cache/`, written atomically (`.tmp` + `os.replace`:
+a crash leaves the old file or the new one, never half of one), and keyed by:
+
+- the study's data version (store.changes.data_version: moves on every answer, score, vote,
+  item, anchor, calibration, adjudication and setting), and
+- the code version of the figures (a hash of the source of the statistics and the domain
+  rules), so an upgrade that changes a number never serves the old one.
+
+The cached dict is the report exactly as computed (JSON keeps every float digit), so a hit is
+indistinguishable from a recomputation. Studies that are not folders (a server) and folders that
+cannot be written are simply not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..reports.atomic import atomic_write_text
+from ..store.changes import data_version
+from .reporting import Progress, build_study_report
+from .study import Study
+
+CACHE_DIR = ".cache"
+_FORMAT = 1
+
+
+@cache
+def code_version() -> str:
+    """A digest of the source of everything that computes a figure (stats, the domain rules it
+    applies, and the service that adds the calibrations); the installed version where the source
+    is not readable."""
+    here = Path(__file__).resolve().parent
+    files = [
+        *sorted((here.parent / "stats").glob("*.py")),
+        *sorted((here.parent / "domain").glob("*.py")),
+        here / "reporting.py",
+    ]
+    h = hashlib.sha256(f"format {_FORMAT}".encode())
+    try:
+        for f in files:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    except OSError:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            h.update(version("annotator").encode())
+        except PackageNotFoundError:
+            h.update(b"unknown")
+    return h.hexdigest()[:16]
+
+
+def cache_file(study: Study, n_boot: int, seed: int) -> Path | None:
+    """Where the report of `study` with these resamples and seed is kept (None: not cached)."""
+    if study.folder is None:
+        return None
+    return Path(study.folder) / CACHE_DIR / f"report-b{int(n_boot)}-s{int(seed)}.json"
+
+
+def _key(study: Study) -> dict[str, str]:
+    return {"data_version": data_version(study.db), "code_version": code_version()}
+
+
+def cached_study_report(
+    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+) -> tuple[dict[str, Any], bool]:
+    """The study's report and whether it came from the cache (same data, same code)."""
+    path = cache_file(study, n_boot, seed)
+    key = _key(study) if path is not None else None
+    if path is not None and path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = None  # unreadable or half-written by an older version: recompute
+        if isinstance(stored, dict) and stored.get("key") == key:
+            if progress:
+                progress("figures unchanged since the last report: read from the cache")
+            return stored["report"], True
+    report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+    if path is not None:
+        try:
+            path.parent.mkdir(exist_ok=True)
+            atomic_write_text(path, json.dumps({"key": key, "report": report}))
+        except OSError:
+            pass  # a read-only study folder: the report is still right, only not kept
+    return report, False
+
+
+__all__ = ["CACHE_DIR", "cache_file", "cached_study_report", "code_version"]
