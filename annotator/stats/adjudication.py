@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
-from .consensus import VERDICT_KEY, MetricSpec, _answers, consensus
+from .consensus import VERDICT_KEY, MetricSpec, coded_answers, consensus
 from .frames import StudyFrames
 
 SIDES = ("majority", "judge", "minority", "tie_broken", "new_answer")
@@ -45,7 +45,7 @@ def adjudicated_codes(
     if adj is None or not len(adj):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     base = adj.assign(adjudicator="lead")[["item_id", "adjudicator", "metric", "value"]]
-    coded = _answers(base, "adjudicator", frames.rubric, specs, items)
+    coded = coded_answers(base, "adjudicator", frames.rubric, specs, items)
     coded = coded[(coded["metric"] != VERDICT_KEY) & coded["code"].notna()]
     extra = adj.drop_duplicates(["item_id", "metric"], keep="last").set_index(
         ["item_id", "metric"]

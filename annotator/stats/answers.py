@@ -370,3 +370,11 @@ def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         combos[:, j] = uk % sizes[j] - 1
         uk = uk // sizes[j]
     return combos, inv
+
+
+def coded_answers(
+    df: pd.DataFrame, who: str, rubric: Rubric, specs: list[MetricSpec], items: pd.DataFrame
+) -> pd.DataFrame:
+    """Any long table of answers (item_id, `who`, metric, value) coded exactly as the raters'
+    are: the lead's adjudications read through this, so "equal" means the same thing."""
+    return _answers(df, who, rubric, specs, items)

@@ -289,5 +289,6 @@ def consensus_table(frames: StudyFrames) -> pd.DataFrame:
 
 # Coding the answers lives in answers.py; its entry points are imported from here too (imported
 # last: answers.py builds on the metric specs above).
+from .answers import coded_answers as coded_answers  # noqa: E402
 from .answers import human_answers, item_table  # noqa: E402
 from .answers import judge_answers as judge_answers  # noqa: E402

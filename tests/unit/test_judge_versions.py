@@ -111,7 +111,9 @@ def test_report_compares_the_versions_against_a_hand_count(two_versions):
     inst = m["instruction_following"]
     assert inst["a"]["estimate"] == pytest.approx(6 / 9) and inst["b"]["estimate"] == 1.0
     assert inst["difference"]["estimate"] == pytest.approx(3 / 9)
-    assert inst["difference"]["low"] > 0  # paired: the same items in every resample
+    # paired: the same items in every resample, so it never goes below 0 (3 of 9 items differ,
+    # all in one direction; a resample without them, about e^-3 of the Poisson resamples, is 0)
+    assert inst["difference"]["low"] >= 0
     assert inst["changed"]["n_better"] == 3 and inst["changed"]["n_worse"] == 0
     assert sorted(c["item_id"] for c in inst["changed"]["better"]) == ["it-0-2", "it-1-2", "it-2-2"]
     assert inst["changed"]["better"][0] == {
