@@ -77,9 +77,11 @@ def write(name: str) -> list[Path]:
                     generated_at=f"reference (seed {SEED}, {N_BOOT} resamples)",
                 ),
             ]
-            out += write_csv_tables(
-                tidy_tables(study_frames(study), rep), dest / "tables", parquet=False
-            )
+            frames = study_frames(study)
+            # the source files carry no answer times: the study stamps them with the import's
+            # wall clock, which has no place in a reference
+            frames.judgements["created_at"] = None
+            out += write_csv_tables(tidy_tables(frames, rep), dest / "tables", parquet=False)
         finally:
             study.close()
     return [Path(p) for p in out]
