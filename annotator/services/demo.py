@@ -156,12 +156,15 @@ def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -
 def _adjudicate_some(study: Study) -> None:
     """The demo lead has resolved a dozen findings, so the report's adjudication section (with
     an accuracy from 10 answers on) and the review view have something to show: nine with the
-    clear human consensus, three where the rubric text was the trouble."""
+    clear human consensus, three where the rubric text was the trouble. At most half of the
+    judge's findings, so the review view still opens on undecided ones."""
     from .adjudication import adjudicate, review_queue
 
     todo = [
         e for e in review_queue(study) if "judge_contradicts" in e.reasons and e.consensus.clear
-    ][:12]
+    ]
+    todo = todo[: min(12, len(todo) // 2)]
+    unclear_from = len(todo) - max(1, len(todo) // 4)
     for n, e in enumerate(todo):
         value = e.consensus.value
         text = ";".join(value) if isinstance(value, (list, tuple)) else str(value)
@@ -172,9 +175,9 @@ def _adjudicate_some(study: Study) -> None:
             value=text,
             by="demo-lead",
             reason="the humans are right: checked against the prompt's required sections"
-            if n < 9
+            if n < unclear_from
             else "the level texts do not say how to score a crowded but usable screen",
-            category=None if n < 9 else "rubric_unclear",
+            category=None if n < unclear_from else "rubric_unclear",
         )
 
 

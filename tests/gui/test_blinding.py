@@ -182,6 +182,9 @@ def test_nothing_reveals_generators_or_sources(qtbot, tmp_path, kind):
     while view.state == "ready":
         served = view.current_item
         qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=5000)
+        # the previous answer's save and the next prefetch settled: on a loaded machine a view
+        # caught mid-save shows a passing state that is neither a live item's nor an anchor's
+        qtbot.waitUntil(lambda: not worker.busy, timeout=10_000)
         for v in view.item_panel.views():
             assert v.image() is not None and not v.image().textKeys()
         assert_blind(widget_strings(view), secrets, f"label view on {served.view.display_code}")
@@ -200,7 +203,13 @@ def test_nothing_reveals_generators_or_sources(qtbot, tmp_path, kind):
     if kind == "ui":
         assert chromes["anchor"], "no anchor was served"
         # Anchors are indistinguishable: the same widgets, words, buttons and captions.
-        assert chromes["anchor"] <= chromes["live"]
+        for a in chromes["anchor"] - chromes["live"]:
+            near = min(chromes["live"], key=lambda c, a=a: len(set(c) ^ set(a)))
+            raise AssertionError(
+                f"an anchor's view differs from every live item's: only on the anchor "
+                f"{sorted(set(a) - set(near))}, only on the nearest live item "
+                f"{sorted(set(near) - set(a))}"
+            )
     view.shutdown()
     view.close()
     pre.stop()
@@ -216,8 +225,8 @@ def test_nothing_reveals_generators_or_sources(qtbot, tmp_path, kind):
         assert_blind(widget_strings(w), secrets, "the start page")
         for mode in w.available_modes():
             view = w.show_mode(mode)
-            if mode == "dashboard":
-                assert view is None  # names generators: never for a rater
+            if mode in ("dashboard", "review"):
+                assert view is None  # the lead's: they name generators, never for a rater
                 continue
             assert view is not None
             qtbot.waitUntil(lambda v=view: not v.is_busy() or v.state == "error", timeout=20_000)
