@@ -120,8 +120,16 @@ def review_queue(
     include_resolved: bool = True,
 ) -> list[ReviewEntry]:
     """What needs a decision, sorted by what matters; filters narrow it (the lead's view: names
-    of raters and generators are shown)."""
+    of raters and generators are shown).
+
+    Systematic findings come first: they are read from `report`, or else from the last report
+    kept for the study (`annotator report` or the dashboard keeps one), so the queue itself never
+    pays for a report."""
     study.require_lead("the review queue")
+    if report is None:
+        from .report_cache import last_report
+
+        report = last_report(study)
     rubric = study.rubric
     frames = build_frames(
         study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
@@ -183,8 +191,10 @@ def review_queue(
                     ],
                     judges,
                     None if adj is None else _adjudicated(adj),
+                    # a tags metric's findings are per tag: "failure_tags:broken_layout"
                     any(
-                        (m.key, x["judge"]) in systematic or (f"{m.key}:", x["judge"]) in systematic
+                        judge == x["judge"] and (key == m.key or key.startswith(f"{m.key}:"))
+                        for key, judge in systematic
                         for x in judges
                     ),
                 )

@@ -93,4 +93,32 @@ def cached_study_report(
     return report, False
 
 
-__all__ = ["CACHE_DIR", "cache_file", "cached_study_report", "code_version"]
+def last_report(study: Study) -> dict[str, Any] | None:
+    """The newest report kept for the study by this code version, whatever the data since: for
+    what only orders work (the review queue puts systematic findings first), never for a figure.
+    None when no report was kept."""
+    if study.folder is None:
+        return None
+    folder = Path(study.folder) / CACHE_DIR
+    try:
+        files = sorted(folder.glob("report-*.json"), key=lambda f: f.stat().st_mtime, reverse=True)
+    except OSError:
+        return None
+    for f in files:
+        try:
+            stored = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(stored, dict) and as_dict(stored.get("key")).get("code_version") == (
+            code_version()
+        ):
+            report = stored.get("report")
+            return report if isinstance(report, dict) else None
+    return None
+
+
+def as_dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+__all__ = ["CACHE_DIR", "cache_file", "cached_study_report", "code_version", "last_report"]

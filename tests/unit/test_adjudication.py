@@ -221,3 +221,21 @@ def test_review_and_adjudication_are_lead_work(lead, tmp_path):
             adjudicate(pkg, item_id="x", metric="instruction_following", value="PASS", reason="x")
     finally:
         pkg.close()
+
+
+def test_the_queue_puts_systematic_findings_first_from_the_last_kept_report(lead):
+    from annotator.services.report_cache import cached_study_report
+
+    assert not any(e.systematic for e in review_queue(lead))  # no report kept yet
+    report, _ = cached_study_report(lead, n_boot=20, seed=1)
+    systematic = {
+        (f["metric"].split(":")[0], f["judge_name"]) for f in report["systematic_findings"]
+    }
+    assert systematic, "the demo's lenient judge has systematic findings"
+    queue = review_queue(lead)
+    flagged = [e for e in queue if e.systematic]
+    assert flagged and all(
+        any((e.metric, j["judge"]) in systematic for j in e.judges) for e in flagged
+    )
+    first_plain = next(i for i, e in enumerate(queue) if not e.systematic)
+    assert all(not e.systematic for e in queue[first_plain:])  # every systematic one before
