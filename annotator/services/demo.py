@@ -103,7 +103,7 @@ def build_demo(
         _judge_pairs_both_orders(study, seed)
         say("the lead adjudicates a few findings")
         _adjudicate_some(study)
-        study.add_rater(DEMO_RATER)
+        study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
     finally:
         study.close()
     say(f"demo study ready at {folder}")
@@ -117,9 +117,10 @@ def _simulate_labels(study: Study, truths: dict[str, dict], seed: int) -> None:
     study.db.set_setting("anchor_every", SIMULATED_ANCHOR_EVERY)
     try:
         for n, sim in enumerate(SIMULATED):
-            study.add_rater(sim.name, expertise="simulated")
+            # fixed queue seeds: the same seed builds the same study, answer for answer
+            study.add_rater(sim.name, expertise="simulated", seed=seed * 100 + 1 + n)
             _label_all(study, sim, truths, index, refs, np.random.default_rng(seed * 100 + n))
-        study.add_rater(OPERATOR, operator=True, expertise="staff spot check")
+        study.add_rater(OPERATOR, operator=True, expertise="staff spot check", seed=seed * 100 + 99)
         _label_all(
             study,
             SimulatedRater(OPERATOR, severity=2.0, noise=1.0),

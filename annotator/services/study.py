@@ -343,9 +343,16 @@ class Study:
             return imports.import_pair_votes(tx, rows, judges=judges, source=str(path))
 
     # -- raters -------------------------------------------------------------------
-    def add_rater(self, name: str, *, operator: bool = False, expertise: str | None = None):
+    def add_rater(
+        self,
+        name: str,
+        *,
+        operator: bool = False,
+        expertise: str | None = None,
+        seed: int | None = None,
+    ):
         self.require_lead("adding a rater")
-        return people.add_rater(self.db, name, operator=operator, expertise=expertise)
+        return people.add_rater(self.db, name, operator=operator, expertise=expertise, seed=seed)
 
     def raters(self):
         return people.raters(self.db)

@@ -51,26 +51,39 @@ def active_rubric(db: StudyDB) -> Rubric:
 
 
 def ensure_rater(
-    s: OrmSession, name: str, *, operator: bool = False, expertise: str | None = None
+    s: OrmSession,
+    name: str,
+    *,
+    operator: bool = False,
+    expertise: str | None = None,
+    seed: int | None = None,
 ) -> Rater:
     r = s.scalars(select(Rater).where(Rater.name == name)).first()
     if r is None:
-        r = Rater(name=name, is_operator=operator, expertise=expertise, seed=secrets.randbits(31))
+        seed = secrets.randbits(31) if seed is None else seed
+        r = Rater(name=name, is_operator=operator, expertise=expertise, seed=seed)
         s.add(r)
         s.flush()
     return r
 
 
 def add_rater(
-    db: StudyDB, name: str, *, operator: bool = False, expertise: str | None = None
+    db: StudyDB,
+    name: str,
+    *,
+    operator: bool = False,
+    expertise: str | None = None,
+    seed: int | None = None,
 ) -> RaterInfo:
+    """A new rater; `seed` (their queue order and pair sides) is random unless given: a
+    reproducible build such as the demo gives it."""
     name = check_name(name, "a rater's name", field="name")
     if expertise is not None:
         check_text(expertise, "the expertise", field="expertise")
     with db.write() as s:
         if s.scalars(select(Rater).where(Rater.name == name)).first() is not None:
             raise InputError(f"rater '{name}' already exists", field="name")
-        r = ensure_rater(s, name, operator=operator, expertise=expertise)
+        r = ensure_rater(s, name, operator=operator, expertise=expertise, seed=seed)
         return RaterInfo(r.name, r.is_operator, r.expertise, r.seed)
 
 

@@ -81,6 +81,25 @@ def test_drifting_rater_is_named_and_operator_is_nowhere(demo):
         assert "ops-check" not in {row["rater"] for row in csv.DictReader(fh)}
 
 
+def test_the_drifting_rater_is_less_competent_than_the_steady_one_and_the_judge_fails(demo):
+    _, r = demo
+    rubric = ("instruction_following", "layout_hierarchy", "text_rendering", "ui_affordance")
+    mean = {
+        name: sum(r["raters"][name]["competence"][m]["estimate"] for m in rubric) / len(rubric)
+        for name in ("sim-drifting", "sim-steady")
+    }
+    assert mean["sim-drifting"] < mean["sim-steady"] - 0.05, mean
+    c = r["raters"]["sim-drifting"]["competence"]["instruction_following"]
+    assert c["model"] == "mace" and c["low"] <= c["estimate"] <= c["high"]
+    attention = {a["rater"] for a in r["summary"]["raters_needing_attention"]}
+    assert "sim-drifting" in attention and "sim-steady" not in attention
+    # the lenient judge cannot replace a rater on any metric where its leniency shows
+    for metric in (*rubric, "verdict"):
+        sec = r["verdict"] if metric == "verdict" else r["metrics"][metric]
+        alt = sec["judges"]["demo-lenient-judge"]["alt_test"]
+        assert alt["passed"] is False and alt["n_annotators"] == 4, metric
+
+
 def test_pairwise_and_generators_show_the_planted_order(demo):
     _, r = demo
     bt = r["pairwise"]["bradley_terry"]
@@ -98,3 +117,29 @@ def test_html_report_is_self_contained_with_thumbnails(demo):
     html = (d / "r.html").read_text()
     assert "data:image/png;base64," in html
     assert "http://" not in html and "https://" not in html
+
+
+@pytest.mark.slow
+def test_the_same_seed_builds_the_same_study_answer_for_answer(tmp_path):
+    import sqlite3
+
+    from annotator.services.demo import build_demo
+
+    def answers(folder):
+        with sqlite3.connect(build_demo(folder, variants_per_case=1) / "study.sqlite") as c:
+            return [
+                c.execute(sql).fetchall()
+                for sql in (
+                    "SELECT i.item_id, r.name, j.context, j.answers FROM judgements j "
+                    "JOIN items i ON i.id = j.item_pk JOIN raters r ON r.id = j.rater_pk "
+                    "ORDER BY 1, 2, 3",
+                    "SELECT p.pair_id, r.name, v.judge, v.choice, i.item_id FROM pair_votes v "
+                    "JOIN pairs p ON p.id = v.pair_pk LEFT JOIN raters r ON r.id = v.rater_pk "
+                    "JOIN items i ON i.id = v.item_left ORDER BY 1, 2, 3, 5",
+                    "SELECT i.item_id, a.metric, a.value FROM adjudications a "
+                    "JOIN items i ON i.id = a.item_pk ORDER BY 1, 2",
+                )
+            ]
+
+    first, second = answers(tmp_path / "a"), answers(tmp_path / "b")
+    assert all(first) and first == second
