@@ -158,13 +158,14 @@ def _adjudicate_some(study: Study) -> None:
     """The demo lead has resolved a dozen findings, so the report's adjudication section (with
     an accuracy from 10 answers on) and the review view have something to show: nine with the
     clear human consensus, three where the rubric text was the trouble. At most half of the
-    judge's findings, so the review view still opens on undecided ones."""
+    judge's findings, and never the last three, so the review view still opens on undecided
+    ones."""
     from .adjudication import adjudicate, review_queue
 
     todo = [
         e for e in review_queue(study) if "judge_contradicts" in e.reasons and e.consensus.clear
     ]
-    todo = todo[: min(12, len(todo) // 2)]
+    todo = todo[: max(0, min(12, len(todo) // 2, len(todo) - 3))]
     unclear_from = len(todo) - max(1, len(todo) // 4)
     for n, e in enumerate(todo):
         value = e.consensus.value
