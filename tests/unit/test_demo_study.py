@@ -126,7 +126,7 @@ def test_the_same_seed_builds_the_same_study_answer_for_answer(tmp_path):
     from annotator.services.demo import build_demo
 
     def answers(folder):
-        with sqlite3.connect(build_demo(folder, variants_per_case=1) / "study.sqlite") as c:
+        with sqlite3.connect(build_demo(folder, variants_per_case=2) / "study.sqlite") as c:
             return [
                 c.execute(sql).fetchall()
                 for sql in (
