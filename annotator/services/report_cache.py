@@ -109,7 +109,7 @@ def last_report(study: Study) -> dict[str, Any] | None:
             stored = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(stored, dict) and as_dict(stored.get("key")).get("code_version") == (
+        if isinstance(stored, dict) and _as_dict(stored.get("key")).get("code_version") == (
             code_version()
         ):
             report = stored.get("report")
@@ -117,7 +117,7 @@ def last_report(study: Study) -> dict[str, Any] | None:
     return None
 
 
-def as_dict(v: Any) -> dict[str, Any]:
+def _as_dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
