@@ -38,7 +38,11 @@ def adjudication_view(a: Any) -> dict[str, Any] | None:
     sided = as_dict(a.get("sided_with"))
     total = sum(int(v or 0) for v in sided.values()) or 1
     feedback = [
-        (str(metric), int(f.get("rubric_unclear") or 0), int(f.get("n_decisions") or 0))
+        (
+            str(f.get("label") or metric),
+            int(f.get("rubric_unclear") or 0),
+            int(f.get("n_decisions") or 0),
+        )
         for metric, f in as_dict(a.get("rubric_feedback")).items()
         if isinstance(f, Mapping)
     ]

@@ -160,10 +160,11 @@ def adjudication_section(
     per_decision = per_decision.drop_duplicates(["item_id", "base"])
     for base, g in per_decision.groupby("base"):
         feedback[str(base)] = {
+            "label": frames.rubric.metric(str(base)).label,
             "n_decisions": int(len(g)),
             RUBRIC_UNCLEAR: int((g["category"] == RUBRIC_UNCLEAR).sum()),
         }
-    categories = adj.drop_duplicates(["item_id", "category"])["category"].fillna("none")
+    categories = per_decision["category"].fillna("none")  # one per decision, not per tag
     return {
         "n_items": int(adj["item_id"].nunique()),
         "n_decisions": int(len(per_decision)),  # item x rubric metric

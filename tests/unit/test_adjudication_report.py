@@ -97,9 +97,14 @@ def test_below_the_minimum_count_accuracy_is_undefined_with_its_reason():
 
 
 def test_rubric_feedback_counts_rubric_unclear_per_metric(report):
+    assert report["adjudication"]["categories"] == {"none": 4, "rubric_unclear": 1}  # per decision
     fb = report["adjudication"]["rubric_feedback"]
-    assert fb["ok"] == {"n_decisions": 4, "rubric_unclear": 1}
-    assert fb["look"] == {"n_decisions": 1, "rubric_unclear": 0}
+    assert fb["ok"] == {"label": RUBRIC.metric("ok").label, "n_decisions": 4, "rubric_unclear": 1}
+    assert fb["look"] == {
+        "label": RUBRIC.metric("look").label,
+        "n_decisions": 1,
+        "rubric_unclear": 0,
+    }
 
 
 def test_adjudication_moves_no_agreement_figure(report):
