@@ -445,7 +445,7 @@ def _fig(d: dict | None) -> str:
     if not d or d.get("estimate") is None:
         return "undefined" + (f" ({d['note']})" if d and d.get("note") else "")
     ci = f" [{d['low']:.3f}, {d['high']:.3f}]" if d.get("low") is not None else ""
-    return f"{d['estimate']:+.3f}{ci} (n={d['n']})".lstrip("+")
+    return f"{d['estimate']:.3f}{ci} (n={d['n']})"
 
 
 def _cmd_judge_compare(a) -> int:

@@ -113,9 +113,17 @@ Reply = tuple[str, str | None, list[tuple[str, float]] | None]
 
 
 def _tokens(items: Any) -> list[tuple[str, float]] | None:
+    """(token, logprob) of every token, or None (no confidence) when any token lacks a numeric
+    logprob: a missing one must not read as certainty."""
     if not items:
         return None
-    return [(str(getattr(t, "token", "")), float(getattr(t, "logprob", 0.0))) for t in items]
+    out = []
+    for t in items:
+        lp = getattr(t, "logprob", None)
+        if not isinstance(lp, int | float) or isinstance(lp, bool):
+            return None
+        out.append((str(getattr(t, "token", "")), float(lp)))
+    return out
 
 
 def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> Reply:

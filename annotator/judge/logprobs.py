@@ -69,9 +69,7 @@ def answer_probabilities(
             continue
         lo, hi = span
         total = sum(
-            lp
-            for (tok, lp), s in zip(tokens, starts, strict=True)
-            if s < hi and s + len(tok) > lo and lp is not None
+            lp for (tok, lp), s in zip(tokens, starts, strict=True) if s < hi and s + len(tok) > lo
         )
         out[key] = float(min(1.0, math.exp(total)))
     return out

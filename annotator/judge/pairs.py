@@ -9,6 +9,8 @@ retries, its own stored vote (unique on judge, pair and the item shown left).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import threading
 from collections.abc import Iterable, Sequence
@@ -21,7 +23,7 @@ from ..domain.errors import InputError
 from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
 from .calls import RunAborted, short
-from .prompt import Part, image_data_url, prompt_hash
+from .prompt import Part, image_data_url
 from .records import JudgeConfig, JudgeError, ProgressFn, RunSummary
 from .runner import _Answer, _Task, ask, drive
 from .schema import ReplyError, parse_json_reply
@@ -183,6 +185,7 @@ class _BothOrders(Sequence):
 
     def __init__(self, requests: Sequence[PairRequest]) -> None:
         self.requests = requests
+        self._last: tuple[int, PairRequest] | None = None  # the pair just built: B|A reuses it
 
     def __len__(self) -> int:
         return 2 * len(self.requests)
@@ -190,7 +193,9 @@ class _BothOrders(Sequence):
     def __getitem__(self, i: int) -> PairRequest:  # type: ignore[override]
         if not 0 <= i < len(self):
             raise IndexError(i)
-        r = self.requests[i // 2]
+        if self._last is None or self._last[0] != i // 2:
+            self._last = (i // 2, self.requests[i // 2])
+        r = self._last[1]
         return r if i % 2 == 0 else r.swapped()
 
 
@@ -200,6 +205,21 @@ def both_orders(requests: Iterable[PairRequest]) -> Sequence[PairRequest]:
 
 
 def _vote_one(
+    client: openai.OpenAI, task: _Task, request: PairRequest
+) -> JudgePairVote | JudgeError:
+    """The judge's vote on one order, or its error recorded on the item shown left (a pair id
+    may hold any character, so the error never has to be parsed back into pair and item)."""
+    got = _ask_one(client, task, request)
+    if isinstance(got, JudgeError):
+        return dataclasses.replace(
+            got,
+            item_id=request.item_left,
+            message=f"pair {request.pair_id}, {request.item_left} shown left: {got.message}",
+        )
+    return got
+
+
+def _ask_one(
     client: openai.OpenAI, task: _Task, request: PairRequest
 ) -> JudgePairVote | JudgeError:
     cfg = task.config
@@ -244,15 +264,17 @@ def pair_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | Non
     field_conf = config.confidence == "field"
     schema = pair_schema(field_conf)
     text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    system = pair_system_prompt(rubric)
     return _Task(
         config=config,
         rubric=rubric,
         rules=compile_rules(rubric),
-        system=pair_system_prompt(rubric),
+        system=system,
         schema=schema,
         schema_text=text,
         schema_name=f"{rubric.id}_pair"[:64],
-        prompt_hash=prompt_hash(rubric),
+        # what fixes the pair task (its own instructions and schema): a pair run's version
+        prompt_hash=hashlib.sha256(f"{system}\n{text}".encode()).hexdigest(),
         cancel=cancel if cancel is not None else threading.Event(),
         validate=lambda raw: validate_pair_reply(raw, field_conf),
         keys=("choice",),

@@ -6,25 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .formatting import est_of, fmt_num
+from .formatting import as_dict, est_of, fmt_num
 
 MEASURE_TEXT = {"accuracy": "accuracy", "mean_abs_error": "mean abs. error"}
-
-
-def _as_dict(x: Any) -> Mapping[str, Any]:
-    return x if isinstance(x, Mapping) else {}
 
 
 def judge_versions_view(section: Any) -> list[dict[str, Any]]:
     """One block per judge with two or more versions."""
     out = []
-    for judge, entry in _as_dict(section).items():
-        entry = _as_dict(entry)
-        comp = _as_dict(entry.get("comparison"))
+    for judge, entry in as_dict(section).items():
+        entry = as_dict(entry)
+        comp = as_dict(entry.get("comparison"))
         rows = []
-        for metric, m in _as_dict(comp.get("metrics")).items():
-            m = _as_dict(m)
-            ch = _as_dict(m.get("changed"))
+        for metric, m in as_dict(comp.get("metrics")).items():
+            m = as_dict(m)
+            ch = as_dict(m.get("changed"))
             rows.append(
                 {
                     "metric": str(metric),
@@ -38,7 +34,7 @@ def judge_versions_view(section: Any) -> list[dict[str, Any]]:
                     "n_worse": ch.get("n_worse", 0),
                     "n_other": ch.get("n_other", 0),
                     "examples": [
-                        {"kind": kind, **_as_dict(it)}
+                        {"kind": kind, **as_dict(it)}
                         for kind in ("worse", "better")
                         for it in (ch.get(kind) or [])[:5]
                     ],
@@ -49,9 +45,9 @@ def judge_versions_view(section: Any) -> list[dict[str, Any]]:
                 "judge": str(judge),
                 "versions": [
                     {
-                        "version": str(_as_dict(v).get("version")),
-                        "n_items": _as_dict(v).get("n_items"),
-                        "with_confidence": bool(_as_dict(v).get("with_confidence")),
+                        "version": str(as_dict(v).get("version")),
+                        "n_items": as_dict(v).get("n_items"),
+                        "with_confidence": bool(as_dict(v).get("with_confidence")),
                     }
                     for v in entry.get("versions") or []
                 ],
@@ -66,11 +62,11 @@ def judge_versions_view(section: Any) -> list[dict[str, Any]]:
 def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One block per judge: its latest version that stated confidences."""
     out = []
-    for judge, entry in _as_dict(section).items():
-        entry = _as_dict(entry)
+    for judge, entry in as_dict(section).items():
+        entry = as_dict(entry)
         rows = []
-        for metric, m in _as_dict(entry.get("metrics")).items():
-            m = _as_dict(m)
+        for metric, m in as_dict(entry.get("metrics")).items():
+            m = as_dict(m)
             rows.append(
                 {
                     "metric": str(metric),
@@ -95,11 +91,11 @@ def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict
 def judge_swap_view(pairwise: Any) -> list[dict[str, Any]]:
     """Judges that voted on pairs in both orders: consistency and the left-left test."""
     out = []
-    for judge, j in _as_dict(_as_dict(pairwise).get("judges")).items():
-        j = _as_dict(j)
+    for judge, j in as_dict(as_dict(pairwise).get("judges")).items():
+        j = as_dict(j)
         if "swap_consistency" not in j:
             continue
-        pb = _as_dict(j.get("position_bias"))
+        pb = as_dict(j.get("position_bias"))
         p = pb.get("p_value")
         out.append(
             {

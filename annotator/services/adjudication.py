@@ -16,14 +16,13 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from ..domain.errors import InputError
 from ..domain.kinds import CANNOT_JUDGE, is_missing
 from ..domain.rubric import Metric, format_value
 from ..domain.text import check_name, check_text
-from ..stats.findings import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from ..store import adjudication as store
 from ..store import rows as R
-from .frames import build_frames
 from .study import DEFAULT_SETTINGS, Study
 
 CATEGORIES = ("rubric_unclear", "rater_error", "judge_error", "ambiguous_item", "other")
@@ -131,6 +130,8 @@ def review_queue(
 
         report = last_report(study)
     rubric = study.rubric
+    from .frames import build_frames  # pandas: on the worker, not with the view's import
+
     frames = build_frames(
         study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
     )
@@ -299,6 +300,8 @@ def gold_rows(study: Study) -> list[dict[str, Any]]:
     """One row per live item x judged metric: the final answer and where it comes from."""
     study.require_lead("the gold set")
     rubric = study.rubric
+    from .frames import build_frames  # pandas: on the worker, not with the view's import
+
     frames = build_frames(
         study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
     )

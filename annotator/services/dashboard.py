@@ -23,6 +23,7 @@ unchanged data shows it at once.
 from __future__ import annotations
 
 import base64
+import statistics
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,7 +32,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..domain.rubric import Rubric
-from ..stats.competence import low_competence
 from ..store.changes import data_version
 
 if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
@@ -281,6 +281,16 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
     )
     report = build_report(inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed)
     attach_calibrations(report, inputs.calibrations)
+    from .report_cache import keep_report
+
+    # kept on disk too: the review queue puts the systematic findings of this report first
+    keep_report(
+        inputs.folder,
+        n_boot=inputs.n_boot,
+        seed=inputs.seed,
+        data_version=inputs.data_version,
+        report=report,
+    )
     state.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
     state.step(0.95, "laying out")
@@ -501,19 +511,29 @@ def _agreement_text(rep: Mapping[str, Any]) -> str:
         _d(_d(v).get("exact_agreement")).get("estimate")
         for v in _d(rep.get("agreement_with_consensus")).values()
     ]
-    vals = sorted(v for v in vals if v is not None)
-    return f"{vals[len(vals) // 2]:.0%} (median of {len(vals)} metrics)" if vals else "—"
+    vals = [v for v in vals if v is not None]
+    return f"{statistics.median(vals):.0%} (median of {len(vals)} metrics)" if vals else "—"
 
 
-def _competence_text(rubric: Rubric, name: str, raters: Mapping[str, Any]) -> str:
-    """The rater's median competence, and the metrics where it is clearly below the others'."""
+def _competence_text(
+    rubric: Rubric,
+    name: str,
+    raters: Mapping[str, Any],
+    low_by_rater: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """The rater's median competence, and the metrics where it is clearly below the others'
+    (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
     comp = {r: dict(_d(_d(v).get("competence"))) for r, v in raters.items()}
     mine = [_d(f).get("estimate") for f in comp.get(name, {}).values()]
-    mine = sorted(v for v in mine if v is not None)
+    mine = [v for v in mine if v is not None]
     if not mine:
         return "—"
-    low = low_competence(comp).get(name, {})
-    text = f"{mine[len(mine) // 2]:.2f} (median)"
+    if low_by_rater is None:
+        from ..stats.competence import low_competence  # numpy: never on the UI thread's import
+
+        low_by_rater = low_competence(comp)
+    low = low_by_rater.get(name, {})
+    text = f"{statistics.median(mine):.2f} (median)"
     if low:
         text += "; low on " + ", ".join(
             f"{metric_label(rubric, k)} {f['estimate']:.2f}" for k, f in low.items()
@@ -525,6 +545,12 @@ def _raters(
     rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]
 ) -> tuple[Section, Section]:
     raters = _d(report.get("raters"))
+    attention = _d(report.get("summary")).get("raters_needing_attention")
+    low_by_rater = (
+        {a["rater"]: _d(a.get("low_competence")) for a in attention}
+        if isinstance(attention, list)
+        else None
+    )
     rows, flagged = [], set()
     for i, r in enumerate(view.get("raters") or []):
         rep = _d(raters.get(r["name"]))
@@ -547,7 +573,7 @@ def _raters(
                 acc_text,
                 _drift_text(rubric, _d(rep.get("drift"))),
                 _agreement_text(rep),
-                _competence_text(rubric, r["name"], raters),
+                _competence_text(rubric, r["name"], raters, low_by_rater),
                 r.get("calibrations") or "none",
             )
         )

@@ -127,7 +127,7 @@ def _judge_score_rows(study: Study) -> list[dict[str, Any]]:
             "reason": sc.reason,
         }
         for sc in scores
-        if sc.item_pk in items and latest[sc.judge] == (sc.judge, sc.version)
+        if sc.item_pk in items and latest[sc.judge] == sc.version
     ]
 
 
@@ -565,7 +565,7 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
     all_scores = R.judge_scores(study.db)
     latest = latest_versions(all_scores)  # one prediction per judge: the version the report reads
     for sc in all_scores:
-        if latest[sc.judge] == (sc.judge, sc.version):
+        if latest[sc.judge] == sc.version:
             scores.setdefault(sc.item_pk, {}).setdefault(sc.judge, []).append(sc)
     multi = any(len(r.outputs) > 1 for r in items.values())
     has = {

@@ -62,14 +62,29 @@ def rater_anchor_frames(
     return F.StudyFrames(study=study_name, rubric=rubric, anchor_answers=answers)
 
 
-def latest_versions(scores: list[Any]) -> dict[str, tuple[str, str]]:
-    """Each judge's latest version, as (judge, version): the version whose first run is the
-    newest (runs are numbered in order). Today's figures and exports read this one."""
+def version_order(scores: list[Any]) -> dict[tuple[str, str], int]:
+    """Each (judge, version)'s rank among that judge's versions, 0 for the oldest: versions in
+    the order they first ran (runs are numbered in order)."""
     first_run: dict[tuple[str, str], int] = {}
     for sc in scores:
         key = (sc.judge, sc.version)
         first_run[key] = min(first_run.get(key, sc.run_pk), sc.run_pk)
-    return {j: max((k for k in first_run if k[0] == j), key=first_run.get) for j, _ in first_run}
+    return {
+        key: rank
+        for judge in {j for j, _ in first_run}
+        for rank, key in enumerate(
+            sorted((k for k in first_run if k[0] == judge), key=first_run.get)
+        )
+    }
+
+
+def latest_versions(scores: list[Any]) -> dict[str, str]:
+    """{judge: its latest version}: the one today's figures and exports read."""
+    latest: dict[str, tuple[int, str]] = {}
+    for (judge, version), rank in version_order(scores).items():
+        if rank >= latest.get(judge, (-1, ""))[0]:
+            latest[judge] = (rank, version)
+    return {judge: version for judge, (_rank, version) in latest.items()}
 
 
 def build_frames(
@@ -119,17 +134,7 @@ def build_frames(
 
     scores = [sc for sc in R.judge_scores(db) if not by_pk[sc.item_pk].is_anchor]
     # a judge's versions in the order they first ran; today's figures read the latest one
-    first_run: dict[tuple[str, str], int] = {}
-    for sc in scores:
-        key = (sc.judge, sc.version)
-        first_run[key] = min(first_run.get(key, sc.run_pk), sc.run_pk)
-    order = {
-        key: rank
-        for judge in {j for j, _ in first_run}
-        for rank, key in enumerate(
-            sorted((k for k in first_run if k[0] == judge), key=first_run.get)
-        )
-    }
+    order = version_order(scores)
     latest = latest_versions(scores)
     vrows = [
         (
@@ -146,7 +151,7 @@ def build_frames(
     ]
     judge_score_versions = pd.DataFrame(vrows, columns=F.JUDGE_VERSION_COLUMNS)
     judge_scores = pd.DataFrame(
-        [r[:5] for r in vrows if latest[r[1]] == (r[1], r[5])], columns=F.JUDGE_COLUMNS
+        [r[:5] for r in vrows if latest[r[1]] == r[5]], columns=F.JUDGE_COLUMNS
     )
 
     anchor_rows = list(R.judgements(db, ("anchor", "calibration")))

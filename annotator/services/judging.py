@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..domain.errors import InputError
-from ..judge.pairs import JudgePairVote, PairRequest, run_pair_judge
+from ..judge.pairs import JudgePairVote, PairRequest, pair_task, run_pair_judge
 from ..judge.prompt import prompt_hash
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
 from ..judge.schema import judge_schema
@@ -117,27 +117,37 @@ class PairStudySink(StudySink):
         )
 
     def record_error(self, error: Any) -> None:
-        _pair, _, left = str(error.item_id).partition("|")
         judge_store.record_error(
             self.study.db,
             self.run_pk,
-            item_id=left,
+            item_id=error.item_id,  # the item shown left (judge/pairs.py); the message names the pair
             kind=error.kind,
-            message=f"pair {error.item_id}: {error.message}",
+            message=error.message,
             raw=error.raw,
             attempts=error.attempts,
         )
+
+
+def _version(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, str, dict]:
+    """(version, prompt hash, schema, settings) of a run: items use the rubric's judge prompt
+    and schema, pairs their own (a changed pair prompt is a new version)."""
+    rubric = study.rubric
+    if what == "pairs":
+        task = pair_task(rubric, config, None)
+        sha, schema = task.prompt_hash, task.schema_text
+    else:
+        field = config.confidence == "field"
+        schema = json.dumps(judge_schema(rubric, field), sort_keys=True)
+        sha = prompt_hash(rubric, field)
+    settings = {**config.settings(), "task": what}
+    return judge_version(config.model, sha, schema, settings), sha, schema, settings
 
 
 def _start(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, int]:
     """(judge name, version, run pk) of a new run."""
     judge = config.judge_name or config.model
     rubric = study.rubric
-    field = config.confidence == "field"
-    schema = json.dumps(judge_schema(rubric, field), sort_keys=True)
-    sha = prompt_hash(rubric, field)
-    settings = {**config.settings(), "task": what}
-    version = judge_version(config.model, sha, schema, settings)
+    version, sha, schema, settings = _version(study, config, what)
     run_pk = judge_store.start_run(
         study.db,
         judge=judge,
@@ -167,16 +177,21 @@ def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None
 
 
 class _PairRequests(Sequence):
-    """Pair requests built on demand (A|B as stored; the runner adds B|A)."""
+    """Pair requests built on demand (A|B as stored; the runner adds B|A). A pair voted in both
+    orders (`done`) is only its ids: the runner skips both orders, so its images are not read."""
 
-    def __init__(self, study: Study, pairs: list[tuple[str, str, str]]) -> None:
-        self.study, self.pairs = study, pairs
+    def __init__(
+        self, study: Study, pairs: list[tuple[str, str, str]], done: set[str] = frozenset()
+    ) -> None:
+        self.study, self.pairs, self.done = study, pairs, done
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     def __getitem__(self, i: int) -> PairRequest:  # type: ignore[override]
         pair_id, a, b = self.pairs[i]
+        if {f"{pair_id}|{a}", f"{pair_id}|{b}"} <= self.done:
+            return PairRequest(pair_id=pair_id, item_left=a, item_right=b, prompt="")
         views = views_by_item_id(self.study.db, [a, b])
         read = self.study.media.read
         va, vb = views[a], views[b]
@@ -215,9 +230,25 @@ def judge_pairs(study: Study, config: JudgeConfig, *, progress=None, cancel=None
         raise InputError(
             "the study has no pairs to vote on; import pairs or let raters start pairwise work"
         )
+    if config.confidence != "none":
+        raise InputError(
+            "pair votes keep no confidence: run `judge run --pairs` without --confidence",
+            field="--confidence",
+        )
+    judge = config.judge_name or config.model
+    before = judge_store.pair_run_versions(study.db, judge)
+    done = judge_store.voted_pair_keys(study.db, judge)
+    if done and _version(study, config, "pairs")[0] not in before:
+        # pair votes are kept per judge name, not per version: a rerun with other settings
+        # would be skipped as already voted, or mix two versions in one judge's figures
+        raise InputError(
+            f"judge '{judge}' already voted on pairs with other settings or another prompt; "
+            "give this run its own --judge-name to compare the two",
+            field="--judge-name",
+        )
     judge, version, run_pk = _start(study, config, "pairs")
     return run_pair_judge(
-        _PairRequests(study, pairs),
+        _PairRequests(study, pairs, done),
         study.rubric,
         config,
         PairStudySink(study, run_pk, judge, version),
@@ -320,8 +351,9 @@ def compare_judges(
 ) -> dict[str, Any]:
     """`annotator judge compare`: two judges or two versions of one on the same items, against
     the human consensus (stats/judge_versions.py), resolved to plain dicts."""
+    from ..stats.answers import human_answers, item_table
     from ..stats.bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve
-    from ..stats.consensus import human_answers, item_table, metric_specs
+    from ..stats.consensus import metric_specs
     from ..stats.judge_versions import compare_versions
     from .reporting import study_frames
 
@@ -334,7 +366,7 @@ def compare_judges(
     specs = metric_specs(frames.rubric)
     items = item_table(frames)
     human = human_answers(frames, specs, items)
-    plan = ItemBootstrap(len(items), check_n_boot(n_boot), seed)
+    plan = ItemBootstrap.for_items(items, check_n_boot(n_boot), seed)
     out = compare_versions(plan, frames, items, specs, human, ra, rb)
     plan.run()
     return jsonable(resolve(out))

@@ -61,7 +61,30 @@ def cache_file(study: Study, n_boot: int, seed: int) -> Path | None:
     """Where the report of `study` with these resamples and seed is kept (None: not cached)."""
     if study.folder is None:
         return None
-    return Path(study.folder) / CACHE_DIR / f"report-b{int(n_boot)}-s{int(seed)}.json"
+    return _file(Path(study.folder), n_boot, seed)
+
+
+def _file(folder: Path, n_boot: int, seed: int) -> Path:
+    return folder / CACHE_DIR / f"report-b{int(n_boot)}-s{int(seed)}.json"
+
+
+def keep_report(
+    folder: Path, *, n_boot: int, seed: int, data_version: str, report: dict[str, Any]
+) -> None:
+    """Keep a report computed elsewhere (the dashboard's) for the next reader; a folder that
+    cannot be written, or a study that is not a folder, keeps nothing."""
+    if not Path(folder).is_dir():
+        return
+    key = {"data_version": data_version, "code_version": code_version()}
+    _write(_file(Path(folder), n_boot, seed), key, report)
+
+
+def _write(path: Path, key: dict[str, str], report: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write_text(path, json.dumps({"key": key, "report": report}))
+    except OSError:
+        pass  # a read-only study folder: the report is still right, only not kept
 
 
 def _key(study: Study) -> dict[str, str]:
@@ -84,12 +107,8 @@ def cached_study_report(
                 progress("figures unchanged since the last report: read from the cache")
             return stored["report"], True
     report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
-    if path is not None:
-        try:
-            path.parent.mkdir(exist_ok=True)
-            atomic_write_text(path, json.dumps({"key": key, "report": report}))
-        except OSError:
-            pass  # a read-only study folder: the report is still right, only not kept
+    if path is not None and key is not None:
+        _write(path, key, report)
     return report, False
 
 
@@ -121,4 +140,11 @@ def _as_dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-__all__ = ["CACHE_DIR", "cache_file", "cached_study_report", "code_version", "last_report"]
+__all__ = [
+    "CACHE_DIR",
+    "cache_file",
+    "cached_study_report",
+    "code_version",
+    "keep_report",
+    "last_report",
+]

@@ -6,12 +6,11 @@ so resolving a disagreement can never raise alpha.
 
 Per report metric (a multi-select metric counts once per option, as everywhere in the report):
 
-- `sided_with`: with whom the adjudicator sided, each decision counted once, in this order:
-  `majority` (the raters had a clear consensus and the lead kept it), `judge` (the lead took a
-  judge's answer over the raters' consensus), `minority` (a rater's answer that was not the
-  consensus), `tie_broken` (the raters tied and the lead chose one of the tied answers),
-  `new_answer` (nobody gave it). A decision where the raters tied and a judge gave the chosen
-  answer counts as `tie_broken`: the judge did not overrule a consensus there.
+- `sided_with`: with whom the adjudicator sided, each decision counted once, the first that
+  holds: `majority` (the raters' consensus, majority or median, was not tied and the lead kept
+  it), `tie_broken` (the raters tied and the lead chose one of the tied answers: even when a
+  judge gave it too, the judge overruled no consensus there), `judge` (a judge gave it),
+  `minority` (a rater gave it), `new_answer` (nobody gave it).
 - accuracy of each rater and judge: the share of their answers on adjudicated items that equal
   the adjudicated answer, with a percentile interval from the report's item bootstrap (an
   item's decisions on every metric are resampled together). A "cannot judge" answer is left
@@ -27,10 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .answers import coded_answers
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
-from .consensus import VERDICT_KEY, MetricSpec, coded_answers, consensus
+from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .frames import StudyFrames
 
+_NONE = np.empty(0)
 SIDES = ("majority", "judge", "minority", "tie_broken", "new_answer")
 RUBRIC_UNCLEAR = "rubric_unclear"
 
@@ -45,8 +46,10 @@ def adjudicated_codes(
     if adj is None or not len(adj):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     base = adj.assign(adjudicator="lead")[["item_id", "adjudicator", "metric", "value"]]
-    coded = coded_answers(base, "adjudicator", frames.rubric, specs, items)
-    coded = coded[(coded["metric"] != VERDICT_KEY) & coded["code"].notna()]
+    # per metric only: a verdict of the lead's answers would be dropped anyway
+    metric_specs = [s for s in specs if s.key != VERDICT_KEY]
+    coded = coded_answers(base, "adjudicator", frames.rubric, metric_specs, items)
+    coded = coded[coded["code"].notna()]
     extra = adj.drop_duplicates(["item_id", "metric"], keep="last").set_index(
         ["item_id", "metric"]
     )[["category", "by"]]
@@ -58,14 +61,25 @@ def adjudicated_codes(
     return out.reset_index(drop=True)
 
 
-def _side(code: float, cons: pd.Series | None, humans: np.ndarray, judges: np.ndarray) -> str:
-    has_consensus = cons is not None and not cons["tie"] and not np.isnan(cons["value"])
-    if has_consensus and code == cons["value"]:
+def _tied(humans: np.ndarray, ordinal: bool) -> np.ndarray:
+    """The answers a tied consensus is torn between: the two middle values of a scale, the most
+    frequent answers otherwise."""
+    if ordinal:
+        return np.array([np.quantile(humans, 0.5, method=m) for m in ("lower", "higher")])
+    values, counts = np.unique(humans, return_counts=True)
+    return values[counts == counts.max()]
+
+
+def _side(
+    code: float, cons: pd.Series | None, humans: np.ndarray, judges: np.ndarray, ordinal: bool
+) -> str:
+    """With whom a decision sided, the first that holds in the module docstring's order."""
+    tied = cons is not None and bool(cons["tie"])
+    if cons is not None and not tied and not np.isnan(cons["value"]) and code == cons["value"]:
         return "majority"
-    if cons is not None and cons["tie"]:
-        if code in humans:
-            return "tie_broken"
-    elif code in judges:
+    if tied and len(humans) and code in _tied(humans, ordinal):
+        return "tie_broken"
+    if code in judges:
         return "judge"
     if code in humans:
         return "minority"
@@ -135,22 +149,28 @@ def adjudication_section(
     spec_of = {s.key: s for s in specs}
     sided = dict.fromkeys(SIDES, 0)
     by_metric: dict[str, dict[str, int]] = {}
-    h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
-    j_by = dict(tuple(judged.groupby("metric", sort=False))) if len(judged) else {}
-    for metric, decisions in adj.groupby("metric", sort=False):
+    h_by = dict(tuple(human.groupby("metric", sort=False, observed=True))) if len(human) else {}
+    j_by = dict(tuple(judged.groupby("metric", sort=False, observed=True))) if len(judged) else {}
+    for metric, decisions in adj.groupby("metric", sort=False, observed=True):
+        # only the adjudicated items: an item's consensus needs no other item's answers
+        on = set(decisions["idx"])
         h = h_by.get(metric, human.iloc[0:0])
+        h = h[h["idx"].isin(on)]
         j = j_by.get(metric, judged.iloc[0:0])
+        j = j[j["idx"].isin(on) & j["code"].notna()]
         cons = consensus(h, spec_of[metric]) if len(h) else None
-        h_codes = h.groupby("idx")["code"].agg(lambda c: c.dropna().to_numpy()) if len(h) else {}
-        j_codes = j.groupby("idx")["code"].agg(lambda c: c.dropna().to_numpy()) if len(j) else {}
+        given = h.dropna(subset=["code"])
+        h_codes = {i: g.to_numpy(float) for i, g in given.groupby("idx")["code"]}
+        j_codes = {i: g.to_numpy(float) for i, g in j.groupby("idx")["code"]}
         counts = by_metric.setdefault(str(metric), dict.fromkeys(SIDES, 0))
         for idx, code in zip(decisions["idx"], decisions["code"], strict=True):
             row = cons.loc[idx] if cons is not None and idx in cons.index else None
             side = _side(
                 float(code),
                 row,
-                np.asarray(h_codes.get(idx, []), dtype=float),
-                np.asarray(j_codes.get(idx, []), dtype=float),
+                h_codes.get(idx, _NONE),
+                j_codes.get(idx, _NONE),
+                spec_of[metric].ordinal,
             )
             counts[side] += 1
             sided[side] += 1

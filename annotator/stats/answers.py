@@ -17,7 +17,15 @@ import pandas as pd
 
 from ..domain.rubric import FAIL, PASS, Rubric
 from ..domain.verdict import compile_rules
-from .consensus import VERDICT_KEY, MetricSpec, _factorize, encode_series, typed_answer
+from .consensus import (
+    VERDICT_KEY,
+    MetricSpec,
+    _factorize,
+    consensus,
+    encode_series,
+    metric_specs,
+    typed_answer,
+)
 from .frames import StudyFrames
 
 
@@ -378,3 +386,35 @@ def coded_answers(
     """Any long table of answers (item_id, `who`, metric, value) coded exactly as the raters'
     are: the lead's adjudications read through this, so "equal" means the same thing."""
     return _answers(df, who, rubric, specs, items)
+
+
+def consensus_table(frames: StudyFrames) -> pd.DataFrame:
+    """Human consensus of every item and metric, in readable form.
+
+    Columns: item_id, metric, value (label), tie, n, n_cannot_judge.
+    """
+    specs = metric_specs(frames.rubric)
+    items = item_table(frames)
+    ans = human_answers(frames, specs, items)
+    parts = []
+    for s in specs:
+        sub = ans[ans["metric"] == s.key]
+        if not len(sub):
+            continue
+        c = consensus(sub, s)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "item_id": items["item_id"].to_numpy()[c.index.to_numpy()],
+                    "metric": s.key,
+                    "value": [None if np.isnan(v) else s.label(v) for v in c["value"]],
+                    "tie": c["tie"].to_numpy(),
+                    "n": c["n"].to_numpy(),
+                    "n_cannot_judge": c["n_cannot_judge"].to_numpy(),
+                }
+            )
+        )
+    cols = ["item_id", "metric", "value", "tie", "n", "n_cannot_judge"]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    return pd.concat(parts, ignore_index=True)[cols]

@@ -29,7 +29,6 @@ import pandas as pd
 
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
-from .frames import StudyFrames
 
 VERDICT_KEY = "verdict"
 _YES_NO = ("no", "yes")
@@ -253,42 +252,3 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     out["n_cannot_judge"] = out["n_cannot_judge"].fillna(0).astype(int)
     out["tie"] = out["tie"].fillna(False).astype(bool)
     return out
-
-
-def consensus_table(frames: StudyFrames) -> pd.DataFrame:
-    """Human consensus of every item and metric, in readable form.
-
-    Columns: item_id, metric, value (label), tie, n, n_cannot_judge.
-    """
-    specs = metric_specs(frames.rubric)
-    items = item_table(frames)
-    ans = human_answers(frames, specs, items)
-    parts = []
-    for s in specs:
-        sub = ans[ans["metric"] == s.key]
-        if not len(sub):
-            continue
-        c = consensus(sub, s)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "item_id": items["item_id"].to_numpy()[c.index.to_numpy()],
-                    "metric": s.key,
-                    "value": [None if np.isnan(v) else s.label(v) for v in c["value"]],
-                    "tie": c["tie"].to_numpy(),
-                    "n": c["n"].to_numpy(),
-                    "n_cannot_judge": c["n_cannot_judge"].to_numpy(),
-                }
-            )
-        )
-    cols = ["item_id", "metric", "value", "tie", "n", "n_cannot_judge"]
-    if not parts:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    return pd.concat(parts, ignore_index=True)[cols]
-
-
-# Coding the answers lives in answers.py; its entry points are imported from here too (imported
-# last: answers.py builds on the metric specs above).
-from .answers import coded_answers as coded_answers  # noqa: E402
-from .answers import human_answers, item_table  # noqa: E402
-from .answers import judge_answers as judge_answers  # noqa: E402

@@ -43,12 +43,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from .bootstrap import rng_for
 from .consensus import MetricSpec
 
-CLEAR_SHARE = 0.8
-SCALE_GAP = 2.0
-MIN_HUMANS = 2
 FDR = 0.05
 N_RELABEL = 4000
 _MC_MAX_ITEMS = 2000  # items that vary; above this the normal limit of the relabelling law is used

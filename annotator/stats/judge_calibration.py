@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .answers import judge_answers
 from .bootstrap import ItemBootstrap, Pending, undefined
-from .consensus import MetricSpec, consensus, judge_answers
+from .consensus import MetricSpec, consensus
 from .frames import JUDGE_COLUMNS, StudyFrames
 
 N_BINS = 10

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .answers import judge_answers
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
-from .consensus import MetricSpec, consensus, judge_answers
+from .consensus import MetricSpec, consensus
 from .frames import JUDGE_COLUMNS, StudyFrames
 
 MAX_LISTED = 50  # changed items listed per direction; the counts are always whole
@@ -94,19 +95,7 @@ def compare_metric(
     }
     per: dict[str, pd.Series] = {}
     for name, answers in (("a", a), ("b", b)):
-        codes = _codes(answers, spec)
-        codes = codes[codes.index.isin(ref.index)]
-        per[name] = codes
-        n = len(codes)
-        if n == 0:
-            out[name] = undefined(
-                0, "no item with both this version's answer and a clear consensus"
-            )
-            continue
-        loss = _loss(spec, codes.to_numpy(), ref.reindex(codes.index).to_numpy())
-        score = loss if spec.ordinal else 1.0 - loss
-        reps = plan.add_dense(codes.index.to_numpy(), np.column_stack([np.ones(n), score]), ratio)
-        out[name] = Pending(reps, n)
+        per[name], out[name] = register_agreement(plan, spec, ref, answers)
     both = per["a"].index.intersection(per["b"].index)
     n = len(both)
     out["n_items_both"] = n
@@ -201,12 +190,12 @@ def judge_versions_section(
     if v is None or not len(v):
         return {}
     out: dict[str, Any] = {}
+    h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    refs = {s.key: _reference(h_by[s.key], s) for s in specs if not s.multi and s.key in h_by}
     for judge in sorted(v["judge"].astype(str).unique()):
         versions = version_list(frames, judge)
         if len(versions) < 2:
             continue
-        h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
-        refs = {s.key: _reference(h_by[s.key], s) for s in specs if not s.multi and s.key in h_by}
         for ver in versions:
             answers = version_answers(frames, specs, items, judge, ver["version"])
             ver["agreement"] = {

@@ -18,9 +18,10 @@ from typing import Any
 
 from .adjudication import adjudication_section
 from .alt_test import judge_alt_tests
+from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
-from .consensus import VERDICT_KEY, human_answers, item_table, judge_answers, metric_specs
+from .consensus import VERDICT_KEY, metric_specs
 from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
 from .generators import generator_section
@@ -82,9 +83,9 @@ def build_report(
     specs = metric_specs(frames.rubric)
     items = item_table(frames)
     human = human_answers(frames, specs, items)
-    # rater: a categorical of str (consensus._categories), as the figures expect
+    # rater: a categorical of str (answers._categories), as the figures expect
     judged = judge_answers(frames, specs, items)
-    plan = ItemBootstrap(len(items), n_boot, seed, keys=items["item_id"].tolist())
+    plan = ItemBootstrap.for_items(items, n_boot, seed)
     ctx = Context(
         plan, items, seed=seed, n_perm=n_perm, min_count=min_count, rater_bootstrap=rater_bootstrap
     )

@@ -68,8 +68,12 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
         f"{_f(hh.get('min'))} to {_f(hh.get('max'))}"
     )
     failed = (
-        f"fails the alternative-annotator test at epsilon {_f(alt['epsilon'])} (passes from "
-        f"epsilon {_f(alt['min_passing_epsilon'], 3)})"
+        f"fails the alternative-annotator test at epsilon {_f(alt['epsilon'])} "
+        + (
+            f"(passes from epsilon {_f(alt['min_passing_epsilon'], 3)})"
+            if alt.get("min_passing_epsilon") is not None
+            else "(does not pass even at epsilon 1)"
+        )
         if alt
         else None
     )
@@ -130,7 +134,10 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
     bt = (report.get("pairwise") or {}).get("bradley_terry") or {}
     r_rank, p_rank = _ranked(rubric), _ranked(bt)
     rows = []
-    for g in sorted(set(by_gen) | set(bt), key=lambda g: (r_rank + p_rank + [g]).index(g)):
+    # rubric ranks first, then pairwise-only generators, then the unranked by name: the same
+    # report for the same data (a set's order would move with the hash seed)
+    order = {g: i for i, g in enumerate(dict.fromkeys(r_rank + p_rank))}
+    for g in sorted(set(by_gen) | set(bt), key=lambda g: (order.get(g, len(order)), g)):
         rows.append(
             {
                 "generator": g,
@@ -194,7 +201,7 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
                 f"[{_f(fig['low'])}, {_f(fig['high'])}], others' median {_f(fig['peers'])}"
             )
         if reasons:
-            out.append({"rater": r, "why": reasons})
+            out.append({"rater": r, "why": reasons, "low_competence": low.get(r, {})})
     return out
 
 

@@ -168,6 +168,18 @@ def pairs_to_judge(db: StudyDB) -> list[tuple[str, str, str]]:
         ]
 
 
+def pair_run_versions(db: StudyDB, judge: str) -> set[str]:
+    """The versions of this judge's runs on pairs (`judge run --pairs`)."""
+    with db.read() as s:
+        return {
+            version
+            for version, settings in s.execute(
+                select(JudgeRun.version, JudgeRun.settings).where(JudgeRun.judge == judge)
+            )
+            if settings and json.loads(settings).get("task") == "pairs"
+        }
+
+
 def voted_pair_keys(db: StudyDB, judge: str) -> set[str]:
     """ "pair_id|left item id" of every order this judge has a current vote on."""
     with db.read() as s:

@@ -239,3 +239,11 @@ def test_the_queue_puts_systematic_findings_first_from_the_last_kept_report(lead
     )
     first_plain = next(i for i, e in enumerate(queue) if not e.systematic)
     assert all(not e.systematic for e in queue[first_plain:])  # every systematic one before
+
+
+def test_the_dashboards_report_orders_the_queue(lead):
+    from annotator.services.dashboard import compute, read_inputs
+
+    assert not any(e.systematic for e in review_queue(lead))
+    compute(read_inputs(lead, n_boot=20, seed=1, use_cache=False))  # what opening it does
+    assert any(e.systematic for e in review_queue(lead))

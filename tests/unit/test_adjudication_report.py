@@ -3,6 +3,7 @@ rater's and judge's accuracy against the lead, rubric feedback, and human agreem
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -118,3 +119,34 @@ def test_the_html_report_shows_the_section(report):
     html = render_html(report, generated_at="now")
     assert 'id="adjudication"' in html and "revise the text" in html
     assert "took the judge&#39;s answer over the raters&#39; consensus" in html
+
+
+@pytest.mark.parametrize(
+    ("humans", "judges", "lead", "ordinal", "side"),
+    [
+        ([1, 1, 0], [0], 1, False, "majority"),
+        ([1, 1, 0], [0], 0, False, "judge"),  # over the raters' consensus
+        ([1, 1, 0], [1], 0, False, "minority"),
+        ([1, 1, 0, 0, 2], [2], 0, False, "tie_broken"),  # one of the tied answers...
+        ([1, 1, 0, 0, 2], [2], 2, False, "judge"),  # ...not the lone one a judge also gave
+        ([1, 1, 0, 0, 2], [], 2, False, "minority"),
+        ([1, 0], [2], 2, False, "judge"),  # raters tied, only the judge gave it
+        ([], [1], 1, False, "judge"),  # no rater answer at all (every one cannot judge)
+        ([2, 3, 4, 5], [], 3, True, "tie_broken"),  # a scale's tie is its two middle values
+        ([2, 3, 4, 5], [], 5, True, "minority"),
+        ([2, 3, 3], [5], 4, True, "new_answer"),
+    ],
+)
+def test_each_side_is_the_first_rule_that_holds(humans, judges, lead, ordinal, side):
+    from annotator.stats.adjudication import _side
+    from annotator.stats.consensus import MetricSpec, consensus
+
+    spec = (
+        MetricSpec("m", "scale", "m", "ordinal", values=(0.0, 1.0, 2.0, 3.0, 4.0, 5.0))
+        if ordinal
+        else MetricSpec("m", "choice", "m", "nominal", labels=("a", "b", "c"))
+    )
+    answers = pd.DataFrame({"idx": [0] * len(humans), "code": [float(h) for h in humans]})
+    cons = consensus(answers, spec).loc[0] if humans else None
+    h, j = np.array(humans, dtype=float), np.array(judges, dtype=float)
+    assert _side(float(lead), cons, h, j, ordinal) == side

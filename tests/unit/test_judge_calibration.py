@@ -186,3 +186,17 @@ def run_hash_without_confidence() -> str:
     from annotator.judge import prompt_hash
 
     return prompt_hash(RUBRIC)
+
+
+def test_a_token_without_a_logprob_gives_no_confidence_rather_than_certainty():
+    from types import SimpleNamespace as T
+
+    from annotator.judge.calls import _tokens
+
+    assert _tokens([T(token='{"a"', logprob=-0.1), T(token=":1}", logprob=-0.2)]) == [
+        ('{"a"', -0.1),
+        (":1}", -0.2),
+    ]
+    assert _tokens([T(token='{"a"', logprob=-0.1), T(token=":1}", logprob=None)]) is None
+    assert _tokens([T(token='{"a"', logprob=-0.1), T(token=":1}")]) is None
+    assert _tokens([]) is None

@@ -172,3 +172,67 @@ def test_judge_run_pairs_on_the_command_line(populated, monkeypatch, capsys):
         assert f"voted {2 * n}, already voted 0, failed 0" in capsys.readouterr().out
         assert main(args) == 0
         assert f"voted 0, already voted {2 * n}" in capsys.readouterr().out
+
+
+def test_a_pair_run_refuses_confidences_and_a_second_version_under_one_name(populated, monkeypatch):
+    from annotator.domain.errors import InputError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ensure_pairs(populated.db)
+    with JudgeServer() as server:
+        base = dict(model="m", base_url=server.base_url, api="chat", judge_name="j")
+        with pytest.raises(InputError, match="pair votes keep no confidence"):
+            judge_pairs(populated, JudgeConfig(**base, confidence="field"))
+        _run(populated, server, "j")
+        calls = len(server.calls)
+        # other settings are another version: its votes would be skipped as already voted
+        with pytest.raises(InputError, match="its own --judge-name"):
+            judge_pairs(populated, JudgeConfig(**base, temperature=0.7))
+        assert len(server.calls) == calls
+        assert judge_pairs(populated, JudgeConfig(**base)).n_skipped > 0  # the same: resumes
+
+
+def test_a_failed_order_is_recorded_on_its_left_item_and_only_it_is_asked_again(
+    populated, monkeypatch
+):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ensure_pairs(populated.db)
+    db = populated.folder / "study.sqlite"
+    with sqlite3.connect(db) as c:
+        # a pair id may hold any character the names allow, "|" included
+        pk, a, b = c.execute(
+            "SELECT p.id, ia.item_id, ib.item_id FROM pairs p JOIN items ia ON ia.id = p.item_a "
+            "JOIN items ib ON ib.id = p.item_b ORDER BY p.id LIMIT 1"
+        ).fetchone()
+        c.execute("UPDATE pairs SET pair_id = 'odd|id' WHERE id = ?", (pk,))
+        (with_b,) = c.execute(
+            "SELECT count(*) FROM pairs p JOIN items i ON i.id IN (p.item_a, p.item_b) "
+            "WHERE i.item_id = ?",
+            (b,),
+        ).fetchone()
+        sha = c.execute(
+            "SELECT im.media_sha256 FROM item_media im JOIN items i ON i.id = im.item_pk "
+            "WHERE i.item_id = ? AND im.role = 'output'",
+            (b,),
+        ).fetchone()[0]
+    path = populated.media.path(sha)
+    kept = path.read_bytes()
+    path.unlink()  # the right-hand image of that pair went missing
+    with JudgeServer() as server:
+        cfg = JudgeConfig(model="m", base_url=server.base_url, api="chat", judge_name="j")
+        first = judge_pairs(populated, cfg)
+        # both orders of every pair showing that image failed, and the run went on
+        assert first.n_failed == 2 * with_b and first.n_scored == first.n_total - 2 * with_b
+        with sqlite3.connect(db) as c:
+            errors = c.execute(
+                "SELECT i.item_id, e.kind, e.message FROM judge_errors e "
+                "JOIN items i ON i.id = e.item_pk ORDER BY e.id"
+            ).fetchall()
+        assert len(errors) == 2 * with_b and {k for _i, k, _m in errors} == {"bad_input"}
+        odd = {item for item, _k, m in errors if m.startswith("pair odd|id,")}
+        assert odd == {a, b}  # each order's error on the item it showed left
+        path.write_bytes(kept)
+        calls = len(server.calls)
+        again = judge_pairs(populated, cfg)
+        assert (again.n_scored, again.n_failed) == (2 * with_b, 0)
+        assert len(server.calls) == calls + 2 * with_b  # only the failed orders were asked

@@ -132,6 +132,14 @@ def test_report_compares_the_versions_against_a_hand_count(two_versions):
     assert tr["changed"]["n"] == 0 and tr["difference"]["estimate"] == 0
     # the figures of today read the latest version: its exact agreement on the gate is 1
     assert report["metrics"]["instruction_following"]["judges"]["j"]["exact_agreement"] == 1.0
+    # `judge compare` prints the report's own figures: the same resamples of the same items
+    from annotator.services.judging import compare_judges
+
+    versions = [v["version"] for v in entry["versions"]]
+    cli = compare_judges(
+        str(two_versions.folder), f"j@{versions[0]}", f"j@{versions[1]}", n_boot=300, seed=0
+    )
+    assert cli["metrics"] == entry["comparison"]["metrics"]
 
 
 def test_judge_compare_prints_the_comparison_and_refuses_bad_refs(two_versions, capsys):

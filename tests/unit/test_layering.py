@@ -129,3 +129,20 @@ def test_every_module_is_under_a_rule():
     assert top - set(RULES) <= {"__init__", "__main__"}, (
         f"modules without a layering rule: {top - set(RULES)}"
     )
+
+
+def test_the_lead_views_load_no_statistics_on_the_ui_thread():
+    """Opening the dashboard or the review view imports their modules on the UI thread: pandas
+    and scipy (a second and more) come with the first report or queue, on a worker thread, not
+    with the import (numpy is the image decoder's, and light)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, annotator.ui.dashboard_view, annotator.ui.review_view;"
+        "print(sorted(m for m in ('pandas', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PKG.parent
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

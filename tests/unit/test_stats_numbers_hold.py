@@ -14,7 +14,8 @@ import pytest
 
 from annotator.domain.rubric import load_rubric, parse_rubric
 from annotator.domain.verdict import compile_rules
-from annotator.stats.consensus import human_answers, item_table, metric_specs
+from annotator.stats.answers import human_answers, item_table
+from annotator.stats.consensus import metric_specs
 from annotator.stats.frames import JUDGEMENT_COLUMNS, PAIR_COLUMNS, StudyFrames
 from annotator.stats.report_model import build_report
 

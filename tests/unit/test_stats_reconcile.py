@@ -16,13 +16,8 @@ import pytest
 
 from annotator.domain.rubric import load_rubric, parse_rubric
 from annotator.domain.verdict import compile_rules
-from annotator.stats.consensus import (
-    consensus,
-    consensus_table,
-    human_answers,
-    item_table,
-    metric_specs,
-)
+from annotator.stats.answers import consensus_table, human_answers, item_table
+from annotator.stats.consensus import consensus, metric_specs
 from annotator.stats.frames import JUDGEMENT_COLUMNS, StudyFrames
 from annotator.stats.raters import leave_one_out
 from annotator.stats.report_model import build_report
