@@ -17,7 +17,6 @@ from ..demo import scenario
 from ..demo.simulate import SimulatedPairVoter, SimulatedRater
 from ..store.anchors import anchors
 from ..store.items import item_index
-from .judging import judge_pairs_of
 from .labeling import LabelSession
 from .pairing import PairSession
 from .resources import anchor_set
@@ -225,6 +224,8 @@ def _judge_pairs_both_orders(study: Study, seed: int) -> None:
     by_id = {item_id: gen for item_id, gen in index.values()}
     rng = np.random.default_rng(seed * 1000 + 99)
     votes = []
+    from .judging import judge_pairs_of  # the openai client: not with the start page's import
+
     for pair_id, a, b in judge_pairs_of(study):
         for left, right in ((a, b), (b, a)):
             votes.append(

@@ -31,9 +31,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
-    QFrame,
     QHBoxLayout,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -45,6 +43,7 @@ from ..services.calibration import CalibrationSession
 from .calibration_pages import FeedbackPanel, VerdictPage, _label
 from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
+from .layouts import scrolled
 from .rubric_form import FormScroll, RubricForm
 from .session_view import SessionView, State
 from .style import set_accessible
@@ -68,15 +67,6 @@ def _job_submit(
 
 def _job_finish(_study: Any, session: CalibrationSession) -> tuple[dict, list]:
     return session.finish(), session.history()
-
-
-def _scroll(widget: QWidget) -> QScrollArea:
-    s = QScrollArea()
-    s.setWidgetResizable(True)
-    s.setFrameShape(QFrame.Shape.NoFrame)
-    s.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-    s.setWidget(widget)
-    return s
 
 
 class CalibrationView(SessionView):
@@ -190,7 +180,7 @@ class CalibrationView(SessionView):
         self.form_scroll.follow(self.form)
         self.side.addWidget(self.form_scroll)
         self.feedback = FeedbackPanel()
-        self.side.addWidget(_scroll(self.feedback))
+        self.side.addWidget(scrolled(self.feedback))
         self.side.setMinimumWidth(380)
         work.addWidget(self.side)
         work.setStretchFactor(0, 3)
@@ -199,7 +189,7 @@ class CalibrationView(SessionView):
         self._split_done = False
         self.pages.addWidget(work)
         self.verdict_page = VerdictPage()
-        self.pages.addWidget(_scroll(self.verdict_page))
+        self.pages.addWidget(scrolled(self.verdict_page))
         self.opening = _label(
             translate("Calibration", "Opening the calibration session…"), soft=True
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
+from PySide6.QtWidgets import QFrame, QLayout, QLayoutItem, QScrollArea, QWidget
 
 
 class FlowLayout(QLayout):
@@ -65,3 +65,14 @@ class FlowLayout(QLayout):
             x += hint.width() + self._spacing
             line_h = max(line_h, hint.height())
         return y + line_h - rect.y() + m.bottom()
+
+
+def scrolled(widget: QWidget) -> QScrollArea:
+    """`widget` in a frameless scroll area that never takes the keys: a short window scrolls it
+    instead of squeezing its rows below their height."""
+    s = QScrollArea()
+    s.setWidgetResizable(True)
+    s.setFrameShape(QFrame.Shape.NoFrame)
+    s.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    s.setWidget(widget)
+    return s

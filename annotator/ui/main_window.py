@@ -67,7 +67,7 @@ from .i18n import translate
 from .keymap import Keymap
 from .session_view import one_line
 from .settings import AppSettings, location_key
-from .start_page import MODES, StartPage, mode_title
+from .start_page import LEAD_MODES, MODES, StartPage, mode_title
 from .style import relative_font, warning_colour
 from .worker import ComputeWorker, DbWorker
 
@@ -79,18 +79,10 @@ VIEWS: dict[str, tuple[str, str]] = {
     "review": ("annotator.ui.review_view", "ReviewView"),
 }
 ALL_MODES = MODES  # the start page's buttons and the Mode menu list the same views
-LEAD_MODES = frozenset({"dashboard", "review"})  # name generators and every rater: the lead's alone
 # The lead's menu actions: not there at all in a package.
-LEAD_ACTIONS = ("add_rater", "mode_dashboard", "mode_review", "leave_rater")
+LEAD_ACTIONS = ("add_rater", "leave_rater", *(f"mode_{m}" for m in sorted(LEAD_MODES)))
 SYNC_EVERY_MS = 15_000
 PACKAGE_SUFFIX = ".annot"
-
-
-def title_of(mode: str) -> str:
-    """A mode's name in the menus and the status bar."""
-    if mode == "review":
-        return translate("MainWindow", "Review and adjudicate")
-    return mode_title(mode)
 
 
 def has_view(mode: str) -> bool:
@@ -299,7 +291,7 @@ class MainWindow(QMainWindow):
             mode: add(
                 m,
                 f"mode_{mode}",
-                title_of(mode),
+                mode_title(mode),
                 lambda _checked=False, md=mode: self.show_mode(md),
             )
             for mode in ALL_MODES
@@ -332,8 +324,6 @@ class MainWindow(QMainWindow):
         for name in LEAD_ACTIONS:
             # A package has no lead views at all: the actions are not there, not merely disabled.
             self.actions_by_name[name].setVisible(not package)
-        for mode in LEAD_MODES:
-            self.mode_actions[mode].setVisible(not package)
         self.actions_by_name["add_rater"].setEnabled(self.snapshot is not None and self.lead_mode)
         self.actions_by_name["leave_rater"].setEnabled(
             self.snapshot is not None and self.rater is not None and not package
@@ -712,7 +702,7 @@ class MainWindow(QMainWindow):
         if cls is None or not self.mode_allowed(mode):
             self.statusBar().showMessage(
                 translate("MainWindow", "{mode} is not available now: {why}").format(
-                    mode=title_of(mode) if mode in ALL_MODES else mode,
+                    mode=mode_title(mode) if mode in ALL_MODES else mode,
                     why=self.why_not(mode) if mode in ALL_MODES else "",
                 ),
                 5000,
@@ -740,7 +730,7 @@ class MainWindow(QMainWindow):
         self.mode = mode
         self.statusBar().showMessage(
             translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
-                mode=title_of(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")
+                mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")
             )
         )
         self.viewChanged.emit(mode)

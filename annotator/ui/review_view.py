@@ -59,6 +59,7 @@ from ..services.adjudication import (
 )
 from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
+from .layouts import scrolled
 from .metric_rows import MetricRow
 from .review_panels import (
     FILTERS,
@@ -233,14 +234,20 @@ class ReviewView(SessionView):
         d.promote_button.clicked.connect(lambda _=False: self.ask_promote())
         self.reason_edit, self.adjudicator_edit = d.reason_edit, d.adjudicator_edit
         self.rationale_edit = d.rationale_edit
-        back = self._submit_from_box
+        back = self._submit_from_reason
         self.reason_keys(self.reason_edit, {"leave_reason": self.back_to_keys, "submit": back})
         self.reason_keys(self.adjudicator_edit, {"leave_reason": self.back_to_keys, "submit": back})
         self.reason_keys(
             self.rationale_edit,
             {"leave_reason": self._cancel_promote, "submit": self.confirm_promote},
         )
-        return side
+        # a short window scrolls the decision vertically; its width is never squeezed
+        area = scrolled(side)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        area.setMinimumWidth(
+            side.minimumSizeHint().width() + area.verticalScrollBar().sizeHint().width()
+        )
+        return area
 
     def _default_adjudicator(self) -> str:
         saved = self.settings.value("adjudicator") if self.settings is not None else None
@@ -272,6 +279,9 @@ class ReviewView(SessionView):
         return True
 
     def _apply_filters(self, keep: ReviewEntry | None = None) -> None:
+        if self._state is State.BUSY:
+            return  # a save is in flight: it refilters with the filters then chosen (_decided)
+        self._keep_draft()  # the entry shown may leave the list: its unsaved answer stays
         keep = keep or self.current()
         chosen = self.filters.chosen()
         self.shown = [
@@ -453,10 +463,6 @@ class ReviewView(SessionView):
             self._say(translate("ReviewView", "Nothing undecided follows in this list."))
         self.decided.emit(new_id)
 
-    def _submit_from_box(self) -> None:
-        self.back_to_keys()
-        self.submit()
-
     # -- promoting -----------------------------------------------------------------
     def ask_promote(self) -> bool:
         if self._state is not State.READY or self.current() is None:
@@ -532,7 +538,7 @@ class ReviewView(SessionView):
         return True
 
     def _reload(self) -> bool:
-        self._keep_draft()
+        self._keep_draft()  # open() reads the queue again before it refilters
         self.open()
         return True
 

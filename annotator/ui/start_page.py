@@ -32,14 +32,15 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 MODES = ("label", "pairwise", "calibration", "dashboard", "review")
-# the lead's views: not even shown in a rater package
-_LEAD_MODES = frozenset({"dashboard", "review"})
+# the lead's views (they name generators and every rater): never in rater mode, not even
+# shown in a rater package
+LEAD_MODES = frozenset({"dashboard", "review"})
 _MODE_TITLES = {
     "label": QT_TRANSLATE_NOOP("StartPage", "Label"),
     "pairwise": QT_TRANSLATE_NOOP("StartPage", "Pairwise"),
     "calibration": QT_TRANSLATE_NOOP("StartPage", "Calibration"),
     "dashboard": QT_TRANSLATE_NOOP("StartPage", "Dashboard"),
-    "review": QT_TRANSLATE_NOOP("StartPage", "Review"),
+    "review": QT_TRANSLATE_NOOP("StartPage", "Review and adjudicate"),
 }
 _MODE_HELP = {
     "label": QT_TRANSLATE_NOOP("StartPage", "Answer the rubric on one item at a time"),
@@ -351,7 +352,7 @@ class StartPage(QWidget):
             self.rater_note.setText("")
         avail = set(w.available_modes())
         for mode, b in self.mode_buttons.items():
-            present = mode in avail or not (package and mode in _LEAD_MODES)
+            present = mode in avail or not (package and mode in LEAD_MODES)
             b.setVisible(present)
             ok = mode in avail and w.mode_allowed(mode)
             b.setEnabled(ok)

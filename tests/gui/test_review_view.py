@@ -194,6 +194,36 @@ def test_promote_from_the_view_makes_an_anchor_in_a_new_set_version(qtbot, demo)
     assert (anchor_id, version, target) in promoted
 
 
+def test_an_unsaved_answer_survives_hiding_and_filtering(qtbot, demo):
+    w, view = _review(qtbot, demo)
+    entry = view.current()
+    assert entry is not None and not entry.adjudicated
+    qtbot.keyClick(view, _key_for(view, entry))
+    qtbot.keyClick(view, Qt.Key.Key_R)
+    qtbot.keyClicks(view.reason_edit, "not saved yet")
+    qtbot.keyClick(view.reason_edit, Qt.Key.Key_Escape)
+    value = view.form_row.value()
+    assert value is not None
+
+    def holds_the_draft() -> bool:
+        now = view.current()
+        return (
+            (now.item_id, now.metric) == (entry.item_id, entry.metric)
+            and view.form_row.value() == value
+            and view.reason_edit.toPlainText() == "not saved yet"
+        )
+
+    qtbot.keyClick(view, Qt.Key.Key_H)  # hide the decided: the entry stays, so does its answer
+    assert holds_the_draft()
+    # a filter that drops the entry, then none: it comes back with its answer
+    other = next(e.metric for e in view.entries if e.metric != entry.metric)
+    assert view.set_filter("metric", other) and all(e.metric == other for e in view.shown)
+    qtbot.keyClick(view, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ShiftModifier)
+    view.select(view._index_of(entry))
+    assert holds_the_draft()
+    w.close()
+
+
 def test_filters_list_what_the_service_lists_in_its_order(qtbot, demo):
     study = Study.open(demo)
     try:

@@ -641,10 +641,6 @@ Gracias. {key} vuelve a la última respuesta.</translation>
 <context>
     <name>MainWindow</name>
     <message>
-        <source>Review and adjudicate</source>
-        <translation>Revisar y arbitrar</translation>
-    </message>
-    <message>
         <source>Open a study to begin</source>
         <translation>Abre un estudio para empezar</translation>
     </message>
@@ -1339,8 +1335,8 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Panel</translation>
     </message>
     <message>
-        <source>Review</source>
-        <translation>Revisar</translation>
+        <source>Review and adjudicate</source>
+        <translation>Revisar y arbitrar</translation>
     </message>
     <message>
         <source>Answer the rubric on one item at a time</source>
