@@ -484,7 +484,7 @@ def export_hf(
 ) -> list[Path]:
     """`out_dir/data/<table>.parquet` + `out_dir/README.md` (a dataset card with `configs`), loadable
     by `datasets.load_dataset(out_dir, <table>)` without annotator depending on `datasets`."""
-    from .reporting import build_study_report
+    from .report_cache import cached_study_report
 
     study.require_lead("an export")
     if out_dir.exists() and not out_dir.is_dir():
@@ -501,7 +501,7 @@ def export_hf(
             written.append(
                 write_rows(table, rows, out_dir / "data" / f"{name.replace('-', '_')}.parquet")
             )
-    report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+    report, _ = cached_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
     card = out_dir / "README.md"
     atomic_write_text(card, dataset_card(study, report, counts, n_boot))
     return [card, *written]

@@ -34,19 +34,20 @@ _FORMAT = 1
 
 @cache
 def code_version() -> str:
-    """A digest of the source of everything that computes a figure (stats, the domain rules it
-    applies, and the service that adds the calibrations); the installed version where the source
-    is not readable."""
-    here = Path(__file__).resolve().parent
+    """A digest of the source of everything that decides a figure: the statistics, the domain
+    rules, the store's readers and the services that build the frames and hold the settings'
+    defaults (a changed default moves the figures of every study that never set it); the
+    installed version where the source is not readable."""
+    root = Path(__file__).resolve().parent.parent
     files = [
-        *sorted((here.parent / "stats").glob("*.py")),
-        *sorted((here.parent / "domain").glob("*.py")),
-        here / "reporting.py",
+        f
+        for sub in ("stats", "domain", "store", "services")
+        for f in sorted((root / sub).glob("*.py"))
     ]
     h = hashlib.sha256(f"format {_FORMAT}".encode())
     try:
         for f in files:
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
+            h.update(f"{f.parent.name}/{f.name}".encode() + b"\0" + f.read_bytes())
     except OSError:
         from importlib.metadata import PackageNotFoundError, version
 

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from scipy.stats import norm
 
 from .item_weights import item_hashes
-from .replicate_sums import exact_in_f32, fill_custom, fill_replicates
+from .replicate_sums import exact_in_f32, fill_replicates
 
 Finalize = Callable[[np.ndarray], np.ndarray]
 
@@ -252,12 +252,6 @@ class _Block:
 
 
 @dataclass
-class _Custom:
-    fn: Callable[[np.ndarray], np.ndarray]
-    out: Replicates
-
-
-@dataclass
 class ItemBootstrap:
     """One seeded item bootstrap over `n_items`, with any number of statistics."""
 
@@ -268,7 +262,6 @@ class ItemBootstrap:
     # other items come or go; without keys they follow the item's position
     keys: Any = None
     _blocks: list[_Block] = field(default_factory=list)
-    _custom: list[_Custom] = field(default_factory=list)
     _ran: bool = False
 
     def __post_init__(self) -> None:
@@ -366,14 +359,9 @@ class ItemBootstrap:
         blocks = [b for b in self._blocks if b.k > 0]
         for b in self._blocks:
             b.out.values = np.full((B, len(b.out.point)), np.nan)
-        for c in self._custom:
-            c.out.values = np.full((B, len(c.out.point)), np.nan)
-        if n == 0 or B == 0 or not (blocks or self._custom):
+        if n == 0 or B == 0 or not blocks:
             return
-        h_items = item_hashes(n, self.seed, self.keys)
-        fill_replicates(blocks, B, self.seed, h_items)
-        if self._custom:
-            fill_custom(self._custom, B, self.seed, h_items)
+        fill_replicates(blocks, B, self.seed, item_hashes(n, self.seed, self.keys))
 
 
 def _jackknife(

@@ -66,15 +66,6 @@ def fill_replicates(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarr
         _run_sparse(sparse, n_boot, seed, h_items)
 
 
-def fill_custom(custom: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
-    """Statistics registered as functions of the whole weight matrix (replicates x items)."""
-    n = len(h_items)
-    for start, size in spans(n_boot, _REP_ELEMS // max(1, n)):
-        w = weights(replicate_hashes(seed, start, start + size), h_items, np.float64)
-        for c in custom:
-            c.out.values[start : start + size] = np.asarray(c.fn(w), dtype=float).reshape(size, -1)
-
-
 def _run_dense(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
     """Whole-number blocks: float32 BLAS products over chunks of items (made dense one chunk at
     a time; each chunk's sums are exact below 2^24), added up in item order in float64."""

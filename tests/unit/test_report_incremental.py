@@ -203,8 +203,23 @@ def test_the_report_cache_holds_until_the_study_changes(populated, tmp_path, mon
     monkeypatch.setattr(report_cache, "code_version", lambda: "other code")
     stored = json.loads(cache_file(populated, 40, 2).read_text(encoding="utf-8"))
     assert stored["key"] != report_cache._key(populated)
+    assert not cached_study_report(populated, n_boot=40, seed=2)[1]
     # a damaged file is recomputed (and replaced)
     cache_file(populated, 40, 2).write_text('{"key": {"data_vers', encoding="utf-8")
     fixed, hit = cached_study_report(populated, n_boot=40, seed=2)
     assert not hit and as_text(fixed) == as_text(after)
     assert cached_study_report(populated, n_boot=40, seed=2)[1]
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_report(populated, tmp_path) -> None:
+    cache = Path(populated.folder) / report_cache.CACHE_DIR
+    cache.write_text("a file where the cache folder goes", encoding="utf-8")  # mkdir fails
+    report, hit = cached_study_report(populated, n_boot=20, seed=1)
+    assert not hit and report["n_boot"] == 20
+    assert cache.read_text(encoding="utf-8").startswith("a file")  # untouched
+    # a report kept for a location that is not a folder (a server study) keeps nothing
+    report_cache.keep_report(
+        tmp_path / "not-a-folder", n_boot=20, seed=1, data_version="v", report=report
+    )
+    assert not (tmp_path / "not-a-folder").exists()
+    assert report_cache.last_report(populated) is None
