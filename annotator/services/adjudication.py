@@ -136,8 +136,10 @@ def review_queue(
         study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
     )
     items = frames.items.set_index("item_id")
+    # per rubric metric: a tags metric's findings are per tag ("failure_tags:broken_layout")
     systematic = {
-        (f["metric"], f["judge_name"]) for f in (report or {}).get("systematic_findings", [])
+        (f["metric"].split(":", 1)[0], f["judge_name"])
+        for f in (report or {}).get("systematic_findings", [])
     }
     done = {(a.item_id, a.metric): a for a in store.rows(study.db)}
     human = frames.judgements
@@ -192,12 +194,7 @@ def review_queue(
                     ],
                     judges,
                     None if adj is None else _adjudicated(adj),
-                    # a tags metric's findings are per tag: "failure_tags:broken_layout"
-                    any(
-                        judge == x["judge"] and (key == m.key or key.startswith(f"{m.key}:"))
-                        for key, judge in systematic
-                        for x in judges
-                    ),
+                    any((m.key, x["judge"]) in systematic for x in judges),
                 )
             )
     return sorted(out, key=lambda e: e.priority)
