@@ -419,12 +419,12 @@ class LabelView(SessionView):
         if step.judgement is not None:
             self.submitted.emit(step.judgement)
         self._pending = None
+        if step.alert:  # taken from the session once: shown even when the next item is re-read
+            self._show_drift(step.alert)
         if step.stale:  # stored; the next item is read again (a read: safe to repeat)
             self._job(_job_next, self.session, on_done=self._step)
             return
         self._step(step)
-        if step.alert:
-            self._show_drift(step.alert)
 
     def _step(self, step: Step) -> None:
         if step.progress is not None:
