@@ -74,8 +74,9 @@ def human_answers(
 ) -> pd.DataFrame:
     """Long table of coded human answers, one row per rater x item x metric spec.
 
-    Columns: idx, item_id, rater, metric, code (NaN = cannot judge), reason,
-    session_id, position, created_at.
+    Columns: idx, item_id, rater, metric, code (NaN = cannot judge), num, reason (a
+    categorical: one text per (item, rater), repeated on each of its metric rows). Session
+    order is read from the judgements themselves (raters._positions), not from here.
     """
     return _answers(frames.judgements, "rater", frames.rubric, specs, items)
 
@@ -83,8 +84,8 @@ def human_answers(
 def judge_answers(
     frames: StudyFrames, specs: list[MetricSpec], items: pd.DataFrame
 ) -> pd.DataFrame:
-    """Long table of judge answers with `code` (on the human scale, else NaN),
-    `num` (any numeric reading of the raw value) and `raw`."""
+    """Long table of judge answers with `code` (on the human scale, else NaN) and `num` (any
+    numeric reading of the raw value)."""
     return _answers(frames.judge_scores, "judge", frames.rubric, specs, items, judge=True)
 
 
@@ -95,11 +96,7 @@ _ANSWER_COLS = [
     "metric",
     "code",
     "num",
-    "raw",
     "reason",
-    "session_id",
-    "position",
-    "created_at",
 ]
 
 
@@ -149,13 +146,12 @@ def _answers(
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
     v = pd.DataFrame()
     if verdict_spec is not None:
-        missing = [c for c in ("session_id", "position", "created_at") if c not in df.columns]
         item_rank = np.empty(len(item_index), dtype=np.int64)
         item_rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(
             len(item_index)
         )
         v = _verdicts(
-            df.assign(**dict.fromkeys(missing)) if missing else df,
+            df,
             who,
             rubric,
             item_pos,
@@ -165,42 +161,23 @@ def _answers(
     if not pos and not len(v):
         return empty
     pos_a = np.concatenate(pos) if pos else np.zeros(0, np.int64)
-    sess_codes, sess_names = _categories(_column(df, "session_id"))
     idx = item_pos[pos_a]
     who_c = who_codes[pos_a]
-    sess_c = sess_codes[pos_a]
     cols: dict[str, Any] = {
         "metric": np.concatenate(spec_no) if spec_no else np.zeros(0, np.int32),
         "code": np.concatenate(codes_all) if codes_all else np.zeros(0),
         "num": np.concatenate(nums_all) if nums_all else np.zeros(0),
-        "raw": values.to_numpy(dtype=object)[pos_a],
-        "position": _column(df, "position").to_numpy()[pos_a],
-        "created_at": _column(df, "created_at").to_numpy(dtype=object)[pos_a],
     }
     if len(v):
-        v_idx = v["idx"].to_numpy(np.int64)
-        v_who = v["who_code"].to_numpy(np.int64)
-        v_sess = _codes_in(sess_names, v["session_id"].to_numpy(dtype=object))
-        idx, who_c, sess_c = (
-            np.concatenate([idx, v_idx]),
-            np.concatenate([who_c, v_who]),
-            np.concatenate([sess_c, v_sess]),
-        )
+        idx = np.concatenate([idx, v["idx"].to_numpy(np.int64)])
+        who_c = np.concatenate([who_c, v["who_code"].to_numpy(np.int64)])
         extra = {
             "metric": np.full(len(v), keys.index(VERDICT_KEY), dtype=np.int32),
             "code": v["code"].to_numpy(float),
             "num": v["num"].to_numpy(float),
-            "raw": v["raw"].to_numpy(dtype=object),
-            "position": v["position"].to_numpy(),
-            "created_at": v["created_at"].to_numpy(dtype=object),
         }
         for c, arr in extra.items():
-            if c == "position":
-                cols[c] = pd.concat(
-                    [pd.Series(cols[c]), pd.Series(arr)], ignore_index=True
-                ).to_numpy()
-            else:
-                cols[c] = np.concatenate([cols[c], arr])
+            cols[c] = np.concatenate([cols[c], arr])
     keep = idx >= 0
     idx = idx[keep].astype(np.int64)
     out = pd.DataFrame(
@@ -211,18 +188,10 @@ def _answers(
             "metric": pd.Categorical.from_codes(cols["metric"][keep], categories=keys),
             "code": cols["code"][keep].astype(float),
             "num": pd.to_numeric(pd.Series(cols["num"][keep]), errors="coerce").astype(float),
-            "raw": cols["raw"][keep],
             "reason": _reason_rows(df, who, rubric, item_index, who_names, idx, who_c[keep]),
-            "session_id": pd.Categorical.from_codes(sess_c[keep], categories=sess_names),
-            "position": cols["position"][keep],
-            "created_at": cols["created_at"][keep],
         }
     )
     return out
-
-
-def _column(df: pd.DataFrame, name: str) -> pd.Series:
-    return df[name] if name in df.columns else pd.Series([None] * len(df), dtype=object)
 
 
 def _categories(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -246,24 +215,26 @@ def _reason_rows(
     who_names: pd.Index,
     idx: np.ndarray,
     who_c: np.ndarray,
-) -> np.ndarray:
-    """Each output row's reason: the one of its (item, rater/judge), else None."""
-    out = np.full(len(idx), None, dtype=object)
+) -> pd.Categorical:
+    """Each output row's reason: the one of its (item, rater/judge), else missing. A categorical:
+    one text serves every metric row of its answer."""
+    codes = np.full(len(idx), -1, dtype=np.int32)
     text_keys = {m.key for m in rubric.metrics if not m.judgeable}
     reasons = _reasons(df, who, text_keys)
     if not len(reasons):
-        return out
+        return pd.Categorical.from_codes(codes, categories=pd.Index([], dtype=object))
     n_who = len(who_names) + 1
     r_item = item_index.get_indexer(reasons.index.get_level_values(0))
     r_who = who_names.get_indexer(reasons.index.get_level_values(1).astype(str))
     keys = np.where((r_item >= 0) & (r_who >= 0), r_item * n_who + r_who, -1)
     order = np.argsort(keys, kind="stable")
-    keys, texts = keys[order], reasons.to_numpy(dtype=object)[order]
+    text_codes, texts = pd.factorize(reasons.to_numpy(dtype=object)[order])
+    keys = keys[order]
     want = idx * n_who + who_c
     at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
     hit = keys[at] == want
-    out[hit] = texts[at[hit]]
-    return out
+    codes[hit] = text_codes[at[hit]]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(texts, dtype=object))
 
 
 def _verdicts(
@@ -285,8 +256,8 @@ def _verdicts(
     scale) is unknown too.
 
     Rows of `df` are addressed by integer codes (item position, rater code), never by their
-    strings. Returns idx, who_code, session_id, position, created_at (the first known of the
-    pair's answers), raw (PASS / FAIL / None), code and num, ordered by item id then rater.
+    strings. Returns idx, who_code, raw (PASS / FAIL / None), code and num, ordered by item id
+    then rater.
     """
     rules = compile_rules(rubric)
     used = sorted(rules.metrics_used())
@@ -303,19 +274,6 @@ def _verdicts(
     sel, pair = sel[keep], pair[keep]
     metric_of = m_idx[sel]
     upairs, pinv = np.unique(pair, return_inverse=True)
-    firsts = (
-        pd.DataFrame(
-            {
-                "p": pinv,
-                **{
-                    c: df[c].to_numpy(dtype=object)[sel]
-                    for c in ("session_id", "position", "created_at")
-                },
-            }
-        )
-        .groupby("p", sort=True)
-        .first()
-    )
     # the rules run once per distinct combination of typed answers, not once per pair
     cols, typed_of = [], []
     for j, k in enumerate(used):
@@ -346,21 +304,11 @@ def _verdicts(
         {
             "idx": p_item[order],
             "who_code": p_who[order],
-            "session_id": firsts["session_id"].to_numpy(dtype=object)[order],
-            "position": firsts["position"].to_numpy(dtype=object)[order],
-            "created_at": firsts["created_at"].to_numpy(dtype=object)[order],
             "raw": raw[order],
             "code": code[order],
             "num": code[order],
         }
     )
-
-
-def _codes_in(names: pd.Index, values: np.ndarray) -> np.ndarray:
-    """Positions in `names` (str) of each value as str; -1 for a missing value or an unknown."""
-    vals = pd.Series(values, dtype=object)
-    out = names.get_indexer(vals.map(str))
-    return np.where(vals.isna().to_numpy(), -1, out)
 
 
 def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

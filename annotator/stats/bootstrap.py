@@ -69,9 +69,10 @@ def resample_counts(
     return np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(dtype)
 
 
-def batches(n_boot: int, n_items: int, n_cols: int = 0) -> Iterator[int]:
-    """Batch sizes adding up to n_boot, each small enough for the batch bounds."""
-    per = max(1, min(_BATCH_ELEMS // max(1, n_items), _BATCH_COLS // max(1, n_cols)))
+def batches(n_boot: int, n_items: int, n_cols: int = 0, elems: int = _BATCH_ELEMS) -> Iterator[int]:
+    """Batch sizes adding up to n_boot, each small enough for the batch bounds (`elems`: floats
+    of one b x n_items array; lower it for a caller holding several such arrays at once)."""
+    per = max(1, min(elems // max(1, n_items), _BATCH_COLS // max(1, n_cols)))
     done = 0
     while done < n_boot:
         b = min(per, n_boot - done)

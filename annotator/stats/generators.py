@@ -42,6 +42,9 @@ from .consensus import VERDICT_KEY, MetricSpec
 
 MIN_CASES = 5
 MIN_ITEMS = 30
+# item slots drawn per batch of `_cell_replicates`: it holds five arrays of this many values at
+# once (the draws, the picks, the values picked), 40 MB in all
+_SLOTS = 1_000_000
 
 
 def figure_name(spec: MetricSpec) -> str:
@@ -61,7 +64,7 @@ def _cell_replicates(
     nonempty = size > 0
     out = np.full((n_boot, n_cells), np.nan)
     done = 0
-    for b in batches(n_boot, len(x)):
+    for b in batches(n_boot, len(x), elems=_SLOTS):
         u = rng.random((b, len(x)))
         pick = start[cell] + (u * size[cell]).astype(np.int64)
         sums = np.add.reduceat(x[pick], start[nonempty], axis=1)

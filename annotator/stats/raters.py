@@ -125,11 +125,11 @@ def rater_section(
         h = by_metric.get(spec.key)
         if h is None or not len(h):
             continue
-        loo = leave_one_out(h.assign(rater=h["rater"].astype(str)), spec)
+        loo = leave_one_out(h, spec)
         loo = loo[loo["loo"].notna()]
         if not len(loo):
             continue
-        rid = loo["rater"].map(r_of).to_numpy(np.int64)
+        rid = _rater_ids(loo["rater"], r_of)
         idx = loo["idx"].to_numpy(np.int64)
         agree = loo["agree"].to_numpy(float)
         share = plan.add_sliced(
@@ -155,9 +155,18 @@ def rater_section(
                 "alpha": alpha[i],
             }
         if spec.key != VERDICT_KEY:
-            pooled.append(loo.assign(rid=rid))
+            pooled.append((idx, rid, agree))
     _fatigue(plan, frames, items, out, raters, pooled, min_count)
     return out
+
+
+def _rater_ids(col: pd.Series, r_of: dict[str, int]) -> np.ndarray:
+    """Each row's rater as its index in the section's sorted names, through the categorical's
+    codes when it is one (a million answers, a handful of raters)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        of_code = np.array([r_of[str(c)] for c in col.cat.categories] + [-1], dtype=np.int64)
+        return of_code[col.cat.codes.to_numpy()]
+    return col.astype(str).map(r_of).to_numpy(np.int64)
 
 
 def _sliced_alpha(
@@ -200,9 +209,12 @@ def _fatigue(
     items: pd.DataFrame,
     out: dict[str, Any],
     raters: list[str],
-    pooled: list[pd.DataFrame],
+    pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
     min_count: int,
 ) -> None:
+    """`pooled`: per metric the (item idx, rater index, agrees) of every answer compared with a
+    leave-one-out consensus. Answers meet their place in the session through one integer key
+    per (item, rater), never a merge on strings: a million answers stay a few arrays."""
     note = (
         "agreement with the leave-one-out consensus by place in the session: early = first "
         "half, late = second half; change = late - early"
@@ -218,24 +230,46 @@ def _fatigue(
                 "note": "no session order recorded (ratings imported from a file have none)"
             }
         return
-    idx_of = pd.Series(items["idx"].to_numpy(), index=items["item_id"])
-    pos = pos.assign(rater=pos["rater"].astype(str), idx=idx_of.reindex(pos["item_id"]).to_numpy())
-    pos = pos[pos["idx"].notna()].astype({"idx": np.int64})
-    a = pd.concat(pooled, ignore_index=True)
-    a = a.merge(pos[["rater", "idx", "rel", "session"]], on=["rater", "idx"], how="inner")
-    a = a[a["rel"].notna()]
-    if not len(a):
+    R = len(raters)
+    p_idx = pd.Index(items["item_id"]).get_indexer(pos["item_id"])
+    p_rid = pd.Index(raters).get_indexer(pos["rater"].astype(str))
+    rel = pd.to_numeric(pos["rel"], errors="coerce").to_numpy(float)
+    ok = (p_idx >= 0) & (p_rid >= 0) & ~np.isnan(rel)
+    p_key = p_idx[ok].astype(np.int64) * R + p_rid[ok]
+    order = np.argsort(p_key, kind="stable")
+    p_key, p_rel = p_key[order], rel[ok][order]
+    p_sess = pd.factorize(pos["session"].to_numpy(dtype=object)[ok][order])[0]
+    if not len(p_key):
         return
-    late = (a["rel"].to_numpy() >= 0.5).astype(np.int64)
-    quarter = np.minimum((a["rel"].to_numpy() * 4).astype(np.int64), 3)
-    idx = a["idx"].to_numpy(np.int64)
-    rid = a["rid"].to_numpy(np.int64)
-    ag = a["agree"].to_numpy(float)
-    # columns: 2*half + {0: n, 1: agree}, then 4 + 2*quarter + {0, 1}
-    rows = np.concatenate([idx, idx, idx, idx])
-    cols = np.concatenate([2 * late, 2 * late + 1, 4 + 2 * quarter, 5 + 2 * quarter])
-    vals = np.concatenate([np.ones(len(idx)), ag, np.ones(len(idx)), ag])
-    sl = np.concatenate([rid, rid, rid, rid])
+    # Added up per positioned judgement (item, rater), one metric at a time: 12 columns each,
+    # 2*half + {0: n, 1: agree}, then 4 + 2*quarter + {0, 1}. Bounded by the judgements, not by
+    # items x raters, and no array of every answer of every metric at once.
+    size = len(p_key) * 12
+    table = np.zeros(size)
+    n_half, n_q = np.zeros((R, 2), np.int64), np.zeros((R, 4), np.int64)
+    sessions = np.zeros(0, np.int64)
+    S = int(p_sess.max()) + 1
+    for idx, rid, ag in pooled:
+        key = idx * R + rid
+        at = np.minimum(np.searchsorted(p_key, key), len(p_key) - 1)
+        hit = p_key[at] == key
+        rid, ag, at = rid[hit], ag[hit], at[hit]
+        a_rel = p_rel[at]
+        late = (a_rel >= 0.5).astype(np.int64)
+        quarter = np.minimum((a_rel * 4).astype(np.int64), 3)
+        table += np.bincount(at * 12 + 2 * late, minlength=size)
+        table += np.bincount(at * 12 + 2 * late + 1, weights=ag, minlength=size)
+        table += np.bincount(at * 12 + 4 + 2 * quarter, minlength=size)
+        table += np.bincount(at * 12 + 5 + 2 * quarter, weights=ag, minlength=size)
+        n_half += np.bincount(rid * 2 + late, minlength=2 * R).reshape(R, 2)
+        n_q += np.bincount(rid * 4 + quarter, minlength=4 * R).reshape(R, 4)
+        sessions = np.union1d(sessions, rid * S + p_sess[at])
+    n_answers = n_half.sum(axis=1)
+    if not n_answers.any():
+        return
+    n_sessions = np.bincount(sessions // S, minlength=R)
+    cell = np.flatnonzero(table)
+    judgement = cell // 12
 
     def fin(s: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -244,13 +278,12 @@ def _fatigue(
             [shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0], shares[:, 2:]]
         )
 
-    reps = plan.add_sliced(rows, cols, vals, 12, fin, sl, len(raters))
+    reps = plan.add_sliced(
+        p_key[judgement] // R, cell % 12, table[cell], 12, fin, p_key[judgement] % R, R
+    )
     for i, r in enumerate(raters):
-        mine = rid == i
-        if not mine.any():
+        if not n_answers[i]:
             continue
-        n_half = np.bincount(late[mine], minlength=2)
-        n_q = np.bincount(quarter[mine], minlength=4)
 
         def fig(n: int, col: int, _i: int = i) -> Any:
             if n < min_count:
@@ -258,12 +291,12 @@ def _fatigue(
             return Pending(reps, int(n), col=_i * 7 + col)
 
         out[r]["fatigue"] = {
-            "early": fig(n_half[0], 0),
-            "late": fig(n_half[1], 1),
-            "change": fig(min(n_half), 2),
-            "by_position_quarter": [fig(n_q[q], 3 + q) for q in range(4)],
-            "n_answers": int(mine.sum()),
-            "n_sessions": int(a.loc[mine, "session"].nunique()),
+            "early": fig(n_half[i, 0], 0),
+            "late": fig(n_half[i, 1], 1),
+            "change": fig(min(n_half[i]), 2),
+            "by_position_quarter": [fig(n_q[i, q], 3 + q) for q in range(4)],
+            "n_answers": int(n_answers[i]),
+            "n_sessions": int(n_sessions[i]),
             "note": note,
         }
 

@@ -38,6 +38,8 @@ _THREADS = min(2, os.cpu_count() or 1)
 _F64_REPS = 500
 _F64_CHUNK = 4096
 _F64_DENSE_SHARE = 0.15
+# Features of the sparse blocks summed together (one float64 transposed copy of them is made).
+_SPARSE_NNZ = 4_000_000
 # Summed features handed to one finalize call, in floats.
 _FINALIZE_ELEMS = 250_000
 # A block is summed densely (BLAS) when at least this share of its (items x columns) cells is
@@ -92,7 +94,22 @@ def _run_dense64(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray)
 
 def _run_sparse(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
     """Sparse blocks (columns x items, float64: exact for counts, no BLAS to feed) over
-    batches of replicates."""
+    batches of replicates, in groups of at most `_SPARSE_NNZ` features: the float64 transposed
+    copy of every block at once was the report's largest allocation. Each column is summed in
+    the items' order whatever its group, so the grouping never changes a figure."""
+    group: list[Any] = []
+    nnz = 0
+    for b in blocks:
+        if group and nnz + b.feats.nnz > _SPARSE_NNZ:
+            _run_sparse_group(group, n_boot, seed, h_items)
+            group, nnz = [], 0
+        group.append(b)
+        nnz += b.feats.nnz
+    if group:
+        _run_sparse_group(group, n_boot, seed, h_items)
+
+
+def _run_sparse_group(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
     k = _offsets(blocks)
     matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=np.float64).T.tocsr()
     n = len(h_items)

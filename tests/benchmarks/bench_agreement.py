@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from annotator.domain.rubric import load_rubric  # noqa: E402
+from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
 from annotator.stats.agreement import krippendorff_alpha  # noqa: E402
 from annotator.stats.frames import StudyFrames  # noqa: E402
 from annotator.stats.report_model import build_report  # noqa: E402
@@ -209,14 +210,23 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float:
     )
 
 
-def curve(sizes: list[int], n_boot: int) -> None:
+def curve(sizes: list[int], n_boot: int, allocator: str) -> None:
     points = []
     print(
         f"{'judgement rows':>15} {'items':>8} {'frames s':>9} {'build_report s':>15} {'peak RSS MB':>12}"
     )
     for rows in sizes:
         out = subprocess.run(
-            [sys.executable, __file__, "--point", str(rows), "--n-boot", str(n_boot)],
+            [
+                sys.executable,
+                __file__,
+                "--point",
+                str(rows),
+                "--n-boot",
+                str(n_boot),
+                "--allocator",
+                allocator,
+            ],
             capture_output=True,
             text=True,
             check=False,
@@ -244,14 +254,23 @@ def main() -> None:
     ap.add_argument("--curve", action="store_true", help="report time and memory against size")
     ap.add_argument("--sizes", default="10k,100k,1M", help="judgement rows for --curve")
     ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument(
+        "--allocator",
+        choices=["app", "default"],
+        default="app",
+        help="app: the memory policy the annotator command sets (services/memory.py); "
+        "default: the allocator as it comes",
+    )
     ap.add_argument("--point", type=int, help=argparse.SUPPRESS)  # one size, JSON out
     args = ap.parse_args()
+    if args.allocator == "app":
+        return_large_blocks_to_the_os()
     if args.point:
         print(json.dumps(report_point(args.point, args.n_boot)))
         return
-    print(machine())
+    print(f"{machine()}; allocator: {args.allocator}")
     if args.curve:
-        curve([parse_size(x) for x in args.sizes.split(",")], args.n_boot)
+        curve([parse_size(x) for x in args.sizes.split(",")], args.n_boot, args.allocator)
         return
     if args.quick:
         a = bench_alpha(10_000, 20, 200)

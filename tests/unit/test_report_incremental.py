@@ -111,15 +111,22 @@ def as_text(report: dict) -> str:
 
 
 def test_streamed_bootstrap_gives_bit_identical_reports(monkeypatch) -> None:
-    """However the work is split (one replicate and one finalize row at a time; chunks of 16
-    items on two threads; every whole-number block dense, or every block sparse; blocks summed
-    from triplets), every figure of the report is the same to the last bit: whole-number sums
+    """However the work is split (one replicate and one finalize row at a time, each sparse block
+    in a group of its own; chunks of 16 items on two threads; every whole-number block dense, or
+    every block sparse; blocks summed from triplets), every figure of the report is the same to the last bit: whole-number sums
     are exact and other sums follow the items' order."""
     frames = small_study(n_cases=6, n_raters=3)
     full = as_text(build_report(frames, n_boot=40, seed=3, n_perm=10))
     assert '"low": ' in full and '"n_boot": 40' in full
     splits = [
-        {"_REP_COLS": 1, "_REP_ELEMS": 1, "_CHUNK_ELEMS": 1, "_FINALIZE_ELEMS": 1, "_THREADS": 1},
+        {
+            "_REP_COLS": 1,
+            "_REP_ELEMS": 1,
+            "_CHUNK_ELEMS": 1,
+            "_FINALIZE_ELEMS": 1,
+            "_THREADS": 1,
+            "_SPARSE_NNZ": 1,
+        },
         {"_DENSE_SHARE": 0.0, "_CHUNK_ITEMS": 16},
         {"_DENSE_SHARE": 2.0, "_REP_COLS": 10**12, "_REP_ELEMS": 10**12},
     ]

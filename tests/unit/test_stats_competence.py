@@ -136,11 +136,61 @@ def test_competence_interval_covers_the_planted_competence() -> None:
     assert 0.90 <= share <= 0.98, share
 
 
+def _normalize(x: np.ndarray, smoothing: float) -> np.ndarray:
+    s = x + smoothing
+    return s / s.sum(axis=1, keepdims=True)
+
+
+def _mace_e_step(x, spam: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, ...]:
+    """MACE's E-step written answer by answer (the paper's form): the posterior of the truth per
+    item, and per answer the posteriors of spamming and of knowing."""
+    n, L = len(x.items), len(x.labels)
+    s0, s1 = spam[x.rater, 0], spam[x.rater, 1]
+    th = theta[x.rater, x.label]
+    hit = x.label[:, None] == np.arange(L)[None, :]
+    m = s0[:, None] * th[:, None] + s1[:, None] * hit  # answers x truth
+    ll = np.zeros((n, L))
+    np.add.at(ll, x.item, np.log(m))
+    post = np.exp(ll - ll.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    spamming = (post[x.item] * (s0 * th)[:, None] / m).sum(axis=1)
+    knowing = post[x.item, x.label] * s1 / (s0 * th + s1)
+    return post, spamming, knowing
+
+
+def test_table_form_of_mace_equals_em_answer_by_answer() -> None:
+    """The pattern-and-table EM of `mace` equals the paper's EM run over every single answer."""
+    h = _planted(150, 2, 3)
+    x = encode(h)
+    fit = mace(x, n_iter=30, tol=None)
+    R, L = len(x.raters), len(x.labels)
+    from scipy.stats import uniform
+
+    spam = uniform(1, 1.5).rvs(size=(R, 2), random_state=0)
+    theta = uniform(1, 1.5).rvs(size=(R, L), random_state=0)
+    spam, theta = _normalize(spam, 0.0), _normalize(theta, 0.0)
+    for _ in range(30):
+        _, spamming, knowing = _mace_e_step(x, spam, theta)
+        strat = np.zeros((R, L))
+        np.add.at(strat, (x.rater, x.label), spamming)
+        counts = np.column_stack(
+            [
+                np.bincount(x.rater, spamming, minlength=R),
+                np.bincount(x.rater, knowing, minlength=R),
+            ]
+        )
+        spam, theta = _normalize(counts, 0.01 / L), _normalize(strat, 0.01 / L)
+    post, _, _ = _mace_e_step(x, spam, theta)
+    np.testing.assert_allclose(fit.competence, spam[:, 1], atol=1e-12)
+    np.testing.assert_allclose(fit.strategy, theta, atol=1e-12)
+    np.testing.assert_allclose(fit.posterior, post, atol=1e-12)
+
+
 def test_bootstrap_rounds_equal_em_on_the_resampled_items() -> None:
     """The pattern-and-table form of the weighted EM rounds equals plain EM rounds run on the
     resample written out item by item (each item repeated as often as it was drawn)."""
     from annotator.stats.bootstrap import resample_counts
-    from annotator.stats.competence import Answers, _mace_e_step, _normalize, mace_bootstrap
+    from annotator.stats.competence import Answers, mace_bootstrap
 
     h = _planted(120, 4, 3)
     x = encode(h)
@@ -175,4 +225,22 @@ def test_bootstrap_rounds_equal_em_on_the_resampled_items() -> None:
                 ]
             )
             spam, theta = _normalize(counts, 0.01 / L), _normalize(strat, 0.01 / L)
-        np.testing.assert_allclose(got[b], spam[:, 1], atol=1e-10)
+        # the resamples' rounds run in single precision (see mace_bootstrap)
+        np.testing.assert_allclose(got[b], spam[:, 1], atol=1e-6)
+
+
+def test_encode_keeps_the_last_answer_per_item_and_rater() -> None:
+    df = pd.DataFrame(
+        {
+            "idx": [7, 7, 3, 3, 9],
+            "rater": ["b", "b", "a", "b", "a"],
+            "code": [5.0, 1.0, 1.0, np.nan, 2.0],
+        }
+    )
+    x = encode(df)
+    got = {
+        (x.items[i], x.raters[r], x.labels[a])
+        for i, r, a in zip(x.item, x.rater, x.label, strict=True)
+    }
+    assert got == {(7, "b", 1.0), (3, "a", 1.0), (9, "a", 2.0)}
+    assert list(x.items) == [3, 7, 9] and list(x.labels) == [1.0, 2.0]  # 5.0 was replaced

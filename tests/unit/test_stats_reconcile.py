@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotator.domain.rubric import load_rubric, parse_rubric
+from annotator.domain.rubric import FAIL, PASS, load_rubric, parse_rubric
 from annotator.domain.verdict import compile_rules
 from annotator.stats.answers import consensus_table, human_answers, item_table
 from annotator.stats.consensus import consensus, metric_specs
@@ -261,7 +261,8 @@ def test_verdict_from_rules_for_both_sides(planted) -> None:
     got = ans[
         (ans["metric"] == "verdict") & (ans["rater"] == "rater0") & (ans["item_id"] == "it0000")
     ]
-    assert got["raw"].iloc[0] == expected
+    assert expected in (PASS, FAIL)
+    assert got["code"].iloc[0] == (1.0 if expected == PASS else 0.0)
     assert v["judges"]["mirror"]["alpha_vs_consensus"]["estimate"] > 0.8
     # judges that do not score every metric the rules use get no verdict
     assert "far" not in v["judges"]
