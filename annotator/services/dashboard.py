@@ -133,6 +133,7 @@ class DashboardInputs:
     frames: StudyFrames | None = None  # noqa: F821 - typing only
     calibrations: tuple[dict[str, Any], ...] = ()
     cached: DashboardModel | None = None
+    kept: dict[str, Any] | None = None  # the report kept on disk for this very data and code
     tiles: tuple[Tile, ...] = ()
     team: Section | None = (
         None  # per rater: assigned, done, anchors, last activity; read every time
@@ -186,6 +187,13 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     hit = CACHE.get(key, version, n_boot, seed) if use_cache else None
     if hit is not None:
         return DashboardInputs(**base, cached=hit, tiles=hit.tiles)
+    from .report_cache import stored_report
+
+    # after a restart, or after `annotator report`: the figures of unchanged data, without
+    # reading the answers or computing
+    kept = stored_report(study, n_boot=n_boot, seed=seed) if use_cache else None
+    if kept is not None:
+        return DashboardInputs(**base, kept=kept)
     from ..store.anchors import calibrations
     from .reporting import study_frames
 
@@ -269,28 +277,14 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
     if inputs.cached is not None:
         return with_team(inputs.cached, inputs.team)
     from ..reports.html_report import build_view
-    from ..stats.report_model import build_report
 
-    assert inputs.frames is not None
     state = state or TaskState()
     started = time.monotonic()
-    state.step(
-        0.05,
-        f"computing agreement ({len(inputs.frames.judgements)} answers, "
-        f"{inputs.n_boot} bootstrap resamples)",
-    )
-    report = build_report(inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed)
-    attach_calibrations(report, inputs.calibrations)
-    from .report_cache import keep_report
-
-    # kept on disk too: the review queue puts the systematic findings of this report first
-    keep_report(
-        inputs.folder,
-        n_boot=inputs.n_boot,
-        seed=inputs.seed,
-        data_version=inputs.data_version,
-        report=report,
-    )
+    if inputs.kept is not None:
+        state.step(0.05, "figures unchanged since the last report: read from the study's cache")
+        report = inputs.kept
+    else:
+        report = _computed_report(inputs, state)
     state.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
     state.step(0.95, "laying out")
@@ -298,6 +292,30 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
     CACHE.put(inputs.folder, inputs.seed, model)
     state.step(1.0, "done")
     return with_team(model, inputs.team)
+
+
+def _computed_report(inputs: DashboardInputs, state: TaskState) -> dict[str, Any]:
+    from ..stats.report_model import build_report
+    from .report_cache import keep_report
+
+    assert inputs.frames is not None
+    state.step(
+        0.05,
+        f"computing agreement ({len(inputs.frames.judgements)} answers, "
+        f"{inputs.n_boot} bootstrap resamples)",
+    )
+    report = build_report(inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed)
+    attach_calibrations(report, inputs.calibrations)
+    # kept on disk too: the next opening reads it, and the review queue puts the systematic
+    # findings of this report first
+    keep_report(
+        inputs.folder,
+        n_boot=inputs.n_boot,
+        seed=inputs.seed,
+        data_version=inputs.data_version,
+        report=report,
+    )
+    return report
 
 
 def attach_calibrations(report: dict[str, Any], records: Sequence[Mapping[str, Any]]) -> None:

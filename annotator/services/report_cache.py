@@ -92,21 +92,33 @@ def _key(study: Study) -> dict[str, str]:
     return {"data_version": data_version(study.db), "code_version": code_version()}
 
 
+def stored_report(study: Study, *, n_boot: int, seed: int) -> dict[str, Any] | None:
+    """The report kept for exactly this study's data, this code, resamples and seed; None when
+    there is none (or it is unreadable: it is then recomputed and replaced)."""
+    path = cache_file(study, n_boot, seed)
+    if path is None or not path.is_file():
+        return None
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # unreadable or half-written by an older version
+    if not isinstance(stored, dict) or stored.get("key") != _key(study):
+        return None
+    report = stored.get("report")
+    return report if isinstance(report, dict) else None
+
+
 def cached_study_report(
     study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
 ) -> tuple[dict[str, Any], bool]:
     """The study's report and whether it came from the cache (same data, same code)."""
+    kept = stored_report(study, n_boot=n_boot, seed=seed)
+    if kept is not None:
+        if progress:
+            progress("figures unchanged since the last report: read from the cache")
+        return kept, True
     path = cache_file(study, n_boot, seed)
-    key = _key(study) if path is not None else None
-    if path is not None and path.is_file():
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            stored = None  # unreadable or half-written by an older version: recompute
-        if isinstance(stored, dict) and stored.get("key") == key:
-            if progress:
-                progress("figures unchanged since the last report: read from the cache")
-            return stored["report"], True
+    key = _key(study) if path is not None else None  # before reading: never newer than the data
     report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
     if path is not None and key is not None:
         _write(path, key, report)

@@ -230,3 +230,31 @@ def test_a_cache_that_cannot_be_written_still_gives_the_report(populated, tmp_pa
     )
     assert not (tmp_path / "not-a-folder").exists()
     assert report_cache.last_report(populated) is None
+
+
+def test_the_dashboard_reads_the_report_kept_on_disk(populated, tmp_path, monkeypatch) -> None:
+    """After a restart (or `annotator report`), the dashboard shows the kept figures of unchanged
+    data without reading the answers or computing; a new answer is a recomputation."""
+    from annotator.services import dashboard
+    from annotator.stats import report_model
+
+    populated.import_ratings(ratings_csv(tmp_path / "r.csv", ["ann", "bob", "cy"], 0))
+    dashboard.CACHE.clear()
+    fresh = dashboard.compute(dashboard.read_inputs(populated, n_boot=30, seed=4))
+    dashboard.CACHE.clear()  # as after a restart: only the study's .cache/ is left
+
+    def no_computing(*_a, **_k):
+        raise AssertionError("the report was computed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(report_model, "build_report", no_computing)
+        inputs = dashboard.read_inputs(populated, n_boot=30, seed=4)
+        assert inputs.frames is None and inputs.kept is not None
+        again = dashboard.compute(inputs)
+    assert as_text(dict(again.report)) == as_text(dict(fresh.report))
+    assert again.tiles == fresh.tiles and again.sections == fresh.sections
+    # the report `annotator report` keeps is read the same way, and the other way round
+    assert cached_study_report(populated, n_boot=30, seed=4)[1]
+    populated.import_ratings(ratings_csv(tmp_path / "more.csv", ["dee"], 1))
+    dashboard.CACHE.clear()
+    assert dashboard.read_inputs(populated, n_boot=30, seed=4).kept is None
