@@ -4,8 +4,9 @@ glibc serves an allocation from its heap unless it is at least the mmap threshol
 threshold grows (up to 32 MB) each time a large block is freed. A report makes thousands of
 numpy temporaries of 1-32 MB; after the first few they all land on the heap, and the heap's
 free holes stay in the process's resident memory. On the 1,000,000-judgement benchmark that
-was about a fifth of the peak (1.15 GB against 0.95 GB with a fixed 1 MB threshold, no slower:
-tests/benchmarks/agreement.md). Fixing the threshold stops the growth, so every block of 1 MB
+was about a fifth of the peak (1,155 MB against 914 MB with a fixed 1 MB threshold; the alpha
+benchmark ran no slower, the report's time was not settled: tests/benchmarks/agreement.md
+section 5). Fixing the threshold stops the growth, so every block of 1 MB
 or more is mapped on its own and unmapped when freed. Elsewhere (macOS, Windows, musl) the
 allocator returns large blocks by itself, and this does nothing.
 """

@@ -106,8 +106,8 @@ def _shape(x: Answers) -> tuple[int, int, int]:
 class _Patterns:
     """Items answered alike by the same raters share every posterior of both models: the
     distinct answer patterns as rows over (rater, answer) columns, and how items map onto them.
-    An answer's terms depend only on (rater, answer, truth), so an EM round is two sparse
-    products of the patterns with small tables instead of arrays over every answer."""
+    An answer's terms depend only on (rater, answer, truth), so an EM round is two products of
+    the patterns with small tables instead of arrays over every answer."""
 
     pat: sp.csr_matrix  # patterns x (rater * L + answer), ones
     pat_t: sp.csr_matrix  # its transpose
@@ -316,7 +316,7 @@ def mace_bootstrap(
     products release the GIL) and are put back in order; dense ones leave the cores to BLAS
     (two pools on two cores were slower than one).
     """
-    n, R, L = _shape(x)
+    _, R, L = _shape(x)
     # Single precision: a resample's competence moves by about 1e-6, a thousandth of the
     # bootstrap's own Monte Carlo error, and the products and exponentials take half the time.
     t = _patterns(x).in_float32()

@@ -158,18 +158,10 @@ def _mace_e_step(x, spam: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, ..
     return post, spamming, knowing
 
 
-def test_table_form_of_mace_equals_em_answer_by_answer() -> None:
-    """The pattern-and-table EM of `mace` equals the paper's EM run over every single answer."""
-    h = _planted(150, 2, 3)
-    x = encode(h)
-    fit = mace(x, n_iter=30, tol=None)
+def _em_answer_by_answer(x, spam: np.ndarray, theta: np.ndarray, rounds: int) -> tuple:
+    """`rounds` rounds of MACE's EM over every single answer, from (spam, theta)."""
     R, L = len(x.raters), len(x.labels)
-    from scipy.stats import uniform
-
-    spam = uniform(1, 1.5).rvs(size=(R, 2), random_state=0)
-    theta = uniform(1, 1.5).rvs(size=(R, L), random_state=0)
-    spam, theta = _normalize(spam, 0.0), _normalize(theta, 0.0)
-    for _ in range(30):
+    for _ in range(rounds):
         _, spamming, knowing = _mace_e_step(x, spam, theta)
         strat = np.zeros((R, L))
         np.add.at(strat, (x.rater, x.label), spamming)
@@ -180,6 +172,20 @@ def test_table_form_of_mace_equals_em_answer_by_answer() -> None:
             ]
         )
         spam, theta = _normalize(counts, 0.01 / L), _normalize(strat, 0.01 / L)
+    return spam, theta
+
+
+def test_table_form_of_mace_equals_em_answer_by_answer() -> None:
+    """The pattern-and-table EM of `mace` equals the paper's EM run over every single answer."""
+    h = _planted(150, 2, 3)
+    x = encode(h)
+    fit = mace(x, n_iter=30, tol=None)
+    R, L = len(x.raters), len(x.labels)
+    from scipy.stats import uniform
+
+    spam = uniform(1, 1.5).rvs(size=(R, 2), random_state=0)
+    theta = uniform(1, 1.5).rvs(size=(R, L), random_state=0)
+    spam, theta = _em_answer_by_answer(x, _normalize(spam, 0.0), _normalize(theta, 0.0), 30)
     post, _, _ = _mace_e_step(x, spam, theta)
     np.testing.assert_allclose(fit.competence, spam[:, 1], atol=1e-12)
     np.testing.assert_allclose(fit.strategy, theta, atol=1e-12)
@@ -197,7 +203,7 @@ def test_bootstrap_rounds_equal_em_on_the_resampled_items() -> None:
     fit = mace(x)
     w = resample_counts(np.random.default_rng(9), len(x.items), 3)
     got = mace_bootstrap(x, fit, w, k_steps=4)
-    n, R, L = len(x.items), len(x.raters), len(x.labels)
+    n = len(x.items)
     for b in range(len(w)):
         reps = np.repeat(np.arange(n), w[b].astype(int))  # new item j is old item reps[j]
         pos = {}
@@ -213,20 +219,30 @@ def test_bootstrap_rounds_equal_em_on_the_resampled_items() -> None:
             x.labels,
         )
         spam = np.column_stack([1 - fit.competence, fit.competence])
-        theta = fit.strategy.copy()
-        for _ in range(4):
-            _, spamming, knowing = _mace_e_step(xr, spam, theta)
-            strat = np.zeros((R, L))
-            np.add.at(strat, (xr.rater, xr.label), spamming)
-            counts = np.column_stack(
-                [
-                    np.bincount(xr.rater, spamming, minlength=R),
-                    np.bincount(xr.rater, knowing, minlength=R),
-                ]
-            )
-            spam, theta = _normalize(counts, 0.01 / L), _normalize(strat, 0.01 / L)
+        spam, _ = _em_answer_by_answer(xr, spam, fit.strategy.copy(), 4)
         # the resamples' rounds run in single precision (see mace_bootstrap)
         np.testing.assert_allclose(got[b], spam[:, 1], atol=1e-6)
+
+
+def test_sparse_patterns_in_threaded_batches_give_the_dense_figures(monkeypatch) -> None:
+    """A study too large for the dense pattern array takes the sparse path, its batches of
+    resamples on two threads: the same competences per resample, in the same order."""
+    from annotator.stats import competence
+    from annotator.stats.bootstrap import resample_counts
+    from annotator.stats.competence import mace_bootstrap
+
+    x = encode(_planted(200, 5, 3))
+    fit = mace(x)
+    w = resample_counts(np.random.default_rng(3), len(x.items), 40)
+    # one resample a batch: 40 batches (a batch stops its rounds together, so both runs split
+    # the resamples alike)
+    monkeypatch.setattr(competence, "_BATCH", 1)
+    dense = mace_bootstrap(x, fit, w)
+    monkeypatch.setattr(competence, "_DENSE_CELLS", 0)
+    monkeypatch.setattr(competence, "_THREADS", 2)
+    sparse = mace_bootstrap(x, fit, w)
+    np.testing.assert_allclose(sparse, dense, atol=1e-6)
+    assert not np.allclose(sparse[0], sparse[1])  # resamples differ: the order is checked
 
 
 def test_encode_keeps_the_last_answer_per_item_and_rater() -> None:
