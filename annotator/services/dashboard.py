@@ -17,7 +17,10 @@ Work is split the way Orange splits a widget's long task:
 
 ``CACHE`` keeps the last model per study (keyed by folder, n_boot and seed,
 valid while the data version is unchanged): reopening the dashboard on
-unchanged data shows it at once.
+unchanged data shows it at once. After a restart on changed data,
+``read_earlier`` gives the report the study kept on disk the last time, so the
+view shows those figures at once, marked with when they were computed
+(``DashboardModel.earlier_at``), while it computes the current ones.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +121,8 @@ class DashboardModel:
     data_version: str
     n_boot: int
     seconds: float = 0.0
+    # set on the figures of an earlier state of the study, shown while the current ones compute
+    earlier_at: datetime | None = None
 
     def charts(self) -> list[Chart]:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
@@ -134,6 +140,7 @@ class DashboardInputs:
     calibrations: tuple[dict[str, Any], ...] = ()
     cached: DashboardModel | None = None
     kept: dict[str, Any] | None = None  # the report kept on disk for this very data and code
+    earlier_at: datetime | None = None  # `kept` is of an earlier state of the data, kept then
     tiles: tuple[Tile, ...] = ()
     team: Section | None = (
         None  # per rater: assigned, done, anchors, last activity; read every time
@@ -200,6 +207,28 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     frames = study_frames(study)
     recs = tuple(calibrations(study.db))
     return DashboardInputs(**base, frames=frames, calibrations=recs, tiles=_count_tiles(frames))
+
+
+def read_earlier(study: Study, *, n_boot: int, seed: int) -> DashboardInputs | None:
+    """The last report kept for the study (by this code, these resamples and seed) when the data
+    has changed since: what the dashboard shows, marked as earlier, while it computes the current
+    figures. None when there is none, or when it is current (`read_inputs` serves that one)."""
+    from .report_cache import earlier_report
+
+    earlier = earlier_report(study, n_boot=n_boot, seed=seed)
+    if earlier is None or earlier.data_version == data_version(study.db):
+        return None
+    return DashboardInputs(
+        folder=study_key(study),
+        name=study.name,
+        rubric=study.rubric,
+        data_version=earlier.data_version,
+        n_boot=n_boot,
+        seed=seed,
+        team=team_section(study),
+        kept=earlier.report,
+        earlier_at=earlier.kept_at,
+    )
 
 
 def team_section(study: Study) -> Section:
@@ -280,15 +309,21 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
 
     state = state or TaskState()
     started = time.monotonic()
-    if inputs.kept is not None:
+    if inputs.earlier_at is not None:
+        state.step(0.05, "the figures of the last computation, while the current ones compute")
+        report = inputs.kept
+    elif inputs.kept is not None:
         state.step(0.05, "figures unchanged since the last report: read from the study's cache")
         report = inputs.kept
     else:
         report = _computed_report(inputs, state)
+    assert report is not None
     state.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
     state.step(0.95, "laying out")
     model = _model(inputs, report, view, time.monotonic() - started)
+    if inputs.earlier_at is not None:
+        return with_team(replace(model, earlier_at=inputs.earlier_at), inputs.team)
     CACHE.put(inputs.folder, inputs.seed, model)
     state.step(1.0, "done")
     return with_team(model, inputs.team)

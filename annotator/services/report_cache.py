@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -92,20 +94,45 @@ def _key(study: Study) -> dict[str, str]:
     return {"data_version": data_version(study.db), "code_version": code_version()}
 
 
-def stored_report(study: Study, *, n_boot: int, seed: int) -> dict[str, Any] | None:
-    """The report kept for exactly this study's data, this code, resamples and seed; None when
-    there is none (or it is unreadable: it is then recomputed and replaced)."""
-    path = cache_file(study, n_boot, seed)
+@dataclass(frozen=True)
+class KeptReport:
+    """A report kept on disk, the data version it was computed on, and when it was kept."""
+
+    report: dict[str, Any]
+    data_version: str
+    kept_at: datetime
+
+
+def _read(path: Path | None) -> KeptReport | None:
+    """The report kept in `path` by this code version; None when there is none, it is unreadable
+    (half-written by an older version: it is then recomputed and replaced) or another code
+    version kept it (its figures may differ from this code's)."""
     if path is None or not path.is_file():
         return None
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
+        kept_at = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     except (OSError, ValueError):
-        return None  # unreadable or half-written by an older version
-    if not isinstance(stored, dict) or stored.get("key") != _key(study):
         return None
-    report = stored.get("report")
-    return report if isinstance(report, dict) else None
+    if not isinstance(stored, dict):
+        return None
+    key, report = _as_dict(stored.get("key")), stored.get("report")
+    if key.get("code_version") != code_version() or not isinstance(report, dict):
+        return None
+    return KeptReport(report, str(key.get("data_version")), kept_at)
+
+
+def stored_report(study: Study, *, n_boot: int, seed: int) -> dict[str, Any] | None:
+    """The report kept for exactly this study's data, this code, resamples and seed; None when
+    there is none."""
+    kept = _read(cache_file(study, n_boot, seed))
+    return kept.report if kept is not None and kept.data_version == data_version(study.db) else None
+
+
+def earlier_report(study: Study, *, n_boot: int, seed: int) -> KeptReport | None:
+    """The last report kept for these resamples and seed by this code, whatever has changed in
+    the study since: shown, marked as earlier, while the current one is computed."""
+    return _read(cache_file(study, n_boot, seed))
 
 
 def cached_study_report(
@@ -137,15 +164,9 @@ def last_report(study: Study) -> dict[str, Any] | None:
     except OSError:
         return None
     for f in files:
-        try:
-            stored = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(stored, dict) and _as_dict(stored.get("key")).get("code_version") == (
-            code_version()
-        ):
-            report = stored.get("report")
-            return report if isinstance(report, dict) else None
+        kept = _read(f)
+        if kept is not None:
+            return kept.report
     return None
 
 
@@ -158,6 +179,8 @@ __all__ = [
     "cache_file",
     "cached_study_report",
     "code_version",
+    "earlier_report",
     "keep_report",
+    "KeptReport",
     "last_report",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
 from .db import StudyDB
 
@@ -40,9 +40,8 @@ def data_version(db: StudyDB) -> str:
     """A short hex digest of the study's data state (same data, same digest)."""
     h = hashlib.sha256()
     with db.read() as s:
-        present = set(
-            s.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'")).scalars()
-        )
+        # the engine's own catalogue (sqlite_master, or PostgreSQL's) through the inspector
+        present = set(inspect(s.connection()).get_table_names())
         for table, marks in LOGS.items():
             if table in present:
                 h.update(

@@ -9,7 +9,16 @@ frames unless the cached report is still valid); the compute worker computes
 the report with progress (cancellable: Esc, or a newer refresh, or closing the
 view), draws the charts and decodes them with Pillow; the UI thread paints.
 While it computes, the counts are shown at once (a partial result). Reopening
-on unchanged data shows the cached report without computing.
+on unchanged data shows the cached report without computing; opening it on
+changed data shows the report the study kept the last time, marked with when it
+was computed, until the current figures replace it.
+
+Live: while the view is shown it asks the database worker every few seconds for
+the study's data version (one cheap query). When the data has moved on, the
+figures are marked as earlier and, with "Follow changes" on (the default; key L,
+app setting ``dashboard_live``), recomputed, never more often than every
+``max(LIVE_MIN_GAP_S, the last computation's time)`` seconds, so a large study
+spends at most half a core on it. The reader keeps their place on the page.
 
 This view is for the study lead, NOT for blinded raters: it names generators
 and raters. The main window never opens it for a rater.
@@ -19,9 +28,10 @@ Public API
 ``DashboardView(snapshot, rater, worker, settings=None, parent=None, *, compute=None,
 n_boot=None, seed=0, autostart=True)``
     ``.refresh(force=True) -> bool`` (False while one runs); ``.cancel()``;
+    ``.set_live(on)``; ``.live``; ``.check_for_changes()`` (what the timer calls);
     ``.report() -> dict | None``; ``.model``; ``.is_busy()``; ``.shutdown()``;
     ``.section_top(key) -> int``. Keys: keymap context ``dashboard`` (F5 recompute,
-    Esc cancel, PgUp / PgDn / Space, Up / Down, Home / End, N / Shift+N or
+    Esc cancel, L follow changes, PgUp / PgDn / Space, Up / Down, Home / End, N / Shift+N or
     Ctrl+Down / Ctrl+Up for the next / previous section). ``n_boot`` defaults to the
     app setting ``dashboard_n_boot`` (else 1000).
     Signals: ``reportReady(dict)``, ``failed(str)``, ``progress(str)``.
@@ -31,13 +41,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QImage, QKeyEvent, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QCheckBox,
     QFrame,
     QGridLayout,
     QHBoxLayout,
@@ -69,10 +81,34 @@ MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
 COLUMN_SLACK = 12
 MIN_COLUMN = 110
 CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
+LIVE_POLL_MS = 5_000  # how often a shown dashboard asks for the study's data version
+LIVE_MIN_GAP_S = 20.0  # the least time between two recomputations it starts on its own
 
 
 def _job_inputs(study: Any, n_boot: int, seed: int, use_cache: bool) -> dash.DashboardInputs:
     return dash.read_inputs(study, n_boot=n_boot, seed=seed, use_cache=use_cache)
+
+
+def _job_earlier(study: Any, n_boot: int, seed: int) -> dash.DashboardInputs | None:
+    return dash.read_earlier(study, n_boot=n_boot, seed=seed)
+
+
+def _job_version(study: Any) -> str:
+    return dash.data_version(study.db)
+
+
+def _live_gap(last_seconds: float) -> float:
+    """The least time between two recomputations the view starts on its own: a study whose
+    report takes a minute is recomputed at most every minute (half a core at most)."""
+    return max(LIVE_MIN_GAP_S, last_seconds)
+
+
+def _when(t: datetime) -> str:
+    """A moment as the reader's clock shows it: the time today, else the date and time."""
+    local = t.astimezone()
+    if local.date() == datetime.now().astimezone().date():
+        return local.strftime("%H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
 
 
 def _job_compute(
@@ -265,7 +301,14 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.model: dash.DashboardModel | None = None
         self._sections: list[QWidget] = []
         self._started = 0.0
+        self._computed_at: datetime | None = None  # when the figures shown were computed
+        self._ready_at = 0.0  # monotonic time the last computation ended
+        self._asking = False  # a data-version query is on the database worker
         self._build()
+        self._poll = QTimer(self)
+        self._poll.setInterval(LIVE_POLL_MS)
+        self._poll.timeout.connect(self.check_for_changes)
+        self._poll.start()
         if autostart:
             self.refresh(force=False)
 
@@ -278,6 +321,12 @@ class DashboardView(ShutsDownOnce, QWidget):
             )
         except (TypeError, ValueError, AttributeError):
             return DEFAULT_N_BOOT
+
+    def _setting_live(self) -> bool:
+        try:
+            return bool(self.settings.value("dashboard_live", True)) if self.settings else True
+        except (TypeError, ValueError, AttributeError):
+            return True
 
     # -- frame ---------------------------------------------------------------------
     def _build(self) -> None:
@@ -327,7 +376,36 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.refresh_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.refresh_button.clicked.connect(lambda: self.refresh())
         bar.addWidget(self.refresh_button)
+        self.live_box = QCheckBox(
+            translate("DashboardView", "Follow changes  [{key}]").format(
+                key=self.keymap.hint("live")
+            )
+        )
+        set_accessible(
+            self.live_box,
+            translate("DashboardView", "Follow changes"),
+            translate(
+                "DashboardView",
+                "Recomputes the figures when the study changes, at most every {secs} s",
+            ).format(secs=int(LIVE_MIN_GAP_S)),
+        )
+        self.live_box.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.live_box.setChecked(self._setting_live())
+        self.live_box.toggled.connect(self.set_live)
+        bar.addWidget(self.live_box)
         outer.addLayout(bar)
+        # the figures on the page are of an earlier state of the study: said where it is read
+        self.stale_note = QLabel()
+        self.stale_note.setWordWrap(True)
+        self.stale_note.setObjectName("staleNote")
+        self.stale_note.setStyleSheet(f"color: {warning_colour(self.palette())};")
+        set_accessible(
+            self.stale_note,
+            translate("DashboardView", "Earlier figures"),
+            translate("DashboardView", "Whether the figures shown are older than the study"),
+        )
+        self.stale_note.hide()
+        outer.addWidget(self.stale_note)
         self.meta = _note(
             translate(
                 "DashboardView",
@@ -388,6 +466,17 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.busy_bar.setValue(0)
         self.busy_bar.show()
         self.busy_label.setText(translate("DashboardView", "Reading the study…"))
+        if self.stale_note.isVisible():
+            self._show_stale(computing=True)
+        if self.model is None and not force:
+            # queued before the (slow) reading of every answer, so it is shown first
+            self.worker.run(
+                _job_earlier,
+                self._n_boot,
+                self._seed,
+                on_done=self._guard(self._on_earlier),
+                on_error=lambda _exc: None,  # no earlier figures: the current ones still come
+            )
         self.worker.run(
             _job_inputs,
             self._n_boot,
@@ -408,6 +497,83 @@ class DashboardView(ShutsDownOnce, QWidget):
                 fn(arg)
 
         return call
+
+    def _on_earlier(self, inputs: dash.DashboardInputs | None) -> None:
+        if inputs is None or self._task is None or self.model is not None:
+            return
+        self.compute.submit(
+            _job_compute,
+            inputs,
+            self._task,
+            on_done=self._guard(self._on_earlier_ready),
+            on_error=lambda _exc: None,  # cancelled with the task, or unreadable: not shown
+        )
+
+    def _on_earlier_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
+        model, charts = result
+        if self._task is None or self.model is not None or model.earlier_at is None:
+            return
+        self.model = model
+        self._computed_at = model.earlier_at
+        self._render(model, charts)
+        self._show_stale(computing=True)
+
+    def _show_stale(self, *, computing: bool) -> None:
+        when = _when(self._computed_at) if self._computed_at else "?"
+        if computing:
+            text = translate(
+                "DashboardView",
+                "These figures are from {when}, before the latest changes to the study; the "
+                "current ones are being computed.",
+            ).format(when=when)
+        else:
+            text = translate(
+                "DashboardView",
+                "The study has changed since these figures ({when}); {key} recomputes.",
+            ).format(when=when, key=self.keymap.hint("refresh"))
+        self.stale_note.setText(text)
+        self.stale_note.show()
+
+    # -- following the study's changes -------------------------------------------------
+    @property
+    def live(self) -> bool:
+        return self.live_box.isChecked()
+
+    def set_live(self, on: bool) -> None:
+        """Follow the study's changes (or not); remembered in the app settings."""
+        if self.live_box.isChecked() != on:
+            self.live_box.setChecked(on)  # emits toggled, which calls back here
+            return
+        if self.settings is not None and hasattr(self.settings, "set_value"):
+            self.settings.set_value("dashboard_live", bool(on))
+        if on:
+            self.check_for_changes()
+
+    def check_for_changes(self) -> None:
+        """Ask (off the UI thread) whether the study moved on since the figures shown."""
+        if self._stopped or self._asking or self._task is not None or self.model is None:
+            return
+        if not self.isVisible():
+            return
+        self._asking = True
+        self.worker.run(
+            _job_version,
+            on_done=self._guard(self._on_version),
+            on_error=self._guard(self._on_version_failed),
+        )
+
+    def _on_version_failed(self, _exc: BaseException) -> None:
+        self._asking = False  # a lost connection: asked again at the next tick
+
+    def _on_version(self, version: str) -> None:
+        self._asking = False
+        if self.model is None or self._task is not None or version == self.model.data_version:
+            return
+        if self.live and time.monotonic() - self._ready_at >= _live_gap(self.model.seconds):
+            self.refresh(force=False)
+            self._show_stale(computing=True)
+        else:
+            self._show_stale(computing=False)
 
     def _on_inputs(self, inputs: dash.DashboardInputs) -> None:
         if self._task is None:
@@ -460,11 +626,17 @@ class DashboardView(ShutsDownOnce, QWidget):
                 ).format(secs=f"{secs:.1f}", n=model.n_boot)
             )
         self.model = model
+        self._computed_at = datetime.now().astimezone()
+        self._ready_at = time.monotonic()
         self._render(model, charts)
+        self.stale_note.hide()
         self.reportReady.emit(dict(model.report))
 
     def _on_failed(self, exc: BaseException) -> None:
         self._done()
+        self._ready_at = time.monotonic()  # a failed computation is not retried at every tick
+        if self.stale_note.isVisible():
+            self._show_stale(computing=False)
         if isinstance(exc, dash.Cancelled):
             self.busy_label.setText(
                 translate(
@@ -519,11 +691,17 @@ class DashboardView(ShutsDownOnce, QWidget):
             self._sections.append(head)
             self._blocks(lay, s.blocks, charts)
         lay.addStretch(1)
+        bar = self.scroll.verticalScrollBar()
+        place = bar.value()  # a recomputation must not throw the reader back to the top
         old = self.scroll.takeWidget()
         self.scroll.setWidget(content)
         self.content = content
         if old is not None:
             old.deleteLater()
+        if place:
+            content.adjustSize()
+            bar.setMaximum(max(bar.maximum(), content.height() - self.scroll.viewport().height()))
+            bar.setValue(place)
 
     def _blocks(
         self, lay: QVBoxLayout, blocks: tuple[dash.Block, ...], charts: dict[str, QImage]
@@ -572,6 +750,7 @@ class DashboardView(ShutsDownOnce, QWidget):
         return {
             "refresh": self.refresh,
             "cancel": self.cancel,
+            "live": lambda: self.set_live(not self.live),
             "page_down": lambda: bar.setValue(bar.value() + bar.pageStep()),
             "page_up": lambda: bar.setValue(bar.value() - bar.pageStep()),
             "line_down": lambda: bar.setValue(bar.value() + bar.singleStep() * 3),
@@ -598,6 +777,7 @@ class DashboardView(ShutsDownOnce, QWidget):
         if self._stopped:
             return
         self._stopped = True
+        self._poll.stop()
         self.cancel()
         if self._own_compute:
             self.compute.stop(timeout=0.5)  # a running step ends on its own; its result is dropped

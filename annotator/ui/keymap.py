@@ -218,6 +218,12 @@ ACTIONS: tuple[Action, ...] = (
         "dashboard",
     ),
     _a("cancel", QT_TRANSLATE_NOOP("keymap", "Cancel the computation"), ("Esc",), "dashboard"),
+    _a(
+        "live",
+        QT_TRANSLATE_NOOP("keymap", "Follow the study's changes (on or off)"),
+        ("L",),
+        "dashboard",
+    ),
     _a("page_down", QT_TRANSLATE_NOOP("keymap", "Page down"), ("PgDown", "Space"), "dashboard"),
     _a("page_up", QT_TRANSLATE_NOOP("keymap", "Page up"), ("PgUp", "Shift+Space"), "dashboard"),
     _a("line_down", QT_TRANSLATE_NOOP("keymap", "Scroll down"), ("Down", "J"), "dashboard"),

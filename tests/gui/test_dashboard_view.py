@@ -303,3 +303,95 @@ def test_reopen_on_unchanged_data_shows_the_cached_report(qtbot, dash_view, db_w
     before = call_blocking(db_worker, add, study=True)
     call_blocking(db_worker, lambda study: study.add_rater("eve"), study=True)
     assert call_blocking(db_worker, add, study=True) != before
+
+
+def _version(study):  # noqa: ANN001, ANN202
+    return dash.data_version(study.db)
+
+
+def _new_rater_answers(name: str):  # noqa: ANN202
+    """A job for the database worker: a new rater answers the first item served."""
+
+    def job(study):  # noqa: ANN001, ANN202
+        study.add_rater(name)
+        session = LabelSession(study, name)
+        served = session.next()
+        answers = {
+            "instruction_following": "PASS",
+            "text_rendering": "PASS",
+            "layout_hierarchy": 3,
+            "ui_affordance": 3,
+            "failure_tags": [],
+        }
+        session.submit(served, answers, time_ms=3000)
+
+    return job
+
+
+def test_changed_data_shows_the_earlier_figures_at_once_then_the_current_ones(
+    qtbot, dash_view, db_worker
+):
+    """After a restart on changed data: the figures kept the last time, marked with their time,
+    are painted before the current ones are computed, which then replace them unmarked."""
+    from annotator.ui.worker import call_blocking
+
+    first = dash_view()
+    qtbot.waitUntil(lambda: first.model is not None and not first.is_busy(), timeout=60_000)
+    first.shutdown()
+    call_blocking(db_worker, _new_rater_answers("fay"), study=True)
+    dash.CACHE.clear()  # a restart: only the study's .cache/ is left
+    view = dash_view(autostart=False)
+    painted: list[tuple[object, bool]] = []
+    render = view._render
+
+    def recording(model, charts):  # noqa: ANN001, ANN202
+        render(model, charts)
+        painted.append((model.earlier_at, view.stale_note.isVisibleTo(view)))
+
+    view._render = recording
+    assert view.refresh(force=False)
+    qtbot.waitUntil(lambda: len(painted) == 2 and not view.is_busy(), timeout=60_000)
+    (earlier_at, _), (current_at, _) = painted
+    assert earlier_at is not None and current_at is None
+    assert not view.stale_note.isVisibleTo(view)
+    assert view.model.data_version == call_blocking(db_worker, _version, study=True)
+    assert view.model.data_version != first.model.data_version
+    assert "fay" in view.model.report["raters"] and "fay" not in first.model.report["raters"]
+
+
+def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
+    qtbot, dash_view, db_worker, monkeypatch
+):
+    from annotator.ui import dashboard_view
+    from annotator.ui.worker import call_blocking
+
+    monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: 0.0)
+    view = dash_view()
+    qtbot.waitUntil(lambda: view.model is not None and not view.is_busy(), timeout=60_000)
+    shown = view.model
+    # unchanged data: asking changes nothing
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: not view._asking, timeout=10_000)
+    assert view.model is shown and not view.is_busy() and not view.stale_note.isVisibleTo(view)
+    # Follow changes off (L): a change is said, not computed
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_L)
+    assert not view.live
+    call_blocking(db_worker, _new_rater_answers("gus"), study=True)
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: view.stale_note.isVisibleTo(view), timeout=10_000)
+    assert not view.is_busy() and view.model is shown
+    assert "F5" in view.stale_note.text() and "changed" in view.stale_note.text()
+    # on again: recomputed while the figures stay on screen, and the reader keeps their place
+    bar = view.scroll.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    place = bar.value()
+    assert place > 0
+    qtbot.keyClick(view, Qt.Key.Key_L)
+    assert view.live
+    qtbot.waitUntil(lambda: view.is_busy() or view.model is not shown, timeout=10_000)
+    assert "being computed" in view.stale_note.text()
+    qtbot.waitUntil(lambda: view.model is not shown and not view.is_busy(), timeout=60_000)
+    assert "gus" in view.model.report["raters"]
+    assert not view.stale_note.isVisibleTo(view)
+    assert bar.value() == place

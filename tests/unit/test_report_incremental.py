@@ -258,3 +258,38 @@ def test_the_dashboard_reads_the_report_kept_on_disk(populated, tmp_path, monkey
     populated.import_ratings(ratings_csv(tmp_path / "more.csv", ["dee"], 1))
     dashboard.CACHE.clear()
     assert dashboard.read_inputs(populated, n_boot=30, seed=4).kept is None
+
+
+def test_changed_data_shows_the_earlier_figures_marked_until_the_current_ones_come(
+    populated, tmp_path, monkeypatch
+) -> None:
+    """What the dashboard shows at once after a restart on changed data: the report kept the last
+    time, with the data version and time it was computed on, never served as current."""
+    from annotator.services import dashboard
+
+    populated.import_ratings(ratings_csv(tmp_path / "r.csv", ["ann", "bob", "cy"], 0))
+    assert dashboard.read_earlier(populated, n_boot=30, seed=4) is None  # nothing kept yet
+    dashboard.CACHE.clear()
+    first = dashboard.compute(dashboard.read_inputs(populated, n_boot=30, seed=4))
+    # unchanged data: the kept report is the current one, read by read_inputs, not "earlier"
+    assert dashboard.read_earlier(populated, n_boot=30, seed=4) is None
+    populated.import_ratings(ratings_csv(tmp_path / "more.csv", ["dee"], 1))
+    dashboard.CACHE.clear()
+    inputs = dashboard.read_earlier(populated, n_boot=30, seed=4)
+    assert inputs is not None and inputs.frames is None
+    assert inputs.data_version == first.data_version != dashboard.data_version(populated.db)
+    earlier = dashboard.compute(inputs)
+    assert earlier.earlier_at is not None and earlier.earlier_at.tzinfo is not None
+    assert as_text(dict(earlier.report)) == as_text(dict(first.report))
+    assert "dee" not in earlier.report["raters"]
+    # never kept as the current figures: the current ones are computed and replace them
+    current_inputs = dashboard.read_inputs(populated, n_boot=30, seed=4)
+    assert current_inputs.cached is None and current_inputs.frames is not None
+    current = dashboard.compute(current_inputs)
+    assert current.earlier_at is None and "dee" in current.report["raters"]
+    # other resamples or seed, or another code version: nothing earlier to show
+    assert dashboard.read_earlier(populated, n_boot=31, seed=4) is None
+    populated.import_ratings(ratings_csv(tmp_path / "third.csv", ["eve"], 2))
+    assert dashboard.read_earlier(populated, n_boot=30, seed=4) is not None
+    monkeypatch.setattr(report_cache, "code_version", lambda: "other code")
+    assert dashboard.read_earlier(populated, n_boot=30, seed=4) is None

@@ -269,3 +269,26 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
             for role in (rita, other, group_role(database)):
                 conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_the_dashboard_reads_a_server_study_and_sees_its_changes(pg_url, tmp_path):
+    """The dashboard's data version (and so its figures and its following of the study) works on
+    PostgreSQL as on a folder: it read SQLite's own catalogue before."""
+    from annotator.services import dashboard
+
+    server = Study.create(pg_url, "ui_mockup")
+    src = tmp_path / "src"
+    server.import_items(write_manifest(src, basic_rows(src, n_cases=4, gens=("a", "b", "c"))))
+    server.add_rater("ann")
+    dashboard.CACHE.clear()
+    first = dashboard.compute(dashboard.read_inputs(server, n_boot=20, seed=1))
+    assert first.data_version == dashboard.data_version(server.db)
+    again = dashboard.read_inputs(server, n_boot=20, seed=1)
+    assert again.cached is not None  # unchanged data: shown at once
+    session = LabelSession(server, "ann")
+    session.submit(session.next(), ALL, 5)
+    assert dashboard.data_version(server.db) != first.data_version
+    later = dashboard.compute(dashboard.read_inputs(server, n_boot=20, seed=1))
+    assert later.report["raters"]["ann"]["n_judgements"] == 1
+    assert dashboard.read_earlier(server, n_boot=20, seed=1) is None  # no folder, nothing kept
+    server.close()

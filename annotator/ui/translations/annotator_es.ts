@@ -251,6 +251,34 @@
 <context>
     <name>DashboardView</name>
     <message>
+        <source>Follow changes  [{key}]</source>
+        <translation>Seguir los cambios  [{key}]</translation>
+    </message>
+    <message>
+        <source>Follow changes</source>
+        <translation>Seguir los cambios</translation>
+    </message>
+    <message>
+        <source>Recomputes the figures when the study changes, at most every {secs} s</source>
+        <translation>Recalcula las cifras cuando el estudio cambia, como mucho cada {secs} s</translation>
+    </message>
+    <message>
+        <source>Earlier figures</source>
+        <translation>Cifras anteriores</translation>
+    </message>
+    <message>
+        <source>Whether the figures shown are older than the study</source>
+        <translation>Si las cifras mostradas son más antiguas que el estudio</translation>
+    </message>
+    <message>
+        <source>These figures are from {when}, before the latest changes to the study; the current ones are being computed.</source>
+        <translation>Estas cifras son de {when}, anteriores a los últimos cambios del estudio; se están calculando las actuales.</translation>
+    </message>
+    <message>
+        <source>The study has changed since these figures ({when}); {key} recomputes.</source>
+        <translation>El estudio ha cambiado desde estas cifras ({when}); {key} las recalcula.</translation>
+    </message>
+    <message>
         <source>(no chart: nothing to draw)</source>
         <translation>(sin gráfico: nada que dibujar)</translation>
     </message>
@@ -1517,6 +1545,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
 </context>
 <context>
     <name>keymap</name>
+    <message>
+        <source>Follow the study&apos;s changes (on or off)</source>
+        <translation>Seguir los cambios del estudio (sí o no)</translation>
+    </message>
     <message>
         <source>Open a study folder</source>
         <translation>Abrir una carpeta de estudio</translation>
