@@ -437,7 +437,7 @@ class DashboardView(ShutsDownOnce, QWidget):
                 "DashboardView",
                 "Keys: {down} / {up} page, {top} / {bottom}, {next} / "
                 "{prev} next / previous section, {refresh} recompute, "
-                "{cancel} cancel.",
+                "{cancel} cancel, {live} follow changes.",
             ).format(
                 down=k("page_down"),
                 up=k("page_up"),
@@ -447,6 +447,7 @@ class DashboardView(ShutsDownOnce, QWidget):
                 prev=k("prev_section"),
                 refresh=k("refresh"),
                 cancel=k("cancel"),
+                live=k("live"),
             ),
             content=False,
         )

@@ -331,8 +331,8 @@
         <translation>Las secciones del informe; se recorren con las teclas de abajo</translation>
     </message>
     <message>
-        <source>Keys: {down} / {up} page, {top} / {bottom}, {next} / {prev} next / previous section, {refresh} recompute, {cancel} cancel.</source>
-        <translation>Teclas: {down} / {up} página, {top} / {bottom}, {next} / {prev} sección siguiente / anterior, {refresh} recalcular, {cancel} cancelar.</translation>
+        <source>Keys: {down} / {up} page, {top} / {bottom}, {next} / {prev} next / previous section, {refresh} recompute, {cancel} cancel, {live} follow changes.</source>
+        <translation>Teclas: {down} / {up} página, {top} / {bottom}, {next} / {prev} sección siguiente / anterior, {refresh} recalcular, {cancel} cancelar, {live} seguir los cambios.</translation>
     </message>
     <message>
         <source>Reading the study…</source>
