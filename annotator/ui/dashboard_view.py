@@ -304,6 +304,8 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._computed_at: datetime | None = None  # when the figures shown were computed
         self._ready_at = 0.0  # monotonic time the last computation ended
         self._asking = False  # a data-version query is on the database worker
+        self._seen_version: str | None = None  # the study's data version at the last query
+        self._declined: str | None = None  # the version whose recomputation the reader cancelled
         self._build()
         self._poll = QTimer(self)
         self._poll.setInterval(LIVE_POLL_MS)
@@ -491,6 +493,8 @@ class DashboardView(ShutsDownOnce, QWidget):
     def cancel(self) -> None:
         if self._task is not None:
             self._task.cancel()
+            # not restarted on its own for the same data: only a newer change follows
+            self._declined = self._seen_version
 
     def _guard(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
         def call(arg: Any) -> None:
@@ -568,9 +572,11 @@ class DashboardView(ShutsDownOnce, QWidget):
 
     def _on_version(self, version: str) -> None:
         self._asking = False
+        self._seen_version = version
         if self.model is None or self._task is not None or version == self.model.data_version:
             return
-        if self.live and time.monotonic() - self._ready_at >= _live_gap(self.model.seconds):
+        follow = self.live and version != self._declined
+        if follow and time.monotonic() - self._ready_at >= _live_gap(self.model.seconds):
             self.refresh(force=False)
             self._show_stale(computing=True)
         else:

@@ -395,3 +395,18 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     assert "gus" in view.model.report["raters"]
     assert not view.stale_note.isVisibleTo(view)
     assert bar.value() == place
+    # a recomputation the reader cancels (Esc) is not restarted on its own for the same data;
+    # a newer change is followed again
+    call_blocking(db_worker, _new_rater_answers("hal"), study=True)
+    view.check_for_changes()
+    qtbot.waitUntil(view.is_busy, timeout=10_000)
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not view.is_busy(), timeout=60_000)
+    assert "hal" not in view.model.report["raters"]
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: not view._asking, timeout=10_000)
+    assert not view.is_busy() and "F5" in view.stale_note.text()
+    call_blocking(db_worker, _new_rater_answers("ian"), study=True)
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: "ian" in view.model.report["raters"], timeout=60_000)
+    assert not view.stale_note.isVisibleTo(view)
