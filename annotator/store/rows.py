@@ -110,16 +110,18 @@ def items(db: StudyDB) -> list[ItemRow]:
 def judgements(
     db: StudyDB, contexts: tuple[str, ...], rater: str | None = None
 ) -> Iterator[JudgementRow]:
-    """Current (not superseded) judgements of non-operators, oldest first."""
+    """Current (not superseded) judgements of non-operators, oldest first: streamed from one
+    read transaction, so a million answers are never all held as rows at once (the caller
+    consumes them before its next query)."""
     with db.read() as s:
         stmt = _current_judgements(contexts)
         if rater is not None:
             stmt = stmt.where(Rater.name == rater)
-        rows = [
-            JudgementRow(item_pk, name, context, json.loads(answers), reason, created_at, session)
-            for item_pk, name, context, answers, reason, created_at, session in s.execute(stmt)
-        ]
-    yield from rows
+        result = s.execute(stmt.execution_options(yield_per=10_000))
+        for item_pk, name, context, answers, reason, created_at, session in result:
+            yield JudgementRow(
+                item_pk, name, context, json.loads(answers), reason, created_at, session
+            )
 
 
 def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
