@@ -9,8 +9,13 @@ dominate. Cases are listed alphabetically, never by a score.
 
 Intervals: a cell resamples its items; the overall figure resamples cases and,
 within each drawn case, its items (a two-stage bootstrap), so it reflects both
-which cases were chosen and the items within them. Pass rates of a cell with
-fewer answers than the minimum count are not shown (shares need a denominator).
+which cases were chosen and the items within them. Figures answered on the same
+items share one item resample, and every generator and difference over the same
+cases one case resample (so a generator's interval and its differences agree).
+Simulated coverage (tests/benchmarks/validity.md, model G): overall 95-98%,
+differences 99%+ (conservative: the items' spread counts at both stages). Pass
+rates of a cell with fewer answers than the minimum count are not shown (shares
+need a denominator).
 
 The optional release gate (settings "release_gate", e.g. {"verdict_pass_rate":
 0.7, "layout_hierarchy": 3.0}) passes a generator only if it was rated on at
@@ -37,14 +42,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .bootstrap import _interval, batches, rng_for, summarize
+from .bootstrap import _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
 
 MIN_CASES = 5
 MIN_ITEMS = 30
-# item slots drawn per batch of `_cell_replicates`: it holds five arrays of this many values at
-# once (the draws, the picks, the values picked), 40 MB in all
+# values drawn per batch of `_cell_replicates` (item slots x figures): it holds a few arrays of
+# this many values at once (the draws, the picks, the values picked), about 40 MB in all
 _SLOTS = 1_000_000
+# replicate values (replicates x cells x figures) held at once: figures beyond it are drawn apart
+_REPS_VALUES = 8_000_000
 
 
 def figure_name(spec: MetricSpec) -> str:
@@ -54,23 +61,45 @@ def figure_name(spec: MetricSpec) -> str:
 def _cell_replicates(
     x: np.ndarray, cell: np.ndarray, n_cells: int, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(n_boot x n_cells) means of items resampled within each cell.
+    """(n_boot x n_cells x figures) means of items resampled within each cell.
 
-    Items must be sorted by cell. Each replicate draws, for every item slot, a
-    random item of the same cell; cell sums come from one reduceat per batch.
+    `x` holds one column per figure, its rows the items sorted by cell. Each replicate draws,
+    for every item slot, a random item of the same cell, the same draw for every figure (the
+    figures of one item set are resampled together, as the report's item bootstrap does); cell
+    sums come from one reduceat per batch.
     """
+    x = np.asarray(x, dtype=float).reshape(len(x), -1)
     size = np.bincount(cell, minlength=n_cells)
     start = np.cumsum(size) - size
     nonempty = size > 0
-    out = np.full((n_boot, n_cells), np.nan)
+    out = np.full((n_boot, n_cells, x.shape[1]), np.nan)
     done = 0
-    for b in batches(n_boot, len(x), elems=_SLOTS):
+    for b in batches(n_boot, len(x) * x.shape[1], elems=_SLOTS):
         u = rng.random((b, len(x)))
         pick = start[cell] + (u * size[cell]).astype(np.int64)
         sums = np.add.reduceat(x[pick], start[nonempty], axis=1)
-        out[done : done + b, nonempty] = sums / size[nonempty]
+        out[done : done + b, nonempty] = sums / size[nonempty, None]
         done += b
     return out
+
+
+class _CaseResamples:
+    """Resamples of cases as multiplicities (n_boot x cases), one per set of cases: every
+    generator's overall figure and every difference over the same cases, in every figure, read
+    the same resample, so a generator's interval and its differences agree with each other."""
+
+    def __init__(self, n_boot: int, seed: int) -> None:
+        self.n_boot, self.seed = n_boot, seed
+        self._counts: dict[tuple[str, ...], np.ndarray] = {}
+
+    def mean(self, cases: tuple[str, ...], cells: np.ndarray) -> np.ndarray:
+        """Per replicate the mean over resampled `cases` of `cells` (n_boot x len(cases), the
+        cells of those cases in the same order)."""
+        counts = self._counts.get(cases)
+        if counts is None:
+            rng = rng_for(self.seed, "generator-cases", "\x1f".join(cases))
+            counts = self._counts[cases] = resample_counts(rng, len(cases), self.n_boot)
+        return np.einsum("bc,bc->b", counts, cells) / len(cases)
 
 
 def generator_section(
@@ -102,8 +131,8 @@ def generator_section(
     by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
     differences: dict[str, dict[str, Any]] = {}
     case_sets: dict[str, set[str]] = {g: set() for g in gens}
+    tables: dict[str, pd.DataFrame] = {}
     for spec in figs:
-        name = figure_name(spec)
         h = by_metric.get(spec.key)
         if h is None:
             continue
@@ -112,61 +141,45 @@ def generator_section(
             continue
         per_item = h.groupby("idx")["code"].agg(["mean", "size"])
         df = meta.set_index("idx").join(per_item, how="inner").reset_index()
-        df = df.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
+        tables[spec.key] = df.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
+    # figures answered on the same items share their resamples (one draw for several of them,
+    # as many as `_REPS_VALUES` replicate values allow at once)
+    groups: dict[bytes, list[MetricSpec]] = {}
+    for spec in figs:
+        if spec.key in tables:
+            groups.setdefault(tables[spec.key]["idx"].to_numpy().tobytes(), []).append(spec)
+    plan: dict[str, tuple[pd.DataFrame, np.ndarray, tuple[str, ...]]] = {}
+    for members in groups.values():
+        df = tables[members[0].key]
         cell_keys = df[["generator", "case_id"]].drop_duplicates().reset_index(drop=True)
         cell_of = df.groupby(["generator", "case_id"], sort=False).ngroup().to_numpy()
-        x = df["mean"].to_numpy(float)
-        rng = rng_for(seed, "generators", spec.key)
-        reps = _cell_replicates(x, cell_of, len(cell_keys), n_boot, rng)
-        cell_point = df.groupby(cell_of)["mean"].mean().to_numpy()
-        cell_items = np.bincount(cell_of)
-        cell_answers = np.bincount(cell_of, weights=df["size"].to_numpy(float)).astype(int)
-        lo, hi, k_ok = _interval(reps)
-        share = spec.nominal
-        for g, sub in cell_keys.groupby("generator", sort=True):
-            entry = result["by_generator"][g]
-            cells = sub.index.to_numpy()
-            order = np.argsort(sub["case_id"].to_numpy())
-            cells = cells[order]
-            for c in cells:
-                case = cell_keys.at[c, "case_id"]
-                bc = entry["by_case"].setdefault(case, {"n_items": int(cell_items[c])})
-                bc["n_items"] = max(bc["n_items"], int(cell_items[c]))
-                if share and cell_answers[c] < min_count:
-                    bc[name] = summarize(
-                        None,
-                        None,
-                        int(cell_items[c]),
-                        f"{cell_answers[c]} answers, fewer than {min_count}: a share is not shown",
-                    )
-                else:
-                    bc[name] = summarize(
-                        cell_point[c],
-                        reps[:, c],
-                        int(cell_items[c]),
-                        _bounds=(lo[c], hi[c], int(k_ok[c])),
-                    )
-            k = len(cells)
-            pick = rng.integers(0, k, size=(n_boot, k))
-            overall = np.take_along_axis(reps[:, cells], pick, axis=1).mean(axis=1)
-            est = float(cell_point[cells].mean())
-            fig = summarize(est, overall, int(cell_items[cells].sum()))
-            fig["n_cases"] = int(k)
-            if share:
-                fig["wilson_low"] = wilson_low(est, int(cell_items[cells].sum()))
-            entry["overall"][name] = fig
-            case_sets[g] |= set(cell_keys.loc[cells, "case_id"])
-            entry["n_items"] = max(entry["n_items"], int(cell_items[cells].sum()))
-            entry["n_cases"] = max(entry["n_cases"], int(k))
-        _paired_differences(
+        per = max(1, _REPS_VALUES // max(1, n_boot * len(cell_keys)))
+        for i in range(0, len(members), per):
+            drawn_together = tuple(s.key for s in members[i : i + per])
+            for key in drawn_together:
+                plan[key] = (cell_keys, cell_of, drawn_together)
+    case_resamples = _CaseResamples(n_boot, seed)
+    held: tuple[tuple[str, ...], np.ndarray] | None = None  # the last draw (one at a time)
+    for spec in figs:  # in the rubric's order, so the report's keys keep it
+        if spec.key not in plan:
+            continue
+        cell_keys, cell_of, together = plan[spec.key]
+        if held is None or held[0] != together:
+            held = None  # freed before the next draw
+            x = np.column_stack([tables[k]["mean"].to_numpy(float) for k in together])
+            rng = rng_for(seed, "generators", *together)
+            held = (together, _cell_replicates(x, cell_of, len(cell_keys), n_boot, rng))
+        _figure(
+            result,
             differences,
-            name,
+            case_sets,
+            spec,
+            tables[spec.key],
             cell_keys,
-            cell_point,
-            reps,
-            cell_items,
-            n_boot,
-            rng_for(seed, "generator-differences", spec.key),
+            cell_of,
+            held[1][:, :, together.index(spec.key)],
+            case_resamples,
+            min_count,
         )
     result["differences"] = differences
     sets = {g: c for g, c in case_sets.items() if c}
@@ -197,6 +210,63 @@ def generator_section(
     return result
 
 
+def _figure(
+    result: dict[str, Any],
+    differences: dict[str, dict[str, Any]],
+    case_sets: dict[str, set[str]],
+    spec: MetricSpec,
+    df: pd.DataFrame,
+    cell_keys: pd.DataFrame,
+    cell_of: np.ndarray,
+    reps: np.ndarray,
+    case_resamples: _CaseResamples,
+    min_count: int,
+) -> None:
+    """One figure's cells, each generator's overall figure and the paired differences."""
+    name = figure_name(spec)
+    cell_point = df.groupby(cell_of)["mean"].mean().to_numpy()
+    cell_items = np.bincount(cell_of)
+    cell_answers = np.bincount(cell_of, weights=df["size"].to_numpy(float)).astype(int)
+    lo, hi, k_ok = _interval(reps)
+    share = spec.nominal
+    case_of = cell_keys["case_id"].to_numpy(object)  # per cell: pandas' scalar access is slow
+    for g, sub in cell_keys.groupby("generator", sort=True):
+        entry = result["by_generator"][g]
+        cells = sub.index.to_numpy()
+        cells = cells[np.argsort(sub["case_id"].to_numpy())]
+        for c in cells:
+            case = case_of[c]
+            bc = entry["by_case"].setdefault(case, {"n_items": int(cell_items[c])})
+            bc["n_items"] = max(bc["n_items"], int(cell_items[c]))
+            if share and cell_answers[c] < min_count:
+                bc[name] = summarize(
+                    None,
+                    None,
+                    int(cell_items[c]),
+                    f"{cell_answers[c]} answers, fewer than {min_count}: a share is not shown",
+                )
+            else:
+                bc[name] = summarize(
+                    cell_point[c],
+                    reps[:, c],
+                    int(cell_items[c]),
+                    _bounds=(lo[c], hi[c], int(k_ok[c])),
+                )
+        k = len(cells)
+        case_ids = tuple(case_of[cells])
+        overall = case_resamples.mean(case_ids, reps[:, cells])
+        est = float(cell_point[cells].mean())
+        fig = summarize(est, overall, int(cell_items[cells].sum()))
+        fig["n_cases"] = int(k)
+        if share:
+            fig["wilson_low"] = wilson_low(est, int(cell_items[cells].sum()))
+        entry["overall"][name] = fig
+        case_sets[g] |= set(case_ids)
+        entry["n_items"] = max(entry["n_items"], int(cell_items[cells].sum()))
+        entry["n_cases"] = max(entry["n_cases"], int(k))
+    _paired_differences(differences, name, cell_keys, cell_point, reps, cell_items, case_resamples)
+
+
 def wilson_low(p: float, n: int, z: float = float(norm.isf(0.025))) -> float | None:
     """Lower Wilson score bound of a rate p over n units (valid at 0 and 1)."""
     if n <= 0 or p is None:
@@ -213,8 +283,7 @@ def _paired_differences(
     cell_point: np.ndarray,
     reps: np.ndarray,
     cell_items: np.ndarray,
-    n_boot: int,
-    rng: np.random.Generator,
+    case_resamples: _CaseResamples,
 ) -> None:
     """Every two generators: mean over their shared cases of (A's cell - B's cell), with
     shared cases resampled together and each cell's items within it (replicates `reps`)."""
@@ -226,7 +295,7 @@ def _paired_differences(
     for (g, c), i in cell_of.items():
         by_gen.setdefault(g, {})[c] = i
     for a, b in combinations(sorted(by_gen), 2):
-        shared = sorted(set(by_gen[a]) & set(by_gen[b]))
+        shared = tuple(sorted(set(by_gen[a]) & set(by_gen[b])))
         key = f"{a} - {b}"
         if not shared:
             out.setdefault(key, {})[name] = summarize(None, None, 0, "no case rated for both")
@@ -234,9 +303,7 @@ def _paired_differences(
         ia = np.array([by_gen[a][c] for c in shared])
         ib = np.array([by_gen[b][c] for c in shared])
         diff_point = float((cell_point[ia] - cell_point[ib]).mean())
-        d = reps[:, ia] - reps[:, ib]
-        pick = rng.integers(0, len(shared), size=(n_boot, len(shared)))
-        boot = np.take_along_axis(d, pick, axis=1).mean(axis=1)
+        boot = case_resamples.mean(shared, reps[:, ia] - reps[:, ib])
         note = None if len(shared) >= 2 else "one shared case: its items alone"
         fig = summarize(diff_point, boot, int(cell_items[ia].sum() + cell_items[ib].sum()), note)
         fig["n_cases"] = len(shared)

@@ -400,3 +400,48 @@ def test_two_way_alpha_is_an_option_and_wider():
     fixed, two = m["human_alpha"], m["human_alpha_two_way"]
     assert two["estimate"] == fixed["estimate"] and two["n_raters"] == 5 and "raters" in two["note"]
     assert two["high"] - two["low"] > fixed["high"] - fixed["low"] and two["high"] <= 1.0
+
+
+def _generator_study(rng: np.random.Generator, n_cases: int, per_cell: int, effects: dict):
+    """Items in cells (generator x case), three raters scoring each on the 0-5 layout scale:
+    score = round(2.5 + generator effect + case effect + item noise + rater noise)."""
+    items, answers = [], []
+    case_effect = rng.normal(0, 0.8, n_cases)
+    for c in range(n_cases):
+        for g, effect in effects.items():
+            for _ in range(per_cell):
+                q = 2.5 + effect + case_effect[c] + rng.normal(0, 0.7)
+                i = len(items)
+                items.append((i, f"case{c:03d}", g))
+                answers += [
+                    (i, float(np.clip(np.rint(q + rng.normal(0, 0.6)), 0, 5))) for _ in range(3)
+                ]
+    human = pd.DataFrame(answers, columns=["idx", "code"]).assign(metric="layout_hierarchy")
+    return pd.DataFrame(items, columns=["idx", "case_id", "generator"]), human
+
+
+def test_generator_intervals_cover_the_population_figure():
+    """A generator's overall mean and the paired difference, over cases drawn from a population
+    and items within them: the two-stage bootstrap's 95% intervals cover the population figure
+    (Monte Carlo truth) at least 93% of the time. Measured in validity.md: overall 94.7-98.3%,
+    difference 99.3-99.7% (conservative: both stages resampled count the items' spread twice)."""
+    from annotator.stats.generators import generator_section
+
+    spec = next(s for s in metric_specs(UI) if s.key == "layout_hierarchy")
+    effects = {"a": 0.3, "b": -0.2}
+    rng = np.random.default_rng(123)
+    truth = {}
+    for g, e in effects.items():
+        q = 2.5 + e + rng.normal(0, 0.8, 400_000) + rng.normal(0, 0.7, 400_000)
+        truth[g] = float(np.clip(np.rint(q + rng.normal(0, 0.6, len(q))), 0, 5).mean())
+    n, hits = 150, {"a": 0, "b": 0, "a - b": 0}
+    for s in range(n):
+        items, human = _generator_study(np.random.default_rng(1000 + s), 12, 3, effects)
+        out = generator_section(items, human, [spec], n_boot=400, seed=s, min_count=10)
+        for g in "ab":
+            fig = out["by_generator"][g]["overall"]["layout_hierarchy"]
+            hits[g] += fig["low"] <= truth[g] <= fig["high"]
+        fig = out["differences"]["a - b"]["layout_hierarchy"]
+        hits["a - b"] += fig["low"] <= truth["a"] - truth["b"] <= fig["high"]
+    coverage = {k: v / n for k, v in hits.items()}
+    assert all(c >= 0.93 for c in coverage.values()), coverage
