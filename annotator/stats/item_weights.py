@@ -16,6 +16,7 @@ item hash + replicate hash; its top 16 bits index a table of the Poisson(1) quan
 
 from __future__ import annotations
 
+import sys
 import zlib
 from collections.abc import Sequence
 from functools import cache
@@ -29,6 +30,7 @@ _C2 = np.uint32(0xC2B2AE35)
 _GOLDEN = np.uint32(0x9E3779B9)
 _REP_STEP = np.uint32(0x7F4A7C15)
 _S16, _S13 = np.uint32(16), np.uint32(13)
+_HIGH_HALF = 1 if sys.byteorder == "little" else 0  # which uint16 of a uint32 holds its top bits
 # largest weight the table gives: bounds the partial sums that float32 must hold exactly
 MAX_WEIGHT = 8.0
 
@@ -83,8 +85,10 @@ def weights(
     hashes (`replicate_hashes`, `item_hashes`)."""
     x = np.add.outer(items, reps) if items_first else np.add.outer(reps, items)
     x = _mix(x.astype(np.uint32, copy=False))
-    x >>= _S16
-    return _table(np.dtype(dtype).type).take(x)
+    # the top 16 bits as a view of each word's high half (no shift pass), and uint16 indices:
+    # `take` widened every index to 64 bits first, two thirds of the weights' time
+    top = x.view(np.uint16)[..., _HIGH_HALF::2]
+    return _table(np.dtype(dtype).type)[top]
 
 
 __all__ = ["MAX_WEIGHT", "item_hashes", "replicate_hashes", "weights"]
