@@ -93,30 +93,44 @@ def _run_dense64(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray)
 
 
 def _run_sparse(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
-    """Sparse blocks (columns x items, float64: exact for counts, no BLAS to feed) over
-    batches of replicates, in groups of at most `_SPARSE_NNZ` features: the float64 transposed
+    """Sparse blocks (columns x items: float32 for counts whose totals stay below 2^24, exact;
+    float64 otherwise; no BLAS to feed) over batches of replicates, in groups of at most `_SPARSE_NNZ` features: the float64 transposed
     copy of every block at once was the report's largest allocation. Each column is summed in
     the items' order whatever its group, so the grouping never changes a figure."""
-    group: list[Any] = []
-    nnz = 0
-    for b in blocks:
-        if group and nnz + b.feats.nnz > _SPARSE_NNZ:
-            _run_sparse_group(group, n_boot, seed, h_items)
-            group, nnz = [], 0
-        group.append(b)
-        nnz += b.feats.nnz
-    if group:
-        _run_sparse_group(group, n_boot, seed, h_items)
+    exact = [b for b in blocks if _exact_sparse(b)]
+    for kind in (exact, [b for b in blocks if not _exact_sparse(b)]):
+        group: list[Any] = []
+        nnz = 0
+        for b in kind:
+            if group and nnz + b.feats.nnz > _SPARSE_NNZ:
+                _run_sparse_group(group, n_boot, seed, h_items, kind is exact)
+                group, nnz = [], 0
+            group.append(b)
+            nnz += b.feats.nnz
+        if group:
+            _run_sparse_group(group, n_boot, seed, h_items, kind is exact)
 
 
-def _run_sparse_group(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
+def _exact_sparse(b: Any) -> bool:
+    """Whole-number features whose weighted column totals over every item stay below 2^24: their
+    sparse product is exact in float32 (half the memory traffic of float64, same sums)."""
+    if not b.exact32:
+        return False
+    totals = np.asarray(abs(b.feats).sum(axis=0)).ravel()
+    return float(totals.max(initial=0.0)) * MAX_WEIGHT < _EXACT_F32
+
+
+def _run_sparse_group(
+    blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray, exact: bool
+) -> None:
     k = _offsets(blocks)
-    matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=np.float64).T.tocsr()
+    dtype = np.float32 if exact else np.float64
+    matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=dtype).T.tocsr()
     n = len(h_items)
     per = max(1, min(_REP_COLS // k, _REP_ELEMS // max(1, n)))
     for start, size in spans(n_boot, per):
-        w = weights(replicate_hashes(seed, start, start + size), h_items, np.float64, True)
-        acc = np.ascontiguousarray((matT @ w).T)
+        w = weights(replicate_hashes(seed, start, start + size), h_items, dtype, True)
+        acc = np.ascontiguousarray((matT @ w).T, dtype=np.float64)
         for b in blocks:
             _fill(b, start, acc)
 
