@@ -3,6 +3,8 @@ current answers only, operators removed, anchors kept apart from live items."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from contextlib import closing
 from typing import Any
 
 import pandas as pd
@@ -87,23 +89,14 @@ def latest_versions(scores: list[Any]) -> dict[str, str]:
     return {judge: version for judge, (_rank, version) in latest.items()}
 
 
-def build_frames(
-    db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
-) -> F.StudyFrames:
-    judged = {m.key: m for m in rubric.metrics if m.judgeable}
-    item_rows = R.items(db)
-    by_pk = {r.pk: r for r in item_rows}
-    items = pd.DataFrame(
-        [
-            (r.item_id, r.display_code, r.case_id, r.cell_pk, r.generator, r.slice)
-            for r in item_rows
-            if not r.is_anchor
-        ],
-        columns=F.ITEM_COLUMNS,
-    )
+def _live_rows(
+    stream: Iterable[R.JudgementRow], by_pk: dict[int, R.ItemRow], judged: dict[str, Any]
+) -> list[tuple[Any, ...]]:
+    """One row per (answer, judged metric) of live items, with each answer's place in its
+    session."""
     rows = []
     session_pos: dict[int, int] = {}
-    for j in R.judgements(db, ("live",)):
+    for j in stream:
         it = by_pk[j.item_pk]
         if it.is_anchor:
             continue
@@ -127,6 +120,27 @@ def build_frames(
                     pos,
                 )
             )
+    return rows
+
+
+def build_frames(
+    db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
+) -> F.StudyFrames:
+    judged = {m.key: m for m in rubric.metrics if m.judgeable}
+    item_rows = R.items(db)
+    by_pk = {r.pk: r for r in item_rows}
+    items = pd.DataFrame(
+        [
+            (r.item_id, r.display_code, r.case_id, r.cell_pk, r.generator, r.slice)
+            for r in item_rows
+            if not r.is_anchor
+        ],
+        columns=F.ITEM_COLUMNS,
+    )
+    # closed however the loop ends: an open stream holds a read transaction (on a server, a
+    # connection) until it is
+    with closing(R.judgements(db, ("live",))) as stream:
+        rows = _live_rows(stream, by_pk, judged)
     judgements = pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
 
     def typed(metric: str, value: Any) -> Any:

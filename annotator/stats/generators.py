@@ -35,6 +35,8 @@ rated on (case-level differences resampled together, items within cells), and
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from itertools import combinations
 from typing import Any
 
@@ -84,21 +86,27 @@ def _cell_replicates(
 
 
 class _CaseResamples:
-    """Resamples of cases as multiplicities (n_boot x cases), one per set of cases: every
-    generator's overall figure and every difference over the same cases, in every figure, read
-    the same resample, so a generator's interval and its differences agree with each other."""
+    """Resamples of cases as multiplicities (n_boot x cases), one per set of cases (seeded by
+    the set): every generator's overall figure and every difference over the same cases, in
+    every figure, read the same resample, so a generator's interval and its differences agree.
+    The last few sets are kept (a complete design has one; others are drawn again, alike)."""
+
+    KEPT = 4
 
     def __init__(self, n_boot: int, seed: int) -> None:
         self.n_boot, self.seed = n_boot, seed
-        self._counts: dict[tuple[str, ...], np.ndarray] = {}
+        self._counts: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
 
     def mean(self, cases: tuple[str, ...], cells: np.ndarray) -> np.ndarray:
         """Per replicate the mean over resampled `cases` of `cells` (n_boot x len(cases), the
         cells of those cases in the same order)."""
-        counts = self._counts.get(cases)
+        counts = self._counts.pop(cases, None)
         if counts is None:
             rng = rng_for(self.seed, "generator-cases", "\x1f".join(cases))
-            counts = self._counts[cases] = resample_counts(rng, len(cases), self.n_boot)
+            counts = resample_counts(rng, len(cases), self.n_boot)
+        self._counts[cases] = counts
+        while len(self._counts) > self.KEPT:
+            self._counts.popitem(last=False)
         return np.einsum("bc,bc->b", counts, cells) / len(cases)
 
 
@@ -148,8 +156,11 @@ def generator_section(
     for spec in figs:
         if spec.key in tables:
             groups.setdefault(tables[spec.key]["idx"].to_numpy().tobytes(), []).append(spec)
-    plan: dict[str, tuple[pd.DataFrame, np.ndarray, tuple[str, ...]]] = {}
-    for members in groups.values():
+    plan: dict[str, tuple[pd.DataFrame, np.ndarray, tuple[str, ...], str]] = {}
+    for group, members in groups.items():
+        # the item resample follows the item set alone: a figure's interval never depends on
+        # which other figures share its items or on how many of them are drawn at once
+        stream = hashlib.sha256(group).hexdigest()[:16]
         df = tables[members[0].key]
         cell_keys = df[["generator", "case_id"]].drop_duplicates().reset_index(drop=True)
         cell_of = df.groupby(["generator", "case_id"], sort=False).ngroup().to_numpy()
@@ -157,17 +168,17 @@ def generator_section(
         for i in range(0, len(members), per):
             drawn_together = tuple(s.key for s in members[i : i + per])
             for key in drawn_together:
-                plan[key] = (cell_keys, cell_of, drawn_together)
+                plan[key] = (cell_keys, cell_of, drawn_together, stream)
     case_resamples = _CaseResamples(n_boot, seed)
     held: tuple[tuple[str, ...], np.ndarray] | None = None  # the last draw (one at a time)
     for spec in figs:  # in the rubric's order, so the report's keys keep it
         if spec.key not in plan:
             continue
-        cell_keys, cell_of, together = plan[spec.key]
+        cell_keys, cell_of, together, stream = plan[spec.key]
         if held is None or held[0] != together:
-            held = None  # freed before the next draw
+            held = None  # freed before the next draw (an interleaved set is drawn again, alike)
             x = np.column_stack([tables[k]["mean"].to_numpy(float) for k in together])
-            rng = rng_for(seed, "generators", *together)
+            rng = rng_for(seed, "generators", stream)
             held = (together, _cell_replicates(x, cell_of, len(cell_keys), n_boot, rng))
         _figure(
             result,

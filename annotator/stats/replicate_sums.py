@@ -97,8 +97,9 @@ def _run_sparse(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) 
     float64 otherwise; no BLAS to feed) over batches of replicates, in groups of at most `_SPARSE_NNZ` features: the float64 transposed
     copy of every block at once was the report's largest allocation. Each column is summed in
     the items' order whatever its group, so the grouping never changes a figure."""
-    exact = [b for b in blocks if _exact_sparse(b)]
-    for kind in (exact, [b for b in blocks if not _exact_sparse(b)]):
+    is_exact = {id(b): _exact_sparse(b) for b in blocks}
+    exact = [b for b in blocks if is_exact[id(b)]]
+    for kind in (exact, [b for b in blocks if not is_exact[id(b)]]):
         group: list[Any] = []
         nnz = 0
         for b in kind:

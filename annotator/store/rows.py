@@ -5,7 +5,7 @@ services turn them into the frames the statistics read."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -109,10 +109,11 @@ def items(db: StudyDB) -> list[ItemRow]:
 
 def judgements(
     db: StudyDB, contexts: tuple[str, ...], rater: str | None = None
-) -> Iterator[JudgementRow]:
+) -> Generator[JudgementRow, None, None]:
     """Current (not superseded) judgements of non-operators, oldest first: streamed from one
     read transaction, so a million answers are never all held as rows at once (the caller
-    consumes them before its next query)."""
+    consumes them before its next query, and closes the stream if it stops early:
+    `contextlib.closing`)."""
     with db.read() as s:
         stmt = _current_judgements(contexts)
         if rater is not None:

@@ -29,7 +29,7 @@ Public API
 n_boot=None, seed=0, autostart=True)``
     ``.refresh(force=True) -> bool`` (False while one runs); ``.cancel()``;
     ``.set_live(on)``; ``.live``; ``.check_for_changes()`` (what the timer calls);
-    ``.report() -> dict | None``; ``.model``; ``.is_busy()``; ``.shutdown()``;
+    ``.report() -> dict | None`` (None while only earlier figures are shown); ``.model``; ``.is_busy()``; ``.shutdown()``;
     ``.section_top(key) -> int``. Keys: keymap context ``dashboard`` (F5 recompute,
     Esc cancel, L follow changes, PgUp / PgDn / Space, Up / Down, Home / End, N / Shift+N or
     Ctrl+Down / Ctrl+Up for the next / previous section). ``n_boot`` defaults to the
@@ -306,6 +306,8 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._asking = False  # a data-version query is on the database worker
         self._seen_version: str | None = None  # the study's data version at the last query
         self._declined: str | None = None  # the version whose recomputation the reader cancelled
+        self._computing: str | None = None  # the data version being computed (known once read)
+        self._decline_next = False  # cancelled before the data was read: decline what comes
         self._build()
         self._poll = QTimer(self)
         self._poll.setInterval(LIVE_POLL_MS)
@@ -469,7 +471,8 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.busy_bar.setValue(0)
         self.busy_bar.show()
         self.busy_label.setText(translate("DashboardView", "Reading the study…"))
-        if self.stale_note.isVisible():
+        self._computing = None
+        if not self.stale_note.isHidden():  # (isVisible is false while the view is hidden)
             self._show_stale(computing=True)
         if self.model is None and not force:
             # queued before the (slow) reading of every answer, so it is shown first
@@ -494,7 +497,10 @@ class DashboardView(ShutsDownOnce, QWidget):
         if self._task is not None:
             self._task.cancel()
             # not restarted on its own for the same data: only a newer change follows
-            self._declined = self._seen_version
+            if self._computing is not None:
+                self._declined = self._computing
+            else:
+                self._decline_next = True
 
     def _guard(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
         def call(arg: Any) -> None:
@@ -573,6 +579,8 @@ class DashboardView(ShutsDownOnce, QWidget):
     def _on_version(self, version: str) -> None:
         self._asking = False
         self._seen_version = version
+        if self._decline_next:
+            self._declined, self._decline_next = version, False
         if self.model is None or self._task is not None or version == self.model.data_version:
             return
         follow = self.live and version != self._declined
@@ -585,6 +593,7 @@ class DashboardView(ShutsDownOnce, QWidget):
     def _on_inputs(self, inputs: dash.DashboardInputs) -> None:
         if self._task is None:
             return
+        self._computing = inputs.data_version
         if self.model is None and inputs.tiles:
             self._show_tiles(inputs.tiles)  # the counts at once, while the figures compute
         self._job_id = self.compute.submit(
@@ -642,7 +651,7 @@ class DashboardView(ShutsDownOnce, QWidget):
     def _on_failed(self, exc: BaseException) -> None:
         self._done()
         self._ready_at = time.monotonic()  # a failed computation is not retried at every tick
-        if self.stale_note.isVisible():
+        if not self.stale_note.isHidden():
             self._show_stale(computing=False)
         if isinstance(exc, dash.Cancelled):
             self.busy_label.setText(
@@ -778,7 +787,10 @@ class DashboardView(ShutsDownOnce, QWidget):
 
     # -- queries and lifecycle -----------------------------------------------------
     def report(self) -> dict | None:
-        return dict(self.model.report) if self.model is not None else None
+        """The current figures; None while none, or only earlier ones, are shown."""
+        if self.model is None or self.model.earlier_at is not None:
+            return None
+        return dict(self.model.report)
 
     def shutdown(self) -> None:
         if self._stopped:

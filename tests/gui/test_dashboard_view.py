@@ -341,19 +341,23 @@ def test_changed_data_shows_the_earlier_figures_at_once_then_the_current_ones(
     call_blocking(db_worker, _new_rater_answers("fay"), study=True)
     dash.CACHE.clear()  # a restart: only the study's .cache/ is left
     view = dash_view(autostart=False)
+    view._poll.stop()
     painted: list[tuple[object, bool]] = []
     render = view._render
 
     def recording(model, charts):  # noqa: ANN001, ANN202
-        render(model, charts)
+        # what the page said just before this paint: after the earlier figures, "earlier"
         painted.append((model.earlier_at, view.stale_note.isVisibleTo(view)))
+        render(model, charts)
 
     view._render = recording
     assert view.refresh(force=False)
     qtbot.waitUntil(lambda: len(painted) == 2 and not view.is_busy(), timeout=60_000)
-    (earlier_at, _), (current_at, _) = painted
+    (earlier_at, marked_before), (current_at, marked_between) = painted
     assert earlier_at is not None and current_at is None
+    assert not marked_before and marked_between  # the earlier figures were shown marked
     assert not view.stale_note.isVisibleTo(view)
+    assert view.report() is not None
     assert view.model.data_version == call_blocking(db_worker, _version, study=True)
     assert view.model.data_version != first.model.data_version
     assert "fay" in view.model.report["raters"] and "fay" not in first.model.report["raters"]
@@ -367,6 +371,7 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
 
     monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: 0.0)
     view = dash_view()
+    view._poll.stop()  # the test asks itself, when it means to
     qtbot.waitUntil(lambda: view.model is not None and not view.is_busy(), timeout=60_000)
     shown = view.model
     # unchanged data: asking changes nothing
@@ -394,6 +399,7 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     qtbot.waitUntil(lambda: view.model is not shown and not view.is_busy(), timeout=60_000)
     assert "gus" in view.model.report["raters"]
     assert not view.stale_note.isVisibleTo(view)
+    qtbot.wait(100)  # Qt lays the new page out after the paint that set the place
     assert bar.value() == place
     # a recomputation the reader cancels (Esc) is not restarted on its own for the same data;
     # a newer change is followed again
@@ -410,3 +416,35 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     view.check_for_changes()
     qtbot.waitUntil(lambda: "ian" in view.model.report["raters"], timeout=60_000)
     assert not view.stale_note.isVisibleTo(view)
+
+
+def test_a_cancelled_computation_is_not_restarted_on_its_own(
+    qtbot, dash_view, db_worker, monkeypatch
+):
+    """Esc while the current figures compute behind the earlier ones: following the study does
+    not start it again for the same data (F5 does); only a newer change is followed."""
+    from annotator.ui import dashboard_view
+    from annotator.ui.worker import call_blocking
+
+    monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: 0.0)
+    first = dash_view()
+    qtbot.waitUntil(lambda: first.model is not None and not first.is_busy(), timeout=60_000)
+    first.shutdown()
+    call_blocking(db_worker, _new_rater_answers("jo"), study=True)
+    dash.CACHE.clear()
+    view = dash_view(autostart=False)
+    view._poll.stop()
+    assert view.refresh(force=False)
+    qtbot.waitUntil(lambda: view.model is not None, timeout=60_000)
+    assert view.model.earlier_at is not None and view.is_busy()
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not view.is_busy(), timeout=60_000)
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: not view._asking, timeout=10_000)
+    assert not view.is_busy() and view.model.earlier_at is not None
+    assert "F5" in view.stale_note.text()
+    call_blocking(db_worker, _new_rater_answers("kim"), study=True)
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: view.model.earlier_at is None and not view.is_busy(), timeout=60_000)
+    assert "kim" in view.model.report["raters"]

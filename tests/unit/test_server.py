@@ -292,3 +292,32 @@ def test_the_dashboard_reads_a_server_study_and_sees_its_changes(pg_url, tmp_pat
     assert later.report["raters"]["ann"]["n_judgements"] == 1
     assert dashboard.read_earlier(server, n_boot=20, seed=1) is None  # no folder, nothing kept
     server.close()
+
+
+def test_the_data_version_sees_an_answer_committed_after_a_later_one(pg_url, tmp_path):
+    """A server hands out ids before commit: an answer whose id is lower than one already
+    committed must still move the data version (max(id) alone stayed where it was)."""
+    import psycopg
+
+    from annotator.services import dashboard
+
+    server = Study.create(pg_url, "ui_mockup")
+    src = tmp_path / "src"
+    server.import_items(write_manifest(src, basic_rows(src, n_cases=2, gens=("a",))))
+    server.add_rater("ann")
+    plain = pg_url.replace("postgresql+psycopg://", "postgresql://")
+    insert = (
+        "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
+        "created_at) SELECT (SELECT id FROM raters WHERE name = 'ann'), (SELECT {} (id) FROM "
+        "items), (SELECT max(version) FROM rubric_versions), 'live', '{{}}', 'import', now()"
+    )
+    with psycopg.connect(plain) as slow, psycopg.connect(plain) as quick:
+        # two items: one answer per rater and item is a unique index, which would make the
+        # second writer wait for the first
+        slow.execute(insert.format("min"))  # the lower id, not committed yet
+        quick.execute(insert.format("max"))
+        quick.commit()  # the higher id, committed first
+        seen = dashboard.data_version(server.db)
+        slow.commit()
+        assert dashboard.data_version(server.db) != seen
+    server.close()
