@@ -182,15 +182,7 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     """What `compute` needs, read in one go (or the cached model when the data is unchanged)."""
     version = data_version(study.db)
     key = study_key(study)
-    base = dict(
-        folder=key,
-        name=study.name,
-        rubric=study.rubric,
-        data_version=version,
-        n_boot=n_boot,
-        seed=seed,
-        team=team_section(study),
-    )
+    base = _base(study, version, n_boot, seed)
     hit = CACHE.get(key, version, n_boot, seed) if use_cache else None
     if hit is not None:
         return DashboardInputs(**base, cached=hit, tiles=hit.tiles)
@@ -218,16 +210,21 @@ def read_earlier(study: Study, *, n_boot: int, seed: int) -> DashboardInputs | N
     earlier = earlier_report(study, n_boot=n_boot, seed=seed)
     if earlier is None or earlier.data_version == data_version(study.db):
         return None
-    return DashboardInputs(
+    base = _base(study, earlier.data_version, n_boot, seed)
+    return DashboardInputs(**base, kept=earlier.report, earlier_at=earlier.kept_at)
+
+
+def _base(study: Study, version: str, n_boot: int, seed: int) -> dict[str, Any]:
+    """What every DashboardInputs of `study` holds: where and what it is, the figures' data
+    version and resamples, and the team (quick counts, read fresh every time)."""
+    return dict(
         folder=study_key(study),
         name=study.name,
         rubric=study.rubric,
-        data_version=earlier.data_version,
+        data_version=version,
         n_boot=n_boot,
         seed=seed,
         team=team_section(study),
-        kept=earlier.report,
-        earlier_at=earlier.kept_at,
     )
 
 
@@ -309,22 +306,22 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
 
     state = state or TaskState()
     started = time.monotonic()
-    if inputs.earlier_at is not None:
-        state.step(0.05, "the figures of the last computation, while the current ones compute")
-        report = inputs.kept
-    elif inputs.kept is not None:
-        state.step(0.05, "figures unchanged since the last report: read from the study's cache")
+    if inputs.kept is not None:
+        state.step(
+            0.05,
+            "figures unchanged since the last report: read from the study's cache"
+            if inputs.earlier_at is None
+            else "the figures of the last computation, while the current ones compute",
+        )
         report = inputs.kept
     else:
         report = _computed_report(inputs, state)
-    assert report is not None
     state.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
     state.step(0.95, "laying out")
     model = _model(inputs, report, view, time.monotonic() - started)
-    if inputs.earlier_at is not None:
-        return with_team(replace(model, earlier_at=inputs.earlier_at), inputs.team)
-    CACHE.put(inputs.folder, inputs.seed, model)
+    if model.earlier_at is None:  # earlier figures are never served as current
+        CACHE.put(inputs.folder, inputs.seed, model)
     state.step(1.0, "done")
     return with_team(model, inputs.team)
 
@@ -449,6 +446,7 @@ def _model(
         inputs.data_version,
         inputs.n_boot,
         seconds,
+        inputs.earlier_at,
     )
 
 

@@ -94,22 +94,24 @@ def _run_dense64(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray)
 
 def _run_sparse(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
     """Sparse blocks (columns x items: float32 for counts whose totals stay below 2^24, exact;
-    float64 otherwise; no BLAS to feed) over batches of replicates, in groups of at most `_SPARSE_NNZ` features: the float64 transposed
-    copy of every block at once was the report's largest allocation. Each column is summed in
-    the items' order whatever its group, so the grouping never changes a figure."""
-    is_exact = {id(b): _exact_sparse(b) for b in blocks}
-    exact = [b for b in blocks if is_exact[id(b)]]
-    for kind in (exact, [b for b in blocks if not is_exact[id(b)]]):
+    float64 otherwise; no BLAS to feed) over batches of replicates, in groups of at most
+    `_SPARSE_NNZ` features: the transposed copy of every block at once was the report's largest
+    allocation. Each column is summed in the items' order whatever its group, so the grouping
+    never changes a figure."""
+    kinds: dict[bool, list[Any]] = {True: [], False: []}
+    for b in blocks:
+        kinds[_exact_sparse(b)].append(b)
+    for exact, kind in kinds.items():
         group: list[Any] = []
         nnz = 0
         for b in kind:
             if group and nnz + b.feats.nnz > _SPARSE_NNZ:
-                _run_sparse_group(group, n_boot, seed, h_items, kind is exact)
+                _run_sparse_group(group, n_boot, seed, h_items, exact)
                 group, nnz = [], 0
             group.append(b)
             nnz += b.feats.nnz
         if group:
-            _run_sparse_group(group, n_boot, seed, h_items, kind is exact)
+            _run_sparse_group(group, n_boot, seed, h_items, exact)
 
 
 def _exact_sparse(b: Any) -> bool:

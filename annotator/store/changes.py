@@ -3,8 +3,9 @@
 Answers, judge scores, votes, items, anchors and calibrations are append-only
 logs with integer ids, so the largest id of each (one index lookup) moves on
 every insert (on a server the row count too: ids there are handed out before
-commit, so a lower id can commit after a higher one); the few small tables that are updated in place (settings,
-raters' operator flags, rubric versions) are hashed whole. Used as the cache
+commit, so a lower id can commit after a higher one); the few small tables that
+are updated in place (settings, raters' operator flags, rubric versions) are
+hashed whole. Used as the cache
 key of the dashboard's report: reopening it on unchanged data costs this one
 query, not a recomputation.
 """

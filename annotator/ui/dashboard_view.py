@@ -29,7 +29,8 @@ Public API
 n_boot=None, seed=0, autostart=True)``
     ``.refresh(force=True) -> bool`` (False while one runs); ``.cancel()``;
     ``.set_live(on)``; ``.live``; ``.check_for_changes()`` (what the timer calls);
-    ``.report() -> dict | None`` (None while only earlier figures are shown); ``.model``; ``.is_busy()``; ``.shutdown()``;
+    ``.report() -> dict | None`` (None while only earlier figures are shown); ``.model``;
+    ``.is_busy()``; ``.shutdown()``;
     ``.section_top(key) -> int``. Keys: keymap context ``dashboard`` (F5 recompute,
     Esc cancel, L follow changes, PgUp / PgDn / Space, Up / Down, Home / End, N / Shift+N or
     Ctrl+Down / Ctrl+Up for the next / previous section). ``n_boot`` defaults to the
@@ -304,7 +305,6 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._computed_at: datetime | None = None  # when the figures shown were computed
         self._ready_at = 0.0  # monotonic time the last computation ended
         self._asking = False  # a data-version query is on the database worker
-        self._seen_version: str | None = None  # the study's data version at the last query
         self._declined: str | None = None  # the version whose recomputation the reader cancelled
         self._computing: str | None = None  # the data version being computed (known once read)
         self._decline_next = False  # cancelled before the data was read: decline what comes
@@ -578,7 +578,6 @@ class DashboardView(ShutsDownOnce, QWidget):
 
     def _on_version(self, version: str) -> None:
         self._asking = False
-        self._seen_version = version
         if self._decline_next:
             self._declined, self._decline_next = version, False
         if self.model is None or self._task is not None or version == self.model.data_version:

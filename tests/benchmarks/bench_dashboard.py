@@ -19,17 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import sqlite3
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+
+from bench_store import insert_live_answers, study_of_items  # noqa: E402
 
 from annotator.services import dashboard  # noqa: E402
 from annotator.services.labeling import LabelSession  # noqa: E402
@@ -52,45 +52,21 @@ def _answers(q: float, rng: np.random.Generator) -> dict:
 
 
 def build(folder: Path, n_items: int, n_raters: int, seed: int = 0) -> Path:
-    """Items in cases of 20 (5 generators x 4 renders); every rater answers every item (raw
-    inserts: quick to build; the app's own writes are timed in bench_store.py)."""
+    """Items in cases of 20 (5 generators x 4 renders); every rater answers every item around
+    the item's latent quality."""
     rng = np.random.default_rng(seed)
-    study = Study.create(folder, REPO / "rubrics" / "ui_mockup.toml")
-    src = folder.parent / "src"
-    (src / "img").mkdir(parents=True)
-    Image.new("RGB", (8, 8), (1, 2, 3)).save(src / "img" / "one.png")
     rows = [
         {
             "item_id": f"it{i:06d}",
             "case_id": f"case{i // 20:05d}",
             "prompt": f"prompt {i // 20}",
             "generator": f"gen{(i // 4) % 5}",
-            "images": ["img/one.png"],
         }
         for i in range(n_items)
     ]
-    (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    study.import_items(src / "m.jsonl")
-    for r in range(n_raters):
-        study.add_rater(f"rater{r:02d}")
-    version = study.rubric.version
-    study.close()
+    study_of_items(folder, rows, [f"rater{r:02d}" for r in range(n_raters)])
     q = rng.normal(0, 1, n_items)
-    c = sqlite3.connect(folder / "study.sqlite")
-    rater_ids = [r[0] for r in c.execute("SELECT id FROM raters ORDER BY id")]
-    item_pks = [r[0] for r in c.execute("SELECT id FROM items ORDER BY id")]
-    c.execute("BEGIN")
-    for rid in rater_ids:
-        c.executemany(
-            "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
-            "created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
-            [
-                (rid, pk, version, json.dumps(_answers(q[i], rng), sort_keys=True))
-                for i, pk in enumerate(item_pks)
-            ],
-        )
-    c.execute("COMMIT")
-    c.close()
+    insert_live_answers(folder, lambda _r, i: json.dumps(_answers(q[i], rng), sort_keys=True))
     return folder
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from PIL import Image
@@ -138,42 +139,54 @@ def bench_import_with_rater(tmp: Path) -> tuple[float, list[float]]:
     return elapsed, waits
 
 
-def build_big(tmp: Path, n_items: int = 20_000, n_raters: int = 50) -> Path:
-    """A study with n_items x n_raters = 1,000,000 current judgements (raw inserts: fast to build)."""
-    folder = tmp / "big"
+def study_of_items(folder: Path, rows: list[dict], raters: list[str]) -> Path:
+    """A study of the manifest `rows` (each showing one 8x8 image as img/one.png) and `raters`."""
     study = Study.create(folder, REPO / "rubrics" / "ui_mockup.toml")
-    src = tmp / "bigsrc"
+    src = folder.parent / f"{folder.name}-src"
     (src / "img").mkdir(parents=True)
     Image.new("RGB", (8, 8), (1, 2, 3)).save(src / "img" / "one.png")
+    (src / "m.jsonl").write_text(
+        "".join(json.dumps({**r, "images": ["img/one.png"]}) + "\n" for r in rows)
+    )
+    study.import_items(src / "m.jsonl")
+    for name in raters:
+        study.add_rater(name)
+    study.close()
+    return folder
+
+
+def insert_live_answers(folder: Path, answers: Callable[[int, int], str]) -> None:
+    """Every rater answers every item by raw inserts (quick to build; the app's own writes are
+    timed apart): `answers(rater index, item index)` gives the answers' JSON."""
+    c = sqlite3.connect(folder / "study.sqlite")
+    version = c.execute("SELECT version FROM rubric_versions WHERE is_active").fetchone()[0]
+    rater_ids = [r[0] for r in c.execute("SELECT id FROM raters ORDER BY id")]
+    item_ids = [r[0] for r in c.execute("SELECT id FROM items ORDER BY id")]
+    c.execute("BEGIN")
+    for r, rid in enumerate(rater_ids):
+        c.executemany(
+            "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
+            "created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
+            [(rid, it, version, answers(r, i)) for i, it in enumerate(item_ids)],
+        )
+    c.execute("COMMIT")
+    c.close()
+
+
+def build_big(tmp: Path, n_items: int = 20_000, n_raters: int = 50) -> Path:
+    """A study with n_items x n_raters = 1,000,000 current judgements, all alike."""
     rows = [
         {
             "item_id": f"b-{i}",
             "case_id": f"case-{i % 500}",
             "prompt": f"prompt {i % 500}",
             "generator": f"g{i % 8}",
-            "images": ["img/one.png"],
         }
         for i in range(n_items)
     ]
-    (src / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    study.import_items(src / "m.jsonl")
-    for r in range(n_raters):
-        study.add_rater(f"r{r:02d}")
-    version = study.rubric.version
-    study.close()
-    c = sqlite3.connect(folder / "study.sqlite")
-    rater_ids = [r[0] for r in c.execute("SELECT id FROM raters ORDER BY id")]
-    item_ids = [r[0] for r in c.execute("SELECT id FROM items ORDER BY id")]
-    answers = json.dumps(ANSWERS, sort_keys=True)
-    c.execute("BEGIN")
-    for rid in rater_ids:
-        c.executemany(
-            "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
-            "created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
-            [(rid, it, version, answers) for it in item_ids],
-        )
-    c.execute("COMMIT")
-    c.close()
+    folder = study_of_items(tmp / "big", rows, [f"r{r:02d}" for r in range(n_raters)])
+    same = json.dumps(ANSWERS, sort_keys=True)
+    insert_live_answers(folder, lambda _r, _i: same)
     return folder
 
 
