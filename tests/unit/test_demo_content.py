@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import random
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,10 +108,13 @@ def test_pngs_carry_no_text_metadata(demo: scenario.DemoFiles) -> None:
     assert Image.open(io.BytesIO(raw)).size == (images.px(images.WIDTH), images.px(images.HEIGHT))
 
 
-def test_demo_build_is_fast(tmp_path: Path) -> None:
-    t0 = time.perf_counter()
-    scenario.write_demo_inputs(tmp_path, variants_per_case=2)
-    assert time.perf_counter() - t0 < 5.0
+def test_demo_inputs_are_complete(tmp_path: Path) -> None:
+    # its speed is measured in tests/benchmarks, not asserted here
+    built = scenario.write_demo_inputs(tmp_path, variants_per_case=2)
+    assert built.manifest.exists()
+    for item in built.items.values():
+        for image in item["images"]:
+            assert (built.manifest.parent / image).is_file()
 
 
 # ---- the planted defects are in the pixels --------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -45,8 +46,20 @@ def test_wheel_carries_the_run_time_files(wheel):
 @pytest.mark.slow
 def test_installed_wheel_builds_the_demo_outside_the_repository(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    # The app's dependencies come from the running interpreter's site-packages, whether it is a
+    # base interpreter or itself a virtualenv (system_site_packages would see only the base one).
+    # A plain path line adds the folder without running its .pth files, so the repository's
+    # editable install stays out and the wheel's copy is the one imported.
+    venv_site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    here = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(venv_site) / "annotator-test-deps.pth").write_text("\n".join(sorted(here)) + "\n")
     subprocess.run(
         [str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
         check=True,
