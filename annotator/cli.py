@@ -12,21 +12,10 @@ import sys
 from pathlib import Path
 
 from .domain.errors import InputError
+from .services.import_kinds import KINDS as IMPORT_KINDS
+from .services.import_kinds import OPTIONS as IMPORT_OPTIONS
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
-IMPORT_KINDS = (
-    "items",
-    "folder",
-    "harness",
-    "ratings",
-    "judge",
-    "pairs",
-    "judge-pairs",
-    "anchors",
-    "label-studio",
-    "potato",
-    "prodigy",
-)
 EXPORT_KINDS = (
     "judgements",
     "pairs",
@@ -67,29 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     imp = sub.add_parser(
-        "import", help="import items, ratings, judge scores, pair votes or anchors"
+        "import",
+        help="import items, ratings, judge scores, pair votes or anchors",
+        epilog="formats: " + "; ".join(f"{k.name}: {k.what}" for k in IMPORT_KINDS.values()),
     )
-    imp.add_argument("kind", choices=IMPORT_KINDS)
+    imp.add_argument("kind", choices=tuple(IMPORT_KINDS))
     imp.add_argument("file")
     imp.add_argument("--study", required=True)
-    imp.add_argument("--cases", help="cases JSONL (for `import harness`)")
-    imp.add_argument("--name", help="anchor set name (for `import anchors`)")
-    imp.add_argument(
-        "--map",
-        dest="map_path",
-        metavar="MAP.toml",
-        help="mapping from the tool's names to the rubric's metrics (label-studio, potato, prodigy)",
-    )
-    imp.add_argument(
-        "--init-map",
-        action="store_true",
-        help="write a starting mapping to --map from the file and the study's rubric; imports nothing",
-    )
-    imp.add_argument(
-        "--media-root",
-        metavar="DIR",
-        help="where Label Studio's image references are found (default: the export's folder)",
-    )
+    for option in IMPORT_OPTIONS.values():
+        if option.is_switch:
+            imp.add_argument(option.flag, dest=option.name, action="store_true", help=option.help)
+        else:
+            imp.add_argument(
+                option.flag, dest=option.name, metavar=option.metavar, help=option.help
+            )
 
     exp = sub.add_parser(
         "export",
@@ -336,11 +316,7 @@ def _cmd_import(a) -> int:
                 study,
                 a.kind,
                 a.file,
-                cases=a.cases,
-                name=a.name,
-                map_path=a.map_path,
-                media_root=a.media_root,
-                init_map=a.init_map,
+                **{name: getattr(a, name) for name in IMPORT_OPTIONS},
             )
         )
     finally:

@@ -1,6 +1,7 @@
 """Every import format by name: the one table the CLI and the app read.
 
-Adding a format = one parser in `ingest/` + one `Importer` entry here.
+Adding a format = one parser in `ingest/`, one `ImportKind` in `import_kinds.py` (name, help
+line, options: the CLI reads it) and its run function here.
 """
 
 from __future__ import annotations
@@ -11,18 +12,30 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
+from .import_kinds import KINDS, ImportKind
 from .study import Study
 
 
 @dataclass(frozen=True)
 class Importer:
-    name: str
-    what: str  # a line for --help and the app's menu
+    kind: ImportKind  # its name, help line, options and package rule: import_kinds.KINDS
     run: Callable[..., str]  # (study, path, **options) -> a one-line summary
-    options: tuple[str, ...] = ()  # keyword options it takes (e.g. "cases")
-    in_package: bool = (
-        False  # may run on a rater package (the rater's own answers, by display code)
-    )
+
+    @property
+    def name(self) -> str:
+        return self.kind.name
+
+    @property
+    def what(self) -> str:
+        return self.kind.what
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return self.kind.options
+
+    @property
+    def in_package(self) -> bool:
+        return self.kind.in_package
 
 
 def _items(study: Study, path: Path) -> str:
@@ -79,43 +92,23 @@ def _tool(tool: str) -> Callable[..., str]:
     return run
 
 
-_TOOL_OPTIONS = ("map_path", "media_root", "init_map")
-
-IMPORTERS: dict[str, Importer] = {
-    i.name: i
-    for i in (
-        Importer("items", "item manifest (JSON Lines)", _items),
-        Importer("folder", "a folder: <case_id>/prompt.txt + one image per generator", _folder),
-        Importer("harness", "vision-harness results (JSON) with --cases", _harness, ("cases",)),
-        Importer("ratings", "ratings CSV: item_id,rater,metric,value", _ratings, in_package=True),
-        Importer("judge", "judge scores CSV: item_id,judge,metric,value[,reason]", _judge),
-        Importer(
-            "pairs",
-            "pair votes CSV: pair_id,item_left,item_right,rater,choice",
-            _pairs,
-            in_package=True,
-        ),
-        Importer("judge-pairs", "judge pair votes CSV (the judge's name as rater)", _judge_pairs),
-        Importer(
-            "anchors", "anchor set (JSON Lines with reference and rationale)", _anchors, ("name",)
-        ),
-        Importer(
-            "label-studio",
-            "Label Studio JSON export, with --map MAP.toml (--init-map writes one)",
-            _tool("label-studio"),
-            _TOOL_OPTIONS,
-        ),
-        Importer(
-            "potato",
-            "Potato annotation_output (folder or annotated_instances.jsonl), with --map MAP.toml",
-            _tool("potato"),
-            _TOOL_OPTIONS,
-        ),
-        Importer(
-            "prodigy", "Prodigy db-out JSONL, with --map MAP.toml", _tool("prodigy"), _TOOL_OPTIONS
-        ),
-    )
+_RUNS: dict[str, Callable[..., str]] = {
+    "items": _items,
+    "folder": _folder,
+    "harness": _harness,
+    "ratings": _ratings,
+    "judge": _judge,
+    "pairs": _pairs,
+    "judge-pairs": _judge_pairs,
+    "anchors": _anchors,
+    "label-studio": _tool("label-studio"),
+    "potato": _tool("potato"),
+    "prodigy": _tool("prodigy"),
 }
+if set(_RUNS) != set(KINDS):  # a format named in one table only is a bug, found at import
+    raise RuntimeError(f"import formats differ: {sorted(set(_RUNS) ^ set(KINDS))}")
+
+IMPORTERS: dict[str, Importer] = {name: Importer(KINDS[name], _RUNS[name]) for name in KINDS}
 
 
 def run_import(study: Study, kind: str, path: str | Path, **options: Any) -> str:

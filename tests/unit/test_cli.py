@@ -137,3 +137,26 @@ def test_report_without_a_destination_goes_to_exports_and_module_entry_point(
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_import_formats_and_options_come_from_one_table():
+    """The CLI's `import` choices and flags are the importers' table: a format or option named
+    in one place only fails here (and importing services.importers fails on a format without code)."""
+    import argparse
+    import inspect
+
+    from annotator.cli import build_parser
+    from annotator.services.import_kinds import KINDS, OPTIONS
+    from annotator.services.importers import IMPORTERS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    imp = sub.choices["import"]
+    kind = next(a for a in imp._actions if a.dest == "kind")
+    assert tuple(kind.choices) == tuple(IMPORTERS) == tuple(KINDS)
+    flags = {a.dest: a.option_strings for a in imp._actions}
+    for option in OPTIONS.values():
+        assert flags[option.name] == [option.flag]
+    for importer in IMPORTERS.values():
+        takes = set(inspect.signature(importer.run).parameters) - {"study", "path"}
+        assert takes == set(importer.options), importer.name
+        assert importer.name in (imp.epilog or "")
