@@ -15,7 +15,7 @@ from .prompt import chat_messages, responses_input
 from .records import LOCAL_API_KEY, MAX_MESSAGE, MAX_RAW, JudgeConfig
 
 if TYPE_CHECKING:
-    from .runner import _Task
+    from .records import _Task
 
 
 class RunAborted(Exception):

@@ -19,13 +19,11 @@ from typing import Any, Protocol
 
 import openai
 
-from ..domain.errors import InputError
 from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
-from .calls import RunAborted, short
 from .prompt import Part, image_data_url
-from .records import JudgeConfig, JudgeError, ProgressFn, RunSummary
-from .runner import _Answer, _Task, ask, drive
+from .records import JudgeConfig, JudgeError, ProgressFn, RunSummary, _Answer, _Task
+from .runner import answer_or_error, drive
 from .schema import ReplyError, parse_json_reply
 
 CHOICES = ("left", "right", "both", "neither")
@@ -222,31 +220,10 @@ def _vote_one(
 def _ask_one(
     client: openai.OpenAI, task: _Task, request: PairRequest
 ) -> JudgePairVote | JudgeError:
-    cfg = task.config
-    if request.problem:
-        return JudgeError(request.key, cfg.name, cfg.model, "bad_input", request.problem, None, 0)
-    try:
-        try:
-            parts = pair_parts(request)
-        except InputError as exc:
-            return JudgeError(
-                request.key, cfg.name, cfg.model, "bad_input", exc.one_line(), None, 0
-            )
-        got = ask(client, task, parts, request.key)
-    except RunAborted:
-        raise
-    except Exception as exc:  # as for items: this order fails, the run goes on
-        return JudgeError(
-            request.key,
-            cfg.name,
-            cfg.model,
-            "bad_reply",
-            short(f"unexpected {type(exc).__name__}: {exc}"),
-            None,
-            1,
-        )
+    got = answer_or_error(client, task, request.key, request.problem, lambda: pair_parts(request))
     if not isinstance(got, _Answer):
         return got
+    cfg = task.config
     return JudgePairVote(
         pair_id=request.pair_id,
         item_left=request.item_left,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..domain.errors import InputError
+from ..domain.rubric import Rubric
+from ..domain.verdict import VerdictRules
 
 ERROR_KINDS = (
     "rate_limited",
@@ -154,3 +157,35 @@ class JudgeSink(Protocol):
 
 
 ProgressFn = Callable[[int, int], None]
+
+
+# What one run carries between its calls (internal to the judge package, kept here so that
+# runner, pairs and calls share it without importing each other).
+@dataclass(frozen=True)
+class _Cancelled:
+    attempts: int
+
+
+@dataclass(frozen=True)
+class _Task:
+    config: JudgeConfig
+    rubric: Rubric
+    rules: VerdictRules
+    system: str
+    schema: dict[str, Any]
+    schema_text: str
+    schema_name: str
+    prompt_hash: str
+    cancel: threading.Event
+    # the reply text -> a validated reply (raises ReplyError); items and pairs differ here only
+    validate: Callable[[str], Any] | None = None
+    keys: tuple[str, ...] = ()  # the answer fields whose logprobs are the judge's confidence
+
+
+@dataclass(frozen=True)
+class _Answer:
+    reply: Any  # what task.validate returned
+    raw: str
+    confidences: dict[str, float]
+    latency_ms: float
+    attempts: int

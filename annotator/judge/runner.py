@@ -29,14 +29,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from typing import Any
 
 import openai
 
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric
-from ..domain.verdict import VerdictRules, compile_rules
+from ..domain.verdict import compile_rules
 from .calls import (
     BadBody,
     RunAborted,
@@ -62,6 +61,9 @@ from .records import (
     JudgeSink,
     ProgressFn,
     RunSummary,
+    _Answer,
+    _Cancelled,
+    _Task,
 )
 from .schema import (
     ReplyError,
@@ -87,69 +89,16 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class _Cancelled:
-    attempts: int
-
-
-@dataclass(frozen=True)
-class _Task:
-    config: JudgeConfig
-    rubric: Rubric
-    rules: VerdictRules
-    system: str
-    schema: dict[str, Any]
-    schema_text: str
-    schema_name: str
-    prompt_hash: str
-    cancel: threading.Event
-    # the reply text -> a validated reply (raises ReplyError); items and pairs differ here only
-    validate: Callable[[str], Any] | None = None
-    keys: tuple[str, ...] = ()  # the answer fields whose logprobs are the judge's confidence
-
-
-@dataclass(frozen=True)
-class _Answer:
-    reply: Any  # what task.validate returned
-    raw: str
-    confidences: dict[str, float]
-    latency_ms: float
-    attempts: int
-
-
 def _judge_one(
     client: openai.OpenAI, task: _Task, request: JudgeRequest
 ) -> JudgeScore | JudgeError | _Cancelled:
     """Never raises but RunAborted: whatever one item's reply does, it ends as a score or a recorded error."""
-    cfg = task.config
-    try:
-        if request.problem:
-            return JudgeError(
-                request.item_id, cfg.name, cfg.model, "bad_input", request.problem, None, 0
-            )
-        try:
-            parts = user_parts(request)
-        except InputError as exc:
-            return JudgeError(
-                request.item_id, cfg.name, cfg.model, "bad_input", exc.one_line(), None, 0
-            )
-        got = ask(client, task, parts, request.item_id)
-    except RunAborted:
-        raise
-    except (
-        Exception
-    ) as exc:  # an SDK or reply shape nobody foresaw: this item fails, the run goes on
-        return JudgeError(
-            request.item_id,
-            cfg.name,
-            cfg.model,
-            "bad_reply",
-            short(f"unexpected {type(exc).__name__}: {exc}"),
-            None,
-            1,
-        )
+    got = answer_or_error(
+        client, task, request.item_id, request.problem, lambda: user_parts(request)
+    )
     if not isinstance(got, _Answer):
         return got
+    cfg = task.config
     reply = got.reply
     return JudgeScore(
         item_id=request.item_id,
@@ -166,6 +115,36 @@ def _judge_one(
         rule_verdict=task.rules.evaluate(reply.values),
         confidences=got.confidences,
     )
+
+
+def answer_or_error(
+    client: openai.OpenAI,
+    task: _Task,
+    key: str,
+    problem: str | None,
+    parts: Callable[[], list],
+) -> _Answer | JudgeError | _Cancelled:
+    """One question about what `key` names (an item, a pair in one order), every failure ending
+    as a recorded error: a known problem of the input or a part that cannot be read is
+    `bad_input` (nothing sent), an SDK or reply shape nobody foresaw is `bad_reply` (this one
+    fails, the run goes on). Only RunAborted escapes."""
+    cfg = task.config
+
+    def error(kind: str, message: str, attempts: int) -> JudgeError:
+        return JudgeError(key, cfg.name, cfg.model, kind, message, None, attempts)
+
+    if problem:
+        return error("bad_input", problem, 0)
+    try:
+        try:
+            shown = parts()
+        except InputError as exc:
+            return error("bad_input", exc.one_line(), 0)
+        return ask(client, task, shown, key)
+    except RunAborted:
+        raise
+    except Exception as exc:
+        return error("bad_reply", short(f"unexpected {type(exc).__name__}: {exc}"), 1)
 
 
 def ask(

@@ -116,16 +116,8 @@ class PairStudySink(StudySink):
             reason=vote.reason,
         )
 
-    def record_error(self, error: Any) -> None:
-        judge_store.record_error(
-            self.study.db,
-            self.run_pk,
-            item_id=error.item_id,  # the item shown left (judge/pairs.py); the message names the pair
-            kind=error.kind,
-            message=error.message,
-            raw=error.raw,
-            attempts=error.attempts,
-        )
+    # record_error is StudySink's: a failed order is kept on the item shown left (judge/pairs.py),
+    # its message naming the pair
 
 
 def _version(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, str, dict]:
@@ -137,6 +129,8 @@ def _version(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, st
         sha, schema = task.prompt_hash, task.schema_text
     else:
         field = config.confidence == "field"
+        # Not judge/schema.schema_json (the text stored with each score): the versions of runs
+        # already stored were hashed from this exact text, and another would make them new ones.
         schema = json.dumps(judge_schema(rubric, field), sort_keys=True)
         sha = prompt_hash(rubric, field)
     settings = {**config.settings(), "task": what}
