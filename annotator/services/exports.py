@@ -28,7 +28,7 @@ from ..ingest.readers import read_jsonl
 from ..ingest.tables import read_csv
 from ..reports import label_studio_config as lsc
 from ..reports.atomic import atomic_open, atomic_write_bytes, atomic_write_text
-from ..reports.csv_report import neutralise_frame
+from ..reports.csv_report import CSV_OPTIONS, neutralise_frame
 from ..store import rows as R
 from ..store.exports import ItemRecord, item_records, judgement_records, pair_records, vote_records
 from .frames import latest_versions
@@ -273,8 +273,9 @@ def write_rows(table: Table, rows: list[dict[str, Any]], path: Path) -> Path:
             if typ == "int64":
                 df[col] = df[col].astype("Int64")
         with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-            # a reason starting with "=" must not run as a spreadsheet formula
-            neutralise_frame(df).to_csv(fh, index=False, lineterminator="\n")
+            # a reason starting with "=" must not run as a spreadsheet formula, and one holding
+            # a bare CR must not split its record (CSV_OPTIONS: CRLF, so CR is quoted)
+            neutralise_frame(df).to_csv(fh, index=False, **CSV_OPTIONS)
     else:
         pq = _pyarrow("parquet")
         with atomic_open(path, "wb") as fh:
