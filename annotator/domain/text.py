@@ -61,7 +61,28 @@ def check_name(
             line=line,
             field=field,
         )
-    hidden = _invisible(name)
+    check_visible(name, what, source=source, line=line, field=field)
+    if len(name) > MAX_NAME:
+        raise InputError(
+            f"{what} is {len(name)} characters long; at most {MAX_NAME}",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return name
+
+
+def check_visible(
+    value: str,
+    what: str,
+    *,
+    source: str | None = None,
+    line: int | None = None,
+    field: str | None = None,
+) -> str:
+    """A name holds no bidirectional control or zero-width character (each would let it
+    display as another name: "ana\u202egpj.exe", "ana\u200b" next to "ana")."""
+    hidden = _invisible(value)
     if hidden is not None:
         label = unicodedata.name(hidden, "").lower() or "formatting character"
         raise InputError(
@@ -71,14 +92,7 @@ def check_name(
             line=line,
             field=field,
         )
-    if len(name) > MAX_NAME:
-        raise InputError(
-            f"{what} is {len(name)} characters long; at most {MAX_NAME}",
-            source=source,
-            line=line,
-            field=field,
-        )
-    return name
+    return value
 
 
 def check_text(
