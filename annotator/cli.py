@@ -8,6 +8,7 @@ unscored after retries.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from .services.import_kinds import KINDS as IMPORT_KINDS
 from .services.import_kinds import OPTIONS as IMPORT_OPTIONS
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
+EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer a closed pipe ends (SIGPIPE)
 EXPORT_KINDS = (
     "judgements",
     "pairs",
@@ -743,7 +745,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         args.study, args.rater = None, None
     try:
-        return COMMANDS[command](args)
+        code = COMMANDS[command](args)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except InputError as exc:
         print(f"annotator: {exc.one_line()}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -757,6 +764,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BUG
+
+
+def _closed_pipe() -> int:
+    """The reader of our output went away (`annotator roles --print | head`): not a bug, and
+    nothing to say. As Python's docs advise (signal module, "Note on SIGPIPE"), stdout is
+    pointed at devnull so the interpreter's flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (a test's capture)
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 def _log_crash(exc: BaseException) -> str:

@@ -6,6 +6,16 @@ field, so the CLI and the UI can print one line that tells the user what to fix.
 
 from __future__ import annotations
 
+import unicodedata
+
+
+def _escaped(text: str) -> str:
+    """Control and invisible formatting characters (ESC, U+202E...) as \\uXXXX: the line names
+    what was wrong without a terminal obeying it (recolouring, or reordering the line)."""
+    return "".join(
+        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text
+    )
+
 
 class InputError(ValueError):
     """Bad input from a user-supplied file; `str()` is a one-line message."""
@@ -34,7 +44,7 @@ class InputError(ValueError):
             where.append(f"field '{self.field}'")
         prefix = ", ".join(where)
         text = f"{prefix}: {self.message}" if prefix else self.message
-        return " ".join(text.split())  # guarantee one line
+        return _escaped(" ".join(text.split()))  # guarantee one line, shown as written
 
 
 class AlreadyAnswered(Exception):

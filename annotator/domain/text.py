@@ -3,12 +3,18 @@ without control characters other than tab and newline.
 
 A NUL or ESC in an id ends up in file names, terminal output and CSV cells,
 where it truncates or rewrites what the lead reads; refusing it at the door is
-cheaper than escaping it everywhere.
+cheaper than escaping it everywhere. The same holds for invisible formatting
+characters in a name: a right-to-left override (U+202E) makes "ana\u202etxt.exe"
+read as another string, and a zero-width space makes two raters' names look alike.
+
+The spreadsheet formula guard of CSV cells (`guard_cell` / `unguard_cell`) lives here too,
+so the writers (reports, exports) and the reader (ingest) share one reversible rule.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .errors import InputError
 
@@ -18,8 +24,21 @@ _NAME_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _TEXT_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+# Invisible characters that are not of category Cf (format) but render as nothing.
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+
+
 def _describe(ch: str) -> str:
     return f"U+{ord(ch):04X}"
+
+
+def _invisible(name: str) -> str | None:
+    """The first bidirectional control, zero-width or other invisible formatting character
+    (Unicode category Cf: U+200B-U+200F, U+202A-U+202E, U+2060-U+206F, U+FEFF, tags...)."""
+    for ch in name:
+        if ch in _INVISIBLE or unicodedata.category(ch) == "Cf":
+            return ch
+    return None
 
 
 def check_name(
@@ -42,6 +61,7 @@ def check_name(
             line=line,
             field=field,
         )
+    check_visible(name, what, source=source, line=line, field=field)
     if len(name) > MAX_NAME:
         raise InputError(
             f"{what} is {len(name)} characters long; at most {MAX_NAME}",
@@ -50,6 +70,29 @@ def check_name(
             field=field,
         )
     return name
+
+
+def check_visible(
+    value: str,
+    what: str,
+    *,
+    source: str | None = None,
+    line: int | None = None,
+    field: str | None = None,
+) -> str:
+    """A name holds no bidirectional control or zero-width character (each would let it
+    display as another name: "ana\u202egpj.exe", "ana\u200b" next to "ana")."""
+    hidden = _invisible(value)
+    if hidden is not None:
+        label = unicodedata.name(hidden, "").lower() or "formatting character"
+        raise InputError(
+            f"{what} contains the invisible character {_describe(hidden)} ({label}), which makes "
+            "a name display as another; remove it",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return value
 
 
 def check_text(
@@ -71,3 +114,36 @@ def check_text(
             field=field,
         )
     return value
+
+
+# ---- the spreadsheet formula guard of CSV cells -------------------------------------------------
+
+# A cell a spreadsheet would run as a formula (or that Excel strips: tab, carriage return).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def _formula_shaped(text: str) -> bool:
+    """Quotes, then a formula start: what the guard prefixes with one more quote."""
+    rest = text.lstrip("'")
+    if not rest.startswith(FORMULA_PREFIXES):
+        return False
+    # A plain number ("-0.2") is data in every spreadsheet; but "'-0.2" is guarded, so the
+    # guard stays reversible: only the written value "'-0.2" can read back as "'-0.2".
+    return rest != text or not _PLAIN_NUMBER.fullmatch(text)
+
+
+def guard_cell(text: str) -> str:
+    """A text cell as written to CSV: a leading quote when a spreadsheet would read it as a
+    formula (Excel's own "this is text" mark, not shown in the cell). Reversible by
+    `unguard_cell`: a text that already starts with quotes before a formula character gets one
+    more, so "'=x" (a reason that starts with a quote) and "=x" stay apart."""
+    return "'" + text if _formula_shaped(text) else text
+
+
+def unguard_cell(text: str) -> str:
+    """A CSV cell as read back: the guard `guard_cell` added, removed (a spreadsheet that saves
+    the file drops it the same way)."""
+    if text.startswith("'") and _formula_shaped(text[1:]):
+        return text[1:]
+    return text

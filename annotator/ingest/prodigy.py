@@ -27,7 +27,7 @@ What this importer decides:
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..domain.answers import reason_of
@@ -49,7 +49,22 @@ from .mapping import (
 from .readers import read_jsonl
 
 ANSWERS = ("accept", "reject", "ignore")
+# The Unix seconds a time of the store can be (1970 to the end of year 9999); 1e20, -1e15 or
+# NaN would otherwise overflow the conversion with a raw OverflowError / ValueError.
+LATEST_EPOCH = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
 GATE_DEFAULTS = {"accept": "PASS", "reject": "FAIL"}
+
+
+def _timestamp(raw: object, where: str) -> datetime | None:
+    """`_timestamp` (Unix seconds, as Prodigy writes it) as the store keeps times."""
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        if not 0 <= raw <= LATEST_EPOCH:  # NaN compares false: refused too
+            raise InputError(
+                f"_timestamp {raw!r} is not a time: Prodigy writes Unix seconds (1970 to 9999)",
+                source=where,
+                field="_timestamp",
+            )
+    return when(raw, where, "_timestamp")
 
 
 def _rater(line: dict, mapping: Mapping, where: str) -> tuple[str, str | None]:
@@ -122,7 +137,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
         if answer == "ignore":
             out.skipped["ignored tasks"] += 1
             continue
-        t = when(line.get("_timestamp"), where, "_timestamp")
+        t = _timestamp(line.get("_timestamp"), where)
         lines.append(((t or datetime.min, n), where, line, answer, t))
     labelled = {mm.label for mm in mapping.metrics if mm.label is not None}
     versions: dict[tuple[str, str], list[ToolJudgement]] = {}

@@ -13,7 +13,7 @@ from typing import Any
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, Metric, Rubric, parse_value
-from ..domain.text import check_name, check_text
+from ..domain.text import check_name, check_text, unguard_cell
 from .readers import read_bytes
 
 CHOICES = ("left", "right", "both", "neither")
@@ -45,7 +45,12 @@ def read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[
                     raise InputError(
                         "row has more cells than the header", source=src, line=reader.line_num
                     )
-                yield reader.line_num, row
+                # The formula guard our exports add ("'=x", domain.text.guard_cell) is not
+                # part of the value: removed here, so an export reads back as it was.
+                yield (
+                    reader.line_num,
+                    {k: unguard_cell(v) if isinstance(v, str) else v for k, v in row.items()},
+                )
         except UnicodeDecodeError:
             raise InputError("file is not UTF-8 text; save it as UTF-8", source=src) from None
         except csv.Error as exc:

@@ -3,12 +3,18 @@
 CSV files get opened in spreadsheets, and a rater's reason or a judge's reply is
 untrusted text: a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage
 return would run as a formula. Such string cells are prefixed with a single
-quote. Numbers stay numbers (`-0.2` is data, not a formula), and so does a
-string that is exactly a plain number.
+quote (`domain.text.guard_cell`, which `annotator import` reverses). Numbers stay
+numbers (`-0.2` is data, not a formula), and so does a string that is exactly a
+plain number.
+
+Records end in CRLF, as RFC 4180 and the csv module's default have it: the csv module
+quotes a field that holds a character of the line terminator, so with CRLF a reason
+holding a bare carriage return is quoted (with LF alone it was not, and split the record).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -18,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..domain.text import FORMULA_PREFIXES, guard_cell
 from .atomic import atomic_open
 
 __all__ = [
@@ -32,8 +39,9 @@ __all__ = [
     "report_tables",
 ]
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# Every CSV this package writes: the csv module's quoting of any field holding a delimiter,
+# a quote, CR or LF (CR counts only when it is in the line terminator).
+CSV_OPTIONS: dict[str, Any] = {"lineterminator": "\r\n", "quoting": csv.QUOTE_MINIMAL}
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -50,11 +58,7 @@ def _flatten(value: Any) -> Any:
 def neutralise_cell(value: Any) -> Any:
     """Defuse a string that a spreadsheet would read as a formula; leave everything else."""
     value = _flatten(value)
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        if _PLAIN_NUMBER.fullmatch(value):
-            return value
-        return "'" + value
-    return value
+    return guard_cell(value) if isinstance(value, str) else value
 
 
 def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +100,7 @@ def write_csv_tables(
         path = out / f"{_file_stem(name)}.csv"
         safe = neutralise_frame(df)
         with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-            safe.to_csv(fh, index=False, lineterminator="\n")
+            safe.to_csv(fh, index=False, **CSV_OPTIONS)
         paths.append(path)
     if parquet:
         paths.extend(write_parquet(tables, out))

@@ -14,6 +14,8 @@ answer it supersedes), live items (anchors are calibration material), no operato
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,7 +30,7 @@ from ..ingest.readers import read_jsonl
 from ..ingest.tables import read_csv
 from ..reports import label_studio_config as lsc
 from ..reports.atomic import atomic_open, atomic_write_bytes, atomic_write_text
-from ..reports.csv_report import neutralise_frame
+from ..reports.csv_report import CSV_OPTIONS, neutralise_frame
 from ..store import rows as R
 from ..store.exports import ItemRecord, item_records, judgement_records, pair_records, vote_records
 from .frames import latest_versions
@@ -273,8 +275,9 @@ def write_rows(table: Table, rows: list[dict[str, Any]], path: Path) -> Path:
             if typ == "int64":
                 df[col] = df[col].astype("Int64")
         with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-            # a reason starting with "=" must not run as a spreadsheet formula
-            neutralise_frame(df).to_csv(fh, index=False, lineterminator="\n")
+            # a reason starting with "=" must not run as a spreadsheet formula, and one holding
+            # a bare CR must not split its record (CSV_OPTIONS: CRLF, so CR is quoted)
+            neutralise_frame(df).to_csv(fh, index=False, **CSV_OPTIONS)
     else:
         pq = _pyarrow("parquet")
         with atomic_open(path, "wb") as fh:
@@ -362,8 +365,45 @@ def _num(v: Any) -> str:
     return "n/a" if v is None else f"{v:.3f}"
 
 
+# ASCII punctuation that Markdown (CommonMark + GitHub's tables and autolinks) gives a
+# meaning; each may be backslash-escaped, which renders it as itself.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&=:\"'$^])")
+
+
+def _md(text: Any) -> str:
+    """A rubric or study text as Markdown *data*: rendered as written, never as a heading, list,
+    link, image, HTML tag or table cell break (a rubric's text is not the card's markup)."""
+    lines = str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(_MD_SPECIAL.sub(r"\\\1", line.strip()) for line in lines)
+
+
 def _cell(v: Any) -> str:
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    """A table cell: escaped text on one line."""
+    return " ".join(_md(v).split())
+
+
+def _code(v: Any, *, in_table: bool = True) -> str:
+    """A name as a code span whose fence no backtick in it can close; in a table, `|` is still
+    a cell break inside a code span unless escaped (GitHub's table extension)."""
+    text = " ".join(str(v).split())
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{fence}{pad}{text}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def _yaml_str(text: str) -> str:
+    """A YAML double-quoted scalar that every YAML parser reads back as `text`: `json.dumps`
+    writes characters outside the BMP as surrogate pairs, which PyYAML keeps as two halves."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp"):
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n_boot: int) -> str:
@@ -381,7 +421,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
             configs.append("  default: true")
     lines = [
         "---",
-        f"pretty_name: {json.dumps(study.name)}",
+        f"pretty_name: {_yaml_str(study.name)}",
         "tags:",
         "- human-evaluation",
         "- llm-as-a-judge",
@@ -389,30 +429,33 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
         *configs,
         "---",
         "",
-        f"# {study.name}: human judgements and judge scores",
+        f"# {_md(study.name)}: human judgements and judge scores",
         "",
-        f"Exported by annotator on {datetime.now(UTC).date().isoformat()} from the study `{study.name}`, "
-        f"rubric `{rubric.id}` (version `{rubric.version[:12]}`). Current answers only (a correction replaces "
+        f"Exported by annotator on {datetime.now(UTC).date().isoformat()} from the study "
+        f"{_code(study.name, in_table=False)}, rubric `{rubric.id}` (version `{rubric.version[:12]}`). Current answers only (a correction replaces "
         "the answer it supersedes), live items only, staff (operator) accounts left out. Times are UTC.",
         "",
         "## Rubric",
         "",
-        f"{rubric.instructions}",
+        _md(rubric.instructions),
         "",
         "| metric | kind | label | values | required |",
         "|---|---|---|---|---|",
     ]
     for m in rubric.metrics:
-        vals = (
-            ", ".join(m.spec.value_label(m, v) for v in m.values())
+        vals = (  # the rubric's labels escaped; the ranges are ours
+            ", ".join(_cell(m.spec.value_label(m, v)) for v in m.values())
             if m.kind not in ("scale", "text")
             else (f"{m.min}..{m.max}" if m.kind == "scale" else "free text")
         )
         lines.append(
-            f"| `{m.key}` | {m.kind} | {_cell(m.label)} | {_cell(vals)} | {'yes' if m.required else 'no'} |"
+            f"| `{m.key}` | {m.kind} | {_cell(m.label)} | {vals} | {'yes' if m.required else 'no'} |"
         )
     if rubric.rules:
-        lines += ["", "Verdict rules: " + "; ".join(f"`{r}`" for r in rubric.rules)]
+        lines += [
+            "",
+            "Verdict rules: " + "; ".join(_code(r, in_table=False) for r in rubric.rules),
+        ]
     lines += ["", "## Tables", "", "| config | rows | what |", "|---|---|---|"]
     lines += [
         f"| `{n.replace('-', '_')}` | {c} | {TABLES[n].what} |" for n, c in counts.items() if c
@@ -435,7 +478,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
         )
         for judge, j in (m.get("judges") or {}).items():
             judges.append(
-                f"| `{key}` | `{judge}` | {j.get('n_items')} | {_est(j.get('alpha_vs_consensus'))} | "
+                f"| `{key}` | {_code(judge)} | {j.get('n_items')} | {_est(j.get('alpha_vs_consensus'))} | "
                 f"{_est(j.get('pearson'))} | {_est(j.get('kendall_tau_b'))} |"
             )
     if judges:
@@ -456,7 +499,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
                 "|---|---|---|---|",
             ]
             lines += [
-                f"| `{j}` | {v.get('n')} | {_num(v.get('agreement_with_majority'))} | "
+                f"| {_code(j)} | {v.get('n')} | {_num(v.get('agreement_with_majority'))} | "
                 f"{_num(v.get('kappa_vs_majority'))} |"
                 for j, v in pj.items()
             ]

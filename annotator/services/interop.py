@@ -68,6 +68,7 @@ def import_tool(
         path, rubric, mapping, imports.known_item_ids(study.db), **kwargs
     )
     parsed.check_complete(rubric, mapping)
+    _check_times(parsed)
     landed: dict[str, corrections.Landed] = {}
 
     def also(tx) -> None:
@@ -78,6 +79,24 @@ def import_tool(
 
     n_items, _ = study._land(parsed.items, also=also)
     return summary(str(path), n_items, landed, parsed)
+
+
+# time_ms is an INTEGER column (4 bytes on PostgreSQL): about 24.8 days of work on one item.
+MAX_TIME_MS = 2**31 - 1
+
+
+def _check_times(parsed: ToolImport) -> None:
+    """A time spent (Label Studio's lead_time, Potato's time string) the store can hold: 1e300
+    seconds is a typo or an attack, and would fail the whole import with a raw overflow."""
+    for row in (*parsed.judgements, *parsed.votes):
+        ms = row.time_ms
+        if ms is not None and not 0 <= ms <= MAX_TIME_MS:
+            raise InputError(
+                f"the time spent on the task, {ms / 1000:.3g} s, is more than the "
+                f"{MAX_TIME_MS // 86_400_000} days a study holds; fix or remove it",
+                source=row.where,
+                field="lead_time",
+            )
 
 
 def summary(

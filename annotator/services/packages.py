@@ -103,6 +103,11 @@ def _integrity(path: Path) -> None:
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
             rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+            # A row pointing at a row the file does not hold (an answer on a missing item):
+            # sound pages, altered content; refused here before any row is read.
+            dangling = (
+                conn.execute("PRAGMA foreign_key_check").fetchone() if rows == ["ok"] else None
+            )
         except sqlite3.DatabaseError as exc:
             raise DamagedStudy(
                 f"the package is damaged or truncated ({exc}); ask the rater to send it again",
@@ -113,6 +118,13 @@ def _integrity(path: Path) -> None:
     if rows != ["ok"]:
         raise DamagedStudy(
             f"the package is damaged or truncated ({rows[0][:80]}); ask the rater to send it again",
+            source=where,
+        )
+    if dangling is not None:
+        table, rowid, parent, _ = dangling
+        raise DamagedStudy(
+            f"the package's {table} row {rowid} points at a row of {parent} that the file does not hold: "
+            "the file was altered; ask the rater for an untouched copy",
             source=where,
         )
 

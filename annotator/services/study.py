@@ -8,6 +8,7 @@ from typing import Any
 
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric, load_rubric, parse_rubric
+from ..domain.text import check_visible
 from ..ingest import anchors as anchor_ingest
 from ..ingest import folder as folder_ingest
 from ..ingest import harness as harness_ingest
@@ -125,8 +126,13 @@ class Study:
             else parse_rubric(rubric_text(given), source=given)
         )
         if is_server(folder):
+            check_visible(
+                server_name(str(folder)), "the study's name (the database's)", field="STUDY"
+            )
             return cls._create_on_server(str(folder), rubric)
         folder = Path(folder)
+        # The folder's name is the study's name (set_setting("name") checks a new one).
+        check_visible(folder.resolve().name, "the study's name (the folder's)", source=str(folder))
         for p in (folder, *folder.parents):
             if p.exists():
                 if not p.is_dir():

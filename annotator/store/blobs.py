@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain.errors import DamagedStudy
@@ -35,6 +35,8 @@ class BlobStore:
 
     def read(self, sha256: str) -> bytes:
         with self.db.read() as s:
+            if _text_blobs(s, MediaBlob.sha256 == sha256):
+                raise _stored_as_text(sha256, self.db.where)
             data = s.scalar(select(MediaBlob.data).where(MediaBlob.sha256 == sha256))
         if data is None:
             raise FileNotFoundError(f"media {sha256[:12]}… is not in this study")
@@ -48,10 +50,29 @@ class BlobStore:
         return None
 
 
+def _text_blobs(s: OrmSession, *where) -> list[str]:  # noqa: ANN002 - SQL conditions
+    """Keys of blobs stored as TEXT: SQLite keeps any type in a BLOB column, a hand-edited
+    file can hold one, and reading it fails (invalid UTF-8) or yields a str, not bytes."""
+    if s.get_bind().dialect.name != "sqlite":
+        return []  # bytea holds bytes only
+    q = select(MediaBlob.sha256).where(func.typeof(MediaBlob.data) != "blob", *where).limit(1)
+    return list(s.scalars(q))
+
+
+def _stored_as_text(sha256: str, where: str) -> DamagedStudy:
+    return DamagedStudy(
+        f"media blob {sha256[:12]}… is stored as text, not bytes: the file was altered; "
+        "ask the rater for an untouched copy",
+        source=where,
+    )
+
+
 def verify_blobs(db: StudyDB, where: str) -> int:
     """Re-hash every blob against its key; a mismatch is tampering (or damage). Returns the count."""
     n = 0
     with db.read() as s:
+        for sha in _text_blobs(s):
+            raise _stored_as_text(sha, where)
         for sha, data in s.execute(select(MediaBlob.sha256, MediaBlob.data)).yield_per(64):
             if hashlib.sha256(bytes(data)).hexdigest() != sha:
                 raise DamagedStudy(

@@ -224,7 +224,7 @@ def run_app(
     window = MainWindow(
         settings, study=location, rater=rater, mode=mode, default_rater=default_rater
     )
-    problems = window.keymap.problem_line()
+    problems = window.startup_problems()
     if problems and sys.stderr is not None:
         print(f"annotator: {problems}", file=sys.stderr)  # one line, at start-up
     app.aboutToQuit.connect(window.shutdown)

@@ -231,10 +231,11 @@ class MainWindow(QMainWindow):
         else:
             cw, lh = self.fontMetrics().averageCharWidth(), self.fontMetrics().lineSpacing()
             self.resize(max(1100, cw * 170), max(720, lh * 44))
-        # Key override problems stay in view (one line; the whole of it in the tooltip).
+        # What the settings file and the key overrides hold that the app ignored stays in view
+        # (one line; the whole of it in the tooltip).
         self.keys_note = QLabel()
         self.keys_note.setStyleSheet(f"color: {warning_colour(self.palette())};")
-        problems = self.keymap.problem_line()
+        problems = self.startup_problems()
         if problems:
             self.keys_note.setText(problems if len(problems) <= 90 else problems[:88] + "…")
             self.keys_note.setToolTip(problems)
@@ -244,6 +245,12 @@ class MainWindow(QMainWindow):
         self.show_start()
         if study is not None:
             self.open_study(study, then=lambda: self._enter(rater, mode, default_rater))
+
+    def startup_problems(self) -> str | None:
+        """Ignored settings and key override problems, in one line (None when there are none)."""
+        settings_line = getattr(self.settings, "problem_line", lambda: None)()
+        parts = [p for p in (settings_line, self.keymap.problem_line()) if p]
+        return "; ".join(parts) or None
 
     # -- menus ---------------------------------------------------------------------
     def _build_menus(self) -> None:

@@ -15,7 +15,12 @@ Public API: ``AppSettings(path: str | Path | None = None)`` with
 ``set_key_override(action, sequences | None)``, ``keys_path``,
 ``geometry(name) -> bytes | None``, ``set_geometry(name, data)``,
 ``last_rater(study) -> str | None``, ``set_last_rater(study, name)``,
-``value(key, default=None)``, ``set_value(key, value)``, ``sync()``, ``path``.
+``value(key, default=None)``, ``set_value(key, value)``, ``sync()``, ``path``,
+``problems() -> list[str]``, ``problem_line() -> str | None``.
+
+A settings file is a person's to edit (README "Keys"), so nothing in it may stop the app: a
+value of the wrong shape (``recent_studies="5"``), one that is not JSON, or one nested past
+any use is ignored, the default used, and named in ONE line at start-up (``problem_line``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,29 @@ from PySide6.QtCore import QByteArray, QSettings
 
 ENV_VAR = "ANNOTATOR_SETTINGS"
 MAX_RECENT = 10
+_ABSENT = object()
+
+
+def _list_of_text(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _text_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+
+
+# The keys the app reads, the shape each must have, and what the shape is called in the line.
+_SHAPES: dict[str, tuple[Any, str]] = {
+    "recent_studies": (_list_of_text, "a list of study locations"),
+    "language": (lambda v: isinstance(v, str), "a language code"),
+    "last_rater": (_text_map, "a table of study -> rater name"),
+    "dashboard_n_boot": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+        "a positive whole number",
+    ),
+    "dashboard_live": (lambda v: isinstance(v, bool), "true or false"),
+    "adjudicator": (lambda v: v is None or isinstance(v, str), "a name"),
+}
 _URL_PREFIXES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 
 
@@ -59,6 +87,9 @@ class AppSettings:
             self._q = QSettings(
                 QSettings.Format.IniFormat, QSettings.Scope.UserScope, "annotator", "annotator"
             )
+        self._ignored: dict[str, str] = {}  # key -> why, for the start-up line
+        for key in _SHAPES:
+            self.value(key)  # records a value of the wrong shape now, not when a view reads it
 
     @property
     def path(self) -> Path:
@@ -70,13 +101,33 @@ class AppSettings:
 
     # -- generic (JSON-encoded so types survive the INI round trip) ----------------
     def value(self, key: str, default: Any = None) -> Any:
+        """The stored value, or `default` when there is none or it is unreadable or of the wrong
+        shape for a key the app reads (then noted for ``problem_line``)."""
         raw = self._q.value(key)
         if raw is None:
             return default
         try:
-            return json.loads(raw)
-        except (TypeError, ValueError):
+            got = json.loads(raw) if isinstance(raw, str) else _ABSENT
+        except (ValueError, RecursionError):  # not JSON; nested past Python's recursion limit
+            got = _ABSENT
+        if got is _ABSENT:
+            self._ignored.setdefault(key, "not readable as a value")
             return default
+        shape = _SHAPES.get(key)
+        if shape is not None and not shape[0](got):
+            self._ignored.setdefault(key, f"not {shape[1]}")
+            return default
+        return got
+
+    def problems(self) -> list[str]:
+        """What the settings file holds that the app ignored (one phrase each)."""
+        return [f"{k} ({why})" for k, why in self._ignored.items()]
+
+    def problem_line(self) -> str | None:
+        """The ignored settings in one line for the start-up report, or None."""
+        if not self._ignored:
+            return None
+        return f"settings in {self.path}: ignored, defaults used: " + ", ".join(self.problems())
 
     def set_value(self, key: str, value: Any) -> None:
         self._q.setValue(key, json.dumps(value))
@@ -87,7 +138,7 @@ class AppSettings:
 
     # -- recent studies ------------------------------------------------------------
     def recent_studies(self) -> list[Path | str]:
-        return [as_location(p) for p in self.value("recent_studies", []) if isinstance(p, str)]
+        return [as_location(p) for p in self.value("recent_studies", [])]
 
     def add_recent_study(self, location: str | Path) -> None:
         p = location_key(location)
@@ -121,7 +172,11 @@ class AppSettings:
             raw = tomllib.loads(p.read_text(encoding="utf-8-sig"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             return {}, [f"{p.name} cannot be read ({' '.join(str(exc).split())})"]
+        except RecursionError:  # tomllib recurses into nested arrays and inline tables
+            return {}, [f"{p.name} cannot be read (nested too deep)"]
         table = raw.get("keys", raw)
+        if not isinstance(table, dict):  # keys = ['Y'] or keys = 'Y': not a table of actions
+            return {}, ["'keys' must be a table of action = [keys] (the file is ignored)"]
         out: dict[str, list[str]] = {}
         problems: list[str] = []
         for k, v in table.items():
@@ -164,7 +219,7 @@ class AppSettings:
 
     # -- raters --------------------------------------------------------------------
     def last_rater(self, study: str | Path) -> str | None:
-        return self.value("last_rater", {}).get(location_key(study))
+        return self.value("last_rater", {}).get(location_key(study))  # a text map (_SHAPES)
 
     def set_last_rater(self, study: str | Path, name: str) -> None:
         data = self.value("last_rater", {})
