@@ -944,15 +944,16 @@ class _Merger:
         self._chained("pair_votes", PairVote, self.rows.votes, vote)
         cal = []
         for x in self.rows.calibrations:
-            if sess.get(x["session"]) is None:
+            session_pk = sess.get(x["session"])
+            if session_pk is None:
                 continue
-            result = self._qualification(sess[x["session"]], x["rubric_version"])
+            result = self._qualification(session_pk, x["rubric_version"])
             cal.append(
                 (
                     dict(
                         uuid=x["uuid"],
                         rater_pk=self.rpk,
-                        session_pk=sess[x["session"]],
+                        session_pk=session_pk,
                         anchor_set=x["anchor_set"],
                         anchor_set_version=x.get("anchor_set_version"),
                         rubric_version=x["rubric_version"],
@@ -960,7 +961,7 @@ class _Merger:
                         qualified=result["qualified"],
                         created_at=x["created_at"],
                     ),
-                    {"session_pk": sess[x["session"]], "anchor_set": x["anchor_set"]},
+                    {"session_pk": session_pk, "anchor_set": x["anchor_set"]},
                     x,
                 )
             )
@@ -1043,7 +1044,7 @@ def merge_rows(
                 "from this study (export the rater a new one)",
                 field="package_manifest",
             )
-        rater = s.get(Rater, rpk)
+        rater = s.get_one(Rater, rpk)
         if rater.name != rows.rater or rater.is_operator:
             raise InputError(
                 f"this package was exported for '{rater.name}' but names '{rows.rater[:40]}' as "
