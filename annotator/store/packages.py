@@ -363,7 +363,86 @@ def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
             )
             for x in s.scalars(select(Calibration).where(Calibration.rater_pk == rpk))
         ]
-        return out
+        return local_keys(out)
+
+
+def _renumber(rows: list[dict[str, Any]], order: Any = None) -> dict[int, int]:
+    """old id -> 1, 2, ... in `order` (default: the rows' own order)."""
+    keys = sorted(rows, key=order) if order else rows
+    return {r["id"]: n for n, r in enumerate(keys, start=1)}
+
+
+def local_keys(c: PackageContent) -> PackageContent:
+    """The package's own row numbers instead of the study's: a study-wide item number says where
+    an item was imported (its generator, by order within a case), lets two raters join their
+    files, and an answer's id counts everyone's answers. Items are numbered in the order of the
+    rater's codes (random), cells by their first item, cases by code; answer rows 1, 2, ... in the
+    order they were made. Merge never reads these numbers: it maps codes and UUIDs."""
+    item = _renumber(c.items, lambda r: r["item_id"])
+    first = {}
+    for r in c.items:
+        first[r["cell_pk"]] = min(first.get(r["cell_pk"], 1 << 62), item[r["id"]])
+    cell = _renumber(c.cells, lambda r: first.get(r["id"], 1 << 62))
+    case = {pk: n for n, (pk, _) in enumerate(sorted(c.cases.items(), key=lambda kv: kv[1]), 1)}
+    pair = _renumber(c.pairs, lambda r: r["pair_id"])
+    sess = _renumber(c.sessions)
+    show = _renumber(c.showings)
+    jud = _renumber(c.judgements)
+    vot = _renumber(c.votes)
+    cal = _renumber(c.calibrations)
+
+    def opt(m: dict[int, int], v: int | None) -> int | None:
+        return None if v is None else m[v]
+
+    c.cases = {case[pk]: code for pk, code in c.cases.items()}
+    c.cells = [dict(r, id=cell[r["id"]], case_pk=case[r["case_pk"]]) for r in c.cells]
+    c.items = sorted(
+        (dict(r, id=item[r["id"]], cell_pk=cell[r["cell_pk"]]) for r in c.items),
+        key=lambda r: r["id"],
+    )
+    c.item_media = [dict(r, item_pk=item[r["item_pk"]]) for r in c.item_media]
+    c.anchors = [dict(r, item_pk=item[r["item_pk"]]) for r in c.anchors]
+    c.queue = [dict(r, item_pk=item[r["item_pk"]]) for r in c.queue]
+    c.pairs = [
+        dict(r, id=pair[r["id"]], item_a=min(a, b), item_b=max(a, b))
+        for r in c.pairs
+        for a, b in [(item[r["item_a"]], item[r["item_b"]])]
+    ]
+    c.pair_queue = [
+        dict(r, pair_pk=pair[r["pair_pk"]], left_item=item[r["left_item"]]) for r in c.pair_queue
+    ]
+    c.sessions = [dict(r, id=sess[r["id"]]) for r in c.sessions]
+    c.showings = [
+        dict(r, id=show[r["id"]], session_pk=sess[r["session_pk"]], item_pk=item[r["item_pk"]])
+        for r in c.showings
+    ]
+    c.judgements = [
+        dict(
+            r,
+            id=jud[r["id"]],
+            item_pk=item[r["item_pk"]],
+            session_pk=opt(sess, r["session_pk"]),
+            showing_pk=opt(show, r["showing_pk"]),
+            supersedes=opt(jud, r["supersedes"]),
+        )
+        for r in c.judgements
+    ]
+    c.votes = [
+        dict(
+            r,
+            id=vot[r["id"]],
+            pair_pk=pair[r["pair_pk"]],
+            item_left=item[r["item_left"]],
+            item_right=item[r["item_right"]],
+            session_pk=opt(sess, r["session_pk"]),
+            supersedes=opt(vot, r["supersedes"]),
+        )
+        for r in c.votes
+    ]
+    c.calibrations = [
+        dict(r, id=cal[r["id"]], session_pk=sess[r["session_pk"]]) for r in c.calibrations
+    ]
+    return c
 
 
 def write_content(

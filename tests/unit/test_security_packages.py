@@ -129,7 +129,15 @@ def test_a_package_correcting_another_raters_answer_is_refused(case, capsys):
         "WHERE q.name = 'anaya') ORDER BY j.id LIMIT 1",
     )
     assert shared, "benito and anaya share an item"
-    uid, item, answers, reason, version = shared[0]
+    uid, study_item, answers, reason, version = shared[0]
+    code = _lead_rows(
+        lead,
+        "SELECT rc.code FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk WHERE r.name = "
+        "'anaya' AND rc.kind = 'item' AND rc.target_pk = ?",
+        (study_item,),
+    )[0][0]
+    with sqlite3.connect(pkg) as c:  # the package numbers its items itself: found by the code
+        item = c.execute("SELECT id FROM items WHERE item_id = ?", (code,)).fetchone()[0]
     _edit(pkg, "DELETE FROM judgements WHERE item_pk = ?", params=(item,))
     c = sqlite3.connect(pkg)
     c.execute(
@@ -457,3 +465,28 @@ def test_a_3000_long_correction_chain_is_refused_at_once(case, capsys, tmp_path)
     _merged(capsys, lead, at_cap)
     assert time.monotonic() - t0 < 20
     assert _lead_rows(lead, "SELECT count(*) FROM merge_conflicts") == [(0,)]
+
+
+# ---- 5 (package side): no study-wide numbers ------------------------------------------------------
+
+
+def test_a_package_holds_no_study_wide_item_numbers_or_answer_counts(worked):
+    """Item numbers in the study's order tell the generator by position within a case and let two
+    raters join their files; answer ids count everyone's answers: a package numbers its own."""
+    lead, pkg = worked
+    with sqlite3.connect(pkg) as c:
+        local = dict(c.execute("SELECT item_id, id FROM items").fetchall())
+        counts = {
+            t: c.execute(f"SELECT count(*), coalesce(max(id), 0) FROM {t}").fetchone()
+            for t in ("cases", "cells", "items", "pairs", "sessions", "judgements", "pair_votes")
+        }
+    study_pk = dict(
+        _lead_rows(
+            lead,
+            "SELECT rc.code, rc.target_pk FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk "
+            "WHERE r.name = 'anaya' AND rc.kind = 'item'",
+        )
+    )
+    by_study_order = [local[code] for code in sorted(local, key=study_pk.__getitem__)]
+    assert by_study_order != sorted(by_study_order), "the package's items keep the study's order"
+    assert all(n == top for n, top in counts.values()), counts  # numbered 1..n, no gaps
