@@ -19,6 +19,9 @@ import unicodedata
 from .errors import InputError
 
 MAX_NAME = 200  # characters in an id or a name
+# characters of one free-text answer or reason: the cell cap of an imported table (ingest/tables.py
+# MAX_CELL), so whatever an import lets in the app, a package and a merge let in too, and no more
+MAX_TEXT = 1 << 20
 # C0 controls, DEL and C1 controls; free text keeps tab, newline and carriage return.
 _NAME_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _TEXT_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

@@ -139,7 +139,8 @@ def build_frames(
     )
     # closed however the loop ends: an open stream holds a read transaction (on a server, a
     # connection) until it is
-    with closing(R.judgements(db, ("live",))) as stream:
+    unreadable: list[int] = []
+    with closing(R.judgements(db, ("live",), unreadable=unreadable)) as stream:
         rows = _live_rows(stream, by_pk, judged)
     judgements = pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
 
@@ -168,7 +169,7 @@ def build_frames(
         [r[:5] for r in vrows if latest[r[1]] == r[5]], columns=F.JUDGE_COLUMNS
     )
 
-    anchor_rows = list(R.judgements(db, ("anchor", "calibration")))
+    anchor_rows = list(R.judgements(db, ("anchor", "calibration"), unreadable=unreadable))
     anchor_answers = _anchor_answers(
         anchor_rows, rubric, R.anchor_references(db), {pk: r.item_id for pk, r in by_pk.items()}
     )
@@ -214,4 +215,5 @@ def build_frames(
         anchor_answers=anchor_answers,
         adjudications=adjudications,
         settings=dict(settings),
+        unreadable=sorted(unreadable),
     )

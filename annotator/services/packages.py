@@ -56,7 +56,8 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
         pair_store.ensure_pair_queue(
             study.db, rater, int(study.setting("pair_raters_per_pair") or 3)
         )
-    content = store.read_content(study.db, rater)
+    package_id = uuid7()
+    content = store.read_content(study.db, rater, package_id)
     study_id = study.setting("study_id")
     scratch = out.with_name(f".{out.name}.{os.getpid()}.building")
     final_tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
@@ -71,7 +72,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
                 dest,
                 content,
                 study_id=study_id,
-                package_id=uuid7(),
+                package_id=package_id,
                 read_media=study.media.read,
                 created_at=datetime.now(UTC).replace(tzinfo=None),
             )
@@ -129,6 +130,63 @@ def _integrity(path: Path) -> None:
         )
 
 
+def _reference_triggers() -> dict[str, str]:
+    """name -> SQL of every trigger a package made by this annotator holds: a fresh study's
+    (built once per process, in a scratch file)."""
+    global _TRIGGERS
+    if _TRIGGERS is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            db = StudyDB(Path(tmp) / "reference.sqlite", create=True)
+            db.close()
+            _TRIGGERS = {
+                n: sql for t, n, sql in _schema_of(Path(tmp) / "reference.sqlite") if t == "trigger"
+            }
+    return _TRIGGERS
+
+
+_TRIGGERS: dict[str, str] | None = None
+
+
+def _schema_of(path: Path) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        return [
+            (t, n, sql or "")
+            for t, n, sql in conn.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view', 'trigger')"
+            )
+        ]
+    finally:
+        conn.close()
+
+
+def _schema(path: Path) -> None:
+    """A package holds no view (a merge would read it as if it were a table: a recursive one
+    never ends), no virtual table and no trigger but annotator's own: one of them refuses it, in
+    one line, before any of it is read."""
+    where = str(path)
+    with study_faults(where):
+        got = _schema_of(path)
+    triggers = _reference_triggers()
+    for kind, name, sql in got:
+        what = None
+        if kind == "view":
+            what = "a view"
+        elif kind == "trigger" and triggers.get(name) != sql:
+            what = "a trigger annotator does not make"
+        elif kind == "table" and sql.lstrip()[:30].upper().startswith("CREATE VIRTUAL"):
+            what = "a virtual table"
+        if what is not None:
+            raise InputError(
+                f"the package defines {what} ('{name[:40]}'): the file was altered; nothing was "
+                "read or merged",
+                source=where,
+                field="sqlite_master",
+            )
+
+
 def merge_package(study: Study, path: str | Path) -> store.MergeResult:
     """Verify one package against the study and merge it in one transaction; refuses with one
     line and writes nothing when the package is damaged, altered, or from another study."""
@@ -138,6 +196,7 @@ def merge_package(study: Study, path: str | Path) -> store.MergeResult:
     if not p.is_file():
         raise InputError("no such package file", source=where)
     _integrity(p)
+    _schema(p)
     pkg = StudyDB(p, mode="read")
     try:
         m = store.manifest(pkg)
@@ -171,4 +230,12 @@ def merge_package(study: Study, path: str | Path) -> store.MergeResult:
             )
     finally:
         pkg.close()
-    return store.merge_rows(study.db, rows, package_sha=store.sha256_file(p), package_id=m["id"])
+    try:
+        return store.merge_rows(
+            study.db, rows, package_sha=store.sha256_file(p), package_id=m["id"], version=version
+        )
+    except InputError as exc:
+        if exc.source is None:
+            exc.source = where
+            exc.args = (exc.one_line(),)
+        raise

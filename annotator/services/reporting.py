@@ -33,6 +33,10 @@ def build_study_report(
     frames = study_frames(study)
     say(f"computing agreement ({len(frames.judgements)} answers, {n_boot} bootstrap resamples)")
     report = build_report(frames, n_boot=n_boot, seed=seed)
+    if frames.unreadable:
+        note = unreadable_note(frames.unreadable)
+        report["warnings"] = [note]
+        say(f"warning: {note}")
     for rec in calibrations(study.db):
         entry = report["raters"].get(rec["rater"])
         if entry is not None:
@@ -44,6 +48,15 @@ def build_study_report(
                 }
             )
     return report
+
+
+def unreadable_note(ids: list[int]) -> str:
+    """One line naming the stored answers a report or export left out as unreadable."""
+    shown = ", ".join(str(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
+    return (
+        f"{len(ids)} stored answer(s) left out: their answers are not valid JSON (judgements id "
+        f"{shown}); the file was edited or damaged there, restore those rows from a backup"
+    )
 
 
 def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.DataFrame]:

@@ -80,3 +80,6 @@ class StudyFrames:
     anchor_answers: pd.DataFrame = field(default_factory=lambda: empty(ANCHOR_COLUMNS))
     adjudications: pd.DataFrame = field(default_factory=lambda: empty(ADJUDICATION_COLUMNS))
     settings: dict[str, Any] = field(default_factory=dict)
+    # ids of stored judgements left out because their answers are not a JSON object (a damaged
+    # or hand-edited row): counted and named in the report, never a reason for it to fail
+    unreadable: list[int] = field(default_factory=list)

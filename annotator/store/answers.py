@@ -370,9 +370,15 @@ def submit(
                 target, replaced = first, True
         if target is not None:
             current = head(s, Judgement, target)
-            if current.rater_pk != rpk or current.item_pk != item_pk:
+            if (current.rater_pk, current.item_pk, current.rubric_version, current.context) != (
+                rpk,
+                item_pk,
+                version,
+                context,
+            ):  # the rule migration 0008's trigger holds in the database too
                 raise ValueError(
-                    "a correction must supersede the same rater's answer on the same item"
+                    "a correction must supersede the same rater's answer on the same item, "
+                    "rubric version and context"
                 )
             replaced = replaced or current.id != target
             target = current.id

@@ -4,7 +4,6 @@ session, and every pair with its votes. Plain records out."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +14,7 @@ from .chains import is_current
 from .db import StudyDB
 from .models import Case, Cell, Item, ItemMedia, Judgement, Rater, Session
 from .models_pairs import Pair, PairVote
-from .rows import VoteRow
+from .rows import VoteRow, decode_answers
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,9 @@ def _session_names(s) -> dict[int, str]:
     }
 
 
-def judgement_records(db: StudyDB, version: str) -> list[JudgementRecord]:
+def judgement_records(
+    db: StudyDB, version: str, unreadable: list[int] | None = None
+) -> list[JudgementRecord]:
     """Current (not superseded) live answers of non-operators under this rubric version, oldest first."""
     with db.read() as s:
         names = _session_names(s)
@@ -115,18 +116,25 @@ def judgement_records(db: StudyDB, version: str) -> list[JudgementRecord]:
             )
             .order_by(Judgement.id)
         ).all()
-        return [
-            JudgementRecord(
-                j.item_pk,
-                name,
-                json.loads(j.answers),
-                j.reason,
-                j.created_at,
-                j.time_ms,
-                names.get(j.session_pk) if j.session_pk else None,
+        out = []
+        for j, name in rows:
+            answers = decode_answers(j.answers)
+            if answers is None:  # a damaged row is left out (and counted), never a crash
+                if unreadable is not None:
+                    unreadable.append(j.id)
+                continue
+            out.append(
+                JudgementRecord(
+                    j.item_pk,
+                    name,
+                    answers,
+                    j.reason,
+                    j.created_at,
+                    j.time_ms,
+                    names.get(j.session_pk) if j.session_pk else None,
+                )
             )
-            for j, name in rows
-        ]
+        return out
 
 
 def vote_records(db: StudyDB) -> list[VoteRecord]:

@@ -17,13 +17,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
 
+from ..domain import calibration
 from ..domain.errors import InputError
+from ..domain.rubric import Rubric, rubric_from_canonical
 from . import settings
 from .assignments import assigned_items, assigned_pairs
+from .chains import is_current
 from .db import StudyDB
 from .engine import head_revision
 from .items import free_display_code, new_display_code
@@ -51,6 +54,7 @@ from .models_team import (
     PackageManifest,
     RaterCode,
 )
+from .package_checks import bad, check_rows, check_timestamps
 from .people import rater_pk
 
 FORMAT_VERSION = 1
@@ -125,8 +129,9 @@ def _cols(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
     return {n: getattr(row, n) for n in names}
 
 
-def read_content(db: StudyDB, rater: str) -> PackageContent:
-    """What one rater's package holds (codes minted here, inside the study's transaction)."""
+def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
+    """What one rater's package holds (codes minted here, inside the study's transaction, and the
+    export of `package_id` to this rater recorded: merge checks a package against it)."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
         r = s.get(Rater, rpk)
@@ -135,6 +140,7 @@ def read_content(db: StudyDB, rater: str) -> PackageContent:
                 f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
                 field="--rater",
             )
+        record_export(s, rpk, package_id)
         rv = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).one()
         settings = {
             k: v for k, v in s.execute(select(Setting.key, Setting.value)) if k in PACKAGE_SETTINGS
@@ -357,7 +363,86 @@ def read_content(db: StudyDB, rater: str) -> PackageContent:
             )
             for x in s.scalars(select(Calibration).where(Calibration.rater_pk == rpk))
         ]
-        return out
+        return local_keys(out)
+
+
+def _renumber(rows: list[dict[str, Any]], order: Any = None) -> dict[int, int]:
+    """old id -> 1, 2, ... in `order` (default: the rows' own order)."""
+    keys = sorted(rows, key=order) if order else rows
+    return {r["id"]: n for n, r in enumerate(keys, start=1)}
+
+
+def local_keys(c: PackageContent) -> PackageContent:
+    """The package's own row numbers instead of the study's: a study-wide item number says where
+    an item was imported (its generator, by order within a case), lets two raters join their
+    files, and an answer's id counts everyone's answers. Items are numbered in the order of the
+    rater's codes (random), cells by their first item, cases by code; answer rows 1, 2, ... in the
+    order they were made. Merge never reads these numbers: it maps codes and UUIDs."""
+    item = _renumber(c.items, lambda r: r["item_id"])
+    first = {}
+    for r in c.items:
+        first[r["cell_pk"]] = min(first.get(r["cell_pk"], 1 << 62), item[r["id"]])
+    cell = _renumber(c.cells, lambda r: first.get(r["id"], 1 << 62))
+    case = {pk: n for n, (pk, _) in enumerate(sorted(c.cases.items(), key=lambda kv: kv[1]), 1)}
+    pair = _renumber(c.pairs, lambda r: r["pair_id"])
+    sess = _renumber(c.sessions)
+    show = _renumber(c.showings)
+    jud = _renumber(c.judgements)
+    vot = _renumber(c.votes)
+    cal = _renumber(c.calibrations)
+
+    def opt(m: dict[int, int], v: int | None) -> int | None:
+        return None if v is None else m[v]
+
+    c.cases = {case[pk]: code for pk, code in c.cases.items()}
+    c.cells = [dict(r, id=cell[r["id"]], case_pk=case[r["case_pk"]]) for r in c.cells]
+    c.items = sorted(
+        (dict(r, id=item[r["id"]], cell_pk=cell[r["cell_pk"]]) for r in c.items),
+        key=lambda r: r["id"],
+    )
+    c.item_media = [dict(r, item_pk=item[r["item_pk"]]) for r in c.item_media]
+    c.anchors = [dict(r, item_pk=item[r["item_pk"]]) for r in c.anchors]
+    c.queue = [dict(r, item_pk=item[r["item_pk"]]) for r in c.queue]
+    c.pairs = [
+        dict(r, id=pair[r["id"]], item_a=min(a, b), item_b=max(a, b))
+        for r in c.pairs
+        for a, b in [(item[r["item_a"]], item[r["item_b"]])]
+    ]
+    c.pair_queue = [
+        dict(r, pair_pk=pair[r["pair_pk"]], left_item=item[r["left_item"]]) for r in c.pair_queue
+    ]
+    c.sessions = [dict(r, id=sess[r["id"]]) for r in c.sessions]
+    c.showings = [
+        dict(r, id=show[r["id"]], session_pk=sess[r["session_pk"]], item_pk=item[r["item_pk"]])
+        for r in c.showings
+    ]
+    c.judgements = [
+        dict(
+            r,
+            id=jud[r["id"]],
+            item_pk=item[r["item_pk"]],
+            session_pk=opt(sess, r["session_pk"]),
+            showing_pk=opt(show, r["showing_pk"]),
+            supersedes=opt(jud, r["supersedes"]),
+        )
+        for r in c.judgements
+    ]
+    c.votes = [
+        dict(
+            r,
+            id=vot[r["id"]],
+            pair_pk=pair[r["pair_pk"]],
+            item_left=item[r["item_left"]],
+            item_right=item[r["item_right"]],
+            session_pk=opt(sess, r["session_pk"]),
+            supersedes=opt(vot, r["supersedes"]),
+        )
+        for r in c.votes
+    ]
+    c.calibrations = [
+        dict(r, id=cal[r["id"]], session_pk=sess[r["session_pk"]]) for r in c.calibrations
+    ]
+    return c
 
 
 def write_content(
@@ -460,83 +545,111 @@ class PackageRows:
     calibrations: list[dict[str, Any]]
 
 
+def _ref(table: str, rid: Any, field: str, mapping: dict, key: Any, *, optional: bool = False):
+    """The code or UUID a package row points at through its local key; refused when the key names
+    no row of the package (an altered file)."""
+    if key is None and optional:
+        return None
+    try:
+        return mapping[key]
+    except (KeyError, TypeError):
+        raise bad(table, rid, field, "it points at no row of the package") from None
+
+
 def read_rows(pkg: StudyDB) -> PackageRows:
+    """The package's answer rows with its local keys replaced by codes and UUIDs; every local key
+    checked (an unknown one refuses the package), and every row the one rater's."""
     with pkg.read() as s:
-        raters = list(s.scalars(select(Rater.name)))
+        raters = s.execute(select(Rater.id, Rater.name)).all()
         if len(raters) != 1:
             raise InputError(
                 f"a package holds one rater; this one holds {len(raters)}", field="raters"
             )
+        ((own, name),) = raters
+        check_timestamps(s)
+        for model in (Session, AnchorShowing, Judgement, PairVote, Calibration):
+            stray = s.scalar(select(model.id).where(model.rater_pk.is_distinct_from(own)).limit(1))
+            if stray is not None:
+                raise bad(model.__tablename__, stray, "rater_pk", "it is not the package's rater's")
+        stray = s.scalar(select(PairVote.id).where(PairVote.judge.is_not(None)).limit(1))
+        if stray is not None:
+            raise bad("pair_votes", stray, "judge", "a package holds no judge's votes")
         code = dict(s.execute(select(Item.id, Item.item_id)).all())
         pair_code = dict(s.execute(select(Pair.id, Pair.pair_id)).all())
-        sess = {x.id: x.uuid for x in s.scalars(select(Session))}
-        show = {x.id: x.uuid for x in s.scalars(select(AnchorShowing))}
-        jud = {x.id: x.uuid for x in s.scalars(select(Judgement))}
-        vot = {x.id: x.uuid for x in s.scalars(select(PairVote))}
+        sessions = list(s.scalars(select(Session).order_by(Session.id)))
+        showings = list(s.scalars(select(AnchorShowing).order_by(AnchorShowing.id)))
+        judgements = list(s.scalars(select(Judgement).order_by(Judgement.id)))
+        votes = list(s.scalars(select(PairVote).order_by(PairVote.id)))
+        sess = {x.id: x.uuid for x in sessions}
+        show = {x.id: x.uuid for x in showings}
+        jud = {x.id: x.uuid for x in judgements}
+        vot = {x.id: x.uuid for x in votes}
+        T, V = "judgements", "pair_votes"
         return PackageRows(
-            rater=raters[0],
+            rater=name,
             sessions=[
-                dict(uuid=x.uuid, mode=x.mode, started_at=x.started_at)
-                for x in s.scalars(select(Session))
+                dict(id=x.id, uuid=x.uuid, mode=x.mode, started_at=x.started_at) for x in sessions
             ],
             showings=[
                 dict(
+                    id=x.id,
                     uuid=x.uuid,
-                    session=sess[x.session_pk],
-                    item=code[x.item_pk],
+                    session=_ref("anchor_showings", x.id, "session_pk", sess, x.session_pk),
+                    item=_ref("anchor_showings", x.id, "item_pk", code, x.item_pk),
                     before_position=x.before_position,
                     seed=x.seed,
                     display_code=x.display_code,
                     created_at=x.created_at,
                     anchor_set_version=x.anchor_set_version,
                 )
-                for x in s.scalars(select(AnchorShowing).order_by(AnchorShowing.id))
+                for x in showings
             ],
             judgements=[
                 dict(
+                    id=x.id,
                     uuid=x.uuid,
-                    item=code[x.item_pk],
+                    item=_ref(T, x.id, "item_pk", code, x.item_pk),
                     rubric_version=x.rubric_version,
-                    session=sess.get(x.session_pk),
+                    session=_ref(T, x.id, "session_pk", sess, x.session_pk, optional=True),
                     context=x.context,
-                    showing=show.get(x.showing_pk),
+                    showing=_ref(T, x.id, "showing_pk", show, x.showing_pk, optional=True),
                     queue_position=x.queue_position,
                     answers=x.answers,
                     reason=x.reason,
                     time_ms=x.time_ms,
                     source=x.source,
-                    supersedes=jud.get(x.supersedes),
+                    supersedes=_ref(T, x.id, "supersedes", jud, x.supersedes, optional=True),
                     created_at=x.created_at,
                 )
-                for x in s.scalars(select(Judgement).order_by(Judgement.id))
+                for x in judgements
             ],
             votes=[
                 dict(
+                    id=x.id,
                     uuid=x.uuid,
-                    pair=pair_code[x.pair_pk],
-                    item_left=code[x.item_left],
-                    item_right=code[x.item_right],
+                    pair=_ref(V, x.id, "pair_pk", pair_code, x.pair_pk),
+                    item_left=_ref(V, x.id, "item_left", code, x.item_left),
+                    item_right=_ref(V, x.id, "item_right", code, x.item_right),
                     choice=x.choice,
                     side_seed=x.side_seed,
-                    session=sess.get(x.session_pk),
+                    session=_ref(V, x.id, "session_pk", sess, x.session_pk, optional=True),
                     queue_position=x.queue_position,
                     reason=x.reason,
                     time_ms=x.time_ms,
                     source=x.source,
-                    supersedes=vot.get(x.supersedes),
+                    supersedes=_ref(V, x.id, "supersedes", vot, x.supersedes, optional=True),
                     created_at=x.created_at,
                 )
-                for x in s.scalars(select(PairVote).order_by(PairVote.id))
+                for x in votes
             ],
             calibrations=[
                 dict(
+                    id=x.id,
                     uuid=x.uuid,
-                    session=sess[x.session_pk],
+                    session=_ref("calibrations", x.id, "session_pk", sess, x.session_pk),
                     anchor_set=x.anchor_set,
                     anchor_set_version=x.anchor_set_version,
                     rubric_version=x.rubric_version,
-                    result=x.result,
-                    qualified=x.qualified,
                     created_at=x.created_at,
                 )
                 for x in s.scalars(select(Calibration).order_by(Calibration.id))
@@ -551,9 +664,17 @@ def _same(existing: dict[str, Any], incoming: dict[str, Any]) -> bool:
 class _Merger:
     """Inserts one package's rows into the study inside one transaction, by UUID."""
 
-    def __init__(self, s: OrmSession, rows: PackageRows, package_sha: str, package_id: str) -> None:
-        self.s, self.rows = s, rows
-        self.rpk = rater_pk(s, rows.rater)
+    def __init__(
+        self,
+        s: OrmSession,
+        rows: PackageRows,
+        package_sha: str,
+        package_id: str,
+        *,
+        rpk: int,
+        version: str,
+    ) -> None:
+        self.s, self.rows, self.rpk, self.version = s, rows, rpk, version
         self.items = {
             c: t
             for c, t in s.execute(
@@ -570,6 +691,13 @@ class _Merger:
                 )
             )
         }
+        self.pair_items = {
+            pk: {a, b}
+            for pk, a, b in s.execute(select(Pair.id, Pair.item_a, Pair.item_b))
+            if pk in set(self.pairs.values())
+        }
+        self.anchor_pks = set(s.scalars(select(Anchor.item_pk)))
+        self.rubrics = study_rubrics(s)
         self.merge = Merge(
             package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}"
         )
@@ -604,6 +732,31 @@ class _Merger:
                     f"'{self.rows.rater}'",
                     field="pairs",
                 )
+            sides = {self.items.get(v["item_left"]), self.items.get(v["item_right"])}
+            if sides != self.pair_items.get(self.pairs[v["pair"]]) or len(sides) != 2:
+                raise bad("pair_votes", v["id"], "item_left", "its sides are not the pair's items")
+        for table, x in [("anchor_showings", x) for x in self.rows.showings] + [
+            ("judgements", x) for x in self.rows.judgements if x["context"] != "live"
+        ]:
+            if self.items[x["item"]] not in self.anchor_pks:
+                raise bad(
+                    table, x["id"], "item_pk", "an anchor answer on an item that is no anchor"
+                )
+        known = set()
+        late = [x for x in self.rows.judgements + self.rows.calibrations]
+        late = [x for x in late if x["rubric_version"] != self.version]
+        for model in (Judgement, Calibration):
+            uids = [x["uuid"] for x in late]
+            for i in range(0, len(uids), 500):
+                known |= set(
+                    self.s.scalars(select(model.uuid).where(model.uuid.in_(uids[i : i + 500])))
+                )
+        for x in late:
+            if x["uuid"] not in known:
+                table = "calibrations" if "anchor_set" in x else "judgements"
+                raise bad(
+                    table, x["id"], "rubric_version", "a new answer under another rubric version"
+                )
 
     def _conflict(self, table: str, uid: str, reason: str, incoming: dict[str, Any]) -> None:
         self.s.add(
@@ -636,6 +789,12 @@ class _Merger:
         fresh = []
         for values, compare, incoming in entries:
             old = known.get(values["uuid"])
+            if old is not None and old.rater_pk != self.rpk:
+                # a copy of another rater's row: skipping it as "known" would hand its id to the
+                # package's corrections and sessions
+                raise bad(
+                    table, incoming["id"], "uuid", "the study holds this id as another rater's"
+                )
             if old is None:
                 fresh.append((values, incoming))
             elif _same({k: getattr(old, k) for k in compare}, compare):
@@ -677,22 +836,38 @@ class _Merger:
     def _chained(
         self, table: str, model: Any, rows: list[dict[str, Any]], build
     ) -> dict[str, int | None]:  # noqa: ANN001
-        """Rows that may correct earlier ones: inserted in generations, each once its target has an id."""
-        ids: dict[str, int | None] = {}
-        left = list(rows)
-        while left:
-            ready, later = [], []
-            for x in left:
-                sup = x["supersedes"]
-                if sup is None or sup in ids:
-                    ready.append(x)
-                elif any(y["uuid"] == sup for y in left):
-                    later.append(x)
-                else:  # its target was merged before (an earlier return of the package)
-                    ids[sup] = self.s.scalar(select(model.id).where(model.uuid == sup))
-                    ready.append(x)
+        """Rows that may correct earlier ones, inserted in generations (each once its target has an
+        id): the generations found set-wise from the rows' targets, never by a walk per row (a
+        long chain took minutes); check_rows capped their number. Every correction is checked to
+        supersede this rater's answer in the same slot, in the package or in the study."""
+        by_uuid = {x["uuid"]: x for x in rows}
+        outside = sorted(
+            {x["supersedes"] for x in rows if x["supersedes"] and x["supersedes"] not in by_uuid}
+        )
+        stored: dict[str, Any] = {}
+        for i in range(0, len(outside), 500):
+            stored.update(
+                {
+                    r.uuid: r
+                    for r in self.s.scalars(
+                        select(model).where(model.uuid.in_(outside[i : i + 500]))
+                    )
+                }
+            )
+        children: dict[str, list[dict[str, Any]]] = {}
+        for x in rows:
+            if x["supersedes"] in by_uuid:
+                children.setdefault(x["supersedes"], []).append(x)
+            elif x["supersedes"] is not None:
+                self._same_slot(table, x, stored.get(x["supersedes"]))
+        for x in rows:
+            if x["supersedes"] in by_uuid:
+                self._same_slot(table, x, by_uuid[x["supersedes"]])
+        ids: dict[str, int | None] = {u: r.id for u, r in stored.items()}
+        level = [x for x in rows if x["supersedes"] not in by_uuid]
+        while level:
             entries = []
-            for x in ready:
+            for x in level:
                 if x["supersedes"] is not None and ids.get(x["supersedes"]) is None:
                     self._conflict(
                         table, x["uuid"], "it corrects an answer that is not in the study", x
@@ -701,8 +876,34 @@ class _Merger:
                     continue
                 entries.append(build(x, ids.get(x["supersedes"]) if x["supersedes"] else None))
             ids.update(self._insert_many(table, model, entries))
-            left = later
+            level = [c for x in level for c in children.get(x["uuid"], ())]
         return ids
+
+    def _same_slot(self, table: str, x: dict[str, Any], target: Any) -> None:
+        """A correction supersedes this rater's answer on the same item (pair), rubric version and
+        context; `target` is the package's row (a dict) or the study's (a model), None if unknown."""
+        if target is None:
+            return  # not in the study: kept aside as a conflict by _chained
+        if isinstance(target, dict):
+            slot = ("item", "rubric_version", "context") if table == "judgements" else ("pair",)
+            same = all(target[k] == x[k] for k in slot)
+        elif table == "judgements":
+            same = (
+                target.rater_pk == self.rpk
+                and target.item_pk == self.items[x["item"]]
+                and target.rubric_version == x["rubric_version"]
+                and target.context == x["context"]
+            )
+        else:
+            same = target.rater_pk == self.rpk and target.pair_pk == self.pairs[x["pair"]]
+        if not same:
+            what = "answer on the same item" if table == "judgements" else "vote on the same pair"
+            raise bad(
+                table,
+                x["id"],
+                "supersedes",
+                f"a correction must supersede the same rater's {what}",
+            )
 
     def run(self) -> None:
         sess = self._insert_many(
@@ -820,30 +1021,58 @@ class _Merger:
 
         self._chained("judgements", Judgement, self.rows.judgements, judgement)
         self._chained("pair_votes", PairVote, self.rows.votes, vote)
-        self._insert_many(
-            "calibrations",
-            Calibration,
-            [
+        cal = []
+        for x in self.rows.calibrations:
+            session_pk = sess.get(x["session"])
+            if session_pk is None:
+                continue
+            result = self._qualification(session_pk, x["rubric_version"])
+            cal.append(
                 (
                     dict(
                         uuid=x["uuid"],
                         rater_pk=self.rpk,
-                        session_pk=sess[x["session"]],
+                        session_pk=session_pk,
                         anchor_set=x["anchor_set"],
                         anchor_set_version=x.get("anchor_set_version"),
                         rubric_version=x["rubric_version"],
-                        result=x["result"],
-                        qualified=x["qualified"],
+                        result=json.dumps(result),
+                        qualified=result["qualified"],
                         created_at=x["created_at"],
                     ),
-                    {"result": x["result"]},
+                    {"session_pk": session_pk, "anchor_set": x["anchor_set"]},
                     x,
                 )
-                for x in self.rows.calibrations
-                if sess.get(x["session"]) is not None
-            ],
-        )
+            )
+        self._insert_many("calibrations", Calibration, cal)
         self.merge.counts = json.dumps(self.added, sort_keys=True)
+
+    def _qualification(self, session_pk: int, version: str) -> dict[str, Any]:
+        """The calibration's result as the lead's code computes it from the session's calibration
+        answers now in the study (never the package's own verdict), as CalibrationSession.finish
+        does."""
+        rubric = self.rubrics[version]
+        anchors = {
+            a.item_pk: (json.loads(a.reference), json.loads(a.rationale))
+            for a in self.s.scalars(select(Anchor))
+        }
+        results = []
+        for item_pk, text in self.s.execute(
+            select(Judgement.item_pk, Judgement.answers)
+            .where(
+                Judgement.session_pk == session_pk,
+                Judgement.context == "calibration",
+                is_current(Judgement),
+            )
+            .order_by(Judgement.id)
+        ):
+            if item_pk in anchors:
+                ref, rationale = anchors[item_pk]
+                results.append(calibration.feedback(rubric, json.loads(text), ref, rationale))
+        rules = self.s.scalar(select(Setting.value).where(Setting.key == "qualification"))
+        result = calibration.qualify(rubric, results, json.loads(rules) if rules else None)
+        result["n_anchors"] = len(results)
+        return result
 
 
 @dataclass(frozen=True)
@@ -855,11 +1084,55 @@ class MergeResult:
     already_merged: bool
 
 
-def merge_rows(db: StudyDB, rows: PackageRows, *, package_sha: str, package_id: str) -> MergeResult:
-    """One transaction per package: every new row in, known ones skipped, clashes kept aside."""
+def exported_to(s: OrmSession, package_id: str) -> int | None:
+    """The rater the lead exported this package for (their record of the export), or None."""
+    return s.scalar(
+        select(RaterCode.rater_pk).where(RaterCode.kind == "package", RaterCode.code == package_id)
+    )
+
+
+def record_export(s: OrmSession, rpk: int, package_id: str) -> None:
+    """The lead's record that package `package_id` went to this rater: merge takes the rater from
+    here, never from the file (a per-rater code of kind "package", numbered per rater)."""
+    n = s.scalar(
+        select(func.count())
+        .select_from(RaterCode)
+        .where(RaterCode.rater_pk == rpk, RaterCode.kind == "package")
+    )
+    s.add(RaterCode(rater_pk=rpk, kind="package", target_pk=(n or 0) + 1, code=package_id))
+
+
+def study_rubrics(s: OrmSession) -> dict[str, Rubric]:
+    """Every rubric version the study knows, rebuilt from its canonical text."""
+    return {
+        v: rubric_from_canonical(text)
+        for v, text in s.execute(select(RubricVersion.version, RubricVersion.canonical))
+    }
+
+
+def merge_rows(
+    db: StudyDB, rows: PackageRows, *, package_sha: str, package_id: str, version: str
+) -> MergeResult:
+    """One transaction per package: every row checked (one bad row refuses the package and writes
+    nothing), every new row in, known ones skipped, clashes kept aside."""
     with db.write() as s:
+        rpk = exported_to(s, package_id)
+        if rpk is None:
+            raise InputError(
+                "this study has no record of exporting this package: merge only packages exported "
+                "from this study (export the rater a new one)",
+                field="package_manifest",
+            )
+        rater = s.get_one(Rater, rpk)
+        if rater.name != rows.rater or rater.is_operator:
+            raise InputError(
+                f"this package was exported for '{rater.name}' but names '{rows.rater[:40]}' as "
+                "its rater: the file was altered, and nothing was merged",
+                field="raters",
+            )
+        check_rows(rows, study_rubrics(s), version)
         already = s.scalar(select(Merge.id).where(Merge.package_sha256 == package_sha)) is not None
-        m = _Merger(s, rows, package_sha, package_id)
+        m = _Merger(s, rows, package_sha, package_id, rpk=rpk, version=version)
         m.check_assigned()
         m.run()
         return MergeResult(rows.rater, dict(m.added), m.skipped, list(m.conflicts), already)

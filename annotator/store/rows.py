@@ -64,6 +64,17 @@ class VoteRow:
     created_at: datetime
 
 
+def decode_answers(text: Any) -> dict[str, Any] | None:
+    """A stored answer object, or None when the row holds no JSON object (a row edited by hand or
+    damaged): readers skip it, count it and name it, so that one bad row never stops a report,
+    an export or the review queue on every later run."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _current_judgements(contexts: tuple[str, ...]):
     newer = aliased(Judgement)
     # columns, not ORM objects: a million answers are read for a report, and building an
@@ -77,6 +88,7 @@ def _current_judgements(contexts: tuple[str, ...]):
             Judgement.reason,
             Judgement.created_at,
             Judgement.session_pk,
+            Judgement.id,
         )
         .join(Rater, Rater.id == Judgement.rater_pk)
         .where(Rater.is_operator.is_(False), Judgement.context.in_(contexts))
@@ -108,21 +120,28 @@ def items(db: StudyDB) -> list[ItemRow]:
 
 
 def judgements(
-    db: StudyDB, contexts: tuple[str, ...], rater: str | None = None
+    db: StudyDB,
+    contexts: tuple[str, ...],
+    rater: str | None = None,
+    unreadable: list[int] | None = None,
 ) -> Generator[JudgementRow, None, None]:
     """Current (not superseded) judgements of non-operators, oldest first: streamed from one
     read transaction, so a million answers are never all held as rows at once (the caller
     consumes them before its next query, and closes the stream if it stops early:
-    `contextlib.closing`)."""
+    `contextlib.closing`). A row whose answers are not a JSON object is left out and its id
+    added to `unreadable`."""
     with db.read() as s:
         stmt = _current_judgements(contexts)
         if rater is not None:
             stmt = stmt.where(Rater.name == rater)
         result = s.execute(stmt.execution_options(yield_per=10_000))
-        for item_pk, name, context, answers, reason, created_at, session in result:
-            yield JudgementRow(
-                item_pk, name, context, json.loads(answers), reason, created_at, session
-            )
+        for item_pk, name, context, answers, reason, created_at, session, jid in result:
+            decoded = decode_answers(answers)
+            if decoded is None:
+                if unreadable is not None:
+                    unreadable.append(jid)
+                continue
+            yield JudgementRow(item_pk, name, context, decoded, reason, created_at, session)
 
 
 def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
