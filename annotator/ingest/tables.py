@@ -72,7 +72,15 @@ def _time(raw: str | None, src: str, line: int) -> datetime | None:
         raise InputError(
             f"created_at '{raw}' is not an ISO 8601 time", source=src, line=line, field="created_at"
         ) from None
-    return t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
+    try:
+        return t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
+    except OverflowError:  # 0001-01-01T00:00+01:00 has no time before it to convert to
+        raise InputError(
+            f"created_at '{raw}' falls outside the years 1 to 9999 once converted",
+            source=src,
+            line=line,
+            field="created_at",
+        ) from None
 
 
 def _metric(rubric: Rubric, key: str, src: str, line: int) -> Metric:

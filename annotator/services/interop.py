@@ -9,7 +9,7 @@ from types import ModuleType
 
 from ..domain.errors import InputError
 from ..ingest import label_studio, potato, prodigy
-from ..ingest.mapping import ToolImport, load_mapping
+from ..ingest.mapping import ToolImport, ToolJudgement, ToolVote, load_mapping
 from ..reports.atomic import atomic_write_text
 from ..store import corrections, imports
 from .study import Study
@@ -88,7 +88,8 @@ MAX_TIME_MS = 2**31 - 1
 def _check_times(parsed: ToolImport) -> None:
     """A time spent (Label Studio's lead_time, Potato's time string) the store can hold: 1e300
     seconds is a typo or an attack, and would fail the whole import with a raw overflow."""
-    for row in (*parsed.judgements, *parsed.votes):
+    rows: list[ToolJudgement | ToolVote] = [*parsed.judgements, *parsed.votes]
+    for row in rows:
         ms = row.time_ms
         if ms is not None and not 0 <= ms <= MAX_TIME_MS:
             raise InputError(

@@ -160,6 +160,18 @@ def test_prodigy_timestamp_out_of_range(tmp_path, capsys, stamp):
     assert _count(folder / DB_NAME, "judgements") == 0
 
 
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_ratings_created_at_at_the_calendar_edge(populated, tmp_path, capsys, when):
+    """A ratings row whose created_at overflows the calendar once converted is one line."""
+    path = tmp_path / "r.csv"
+    path.write_text(
+        f"item_id,rater,metric,value,partial,created_at\nit-0-0,ann,layout_hierarchy,3,yes,{when}\n"
+    )
+    folder = populated.folder
+    err = _one_line(capsys, ["import", "ratings", str(path), "--study", str(folder)], when)
+    assert f"{path}:2, field 'created_at'" in err and _count(folder / DB_NAME, "judgements") == 0
+
+
 def test_roles_print_into_a_closed_pipe(pg_url):
     """`annotator roles --print | head -1` ends quietly (exit 141), not as an internal error."""
     study = Study.create(pg_url, RUBRIC)
