@@ -213,7 +213,7 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
     import psycopg
     from sqlalchemy import text
 
-    from annotator.store.roles import apply_roles, group_role
+    from annotator.store.roles import apply_roles, drop_roles, logins_of
 
     database = pg_url.rsplit("/", 1)[1]
     rita, other = f"rita_{secrets.token_hex(3)}", f"otto_{secrets.token_hex(3)}"
@@ -226,11 +226,11 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
     for _ in range(2):
         theirs.submit(theirs.next(), ALL, 4)
     apply_roles(lead.db, database, [rita, other])
+    role = logins_of(lead.db)[rita]  # a role named for the study, not for the rater
     with lead.db.read() as s:
         otto_pk = s.execute(text("SELECT id FROM raters WHERE name = :n"), {"n": other}).scalar()
     version = lead.rubric.version
-    lead.close()
-    as_rita = pg_url.replace("postgres@", f"{rita}@", 1)
+    as_rita = pg_url.replace("postgres@", f"{role}@", 1)
     try:
         study = Study.open(as_rita)
         session = LabelSession(study, rita)
@@ -265,10 +265,10 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
                     (otto_pk, version),
                 )
     finally:
+        drop_roles(lead.db, database)
+        lead.close()
         with _admin(pg_server) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-            for role in (rita, other, group_role(database)):
-                conn.execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 def test_the_dashboard_reads_a_server_study_and_sees_its_changes(pg_url, tmp_path):
