@@ -139,28 +139,28 @@ AS $$ SELECT EXISTS (SELECT 1 FROM public.items i WHERE i.display_code = code)
     # On-demand dealing, as store/assignments.claim_next does it for the lead: the least covered
     # item first, then the rater's seeded order; a candidate is taken under a row lock tried without
     # waiting (only this function, running as the lead, can take it) and counted again under it.
-    f"""CREATE OR REPLACE FUNCTION public.annotator_claim(k integer, seed bigint) RETURNS integer
+    f"""CREATE OR REPLACE FUNCTION public.annotator_claim(p_k integer, p_seed bigint) RETURNS integer
 LANGUAGE plpgsql VOLATILE {_DEFINER}
 AS $$
 DECLARE me integer := public.annotator_me(); c integer; taken integer; n integer;
 BEGIN
-  IF me IS NULL OR k IS NULL OR k < 1 THEN RETURN NULL; END IF;
+  IF me IS NULL OR p_k IS NULL OR p_k < 1 THEN RETURN NULL; END IF;
   FOR r IN 1..10 LOOP
     n := 0;
     FOR c IN SELECT i.id FROM public.items i
         WHERE NOT i.is_anchor
           AND i.id NOT IN (SELECT a.item_pk FROM public.assignments a WHERE a.rater_pk = me)
-          AND (SELECT count(*) FROM public.assignments a WHERE a.item_pk = i.id) < k
+          AND (SELECT count(*) FROM public.assignments a WHERE a.item_pk = i.id) < p_k
         ORDER BY (SELECT count(*) FROM public.assignments a WHERE a.item_pk = i.id),
-                 (i.id::bigint * 2654435761 + seed) % 4294967291
+                 (i.id::bigint * 2654435761 + p_seed) % 4294967291
         LIMIT 32 LOOP
       n := n + 1;
       PERFORM 1 FROM public.items i WHERE i.id = c FOR NO KEY UPDATE SKIP LOCKED;
       IF NOT FOUND THEN CONTINUE; END IF;
       SELECT count(*) INTO taken FROM public.assignments a WHERE a.item_pk = c;
-      IF taken < k THEN
+      IF taken < p_k THEN
         INSERT INTO public.assignments (rater_pk, item_pk, seed, created_at)
-        VALUES (me, c, seed, (now() AT TIME ZONE 'utc'));
+        VALUES (me, c, p_seed, (now() AT TIME ZONE 'utc'));
         RETURN c;
       END IF;
     END LOOP;
