@@ -27,7 +27,9 @@ from __future__ import annotations
 import hashlib
 import uuid as uuidlib
 from dataclasses import dataclass
+from typing import Any
 
+import psycopg
 from psycopg import sql
 from sqlalchemy import text
 from sqlalchemy.orm import Session as OrmSession
@@ -411,8 +413,15 @@ def _rater_pks(s: OrmSession, raters: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+def _raw(s: OrmSession) -> psycopg.Connection[Any]:
+    """The session's own psycopg connection (same transaction), for composed SQL."""
+    raw = _raw(s)
+    assert isinstance(raw, psycopg.Connection)
+    return raw
+
+
 def _render(s: OrmSession, stmts: list[sql.Composable]) -> list[str]:
-    raw = s.connection().connection.driver_connection
+    raw = _raw(s)
     return [stmt.as_string(raw) + ";" for stmt in stmts]
 
 
@@ -443,7 +452,7 @@ def apply_roles(
         if print_only:
             s.rollback()
             return rendered, logins, group_role(tag_of(study_uuid))
-        raw = s.connection().connection.driver_connection
+        raw = _raw(s)
         for stmt in stmts:
             raw.execute(stmt)  # in the session's transaction: all of it lands, or none
     return rendered, logins, group_role(tag_of(study_uuid))
@@ -461,7 +470,7 @@ def drop_roles(db: StudyDB, database: str) -> list[str]:
         names = [
             r[0] for r in s.execute(text(f"SELECT role_name FROM {PRIVATE}.logins ORDER BY 1"))
         ]
-        raw = s.connection().connection.driver_connection
+        raw = _raw(s)
         gone = []
         for name in [*names, group]:
             exists, note = _existing_role(s, name)
