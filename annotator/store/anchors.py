@@ -75,7 +75,11 @@ def add_calibration(
         if is_rater_session(s):
             # a rater's role may not write the verdict (the server stores false; the lead's code
             # computes it from the answers: services/calibration.verify_calibrations)
-            return int(s.execute(insert(Calibration).values(**values).returning(Calibration.id)).scalar_one())
+            return int(
+                s.execute(
+                    insert(Calibration).values(**values).returning(Calibration.id)
+                ).scalar_one()
+            )
         row = Calibration(**values, qualified=qualified)
         s.add(row)
         s.flush()

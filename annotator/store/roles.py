@@ -74,6 +74,8 @@ _RATER_TABLES: dict[str, tuple[str, str, str]] = {
 # the sequences behind the ids of the rows a rater inserts (nextval only: no SELECT of last_value)
 _RATER_SEQUENCES = ("sessions", "anchor_showings", "judgements", "pair_votes", "calibrations")
 
+# characters of one free-text answer or reason (the cap of an imported table's cell)
+_MAX_TEXT = 1 << 20
 _DEFINER = "SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp"
 _ME = "(SELECT public.annotator_me())"  # an InitPlan: evaluated once per statement
 
@@ -179,6 +181,125 @@ AS $$ BEGIN
   END IF;
   RETURN NEW;
 END $$""",
+    # What a rater's role inserts by hand passes the checks an answer given in the app passes
+    # (domain/answers.normalise, domain/pairs.CHOICES); the lead's own rows are not checked here.
+    f"""CREATE OR REPLACE FUNCTION public.annotator_check_judgement() RETURNS trigger
+LANGUAGE plpgsql {_DEFINER}
+AS $$
+DECLARE a jsonb; rubric jsonb; m jsonb; k text; v jsonb; t text; n numeric;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM {PRIVATE}.logins l WHERE l.role_name = session_user::text) THEN
+    RETURN NEW;
+  END IF;
+  IF NEW.context IS NULL OR NEW.context NOT IN ('live', 'anchor', 'calibration') THEN
+    RAISE EXCEPTION 'judgements: context must be live, anchor or calibration'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.source IS DISTINCT FROM 'app' THEN
+    RAISE EXCEPTION 'judgements: source must be app' USING ERRCODE = 'check_violation';
+  END IF;
+  IF length(NEW.answers) > {4 * _MAX_TEXT} OR length(NEW.reason) > {_MAX_TEXT} THEN
+    RAISE EXCEPTION 'judgements: answers or reason longer than the app allows'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.time_ms IS NOT NULL AND (NEW.time_ms < 0 OR NEW.time_ms > 86400000) THEN
+    RAISE EXCEPTION 'judgements: time_ms outside 0..86400000' USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '2000-01-01'
+     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '1 day' THEN
+    RAISE EXCEPTION 'judgements: created_at is not a time of this study'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  SELECT r.canonical::jsonb INTO rubric FROM public.rubric_versions r
+   WHERE r.version = NEW.rubric_version AND r.is_active;
+  IF rubric IS NULL THEN
+    RAISE EXCEPTION 'judgements: rubric_version is not the study''s active rubric'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  BEGIN
+    a := NEW.answers::jsonb;
+  EXCEPTION WHEN others THEN
+    RAISE EXCEPTION 'judgements: answers are not valid JSON' USING ERRCODE = 'check_violation';
+  END;
+  IF jsonb_typeof(a) IS DISTINCT FROM 'object' THEN
+    RAISE EXCEPTION 'judgements: answers are not a JSON object' USING ERRCODE = 'check_violation';
+  END IF;
+  FOR k, v IN SELECT e.key, e.value FROM jsonb_each(a) e LOOP
+    SELECT x INTO m FROM jsonb_array_elements(rubric->'metrics') x WHERE x->>'key' = k;
+    IF m IS NULL THEN
+      RAISE EXCEPTION 'judgements: unknown metric %', left(k, 60) USING ERRCODE = 'check_violation';
+    END IF;
+    t := m->>'kind';
+    IF v = '"cannot_judge"'::jsonb AND t IN ('gate', 'scale', 'likert', 'choice') THEN CONTINUE;
+    END IF;
+    IF t = 'gate' AND v NOT IN ('"PASS"'::jsonb, '"FAIL"'::jsonb) THEN
+      RAISE EXCEPTION 'judgements: % is not PASS or FAIL', k USING ERRCODE = 'check_violation';
+    ELSIF t IN ('scale', 'likert') THEN
+      IF jsonb_typeof(v) <> 'number' THEN
+        RAISE EXCEPTION 'judgements: % is not a number', k USING ERRCODE = 'check_violation';
+      END IF;
+      n := v::numeric;
+      IF n <> trunc(n)
+         OR (t = 'scale' AND (n < (m->>'min')::numeric OR n > (m->>'max')::numeric))
+         OR (t = 'likert' AND (n < 1 OR n > jsonb_array_length(m->'points'))) THEN
+        RAISE EXCEPTION 'judgements: % is off its scale', k USING ERRCODE = 'check_violation';
+      END IF;
+    ELSIF t = 'choice' AND (jsonb_typeof(v) <> 'string' OR NOT (m->'options') ? (v #>> '{{}}')) THEN
+      RAISE EXCEPTION 'judgements: % is not one of its options', k
+        USING ERRCODE = 'check_violation';
+    ELSIF t = 'tags' AND (jsonb_typeof(v) <> 'array' OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements(v) o
+         WHERE jsonb_typeof(o) <> 'string' OR NOT (m->'options') ? (o #>> '{{}}'))) THEN
+      RAISE EXCEPTION 'judgements: % holds a tag that is not one of its options', k
+        USING ERRCODE = 'check_violation';
+    ELSIF t = 'text' AND jsonb_typeof(v) NOT IN ('string', 'null') THEN
+      RAISE EXCEPTION 'judgements: % is not text', k USING ERRCODE = 'check_violation';
+    END IF;
+  END LOOP;
+  RETURN NEW;
+END $$""",
+    "DROP TRIGGER IF EXISTS annotator_check_judgement ON public.judgements",
+    "CREATE TRIGGER annotator_check_judgement BEFORE INSERT ON public.judgements "
+    "FOR EACH ROW EXECUTE FUNCTION public.annotator_check_judgement()",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_check_vote() RETURNS trigger
+LANGUAGE plpgsql {_DEFINER}
+AS $$
+DECLARE a integer; b integer;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM {PRIVATE}.logins l WHERE l.role_name = session_user::text) THEN
+    RETURN NEW;
+  END IF;
+  IF NEW.choice IS NULL OR NEW.choice NOT IN ('left', 'right', 'both', 'neither') THEN
+    RAISE EXCEPTION 'pair_votes: choice must be left, right, both or neither'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.judge IS NOT NULL OR NEW.source IS DISTINCT FROM 'app' THEN
+    RAISE EXCEPTION 'pair_votes: a rater''s vote has no judge and source app'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  SELECT p.item_a, p.item_b INTO a, b FROM public.pairs p WHERE p.id = NEW.pair_pk;
+  IF NOT ((NEW.item_left = a AND NEW.item_right = b) OR (NEW.item_left = b AND NEW.item_right = a))
+  THEN
+    RAISE EXCEPTION 'pair_votes: item_left and item_right are not the pair''s items'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF length(NEW.reason) > {_MAX_TEXT} THEN
+    RAISE EXCEPTION 'pair_votes: reason longer than the app allows'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.time_ms IS NOT NULL AND (NEW.time_ms < 0 OR NEW.time_ms > 86400000) THEN
+    RAISE EXCEPTION 'pair_votes: time_ms outside 0..86400000' USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '2000-01-01'
+     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '1 day' THEN
+    RAISE EXCEPTION 'pair_votes: created_at is not a time of this study'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$""",
+    "DROP TRIGGER IF EXISTS annotator_check_vote ON public.pair_votes",
+    "CREATE TRIGGER annotator_check_vote BEFORE INSERT ON public.pair_votes "
+    "FOR EACH ROW EXECUTE FUNCTION public.annotator_check_vote()",
     "DROP TRIGGER IF EXISTS annotator_calibration_guard ON public.calibrations",
     "CREATE TRIGGER annotator_calibration_guard BEFORE INSERT ON public.calibrations "
     "FOR EACH ROW EXECUTE FUNCTION public.annotator_calibration_guard()",
@@ -415,7 +536,7 @@ def _rater_pks(s: OrmSession, raters: list[str]) -> list[tuple[str, int]]:
 
 def _raw(s: OrmSession) -> psycopg.Connection[Any]:
     """The session's own psycopg connection (same transaction), for composed SQL."""
-    raw = _raw(s)
+    raw = s.connection().connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
     return raw
 

@@ -464,6 +464,76 @@ def test_rater_answers_in_another_raters_session(team):
             _insert_as(conn, team, team.pks[ana], sorted(set(team.items[bob]))[0])
 
 
+# -- 3. what a rater inserts by hand passes the app's checks ---------------------------------
+
+
+def _good_answer(**change) -> str:
+    return json.dumps({**ALL, **change})
+
+
+@pytest.mark.parametrize(
+    "answers, reason",
+    [
+        (_good_answer(instruction_following="MAYBE"), None),
+        (_good_answer(layout_hierarchy=99), None),
+        (_good_answer(layout_hierarchy=2.5), None),
+        (_good_answer(failure_tags=["banana"]), None),
+        (_good_answer(no_such_metric=1), None),
+        ('{"instruction_following": "PASS"', None),  # not JSON: every later report would die
+        ("[1, 2]", None),
+        (_good_answer(), "x" * (2 << 20)),  # 2 MB reason
+    ],
+    ids=["gate", "scale", "fraction", "tag", "metric", "json", "array", "size"],
+)
+def test_rater_inserts_an_answer_the_app_would_refuse(team, answers, reason):
+    """A judgement with a value off the rubric, bad JSON or a huge reason is refused."""
+    ana, _ = _ana_bob(team)
+    with team.connect(ana) as conn, pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute(
+            "INSERT INTO judgements (uuid, rater_pk, item_pk, rubric_version, context, answers, "
+            "reason, source, created_at) VALUES (%s, %s, %s, %s, 'live', %s, %s, 'app', now())",
+            (
+                secrets.token_hex(8),
+                team.pks[ana],
+                team.items[ana][0],
+                team.lead.rubric.version,
+                answers,
+                reason,
+            ),
+        )
+
+
+@pytest.mark.parametrize("attack", ["banana", "foreign sides", "as a judge"])
+def test_rater_inserts_a_pair_vote_the_app_would_refuse(team, attack):
+    """A vote whose choice is not left/right/both/neither, whose sides are not the pair's items,
+    or that poses as a judge's is refused."""
+    from annotator.services.pairing import PairSession
+
+    ana, _ = _ana_bob(team)
+    study = Study.open(team.as_(ana))
+    try:
+        PairSession(study, ana)  # her pair queue, as the app makes it
+    finally:
+        study.close()
+    with team.connect(ana) as conn:
+        pair, a, b = conn.execute(
+            "SELECT p.id, p.item_a, p.item_b FROM pair_queue q JOIN pairs p ON p.id = q.pair_pk "
+            "ORDER BY q.position LIMIT 1"
+        ).fetchone()
+        other = next(i for i in team.items[ana] if i not in (a, b))
+        choice, left, right, judge = {
+            "banana": ("banana", a, b, None),
+            "foreign sides": ("left", a, other, None),
+            "as a judge": ("left", a, b, "gpt-judge"),
+        }[attack]
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute(
+                "INSERT INTO pair_votes (uuid, pair_pk, rater_pk, judge, item_left, item_right, "
+                "choice, source, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, 'app', now())",
+                (secrets.token_hex(8), pair, team.pks[ana], judge, left, right, choice),
+            )
+
+
 # -- the rater's own work still runs as a rater role -------------------------------------------
 
 
