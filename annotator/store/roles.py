@@ -37,7 +37,8 @@ from sqlalchemy.orm import Session as OrmSession
 from ..domain.errors import InputError
 from .db import StudyDB
 
-PRIVATE = "annotator_private"  # the lead's own schema: the study's tag and the login map
+PRIVATE = "annotator_private"
+RATER_STATEMENT_TIMEOUT = "30s"  # the lead's own schema: the study's tag and the login map
 
 # table -> (columns a rater may read, or "*" for all; columns a rater may insert, or "" for none;
 # row rule). Not listed: not readable at all (judge_*, anchors, merges, adjudications, ...).
@@ -485,6 +486,12 @@ def _role_statements(
             out.append(sql.SQL("CREATE ROLE {} LOGIN").format(r))
         out += [
             sql.SQL("COMMENT ON ROLE {} IS {}").format(r, comment),
+            # a rater's statements are short: one that runs longer is cut (and retried), and a
+            # transaction left open does not hold its locks against the lead's migrations
+            sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(
+                r, sql.Literal(RATER_STATEMENT_TIMEOUT)
+            ),
+            sql.SQL("ALTER ROLE {} SET idle_in_transaction_session_timeout = '60s'").format(r),
             sql.SQL("GRANT {} TO {}").format(group, r),
             sql.SQL(
                 "INSERT INTO {}.logins (role_name, rater_pk) VALUES ({}, {}) "

@@ -63,6 +63,14 @@ def make_server_engine(url: URL) -> Engine:
         max_overflow=10,
         connect_args={
             "connect_timeout": 10,
+            # a silent network (packets dropped, no reset) ends a wait in about half a minute:
+            # keepalive probes find a peer gone while we wait for an answer, and unacknowledged
+            # data fails after tcp_user_timeout (ms); the write is then lost and retried
+            "keepalives": 1,
+            "keepalives_idle": 15,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": 30_000,
             "application_name": "annotator",
             "options": f"-c lock_timeout={busy_timeout_ms()} -c idle_in_transaction_session_timeout=600000",
         },

@@ -549,6 +549,8 @@ def test_a_rater_role_labels_sees_silent_anchors_votes_on_pairs_and_calibrates(t
     team.lead.set_setting("anchor_every", 2)
     study = Study.open(team.as_(ana))
     try:
+        with study.db.read() as s:  # a rater's statements are cut (and retried) when they hang
+            assert s.execute(text("SHOW statement_timeout")).scalar() == "30s"
         session = LabelSession(study, ana)
         contexts = []
         while (served := session.next()) is not None:

@@ -321,3 +321,47 @@ def test_the_data_version_sees_an_answer_committed_after_a_later_one(pg_url, tmp
         slow.commit()
         assert dashboard.data_version(server.db) != seen
     server.close()
+
+
+def test_a_mistyped_database_an_unknown_login_and_a_full_server_each_say_what_to_do(
+    pg_server, pg_url
+):
+    """Each refusal at connect time has its own line, not "the connection was lost"."""
+    import secrets
+
+    from annotator.store.faults import ServerRefused
+
+    base = pg_url.rsplit("/", 1)[0]
+    with pytest.raises(ServerRefused, match='no database "no_such_db_x".*end of the URL'):
+        Study.open(f"{base}/no_such_db_x")
+    nobody = f"nobody_{secrets.token_hex(3)}"
+    with pytest.raises(ServerRefused, match=f'no login "{nobody}".*annotator roles'):
+        Study.open(pg_url.replace("postgres@", f"{nobody}@", 1))
+    Study.create(pg_url, "ui_mockup").close()
+    full = f"full_{secrets.token_hex(3)}"
+    with _admin(pg_server) as conn:  # a login with no connection left, as a full server has none
+        conn.execute(f'CREATE ROLE "{full}" LOGIN CONNECTION LIMIT 0')
+    try:
+        with pytest.raises(ConnectionLost, match="no free connection.*max_connections"):
+            Study.open(pg_url.replace("postgres@", f"{full}@", 1))
+    finally:
+        with _admin(pg_server) as conn:
+            conn.execute(f'DROP ROLE "{full}"')
+
+
+def test_a_server_that_stops_answering_ends_the_wait_as_a_lost_write(pg_url):
+    """Keepalives and a TCP user timeout are on every server connection, and a statement that
+    outlives its timeout ends as a lost (retried) write, not as a hang or a crash."""
+    from sqlalchemy import text
+
+    study = Study.create(pg_url, "ui_mockup")
+    try:
+        with study.db.read() as s:
+            params = s.connection().connection.driver_connection.info.get_parameters()
+        assert params["keepalives"] == "1" and int(params["tcp_user_timeout"]) > 0
+        with pytest.raises(ConnectionLost, match="did not answer in time"):
+            with study.db.write() as s:
+                s.execute(text("SET LOCAL statement_timeout = '200ms'"))
+                s.execute(text("SELECT pg_sleep(2)"))
+    finally:
+        study.close()
