@@ -151,6 +151,8 @@ def test_temp_table_named_raters_makes_a_rater_someone_else(team):
             pytest.fail("a rater role may create temporary tables")
         conn.execute("RESET ALL")
         assert conn.execute("SELECT count(*) FROM judgements").fetchone()[0] == 0  # bob's: 2
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor shadows made in public
+            conn.execute("CREATE TABLE public.raters_x (id int)")
 
 
 def test_same_named_objects_in_another_schema_change_who_a_rater_is(team, pg_server):
