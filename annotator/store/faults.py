@@ -73,6 +73,9 @@ _FULL_SERVER = (
     "sorry, too many clients",
 )
 _NO_DATABASE = re.compile(r'database "([^"]{0,80})" does not exist')
+_NOT_GRANTED = re.compile(
+    r"permission denied for (table|column|sequence|function|schema|view|relation) ([^\s]{1,80})"
+)
 _NO_ROLE = re.compile(r'role "([^"]{0,80})" does not exist')
 
 
@@ -140,6 +143,13 @@ def translate(exc: BaseException, where: str) -> StudyError | None:
     raw = str(getattr(exc, "orig", None) or exc)  # names as the server spelled them
     if isinstance(exc, OperationalError) and (refused := _refused(raw, where)) is not None:
         return refused
+    if m := _NOT_GRANTED.search(raw):  # a server's privileges, not a read-only file
+        return ServerRefused(
+            f"this login may not do that on the study server (no right to {m.group(1)} "
+            f'"{m.group(2)}"): it is the lead\'s work, or, after an upgrade of the study, the lead '
+            "runs `annotator roles` again",
+            source=where,
+        )
     if any(m in msg for m in _BUSY):
         return StudyBusy(
             "the study is busy (another program holds its write lock); nothing was written, "

@@ -365,3 +365,28 @@ def test_a_server_that_stops_answering_ends_the_wait_as_a_lost_write(pg_url):
                 s.execute(text("SELECT pg_sleep(2)"))
     finally:
         study.close()
+
+
+def test_what_a_rater_role_may_not_do_says_so_not_read_only_file(pg_server, pg_url, tmp_path):
+    """A refused privilege on a server is named as one (never "read-only file or folder")."""
+    import secrets
+
+    from annotator.services.reporting import build_study_report
+    from annotator.store.faults import ServerRefused
+    from annotator.store.roles import apply_roles, drop_roles, logins_of
+
+    database = pg_url.rsplit("/", 1)[1]
+    rater = f"rae_{secrets.token_hex(3)}"
+    lead = Study.create(pg_url, "ui_mockup")
+    try:
+        lead.add_rater(rater)
+        apply_roles(lead.db, database, [rater])
+        study = Study.open(pg_url.replace("postgres@", f"{logins_of(lead.db)[rater]}@", 1))
+        try:
+            with pytest.raises(ServerRefused, match="may not do that on the study server"):
+                build_study_report(study, n_boot=10)
+        finally:
+            study.close()
+    finally:
+        drop_roles(lead.db, database)
+        lead.close()
