@@ -442,6 +442,26 @@ def _role_statements(
         sql.SQL("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM {}").format(group),
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(group),
     ]
+    # this study's functions of any earlier version go first (a changed signature cannot be
+    # replaced in place); the row rules and triggers that use them are made again below
+    for (proc,) in s.execute(
+        text(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'annotator\\_%'"
+        )
+    ):
+        out.append(sql.SQL("DROP FUNCTION IF EXISTS public.{} CASCADE").format(sql.SQL(proc)))
+    # the rater group of before issue 22 (named after the database, so a new database of the same
+    # name would have inherited its members): it loses every right here
+    legacy = f"{database}_raters"
+    if _existing_role(s, legacy)[0]:
+        leg = sql.Identifier(legacy)
+        out += [
+            sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(leg),
+            sql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {}").format(leg),
+            sql.SQL("REVOKE ALL ON SCHEMA public FROM {}").format(leg),
+            sql.SQL("REVOKE ALL ON DATABASE {} FROM {}").format(db, leg),
+        ]
     out += [sql.SQL(f) for f in _FUNCTIONS]  # type: ignore[arg-type]  # static text
     for fn in _FUNCTION_NAMES:
         out.append(sql.SQL(f"REVOKE ALL ON FUNCTION public.{fn} FROM PUBLIC"))  # type: ignore[arg-type]

@@ -618,3 +618,34 @@ def test_a_rater_role_takes_items_on_demand(pg_server, tmp_path):
         assert per_item and all(n == 2 for n in per_item) and answered == 2 * len(per_item)
     finally:
         _cleanup(pg_server, database, lead, raters)
+
+
+def test_raters_of_the_old_role_scheme_keep_their_rights_after_roles_run_again(pg_server):
+    """Roles made before issue 22 (a group named after the database, logins named like raters)
+    lose every right when `annotator roles` runs on the study again."""
+    url = pg_server.new_database()
+    database = url.rsplit("/", 1)[1]
+    old = f"legacy_{secrets.token_hex(3)}"
+    lead = Study.create(url, "ui_mockup")
+    ident = psycopg.sql.Identifier
+    try:
+        lead.add_rater(old)
+        with psycopg.connect(_plain(url), autocommit=True) as su:  # what the old code set up
+            for stmt in (
+                psycopg.sql.SQL("CREATE ROLE {} NOLOGIN").format(ident(f"{database}_raters")),
+                psycopg.sql.SQL("CREATE ROLE {} LOGIN").format(ident(old)),
+                psycopg.sql.SQL("GRANT {} TO {}").format(ident(f"{database}_raters"), ident(old)),
+                psycopg.sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(
+                    ident(f"{database}_raters")
+                ),
+            ):
+                su.execute(stmt)
+        roles.apply_roles(lead.db, database, [old])
+        try:
+            with psycopg.connect(_plain(url.replace("postgres@", f"{old}@", 1))) as conn:
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute("SELECT count(*) FROM settings")
+        except psycopg.OperationalError as exc:
+            assert "permission denied" in str(exc)  # not even a connection
+    finally:
+        _cleanup(pg_server, database, lead, [old])
