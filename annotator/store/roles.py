@@ -119,24 +119,44 @@ AS $$ SELECT i.id, c.case_pk FROM public.items i JOIN public.cells c ON c.id = i
              OR i.id IN (SELECT a.item_pk FROM public.assignments a
                          WHERE a.rater_pk = public.annotator_me()))
       ORDER BY i.id $$""",
-    f"""CREATE OR REPLACE FUNCTION public.annotator_my_pairs() RETURNS SETOF integer LANGUAGE sql
-STABLE {_DEFINER}
-AS $$ SELECT p.id FROM public.pairs p WHERE public.annotator_me() IS NOT NULL AND (
+    # Point checks, one row at a time (a row rule calls them per row: an item shown costs a few
+    # index lookups, however large the study)
+    f"""CREATE OR REPLACE FUNCTION public.annotator_sees_item(p_item integer) RETURNS boolean
+LANGUAGE sql STABLE {_DEFINER}
+AS $$ SELECT EXISTS (SELECT 1 FROM public.queue q
+                     WHERE q.rater_pk = public.annotator_me() AND q.item_pk = p_item)
+          OR EXISTS (SELECT 1 FROM public.assignments a
+                     WHERE a.rater_pk = public.annotator_me() AND a.item_pk = p_item)
+          OR EXISTS (SELECT 1 FROM public.anchor_showings s
+                     WHERE s.rater_pk = public.annotator_me() AND s.item_pk = p_item)
+          OR EXISTS (SELECT 1 FROM public.pair_queue q JOIN public.pairs p ON p.id = q.pair_pk
+                     WHERE q.rater_pk = public.annotator_me()
+                       AND (p.item_a = p_item OR p.item_b = p_item))
+          OR (EXISTS (SELECT 1 FROM public.anchors a WHERE a.item_pk = p_item)
+              AND public.annotator_calibrating()) $$""",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_sees_cell(p_cell integer) RETURNS boolean
+LANGUAGE sql STABLE {_DEFINER}
+AS $$ SELECT EXISTS (SELECT 1 FROM public.items i
+                     WHERE i.cell_pk = p_cell AND public.annotator_sees_item(i.id)) $$""",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_sees_media(p_sha text) RETURNS boolean
+LANGUAGE sql STABLE {_DEFINER}
+AS $$ SELECT EXISTS (SELECT 1 FROM public.item_media m
+                     WHERE m.media_sha256 = p_sha AND public.annotator_sees_item(m.item_pk)) $$""",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_sees_pair(p_pair integer) RETURNS boolean
+LANGUAGE sql STABLE {_DEFINER}
+AS $$ SELECT public.annotator_me() IS NOT NULL AND (
         NOT EXISTS (SELECT 1 FROM public.pair_assignments)
-        OR p.id IN (SELECT a.pair_pk FROM public.pair_assignments a
-                    WHERE a.rater_pk = public.annotator_me())
-        OR p.id IN (SELECT q.pair_pk FROM public.pair_queue q
-                    WHERE q.rater_pk = public.annotator_me())) $$""",
-    f"""CREATE OR REPLACE FUNCTION public.annotator_my_items() RETURNS SETOF integer LANGUAGE sql
-STABLE {_DEFINER}
-AS $$ SELECT q.item_pk FROM public.queue q WHERE q.rater_pk = public.annotator_me()
-      UNION SELECT a.item_pk FROM public.assignments a WHERE a.rater_pk = public.annotator_me()
-      UNION SELECT s.item_pk FROM public.anchor_showings s WHERE s.rater_pk = public.annotator_me()
-      UNION SELECT p.item_a FROM public.pairs p JOIN public.pair_queue q ON q.pair_pk = p.id
-            WHERE q.rater_pk = public.annotator_me()
-      UNION SELECT p.item_b FROM public.pairs p JOIN public.pair_queue q ON q.pair_pk = p.id
-            WHERE q.rater_pk = public.annotator_me()
-      UNION SELECT a.item_pk FROM public.anchors a WHERE public.annotator_calibrating() $$""",
+        OR EXISTS (SELECT 1 FROM public.pair_assignments a
+                   WHERE a.rater_pk = public.annotator_me() AND a.pair_pk = p_pair)
+        OR EXISTS (SELECT 1 FROM public.pair_queue q
+                   WHERE q.rater_pk = public.annotator_me() AND q.pair_pk = p_pair)) $$""",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_may_queue(p_item integer) RETURNS boolean
+LANGUAGE sql STABLE {_DEFINER}
+AS $$ SELECT public.annotator_me() IS NOT NULL
+         AND EXISTS (SELECT 1 FROM public.items i WHERE i.id = p_item AND NOT i.is_anchor)
+         AND (NOT EXISTS (SELECT 1 FROM public.assignments)
+              OR EXISTS (SELECT 1 FROM public.assignments a
+                         WHERE a.rater_pk = public.annotator_me() AND a.item_pk = p_item)) $$""",
     f"""CREATE OR REPLACE FUNCTION public.annotator_code_taken(code text) RETURNS boolean
 LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT EXISTS (SELECT 1 FROM public.items i WHERE i.display_code = code)
@@ -313,8 +333,11 @@ _FUNCTION_NAMES = (
     "annotator_calibration_anchors()",
     "annotator_live_items()",
     "annotator_my_anchor_references()",
-    "annotator_my_pairs()",
-    "annotator_my_items()",
+    "annotator_sees_item(integer)",
+    "annotator_sees_cell(integer)",
+    "annotator_sees_media(text)",
+    "annotator_sees_pair(integer)",
+    "annotator_may_queue(integer)",
     "annotator_code_taken(text)",
     "annotator_claim(integer, bigint)",
 )
@@ -323,18 +346,15 @@ _FUNCTION_NAMES = (
 _RULES: dict[str, tuple[str, str | None]] = {
     "self": (f"id = {_ME}", None),
     "own": (f"rater_pk = {_ME}", f"rater_pk = {_ME}"),
-    "items": ("id IN (SELECT public.annotator_my_items())", None),
-    "item_media": ("item_pk IN (SELECT public.annotator_my_items())", None),
-    "cells": ("id IN (SELECT i.cell_pk FROM public.items i)", None),
-    "media": ("sha256 IN (SELECT m.media_sha256 FROM public.item_media m)", None),
-    "pairs": ("id IN (SELECT public.annotator_my_pairs())", None),
-    "queue": (
-        f"rater_pk = {_ME}",
-        f"rater_pk = {_ME} AND item_pk IN (SELECT l.item_pk FROM public.annotator_live_items() l)",
-    ),
+    "items": ("public.annotator_sees_item(id)", None),
+    "item_media": ("public.annotator_sees_item(item_pk)", None),
+    "cells": ("public.annotator_sees_cell(id)", None),
+    "media": ("public.annotator_sees_media(sha256)", None),
+    "pairs": ("public.annotator_sees_pair(id)", None),
+    "queue": (f"rater_pk = {_ME}", f"rater_pk = {_ME} AND public.annotator_may_queue(item_pk)"),
     "pair_queue": (
         f"rater_pk = {_ME}",
-        f"rater_pk = {_ME} AND pair_pk IN (SELECT public.annotator_my_pairs())",
+        f"rater_pk = {_ME} AND public.annotator_sees_pair(pair_pk)",
     ),
     "showings": (
         f"rater_pk = {_ME}",
@@ -343,13 +363,13 @@ _RULES: dict[str, tuple[str, str | None]] = {
     ),
     "answers": (
         f"rater_pk = {_ME}",
-        f"rater_pk = {_ME} AND item_pk IN (SELECT public.annotator_my_items()) "
+        f"rater_pk = {_ME} AND public.annotator_sees_item(item_pk) "
         "AND (session_pk IS NULL OR session_pk IN (SELECT s.id FROM public.sessions s)) "
         "AND (showing_pk IS NULL OR showing_pk IN (SELECT a.id FROM public.anchor_showings a))",
     ),
     "votes": (
         f"rater_pk = {_ME}",
-        f"rater_pk = {_ME} AND pair_pk IN (SELECT public.annotator_my_pairs()) "
+        f"rater_pk = {_ME} AND public.annotator_sees_pair(pair_pk) "
         "AND (session_pk IS NULL OR session_pk IN (SELECT s.id FROM public.sessions s))",
     ),
     "calibrations": (
@@ -393,6 +413,18 @@ def _private_schema() -> list[sql.Composable]:
             "CREATE TABLE IF NOT EXISTS {}.logins (role_name text PRIMARY KEY, "
             "rater_pk integer NOT NULL UNIQUE REFERENCES public.raters(id))"
         ).format(sql.Identifier(PRIVATE)),
+        # the lookups the row rules make (not in the schema's migrations: only a server with
+        # rater roles needs them; made again whenever `annotator roles` runs)
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS annotator_rls_queue ON public.queue (rater_pk, item_pk)"
+        ),
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS annotator_rls_item_media ON public.item_media (media_sha256)"
+        ),
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS annotator_rls_pair_queue ON public.pair_queue "
+            "(rater_pk, pair_pk)"
+        ),
     ]
 
 
