@@ -271,7 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--study", required=True, help="postgresql://LEAD@host/db (the owner of the study's tables)"
     )
     rol.add_argument(
-        "--raters", required=True, help="comma-separated rater names: each gets a login role"
+        "--raters", default="", help="comma-separated rater names: each gets a login role"
+    )
+    rol.add_argument(
+        "--drop",
+        action="store_true",
+        help="remove this study's rater roles (the study's data stays)",
     )
     rol.add_argument(
         "--print",
@@ -625,11 +630,12 @@ def _cmd_anchors(a) -> int:
 def _cmd_roles(a) -> int:
     from .services.team import server_roles
 
+    raters = [r.strip() for r in a.raters.split(",") if r.strip()]
+    if not raters and not a.drop:
+        raise InputError("name the raters: --raters ana,ben (or --drop)", field="--raters")
     study = _open(a.study)
     try:
-        for line in server_roles(
-            study, [r.strip() for r in a.raters.split(",") if r.strip()], a.print_only
-        ):
+        for line in server_roles(study, raters, a.print_only, drop=a.drop):
             print(line)
     finally:
         study.close()

@@ -23,14 +23,17 @@ class CalibrationSession:
         self.study = study
         self.rater = rater
         self.rubric = study.rubric
-        self._anchors = store.anchors(study.db, anchor_set)
-        if not self._anchors:
+        if not store.has_anchors(study.db):
             raise InputError(
                 "this study has no anchors; import a set with `annotator import anchors`",
                 field="anchors",
             )
-        self.anchor_set = anchor_set or self._anchors[0][1]
+        # the session first: a rater's role on a server reads the anchors only once calibrating
         self.session_pk = start_session(study.db, rater, "calibration")
+        self._anchors = store.anchors(study.db, anchor_set)
+        if not self._anchors:
+            raise InputError(f"no anchor set named '{anchor_set}' in this study", field="anchors")
+        self.anchor_set = anchor_set or self._anchors[0][1]
         rng = random.Random(self.session_pk * 7919 + len(store.calibrations(study.db, rater)))
         rng.shuffle(self._anchors)
         self._index = 0
@@ -95,6 +98,31 @@ class CalibrationSession:
 
     def image(self, sha256: str) -> bytes:
         return self.study.media.read(sha256)
+
+
+def verified_calibrations(study: Study, rater: str | None = None) -> list[dict[str, Any]]:
+    """Calibration records with the lead's verdict. A rater's role on a server may not write the
+    verdict (the server stores false, store/roles.py): a record whose app claimed a pass is judged
+    again here, from the session's stored answers and the references, by the same rules."""
+    recs = store.calibrations(study.db, rater)
+    for rec in recs:
+        if rec["qualified"] or not rec["result"].get("qualified"):
+            continue
+        rec["qualified"] = _verdict_of(study, rec)
+    return recs
+
+
+def _verdict_of(study: Study, rec: dict[str, Any]) -> bool:
+    refs = {pk: (ref, why) for pk, _set, ref, why in store.anchors(study.db, rec["anchor_set"])}
+    answers = store.calibration_answers(study.db, rec["session_pk"])
+    results = [
+        rules.feedback(study.rubric, normalise(study.rubric, ans), *refs[pk])
+        for pk, ans in answers.items()
+        if pk in refs
+    ]
+    if not results:
+        return False
+    return bool(rules.qualify(study.rubric, results, study.setting("qualification"))["qualified"])
 
 
 def calibration_history(study_path: str, rater: str) -> list[dict[str, Any]]:

@@ -193,11 +193,11 @@ def read_inputs(study: Study, *, n_boot: int, seed: int, use_cache: bool = True)
     kept = stored_report(study, n_boot=n_boot, seed=seed) if use_cache else None
     if kept is not None:
         return DashboardInputs(**base, kept=kept)
-    from ..store.anchors import calibrations
+    from .calibration import verified_calibrations
     from .reporting import study_frames
 
     frames = study_frames(study)
-    recs = tuple(calibrations(study.db))
+    recs = tuple(verified_calibrations(study))
     return DashboardInputs(**base, frames=frames, calibrations=recs, tiles=_count_tiles(frames))
 
 

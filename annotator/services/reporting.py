@@ -11,7 +11,6 @@ import pandas as pd
 from ..domain.errors import InputError
 from ..domain.rubric import format_value
 from ..stats.frames import StudyFrames
-from ..store.anchors import calibrations
 from .frames import build_frames
 from .study import DEFAULT_SETTINGS, Study
 
@@ -37,7 +36,9 @@ def build_study_report(
         note = unreadable_note(frames.unreadable)
         report["warnings"] = [note]
         say(f"warning: {note}")
-    for rec in calibrations(study.db):
+    from .calibration import verified_calibrations
+
+    for rec in verified_calibrations(study):
         entry = report["raters"].get(rec["rater"])
         if entry is not None:
             entry.setdefault("calibrations", []).append(

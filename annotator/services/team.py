@@ -96,14 +96,21 @@ def queue_codes(study: Study) -> list[str]:
     return answer_store.queue_codes(study.db, rater, study.rubric.version)
 
 
-def server_roles(study: Study, raters: list[str], print_only: bool = False) -> list[str]:
+def server_roles(
+    study: Study, raters: list[str], print_only: bool = False, drop: bool = False
+) -> list[str]:
     """The rater group role, its grants and row rules, and a login role per rater (no passwords:
-    the DBA sets them, annotator never sees one). Returns the SQL, or what was done."""
+    the DBA sets them, annotator never sees one). Returns the SQL, or what was done. `drop`:
+    remove this study's rater roles instead."""
     from ..store import roles
     from ..store.server import server_url
 
     if study.kind != "server":
         raise InputError("database roles are for a study on a PostgreSQL server", field="--study")
+    database = server_url(str(study.location)).database or ""
+    if drop:
+        gone = roles.drop_roles(study.db, database)
+        return [f"dropped role {name}" for name in gone] or ["this study has no rater roles"]
     known = {r.name for r in study.raters()}
     unknown = [r for r in raters if r not in known]
     if unknown:
@@ -111,16 +118,14 @@ def server_roles(study: Study, raters: list[str], print_only: bool = False) -> l
             f"no rater named '{unknown[0]}' in this study; add it with `annotator rater add`",
             field="--raters",
         )
-    database = server_url(str(study.location)).database
+    sql_lines, logins, group = roles.apply_roles(study.db, database, raters, print_only=print_only)
     if print_only:
-        return [stmt + ";" for stmt in roles.role_sql(database)] + [
-            stmt + ";" for r in raters for stmt in roles.rater_login_sql(database, r)
-        ]
-    roles.apply_roles(study.db, database, raters)
+        return sql_lines
     return [
-        f"rater group role {roles.group_role(database)}: reads what raters see, inserts their own answers",
+        f"rater group role {group}: reads what raters see, inserts their own answers",
         *(
-            f"login role {r} (set its password with ALTER ROLE, or use ~/.pgpass on the rater's machine)"
-            for r in raters
+            f"rater {login.rater!r}: login role {login.role} (set its password with ALTER ROLE, "
+            "or use ~/.pgpass on the rater's machine)"
+            for login in logins
         ),
     ]

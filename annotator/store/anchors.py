@@ -5,17 +5,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select, text
 
 from .db import StudyDB
-from .models import Anchor
+from .models import Anchor, utcnow
 from .models_pairs import Calibration
 from .people import rater_pk
 
 
 def anchors(db: StudyDB, anchor_set: str | None = None) -> list[tuple[int, str, dict, dict]]:
-    """(item pk, set name, reference, rationale), in item order."""
+    """(item pk, set name, reference, rationale), in item order. A rater's role reads them only
+    through the server, once it has started a calibration session."""
+    from .roles import is_rater_session
+
     with db.read() as s:
+        if is_rater_session(s):
+            return [
+                (pk, name, json.loads(ref), json.loads(why))
+                for pk, name, ref, why in s.execute(
+                    text(
+                        "SELECT item_pk, anchor_set, reference, rationale "
+                        "FROM public.annotator_calibration_anchors()"
+                    )
+                ).all()
+                if not anchor_set or name == anchor_set
+            ]
         stmt = select(Anchor).order_by(Anchor.item_pk)
         if anchor_set:
             stmt = stmt.where(Anchor.anchor_set == anchor_set)
@@ -23,6 +37,16 @@ def anchors(db: StudyDB, anchor_set: str | None = None) -> list[tuple[int, str, 
             (a.item_pk, a.anchor_set, json.loads(a.reference), json.loads(a.rationale))
             for a in s.scalars(stmt)
         ]
+
+
+def has_anchors(db: StudyDB) -> bool:
+    """Whether the study has anchors (without reading them)."""
+    from .roles import is_rater_session
+
+    with db.read() as s:
+        if is_rater_session(s):
+            return bool(s.scalar(text("SELECT count(*) FROM public.annotator_anchor_pool()")))
+        return s.scalar(select(Anchor.item_pk).limit(1)) is not None
 
 
 def add_calibration(
@@ -36,20 +60,50 @@ def add_calibration(
     qualified: bool,
 ) -> int:
     from .adjudication import current_version
+    from .roles import is_rater_session
 
     with db.write() as s:
-        row = Calibration(
+        values = dict(
             rater_pk=rater_pk(s, rater),
             session_pk=session_pk,
             anchor_set=anchor_set,
             anchor_set_version=current_version(s, anchor_set) or None,
             rubric_version=version,
             result=json.dumps(result),
-            qualified=qualified,
+            created_at=utcnow(),
         )
+        if is_rater_session(s):
+            # a rater's role may not write the verdict (the server stores false; the lead's code
+            # computes it from the answers: services/calibration.verify_calibrations)
+            return int(
+                s.execute(
+                    insert(Calibration).values(**values).returning(Calibration.id)
+                ).scalar_one()
+            )
+        row = Calibration(**values, qualified=qualified)
         s.add(row)
         s.flush()
         return row.id
+
+
+def calibration_answers(db: StudyDB, session_pk: int) -> dict[int, dict[str, Any]]:
+    """item pk -> the current answer given in one calibration session."""
+    from .chains import is_current
+    from .models import Judgement
+
+    with db.read() as s:
+        return {
+            pk: json.loads(raw)
+            for pk, raw in s.execute(
+                select(Judgement.item_pk, Judgement.answers)
+                .where(
+                    Judgement.session_pk == session_pk,
+                    Judgement.context == "calibration",
+                    is_current(Judgement),
+                )
+                .order_by(Judgement.id)
+            ).all()
+        }
 
 
 def calibrations(db: StudyDB, rater: str | None = None) -> list[dict[str, Any]]:
@@ -67,6 +121,7 @@ def calibrations(db: StudyDB, rater: str | None = None) -> list[dict[str, Any]]:
             {
                 "id": c.id,
                 "rater": name,
+                "session_pk": c.session_pk,
                 "anchor_set": c.anchor_set,
                 "anchor_set_version": c.anchor_set_version,
                 "created_at": c.created_at.isoformat(timespec="seconds"),

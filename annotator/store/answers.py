@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, insert, select
+from sqlalchemy import exists, func, insert, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
@@ -124,7 +124,7 @@ def progress_counts(
             or 0
         )
         expected = 0
-        if anchor_every >= 2 and n_queue and s.scalar(select(func.count()).select_from(Anchor)):
+        if anchor_every >= 2 and n_queue and _anchor_pool(s):
             seed = s.get(Rater, rpk).seed
             filled = set(
                 s.scalars(
@@ -241,6 +241,21 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
     return position, item_pk
 
 
+def _anchor_pool(s: OrmSession) -> dict[int, int | None]:
+    """anchor item pk -> its set's current version (None: not read here). A rater's role reads
+    no anchors table (reference answers) and no is_anchor: the server lists the pool."""
+    from .roles import is_rater_session
+
+    if is_rater_session(s):
+        return {
+            pk: int(v or 0)
+            for pk, v in s.execute(
+                text("SELECT item_pk, set_version FROM public.annotator_anchor_pool()")
+            ).all()
+        }
+    return {pk: None for pk in s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk))}
+
+
 def _set_version_of(s: OrmSession, anchor_pk: int) -> int | None:
     from .adjudication import current_version
 
@@ -261,7 +276,8 @@ def _maybe_seed_anchor(
         )
     ):
         return None  # this slot was already filled (in an earlier session)
-    anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
+    pool = _anchor_pool(s)
+    anchors = sorted(pool)
     if not anchors:
         return None
     shown = s.execute(
@@ -281,7 +297,9 @@ def _maybe_seed_anchor(
         before_position=position,
         seed=slot,
         display_code=free_display_code(s),
-        anchor_set_version=_set_version_of(s, choice),
+        anchor_set_version=(
+            pool[choice] if pool[choice] is not None else _set_version_of(s, choice)
+        ),
     )
     s.add(row)
     s.flush()

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import BigInteger, cast, func, insert, select
+from sqlalchemy import BigInteger, cast, func, insert, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import assignment as design
@@ -77,8 +77,15 @@ def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
     only under a transaction-scoped advisory lock on that item, tried without waiting (as
     SKIP LOCKED would: a row lock would need UPDATE rights on items, which a least-privilege
     rater role must not have), and its count is read again under the lock, so a claim committed
-    meanwhile is seen.
+    meanwhile is seen. A rater's role can neither read other raters' assignments nor insert one:
+    the server claims for it (`annotator_claim`, store/roles.py: the same rule, under a row lock
+    only the lead can take).
     """
+    from .roles import is_rater_session
+
+    if is_rater_session(s):
+        got = s.scalar(text("SELECT public.annotator_claim(:k, :seed)"), {"k": k, "seed": seed})
+        return int(got) if got is not None else None
     n_raters = (
         select(func.count(Assignment.id)).where(Assignment.item_pk == Item.id).scalar_subquery()
     )

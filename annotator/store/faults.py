@@ -10,6 +10,7 @@ study (a bug, which should surface as such).
 from __future__ import annotations
 
 import errno
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,6 +61,67 @@ class ConnectionLost(StudyError):
     """The connection to a study server dropped; nothing of the failed write was kept."""
 
 
+class ServerRefused(StudyError):
+    """The server answered but will not let this login in (no such database, no such role, no
+    right to connect, a wrong password): retrying changes nothing, the URL or the role must."""
+
+
+_FULL_SERVER = (
+    "remaining connection slots are reserved",
+    "too many clients already",
+    "too many connections for role",
+    "sorry, too many clients",
+)
+_NO_DATABASE = re.compile(r'database "([^"]{0,80})" does not exist')
+_NOT_GRANTED = re.compile(
+    r"permission denied for (table|column|sequence|function|schema|view|relation) ([^\s]{1,80})"
+)
+_NO_ROLE = re.compile(r'role "([^"]{0,80})" does not exist')
+
+
+def _refused(msg: str, where: str) -> StudyError | None:
+    """The server's own refusals at connect time, each as its own line (not as a lost
+    connection: these need a fix of the URL or the role; a full server passes by itself)."""
+    low = msg.lower()
+    if m := _NO_DATABASE.search(msg):
+        return ServerRefused(
+            f'the server has no database "{m.group(1)}"; check the database name at the end of '
+            "the URL (`psql -l` lists them)",
+            source=where,
+        )
+    if m := _NO_ROLE.search(msg):
+        return ServerRefused(
+            f'the server knows no login "{m.group(1)}"; check the user name in the URL (the lead\'s '
+            "`annotator roles` prints each rater's login role)",
+            source=where,
+        )
+    if "password authentication failed" in low or "no password supplied" in low:
+        return ServerRefused(
+            "the server refused the password; set it in ~/.pgpass or PGPASSWORD (never in the URL)",
+            source=where,
+        )
+    if "permission denied for database" in low or "not permitted to log in" in low:
+        return ServerRefused(
+            "this login may not connect to this study's database; ask the lead to run "
+            "`annotator roles` for you",
+            source=where,
+        )
+    if any(m in low for m in _FULL_SERVER):
+        return ConnectionLost(
+            "the study server has no free connection (its max_connections is reached); nothing "
+            "of this write was kept, it is retried in a moment (the DBA can raise max_connections "
+            "or put PgBouncer in front)",
+            source=where,
+        )
+    if "canceling statement due to statement timeout" in low:
+        return ConnectionLost(
+            "the study server did not answer in time; nothing of this write was kept, it is "
+            "retried when the server answers again",
+            source=where,
+        )
+    return None
+
+
 def translate(exc: BaseException, where: str) -> StudyError | None:
     """The one-line study error for a driver/OS fault, or None if it is not one."""
     if isinstance(exc, OSError) and not isinstance(exc, sqlite3.Error):
@@ -78,6 +140,16 @@ def translate(exc: BaseException, where: str) -> StudyError | None:
     msg = str(getattr(exc, "orig", None) or exc).lower()
     if not isinstance(exc, (DBAPIError, sqlite3.Error)):
         return None
+    raw = str(getattr(exc, "orig", None) or exc)  # names as the server spelled them
+    if isinstance(exc, OperationalError) and (refused := _refused(raw, where)) is not None:
+        return refused
+    if m := _NOT_GRANTED.search(raw):  # a server's privileges, not a read-only file
+        return ServerRefused(
+            f"this login may not do that on the study server (no right to {m.group(1)} "
+            f'"{m.group(2)}"): it is the lead\'s work, or, after an upgrade of the study, the lead '
+            "runs `annotator roles` again",
+            source=where,
+        )
     if any(m in msg for m in _BUSY):
         return StudyBusy(
             "the study is busy (another program holds its write lock); nothing was written, "

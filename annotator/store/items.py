@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from ..domain.errors import InputError
@@ -30,9 +30,15 @@ def new_display_code(taken: set[str]) -> str:
 def free_display_code(s: Session) -> str:
     """A code no item and no anchor showing uses (checked by query: the study may hold many)."""
     from .models import AnchorShowing
+    from .roles import is_rater_session
 
+    rater = is_rater_session(s)
     while True:
         code = new_display_code(set())
+        if rater:  # a rater's role sees only its own items: the server checks them all
+            if not s.scalar(text("SELECT public.annotator_code_taken(:c)"), {"c": code}):
+                return code
+            continue
         if (
             s.scalar(select(Item.id).where(Item.display_code == code)) is None
             and s.scalar(select(AnchorShowing.id).where(AnchorShowing.display_code == code)) is None
@@ -245,7 +251,18 @@ def views_by_item_id(db: StudyDB, item_ids: Iterable[str]) -> dict[str, ItemView
 
 def live_items(s: Session) -> list[tuple[int, str]]:
     """(item pk, case key) of every live (non-anchor) item; the key groups an item with its case
-    (the case's pk: a rater's role may not read case ids, which can name generators)."""
+    (the case's pk: a rater's role may not read case ids, which can name generators). A rater's
+    role reads neither `is_anchor` nor items not dealt to them: the server lists the ones it may
+    queue."""
+    from .roles import is_rater_session
+
+    if is_rater_session(s):
+        return [
+            (pk, f"case-{case_pk}")
+            for pk, case_pk in s.execute(
+                text("SELECT item_pk, case_pk FROM public.annotator_live_items()")
+            ).all()
+        ]
     return [
         (pk, f"case-{case_pk}")
         for pk, case_pk in s.execute(

@@ -26,6 +26,10 @@ def has_pairs(db: StudyDB) -> bool:
 
 def ensure_pairs(db: StudyDB) -> int:
     with db.write() as s:
+        from .roles import is_rater_session
+
+        if is_rater_session(s):  # designing pairs reads generators: the lead's work
+            return s.scalar(select(func.count()).select_from(Pair)) or 0
         lock_imports(s)  # pairs are designed from the items: not while an import adds some
         rows = s.execute(
             select(Item.id, Item.cell_pk, Item.generator).where(Item.is_anchor.is_(False))
@@ -49,7 +53,11 @@ def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
             )
             or 0
         )
-        pairs = [(p.id, p.item_a, p.item_b) for p in s.scalars(select(Pair).order_by(Pair.id))]
+        # the columns a rater's role may read (pair_id is the lead's)
+        pairs = [
+            (pk, a, b)
+            for pk, a, b in s.execute(select(Pair.id, Pair.item_a, Pair.item_b).order_by(Pair.id))
+        ]
         mine = assigned_pairs(s, rpk)
         if mine is not None:
             queued = set(
@@ -97,8 +105,10 @@ def next_pair(
         for e in s.scalars(stmt.order_by(PairQueueEntry.position)):
             if e.pair_pk in voted:
                 continue
-            pair = s.get(Pair, e.pair_pk)
-            right = pair.item_b if e.left_item == pair.item_a else pair.item_a
+            item_a, item_b = s.execute(  # not s.get: pair_id is not a rater's to read
+                select(Pair.item_a, Pair.item_b).where(Pair.id == e.pair_pk)
+            ).one()
+            right = item_b if e.left_item == item_a else item_a
             return (
                 e.position,
                 e.pair_pk,

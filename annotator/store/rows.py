@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import aliased
 
 from .db import StudyDB
@@ -162,13 +162,31 @@ def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
 
 
 def anchor_references(db: StudyDB) -> dict[int, dict[str, Any]]:
+    """Anchor pk -> reference answer. A rater's role gets those of the anchors it has answered
+    (its own drift check) from the server, never the anchors table."""
+    from .roles import is_rater_session
+
     with db.read() as s:
+        if is_rater_session(s):
+            return {
+                pk: json.loads(ref)
+                for pk, ref in s.execute(
+                    text("SELECT item_pk, reference FROM public.annotator_my_anchor_references()")
+                ).all()
+            }
         return {a.item_pk: json.loads(a.reference) for a in s.scalars(select(Anchor))}
 
 
 def anchor_labels(db: StudyDB) -> dict[int, str]:
     """A label per anchor for a rater's own drift check (no item_id: a rater may not read it)."""
+    from .roles import is_rater_session
+
     with db.read() as s:
+        if is_rater_session(s):  # no is_anchor for a rater's role: the server's pool
+            return {
+                pk: f"anchor-{pk}"
+                for pk in s.scalars(text("SELECT item_pk FROM public.annotator_anchor_pool()"))
+            }
         return {
             pk: f"anchor-{pk}" for pk in s.scalars(select(Item.id).where(Item.is_anchor.is_(True)))
         }

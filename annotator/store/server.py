@@ -63,6 +63,15 @@ def make_server_engine(url: URL) -> Engine:
         max_overflow=10,
         connect_args={
             "connect_timeout": 10,
+            # a silent network (packets dropped, no reset) ends a wait, then the write counts as
+            # lost and is retried: keepalive probes find a peer gone ~30 s into a wait for an
+            # answer, and data left unacknowledged fails after tcp_user_timeout (60 s: a busy
+            # server's full receive window counts too, so not shorter than a long import needs)
+            "keepalives": 1,
+            "keepalives_idle": 15,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": 60_000,
             "application_name": "annotator",
             "options": f"-c lock_timeout={busy_timeout_ms()} -c idle_in_transaction_session_timeout=600000",
         },

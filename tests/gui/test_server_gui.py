@@ -247,3 +247,36 @@ def test_the_recent_list_never_keeps_a_password(tmp_path):
     assert "s3cret" not in settings.path.read_text(encoding="utf-8")
     assert settings.recent_studies() == ["postgresql://ann@db.example/study"]
     assert settings.last_rater("postgresql://ann@db.example/study") == "ann"
+
+
+def test_a_rater_role_labels_in_the_app(qtbot, pg_server, pg_url, tmp_path):
+    """The app connected as a rater's own login role (not the owner): it opens, serves, stores."""
+    from annotator.store import roles
+
+    files = scenario.write_demo_inputs(tmp_path / "inputs", variants_per_case=1)
+    database = pg_url.rsplit("/", 1)[1]
+    lead = Study.create(pg_url, "ui_mockup")
+    try:
+        lead.import_items(files.manifest)
+        lead.add_rater(RATER)
+        roles.apply_roles(lead.db, database, [RATER])
+        role = roles.logins_of(lead.db)[RATER]
+        MainWindow.outbox_folder = tmp_path / "outbox"
+        try:
+            w = open_window(
+                qtbot, pg_url.replace("postgres@", f"{role}@", 1), RATER, settings=AppSettings()
+            )
+        finally:
+            MainWindow.outbox_folder = None
+        view = w.current_view
+        wait_ready(qtbot, view)
+        assert view.state == "ready", view.message.text()
+        first = view.current_item.item_pk
+        _fill(qtbot, view)
+        qtbot.keyClick(view, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: view.current_item.item_pk != first, timeout=20_000)
+        assert [r[0] for r in _judgements(pg_url)] == [first]
+        w.close()
+    finally:
+        roles.drop_roles(lead.db, database)
+        lead.close()

@@ -213,7 +213,7 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
     import psycopg
     from sqlalchemy import text
 
-    from annotator.store.roles import apply_roles, group_role
+    from annotator.store.roles import apply_roles, drop_roles, logins_of
 
     database = pg_url.rsplit("/", 1)[1]
     rita, other = f"rita_{secrets.token_hex(3)}", f"otto_{secrets.token_hex(3)}"
@@ -226,11 +226,11 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
     for _ in range(2):
         theirs.submit(theirs.next(), ALL, 4)
     apply_roles(lead.db, database, [rita, other])
+    role = logins_of(lead.db)[rita]  # a role named for the study, not for the rater
     with lead.db.read() as s:
         otto_pk = s.execute(text("SELECT id FROM raters WHERE name = :n"), {"n": other}).scalar()
     version = lead.rubric.version
-    lead.close()
-    as_rita = pg_url.replace("postgres@", f"{rita}@", 1)
+    as_rita = pg_url.replace("postgres@", f"{role}@", 1)
     try:
         study = Study.open(as_rita)
         session = LabelSession(study, rita)
@@ -265,10 +265,10 @@ def test_a_rater_role_labels_but_reads_no_generator_and_no_other_answers(
                     (otto_pk, version),
                 )
     finally:
+        drop_roles(lead.db, database)
+        lead.close()
         with _admin(pg_server) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-            for role in (rita, other, group_role(database)):
-                conn.execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 def test_the_dashboard_reads_a_server_study_and_sees_its_changes(pg_url, tmp_path):
@@ -321,3 +321,72 @@ def test_the_data_version_sees_an_answer_committed_after_a_later_one(pg_url, tmp
         slow.commit()
         assert dashboard.data_version(server.db) != seen
     server.close()
+
+
+def test_a_mistyped_database_an_unknown_login_and_a_full_server_each_say_what_to_do(
+    pg_server, pg_url
+):
+    """Each refusal at connect time has its own line, not "the connection was lost"."""
+    import secrets
+
+    from annotator.store.faults import ServerRefused
+
+    base = pg_url.rsplit("/", 1)[0]
+    with pytest.raises(ServerRefused, match='no database "no_such_db_x".*end of the URL'):
+        Study.open(f"{base}/no_such_db_x")
+    nobody = f"nobody_{secrets.token_hex(3)}"
+    with pytest.raises(ServerRefused, match=f'no login "{nobody}".*annotator roles'):
+        Study.open(pg_url.replace("postgres@", f"{nobody}@", 1))
+    Study.create(pg_url, "ui_mockup").close()
+    full = f"full_{secrets.token_hex(3)}"
+    with _admin(pg_server) as conn:  # a login with no connection left, as a full server has none
+        conn.execute(f'CREATE ROLE "{full}" LOGIN CONNECTION LIMIT 0')
+    try:
+        with pytest.raises(ConnectionLost, match="no free connection.*max_connections"):
+            Study.open(pg_url.replace("postgres@", f"{full}@", 1))
+    finally:
+        with _admin(pg_server) as conn:
+            conn.execute(f'DROP ROLE "{full}"')
+
+
+def test_a_server_that_stops_answering_ends_the_wait_as_a_lost_write(pg_url):
+    """Keepalives and a TCP user timeout are on every server connection, and a statement that
+    outlives its timeout ends as a lost (retried) write, not as a hang or a crash."""
+    from sqlalchemy import text
+
+    study = Study.create(pg_url, "ui_mockup")
+    try:
+        with study.db.read() as s:
+            params = s.connection().connection.driver_connection.info.get_parameters()
+        assert params["keepalives"] == "1" and int(params["tcp_user_timeout"]) > 0
+        with pytest.raises(ConnectionLost, match="did not answer in time"):
+            with study.db.write() as s:
+                s.execute(text("SET LOCAL statement_timeout = '200ms'"))
+                s.execute(text("SELECT pg_sleep(2)"))
+    finally:
+        study.close()
+
+
+def test_what_a_rater_role_may_not_do_says_so_not_read_only_file(pg_server, pg_url, tmp_path):
+    """A refused privilege on a server is named as one (never "read-only file or folder")."""
+    import secrets
+
+    from annotator.services.reporting import build_study_report
+    from annotator.store.faults import ServerRefused
+    from annotator.store.roles import apply_roles, drop_roles, logins_of
+
+    database = pg_url.rsplit("/", 1)[1]
+    rater = f"rae_{secrets.token_hex(3)}"
+    lead = Study.create(pg_url, "ui_mockup")
+    try:
+        lead.add_rater(rater)
+        apply_roles(lead.db, database, [rater])
+        study = Study.open(pg_url.replace("postgres@", f"{logins_of(lead.db)[rater]}@", 1))
+        try:
+            with pytest.raises(ServerRefused, match="may not do that on the study server"):
+                build_study_report(study, n_boot=10)
+        finally:
+            study.close()
+    finally:
+        drop_roles(lead.db, database)
+        lead.close()
