@@ -109,6 +109,19 @@ def _integrity(path: Path) -> None:
             dangling = (
                 conn.execute("PRAGMA foreign_key_check").fetchone() if rows == ["ok"] else None
             )
+            if dangling is not None:  # the column, so the line names the field as merge does
+                table, fk = dangling[0], dangling[3]
+                column = next(
+                    (
+                        r[3]
+                        for r in conn.execute(
+                            'PRAGMA foreign_key_list("' + table.replace('"', '""') + '")'
+                        ).fetchall()
+                        if r[0] == fk
+                    ),
+                    "?",
+                )
+                dangling = (*dangling[:3], column)
         except sqlite3.DatabaseError as exc:
             raise DamagedStudy(
                 f"the package is damaged or truncated ({exc}); ask the rater to send it again",
@@ -122,9 +135,10 @@ def _integrity(path: Path) -> None:
             source=where,
         )
     if dangling is not None:
-        table, rowid, parent, _ = dangling
+        table, rowid, parent, column = dangling
         raise DamagedStudy(
-            f"the package's {table} row {rowid} points at a row of {parent} that the file does not hold: "
+            f"the package's {table} row {rowid}, field '{column}', points at a row of {parent} "
+            "that the file does not hold: "
             "the file was altered; ask the rater for an untouched copy",
             source=where,
         )

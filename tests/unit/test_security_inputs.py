@@ -118,7 +118,7 @@ def test_answer_pointing_at_a_missing_item(lead_and_package, capsys):
     _one_line(
         capsys,
         ["package", "merge", str(pkg), "--study", str(folder)],
-        "judgements row 1 points at a row of items that the file does not hold",
+        "judgements row 1, field 'item_pk', points at a row of items that the file does not hold",
     )
     assert _count(folder / DB_NAME, "judgements") == 0 and _count(folder / DB_NAME, "merges") == 0
 
