@@ -3,7 +3,7 @@ a rater with a constant offset, and detection of a one-point shift, simulated wi
 own vectorised charts (`flag_runs`), answers clipped to the scale.
 
 Setup (ui_mockup-like): 2 gates + 2 scales 0-5 watched at once; each anchor's scale reference is
-drawn uniformly from 0..5 and the answer is clip(reference + deviation [+ shift], 0, 5), so a +1
+drawn from P_REF on 0..5 (mostly 1..4) and the answer is clip(reference + deviation [+ shift], 0, 5), so a +1
 shift at a reference of 5 cannot show. Gate references PASS with probability P_PASS; a flipped
 PASS reads -1, a flipped FAIL +1. "old" is the rule before issue 23 (the reference chart and a
 combined chart on raw deviations decided too). Run from the repository root:
@@ -28,6 +28,7 @@ from annotator.stats.drift import (
 
 P_PASS = 0.6
 TOP = 5
+P_REF = [0.03, 0.20, 0.27, 0.27, 0.20, 0.03]  # anchors' scale references 0..5, as test_drift.py
 RATERS = {  # scale deviation law (before clipping), gate flip rate: none of them drifts
     "quiet (-1/0/+1 at .03/.94/.03, gates 3%)": (
         lambda rng, s: rng.choice([-1, 0, 1], p=[0.03, 0.94, 0.03], size=s),
@@ -57,7 +58,11 @@ def devs(rng, law, flip, runs, steps, shift_at=None, shifted=2, ref=None):
     """Deviation series per metric (scales clipped to 0..TOP around each anchor's reference)."""
     out = []
     for i in range(2):
-        r = rng.integers(0, TOP + 1, (runs, steps)) if ref is None else np.full((runs, steps), ref)
+        r = (
+            rng.choice(TOP + 1, p=P_REF, size=(runs, steps))
+            if ref is None
+            else np.full((runs, steps), ref)
+        )
         d = law(rng, (runs, steps)).astype(float)
         if shift_at is not None and i < shifted:
             d[:, shift_at:] += 1
@@ -88,7 +93,7 @@ def main(runs: int = 2000) -> None:
     rng = np.random.default_rng(2026)
     print(
         f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
-        f"{runs} runs per cell; answers clipped to 0..{TOP}, references uniform on 0..{TOP}"
+        f"{runs} runs per cell; answers clipped to 0..{TOP}, references 0..{TOP} at {P_REF}"
     )
     print(
         "| rater | drift flag within 100 anchors (false) | old rule | offset finding at 100 anchors "
