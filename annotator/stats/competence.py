@@ -59,7 +59,7 @@ K_TOL = 1e-4  # ... fewer once no resample's competence moves by more than this 
 LEARN_PRIOR = True
 # the largest share of one latent answer at which the interval's coverage was shown >= 90%
 # (tests/benchmarks/validity.md); beyond it no interval is published, and nobody is flagged
-COVERED_MAX_SHARE = 0.85
+COVERED_MAX_SHARE = 0.8
 MIN_OVERLAP = 10  # items a rater shares with another rater, below which MACE is not estimable
 MAX_BOOT = 200  # resamples of the competence interval (each is a small EM fit)
 _BATCH = 2_000_000  # floats in one (patterns x resamples x labels) array

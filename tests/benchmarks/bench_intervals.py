@@ -194,7 +194,85 @@ def mace_coverage(runs: int) -> None:
         )
 
 
-SECTIONS = {"position": position, "calibration": calibration, "mace": mace_coverage}
+# ---- point 8 -----------------------------------------------------------------------------
+
+BT_STRENGTH = {"g0": 0.8, "g1": 0.4, "g2": 0.0, "g3": -0.2, "g4": -0.4, "g5": -0.6}
+
+
+def unbalanced_votes(rng, n_cases, *, tau=1.0, inter=0.0, raters=3, tie=0.1):
+    """Model U: six generators; each case holds a random 3 or 4 of them and shows each of their
+    pairs 1-3 times; a generator's output quality = strength + case effect N(0, inter) (the same
+    generator is better at some cases) + N(0, tau); three raters vote, one random layout a pair."""
+    import math
+
+    import pandas as pd
+
+    from annotator.stats.frames import PAIR_COLUMNS
+
+    rows, gens = [], sorted(BT_STRENGTH)
+    for c in range(n_cases):
+        effect = {g: rng.normal(0, inter) for g in gens}
+        sub = sorted(rng.choice(len(gens), size=int(rng.integers(3, 5)), replace=False))
+        for ai, a in enumerate(sub):
+            for b in sub[ai + 1 :]:
+                for k in range(int(rng.integers(1, 4))):
+                    ga, gb = gens[a], gens[b]
+                    qa = BT_STRENGTH[ga] + effect[ga] + rng.normal(0, tau)
+                    qb = BT_STRENGTH[gb] + effect[gb] + rng.normal(0, tau)
+                    pid = f"c{c}-{a}{b}-{k}"
+                    a_left = rng.random() < 0.5
+                    il, ir = (f"{pid}-a", f"{pid}-b") if a_left else (f"{pid}-b", f"{pid}-a")
+                    gl, gr = (ga, gb) if a_left else (gb, ga)
+                    for r in range(raters):
+                        if rng.random() < tie:
+                            ch = "both"
+                        else:
+                            ql, qr = (qa, qb) if a_left else (qb, qa)
+                            ch = "left" if rng.random() < 1 / (1 + math.exp(qr - ql)) else "right"
+                        rows.append((pid, f"c{c}", il, ir, gl, gr, f"r{r}", ch, None))
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def bt(runs: int) -> None:
+    from annotator.stats import bradley_terry as btm
+
+    print(
+        "| model U | cases | pairs within cases (before) | whole cases, t on the bootstrap SE "
+        "(now) |"
+    )
+    print("|---|---|---|---|")
+    rng = np.random.default_rng(2308)
+    for inter in (0.0, 0.7):
+        big = unbalanced_votes(np.random.default_rng(0), 3000, inter=inter)
+        truth = btm.bradley_terry(big, n_boot=0, by_case=False)["pooled"]
+        for cases in (20, 40):
+            hits = {"pairs": 0, "cases": 0}
+            total = 0
+            for s in range(runs):
+                v = unbalanced_votes(rng, cases, inter=inter)
+                new = btm.bradley_terry(v, n_boot=400, seed=s, by_case=False)["pooled"]
+                old_min, btm.MIN_CASES_CASE_BOOT = btm.MIN_CASES_CASE_BOOT, 10**9
+                try:
+                    old = btm.bradley_terry(v, n_boot=400, seed=s, by_case=False)["pooled"]
+                finally:
+                    btm.MIN_CASES_CASE_BOOT = old_min
+                for g, f in new.items():
+                    t = truth[g]["estimate"]
+                    hits["cases"] += f["low"] <= t <= f["high"]
+                    hits["pairs"] += old[g]["low"] <= t <= old[g]["high"]
+                    total += 1
+            print(
+                f"| case effect sd {inter} | {cases} | {wilson(hits['pairs'], total)} | "
+                f"{wilson(hits['cases'], total)} |"
+            )
+
+
+SECTIONS = {
+    "position": position,
+    "calibration": calibration,
+    "mace": mace_coverage,
+    "bt": bt,
+}
 
 
 def main() -> None:

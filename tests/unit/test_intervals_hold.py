@@ -15,6 +15,7 @@ import pytest
 
 from annotator.domain.rubric import load_rubric
 from annotator.stats.bootstrap import ItemBootstrap
+from annotator.stats.competence import competence_figures, low_competence
 from annotator.stats.drift import rater_drift_summary
 from annotator.stats.frames import ANCHOR_COLUMNS, PAIR_COLUMNS, StudyFrames
 from annotator.stats.judge_calibration import consistency_test, register_calibration
@@ -226,3 +227,50 @@ def test_a_severe_rater_who_moves_is_still_caught_as_drift():
         for s in summary.values()
     )
     assert caught >= 12, caught  # about 46% within 15 anchors with clipped answers (drift.md)
+
+
+# ---- point 4: MACE competence with unbalanced truth --------------------------------------
+
+
+def _mace_study(rng, n, prior, comps=(0.9, 0.7, 0.7, 0.5, 0.3)):
+    truth = rng.choice(len(prior), p=prior, size=n)
+    rows = []
+    for r, c in enumerate(comps):
+        ans = np.where(rng.random(n) < c, truth, rng.integers(0, len(prior), n))
+        rows.append(pd.DataFrame({"idx": np.arange(n), "rater": f"r{r}", "code": ans}))
+    return pd.concat(rows, ignore_index=True).astype({"code": float})
+
+
+def test_mace_competence_is_not_biased_by_a_common_answer():
+    # with 80/10/10 truth MACE's uniform truth read raters of 0.9 and 0.7 as about 0.4
+    rng = np.random.default_rng(71)
+    est = np.zeros(5)
+    for s in range(6):
+        out, latent = competence_figures(
+            _mace_study(rng, 300, [0.8, 0.1, 0.1]), ordinal=False, n_boot=50, seed=s
+        )
+        est += [out[f"r{i}"]["estimate"] for i in range(5)]
+    np.testing.assert_allclose(est / 6, [0.9, 0.7, 0.7, 0.5, 0.3], atol=0.06)
+    assert latent["mace_truth_prior"][0] == pytest.approx(0.8, abs=0.06)
+
+
+def test_no_competence_interval_and_no_flag_beyond_the_shown_coverage():
+    # 95% one answer: coverage was not shown there, so no interval and nobody "needs attention"
+    rng = np.random.default_rng(72)
+    out, _ = competence_figures(
+        _mace_study(rng, 300, [0.95, 0.05], comps=(0.9, 0.9, 0.9, 0.9, 0.05)),
+        ordinal=False,
+        n_boot=50,
+    )
+    assert all(f["low"] is None and "no interval" in f["note"] for f in out.values())
+    assert low_competence({r: {"m": f} for r, f in out.items()}) == {}
+
+
+def test_a_rater_without_overlap_is_not_estimable():
+    rng = np.random.default_rng(73)
+    h = _mace_study(rng, 200, [0.5, 0.5])
+    lone = pd.DataFrame({"idx": np.arange(1000, 1040), "rater": "lone", "code": 1.0})
+    out, _ = competence_figures(pd.concat([h, lone], ignore_index=True), ordinal=False, n_boot=50)
+    assert out["lone"]["estimate"] is None and out["lone"]["low"] is None
+    assert out["lone"]["note"].startswith("not estimable: too little overlap")
+    assert out["r0"]["estimate"] is not None and out["r0"]["n_overlap"] == 200

@@ -459,11 +459,26 @@ def test_pandalm_position_and_bradley_terry_are_pair_level(pandalm):
     old = pooled_test(v, 10, 0.05)  # what was printed without a word
     assert old["p_value_votes_independent"] == pytest.approx(0.0020, abs=5e-5)
     assert 0.05 < old["p_value"] < 0.12 and old["n_pairs"] == 914
-    pair = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    import annotator.stats.bradley_terry as btm
+
+    case = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    assert all(f["interval"] == btm.CASE_INTERVAL for f in case.values())
     votes = frames.pair_votes.assign(
         pair_id=frames.pair_votes["pair_id"] + "/" + frames.pair_votes["rater"]
     )
-    vote = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    # whole cases resampled: what counts as a pair inside a case no longer matters
+    case_v = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    assert all(
+        abs((case_v[g]["high"] - case_v[g]["low"]) / (case[g]["high"] - case[g]["low"]) - 1) < 0.1
+        for g in case
+    )
+    # the pair-within-case bootstrap (below MIN_CASES_CASE_BOOT cases) against votes as units
+    old_min, btm.MIN_CASES_CASE_BOOT = btm.MIN_CASES_CASE_BOOT, 10**9
+    try:
+        pair = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+        vote = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    finally:
+        btm.MIN_CASES_CASE_BOOT = old_min
     ratio = np.mean(
         [(pair[g]["high"] - pair[g]["low"]) / (vote[g]["high"] - vote[g]["low"]) for g in pair]
     )
