@@ -248,9 +248,9 @@ def bradley_terry(
     if n_boot > 0 and C >= MIN_CASES_CASE_BOOT:
         # cases resampled: a t interval on the case-bootstrap standard error (C - 1 degrees of
         # freedom), as with few clusters the percentile interval of a cluster bootstrap is short
-        boot = pairs.resampled_cases(n_boot, rng)
-        pooled = _summary(point, boot, gens, n_votes, n_pairs)
-        half = student_t.ppf(0.975, C - 1) * boot.std(axis=0, ddof=1)
+        cboot = pairs.resampled_cases(n_boot, rng)
+        pooled = _summary(point, cboot, gens, n_votes, n_pairs)
+        half = student_t.ppf(0.975, C - 1) * cboot.std(axis=0, ddof=1)
         for i, name in enumerate(gens):
             if pooled[name].get("low") is not None:
                 pooled[name]["low"] = float(point[i] - half[i])

@@ -432,7 +432,8 @@ def competence_figures(
     for i, r in enumerate(x.raters):
         fig = summarize(m.competence[i], reps[:, i], int(n_r[i]))
         fig["model"] = "mace"
-        degenerate = fig["low"] is not None and fig["high"] - fig["low"] < 1e-9
+        # EM stuck at competence 0 on every resample: 0.00 [0.00, 0.00] says nothing about the rater
+        degenerate = fig["low"] is not None and fig["high"] < 1e-6
         if overlap[i] < MIN_OVERLAP or degenerate:
             fig = {
                 **undefined(
