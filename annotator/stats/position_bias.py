@@ -271,7 +271,8 @@ def position_bias(
     layout = layout_check(v)
     if not layout["randomized"]:
         out = no_side_test(v, layout)
-        out["n_pairs"] = int(v["pair_id"].nunique()) if not v.empty else 0
+        dec = v[v["choice"].isin(("left", "right"))] if not v.empty else v
+        out["n_pairs"] = int(dec["pair_id"].nunique()) if len(dec) else 0  # as pooled_test
         out["by_rater"] = {
             str(r): {**no_side_test(rows, layout, with_layout=False), "p_adjusted": None}
             for r, rows in (v.groupby("rater", sort=True) if not v.empty else [])

@@ -226,7 +226,9 @@ def test_a_severe_rater_who_moves_is_still_caught_as_drift():
         and s["drift"]["first_flag_at"] >= 30
         for s in summary.values()
     )
-    assert caught >= 12, caught  # about 46% within 15 anchors with clipped answers (drift.md)
+    # about half with references uniform on 0..5 and answers clipped (drift.md: 70% with
+    # references mostly at 1-4)
+    assert caught >= 12, caught
 
 
 # ---- point 4: MACE competence with unbalanced truth --------------------------------------
