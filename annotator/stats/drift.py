@@ -390,7 +390,8 @@ def calibration_offset(deviations: Sequence[float], metric: Metric) -> dict[str,
             flagged=True,
             direction=word,
             text=f"consistently {word} by {abs(mean):.2f} [{abs(high if mean < 0 else low):.2f}, "
-            f"{abs(low if mean < 0 else high):.2f}] on {label} (not drift: the same from the start)",
+            f"{abs(low if mean < 0 else high):.2f}] on {label}, the mean over {n} anchors "
+            "(a standing offset, not drift)",
         )
     return out
 
@@ -609,8 +610,18 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
                 "first_flag_at": int(seq_at),
                 "chart": chart,
             }
+        # the offset is where the rater stands before any drift: a drifting rater's later
+        # answers would count their change as an offset too
+        before = drift["first_flag_at"] if drift["flagged"] else None
         offsets = {
-            m.key: calibration_offset(series[m.key]["deviation"], m)
+            m.key: calibration_offset(
+                [
+                    d
+                    for q, d in zip(series[m.key]["seq"], series[m.key]["deviation"], strict=True)
+                    if before is None or q < before
+                ],
+                m,
+            )
             for m in watched
             if m.key in series
         }

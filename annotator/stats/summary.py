@@ -201,7 +201,8 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
                     f"consistently {off.get('direction')} by {_f(abs(off['estimate']))} "
                     f"[{_f(abs(off['high'] if off['estimate'] < 0 else off['low']))}, "
                     f"{_f(abs(off['low'] if off['estimate'] < 0 else off['high']))}] on "
-                    f"{labels.get(key, key)} (anchor answers minus the reference; not drift)"
+                    f"{labels.get(key, key)} (anchor answers minus the reference before any "
+                    "drift: a standing offset, not drift)"
                 )
         for key, fig in low.get(r, {}).items():
             reasons.append(
