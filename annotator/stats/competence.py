@@ -14,7 +14,12 @@ categories, and infer each item's latent true answer:
   (always the opposite answer looks like a fixed strategy, never like knowing).
   EM starts from the same fixed draws as crowd-kit's MACE (uniform on
   [1, 1 + 1.5] from seed 0, raters and answers in sorted order), so the fit
-  is deterministic and can be checked against it.
+  is deterministic and can be checked against it. MACE's own model takes every
+  true answer as equally likely; the report's fit (`LEARN_PRIOR`) estimates the
+  truth's distribution too, as Dawid-Skene does: with 80/10/10 truth the
+  uniform model read raters of 0.9 and 0.7 as about 0.4 and its intervals
+  covered 25% (0% for the best rater), with the prior learned 93% (issue 23,
+  point 4; validity.md). `mace(x)` without it is crowd-kit's model.
 
 Which metrics: every nominal spec of the report (gates, choices, the verdict;
 multi-select tags as one yes/no spec per option, as the report already splits
@@ -30,7 +35,12 @@ in arrays, rather than a fit from scratch: the fit is already near the
 resample's optimum. Holding the posteriors at the full-data fit (a single
 M-step, which would fit the report's shared ItemBootstrap) was tried and
 rejected: its intervals covered a planted competence 68% of the time instead
-of 95%. The coverage test is in tests/unit/test_stats_competence.py.
+of 95%. The coverage test is in tests/unit/test_stats_competence.py. No
+interval is published where one latent answer holds more than
+COVERED_MAX_SHARE (80%) of the items (coverage there was not shown >= 90%:
+88.8% at yes/no 85/15, 82.6% at 90/5/5), and `low_competence` never flags a
+rater without an interval. A rater sharing fewer than MIN_OVERLAP items with
+another, or whose EM competence is 0 on every resample, is "not estimable".
 """
 
 from __future__ import annotations
