@@ -72,6 +72,7 @@ def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict
                     "metric": str(metric),
                     "n": m.get("n"),
                     "ece": est_of(m, "ece"),
+                    "calibration_test": str(as_dict(m.get("calibration_test")).get("text") or ""),
                     "brier": est_of(m, "brier"),
                     "accuracy": fmt_num(m.get("accuracy")),
                     "mean_confidence": fmt_num(m.get("mean_confidence")),

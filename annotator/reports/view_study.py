@@ -35,6 +35,8 @@ RATER_KNOWN = (
     "fatigue",
     "calibrations",
     "calibration_accuracy",
+    "calibration_offset",
+    "detectability",
 )
 
 
@@ -338,6 +340,15 @@ def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, 
         drift_text = "drift: " + ", ".join(bits)
     else:
         drift_text = "no drift flag" if drift else "—"
+    # a constant distance from the reference is a calibration finding, shown apart from drift
+    offsets = [
+        str(o.get("text"))
+        for o in as_dict(r.get("calibration_offset")).values()
+        if as_dict(o).get("flagged") and as_dict(o).get("text")
+    ]
+    if offsets:
+        flagged = True
+        drift_text += "; calibration: " + "; ".join(offsets)
     return {
         "name": str(name),
         "n_judgements": r.get("n_judgements"),

@@ -760,7 +760,7 @@ def _pairwise(view: Mapping[str, Any]) -> Section:
         blocks.append(
             Note(
                 "Position bias: how often the output shown on the left or the right won (binomial "
-                "test against 50 / 50)."
+                "test against 50 / 50)." + (f" {pb['note']}." if pb.get("note") else "")
             )
         )
         blocks.append(

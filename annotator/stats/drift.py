@@ -19,29 +19,42 @@ reference: higher scales, more PASS):
   / (n + 1)). A rater's personal offset and spread, whatever they are, are thus
   the chart's zero and its unit: a steady rater of any noise level looks the
   same to it. CUSUM on u with k = 0.75, h = 5.5.
-- **Reference chart** (far from the reference from the start, before any
-  baseline exists): CUSUM on the raw deviation with k = 1 point (0.5 for a
-  two-valued metric such as a gate, whose deviations are -1/0/+1), h = 5. A
-  rater two points off every time is flagged at the sixth anchor; a noisy but
-  centred rater practically never (no false flag in 4000 simulated runs with up
-  to 30% of gates flipped).
-
 - **Combined chart** (a rater becoming lenient or severe on everything): CUSUM
-  on the mean deviation over the rater's metrics at each anchor, k = 0.3, h = 3.
+  on the mean over the rater's metrics, at each anchor, of the deviation minus
+  the rater's own early offset on that metric (the mean of their first
+  `BASELINE_ALL` = 15 deviations, as far as they go; nothing is charted before
+  5), k = 0.3, h = 3.3 (3 before, on raw deviations: the centring adds the
+  noise of the offset's estimate). The short baseline keeps an early change
+  (the demo's drifting rater, from its seventh anchor) out of the zero.
+
+Drift is a *change* from where the rater started. A rater who is off the
+reference by the same amount from the first anchor on has not drifted: that is
+a **calibration offset**, reported apart (`calibration_offset`: per metric the
+mean deviation with its 95% t interval over the rater's anchors, flagged as
+"consistently severe by 0.75 on <metric>" when the interval excludes 0 and the
+mean is at least OFFSET_TOLERANCE: half a point, a quarter on a two-valued
+metric). Before (issue 23, point 6) a steady rater 0.75 point severe was
+flagged as drifting in 97% of runs, by the reference chart (CUSUM on the raw
+deviation, k = 1 point, h = 5) and the combined chart on raw deviations. The
+reference chart's paths are still drawn; for the app's notice
+(`check_rater_drift`) it still raises a notice of kind "offset" (a rater far
+from the reference from the start should recalibrate), never a drift flag in
+the report.
+
+**Detectability** depends on the anchor: answers are clipped to the scale, so
++1 point at a reference of 5 (or a PASS reference, for a gate) cannot show.
+Each rater's entry says on how many of their anchors a shift up and a shift
+down can show (`detectability`); the simulated detection figures below are
+measured with answers clipped to the scale.
   Averaging cancels noise the metrics do not share, so a drift of about one
   point on the scales and a few more PASS from the seventh anchor on (the demo's
   drifting rater) is caught in about 90% of runs although no single metric's
   chart sees it.
 
-Measured (tests/benchmarks/drift.md; 3000 simulated raters each; ui_mockup-like
-rubric: 2 gates + 2 scales watched at once): a steady rater is falsely flagged
-within 100 anchors in 0.0% (quiet: scale deviations -1/0/+1 at .03/.94/.03),
-0.7% (steady: .15/.70/.15), 0.5% (DSG-TIFA-like: round(N(-0.3, 0.7)), 5% of
-deviations >= 2, offset -0.3) and 1.4% (noisy: -2..2 at .05/.2/.5/.2/.05) of
-runs, at most 2% for every noise level. A +1 point shift on both scales from
-anchor 30 is flagged within 15 anchors in 97.7% (steady), 74.3% (TIFA-like) and
-67.3% (noisy) of runs: one point is 1.8, 1.3 and 1.1 of those raters' own
-standard deviations, and a noisier rater needs more anchors to show it.
+Measured (tests/benchmarks/drift.md; ui_mockup-like rubric: 2 gates + 2
+scales 0-5 watched at once, anchors' references spread over the scale and
+answers clipped to it): see MODEL and drift.md for the false-flag and detection
+rates of steady, offset and drifting raters.
 
 **EWMA** (shown beside the CUSUM, does not decide the flag): z_t = lambda u_t +
 (1 - lambda) z_{t-1} of the calibrated scores, lambda = 0.2, with limits
@@ -58,6 +71,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.stats import beta, norm
+from scipy.stats import t as student_t
 
 from ..domain.kinds import is_missing
 from ..domain.rubric import Metric, Rubric
@@ -68,20 +82,28 @@ H = 5.5
 K_REF = 1.0  # reference chart, in points (two-valued metrics: K_REF_BINARY)
 K_REF_BINARY = 0.5
 H_REF = 5.0
+# the combined chart's zero: the mean of the rater's first BASELINE_ALL deviations per metric
+# (short, so a rater who changes early, the demo's from the seventh anchor, has a clean start)
+BASELINE_ALL = 15
 K_ALL = 0.3  # combined chart: the mean deviation over the rater's metrics at one anchor
-H_ALL = 3.0
+H_ALL = 3.3  # 3.0 before issue 23, on raw deviations (H_ALL_BEFORE, for the benchmark's "old rule")
+H_ALL_BEFORE = 3.0
 BASELINE = 30
 MIN_BASELINE = 5
 EWMA_LAMBDA = 0.2
 EWMA_L = 3.0
+OFFSET_TOLERANCE = 0.5  # points (two-valued metrics: OFFSET_TOLERANCE_BINARY)
+OFFSET_TOLERANCE_BINARY = 0.25
+MIN_OFFSET_ANCHORS = 5
 MODEL = (
     "calibrated chart: sequential mid-rank normal scores of the rater's deviations among their "
-    f"own first {BASELINE} (CUSUM k {K:g}, h {H:g}); reference chart: raw deviations (CUSUM k "
-    f"{K_REF:g}, h {H_REF:g} points); combined chart: mean deviation over the metrics (k {K_ALL:g}, "
-    f"h {H_ALL:g}). Simulated: a steady rater of any noise level is falsely "
-    "flagged within 100 anchors in at most 2% of runs (0.0-1.4%); +1 point on both scales "
-    "from anchor 30 is flagged within 15 anchors in 98% (steady rater, sd 0.55), 74% (sd 0.75) "
-    "and 67% (sd 0.89) of runs"
+    f"own first {BASELINE} (CUSUM k {K:g}, h {H:g}); combined chart: mean over the metrics of the "
+    f"deviation minus the rater's own early offset (k {K_ALL:g}, h {H_ALL:g}); a constant offset "
+    "from the reference is a calibration finding (calibration_offset), not drift. Simulated with "
+    "answers clipped to the scale: a steady rater of any noise level is falsely flagged within "
+    "100 anchors in at most 1.7% of runs, a steady rater 0.75 point severe in 0.4%; +1 point on "
+    "both scales from anchor 30 is flagged within 15 anchors in 95% (sd 0.55), 71% (sd 0.75) "
+    "and 56% (sd 0.89) of runs, none at a reference of 5"
 )
 
 __all__ = [
@@ -91,6 +113,8 @@ __all__ = [
     "K",
     "K_REF",
     "MODEL",
+    "calibration_offset",
+    "centered",
     "check_rater_drift",
     "cusum",
     "drift_metrics",
@@ -134,6 +158,23 @@ def rank_scores(
         u[r0 : r0 + step] = norm.ppf((below + 0.5 * equal + 0.5) / (n + 1))
     u[:, n < start] = 0.0
     return u if np.ndim(deviations) > 1 else u[0]
+
+
+def centered(
+    deviations: np.ndarray, baseline: int | None = None, start: int = MIN_BASELINE
+) -> np.ndarray:
+    """Deviation t minus the mean of the series' earlier deviations (the first `baseline` of
+    them), rows = runs (or one series); 0 before `start` earlier ones: the rater's own early
+    offset is the zero, so a constant offset is no change."""
+    baseline = BASELINE_ALL if baseline is None else baseline
+    d = np.atleast_2d(np.asarray(deviations, dtype=float))
+    steps = d.shape[1]
+    n = np.minimum(np.arange(steps), baseline)
+    cs = np.concatenate([np.zeros((d.shape[0], 1)), np.cumsum(d[:, :baseline], axis=1)], axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = cs[:, n] / np.maximum(n, 1)
+    out = np.where(n[None, :] >= start, d - mean, 0.0)
+    return out if np.ndim(deviations) > 1 else out[0]
 
 
 def cusum(values: Sequence[float], k: float = K) -> tuple[np.ndarray, np.ndarray]:
@@ -188,15 +229,24 @@ def reference_k(metric: Metric) -> float:
 
 
 def flag_runs(
-    deviations_by_metric: Sequence[np.ndarray], k_reference: Sequence[float] | None = None
+    deviations_by_metric: Sequence[np.ndarray],
+    k_reference: Sequence[float] | None = None,
+    *,
+    reference: bool = False,
+    centre: bool = True,
 ) -> np.ndarray:
-    """First flag index of simulated raters (runs x T per metric), both charts, all metrics.
-    k_reference: the reference chart's k per metric (default K_REF)."""
+    """First drift flag index of simulated raters (runs x T per metric): the calibrated chart
+    of every metric and the combined chart of the centred deviations. `reference=True,
+    centre=False` is the rule before issue 23 (reference charts and a raw combined chart
+    decided too); k_reference: the reference chart's k per metric (default K_REF)."""
     firsts = []
     for i, d in enumerate(deviations_by_metric):
         firsts.append(first_alarm(rank_scores(d), K, H)[0])
-        firsts.append(first_alarm(d, k_reference[i] if k_reference else K_REF, H_REF)[0])
-    firsts.append(first_alarm(np.mean(deviations_by_metric, axis=0), K_ALL, H_ALL)[0])
+        if reference:
+            firsts.append(first_alarm(d, k_reference[i] if k_reference else K_REF, H_REF)[0])
+    parts = [centered(d) if centre else d for d in deviations_by_metric]
+    h_all = H_ALL if centre else H_ALL_BEFORE
+    firsts.append(first_alarm(np.mean(parts, axis=0), K_ALL, h_all)[0])
     return np.min(firsts, axis=0)
 
 
@@ -227,14 +277,17 @@ def _combined_flag(matrix: np.ndarray) -> dict[str, Any] | None:
     }
 
 
-def _metric_flag(series: Sequence[float], k_ref: float = K_REF) -> dict[str, Any] | None:
-    """The first alarm of one metric's deviation series over both charts."""
+def _metric_flag(
+    series: Sequence[float], k_ref: float = K_REF, *, reference: bool = False
+) -> dict[str, Any] | None:
+    """The first alarm of one metric's deviation series: the calibrated chart (drift), and with
+    `reference` the reference chart too (an offset from the start, for the app's notice)."""
     d = np.asarray(series, dtype=float)
     best = None
-    for chart, values, k, h in (
-        ("calibrated", rank_scores(d), K, H),
-        ("reference", d, k_ref, H_REF),
-    ):
+    charts = [("calibrated", rank_scores(d), K, H)]
+    if reference:
+        charts.append(("reference", d, k_ref, H_REF))
+    for chart, values, k, h in charts:
         up, down = cusum(values, k)
         hits = np.flatnonzero((up > h) | (down > h))
         if hits.size == 0:
@@ -260,7 +313,10 @@ def check_rater_drift(
 
     Series are aligned by position (index i = the rater's i-th deviation on that
     metric). Returns {"metric", "direction" ("up"|"down"), "index", "statistic",
-    "chart" ("calibrated"|"reference")} or None. Ties at the same index go to the
+    "chart" ("calibrated"|"reference"|"combined"), "kind" ("drift"|"offset")} or None:
+    "offset" is the reference chart (the rater far from the reference from the start; the
+    app asks them to recalibrate as well), which the report lists as a calibration
+    offset, never as drift. Ties at the same index go to the
     larger statistic, then to the metric named first. With the rubric, two-valued
     metrics get their own reference-chart k (as the report does). Cost: O(anchors
     x 30) per metric, a millisecond for hundreds of anchors.
@@ -273,9 +329,10 @@ def check_rater_drift(
             if rubric is not None and rubric.has(metric)
             else K_REF
         )
-        f = _metric_flag(series, k_ref)
+        f = _metric_flag(series, k_ref, reference=True)
         if f is None:
             continue
+        f["kind"] = "offset" if f["chart"] == "reference" else "drift"
         rank = (f["index"], -f["statistic"], order)
         if best is None or rank < best:
             best = rank
@@ -285,13 +342,79 @@ def check_rater_drift(
         longest = max(len(v) for v in deviations_by_metric.values())
         matrix = np.full((longest, len(keys)), np.nan)
         for j, key in enumerate(keys):  # aligned by position, as the series are
-            vals = np.asarray(deviations_by_metric[key], dtype=float)
+            vals = centered(np.asarray(deviations_by_metric[key], dtype=float))
             matrix[: len(vals), j] = vals
         f = _combined_flag(matrix)
         if f is not None and (best is None or (f["index"], -f["statistic"]) < best[:2]):
             col = f.pop("column")
-            found = {"metric": keys[col], **f}
+            found = {"metric": keys[col], **f, "kind": "drift"}
     return found
+
+
+# ---- calibration offset and detectability ----------------------------------------
+
+
+def offset_tolerance(metric: Metric) -> float:
+    return OFFSET_TOLERANCE_BINARY if len(metric.values()) == 2 else OFFSET_TOLERANCE
+
+
+def calibration_offset(deviations: Sequence[float], metric: Metric) -> dict[str, Any]:
+    """A rater's constant distance from the reference on one metric: the mean deviation with its
+    95% t interval over their anchors (anchors are independent draws; the rater's answers on
+    them are not charted here, only averaged).
+
+    {estimate, low, high, n, tolerance, flagged, direction ("lenient"|"severe"|None), text}:
+    flagged when the interval excludes 0 and |mean| >= the tolerance.
+    """
+    d = np.asarray(deviations, dtype=float)
+    n = len(d)
+    tol = offset_tolerance(metric)
+    out: dict[str, Any] = {"n": n, "tolerance": tol, "flagged": False, "direction": None}
+    if n < MIN_OFFSET_ANCHORS:
+        out.update(
+            estimate=float(d.mean()) if n else None,
+            low=None,
+            high=None,
+            note=f"{n} anchors: below the minimum of {MIN_OFFSET_ANCHORS} for an offset",
+        )
+        return out
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    half = float(student_t.ppf(0.975, n - 1) * sd / math.sqrt(n)) if sd > 0 else 0.0
+    low, high = mean - half, mean + half
+    out.update(estimate=mean, low=low, high=high)
+    if (low > 0 or high < 0) and abs(mean) >= tol:
+        word = "lenient" if mean > 0 else "severe"
+        label = getattr(metric, "label", None) or metric.key
+        out.update(
+            flagged=True,
+            direction=word,
+            text=f"consistently {word} by {abs(mean):.2f} [{abs(high if mean < 0 else low):.2f}, "
+            f"{abs(low if mean < 0 else high):.2f}] on {label}, the mean over {n} anchors "
+            "(a standing offset, not drift)",
+        )
+    return out
+
+
+def _detectability(live: pd.DataFrame, watched: Sequence[Metric]) -> dict[str, dict[str, Any]]:
+    """Per metric: on how many of the rater's anchors a shift up / down can show at all (answers
+    are clipped to the scale: +1 at the top reference, or PASS on a PASS reference, cannot)."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in watched:
+        mr = live[live["metric"] == m.key].drop_duplicates(subset=["anchor_id"], keep="last")
+        refs = [r for r in mr["reference"] if not is_missing(r)]
+        if not refs:
+            continue
+        vals = m.values()
+        up = sum(1 for r in refs if (m.spec.deviation(m, vals[-1], r) or 0) > 0)
+        down = sum(1 for r in refs if (m.spec.deviation(m, vals[0], r) or 0) < 0)
+        out[m.key] = {
+            "n_anchors": len(refs),
+            "up": up,
+            "down": down,
+            "text": f"a shift up can show on {up} of {len(refs)} anchors, a shift down on {down}",
+        }
+    return out
 
 
 # ---- per-rater summary ---------------------------------------------------------
@@ -423,6 +546,9 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
              "accuracy": {metric: {estimate, low, high, n, rule, ...}},
              "calibration_accuracy": {...} (only if calibration answers exist),
              "test_retest": {metric: {n_pairs, n_anchors, agreement, ...}},
+             "calibration_offset": {metric: {estimate, low, high, n, tolerance, flagged,
+                                             direction, [text]}} (a constant offset: not drift),
+             "detectability": {metric: {n_anchors, up, down, text}},
              "series": {metric: {seq, deviation, score, cusum_up, cusum_down, ewma, ewma_limit, k, h,
                                  reference_up, reference_down, k_reference, h_reference}}}}
     first_flag_at is the seq of the anchor answer at which the first flag fell.
@@ -452,7 +578,7 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
         # series differ in length where answers had no direction: compare flags by seq, not index
         flags = []
         for order, (key, s) in enumerate(series.items()):
-            f = _metric_flag(s["deviation"], s["k_reference"])
+            f = _metric_flag(s["deviation"], s["k_reference"])  # drift only: no reference chart
             if f is not None:
                 flags.append(
                     (s["seq"][f["index"]], -f["statistic"], order, key, f["direction"], f["chart"])
@@ -462,7 +588,7 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
             pos = {q: i for i, q in enumerate(seqs)}
             matrix = np.full((len(seqs), len(series)), np.nan)
             for j, s in enumerate(series.values()):
-                matrix[[pos[q] for q in s["seq"]], j] = s["deviation"]
+                matrix[[pos[q] for q in s["seq"]], j] = centered(np.asarray(s["deviation"]))
             f = _combined_flag(matrix)
             if f is not None:
                 flags.append(
@@ -484,9 +610,26 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
                 "first_flag_at": int(seq_at),
                 "chart": chart,
             }
+        # the offset is where the rater stands before any drift: a drifting rater's later
+        # answers would count their change as an offset too
+        before = drift["first_flag_at"] if drift["flagged"] else None
+        offsets = {
+            m.key: calibration_offset(
+                [
+                    d
+                    for q, d in zip(series[m.key]["seq"], series[m.key]["deviation"], strict=True)
+                    if before is None or q < before
+                ],
+                m,
+            )
+            for m in watched
+            if m.key in series
+        }
         entry: dict[str, Any] = {
             "anchors": int(live["seq"].dropna().nunique()),
             "drift": drift,
+            "calibration_offset": offsets,
+            "detectability": _detectability(live, watched),
             "accuracy": _accuracy(live, rubric),
             "test_retest": _test_retest(live, rubric),
             "series": series,

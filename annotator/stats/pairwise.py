@@ -22,7 +22,7 @@ from .frames import StudyFrames
 from .judge_position import collapse_orders, has_both_orders, swap_figures
 from .kappa import kappa_from_tables, register_cohen
 from .pair_tallies import CODES, cell_tallies, coded_votes, generator_pair_tallies, human_majority
-from .position_bias import position_bias, side_counts
+from .position_bias import position_bias, side_test
 
 CODING = "choice coded as the pair's item a (smaller item id) / item b / both / neither"
 _VALUES = np.arange(len(CODES), dtype=float)
@@ -169,11 +169,12 @@ def judge_agreement(
             "n": n,
             "n_no_majority": int((with_humans & ~has_major).sum()),
             "n_without_humans": int((~with_humans).sum()),
-            # one vote per pair: the exact binomial test is valid as it is; with both orders the
-            # test is on the pairs whose two votes disagree (judge_position.py)
+            # one vote per pair: the exact binomial test is valid as it is, where the sides were
+            # dealt at random (else counts and a note); with both orders the test is on the
+            # pairs whose two votes disagree (judge_position.py), valid whatever the layout
             "position_bias": swaps[str(judge)]["position_bias"]
             if str(judge) in swaps
-            else side_counts(rows, min_count),
+            else side_test(rows, min_count),
         }
         if str(judge) in swaps:
             d["swap_consistency"] = swaps[str(judge)]["swap_consistency"]

@@ -21,6 +21,16 @@ Decisive votes (left/right) only.
   the same numbers of votes (and, pooled, the same clustering), would detect a
   65% left preference. Per rater it is exact at the level Holm uses first
   (0.05 / raters); pooled, a normal approximation with the observed variance.
+- **Only where sides were randomized.** Every test above takes its null from the
+  sides having been dealt at random. An imported layout often was not: PandaLM
+  shows the alphabetically first generator on the left in all 999 pairs, so a
+  left/right difference there is a generator difference (88-95% false flags in
+  simulation). `layout_check` finds a layout in which the side is determined by
+  the generators (one generator of a generator pair on the left) or by the pair
+  itself (its first-listed, smaller item id on the left) in more than 90% of the
+  pairs shown; then no side test is printed, with a note saying why. A layout
+  shared by all raters of a pair is not "determined": the pooled test keeps a
+  pair's votes together for exactly that case.
 """
 
 from __future__ import annotations
@@ -37,6 +47,9 @@ from .pair_tallies import coded_votes
 
 ALPHA_LEVEL = 0.05
 POWER_SHARE = 0.65  # the left preference the power statement is about
+FIXED_SHARE = 0.9  # a side determined in more than this share of the shown pairs: not randomized
+# fewer shown pairs than this cannot tell a fixed layout from chance (2^-10 for 20 of 20)
+MIN_LAYOUTS = 30
 
 
 def holm(pvals: Mapping[str, float]) -> dict[str, float]:
@@ -117,6 +130,102 @@ def sign_flip_test(d: np.ndarray) -> float:
     return float(min(1.0, pmf[np.abs(x) >= obs - 1e-9].sum()))
 
 
+def layout_check(v: pd.DataFrame) -> dict[str, Any]:
+    """Were the sides dealt at random? On coded votes (pair_tallies.coded_votes).
+
+    The unit is a pair as shown (pair_id, left item): raters sharing one layout count once.
+    - by item order: share of shown pairs with the pair's smaller item id on the left;
+    - by generator: per generator pair shown in two or more pairs, the larger of the two
+      generators' left counts, summed and divided by those pairs' count.
+    Either above FIXED_SHARE (or below 1 - FIXED_SHARE for the first) with at least MIN_LAYOUTS
+    shown pairs: {"randomized": False, "determined_by": ..., "note"}. Under random sides the
+    generator share is about 0.75 with two pairs per generator pair and nears 0.5 with more.
+    """
+    out: dict[str, Any] = {"randomized": True, "fixed_share": FIXED_SHARE}
+    if v.empty:
+        out["n_layouts"] = 0
+        return out
+    shown = v.drop_duplicates(["pair_id", "item_left"])
+    n = len(shown)
+    out["n_layouts"] = int(n)
+    a_left = float((shown["item_left"].astype(str) == shown["item_a"].astype(str)).mean())
+    out["share_smaller_item_left"] = a_left
+    two = shown[shown["gen_left"].astype(str) != shown["gen_right"].astype(str)]
+    by_gen = None
+    first_left = np.zeros(0, dtype=bool)
+    if len(two):
+        gl = two["gen_left"].astype(str).to_numpy(dtype=object)
+        gr = two["gen_right"].astype(str).to_numpy(dtype=object)
+        first_left = gl < gr
+        key = np.where(first_left, gl + "\x00" + gr, gr + "\x00" + gl)
+        g = pd.Series(first_left).groupby(key)
+        k, m = g.sum(), g.size()
+        keep = m >= 2
+        if int(m[keep].sum()) >= MIN_LAYOUTS:
+            by_gen = float(np.maximum(k[keep], m[keep] - k[keep]).sum() / m[keep].sum())
+            out["share_generator_side_fixed"] = by_gen
+            out["n_layouts_by_generator"] = int(m[keep].sum())
+    if n < MIN_LAYOUTS:
+        out["note"] = f"{n} pairs shown: too few to check that sides were randomized"
+        return out
+    item_fixed = max(a_left, 1 - a_left)
+    if by_gen is not None and by_gen > FIXED_SHARE and by_gen >= item_fixed:
+        first_share = float(first_left.mean())
+        which = (
+            f"; the alphabetically {'first' if first_share >= 0.5 else 'second'} generator was on "
+            f"the left in {max(first_share, 1 - first_share):.0%} of all pairs"
+            if max(first_share, 1 - first_share) > FIXED_SHARE
+            else ""
+        )
+        out.update(
+            randomized=False,
+            determined_by="generator",
+            note=(
+                f"sides were not randomized: in {by_gen:.0%} of the {out['n_layouts_by_generator']}"
+                " pairs shown the side followed the generators (one generator of each pair of "
+                f"generators on the left){which}, so a left/right difference cannot be told from "
+                "a generator difference: no side test"
+            ),
+        )
+    elif item_fixed > FIXED_SHARE:
+        out.update(
+            randomized=False,
+            determined_by="pair",
+            note=(
+                f"sides were not randomized: in {item_fixed:.0%} of the {n} pairs shown the pair's "
+                f"{'first' if a_left >= 0.5 else 'second'}-listed item (by item id) was on the "
+                "left, so a left/right difference cannot be told from a difference between the "
+                "items listed first and second: no side test"
+            ),
+        )
+    return out
+
+
+def no_side_test(
+    rows: pd.DataFrame, layout: dict[str, Any], *, with_layout: bool = True
+) -> dict[str, Any]:
+    """Counts only, where the sides were not randomized (layout_check)."""
+    left = int((rows["choice"] == "left").sum())
+    right = int((rows["choice"] == "right").sum())
+    out: dict[str, Any] = {
+        "left": left,
+        "right": right,
+        "n": left + right,
+        "p_value": None,
+        "flagged": False,
+        "note": layout["note"],
+    }
+    if with_layout:
+        out["layout"] = layout
+    return out
+
+
+def side_test(rows: pd.DataFrame, min_count: int, level: float = ALPHA_LEVEL) -> dict[str, Any]:
+    """side_counts where the rows' own layout was randomized, counts and a note where not."""
+    own = layout_check(rows)
+    return side_counts(rows, min_count, level) if own["randomized"] else no_side_test(rows, own)
+
+
 def pooled_test(v: pd.DataFrame, min_count: int, level: float) -> dict[str, Any]:
     out = side_counts(v, min_count, level)
     out.pop("power", None)
@@ -159,12 +268,26 @@ def position_bias(
     flagged_raters, multiplicity}.
     """
     v = coded_votes(votes)
+    layout = layout_check(v)
+    if not layout["randomized"]:
+        out = no_side_test(v, layout)
+        dec = v[v["choice"].isin(("left", "right"))] if not v.empty else v
+        out["n_pairs"] = int(dec["pair_id"].nunique()) if len(dec) else 0  # as pooled_test
+        out["by_rater"] = {
+            str(r): {**no_side_test(rows, layout, with_layout=False), "p_adjusted": None}
+            for r, rows in (v.groupby("rater", sort=True) if not v.empty else [])
+        }
+        out["flagged_raters"] = []
+        out["multiplicity"] = "no side test: the sides were not randomized"
+        return out
     out = pooled_test(v, min_count, alpha)
+    out["layout"] = layout
     by_rater: dict[str, dict[str, Any]] = {}
     groups = list(v.groupby("rater", sort=True)) if not v.empty else []
     m = max(1, len(groups))
     for rater, rows in groups:
-        by_rater[str(rater)] = side_counts(rows, min_count, alpha / m)
+        # a rater dealt a fixed layout of their own gets no test either
+        by_rater[str(rater)] = side_test(rows, min_count, alpha / m)
     adjusted = holm({r: d["p_value"] for r, d in by_rater.items() if d["p_value"] is not None})
     for r, d in by_rater.items():
         d["p_adjusted"] = adjusted.get(r)
@@ -180,7 +303,10 @@ __all__ = [
     "POWER_SHARE",
     "binomial_power",
     "holm",
+    "layout_check",
+    "no_side_test",
     "position_bias",
     "side_counts",
+    "side_test",
     "sign_flip_test",
 ]

@@ -195,6 +195,15 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
                 f"drift on {labels.get(drift.get('metric'), drift.get('metric'))} "
                 f"({drift.get('direction')}) from anchor answer {drift.get('first_flag_at')}"
             )
+        for key, off in (raters[r].get("calibration_offset") or {}).items():
+            if off.get("flagged"):  # a constant offset is calibration, not drift (drift.py)
+                reasons.append(
+                    f"consistently {off.get('direction')} by {_f(abs(off['estimate']))} "
+                    f"[{_f(abs(off['high'] if off['estimate'] < 0 else off['low']))}, "
+                    f"{_f(abs(off['low'] if off['estimate'] < 0 else off['high']))}] on "
+                    f"{labels.get(key, key)} (anchor answers minus the reference before any "
+                    "drift: a standing offset, not drift)"
+                )
         for key, fig in low.get(r, {}).items():
             reasons.append(
                 f"low competence on {labels.get(key, key)}: {_f(fig['estimate'])} "

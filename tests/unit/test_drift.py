@@ -25,6 +25,7 @@ from annotator.stats.drift import (
     ewma,
     first_alarm,
     flag_runs,
+    live_deviations,
     rank_scores,
     rater_drift_summary,
     reference_k,
@@ -90,17 +91,20 @@ def test_check_rater_drift_names_the_chart_and_the_earliest_metric():
     flag = check_rater_drift({"a": steady + [0] * 10, "b": steady + [2] * 10})
     assert flag["metric"] == "b" and flag["direction"] == "up" and flag["chart"] == "calibrated"
     assert 30 <= flag["index"] < 36
-    # far from the reference from the very first anchor: the combined chart (mean deviation over
-    # the metrics, k 0.3, h 3) at the second anchor; the reference chart of the metric at the sixth
+    # far from the reference from the very first anchor: no change from where the rater started,
+    # so no drift (the combined chart reads deviations from the rater's own early offset); the
+    # app's notice comes from the reference chart at the sixth anchor, of kind "offset"
     flag = check_rater_drift({"c": [-2] * 10})
-    assert (flag["metric"], flag["direction"], flag["index"], flag["chart"]) == (
+    assert (flag["metric"], flag["direction"], flag["index"], flag["chart"], flag["kind"]) == (
         "c",
         "down",
-        1,
-        "combined",
+        5,
+        "reference",
+        "offset",
     )
-    ref = _metric_flag([-2] * 10)
+    ref = _metric_flag([-2] * 10, reference=True)
     assert (ref["index"], ref["chart"], ref["statistic"]) == (5, "reference", 6.0)
+    assert _metric_flag([-2] * 10) is None  # the report's drift: calibrated chart only
     assert check_rater_drift({"x": [0.0] * 200, "y": []}) is None
 
 
@@ -325,28 +329,52 @@ def test_first_flag_at_is_the_seq_and_the_earliest_metric_decides():
     both = StudyFrames(
         study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate + scale))
     )
-    # per seq the mean deviation is +3 (scale alone), -1 (gate alone) or +1 (both): the scale's
-    # reference chart (k 1: S+ = 2, 4, 6 at seqs 4, 6, 8, series index 4 but seq 8) decides
-    assert rater_drift_summary(both)["r"]["drift"] == {
-        "flagged": True,
-        "metric": "ui_affordance",
-        "direction": "up",
-        "first_flag_at": 8,
-        "chart": "reference",
+    # the scale is 3 points high from its third answer (seq 4) and the gate FAIL from seq 4: both
+    # are off the reference almost from the start, before any baseline of the rater's own, so they
+    # are calibration offsets, not drift (issue 23, point 6)
+    s = rater_drift_summary(both)["r"]
+    assert s["drift"]["flagged"] is False
+    off = s["calibration_offset"]["ui_affordance"]
+    assert (
+        off["flagged"] and off["direction"] == "lenient" and off["estimate"] == pytest.approx(2.4)
+    )
+    assert "consistently lenient by 2.40" in off["text"]
+    gate_off = s["calibration_offset"]["text_rendering"]
+    assert gate_off["flagged"] and gate_off["direction"] == "severe"
+    assert s["detectability"]["ui_affordance"] == {
+        "n_anchors": 20,
+        "up": 20,
+        "down": 20,
+        "text": "a shift up can show on 20 of 20 anchors, a shift down on 20",
     }
+    # every gate reference is PASS: more PASS cannot show on any of them
+    assert (
+        s["detectability"]["text_rendering"]["up"],
+        s["detectability"]["text_rendering"]["down"],
+    ) == (0, 20)
+    # the app's notice still tells the rater (kind "offset", the reference chart)
+    notice = check_rater_drift(live_deviations(both.anchor_answers, RUBRIC), rubric=RUBRIC)
+    assert notice["kind"] == "offset" and notice["chart"] == "reference"
     only_gate = StudyFrames(
         study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", gate))
     )
-    # alone, the gate's mean deviation -1 from seq 4 gives the combined chart 0.7 an anchor: seq 8
-    assert rater_drift_summary(only_gate)["r"]["drift"] == {
-        "flagged": True,
-        "metric": "text_rendering",
-        "direction": "down",
-        "first_flag_at": 8,
-        "chart": "combined",
-    }
+    assert rater_drift_summary(only_gate)["r"]["drift"]["flagged"] is False
+    # a change after a baseline of the rater's own: the gate FAIL on PASS anchors from seq 30
+    late = [
+        (seq, f"a{seq}", "text_rendering", FAIL if seq >= 30 else PASS, PASS, "s", "live")
+        for seq in range(45)
+    ]
+    late_frames = StudyFrames(
+        study="t", rubric=RUBRIC, anchor_answers=pd.DataFrame(anchor_rows("r", late))
+    )
+    d = rater_drift_summary(late_frames)["r"]["drift"]
+    assert d["flagged"] and d["direction"] == "down" and 30 <= d["first_flag_at"] < 40
     # the reference chart of a two-valued metric has k 0.5 (with the rubric), 1 without
     devs = [0.0] * 4 + [-1.0] * 16
-    assert _metric_flag(devs, reference_k(RUBRIC.metric("text_rendering")))["index"] == 14
+    assert (
+        _metric_flag(devs, reference_k(RUBRIC.metric("text_rendering")), reference=True)["index"]
+        == 14
+    )
     assert _metric_flag(devs) is None or _metric_flag(devs)["chart"] != "reference"
-    assert check_rater_drift({"text_rendering": devs}, rubric=RUBRIC)["index"] == 8
+    # four answers are no baseline: for the app, the reference chart at 14 (an offset notice)
+    assert check_rater_drift({"text_rendering": devs}, rubric=RUBRIC)["index"] == 14

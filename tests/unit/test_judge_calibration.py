@@ -16,7 +16,12 @@ from annotator.judge import JudgeConfig, JudgeRequest, run_judge
 from annotator.judge.logprobs import answer_probabilities, value_spans
 from annotator.judge.schema import ReplyError, judge_schema, validate_reply
 from annotator.stats.bootstrap import ItemBootstrap
-from annotator.stats.judge_calibration import ece_brier, register_calibration, reliability_bins
+from annotator.stats.judge_calibration import (
+    debiased_ce,
+    ece_brier,
+    register_calibration,
+    reliability_bins,
+)
 
 try:
     from .judge_server import JudgeServer, Ok
@@ -54,11 +59,12 @@ def test_the_bootstrap_registration_gives_the_same_point_estimates():
     y = (rng.uniform(0, 1, 80) < conf).astype(float)
     plan = ItemBootstrap(100, 300, 0)
     idx = rng.permutation(100)[:80]
-    ece, brier = register_calibration(plan, idx, conf, y)
+    ece, brier, plugin = register_calibration(plan, idx, conf, y)
     plan.run()
     e, b = ece.resolve(), brier.resolve()
     ref_e, ref_b = ece_brier(conf, y)
-    assert e["estimate"] == pytest.approx(ref_e) and b["estimate"] == pytest.approx(ref_b)
+    assert plugin.estimate == pytest.approx(ref_e) and b["estimate"] == pytest.approx(ref_b)
+    assert e["estimate"] == pytest.approx(debiased_ce(conf, y))
     assert e["low"] <= e["estimate"] <= e["high"] and b["low"] <= b["estimate"] <= b["high"]
     assert e["n"] == 80
 
@@ -73,7 +79,7 @@ def test_brier_interval_covers_the_true_score_at_its_nominal_rate():
         conf = rng.uniform(0.5, 1.0, 120)
         y = (rng.uniform(0, 1, 120) < conf).astype(float)
         plan = ItemBootstrap(120, 400, r)
-        _, brier = register_calibration(plan, np.arange(120), conf, y)
+        _, brier, _ = register_calibration(plan, np.arange(120), conf, y)
         plan.run()
         b = brier.resolve()
         hits += b["low"] <= truth <= b["high"]

@@ -17,9 +17,9 @@ from annotator.domain.rubric import load_rubric
 from annotator.stats.agreement import alpha_point, value_counts
 from annotator.stats.bradley_terry import bradley_terry
 from annotator.stats.frames import PAIR_COLUMNS, StudyFrames
-from annotator.stats.pair_tallies import cell_tallies
+from annotator.stats.pair_tallies import cell_tallies, coded_votes
 from annotator.stats.pairwise import pairwise_section
-from annotator.stats.position_bias import position_bias
+from annotator.stats.position_bias import pooled_test, position_bias
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "data" / "pandalm"
@@ -450,17 +450,35 @@ def clopper_pearson(hits: int, n: int) -> tuple[float, float]:
 
 def test_pandalm_position_and_bradley_terry_are_pair_level(pandalm):
     """The data that exposed both: the pooled p was 0.0020 counting each of three votes on a pair
-    as independent; the vote bootstrap made Bradley-Terry intervals 1.5-1.7x too narrow."""
+    as independent (0.062 over pairs); the vote bootstrap made Bradley-Terry intervals 1.5-1.7x
+    too narrow. PandaLM's sides were never randomized, so now no side test at all (issue 23)."""
     frames, s = pandalm
     pb = s["position_bias"]
-    assert pb["p_value_votes_independent"] == pytest.approx(0.0020, abs=5e-5)
-    assert 0.05 < pb["p_value"] < 0.12 and pb["n_pairs"] == 914
-    assert "decisive votes" in pb["power"]["text"]
-    pair = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    assert pb["p_value"] is None and pb["layout"]["randomized"] is False
+    v = coded_votes(frames.pair_votes)
+    old = pooled_test(v, 10, 0.05)  # what was printed without a word
+    assert old["p_value_votes_independent"] == pytest.approx(0.0020, abs=5e-5)
+    assert 0.05 < old["p_value"] < 0.12 and old["n_pairs"] == 914
+    import annotator.stats.bradley_terry as btm
+
+    case = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    assert all(f["interval"] == btm.CASE_INTERVAL for f in case.values())
     votes = frames.pair_votes.assign(
         pair_id=frames.pair_votes["pair_id"] + "/" + frames.pair_votes["rater"]
     )
-    vote = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    # whole cases resampled: what counts as a pair inside a case no longer matters
+    case_v = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    assert all(
+        abs((case_v[g]["high"] - case_v[g]["low"]) / (case[g]["high"] - case[g]["low"]) - 1) < 0.1
+        for g in case
+    )
+    # the pair-within-case bootstrap (below MIN_CASES_CASE_BOOT cases) against votes as units
+    old_min, btm.MIN_CASES_CASE_BOOT = btm.MIN_CASES_CASE_BOOT, 10**9
+    try:
+        pair = bradley_terry(frames.pair_votes, n_boot=400, seed=1, by_case=False)["pooled"]
+        vote = bradley_terry(votes, n_boot=400, seed=1, by_case=False)["pooled"]
+    finally:
+        btm.MIN_CASES_CASE_BOOT = old_min
     ratio = np.mean(
         [(pair[g]["high"] - pair[g]["low"]) / (vote[g]["high"] - vote[g]["low"]) for g in pair]
     )
