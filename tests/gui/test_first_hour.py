@@ -1,0 +1,116 @@
+"""The first hour of a lead and a rater (issue 28): the review view on imported ratings that
+carry no reason, keys typed while a save waits, reopening as the lead, every screen within
+1100 x 700 in each language, the Help menu, key names as the keyboard labels them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gui_support import build_study, open_window
+from PySide6.QtCore import Qt
+
+from annotator.services.study import Study
+
+
+def _reasonless_study(tmp_path: Path) -> Path:
+    """A study whose three raters' answers were imported from a CSV without a reason column,
+    disagreeing on every item (each a review entry), and a judge's scores without reasons."""
+    built = build_study(tmp_path)
+    items = [json.loads(x)["item_id"] for x in built.manifest.read_text().splitlines()]
+    lines = ["item_id,rater,metric,value"]
+    judge = ["item_id,judge,metric,value"]
+    for i, item in enumerate(items):
+        for r, rater in enumerate(("ana", "ben", "cai")):
+            lines.append(f"{item},{rater},instruction_following,{'PASS' if r != i % 3 else 'FAIL'}")
+            lines.append(f"{item},{rater},layout_hierarchy,{(i + r) % 6}")
+            lines.append(f"{item},{rater},text_rendering,PASS")
+            lines.append(f"{item},{rater},ui_affordance,{(i * r) % 6}")
+        judge.append(f"{item},gpt-judge,layout_hierarchy,{(i + 3) % 6}")
+    csv = tmp_path / "ratings.csv"
+    csv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    jcsv = tmp_path / "judge.csv"
+    jcsv.write_text("\n".join(judge) + "\n", encoding="utf-8")
+    study = Study.open(built.folder)
+    try:
+        study.import_ratings(csv)
+        study.import_judge(jcsv)
+    finally:
+        study.close()
+    return built.folder
+
+
+def test_review_walks_every_entry_of_reasonless_imported_ratings(qtbot, tmp_path):
+    folder = _reasonless_study(tmp_path)
+    w = open_window(qtbot, folder, rater=None, size=(1400, 860))
+    w.actions_by_name["mode_review"].trigger()
+    view = w.current_view
+    qtbot.waitUntil(lambda: view.state == "ready", timeout=30_000)
+    n = view.queue.count()
+    assert n >= 10
+    for i in range(n):
+        table = view.details.answers
+        entry = view.current()
+        expected = len(entry.humans) + len(entry.judges)
+        assert table.rowCount() == expected, i
+        for r in range(expected):
+            for c in range(3):
+                cell = table.item(r, c)
+                assert cell is not None, (i, r, c)
+                assert "nan" not in cell.text().lower().split(), (i, r, c, cell.text())
+        if i < n - 1:
+            qtbot.keyClick(view, Qt.Key.Key_Down)
+            qtbot.waitUntil(lambda i=i: view.queue.currentRow() == i + 1, timeout=5000)
+
+
+def test_every_missing_value_reaches_the_answers_table_as_empty_text(qtbot, tmp_path):
+    """NaN, pandas NA and numpy NaN in every field an entry carries: the table is filled
+    whole (before, ``QTableWidgetItem(nan)`` raised OverflowError after the first rater)."""
+    import numpy as np
+    import pandas as pd
+    from gui_support import RUBRICS
+
+    from annotator.domain.rubric import load_rubric
+    from annotator.services.adjudication import ReviewEntry, consensus
+    from annotator.ui.review_panels import EntryDetails
+
+    rubric = load_rubric(RUBRICS / "ui_mockup.toml")
+    m = rubric.metric("layout_hierarchy")
+    entry = ReviewEntry(
+        "demo-001",
+        "case-1",
+        "gen-a",
+        m.key,
+        ["humans_disagree"],
+        consensus(m, [1, 4]),
+        [
+            {"rater": "ana", "value": "1", "reason": float("nan")},
+            {"rater": "ben", "value": float("nan"), "reason": pd.NA},
+            {"rater": "cai", "value": "4", "reason": np.float64("nan")},
+        ],
+        [{"judge": "gpt", "value": "2", "reason": None}],
+        {"value": "2", "by": "lead", "category": float("nan"), "reason": pd.NA},
+    )
+    details = EntryDetails()
+    qtbot.addWidget(details)
+    details.show_entry(entry, m)
+    t = details.answers
+    assert t.rowCount() == 4
+    texts = [[t.item(r, c).text() for c in range(3)] for r in range(4)]
+    assert [row[0] for row in texts] == ["ana", "ben", "cai", "gpt (judge)"]
+    assert [row[2] for row in texts] == ["", "", "", ""]
+    assert "nan" not in details.previous_label.text().lower()
+
+
+def test_shown_text_maps_every_missing_kind_to_the_empty_text():
+    import numpy as np
+    import pandas as pd
+
+    from annotator.ui.shown import shown_text
+
+    for v in (None, float("nan"), pd.NA, pd.NaT, np.float32("nan"), np.nan):
+        assert shown_text(v) == ""
+    assert shown_text(np.int64(3)) == "3"
+    assert shown_text(3.0) == "3"
+    assert shown_text(0.25) == "0.25"
+    assert shown_text("x") == "x"
