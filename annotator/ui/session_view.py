@@ -230,10 +230,17 @@ class SessionView(ShutsDownOnce, QWidget):
         if self._retries:
             return  # the reconnecting line stays
         self.message.setText(
-            saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
+            self._saving_note()
+            or (
+                saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
+            )
         )
         if self._saving_since == 1:
             self._saving.start(SAVING_LONG_AFTER_MS)
+
+    def _saving_note(self) -> str:
+        """What the saving line says instead of the plain one (the label view: the keys kept)."""
+        return ""
 
     # -- worker plumbing -----------------------------------------------------------
     def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:

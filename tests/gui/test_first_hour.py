@@ -114,3 +114,82 @@ def test_shown_text_maps_every_missing_kind_to_the_empty_text():
     assert shown_text(3.0) == "3"
     assert shown_text(0.25) == "0.25"
     assert shown_text("x") == "x"
+
+
+_KEYS = (Qt.Key.Key_P, Qt.Key.Key_4, Qt.Key.Key_P, Qt.Key.Key_3)
+
+
+def test_answer_keys_typed_while_a_save_waits_go_to_the_next_item(qtbot, ui_study):
+    """Another program holds the write lock for a moment: the submit waits ("Saving…"), and the
+    keys the rater types meanwhile are kept and land on the next item (before, they were
+    dropped in silence: 2 of 24 submits lost); Enter meanwhile is refused in words."""
+    import sqlite3
+
+    from PySide6.QtCore import QTimer
+
+    w = open_window(qtbot, ui_study.folder)
+    view = w.current_view
+    qtbot.waitUntil(lambda: view.state == "ready", timeout=10_000)
+    first = view.current_item.item_pk
+    for key in _KEYS:
+        qtbot.keyClick(view, key)
+    assert not view.form.missing()
+    other = sqlite3.connect(ui_study.folder / "study.sqlite", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another program holds the write lock for 1.5 s
+    released = []
+    QTimer.singleShot(1500, lambda: (other.rollback(), other.close(), released.append(1)))
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert view.state == "busy"
+    for key in _KEYS:  # the next item's answers, typed while the save waits
+        qtbot.keyClick(view, key)
+    assert "4" in view.message.text(), view.message.text()  # "4 keys kept for the next item"
+    qtbot.keyClick(view, Qt.Key.Key_Return)  # refused, and said
+    assert view.message.text().startswith("Saving"), view.message.text()
+    qtbot.waitUntil(lambda: bool(released) and view.state == "ready", timeout=20_000)
+    assert view.current_item.item_pk != first
+    got = view.form.answers()
+    assert got["instruction_following"] == "PASS" and got["layout_hierarchy"] == 4
+    assert got["text_rendering"] == "PASS" and got["ui_affordance"] == 3
+    assert "4" in view.message.text() and not view.message.text().startswith("Saving")
+    with sqlite3.connect(ui_study.folder / "study.sqlite") as con:
+        assert con.execute("SELECT count(*) FROM judgements").fetchone()[0] == 1
+    with qtbot.waitSignal(view.submitted, timeout=10_000):
+        qtbot.keyClick(view, Qt.Key.Key_Return)  # the typed-ahead answer submits as typed
+
+
+def test_an_anchor_submit_does_not_run_the_drift_check_inside_the_save(tmp_path):
+    """The drift check's first run imports the statistics stack (seconds on a loaded machine):
+    in a fresh process, answering an anchor through the UI's submit job leaves it for a job of
+    its own (before, the submit imported annotator.stats.drift and the rater waited 8-11 s)."""
+    import os
+    import subprocess
+    import sys
+
+    built = build_study(tmp_path, "ui", anchors=True, anchor_every=2)
+    code = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from gui_support import complete_answers
+from annotator.services.study import Study
+from annotator.ui.label_view import _job_open, _job_submit
+study = Study.open({str(built.folder)!r})
+session, step = _job_open(study, "rater-one")
+session.defer_drift = True  # what the label view sets
+anchors = 0
+for i in range(8):
+    served = step.served
+    anchors += served.context == "anchor"
+    step = _job_submit(study, session, served, complete_answers(session.rubric, i), 100)
+    if served.context == "anchor":
+        assert step.drift_due
+assert anchors, "no anchor served"
+assert "annotator.stats.drift" not in sys.modules, "the drift check ran inside a submit"
+session.check_drift()  # the job of its own
+assert "annotator.stats.drift" in sys.modules
+print("OK", anchors)
+"""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0 and "OK" in out.stdout, out.stderr[-2000:]
