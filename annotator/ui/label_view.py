@@ -729,7 +729,7 @@ class LabelView(SessionView):
             return translate("LabelView", "Saving… {n} keys kept for the next item.").replace(
                 "{n}", str(n)
             )
-        return translate("LabelView", "Saving… {key} again once the next item is shown.").format(
+        return translate("LabelView", "Saving… Press {key} again once the next item is shown.").format(
             key=self.keymap.hint("submit")
         )
 

@@ -665,6 +665,26 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <source>Nothing earlier to go back to in this session.</source>
         <translation>No hay nada anterior a lo que volver en esta sesión.</translation>
     </message>
+    <message>
+        <source>Saving… Wait for the next item: no more keys are kept.</source>
+        <translation>Guardando… Espere al siguiente ítem: no se guardan más teclas.</translation>
+    </message>
+    <message>
+        <source>Saving… Press {key} again once the next item is shown.</source>
+        <translation>Guardando… Pulse {key} de nuevo cuando aparezca el siguiente ítem.</translation>
+    </message>
+    <message>
+        <source>Saving… {n} keys kept for the next item.</source>
+        <translation>Guardando… {n} teclas guardadas para el siguiente ítem.</translation>
+    </message>
+    <message>
+        <source>The keys you typed while saving are on this item: {n}.</source>
+        <translation>Las teclas pulsadas mientras se guardaba están en este ítem: {n}.</translation>
+    </message>
+    <message>
+        <source>The keys typed while saving were not applied: {n}.</source>
+        <translation>Las teclas pulsadas mientras se guardaba no se aplicaron: {n}.</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>
