@@ -729,9 +729,9 @@ class LabelView(SessionView):
             return translate("LabelView", "Saving… {n} keys kept for the next item.").replace(
                 "{n}", str(n)
             )
-        return translate("LabelView", "Saving… Press {key} again once the next item is shown.").format(
-            key=self.keymap.hint("submit")
-        )
+        return translate(
+            "LabelView", "Saving… Press {key} again once the next item is shown."
+        ).format(key=self.keymap.hint("submit"))
 
     def _ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Only while an item is on screen and nothing is in flight."""

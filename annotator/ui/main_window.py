@@ -430,6 +430,8 @@ class MainWindow(QMainWindow):
 
         def go() -> None:
             self.rater = None
+            if self.study_path is not None:
+                self.settings.set_last_lead(self.study_path)
             self.show_start()
             self._refresh()
             self.statusBar().showMessage(
@@ -570,12 +572,26 @@ class MainWindow(QMainWindow):
         people = [r.name for r in self.raters() if not r.is_operator]
         if self.snapshot.is_package:
             pick = people[0] if people else None
+        elif rater is None and self.settings.last_lead(self.study_path):
+            # The last session here ended in the lead's mode: a rater is chosen, never assumed
+            # (whoever saw the lead's views cannot rate blind).
+            self._lead_reopened()
+            return
         else:
             pick = rater or self.settings.last_rater(self.study_path) or default_rater
             if pick is None or self.snapshot.rater(pick) is None:
                 pick = people[0] if len(people) == 1 else pick
         if pick is not None and self.set_rater(pick, quiet=rater is None):
             self.show_mode(mode)
+
+    def _lead_reopened(self) -> None:
+        self.show_start()
+        self.statusBar().showMessage(
+            translate(
+                "MainWindow", "Study lead: no rater chosen (the last session here was the lead's)"
+            ),
+            8000,
+        )
 
     def _rubric(self) -> Any:
         """The rubric in the app's language (same version: only its texts change)."""
@@ -728,6 +744,8 @@ class MainWindow(QMainWindow):
         view.setFocus()
         self.current_view = view
         self.mode = mode
+        if mode in LEAD_MODES and self.study_path is not None:
+            self.settings.set_last_lead(self.study_path)  # reopened later: as the lead again
         self.statusBar().showMessage(
             translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
                 mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")

@@ -193,3 +193,32 @@ print("OK", anchors)
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert out.returncode == 0 and "OK" in out.stdout, out.stderr[-2000:]
+
+
+def test_reopens_as_the_lead_when_the_last_session_ended_in_lead_mode(qtbot, tmp_path):
+    """`annotator gui --study DEMO` after the lead left rater mode: the lead's window again,
+    not the last rater's (before: back in as that rater, unasked)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from annotator.ui.settings import AppSettings
+
+    built = build_study(tmp_path, "ui", anchor_every=0, raters=("rater-one", "zed"))
+    w = open_window(qtbot, built.folder, None, default_rater="rater-one")
+    assert w.rater == "rater-one"
+    w.leave_rater()
+    box = w.pending_confirmation
+    leave = next(b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.AcceptRole)
+    leave.click()
+    qtbot.waitUntil(lambda: w.rater is None)
+    w.actions_by_name["mode_dashboard"].trigger()
+    assert w.mode == "dashboard"
+    w.close()
+    w = open_window(qtbot, built.folder, None, settings=AppSettings(), default_rater="rater-one")
+    assert w.rater is None and w.lead_mode and w.mode == "start"
+    assert w.mode_allowed("dashboard")
+    # Choosing a rater is the lead's act; the next start is then that rater's again.
+    assert w.set_rater("zed")
+    w.close()
+    w = open_window(qtbot, built.folder, None, settings=AppSettings(), default_rater="rater-one")
+    assert w.rater == "zed"
+    w.close()

@@ -916,6 +916,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <source>Back on the server: every answer is synced</source>
         <translation>De vuelta en el servidor: todas las respuestas están sincronizadas</translation>
     </message>
+    <message>
+        <source>Study lead: no rater chosen (the last session here was the lead's)</source>
+        <translation>Dirección del estudio: ningún evaluador elegido (la última sesión aquí fue de la dirección)</translation>
+    </message>
 </context>
 <context>
     <name>MetricRow</name>
