@@ -39,6 +39,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from ..domain.errors import AlreadyAnswered, InputError
 from ..services.snapshot import ConnectionLost
+from .decode import CAPACITY
 from .i18n import QT_TRANSLATE_NOOP, translate
 from .keymap import Keymap, types_text
 from .worker import DbWorker, ImagePrefetcher
@@ -163,7 +164,7 @@ class SessionView(ShutsDownOnce, QWidget):
         parent: QWidget | None = None,
         *,
         prefetcher: ImagePrefetcher | None = None,
-        capacity: int = 24,
+        capacity: int = CAPACITY,
     ) -> None:
         super().__init__(parent)
         self.snapshot = snapshot

@@ -222,3 +222,60 @@ def test_reopens_as_the_lead_when_the_last_session_ended_in_lead_mode(qtbot, tmp
     w = open_window(qtbot, built.folder, None, settings=AppSettings(), default_rater="rater-one")
     assert w.rater == "zed"
     w.close()
+
+
+def test_the_decoded_picture_cache_is_bounded_in_count_and_bytes(qtbot, tmp_path):
+    """24 decoded 1024 px pictures were kept whatever their size (+190 MB in a rater's first 20
+    items at 2048 px): the cache keeps at most its count and its bytes, and always the last few
+    (the item on screen and the look-ahead)."""
+    import io
+
+    from PIL import Image
+
+    from annotator.ui.decode import KEEP_AT_LEAST, ImagePrefetcher
+
+    blobs = {}
+    for i in range(14):
+        buf = io.BytesIO()
+        Image.new("RGB", (1024, 1024), (i * 17, 90, 200 - i * 9)).save(buf, "PNG")
+        blobs[f"k{i}"] = buf.getvalue()
+    one = 1024 * 1024 * 4  # an RGB32 picture
+    pre = ImagePrefetcher(blobs.__getitem__, capacity=10, max_bytes=6 * one)
+    try:
+        for key in blobs:
+            pre.prefetch([key])
+            qtbot.waitUntil(lambda key=key: pre.contains(key), timeout=10_000)
+            assert pre.cached_bytes <= max(6 * one, KEEP_AT_LEAST * one)
+        kept = [k for k in blobs if pre.contains(k)]
+        assert kept == [f"k{i}" for i in range(8, 14)], kept  # the last six: 6 x 4 MB
+        assert pre.cached_bytes == 6 * one
+        small = ImagePrefetcher(blobs.__getitem__, capacity=10, max_bytes=one)
+        try:
+            for key in list(blobs)[:6]:
+                small.prefetch([key])
+                qtbot.waitUntil(lambda key=key: small.contains(key), timeout=10_000)
+            # over the byte bound, but the last KEEP_AT_LEAST stay
+            assert sum(small.contains(k) for k in blobs) == KEEP_AT_LEAST
+        finally:
+            small.stop()
+    finally:
+        pre.stop()
+
+
+def test_the_dashboard_keeps_at_most_three_models():
+    from annotator.services.dashboard import ReportCache
+
+    class _M:  # the cache reads only these two fields of a model
+        def __init__(self, version: str) -> None:
+            self.data_version, self.n_boot = version, 20
+
+    cache = ReportCache()
+    for i in range(5):
+        cache.put(Path(f"/s{i}"), 1, _M("v"))  # type: ignore[arg-type]
+    assert [cache.get(Path(f"/s{i}"), "v", 20, 1) is not None for i in range(5)] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
