@@ -24,10 +24,11 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QImage, QPalette
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QImage, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -255,11 +256,35 @@ class LabelView(SessionView):
         self.stack.addWidget(work)
         self.work = work
 
+        self.done_page = QWidget()
+        dl = QVBoxLayout(self.done_page)
+        dl.addStretch(1)
         self.done_label = QLabel()
         self.done_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.done_label.setWordWrap(True)
         self.done_label.setFont(relative_font(self.done_label, 1.3))
-        self.stack.addWidget(self.done_label)
+        dl.addWidget(self.done_label)
+        # A package's work goes back to the lead as the same file: where it is, and its folder.
+        self.send_back_label = QLabel()
+        self.send_back_label.setObjectName("sendBack")
+        self.send_back_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.send_back_label.setWordWrap(True)
+        self.send_back_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        dl.addWidget(self.send_back_label)
+        self.open_folder_btn = QPushButton(translate("LabelView", "Open the folder that holds it"))
+        self.open_folder_btn.setObjectName("openPackageFolder")
+        set_accessible(
+            self.open_folder_btn,
+            translate("LabelView", "Open the folder that holds it"),
+            translate("LabelView", "Shows the package file in the file manager, to send it back"),
+        )
+        self.open_folder_btn.clicked.connect(self.open_package_folder)
+        dl.addWidget(self.open_folder_btn, 0, Qt.AlignmentFlag.AlignHCenter)
+        dl.addStretch(1)
+        is_package = bool(getattr(self.snapshot, "is_package", False))
+        self.send_back_label.setVisible(is_package)
+        self.open_folder_btn.setVisible(is_package)
+        self.stack.addWidget(self.done_page)
 
         self.progress_label = QLabel()
         self.progress_label.setFont(relative_font(self.progress_label, 0.95))
@@ -497,10 +522,32 @@ class LabelView(SessionView):
                     key=self.keymap.hint("back"),
                 )
             )
-            self.stack.setCurrentWidget(self.done_label)
+            if self.package_file() is not None:
+                self.send_back_label.setText(
+                    translate(
+                        "LabelView",
+                        "Send this file back to the study lead (by e-mail or a shared folder): "
+                        "it holds your answers.\n{path}",
+                    ).format(path=str(self.package_file()))
+                )
+            self.stack.setCurrentWidget(self.done_page)
             self.finished.emit()
             return
         self._show(step.served)
+
+    def package_file(self) -> Path | None:
+        """The rater package this work is in (None in a study folder or on a server)."""
+        snap = self.snapshot
+        if not getattr(snap, "is_package", False) or not snap.where:
+            return None
+        return Path(snap.where)
+
+    def open_package_folder(self) -> bool:
+        """The file manager on the package's folder (the file is sent back as it is)."""
+        path = self.package_file()
+        if path is None:
+            return False
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
 
     def pending_answer(self) -> tuple[int, dict, int] | None:
         return self._pending

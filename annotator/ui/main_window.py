@@ -80,6 +80,7 @@ VIEWS: dict[str, tuple[str, str]] = {
 }
 ALL_MODES = MODES  # the start page's buttons and the Mode menu list the same views
 # The lead's menu actions: not there at all in a package.
+HELP_CONTEXT = {"dashboard": "dashboard", "calibration": "label", "review": "review"}
 LEAD_ACTIONS = ("add_rater", "leave_rater", *(f"mode_{m}" for m in sorted(LEAD_MODES)))
 SYNC_EVERY_MS = 15_000
 PACKAGE_SUFFIX = ".annot"
@@ -315,6 +316,18 @@ class MainWindow(QMainWindow):
             group.addAction(a)
             lang_menu.addAction(a)
             self.language_actions[code] = a
+        help_menu = bar.addMenu(translate("MainWindow", "&Help"))
+        self._menu_objects.append(help_menu)
+        self.help_action = QAction(
+            translate("MainWindow", "&Keys and instructions of this view…"), self
+        )
+        self.help_action.setObjectName("help_keys")
+        self.help_action.setStatusTip(
+            translate("MainWindow", "The keys of the view on screen and the rubric's instructions")
+        )
+        self.help_action.triggered.connect(lambda _checked=False: self.show_help())
+        self._menu_objects.append(self.help_action)
+        help_menu.addAction(self.help_action)
 
     def _refresh(self) -> None:
         avail = set(self.available_modes())
@@ -592,6 +605,28 @@ class MainWindow(QMainWindow):
             ),
             8000,
         )
+
+    def help_context(self) -> str:
+        """The keymap context of the view on screen ("global" on the start page)."""
+        view = self.current_view
+        if view is None:
+            return "global"
+        return getattr(view, "context", None) or HELP_CONTEXT.get(self.mode, "global")
+
+    def show_help(self) -> Any:
+        """The Help menu's window: the keys of the view on screen (and the keys that work
+        everywhere), with the rubric's instructions when a study is open."""
+        from .dialogs import InstructionsDialog
+
+        old = getattr(self, "help_dialog", None)
+        if old is not None:
+            old.close()
+            old.deleteLater()
+        rubric = self._rubric() if self.snapshot is not None else None
+        self.help_dialog = InstructionsDialog(rubric, self.keymap, self, self.help_context())
+        self.help_dialog.show()
+        self.help_dialog.raise_()
+        return self.help_dialog
 
     def _rubric(self) -> Any:
         """The rubric in the app's language (same version: only its texts change)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from gui_support import build_study, open_window
 from PySide6.QtCore import Qt
 
@@ -279,3 +280,126 @@ def test_the_dashboard_keeps_at_most_three_models():
         True,
         True,
     ]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_keys_are_named_as_the_keyboard_labels_them(qapp, lang):
+    """Never "Backtab" (Qt's name for Shift+Tab), "Return" or "PgDown", in any context's help,
+    in either language."""
+    from annotator.ui import i18n
+    from annotator.ui.keymap import CONTEXTS, Keymap
+
+    assert i18n.install(qapp, lang) == lang
+    try:
+        km = Keymap()
+        shown = {k for c in CONTEXTS for keys, _ in km.help_rows(c) for k in keys.split(", ")}
+        assert shown
+        for bad in ("Backtab", "Return", "PgDown"):
+            assert not [k for k in shown if bad in k], (lang, bad, sorted(shown))
+        assert ("Shift+Tab" if lang == "en" else "Tab") in km.hints("prev_metric")
+    finally:
+        i18n.install(qapp, "en")
+
+
+def test_a_finished_package_says_to_send_the_file_back_and_opens_its_folder(qtbot, tmp_path):
+    from gui_support import complete_answers
+    from PySide6.QtCore import QObject, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+
+    from annotator.services.packages import export_package
+    from annotator.services.team import assign
+
+    built = build_study(tmp_path, "ui", anchor_every=0)
+    study = Study.open(built.folder)
+    try:
+        study.add_rater("rater-two")
+        assign(study, ["rater-one", "rater-two"], overlap=1, pair_overlap=None, seed=5)
+        pkg = export_package(study, "rater-one", tmp_path / "out" / "rater-one.annot").path
+    finally:
+        study.close()
+    w = open_window(qtbot, pkg, rater=None)
+    view = w.current_view
+    assert w.snapshot.is_package and w.mode == "label"
+    n = 0
+    while view.state != "done":
+        qtbot.waitUntil(lambda: view.state in ("ready", "done"), timeout=10_000)
+        if view.state == "ready":
+            n += 1
+            assert view.submit_answers(complete_answers(view.rubric, n))
+            qtbot.waitUntil(lambda: view.state != "busy", timeout=10_000)
+    text = view.send_back_label.text()
+    assert view.send_back_label.isVisible() and "Send this file back" in text
+    assert str(pkg) in text
+    assert view.open_folder_btn.isVisible()
+
+    class Catch(QObject):
+        urls: list = []
+
+        @Slot(QUrl)
+        def show(self, url: QUrl) -> None:  # noqa: D401 - Qt's URL handler
+            self.urls.append(url.toLocalFile())
+
+    catch = Catch()
+    QDesktopServices.setUrlHandler("file", catch, "show")
+    try:
+        view.open_folder_btn.click()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert catch.urls == [str(pkg.parent)]
+    w.close()
+
+
+def test_the_help_menu_shows_each_views_keys_and_the_rubric(qtbot, tmp_path):
+    """Help > Keys and instructions of this view, on every screen: the view's own keys (the
+    review's Shift+M, the dashboard's F5, the label view's P / F), the keys that work everywhere,
+    and the rubric's instructions with its verdict rules as sentences."""
+    from screens import leave_rater
+
+    built = build_study(tmp_path, "ui", anchor_every=0)
+    w = open_window(qtbot, built.folder, rater=None)
+    if w.rater is not None:
+        leave_rater(qtbot, w)
+    assert "help_keys" in [a.objectName() for a in w.findChildren(type(w.help_action))]
+    seen = {}
+    for mode, expect in (
+        (None, "Ctrl+Shift+O"),
+        ("dashboard", "F5"),
+        ("review", "Shift+M"),
+    ):
+        if mode:
+            assert w.show_mode(mode) is not None
+        else:
+            w.show_start()
+        w.help_action.trigger()
+        text = w.help_dialog.browser.toPlainText()
+        assert expect in text, (mode, text[:300])
+        assert "Keys everywhere" in text or mode is None
+        assert "Verdict rules" in text and "“Instruction following” is PASS" in text
+        assert "==" not in text and "Backtab" not in text
+        seen[mode] = text
+    w.set_rater("rater-one")
+    w.show_mode("label")
+    w.help_action.trigger()
+    text = w.help_dialog.browser.toPlainText()
+    assert "F1, ?" in text and "Ctrl+Z" in text and "Up, Shift+Tab, K" in text, text[-900:]
+    assert "is at least 3" in text
+    w.close()
+
+
+def test_verdict_rules_read_as_sentences_in_spanish(qapp):
+    from gui_support import RUBRICS
+
+    from annotator.domain.rubric import load_rubric
+    from annotator.ui import i18n
+    from annotator.ui.rule_text import rule_sentences, rules_intro
+
+    assert i18n.install(qapp, "es") == "es"
+    try:
+        rubric = load_rubric(RUBRICS / "ui_mockup.toml").localized("es")
+        got = rule_sentences(rubric)
+        assert len(got) == 4
+        assert all("==" not in s and ">=" not in s and "PASS" not in s for s in got), got
+        assert "APROBADO" in got[0] and "al menos 3" in got[2], got
+        assert "PASS" not in rules_intro()
+    finally:
+        i18n.install(qapp, "en")
