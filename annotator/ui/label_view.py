@@ -271,7 +271,12 @@ class LabelView(SessionView):
         self.send_back_label.setWordWrap(True)
         self.send_back_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         dl.addWidget(self.send_back_label)
-        self.open_folder_btn = QPushButton(translate("LabelView", "Open the folder that holds it"))
+        self.open_folder_btn = QPushButton(
+            translate("LabelView", "Open the folder that holds it ({key})").format(
+                key=self.keymap.hint("submit")
+            )
+        )
+        self.open_folder_btn.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its key: Enter, here
         self.open_folder_btn.setObjectName("openPackageFolder")
         set_accessible(
             self.open_folder_btn,
@@ -798,6 +803,8 @@ class LabelView(SessionView):
         return self._submit()
 
     def _submit(self) -> bool:
+        if self._state is State.DONE and self.package_file() is not None:
+            return self.open_package_folder()  # the done page's one action
         if self._saving_answer():
             self.message.setText(self._still_saving())  # refused, and said: never silent
             return False

@@ -343,9 +343,10 @@ def test_a_finished_package_says_to_send_the_file_back_and_opens_its_folder(qtbo
     QDesktopServices.setUrlHandler("file", catch, "show")
     try:
         view.open_folder_btn.click()
+        qtbot.keyClick(view, Qt.Key.Key_Return)  # the done page's key does the same
     finally:
         QDesktopServices.unsetUrlHandler("file")
-    assert catch.urls == [str(pkg.parent)]
+    assert catch.urls == [str(pkg.parent)] * 2
     w.close()
 
 

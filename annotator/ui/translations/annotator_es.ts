@@ -703,6 +703,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>Devuelva este archivo a la dirección del estudio (por correo o en una carpeta compartida): contiene sus respuestas.
 {path}</translation>
     </message>
+    <message>
+        <source>Open the folder that holds it ({key})</source>
+        <translation>Abrir la carpeta que lo contiene ({key})</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>
