@@ -347,7 +347,9 @@ class MainWindow(QMainWindow):
             else ""
         )
         _fit(self.rating_as)
-        title = f"annotator — {self.snapshot.name}" if self.snapshot is not None else "annotator"
+        # The window system adds " — annotator" (the application's display name) itself: a
+        # title that began with it too read "annotator — study — annotator".
+        title = self.snapshot.name if self.snapshot is not None else "annotator"
         if self.rater:
             title = translate("MainWindow", "{title} — rating as {rater}").format(
                 title=title, rater=self.rater

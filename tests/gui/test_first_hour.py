@@ -404,3 +404,31 @@ def test_verdict_rules_read_as_sentences_in_spanish(qapp):
         assert "PASS" not in rules_intro()
     finally:
         i18n.install(qapp, "en")
+
+
+def test_placeholder_text_meets_aa_contrast_as_drawn(qtbot):
+    """A reason box's placeholder, rendered: its darkest ink on the box's base at 4.5:1 or more
+    (Qt's default #7f7f7f on white is 4.0:1)."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication, QLineEdit
+
+    from annotator.ui.app import make_app
+    from annotator.ui.style import contrast
+
+    app = make_app()
+    assert app is QApplication.instance()
+    edit = QLineEdit()
+    qtbot.addWidget(edit)
+    edit.setPlaceholderText("Why this answer (R to write, Esc back to the keys)")
+    edit.resize(420, 40)
+    edit.show()
+    qtbot.waitExposed(edit)
+    img = edit.grab().toImage()
+    base = edit.palette().color(QPalette.ColorRole.Base)
+    inks = [
+        QColor(img.pixel(x, y))
+        for x in range(8, min(img.width(), 300))
+        for y in range(img.height() // 4, 3 * img.height() // 4)
+    ]
+    darkest = max(inks, key=lambda c: contrast(c, base))
+    assert contrast(darkest, base) >= 4.5, darkest.name()
