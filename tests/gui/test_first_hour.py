@@ -432,3 +432,26 @@ def test_placeholder_text_meets_aa_contrast_as_drawn(qtbot):
     ]
     darkest = max(inks, key=lambda c: contrast(c, base))
     assert contrast(darkest, base) >= 4.5, darkest.name()
+
+
+def test_the_frame_follows_the_keyboard_into_the_reason_box(qtbot, ui_study):
+    """R to write the reason: the reason's row is framed, not the failure tags the keys left
+    the frame on; Esc gives the frame back to that metric."""
+    w = open_window(qtbot, ui_study.folder)
+    view = w.current_view
+    qtbot.waitUntil(lambda: view.state == "ready", timeout=10_000)
+    w.activateWindow()
+    for key in _KEYS:
+        qtbot.keyClick(view, key)
+    form = view.form
+    framed_before = [r.rubric_metric.key for r in form.rows if r.property("focused")]
+    assert framed_before == ["failure_tags"]
+    qtbot.keyClick(view, Qt.Key.Key_R)
+    edit = form.reason_edit()
+    qtbot.waitUntil(edit.hasFocus, timeout=5000)
+    framed = [r.rubric_metric.key for r in form.rows if r.property("focused")]
+    assert framed == ["reason"], framed
+    qtbot.keyClicks(edit, "crisp layout")
+    qtbot.keyClick(edit, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not edit.hasFocus(), timeout=5000)
+    assert [r.rubric_metric.key for r in form.rows if r.property("focused")] == ["failure_tags"]
