@@ -176,7 +176,7 @@ def make_app(argv: list[str] | None = None):  # noqa: ANN201 - QApplication
     app.setApplicationDisplayName("annotator")
     from .style import readable_placeholders
 
-    app.setPalette(readable_placeholders(app.palette()))
+    QApplication.setPalette(readable_placeholders(QApplication.palette()))
     from PySide6.QtGui import QIcon
 
     from .icon import icon_path
