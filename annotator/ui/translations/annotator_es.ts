@@ -1128,6 +1128,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <source>Loading images…</source>
         <translation>Cargando imágenes…</translation>
     </message>
+    <message>
+        <source>Saving… Vote again once the next pair is shown.</source>
+        <translation>Guardando… Vote de nuevo cuando aparezca el siguiente par.</translation>
+    </message>
 </context>
 <context>
     <name>ReviewView</name>
