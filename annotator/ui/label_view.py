@@ -514,6 +514,7 @@ class LabelView(SessionView):
             self.progress_label.setText(format_progress(step.progress))
         self._served = step.served
         if step.served is None:
+            self._typed_ahead = []  # no next item: never applied to one reached by Ctrl+Z
             self._set_state(State.DONE)
             p = step.progress
             self.done_label.setText(
