@@ -29,6 +29,7 @@ import base64
 import statistics
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -155,19 +156,28 @@ def study_key(study: Study) -> Path:
 # -- the cache ----------------------------------------------------------------------------
 @dataclass
 class ReportCache:
-    """The last model per (study folder, n_boot, seed); valid while its data version holds."""
+    """The last model per (study folder, n_boot, seed); valid while its data version holds. At
+    most `size` are kept (the least recently used go): a model holds its report and chart PNGs,
+    and a lead who opens study after study must not keep every one (issue 28.3)."""
 
-    _models: dict[tuple[str, int, int], DashboardModel] = field(default_factory=dict)
+    size: int = 3
+    _models: OrderedDict[tuple[str, int, int], DashboardModel] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self, folder: Path, version: str, n_boot: int, seed: int) -> DashboardModel | None:
         with self._lock:
             m = self._models.get((str(folder), n_boot, seed))
+            if m is not None:
+                self._models.move_to_end((str(folder), n_boot, seed))
         return m if m is not None and m.data_version == version else None
 
     def put(self, folder: Path, seed: int, model: DashboardModel) -> None:
         with self._lock:
-            self._models[(str(folder), model.n_boot, seed)] = model
+            key = (str(folder), model.n_boot, seed)
+            self._models[key] = model
+            self._models.move_to_end(key)
+            while len(self._models) > self.size:
+                self._models.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:

@@ -6,6 +6,8 @@ worker): every call is short and does its own transaction.
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 from typing import Any
 
@@ -34,6 +36,14 @@ class LabelSession:
         self.last_replaced_other = False
         self._frontier = 0  # every queue position below it is answered
         self._resend = ResendIds()
+        # An anchor's drift check waits for `check_drift` (its own worker job, after the next
+        # item is on screen): its first run imports the statistics stack (pandas, scipy), 2 s
+        # on a quiet machine and 8-11 s on a loaded one, which inside the submit held the
+        # worker and dropped the keys typed meanwhile (issue 28).
+        self.drift_due = False
+        # The UI runs the check itself, once the statistics stack is imported (`check_drift`
+        # as its own job); other callers get it at the next submit.
+        self.defer_drift = False
 
     # -- serving -----------------------------------------------------------------
     def next(self) -> ServedItem | None:
@@ -67,6 +77,8 @@ class LabelSession:
         Faults of the study raise one-line StudyErrors; nothing was written then,
         and the caller keeps the answer to submit again.
         """
+        if not self.defer_drift:
+            self.check_drift()  # one still due: before this answer counts, as it always was
         clean = normalise(self.rubric, answers)
         key = (served.item_pk, served.showing_pk, served.previous_judgement, served.context, clean)
         done = self._resend.send(
@@ -91,7 +103,7 @@ class LabelSession:
         if served.previous_judgement is None:
             self._session_done += 1
         if served.context == "anchor":
-            self._check_drift()
+            self.drift_due = True
         elif self._alert_wait > 0:
             self._alert_wait -= 1
         return done.id
@@ -102,6 +114,13 @@ class LabelSession:
             self.study.db, self.rater, self.rubric.version, anchor_every=self.anchor_every
         )
         return Progress(done, total, self._session_done, time.monotonic() - self._started)
+
+    def check_drift(self) -> None:
+        """The drift check of the anchors answered since the last one (nothing when none was)."""
+        if not self.drift_due:
+            return
+        self.drift_due = False
+        self._check_drift()
 
     def _check_drift(self) -> None:
         from ..stats.drift import check_rater_drift, live_deviations
@@ -127,5 +146,41 @@ class LabelSession:
         alert, self._alert = self._alert, None
         return alert
 
+    @property
+    def checks_drift(self) -> bool:
+        """Anchors are seeded into this rater's live work: their answers are checked for drift."""
+        return self.anchor_every > 0
+
     def image(self, sha256: str) -> bytes:
         return self.study.media.read(sha256)
+
+
+_WARM = threading.Event()
+_WARM_LOCK = threading.Lock()
+_warming: list[threading.Thread] = []
+
+
+def _warm() -> None:
+    try:
+        from ..stats import drift  # noqa: F401
+        from . import frames  # noqa: F401
+    finally:
+        _WARM.set()  # a failed import fails again, with its message, in the check itself
+
+
+def warm_drift_check() -> None:
+    """Import what the drift check needs (pandas, scipy: seconds on a loaded machine) on a
+    background thread, once per process; `drift_check_ready()` says when it is done."""
+    with _WARM_LOCK:
+        if _warming or _WARM.is_set():
+            return
+        t = threading.Thread(target=_warm, name="warm-drift-check", daemon=True)
+        _warming.append(t)
+        t.start()
+
+
+def drift_check_ready() -> bool:
+    """The drift check runs without importing anything first (it takes milliseconds)."""
+    if not _WARM.is_set() and "annotator.stats.drift" in sys.modules and not _warming:
+        _WARM.set()  # imported by someone else meanwhile
+    return _WARM.is_set()

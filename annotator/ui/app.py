@@ -174,6 +174,9 @@ def make_app(argv: list[str] | None = None):  # noqa: ANN201 - QApplication
     app.setApplicationName("annotator")
     app.setOrganizationName("annotator")
     app.setApplicationDisplayName("annotator")
+    from .style import readable_placeholders
+
+    QApplication.setPalette(readable_placeholders(QApplication.palette()))
     from PySide6.QtGui import QIcon
 
     from .icon import icon_path

@@ -70,6 +70,7 @@ from ..services import dashboard as dash
 from .i18n import translate
 from .keymap import Keymap
 from .session_view import ShutsDownOnce, alive, one_line
+from .shown import shown_text
 from .style import FLAG, flag_background, relative_font, set_accessible, soft_colour, warning_colour
 from .worker import ComputeWorker, decode_image
 
@@ -190,7 +191,8 @@ def _table(t: dash.Table, width: int = 0) -> QTableWidget:
     w.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     for r, row in enumerate(t.rows):
-        for c, text in enumerate(row):
+        for c, value in enumerate(row):
+            text = shown_text(value)  # a missing figure (None, NaN, NA) is an empty cell
             # A flagged row says so in words and a symbol, not only by its tint.
             shown = f"{FLAG} {text}" if r in t.flagged and c == 0 else text
             item = QTableWidgetItem(shown)

@@ -1,8 +1,9 @@
 """Image decoding off the UI thread: pictures and edit-mask overlays.
 
-``ImagePrefetcher(loader, *, max_threads=2, capacity=24, parent=None)`` decodes
-media (keyed by SHA-256) into ``QImage`` in a small thread pool and keeps the
-last few. A key ``overlay_key(sha)`` asks for the *overlay* of a mask instead:
+``ImagePrefetcher(loader, *, max_threads=2, capacity=12, max_bytes=MAX_BYTES, parent=None)``
+decodes media (keyed by SHA-256) into ``QImage`` in a small thread pool and keeps the
+last few: at most `capacity` pictures and `max_bytes` of pixels, but always the last
+``KEEP_AT_LEAST`` (the item on screen and the look-ahead). A key ``overlay_key(sha)`` asks for the *overlay* of a mask instead:
 the outline and faint tint that the image view draws over an editing case,
 computed in the decode job (numpy erosion) so the UI thread only paints it.
 
@@ -36,6 +37,12 @@ MASK_RGB = (0, 150, 255)
 MASK_ALPHA = 0.08  # the tint inside the mask; the outline is near opaque
 OUTLINE_ALPHA = 235
 _LIVE: weakref.WeakSet = weakref.WeakSet()
+# The decoded pictures kept: a 2048 px output is 16 MB of pixels, and 24 of them kept were the
+# +190 MB a rater's app grew by in its first 20 items (issue 28.3). The item on screen, the
+# three decoded ahead and one or two back (Ctrl+Z) fit these bounds.
+CAPACITY = 12
+MAX_BYTES = 96 << 20
+KEEP_AT_LEAST = 4
 
 
 def overlay_key(sha: str) -> str:
@@ -142,12 +149,15 @@ class ImagePrefetcher(QObject):
         loader: Callable[[str], bytes],
         *,
         max_threads: int = 2,
-        capacity: int = 24,
+        capacity: int = CAPACITY,
+        max_bytes: int = MAX_BYTES,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._loader = loader
         self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._cache: OrderedDict[str, QImage] = OrderedDict()
         self._inflight: set[str] = set()
         self._errors: dict[str, str] = {}
@@ -186,6 +196,12 @@ class ImagePrefetcher(QObject):
 
     def clear(self) -> None:
         self._cache.clear()
+        self._bytes = 0
+
+    @property
+    def cached_bytes(self) -> int:
+        """The pixels kept, in bytes."""
+        return self._bytes
 
     @property
     def pending(self) -> int:
@@ -195,10 +211,16 @@ class ImagePrefetcher(QObject):
         self._inflight.discard(key)
         if self._stopped:
             return
+        old = self._cache.pop(key, None)
+        if old is not None:
+            self._bytes -= old.sizeInBytes()
         self._cache[key] = img
-        self._cache.move_to_end(key)
-        while len(self._cache) > self._capacity:
-            self._cache.popitem(last=False)
+        self._bytes += img.sizeInBytes()
+        while len(self._cache) > self._capacity or (
+            self._bytes > self._max_bytes and len(self._cache) > KEEP_AT_LEAST
+        ):
+            _, dropped = self._cache.popitem(last=False)
+            self._bytes -= dropped.sizeInBytes()
         self.ready.emit(key, img)
 
     def _on_failed(self, key: str, message: str) -> None:
@@ -218,7 +240,7 @@ class ImagePrefetcher(QObject):
         self._stopped = True
         self._pool.clear()
         self._pool.waitForDone(int(timeout * 1000))
-        self._cache.clear()
+        self.clear()
         _LIVE.discard(self)
 
 

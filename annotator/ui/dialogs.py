@@ -6,6 +6,7 @@ Non-modal; the key that opened it (F1 / ?) or Esc closes it, both from the keyma
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent
@@ -19,12 +20,19 @@ from .style import set_accessible
 
 class InstructionsDialog(QDialog):
     def __init__(
-        self, rubric: Rubric, keymap: Keymap, parent: QWidget | None = None, context: str = "label"
+        self,
+        rubric: Rubric | None,
+        keymap: Keymap,
+        parent: QWidget | None = None,
+        context: str = "label",
     ) -> None:
         super().__init__(parent)
         self.keymap = keymap
+        self.setObjectName("instructionsDialog")
         self.setWindowTitle(
             translate("InstructionsDialog", "Instructions: {title}").format(title=rubric.title)
+            if rubric is not None
+            else translate("InstructionsDialog", "Keys")
         )
         self.setModal(False)
         lay = QVBoxLayout(self)
@@ -60,10 +68,25 @@ class InstructionsDialog(QDialog):
         self.resize(cw * 90, self.fontMetrics().lineSpacing() * 36)
 
     @staticmethod
-    def _html(rubric: Rubric, keymap: Keymap, context: str) -> str:
+    def _html(rubric: Rubric | None, keymap: Keymap, context: str) -> str:
+        keys_head = translate("InstructionsDialog", "Keys")
+        parts = [] if rubric is None else InstructionsDialog._rubric_html(rubric)
+        parts.append(f"<h3>{escape(keys_head)}</h3><table cellspacing='0' cellpadding='3'>")
+        for keys, label in keymap.help_rows(context):
+            parts.append(f"<tr><td><b>{escape(keys)}</b></td><td>{escape(label)}</td></tr>")
+        parts.append("</table>")
+        if context != "global":
+            everywhere = translate("InstructionsDialog", "Keys everywhere in the app")
+            parts.append(f"<h3>{escape(everywhere)}</h3><table cellspacing='0' cellpadding='3'>")
+            for keys, label in keymap.help_rows("global"):
+                parts.append(f"<tr><td><b>{escape(keys)}</b></td><td>{escape(label)}</td></tr>")
+            parts.append("</table>")
+        return "".join(parts)
+
+    @staticmethod
+    def _rubric_html(rubric: Rubric) -> list[str]:
         metrics_head = translate("InstructionsDialog", "Metrics")
         rules_head = translate("InstructionsDialog", "Verdict rules")
-        keys_head = translate("InstructionsDialog", "Keys")
         parts = [
             f"<h2>{escape(rubric.title)}</h2>",
             f"<p>{escape(rubric.instructions).replace(chr(10), ' ')}</p>",
@@ -80,14 +103,19 @@ class InstructionsDialog(QDialog):
             parts.append(line + "</li>")
         parts.append("</ul>")
         if rubric.rules:
-            parts.append(f"<h3>{escape(rules_head)}</h3><ul>")
-            parts.extend(f"<li><code>{escape(r)}</code></li>" for r in rubric.rules)
+            from .rule_text import rule_sentences, rules_intro
+
+            parts.append(f"<h3>{escape(rules_head)}</h3><p>{escape(rules_intro())}</p><ul>")
+            parts.extend(f"<li>{escape(r)}</li>" for r in rule_sentences(rubric))
             parts.append("</ul>")
-        parts.append(f"<h3>{escape(keys_head)}</h3><table cellspacing='0' cellpadding='3'>")
-        for keys, label in keymap.help_rows(context):
-            parts.append(f"<tr><td><b>{escape(keys)}</b></td><td>{escape(label)}</td></tr>")
-        parts.append("</table>")
-        return "".join(parts)
+        return parts
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        # Without a window manager a new window does not get the keyboard by itself: keys
+        # would reach the form behind it (issue 28.9).
+        self.activateWindow()
+        self.browser.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         if (

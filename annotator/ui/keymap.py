@@ -322,12 +322,24 @@ def _portable(seq: QKeySequence) -> str:
     return seq.toString(QKeySequence.SequenceFormat.PortableText)
 
 
+# Qt's names of keys no keyboard prints: the key as its cap reads (Shift+Tab is what Qt calls
+# Backtab; the Return key is the one marked Enter, "Intro" in Spanish).
+_AS_LABELLED = {"Return": "Enter", "Backtab": "Shift+Tab"}
+
+
 def _shown(seq: QKeySequence) -> str:
-    """A key as the keyboard labels it: the Return key is the one marked Enter (Intro...)."""
+    """A key as the keyboard labels it, in the app's language (Qt translates the names)."""
     text = _portable(seq)
-    if text.endswith("Return"):
-        seq = QKeySequence(text[: -len("Return")] + "Enter")
-    return seq.toString(QKeySequence.SequenceFormat.NativeText)
+    for qt_name, cap in _AS_LABELLED.items():
+        if text.endswith(qt_name):
+            head = text[: -len(qt_name)]
+            if cap.startswith("Shift+") and "Shift+" in head:
+                cap = cap[len("Shift+") :]
+            seq = QKeySequence(head + cap)
+            break
+    shown = seq.toString(QKeySequence.SequenceFormat.NativeText)
+    # untranslated, Qt writes "PgDown"; the key cap reads "PgDn" (Spanish Qt: "AvPág")
+    return shown.replace("PgDown", "PgDn")
 
 
 def _together(context: str) -> tuple[str, ...]:

@@ -20,13 +20,15 @@ signals ``submitted(int)`` (judgement id, after the commit), ``itemShown()``,
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QImage, QPalette
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QImage, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -46,14 +48,19 @@ from .dialogs import InstructionsDialog
 from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
-from .session_view import SessionView, State, answered_elsewhere
+from .session_view import FORM_KEYS, SessionView, State, answered_elsewhere
 from .style import relative_font, set_accessible
 from .worker import DbWorker, ImagePrefetcher
+
+log = logging.getLogger(__name__)
 
 PREFETCH_AHEAD = 3
 CALM_MS = 4000
 MIN_FOR_PACE = 3  # a pace from one or two answers is noise
 PEEK_DELAY_MS = 40
+TYPED_AHEAD_MAX = 24  # answer keys kept while a save is in flight (a whole form's worth)
+WARM_AFTER_MS = 1500  # the statistics stack is imported once the first item has painted
+DRIFT_RETRY_MS = 200  # how often a due drift check looks whether that import is done
 
 
 # -- worker jobs (database thread; no Qt in here) ---------------------------------------
@@ -64,6 +71,7 @@ class Step:
     judgement: int | None = None
     alert: dict | None = None
     stale: bool = False  # the answer is stored, but what comes next could not be read yet
+    drift_due: bool = False  # an anchor was answered: its drift check is a job of its own
 
 
 def _job_open(study: Any, rater: str) -> tuple[Any, Step]:
@@ -79,11 +87,17 @@ def _job_submit(_study: Any, session: Any, served: ServedItem, answers: dict, ti
     jid = session.submit(served, answers, time_ms)
     alert = session.take_drift_alert()
     try:
-        return Step(session.next(), session.progress(), jid, alert)
+        return Step(session.next(), session.progress(), jid, alert, drift_due=session.drift_due)
     except ConnectionLost:
         # Stored: only the next item is missing. Never re-run the submit for it (the view
         # fetches the next item again instead).
-        return Step(None, None, jid, alert, stale=True)
+        return Step(None, None, jid, alert, stale=True, drift_due=session.drift_due)
+
+
+def _job_drift(_study: Any, session: Any) -> None:
+    """The drift check of the anchor just answered: queued after the next item is shown, so the
+    save itself never waits for it (a flag is shown after the next live answer, as before)."""
+    session.check_drift()
 
 
 def _job_next(_study: Any, session: Any) -> Step:
@@ -175,6 +189,12 @@ class LabelView(SessionView):
         self._carried: tuple[int, dict, int] | None = None
         self._missing_said = ""
         self._peeking = False
+        # Answer keys typed while a save is in flight: applied to the next item once it is shown
+        # (never dropped in silence); at most TYPED_AHEAD_MAX of them.
+        self._typed_ahead: list[str] = []
+        self._drift_timer = QTimer(self)
+        self._drift_timer.setInterval(DRIFT_RETRY_MS)
+        self._drift_timer.timeout.connect(self._drift_tick)
         self._build()
         self.open()
 
@@ -236,11 +256,40 @@ class LabelView(SessionView):
         self.stack.addWidget(work)
         self.work = work
 
+        self.done_page = QWidget()
+        dl = QVBoxLayout(self.done_page)
+        dl.addStretch(1)
         self.done_label = QLabel()
         self.done_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.done_label.setWordWrap(True)
         self.done_label.setFont(relative_font(self.done_label, 1.3))
-        self.stack.addWidget(self.done_label)
+        dl.addWidget(self.done_label)
+        # A package's work goes back to the lead as the same file: where it is, and its folder.
+        self.send_back_label = QLabel()
+        self.send_back_label.setObjectName("sendBack")
+        self.send_back_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.send_back_label.setWordWrap(True)
+        self.send_back_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        dl.addWidget(self.send_back_label)
+        self.open_folder_btn = QPushButton(
+            translate("LabelView", "Open the folder that holds it ({key})").format(
+                key=self.keymap.hint("submit")
+            )
+        )
+        self.open_folder_btn.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its key: Enter, here
+        self.open_folder_btn.setObjectName("openPackageFolder")
+        set_accessible(
+            self.open_folder_btn,
+            translate("LabelView", "Open the folder that holds it"),
+            translate("LabelView", "Shows the package file in the file manager, to send it back"),
+        )
+        self.open_folder_btn.clicked.connect(self.open_package_folder)
+        dl.addWidget(self.open_folder_btn, 0, Qt.AlignmentFlag.AlignHCenter)
+        dl.addStretch(1)
+        is_package = bool(getattr(self.snapshot, "is_package", False))
+        self.send_back_label.setVisible(is_package)
+        self.open_folder_btn.setVisible(is_package)
+        self.stack.addWidget(self.done_page)
 
         self.progress_label = QLabel()
         self.progress_label.setFont(relative_font(self.progress_label, 0.95))
@@ -414,6 +463,12 @@ class LabelView(SessionView):
     def _opened(self, result: tuple[Any, Step]) -> None:
         self.session, step = result
         self._step(step)
+        if self.session.checks_drift:
+            # The first anchor's drift check would otherwise import pandas and scipy on the
+            # database worker (seconds on a loaded machine) while the rater waits to go on:
+            # imported in the background once the first item has painted; the check waits.
+            self.session.defer_drift = True
+            QTimer.singleShot(WARM_AFTER_MS, _warm_in_background)
 
     def _submitted(self, step: Step) -> None:
         if step.judgement is not None:
@@ -423,14 +478,43 @@ class LabelView(SessionView):
             self._show_drift(step.alert)
         if step.stale:  # stored; the next item is read again (a read: safe to repeat)
             self._job(_job_next, self.session, on_done=self._step)
+        else:
+            self._step(step)
+        if step.drift_due:
+            self._check_drift_when_warm()
+
+    @property
+    def drift_check_waiting(self) -> bool:
+        """An anchor's drift check waits for the statistics import (tests wait on this as a
+        rater's seconds per item would)."""
+        return self._drift_timer.isActive()
+
+    def _drift_tick(self) -> None:
+        from ..services.labeling import drift_check_ready
+
+        if drift_check_ready():
+            self._check_drift_when_warm()
+
+    def _check_drift_when_warm(self) -> None:
+        """The drift check as a job of its own, once it no longer has to import anything (a
+        flag may then come an item or two later, never in the way of a save)."""
+        from ..services.labeling import drift_check_ready
+
+        if self._closed or self.session is None:
             return
-        self._step(step)
+        if not drift_check_ready():
+            _warm_in_background()
+            self._drift_timer.start()  # looks again every DRIFT_RETRY_MS
+            return
+        self._drift_timer.stop()
+        self.worker.run(_job_drift, self.session, on_error=self._guard(_drift_failed))
 
     def _step(self, step: Step) -> None:
         if step.progress is not None:
             self.progress_label.setText(format_progress(step.progress))
         self._served = step.served
         if step.served is None:
+            self._typed_ahead = []  # no next item: never applied to one reached by Ctrl+Z
             self._set_state(State.DONE)
             p = step.progress
             self.done_label.setText(
@@ -444,10 +528,32 @@ class LabelView(SessionView):
                     key=self.keymap.hint("back"),
                 )
             )
-            self.stack.setCurrentWidget(self.done_label)
+            if self.package_file() is not None:
+                self.send_back_label.setText(
+                    translate(
+                        "LabelView",
+                        "Send this file back to the study lead (by e-mail or a shared folder): "
+                        "it holds your answers.\n{path}",
+                    ).format(path=str(self.package_file()))
+                )
+            self.stack.setCurrentWidget(self.done_page)
             self.finished.emit()
             return
         self._show(step.served)
+
+    def package_file(self) -> Path | None:
+        """The rater package this work is in (None in a study folder or on a server)."""
+        snap = self.snapshot
+        if not getattr(snap, "is_package", False) or not snap.where:
+            return None
+        return Path(snap.where)
+
+    def open_package_folder(self) -> bool:
+        """The file manager on the package's folder (the file is sent back as it is)."""
+        path = self.package_file()
+        if path is None:
+            return False
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
 
     def pending_answer(self) -> tuple[int, dict, int] | None:
         return self._pending
@@ -489,6 +595,9 @@ class LabelView(SessionView):
             answers[edit_row.rubric_metric.key] = served.previous_reason
         self.form.set_answers(answers)
         self.form_scroll.ensureVisible(0, 0)
+        typed, self._typed_ahead = self._typed_ahead, []
+        for name in typed:
+            self.form.apply(name)
         if served.previous_judgement is not None:
             self._say(
                 translate(
@@ -500,6 +609,13 @@ class LabelView(SessionView):
             )
         else:
             self.message.setText("")
+        if typed:
+            self._say(
+                translate(
+                    "LabelView", "The keys you typed while saving are on this item: {n}."
+                ).replace("{n}", str(len(typed))),
+                calm=False,
+            )
         self.stack.setCurrentWidget(self.work)
         self._set_state(State.READY)
         self._shown_at = time.monotonic()
@@ -569,7 +685,17 @@ class LabelView(SessionView):
         self._job(_job_next, self.session, on_done=moved_on)
 
     def _failed(self, exc: BaseException) -> None:
+        dropped = len(self._typed_ahead)
+        self._typed_ahead = []  # typed for the next item: never applied to the answer kept
         super()._failed(exc)
+        if dropped and self._state is State.READY:
+            self.message.setText(
+                self.message.text()
+                + " "
+                + translate(
+                    "LabelView", "The keys typed while saving were not applied: {n}."
+                ).replace("{n}", str(dropped))
+            )
         if self._state is State.ERROR:
             self.loading.setText(self.message.text())
             self.stack.setCurrentWidget(self.loading)
@@ -623,7 +749,42 @@ class LabelView(SessionView):
                 lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()
             ),
         }
-        return table | self.form_actions(self._ready)
+        return table | {name: self._answer_key(name) for name in FORM_KEYS}
+
+    def _saving_answer(self) -> bool:
+        return self._state is State.BUSY and self._pending is not None
+
+    def _answer_key(self, name: str) -> Callable[[], Any]:
+        """An answer key: acts on the item on screen, or, while its save is in flight, is kept
+        for the next item (said on screen), or refused with a line once too many are kept."""
+        ready = self._ready(lambda: self.form.apply(name))
+
+        def run() -> Any:
+            if not self._saving_answer():
+                return ready()
+            kept = len(self._typed_ahead) < TYPED_AHEAD_MAX
+            if kept:
+                self._typed_ahead.append(name)
+            self.message.setText(self._still_saving())
+            return kept
+
+        return run
+
+    def _saving_note(self) -> str:
+        return self._still_saving() if self._typed_ahead else ""
+
+    def _still_saving(self) -> str:
+        """What a key pressed during a save reads (it starts with "Saving…": cleared with it)."""
+        n = len(self._typed_ahead)
+        if n >= TYPED_AHEAD_MAX:
+            return translate("LabelView", "Saving… Wait for the next item: no more keys are kept.")
+        if n:
+            return translate("LabelView", "Saving… {n} keys kept for the next item.").replace(
+                "{n}", str(n)
+            )
+        return translate(
+            "LabelView", "Saving… Press {key} again once the next item is shown."
+        ).format(key=self.keymap.hint("submit"))
 
     def _ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Only while an item is on screen and nothing is in flight."""
@@ -643,6 +804,11 @@ class LabelView(SessionView):
         return self._submit()
 
     def _submit(self) -> bool:
+        if self._state is State.DONE and self.package_file() is not None:
+            return self.open_package_folder()  # the done page's one action
+        if self._saving_answer():
+            self.message.setText(self._still_saving())  # refused, and said: never silent
+            return False
         if self._state is not State.READY or self._served is None:
             return False
         missing = self.form.missing_labels()
@@ -668,6 +834,9 @@ class LabelView(SessionView):
         return True
 
     def _back(self) -> bool:
+        if self._saving_answer():
+            self.message.setText(self._still_saving())
+            return False
         if self.session is None or self._state not in (State.READY, State.DONE):
             return False
         was = self._state
@@ -695,6 +864,18 @@ class LabelView(SessionView):
         return True
 
     def shutdown(self) -> None:
+        self._drift_timer.stop()
         if self._instructions is not None:
             self._instructions.close()
         super().shutdown()
+
+
+def _warm_in_background() -> None:
+    from ..services.labeling import warm_drift_check
+
+    warm_drift_check()
+
+
+def _drift_failed(exc: BaseException) -> None:
+    # only a check: the answers are stored; the next anchor's check tries again
+    log.warning("drift check failed: %s", exc)

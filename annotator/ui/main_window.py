@@ -80,6 +80,7 @@ VIEWS: dict[str, tuple[str, str]] = {
 }
 ALL_MODES = MODES  # the start page's buttons and the Mode menu list the same views
 # The lead's menu actions: not there at all in a package.
+HELP_CONTEXT = {"dashboard": "dashboard", "calibration": "label", "review": "review"}
 LEAD_ACTIONS = ("add_rater", "leave_rater", *(f"mode_{m}" for m in sorted(LEAD_MODES)))
 SYNC_EVERY_MS = 15_000
 PACKAGE_SUFFIX = ".annot"
@@ -322,6 +323,18 @@ class MainWindow(QMainWindow):
             group.addAction(a)
             lang_menu.addAction(a)
             self.language_actions[code] = a
+        help_menu = bar.addMenu(translate("MainWindow", "&Help"))
+        self._menu_objects.append(help_menu)
+        self.help_action = QAction(
+            translate("MainWindow", "&Keys and instructions of this view…"), self
+        )
+        self.help_action.setObjectName("help_keys")
+        self.help_action.setStatusTip(
+            translate("MainWindow", "The keys of the view on screen and the rubric's instructions")
+        )
+        self.help_action.triggered.connect(lambda _checked=False: self.show_help())
+        self._menu_objects.append(self.help_action)
+        help_menu.addAction(self.help_action)
 
     def _refresh(self) -> None:
         avail = set(self.available_modes())
@@ -341,7 +354,9 @@ class MainWindow(QMainWindow):
             else ""
         )
         _fit(self.rating_as)
-        title = f"annotator — {self.snapshot.name}" if self.snapshot is not None else "annotator"
+        # The window system adds " — annotator" (the application's display name) itself: a
+        # title that began with it too read "annotator — study — annotator".
+        title = self.snapshot.name if self.snapshot is not None else "annotator"
         if self.rater:
             title = translate("MainWindow", "{title} — rating as {rater}").format(
                 title=title, rater=self.rater
@@ -437,6 +452,8 @@ class MainWindow(QMainWindow):
 
         def go() -> None:
             self.rater = None
+            if self.study_path is not None:
+                self.settings.set_last_lead(self.study_path)
             self.show_start()
             self._refresh()
             self.statusBar().showMessage(
@@ -577,12 +594,48 @@ class MainWindow(QMainWindow):
         people = [r.name for r in self.raters() if not r.is_operator]
         if self.snapshot.is_package:
             pick = people[0] if people else None
+        elif rater is None and self.settings.last_lead(self.study_path):
+            # The last session here ended in the lead's mode: a rater is chosen, never assumed
+            # (whoever saw the lead's views cannot rate blind).
+            self._lead_reopened()
+            return
         else:
             pick = rater or self.settings.last_rater(self.study_path) or default_rater
             if pick is None or self.snapshot.rater(pick) is None:
                 pick = people[0] if len(people) == 1 else pick
         if pick is not None and self.set_rater(pick, quiet=rater is None):
             self.show_mode(mode)
+
+    def _lead_reopened(self) -> None:
+        self.show_start()
+        self.statusBar().showMessage(
+            translate(
+                "MainWindow", "Study lead: no rater chosen (the last session here was the lead's)"
+            ),
+            8000,
+        )
+
+    def help_context(self) -> str:
+        """The keymap context of the view on screen ("global" on the start page)."""
+        view = self.current_view
+        if view is None:
+            return "global"
+        return getattr(view, "context", None) or HELP_CONTEXT.get(self.mode, "global")
+
+    def show_help(self) -> Any:
+        """The Help menu's window: the keys of the view on screen (and the keys that work
+        everywhere), with the rubric's instructions when a study is open."""
+        from .dialogs import InstructionsDialog
+
+        old = getattr(self, "help_dialog", None)
+        if old is not None:
+            old.close()
+            old.deleteLater()
+        rubric = self._rubric() if self.snapshot is not None else None
+        self.help_dialog = InstructionsDialog(rubric, self.keymap, self, self.help_context())
+        self.help_dialog.show()
+        self.help_dialog.raise_()
+        return self.help_dialog
 
     def _rubric(self) -> Any:
         """The rubric in the app's language (same version: only its texts change)."""
@@ -735,6 +788,8 @@ class MainWindow(QMainWindow):
         view.setFocus()
         self.current_view = view
         self.mode = mode
+        if mode in LEAD_MODES and self.study_path is not None:
+            self.settings.set_last_lead(self.study_path)  # reopened later: as the lead again
         self.statusBar().showMessage(
             translate("MainWindow", "{mode} · study {name}  ·  {key}: start page").format(
                 mode=mode_title(mode), name=self.snapshot.name, key=self.keymap.hint("start_page")

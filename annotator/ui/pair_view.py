@@ -460,6 +460,13 @@ class PairView(SessionView):
     def vote(self, choice: str) -> bool:
         if choice not in CHOICES:
             raise ValueError(f"choice must be one of {CHOICES}")
+        if self._state is State.BUSY and self._served is not None:
+            # the last vote is still being saved: refused, and said (never dropped in silence;
+            # a vote is the pair's whole answer, so it is not kept for a pair not yet seen)
+            self.message.setText(
+                translate("PairView", "Saving… Vote again once the next pair is shown.")
+            )
+            return False
         if self._state is not State.READY or self._served is None:
             return False
         elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)

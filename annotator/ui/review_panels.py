@@ -40,6 +40,7 @@ from .i18n import QT_TRANSLATE_NOOP, translate
 from .keymap import Keymap
 from .metric_rows import MetricRow, format_answer
 from .rubric_form import ROWS
+from .shown import is_blank, shown_text
 from .style import form_style, relative_font, set_accessible, soft_colour
 
 CATEGORY_CYCLE: tuple[str | None, ...] = (None, *CATEGORIES)
@@ -68,16 +69,19 @@ MAX_ANSWER_ROWS = 8  # more raters than this: the answers table scrolls
 
 def shown_value(metric: Metric, raw: str | None) -> str:
     """An answer as the queue holds it (the ratings CSV form) in the app's words."""
-    if raw is None:
+    if is_blank(raw):
         return translate("ReviewView", "no clear answer")
     typed = typed_value(metric, raw)
-    return raw if typed is None else format_answer(metric, typed)
+    return shown_text(raw) if typed is None else format_answer(metric, typed)
 
 
-def typed_value(metric: Metric, raw: str) -> Any:
-    """The ratings CSV form -> what an answer row holds (tags as a list); None if unreadable."""
+def typed_value(metric: Metric, raw: Any) -> Any:
+    """The ratings CSV form -> what an answer row holds (tags as a list); None if unreadable
+    or missing."""
+    if is_blank(raw):
+        return None
     try:
-        typed = metric.spec.parse_value(metric, raw)
+        typed = metric.spec.parse_value(metric, shown_text(raw))
     except InputError:
         return None
     return list(typed) if isinstance(typed, tuple) else typed
@@ -131,7 +135,7 @@ class FilterBar(QWidget):
             box.clear()
             box.addItem(translate("ReviewView", _ALL_TEXT[f]), None)
             for value, text in self._values(f, entries, rubric):
-                box.addItem(text, value)
+                box.addItem(shown_text(text), value)
             box.setCurrentIndex(max(0, box.findData(keep)) if keep is not None else 0)
             box.blockSignals(False)
 
@@ -144,9 +148,9 @@ class FilterBar(QWidget):
             v
             for e in entries
             for v in (
-                [h["rater"] for h in e.humans]
+                [shown_text(h["rater"]) for h in e.humans]
                 if kind == "rater"
-                else [e.generator if kind == "generator" else e.case_id]
+                else [shown_text(e.generator if kind == "generator" else e.case_id)]
             )
         }
         return [(v, v) for v in sorted(found)]
@@ -209,14 +213,16 @@ class ItemHeader(QFrame):
     def show_entry(self, entry: ReviewEntry, view: Any, metric: Metric) -> None:
         self.where_label.setText(
             translate("ReviewView", "{item} · case {case} · {generator} · {metric}").format(
-                item=entry.item_id,
-                case=entry.case_id,
-                generator=entry.generator,
+                item=shown_text(entry.item_id),
+                case=shown_text(entry.case_id),
+                generator=shown_text(entry.generator),
                 metric=metric.label,
             )
         )
-        self.prompt_label.setText(view.prompt if view is not None else "")
-        self.criteria_label.setText((view.criteria if view is not None else "") or "—")
+        self.prompt_label.setText(shown_text(view.prompt) if view is not None else "")
+        self.criteria_label.setText(
+            shown_text(view.criteria if view is not None else None, "—") or "—"
+        )
 
     def clear(self) -> None:
         for lab in (self.where_label, self.prompt_label, self.criteria_label):
@@ -276,7 +282,7 @@ class EntryDetails(QWidget):
         rows = [(h["rater"], h["value"], h["reason"]) for h in e.humans]
         rows += [
             (
-                translate("ReviewView", "{judge} (judge)").format(judge=j["judge"]),
+                translate("ReviewView", "{judge} (judge)").format(judge=shown_text(j["judge"])),
                 j["value"],
                 j["reason"],
             )
@@ -284,7 +290,7 @@ class EntryDetails(QWidget):
         ]
         self.answers.setRowCount(len(rows))
         for r, (who, value, reason) in enumerate(rows):
-            for c, text in enumerate((who, shown_value(m, value), reason or "")):
+            for c, text in enumerate((shown_text(who), shown_value(m, value), shown_text(reason))):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 if r >= len(e.humans):  # the judge's row reads apart from the raters'
@@ -317,9 +323,9 @@ class EntryDetails(QWidget):
                 "(the earlier one is kept).",
             ).format(
                 value=shown_value(m, a["value"]),
-                by=a["by"],
-                category=category_text(a["category"]),
-                reason=a["reason"],
+                by=shown_text(a["by"]),
+                category=category_text(None if is_blank(a["category"]) else a["category"]),
+                reason=shown_text(a["reason"]),
             )
         )
 

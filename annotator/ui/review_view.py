@@ -73,6 +73,7 @@ from .review_panels import (
     why_text,
 )
 from .session_view import FORM_KEYS, SessionView, State
+from .shown import shown_text
 from .style import relative_font, set_accessible
 from .worker import DbWorker, ImagePrefetcher
 
@@ -307,7 +308,8 @@ class ReviewView(SessionView):
         why = why_text(e)
         mark = "✓ " if e.adjudicated else ""
         item = QListWidgetItem(
-            f"{mark}{e.item_id} · {self._metric(e).label}\n{e.case_id} · {e.generator} · {why}"
+            f"{mark}{shown_text(e.item_id)} · {self._metric(e).label}\n"
+            f"{shown_text(e.case_id)} · {shown_text(e.generator)} · {why}"
         )
         item.setToolTip(item.text())
         return item

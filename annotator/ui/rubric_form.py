@@ -85,7 +85,27 @@ class RubricForm(QWidget):
         lay.addStretch(1)
         self._focus = -1
         self._answerable = [i for i, r in enumerate(self.rows) if r.answerable]
+        edit = self.reason_edit()
+        if edit is not None:
+            # While the reason is typed, the frame is on the reason, not on the metric the keys
+            # left it on ("5. Failure tags" stayed framed: issue 28.9); back to it on leaving.
+            edit.installEventFilter(self)
         self.set_answers(None)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self.reason_edit():
+            if event.type() == QEvent.Type.FocusIn:
+                for r in self.rows:
+                    r.set_focused(isinstance(r, TextRow) and r.edit is obj)
+            elif event.type() == QEvent.Type.FocusOut:
+                for i, r in enumerate(self.rows):
+                    r.set_focused(i == self._focus)
+        return super().eventFilter(obj, event)
+
+    def typing_reason(self) -> bool:
+        """The reason box has the keyboard (its row is the one framed)."""
+        edit = self.reason_edit()
+        return edit is not None and edit.hasFocus()
 
     # -- answers -------------------------------------------------------------------
     def answers(self) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from ..domain.errors import AlreadyAnswered, InputError
 from ..services.snapshot import ConnectionLost
+from .decode import CAPACITY
 from .i18n import QT_TRANSLATE_NOOP, translate
 from .keymap import Keymap, types_text
 from .worker import DbWorker, ImagePrefetcher
@@ -163,7 +164,7 @@ class SessionView(ShutsDownOnce, QWidget):
         parent: QWidget | None = None,
         *,
         prefetcher: ImagePrefetcher | None = None,
-        capacity: int = 24,
+        capacity: int = CAPACITY,
     ) -> None:
         super().__init__(parent)
         self.snapshot = snapshot
@@ -230,10 +231,17 @@ class SessionView(ShutsDownOnce, QWidget):
         if self._retries:
             return  # the reconnecting line stays
         self.message.setText(
-            saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
+            self._saving_note()
+            or (
+                saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
+            )
         )
         if self._saving_since == 1:
             self._saving.start(SAVING_LONG_AFTER_MS)
+
+    def _saving_note(self) -> str:
+        """What the saving line says instead of the plain one (the label view: the keys kept)."""
+        return ""
 
     # -- worker plumbing -----------------------------------------------------------
     def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:

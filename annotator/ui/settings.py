@@ -14,7 +14,8 @@ Public API: ``AppSettings(path: str | Path | None = None)`` with
 ``key_overrides() -> dict[str, list[str]]``, ``key_overrides_checked() -> (dict, problems)``,
 ``set_key_override(action, sequences | None)``, ``keys_path``,
 ``geometry(name) -> bytes | None``, ``set_geometry(name, data)``,
-``last_rater(study) -> str | None``, ``set_last_rater(study, name)``,
+``last_rater(study) -> str | None``, ``set_last_rater(study, name)``, ``last_lead(study)``,
+``set_last_lead(study, lead=True)`` (the lead's mode was the last: reopen in it),
 ``value(key, default=None)``, ``set_value(key, value)``, ``sync()``, ``path``,
 ``problems() -> list[str]``, ``problem_line() -> str | None``.
 
@@ -225,3 +226,18 @@ class AppSettings:
         data = self.value("last_rater", {})
         data[location_key(study)] = name
         self.set_value("last_rater", data)
+        self.set_last_lead(study, False)
+
+    def last_lead(self, study: str | Path) -> bool:
+        """The last session in this study ended in the study lead's mode (no rater chosen)."""
+        return bool(self.value("last_lead", {}).get(location_key(study)))
+
+    def set_last_lead(self, study: str | Path, lead: bool = True) -> None:
+        data = self.value("last_lead", {})
+        if not isinstance(data, dict):
+            data = {}
+        if lead:
+            data[location_key(study)] = True
+        else:
+            data.pop(location_key(study), None)
+        self.set_value("last_lead", data)

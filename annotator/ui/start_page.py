@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from .i18n import QT_TRANSLATE_NOOP, translate
+from .layouts import FlowLayout
 from .style import relative_font, set_accessible, soft_colour
 
 if TYPE_CHECKING:
@@ -105,14 +105,15 @@ class StartPage(QWidget):
         self.welcome = QLabel()
         self.welcome.setWordWrap(True)
         sl.addWidget(self.welcome)
-        first = QHBoxLayout()
+        # Button rows wrap (FlowLayout): in Spanish, with their keys, they are wider than the
+        # window's 1100 px in one line (issue 28.4)
+        first = FlowLayout()
         self.demo_btn = QPushButton()
         self.demo_btn.clicked.connect(self.open_demo)
         self.package_btn = QPushButton()
         self.package_btn.clicked.connect(window.choose_package)
         first.addWidget(self.demo_btn)
         first.addWidget(self.package_btn)
-        first.addStretch(1)
         sl.addLayout(first)
         self.recent_title = QLabel()
         sl.addWidget(self.recent_title)
@@ -121,7 +122,7 @@ class StartPage(QWidget):
         self.recent.setProperty("content", True)  # study names and places are the user's
         self.recent_title.setBuddy(self.recent)
         sl.addWidget(self.recent, 1)
-        row = QHBoxLayout()
+        row = FlowLayout()
         self.open_btn = QPushButton()
         self.server_btn = QPushButton()
         self.new_btn = QPushButton()
@@ -130,7 +131,6 @@ class StartPage(QWidget):
         self.new_btn.clicked.connect(window.choose_new_study)
         for b in (self.open_btn, self.server_btn, self.new_btn):
             row.addWidget(b)
-        row.addStretch(1)
         sl.addLayout(row)
         # Takes the room only while the recent list (stretch 1) is hidden: the buttons stay on top.
         sl.addStretch(0)
@@ -146,14 +146,13 @@ class StartPage(QWidget):
         self.rater_combo.setProperty("content", True)  # rater names are people's names
         self.rater_title.setBuddy(self.rater_combo)
         rl.addWidget(self.rater_combo)
-        buttons = QHBoxLayout()
+        buttons = FlowLayout()
         self.add_rater_btn = QPushButton()
         self.add_rater_btn.clicked.connect(window.choose_new_rater)
         self.leave_btn = QPushButton()
         self.leave_btn.clicked.connect(window.leave_rater)
         buttons.addWidget(self.add_rater_btn)
         buttons.addWidget(self.leave_btn)
-        buttons.addStretch(1)
         rl.addLayout(buttons)
         self.rater_note = QLabel()
         self.rater_note.setWordWrap(True)

@@ -248,7 +248,8 @@ def cold_start(folder: Path, runs: int = 5) -> list[tuple[float, float]]:
         env = dict(
             os.environ,
             ANNOTATOR_QUIT_WHEN_READY="1",
-            QT_QPA_PLATFORM="offscreen",
+            # the platform this benchmark runs under (xcb under Xvfb, or offscreen): the same
+            QT_QPA_PLATFORM=os.environ["QT_QPA_PLATFORM"],
             ANNOTATOR_SETTINGS=str(Path(tempfile.mkdtemp()) / "s.ini"),
         )
         t0 = time.perf_counter()
@@ -330,7 +331,8 @@ def main() -> int:
         f"(max {max(walls):.2f} s; in-process ready median {statistics.median(readys):.2f} s)"
     )
     machine = (
-        f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, offscreen Qt"
+        f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{os.environ['QT_QPA_PLATFORM']} Qt"
     )
     md = [
         "| image | item | prefetch | n | median (ms) | p95 (ms) | max (ms) |",

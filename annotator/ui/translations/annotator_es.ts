@@ -401,6 +401,10 @@
         <source>Keys</source>
         <translation>Teclas</translation>
     </message>
+    <message>
+        <source>Keys everywhere in the app</source>
+        <translation>Teclas en toda la aplicación</translation>
+    </message>
 </context>
 <context>
     <name>ItemDisplay</name>
@@ -665,6 +669,44 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <source>Nothing earlier to go back to in this session.</source>
         <translation>No hay nada anterior a lo que volver en esta sesión.</translation>
     </message>
+    <message>
+        <source>Saving… Wait for the next item: no more keys are kept.</source>
+        <translation>Guardando… Espere al siguiente ítem: no se guardan más teclas.</translation>
+    </message>
+    <message>
+        <source>Saving… Press {key} again once the next item is shown.</source>
+        <translation>Guardando… Pulse {key} de nuevo cuando aparezca el siguiente ítem.</translation>
+    </message>
+    <message>
+        <source>Saving… {n} keys kept for the next item.</source>
+        <translation>Guardando… {n} teclas guardadas para el siguiente ítem.</translation>
+    </message>
+    <message>
+        <source>The keys you typed while saving are on this item: {n}.</source>
+        <translation>Las teclas pulsadas mientras se guardaba están en este ítem: {n}.</translation>
+    </message>
+    <message>
+        <source>The keys typed while saving were not applied: {n}.</source>
+        <translation>Las teclas pulsadas mientras se guardaba no se aplicaron: {n}.</translation>
+    </message>
+    <message>
+        <source>Open the folder that holds it</source>
+        <translation>Abrir la carpeta que lo contiene</translation>
+    </message>
+    <message>
+        <source>Shows the package file in the file manager, to send it back</source>
+        <translation>Muestra el archivo del paquete en el gestor de archivos, para devolverlo</translation>
+    </message>
+    <message>
+        <source>Send this file back to the study lead (by e-mail or a shared folder): it holds your answers.
+{path}</source>
+        <translation>Devuelva este archivo a la dirección del estudio (por correo o en una carpeta compartida): contiene sus respuestas.
+{path}</translation>
+    </message>
+    <message>
+        <source>Open the folder that holds it ({key})</source>
+        <translation>Abrir la carpeta que lo contiene ({key})</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>
@@ -896,6 +938,22 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <source>Back on the server: every answer is synced</source>
         <translation>De vuelta en el servidor: todas las respuestas están sincronizadas</translation>
     </message>
+    <message>
+        <source>Study lead: no rater chosen (the last session here was the lead's)</source>
+        <translation>Dirección del estudio: ningún evaluador elegido (la última sesión aquí fue de la dirección)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>Ay&amp;uda</translation>
+    </message>
+    <message>
+        <source>&amp;Keys and instructions of this view…</source>
+        <translation>&amp;Teclas e instrucciones de esta vista…</translation>
+    </message>
+    <message>
+        <source>The keys of the view on screen and the rubric's instructions</source>
+        <translation>Las teclas de la vista en pantalla y las instrucciones de la rúbrica</translation>
+    </message>
 </context>
 <context>
     <name>MetricRow</name>
@@ -1069,6 +1127,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     <message>
         <source>Loading images…</source>
         <translation>Cargando imágenes…</translation>
+    </message>
+    <message>
+        <source>Saving… Vote again once the next pair is shown.</source>
+        <translation>Guardando… Vote de nuevo cuando aparezca el siguiente par.</translation>
     </message>
 </context>
 <context>
@@ -1816,6 +1878,53 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     <message>
         <source>Scale value, likert point, option or tag number</source>
         <translation>Valor de escala, punto likert, opción o número de etiqueta</translation>
+    </message>
+</context>
+<context>
+    <name>VerdictRules</name>
+    <message>
+        <source>{metric} is {value}</source>
+        <translation>{metric} es {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is not {value}</source>
+        <translation>{metric} no es {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is at least {value}</source>
+        <translation>{metric} es al menos {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is at most {value}</source>
+        <translation>{metric} es como mucho {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is more than {value}</source>
+        <translation>{metric} es más de {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is less than {value}</source>
+        <translation>{metric} es menos de {value}</translation>
+    </message>
+    <message>
+        <source>{metric} includes {value}</source>
+        <translation>{metric} incluye {value}</translation>
+    </message>
+    <message>
+        <source>not ({rule})</source>
+        <translation>no ({rule})</translation>
+    </message>
+    <message>
+        <source> and </source>
+        <translation> y </translation>
+    </message>
+    <message>
+        <source> or </source>
+        <translation> o </translation>
+    </message>
+    <message>
+        <source>The verdict is {pass} when every rule below holds, {fail} when one does not, and open while a metric it needs is unanswered or cannot be judged.</source>
+        <translation>El veredicto es {pass} cuando se cumplen todas las reglas de abajo, {fail} cuando una no se cumple, y queda abierto mientras falte una métrica que necesita o no se pueda juzgar.</translation>
     </message>
 </context>
 </TS>
