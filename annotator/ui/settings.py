@@ -52,6 +52,10 @@ _SHAPES: dict[str, tuple[Any, str]] = {
     "recent_studies": (_list_of_text, "a list of study locations"),
     "language": (lambda v: isinstance(v, str), "a language code"),
     "last_rater": (_text_map, "a table of study -> rater name"),
+    "last_lead": (
+        lambda v: isinstance(v, dict) and all(isinstance(x, bool) for x in v.values()),
+        "a table of study -> true or false",
+    ),
     "dashboard_n_boot": (
         lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
         "a positive whole number",
