@@ -66,6 +66,9 @@ RESULT_KEYS = {
     "pairwise": "selected",
 }
 LOCAL_FILES = "/data/local-files"
+# the key of a result's `meta` that carries our rater and answer time through Label Studio
+# (`annotator export label-studio` writes it; Label Studio keeps a result's meta as it is)
+META_KEY = "annotator"
 
 
 def read_tasks(path: Path) -> list[Any]:
@@ -427,21 +430,49 @@ def _annotation(
     if ann.get("was_cancelled"):
         out.skipped["cancelled annotations"] += 1
         return None
+    ours = _our_meta(ann.get("result"), where)
     user = ann.get("completed_by")
-    if isinstance(user, dict):  # some exports expand the user: {"id": 10, "email": ...}
+    email = None
+    if isinstance(user, dict):  # a snapshot export expands the user: {"id": 10, "email": ...}
+        email = user.get("email")
         user = user.get("id")
-    if user is None or isinstance(user, (bool, list, dict)) or user == "":
-        raise InputError(
-            "annotation has no 'completed_by' (the user id of who made it); every judgement needs its "
-            "rater",
-            source=where,
-            field="completed_by",
-        )
-    # the time the answer took its final form: a relabelled annotation keeps its first created_at
-    t = when(ann.get("updated_at") or ann.get("created_at"), where, "updated_at")
+    if ours.get("rater") is not None:
+        # an annotation written by `annotator export label-studio`: Label Studio credits it to
+        # whoever imported it, our rater and time ride in its results' meta
+        rater = mapping.rater(ours["rater"], str(ours["rater"]), where)
+        t = when(ours.get("created_at"), where, "meta.annotator.created_at")
+    else:
+        if user is None or isinstance(user, (bool, list, dict)) or user == "":
+            raise InputError(
+                "annotation has no 'completed_by' (the user id of who made it); every judgement "
+                "needs its rater",
+                source=where,
+                field="completed_by",
+            )
+        key = user if str(user) in mapping.raters or not email else email
+        rater = mapping.rater(key, f"ls-user-{user}", where)
+        # the time the answer took its final form: a relabelled annotation keeps its first created_at
+        t = when(ann.get("updated_at") or ann.get("created_at"), where, "updated_at")
     order = (t or datetime.min, str(ann.get("id", "")).zfill(12))
-    rater = mapping.rater(user, f"ls-user-{user}", where)
     return rater, t, seconds_to_ms(ann.get("lead_time"), where), order
+
+
+def _our_meta(results: Any, where: str) -> dict[str, Any]:
+    """The rater and time our exporter put in each result's meta (all results agree), or {}."""
+    found: list[dict] = []
+    for r in results if isinstance(results, list) else []:
+        m = r.get("meta") if isinstance(r, dict) else None
+        if isinstance(m, dict) and isinstance(m.get(META_KEY), dict):
+            found.append(m[META_KEY])
+    raters = {str(m.get("rater")) for m in found}
+    if len(raters) > 1:
+        raise InputError(
+            f"the results of one annotation name {len(raters)} raters in meta.{META_KEY}.rater "
+            f"({', '.join(sorted(raters))}); an annotation is one rater's",
+            source=where,
+            field=f"meta.{META_KEY}.rater",
+        )
+    return found[0] if found else {}
 
 
 def _judge(pred: Any, mapping: Mapping, where: str) -> str:

@@ -437,6 +437,7 @@ class ToolImport:
     judge_rows: list[JudgeRow] = field(default_factory=list)
     votes: list[ToolVote] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
+    layout: str = ""  # which of a tool's file layouts was read (said in the summary)
 
     def check_pair_items(self, known: set[str], hint: str = "import the items first") -> None:
         """Every item a vote names is in the study (or made by this file)."""

@@ -93,8 +93,15 @@ def test_label_studio_round_trip_gives_identical_judgements(source, tmp_path):
         "generator" not in t["data"] and "item_id" not in t["data"] for t in tasks
     )  # blind data, lead's meta
     assert any(p["model_version"] == "gpt-j" for t in tasks for p in t["predictions"])
-    # Label Studio's completed_by is a user id; the map written beside names them back
-    assert {a["completed_by"] for t in tasks for a in t["annotations"]} == {1, 2, 3, 4}
+    # no completed_by (Label Studio takes only its own users' ids or emails: 1..N was refused or
+    # credited to another user); the rater rides in each result's meta, which Label Studio keeps
+    assert all("completed_by" not in a for t in tasks for a in t["annotations"])
+    assert {
+        r["meta"]["annotator"]["rater"]
+        for t in tasks
+        for a in t["annotations"]
+        for r in a["result"]
+    } == {"alice", "bob", "carol", "dave"}
     back = Study.create(tmp_path / "back", DATA / "rubric.toml")
     try:
         m = str(tmp_path / "ls" / "tasks.map.toml")

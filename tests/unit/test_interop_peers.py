@@ -1,0 +1,118 @@
+"""Files written by the real tools (tests/data/interop/peers/, recorded by tests/peers/record.py
+from Label Studio 1.23.2 and Potato 2.12.1 servers driven through their HTTP APIs) import with
+every value as the raters gave it; the defects of issue 24, each on what the tool really writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from annotator.services.exports import TABLES
+from annotator.services.importers import run_import
+from annotator.services.study import Study
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
+PO = DATA / "peers" / "potato-2.12.1"
+LS = DATA / "peers" / "label-studio-1.23.2"
+
+# what the two Potato users answered (tests/peers/peers.py PO_ANSWERS, alice's relabel applied:
+# Potato keeps a scheme the relabel did not post, here her clarity)
+POTATO_WANT = {
+    ("it-1", "alice"): {
+        "instruction_following": "FAIL",
+        "quality": "3",
+        "style": "photo",
+        "failure_tags": "wrong_count",
+        "reason": "on second look: two apples",
+        "clarity": "3",
+    },
+    ("it-2", "alice"): {
+        "instruction_following": "FAIL",
+        "quality": "2",
+        "style": "illustration",
+        "failure_tags": "text_garbled;wrong_count",
+    },
+    # bob ticked no failure tag on it-1: Potato writes nothing, our raters' empty set
+    ("it-1", "bob"): {
+        "instruction_following": "PASS",
+        "quality": "5",
+        "style": "photo",
+        "failure_tags": "",
+    },
+    ("it-2", "bob"): {
+        "instruction_following": "FAIL",
+        "quality": "1",
+        "style": "diagram",
+        "failure_tags": "text_garbled",
+        "reason": "two, not three",
+    },
+}
+
+
+@pytest.fixture
+def study(tmp_path):
+    st = Study.create(tmp_path / "st", DATA / "rubric.toml")
+    st.import_items(DATA / "items.jsonl")
+    yield st
+    st.close()
+
+
+def _answers(st: Study) -> dict[tuple[str, str], dict[str, str]]:
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for r in TABLES["judgements"].rows(st):
+        out.setdefault((r["item_id"], r["rater"]), {})[r["metric"]] = r["value"]
+    return out
+
+
+def test_potato_2_annotation_output_imports_every_answer(study):
+    line = run_import(study, "potato", PO / "annotation_output", map_path=str(PO / "map.toml"))
+    assert "(Potato 2 user_state.json)" in line and "4 judgements" in line
+    assert _answers(study) == POTATO_WANT
+    # the time of each answer is its last save in annotation_history.jsonl
+    times = {(r["item_id"], r["rater"]): r["created_at"] for r in TABLES["judgements"].rows(study)}
+    assert all(t and t.startswith("2026-") for t in times.values())
+
+
+def test_potato_2_history_alone_replays_to_the_same_answers(study, tmp_path):
+    out = tmp_path / "annotation_output"
+    for user in ("alice", "bob"):
+        (out / user).mkdir(parents=True)
+        shutil.copy(PO / "annotation_output" / user / "annotation_history.jsonl", out / user)
+    line = run_import(study, "potato", out, map_path=str(PO / "map.toml"))
+    assert "(Potato 2 annotation_history.jsonl)" in line
+    assert _answers(study) == POTATO_WANT
+
+
+def test_potato_export_jsonl_labels_are_read(study):
+    line = run_import(
+        study, "potato", PO / "potato-2.12.1-export.jsonl", map_path=str(PO / "map.toml")
+    )
+    assert "(Potato export" in line and "4 judgements" in line
+    assert _answers(study) == POTATO_WANT
+
+
+def test_potato_survey_of_a_2x_folder_proposes_every_scheme(study, tmp_path):
+    m = tmp_path / "m.toml"
+    run_import(study, "potato", PO / "annotation_output", map_path=str(m), init_map=True)
+    text = m.read_text()
+    for key in ("instruction_following", "quality", "style", "failure_tags", "reason", "clarity"):
+        assert f'from = "{key}"' in text, key
+
+
+def test_a_potato_number_of_20_digits_is_one_line(study, tmp_path):
+    bad = tmp_path / "u" / "annotated_instances.jsonl"
+    bad.parent.mkdir()
+    line = {
+        "id": "it-1",
+        "label_annotations": {"instruction_following": {"PASS": "PASS"}},
+        "behavioral_data": {"time_string": "Time spent: 12345678901234567890d 0h 0m 5s"},
+    }
+    bad.write_text(json.dumps(line) + "\n")
+    m = tmp_path / "m.toml"
+    m.write_text((PO / "map.toml").read_text())
+    with pytest.raises(Exception) as exc:
+        run_import(study, "potato", bad.parent, map_path=str(m))
+    assert type(exc.value).__name__ == "InputError" and "over a year" in str(exc.value)
