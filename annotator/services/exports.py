@@ -300,12 +300,14 @@ def _pyarrow(part: str = "") -> Any:
 def arrow_table(table: Table, rows: list[dict[str, Any]]) -> Any:
     pa = _pyarrow()
 
-    types = {"string": pa.string(), "int64": pa.int64(), "timestamp": pa.timestamp("us")}
+    # every column typed from the registry, so one with no value in this study is still a typed
+    # column (not arrow's `null`); times are UTC and say so (the store keeps naive UTC)
+    types = {"string": pa.string(), "int64": pa.int64(), "timestamp": pa.timestamp("us", tz="UTC")}
     arrays = []
     for col, typ in table.columns:
         vals = [r.get(col) for r in rows]
         if typ == "timestamp":
-            vals = [datetime.fromisoformat(v) if v else None for v in vals]
+            vals = [datetime.fromisoformat(v).replace(tzinfo=UTC) if v else None for v in vals]
         arrays.append(pa.array(vals, type=types[typ]))
     return pa.Table.from_arrays(arrays, schema=pa.schema([(c, types[t]) for c, t in table.columns]))
 
@@ -335,7 +337,8 @@ def read_rows(table: Table, path: Path) -> list[dict[str, Any]]:
         for r in rows:
             for c, typ in table.columns:
                 if typ == "timestamp" and r.get(c) is not None:
-                    r[c] = r[c].isoformat()
+                    t = r[c]
+                    r[c] = (t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t).isoformat()
     return [{c: r.get(c) for c in table.names} for r in rows]
 
 

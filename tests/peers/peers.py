@@ -477,7 +477,13 @@ def drive_label_studio(ls: LabelStudio, exported: Path) -> dict[str, Any]:
         RATERS[0],
     )
     ls.annotate(first, [_choices("preference_tie", "both")], RATERS[1])
+    generic = ls.project("a team's own project", GENERIC_CONFIG)
+    imported["generic"] = ls.import_tasks(generic, GENERIC_TASKS)
+    for t in ls.tasks(generic):
+        for email in RATERS:
+            ls.annotate(t["id"], GENERIC_ANSWERS[(email, t["data"]["image"])], email)
     return {
+        "generic-default": ls.export_default(generic),
         "imported": imported,
         "users": {email: ls.users[email]["id"] for email in RATERS},
         "pair_task": pair_tasks[0]["meta"]["annotator"],
@@ -486,6 +492,65 @@ def drive_label_studio(ls: LabelStudio, exported: Path) -> dict[str, Any]:
         "pairs-default": ls.export_default(pairs),
         "pairs-snapshot": ls.export_snapshot(pairs),
     }
+
+
+# A team's own Label Studio project (not made by annotator): images by local-files path, no item
+# or case ids, the model in its own data key, a 6-star Rating, a multiple-choice control.
+GENERIC_CONFIG = """<View>
+  <Image name="image" value="$image"/>
+  <Text name="prompt" value="$prompt"/>
+  <Choices name="if_ok" toName="image" choice="single">
+    <Choice value="Yes"/><Choice value="No"/>
+  </Choices>
+  <Rating name="stars" toName="image" maxRating="6"/>
+  <Choices name="problems" toName="image" choice="multiple">
+    <Choice value="Garbled text"/><Choice value="Wrong count"/><Choice value="Extra limbs"/>
+  </Choices>
+</View>
+"""
+GENERIC_TASKS = [
+    {
+        "data": {
+            "image": "/data/local-files/?d=media/apples_a.png",
+            "prompt": "Three red apples on a table",
+            "model_name": "gen-a",
+        }
+    },
+    {
+        "data": {
+            "image": "/data/local-files/?d=media/apples_b.png",
+            "prompt": "Three red apples on a table",
+            "model_name": "gen-b",
+        }
+    },
+]
+
+
+def _generic(ok: str, stars: int, *problems: str) -> list[dict[str, Any]]:
+    out = [
+        {"from_name": "if_ok", "to_name": "image", "type": "choices", "value": {"choices": [ok]}},
+        {"from_name": "stars", "to_name": "image", "type": "rating", "value": {"rating": stars}},
+    ]
+    if problems:
+        out.append(
+            {
+                "from_name": "problems",
+                "to_name": "image",
+                "type": "choices",
+                "value": {"choices": list(problems)},
+            }
+        )
+    return out
+
+
+GENERIC_ANSWERS = {
+    (RATERS[0], GENERIC_TASKS[0]["data"]["image"]): _generic("Yes", 6),
+    (RATERS[0], GENERIC_TASKS[1]["data"]["image"]): _generic("No", 2, "Wrong count"),
+    (RATERS[1], GENERIC_TASKS[0]["data"]["image"]): _generic("Yes", 5, "Extra limbs"),
+    (RATERS[1], GENERIC_TASKS[1]["data"]["image"]): _generic(
+        "No", 1, "Wrong count", "Garbled text"
+    ),
+}
 
 
 # Potato: the two users' answers (scheme -> {label: value}, as annotation.js posts them); bob

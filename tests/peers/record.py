@@ -47,6 +47,10 @@ def source_study(folder: Path) -> Study:
     st.import_judge(csv / "judge.csv")
     st.import_pairs(csv / "pairs.csv")
     st.import_pairs(csv / "judge_pairs.csv", judges=True)
+    # the judge's vote with the sides swapped (its position-bias check): both orders must travel
+    swapped = folder.parent / "judge_pairs_swapped.csv"
+    swapped.write_text("pair_id,item_left,item_right,rater,choice\np2,it-3,it-4,gpt-j,right\n")
+    st.import_pairs(swapped, judges=True)
     return st
 
 
@@ -58,6 +62,7 @@ def record_label_studio(work: Path) -> None:
         export_label_studio(st, work / "out" / "tasks.json", with_annotations=True)
     finally:
         st.close()
+    shutil.copytree(DATA / "label_studio" / "media", work / "out" / "media")
     srv = peers.start_label_studio(venv, work, work / "out")
     try:
         got = peers.drive_label_studio(peers.LabelStudio(srv.base), work / "out")
@@ -65,7 +70,13 @@ def record_label_studio(work: Path) -> None:
         srv.stop()
     dest = OUT / f"label-studio-{version}"
     dest.mkdir(parents=True, exist_ok=True)
-    for key in ("items-default", "items-snapshot", "pairs-default", "pairs-snapshot"):
+    for key in (
+        "items-default",
+        "items-snapshot",
+        "pairs-default",
+        "pairs-snapshot",
+        "generic-default",
+    ):
         peers.write_json(dest / f"label-studio-{version}-{key}.json", got[key])
     for f in ("tasks.json", "tasks-pairs.json", "tasks.config.xml", "tasks-pairs.config.xml"):
         shutil.copy(work / "out" / f, dest / f"annotator-export-{f}")

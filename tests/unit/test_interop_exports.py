@@ -187,10 +187,16 @@ def test_hugging_face_layout_loads_without_annotator(source, tmp_path):
         assert f in paths
         assert list(pd.read_parquet(f).columns) == table.names
         assert pq.read_table(f).num_rows == len(table.rows(source))
-    assert (
-        str(pq.read_table(out / "data" / "judgements.parquet").schema.field("created_at").type)
-        == "timestamp[us]"
-    )
+    # times are UTC and say so; every column is typed, one with no value in the study too
+    for f in (out / "data").glob("*.parquet"):
+        schema = pq.read_table(f).schema
+        for col in schema:
+            assert str(col.type) != "null", (f.name, col.name)
+            if col.name == "created_at":
+                assert str(col.type) == "timestamp[us, tz=UTC]", f.name
+    jp = pq.read_table(out / "data" / "judge_pairs.parquet")
+    assert jp.column("time_ms").null_count == jp.num_rows  # judges take no time: typed int64
+    assert str(jp.schema.field("time_ms").type) == "int64"
 
 
 @pytest.mark.slow  # importing `datasets` alone takes seconds
@@ -217,6 +223,16 @@ def test_hugging_face_layout_loads_with_datasets(source, tmp_path, monkeypatch):
         str(out), split="train", cache_dir=str(tmp_path / "cache")
     )  # the default config
     assert default.column_names == TABLES["judgements"].names
+    t = ds.features["created_at"]
+    assert (t.dtype, getattr(t, "pa_type", None) and str(t.pa_type)) == (
+        "timestamp[us, tz=UTC]",
+        "timestamp[us, tz=UTC]",
+    )
+    assert ds[0]["created_at"].tzinfo is not None  # an aware time, as the card says: UTC
+    jp = datasets.load_dataset(
+        str(out), "judge_pairs", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert jp.features["time_ms"].dtype == "int64"  # no judge time at all, still typed
 
 
 def test_default_output_folder(source, tmp_path, monkeypatch, capsys):

@@ -116,3 +116,72 @@ def test_a_potato_number_of_20_digits_is_one_line(study, tmp_path):
     with pytest.raises(Exception) as exc:
         run_import(study, "potato", bad.parent, map_path=str(m))
     assert type(exc.value).__name__ == "InputError" and "over a year" in str(exc.value)
+
+
+def test_judge_votes_in_both_orders_survive_label_studio_and_judge_pairs(study, tmp_path):
+    from annotator.services.exports import export_label_studio, export_table
+
+    both = tmp_path / "both.csv"
+    both.write_text(
+        "pair_id,item_left,item_right,rater,choice\np2,it-4,it-3,gpt-j,left\np2,it-3,it-4,gpt-j,right\n"
+    )
+    study.import_pairs(both, judges=True)
+    assert len(TABLES["judge-pairs"].rows(study)) == 2
+    export_label_studio(study, tmp_path / "ls" / "tasks.json")
+    back = Study.create(tmp_path / "back", DATA / "rubric.toml")
+    try:
+        back.import_items(DATA / "items.jsonl")
+        m = str(tmp_path / "ls" / "tasks.map.toml")
+        line = run_import(back, "label-studio", tmp_path / "ls" / "tasks-pairs.json", map_path=m)
+        assert "2 judge pair votes" in line
+        assert sorted(map(str, TABLES["judge-pairs"].rows(back))) == sorted(
+            map(str, TABLES["judge-pairs"].rows(study))
+        )
+    finally:
+        back.close()
+    out, n = export_table(study, "judge-pairs", tmp_path / "jp.csv")
+    assert n == 2
+    again = Study.create(tmp_path / "again", DATA / "rubric.toml")
+    try:
+        again.import_items(DATA / "items.jsonl")
+        again.import_pairs(out, judges=True)  # its own file, both orders
+        assert len(TABLES["judge-pairs"].rows(again)) == 2
+    finally:
+        again.close()
+
+
+def test_a_nul_byte_in_a_local_files_path_is_one_line(tmp_path):
+    st = Study.create(tmp_path / "st", DATA / "rubric.toml")
+    try:
+        tasks = json.loads((DATA / "label_studio" / "export.json").read_text())
+        tasks[0]["data"]["image"] = "/data/local-files/?d=media/apples%00_a.png"
+        bad = tmp_path / "export.json"
+        bad.write_text(json.dumps(tasks))
+        shutil.copytree(DATA / "label_studio" / "media", tmp_path / "media")
+        with pytest.raises(Exception) as exc:
+            run_import(st, "label-studio", bad, map_path=str(DATA / "label_studio" / "map.toml"))
+        assert type(exc.value).__name__ == "InputError" and "NUL byte" in str(exc.value)
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize(
+    "deep", ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 5000 + "1" + "}" * 5000]
+)
+def test_a_mapping_nested_5000_deep_is_one_line(study, tmp_path, deep):
+    m = tmp_path / "deep.toml"
+    m.write_text(deep + "\n")
+    with pytest.raises(Exception) as exc:
+        run_import(study, "label-studio", DATA / "label_studio" / "export.json", map_path=str(m))
+    assert type(exc.value).__name__ == "InputError" and "too deep" in str(exc.value)
+
+
+def test_a_lead_time_of_1e300_is_one_line(study, tmp_path):
+    tasks = json.loads((DATA / "label_studio" / "export.json").read_text())
+    tasks[0]["annotations"][0]["lead_time"] = 1e300
+    bad = tmp_path / "export.json"
+    bad.write_text(json.dumps(tasks))
+    shutil.copytree(DATA / "label_studio" / "media", tmp_path / "media")
+    with pytest.raises(Exception) as exc:
+        run_import(study, "label-studio", bad, map_path=str(DATA / "label_studio" / "map.toml"))
+    assert type(exc.value).__name__ == "InputError" and "over a year" in str(exc.value)
