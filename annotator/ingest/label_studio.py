@@ -410,7 +410,9 @@ def parse(
                 continue
             # Label Studio writes no result for a multiple-choice control left unticked: in an
             # annotation the rater made, that is the empty tag set, as our own raters give it
-            for mm in mapping.metrics:
+            # (not in one our exporter wrote: it writes an empty set as such, and a missing
+            # control is a judgement that skipped the metric)
+            for mm in [] if _our_meta(ann.get("result"), aw) else mapping.metrics:
                 if (
                     mm.metric.spec.multi
                     and mm.metric.key not in answers

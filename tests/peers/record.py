@@ -22,36 +22,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers  # noqa: E402
+from roundtrip import source_study  # noqa: E402
 
 from annotator.services.exports import export_label_studio  # noqa: E402
-from annotator.services.importers import run_import  # noqa: E402
 from annotator.services.study import Study  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "interop"
 OUT = DATA / "peers"
-
-
-def source_study(folder: Path) -> Study:
-    """The study of tests/unit/test_interop_exports.py: every kind of answer, judge scores, pair
-    votes seen from both sides, judge pair votes in both orders."""
-    st = Study.create(folder, DATA / "rubric.toml")
-    st.import_items(DATA / "items.jsonl")
-    run_import(
-        st,
-        "label-studio",
-        DATA / "label_studio" / "export.json",
-        map_path=str(DATA / "label_studio" / "map.toml"),
-    )
-    csv = DATA / "csv"
-    st.import_ratings(csv / "ratings.csv")
-    st.import_judge(csv / "judge.csv")
-    st.import_pairs(csv / "pairs.csv")
-    st.import_pairs(csv / "judge_pairs.csv", judges=True)
-    # the judge's vote with the sides swapped (its position-bias check): both orders must travel
-    swapped = folder.parent / "judge_pairs_swapped.csv"
-    swapped.write_text("pair_id,item_left,item_right,rater,choice\np2,it-3,it-4,gpt-j,right\n")
-    st.import_pairs(swapped, judges=True)
-    return st
 
 
 def record_label_studio(work: Path) -> None:
@@ -78,6 +55,9 @@ def record_label_studio(work: Path) -> None:
         "generic-default",
     ):
         peers.write_json(dest / f"label-studio-{version}-{key}.json", got[key])
+    if (dest / "tasks-media").exists():
+        shutil.rmtree(dest / "tasks-media")
+    shutil.copytree(work / "out" / "tasks-media", dest / "tasks-media")  # the images the tasks name
     for f in ("tasks.json", "tasks-pairs.json", "tasks.config.xml", "tasks-pairs.config.xml"):
         shutil.copy(work / "out" / f, dest / f"annotator-export-{f}")
     raters = "".join(

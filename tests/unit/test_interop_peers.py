@@ -6,50 +6,22 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from annotator.services.exports import TABLES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+from roundtrip import POTATO_WANT, check_label_studio, seed_items, source_study  # noqa: E402
+
 from annotator.services.importers import run_import
 from annotator.services.study import Study
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 PO = DATA / "peers" / "potato-2.12.1"
 LS = DATA / "peers" / "label-studio-1.23.2"
-
-# what the two Potato users answered (tests/peers/peers.py PO_ANSWERS, alice's relabel applied:
-# Potato keeps a scheme the relabel did not post, here her clarity)
-POTATO_WANT = {
-    ("it-1", "alice"): {
-        "instruction_following": "FAIL",
-        "quality": "3",
-        "style": "photo",
-        "failure_tags": "wrong_count",
-        "reason": "on second look: two apples",
-        "clarity": "3",
-    },
-    ("it-2", "alice"): {
-        "instruction_following": "FAIL",
-        "quality": "2",
-        "style": "illustration",
-        "failure_tags": "text_garbled;wrong_count",
-    },
-    # bob ticked no failure tag on it-1: Potato writes nothing, our raters' empty set
-    ("it-1", "bob"): {
-        "instruction_following": "PASS",
-        "quality": "5",
-        "style": "photo",
-        "failure_tags": "",
-    },
-    ("it-2", "bob"): {
-        "instruction_following": "FAIL",
-        "quality": "1",
-        "style": "diagram",
-        "failure_tags": "text_garbled",
-        "reason": "two, not three",
-    },
-}
 
 
 @pytest.fixture
@@ -166,7 +138,9 @@ def test_a_nul_byte_in_a_local_files_path_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "deep", ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 5000 + "1" + "}" * 5000]
+    "deep",
+    ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 5000 + "1" + "}" * 5000],
+    ids=["arrays", "tables"],
 )
 def test_a_mapping_nested_5000_deep_is_one_line(study, tmp_path, deep):
     m = tmp_path / "deep.toml"
@@ -185,3 +159,90 @@ def test_a_lead_time_of_1e300_is_one_line(study, tmp_path):
     with pytest.raises(Exception) as exc:
         run_import(study, "label-studio", bad, map_path=str(DATA / "label_studio" / "map.toml"))
     assert type(exc.value).__name__ == "InputError" and "over a year" in str(exc.value)
+
+
+# ---- Label Studio 1.23.2: what its server exported -------------------------------------------
+
+
+def test_init_map_on_our_own_pair_tasks_proposes_the_pair_paths(tmp_path):
+    st = Study.create(tmp_path / "st", DATA / "rubric.toml")
+    try:
+        m = tmp_path / "pairs.toml"
+        f = LS / "label-studio-1.23.2-pairs-default.json"
+        run_import(st, "label-studio", f, map_path=str(m), init_map=True)
+        text = m.read_text()
+        for line in (
+            'from = "preference"',
+            'tie_from = "preference_tie"',
+            'left = "meta.annotator.item_left"',
+            'right = "meta.annotator.item_right"',
+            'pair_id = "meta.annotator.pair_id"',
+        ):
+            assert line in text, line
+        assert "[metrics." not in text and "not mapped yet" not in text
+        # the written mapping imports the file as the exporter's own mapping does
+        seed_items(st, LS / "annotator-export-tasks.json", LS / "map.toml", tmp_path)
+        line = run_import(st, "label-studio", f, map_path=str(m))
+        assert "pair votes" in line and "0 pair votes" not in line
+    finally:
+        st.close()
+
+
+def test_init_map_on_a_generic_project_writes_every_item_path_and_asks_every_shifted_point(
+    study, tmp_path
+):
+    f = LS / "label-studio-1.23.2-generic-default.json"
+    m = tmp_path / "generic.toml"
+    run_import(study, "label-studio", f, map_path=str(m), init_map=True)
+    text = m.read_text()
+    assert 'prompt = "data.prompt"' in text and 'images = ["data.image"]' in text
+    for fld in ("item_id", "case_id", "generator"):
+        assert f'{fld} = "TODO"' in text, fld
+    # a 1..6 Rating for our 1..5 quality: every point asked, the ranges named, none kept as ours
+    assert "their points 1..6, ours 1..5" in text
+    for point in ("1", "2", "5", "6"):
+        assert f'"{point}" = "TODO"' in text, point
+    with pytest.raises(Exception, match=r"\[item\] item_id, case_id, generator still TODO"):
+        run_import(study, "label-studio", f, map_path=str(m), media_root=LS)
+
+
+def test_a_generic_project_missing_item_paths_names_them_all_at_once(study, tmp_path):
+    f = LS / "label-studio-1.23.2-generic-default.json"
+    m = tmp_path / "m.toml"
+    m.write_text(
+        'tool = "label-studio"\nrubric = "interop_demo"\npartial = true\nignore = ["problems"]\n'
+        '[item]\nprompt = "data.prompt"\nimages = ["data.image"]\n'
+        '[metrics.instruction_following]\nfrom = "if_ok"\nvalues = { "Yes" = "PASS", "No" = "FAIL" }\n'
+    )
+    with pytest.raises(Exception, match=r"gives no item_id, case_id, generator"):
+        run_import(study, "label-studio", f, map_path=str(m), media_root=LS)
+
+
+@pytest.fixture(scope="module")
+def ls_source(tmp_path_factory):
+    st = source_study(tmp_path_factory.mktemp("ls-src") / "source")
+    yield st
+    st.close()
+
+
+@pytest.mark.parametrize("kind", ["default", "snapshot"])
+def test_label_studio_exports_of_our_tasks_come_back_with_every_value(ls_source, tmp_path, kind):
+    """Our export with annotations went into Label Studio (accepted: it refused completed_by 1..N
+    with HTTP 400 before), two raters annotated and one relabelled there; its default export
+    (predictions as ids) and a snapshot (predictions and users expanded) hold every value."""
+    back = Study.create(tmp_path / "back", DATA / "rubric.toml")
+    try:
+        if kind == "default":  # it leaves out the tasks nobody annotated: the study holds them
+            seed_items(back, LS / "annotator-export-tasks.json", LS / "map.toml", tmp_path)
+        lines = [
+            run_import(
+                back,
+                "label-studio",
+                LS / f"label-studio-1.23.2-{part}-{kind}.json",
+                map_path=str(LS / "map.toml"),
+            )
+            for part in ("items", "pairs")
+        ]
+        check_label_studio(ls_source, back, snapshot=kind == "snapshot", lines=lines)
+    finally:
+        back.close()
