@@ -9,6 +9,7 @@ temporary folder, and stopped by its process (the process group it was started i
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -40,6 +41,16 @@ def install(package: str, version: str, *, timeout: float = 1500) -> Path:
     done = venv / ".installed"
     if done.exists():
         return venv
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # two test runs on one machine install once: the second waits for the first's lock
+    with open(venv.parent / f"{package}-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return venv
+        return _install(package, version, venv, done, timeout)
+
+
+def _install(package: str, version: str, venv: Path, done: Path, timeout: float) -> Path:
     if venv.exists():
         shutil.rmtree(venv)
     venv.parent.mkdir(parents=True, exist_ok=True)

@@ -35,10 +35,13 @@ def _back(work: Path, served: Path, got: dict, kind: str) -> tuple[Study, list[s
     m = work / f"map-{kind}.toml"
     m.write_text(roundtrip.raters_map((served / "tasks.map.toml").read_text(), got["users"]))
     lines = []
+    if kind == "default":  # it leaves out the tasks nobody annotated: the study holds them
+        roundtrip.seed_items(back, served / "tasks.json", m, work)
     for part in ("items", "pairs"):
         f = work / f"{part}-{kind}.json"
         peers.write_json(f, got[f"{part}-{kind}"])
-        lines.append(run_import(back, "label-studio", f, map_path=str(m)))
+        # the images the tasks name are the ones Label Studio served (its local files)
+        lines.append(run_import(back, "label-studio", f, map_path=str(m), media_root=served))
     return back, lines
 
 
