@@ -1,7 +1,12 @@
 """The real peers for tests/peers/: each installed once per machine into its cache venv
 (peers.py), its server started on a free loopback port for the test session and stopped by its
 process at the end. A peer that cannot be installed or started skips its tests with the reason
-(pytest -ra prints it), never silently."""
+(pytest -ra prints it), never silently.
+
+Measured on a 2-core machine shared with other jobs: installing Label Studio 1.23.2 into a fresh
+venv took 118 s on a quiet machine and about 12 min at load average 14, Potato 2.12.1 65-104 s;
+Label Studio's first start (its migrations) 173-175 s; the whole of tests/peers with both venvs
+already cached 219-235 s (CI's fresh machine adds the two installs once)."""
 
 from __future__ import annotations
 
