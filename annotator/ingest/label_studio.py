@@ -474,6 +474,10 @@ def _annotation(
         # whoever imported it, our rater and time ride in its results' meta
         rater = mapping.rater(ours["rater"], str(ours["rater"]), where)
         t = when(ours.get("created_at"), where, "meta.annotator.created_at")
+        made = when(ann.get("created_at"), where, "created_at")
+        changed = when(ann.get("updated_at"), where, "updated_at")
+        if made and changed and (changed - made).total_seconds() > 1:
+            t = changed  # relabelled in Label Studio after the import: its time, not ours
     else:
         if user is None or isinstance(user, (bool, list, dict)) or user == "":
             raise InputError(

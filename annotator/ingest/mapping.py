@@ -206,7 +206,7 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
     if todo:
         raise InputError(
             f"[item] {', '.join(todo)} still TODO; write the dotted path of each (see the comment "
-            "beside it)",
+            "beside it), or delete those lines if the study holds every item already",
             source=src,
             field=f"item.{todo[0]}",
         )
@@ -787,7 +787,14 @@ def initial_mapping(
         # TODO (refused by the import) where the file does not say, so one edit fixes them all
         for fld, hint in REQUIRED_ITEM.items():
             if fld not in guessed:
-                lines.append(f'{fld} = "{TODO}"  # TODO: {hint(survey)}')
+                lines.append(
+                    f'{fld} = "{TODO}"  # TODO: {hint(survey)}'
+                    + (
+                        "; or delete this line if the study holds the items"
+                        if fld != "item_id"
+                        else ""
+                    )
+                )
     elif "item_id" not in guessed:
         lines.append('# item_id = "data.item_id"  # TODO: where each task names our item_id')
     lines.append("")
