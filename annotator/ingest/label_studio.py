@@ -66,6 +66,9 @@ RESULT_KEYS = {
     "pairwise": "selected",
 }
 LOCAL_FILES = "/data/local-files"
+# the key of a result's `meta` that carries our rater and answer time through Label Studio
+# (`annotator export label-studio` writes it; Label Studio keeps a result's meta as it is)
+META_KEY = "annotator"
 
 
 def read_tasks(path: Path) -> list[Any]:
@@ -280,6 +283,12 @@ class MediaResolver:
         else:
             looked = []
             for rel in self.candidates(ref):
+                if "\0" in rel:  # %00 in a ?d= path: no file name holds it
+                    raise InputError(
+                        f"image '{ref[:120]}' names a path with a NUL byte (%00); fix the reference",
+                        source=where,
+                        field=fld,
+                    )
                 p = (self.root / rel).resolve()
                 if not p.is_relative_to(self.root):
                     raise InputError(
@@ -304,20 +313,31 @@ class MediaResolver:
         return enc
 
 
+NEW_ITEM = ("item_id", "case_id", "prompt", "generator")
+
+
+def _require(
+    task: dict, mapping: Mapping, where: str, fields: tuple[str, ...], item_id: str | None = None
+) -> None:
+    """Every field of `fields` the task gives no value for, named in one line (not one a run)."""
+    need = [f for f in fields if get_path(task, mapping.item.get(f) or "\0") in (None, "")]
+    if not need:
+        return
+    unmapped = [f for f in need if f not in mapping.item]
+    what = f"item '{item_id}' is not in the study and the task" if item_id else "the task"
+    raise InputError(
+        f"{what} gives no {', '.join(need)}"
+        + (f" (the mapping's [item] names no path for {', '.join(unmapped)})" if unmapped else "")
+        + "; map where the tasks hold each in [item] (--init-map writes them all), or import the "
+        "items first",
+        source=where,
+        field=f"item.{need[0]}",
+    )
+
+
 def _item_dict(task: dict, mapping: Mapping, item_id: str, where: str) -> dict[str, Any]:
     """The manifest line (5.2) the mapping's [item] paths make of a task, for a new item."""
-    need = [
-        f
-        for f in ("case_id", "prompt", "generator")
-        if get_path(task, mapping.item.get(f) or "\0") is None
-    ]
-    if need:
-        raise InputError(
-            f"item '{item_id}' is not in the study and the task gives no {need[0]} (mapping [item] "
-            f"{need[0]}); import the items first, or map where the task holds it",
-            source=where,
-            field=need[0],
-        )
+    _require(task, mapping, where, ("case_id", "prompt", "generator"), item_id)
     d: dict[str, Any] = {"item_id": item_id}
     for fld in (
         "case_id",
@@ -370,6 +390,8 @@ def parse(
         if pm is not None and pm.left and get_path(task, pm.left) is not None:
             _pair_task(task, mapping, where, out)
             continue
+        if get_path(task, mapping.item.get("item_id") or "\0") in (None, ""):
+            _require(task, mapping, where, NEW_ITEM)  # with the others it lacks, in one line
         item_id = text_at(task, mapping.item.get("item_id"), "the item_id", where, required=True)
         if item_id not in known and item_id not in created:
             d = _item_dict(task, mapping, item_id, where)
@@ -381,10 +403,22 @@ def parse(
             meta = _annotation(ann, mapping, aw, out)
             if meta is None:
                 continue
-            answers = _answers(_group(ann.get("result"), mapping, set(), aw), mapping, aw)
+            grouped = _group(ann.get("result"), mapping, set(), aw)
+            answers = _answers(grouped, mapping, aw)
             if not answers:
                 out.skipped["annotations with no mapped result"] += 1
                 continue
+            # Label Studio writes no result for a multiple-choice control left unticked: in an
+            # annotation the rater made, that is the empty tag set, as our own raters give it
+            # (not in one our exporter wrote: it writes an empty set as such, and a missing
+            # control is a judgement that skipped the metric)
+            for mm in [] if _our_meta(ann.get("result"), aw) else mapping.metrics:
+                if (
+                    mm.metric.spec.multi
+                    and mm.metric.key not in answers
+                    and mm.source not in grouped
+                ):
+                    answers[mm.metric.key] = convert(mm.metric, [], mm.values, aw)
             rater, created_at, time_ms, order = meta
             out.judgements.append(
                 ToolJudgement(
@@ -400,6 +434,8 @@ def parse(
                 )
             )
         for i, pred in enumerate(_list(task, "predictions", where)):
+            if _prediction_id(pred, out):
+                continue
             pw = f"{where} prediction {i + 1}"
             judge = _judge(pred, mapping, pw)
             grouped = _group(pred.get("result"), mapping, pair_controls, pw)
@@ -427,21 +463,67 @@ def _annotation(
     if ann.get("was_cancelled"):
         out.skipped["cancelled annotations"] += 1
         return None
+    ours = _our_meta(ann.get("result"), where)
     user = ann.get("completed_by")
-    if isinstance(user, dict):  # some exports expand the user: {"id": 10, "email": ...}
+    email = None
+    if isinstance(user, dict):  # a snapshot export expands the user: {"id": 10, "email": ...}
+        email = user.get("email")
         user = user.get("id")
-    if user is None or isinstance(user, (bool, list, dict)) or user == "":
-        raise InputError(
-            "annotation has no 'completed_by' (the user id of who made it); every judgement needs its "
-            "rater",
-            source=where,
-            field="completed_by",
-        )
-    # the time the answer took its final form: a relabelled annotation keeps its first created_at
-    t = when(ann.get("updated_at") or ann.get("created_at"), where, "updated_at")
+    if ours.get("rater") is not None:
+        # an annotation written by `annotator export label-studio`: Label Studio credits it to
+        # whoever imported it, our rater and time ride in its results' meta
+        rater = mapping.rater(ours["rater"], str(ours["rater"]), where)
+        t = when(ours.get("created_at"), where, "meta.annotator.created_at")
+        made = when(ann.get("created_at"), where, "created_at")
+        changed = when(ann.get("updated_at"), where, "updated_at")
+        if made and changed and (changed - made).total_seconds() > 1:
+            t = changed  # relabelled in Label Studio after the import: its time, not ours
+    else:
+        if user is None or isinstance(user, (bool, list, dict)) or user == "":
+            raise InputError(
+                "annotation has no 'completed_by' (the user id of who made it); every judgement "
+                "needs its rater",
+                source=where,
+                field="completed_by",
+            )
+        key = user if str(user) in mapping.raters or not email else email
+        rater = mapping.rater(key, f"ls-user-{user}", where)
+        # the time the answer took its final form: a relabelled annotation keeps its first created_at
+        t = when(ann.get("updated_at") or ann.get("created_at"), where, "updated_at")
     order = (t or datetime.min, str(ann.get("id", "")).zfill(12))
-    rater = mapping.rater(user, f"ls-user-{user}", where)
     return rater, t, seconds_to_ms(ann.get("lead_time"), where), order
+
+
+def _our_meta(results: Any, where: str) -> dict[str, Any]:
+    """The rater and time our exporter put in each result's meta (all results agree), or {}."""
+    found: list[dict] = []
+    for r in results if isinstance(results, list) else []:
+        m = r.get("meta") if isinstance(r, dict) else None
+        if isinstance(m, dict) and isinstance(m.get(META_KEY), dict):
+            found.append(m[META_KEY])
+    raters = {str(m.get("rater")) for m in found}
+    if len(raters) > 1:
+        raise InputError(
+            f"the results of one annotation name {len(raters)} raters in meta.{META_KEY}.rater "
+            f"({', '.join(sorted(raters))}); an annotation is one rater's",
+            source=where,
+            field=f"meta.{META_KEY}.rater",
+        )
+    return found[0] if found else {}
+
+
+PREDICTION_IDS = (
+    "predictions given as ids (export a snapshot with predictions expanded for judge scores)"
+)
+
+
+def _prediction_id(pred: Any, out: ToolImport) -> bool:
+    """Label Studio's default export (its Export button) lists a task's predictions by id only:
+    no judge and no value to import, so each is counted as skipped and the annotations land."""
+    if isinstance(pred, int) and not isinstance(pred, bool):
+        out.skipped[PREDICTION_IDS] += 1
+        return True
+    return False
 
 
 def _judge(pred: Any, mapping: Mapping, where: str) -> str:
@@ -487,6 +569,8 @@ def _pair_task(task: dict, mapping: Mapping, where: str, out: ToolImport) -> Non
         rater, t, ms, order = meta
         out.votes.append(ToolVote(pair_id, left, right, rater, choice, t, ms, aw, order))
     for i, pred in enumerate(_list(task, "predictions", where)):
+        if _prediction_id(pred, out):
+            continue
         pw = f"{where} prediction {i + 1}"
         judge = _judge(pred, mapping, pw)
         choice = _choice(_group(pred.get("result"), mapping, extra, pw), mapping, pw)

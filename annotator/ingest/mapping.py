@@ -175,6 +175,12 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
         data = tomllib.loads(read_text(p, src, what="mapping file"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", source=src) from None
+    except RecursionError:  # tomllib recurses once per level of [[[...]]] or {a = {b = ...}}
+        raise InputError(
+            "the mapping nests arrays or tables too deep to read; a mapping is flat tables of "
+            "strings (see --init-map)",
+            source=src,
+        ) from None
     _unknown(data, _TOP, "the mapping", src)
     given = data.get("tool", tool)
     if given != tool:
@@ -196,6 +202,14 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
     if not isinstance(item, dict):
         raise InputError("[item] must be a table", source=src, field="item")
     _unknown(item, set(ITEM_FIELDS), "[item]", src)
+    todo = [k for k, v in item.items() if v == TODO]
+    if todo:
+        raise InputError(
+            f"[item] {', '.join(todo)} still TODO; write the dotted path of each (see the comment "
+            "beside it), or delete those lines if the study holds every item already",
+            source=src,
+            field=f"item.{todo[0]}",
+        )
     for key, raw in item.items():
         for one in raw if isinstance(raw, list) and key in ("images", "inputs") else [raw]:
             _path(one, f"item.{key}", src)
@@ -437,6 +451,7 @@ class ToolImport:
     judge_rows: list[JudgeRow] = field(default_factory=list)
     votes: list[ToolVote] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
+    layout: str = ""  # which of a tool's file layouts was read (said in the summary)
 
     def check_pair_items(self, known: set[str], hint: str = "import the items first") -> None:
         """Every item a vote names is in the study (or made by this file)."""
@@ -477,7 +492,16 @@ def seconds_to_ms(raw: Any, where: str, what: str = "lead_time") -> int | None:
         or raw == float("inf")
     ):
         raise InputError(f"{what} must be a number of seconds", source=where, field=what)
+    if raw > MAX_SECONDS:
+        raise InputError(
+            f"{what} {raw:g} s is over a year on one answer; fix or remove it",
+            source=where,
+            field=what,
+        )
     return int(round(raw * 1000))
+
+
+MAX_SECONDS = 366 * 24 * 3600  # a year on one answer is a broken clock, not a time
 
 
 # ---- a starting mapping from what a file holds --------------------------------------------------
@@ -569,6 +593,28 @@ def _guess_value(metric: Metric, label: str) -> str | None:
     return "TODO"
 
 
+def _number(label: str) -> float | None:
+    try:
+        x = float(label)
+    except ValueError:
+        return None
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def _range_note(metric: Metric, labels: list[str]) -> str | None:
+    """'their points 1..6, ours 0..5' when a scale's labels seen in the file leave our range."""
+    if metric.kind == "scale" and metric.min is not None and metric.max is not None:
+        lo, hi = metric.min, metric.max
+    elif metric.kind == "likert":
+        lo, hi = 1, len(metric.levels)
+    else:
+        return None
+    nums = [x for x in map(_number, labels) if x is not None]
+    if not nums or all(lo <= x <= hi for x in nums):
+        return None
+    return f"their points {label_text(min(nums))}..{label_text(max(nums))}, ours {lo}..{hi}"
+
+
 def _q(s: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's)."""
     return json.dumps(s, ensure_ascii=False)
@@ -630,6 +676,31 @@ def _match(rubric: Rubric, survey: Survey, taken: set[str]) -> dict[str, str | N
     return out
 
 
+TODO = "TODO"
+
+
+def _data_keys(survey: Survey) -> str:
+    keys = [p for p, _ in survey.paths.most_common() if p.startswith("data.")][:6]
+    return ", ".join(keys) or "none"
+
+
+REQUIRED_ITEM = {
+    "item_id": lambda s: (
+        'where each task names its item; "id" (the tool\'s own task id) if nothing else does '
+        f"(the tasks hold {_data_keys(s)})"
+    ),
+    "case_id": lambda s: (
+        "which tasks are one case (the same prompt judged for several generators); "
+        f'"data.prompt" makes one case per prompt (the tasks hold {_data_keys(s)})'
+    ),
+    "prompt": lambda s: f"where each task holds its prompt (the tasks hold {_data_keys(s)})",
+    "generator": lambda s: (
+        f"which model made each output (the tasks hold {_data_keys(s)}); an import cannot "
+        "compare generators without it"
+    ),
+}
+
+
 def initial_mapping(
     survey: Survey,
     rubric: Rubric,
@@ -645,10 +716,34 @@ def initial_mapping(
     where the match is certain, `# TODO` where it is not. `source_lines(name)` gives the lines
     that read a matched control (default: from = "<name>")."""
     pair_controls = [n for n, s in survey.controls.items() if "pairwise" in s.kinds]
-    matches = _match(rubric, survey, set(pair_controls))
     pd_ = dict(pair_defaults or {})
     if pair_controls and "from" not in pd_:
         pd_["from"] = pair_controls[0]
+    last_names: dict[str, str] = {}
+    for p, _ in survey.paths.most_common():
+        last_names.setdefault(_norm(p.rsplit(".", 1)[-1]), p)
+    if pair_controls:
+        # a tie control beside the pairwise one (`export label-studio` writes "<pair>_tie":
+        # both / neither), and the paths of each side's item, as our pair tasks hold them
+        ties = [
+            n
+            for n, seen in survey.controls.items()
+            if n not in pair_controls
+            and (n == f"{pd_['from']}_tie" or (seen.labels and set(seen.labels) <= set(CHOICES)))
+        ]
+        if ties and "tie_from" not in pd_:
+            pd_["tie_from"] = ties[0]
+        for key, names in (
+            ("left", ("item_left", "left_item", "left_uid", "left_id")),
+            ("right", ("item_right", "right_item", "right_uid", "right_id")),
+            ("pair_id", ("pair_id",)),
+        ):
+            hit = next((last_names[n] for n in names if n in last_names), None)
+            if hit and key not in pd_:
+                pd_[key] = hit
+    taken = set(pair_controls) | {pd_.get("tie_from")} - {None}
+    matches = _match(rubric, survey, taken)
+    only_pairs = bool(pair_controls) and set(survey.controls) <= taken
     used = {n for n in matches.values() if n} | {pd_.get("from"), pd_.get("tie_from")}
     regions = sorted(n for n, seen in survey.controls.items() if not set(seen.kinds) & ANSWER_KINDS)
     rest = sorted(set(survey.controls) - used - set(regions))
@@ -685,11 +780,28 @@ def initial_mapping(
                 f"{fld} = "
                 + ("[" + ", ".join(_q(x) for x in v) + "]" if isinstance(v, list) else _q(v))
             )
-    if "item_id" not in guessed:
+    if only_pairs:
+        pass  # a pair task names its two items, not one: no [item] path is read
+    elif item_fields == ITEM_FIELDS:
+        # a task the study does not hold makes its item from these four: all written now, a
+        # TODO (refused by the import) where the file does not say, so one edit fixes them all
+        for fld, hint in REQUIRED_ITEM.items():
+            if fld not in guessed:
+                lines.append(
+                    f'{fld} = "{TODO}"  # TODO: {hint(survey)}'
+                    + (
+                        "; or delete this line if the study holds the items"
+                        if fld != "item_id"
+                        else ""
+                    )
+                )
+    elif "item_id" not in guessed:
         lines.append('# item_id = "data.item_id"  # TODO: where each task names our item_id')
     lines.append("")
     for m in rubric.metrics:
         match = matches[m.key]
+        if only_pairs:  # a file of pair tasks answers no metric: no table to fill in
+            continue
         lines.append(f"[metrics.{m.key}]  # {m.kind}: {m.label}")
         if match is None:
             lines.append(
@@ -699,8 +811,17 @@ def initial_mapping(
             lines.append("")
             continue
         lines += source_lines(match) if source_lines else [f"from = {_q(match)}"]
-        guesses = [(lab, _guess_value(m, lab)) for lab in sorted(survey.controls[match].labels)]
+        labels = sorted(survey.controls[match].labels)
+        guesses = [(lab, _guess_value(m, lab)) for lab in labels]
         guesses = [(lab, v) for lab, v in guesses if v is not None]
+        shifted = _range_note(m, labels)
+        if shifted:
+            # their points run over another range: a point of theirs that is also a number of
+            # ours need not mean it (a 1..6 rating is not our 0..5 plus a 6), so every one is asked
+            lines.append(f"# TODO: {shifted}; say which of our values each of their points is")
+            guesses = [(lab, "TODO") for lab in labels if _number(lab) is not None] + [
+                (lab, v) for lab, v in guesses if _number(lab) is None
+            ]
         if guesses:
             lines.append(f"[metrics.{m.key}.values]")
             for lab, v in guesses:

@@ -40,36 +40,168 @@ from .mapping import (
     initial_mapping,
     label_text,
     text_at,
+    when,
 )
 from .readers import parse_json, read_jsonl, read_text
 
-OUTPUT_NAME = "annotated_instances.jsonl"
+OUTPUT_NAME = "annotated_instances.jsonl"  # Potato 1.x, one line per instance
+STATE_NAME = "user_state.json"  # Potato 2.x: the user's current answers
+HISTORY_NAME = "annotation_history.jsonl"  # Potato 2.x: every save, in order
 PAIR_DEFAULTS = {"A": "left", "B": "right", "tie": "both"}
 _TIME = re.compile(r"(\d+)d\s*(\d+)h\s*(\d+)m\s*(\d+)s")
 _POINT = re.compile(r"^(?:scale_)?(-?\d+)$")
+LAYOUTS = {
+    OUTPUT_NAME: "Potato 1 annotated_instances.jsonl",
+    STATE_NAME: "Potato 2 user_state.json",
+    HISTORY_NAME: "Potato 2 annotation_history.jsonl",
+    "export": "Potato export (python -m potato.export --format jsonl)",
+}
 
 
 def files_of(path: Path) -> list[Path]:
-    """A folder: every `<user>/annotated_instances.jsonl` under it; a file: itself."""
-    if path.is_dir():
-        found = sorted(path.rglob(OUTPUT_NAME))
-        if not found:
-            raise InputError(
-                f"no {OUTPUT_NAME} under this folder; give Potato's annotation_output folder or one "
-                "user's file",
-                source=str(path),
-            )
-        return found
-    return [path]
+    """A folder: each user's `user_state.json` (Potato 2), else its `annotation_history.jsonl`,
+    else its `annotated_instances.jsonl` (Potato 1); a file: itself."""
+    if not path.is_dir():
+        return [path]
+    found: list[Path] = []
+    folders = sorted(
+        {f.parent for name in (OUTPUT_NAME, STATE_NAME, HISTORY_NAME) for f in path.rglob(name)}
+    )
+    for d in folders:
+        for name in (STATE_NAME, HISTORY_NAME, OUTPUT_NAME):  # the current state first
+            if (d / name).is_file():
+                found.append(d / name)
+                break
+    if not found:
+        raise InputError(
+            f"no {STATE_NAME}, {HISTORY_NAME} or {OUTPUT_NAME} under this folder; give Potato's "
+            "annotation_output folder, one user's file or Potato's jsonl export",
+            source=str(path),
+        )
+    return found
+
+
+def layout_of(f: Path, lines: list[tuple[int, Any]]) -> str:
+    if f.name in LAYOUTS:
+        return LAYOUTS[f.name]
+    if any(isinstance(x, dict) and x.get("_export") for _, x in lines):
+        return LAYOUTS["export"]
+    return LAYOUTS[OUTPUT_NAME]
+
+
+def _state_lines(f: Path) -> list[tuple[int, Any]]:
+    """Potato 2's user_state.json as lines of the legacy shape: {id, user_id,
+    label_annotations: {scheme: {label: value}}}; the times come from the history beside it."""
+    src = str(f)
+    data = parse_json(read_text(f, src, what="Potato user state"), src)
+    if not isinstance(data, dict) or not isinstance(
+        data.get("instance_id_to_label_to_value", {}), dict
+    ):
+        raise InputError(
+            "not a Potato user_state.json (no instance_id_to_label_to_value object)",
+            source=src,
+            field="instance_id_to_label_to_value",
+        )
+    user = data.get("user_id") if isinstance(data.get("user_id"), str) else f.parent.name
+    times = _history_times(f.parent / HISTORY_NAME)
+    out = []
+    for n, (iid, pairs) in enumerate(data.get("instance_id_to_label_to_value", {}).items(), 1):
+        where = f"{src} instance '{iid}'"
+        la: dict[str, dict[str, Any]] = {}
+        for entry in pairs if isinstance(pairs, list) else [None]:
+            if (
+                not isinstance(entry, list)
+                or len(entry) != 2
+                or not isinstance(entry[0], dict)
+                or not isinstance(entry[0].get("schema"), str)
+            ):
+                raise InputError(
+                    'a label must be [{"schema": ..., "name": ...}, value]', source=where
+                )
+            la.setdefault(entry[0]["schema"], {})[str(entry[0].get("name"))] = entry[1]
+        line = {"id": iid, "user_id": user, "label_annotations": la}
+        if iid in times:
+            line["_time"] = times[iid]
+        out.append((n, line))
+    return out
+
+
+def _history(f: Path) -> list[tuple[int, dict]]:
+    if not f.is_file():
+        return []
+    return [(n, a) for n, a in read_jsonl(f) if isinstance(a, dict)]
+
+
+def _history_times(f: Path) -> dict[str, Any]:
+    """instance id -> the time of its last save (server time, UTC)."""
+    out: dict[str, Any] = {}
+    for n, a in _history(f):
+        if a.get("instance_id") is not None and a.get("timestamp"):
+            out[str(a["instance_id"])] = when(a["timestamp"], f"{f}:{n}", "timestamp")
+    return out
+
+
+def _history_lines(f: Path) -> list[tuple[int, Any]]:
+    """Potato 2's annotation_history.jsonl replayed: each save (one instance, one client time)
+    replaces the labels of the schemes it names, as Potato's server does; delete_label removes."""
+    state: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    last: dict[tuple[str, str], tuple[int, Any]] = {}
+    group: tuple | None = None
+    named: set[str] = set()
+    for n, a in _history(f):
+        kind = a.get("action_type")
+        if kind not in ("add_label", "update_label", "delete_label"):
+            continue  # spans, links: no metric reads them
+        user = str(a.get("user_id") or f.parent.name)
+        key = (user, str(a.get("instance_id")))
+        g = (key, a.get("session_id"), a.get("client_timestamp"))
+        if g != group:
+            group, named = g, set()
+        la = state.setdefault(key, {})
+        scheme, label = str(a.get("schema_name")), str(a.get("label_name"))
+        if kind == "delete_label":
+            la.get(scheme, {}).pop(label, None)
+        else:
+            if scheme not in named:
+                la[scheme] = {}
+                named.add(scheme)
+            la[scheme][label] = a.get("new_value")
+        last[key] = (n, when(a.get("timestamp"), f"{f}:{n}", "timestamp"))
+    return [
+        (
+            last[k][0],
+            {"id": k[1], "user_id": k[0], "label_annotations": {s: d for s, d in la.items() if d}}
+            | ({"_time": last[k][1]} if last[k][1] else {}),
+        )
+        for k, la in state.items()
+    ]
 
 
 def read_lines(path: Path) -> list[tuple[int, Any]]:
-    """JSON Lines, or a JSON array (Potato's "json" output)."""
+    """JSON Lines, or a JSON array (Potato's "json" output); Potato 2's user state and history
+    and Potato's export read as lines of the same shape."""
+    if path.name == STATE_NAME:
+        return _state_lines(path)
+    if path.name == HISTORY_NAME:
+        return _history_lines(path)
     text = read_text(path, str(path), what="Potato output")
     if text.lstrip().startswith("["):
         data = parse_json(text, str(path))
-        return list(enumerate(data, start=1))
-    return read_jsonl(path)
+        lines = list(enumerate(data, start=1))
+    else:
+        lines = read_jsonl(path)
+    for _, x in lines:
+        # `python -m potato.export --format jsonl`: {instance_id, user_id, labels}
+        if (
+            isinstance(x, dict)
+            and "label_annotations" not in x
+            and isinstance(x.get("labels"), dict)
+        ):
+            x["label_annotations"] = x.pop("labels")
+            x["_export"] = True
+            if "id" not in x and x.get("instance_id") is not None:
+                x["id"] = x["instance_id"]
+    return lines
 
 
 def _instances(mapping: Mapping) -> dict[str, Any]:
@@ -86,7 +218,7 @@ def _user(line: dict, path: Path, where: str) -> str:
     for key in ("user_id", "user", "annotator"):
         if isinstance(line.get(key), (str, int)) and str(line[key]).strip():
             return str(line[key])
-    if path.name == OUTPUT_NAME:
+    if path.name in (OUTPUT_NAME, STATE_NAME, HISTORY_NAME):
         return path.parent.name
     raise InputError(
         "the line names no user (user_id) and the file is not <user>/annotated_instances.jsonl; import "
@@ -96,14 +228,24 @@ def _user(line: dict, path: Path, where: str) -> str:
     )
 
 
-def time_ms(line: dict) -> int | None:
+MAX_MS = 366 * 24 * 3600 * 1000  # a year on one answer is a broken clock, not a time
+
+
+def time_ms(line: dict, where: str = "") -> int | None:
     """Potato's 'Time spent: 0d 0h 1m 5s' as milliseconds."""
     bd = line.get("behavioral_data")
     m = _TIME.search(str(bd.get("time_string", ""))) if isinstance(bd, dict) else None
     if not m:
         return None
-    d, h, mi, s = (int(x) for x in m.groups())
-    return (((d * 24 + h) * 60 + mi) * 60 + s) * 1000
+    d, h, mi, s = (int(x) if len(x) < 12 else MAX_MS for x in m.groups())
+    ms = (((d * 24 + h) * 60 + mi) * 60 + s) * 1000
+    if ms > MAX_MS:
+        raise InputError(
+            f"behavioral_data.time_string '{bd['time_string'][:60]}' is over a year; fix or remove it",
+            source=where,
+            field="behavioral_data.time_string",
+        )
+    return ms
 
 
 def _labels(metric_kind: str, scheme: dict[str, Any], values: dict[str, str]) -> list[str]:
@@ -146,8 +288,11 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
     by_source = mapping.by_source()
     pm = mapping.pairs
     inst = _instances(mapping)
+    layouts: set[str] = set()
     for fi, f in enumerate(files_of(p)):
-        for n, line in read_lines(f):
+        lines = read_lines(f)
+        layouts.add(layout_of(f, lines))
+        for n, line in lines:
             where = f"{f}:{n}"
             if not isinstance(line, dict):
                 raise InputError("line is not a JSON object", source=where)
@@ -186,7 +331,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                                 rater,
                                 choice,
                                 None,
-                                time_ms(line),
+                                time_ms(line, where),
                                 where,
                                 (fi, n),
                             )
@@ -213,6 +358,11 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                 if not voted:
                     out.skipped["lines with no mapped answer"] += 1
                 continue
+            # Potato writes nothing for a multiselect left unticked: on an instance the rater
+            # answered, that is the empty tag set, as our own raters give it
+            for mm in mapping.metrics:
+                if mm.metric.spec.multi and mm.metric.key not in answers and mm.source not in la:
+                    answers[mm.metric.key] = convert(mm.metric, [], mm.values, where)
             item_id = text_at(
                 row,
                 mapping.item.get("item_id", mapping.instance_id),
@@ -233,14 +383,15 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                     rater,
                     answers,
                     reason_of(rubric, answers),
+                    line.get("_time"),
                     None,
-                    None,
-                    time_ms(line),
+                    time_ms(line, where),
                     where,
                     (fi, n),
                 )
             )
     out.check_pair_items(known)
+    out.layout = ", ".join(sorted(layouts))
     return out
 
 
@@ -255,7 +406,7 @@ def survey(path: str | Path) -> Survey:
                 {
                     k: v
                     for k, v in line.items()
-                    if k not in ("label_annotations", "span_annotations")
+                    if k not in ("label_annotations", "span_annotations") and not k.startswith("_")
                 }
             )
             try:

@@ -240,11 +240,12 @@ class VoteRow:
     line: int
 
 
-def parse_pairs(path: str | Path, known: set[str]) -> list[VoteRow]:
+def parse_pairs(path: str | Path, known: set[str], *, judges: bool = False) -> list[VoteRow]:
+    """Pair votes; a rater votes on a pair once, a judge once per order shown (A|B and B|A)."""
     p = Path(path)
     src = str(p)
     out: list[VoteRow] = []
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, ...], int] = {}
     pair_items: dict[str, tuple[frozenset, int]] = {}
     for n, row in read_csv(p, ("pair_id", "item_left", "item_right", "rater", "choice")):
         pid = _name(row["pair_id"], "pair_id", src, n)
@@ -272,14 +273,16 @@ def parse_pairs(path: str | Path, known: set[str]) -> list[VoteRow]:
                 field="pair_id",
             )
         pair_items.setdefault(pid, (both, n))
-        if (pid, rater) in seen:
+        key = (pid, rater, left) if judges else (pid, rater)
+        if key in seen:
+            order = f" with '{left}' on the left" if judges else ""
             raise InputError(
-                f"'{rater}' voted on pair '{pid}' twice (first on line {seen[(pid, rater)]})",
+                f"'{rater}' voted on pair '{pid}'{order} twice (first on line {seen[key]})",
                 source=src,
                 line=n,
                 field="rater",
             )
-        seen[(pid, rater)] = n
+        seen[key] = n
         out.append(
             VoteRow(pid, left, right, rater, choice, _time(row.get("created_at"), src, n), n)
         )

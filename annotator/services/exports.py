@@ -25,6 +25,7 @@ from typing import Any
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.rubric import format_value
+from ..ingest.label_studio import META_KEY as LS_META
 from ..ingest.mapping import render_mapping
 from ..ingest.readers import read_jsonl
 from ..ingest.tables import read_csv
@@ -302,12 +303,14 @@ def _pyarrow(part: str = "") -> Any:
 def arrow_table(table: Table, rows: list[dict[str, Any]]) -> Any:
     pa = _pyarrow()
 
-    types = {"string": pa.string(), "int64": pa.int64(), "timestamp": pa.timestamp("us")}
+    # every column typed from the registry, so one with no value in this study is still a typed
+    # column (not arrow's `null`); times are UTC and say so (the store keeps naive UTC)
+    types = {"string": pa.string(), "int64": pa.int64(), "timestamp": pa.timestamp("us", tz="UTC")}
     arrays = []
     for col, typ in table.columns:
         vals = [r.get(col) for r in rows]
         if typ == "timestamp":
-            vals = [datetime.fromisoformat(v) if v else None for v in vals]
+            vals = [datetime.fromisoformat(v).replace(tzinfo=UTC) if v else None for v in vals]
         arrays.append(pa.array(vals, type=types[typ]))
     return pa.Table.from_arrays(arrays, schema=pa.schema([(c, types[t]) for c, t in table.columns]))
 
@@ -337,7 +340,8 @@ def read_rows(table: Table, path: Path) -> list[dict[str, Any]]:
         for r in rows:
             for c, typ in table.columns:
                 if typ == "timestamp" and r.get(c) is not None:
-                    r[c] = r[c].isoformat()
+                    t = r[c]
+                    r[c] = (t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t).isoformat()
     return [{c: r.get(c) for c in table.names} for r in rows]
 
 
@@ -578,20 +582,19 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
     by_pk = {r.pk: r for r in item_records(study.db)}
     judgements = judgement_records(study.db, rubric.version) if with_annotations else []
     votes = vote_records(study.db)
-    raters = sorted(
-        {j.rater for j in judgements}
-        | {v.rater for v in votes if not v.is_judge and with_annotations}
-    )
-    user_id = {name: i for i, name in enumerate(raters, start=1)}  # completed_by is a user id
     media_dir = out.parent / f"{out.stem}-media"
     written: set[str] = set()
     ann_id = iter(range(1, 10**9))
 
     def annotation(rater: str, result: list, t: datetime, ms: int | None) -> dict[str, Any]:
+        """No `completed_by`: Label Studio takes only the id or email of one of its own users
+        (ours would be refused, or credited to whoever holds that id); it credits the annotation
+        to the user who imports it, and our rater and time ride in each result's `meta`, which
+        Label Studio keeps (it resets `created_at` on import)."""
+        meta = {LS_META: {"rater": rater, "created_at": _time(t)}}
         a = {
             "id": next(ann_id),
-            "completed_by": user_id[rater],
-            "result": result,
+            "result": [{**r, "meta": meta} for r in result],
             "was_cancelled": False,
             "ground_truth": False,
             "created_at": _time(t),
@@ -729,7 +732,6 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
                 item=item_paths,
                 metrics={m.key: m.key for m in rubric.metrics},
                 pairs=pairs,
-                raters={str(i): name for name, i in user_id.items()},
                 partial=any(_partial(rubric, j) for j in judgements),
                 note=f"Label Studio tasks exported from study '{study.name}'",
             ),

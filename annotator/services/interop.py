@@ -113,7 +113,8 @@ def summary(
     parts.append(f"{jv.added} judge pair votes")
     same = j.unchanged + sc.unchanged + v.unchanged + jv.unchanged
     older = j.older + v.older + jv.older
-    line = f"imported from {source}: " + ", ".join(parts)
+    line = f"imported from {source}" + (f" ({parsed.layout})" if parsed.layout else "")
+    line += ": " + ", ".join(parts)
     if same:
         line += f"; {same} already in the study unchanged"
     if older:

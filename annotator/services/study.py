@@ -340,7 +340,7 @@ class Study:
             return imports.import_judge(tx, rows, kind="import", source=str(path))
 
     def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
-        rows = tables.parse_pairs(path, imports.known_item_ids(self.db))
+        rows = tables.parse_pairs(path, imports.known_item_ids(self.db), judges=judges)
         self._only_own_rater({r.rater for r in rows}, path)
         with (
             imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)),

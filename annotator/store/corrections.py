@@ -170,7 +170,13 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
         .where(is_current(PairVote))
         .where(PairVote.rater_pk.in_(list(raters.values())) | PairVote.judge.in_(judges))
     ):
-        heads[("judge", v.judge, v.pair_pk) if v.judge else ("rater", v.rater_pk, v.pair_pk)] = v
+        # a judge votes on a pair once per order shown (its position bias: uq_pair_vote_judge), a
+        # rater once per pair
+        heads[
+            ("judge", v.judge, v.pair_pk, v.item_left)
+            if v.judge
+            else ("rater", v.rater_pk, v.pair_pk)
+        ] = v
     pairs = _pairs(s, records, pks)
     pending: set[tuple] = set()
     for r in sorted(records, key=lambda r: r.order):
@@ -182,7 +188,9 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
                 source=r.where,
             )
         pair_pk = pairs[(min(left, right), max(left, right))]
-        key = ("judge", r.rater, pair_pk) if r.is_judge else ("rater", raters[r.rater], pair_pk)
+        key = (
+            ("judge", r.rater, pair_pk, left) if r.is_judge else ("rater", raters[r.rater], pair_pk)
+        )
         head = heads.get(key)
         same = head is not None and (head.item_left, head.item_right, head.choice) == (
             left,

@@ -93,8 +93,15 @@ def test_label_studio_round_trip_gives_identical_judgements(source, tmp_path):
         "generator" not in t["data"] and "item_id" not in t["data"] for t in tasks
     )  # blind data, lead's meta
     assert any(p["model_version"] == "gpt-j" for t in tasks for p in t["predictions"])
-    # Label Studio's completed_by is a user id; the map written beside names them back
-    assert {a["completed_by"] for t in tasks for a in t["annotations"]} == {1, 2, 3, 4}
+    # no completed_by (Label Studio takes only its own users' ids or emails: 1..N was refused or
+    # credited to another user); the rater rides in each result's meta, which Label Studio keeps
+    assert all("completed_by" not in a for t in tasks for a in t["annotations"])
+    assert {
+        r["meta"]["annotator"]["rater"]
+        for t in tasks
+        for a in t["annotations"]
+        for r in a["result"]
+    } == {"alice", "bob", "carol", "dave"}
     back = Study.create(tmp_path / "back", DATA / "rubric.toml")
     try:
         m = str(tmp_path / "ls" / "tasks.map.toml")
@@ -180,10 +187,16 @@ def test_hugging_face_layout_loads_without_annotator(source, tmp_path):
         assert f in paths
         assert list(pd.read_parquet(f).columns) == table.names
         assert pq.read_table(f).num_rows == len(table.rows(source))
-    assert (
-        str(pq.read_table(out / "data" / "judgements.parquet").schema.field("created_at").type)
-        == "timestamp[us]"
-    )
+    # times are UTC and say so; every column is typed, one with no value in the study too
+    for f in (out / "data").glob("*.parquet"):
+        schema = pq.read_table(f).schema
+        for col in schema:
+            assert str(col.type) != "null", (f.name, col.name)
+            if col.name == "created_at":
+                assert str(col.type) == "timestamp[us, tz=UTC]", f.name
+    jp = pq.read_table(out / "data" / "judge_pairs.parquet")
+    assert jp.column("time_ms").null_count == jp.num_rows  # judges take no time: typed int64
+    assert str(jp.schema.field("time_ms").type) == "int64"
 
 
 @pytest.mark.slow  # importing `datasets` alone takes seconds
@@ -210,6 +223,16 @@ def test_hugging_face_layout_loads_with_datasets(source, tmp_path, monkeypatch):
         str(out), split="train", cache_dir=str(tmp_path / "cache")
     )  # the default config
     assert default.column_names == TABLES["judgements"].names
+    t = ds.features["created_at"]
+    assert (t.dtype, getattr(t, "pa_type", None) and str(t.pa_type)) == (
+        "timestamp[us, tz=UTC]",
+        "timestamp[us, tz=UTC]",
+    )
+    assert ds[0]["created_at"].tzinfo is not None  # an aware time, as the card says: UTC
+    jp = datasets.load_dataset(
+        str(out), "judge_pairs", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert jp.features["time_ms"].dtype == "int64"  # no judge time at all, still typed
 
 
 def test_default_output_folder(source, tmp_path, monkeypatch, capsys):
