@@ -381,7 +381,7 @@ def test_rater_holds_the_study_lock_and_stops_the_leads_imports(team):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("BEGIN")
             try:
-                conn.execute("LOCK TABLE settings IN SHARE ROW EXCLUSIVE MODE")
+                conn.execute("LOCK TABLE alembic_version IN SHARE ROW EXCLUSIVE MODE")
             finally:
                 conn.execute("ROLLBACK")
         done = threading.Event()
