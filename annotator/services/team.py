@@ -124,7 +124,7 @@ def server_roles(
     return [
         f"rater group role {group}: reads what raters see, inserts their own answers",
         *(
-            f"rater {login.rater!r}: login role {login.role} (set its password with ALTER ROLE, "
+            f"rater {login.rater}: login role {login.role} (set its password with ALTER ROLE, "
             "or use ~/.pgpass on the rater's machine)"
             for login in logins
         ),

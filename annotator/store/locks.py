@@ -8,7 +8,8 @@ rater, and imports take one study-wide lock, so the same code is correct on both
 Both are locks a rater's login role cannot take on its own (an advisory lock can be
 taken by anyone who knows its key: a rater could hold the study's import lock, or
 another rater's, for ever): the import lock is a table lock that needs UPDATE rights
-on `settings` (the lead's), and the per-rater lock is a row lock on the rater's row
+on `alembic_version` (the lead's; only a migration writes that table, so the lock stops
+nothing but other imports and a migration), and the per-rater lock is a row lock on the rater's row
 in `raters`, taken by the lead directly and by a rater only through
 `annotator_lock_me()` (store/roles.py), which locks that rater's own row. Both are
 held until the transaction ends.
@@ -37,5 +38,5 @@ def lock_rater(s: OrmSession, rpk: int) -> None:
 def lock_imports(s: OrmSession) -> None:
     if s.get_bind().dialect.name == "postgresql":
         # SHARE ROW EXCLUSIVE conflicts with itself (two imports wait for each other) but not with
-        # the raters' reads of settings (ACCESS SHARE); taking it needs UPDATE rights on the table
-        s.execute(text("LOCK TABLE public.settings IN SHARE ROW EXCLUSIVE MODE"))
+        # the raters' reads (ACCESS SHARE); taking it needs UPDATE rights on the table
+        s.execute(text("LOCK TABLE public.alembic_version IN SHARE ROW EXCLUSIVE MODE"))

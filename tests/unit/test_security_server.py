@@ -185,6 +185,21 @@ def test_same_named_objects_in_another_schema_change_who_a_rater_is(team, pg_ser
             su.execute(f"DROP SCHEMA {evil} CASCADE")
 
 
+def test_a_row_rule_function_resolves_names_through_the_callers_search_path(team):
+    """Every function of the study's row rules runs as the lead with a fixed search_path."""
+    with team.lead.db.read() as s:
+        rows = s.execute(
+            text(
+                "SELECT p.proname, p.prosecdef, coalesce(array_to_string(p.proconfig, ','), '') "
+                "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = 'public' AND p.proname LIKE 'annotator%'"
+            )
+        ).all()
+    assert rows
+    for name, definer, config in rows:
+        assert definer and config == "search_path=pg_catalog, public, pg_temp", name
+
+
 # -- 5. no side channel in what a rater can read ---------------------------------------------
 
 
@@ -366,7 +381,7 @@ def test_rater_holds_the_study_lock_and_stops_the_leads_imports(team):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("BEGIN")
             try:
-                conn.execute("LOCK TABLE settings IN SHARE ROW EXCLUSIVE MODE")
+                conn.execute("LOCK TABLE alembic_version IN SHARE ROW EXCLUSIVE MODE")
             finally:
                 conn.execute("ROLLBACK")
         done = threading.Event()
