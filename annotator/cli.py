@@ -230,6 +230,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no dealt lists: each rater takes the next item that still needs raters (a team server)",
     )
+    asg.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw a seeded random sample of N live items per generator (spread over cases; "
+        "topped up if one exists) and deal only those: the debiased figures need it",
+    )
+    asg.add_argument(
+        "--sample-share",
+        type=float,
+        default=None,
+        metavar="F",
+        help="as --sample, a share F of each generator's live items",
+    )
 
     pkg = sub.add_parser(
         "package", help="rater packages: export one rater's blinded work, merge them back"
@@ -562,6 +577,11 @@ def _cmd_assign(a) -> int:
         raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
+        if a.on_demand and (a.sample is not None or a.sample_share is not None):
+            raise InputError(
+                "--sample deals a dealt list; it cannot be combined with --on-demand",
+                field="--sample",
+            )
         if a.on_demand:
             from .services.team import deal_on_demand
 
@@ -574,6 +594,8 @@ def _cmd_assign(a) -> int:
                 overlap=a.overlap,
                 pair_overlap=a.pair_overlap,
                 seed=a.seed,
+                sample=a.sample,
+                sample_share=a.sample_share,
             )
         )
     finally:

@@ -270,6 +270,7 @@ def debiased_section(
         },
         "used": "human answers on the items of the recorded random sample only; answers on "
         "other items are counted here and never enter the estimates",
+        "figures": {figure_name(s): _kind(s) for s in figs},
         "judges": {},
     }
     judges = sorted(str(j) for j in judged["judge"].unique()) if len(judged) else []
@@ -286,19 +287,43 @@ def debiased_section(
             same_scale = bool(j["code"].notna().all())
             hy = h[h["code"].notna() & h["idx"].isin(sampled_idx)].groupby("idx")["code"].mean()
             df = meta.set_index("idx").join(f.rename("f"), how="inner").join(hy.rename("y"))
+            span = (0.0, 1.0) if spec.nominal else (float(spec.lo), float(spec.hi))  # type: ignore[arg-type]
             for g, sub in df.groupby("generator", sort=True):
-                fig = _one_figure(sub, same_scale, min_labelled, alpha)
+                fig = _one_figure(sub, same_scale, min_labelled, alpha, span)
                 per_gen.setdefault(g, {})[figure_name(spec)] = fig
         if per_gen:
             out["judges"][judge] = {"by_generator": per_gen}
     return out
 
 
+def _kind(spec: MetricSpec) -> str:
+    if spec.multi:
+        return "share tagged"
+    return "pass rate" if spec.nominal else "mean score"
+
+
+def _published(iv: Interval, span: tuple[float, float]) -> dict[str, Any]:
+    """An interval as the report prints it: inside the figure's range (a normal interval of
+    a pass rate near 0 would reach below it), none when nothing varies (a zero-width interval
+    would claim a certainty the data do not have)."""
+    out = iv.as_dict()
+    if not iv.se > 0:
+        out["low"] = out["high"] = None
+        out["note"] = "no interval: nothing varies in the sample (too few items or all alike)"
+        return out
+    out["low"], out["high"] = max(span[0], iv.low), min(span[1], iv.high)
+    return out
+
+
 def _one_figure(
-    sub: pd.DataFrame, same_scale: bool, min_labelled: int, alpha: float
+    sub: pd.DataFrame,
+    same_scale: bool,
+    min_labelled: int,
+    alpha: float,
+    span: tuple[float, float],
 ) -> dict[str, Any]:
     """One generator, judge and figure (sub: its items with a judge value f, the human mean y
-    on sampled answered items, case_id, pi)."""
+    on sampled answered items, case_id, pi; span: the figure's range)."""
     case = sub["case_id"].to_numpy()
     # every case weighted equally: an item's population weight is 1 / (K * items of its case)
     size = sub.groupby("case_id")["f"].transform("size").to_numpy(float)
@@ -310,7 +335,7 @@ def _one_figure(
     cl = codes if clustered else None
     fig: dict[str, Any] = {"n_items": n_all, "n_sampled": n_lab, "n_cases": len(set(case))}
     judge_only = weighted_mean(sub["f"].to_numpy(float), v, cl, alpha)
-    fig["judge_only"] = judge_only.as_dict() if same_scale else None
+    fig["judge_only"] = _published(judge_only, span) if same_scale else None
     if not same_scale:
         fig["judge_only_note"] = "the judge does not answer on the rubric's scale"
     if n_lab < min_labelled:
@@ -337,8 +362,8 @@ def _one_figure(
         cluster_unlabelled=None if cl is None else cl[unl],
         alpha=alpha,
     )
-    fig["ppi"] = res.ppi.as_dict()
-    fig["humans_only"] = res.humans.as_dict()
+    fig["ppi"] = _published(res.ppi, span)
+    fig["humans_only"] = _published(res.humans, span)
     fig["lambda"] = res.lam
     fig["effective_human_labels"] = round(res.effective_labels, 1)
     fig["clustered_by_case"] = clustered
@@ -349,5 +374,73 @@ def _one_figure(
             None if cl is None else cl[lab],
             alpha,
         )
-        fig["judge_minus_humans"] = err.as_dict()
+        width = span[1] - span[0]
+        fig["judge_minus_humans"] = _published(err, (-width, width))
     return fig
+
+
+def _main_figure(figures: list[str]) -> str | None:
+    if "verdict_pass_rate" in figures:
+        return "verdict_pass_rate"
+    return figures[0] if figures else None
+
+
+def _what(gen: str, name: str, kind: str) -> str:
+    if name == "verdict_pass_rate":
+        return f"{gen}'s pass rate"
+    if ":" in name:
+        metric, tag = name.split(":", 1)
+        return f"{gen}'s share tagged {tag} ({metric})"
+    return f"{gen}'s {kind} on {name}"
+
+
+def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
+    """For the summary: how far each judge's own figures were off, with the sign, in words.
+
+    Per judge and generator the rubric's main figure (the verdict pass rate, else the first),
+    and every other figure whose error interval excludes 0; `lines` says it as a sentence
+    ("the judge overstates gen-gamma's pass rate by 0.12 [0.05, 0.19]")."""
+    if not section.get("recorded"):
+        return {"recorded": False, "note": section.get("note"), "lines": []}
+    lines, rows = [], []
+    for judge, jd in sorted((section.get("judges") or {}).items()):
+        for gen, figs in sorted((jd.get("by_generator") or {}).items()):
+            main = _main_figure(list(figs))
+            for name, fig in figs.items():
+                err = fig.get("judge_minus_humans")
+                if not err or err.get("estimate") is None:
+                    continue
+                clear = err.get("low") is not None and (err["low"] > 0 or err["high"] < 0)
+                if name != main and not clear:
+                    continue
+                label = _what(gen, name, (section.get("figures") or {}).get(name, "figure"))
+                if err.get("low") is None:
+                    continue
+                bounds = f"{abs(err['estimate']):.2f} [{err['low']:.2f}, {err['high']:.2f}]"
+                if clear:
+                    verb = "overstates" if err["estimate"] > 0 else "understates"
+                    text = f"the judge {judge} {verb} {label} by {bounds}"
+                else:
+                    text = (
+                        f"the judge {judge} is within {bounds} of the humans on {label} "
+                        "(no clear bias)"
+                    )
+                ppi = fig.get("ppi") or {}
+                if ppi.get("low") is not None:
+                    text += (
+                        f"; debiased {ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}]"
+                        f", worth {fig.get('effective_human_labels'):.0f} human labels "
+                        f"(of {fig.get('n_sampled')} rated)"
+                    )
+                lines.append(text)
+                rows.append(
+                    {
+                        "judge": judge,
+                        "generator": gen,
+                        "figure": name,
+                        "judge_minus_humans": err,
+                        "clear": clear,
+                        "debiased": fig.get("ppi"),
+                    }
+                )
+    return {"recorded": True, "off_by": rows, "lines": lines}

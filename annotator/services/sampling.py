@@ -1,0 +1,50 @@
+"""The random human sample of a study (issue 25): drawn, stored, and what the report uses.
+
+`draw` deals nothing by itself: `annotator assign --sample N` draws (or tops up) the sample
+and then deals only its items to the raters. The sample is the study setting
+`human_sample` (domain/sampling.py describes it): settings are copied into rater packages and
+merged with the study, and the report reads them, so no table or migration is needed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from ..domain.sampling import draw_sample
+from ..stats.debiased import SAMPLE_SETTING
+from ..store import rows as R
+from .study import Study
+
+
+def draw(
+    study: Study, *, n: int | None, share: float | None, seed: int | None
+) -> tuple[dict[str, Any], set[int], str]:
+    """Draw or top up the sample; returns it, the item keys in it, and a line for the lead."""
+    study.require_lead("a human sample")
+    before = study.db.all_settings().get(SAMPLE_SETTING)
+    before = before if isinstance(before, dict) else None
+    if seed is None:
+        seed = int(before["seed"]) if before and "seed" in before else secrets.randbits(31)
+    live = [(r.pk, r.item_id, r.generator, r.case_id) for r in R.items(study.db) if not r.is_anchor]
+    sample = draw_sample(
+        live,
+        n=n,
+        share=share,
+        seed=seed,
+        before=before,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    study.db.set_setting(SAMPLE_SETTING, sample)
+    chosen = set(sample["items"])
+    pks = {r.pk for r in R.items(study.db) if r.item_id in chosen}
+    added = len(chosen) - len((before or {}).get("items") or {})
+    per = ", ".join(
+        f"{g} {s['n_drawn']}/{s['n_live']}" for g, s in sorted(sample["strata"].items())
+    )
+    line = (
+        f"human sample: {len(chosen)} items ({added} new; per generator drawn/live: {per}), "
+        f"seed {seed}"
+    )
+    return sample, pks, line
