@@ -48,6 +48,7 @@ def build_study_report(
 
 def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     from ..reports.csv_report import agreement_table, findings_table
+    from ..reports.view_debiased import debiased_table
 
     judgements = frames.judgements.copy()
     judgements["value"] = judgements["value"].map(format_value)
@@ -58,7 +59,9 @@ def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.Dat
         "judge_scores": judge,
         "agreement": agreement_table(report),
         "findings": findings_table(report),
-    }
+    } | (
+        {"debiased": debiased_table(report)} if (report.get("debiased") or {}).get("judges") else {}
+    )
 
 
 def write_reports(

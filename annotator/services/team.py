@@ -34,12 +34,13 @@ def assign(
     for name in raters:
         if name not in known:
             study.add_rater(name)
-    seed = secrets.randbits(31) if seed is None else seed
     only, sampled = None, None
     if sample is not None or sample_share is not None:
         from .sampling import draw
 
+        # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
         _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed)
+    seed = secrets.randbits(31) if seed is None else seed
     dealt = store.assign(
         study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed, only=only
     )

@@ -1,0 +1,213 @@
+"""The random human sample (`annotator assign --sample`) and the report's debiased section:
+a real study on a real SQLite file, imported through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from factories import make_png, write_manifest
+
+from annotator.cli import main
+from annotator.domain.errors import InputError
+from annotator.domain.sampling import draw_sample
+from annotator.services.study import Study
+
+REPO = Path(__file__).resolve().parents[2]
+GENS = ("gen-a", "gen-b")
+N_CASES, PER_CELL = 10, 3  # 30 items per generator, three per case
+
+
+def _build(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    """A study where two humans rated every item (a census) and a lenient judge scored all;
+    returns it and each item's human verdict on instruction_following (1 = PASS)."""
+    src = tmp_path / "src"
+    rows, truth = [], {}
+    rng = np.random.default_rng(1)
+    for c in range(N_CASES):
+        for g, gen in enumerate(GENS):
+            for k in range(PER_CELL):
+                item = f"it-{gen}-{c}-{k}"
+                img = make_png(src / "out" / f"{item}.png", colour=(20 * c, 80 * g, 10 * k))
+                rows.append(
+                    {
+                        "item_id": item,
+                        "case_id": f"case{c:02d}",
+                        "prompt": f"Draw screen {c}",
+                        "generator": gen,
+                        "images": [str(img.relative_to(src))],
+                    }
+                )
+                truth[item] = int(rng.random() < (0.7 if g == 0 else 0.4))
+    study = tmp_path / "study"
+    assert main(["new", str(study), "--rubric", str(REPO / "rubrics" / "ui_mockup.toml")]) == 0
+    assert main(["import", "items", str(write_manifest(src, rows)), "--study", str(study)]) == 0
+    ratings, judge = tmp_path / "ratings.csv", tmp_path / "judge.csv"
+    with ratings.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "rater", "metric", "value", "partial"])
+        for item, y in truth.items():
+            for r in ("ann", "bob"):
+                w.writerow([item, r, "instruction_following", "PASS" if y else "FAIL", "yes"])
+    with judge.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "judge", "metric", "value", "reason"])
+        for i, (item, _y) in enumerate(truth.items()):
+            # lenient: PASS everywhere but on every fourth item the humans failed
+            w.writerow(
+                [
+                    item,
+                    "lenient",
+                    "instruction_following",
+                    "FAIL" if (not _y and i % 4 == 0) else "PASS",
+                    "",
+                ]
+            )
+    assert main(["import", "ratings", str(ratings), "--study", str(study)]) == 0
+    assert main(["import", "judge", str(judge), "--study", str(study)]) == 0
+    return study, truth
+
+
+def _settings(study: Path) -> dict:
+    s = Study.open(study, mode="read")
+    try:
+        return s.db.all_settings()
+    finally:
+        s.close()
+
+
+def _report(study: Path, tmp_path: Path, name: str) -> dict:
+    out = tmp_path / f"{name}.json"
+    assert main(["report", "--study", str(study), "--json", str(out), "--boot", "50"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_no_sample_says_how_to_draw_one_then_only_sampled_answers_count(tmp_path, capsys):
+    study, truth = _build(tmp_path)
+    before = _report(study, tmp_path, "before")
+    assert before["debiased"]["recorded"] is False
+    assert "assign --sample N" in before["debiased"]["note"]
+    assert before["summary"]["debiased"]["lines"] == []
+
+    assert (
+        main(
+            [
+                "assign",
+                "--study",
+                str(study),
+                "--raters",
+                "ann,bob",
+                "--sample",
+                "10",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
+    said = capsys.readouterr().out
+    assert "human sample: 20 items" in said and "gen-a 10/30" in said
+    sample = _settings(study)["human_sample"]
+    assert sample["rates"] == {"gen-a": pytest.approx(1 / 3), "gen-b": pytest.approx(1 / 3)}
+    assert len(sample["items"]) == 20 and list(sample["items"].values()) == pytest.approx(
+        [1 / 3] * 20
+    )
+    # spread over the cases: 10 of 30 items, three per case, so one from each case
+    per_case = Counter(i.rsplit("-", 1)[0] for i in sample["items"])
+    assert set(per_case.values()) == {1}
+
+    rep = _report(study, tmp_path, "after")
+    sec = rep["debiased"]
+    assert sec["recorded"] and sec["sample"]["n_drawn"] == 20
+    assert sec["sample"]["n_human_items_outside_sample"] == 40  # rated, never used
+    for gen in GENS:
+        fig = sec["judges"]["lenient"]["by_generator"][gen]["instruction_following"]
+        drawn = [i for i in sample["items"] if f"-{gen}-" in i]
+        # humans-only on the sampled items alone (one item per case: every case weighs the same)
+        assert fig["humans_only"]["estimate"] == pytest.approx(np.mean([truth[i] for i in drawn]))
+        assert fig["humans_only"]["n"] == 10 and fig["n_items"] == 30
+        assert fig["judge_minus_humans"]["estimate"] > 0  # lenient
+        assert fig["ppi"]["low"] <= fig["ppi"]["estimate"] <= fig["ppi"]["high"]
+    lines = rep["summary"]["debiased"]["lines"]
+    assert any(
+        "the judge lenient overstates gen-b's pass rate on instruction_following" in x
+        for x in lines
+    )
+
+
+def test_sample_tops_up_keeps_drawn_items_and_deals_only_the_sample(tmp_path, capsys):
+    study, _ = _build(tmp_path)
+    assert (
+        main(
+            [
+                "assign",
+                "--study",
+                str(study),
+                "--raters",
+                "ann",
+                "--overlap",
+                "1",
+                "--sample",
+                "6",
+                "--seed",
+                "9",
+            ]
+        )
+        == 0
+    )
+    first = set(_settings(study)["human_sample"]["items"])
+    assert (
+        main(
+            ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1", "--sample", "15"]
+        )
+        == 0
+    )
+    second = _settings(study)["human_sample"]
+    with sqlite3.connect(study / "study.sqlite") as con:
+        dealt = con.execute("SELECT count(*) FROM assignments").fetchone()[0]
+    assert first <= set(second["items"]) and len(second["items"]) == 30
+    assert second["seed"] == 9  # the top-up keeps the sample's seed
+    assert list(second["items"].values()) == pytest.approx([0.5] * 30)
+    assert dealt == 30  # the sample's items only, not all 60
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--sample", "0"],
+        ["--sample", "5", "--sample-share", "0.5"],
+        ["--sample-share", "1.5"],
+        ["--on-demand", "--sample", "5"],
+    ],
+)
+def test_bad_sample_requests_are_one_line_and_exit_2(tmp_path, capsys, args):
+    study, _ = _build(tmp_path)
+    capsys.readouterr()
+    assert main(["assign", "--study", str(study), "--raters", "ann", "--overlap", "1", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--sample" in err
+    assert "human_sample" not in _settings(study)
+
+
+def test_every_item_has_the_recorded_chance_of_being_drawn():
+    """Systematic selection over items ordered by case: over 2000 seeds each item is drawn at
+    its recorded rate (7 of 25, uneven cases), and each case gets its share rounded down or up."""
+    live = [(k, f"i{k}", "g", f"c{k % 4 if k < 20 else 9}") for k in range(25)]
+    counts: Counter[str] = Counter()
+    for seed in range(2000):
+        s = draw_sample(live, n=7, share=None, seed=seed, before=None, created_at="t")
+        assert list(s["items"].values()) == pytest.approx([7 / 25] * 7)
+        counts.update(list(s["items"]))
+        per_case = Counter(c for _, i, _, c in live if i in s["items"])
+        sizes = Counter(c for *_, c in live)
+        for c, size in sizes.items():
+            assert abs(per_case.get(c, 0) - 7 * size / 25) < 1
+    share = np.array([counts[f"i{k}"] / 2000 for k in range(25)])
+    assert np.all(np.abs(share - 7 / 25) < 4 * np.sqrt(0.28 * 0.72 / 2000))
+    with pytest.raises(InputError, match="--sample"):
+        draw_sample([], n=3, share=None, seed=1, before=None, created_at="t")
