@@ -25,7 +25,10 @@ cases: the variance is the cluster-robust (sandwich) sum over cases of each case
 influence, with the CR1 factor K/(K-1) and a t quantile on K-1 degrees of freedom; with
 no clustering (every item its own case, `cluster=None`) it is ppi_py's variance exactly.
 lam is then the exact minimiser of that cluster-robust variance (ppi_py's pooled-variance
-rule when items are independent and equally weighted, so the two agree there).
+rule when items are independent and equally weighted, so the two agree there). The report
+widens the independent-items interval by the small-sample factor n/(n-1) and a t quantile on
+n-1 degrees of freedom (`small_sample=True`): at 50 human items the plain normal interval
+covered 91-94% in simulation, the widened one 92-95%.
 
 Beside it: the humans-only estimate (same weights, same variance), the judge-only figure
 (the judge's case-weighted mean over all items, what a team would publish without humans),
@@ -116,6 +119,7 @@ def ppi_mean(
     cluster_unlabelled: np.ndarray | None = None,
     lam: float | None = None,
     alpha: float = 0.05,
+    small_sample: bool = False,
 ) -> PPIResult:
     """PPI++ estimate and interval of a mean, with the humans-only one beside it.
 
@@ -177,6 +181,11 @@ def ppi_mean(
     se = np.sqrt(_cluster_var(base + lam * slope, cluster))
     se_h = np.sqrt(_cluster_var(np.concatenate([beta_i, zeros_u]), cluster))
     z = _quantile(alpha, k)
+    if small_sample and k is None:
+        # independent items: the n/(n-1) factor and a t quantile on n-1 degrees of freedom
+        # (the report's choice; ppi_py's interval is the plain one, small_sample=False)
+        z = _quantile(alpha, n)
+        se, se_h = se * np.sqrt(n / (n - 1)), se_h * np.sqrt(n / (n - 1))
     return PPIResult(
         ppi=Interval(float(est), float(est - z * se), float(est + z * se), float(se), n + m),
         humans=Interval(y_b, float(y_b - z * se_h), float(y_b + z * se_h), float(se_h), n),
@@ -199,6 +208,8 @@ def weighted_mean(
     se = float(np.sqrt(_cluster_var(w * (x - est) / W, cluster)))
     k = None if cluster is None else len(np.unique(cluster))
     z = _quantile(alpha, k)
+    if k is None and len(x) > 1:  # as ppi_mean(small_sample=True)
+        z, se = _quantile(alpha, len(x)), se * float(np.sqrt(len(x) / (len(x) - 1)))
     return Interval(est, est - z * se, est + z * se, se, len(x))
 
 
@@ -361,6 +372,7 @@ def _one_figure(
         cluster_labelled=None if cl is None else cl[lab],
         cluster_unlabelled=None if cl is None else cl[unl],
         alpha=alpha,
+        small_sample=True,
     )
     fig["ppi"] = _published(res.ppi, span)
     fig["humans_only"] = _published(res.humans, span)

@@ -25,6 +25,7 @@ from scipy.stats import norm
 
 from annotator.stats.debiased import ppi_mean
 
+SMALL = False  # --small-sample: the report's interval (t on n-1 df, n/(n-1))
 JUDGES = ("unbiased", "lenient0.1", "lenient0.3", "noisy", "constant")
 
 
@@ -78,6 +79,7 @@ def one(rng, n, clustered, judge, sampling, p_rate):
         w_unlabelled=w_u,
         cluster_labelled=None if cl is None else cl[lab],
         cluster_unlabelled=None if cl is None else cl[~lab],
+        small_sample=SMALL,
     )
     return res
 
@@ -94,7 +96,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--sizes", default="50,200,1000")
+    ap.add_argument("--small-sample", action="store_true")
+    ap.add_argument(
+        "--designs", default="independent, uniform;cases, uniform;independent, active;cases, active"
+    )
     a = ap.parse_args()
+    global SMALL
+    SMALL = a.small_sample
     rng = np.random.default_rng(20261201)
     theta = truth(rng)
     print(f"truth {theta:.4f}; runs {a.runs}")
@@ -102,12 +110,7 @@ def main() -> None:
         "| design | judge | n | PPI coverage [Wilson] | humans-only | width PPI / humans | lambda | eff. labels | humans-only width at eff. labels / PPI width |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for design in (
-        "independent, uniform",
-        "cases, uniform",
-        "independent, active",
-        "cases, active",
-    ):
+    for design in a.designs.split(";"):
         clustered = design.startswith("cases")
         sampling = design.split(", ")[1]
         for judge in JUDGES:
