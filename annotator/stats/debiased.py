@@ -181,11 +181,15 @@ def ppi_mean(
     se = np.sqrt(_cluster_var(base + lam * slope, cluster))
     se_h = np.sqrt(_cluster_var(np.concatenate([beta_i, zeros_u]), cluster))
     z = _quantile(alpha, k)
-    if small_sample and k is None:
-        # independent items: the n/(n-1) factor and a t quantile on n-1 degrees of freedom
-        # (the report's choice; ppi_py's interval is the plain one, small_sample=False)
-        z = _quantile(alpha, n)
-        se, se_h = se * np.sqrt(n / (n - 1)), se_h * np.sqrt(n / (n - 1))
+    if small_sample:
+        # the report's choice (ppi_py's interval is the plain one): a jackknife variance,
+        # deleting one case (or item) at a time, which counts each unit's leverage (a heavy
+        # weight, a large case) where the sandwich does not, and a t quantile on the
+        # sampled units less one
+        jk = _jackknife(lam, y, fl, fu, b, a, cluster_labelled, cluster_unlabelled)
+        se, se_h = jk
+        k_l = n if not clustered else len(np.unique(np.asarray(cluster_labelled)))
+        z = _quantile(alpha, k_l)
     return PPIResult(
         ppi=Interval(float(est), float(est - z * se), float(est + z * se), float(se), n + m),
         humans=Interval(y_b, float(y_b - z * se_h), float(y_b + z * se_h), float(se_h), n),
@@ -194,6 +198,53 @@ def ppi_mean(
         n_unlabelled=m,
         n_clusters=k,
     )
+
+
+def _drop_one(s: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The Hajek mean sum(s)/sum(w) without each unit in turn (s, w: per-unit sums)."""
+    rest = w.sum() - w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(rest > 0, (s.sum() - s) / rest, s.sum() / w.sum())
+
+
+def _jk_var(theta: np.ndarray) -> float:
+    k = len(theta)
+    return float((k - 1) / k * np.sum((theta - theta.mean()) ** 2)) if k > 1 else 0.0
+
+
+def _jackknife(
+    lam: float,
+    y: np.ndarray,
+    fl: np.ndarray,
+    fu: np.ndarray,
+    b: np.ndarray,
+    a: np.ndarray,
+    cl: np.ndarray | None,
+    cu: np.ndarray | None,
+) -> tuple[float, float]:
+    """Delete-one jackknife standard errors of the PPI estimate at this lam and of the
+    humans-only mean. Independent items: the two samples apart (they are independent);
+    clusters: one case at a time, both samples together (a case's items share its effect)."""
+    r = y - lam * fl
+    if cl is None:
+        v_r = _jk_var(_drop_one(b * r, b))
+        v_u = _jk_var(lam * _drop_one(a * fu, a)) if len(fu) > 1 else 0.0
+        return float(np.sqrt(v_r + v_u)), float(np.sqrt(_jk_var(_drop_one(b * y, b))))
+    codes, inv = np.unique(
+        np.concatenate([cl, cu if cu is not None else cl[:0]]), return_inverse=True
+    )
+    il, iu = inv[: len(y)], inv[len(y) :]
+    k = len(codes)
+
+    def sums(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return np.bincount(idx, weights=x, minlength=k)
+
+    bl = sums(b, il)
+    theta = _drop_one(sums(b * r, il), bl)
+    if len(fu):
+        theta = theta + lam * _drop_one(sums(a * fu, iu), sums(a, iu))
+    humans = _drop_one(sums(b * y, il), bl)
+    return float(np.sqrt(_jk_var(theta))), float(np.sqrt(_jk_var(humans)))
 
 
 def weighted_mean(
@@ -208,8 +259,15 @@ def weighted_mean(
     se = float(np.sqrt(_cluster_var(w * (x - est) / W, cluster)))
     k = None if cluster is None else len(np.unique(cluster))
     z = _quantile(alpha, k)
-    if k is None and len(x) > 1:  # as ppi_mean(small_sample=True)
-        z, se = _quantile(alpha, len(x)), se * float(np.sqrt(len(x) / (len(x) - 1)))
+    if len(x) > 1:  # as ppi_mean(small_sample=True): the jackknife, t on units less one
+        if cluster is None:
+            se = float(np.sqrt(_jk_var(_drop_one(w * x, w))))
+            z = _quantile(alpha, len(x))
+        else:
+            codes, inv = np.unique(cluster, return_inverse=True)
+            sx = np.bincount(inv, weights=w * x, minlength=len(codes))
+            sw = np.bincount(inv, weights=w, minlength=len(codes))
+            se = float(np.sqrt(_jk_var(_drop_one(sx, sw))))
     return Interval(est, est - z * se, est + z * se, se, len(x))
 
 

@@ -117,3 +117,51 @@ def test_intervals_cover_the_pass_rate_fast_check() -> None:
     rng = np.random.default_rng(11)
     assert 0.91 <= _coverage(rng, 400, 100, clustered=False, lenient=True) <= 0.985
     assert 0.91 <= _coverage(rng, 400, 150, clustered=True, lenient=False) <= 0.985
+
+
+def test_the_report_interval_is_the_delete_one_case_jackknife() -> None:
+    """small_sample=True (what the report prints): the variance is the jackknife over cases,
+    checked against recomputing the estimate without each case in turn."""
+    rng = np.random.default_rng(21)
+    k = 12
+    cu, cl = rng.integers(0, k, 400), rng.integers(0, k, 60)
+    cl[:k] = np.arange(k)  # every case has sampled items
+    y = rng.binomial(1, 0.6, 60).astype(float)
+    fl = np.where(rng.random(60) < 0.8, y, 1.0)
+    fu = rng.binomial(1, 0.7, 400).astype(float)
+    wl, wu = rng.uniform(1, 3, 60), rng.uniform(1, 1.5, 400)
+    res = ppi_mean(
+        y,
+        fl,
+        fu,
+        w_labelled=wl,
+        w_unlabelled=wu,
+        cluster_labelled=cl,
+        cluster_unlabelled=cu,
+        small_sample=True,
+    )
+    thetas = []
+    for c in range(k):
+        keep_l, keep_u = cl != c, cu != c
+        thetas.append(
+            ppi_mean(
+                y[keep_l],
+                fl[keep_l],
+                fu[keep_u],
+                w_labelled=wl[keep_l],
+                w_unlabelled=wu[keep_u],
+                lam=res.lam,
+            ).ppi.estimate
+        )
+    t = np.array(thetas)
+    se = np.sqrt((k - 1) / k * np.sum((t - t.mean()) ** 2))
+    from scipy.stats import t as student_t
+
+    half = student_t.isf(0.025, k - 1) * se
+    assert res.ppi.high - res.ppi.estimate == pytest.approx(half, rel=1e-9)
+    # independent, equal weights: ppi_py's variance with n-1 in place of n, t on n-1
+    plain = ppi_mean(y, fl, fu, lam=0.5)
+    small = ppi_mean(y, fl, fu, lam=0.5, small_sample=True)
+    v = np.var(y - 0.5 * fl, ddof=1) / 60 + 0.25 * np.var(fu, ddof=1) / 400
+    assert small.ppi.se == pytest.approx(np.sqrt(v), rel=1e-9)
+    assert plain.ppi.estimate == small.ppi.estimate
