@@ -332,7 +332,6 @@ def debiased_section(
         "recorded": True,
         "sample": {
             "seed": sample.get("seed"),
-            "created_at": sample.get("created_at"),
             "n_drawn": int(meta["in_sample"].sum()),
             "n_drawn_answered": len(h_items & sampled_idx),
             "n_human_items_outside_sample": len(h_items - sampled_idx),

@@ -211,3 +211,20 @@ def test_every_item_has_the_recorded_chance_of_being_drawn():
     assert np.all(np.abs(share - 7 / 25) < 4 * np.sqrt(0.28 * 0.72 / 2000))
     with pytest.raises(InputError, match="--sample"):
         draw_sample([], n=3, share=None, seed=1, before=None, created_at="t")
+
+
+def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir):
+    from annotator.services.reporting import build_study_report
+
+    s = Study.open(demo_study_dir, mode="read")
+    try:
+        rep = build_study_report(s, n_boot=20)
+    finally:
+        s.close()
+    sec = rep["debiased"]
+    assert sec["recorded"] and sec["sample"]["n_drawn"] == 36
+    judge = sec["judges"]["demo-lenient-judge"]["by_generator"]
+    assert sorted(judge) == ["gen-alpha", "gen-beta", "gen-gamma"]
+    fig = judge["gen-gamma"]["verdict_pass_rate"]
+    assert fig["n_sampled"] == 12 and fig["ppi"]["estimate"] is not None
+    assert any("overstates" in line for line in rep["summary"]["debiased"]["lines"])
