@@ -93,6 +93,9 @@ def test_no_sample_says_how_to_draw_one_then_only_sampled_answers_count(tmp_path
     assert before["debiased"]["recorded"] is False
     assert "assign --sample N" in before["debiased"]["note"]
     assert before["summary"]["debiased"]["lines"] == []
+    from annotator.reports.html_report import render_html
+
+    assert "no random human sample recorded" in render_html(before)
 
     assert (
         main(
@@ -227,4 +230,18 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert sorted(judge) == ["gen-alpha", "gen-beta", "gen-gamma"]
     fig = judge["gen-gamma"]["verdict_pass_rate"]
     assert fig["n_sampled"] == 12 and fig["ppi"]["estimate"] is not None
-    assert any("overstates" in line for line in rep["summary"]["debiased"]["lines"])
+    lines = rep["summary"]["debiased"]["lines"]
+    assert any("overstates" in line for line in lines)
+    # the HTML shows the section with the summary's sentences; the CSV has a row per figure
+    import html as html_lib
+
+    from annotator.reports.html_report import render_html
+    from annotator.reports.view_debiased import debiased_table
+
+    page = html_lib.unescape(render_html(rep))
+    assert 'id="debiased"' in page and lines[0] in page
+    assert "no random human sample recorded" not in page
+    table = debiased_table(rep)
+    assert len(table) == sum(len(f) for f in judge.values())
+    row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]
+    assert row["ppi"].iloc[0] == pytest.approx(fig["ppi"]["estimate"])
