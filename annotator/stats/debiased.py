@@ -477,6 +477,17 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
             main = _main_figure(list(figs))
             for name, fig in figs.items():
                 err = fig.get("judge_minus_humans")
+                ppi = fig.get("ppi") or {}
+                if name == main and not err and ppi.get("low") is not None:
+                    # a judge off the rubric's scale has no error to state, only its worth
+                    label = _what(gen, name, (section.get("figures") or {}).get(name, "figure"))
+                    lines.append(
+                        f"{label} debiased with the judge {judge} (not on the rubric's scale): "
+                        f"{ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}], worth "
+                        f"{fig.get('effective_human_labels'):.0f} human labels (of "
+                        f"{fig.get('n_sampled')} rated)"
+                    )
+                    continue
                 if not err or err.get("estimate") is None:
                     continue
                 clear = err.get("low") is not None and (err["low"] > 0 or err["high"] < 0)
@@ -494,7 +505,6 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
                         f"the judge {judge} is within {bounds} of the humans on {label} "
                         "(no clear bias)"
                     )
-                ppi = fig.get("ppi") or {}
                 if ppi.get("low") is not None:
                     text += (
                         f"; debiased {ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}]"

@@ -245,3 +245,24 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert len(table) == sum(len(f) for f in judge.values())
     row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]
     assert row["ppi"].iloc[0] == pytest.approx(fig["ppi"]["estimate"])
+
+
+def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
+    from annotator.stats.debiased import debiased_summary
+
+    fig = {
+        "n_sampled": 40,
+        "judge_only": None,
+        "ppi": {"estimate": 3.9, "low": 3.7, "high": 4.1, "n": 160},
+        "effective_human_labels": 52.4,
+    }
+    sec = {
+        "recorded": True,
+        "figures": {"faithfulness": "mean score"},
+        "judges": {"clip": {"by_generator": {"sd": {"faithfulness": fig}}}},
+    }
+    (line,) = debiased_summary(sec)["lines"]
+    assert line == (
+        "sd's mean score on faithfulness debiased with the judge clip (not on the rubric's "
+        "scale): 3.90 [3.70, 4.10], worth 52 human labels (of 40 rated)"
+    )
