@@ -245,6 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="as --sample, a share F of each generator's live items",
     )
+    asg.add_argument(
+        "--active",
+        action="store_true",
+        help="with --sample/--sample-share: draw where the judge is least sure (its stated "
+        "confidence), N expected, each item's probability recorded",
+    )
 
     pkg = sub.add_parser(
         "package", help="rater packages: export one rater's blinded work, merge them back"
@@ -577,6 +583,8 @@ def _cmd_assign(a) -> int:
         raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
+        if a.active and a.sample is None and a.sample_share is None:
+            raise InputError("--active says how to draw a sample: add --sample N", field="--active")
         if a.on_demand and (a.sample is not None or a.sample_share is not None):
             raise InputError(
                 "--sample deals a dealt list; it cannot be combined with --on-demand",
@@ -596,6 +604,7 @@ def _cmd_assign(a) -> int:
                 seed=a.seed,
                 sample=a.sample,
                 sample_share=a.sample_share,
+                active=a.active,
             )
         )
     finally:

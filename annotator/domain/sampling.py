@@ -43,6 +43,91 @@ def _systematic(candidates: list[tuple[str, str]], k: int, seed: int, salt: str)
     return [order[math.floor(start + j * step)][0] for j in range(k)]
 
 
+ACTIVE_FLOOR = 0.1  # an item's uncertainty counts at least this much: every item can be drawn
+
+
+def active_probabilities(u: list[float], n: float, floor: float = ACTIVE_FLOOR) -> list[float]:
+    """Inclusion probabilities proportional to max(u, floor), capped at 1, summing to n
+    (the cap's excess is spread over the others)."""
+    w = [max(float(x), floor) for x in u]
+    n = min(float(n), len(w))
+    lo, hi = 0.0, 1.0
+    while sum(min(1.0, hi * x) for x in w) < n:
+        hi *= 2
+    for _ in range(100):  # bisection on the scale c of min(1, c * w)
+        mid = (lo + hi) / 2
+        if sum(min(1.0, mid * x) for x in w) < n:
+            lo = mid
+        else:
+            hi = mid
+    return [min(1.0, hi * x) for x in w]
+
+
+def draw_active(
+    live: Iterable[tuple[int, str, str, str]],
+    uncertainty: dict[str, float],
+    *,
+    n: int | None,
+    share: float | None,
+    seed: int,
+    created_at: str,
+) -> dict[str, Any]:
+    """Active sampling (Zrnic & Candes 2024): per generator, each item drawn on its own
+    (Poisson sampling) with a probability that follows the judge's uncertainty on it (1 -
+    its stated confidence), floored so every item can be drawn; n (or the share) is the
+    expected sample size. Every item's probability is recorded (`items` for the drawn,
+    `unsampled` for the rest): the figures weigh a drawn item by 1/pi."""
+    _check(n, share)
+    by_gen = _by_generator(live)
+    items: dict[str, float] = {}
+    unsampled: dict[str, float] = {}
+    strata: dict[str, dict[str, int]] = {}
+    rates: dict[str, float] = {}
+    for g in sorted(by_gen):
+        rows = by_gen[g]
+        want = min(len(rows), n) if n is not None else share * len(rows)  # type: ignore[operator]
+        pis = active_probabilities([uncertainty.get(i, 1.0) for _, i, _ in rows], want)
+        for (_, i, _), p in zip(rows, pis, strict=True):
+            if _key(seed, i, f"active:{g}") < p:
+                items[i] = p
+            else:
+                unsampled[i] = p
+        strata[g] = {"n_live": len(rows), "n_drawn": sum(1 for _, i, _ in rows if i in items)}
+        rates[g] = want / len(rows)
+    return {
+        "seed": int(seed),
+        "created_at": created_at,
+        "design": "active: Poisson sampling, pi following the judge's uncertainty (floor "
+        f"{ACTIVE_FLOOR})",
+        "request": {"n": n, "share": share, "active": True},
+        "frame_max_pk": max(pk for rows in by_gen.values() for pk, _, _ in rows),
+        "rates": rates,
+        "strata": strata,
+        "items": items,
+        "unsampled": unsampled,
+    }
+
+
+def _check(n: int | None, share: float | None) -> None:
+    if (n is None) == (share is None):
+        raise InputError("say how many: --sample N or --sample-share F", field="--sample")
+    if n is not None and n < 1:
+        raise InputError(f"--sample {n}: draw at least 1 item per generator", field="--sample")
+    if share is not None and not 0 < share <= 1:
+        raise InputError(f"--sample-share {share}: a share in (0, 1]", field="--sample-share")
+
+
+def _by_generator(
+    live: Iterable[tuple[int, str, str, str]],
+) -> dict[str, list[tuple[int, str, str]]]:
+    by_gen: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    for pk, item_id, gen, case in live:
+        by_gen[str(gen)].append((int(pk), str(item_id), str(case)))
+    if not by_gen:
+        raise InputError("the study has no live items to sample", field="--sample")
+    return by_gen
+
+
 def draw_sample(
     live: Iterable[tuple[int, str, str, str]],
     *,
@@ -54,17 +139,14 @@ def draw_sample(
 ) -> dict[str, Any]:
     """The sample after this draw. `live`: (item pk, item_id, generator, case_id) of every live
     item; `n` items per generator or a `share` of each; `before`: the stored sample, if any."""
-    if (n is None) == (share is None):
-        raise InputError("say how many: --sample N or --sample-share F", field="--sample")
-    if n is not None and n < 1:
-        raise InputError(f"--sample {n}: draw at least 1 item per generator", field="--sample")
-    if share is not None and not 0 < share <= 1:
-        raise InputError(f"--sample-share {share}: a share in (0, 1]", field="--sample-share")
-    by_gen: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
-    for pk, item_id, gen, case in live:
-        by_gen[str(gen)].append((int(pk), str(item_id), str(case)))
-    if not by_gen:
-        raise InputError("the study has no live items to sample", field="--sample")
+    if before and (before.get("request") or {}).get("active"):
+        raise InputError(
+            "the study's sample was drawn with --active: a uniform top-up would mix designs; "
+            "draw it again with --active",
+            field="--sample",
+        )
+    _check(n, share)
+    by_gen = _by_generator(live)
     prev_items = dict((before or {}).get("items") or {})
     prev_rates = dict((before or {}).get("rates") or {})
     frame = int((before or {}).get("frame_max_pk") or 0)

@@ -21,6 +21,7 @@ def assign(
     seed: int | None,
     sample: int | None = None,
     sample_share: float | None = None,
+    active: bool = False,
 ) -> str:
     """Deal live items (and pairs) to the named raters; raters the study does not know are added.
 
@@ -39,7 +40,7 @@ def assign(
         from .sampling import draw
 
         # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
-        _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed)
+        _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed, active=active)
     seed = secrets.randbits(31) if seed is None else seed
     dealt = store.assign(
         study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed, only=only

@@ -323,6 +323,10 @@ def debiased_section(
     # within a generator), recorded per generator; 0 for items added after the draw
     rates = {str(g): float(r) for g, r in (sample.get("rates") or {}).items()}
     rate = meta["generator"].map(rates).fillna(0.0)
+    # an active sample records every item's probability (Poisson sampling)
+    unsampled = {str(k): float(v) for k, v in (sample.get("unsampled") or {}).items()}
+    if unsampled:
+        rate = meta["item_id"].map(unsampled).fillna(rate)
     meta["pi"] = meta["pi"].where(meta["in_sample"], rate).astype(float)
     h_by = dict(tuple(human.groupby("metric", sort=False, observed=True))) if len(human) else {}
     j_by = dict(tuple(judged.groupby("metric", sort=False, observed=True))) if len(judged) else {}

@@ -266,3 +266,85 @@ def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
         "sd's mean score on faithfulness debiased with the judge clip (not on the rubric's "
         "scale): 3.90 [3.70, 4.10], worth 52 human labels (of 40 rated)"
     )
+
+
+def test_active_probabilities_follow_uncertainty_with_a_floor_and_are_kept():
+    from annotator.domain.sampling import active_probabilities, draw_active
+
+    u = [0.0] * 10 + [0.5] * 10 + [1.0] * 5
+    pi = active_probabilities(u, 8)
+    assert sum(pi) == pytest.approx(8) and max(pi) <= 1
+    assert pi[0] > 0 and pi[10] == pytest.approx(5 * pi[0]) and pi[20] == pytest.approx(2 * pi[10])
+    live = [(k, f"i{k}", "g", f"c{k % 5}") for k in range(25)]
+    unc = {f"i{k}": x for k, x in enumerate(u)}
+    counts: Counter[str] = Counter()
+    for seed in range(3000):
+        s = draw_active(live, unc, n=8, share=None, seed=seed, created_at="t")
+        assert set(s["items"]) | set(s["unsampled"]) == {f"i{k}" for k in range(25)}
+        counts.update(list(s["items"]))
+    for k in (0, 10, 20):  # drawn at the recorded rate
+        assert counts[f"i{k}"] / 3000 == pytest.approx(pi[k], abs=4 * np.sqrt(0.25 / 3000))
+    # a uniform top-up of an active sample would mix designs: refused
+    with pytest.raises(InputError, match="--active"):
+        draw_sample(live, n=3, share=None, seed=1, before=s, created_at="t")
+
+
+def test_assign_active_weights_the_judges_uncertain_items_and_the_report_reweights(
+    tmp_path, capsys
+):
+    study, truth = _build(tmp_path)
+    args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
+    assert main([*args, "--sample", "10", "--active"]) == 2  # no confidences yet
+    assert "--confidence" in capsys.readouterr().err
+    assert main([*args, "--active"]) == 2
+    from annotator.store import judge_store
+
+    s = Study.open(study)
+    try:
+        run = judge_store.start_run(
+            s.db,
+            judge="llm",
+            model="m",
+            prompt_sha256="0" * 64,
+            schema="{}",
+            base_url=None,
+            rubric_version=s.rubric.version,
+            version="v1",
+        )
+        # the judge is sure on the first case of every ten items and unsure elsewhere
+        judge_store.record_scores(
+            s.db,
+            run,
+            "llm",
+            "v1",
+            [
+                (
+                    item,
+                    {"instruction_following": "PASS" if y else "FAIL"},
+                    "",
+                    "",
+                    {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
+                )
+                for i, (item, y) in enumerate(truth.items())
+            ],
+        )
+    finally:
+        s.close()
+    assert main([*args, "--sample", "14", "--active", "--seed", "4"]) == 0
+    sample = _settings(study)["human_sample"]
+    pis = {**sample["items"], **sample["unsampled"]}
+    assert len(pis) == 60 and sample["request"]["active"] is True
+    sure = [p for i, (item, _) in enumerate(truth.items()) if i % 3 == 0 for p in [pis[item]]]
+    unsure = [p for i, (item, _) in enumerate(truth.items()) if i % 3 != 0 for p in [pis[item]]]
+    assert max(sure) < min(unsure)  # drawn where the judge is least sure, never never
+    rep = _report(study, tmp_path, "active")
+    fig = rep["debiased"]["judges"]["llm"]["by_generator"]["gen-a"]["instruction_following"]
+    drawn = [i for i in sample["items"] if "-gen-a-" in i]
+    assert len(drawn) >= 10  # this seed draws enough for a figure
+    # the humans-only figure is the 1/pi-weighted mean of the drawn items
+    w = np.array([1 / sample["items"][i] for i in drawn])
+    y = np.array([truth[i] for i in drawn], float)
+    assert fig["humans_only"]["estimate"] == pytest.approx(float(w @ y / w.sum()))
+    # again --active on a study with a sample: refused, nothing changed
+    assert main([*args, "--sample", "10", "--active"]) == 2
+    assert _settings(study)["human_sample"] == sample
