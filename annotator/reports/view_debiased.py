@@ -66,7 +66,7 @@ def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "recorded": True,
         "sample": (
-            f"{s.get('n_drawn')} items drawn (seed {s.get('seed')}), "
+            f"{s.get('n_drawn')} items drawn ({s.get('design') or 'uniform'}; seed {s.get('seed')}), "
             f"{s.get('n_drawn_answered')} answered; {s.get('n_human_items_outside_sample')} "
             "items rated outside the sample are not used"
         ),

@@ -336,6 +336,7 @@ def debiased_section(
         "recorded": True,
         "sample": {
             "seed": sample.get("seed"),
+            "design": sample.get("design"),
             "n_drawn": int(meta["in_sample"].sum()),
             "n_drawn_answered": len(h_items & sampled_idx),
             "n_human_items_outside_sample": len(h_items - sampled_idx),
