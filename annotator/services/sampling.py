@@ -2,8 +2,9 @@
 
 `draw` deals nothing by itself: `annotator assign --sample N` draws (or tops up) the sample
 and then deals only its items to the raters. The sample is the study setting
-`human_sample` (domain/sampling.py describes it): settings are copied into rater packages and
-merged with the study, and the report reads them, so no table or migration is needed.
+`human_sample` (domain/sampling.py describes it), so no table or migration is needed: the
+report reads the settings, and a rater package never carries it (store/packages.py copies an
+allow-list of settings; the sample names items and generators, which a package must not).
 """
 
 from __future__ import annotations

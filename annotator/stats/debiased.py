@@ -156,6 +156,7 @@ def ppi_mean(
     # influence(lam) = base + lam * slope, items in order (labelled, unlabelled)
     base = np.concatenate([beta_i, zeros_u])
     slope = np.concatenate([-gamma_i, alpha_i]) if m else -gamma_i
+    tuned = lam is None and m > 0
     if lam is None:
         plain = not clustered and w_labelled is None and w_unlabelled is None
         if not m:
@@ -186,7 +187,23 @@ def ppi_mean(
         # deleting one case (or item) at a time, which counts each unit's leverage (a heavy
         # weight, a large case) where the sandwich does not, and a t quantile on the
         # sampled units less one
-        jk = _jackknife(lam, y, fl, fu, b, a, cluster_labelled, cluster_unlabelled)
+        lams = None
+        if tuned:
+            # lam tuned on the same data varies with it: each replicate re-tunes it (the
+            # minimiser without that unit, moved from the full-data one), so the interval
+            # carries lam's own variability
+            if cluster is None:
+                sb, ss = base, slope
+            else:
+                _, inv = np.unique(cluster, return_inverse=True)
+                sb, ss = np.bincount(inv, weights=base), np.bincount(inv, weights=slope)
+            num, den = float(sb @ ss), float(ss @ ss)
+            if den > 1e-12 * max(float(sb @ sb), 1e-300):
+                rest = den - ss * ss
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    moved = np.where(rest > 0, -(num - sb * ss) / rest, -num / den) + num / den
+                lams = np.clip(lam + moved, 0.0, 1.0)
+        jk = _jackknife(lam, y, fl, fu, b, a, cluster_labelled, cluster_unlabelled, lams)
         se, se_h = jk
         k_l = n if not clustered else len(np.unique(np.asarray(cluster_labelled)))
         z = _quantile(alpha, k_l)
@@ -221,15 +238,23 @@ def _jackknife(
     a: np.ndarray,
     cl: np.ndarray | None,
     cu: np.ndarray | None,
+    lams: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """Delete-one jackknife standard errors of the PPI estimate at this lam and of the
-    humans-only mean. Independent items: the two samples apart (they are independent);
-    clusters: one case at a time, both samples together (a case's items share its effect)."""
-    r = y - lam * fl
+    """Delete-one jackknife standard errors of the PPI estimate and of the humans-only mean.
+    Independent items: the two samples apart (they are independent); clusters: one case at a
+    time, both samples together (a case's items share its effect). `lams`: each replicate's
+    lam (per unit: labelled items then unlabelled, or per case), else this lam throughout."""
+    n = len(y)
     if cl is None:
-        v_r = _jk_var(_drop_one(b * r, b))
-        v_u = _jk_var(lam * _drop_one(a * fu, a)) if len(fu) > 1 else 0.0
-        return float(np.sqrt(v_r + v_u)), float(np.sqrt(_jk_var(_drop_one(b * y, b))))
+        lam_l = np.full(n, lam) if lams is None else lams[:n]
+        lam_u = np.full(len(fu), lam) if lams is None else lams[n:]
+        f_a = float(a @ fu / a.sum()) if len(fu) else 0.0
+        y_b, f_b = float(b @ y / b.sum()), float(b @ fl / b.sum())
+        theta_l = lam_l * f_a + _drop_one(b * y, b) - lam_l * _drop_one(b * fl, b)
+        v = _jk_var(theta_l)
+        if len(fu) > 1:
+            v += _jk_var(lam_u * _drop_one(a * fu, a) + y_b - lam_u * f_b)
+        return float(np.sqrt(v)), float(np.sqrt(_jk_var(_drop_one(b * y, b))))
     codes, inv = np.unique(
         np.concatenate([cl, cu if cu is not None else cl[:0]]), return_inverse=True
     )
@@ -240,9 +265,10 @@ def _jackknife(
         return np.bincount(idx, weights=x, minlength=k)
 
     bl = sums(b, il)
-    theta = _drop_one(sums(b * r, il), bl)
+    lam_c = np.full(k, lam) if lams is None else lams
+    theta = _drop_one(sums(b * y, il), bl) - lam_c * _drop_one(sums(b * fl, il), bl)
     if len(fu):
-        theta = theta + lam * _drop_one(sums(a * fu, iu), sums(a, iu))
+        theta = theta + lam_c * _drop_one(sums(a * fu, iu), sums(a, iu))
     humans = _drop_one(sums(b * y, il), bl)
     return float(np.sqrt(_jk_var(theta))), float(np.sqrt(_jk_var(humans)))
 

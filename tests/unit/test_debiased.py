@@ -158,7 +158,21 @@ def test_the_report_interval_is_the_delete_one_case_jackknife() -> None:
     from scipy.stats import t as student_t
 
     half = student_t.isf(0.025, k - 1) * se
-    assert res.ppi.high - res.ppi.estimate == pytest.approx(half, rel=1e-9)
+    fixed = ppi_mean(
+        y,
+        fl,
+        fu,
+        w_labelled=wl,
+        w_unlabelled=wu,
+        cluster_labelled=cl,
+        cluster_unlabelled=cu,
+        small_sample=True,
+        lam=res.lam,
+    )
+    assert fixed.ppi.high - fixed.ppi.estimate == pytest.approx(half, rel=1e-9)
+    # with lam tuned, each replicate re-tunes it: the same estimate, another spread
+    assert res.ppi.estimate == pytest.approx(fixed.ppi.estimate)
+    assert res.ppi.se != pytest.approx(fixed.ppi.se, rel=1e-6)
     # independent, equal weights: ppi_py's variance with n-1 in place of n, t on n-1
     plain = ppi_mean(y, fl, fu, lam=0.5)
     small = ppi_mean(y, fl, fu, lam=0.5, small_sample=True)

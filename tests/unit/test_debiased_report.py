@@ -177,6 +177,18 @@ def test_sample_tops_up_keeps_drawn_items_and_deals_only_the_sample(tmp_path, ca
     assert second["seed"] == 9  # the top-up keeps the sample's seed
     assert list(second["items"].values()) == pytest.approx([0.5] * 30)
     assert dealt == 30  # the sample's items only, not all 60
+    # the sample names items and generators: it stays in the study, never in a rater package
+    from annotator.services.packages import export_package
+
+    s = Study.open(study)
+    try:
+        export_package(s, "ann", tmp_path / "ann.annot")
+    finally:
+        s.close()
+    with sqlite3.connect(tmp_path / "ann.annot") as con:
+        keys = {k for (k,) in con.execute("SELECT key FROM settings")}
+    assert "human_sample" not in keys and "name" in keys
+    assert b"human_sample" not in (tmp_path / "ann.annot").read_bytes()
 
 
 @pytest.mark.parametrize(
