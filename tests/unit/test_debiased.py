@@ -84,7 +84,7 @@ def test_a_perfect_judge_is_worth_many_labels_and_a_constant_one_none() -> None:
     assert (const.ppi.low, const.ppi.high) == pytest.approx((const.humans.low, const.humans.high))
 
 
-def _coverage(rng, runs, n, clustered, lenient):
+def _coverage(rng, runs, n, clustered, lenient, small=False):
     theta, hits = None, 0
     k = 25
     for _ in range(runs):
@@ -102,6 +102,7 @@ def _coverage(rng, runs, n, clustered, lenient):
             f[~lab],
             cluster_labelled=case[lab] if clustered else None,
             cluster_unlabelled=case[~lab] if clustered else None,
+            small_sample=small,
         )
         if theta is None:  # the population pass rate of this model (cases averaged)
             g = np.random.default_rng(0)
@@ -113,10 +114,13 @@ def _coverage(rng, runs, n, clustered, lenient):
 
 def test_intervals_cover_the_pass_rate_fast_check() -> None:
     """400 studies each (the 1000-run figures are in validity.md, model H): a lenient judge on
-    independent items, and an unbiased one on items clustered in cases."""
+    independent items, an unbiased one on items clustered in cases (ppi-python's interval and
+    its cluster-robust sandwich), and the report's interval with 60 human items in 25 cases."""
     rng = np.random.default_rng(11)
     assert 0.91 <= _coverage(rng, 400, 100, clustered=False, lenient=True) <= 0.985
     assert 0.91 <= _coverage(rng, 400, 150, clustered=True, lenient=False) <= 0.985
+    # the report's interval (jackknife, lambda re-tuned per replicate), lenient, clustered
+    assert 0.92 <= _coverage(rng, 400, 60, clustered=True, lenient=True, small=True) <= 0.985
 
 
 def test_the_report_interval_is_the_delete_one_case_jackknife() -> None:
