@@ -205,6 +205,10 @@ def ppi_mean(
                 lams = np.clip(lam + moved, 0.0, 1.0)
         jk = _jackknife(lam, y, fl, fu, b, a, cluster_labelled, cluster_unlabelled, lams)
         se, se_h = jk
+        # counted with lam's own variability, a judge that adds little can leave the interval
+        # a little wider than the humans' alone (effective labels below n say so); falling
+        # back to the humans then would pick the narrower interval and cost coverage (92.1%
+        # against 93.2% at 60 items in 25 cases, in simulation)
         k_l = n if not clustered else len(np.unique(np.asarray(cluster_labelled)))
         z = _quantile(alpha, k_l)
     return PPIResult(
