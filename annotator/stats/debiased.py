@@ -37,7 +37,7 @@ Beside it: the humans-only estimate (same weights, same variance), the judge-onl
 the judge's error on the sample (judge minus humans on the sampled items, with its
 interval: "the judge overstates ... by 0.12 [0.05, 0.19]"), and the *effective number of
 human labels*: n * var(humans-only) / var(PPI), the humans-only sample size that would give
-the PPI interval's width. Simulated coverage: tests/benchmarks/validity.md, section D.
+the PPI interval's width. Simulated coverage: tests/benchmarks/validity.md, model H.
 """
 
 from __future__ import annotations
