@@ -282,8 +282,8 @@ def _jackknife(
 def weighted_mean(
     x: np.ndarray, w: np.ndarray | None, cluster: np.ndarray | None, alpha: float = 0.05
 ) -> Interval:
-    """A (Hajek) weighted mean with its cluster-robust interval (the judge-only figure, the
-    judge's error on the sample)."""
+    """A (Hajek) weighted mean with its delete-one-case (or item) jackknife interval, t on
+    the units less one (the judge-only figure, the judge's error on the sample)."""
     x = np.asarray(x, dtype=float)
     w = _weights(w, len(x))
     W = w.sum()
