@@ -212,6 +212,27 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no dealt lists: each rater takes the next item that still needs raters (a team server)",
     )
+    asg.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw a seeded random sample of N live items per generator (spread over cases; "
+        "topped up if one exists) and deal only those: the debiased figures need it",
+    )
+    asg.add_argument(
+        "--sample-share",
+        type=float,
+        default=None,
+        metavar="F",
+        help="as --sample, a share F of each generator's live items",
+    )
+    asg.add_argument(
+        "--active",
+        action="store_true",
+        help="with --sample/--sample-share: draw where the judge is least sure (its stated "
+        "confidence), N expected, each item's probability recorded",
+    )
 
     pkg = sub.add_parser(
         "package", help="rater packages: export one rater's blinded work, merge them back"
@@ -545,6 +566,13 @@ def _cmd_assign(a) -> int:
         raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
+        if a.active and a.sample is None and a.sample_share is None:
+            raise InputError("--active says how to draw a sample: add --sample N", field="--active")
+        if a.on_demand and (a.sample is not None or a.sample_share is not None):
+            raise InputError(
+                "--sample deals a dealt list; it cannot be combined with --on-demand",
+                field="--sample",
+            )
         if a.on_demand:
             from .services.team import deal_on_demand
 
@@ -557,6 +585,9 @@ def _cmd_assign(a) -> int:
                 overlap=a.overlap,
                 pair_overlap=a.pair_overlap,
                 seed=a.seed,
+                sample=a.sample,
+                sample_share=a.sample_share,
+                active=a.active,
             )
         )
     finally:

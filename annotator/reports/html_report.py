@@ -27,6 +27,7 @@ from . import charts as _charts
 from .atomic import atomic_write_text
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .view_adjudication import adjudication_view
+from .view_debiased import debiased_view
 from .view_judges import judge_calibration_view, judge_swap_view, judge_versions_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
@@ -166,6 +167,7 @@ _TOP_KNOWN = (
     "pairwise",
     "verdict",
     "generators",
+    "debiased",
     "item_findings_baseline",
     "systematic_findings",
     "n_boot",
@@ -247,6 +249,7 @@ def build_view(
         "item_findings_baseline": [
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
+        "debiased": debiased_view(report),
         "generators": generators_view(
             report.get("generators"),
             {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},

@@ -67,6 +67,9 @@ def default_demo_folder() -> Path:
     return Path(user_data_dir("annotator", appauthor=False)) / "demo-study"
 
 
+DEMO_SAMPLE = 12  # items per generator in the demo's recorded human sample (of 18)
+
+
 def build_demo(
     folder: str | Path,
     *,
@@ -102,6 +105,13 @@ def build_demo(
         _judge_pairs_both_orders(study, seed)
         say("the lead adjudicates a few findings")
         _adjudicate_some(study)
+        # a recorded random sample of two thirds of each generator's items: the report's
+        # debiased section reads only those items' human answers (the simulated raters rated
+        # all of them, which a real team could not)
+        say("drawing the random human sample the debiased figures read")
+        from .sampling import draw
+
+        draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
         study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
     finally:
         study.close()

@@ -13,9 +13,20 @@ from .study import Study
 
 
 def assign(
-    study: Study, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int | None
+    study: Study,
+    raters: list[str],
+    *,
+    overlap: int,
+    pair_overlap: int | None,
+    seed: int | None,
+    sample: int | None = None,
+    sample_share: float | None = None,
+    active: bool = False,
 ) -> str:
-    """Deal live items (and pairs) to the named raters; raters the study does not know are added."""
+    """Deal live items (and pairs) to the named raters; raters the study does not know are added.
+
+    With `sample` (items per generator) or `sample_share`, a seeded random sample is drawn (or
+    topped up) and stored first, and only its items are dealt (services/sampling.py)."""
     study.require_lead("assignment")
     check_design(raters, overlap)  # before any rater is added: a refused design writes nothing
     if pair_overlap is not None:
@@ -24,12 +35,21 @@ def assign(
     for name in raters:
         if name not in known:
             study.add_rater(name)
+    only, sampled = None, None
+    if sample is not None or sample_share is not None:
+        from .sampling import draw
+
+        # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
+        _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed, active=active)
     seed = secrets.randbits(31) if seed is None else seed
-    dealt = store.assign(study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed)
+    dealt = store.assign(
+        study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed, only=only
+    )
     study.db.set_setting(
         "assignment", {"overlap": overlap, "pair_overlap": pair_overlap, "seed": seed}
     )
-    lines = [
+    lines = [sampled] if sampled else []
+    lines += [
         f"dealt {dealt.items} item assignments"
         + (f" and {dealt.pairs} pair assignments" if dealt.pairs else "")
         + f" to {dealt.raters} raters (overlap {overlap}, seed {seed})"

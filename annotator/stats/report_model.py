@@ -8,7 +8,8 @@ together), runs it once, and resolves the estimates into
 fleiss_kappa, gwet_ac1, rater_pairs, human_alpha_nominal (scales), n_ties,
 n_cannot_judge, and per judge cohen_kappa, confusion, human_range, slices,
 exact_agreement_ci, alpha_humans_same_items, alpha_gain, permutation_pearson;
-top level "verdict", "adjudication" (None when nothing was adjudicated), "generators", "systematic_findings", "definitions",
+top level "verdict", "adjudication" (None when nothing was adjudicated), "generators",
+"debiased" (stats/debiased.py), "systematic_findings", "definitions",
 "n_boot", "seed", "n_perm".
 """
 
@@ -22,6 +23,7 @@ from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import VERDICT_KEY, metric_specs
+from .debiased import debiased_section, debiased_summary
 from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
 from .frames import StudyFrames
 from .generators import generator_section
@@ -155,6 +157,9 @@ def build_report(
             min_cases=int(frames.settings.get("release_gate_min_cases", 5)),
             min_items=int(frames.settings.get("release_gate_min_items", 30)),
         ),
+        "debiased": debiased_section(
+            items, human, judged, specs, frames.settings, min_labelled=min_count
+        ),
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
@@ -187,4 +192,5 @@ def build_report(
         "n_perm": int(n_perm),
     }
     report["summary"] = build_summary(report)
+    report["summary"]["debiased"] = debiased_summary(report["debiased"])
     return jsonable(report)

@@ -121,9 +121,17 @@ _CLAIM_LOCK = 0x636C6D  # advisory-lock namespace of claims ("clm")
 
 
 def assign(
-    db: StudyDB, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int
+    db: StudyDB,
+    raters: list[str],
+    *,
+    overlap: int,
+    pair_overlap: int | None,
+    seed: int,
+    only: set[int] | None = None,
 ) -> Dealt:
     """Deal every live item to `overlap` raters (and every pair to `pair_overlap`), in one transaction.
+
+    `only`: deal just these items (the random human sample, services/sampling.py).
 
     Earlier assignments are kept as they are (an answered item never moves): items and pairs
     with fewer raters than asked are topped up, new ones dealt.
@@ -136,6 +144,8 @@ def assign(
         pks = {name: rater_pk(s, name) for name in raters}
         name_of = {pk: name for pk, name in s.execute(select(Rater.id, Rater.name))}
         items = list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False)).order_by(Item.id)))
+        if only is not None:
+            items = [it for it in items if it in only]
         before: dict[int, set[str]] = defaultdict(set)
         for r, it in s.execute(select(Assignment.rater_pk, Assignment.item_pk)):
             before[it].add(name_of[r])

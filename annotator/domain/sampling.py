@@ -1,0 +1,183 @@
+"""A seeded random sample of live items for the humans, per generator (issue 25).
+
+The debiased figures (stats/debiased.py) need the human items drawn at random with known
+probabilities. Per generator: a uniform sample of n items (or a share of them), spread over
+the cases in proportion to their items (systematic selection over the items ordered by case,
+then by a seeded hash: each case gets its share rounded down or up, and every item the same
+inclusion probability n / N). A later call tops the sample up: drawn items stay drawn, items
+imported since the last draw are first drawn at the old rate (so every item of the generator
+has had the same chance), then the rest is drawn uniformly among the undrawn, which keeps the
+whole a uniform sample at the new rate. The result is the JSON stored in the study setting
+`human_sample`: each drawn item's probability (`items`), each generator's rate (`rates`, the
+probability of every item of it), and the frame (the highest item key seen, to tell items
+imported later).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import InputError
+
+
+def _key(seed: int, item_id: str, salt: str = "") -> float:
+    h = hashlib.sha256(f"{seed}\x1f{salt}\x1f{item_id}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+def _systematic(candidates: list[tuple[str, str]], k: int, seed: int, salt: str) -> list[str]:
+    """k of the candidates (item_id, case_id): ordered by case, then a seeded hash, taken at
+    every (M/k)-th position from a seeded start: each one with probability k / M."""
+    m = len(candidates)
+    if k <= 0 or m == 0:
+        return []
+    if k >= m:
+        return [i for i, _ in candidates]
+    order = sorted(candidates, key=lambda ic: (ic[1], _key(seed, ic[0], salt)))
+    step = m / k
+    start = _key(seed, "start", salt) * step
+    return [order[math.floor(start + j * step)][0] for j in range(k)]
+
+
+ACTIVE_FLOOR = 0.1  # an item's uncertainty counts at least this much: every item can be drawn
+
+
+def active_probabilities(u: list[float], n: float, floor: float = ACTIVE_FLOOR) -> list[float]:
+    """Inclusion probabilities proportional to max(u, floor), capped at 1, summing to n
+    (the cap's excess is spread over the others)."""
+    w = [max(float(x), floor) for x in u]
+    n = min(float(n), len(w))
+    lo, hi = 0.0, 1.0
+    while sum(min(1.0, hi * x) for x in w) < n:
+        hi *= 2
+    for _ in range(100):  # bisection on the scale c of min(1, c * w)
+        mid = (lo + hi) / 2
+        if sum(min(1.0, mid * x) for x in w) < n:
+            lo = mid
+        else:
+            hi = mid
+    return [min(1.0, hi * x) for x in w]
+
+
+def draw_active(
+    live: Iterable[tuple[int, str, str, str]],
+    uncertainty: dict[str, float],
+    *,
+    n: int | None,
+    share: float | None,
+    seed: int,
+    created_at: str,
+) -> dict[str, Any]:
+    """Active sampling (Zrnic & Candes 2024): per generator, each item drawn on its own
+    (Poisson sampling) with a probability that follows the judge's uncertainty on it (1 -
+    its stated confidence), floored so every item can be drawn; n (or the share) is the
+    expected sample size. Every item's probability is recorded (`items` for the drawn,
+    `unsampled` for the rest): the figures weigh a drawn item by 1/pi."""
+    _check(n, share)
+    by_gen = _by_generator(live)
+    items: dict[str, float] = {}
+    unsampled: dict[str, float] = {}
+    strata: dict[str, dict[str, int]] = {}
+    rates: dict[str, float] = {}
+    for g in sorted(by_gen):
+        rows = by_gen[g]
+        want = min(len(rows), n) if n is not None else share * len(rows)  # type: ignore[operator]
+        pis = active_probabilities([uncertainty.get(i, 1.0) for _, i, _ in rows], want)
+        for (_, i, _), p in zip(rows, pis, strict=True):
+            if _key(seed, i, f"active:{g}") < p:
+                items[i] = p
+            else:
+                unsampled[i] = p
+        strata[g] = {"n_live": len(rows), "n_drawn": sum(1 for _, i, _ in rows if i in items)}
+        rates[g] = want / len(rows)
+    return {
+        "seed": int(seed),
+        "created_at": created_at,
+        "design": "active: Poisson sampling, pi following the judge's uncertainty (floor "
+        f"{ACTIVE_FLOOR})",
+        "request": {"n": n, "share": share, "active": True},
+        "frame_max_pk": max(pk for rows in by_gen.values() for pk, _, _ in rows),
+        "rates": rates,
+        "strata": strata,
+        "items": items,
+        "unsampled": unsampled,
+    }
+
+
+def _check(n: int | None, share: float | None) -> None:
+    if (n is None) == (share is None):
+        raise InputError("say how many: --sample N or --sample-share F", field="--sample")
+    if n is not None and n < 1:
+        raise InputError(f"--sample {n}: draw at least 1 item per generator", field="--sample")
+    if share is not None and not 0 < share <= 1:
+        raise InputError(f"--sample-share {share}: a share in (0, 1]", field="--sample-share")
+
+
+def _by_generator(
+    live: Iterable[tuple[int, str, str, str]],
+) -> dict[str, list[tuple[int, str, str]]]:
+    by_gen: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    for pk, item_id, gen, case in live:
+        by_gen[str(gen)].append((int(pk), str(item_id), str(case)))
+    if not by_gen:
+        raise InputError("the study has no live items to sample", field="--sample")
+    return by_gen
+
+
+def draw_sample(
+    live: Iterable[tuple[int, str, str, str]],
+    *,
+    n: int | None,
+    share: float | None,
+    seed: int,
+    before: dict[str, Any] | None,
+    created_at: str,
+) -> dict[str, Any]:
+    """The sample after this draw. `live`: (item pk, item_id, generator, case_id) of every live
+    item; `n` items per generator or a `share` of each; `before`: the stored sample, if any."""
+    if before and (before.get("request") or {}).get("active"):
+        raise InputError(
+            "the study's sample was drawn with --active: a uniform top-up would mix designs; "
+            "draw it again with --active",
+            field="--sample",
+        )
+    _check(n, share)
+    by_gen = _by_generator(live)
+    prev_items = dict((before or {}).get("items") or {})
+    prev_rates = dict((before or {}).get("rates") or {})
+    frame = int((before or {}).get("frame_max_pk") or 0)
+    items: dict[str, float] = {}
+    rates: dict[str, float] = {}
+    strata: dict[str, dict[str, int]] = {}
+    for g in sorted(by_gen):
+        rows = by_gen[g]
+        N = len(rows)
+        drawn = {i for _, i, _ in rows if i in prev_items}
+        old_rate = float(prev_rates.get(g, 0.0))
+        # items imported since the last draw get the chance the others had
+        fresh = [(i, c) for pk, i, c in rows if pk > frame and i not in drawn]
+        if before and old_rate > 0 and fresh:
+            drawn |= {i for i, _ in fresh if _key(seed, i, f"fresh:{g}") < old_rate}
+        want = min(N, n) if n is not None else math.ceil(share * N)  # type: ignore[operator]
+        want = max(want, len(drawn))  # never undraws: a smaller request keeps the sample
+        rest = [(i, c) for _, i, c in rows if i not in drawn]
+        drawn |= set(_systematic(rest, want - len(drawn), seed, g))
+        rate = len(drawn) / N
+        rates[g] = rate
+        for i in sorted(drawn):
+            items[i] = rate
+        strata[g] = {"n_live": N, "n_drawn": len(drawn)}
+    return {
+        "seed": int(seed),
+        "created_at": created_at,
+        "design": "uniform per generator, spread over cases in proportion (systematic)",
+        "request": {"n": n, "share": share},
+        "frame_max_pk": max(pk for rows in by_gen.values() for pk, _, _ in rows),
+        "rates": rates,
+        "strata": strata,
+        "items": items,
+    }

@@ -1,0 +1,97 @@
+"""The debiased section (stats/debiased.py) as rows: the HTML report's table and the CSV's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from .formatting import as_dict, fmt_num
+
+
+def _iv(d: Any, digits: int = 2) -> str:
+    d = as_dict(d)
+    if d.get("estimate") is None:
+        return "—"
+    if d.get("low") is None:
+        return f"{fmt_num(d['estimate'], digits)} (no interval)"
+    return (
+        f"{fmt_num(d['estimate'], digits)} "
+        f"[{fmt_num(d['low'], digits)}, {fmt_num(d['high'], digits)}]"
+    )
+
+
+def _signed(d: Any) -> str:
+    d = as_dict(d)
+    if d.get("estimate") is None or d.get("low") is None:
+        return "—"
+    return f"{d['estimate']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]"
+
+
+def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    sec = as_dict(report.get("debiased"))
+    if not sec:
+        return None
+    summary = as_dict(as_dict(report.get("summary")).get("debiased"))
+    if not sec.get("recorded"):
+        return {"recorded": False, "note": str(sec.get("note") or ""), "judges": []}
+    kinds = as_dict(sec.get("figures"))
+    judges = []
+    for judge, jd in sorted(as_dict(sec.get("judges")).items()):
+        rows = []
+        for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
+            for name, fig in as_dict(figs).items():
+                fig = as_dict(fig)
+                eff = fig.get("effective_human_labels")
+                rows.append(
+                    {
+                        "generator": gen,
+                        "figure": f"{name} ({kinds.get(name, '')})",
+                        "debiased": _iv(fig.get("ppi")),
+                        "humans": _iv(fig.get("humans_only")),
+                        "judge": _iv(fig.get("judge_only")),
+                        "error": _signed(fig.get("judge_minus_humans")),
+                        "labels": (
+                            f"{fmt_num(eff, 0)} of {fig.get('n_sampled')}"
+                            if eff is not None
+                            else f"{fig.get('n_sampled')} rated"
+                        ),
+                        "n_items": fig.get("n_items"),
+                        "note": fig.get("note") or fig.get("judge_only_note") or "",
+                    }
+                )
+        judges.append({"name": str(judge), "rows": rows})
+    s = as_dict(sec.get("sample"))
+    return {
+        "recorded": True,
+        "sample": (
+            f"{s.get('n_drawn')} items drawn ({s.get('design') or 'uniform'}; seed {s.get('seed')}), "
+            f"{s.get('n_drawn_answered')} answered; {s.get('n_human_items_outside_sample')} "
+            "items rated outside the sample are not used"
+        ),
+        "used": str(sec.get("used") or ""),
+        "lines": [str(x) for x in summary.get("lines") or []],
+        "judges": judges,
+    }
+
+
+def debiased_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per judge, generator and figure (CSV `debiased.csv`)."""
+    sec = as_dict(report.get("debiased"))
+    rows = []
+    for judge, jd in sorted(as_dict(sec.get("judges")).items()):
+        for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
+            for name, fig in as_dict(figs).items():
+                fig = as_dict(fig)
+                row: dict[str, Any] = {"judge": judge, "generator": gen, "figure": name}
+                for key in ("ppi", "humans_only", "judge_only", "judge_minus_humans"):
+                    d = as_dict(fig.get(key))
+                    row[key] = d.get("estimate")
+                    row[f"{key}_low"] = d.get("low")
+                    row[f"{key}_high"] = d.get("high")
+                for key in ("lambda", "effective_human_labels", "n_sampled", "n_items", "n_cases"):
+                    row[key] = fig.get(key)
+                row["note"] = fig.get("note")
+                rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,362 @@
+"""The random human sample (`annotator assign --sample`) and the report's debiased section:
+a real study on a real SQLite file, imported through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from factories import make_png, write_manifest
+
+from annotator.cli import main
+from annotator.domain.errors import InputError
+from annotator.domain.sampling import draw_sample
+from annotator.services.study import Study
+
+REPO = Path(__file__).resolve().parents[2]
+GENS = ("gen-a", "gen-b")
+N_CASES, PER_CELL = 10, 3  # 30 items per generator, three per case
+
+
+def _build(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    """A study where two humans rated every item (a census) and a lenient judge scored all;
+    returns it and each item's human verdict on instruction_following (1 = PASS)."""
+    src = tmp_path / "src"
+    rows, truth = [], {}
+    rng = np.random.default_rng(1)
+    for c in range(N_CASES):
+        for g, gen in enumerate(GENS):
+            for k in range(PER_CELL):
+                item = f"it-{gen}-{c}-{k}"
+                img = make_png(src / "out" / f"{item}.png", colour=(20 * c, 80 * g, 10 * k))
+                rows.append(
+                    {
+                        "item_id": item,
+                        "case_id": f"case{c:02d}",
+                        "prompt": f"Draw screen {c}",
+                        "generator": gen,
+                        "images": [str(img.relative_to(src))],
+                    }
+                )
+                truth[item] = int(rng.random() < (0.7 if g == 0 else 0.4))
+    study = tmp_path / "study"
+    assert main(["new", str(study), "--rubric", str(REPO / "rubrics" / "ui_mockup.toml")]) == 0
+    assert main(["import", "items", str(write_manifest(src, rows)), "--study", str(study)]) == 0
+    ratings, judge = tmp_path / "ratings.csv", tmp_path / "judge.csv"
+    with ratings.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "rater", "metric", "value", "partial"])
+        for item, y in truth.items():
+            for r in ("ann", "bob"):
+                w.writerow([item, r, "instruction_following", "PASS" if y else "FAIL", "yes"])
+    with judge.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "judge", "metric", "value", "reason"])
+        for i, (item, _y) in enumerate(truth.items()):
+            # lenient: PASS everywhere but on every fourth item the humans failed
+            w.writerow(
+                [
+                    item,
+                    "lenient",
+                    "instruction_following",
+                    "FAIL" if (not _y and i % 4 == 0) else "PASS",
+                    "",
+                ]
+            )
+    assert main(["import", "ratings", str(ratings), "--study", str(study)]) == 0
+    assert main(["import", "judge", str(judge), "--study", str(study)]) == 0
+    return study, truth
+
+
+def _settings(study: Path) -> dict:
+    s = Study.open(study, mode="read")
+    try:
+        return s.db.all_settings()
+    finally:
+        s.close()
+
+
+def _report(study: Path, tmp_path: Path, name: str) -> dict:
+    out = tmp_path / f"{name}.json"
+    assert main(["report", "--study", str(study), "--json", str(out), "--boot", "50"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_no_sample_says_how_to_draw_one_then_only_sampled_answers_count(tmp_path, capsys):
+    study, truth = _build(tmp_path)
+    before = _report(study, tmp_path, "before")
+    assert before["debiased"]["recorded"] is False
+    assert "assign --sample N" in before["debiased"]["note"]
+    assert before["summary"]["debiased"]["lines"] == []
+    from annotator.reports.html_report import render_html
+
+    assert "no random human sample recorded" in render_html(before)
+
+    assert (
+        main(
+            [
+                "assign",
+                "--study",
+                str(study),
+                "--raters",
+                "ann,bob",
+                "--sample",
+                "10",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
+    said = capsys.readouterr().out
+    assert "human sample: 20 items" in said and "gen-a 10/30" in said
+    sample = _settings(study)["human_sample"]
+    assert sample["rates"] == {"gen-a": pytest.approx(1 / 3), "gen-b": pytest.approx(1 / 3)}
+    assert len(sample["items"]) == 20 and list(sample["items"].values()) == pytest.approx(
+        [1 / 3] * 20
+    )
+    # spread over the cases: 10 of 30 items, three per case, so one from each case
+    per_case = Counter(i.rsplit("-", 1)[0] for i in sample["items"])
+    assert set(per_case.values()) == {1}
+
+    rep = _report(study, tmp_path, "after")
+    sec = rep["debiased"]
+    assert sec["recorded"] and sec["sample"]["n_drawn"] == 20
+    assert sec["sample"]["n_human_items_outside_sample"] == 40  # rated, never used
+    for gen in GENS:
+        fig = sec["judges"]["lenient"]["by_generator"][gen]["instruction_following"]
+        drawn = [i for i in sample["items"] if f"-{gen}-" in i]
+        # humans-only on the sampled items alone (one item per case: every case weighs the same)
+        assert fig["humans_only"]["estimate"] == pytest.approx(np.mean([truth[i] for i in drawn]))
+        assert fig["humans_only"]["n"] == 10 and fig["n_items"] == 30
+        assert fig["judge_minus_humans"]["estimate"] > 0  # lenient
+        assert fig["ppi"]["low"] <= fig["ppi"]["estimate"] <= fig["ppi"]["high"]
+    lines = rep["summary"]["debiased"]["lines"]
+    assert any(
+        "the judge lenient overstates gen-b's pass rate on instruction_following" in x
+        for x in lines
+    )
+
+
+def test_sample_tops_up_keeps_drawn_items_and_deals_only_the_sample(tmp_path, capsys):
+    study, _ = _build(tmp_path)
+    assert (
+        main(
+            [
+                "assign",
+                "--study",
+                str(study),
+                "--raters",
+                "ann",
+                "--overlap",
+                "1",
+                "--sample",
+                "6",
+                "--seed",
+                "9",
+            ]
+        )
+        == 0
+    )
+    first = set(_settings(study)["human_sample"]["items"])
+    assert (
+        main(
+            ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1", "--sample", "15"]
+        )
+        == 0
+    )
+    second = _settings(study)["human_sample"]
+    with sqlite3.connect(study / "study.sqlite") as con:
+        dealt = con.execute("SELECT count(*) FROM assignments").fetchone()[0]
+    assert first <= set(second["items"]) and len(second["items"]) == 30
+    assert second["seed"] == 9  # the top-up keeps the sample's seed
+    assert list(second["items"].values()) == pytest.approx([0.5] * 30)
+    assert dealt == 30  # the sample's items only, not all 60
+    # the sample names items and generators: it stays in the study, never in a rater package
+    from annotator.services.packages import export_package
+
+    s = Study.open(study)
+    try:
+        export_package(s, "ann", tmp_path / "ann.annot")
+    finally:
+        s.close()
+    with sqlite3.connect(tmp_path / "ann.annot") as con:
+        keys = {k for (k,) in con.execute("SELECT key FROM settings")}
+    assert "human_sample" not in keys and "name" in keys
+    assert b"human_sample" not in (tmp_path / "ann.annot").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--sample", "0"],
+        ["--sample", "5", "--sample-share", "0.5"],
+        ["--sample-share", "1.5"],
+        ["--on-demand", "--sample", "5"],
+    ],
+)
+def test_bad_sample_requests_are_one_line_and_exit_2(tmp_path, capsys, args):
+    study, _ = _build(tmp_path)
+    capsys.readouterr()
+    assert main(["assign", "--study", str(study), "--raters", "ann", "--overlap", "1", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--sample" in err
+    assert "human_sample" not in _settings(study)
+
+
+def test_every_item_has_the_recorded_chance_of_being_drawn():
+    """Systematic selection over items ordered by case: over 2000 seeds each item is drawn at
+    its recorded rate (7 of 25, uneven cases), and each case gets its share rounded down or up."""
+    live = [(k, f"i{k}", "g", f"c{k % 4 if k < 20 else 9}") for k in range(25)]
+    counts: Counter[str] = Counter()
+    for seed in range(2000):
+        s = draw_sample(live, n=7, share=None, seed=seed, before=None, created_at="t")
+        assert list(s["items"].values()) == pytest.approx([7 / 25] * 7)
+        counts.update(list(s["items"]))
+        per_case = Counter(c for _, i, _, c in live if i in s["items"])
+        sizes = Counter(c for *_, c in live)
+        for c, size in sizes.items():
+            assert abs(per_case.get(c, 0) - 7 * size / 25) < 1
+    share = np.array([counts[f"i{k}"] / 2000 for k in range(25)])
+    assert np.all(np.abs(share - 7 / 25) < 4 * np.sqrt(0.28 * 0.72 / 2000))
+    with pytest.raises(InputError, match="--sample"):
+        draw_sample([], n=3, share=None, seed=1, before=None, created_at="t")
+
+
+def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir):
+    from annotator.services.reporting import build_study_report
+
+    s = Study.open(demo_study_dir, mode="read")
+    try:
+        rep = build_study_report(s, n_boot=20)
+    finally:
+        s.close()
+    sec = rep["debiased"]
+    assert sec["recorded"] and sec["sample"]["n_drawn"] == 36
+    judge = sec["judges"]["demo-lenient-judge"]["by_generator"]
+    assert sorted(judge) == ["gen-alpha", "gen-beta", "gen-gamma"]
+    fig = judge["gen-gamma"]["verdict_pass_rate"]
+    assert fig["n_sampled"] == 12 and fig["ppi"]["estimate"] is not None
+    lines = rep["summary"]["debiased"]["lines"]
+    assert any("overstates" in line for line in lines)
+    # the HTML shows the section with the summary's sentences; the CSV has a row per figure
+    import html as html_lib
+
+    from annotator.reports.html_report import render_html
+    from annotator.reports.view_debiased import debiased_table
+
+    page = html_lib.unescape(render_html(rep))
+    assert 'id="debiased"' in page and lines[0] in page
+    assert "no random human sample recorded" not in page
+    table = debiased_table(rep)
+    assert len(table) == sum(len(f) for f in judge.values())
+    row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]
+    assert row["ppi"].iloc[0] == pytest.approx(fig["ppi"]["estimate"])
+
+
+def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
+    from annotator.stats.debiased import debiased_summary
+
+    fig = {
+        "n_sampled": 40,
+        "judge_only": None,
+        "ppi": {"estimate": 3.9, "low": 3.7, "high": 4.1, "n": 160},
+        "effective_human_labels": 52.4,
+    }
+    sec = {
+        "recorded": True,
+        "figures": {"faithfulness": "mean score"},
+        "judges": {"clip": {"by_generator": {"sd": {"faithfulness": fig}}}},
+    }
+    (line,) = debiased_summary(sec)["lines"]
+    assert line == (
+        "sd's mean score on faithfulness debiased with the judge clip (not on the rubric's "
+        "scale): 3.90 [3.70, 4.10], worth 52 human labels (of 40 rated)"
+    )
+
+
+def test_active_probabilities_follow_uncertainty_with_a_floor_and_are_kept():
+    from annotator.domain.sampling import active_probabilities, draw_active
+
+    u = [0.0] * 10 + [0.5] * 10 + [1.0] * 5
+    pi = active_probabilities(u, 8)
+    assert sum(pi) == pytest.approx(8) and max(pi) <= 1
+    assert pi[0] > 0 and pi[10] == pytest.approx(5 * pi[0]) and pi[20] == pytest.approx(2 * pi[10])
+    live = [(k, f"i{k}", "g", f"c{k % 5}") for k in range(25)]
+    unc = {f"i{k}": x for k, x in enumerate(u)}
+    counts: Counter[str] = Counter()
+    for seed in range(3000):
+        s = draw_active(live, unc, n=8, share=None, seed=seed, created_at="t")
+        assert set(s["items"]) | set(s["unsampled"]) == {f"i{k}" for k in range(25)}
+        counts.update(list(s["items"]))
+    for k in (0, 10, 20):  # drawn at the recorded rate
+        assert counts[f"i{k}"] / 3000 == pytest.approx(pi[k], abs=4 * np.sqrt(0.25 / 3000))
+    # a uniform top-up of an active sample would mix designs: refused
+    with pytest.raises(InputError, match="--active"):
+        draw_sample(live, n=3, share=None, seed=1, before=s, created_at="t")
+
+
+def test_assign_active_weights_the_judges_uncertain_items_and_the_report_reweights(
+    tmp_path, capsys
+):
+    study, truth = _build(tmp_path)
+    args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
+    assert main([*args, "--sample", "10", "--active"]) == 2  # no confidences yet
+    assert "--confidence" in capsys.readouterr().err
+    assert main([*args, "--active"]) == 2
+    from annotator.store import judge_store
+
+    s = Study.open(study)
+    try:
+        run = judge_store.start_run(
+            s.db,
+            judge="llm",
+            model="m",
+            prompt_sha256="0" * 64,
+            schema="{}",
+            base_url=None,
+            rubric_version=s.rubric.version,
+            version="v1",
+        )
+        # the judge is sure on the first case of every ten items and unsure elsewhere
+        judge_store.record_scores(
+            s.db,
+            run,
+            "llm",
+            "v1",
+            [
+                (
+                    item,
+                    {"instruction_following": "PASS" if y else "FAIL"},
+                    "",
+                    "",
+                    {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
+                )
+                for i, (item, y) in enumerate(truth.items())
+            ],
+        )
+    finally:
+        s.close()
+    assert main([*args, "--sample", "14", "--active", "--seed", "4"]) == 0
+    sample = _settings(study)["human_sample"]
+    pis = {**sample["items"], **sample["unsampled"]}
+    assert len(pis) == 60 and sample["request"]["active"] is True
+    sure = [p for i, (item, _) in enumerate(truth.items()) if i % 3 == 0 for p in [pis[item]]]
+    unsure = [p for i, (item, _) in enumerate(truth.items()) if i % 3 != 0 for p in [pis[item]]]
+    assert max(sure) < min(unsure)  # drawn where the judge is least sure, never never
+    rep = _report(study, tmp_path, "active")
+    fig = rep["debiased"]["judges"]["llm"]["by_generator"]["gen-a"]["instruction_following"]
+    drawn = [i for i in sample["items"] if "-gen-a-" in i]
+    assert len(drawn) >= 10  # this seed draws enough for a figure
+    # the humans-only figure is the 1/pi-weighted mean of the drawn items
+    w = np.array([1 / sample["items"][i] for i in drawn])
+    y = np.array([truth[i] for i in drawn], float)
+    assert fig["humans_only"]["estimate"] == pytest.approx(float(w @ y / w.sum()))
+    # again --active on a study with a sample: refused, nothing changed
+    assert main([*args, "--sample", "10", "--active"]) == 2
+    assert _settings(study)["human_sample"] == sample
