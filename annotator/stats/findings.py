@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
-from .bootstrap import rng_for
 from .consensus import MetricSpec
 
 FDR = 0.05
@@ -134,6 +134,36 @@ def _text(x: Any) -> str | None:
     return s if s.strip() else None
 
 
+def _offsets(
+    item: np.ndarray, code: np.ndarray, who: np.ndarray, min_items: int = 2
+) -> dict[str, Any]:
+    """Each human held out in turn against the other humans on the same items: per human the
+    offset D_k (mean over items of their answer minus the mean of the others), the variance of
+    that mean from item to item (v_k), and c_k (1 + 1 / others, averaged), the factor of a
+    personal offset's variance in D_k. Humans with fewer than `min_items` items are left out."""
+    units, pos = np.unique(item, return_inverse=True)
+    n_u = np.bincount(pos, minlength=len(units)).astype(float)
+    s_u = np.bincount(pos, weights=code, minlength=len(units))
+    others = n_u[pos] - 1.0
+    ok = others >= 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = code - (s_u[pos] - code) / others
+    out: dict[str, Any] = {}
+    for r in np.unique(who[ok]):
+        mine = ok & (who == r)
+        n = int(mine.sum())
+        if n < min_items:
+            continue
+        dk = d[mine]
+        out[str(r)] = {
+            "offset": float(dk.mean()),
+            "var": float(dk.var(ddof=1) / n),
+            "c": float(np.mean(1.0 + 1.0 / others[mine])),
+            "n": n,
+        }
+    return out
+
+
 def held_out_difference(
     spec: MetricSpec,
     h: pd.DataFrame,
@@ -143,17 +173,30 @@ def held_out_difference(
     key: str = "",
     n_relabel: int = N_RELABEL,
 ) -> dict[str, Any]:
-    """The judge's mean difference from a held-out human, with its relabelling p-value.
+    """The judge's offset from the humans, tested against the humans' own offsets.
 
-    h: human answers (idx, rater, code; NaN = no answer); judge: code per idx.
-    Items need a judge code and MIN_HUMANS human codes. Returns {"rows", "delta"
-    (per item: judge - mean human), "estimate", "p_value", "n", "test"}.
+    h: human answers (idx, rater, code; NaN = no answer); judge: code per idx. Items need a
+    judge code and MIN_HUMANS human codes. Per item delta = judge - mean human answer; the
+    judge's offset D_J is its mean. The null is "the judge is like a human drawn from these
+    raters", personal offset included: every human is held out in turn against the others
+    (the same rule), giving offsets D_k; a personal offset of variance tau^2 enters D_J with
+    factor c_J = 1 + 1/K and D_k with c_k = 1 + 1/(K-1). tau^2 is estimated by moments,
+    max(0, (sum D_k^2 - sum v_k) / sum c_k) (v_k: D_k's item-to-item variance), and
+    T = D_J / sqrt(c_J tau^2 + v_J) is referred to Student's t with Welch-Satterthwaite degrees
+    of freedom (K - 1 for the tau^2 part, n - 1 for the item part): with offsets that are
+    large against the item noise the test is the prediction t-test of one more rater (K - 1
+    degrees of freedom), with none it is the t-test of mean delta = 0. `seed`, `key` and
+    `n_relabel` are kept for callers; the test is not random.
+
+    Returns {"rows", "delta", "estimate", "p_value", "n", "test", "human_offsets" (per human:
+    their held-out offset), "human_offset_range" ([min, max]), "offset_sd" (tau hat), "df"}.
     """
     idx = h["idx"].to_numpy(np.int64)
     code = h["code"].to_numpy(float)
+    who = h["rater"].astype(str).to_numpy()
     j = judge[judge.notna()]
     known = ~np.isnan(code) & np.isin(idx, j.index.to_numpy(np.int64))
-    idx, code = idx[known], code[known]
+    idx, code, who = idx[known], code[known], who[known]
     units, pos = np.unique(idx, return_inverse=True)
     kk = np.bincount(pos, minlength=len(units)).astype(float)
     keep_unit = kk >= MIN_HUMANS
@@ -167,47 +210,48 @@ def held_out_difference(
         )
         return out
     ssum = np.bincount(pos, weights=code, minlength=len(units))
-    new_pos = np.cumsum(keep_unit) - 1
     sel = keep_unit[pos]
     items, kk, ssum = units[keep_unit], kk[keep_unit], ssum[keep_unit]
     jj = j.reindex(items).to_numpy(float)
     delta = jj - ssum / kk
-    out.update(delta=delta, estimate=float(delta.mean()))
-    # relabelling: on item i, answer a labelled "judge" contributes ((K+1) a - total) / K
-    a = np.concatenate([jj, code[sel]])
-    item_of = np.concatenate([np.arange(len(items)), new_pos[pos[sel]]])
-    total = (ssum + jj)[item_of]
-    c = ((kk[item_of] + 1.0) * a - total) / kk[item_of]
-    obs = float(delta.sum())
-    varies = np.bincount(item_of, weights=c * c, minlength=len(items)) > 1e-12
-    if not varies.any():
-        out.update(p_value=1.0, test="every item's answers agree: nothing to relabel")
-        return out
-    order = np.argsort(item_of, kind="stable")
-    c, item_of = c[order], item_of[order]
-    size = np.bincount(item_of, minlength=len(items))
-    start = np.cumsum(size) - size
-    vi = np.flatnonzero(varies)
-    if len(vi) > _MC_MAX_ITEMS:
-        var = float((np.bincount(item_of, weights=c * c, minlength=len(items)) / size).sum())
-        z = abs(obs) / np.sqrt(var)
-        from scipy.stats import norm
-
-        out.update(
-            p_value=float(2 * norm.sf(z)),
-            test="relabelling test (normal limit): each human in turn in the judge's place",
-        )
-        return out
-    rng = rng_for(seed, "held-out-human", key)
-    hits = 0
-    step = max(1, 2_000_000 // len(vi))
-    for s0 in range(0, n_relabel, step):
-        b = min(step, n_relabel - s0)
-        pick = start[vi] + (rng.random((b, len(vi))) * size[vi]).astype(np.int64)
-        hits += int((np.abs(c[pick].sum(axis=1)) >= abs(obs) - 1e-9).sum())
+    n = len(delta)
+    est = float(delta.mean())
+    offs = _offsets(idx[sel], code[sel], who[sel])
     out.update(
-        p_value=float((1 + hits) / (1 + n_relabel)),
-        test=f"relabelling test: each human in turn in the judge's place ({n_relabel} draws)",
+        delta=delta,
+        estimate=est,
+        human_offsets={r: o["offset"] for r, o in sorted(offs.items())},
+        human_offset_range=(
+            [min(o["offset"] for o in offs.values()), max(o["offset"] for o in offs.values())]
+            if offs
+            else None
+        ),
+    )
+    v_j = float(delta.var(ddof=1) / n)
+    c_j = float(np.mean(1.0 + 1.0 / kk))
+    k_h = len(offs)
+    if k_h >= 2:
+        num = sum(o["offset"] ** 2 - o["var"] for o in offs.values())
+        tau2 = max(0.0, num / sum(o["c"] for o in offs.values()))
+    else:
+        tau2 = 0.0
+    a, b = c_j * tau2, v_j
+    var = a + b
+    out["offset_sd"] = float(np.sqrt(tau2)) if k_h >= 2 else None
+    if var <= 1e-15:
+        out.update(p_value=1.0, df=None, test="every item's answers agree: nothing to test")
+        return out
+    denom = (a * a / (k_h - 1) if k_h >= 2 else 0.0) + (b * b / (n - 1))
+    df = float(var * var / denom) if denom > 0 else float(n - 1)
+    t_stat = est / np.sqrt(var)
+    out.update(
+        p_value=float(min(1.0, 2 * student_t.sf(abs(t_stat), df))),
+        df=df,
+        test=(
+            "the judge's offset against the humans' own (each human held out in turn against "
+            f"the others; {k_h} humans, personal-offset sd {np.sqrt(tau2):.3g}): t = "
+            f"{t_stat:.3g} on {df:.1f} degrees of freedom"
+        ),
     )
     return out
 

@@ -4,12 +4,13 @@ Built from the finished report dict, never from the data, so it can only repeat
 figures the report already holds:
 
 - per judge and metric a verdict: `replaceable` when the judge passes the
-  alternative-annotator test; else `inside_human_spread` when its mean kappa
-  with each human lies within the range of the human-human kappas (or above
-  it: agreeing with each human more than they agree with each other); else
-  `not_trustworthy` when either figure exists and says no; `undetermined` when
-  neither could be computed (the note says why). Each comes with the figure
-  behind it (`why`, in words).
+  alternative-annotator test, its mean kappa with the humans is above zero with
+  its interval and it is not below the human spread; else `inside_human_spread`
+  when the interval of its mean kappa minus the humans' mean kappa lies above
+  -0.1 (or above 0); `not_trustworthy` when that interval lies below 0;
+  `undetermined` otherwise ("too few items (n = 30; about N needed)") or when
+  no figure could be computed (the note says why). Each comes with the figures
+  behind it, with their intervals (`why`, in words).
 - generators ranked by the per-case rubric results (the verdict pass rate, or
   the first figure when the rubric has no verdict) and by the pairwise
   Bradley-Terry strength, side by side with intervals; `disagree` lists the
@@ -49,26 +50,63 @@ def _f(x: Any, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
+def _ci(fig: Any, digits: int = 2) -> str:
+    """ "0.41 [0.30, 0.52]", or the estimate with "(no interval)"."""
+    fig = fig if isinstance(fig, dict) else {}
+    est = fig.get("estimate")
+    if fig.get("low") is None or fig.get("high") is None:
+        return f"{_f(est, digits)} (no interval)"
+    return f"{_f(est, digits)} [{_f(fig['low'], digits)}, {_f(fig['high'], digits)}]"
+
+
+def _kappa_above_zero(hr: dict[str, Any]) -> bool:
+    jm = hr.get("judge_mean_ci") or {}
+    return jm.get("low") is not None and jm["low"] > 0
+
+
 def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
-    """The verdict on one judge and metric from its report entry."""
+    """The verdict on one judge and metric from its report entry.
+
+    `replaceable` needs three things: the alternative-annotator test passes, the judge's mean
+    kappa with the humans is above zero with its interval (a constant or uninformative judge
+    never is), and the judge is not below the human spread by the spread test. `inside` /
+    `below` the human spread come from that test (the interval of the difference between the
+    judge's and the humans' mean kappas: reconcile.SPREAD_TEST), never from a point estimate
+    against a min/max; where the interval cannot decide the verdict is `undetermined`, with
+    about how many items would.
+    """
     alt = j.get("alt_test")
     hr = j.get("human_range") or {}
     pos = hr.get("position")
-    if alt and alt.get("passed"):
-        return {
-            "verdict": "replaceable",
-            "why": f"passes the alternative-annotator test at epsilon {_f(alt['epsilon'])}: "
-            f"as good as or better than {round(alt['winning_rate'] * alt['n_annotators'])} of "
-            f"{alt['n_annotators']} raters on {alt['n_items']} items",
-            "figure": {"alt_test": alt},
-        }
-    hh = hr.get("human_vs_human") or {}
-    spread = (
-        f"mean kappa with the humans {_f(hr.get('judge_mean'))}, humans among themselves "
-        f"{_f(hh.get('min'))} to {_f(hh.get('max'))}"
+    kappa = (
+        f"mean {hr.get('measure', 'kappa').replace('_', ' ')} with the humans "
+        f"{_ci(hr.get('judge_mean_ci'))}, humans among themselves {_ci(hr.get('human_mean'))}, "
+        f"difference {_ci(hr.get('difference'))}"
+        if hr.get("difference")
+        else None
     )
+    blocked = None
+    if alt and alt.get("passed"):
+        passed = (
+            f"passes the alternative-annotator test at epsilon {_f(alt['epsilon'])}: "
+            f"as good as or better than {round(alt['winning_rate'] * alt['n_annotators'])} of "
+            f"{alt['n_annotators']} raters on {alt['n_items']} items"
+        )
+        if _kappa_above_zero(hr) and pos != "below":
+            return {
+                "verdict": "replaceable",
+                "why": f"{passed}; {kappa}",
+                "figure": {"alt_test": alt, "human_range": hr},
+            }
+        blocked = passed + (
+            ", but its kappa with the humans is not above zero with its interval"
+            if not _kappa_above_zero(hr)
+            else ", but it agrees with the humans less than they agree with each other"
+        )
     failed = (
-        f"fails the alternative-annotator test at epsilon {_f(alt['epsilon'])} "
+        blocked
+        if blocked
+        else f"fails the alternative-annotator test at epsilon {_f(alt['epsilon'])} "
         + (
             f"(passes from epsilon {_f(alt['min_passing_epsilon'], 3)})"
             if alt.get("min_passing_epsilon") is not None
@@ -77,18 +115,20 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
         if alt
         else None
     )
+    extra = f"; {failed}" if failed else ""
     if pos in ("inside", "above"):
-        # above the range is not worse than inside it: the judge agrees with each human more
-        # than the humans agree with each other (without passing the alt-test, still no more)
-        why = spread + (" (above the human range)" if pos == "above" else "")
-        why += f"; {failed}" if failed else ""
-        return {"verdict": "inside_human_spread", "why": why, "figure": {"human_range": hr}}
-    if alt or pos == "below":
-        parts = [p for p in (failed, spread if pos else None) if p]
+        # above is not worse than inside: the judge agrees with each human more than the
+        # humans agree with each other (without passing the alt-test, still no more)
+        return {
+            "verdict": "inside_human_spread",
+            "why": f"{kappa}: above -{hr.get('margin', 0.1):g}" + extra,
+            "figure": {"human_range": hr},
+        }
+    if pos == "below":
         return {
             "verdict": "not_trustworthy",
-            "why": "; ".join(parts),
-            "figure": {"alt_test": alt, "human_range": hr if pos else None},
+            "why": f"{kappa}: below 0" + extra,
+            "figure": {"alt_test": alt, "human_range": hr},
         }
     if j.get("same_scale") is False:
         return {
@@ -97,12 +137,15 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
             "its correlations with the human mean",
             "figure": None,
         }
-    notes = [j.get("alt_test_note"), hr.get("note")]
-    return {
+    notes = [hr.get("position_note"), failed, j.get("alt_test_note"), hr.get("note")]
+    out = {
         "verdict": "undetermined",
         "why": "; ".join(n for n in notes if n) or "no figure to judge by",
-        "figure": None,
+        "figure": {"alt_test": alt, "human_range": hr} if (alt or hr.get("difference")) else None,
     }
+    if hr.get("n_needed"):
+        out["n_needed"] = hr["n_needed"]
+    return out
 
 
 def _judges(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
