@@ -17,8 +17,9 @@ Beside each judge's findings: how often a *held-out human* contradicts the
 others by the same rule on the same items (each human in turn left out and
 compared with the clear consensus of the remaining ones; the judge compared
 with the same remaining humans). A judge that is just another human has about
-that rate; findings of a metric and judge whose rate is above it are listed
-first (`excess`).
+that rate; findings of a metric and judge whose rate is above it by a one-sided
+test (items as clusters, p < 0.05) are listed first (`excess`); both rates come with
+intervals.
 
 A *systematic* finding is a metric where a judge is lenient (higher) or severe
 (lower) as a whole, tested against a held-out human: each human in turn takes
@@ -387,12 +388,70 @@ def held_out_finding_rates(spec: MetricSpec, h: pd.DataFrame, judge: pd.Series) 
         j_hit = jv != val
     j_ok = eligible & ~np.isnan(jv)
     n_h, n_j = int(eligible.sum()), int(j_ok.sum())
-    return {
+    res = {
         **out,
         "n_comparisons": n_h,
         "human_rate": float(h_hit[eligible].mean()) if n_h else None,
         "n_judge_comparisons": n_j,
         "judge_rate": float(j_hit[j_ok].mean()) if n_j else None,
+    }
+    if n_j:
+        res.update(_rate_figures(pos[j_ok], h_hit[j_ok], j_hit[j_ok]))
+    return res
+
+
+def _cluster_ratio(unit: np.ndarray, hit: np.ndarray) -> tuple[float, float, int]:
+    """A rate over comparisons, with its standard error with items as clusters (a held-out
+    human's comparisons on one item share that item), and the number of items."""
+    units, inv = np.unique(unit, return_inverse=True)
+    n_i = np.bincount(inv).astype(float)
+    s_i = np.bincount(inv, weights=hit.astype(float))
+    m = len(units)
+    rate = float(s_i.sum() / n_i.sum())
+    if m < 2:
+        return rate, float("nan"), m
+    resid = s_i - rate * n_i
+    se = float(np.sqrt((resid**2).sum() * m / (m - 1)) / n_i.sum())
+    return rate, se, m
+
+
+def _rate_figures(unit: np.ndarray, h_hit: np.ndarray, j_hit: np.ndarray) -> dict[str, Any]:
+    """Intervals of the two rates on the comparisons where the judge answered, and `excess` as
+    a test: the judge's rate above the held-out human's by a one-sided paired test over items
+    (p < 0.05), never by any margin."""
+    from scipy.stats import t as student_t
+
+    def ci(hit: np.ndarray) -> dict[str, Any]:
+        rate, se, m = _cluster_ratio(unit, hit)
+        if not np.isfinite(se) or se <= 0:
+            return {
+                "estimate": rate,
+                "low": None,
+                "high": None,
+                "n": m,
+                "note": "no interval: too few items or nothing varies",
+            }
+        q = float(student_t.ppf(0.975, m - 1))
+        return {
+            "estimate": rate,
+            "low": max(0.0, rate - q * se),
+            "high": min(1.0, rate + q * se),
+            "n": m,
+        }
+
+    diff, se, m = _cluster_ratio(unit, j_hit.astype(float) - h_hit.astype(float) + 1.0)
+    diff -= 1.0  # the shift keeps the ratio's weights; the difference of the two rates
+    if np.isfinite(se) and se > 0:
+        p = float(student_t.sf(diff / se, m - 1))
+    else:
+        p = 1.0 if diff <= 0 else 0.0
+    return {
+        "human_rate_ci": ci(h_hit),
+        "judge_rate_ci": ci(j_hit),
+        "excess_difference": diff,
+        "excess_p_value": p,
+        "excess_test": "judge's rate minus the held-out human's on the same comparisons, "
+        "one-sided t-test with items as clusters; excess when p < 0.05",
     }
 
 
@@ -411,7 +470,8 @@ def baseline_summary(
             if r.get("human_rate") is None:
                 continue
             hr, jr = r["human_rate"], r.get("judge_rate")
-            excess = jr is not None and jr > hr
+            # a test, not any margin: the judge's rate above the held-out human's at p < 0.05
+            excess = r.get("excess_p_value") is not None and r["excess_p_value"] < FDR
             r["excess"] = bool(excess)
             out.append(
                 {
@@ -421,6 +481,9 @@ def baseline_summary(
                     "judge_rate": jr,
                     "held_out_human_rate": hr,
                     "n_comparisons": r["n_comparisons"],
+                    "judge_rate_ci": r.get("judge_rate_ci"),
+                    "held_out_human_rate_ci": r.get("human_rate_ci"),
+                    "excess_p_value": r.get("excess_p_value"),
                     "excess": bool(excess),
                 }
             )

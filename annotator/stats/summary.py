@@ -121,7 +121,9 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
         # humans agree with each other (without passing the alt-test, still no more)
         return {
             "verdict": "inside_human_spread",
-            "why": f"{kappa}: above -{hr.get('margin', 0.1):g}" + extra,
+            "why": f"{kappa}: above -{hr.get('margin', 0.1):g}"
+            + (" (above the humans' own agreement)" if pos == "above" else "")
+            + extra,
             "figure": {"human_range": hr},
         }
     if pos == "below":
@@ -166,6 +168,35 @@ def _ranked(fig: dict[str, dict[str, Any]]) -> list[str]:
     return sorted(have, key=lambda g: -fig[g]["estimate"])
 
 
+def _separated_ranks(order: list[str], above: Any) -> dict[str, int]:
+    """Ranks that only a test separates: a generator's rank is 1 + the number of generators
+    shown above it (`above(h, g)`: h's figure is above g's by a test); ties share a rank."""
+    return {g: 1 + sum(1 for h in order if h != g and above(h, g)) for g in order}
+
+
+def _diff_above(differences: dict[str, Any], name: str) -> Any:
+    """h above g when the interval of their paired difference (shared cases) excludes 0."""
+
+    def above(h: str, g: str) -> bool:
+        d = (differences.get(f"{h} - {g}") or {}).get(name)
+        if d and d.get("low") is not None:
+            return bool(d["low"] > 0)
+        d = (differences.get(f"{g} - {h}") or {}).get(name)
+        return bool(d and d.get("high") is not None and d["high"] < 0)
+
+    return above
+
+
+def _interval_above(fig: dict[str, dict[str, Any]]) -> Any:
+    """h above g when their intervals do not overlap (no paired difference to test)."""
+
+    def above(h: str, g: str) -> bool:
+        lo, hi = fig[h].get("low"), fig[g].get("high")
+        return lo is not None and hi is not None and lo > hi
+
+    return above
+
+
 def _generators(report: dict[str, Any]) -> dict[str, Any]:
     gens = report.get("generators") or {}
     by_gen = gens.get("by_generator") or {}
@@ -176,6 +207,13 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
     rubric = {g: (e.get("overall") or {}).get(name) for g, e in by_gen.items()} if name else {}
     bt = (report.get("pairwise") or {}).get("bradley_terry") or {}
     r_rank, p_rank = _ranked(rubric), _ranked(bt)
+    comparable = gens.get("comparable") is not False
+    r_num = (
+        _separated_ranks(r_rank, _diff_above(gens.get("differences") or {}, name))
+        if comparable
+        else {}
+    )
+    p_num = _separated_ranks(p_rank, _interval_above(bt))
     rows = []
     # rubric ranks first, then pairwise-only generators, then the unranked by name: the same
     # report for the same data (a set's order would move with the hash seed)
@@ -184,9 +222,9 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         rows.append(
             {
                 "generator": g,
-                "rubric_rank": r_rank.index(g) + 1 if g in r_rank else None,
+                "rubric_rank": r_num.get(g),
                 "rubric": rubric.get(g),
-                "pairwise_rank": p_rank.index(g) + 1 if g in p_rank else None,
+                "pairwise_rank": p_num.get(g),
                 "pairwise": bt.get(g),
                 "release_gate": (by_gen.get(g) or {}).get("release_gate"),
             }
@@ -198,6 +236,10 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         "ranking": rows,
         "disagree": disagree,
         "comparable": gens.get("comparable"),
+        "rank_rule": "a rank counts only the generators shown above by a test, ties share a "
+        "rank: rubric ranks from the paired difference over shared cases (95% interval "
+        "excluding 0), none when the generators are not comparable; pairwise ranks from "
+        "Bradley-Terry intervals that do not overlap",
     }
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]
