@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import chi2
 
 from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from .bootstrap import rng_for
@@ -233,15 +232,12 @@ def held_out_difference(
     c_j = float(np.mean(1.0 + 1.0 / kk))
     k_h = len(offs)
     if k_h >= 2:
-        # median-unbiased, not mean-unbiased: with 2-4 humans the plain moment estimate is
-        # often 0 by chance (three close raters), and a test that then assumes no offsets at
-        # all flags ordinary raters (9.7% instead of 5% at offset sd 0.25 in simulation)
-        inflate = (k_h - 1) / chi2.ppf(0.5, k_h - 1)
-        spread = sum(o["offset"] ** 2 for o in offs.values()) * inflate
-        num = spread - sum(o["var"] for o in offs.values())
-        tau2 = max(0.0, num / sum(o["c"] for o in offs.values()))
+        sum_c = sum(o["c"] for o in offs.values())
+        spread = sum(o["offset"] ** 2 for o in offs.values()) / sum_c  # tau^2 + item noise
+        noise = sum(o["var"] for o in offs.values()) / sum_c
+        tau2 = max(0.0, spread - noise)
     else:
-        tau2 = 0.0
+        spread = noise = tau2 = 0.0
     out["offset_sd"] = float(np.sqrt(tau2)) if k_h >= 2 else None
     # the item part: relabelling, on item i a random one of the K humans + judge labelled
     # "judge" contributes ((K+1) a - total) / K (exact if the answers are exchangeable)
@@ -252,7 +248,7 @@ def held_out_difference(
     c = ((kk[item_of] + 1.0) * a - total) / kk[item_of]
     obs = float(delta.sum())
     varies = np.bincount(item_of, weights=c * c, minlength=len(items)) > 1e-12
-    if not varies.any() and tau2 <= 0:
+    if not varies.any() and spread <= 0:
         out.update(p_value=1.0, test="every item's answers agree: nothing to test")
         return out
     order = np.argsort(item_of, kind="stable")
@@ -263,7 +259,11 @@ def held_out_difference(
     rng = rng_for(seed, "held-out-human", key)
     # the offset part: the judge's own offset minus the humans' mean, of sd sqrt(c_J) tau,
     # as Student's t with K - 1 degrees of freedom (tau estimated from K humans)
-    off_scale = n * np.sqrt(c_j * tau2)
+    # the offset part, a generalized pivot (Weerahandi): the humans' spread of offsets is
+    # tau^2 + noise with K - 1 degrees of freedom, so a draw of tau^2 is
+    # max(0, spread (K - 1) / chi^2_(K-1) - noise), and the judge's own offset minus the humans'
+    # mean is N(0, c_J tau^2): the uncertainty of tau^2 from K humans is in the law, not a
+    # point estimate (three close raters are not evidence of no offsets)
     normal = len(vi) > _MC_MAX_ITEMS
     var_r = float((np.bincount(item_of, weights=c * c, minlength=len(items)) / size).sum())
     hits = 0
@@ -277,16 +277,18 @@ def held_out_difference(
             r = c[pick].sum(axis=1)
         else:
             r = np.zeros(b)
-        if off_scale > 0:
-            r = r + off_scale * rng.standard_t(k_h - 1, b)
+        if k_h >= 2 and spread > 0:
+            t2 = np.maximum(0.0, spread * (k_h - 1) / rng.chisquare(k_h - 1, b) - noise)
+            r = r + n * np.sqrt(c_j * t2) * rng.standard_normal(b)
         hits += int((np.abs(r) >= abs(obs) - 1e-9).sum())
     out.update(
         p_value=float((1 + hits) / (1 + n_relabel)),
         test=(
             "the judge's offset against the humans' own: each human in turn in the judge's "
             f"place on every item ({'normal limit' if normal else 'relabelling'}), plus a "
-            f"personal offset of sd {np.sqrt(tau2):.3g} estimated from the {k_h} humans' "
-            f"held-out offsets (Student's t, {max(k_h - 1, 0)} degrees of freedom); "
+            f"personal offset (sd {np.sqrt(tau2):.3g} estimated from the {k_h} humans' "
+            f"held-out offsets, drawn with its uncertainty: {max(k_h - 1, 0)} degrees of "
+            "freedom); "
             f"{n_relabel} draws"
         ),
     )

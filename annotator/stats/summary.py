@@ -5,7 +5,7 @@ figures the report already holds:
 
 - per judge and metric a verdict: `replaceable` when the judge passes the
   alternative-annotator test, its mean kappa with the humans is above zero with
-  its interval and it is not below the human spread; else `inside_human_spread`
+  its interval and the spread test shows it inside the human spread; else `inside_human_spread`
   when the interval of its mean kappa minus the humans' mean kappa lies above
   -0.1 (or above 0); `not_trustworthy` when that interval lies below 0;
   `undetermined` otherwise ("too few items (n = 30; about N needed)") or when
@@ -69,7 +69,9 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
 
     `replaceable` needs three things: the alternative-annotator test passes, the judge's mean
     kappa with the humans is above zero with its interval (a constant or uninformative judge
-    never is), and the judge is not below the human spread by the spread test. `inside` /
+    never is), and the spread test shows the judge inside the human spread (its mean kappa at
+    most `margin` below the humans', non-inferiority at 2.5%): a judge noisier than every
+    human can pass the alt-test on a small study, never this. `inside` /
     `below` the human spread come from that test (the interval of the difference between the
     judge's and the humans' mean kappas: reconcile.SPREAD_TEST), never from a point estimate
     against a min/max; where the interval cannot decide the verdict is `undetermined`, with
@@ -92,7 +94,7 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
             f"as good as or better than {round(alt['winning_rate'] * alt['n_annotators'])} of "
             f"{alt['n_annotators']} raters on {alt['n_items']} items"
         )
-        if _kappa_above_zero(hr) and pos != "below":
+        if _kappa_above_zero(hr) and pos in ("inside", "above"):
             return {
                 "verdict": "replaceable",
                 "why": f"{passed}; {kappa}",
@@ -102,6 +104,9 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
             ", but its kappa with the humans is not above zero with its interval"
             if not _kappa_above_zero(hr)
             else ", but it agrees with the humans less than they agree with each other"
+            if pos == "below"
+            else ", but its kappa with the humans is not shown to be within "
+            f"{hr.get('margin', 0.1):g} of theirs"
         )
     failed = (
         blocked

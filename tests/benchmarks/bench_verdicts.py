@@ -109,14 +109,24 @@ def systematic_rates(runs: int) -> list[str]:
             f"| exchangeable | {sd:g} | {wilson(any_hit, runs)} | {wilson(layout, runs)} | {runs} |"
         )
         print(lines[-1], file=sys.stderr, flush=True)
-    for sd in (0.0, 0.15):
-        caught = 0
+    for k in (3, 5, 8):  # the power depends on how many humans estimate their own spread
+        caught = layout = 0
         for s in range(runs):
-            found, _ = systematic(
-                *draw(np.random.default_rng([s, 8]), 150, "lenient", offset_sd=sd)
-            )
+            humans, judge = draw(np.random.default_rng([s, 8]), 150, "lenient", n_humans=k)
+            found, p = systematic(humans, judge)
             caught += ("layout_hierarchy", "up") in found
-        lines.append(f"| lenient +0.5 (caught) | {sd:g} | {wilson(caught, runs)} | | {runs} |")
+            layout += p < 0.05
+        lines.append(
+            f"| lenient +0.5, {k} humans (caught) | 0 | {wilson(caught, runs)} | "
+            f"{wilson(layout, runs)} | {runs} |"
+        )
+        print(lines[-1], file=sys.stderr, flush=True)
+    for k in (5, 8):
+        any_hit = 0
+        for s in range(runs):
+            humans, judge = draw(np.random.default_rng([s, 9]), 150, n_humans=k, offset_sd=0.25)
+            any_hit += bool(systematic(humans, judge)[0])
+        lines.append(f"| exchangeable, {k} humans | 0.25 | {wilson(any_hit, runs)} | | {runs} |")
         print(lines[-1], file=sys.stderr, flush=True)
     return lines
 
