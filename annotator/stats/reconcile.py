@@ -370,6 +370,10 @@ def _held_out(
         "q_value": None,
         "n": r["n"],
         "statistic": "per item: judge answer minus the mean human answer",
+        # the judge's offset beside the humans' own (each held out against the others)
+        "human_offsets": r.get("human_offsets"),
+        "human_offset_range": r.get("human_offset_range"),
+        "offset_sd": r.get("offset_sd"),
     }
 
 
@@ -481,7 +485,9 @@ def settle_spread(hr: dict[str, Any]) -> None:
     est, lo, hi, n = d["estimate"], d.get("low"), d.get("high"), int(d.get("n") or 0)
     if lo is None or hi is None:
         hr["position"] = "undetermined"
-        hr["position_note"] = "no interval of the difference: " + str(d.get("note") or "")
+        hr["position_note"] = "undetermined, the difference has " + str(
+            d.get("note") or "no interval"
+        ).removeprefix("no interval: ").join(("no interval (", ")"))
         return
     if lo > 0:
         hr["position"] = "above"
