@@ -134,7 +134,9 @@ def mean_se(d: np.ndarray, shares: np.ndarray | None = None) -> tuple[float, flo
     return float(m_c.mean()), float(np.sqrt(var)), max(df, 1.0)
 
 
-def one_sided_p(d: np.ndarray, eps: np.ndarray, shares: np.ndarray | None = None) -> np.ndarray:
+def one_sided_p(
+    d: np.ndarray, eps: np.ndarray | float, shares: np.ndarray | None = None
+) -> np.ndarray:
     """p-values of the paired t-test H0: mean(d) >= eps against mean(d) < eps, one per eps
     (the class-balanced mean when `shares` are given: see mean_se).
 

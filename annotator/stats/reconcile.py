@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -41,7 +41,7 @@ from .agreement import (
     two_way_alpha,
     value_counts,
 )
-from .bootstrap import ItemBootstrap, Pending, _interval, ratio, rng_for, undefined
+from .bootstrap import ItemBootstrap, Pending, Replicates, _interval, ratio, rng_for, undefined
 from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .correlation import (
     CORRELATIONS,
@@ -445,7 +445,8 @@ def _human_range(
         "n_items": int((~np.isnan(jcode)).sum()),
     }
     if j_est and h_est:
-        means = MeanOfKappas(j_pend, h_pend)
+        # Pending reads only point / values / bounds, which MeanOfKappas provides
+        means = cast(Replicates, MeanOfKappas(j_pend, h_pend))
         n = out["n_items"]
         out["judge_mean_ci"] = Pending(means, n, col=0)
         out["human_mean"] = Pending(means, n, col=1)
@@ -545,7 +546,10 @@ class MeanOfKappas:
 
     def bounds(self, col: int) -> tuple[float, float, int]:
         if self._bounds is None:
-            self._bounds = _interval(self.values)
+            vals = self.values
+            if vals is None:
+                return float("nan"), float("nan"), 0
+            self._bounds = _interval(vals)
         lo, hi, k = self._bounds
         return float(lo[col]), float(hi[col]), int(k[col])
 

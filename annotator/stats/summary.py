@@ -214,7 +214,7 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
     r_rank, p_rank = _ranked(rubric), _ranked(bt)
     comparable = gens.get("comparable") is not False
     r_num = (
-        _separated_ranks(r_rank, _diff_above(gens.get("differences") or {}, name))
+        _separated_ranks(r_rank, _diff_above(gens.get("differences") or {}, name or ""))
         if comparable
         else {}
     )

@@ -122,3 +122,26 @@ def test_dsg_raters_in_the_judges_place_are_not_systematic():
         j = d[d["rater"] == r].set_index("idx")["code"]
         res = held_out_difference(spec, h, j, n_relabel=999)
         assert res["p_value"] >= 0.05, (r, res)
+
+
+def test_item_finding_excess_is_a_test_not_any_margin():
+    # before, `excess` fired whenever the judge's rate was above the held-out human's by any
+    # margin: about half of the exchangeable judges; now a one-sided test at 5%
+    from annotator.stats.findings import held_out_finding_rates
+
+    key = "text_rendering"
+    excess = 0
+    for s in range(30):
+        humans, judge = draw(np.random.default_rng([s, 90]), 150)
+        r = held_out_finding_rates(
+            SPECS[key], long_codes(humans, key), pd.Series(judge[key].astype(float))
+        )
+        ci = r["judge_rate_ci"]
+        assert ci["low"] <= r["judge_rate"] <= ci["high"]
+        excess += r["excess_p_value"] < 0.05
+    assert excess <= 4
+    humans, judge = draw(np.random.default_rng(91), 300, "random")
+    r = held_out_finding_rates(
+        SPECS[key], long_codes(humans, key), pd.Series(judge[key].astype(float))
+    )
+    assert r["excess_p_value"] < 0.05
