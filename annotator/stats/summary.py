@@ -175,7 +175,9 @@ def _ranked(fig: dict[str, dict[str, Any]]) -> list[str]:
 
 def _separated_ranks(order: list[str], above: Any) -> dict[str, int]:
     """Ranks that only a test separates: a generator's rank is 1 + the number of generators
-    shown above it (`above(h, g)`: h's figure is above g's by a test); ties share a rank."""
+    shown above it (`above(h, g)`: h's figure is above g's by a test), the rule of Chatbot
+    Arena's ranks with intervals; ties share a rank. Two generators a test does not separate can
+    still differ in rank when a third is separated from one of them only."""
     return {g: 1 + sum(1 for h in order if h != g and above(h, g)) for g in order}
 
 
@@ -244,7 +246,7 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         "rank_rule": "a rank counts only the generators shown above by a test, ties share a "
         "rank: rubric ranks from the paired difference over shared cases (95% interval "
         "excluding 0), none when the generators are not comparable; pairwise ranks from "
-        "Bradley-Terry intervals that do not overlap",
+        "Bradley-Terry intervals that do not overlap (rank = 1 + the number shown above)",
     }
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]
