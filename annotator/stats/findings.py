@@ -346,8 +346,18 @@ def systematic(
                 "mean_difference": sections[key]["judges"][name].get("mean_difference"),
                 "vs_held_out_human": ho,
                 "q_value": q,
+                "judge_offset": ho["difference"]["estimate"],
+                "human_offset_range": ho.get("human_offset_range"),
                 "note": (
-                    f"the judge's mean difference from a held-out human has q = {q:.3g} "
+                    f"the judge's offset {ho['difference']['estimate']:+.2f}"
+                    + (
+                        " beside the humans' own {:+.2f} to {:+.2f}".format(
+                            *ho["human_offset_range"]
+                        )
+                        if ho.get("human_offset_range")
+                        else ""
+                    )
+                    + f" (each held out against the others) has q = {q:.3g} "
                     f"(Benjamini-Hochberg over {len(tests)} tests, FDR {FDR:g})"
                 ),
             }
