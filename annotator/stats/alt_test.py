@@ -48,6 +48,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from .bootstrap import batches, resample_counts
+
 Q_LEVEL = 0.05
 MIN_ANNOTATORS = 3
 MIN_OTHERS = 2  # human answers on an item besides the left-out one
@@ -239,7 +241,7 @@ def winning_rate(wins: Wins, eps: np.ndarray | float, q: float = Q_LEVEL) -> np.
     return benjamini_yekutieli(p, q).mean(axis=1)
 
 
-N_BOOT = 400
+N_BOOT = 200  # resamples of the advantage probability (its interval only)
 
 
 def advantage_interval(
@@ -251,22 +253,26 @@ def advantage_interval(
         return None, None
     n_units = 1 + max(int(i.max()) for i in wins.items if len(i))
     rng = np.random.default_rng([int(seed), 0xA17])
-    counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(float)
-    per = []
-    for a, (wf, it) in enumerate(zip(wins.w_judge, wins.items, strict=True)):
-        c = counts[:, it]  # (B, n_a)
-        if wins.shares is not None:
-            sh = wins.shares[a]
-            mass = c @ sh  # (B, C)
-            hit = c @ (sh * wf[:, None])
+    out = []
+    # resampled in batches so that one batch of weights stays within a few million floats
+    # whatever the number of items (a report of a million judgements has 100,000 of them)
+    for b in batches(n_boot, n_units):
+        counts = resample_counts(rng, n_units, b)
+        per = []
+        for a, (wf, it) in enumerate(zip(wins.w_judge, wins.items, strict=True)):
+            c = counts[:, it]  # (b, n_a)
             with np.errstate(divide="ignore", invalid="ignore"):
-                present = mass > 0
-                per_class = np.where(present, hit / np.where(present, mass, 1.0), 0.0)
-                per.append(per_class.sum(axis=1) / present.sum(axis=1))
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                per.append((c @ wf) / c.sum(axis=1))
-    reps = np.mean(per, axis=0)
+                if wins.shares is not None:
+                    sh = wins.shares[a]
+                    mass = c @ sh  # (b, C)
+                    hit = c @ (sh * wf[:, None])
+                    present = mass > 0
+                    per_class = np.where(present, hit / np.where(present, mass, 1.0), 0.0)
+                    per.append(per_class.sum(axis=1) / present.sum(axis=1))
+                else:
+                    per.append((c @ wf) / c.sum(axis=1))
+        out.append(np.mean(per, axis=0))
+    reps = np.concatenate(out)
     reps = reps[np.isfinite(reps)]
     if len(reps) < 0.95 * n_boot or np.ptp(reps) <= 1e-12:
         return None, None
