@@ -214,6 +214,25 @@ def _human_range_text(hr: Any) -> str | None:
     hh = as_dict(hr.get("human_vs_human"))
     lo, hi, jm = to_float(hh.get("min")), to_float(hh.get("max")), to_float(hr.get("judge_mean"))
     measure = str(hr.get("measure") or "kappa").replace("_", " ")
+    diff = as_dict(hr.get("difference"))
+    if hr.get("position") and diff and jm is not None:
+
+        def ci(f: Any) -> str:
+            f = as_dict(f)
+            if f.get("low") is None or f.get("high") is None:
+                return f"{fmt_num(f.get('estimate'))} (no interval)"
+            return f"{fmt_num(f.get('estimate'))} [{fmt_num(f['low'])}, {fmt_num(f['high'])}]"
+
+        where = (
+            str(hr.get("position_note"))
+            if hr.get("position_note")
+            else f"{hr['position']} the human spread"
+        )
+        return (
+            f"{where}: judge-human {measure} {ci(hr.get('judge_mean_ci'))} (mean over raters) "
+            f"vs human-human {ci(hr.get('human_mean'))} (pairs {fmt_num(lo)} to {fmt_num(hi)}), "
+            f"difference {ci(diff)}, inside when above -{fmt_num(hr.get('margin'))}"
+        )
     if hr.get("position") and jm is not None and lo is not None and hi is not None:
         return (
             f"{hr['position']} the human range: judge-human {measure} {fmt_num(jm)} (mean over raters) "

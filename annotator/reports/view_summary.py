@@ -62,9 +62,11 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "generators": ranking,
         "rubric_figure": str(g.get("rubric_figure") or "").replace("_", " "),
         "disagree": [str(x) for x in g.get("disagree") or []],
-        "has_rubric": any(r["rubric_rank"] for r in ranking),
-        "has_pairwise": any(r["pairwise_rank"] for r in ranking),
-        "generators_note": g.get("note"),
+        # a column shows when its figures exist, ranked or not (not comparable: no ranks)
+        "has_rubric": any(as_dict(r).get("rubric") for r in g.get("ranking") or []),
+        "has_pairwise": any(as_dict(r).get("pairwise") for r in g.get("ranking") or []),
+        "generators_note": " ".join(str(x) for x in (g.get("note"), g.get("rank_rule")) if x)
+        or None,
         "gate_set": bool(gate.get("set")),
         "gate_note": gate.get("note") or gate.get("rule") or "",
         "raters": [
@@ -93,7 +95,9 @@ def alt_test_rows(m: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "note": None,
                 "epsilon": fmt_num(a.get("epsilon")),
                 "winning_rate": fmt_num(a.get("winning_rate")),
-                "advantage": fmt_num(a.get("advantage_probability")),
+                "advantage": _with_interval(
+                    a.get("advantage_probability"), a.get("advantage_probability_ci")
+                ),
                 "passed": bool(a.get("passed")),
                 "min_eps": "not even at 1" if eps is None else f"{eps:.3f}",
                 "n_annotators": a.get("n_annotators"),
@@ -101,6 +105,14 @@ def alt_test_rows(m: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _with_interval(est: Any, ci: Any) -> str:
+    """ "0.81 [0.77, 0.85]", or the estimate alone when the report has no interval."""
+    ci = as_dict(ci)
+    if ci.get("low") is None or ci.get("high") is None:
+        return fmt_num(est)
+    return f"{fmt_num(est)} [{fmt_num(ci['low'])}, {fmt_num(ci['high'])}]"
 
 
 def metric_labels(report: Mapping[str, Any]) -> dict[str, str]:

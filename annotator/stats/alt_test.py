@@ -14,6 +14,19 @@ judge, each human annotator j in turn is left out:
   is below the margin epsilon (H0: mean(d) >= epsilon, H1: mean(d) < epsilon):
   epsilon is what the study is willing to give up for a cheaper annotator.
 
+Nominal metrics (gates, tags, choices, the verdict) use a *class-balanced* mean of d
+(our change to the paper, which takes the plain mean): every class of answer weighs
+the same, as in balanced accuracy. An item belongs to class c in the share of the
+remaining humans who answered c (soft strata: an item the others split on counts
+half to each class), and the mean of d is the average over classes of its mean
+within each class. Why: with the plain mean a judge that always says PASS on a
+gate that passes 92% of the time loses only on the rare FAIL items, about 8% of
+them, so it passes at epsilon 0.1 whatever the humans see; balanced, it loses on
+nearly all of the FAIL class and its human advantage is about half. The t-test
+is then Welch's over the classes (see mean_se): a rare class seen on a handful of
+items gives few degrees of freedom, and one seen on fewer than 2 items cannot pass. Scales keep the plain mean (their score,
+minus the RMSE, already punishes a constant answer in proportion to the spread).
+
 The p-values of all annotators are corrected together by Benjamini-Yekutieli
 at q = 0.05 (valid under any dependence: the annotators share items). The
 winning rate is the share of annotators whose test rejects H0; the judge
@@ -35,6 +48,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from .bootstrap import batches, resample_counts
+
 Q_LEVEL = 0.05
 MIN_ANNOTATORS = 3
 MIN_OTHERS = 2  # human answers on an item besides the left-out one
@@ -51,6 +66,20 @@ class Wins:
     w_judge: list[np.ndarray]  # W_f per item
     w_human: list[np.ndarray]  # W_h per item
     n_items: int  # distinct items in at least one annotator's comparison
+    # per annotator the items' weights in the mean (sum 1): class-balanced for nominal
+    # metrics, equal for scales; None: equal weights
+    weights: list[np.ndarray] | None = None
+    items: list[np.ndarray] | None = None  # per annotator the item of each comparison
+    shares: list[np.ndarray] | None = None  # per annotator the others' class shares (nominal)
+
+    def share(self, i: int) -> np.ndarray | None:
+        return None if self.shares is None else self.shares[i]
+
+    def weight(self, i: int) -> np.ndarray:
+        if self.weights is not None:
+            return self.weights[i]
+        n = len(self.w_judge[i])
+        return np.full(n, 1.0 / n)
 
 
 def benjamini_yekutieli(p: np.ndarray, q: float = Q_LEVEL) -> np.ndarray:
@@ -76,20 +105,62 @@ def benjamini_yekutieli(p: np.ndarray, q: float = Q_LEVEL) -> np.ndarray:
     return out[0] if flat else out
 
 
-def one_sided_p(d: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """p-values of the paired t-test H0: mean(d) >= eps against mean(d) < eps, one per eps.
+def mean_se(d: np.ndarray, shares: np.ndarray | None = None) -> tuple[float, float, float]:
+    """Mean of d, its standard error and degrees of freedom.
+
+    Without `shares`: the plain mean, sd / sqrt(n) and n - 1 (the paired t-test). With
+    `shares` (items x classes, rows summing to 1: the soft strata): the class-balanced mean
+    (1/C) sum_c m_c, m_c the share-weighted mean of d in class c over its mass n_c (the summed
+    shares), variance (1/C^2) sum_c s_c^2 / n_c and Welch-Satterthwaite degrees of freedom, so
+    that a rare class seen on a few items makes the test wide, not confident. A class with a
+    mass below 2 has no variance: the standard error is then infinite (the test cannot pass).
+    """
+    d = np.asarray(d, dtype=float)
+    n = len(d)
+    if shares is None:
+        if n < 2:
+            return float(d.mean()) if n else 0.0, 0.0, 0.0
+        return float(d.mean()), float(d.std(ddof=1) / np.sqrt(n)), float(n - 1)
+    mass = shares.sum(axis=0)
+    keep = mass > 1e-12
+    sh, mass = shares[:, keep], mass[keep]
+    n_cls = len(mass)
+    m_c = (sh * d[:, None]).sum(axis=0) / mass
+    if (mass < 2).any():
+        return float(m_c.mean()), float("inf"), 1.0
+    ss = (sh * (d[:, None] - m_c[None, :]) ** 2).sum(axis=0)
+    var_c = ss / (mass - 1) / mass / n_cls**2
+    var = float(var_c.sum())
+    denom = float((var_c**2 / (mass - 1)).sum())
+    df = var * var / denom if denom > 0 else float(n - 1)
+    return float(m_c.mean()), float(np.sqrt(var)), max(df, 1.0)
+
+
+def one_sided_p(
+    d: np.ndarray, eps: np.ndarray | float, shares: np.ndarray | None = None
+) -> np.ndarray:
+    """p-values of the paired t-test H0: mean(d) >= eps against mean(d) < eps, one per eps
+    (the class-balanced mean when `shares` are given: see mean_se).
 
     With no spread in d the test is decided by the sign of mean(d) - eps (p 0 or 1).
     """
-    d = np.asarray(d, dtype=float)
     eps = np.atleast_1d(np.asarray(eps, dtype=float))
-    n = len(d)
-    mean = d.mean()
-    sd = d.std(ddof=1) if n > 1 else 0.0
+    mean, se, df = mean_se(d, shares)
     diff = mean - eps
-    if sd <= 0 or not np.isfinite(sd):
+    if not np.isfinite(se):
+        return np.ones_like(diff)
+    if se <= 1e-12:
         return np.where(diff < -_TIE, 0.0, 1.0)
-    return student_t.cdf(diff / (sd / np.sqrt(n)), n - 1)
+    return student_t.cdf(diff / se, df)
+
+
+def _balanced_weights(shares: np.ndarray) -> np.ndarray:
+    """Item weights (sum 1) that make every class of the remaining humans' answers weigh the
+    same: item i counts to class c in the share of the others who answered c."""
+    mass = shares.sum(axis=0)  # per class
+    present = mass > 0
+    w = (shares[:, present] / mass[present]).sum(axis=1) / present.sum()
+    return w / w.sum()
 
 
 def leave_one_out_wins(
@@ -123,6 +194,9 @@ def leave_one_out_wins(
         # matches with the others: everyone's count of the value minus j's own answer
         s_f = counts[iid, fc[iid]] - same
         s_h = counts[iid, xc] - 1.0
+        # the others' answers on the item (j's own taken out), for the class-balanced weights
+        other_counts = counts[iid].copy()
+        other_counts[np.arange(len(x)), xc] -= 1.0
     else:
         s1 = np.bincount(iid, weights=x, minlength=len(items))[iid] - x
         s2 = np.bincount(iid, weights=x * x, minlength=len(items))[iid] - x * x
@@ -132,25 +206,88 @@ def leave_one_out_wins(
     keep = m >= MIN_OTHERS
     wf = (s_f >= s_h - _TIE).astype(float)
     wh = (s_h >= s_f - _TIE).astype(float)
-    out_r, out_f, out_h, used = [], [], [], set()
+    out_r, out_f, out_h, out_w, used = [], [], [], [], set()
+    out_i: list[np.ndarray] = []
+    out_s: list[np.ndarray] = []
     for r in range(len(raters)):
         mine = keep & (rid == r)
-        if mine.sum() < min_items:
+        n_mine = int(mine.sum())
+        if n_mine < min_items:
             continue
         out_r.append(str(raters[r]))
         out_f.append(wf[mine])
         out_h.append(wh[mine])
+        out_i.append(iid[mine])
+        if nominal:
+            oc = other_counts[mine]
+            sh = oc / oc.sum(axis=1, keepdims=True)
+            out_s.append(sh)
+            out_w.append(_balanced_weights(sh))
+        else:
+            out_w.append(np.full(n_mine, 1.0 / n_mine))
         used.update(iid[mine].tolist())
-    return Wins(out_r, out_f, out_h, len(used))
+    return Wins(out_r, out_f, out_h, len(used), out_w, out_i, out_s if nominal else None)
 
 
 def winning_rate(wins: Wins, eps: np.ndarray | float, q: float = Q_LEVEL) -> np.ndarray:
     """Share of annotators whose test rejects at each epsilon (after Benjamini-Yekutieli)."""
     eps = np.atleast_1d(np.asarray(eps, dtype=float))
     p = np.column_stack(
-        [one_sided_p(wh - wf, eps) for wf, wh in zip(wins.w_judge, wins.w_human, strict=True)]
+        [
+            one_sided_p(wh - wf, eps, wins.share(i))
+            for i, (wf, wh) in enumerate(zip(wins.w_judge, wins.w_human, strict=True))
+        ]
     )
     return benjamini_yekutieli(p, q).mean(axis=1)
+
+
+N_BOOT = 200  # resamples of the advantage probability (its interval only)
+
+
+def advantage_interval(
+    wins: Wins, seed: int = 0, n_boot: int = N_BOOT
+) -> tuple[float | None, float | None]:
+    """95% percentile interval of the advantage probability from an item bootstrap (the same
+    resampled items for every annotator; class weights recomputed in each resample)."""
+    if wins.items is None or not wins.items:
+        return None, None
+    n_units = 1 + max(int(i.max()) for i in wins.items if len(i))
+    rng = np.random.default_rng([int(seed), 0xA17])
+    out = []
+    # resampled in batches so that one batch of weights stays within a few million floats
+    # whatever the number of items (a report of a million judgements has 100,000 of them)
+    for b in batches(n_boot, n_units):
+        counts = resample_counts(rng, n_units, b)
+        per = []
+        for a, (wf, it) in enumerate(zip(wins.w_judge, wins.items, strict=True)):
+            c = counts[:, it]  # (b, n_a)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if wins.shares is not None:
+                    sh = wins.shares[a]
+                    mass = c @ sh  # (b, C)
+                    hit = c @ (sh * wf[:, None])
+                    present = mass > 0
+                    per_class = np.where(present, hit / np.where(present, mass, 1.0), 0.0)
+                    per.append(per_class.sum(axis=1) / present.sum(axis=1))
+                else:
+                    per.append((c @ wf) / c.sum(axis=1))
+        out.append(np.mean(per, axis=0))
+    reps = np.concatenate(out)
+    reps = reps[np.isfinite(reps)]
+    if len(reps) < 0.95 * n_boot or np.ptp(reps) <= 1e-12:
+        return None, None
+    return float(np.quantile(reps, 0.025)), float(np.quantile(reps, 0.975))
+
+
+WINNING_RATE_NOTE = (
+    "no interval: the winning rate counts the raters the judge beats, after the "
+    "Benjamini-Yekutieli correction over them; it is a decision on these raters, not an "
+    "estimate of a share (each rater's p-value is under annotators)"
+)
+MIN_EPS_NOTE = (
+    "no interval: the smallest margin at which the test passes is itself a one-sided bound "
+    "(the human advantage the data can rule out at q, Benjamini-Yekutieli over the raters)"
+)
 
 
 def alt_test(
@@ -161,6 +298,7 @@ def alt_test(
     epsilon: float = 0.1,
     min_items: int = 30,
     q: float = Q_LEVEL,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """The test's figures for one judge and metric, or {"note"} when the data cannot support it.
 
@@ -180,20 +318,36 @@ def alt_test(
         }
     p = np.array(
         [
-            one_sided_p(wh - wf, epsilon)[0]
-            for wf, wh in zip(wins.w_judge, wins.w_human, strict=True)
+            one_sided_p(wh - wf, epsilon, wins.share(i))[0]
+            for i, (wf, wh) in enumerate(zip(wins.w_judge, wins.w_human, strict=True))
         ]
     )
     rejected = benjamini_yekutieli(p, q)
     rate = float(rejected.mean())
     grid = winning_rate(wins, EPS_GRID, q)
     passing = np.flatnonzero(grid >= 0.5)
+    adv = float(np.mean([np.sum(wins.weight(i) * wf) for i, wf in enumerate(wins.w_judge)]))
+    lo, hi = advantage_interval(wins, seed)
     return {
         "epsilon": float(epsilon),
         "winning_rate": rate,
-        "advantage_probability": float(np.mean([wf.mean() for wf in wins.w_judge])),
+        "winning_rate_note": WINNING_RATE_NOTE,
+        "advantage_probability": adv,
+        "advantage_probability_ci": {
+            "estimate": adv,
+            "low": None if lo is None else min(lo, adv),
+            "high": None if hi is None else max(hi, adv),
+            "n": wins.n_items,
+            **(
+                {}
+                if lo is not None
+                else {"note": "no interval: every resample gives the same value"}
+            ),
+        },
+        "score": "class-balanced share of equal answers" if nominal else "minus the RMSE",
         "passed": bool(rate >= 0.5),
         "min_passing_epsilon": float(EPS_GRID[passing[0]]) if len(passing) else None,
+        "min_passing_epsilon_note": MIN_EPS_NOTE,
         "n_annotators": n_ann,
         "n_items": wins.n_items,
         "q": float(q),
@@ -202,8 +356,8 @@ def alt_test(
                 "n_items": int(len(wf)),
                 "p_value": float(p[i]),
                 "rejected": bool(rejected[i]),
-                "judge_wins": float(wf.mean()),
-                "human_wins": float(wh.mean()),
+                "judge_wins": float(np.sum(wins.weight(i) * wf)),
+                "human_wins": float(np.sum(wins.weight(i) * wh)),
             }
             for i, (r, wf, wh) in enumerate(
                 zip(wins.annotators, wins.w_judge, wins.w_human, strict=True)

@@ -17,8 +17,9 @@ Beside each judge's findings: how often a *held-out human* contradicts the
 others by the same rule on the same items (each human in turn left out and
 compared with the clear consensus of the remaining ones; the judge compared
 with the same remaining humans). A judge that is just another human has about
-that rate; findings of a metric and judge whose rate is above it are listed
-first (`excess`).
+that rate; findings of a metric and judge whose rate is above it by a one-sided
+test (items as clusters, p < 0.05) are listed first (`excess`); both rates come with
+intervals.
 
 A *systematic* finding is a metric where a judge is lenient (higher) or severe
 (lower) as a whole, tested against a held-out human: each human in turn takes
@@ -134,6 +135,36 @@ def _text(x: Any) -> str | None:
     return s if s.strip() else None
 
 
+def _offsets(
+    item: np.ndarray, code: np.ndarray, who: np.ndarray, min_items: int = 2
+) -> dict[str, Any]:
+    """Each human held out in turn against the other humans on the same items: per human the
+    offset D_k (mean over items of their answer minus the mean of the others), the variance of
+    that mean from item to item (v_k), and c_k (1 + 1 / others, averaged), the factor of a
+    personal offset's variance in D_k. Humans with fewer than `min_items` items are left out."""
+    units, pos = np.unique(item, return_inverse=True)
+    n_u = np.bincount(pos, minlength=len(units)).astype(float)
+    s_u = np.bincount(pos, weights=code, minlength=len(units))
+    others = n_u[pos] - 1.0
+    ok = others >= 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = code - (s_u[pos] - code) / others
+    out: dict[str, Any] = {}
+    for r in np.unique(who[ok]):
+        mine = ok & (who == r)
+        n = int(mine.sum())
+        if n < min_items:
+            continue
+        dk = d[mine]
+        out[str(r)] = {
+            "offset": float(dk.mean()),
+            "var": float(dk.var(ddof=1) / n),
+            "c": float(np.mean(1.0 + 1.0 / others[mine])),
+            "n": n,
+        }
+    return out
+
+
 def held_out_difference(
     spec: MetricSpec,
     h: pd.DataFrame,
@@ -143,17 +174,31 @@ def held_out_difference(
     key: str = "",
     n_relabel: int = N_RELABEL,
 ) -> dict[str, Any]:
-    """The judge's mean difference from a held-out human, with its relabelling p-value.
+    """The judge's offset from the humans, tested against the humans' own offsets.
 
-    h: human answers (idx, rater, code; NaN = no answer); judge: code per idx.
-    Items need a judge code and MIN_HUMANS human codes. Returns {"rows", "delta"
-    (per item: judge - mean human), "estimate", "p_value", "n", "test"}.
+    h: human answers (idx, rater, code; NaN = no answer); judge: code per idx. Items need a
+    judge code and MIN_HUMANS human codes. Per item delta = judge - mean human answer; the
+    judge's offset D_J is its mean. The null is "the judge is like a human drawn from these
+    raters", personal offset included: every human is held out in turn against the others
+    (the same rule), giving offsets D_k; a personal offset of variance tau^2 enters D_J with
+    factor c_J = 1 + 1/K and D_k with c_k = 1 + 1/(K-1). tau^2 is estimated by moments,
+    max(0, (f sum D_k^2 - sum v_k) / sum c_k) (v_k: D_k's item-to-item variance; f =
+    (K-1) / median of chi^2 with K-1 degrees of freedom makes the spread median-unbiased), and
+    the null law of D_J is the relabelling law of the item part (on every item a random one of
+    the K humans + judge in the judge's place: exact for exchangeable answers) plus
+    sqrt(c_J) tau T, T Student's t with K - 1 degrees of freedom (the prediction law of one
+    more rater's offset from K), drawn together (Monte Carlo, seeded by `seed` and `key`).
+    With no personal offsets (tau hat 0) it is the relabelling test alone.
+
+    Returns {"rows", "delta", "estimate", "p_value", "n", "test", "human_offsets" (per human:
+    their held-out offset), "human_offset_range" ([min, max]), "offset_sd" (tau hat)}.
     """
     idx = h["idx"].to_numpy(np.int64)
     code = h["code"].to_numpy(float)
+    who = h["rater"].astype(str).to_numpy()
     j = judge[judge.notna()]
     known = ~np.isnan(code) & np.isin(idx, j.index.to_numpy(np.int64))
-    idx, code = idx[known], code[known]
+    idx, code, who = idx[known], code[known], who[known]
     units, pos = np.unique(idx, return_inverse=True)
     kk = np.bincount(pos, minlength=len(units)).astype(float)
     keep_unit = kk >= MIN_HUMANS
@@ -167,47 +212,85 @@ def held_out_difference(
         )
         return out
     ssum = np.bincount(pos, weights=code, minlength=len(units))
-    new_pos = np.cumsum(keep_unit) - 1
     sel = keep_unit[pos]
     items, kk, ssum = units[keep_unit], kk[keep_unit], ssum[keep_unit]
     jj = j.reindex(items).to_numpy(float)
     delta = jj - ssum / kk
-    out.update(delta=delta, estimate=float(delta.mean()))
-    # relabelling: on item i, answer a labelled "judge" contributes ((K+1) a - total) / K
+    n = len(delta)
+    est = float(delta.mean())
+    offs = _offsets(idx[sel], code[sel], who[sel])
+    out.update(
+        delta=delta,
+        estimate=est,
+        human_offsets={r: o["offset"] for r, o in sorted(offs.items())},
+        human_offset_range=(
+            [min(o["offset"] for o in offs.values()), max(o["offset"] for o in offs.values())]
+            if offs
+            else None
+        ),
+    )
+    c_j = float(np.mean(1.0 + 1.0 / kk))
+    k_h = len(offs)
+    if k_h >= 2:
+        sum_c = sum(o["c"] for o in offs.values())
+        spread = sum(o["offset"] ** 2 for o in offs.values()) / sum_c  # tau^2 + item noise
+        noise = sum(o["var"] for o in offs.values()) / sum_c
+        tau2 = max(0.0, spread - noise)
+    else:
+        spread = noise = tau2 = 0.0
+    out["offset_sd"] = float(np.sqrt(tau2)) if k_h >= 2 else None
+    # the item part: relabelling, on item i a random one of the K humans + judge labelled
+    # "judge" contributes ((K+1) a - total) / K (exact if the answers are exchangeable)
+    new_pos = np.cumsum(keep_unit) - 1
     a = np.concatenate([jj, code[sel]])
     item_of = np.concatenate([np.arange(len(items)), new_pos[pos[sel]]])
     total = (ssum + jj)[item_of]
     c = ((kk[item_of] + 1.0) * a - total) / kk[item_of]
     obs = float(delta.sum())
     varies = np.bincount(item_of, weights=c * c, minlength=len(items)) > 1e-12
-    if not varies.any():
-        out.update(p_value=1.0, test="every item's answers agree: nothing to relabel")
+    if not varies.any() and spread <= 0:
+        out.update(p_value=1.0, test="every item's answers agree: nothing to test")
         return out
     order = np.argsort(item_of, kind="stable")
     c, item_of = c[order], item_of[order]
     size = np.bincount(item_of, minlength=len(items))
     start = np.cumsum(size) - size
     vi = np.flatnonzero(varies)
-    if len(vi) > _MC_MAX_ITEMS:
-        var = float((np.bincount(item_of, weights=c * c, minlength=len(items)) / size).sum())
-        z = abs(obs) / np.sqrt(var)
-        from scipy.stats import norm
-
-        out.update(
-            p_value=float(2 * norm.sf(z)),
-            test="relabelling test (normal limit): each human in turn in the judge's place",
-        )
-        return out
     rng = rng_for(seed, "held-out-human", key)
+    # the offset part: the judge's own offset minus the humans' mean, of sd sqrt(c_J) tau,
+    # as Student's t with K - 1 degrees of freedom (tau estimated from K humans)
+    # the offset part, a generalized pivot (Weerahandi): the humans' spread of offsets is
+    # tau^2 + noise with K - 1 degrees of freedom, so a draw of tau^2 is
+    # max(0, spread (K - 1) / chi^2_(K-1) - noise), and the judge's own offset minus the humans'
+    # mean is N(0, c_J tau^2): the uncertainty of tau^2 from K humans is in the law, not a
+    # point estimate (three close raters are not evidence of no offsets)
+    normal = len(vi) > _MC_MAX_ITEMS
+    var_r = float((np.bincount(item_of, weights=c * c, minlength=len(items)) / size).sum())
     hits = 0
-    step = max(1, 2_000_000 // len(vi))
+    step = max(1, 2_000_000 // max(1, len(vi))) if not normal else n_relabel
     for s0 in range(0, n_relabel, step):
         b = min(step, n_relabel - s0)
-        pick = start[vi] + (rng.random((b, len(vi))) * size[vi]).astype(np.int64)
-        hits += int((np.abs(c[pick].sum(axis=1)) >= abs(obs) - 1e-9).sum())
+        if normal:
+            r = rng.normal(0.0, np.sqrt(var_r), b)
+        elif len(vi):
+            pick = start[vi] + (rng.random((b, len(vi))) * size[vi]).astype(np.int64)
+            r = c[pick].sum(axis=1)
+        else:
+            r = np.zeros(b)
+        if k_h >= 2 and spread > 0:
+            t2 = np.maximum(0.0, spread * (k_h - 1) / rng.chisquare(k_h - 1, b) - noise)
+            r = r + n * np.sqrt(c_j * t2) * rng.standard_normal(b)
+        hits += int((np.abs(r) >= abs(obs) - 1e-9).sum())
     out.update(
         p_value=float((1 + hits) / (1 + n_relabel)),
-        test=f"relabelling test: each human in turn in the judge's place ({n_relabel} draws)",
+        test=(
+            "the judge's offset against the humans' own: each human in turn in the judge's "
+            f"place on every item ({'normal limit' if normal else 'relabelling'}), plus a "
+            f"personal offset (sd {np.sqrt(tau2):.3g} estimated from the {k_h} humans' "
+            f"held-out offsets, drawn with its uncertainty: {max(k_h - 1, 0)} degrees of "
+            "freedom); "
+            f"{n_relabel} draws"
+        ),
     )
     return out
 
@@ -263,8 +346,18 @@ def systematic(
                 "mean_difference": sections[key]["judges"][name].get("mean_difference"),
                 "vs_held_out_human": ho,
                 "q_value": q,
+                "judge_offset": ho["difference"]["estimate"],
+                "human_offset_range": ho.get("human_offset_range"),
                 "note": (
-                    f"the judge's mean difference from a held-out human has q = {q:.3g} "
+                    f"the judge's offset {ho['difference']['estimate']:+.2f}"
+                    + (
+                        " beside the humans' own {:+.2f} to {:+.2f}".format(
+                            *ho["human_offset_range"]
+                        )
+                        if ho.get("human_offset_range")
+                        else ""
+                    )
+                    + f" (each held out against the others) has q = {q:.3g} "
                     f"(Benjamini-Hochberg over {len(tests)} tests, FDR {FDR:g})"
                 ),
             }
@@ -307,12 +400,70 @@ def held_out_finding_rates(spec: MetricSpec, h: pd.DataFrame, judge: pd.Series) 
         j_hit = jv != val
     j_ok = eligible & ~np.isnan(jv)
     n_h, n_j = int(eligible.sum()), int(j_ok.sum())
-    return {
+    res = {
         **out,
         "n_comparisons": n_h,
         "human_rate": float(h_hit[eligible].mean()) if n_h else None,
         "n_judge_comparisons": n_j,
         "judge_rate": float(j_hit[j_ok].mean()) if n_j else None,
+    }
+    if n_j:
+        res.update(_rate_figures(pos[j_ok], h_hit[j_ok], j_hit[j_ok]))
+    return res
+
+
+def _cluster_ratio(unit: np.ndarray, hit: np.ndarray) -> tuple[float, float, int]:
+    """A rate over comparisons, with its standard error with items as clusters (a held-out
+    human's comparisons on one item share that item), and the number of items."""
+    units, inv = np.unique(unit, return_inverse=True)
+    n_i = np.bincount(inv).astype(float)
+    s_i = np.bincount(inv, weights=hit.astype(float))
+    m = len(units)
+    rate = float(s_i.sum() / n_i.sum())
+    if m < 2:
+        return rate, float("nan"), m
+    resid = s_i - rate * n_i
+    se = float(np.sqrt((resid**2).sum() * m / (m - 1)) / n_i.sum())
+    return rate, se, m
+
+
+def _rate_figures(unit: np.ndarray, h_hit: np.ndarray, j_hit: np.ndarray) -> dict[str, Any]:
+    """Intervals of the two rates on the comparisons where the judge answered, and `excess` as
+    a test: the judge's rate above the held-out human's by a one-sided paired test over items
+    (p < 0.05), never by any margin."""
+    from scipy.stats import t as student_t
+
+    def ci(hit: np.ndarray) -> dict[str, Any]:
+        rate, se, m = _cluster_ratio(unit, hit)
+        if not np.isfinite(se) or se <= 0:
+            return {
+                "estimate": rate,
+                "low": None,
+                "high": None,
+                "n": m,
+                "note": "no interval: too few items or nothing varies",
+            }
+        q = float(student_t.ppf(0.975, m - 1))
+        return {
+            "estimate": rate,
+            "low": max(0.0, rate - q * se),
+            "high": min(1.0, rate + q * se),
+            "n": m,
+        }
+
+    diff, se, m = _cluster_ratio(unit, j_hit.astype(float) - h_hit.astype(float) + 1.0)
+    diff -= 1.0  # the shift keeps the ratio's weights; the difference of the two rates
+    if np.isfinite(se) and se > 0:
+        p = float(student_t.sf(diff / se, m - 1))
+    else:
+        p = 1.0 if diff <= 0 else 0.0
+    return {
+        "human_rate_ci": ci(h_hit),
+        "judge_rate_ci": ci(j_hit),
+        "excess_difference": diff,
+        "excess_p_value": p,
+        "excess_test": "judge's rate minus the held-out human's on the same comparisons, "
+        "one-sided t-test with items as clusters; excess when p < 0.05",
     }
 
 
@@ -331,7 +482,8 @@ def baseline_summary(
             if r.get("human_rate") is None:
                 continue
             hr, jr = r["human_rate"], r.get("judge_rate")
-            excess = jr is not None and jr > hr
+            # a test, not any margin: the judge's rate above the held-out human's at p < 0.05
+            excess = r.get("excess_p_value") is not None and r["excess_p_value"] < FDR
             r["excess"] = bool(excess)
             out.append(
                 {
@@ -341,6 +493,9 @@ def baseline_summary(
                     "judge_rate": jr,
                     "held_out_human_rate": hr,
                     "n_comparisons": r["n_comparisons"],
+                    "judge_rate_ci": r.get("judge_rate_ci"),
+                    "held_out_human_rate_ci": r.get("human_rate_ci"),
+                    "excess_p_value": r.get("excess_p_value"),
                     "excess": bool(excess),
                 }
             )

@@ -9,6 +9,7 @@ along together).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,21 @@ def macro_prf(y_true: Any, y_pred: Any) -> dict[str, float | None]:
     }
 
 
+def _macro_from_tables(s: np.ndarray, k: int, labels: np.ndarray) -> np.ndarray:
+    """Macro precision, recall and F1 of a batch of summed confusion tables (rows: reference,
+    columns: judge), over the fixed `labels` (those of the full data: the same quantity in
+    every resample), 0 where a denominator is 0 (as macro_prf)."""
+    t = s.reshape(len(s), k, k)
+    tp = np.einsum("bii->bi", t)[:, labels]
+    npred = t.sum(axis=1)[:, labels]
+    ntrue = t.sum(axis=2)[:, labels]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pr = np.where(npred > 0, tp / np.where(npred > 0, npred, 1), 0.0)
+        rc = np.where(ntrue > 0, tp / np.where(ntrue > 0, ntrue, 1), 0.0)
+        f1 = np.where(pr + rc > 0, 2 * pr * rc / np.where(pr + rc > 0, pr + rc, 1), 0.0)
+    return np.column_stack([pr.mean(axis=1), rc.mean(axis=1), f1.mean(axis=1)])
+
+
 def _interval(d: dict[str, Any]) -> dict[str, Any]:
     return {"low": d["low"], "high": d["high"]}
 
@@ -137,7 +153,8 @@ def judge_agreement(
 
     {judge: {n, agreement_with_majority, kappa_vs_majority, agreement_interval,
     kappa_interval, n_no_majority, n_without_humans, position_bias,
-    macro_precision, macro_recall, macro_f1, [note]}}. Intervals resample pairs.
+    macro_precision, macro_recall, macro_f1 (each with a `_interval`), [note]}}. Intervals
+    resample pairs.
     """
     # a judge that voted in both orders: its swap figures, then one vote per pair (MT-Bench)
     swaps: dict[str, dict[str, Any]] = {}
@@ -195,6 +212,13 @@ def judge_agreement(
         rows_n = np.arange(n)
         share = plan.add_dense(rows_n, np.column_stack([np.ones(n), agree]), ratio)
         kap = register_cohen(plan, rows_n, a, b, _VALUES)["unweighted"]
+        kk = len(CODES)
+        labels = np.unique(np.concatenate([a, b]))
+        onehot = np.zeros((n, kk * kk))
+        onehot[rows_n, a * kk + b] = 1.0
+        prf = plan.add_dense(
+            rows_n, onehot, functools.partial(_macro_from_tables, k=kk, labels=labels)
+        )
         plan.run()
         ag = Pending(share, n).resolve()
         k = kap.resolve()
@@ -212,6 +236,8 @@ def judge_agreement(
             if fig.get("note") and d[key]["low"] is None:
                 d[key]["note"] = fig["note"]
         d.update(macro_prf(ref, pred))
+        for col, key in enumerate(("macro_precision", "macro_recall", "macro_f1")):
+            d[f"{key}_interval"] = _interval(Pending(prf, n, col=col).resolve())
         out[str(judge)] = d
     return out
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -41,7 +41,7 @@ from .agreement import (
     two_way_alpha,
     value_counts,
 )
-from .bootstrap import ItemBootstrap, Pending, ratio, rng_for, undefined
+from .bootstrap import ItemBootstrap, Pending, Replicates, _interval, ratio, rng_for, undefined
 from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .correlation import (
     CORRELATIONS,
@@ -370,6 +370,10 @@ def _held_out(
         "q_value": None,
         "n": r["n"],
         "statistic": "per item: judge answer minus the mean human answer",
+        # the judge's offset beside the humans' own (each held out against the others)
+        "human_offsets": r.get("human_offsets"),
+        "human_offset_range": r.get("human_offset_range"),
+        "offset_sd": r.get("offset_sd"),
     }
 
 
@@ -427,6 +431,8 @@ def _human_range(
     h_est = [_est(v, col) for v in hh.values()]
     j_est = [e for e in j_est if e is not None]
     h_est = [e for e in h_est if e is not None]
+    j_pend = [v[col] for v in jh.values() if _est(v, col) is not None]
+    h_pend = [v[col] for v in hh.values() if _est(v, col) is not None]
     out: dict[str, Any] = {
         "measure": measure,
         "judge_vs_human": {r: v.get(col, v) for r, v in jh.items()},
@@ -436,14 +442,116 @@ def _human_range(
             "max": max(h_est) if h_est else None,
         },
         "judge_mean": float(np.mean(j_est)) if j_est else None,
+        "n_items": int((~np.isnan(jcode)).sum()),
     }
     if j_est and h_est:
+        # Pending reads only point / values / bounds, which MeanOfKappas provides
+        means = cast(Replicates, MeanOfKappas(j_pend, h_pend))
+        n = out["n_items"]
+        out["judge_mean_ci"] = Pending(means, n, col=0)
+        out["human_mean"] = Pending(means, n, col=1)
+        out["difference"] = Pending(means, n, col=2)
+        out["margin"] = SPREAD_MARGIN
+        out["test"] = SPREAD_TEST
+        # filled in from the resolved intervals (summary.spread_position): inside, below or
+        # undetermined; `range_position` keeps the old reading against the min/max
         jm, lo, hi = out["judge_mean"], min(h_est), max(h_est)
-        out["position"] = "below" if jm < lo else "above" if jm > hi else "inside"
+        out["range_position"] = "below" if jm < lo else "above" if jm > hi else "inside"
+        out["position"] = None
     else:
         out["position"] = None
         out["note"] = f"needs kappas on at least {ctx.min_count} shared items"
     return out
+
+
+# How far the judge's mean kappa with the humans may fall short of the humans' mean kappa
+# among themselves and still count as inside their spread (non-inferiority margin, in kappa).
+SPREAD_MARGIN = 0.1
+SPREAD_TEST = (
+    "difference = judge's mean kappa with each human minus the humans' mean kappa with each "
+    "other, 95% item-bootstrap interval (the same resamples for both): inside the human spread "
+    f"when the lower bound is above -{SPREAD_MARGIN:g} (non-inferiority, error at most 2.5% "
+    "when the judge is worse by the margin), below it when the upper bound is under 0 (at most "
+    "2.5% for a judge as good as the humans), undetermined otherwise"
+)
+
+
+def settle_spread(hr: dict[str, Any]) -> None:
+    """Once resolved: the judge's `position` against the human spread from the interval of the
+    difference (see SPREAD_TEST), in place; with `n_needed` (about how many items would
+    decide, from the interval's width shrinking as 1/sqrt(n)) when it is undetermined."""
+    d = hr.get("difference")
+    if not isinstance(d, dict) or d.get("estimate") is None:
+        return
+    est, lo, hi, n = d["estimate"], d.get("low"), d.get("high"), int(d.get("n") or 0)
+    if lo is None or hi is None:
+        hr["position"] = "undetermined"
+        hr["position_note"] = "undetermined, the difference has " + str(
+            d.get("note") or "no interval"
+        ).removeprefix("no interval: ").join(("no interval (", ")"))
+        return
+    if lo > 0:
+        hr["position"] = "above"
+    elif lo > -SPREAD_MARGIN:
+        hr["position"] = "inside"
+    elif hi < 0:
+        hr["position"] = "below"
+    else:
+        hr["position"] = "undetermined"
+        half = (hi - lo) / 2.0
+        gap = max(est + SPREAD_MARGIN, -est)
+        if gap > 1e-9 and n:
+            need = int(np.ceil(n * (half / gap) ** 2 / 10.0) * 10)
+            hr["n_needed"] = need
+            hr["position_note"] = (
+                f"undetermined, too few items (n = {n}; about {need} needed): the difference "
+                f"{est:.2f} [{lo:.2f}, {hi:.2f}] is neither above -{SPREAD_MARGIN:g} nor below 0"
+            )
+        else:
+            hr["position_note"] = (
+                f"undetermined: the difference {est:.2f} [{lo:.2f}, {hi:.2f}] sits at the margin"
+            )
+
+
+class MeanOfKappas:
+    """Replicates of [judge's mean kappa, humans' mean kappa, their difference] built from the
+    pair kappas' own replicates once the shared bootstrap has run (a replicate is undefined
+    when one of its kappas is: the same rule as every figure)."""
+
+    def __init__(self, judge: list[Pending], human: list[Pending]) -> None:
+        self.judge, self.human = judge, human
+        jp = np.mean([p.estimate for p in judge])
+        hp = np.mean([p.estimate for p in human])
+        self.point = np.array([jp, hp, jp - hp])
+        self._values: np.ndarray | None = None
+        self._bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @staticmethod
+    def _cols(ps: list[Pending]) -> np.ndarray | None:
+        cols = []
+        for p in ps:
+            if p.reps is None or p.reps.values is None:
+                return None
+            cols.append(p.reps.values[:, p.col])
+        return np.mean(np.column_stack(cols), axis=1)
+
+    @property
+    def values(self) -> np.ndarray | None:
+        if self._values is None:
+            j, h = self._cols(self.judge), self._cols(self.human)
+            if j is None or h is None:
+                return None
+            self._values = np.column_stack([j, h, j - h])
+        return self._values
+
+    def bounds(self, col: int) -> tuple[float, float, int]:
+        if self._bounds is None:
+            vals = self.values
+            if vals is None:
+                return float("nan"), float("nan"), 0
+            self._bounds = _interval(vals)
+        lo, hi, k = self._bounds
+        return float(lo[col]), float(hi[col]), int(k[col])
 
 
 def _est(v: Any, col: str) -> float | None:

@@ -30,7 +30,7 @@ from .generators import generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
 from .raters import rater_section
-from .reconcile import Context, metric_section
+from .reconcile import Context, metric_section, settle_spread
 from .summary import build_summary
 
 
@@ -119,6 +119,10 @@ def build_report(
     adjudication = adjudication_section(plan, frames, specs, items, human, judged, min_count)
     plan.run()
     sections = resolve(sections)
+    for sec in sections.values():  # the human-spread test reads the resolved intervals
+        for j in (sec.get("judges") or {}).values():
+            if isinstance(j.get("human_range"), dict):
+                settle_spread(j["human_range"])
     raters = resolve(raters)
     adjudication = resolve(adjudication)
     competence, latent = rater_competence(human, specs, n_boot=n_boot, seed=seed)

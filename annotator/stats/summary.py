@@ -4,12 +4,13 @@ Built from the finished report dict, never from the data, so it can only repeat
 figures the report already holds:
 
 - per judge and metric a verdict: `replaceable` when the judge passes the
-  alternative-annotator test; else `inside_human_spread` when its mean kappa
-  with each human lies within the range of the human-human kappas (or above
-  it: agreeing with each human more than they agree with each other); else
-  `not_trustworthy` when either figure exists and says no; `undetermined` when
-  neither could be computed (the note says why). Each comes with the figure
-  behind it (`why`, in words).
+  alternative-annotator test, its mean kappa with the humans is above zero with
+  its interval and the spread test shows it inside the human spread; else `inside_human_spread`
+  when the interval of its mean kappa minus the humans' mean kappa lies above
+  -0.1 (or above 0); `not_trustworthy` when that interval lies below 0;
+  `undetermined` otherwise ("too few items (n = 30; about N needed)") or when
+  no figure could be computed (the note says why). Each comes with the figures
+  behind it, with their intervals (`why`, in words).
 - generators ranked by the per-case rubric results (the verdict pass rate, or
   the first figure when the rubric has no verdict) and by the pairwise
   Bradley-Terry strength, side by side with intervals; `disagree` lists the
@@ -49,26 +50,68 @@ def _f(x: Any, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
+def _ci(fig: Any, digits: int = 2) -> str:
+    """ "0.41 [0.30, 0.52]", or the estimate with "(no interval)"."""
+    fig = fig if isinstance(fig, dict) else {}
+    est = fig.get("estimate")
+    if fig.get("low") is None or fig.get("high") is None:
+        return f"{_f(est, digits)} (no interval)"
+    return f"{_f(est, digits)} [{_f(fig['low'], digits)}, {_f(fig['high'], digits)}]"
+
+
+def _kappa_above_zero(hr: dict[str, Any]) -> bool:
+    jm = hr.get("judge_mean_ci") or {}
+    return jm.get("low") is not None and jm["low"] > 0
+
+
 def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
-    """The verdict on one judge and metric from its report entry."""
+    """The verdict on one judge and metric from its report entry.
+
+    `replaceable` needs three things: the alternative-annotator test passes, the judge's mean
+    kappa with the humans is above zero with its interval (a constant or uninformative judge
+    never is), and the spread test shows the judge inside the human spread (its mean kappa at
+    most `margin` below the humans', non-inferiority at 2.5%): a judge noisier than every
+    human can pass the alt-test on a small study, never this. `inside` /
+    `below` the human spread come from that test (the interval of the difference between the
+    judge's and the humans' mean kappas: reconcile.SPREAD_TEST), never from a point estimate
+    against a min/max; where the interval cannot decide the verdict is `undetermined`, with
+    about how many items would.
+    """
     alt = j.get("alt_test")
     hr = j.get("human_range") or {}
     pos = hr.get("position")
-    if alt and alt.get("passed"):
-        return {
-            "verdict": "replaceable",
-            "why": f"passes the alternative-annotator test at epsilon {_f(alt['epsilon'])}: "
-            f"as good as or better than {round(alt['winning_rate'] * alt['n_annotators'])} of "
-            f"{alt['n_annotators']} raters on {alt['n_items']} items",
-            "figure": {"alt_test": alt},
-        }
-    hh = hr.get("human_vs_human") or {}
-    spread = (
-        f"mean kappa with the humans {_f(hr.get('judge_mean'))}, humans among themselves "
-        f"{_f(hh.get('min'))} to {_f(hh.get('max'))}"
+    kappa = (
+        f"mean {hr.get('measure', 'kappa').replace('_', ' ')} with the humans "
+        f"{_ci(hr.get('judge_mean_ci'))}, humans among themselves {_ci(hr.get('human_mean'))}, "
+        f"difference {_ci(hr.get('difference'))}"
+        if hr.get("difference")
+        else None
     )
+    blocked = None
+    if alt and alt.get("passed"):
+        passed = (
+            f"passes the alternative-annotator test at epsilon {_f(alt['epsilon'])}: "
+            f"as good as or better than {round(alt['winning_rate'] * alt['n_annotators'])} of "
+            f"{alt['n_annotators']} raters on {alt['n_items']} items"
+        )
+        if _kappa_above_zero(hr) and pos in ("inside", "above"):
+            return {
+                "verdict": "replaceable",
+                "why": f"{passed}; {kappa}",
+                "figure": {"alt_test": alt, "human_range": hr},
+            }
+        blocked = passed + (
+            ", but its kappa with the humans is not above zero with its interval"
+            if not _kappa_above_zero(hr)
+            else ", but it agrees with the humans less than they agree with each other"
+            if pos == "below"
+            else ", but its kappa with the humans is not shown to be within "
+            f"{hr.get('margin', 0.1):g} of theirs"
+        )
     failed = (
-        f"fails the alternative-annotator test at epsilon {_f(alt['epsilon'])} "
+        blocked
+        if blocked
+        else f"fails the alternative-annotator test at epsilon {_f(alt['epsilon'])} "
         + (
             f"(passes from epsilon {_f(alt['min_passing_epsilon'], 3)})"
             if alt.get("min_passing_epsilon") is not None
@@ -77,18 +120,22 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
         if alt
         else None
     )
+    extra = f"; {failed}" if failed else ""
     if pos in ("inside", "above"):
-        # above the range is not worse than inside it: the judge agrees with each human more
-        # than the humans agree with each other (without passing the alt-test, still no more)
-        why = spread + (" (above the human range)" if pos == "above" else "")
-        why += f"; {failed}" if failed else ""
-        return {"verdict": "inside_human_spread", "why": why, "figure": {"human_range": hr}}
-    if alt or pos == "below":
-        parts = [p for p in (failed, spread if pos else None) if p]
+        # above is not worse than inside: the judge agrees with each human more than the
+        # humans agree with each other (without passing the alt-test, still no more)
+        return {
+            "verdict": "inside_human_spread",
+            "why": f"{kappa}: above -{hr.get('margin', 0.1):g}"
+            + (" (above the humans' own agreement)" if pos == "above" else "")
+            + extra,
+            "figure": {"human_range": hr},
+        }
+    if pos == "below":
         return {
             "verdict": "not_trustworthy",
-            "why": "; ".join(parts),
-            "figure": {"alt_test": alt, "human_range": hr if pos else None},
+            "why": f"{kappa}: below 0" + extra,
+            "figure": {"alt_test": alt, "human_range": hr},
         }
     if j.get("same_scale") is False:
         return {
@@ -97,12 +144,15 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
             "its correlations with the human mean",
             "figure": None,
         }
-    notes = [j.get("alt_test_note"), hr.get("note")]
-    return {
+    notes = [hr.get("position_note"), failed, j.get("alt_test_note"), hr.get("note")]
+    out = {
         "verdict": "undetermined",
         "why": "; ".join(n for n in notes if n) or "no figure to judge by",
-        "figure": None,
+        "figure": {"alt_test": alt, "human_range": hr} if (alt or hr.get("difference")) else None,
     }
+    if hr.get("n_needed"):
+        out["n_needed"] = hr["n_needed"]
+    return out
 
 
 def _judges(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -123,6 +173,37 @@ def _ranked(fig: dict[str, dict[str, Any]]) -> list[str]:
     return sorted(have, key=lambda g: -fig[g]["estimate"])
 
 
+def _separated_ranks(order: list[str], above: Any) -> dict[str, int]:
+    """Ranks that only a test separates: a generator's rank is 1 + the number of generators
+    shown above it (`above(h, g)`: h's figure is above g's by a test), the rule of Chatbot
+    Arena's ranks with intervals; ties share a rank. Two generators a test does not separate can
+    still differ in rank when a third is separated from one of them only."""
+    return {g: 1 + sum(1 for h in order if h != g and above(h, g)) for g in order}
+
+
+def _diff_above(differences: dict[str, Any], name: str) -> Any:
+    """h above g when the interval of their paired difference (shared cases) excludes 0."""
+
+    def above(h: str, g: str) -> bool:
+        d = (differences.get(f"{h} - {g}") or {}).get(name)
+        if d and d.get("low") is not None:
+            return bool(d["low"] > 0)
+        d = (differences.get(f"{g} - {h}") or {}).get(name)
+        return bool(d and d.get("high") is not None and d["high"] < 0)
+
+    return above
+
+
+def _interval_above(fig: dict[str, dict[str, Any]]) -> Any:
+    """h above g when their intervals do not overlap (no paired difference to test)."""
+
+    def above(h: str, g: str) -> bool:
+        lo, hi = fig[h].get("low"), fig[g].get("high")
+        return lo is not None and hi is not None and lo > hi
+
+    return above
+
+
 def _generators(report: dict[str, Any]) -> dict[str, Any]:
     gens = report.get("generators") or {}
     by_gen = gens.get("by_generator") or {}
@@ -133,6 +214,13 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
     rubric = {g: (e.get("overall") or {}).get(name) for g, e in by_gen.items()} if name else {}
     bt = (report.get("pairwise") or {}).get("bradley_terry") or {}
     r_rank, p_rank = _ranked(rubric), _ranked(bt)
+    comparable = gens.get("comparable") is not False
+    r_num = (
+        _separated_ranks(r_rank, _diff_above(gens.get("differences") or {}, name or ""))
+        if comparable
+        else {}
+    )
+    p_num = _separated_ranks(p_rank, _interval_above(bt))
     rows = []
     # rubric ranks first, then pairwise-only generators, then the unranked by name: the same
     # report for the same data (a set's order would move with the hash seed)
@@ -141,9 +229,9 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         rows.append(
             {
                 "generator": g,
-                "rubric_rank": r_rank.index(g) + 1 if g in r_rank else None,
+                "rubric_rank": r_num.get(g),
                 "rubric": rubric.get(g),
-                "pairwise_rank": p_rank.index(g) + 1 if g in p_rank else None,
+                "pairwise_rank": p_num.get(g),
                 "pairwise": bt.get(g),
                 "release_gate": (by_gen.get(g) or {}).get("release_gate"),
             }
@@ -155,6 +243,10 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         "ranking": rows,
         "disagree": disagree,
         "comparable": gens.get("comparable"),
+        "rank_rule": "a rank counts only the generators shown above by a test, ties share a "
+        "rank: rubric ranks from the paired difference over shared cases (95% interval "
+        "excluding 0), none when the generators are not comparable; pairwise ranks from "
+        "Bradley-Terry intervals that do not overlap (rank = 1 + the number shown above)",
     }
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]

@@ -97,6 +97,9 @@ def test_pandalm_published_figures(pandalm):
         assert (j["macro_precision"], j["macro_recall"], j["macro_f1"]) == pytest.approx(
             (p, r, f), abs=5e-5
         )
+        for key in ("macro_precision", "macro_recall", "macro_f1"):  # no bare number
+            ci = j[f"{key}_interval"]
+            assert ci["low"] < j[key] < ci["high"] and ci["high"] - ci["low"] < 0.15
     # the judges' own choice counts (README): left 460/433, right 476/459
     assert (gpt["position_bias"]["left"], gpt["position_bias"]["right"]) == (460, 476)
     assert (panda["position_bias"]["left"], panda["position_bias"]["right"]) == (433, 459)

@@ -137,11 +137,16 @@ SPECS = {s.key: s for s in metric_specs(UI) if s.directed}
 
 
 def systematic_keys(
-    rng: np.random.Generator, n_items: int, judge_shift: float, seed: int, n_relabel: int = 999
+    rng: np.random.Generator,
+    n_items: int,
+    judge_shift: float,
+    seed: int,
+    n_relabel: int = 999,
+    n_humans: int = 3,
 ) -> list[tuple[str, str]]:
     """(metric, direction) of every systematic finding, by the report's own test functions
-    (relabelling p-values of every metric, Benjamini-Hochberg over them) on one drawn study."""
-    humans, judge = draw(rng, n_items, judge_shift=judge_shift)
+    (the p-values of every metric, Benjamini-Hochberg over them) on one drawn study."""
+    humans, judge = draw(rng, n_items, n_humans=n_humans, judge_shift=judge_shift)
     idx = np.tile(np.arange(n_items), len(humans))
     rater = np.repeat(np.arange(len(humans)), n_items)
     keys, ps, signs = [], [], []
@@ -185,10 +190,14 @@ def test_exchangeable_judge_rarely_gets_a_systematic_finding():
 
 
 def test_lenient_judge_is_caught():
+    # with 8 humans: the test compares the judge's offset with the humans' own spread, which 3
+    # humans estimate too loosely to single out +0.5 after the correction over 12 metrics
+    # (caught in about 12% of such studies with 3 humans, 65% with 5: validity.md, model V)
     runs = RUNS or 60
     rng = np.random.default_rng(12)
     caught = sum(
-        ("layout_hierarchy", "up") in systematic_keys(rng, 150, 0.5, seed=s) for s in range(runs)
+        ("layout_hierarchy", "up") in systematic_keys(rng, 150, 0.5, seed=s, n_humans=8)
+        for s in range(runs)
     )
     _, hi = clopper_pearson(caught, runs)
     assert hi >= 0.90 and caught >= 0.9 * runs, f"{caught} of {runs} lenient judges caught"

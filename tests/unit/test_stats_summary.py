@@ -17,23 +17,50 @@ def _alt(passed: bool) -> dict:
     }
 
 
-def _range(position: str | None) -> dict:
+def _range(position: str | None, judge_low: float = 0.35) -> dict:
+    if not position:
+        return {"position": None, "note": "needs kappas on at least 10 shared items"}
+    diff = {"inside": (-0.02, -0.08, 0.04), "below": (-0.3, -0.4, -0.2)}.get(
+        position, (-0.1, -0.3, 0.1)
+    )
     return {
+        "measure": "cohen_kappa",
         "judge_mean": 0.5,
+        "judge_mean_ci": {"estimate": 0.5, "low": judge_low, "high": 0.6, "n": 60},
+        "human_mean": {"estimate": 0.55, "low": 0.45, "high": 0.65, "n": 60},
+        "difference": {"estimate": diff[0], "low": diff[1], "high": diff[2], "n": 60},
         "human_vs_human": {"min": 0.4, "max": 0.7},
+        "margin": 0.1,
         "position": position,
-        **({} if position else {"note": "needs kappas on at least 10 shared items"}),
+        **(
+            {
+                "n_needed": 240,
+                "position_note": "undetermined, too few items (n = 60; about 240 needed)",
+            }
+            if position == "undetermined"
+            else {}
+        ),
     }
 
 
 def test_judge_verdicts() -> None:
-    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("below")})
+    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("inside")})
     assert v["verdict"] == "replaceable" and "3 of 4 raters" in v["why"]
+    assert "0.50 [0.35, 0.60]" in v["why"]  # the kappa behind it, with its interval
+    # passing the alt-test is not enough: below the humans, or a kappa not above zero
+    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("below")})
+    assert v["verdict"] == "not_trustworthy" and "less than they agree" in v["why"]
+    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("inside", -0.05)})
+    assert v["verdict"] == "inside_human_spread" and "not above zero" in v["why"]
     v = judge_verdict({"alt_test": _alt(False), "human_range": _range("inside")})
     assert v["verdict"] == "inside_human_spread"
-    assert "0.40 to 0.70" in v["why"] and "passes from epsilon 0.200" in v["why"]
+    assert "-0.02 [-0.08, 0.04]" in v["why"] and "passes from epsilon 0.200" in v["why"]
     v = judge_verdict({"alt_test": _alt(False), "human_range": _range("below")})
     assert v["verdict"] == "not_trustworthy"
+    # failing the alt-test alone is no evidence against the judge
+    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("undetermined")})
+    assert v["verdict"] == "undetermined" and v["n_needed"] == 240
+    assert "about 240 needed" in v["why"]
     v = judge_verdict(
         {"alt_test": None, "alt_test_note": "alt-test not run: x", "human_range": _range(None)}
     )
@@ -50,7 +77,10 @@ def _fig(e: float, lo: float, hi: float) -> dict:
 def test_summary_of_a_report() -> None:
     report = {
         "metrics": {
-            "layout": {"label": "Layout", "judges": {"j": {"alt_test": _alt(True)}}},
+            "layout": {
+                "label": "Layout",
+                "judges": {"j": {"alt_test": _alt(True), "human_range": _range("inside")}},
+            },
         },
         "verdict": {"label": "verdict", "judges": {"j": {"human_range": _range("above")}}},
         "generators": {
@@ -61,6 +91,11 @@ def test_summary_of_a_report() -> None:
                 "c": {"overall": {"verdict_pass_rate": _fig(0.6, 0.5, 0.7)}},
             },
             "comparable": True,
+            "differences": {
+                "a - b": {"verdict_pass_rate": _fig(0.3, 0.1, 0.5)},
+                "a - c": {"verdict_pass_rate": _fig(0.2, 0.05, 0.35)},
+                "b - c": {"verdict_pass_rate": _fig(-0.1, -0.25, 0.05)},
+            },
         },
         "pairwise": {
             "bradley_terry": {
@@ -87,15 +122,18 @@ def test_summary_of_a_report() -> None:
     assert s["judges"]["j"]["layout"]["verdict"] == "replaceable"
     assert s["judges"]["j"]["layout"]["label"] == "Layout"
     assert s["judges"]["j"]["verdict"]["verdict"] == "inside_human_spread"
-    assert "above the human range" in s["judges"]["j"]["verdict"]["why"]
+    assert "above the humans' own agreement" in s["judges"]["j"]["verdict"]["why"]
     g = s["generators"]
     assert [r["generator"] for r in g["ranking"]] == ["a", "c", "b"]
+    # b and c are not separated by their paired difference: they share rank 2
     assert [(r["rubric_rank"], r["pairwise_rank"]) for r in g["ranking"]] == [
         (1, 1),
         (2, 3),
-        (3, 2),
+        (2, 2),
     ]
-    assert g["disagree"] == ["c", "b"]
+    assert g["disagree"] == ["c"]
+    report["generators"]["comparable"] = False
+    assert all(r["rubric_rank"] is None for r in build_summary(report)["generators"]["ranking"])
     assert s["release_gate"]["set"] is False
     need = {x["rater"]: x["why"] for x in s["raters_needing_attention"]}
     assert set(need) == {"r1", "r2"}
