@@ -4,8 +4,10 @@ construction, and the merge that brings their answers back into the lead's study
 Blind by construction: the package is a new database into which only what the
 rater may see is written: items under per-rater codes (the code is the item_id,
 the case id is a code too), no generator, no source name or path, no original
-hashes, no judge scores, no other rater. Answer rows keep their UUIDs, which is
-all merge needs to insert what is new and skip what it has.
+hashes, no judge scores, no other rater, and no study-wide row number (`local_keys`).
+Answer rows keep their UUIDs, which is all merge needs to insert what is new and skip
+what it has; merge checks every row before it writes one (`package_checks`), and takes
+the rater from the lead's record of the export, never from the file.
 """
 
 from __future__ import annotations
