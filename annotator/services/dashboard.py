@@ -555,15 +555,24 @@ def _findings(rubric: Rubric, view: Mapping[str, Any]) -> Section:
     return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))
 
 
-def _drift_text(rubric: Rubric, d: Mapping[str, Any]) -> str:
+def _drift_text(
+    rubric: Rubric, d: Mapping[str, Any], offsets: Mapping[str, Any] | None = None
+) -> str:
+    """The rater's drift flag (a change from where they started), then any standing offset
+    from the reference (a calibration finding, not drift: stats/drift.calibration_offset)."""
+    standing = "; ".join(
+        f"consistently {off['direction']} by {abs(off['estimate']):.2f} on {metric_label(rubric, k)}"
+        for k, off in (offsets or {}).items()
+        if _d(off).get("flagged") and off.get("estimate") is not None
+    )
     if not d:
-        return "—"
+        return standing or "—"
     if not d.get("flagged"):
-        return "no drift flag"
+        return "no drift flag" + (f"; {standing}" if standing else "")
     bits = [metric_label(rubric, str(d.get("metric") or "a metric")), str(d.get("direction") or "")]
     if d.get("first_flag_at") is not None:
         bits.append(f"from anchor answer {d.get('first_flag_at')}")
-    return "drift: " + ", ".join(b for b in bits if b)
+    return "drift: " + ", ".join(b for b in bits if b) + (f"; {standing}" if standing else "")
 
 
 def _agreement_text(rep: Mapping[str, Any]) -> str:
@@ -632,7 +641,7 @@ def _raters(
                 _or_dash(r.get("n_judgements")),
                 _or_dash(r.get("anchors")),
                 acc_text,
-                _drift_text(rubric, _d(rep.get("drift"))),
+                _drift_text(rubric, _d(rep.get("drift")), _d(rep.get("calibration_offset"))),
                 _agreement_text(rep),
                 _competence_text(rubric, r["name"], raters, low_by_rater),
                 r.get("calibrations") or "none",
