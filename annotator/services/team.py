@@ -13,10 +13,19 @@ from .study import Study
 
 
 def assign(
-    study: Study, raters: list[str], *, overlap: int, pair_overlap: int | None, seed: int | None
+    study: Study,
+    raters: list[str] | None,
+    *,
+    overlap: int,
+    pair_overlap: int | None,
+    seed: int | None,
 ) -> str:
-    """Deal live items (and pairs) to the named raters; raters the study does not know are added."""
+    """Deal live items (and pairs) to the named raters; raters the study does not know are added.
+    `raters` None: every rater the study has who is not an operator (a lead who added the team
+    with `rater add` need not list it again)."""
     study.require_lead("assignment")
+    if raters is None:
+        raters = default_raters(study)
     check_design(raters, overlap)  # before any rater is added: a refused design writes nothing
     if pair_overlap is not None:
         check_design(raters, pair_overlap)
@@ -38,6 +47,17 @@ def assign(
     return "\n".join(lines)
 
 
+def default_raters(study: Study) -> list[str]:
+    """The raters `assign` deals to when none are named: all non-operator raters, by name."""
+    names = sorted(r.name for r in people.raters(study.db) if not r.is_operator)
+    if not names:
+        raise InputError(
+            "this study has no raters yet: name them with --raters a,b,c (they are added)",
+            field="--raters",
+        )
+    return names
+
+
 def deal_on_demand(study: Study, *, overlap: int) -> str:
     """Raters take items as they go (each item until `overlap` raters have it): for a team server."""
     study.require_lead("assignment")
@@ -49,18 +69,43 @@ def deal_on_demand(study: Study, *, overlap: int) -> str:
     return f"items are dealt on demand: each rater takes the next item that has fewer than {overlap} raters"
 
 
+# What each stored count counts: `status` printed "judgements 461" beside a dashboard's 237 and
+# a fatigue table's 71 with no unit, and a lead could not tell which to believe (issue 28.7).
+COUNT_UNITS = {
+    "items": "live items (anchors not included)",
+    "anchors": "anchor items (reference answers)",
+    "cases": "cases (prompts)",
+    "cells": "cells (a case with one exact prompt text)",
+    "media": "media files stored (images, inputs, masks)",
+    "raters": "raters (operators included)",
+    "judgements": "answers stored (one per rater and item: all metrics; edits, anchors included)",
+    "judge_scores": "judge scores stored (one per item and metric, every judge version)",
+    "pair_votes": "pair votes stored (operators included)",
+    "anchor_showings": "times an anchor was shown",
+}
+
+
 def status_lines(study: Study) -> list[str]:
     lines = [
         f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
         f"({study.rubric.version[:12]})"
     ]
-    lines += [f"{k:16s}{v}" for k, v in study.counts().items()]
     rows = store.progress(study.db)
+    counts = study.counts()
+    live = sum(r.done for r in rows)
+    anchor = sum(r.anchors for r in rows)
+    for key, n in counts.items():
+        unit = COUNT_UNITS.get(key, "")
+        lines.append(f"{key:16s}{n:>7d}  {unit}".rstrip())
+        if key == "judgements":  # the stored rows, then what the figures count (issue 28.7)
+            lines.append(f"{'':16s}{live:>7d}    live items answered: latest answer per rater")
+            lines.append(f"{'':16s}{anchor:>7d}    anchor answers (drift and accuracy on anchors)")
     if rows:
         lines.append("")
         lines.append(
             f"{'rater':20s}{'assigned':>9s}{'done':>7s}{'anchors':>9s}{'pairs':>13s}  last activity"
         )
+        lines.append(f"{'':20s}{'items':>9s}{'items':>7s}{'answers':>9s}{'votes/dealt':>13s}")
         for r in rows:
             if r.is_operator and study.is_package:
                 continue

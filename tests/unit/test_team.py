@@ -421,3 +421,48 @@ def test_assign_refuses_bad_designs(team_study, capsys):
         assert main(["assign", "--study", str(team_study.folder), *argv]) == 2
         assert needle in capsys.readouterr().err
     assert json.loads(json.dumps(team_study.setting("assignment")))["overlap"] == 2
+
+
+def test_assign_without_raters_deals_to_every_non_operator_rater(populated, capsys):
+    """Issue 28.9: a lead who added the team with `rater add` need not list it again; the
+    operator (a staff account) gets nothing; a study with no rater says what to give."""
+    folder = str(populated.folder)
+    populated.close()
+    assert main(["assign", "--study", folder, "--overlap", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "no raters yet" in err and "--raters" in err and len(err.strip().splitlines()) == 1
+    for name in ("ana", "ben", "cai"):
+        assert main(["rater", "add", name, "--study", folder]) == 0
+    assert main(["rater", "add", "ops", "--study", folder, "--operator"]) == 0
+    capsys.readouterr()
+    assert main(["assign", "--study", folder, "--overlap", "2", "--seed", "5"]) == 0
+    assert "to 3 raters (overlap 2" in capsys.readouterr().out
+    with sqlite3.connect(Path(folder) / DB_NAME) as c:
+        dealt = dict(
+            c.execute(
+                "SELECT r.name, count(*) FROM assignments a JOIN raters r ON r.id = a.rater_pk "
+                "GROUP BY r.name"
+            ).fetchall()
+        )
+    assert set(dealt) == {"ana", "ben", "cai"}
+
+
+def test_status_lines_name_what_each_count_counts(team_study, capsys):
+    """Issue 28.7: `status` printed 'judgements 461' beside a dashboard's 237 with no unit; each
+    count line now says what it counts, and the stored answers are split into the live items
+    answered (what the figures count) and the anchor answers."""
+    assert main(["status", "--study", str(team_study.folder)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    counts = [ln for ln in out[1 : out.index("")] if ln.strip()]
+    assert all(len(ln.split()) > 2 for ln in counts), counts  # a key, a number and its unit
+    stored = next(ln for ln in counts if ln.startswith("judgements"))
+    assert "answers stored" in stored and "anchors included" in stored
+    live = next(ln for ln in counts if "live items answered" in ln)
+    anchor = next(ln for ln in counts if "anchor answers" in ln)
+    with sqlite3.connect(team_study.folder / DB_NAME) as c:
+        n_live = c.execute(
+            "SELECT count(DISTINCT rater_pk || '-' || item_pk) FROM judgements "
+            "WHERE context = 'live' AND supersedes IS NULL"
+        ).fetchone()[0]
+    assert int(live.split()[0]) == n_live and int(anchor.split()[0]) > 0
+    assert int(stored.split()[1]) >= n_live + int(anchor.split()[0])
