@@ -394,20 +394,22 @@ def drift_chart(
     ax1.set_ylabel("score vs own baseline")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
-    handles, labels = [], []
+    handles, legend = [], []
     for ax in (ax1, ax2):
         ax.grid(axis="y")
         h, lab = ax.get_legend_handles_labels()
         handles += h
-        labels += lab
+        legend += lab
     ax1.tick_params(labelbottom=False)
     # one legend under both panels, so half-width charts keep their plotting area
     ncols = 4 if width >= WIDTH else 2
-    rows = -(-len(labels) // ncols)
-    fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False)
+    rows = -(-len(legend) // ncols)
+    fig.legend(handles, legend, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False)
     legend_inches = 0.1 + 0.17 * rows
     fig.tight_layout(rect=(0, legend_inches / fig.get_size_inches()[1], 1, 1))
-    return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
+    # the alt text names the lines as the legend does (a screen reader gets the same words)
+    words = "; ".join(str(x).replace(r"\$", "$") for x in legend)
+    return figure_to_chart(fig, f"Drift chart for rater {rater}: {words}")
 
 
 def render_all(
