@@ -6,6 +6,7 @@ import secrets
 
 from ..domain.assignment import check_design
 from ..domain.errors import InputError
+from ..domain.text import counted
 from ..store import answers as answer_store
 from ..store import assignments as store
 from ..store import people
@@ -39,9 +40,9 @@ def assign(
         "assignment", {"overlap": overlap, "pair_overlap": pair_overlap, "seed": seed}
     )
     lines = [
-        f"dealt {dealt.items} item assignments"
-        + (f" and {dealt.pairs} pair assignments" if dealt.pairs else "")
-        + f" to {dealt.raters} raters (overlap {overlap}, seed {seed})"
+        f"dealt {counted(dealt.items, 'item assignment')}"
+        + (f" and {counted(dealt.pairs, 'pair assignment')}" if dealt.pairs else "")
+        + f" to {counted(dealt.raters, 'rater')} (overlap {overlap}, seed {seed})"
     ]
     lines += [f"warning: {w}" for w in store.balance_warnings(store.progress(study.db))]
     return "\n".join(lines)
@@ -66,7 +67,10 @@ def deal_on_demand(study: Study, *, overlap: int) -> str:
             f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap"
         )
     study.db.set_setting(store.ON_DEMAND, overlap)
-    return f"items are dealt on demand: each rater takes the next item that has fewer than {overlap} raters"
+    return (
+        "items are dealt on demand: each rater takes the next item that has fewer than "
+        + counted(overlap, "rater")
+    )
 
 
 # What each stored count counts: `status` printed "judgements 461" beside a dashboard's 237 and

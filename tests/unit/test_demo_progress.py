@@ -43,3 +43,11 @@ def test_elsewhere_a_few_plain_lines_per_stage():
     for stage in STAGES:
         assert any(f" {stage} " in ln for ln in lines)
     assert lines[-1].endswith("lead's decisions 1/1")
+
+
+def test_counts_take_the_right_number():
+    """Issue 28.9: "1 sessions", "to 1 raters": a count of one takes the singular."""
+    from annotator.domain.text import counted
+
+    assert counted(1, "session") == "1 session" and counted(2, "session") == "2 sessions"
+    assert counted(0, "rater") == "0 raters" and counted(1, "entry", "entries") == "1 entry"

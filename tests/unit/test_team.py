@@ -445,6 +445,8 @@ def test_assign_without_raters_deals_to_every_non_operator_rater(populated, caps
             ).fetchall()
         )
     assert set(dealt) == {"ana", "ben", "cai"}
+    assert main(["assign", "--study", folder, "--raters", "dee", "--overlap", "1"]) == 0
+    assert " to 1 rater (overlap 1" in capsys.readouterr().out  # not "1 raters"
 
 
 def test_status_lines_name_what_each_count_counts(team_study, capsys):
