@@ -424,8 +424,10 @@ def render_all(
     pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
     bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     drift_charts: dict[str, Chart] = {}
-    sections = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-    labels = {k: m.get("label") for k, m in sections.items() if isinstance(m, Mapping)}
+    sections = report.get("metrics")
+    labels: dict[str, Any] = {}
+    if isinstance(sections, Mapping):
+        labels = {k: m.get("label") for k, m in sections.items() if isinstance(m, Mapping)}
     raters = report.get("raters") if isinstance(report.get("raters"), Mapping) else {}
     for name, r in raters.items():
         series = r.get("series") if isinstance(r, Mapping) else None
