@@ -99,11 +99,10 @@ def status_lines(study: Study) -> list[str]:
     live = sum(r.done for r in rows)
     anchor = sum(r.anchors for r in rows)
     for key, n in counts.items():
-        unit = COUNT_UNITS.get(key, "")
-        lines.append(f"{key:16s}{n:>7d}  {unit}".rstrip())
+        lines.append(f"{key:16s}{n!s:<7s}{COUNT_UNITS.get(key, '')}".rstrip())
         if key == "judgements":  # the stored rows, then what the figures count (issue 28.7)
-            lines.append(f"{'':16s}{live:>7d}    live items answered: latest answer per rater")
-            lines.append(f"{'':16s}{anchor:>7d}    anchor answers (drift and accuracy on anchors)")
+            lines.append(f"{'  live':16s}{live!s:<7s}live items answered: the latest per rater")
+            lines.append(f"{'  anchor':16s}{anchor!s:<7s}anchor answers (drift, anchor accuracy)")
     if rows:
         lines.append("")
         lines.append(
