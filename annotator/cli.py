@@ -196,7 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
         "assign", help="deal items (and pairs) to K raters each, balanced and seeded"
     )
     asg.add_argument("--study", required=True)
-    asg.add_argument("--raters", help="comma-separated rater names (added if new)")
+    asg.add_argument(
+        "--raters",
+        help="comma-separated rater names (added if new; default: every non-operator rater)",
+    )
     asg.add_argument("--overlap", type=int, default=2, help="raters per item (K)")
     asg.add_argument(
         "--pair-overlap",
@@ -522,13 +525,58 @@ def _cmd_calibrate(a) -> int:
     return run_app(study=a.study, rater=a.rater, mode="calibration")  # a folder, package or URL
 
 
+class DemoProgress:
+    """The demo build's progress on stderr: one line redrawn in place on a terminal
+    (`building the demo  [#####.....]  2/4 rater answers 120/290`), and on anything else (a log,
+    a pipe) one plain line per stage and per quarter of it, never a line per answer."""
+
+    WIDTH = 24
+
+    def __init__(self, stages: tuple[str, ...], stream=None, tty: bool | None = None) -> None:
+        self.stages = stages
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self._last: tuple[str, int] | None = None  # (stage, quarter) last printed as a line
+        self._drawn = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        n = self.stages.index(stage)
+        share = done / total if total > 0 else 1.0
+        overall = (n + min(share, 1.0)) / len(self.stages)
+        filled = round(overall * self.WIDTH)
+        text = (
+            f"building the demo  [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
+            f"{n + 1}/{len(self.stages)} {stage} {done}/{total}"
+        )
+        if self.tty:
+            self.stream.write("\r" + text.ljust(78)[:78])
+            self._drawn = True
+        else:
+            quarter = min(4, int(share * 4))
+            if self._last == (stage, quarter):
+                return
+            self._last = (stage, quarter)
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._drawn = False
+
+
 def _cmd_demo(a) -> int:
-    from .services.demo import DEMO_RATER, build_demo, default_demo_folder
+    from .services.demo import DEMO_RATER, STAGES, build_demo, default_demo_folder
 
     folder = Path(a.study) if a.study else default_demo_folder()
-    build_demo(folder, progress=lambda msg: print(msg, file=sys.stderr))
+    bar = DemoProgress(STAGES)
+    try:
+        build_demo(folder, progress=bar)
+    finally:
+        bar.end()
+    print(f"demo study ready at {folder}")
     if a.headless:
-        print(f"demo study ready at {folder}")
         return EXIT_OK
     from .ui.app import run_app
 
@@ -562,8 +610,6 @@ def _cmd_status(a) -> int:
 def _cmd_assign(a) -> int:
     from .services.team import assign
 
-    if not a.on_demand and not a.raters:
-        raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)
     try:
         if a.active and a.sample is None and a.sample_share is None:
@@ -581,7 +627,7 @@ def _cmd_assign(a) -> int:
         print(
             assign(
                 study,
-                [r.strip() for r in a.raters.split(",") if r.strip()],
+                [r.strip() for r in a.raters.split(",") if r.strip()] if a.raters else None,
                 overlap=a.overlap,
                 pair_overlap=a.pair_overlap,
                 seed=a.seed,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,17 @@ UI_METRICS = (
 )
 GATES = ("instruction_following", "text_rendering")
 SCALES = ("layout_hierarchy", "ui_affordance")
+# The ui_mockup rubric's English option labels (its options_en; a test keeps them equal): an
+# anchor's rationale is read by a rater, who sees words, not option ids.
+TAG_WORDS = {
+    "wrong_screen_type": "wrong screen type",
+    "missing_required_section": "missing required section",
+    "text_unreadable_or_garbled": "text unreadable or garbled",
+    "misspelled_text": "misspelled text",
+    "broken_layout": "broken layout",
+    "inconsistent_style": "inconsistent style",
+    "non_ui_artifacts": "artefacts that are not UI",
+}
 # Tags that a PASS on the gate contradicts: a judge that passes the gate drops them.
 GATE_TAGS = {
     "instruction_following": ("missing_required_section", "wrong_screen_type"),
@@ -386,7 +397,8 @@ def rationale(spec: ScreenSpec) -> dict[str, str]:
     sentence = "; ".join(parts)
     out["ui_affordance"] = sentence[0].upper() + sentence[1:] + "."
     if t["failure_tags"]:
-        out["failure_tags"] = "Tagged: " + ", ".join(t["failure_tags"]) + ", as described above."
+        words = ", ".join(TAG_WORDS.get(tag, tag.replace("_", " ")) for tag in t["failure_tags"])
+        out["failure_tags"] = f"Tagged: {words}, as described above."
     else:
         out["failure_tags"] = "No failure tag applies."
     return out
@@ -520,7 +532,11 @@ def _format(value: Any) -> str:
 
 
 def write_demo_inputs(
-    folder: Path, *, seed: int = DEMO_SEED, variants_per_case: int = 2
+    folder: Path,
+    *,
+    seed: int = DEMO_SEED,
+    variants_per_case: int = 2,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DemoFiles:
     """Write the demo's PNGs (folder/out/), manifest.jsonl (5.2) and judge.csv (5.3).
 
@@ -544,6 +560,8 @@ def write_demo_inputs(
         spec = spec_for(case, gen, variant, seed=seed)
         rel = f"out/{gen}_{case.case_id}_{variant}.png"
         (folder / rel).write_bytes(png_bytes(render_mockup(spec).image))
+        if progress is not None:
+            progress(n, len(combos))
         records.append(_manifest_record(item_id, case, gen, [rel], item_seed(seed, variant)))
         t = truth_from_spec(spec)
         truths[item_id] = t

@@ -150,3 +150,9 @@ def unguard_cell(text: str) -> str:
     if text.startswith("'") and _formula_shaped(text[1:]):
         return text[1:]
     return text
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """`n` with its noun in the right number: "1 session", "2 sessions" (English output of the
+    CLI and reports; the app's words go through Qt's translations)."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"

@@ -310,10 +310,17 @@ def _seq(values: Any) -> list[float | None]:
 
 @_styled
 def drift_chart(
-    rater: str, series: Mapping[str, Any], flag_at: Any = None, *, width: float = WIDTH
+    rater: str,
+    series: Mapping[str, Any],
+    flag_at: Any = None,
+    *,
+    width: float = WIDTH,
+    labels: Mapping[str, Any] | None = None,
 ) -> Chart | None:
     """One rater's anchor answers over time: deviation from the reference (with its
-    EWMA and control limit) above, the two-sided CUSUM against its threshold h below."""
+    EWMA and control limit) above, the two-sided CUSUM against its threshold h below.
+    `labels`: metric key -> the rubric's label, so the legend names metrics as the reader
+    knows them and says what each line is ("running average"), not "instruction_following EWMA"."""
     usable = {
         m: s for m, s in series.items() if isinstance(s, Mapping) and s.get("deviation") is not None
     }
@@ -329,14 +336,14 @@ def drift_chart(
         seq = _seq(s.get("seq")) or list(range(len(dev)))
         if len(seq) != len(dev):
             seq = list(range(len(dev)))
-        metric = _plain(metric)
+        metric = _plain((labels or {}).get(metric) or metric)
         score = _seq(s.get("score"))
         if len(score) == len(dev):  # the calibrated chart's scores: the rater's own normal scores
             dev = score
-        ax1.plot(seq, dev, "o", color=c, ms=3, alpha=0.6, label=f"{metric} score")
+        ax1.plot(seq, dev, "o", color=c, ms=3, alpha=0.6, label=f"{metric}: each anchor answer")
         ewma = _seq(s.get("ewma"))
         if len(ewma) == len(seq):
-            ax1.plot(seq, ewma, "-", color=c, lw=1.4, label=f"{metric} EWMA")
+            ax1.plot(seq, ewma, "-", color=c, lw=1.4, label=f"{metric}: running average (EWMA)")
         limit = s.get("ewma_limit")
         lim = _seq(limit)
         if len(lim) == 1:
@@ -348,9 +355,9 @@ def drift_chart(
             )
         up, down = _seq(s.get("cusum_up")), _seq(s.get("cusum_down"))
         if len(up) == len(seq):
-            ax2.plot(seq, up, "-", color=c, lw=1.4, label=f"{metric} CUSUM up")
+            ax2.plot(seq, up, "-", color=c, lw=1.4, label=f"{metric}: drift upwards (CUSUM)")
         if len(down) == len(seq):
-            ax2.plot(seq, down, "--", color=c, lw=1.4, label=f"{metric} CUSUM down")
+            ax2.plot(seq, down, "--", color=c, lw=1.4, label=f"{metric}: drift downwards (CUSUM)")
         h = to_float(s.get("h"))
         if h is not None:
             hs.add(h)
@@ -387,20 +394,22 @@ def drift_chart(
     ax1.set_ylabel("score vs own baseline")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
-    handles, labels = [], []
+    handles, legend = [], []
     for ax in (ax1, ax2):
         ax.grid(axis="y")
         h, lab = ax.get_legend_handles_labels()
         handles += h
-        labels += lab
+        legend += lab
     ax1.tick_params(labelbottom=False)
     # one legend under both panels, so half-width charts keep their plotting area
     ncols = 4 if width >= WIDTH else 2
-    rows = -(-len(labels) // ncols)
-    fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False)
+    rows = -(-len(legend) // ncols)
+    fig.legend(handles, legend, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False)
     legend_inches = 0.1 + 0.17 * rows
     fig.tight_layout(rect=(0, legend_inches / fig.get_size_inches()[1], 1, 1))
-    return figure_to_chart(fig, f"Drift chart for rater {rater}: deviation, EWMA and CUSUM")
+    # the alt text names the lines as the legend does (a screen reader gets the same words)
+    words = "; ".join(str(x).replace(r"\$", "$") for x in legend)
+    return figure_to_chart(fig, f"Drift chart for rater {rater}: {words}")
 
 
 def render_all(
@@ -415,6 +424,10 @@ def render_all(
     pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
     bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     drift_charts: dict[str, Chart] = {}
+    sections = report.get("metrics")
+    labels: dict[str, Any] = {}
+    if isinstance(sections, Mapping):
+        labels = {k: m.get("label") for k, m in sections.items() if isinstance(m, Mapping)}
     raters = report.get("raters") if isinstance(report.get("raters"), Mapping) else {}
     for name, r in raters.items():
         series = r.get("series") if isinstance(r, Mapping) else None
@@ -422,7 +435,11 @@ def render_all(
             drift = r.get("drift") if isinstance(r.get("drift"), Mapping) else {}
             flag_at = drift.get("first_flag_at") if drift.get("flagged") else None
             chart = drift_chart(
-                str(name), series, flag_at, width=WIDTH if flag_at is not None else WIDTH / 2
+                str(name),
+                series,
+                flag_at,
+                width=WIDTH if flag_at is not None else WIDTH / 2,
+                labels=labels,
             )
             if chart is not None:
                 drift_charts[str(name)] = chart

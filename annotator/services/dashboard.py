@@ -301,7 +301,7 @@ def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
     j = frames.judgements
     n_answers = len(j[["item_id", "rater"]].drop_duplicates()) if len(j) else 0
     return (
-        Tile(f"{n_answers:,}", "judgements"),
+        Tile(f"{n_answers:,}", "answers to live items (latest per rater)"),
         Tile(str(j["rater"].nunique() if len(j) else 0), "raters"),
         Tile(f"{len(frames.pair_votes):,}", "pair votes"),
     )
@@ -428,7 +428,8 @@ def _model(
     tiles = (
         Tile(str(len(view.get("metrics") or [])), "metrics"),
         Tile(
-            f"{sum(int(_d(r).get('n_judgements') or 0) for r in raters.values()):,}", "judgements"
+            f"{sum(int(_d(r).get('n_judgements') or 0) for r in raters.values()):,}",
+            "answers to live items (latest per rater)",
         ),
         Tile(str(len(raters)), "raters"),
         Tile(str(len(report.get("findings") or [])), "findings"),
@@ -658,8 +659,8 @@ def _raters(
                 "ratersTable",
                 (
                     "rater",
-                    "judgements",
-                    "anchors",
+                    "live items answered",
+                    "anchor answers",
                     "accuracy on anchors",
                     "drift",
                     "agreement with consensus",

@@ -6,6 +6,8 @@ label, vote and (one of them) drift, all through the same services the app uses.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -61,36 +63,73 @@ JUDGE_PAIR_VOTER = SimulatedPairVoter(
 )
 OPERATOR = "ops-check"
 SESSION_LENGTH = 12
+# The demo's size: 6 cases x 3 generators x 2 variants = 36 items. Three variants (54 items) took
+# 122 s to build on a loaded two-core box (issue 28.10); two keep every planted story (the
+# lenient judge, the drifting rater, the generators' defects: tests/unit/test_demo_study.py).
+VARIANTS_PER_CASE = 2
+STAGES = ("mockups", "rater answers", "pair votes", "lead's decisions")
+
+# progress(stage, done, total): `stage` one of STAGES, called as each unit of it is done
+ProgressFn = Callable[[str, int, int], None]
 
 
 def default_demo_folder() -> Path:
     return Path(user_data_dir("annotator", appauthor=False)) / "demo-study"
 
 
-DEMO_SAMPLE = 12  # items per generator in the demo's recorded human sample (of 18)
+DEMO_SAMPLE = 8  # items per generator in the demo's recorded human sample (of 12: two thirds)
 
 
 def build_demo(
     folder: str | Path,
     *,
-    variants_per_case: int = 3,
+    variants_per_case: int = VARIANTS_PER_CASE,
     seed: int = scenario.DEMO_SEED,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
 ) -> Path:
-    """Build the demo study at `folder` unless it is already there."""
+    """Build the demo study at `folder` unless it is already there.
+
+    It is built in a scratch folder (in memory where the system has /dev/shm: the thousand
+    commits of the simulated raters each wait for the disk otherwise, half the build time) and
+    moved into place whole, so an interrupted build leaves no half-built demo to reopen."""
     folder = Path(folder)
-    say = progress or (lambda _m: None)
     if (folder / DB_NAME).exists():
-        say(f"demo study already at {folder}")
         return folder
+    shm = Path("/dev/shm")
+    scratch = Path(
+        tempfile.mkdtemp(
+            prefix="annotator-demo-", dir=shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+        )
+    )
+    try:
+        built = scratch / folder.name  # the folder's name is the study's name
+        _build(built, variants_per_case=variants_per_case, seed=seed, progress=progress)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # copy beside the target, then rename: the move into place is one step
+        landing = Path(tempfile.mkdtemp(prefix=".demo-", dir=folder.parent))
+        try:
+            shutil.copytree(built, landing / "study")
+            if folder.exists() and not any(folder.iterdir()):
+                folder.rmdir()
+            os.replace(landing / "study", folder)
+        finally:
+            shutil.rmtree(landing, ignore_errors=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return folder
+
+
+def _build(folder: Path, *, variants_per_case: int, seed: int, progress: ProgressFn | None) -> None:
+    tick: ProgressFn = progress or (lambda _s, _d, _t: None)
     study = Study.create(folder, RUBRIC)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            say("drawing demo mockups")
             files = scenario.write_demo_inputs(
-                Path(tmp), seed=seed, variants_per_case=variants_per_case
+                Path(tmp),
+                seed=seed,
+                variants_per_case=variants_per_case,
+                progress=lambda done, total: tick(STAGES[0], done, total),
             )
-            say("importing items, judge scores and anchors")
             study.import_items(files.manifest)
             # the judge's earlier version (with confidences) ran first; the lenient scores
             # imported next are its latest version, the one the report's figures read
@@ -98,37 +137,50 @@ def build_demo(
             study.import_judge(files.judge_csv)
         with anchor_set(ANCHOR_SET) as anchors_file:
             study.import_anchors(anchors_file)
-        say("simulating raters")
-        _simulate_labels(study, files.truths, seed)
-        say("simulating pair votes")
-        _simulate_pairs(study, seed)
+        _simulate_labels(study, files.truths, seed, tick)
+        _simulate_pairs(study, seed, tick)
         _judge_pairs_both_orders(study, seed)
-        say("the lead adjudicates a few findings")
-        _adjudicate_some(study)
+        tick(STAGES[3], 0, 1)
+        _adjudicate_some(study, files.truths)
         # a recorded random sample of two thirds of each generator's items: the report's
         # debiased section reads only those items' human answers (the simulated raters rated
         # all of them, which a real team could not)
-        say("drawing the random human sample the debiased figures read")
         from .sampling import draw
 
         draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
         study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
+        tick(STAGES[3], 1, 1)
     finally:
         study.close()
-    say(f"demo study ready at {folder}")
-    return folder
 
 
-def _simulate_labels(study: Study, truths: dict[str, dict], seed: int) -> None:
+def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:
     index = item_index(study.db)
     refs = {pk: ref for pk, _set, ref, _rat in anchors(study.db)}
     every = study.setting("anchor_every")
     study.db.set_setting("anchor_every", SIMULATED_ANCHOR_EVERY)
+    operator_limit = 6
+    count = {"done": 0, "total": 0}
+
+    def answered(queue: int) -> None:
+        if not count["total"]:  # every simulated rater answers all: the first's queue, times
+            count["total"] = queue * len(SIMULATED) + operator_limit
+        count["done"] += 1
+        tick(STAGES[1], count["done"], count["total"])
+
     try:
         for n, sim in enumerate(SIMULATED):
             # fixed queue seeds: the same seed builds the same study, answer for answer
             study.add_rater(sim.name, expertise="simulated", seed=seed * 100 + 1 + n)
-            _label_all(study, sim, truths, index, refs, np.random.default_rng(seed * 100 + n))
+            _label_all(
+                study,
+                sim,
+                truths,
+                index,
+                refs,
+                np.random.default_rng(seed * 100 + n),
+                on_answer=answered,
+            )
         study.add_rater(OPERATOR, operator=True, expertise="staff spot check", seed=seed * 100 + 99)
         _label_all(
             study,
@@ -137,20 +189,29 @@ def _simulate_labels(study: Study, truths: dict[str, dict], seed: int) -> None:
             index,
             refs,
             np.random.default_rng(seed),
-            limit=6,
+            limit=operator_limit,
+            on_answer=answered,
         )
+        tick(STAGES[1], count["total"], count["total"])
     finally:
         study.db.set_setting("anchor_every", every)
 
 
-def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -> None:
+def _label_all(
+    study, sim, truths, index, refs, rng, limit: int | None = None, on_answer=lambda _q: None
+) -> None:
     anchor_n, done = 0, 0
     session = LabelSession(study, sim.name)
+    queue = session.progress().total  # a read: what this rater will answer, anchors included
+    # A simulated rater sees no drift alert, and the check stores nothing: skipping it saves a
+    # statistics run per anchor answer (a quarter of the build); the report's drift is unchanged.
+    session.defer_drift = True
     while (served := session.next()) is not None and (limit is None or done < limit):
         if (
             done and done % SESSION_LENGTH == 0
         ):  # raters work in sittings; an anchor may recur across them
             session = LabelSession(study, sim.name)
+            session.defer_drift = True
             served = session.next()
         if served.context == "anchor":
             truth, idx = refs[served.item_pk], anchor_n
@@ -161,50 +222,77 @@ def _label_all(study, sim, truths, index, refs, rng, limit: int | None = None) -
         answers["reason"] = "simulated"
         session.submit(served, answers, time_ms=int(rng.integers(4000, 30000)))
         done += 1
+        on_answer(queue)
 
 
-def _adjudicate_some(study: Study) -> None:
-    """The demo lead has resolved a dozen findings, so the report's adjudication section (with
-    an accuracy from 10 answers on) and the review view have something to show: nine with the
-    clear human consensus, three where the rubric text was the trouble. At most half of the
-    judge's findings, and never the last three, so the review view still opens on undecided
-    ones."""
+def _adjudicate_some(study: Study, truths: dict[str, dict]) -> None:
+    """The demo lead has resolved about ten findings, so the report's adjudication section and
+    the review view have something to show: the judge's contradictions with the clear human
+    consensus (at most half of them, never the last three, so the review view still opens on
+    undecided ones), then, up to ten, items where the raters split, settled against what the
+    screen shows (the demo's truth); the last quarter where the rubric text was the trouble.
+    (At 36 items the judge contradicts a clear consensus only a few times: those alone left one
+    decision, too few for the section.)"""
     from .adjudication import adjudicate, review_queue
 
-    todo = [
-        e for e in review_queue(study) if "judge_contradicts" in e.reasons and e.consensus.clear
+    queue = review_queue(study)
+    judged = [e for e in queue if "judge_contradicts" in e.reasons and e.consensus.clear]
+    judged = judged[: max(0, min(12, len(judged) // 2, len(judged) - 3))]
+    split = [
+        e
+        for e in queue
+        if list(e.reasons) == ["humans_disagree"]
+        # gates and scales: an empty set of tags would read as no answer
+        and not isinstance(truths.get(e.item_id, {}).get(e.metric, ()), (list, tuple))
     ]
-    todo = todo[: max(0, min(12, len(todo) // 2, len(todo) - 3))]
+    split = split[: max(0, min(10 - len(judged), len(split) // 4))]
+    todo = [(e, e.consensus.value, True) for e in judged]
+    todo += [(e, truths[e.item_id][e.metric], False) for e in split]
     unclear_from = len(todo) - max(1, len(todo) // 4)
-    for n, e in enumerate(todo):
-        value = e.consensus.value
+    for n, (e, value, with_humans) in enumerate(todo):
         text = ";".join(value) if isinstance(value, (list, tuple)) else str(value)
+        if n >= unclear_from:
+            reason = "the level texts do not say how to score a crowded but usable screen"
+        elif with_humans:
+            reason = "the humans are right: checked against the prompt's required sections"
+        else:
+            reason = "the raters split: checked the screen against the prompt's criteria"
         adjudicate(
             study,
             item_id=e.item_id,
             metric=e.metric,
             value=text,
             by="demo-lead",
-            reason="the humans are right: checked against the prompt's required sections"
-            if n < unclear_from
-            else "the level texts do not say how to score a crowded but usable screen",
+            reason=reason,
             category=None if n < unclear_from else "rubric_unclear",
         )
 
 
-def _simulate_pairs(study: Study, seed: int) -> None:
+def _simulate_pairs(study: Study, seed: int, tick: ProgressFn) -> None:
     index = item_index(study.db)
     # the operator's spot checks (always "left") are stored but must move no figure
     operator = SimulatedPairVoter(OPERATOR, left_bias=0.99, tie_rate=0.0)
-    for n, voter in enumerate((*PAIR_VOTERS, operator)):
+    operator_limit = 12
+    voters = (*PAIR_VOTERS, operator)
+    known: list[int] = []  # each voter's queue, as its session is opened (in order, as before)
+    votes = 0
+    for n, voter in enumerate(voters):
         rng = np.random.default_rng(seed * 1000 + n)
         session = PairSession(study, voter.name)
-        limit = 12 if voter is operator else None
+        limit = operator_limit if voter is operator else None
+        if voter is not operator:
+            known.append(session.progress().total)
+        # the voters still to come are counted at the last queue's size
+        total = sum(known) + known[-1] * (len(PAIR_VOTERS) - len(known)) + operator_limit
         done = 0
         while (served := session.next()) is not None and (limit is None or done < limit):
             choice = voter.vote(index[served.left_pk][1], index[served.right_pk][1], rng)
             session.vote(served, choice, None, time_ms=int(rng.integers(2000, 15000)))
             done += 1
+            votes += 1
+            tick(STAGES[2], votes, total)
+    total = votes
+    tick(STAGES[2], total, total)
 
 
 def _earlier_judge_version(study: Study, truths: dict[str, dict], seed: int) -> None:

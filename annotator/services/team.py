@@ -6,6 +6,7 @@ import secrets
 
 from ..domain.assignment import check_design
 from ..domain.errors import InputError
+from ..domain.text import counted
 from ..store import answers as answer_store
 from ..store import assignments as store
 from ..store import people
@@ -14,7 +15,7 @@ from .study import Study
 
 def assign(
     study: Study,
-    raters: list[str],
+    raters: list[str] | None,
     *,
     overlap: int,
     pair_overlap: int | None,
@@ -24,10 +25,14 @@ def assign(
     active: bool = False,
 ) -> str:
     """Deal live items (and pairs) to the named raters; raters the study does not know are added.
+    `raters` None: every rater the study has who is not an operator (a lead who added the team
+    with `rater add` need not list it again).
 
     With `sample` (items per generator) or `sample_share`, a seeded random sample is drawn (or
     topped up) and stored first, and only its items are dealt (services/sampling.py)."""
     study.require_lead("assignment")
+    if raters is None:
+        raters = default_raters(study)
     check_design(raters, overlap)  # before any rater is added: a refused design writes nothing
     if pair_overlap is not None:
         check_design(raters, pair_overlap)
@@ -50,12 +55,23 @@ def assign(
     )
     lines = [sampled] if sampled else []
     lines += [
-        f"dealt {dealt.items} item assignments"
-        + (f" and {dealt.pairs} pair assignments" if dealt.pairs else "")
-        + f" to {dealt.raters} raters (overlap {overlap}, seed {seed})"
+        f"dealt {counted(dealt.items, 'item assignment')}"
+        + (f" and {counted(dealt.pairs, 'pair assignment')}" if dealt.pairs else "")
+        + f" to {counted(dealt.raters, 'rater')} (overlap {overlap}, seed {seed})"
     ]
     lines += [f"warning: {w}" for w in store.balance_warnings(store.progress(study.db))]
     return "\n".join(lines)
+
+
+def default_raters(study: Study) -> list[str]:
+    """The raters `assign` deals to when none are named: all non-operator raters, by name."""
+    names = sorted(r.name for r in people.raters(study.db) if not r.is_operator)
+    if not names:
+        raise InputError(
+            "this study has no raters yet: name them with --raters a,b,c (they are added)",
+            field="--raters",
+        )
+    return names
 
 
 def deal_on_demand(study: Study, *, overlap: int) -> str:
@@ -66,7 +82,26 @@ def deal_on_demand(study: Study, *, overlap: int) -> str:
             f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap"
         )
     study.db.set_setting(store.ON_DEMAND, overlap)
-    return f"items are dealt on demand: each rater takes the next item that has fewer than {overlap} raters"
+    return (
+        "items are dealt on demand: each rater takes the next item that has fewer than "
+        + counted(overlap, "rater")
+    )
+
+
+# What each stored count counts: `status` printed "judgements 461" beside a dashboard's 237 and
+# a fatigue table's 71 with no unit, and a lead could not tell which to believe (issue 28.7).
+COUNT_UNITS = {
+    "items": "live items (anchors not included)",
+    "anchors": "anchor items (reference answers)",
+    "cases": "cases (prompts)",
+    "cells": "cells (a case with one exact prompt text)",
+    "media": "media files stored (images, inputs, masks)",
+    "raters": "raters (operators included)",
+    "judgements": "answers stored (one per rater and item: all metrics; edits, anchors included)",
+    "judge_scores": "judge scores stored (one per item and metric, every judge version)",
+    "pair_votes": "pair votes stored (operators included)",
+    "anchor_showings": "times an anchor was shown",
+}
 
 
 def status_lines(study: Study) -> list[str]:
@@ -74,13 +109,21 @@ def status_lines(study: Study) -> list[str]:
         f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "
         f"({study.rubric.version[:12]})"
     ]
-    lines += [f"{k:16s}{v}" for k, v in study.counts().items()]
     rows = store.progress(study.db)
+    counts = study.counts()
+    live = sum(r.done for r in rows)
+    anchor = sum(r.anchors for r in rows)
+    for key, n in counts.items():
+        lines.append(f"{key:16s}{n!s:<7s}{COUNT_UNITS.get(key, '')}".rstrip())
+        if key == "judgements":  # the stored rows, then what the figures count (issue 28.7)
+            lines.append(f"{'  live':16s}{live!s:<7s}live items answered: the latest per rater")
+            lines.append(f"{'  anchor':16s}{anchor!s:<7s}anchor answers (drift, anchor accuracy)")
     if rows:
         lines.append("")
         lines.append(
             f"{'rater':20s}{'assigned':>9s}{'done':>7s}{'anchors':>9s}{'pairs':>13s}  last activity"
         )
+        lines.append(f"{'':20s}{'items':>9s}{'items':>7s}{'answers':>9s}{'votes/dealt':>13s}")
         for r in rows:
             if r.is_operator and study.is_package:
                 continue

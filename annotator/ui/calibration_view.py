@@ -312,10 +312,11 @@ class CalibrationView(SessionView):
             keys=f"{self.keymap.hint('continue')} / {self.keymap.hint('finish')}",
         )
         self.pages.setCurrentIndex(1)
-        self.counter.setText(
-            translate("Calibration", "{n} anchors answered").format(
-                n=res.get("n_anchors", self._total)
-            )
+        n = res.get("n_anchors", self._total)
+        self.counter.setText(  # two strings: lupdate marks a plural only for a literal count
+            translate("Calibration", "1 anchor answered")
+            if n == 1
+            else translate("Calibration", "{n} anchors answered").format(n=n)
         )
         self._page = "verdict"
         self._set_state(State.DONE)

@@ -170,6 +170,9 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         assert tables["findingsTable"].rowCount() == min(len(report["findings"]), 200)
 
     raters = tables["ratersTable"]
+    # each count says what it counts (issue 28.7): items answered, not bare "judgements"
+    heads = [raters.horizontalHeaderItem(c).text().replace("\n", " ") for c in range(3)]
+    assert heads[1:] == ["live items answered", "anchor answers"], heads
     rows = {
         raters.item(r, 0).text().removeprefix("\u26a0 "): [
             raters.item(r, c).text() for c in range(raters.columnCount())

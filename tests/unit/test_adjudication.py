@@ -135,7 +135,7 @@ def test_gold_export_round_trips_through_pandas(lead, tmp_path, suffix):
         ".parquet": pd.read_parquet,
     }[suffix](out)
     rows = gold_rows(lead)
-    assert len(df) == len(rows) == 54 * 5  # live items x judged metrics
+    assert len(df) == len(rows) == lead.counts()["items"] * 5  # live items x judged metrics
     assert set(df["source"]) <= {"adjudicated", "clear_consensus", "unresolved"}
     assert (
         (df["source"] == "adjudicated").sum()

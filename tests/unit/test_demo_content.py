@@ -22,6 +22,7 @@ from annotator.domain.rubric import (
     PASS,
     format_value,
     load_rubric,
+    parse_rubric,
     parse_value,
     validate_answer,
 )
@@ -377,3 +378,24 @@ def test_anchor_references_are_valid_for_every_metric() -> None:
     assert len(seen["layout_hierarchy"]) >= 3 and len(seen["ui_affordance"]) >= 3
     tags = {t for v in seen["failure_tags"] for t in v.split(";") if t}
     assert {"misspelled_text", "missing_required_section", "broken_layout"} <= tags
+
+
+def test_tag_options_and_anchor_rationales_are_words_not_ids() -> None:
+    """Issue 28.9: the label view showed "non ui artifacts" (an option id with its underscores
+    dropped) and the anchors' rationales "Tagged: missing_required_section". The rubric gives
+    every option English words (options_en, display only: the version is unchanged) and the
+    shipped rationales use the same words."""
+    text = (ROOT / "rubrics" / "ui_mockup.toml").read_text(encoding="utf-8")
+    rubric = parse_rubric(text, source="ui_mockup")
+    tags = rubric.localized("en").metric("failure_tags")
+    for option in tags.options:
+        words = tags.option_text(option)
+        assert words == scenario.TAG_WORDS[option] and "_" not in words
+    assert tags.option_text("non_ui_artifacts") != "non ui artifacts"
+    without = text.replace(
+        text[text.index("options_en") : text.index("\nlabel_es", text.index("options_en"))], ""
+    )
+    assert parse_rubric(without, source="ui_mockup").version == rubric.version
+    for a in _anchors():
+        for option in tags.options:
+            assert option not in json.dumps(a["rationale"]), (a["item_id"], option)

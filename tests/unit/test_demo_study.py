@@ -3,7 +3,9 @@ a lenient judge, a drifting rater, generators with known defects, pairwise votes
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 
 import pytest
@@ -14,7 +16,11 @@ from annotator.cli import main
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     d = tmp_path_factory.mktemp("demo")
-    assert main(["demo", "--headless", "--study", str(d / "study")]) == 0
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["demo", "--headless", "--study", str(d / "study")]) == 0
+    (d / "first_run.out").write_text(out.getvalue())
+    (d / "first_run.err").write_text(err.getvalue())
     assert main(["demo", "--headless", "--study", str(d / "study")]) == 0  # already there: reused
     assert (
         main(
@@ -151,3 +157,38 @@ def test_the_same_seed_builds_the_same_study_answer_for_answer(tmp_path):
 
     first, second = answers(tmp_path / "a"), answers(tmp_path / "b")
     assert all(first) and first == second
+
+
+def test_the_build_says_ready_once_and_shows_its_progress_by_stage(demo):
+    """Issue 28.9/28.10: "demo study ready at" was printed twice, and the build showed five
+    bare lines for two minutes. Now: one ready line (stdout), and on a non-terminal a few
+    plain progress lines per stage (a terminal gets one redrawn line: test_demo_progress)."""
+    from annotator.services.demo import STAGES
+
+    d, _ = demo
+    out, err = (d / "first_run.out").read_text(), (d / "first_run.err").read_text()
+    assert (out + err).count("demo study ready at") == 1
+    lines = err.splitlines()
+    assert all(ln.startswith("building the demo  [") for ln in lines), lines
+    for stage in STAGES:
+        of_stage = [ln for ln in lines if f" {stage} " in ln]
+        assert 1 <= len(of_stage) <= 5, (stage, of_stage)
+    assert lines[-1].split()[-1] == "1/1" and "#" * 24 in lines[-1]
+
+
+def test_an_interrupted_build_leaves_no_half_built_demo(tmp_path):
+    """The demo is built aside and moved in whole: a build stopped midway (Ctrl+C, a crash)
+    used to leave a study file that the next `annotator demo` reopened as if it were done."""
+    from annotator.services.demo import build_demo
+
+    class Stop(Exception):
+        pass
+
+    def stop(stage: str, done: int, total: int) -> None:
+        if done >= 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        build_demo(tmp_path / "demo-study", progress=stop)
+    assert not (tmp_path / "demo-study").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # nothing left beside it either

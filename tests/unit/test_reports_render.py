@@ -805,6 +805,20 @@ def test_charts_render_pngs_and_skip_empty_input() -> None:
     assert drift_chart("r", {"x": {"seq": []}}) is None
 
 
+def test_drift_legend_names_metrics_by_label_and_lines_in_words() -> None:
+    """Issue 28.9: the legend read "instruction_following EWMA". It now uses the rubric's label
+    (carried in the report's metric sections) and says what each line is; the alt text names
+    the same lines."""
+    from annotator.reports.charts import render_all
+
+    report = sample_report()
+    report["metrics"]["layout_hierarchy"]["label"] = "Layout & hierarchy"
+    chart = render_all(report)["drift"]["r2"]
+    assert "layout_hierarchy" not in chart.alt and "Layout & hierarchy: " in chart.alt
+    assert "running average (EWMA)" in chart.alt and "each anchor answer" in chart.alt
+    assert " EWMA;" not in chart.alt.replace("(EWMA);", "")
+
+
 # --- HTML -----------------------------------------------------------------------------
 
 

@@ -65,7 +65,7 @@ def test_assign_in_a_study_and_again_after_new_items(demo_study_dir, tmp_path):
     study = Study.open(copy_study(demo_study_dir, tmp_path / "s"))
     try:
         msg = assign(study, TEAM, overlap=2, pair_overlap=2, seed=5)
-        assert "dealt 108 item assignments" in msg
+        assert f"dealt {2 * study.counts()['items']} item assignments" in msg
         ana = LabelSession(study, "anaya")
         served = [ana.next() for _ in range(3)]
         for it in served:
@@ -137,7 +137,8 @@ def _secrets_of(study: Study) -> list[bytes]:
 def test_package_bytes_hold_no_generator_path_or_other_rater(team_study, tmp_path):
     out = tmp_path / "anaya.annot"
     e = export_package(team_study, "anaya", out)
-    assert e.counts["items"] == 27 and e.counts["anchors"] == 14
+    share = team_study.counts()["items"] * 2 // len(TEAM)  # overlap 2 over the team, balanced
+    assert e.counts["items"] == share and e.counts["anchors"] == 14
     secrets, raters = _secrets_of(team_study)
     data = out.read_bytes()
     leaks = [w for w in secrets if w in data]
@@ -228,7 +229,8 @@ def test_status_queue_and_import_by_display_code_in_a_package(team_study, tmp_pa
     export_package(team_study, "benito", out)
     assert main(["status", "--study", str(out), "--queue"]) == 0
     codes = capsys.readouterr().out.split()
-    assert len(codes) == 27 and all(len(c) == 7 and c[3] == "-" for c in codes)
+    share = team_study.counts()["items"] * 2 // len(TEAM)
+    assert len(codes) == share and all(len(c) == 7 and c[3] == "-" for c in codes)
     csv = tmp_path / "r.csv"
     csv.write_text(
         "item_id,rater,metric,value\n"
@@ -421,3 +423,50 @@ def test_assign_refuses_bad_designs(team_study, capsys):
         assert main(["assign", "--study", str(team_study.folder), *argv]) == 2
         assert needle in capsys.readouterr().err
     assert json.loads(json.dumps(team_study.setting("assignment")))["overlap"] == 2
+
+
+def test_assign_without_raters_deals_to_every_non_operator_rater(populated, capsys):
+    """Issue 28.9: a lead who added the team with `rater add` need not list it again; the
+    operator (a staff account) gets nothing; a study with no rater says what to give."""
+    folder = str(populated.folder)
+    populated.close()
+    assert main(["assign", "--study", folder, "--overlap", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "no raters yet" in err and "--raters" in err and len(err.strip().splitlines()) == 1
+    for name in ("ana", "ben", "cai"):
+        assert main(["rater", "add", name, "--study", folder]) == 0
+    assert main(["rater", "add", "ops", "--study", folder, "--operator"]) == 0
+    capsys.readouterr()
+    assert main(["assign", "--study", folder, "--overlap", "2", "--seed", "5"]) == 0
+    assert "to 3 raters (overlap 2" in capsys.readouterr().out
+    with sqlite3.connect(Path(folder) / DB_NAME) as c:
+        dealt = dict(
+            c.execute(
+                "SELECT r.name, count(*) FROM assignments a JOIN raters r ON r.id = a.rater_pk "
+                "GROUP BY r.name"
+            ).fetchall()
+        )
+    assert set(dealt) == {"ana", "ben", "cai"}
+    assert main(["assign", "--study", folder, "--raters", "dee", "--overlap", "1"]) == 0
+    assert " to 1 rater (overlap 1" in capsys.readouterr().out  # not "1 raters"
+
+
+def test_status_lines_name_what_each_count_counts(team_study, capsys):
+    """Issue 28.7: `status` printed 'judgements 461' beside a dashboard's 237 with no unit; each
+    count line now says what it counts, and the stored answers are split into the live items
+    answered (what the figures count) and the anchor answers."""
+    assert main(["status", "--study", str(team_study.folder)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    counts = [ln for ln in out[1 : out.index("")] if ln.strip()]
+    assert all(len(ln.split()) > 2 for ln in counts), counts  # a key, a number and its unit
+    stored = next(ln for ln in counts if ln.startswith("judgements"))
+    assert "answers stored" in stored and "anchors included" in stored
+    live = next(ln for ln in counts if ln.startswith("  live ")).removeprefix("  live")
+    anchor = next(ln for ln in counts if ln.startswith("  anchor ")).removeprefix("  anchor")
+    with sqlite3.connect(team_study.folder / DB_NAME) as c:
+        n_live = c.execute(
+            "SELECT count(DISTINCT rater_pk || '-' || item_pk) FROM judgements "
+            "WHERE context = 'live' AND supersedes IS NULL"
+        ).fetchone()[0]
+    assert int(live.split()[0]) == n_live and int(anchor.split()[0]) > 0
+    assert int(stored.split()[1]) >= n_live + int(anchor.split()[0])

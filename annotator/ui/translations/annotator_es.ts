@@ -236,6 +236,10 @@
         <translation>Cargando imágenes…</translation>
     </message>
     <message>
+        <source>1 anchor answered</source>
+        <translation>1 ancla respondida</translation>
+    </message>
+    <message>
         <source>{n} anchors answered</source>
         <translation>{n} anclas respondidas</translation>
     </message>

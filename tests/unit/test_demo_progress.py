@@ -1,0 +1,53 @@
+"""The demo build's terminal progress (issue 28.10): one line redrawn in place on a terminal,
+a handful of plain lines on a pipe or log, never a line per answer."""
+
+from __future__ import annotations
+
+import io
+
+from annotator.cli import DemoProgress
+from annotator.services.demo import STAGES
+
+
+def _run(bar: DemoProgress) -> None:
+    for n in range(1, 37):
+        bar(STAGES[0], n, 36)
+    for n in range(1, 301):
+        bar(STAGES[1], n, 300)
+    for n in range(1, 201):
+        bar(STAGES[2], n, 200)
+    bar(STAGES[3], 0, 1)
+    bar(STAGES[3], 1, 1)
+    bar.end()
+
+
+def test_on_a_terminal_one_line_is_redrawn_and_ends_full():
+    stream = io.StringIO()
+    _run(DemoProgress(STAGES, stream, tty=True))
+    text = stream.getvalue()
+    assert text.count("\n") == 1 and text.endswith("\n")  # one line, closed once at the end
+    frames = text.rstrip("\n").split("\r")[1:]
+    assert len(frames) == 36 + 300 + 200 + 2
+    assert all(len(f) == 78 for f in frames)  # padded: a shorter frame leaves no old text
+    shares = [f.split("[")[1].split("]")[0].count("#") for f in frames]
+    assert shares == sorted(shares) and shares[0] < 3 and shares[-1] == DemoProgress.WIDTH
+    assert "2/4 rater answers 150/300" in frames[36 + 149]
+
+
+def test_elsewhere_a_few_plain_lines_per_stage():
+    stream = io.StringIO()
+    _run(DemoProgress(STAGES, stream, tty=False))
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert 4 <= len(lines) <= 5 * len(STAGES)
+    for stage in STAGES:
+        assert any(f" {stage} " in ln for ln in lines)
+    assert lines[-1].endswith("lead's decisions 1/1")
+
+
+def test_counts_take_the_right_number():
+    """Issue 28.9: "1 sessions", "to 1 raters": a count of one takes the singular."""
+    from annotator.domain.text import counted
+
+    assert counted(1, "session") == "1 session" and counted(2, "session") == "2 sessions"
+    assert counted(0, "rater") == "0 raters" and counted(1, "entry", "entries") == "1 entry"
