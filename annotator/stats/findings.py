@@ -211,14 +211,15 @@ def offset_pool(frames: dict[str, pd.DataFrame]) -> OffsetPool | None:
         offs = _offsets(idx[keep], code[keep], who[keep])
         if len(offs) < 2:
             return None
-        parts.append((key, len(offs), *_spread(offs)))
+        parts.append((key, frozenset(offs), *_spread(offs)))
         s_u = np.bincount(pos, weights=code, minlength=len(units))
         with np.errstate(divide="ignore", invalid="ignore"):
             d = code - (s_u[pos] - code) / (n_u[pos] - 1.0)
-        ds.append(pd.Series(d[keep], index=pd.MultiIndex.from_arrays([who[keep], idx[keep]])))
+        ix = pd.MultiIndex.from_arrays([who[keep], idx[keep]])
+        ds.append(pd.Series(d[keep], index=ix).groupby(level=[0, 1]).mean())
     if len(parts) < 2 or len({p[1] for p in parts}) != 1:
-        return None
-    k = parts[0][1]
+        return None  # the same humans on every metric, or no pool
+    k = len(parts[0][1])
     m = len(parts)
     wide = pd.concat(ds, axis=1, join="inner")
     wide = wide - wide.groupby(level=0).transform("mean")  # each rater's own offset out
@@ -269,13 +270,13 @@ def held_out_difference(
     judge's offset D_J is its mean. The null is "the judge is like a human drawn from these
     raters", personal offset included: every human is held out in turn against the others
     (the same rule), giving offsets D_k; a personal offset of variance tau^2 enters D_J with
-    factor c_J = 1 + 1/K and D_k with c_k = 1 + 1/(K-1). tau^2 is estimated by moments,
-    max(0, (f sum D_k^2 - sum v_k) / sum c_k) (v_k: D_k's item-to-item variance; f =
-    (K-1) / median of chi^2 with K-1 degrees of freedom makes the spread median-unbiased), and
-    the null law of D_J is the relabelling law of the item part (on every item a random one of
-    the K humans + judge in the judge's place: exact for exchangeable answers) plus
-    sqrt(c_J) tau T, T Student's t with K - 1 degrees of freedom (the prediction law of one
-    more rater's offset from K), drawn together (Monte Carlo, seeded by `seed` and `key`).
+    factor c_J = 1 + 1/K and D_k with c_k = 1 + 1/(K-1). Their spread S = sum D_k^2 / sum c_k
+    is tau^2 + noise (noise = sum v_k / sum c_k, v_k: D_k's item-to-item variance) with K - 1
+    degrees of freedom, and tau^2 is drawn by a generalized pivot (Weerahandi), max(0,
+    S (K-1) / chi^2_(K-1) - noise); the null law of D_J is the relabelling law of the item
+    part (on every item a random one of the K humans + judge in the judge's place: exact for
+    exchangeable answers) plus N(0, c_J tau^2), drawn together (Monte Carlo, seeded by `seed`
+    and `key`); tau hat = sqrt(max(0, S - noise)) is reported.
     With no personal offsets (tau hat 0) it is the relabelling test alone.
 
     pool (offset_pools): the humans' spread taken over the metrics of this one's scale instead

@@ -7,7 +7,8 @@ the share of (study, metric) verdicts that are "replaceable", "inside_human_spre
 "not_trustworthy", over the gates, tags and the verdict (nominal metrics) and the scales.
 Point 2 (the report's own test functions): the share of studies with any systematic finding
 (Benjamini-Hochberg over the 12 metrics) for an exchangeable judge with personal offsets of sd
-0, 0.15 and 0.25, the per-metric rate on layout_hierarchy, and a +0.5 lenient judge caught.
+0, 0.15 and 0.25, the per-metric rate on layout_hierarchy, and a +0.5 lenient judge caught; the
+humans' offset spread pooled over the metrics of one scale, as the report does it.
 Rates with their Wilson 95% interval; the output is the markdown of validity.md's section.
 """
 
