@@ -144,6 +144,17 @@ def test_three_humans_who_agree_let_a_lenient_judge_pass_the_correction_over_met
     assert single <= 2 and pooled >= 4, (single, pooled)
 
 
+def test_the_report_flags_a_lenient_judge_beside_three_humans():
+    # the report's own family (BH over its 12 tests): before, no systematic finding in this
+    # study (the layout test's q about 0.07); the humans' spread is pooled over the two scales
+    humans, judge = draw(np.random.default_rng([0, 8]), 150, "lenient")
+    rep = build_report(frames(humans, judge), n_boot=20, n_perm=10, seed=0)
+    found = [(f["metric"], f["kind"]) for f in rep["systematic_findings"]]
+    assert found == [("layout_hierarchy", "lenient")], found
+    test = rep["metrics"]["layout_hierarchy"]["judges"]["j"]["vs_held_out_human"]["test"]
+    assert "on layout_hierarchy, ui_affordance (one scale)" in test, test
+
+
 def test_offset_pool_counts_the_noise_degrees_of_freedom_by_what_is_shared():
     # the pooled noise part has K - 1 degrees of freedom per metric only when the raters'
     # item errors are independent across metrics; the same errors on both count once
