@@ -39,6 +39,7 @@ by +0.5 on a 0-5 scale is caught in nearly all 150-item studies
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -165,6 +166,93 @@ def _offsets(
     return out
 
 
+@dataclass(frozen=True)
+class OffsetPool:
+    """The humans' spread of held-out offsets pooled over the metrics of one scale.
+
+    spread: the mean over the metrics of their spread (tau^2 + item noise); noise: the mean of
+    their item-noise part; k: humans; df_noise: the degrees of freedom of the pooled noise part
+    (k - 1 per metric, fewer when the raters' item errors are correlated across metrics).
+    The personal-offset part keeps k - 1 degrees of freedom (counted by rater: a rater's
+    offsets may be the same on every metric), so pooling only makes the noise part exact.
+    """
+
+    spread: float
+    noise: float
+    k: int
+    df_noise: float
+    metrics: tuple[str, ...] = ()
+
+
+def _spread(offs: dict[str, Any]) -> tuple[float, float]:
+    """(spread, noise) of held-out offsets: sum D_k^2 / sum c_k (tau^2 + noise) and the noise
+    part sum v_k / sum c_k."""
+    sum_c = sum(o["c"] for o in offs.values())
+    spread = sum(o["offset"] ** 2 for o in offs.values()) / sum_c
+    noise = sum(o["var"] for o in offs.values()) / sum_c
+    return spread, noise
+
+
+def offset_pool(frames: dict[str, pd.DataFrame]) -> OffsetPool | None:
+    """The humans' offset spread pooled over metrics on one scale (frames: metric key -> human
+    answers idx, rater, code). Items with MIN_HUMANS human answers; the same humans on every
+    metric. The noise parts' degrees of freedom: (k - 1) M^2 / sum rho^2 over metric pairs,
+    rho the correlation across (rater, item) of the per-item held-out differences (M (k - 1)
+    when the item errors are independent across metrics, k - 1 when they are the same)."""
+    parts, ds = [], []
+    for key, h in frames.items():
+        a = h[h["code"].notna()]
+        idx = a["idx"].to_numpy(np.int64)
+        code = a["code"].to_numpy(float)
+        who = a["rater"].astype(str).to_numpy()
+        units, pos = np.unique(idx, return_inverse=True)
+        n_u = np.bincount(pos, minlength=len(units)).astype(float)
+        keep = n_u[pos] >= MIN_HUMANS
+        offs = _offsets(idx[keep], code[keep], who[keep])
+        if len(offs) < 2:
+            return None
+        parts.append((key, frozenset(offs), *_spread(offs)))
+        s_u = np.bincount(pos, weights=code, minlength=len(units))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = code - (s_u[pos] - code) / (n_u[pos] - 1.0)
+        ix = pd.MultiIndex.from_arrays([who[keep], idx[keep]])
+        ds.append(pd.Series(d[keep], index=ix).groupby(level=[0, 1]).mean())
+    if len(parts) < 2 or len({p[1] for p in parts}) != 1:
+        return None  # the same humans on every metric, or no pool
+    k = len(parts[0][1])
+    m = len(parts)
+    wide = pd.concat(ds, axis=1, join="inner")
+    wide = wide - wide.groupby(level=0).transform("mean")  # each rater's own offset out
+    rho = np.nan_to_num(np.corrcoef(wide.to_numpy(float), rowvar=False), nan=1.0)
+    rho = np.atleast_2d(rho)
+    np.fill_diagonal(rho, 1.0)
+    return OffsetPool(
+        spread=float(np.mean([p[2] for p in parts])),
+        noise=float(np.mean([p[3] for p in parts])),
+        k=k,
+        df_noise=float((k - 1) * m * m / (rho**2).sum()) if len(wide) > m else float(k - 1),
+        metrics=tuple(p[0] for p in parts),
+    )
+
+
+def offset_pools(specs: list[MetricSpec], frames: dict[str, pd.DataFrame]) -> dict[str, OffsetPool]:
+    """Per metric key, the humans' offset spread pooled over the ordinal metrics with the same
+    answer values (a personal offset is a property of the rater, in that scale's points);
+    metrics alone on their scale, and two-valued ones, keep their own spread."""
+    groups: dict[tuple[float, ...], list[str]] = {}
+    for s in specs:
+        if s.directed and s.ordinal and len(s.values) > 2 and s.key in frames:
+            groups.setdefault(tuple(s.values), []).append(s.key)
+    out: dict[str, OffsetPool] = {}
+    for keys in groups.values():
+        if len(keys) < 2:
+            continue
+        pool = offset_pool({k: frames[k] for k in keys})
+        if pool is not None:
+            out |= dict.fromkeys(keys, pool)
+    return out
+
+
 def held_out_difference(
     spec: MetricSpec,
     h: pd.DataFrame,
@@ -173,6 +261,7 @@ def held_out_difference(
     seed: int = 0,
     key: str = "",
     n_relabel: int = N_RELABEL,
+    pool: OffsetPool | None = None,
 ) -> dict[str, Any]:
     """The judge's offset from the humans, tested against the humans' own offsets.
 
@@ -181,14 +270,23 @@ def held_out_difference(
     judge's offset D_J is its mean. The null is "the judge is like a human drawn from these
     raters", personal offset included: every human is held out in turn against the others
     (the same rule), giving offsets D_k; a personal offset of variance tau^2 enters D_J with
-    factor c_J = 1 + 1/K and D_k with c_k = 1 + 1/(K-1). tau^2 is estimated by moments,
-    max(0, (f sum D_k^2 - sum v_k) / sum c_k) (v_k: D_k's item-to-item variance; f =
-    (K-1) / median of chi^2 with K-1 degrees of freedom makes the spread median-unbiased), and
-    the null law of D_J is the relabelling law of the item part (on every item a random one of
-    the K humans + judge in the judge's place: exact for exchangeable answers) plus
-    sqrt(c_J) tau T, T Student's t with K - 1 degrees of freedom (the prediction law of one
-    more rater's offset from K), drawn together (Monte Carlo, seeded by `seed` and `key`).
+    factor c_J = 1 + 1/K and D_k with c_k = 1 + 1/(K-1). Their spread S = sum D_k^2 / sum c_k
+    is tau^2 + noise (noise = sum v_k / sum c_k, v_k: D_k's item-to-item variance) with K - 1
+    degrees of freedom, and tau^2 is drawn by a generalized pivot (Weerahandi), max(0,
+    S (K-1) / chi^2_(K-1) - noise); the null law of D_J is the relabelling law of the item
+    part (on every item a random one of the K humans + judge in the judge's place: exact for
+    exchangeable answers) plus N(0, c_J tau^2), drawn together (Monte Carlo, seeded by `seed`
+    and `key`); tau hat = sqrt(max(0, S - noise)) is reported.
     With no personal offsets (tau hat 0) it is the relabelling test alone.
+
+    pool (offset_pools): the humans' spread taken over the metrics of this one's scale instead
+    (a personal offset is the rater's, in that scale's points). Its two parts are drawn apart:
+    tau^2 = max(0, (spread - noise B) / A), A ~ chi^2_(K-1) / (K-1) (the offsets, counted by
+    rater: they may be the same on every metric) and B ~ chi^2_f / f (the item noise in the
+    held-out offsets, f = df_noise, independent across metrics up to the correlation that
+    offset_pool measures). With one metric's spread both parts have K - 1 degrees of freedom
+    and the noise cannot be told from the offsets (the pivot above); pooled, the noise is
+    known better, and three humans who agree are less often taken for raters with offsets.
 
     Returns {"rows", "delta", "estimate", "p_value", "n", "test", "human_offsets" (per human:
     their held-out offset), "human_offset_range" ([min, max]), "offset_sd" (tau hat)}.
@@ -231,10 +329,11 @@ def held_out_difference(
     )
     c_j = float(np.mean(1.0 + 1.0 / kk))
     k_h = len(offs)
-    if k_h >= 2:
-        sum_c = sum(o["c"] for o in offs.values())
-        spread = sum(o["offset"] ** 2 for o in offs.values()) / sum_c  # tau^2 + item noise
-        noise = sum(o["var"] for o in offs.values()) / sum_c
+    if pool is not None and pool.k >= 2:
+        k_h, spread, noise = pool.k, pool.spread, pool.noise
+        tau2 = max(0.0, spread - noise)
+    elif k_h >= 2:
+        spread, noise = _spread(offs)  # tau^2 + item noise, and the noise
         tau2 = max(0.0, spread - noise)
     else:
         spread = noise = tau2 = 0.0
@@ -277,7 +376,14 @@ def held_out_difference(
             r = c[pick].sum(axis=1)
         else:
             r = np.zeros(b)
-        if k_h >= 2 and spread > 0:
+        if pool is not None and k_h >= 2 and spread > 0:
+            # two parts, each with its own degrees of freedom: the personal offsets' k - 1
+            # (by rater) and the pooled item noise's df_noise
+            a_ = rng.chisquare(k_h - 1, b) / (k_h - 1)
+            b_ = rng.chisquare(pool.df_noise, b) / pool.df_noise
+            t2 = np.maximum(0.0, (spread - noise * b_) / a_)
+            r = r + n * np.sqrt(c_j * t2) * rng.standard_normal(b)
+        elif k_h >= 2 and spread > 0:
             t2 = np.maximum(0.0, spread * (k_h - 1) / rng.chisquare(k_h - 1, b) - noise)
             r = r + n * np.sqrt(c_j * t2) * rng.standard_normal(b)
         hits += int((np.abs(r) >= abs(obs) - 1e-9).sum())
@@ -287,8 +393,19 @@ def held_out_difference(
             "the judge's offset against the humans' own: each human in turn in the judge's "
             f"place on every item ({'normal limit' if normal else 'relabelling'}), plus a "
             f"personal offset (sd {np.sqrt(tau2):.3g} estimated from the {k_h} humans' "
-            f"held-out offsets, drawn with its uncertainty: {max(k_h - 1, 0)} degrees of "
-            "freedom); "
+            "held-out offsets"
+            + (
+                f" on {', '.join(pool.metrics)} (one scale)"
+                if pool is not None and pool.metrics
+                else ""
+            )
+            + f", drawn with its uncertainty: {max(k_h - 1, 0)} degrees of freedom"
+            + (
+                f", the item noise in them {pool.df_noise:.3g}"
+                if pool is not None and pool.k >= 2
+                else ""
+            )
+            + "); "
             f"{n_relabel} draws"
         ),
     )

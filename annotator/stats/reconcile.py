@@ -24,7 +24,7 @@ leaves; report_model resolves them after one bootstrap run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, cast
 
@@ -50,7 +50,7 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
-from .findings import held_out_difference, held_out_finding_rates
+from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
@@ -75,6 +75,9 @@ class Context:
     n_perm: int = 200
     min_count: int = 10
     rater_bootstrap: bool = False  # also the two-way (items x raters) interval of human alpha
+    # per metric key, the humans' offset spread pooled over the metrics of its scale
+    # (findings.offset_pools; the systematic lenient/severe test)
+    offset_pools: dict[str, OffsetPool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.slicings: dict[str, tuple[np.ndarray, list[str]]] = {}
@@ -357,7 +360,9 @@ def _held_out(
 ) -> dict[str, Any]:
     """The judge's mean difference from a held-out human: estimate with its item-bootstrap
     interval, and the relabelling p-value (q-value filled in by findings.systematic)."""
-    r = held_out_difference(spec, h, judge, seed=ctx.seed, key=f"{spec.key}/{name}")
+    r = held_out_difference(
+        spec, h, judge, seed=ctx.seed, key=f"{spec.key}/{name}", pool=ctx.offset_pools.get(spec.key)
+    )
     fig = (
         _mean_figure(ctx.plan, r["rows"], r["delta"], 1)
         if r["estimate"] is not None

@@ -24,7 +24,14 @@ from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import VERDICT_KEY, metric_specs
 from .debiased import debiased_section, debiased_summary
-from .findings import DEFINITION, baseline_summary, contradictions, order_findings, systematic
+from .findings import (
+    DEFINITION,
+    baseline_summary,
+    contradictions,
+    offset_pools,
+    order_findings,
+    systematic,
+)
 from .frames import StudyFrames
 from .generators import generator_section
 from .judge_calibration import judge_calibration_section
@@ -95,6 +102,7 @@ def build_report(
     sections: dict[str, Any] = {}
     findings: list[dict[str, Any]] = []
     h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    ctx.offset_pools = offset_pools(specs, h_by)
     j_by = dict(tuple(judged.groupby("metric", sort=False))) if len(judged) else {}
     empty_h, empty_j = human.iloc[0:0], judged.iloc[0:0]
     for spec in specs:

@@ -7,7 +7,8 @@ the share of (study, metric) verdicts that are "replaceable", "inside_human_spre
 "not_trustworthy", over the gates, tags and the verdict (nominal metrics) and the scales.
 Point 2 (the report's own test functions): the share of studies with any systematic finding
 (Benjamini-Hochberg over the 12 metrics) for an exchangeable judge with personal offsets of sd
-0, 0.15 and 0.25, the per-metric rate on layout_hierarchy, and a +0.5 lenient judge caught.
+0, 0.15 and 0.25, the per-metric rate on layout_hierarchy, and a +0.5 lenient judge caught; the
+humans' offset spread pooled over the metrics of one scale, as the report does it.
 Rates with their Wilson 95% interval; the output is the markdown of validity.md's section.
 """
 
@@ -29,10 +30,15 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from verdict_model import UI, draw, frames, long_codes  # noqa: E402
 
 from annotator.stats.consensus import metric_specs  # noqa: E402
-from annotator.stats.findings import benjamini_hochberg, held_out_difference  # noqa: E402
+from annotator.stats.findings import (  # noqa: E402
+    benjamini_hochberg,
+    held_out_difference,
+    offset_pools,
+)
 from annotator.stats.report_model import build_report  # noqa: E402
 
 SPECS = {s.key: s for s in metric_specs(UI) if s.directed}
+POOL = True  # the offset spread pooled over the metrics of one scale (findings.offset_pools)
 
 
 def wilson(k: int, n: int) -> str:
@@ -75,9 +81,15 @@ def verdict_rates(runs: int, sizes: list[int], judges: list[str]) -> list[str]:
 
 def systematic(humans: list, judge: dict) -> tuple[list[tuple[str, str]], float]:
     keys, ps, signs, p_layout = [], [], [], 1.0
+    frames = {key: long_codes(humans, key) for key in SPECS}
+    pools = offset_pools(list(SPECS.values()), frames) if POOL else {}
     for key, spec in SPECS.items():
         r = held_out_difference(
-            spec, long_codes(humans, key), pd.Series(judge[key].astype(float)), n_relabel=999
+            spec,
+            frames[key],
+            pd.Series(judge[key].astype(float)),
+            n_relabel=999,
+            pool=pools.get(key),
         )
         keys.append(key)
         ps.append(r["p_value"])
