@@ -16,6 +16,7 @@ from factories import make_png, write_manifest
 from annotator.cli import main
 from annotator.domain.errors import InputError
 from annotator.domain.sampling import draw_sample
+from annotator.services.demo import DEMO_SAMPLE
 from annotator.services.study import Study
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,11 +238,11 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     finally:
         s.close()
     sec = rep["debiased"]
-    assert sec["recorded"] and sec["sample"]["n_drawn"] == 36
+    assert sec["recorded"] and sec["sample"]["n_drawn"] == 3 * DEMO_SAMPLE
     judge = sec["judges"]["demo-lenient-judge"]["by_generator"]
     assert sorted(judge) == ["gen-alpha", "gen-beta", "gen-gamma"]
     fig = judge["gen-gamma"]["verdict_pass_rate"]
-    assert fig["n_sampled"] == 12 and fig["ppi"]["estimate"] is not None
+    assert fig["n_sampled"] == DEMO_SAMPLE and fig["ppi"]["estimate"] is not None
     lines = rep["summary"]["debiased"]["lines"]
     assert any("overstates" in line for line in lines)
     # the HTML shows the section with the summary's sentences; the CSV has a row per figure
