@@ -212,6 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no dealt lists: each rater takes the next item that still needs raters (a team server)",
     )
+    asg.add_argument(
+        "--release",
+        metavar="RATER",
+        help="free the items RATER took on demand and left unanswered (a rater who quit)",
+    )
 
     pkg = sub.add_parser(
         "package", help="rater packages: export one rater's blinded work, merge them back"
@@ -541,6 +546,15 @@ def _cmd_status(a) -> int:
 def _cmd_assign(a) -> int:
     from .services.team import assign
 
+    if a.release:
+        from .services.team import release_claims
+
+        study = _open(a.study)
+        try:
+            print(release_claims(study, a.release))
+        finally:
+            study.close()
+        return EXIT_OK
     if not a.on_demand and not a.raters:
         raise InputError("say who gets the work: --raters a,b,c (or --on-demand)", field="--raters")
     study = _open(a.study)

@@ -35,6 +35,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "release_gate_min_items": 30,
     "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
     "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
+    "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
 }
 
 
@@ -62,6 +63,9 @@ def check_setting(key: str, value: Any) -> None:
             )
         if key == "anchor_every" and value == 1:
             raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
+    elif key == "claim_expiry_minutes":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise bad("a positive number of minutes (an unanswered on-demand claim is freed then)")
     elif key == "alt_test_epsilon":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise bad("a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1")
