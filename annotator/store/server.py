@@ -9,14 +9,17 @@ is detected at checkout (pre-ping) and fails a write as "connection lost".
 
 from __future__ import annotations
 
+import os
+
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import URL, Engine, create_engine, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..domain.errors import InputError, StudyError
-from .engine import busy_timeout_ms, decide, upgrade
+from .engine import busy_timeout_ms, decide
 from .faults import study_faults
+from .server_migrate import upgrade_live
 
 SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 
@@ -55,12 +58,28 @@ def shown(url: URL | str) -> str:
     return u.set(drivername="postgresql").render_as_string(hide_password=True).replace(":***@", "@")
 
 
+POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; README)
+
+
+def pool_size() -> int:
+    """One connection per app by default: a rater's app runs one database job at a time, so 100
+    raters hold 100 connections, not 1,500 (issue 29.6); the lead's app may want 2 or 3."""
+    raw = os.environ.get(POOL_ENV, "").strip() or "1"
+    if not raw.isdigit() or not 1 <= int(raw) <= 50:
+        raise InputError(
+            f"{POOL_ENV}={raw!r}: the connections one app keeps, a whole number from 1 to 50",
+            field=POOL_ENV,
+        )
+    return int(raw)
+
+
 def make_server_engine(url: URL) -> Engine:
     return create_engine(
         url,
         pool_pre_ping=True,
-        pool_size=5,
-        max_overflow=10,
+        pool_size=pool_size(),
+        max_overflow=0,  # never more than the setting: max_connections is sized from it
+        pool_timeout=60,  # a second thread of the app waits for the one connection
         connect_args={
             "connect_timeout": 10,
             # a silent network (packets dropped, no reset) ends a wait, then the write counts as
@@ -95,7 +114,7 @@ def open_server(location: str, *, create: bool = False, mode: str = "write") -> 
         if plan is not None:
             try:
                 with study_faults(where):
-                    upgrade(engine)  # PostgreSQL's DDL is transactional: all of it, or none
+                    upgrade_live(engine)  # one transaction (all or none), never deadlocking raters
             except StudyError:
                 raise
             except Exception as exc:

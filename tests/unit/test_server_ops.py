@@ -3,6 +3,7 @@ and the operators' backup and restore of a server study with its rater roles."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from factories import basic_rows, write_manifest
@@ -135,3 +136,86 @@ def test_a_rater_roles_claim_released_by_the_lead_goes_to_another_rater_role(pg_
     finally:
         roles.drop_roles(lead.db, database)
         lead.close()
+
+
+def test_an_app_holds_one_connection_and_the_setting_says_how_many(
+    pg_server, tmp_path, monkeypatch
+):
+    """Issue 29.6: a rater's app keeps one connection (100 raters: 100 of max_connections);
+    ANNOTATOR_PG_POOL changes it; a bad value is one line naming the variable."""
+    import pytest
+
+    from annotator.domain.errors import InputError
+    from annotator.store.server import POOL_ENV, make_server_engine, server_url
+
+    url = pg_server.new_database()
+    database = url.rsplit("/", 1)[1]
+    study = _on_demand_study(url, tmp_path)
+    study.close()
+    study = Study.open(url)
+    try:
+        session = LabelSession(study, "keeper")
+        for _ in range(3):
+            session.submit(session.next(), ALL, 3)
+        assert study.db.engine.pool.size() == 1
+        with study.db.read() as s:
+            n = s.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = :d "
+                    "AND application_name = 'annotator'"
+                ),
+                {"d": database},
+            ).scalar()
+        assert n == 1
+    finally:
+        study.close()
+    monkeypatch.setenv(POOL_ENV, "3")
+    assert make_server_engine(server_url(url)).pool.size() == 3
+    monkeypatch.setenv(POOL_ENV, "lots")
+    with pytest.raises(InputError, match="ANNOTATOR_PG_POOL"):
+        make_server_engine(server_url(url))
+
+
+def test_a_migration_on_a_live_server_waits_for_raters_and_never_deadlocks(pg_server, tmp_path):
+    """A rater's transaction holds one table the migration alters and then takes another it
+    already altered: the migration gives way (short lock waits, retried) and lands; the rater's
+    transaction is never aborted."""
+    import threading
+
+    import psycopg
+
+    from annotator.store.engine import downgrade, head_revision
+    from annotator.store.server import make_server_engine, server_url
+
+    url = pg_server.new_database()
+    Study.create(url, "ui_mockup").close()
+    engine = make_server_engine(server_url(url))
+    downgrade(engine, "0007")  # 0008 puts triggers on judgements and pair_votes, in that order
+    engine.dispose()
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    holding, errors = threading.Event(), []
+
+    def rater() -> None:
+        try:
+            with psycopg.connect(plain) as conn:  # one transaction, as a rater's write
+                conn.execute("LOCK TABLE pair_votes IN ROW EXCLUSIVE MODE")
+                holding.set()
+                time.sleep(0.6)  # the migration has begun meanwhile
+                conn.execute("LOCK TABLE judgements IN ROW EXCLUSIVE MODE")
+                time.sleep(0.2)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    t = threading.Thread(target=rater)
+    t.start()
+    assert holding.wait(10)
+    study = Study.open(url)  # opened to work in: migrates
+    try:
+        t.join(30)
+        assert errors == []
+        with study.db.read() as s:
+            assert s.execute(text("SELECT version_num FROM alembic_version")).scalar() == (
+                head_revision()
+            )
+    finally:
+        study.close()

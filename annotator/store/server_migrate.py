@@ -1,0 +1,51 @@
+"""Migrating a study on a live server: wait for the raters' short transactions, never deadlock.
+
+A migration alters tables one after another; a rater's transaction that holds one table and then
+touches another the migration already altered closes a cycle, and PostgreSQL aborts one of them
+(a migration that landed on the third try after 33 s, issue 29.6). Here the migration first takes
+every table of the study at once, each lock waited for at most `LOCK_WAIT_MS` (under the
+server's deadlock_timeout of 1 s, so a cycle ends by our timeout, never by aborting a rater), then
+gives every lock back and tries again after a pause, until the raters' transactions between two
+tries let it through. Everything still runs in ONE transaction: all of it lands, or none.
+"""
+
+from __future__ import annotations
+
+import time
+
+from alembic import command
+from sqlalchemy import Engine, inspect
+from sqlalchemy.exc import OperationalError
+
+from .engine import alembic_config
+
+LOCK_WAIT_MS = 300
+ATTEMPTS = 40  # about 25 s of raters' traffic before the lead is told the study is busy
+_RETRY = ("55P03", "40P01")  # lock_not_available, deadlock_detected
+
+
+def _pgcode(exc: BaseException) -> str | None:
+    return getattr(getattr(exc, "orig", None), "sqlstate", None)
+
+
+def upgrade_live(engine: Engine, revision: str = "head") -> int:
+    """Every pending migration in one transaction, once every table could be locked; the tries it
+    took. Raises the last lock error when the raters never left a gap."""
+    cfg = alembic_config()
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            with engine.connect() as conn, conn.begin():
+                tables = inspect(conn).get_table_names()
+                if tables:
+                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_WAIT_MS}ms'")
+                    names = ", ".join('"' + t.replace('"', '""') + '"' for t in sorted(tables))
+                    conn.exec_driver_sql(f"LOCK TABLE {names} IN ACCESS EXCLUSIVE MODE")
+                    conn.exec_driver_sql("SET LOCAL lock_timeout = 0")  # all held: none waits
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, revision)
+            return attempt
+        except OperationalError as exc:
+            if _pgcode(exc) not in _RETRY or attempt == ATTEMPTS:
+                raise
+            time.sleep(min(0.05 * attempt, 1.0))
+    raise AssertionError("unreachable")
