@@ -39,6 +39,20 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 }
 
 
+def _regrant_after_migration(study: Study) -> None:
+    """A server study this open migrated: its rater roles get their grants again, as
+    `annotator roles` would give them (new columns and tables have none; issue 29.6)."""
+    from ..store import roles
+    from ..store.server import server_url
+    from ..store.server_migrate import was_migrated
+
+    if not was_migrated(study.db.engine):
+        return
+    raters = sorted(roles.logins_of(study.db))
+    if raters:
+        roles.apply_roles(study.db, server_url(str(study.location)).database or "", raters)
+
+
 def check_setting(key: str, value: Any) -> None:
     def bad(what: str) -> InputError:
         return InputError(f"setting '{key}' must be {what}", field=key)
@@ -188,7 +202,13 @@ class Study:
         """Open a study folder or a rater package to work in ("write": checked, migrated after a
         backup) or only to read it."""
         if is_server(location):
-            return cls(str(location), StudyDB(str(location), mode=mode), kind="server")
+            study = cls(str(location), StudyDB(str(location), mode=mode), kind="server")
+            try:
+                _regrant_after_migration(study)
+            except BaseException:
+                study.close()
+                raise
+            return study
         path = Path(location)
         if path.is_file() and path.name != DB_NAME:
             return cls(path, StudyDB(path, mode=mode), kind="package")

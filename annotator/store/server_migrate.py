@@ -12,6 +12,7 @@ tries let it through. Everything still runs in ONE transaction: all of it lands,
 from __future__ import annotations
 
 import time
+import weakref
 
 from alembic import command
 from sqlalchemy import Engine, inspect
@@ -22,6 +23,13 @@ from .engine import alembic_config
 LOCK_WAIT_MS = 300
 ATTEMPTS = 40  # about 25 s of raters' traffic before the lead is told the study is busy
 _RETRY = ("55P03", "40P01")  # lock_not_available, deadlock_detected
+_MIGRATED: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def was_migrated(engine: Engine) -> bool:
+    """Whether opening this engine's study migrated it (its rater roles are then granted again:
+    a migration's new columns and tables have no grants yet)."""
+    return engine in _MIGRATED
 
 
 def _pgcode(exc: BaseException) -> str | None:
@@ -43,6 +51,8 @@ def upgrade_live(engine: Engine, revision: str = "head") -> int:
                     conn.exec_driver_sql("SET LOCAL lock_timeout = 0")  # all held: none waits
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, revision)
+            if tables:
+                _MIGRATED.add(engine)
             return attempt
         except OperationalError as exc:
             if _pgcode(exc) not in _RETRY or attempt == ATTEMPTS:

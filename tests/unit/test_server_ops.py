@@ -219,3 +219,59 @@ def test_a_migration_on_a_live_server_waits_for_raters_and_never_deadlocks(pg_se
             )
     finally:
         study.close()
+
+
+def _grants(study: Study, group: str) -> set[tuple[str, ...]]:
+    with study.db.read() as s:
+        tables = s.execute(
+            text(
+                "SELECT table_name, privilege_type, '' FROM information_schema.role_table_grants "
+                "WHERE grantee = :g"
+            ),
+            {"g": group},
+        ).all()
+        columns = s.execute(
+            text(
+                "SELECT table_name, privilege_type, column_name "
+                "FROM information_schema.column_privileges WHERE grantee = :g"
+            ),
+            {"g": group},
+        ).all()
+    return {tuple(r) for r in [*tables, *columns]}
+
+
+def test_a_migration_grants_the_rater_roles_again(pg_server, tmp_path):
+    """A study whose rater roles were set up, migrated later (here: brought down to 0005 and
+    opened by the lead, which migrates it): the columns and tables the migration made get their
+    grants again without the lead running `annotator roles`, and a rater role labels."""
+    from annotator.store import roles
+    from annotator.store.engine import downgrade
+    from annotator.store.server import make_server_engine, server_url
+
+    url = pg_server.new_database()
+    database = url.rsplit("/", 1)[1]
+    lead = _on_demand_study(url, tmp_path)
+    rater = "keeper"
+    try:
+        _, _, group = roles.apply_roles(lead.db, database, [rater, "quitter"])
+        login = roles.logins_of(lead.db)[rater]
+        granted = _grants(lead, group)
+    finally:
+        lead.close()
+    engine = make_server_engine(server_url(url))
+    downgrade(engine, "0005")
+    engine.dispose()
+    lead = Study.open(url)  # the lead opens it to work in: migrated, roles granted again
+    try:
+        assert _grants(lead, group) == granted
+        study = Study.open(url.replace("postgres@", f"{login}@", 1))
+        try:
+            session = LabelSession(study, rater)
+            served = session.next()
+            session.submit(served, ALL, 3)
+            assert session.next() is not None
+        finally:
+            study.close()
+    finally:
+        roles.drop_roles(lead.db, database)
+        lead.close()
