@@ -19,7 +19,7 @@ from sqlalchemy.exc import ArgumentError
 from ..domain.errors import InputError, StudyError
 from .engine import busy_timeout_ms, decide
 from .faults import study_faults
-from .server_migrate import upgrade_live
+from .server_migrate import backup_before_migration, upgrade_live
 
 SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 
@@ -59,11 +59,13 @@ def shown(url: URL | str) -> str:
 
 
 POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; README)
+POOL_PEAK = 2  # more, opened only while one job nests a read in a write (a copy), closed after
 
 
 def pool_size() -> int:
-    """One connection per app by default: a rater's app runs one database job at a time, so 100
-    raters hold 100 connections, not 1,500 (issue 29.6); the lead's app may want 2 or 3."""
+    """One connection kept per app by default: a rater's app runs one database job at a time, so
+    100 raters hold about 100 connections, not up to 1,500 (issue 29.6); a lead's app that reports
+    while it writes may keep 2 or 3."""
     raw = os.environ.get(POOL_ENV, "").strip() or "1"
     if not raw.isdigit() or not 1 <= int(raw) <= 50:
         raise InputError(
@@ -78,8 +80,8 @@ def make_server_engine(url: URL) -> Engine:
         url,
         pool_pre_ping=True,
         pool_size=pool_size(),
-        max_overflow=0,  # never more than the setting: max_connections is sized from it
-        pool_timeout=60,  # a second thread of the app waits for the one connection
+        max_overflow=POOL_PEAK,  # closed as soon as returned: an idle app holds pool_size()
+        pool_timeout=60,  # beyond that, a thread of the app waits for a connection
         connect_args={
             "connect_timeout": 10,
             # a silent network (packets dropped, no reset) ends a wait, then the write counts as
@@ -112,6 +114,16 @@ def open_server(location: str, *, create: bool = False, mode: str = "write") -> 
             )
         plan = decide(tables, current, where, mode, create)
         if plan is not None:
+            if tables:  # a study with data: dumped before the migration changes it
+                backup_before_migration(
+                    url.set(drivername="postgresql", password=None).render_as_string(
+                        hide_password=False
+                    ),
+                    url.password,
+                    url.database or "study",
+                    current,
+                    where,
+                )
             try:
                 with study_faults(where):
                     upgrade_live(engine)  # one transaction (all or none), never deadlocking raters
