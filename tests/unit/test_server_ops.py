@@ -275,3 +275,118 @@ def test_a_migration_grants_the_rater_roles_again(pg_server, tmp_path):
     finally:
         roles.drop_roles(lead.db, database)
         lead.close()
+
+
+def test_backup_restore_with_roles_and_the_dump_before_a_migration(
+    pg_server, tmp_path, monkeypatch
+):
+    """The README's backup: `pg_dump` of the study (and the roles, which pg_dump leaves out:
+    `pg_dumpall --roles-only` / `annotator roles --print`), restored into a new database, roles
+    applied there, a rater role labels in it. And a migration dumps the study first."""
+    import subprocess
+
+    import psycopg
+
+    from annotator.store import roles
+    from annotator.store.engine import downgrade
+    from annotator.store.server import make_server_engine, server_url
+    from annotator.store.server_migrate import BACKUP_ENV
+
+    url = pg_server.new_database()
+    database = url.rsplit("/", 1)[1]
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    lead = _on_demand_study(url, tmp_path)
+    try:
+        roles.apply_roles(lead.db, database, ["keeper"])
+        session = LabelSession(lead, "quitter")
+        for _ in range(2):
+            session.submit(session.next(), ALL, 3)
+        n_before, n_items = lead.counts()["judgements"], lead.counts()["items"]
+    finally:
+        lead.close()
+    dump = tmp_path / "study.dump"
+    subprocess.run(["pg_dump", "--format=custom", "--file", str(dump), plain], check=True)
+    roles_sql = subprocess.run(
+        ["pg_dumpall", "--roles-only", "--dbname", plain], check=True, capture_output=True
+    ).stdout
+    assert b"CREATE ROLE" in roles_sql
+    restored = pg_server.new_database()
+    new_db = restored.rsplit("/", 1)[1]
+    subprocess.run(
+        ["pg_restore", "--no-owner", "--dbname", restored.replace("+psycopg", ""), str(dump)],
+        check=True,
+    )
+    copy = Study.open(restored)
+    try:
+        assert copy.counts()["judgements"] == n_before
+        # `annotator roles` on the restored study (on another cluster, after the roles' SQL)
+        _, _, group = roles.apply_roles(copy.db, new_db, ["keeper"])
+        login = roles.logins_of(copy.db)["keeper"]
+        rater = Study.open(restored.replace("postgres@", f"{login}@", 1))
+        try:
+            assert len(_take_all(rater, "keeper")) == n_items - 2  # the items still open
+        finally:
+            rater.close()
+    finally:
+        copy.close()
+    # same cluster here: the restored study shares the roles; its grants go before they are dropped
+    with psycopg.connect(restored.replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("DROP OWNED BY {}, {}").format(
+                psycopg.sql.Identifier(group), psycopg.sql.Identifier(login)
+            )
+        )
+    # a migration dumps the study first, into ANNOTATOR_PG_BACKUP_DIR
+    monkeypatch.setenv(BACKUP_ENV, str(tmp_path / "backups"))
+    engine = make_server_engine(server_url(url))
+    downgrade(engine, "0007")
+    engine.dispose()
+    Study.open(url).close()
+    (made,) = (tmp_path / "backups").glob(f"{database}.bak-0007-*.dump")
+    listing = subprocess.run(["pg_restore", "--list", str(made)], capture_output=True, text=True)
+    assert listing.returncode == 0 and "TABLE DATA public judgements" in listing.stdout
+    lead = Study.open(url)
+    try:
+        roles.drop_roles(lead.db, database)
+    finally:
+        lead.close()
+
+
+def test_an_answer_committed_but_never_acknowledged_syncs_once_from_the_package(
+    pg_server, tmp_path
+):
+    """Issue 29.1: the server committed an answer whose acknowledgement was lost; the app stored
+    it again offline, under the same UUID (the carried answer keeps its id): the sync finds it
+    there, nothing clashes, nothing waits."""
+    from sqlalchemy import text as sql_text
+
+    from annotator.services.outbox import Outbox
+
+    url = pg_server.new_database()
+    server = _on_demand_study(url, tmp_path)
+    server.set_setting("deal_on_demand", None)
+    try:
+        box = Outbox(server, "keeper", tmp_path / "outbox")
+        box.prepare()
+        local_items = box.local_items
+        online = LabelSession(server, "keeper")
+        served = online.next()
+        uid = "0190a0a0-0000-7000-8000-000000000001"
+        online.submit(served, ALL, 3, uid)  # committed; the app never heard back
+        package = Study.open(box.path)
+        try:
+            offline = LabelSession(package, "keeper")
+            again = offline.next()
+            assert again.item_pk == local_items[served.item_pk]  # the same item, not yet known here
+            offline.submit(again, ALL, 3, uid)  # the carried answer, same UUID
+        finally:
+            package.close()
+        result = box.sync()
+        assert result is not None and not result.conflicts
+        assert box.pending() == 0
+        with server.db.read() as s:
+            n = s.execute(sql_text("SELECT count(*) FROM judgements")).scalar()
+            clashes = s.execute(sql_text("SELECT count(*) FROM merge_conflicts")).scalar()
+        assert n == 1 and clashes == 0
+    finally:
+        server.close()
