@@ -4,15 +4,21 @@ each answer stored on a PostgreSQL study, against the submit itself.
 Run: PYTHONPATH=. python tests/benchmarks/bench_outbox_refresh.py N_CASES  (items = 2 x N_CASES;
 needs the PostgreSQL at 127.0.0.1:5432, trust; makes and drops a scratch database)."""
 
-import sys, tempfile, time, uuid, statistics
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+
+from annotator.services.labeling import LabelSession
+from annotator.services.outbox import Outbox
+from annotator.services.study import Study
 
 sys.path.insert(0, "tests/unit")
-import psycopg
-from pathlib import Path
-from factories import basic_rows, write_manifest
-from annotator.services.study import Study
-from annotator.services.outbox import Outbox
-from annotator.services.labeling import LabelSession
+from factories import basic_rows, write_manifest  # noqa: E402 - the tests' own item maker
 
 ALL = {
     "instruction_following": "PASS",
