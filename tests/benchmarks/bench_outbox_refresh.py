@@ -47,7 +47,7 @@ try:
     made = time.perf_counter() - t
     sess = LabelSession(st, "ann")
     sub, ref = [], []
-    for _ in range(20):
+    for _ in range(min(20, st.counts()["items"])):
         it = sess.next()
         t = time.perf_counter()
         sess.submit(it, ALL, 3)
