@@ -236,6 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --sample/--sample-share: draw where the judge is least sure (its stated "
         "confidence), N expected, each item's probability recorded",
     )
+    asg.add_argument(
+        "--release",
+        metavar="RATER",
+        help="free the items RATER took on demand and left unanswered (a rater who quit)",
+    )
 
     pkg = sub.add_parser(
         "package", help="rater packages: export one rater's blinded work, merge them back"
@@ -610,6 +615,15 @@ def _cmd_status(a) -> int:
 def _cmd_assign(a) -> int:
     from .services.team import assign
 
+    if a.release:
+        from .services.team import release_claims
+
+        study = _open(a.study)
+        try:
+            print(release_claims(study, a.release))
+        finally:
+            study.close()
+        return EXIT_OK
     study = _open(a.study)
     try:
         if a.active and a.sample is None and a.sample_share is None:

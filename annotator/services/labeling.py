@@ -69,7 +69,13 @@ class LabelSession:
         self._back_steps += 1
         return hist[len(hist) - self._back_steps]
 
-    def submit(self, served: ServedItem, answers: dict[str, Any], time_ms: int | None) -> int:
+    def submit(
+        self,
+        served: ServedItem,
+        answers: dict[str, Any],
+        time_ms: int | None,
+        uuid: str | None = None,
+    ) -> int:
         """Commit the judgement durably; a re-answer supersedes the earlier one.
 
         If this rater already answered the item elsewhere (a second window), the
@@ -98,6 +104,7 @@ class LabelSession:
                 supersedes=served.previous_judgement,
                 uuid=uid,
             ),
+            uid=uuid,
         )
         self.last_replaced_other = done.replaced_other
         if served.previous_judgement is None:
@@ -107,6 +114,12 @@ class LabelSession:
         elif self._alert_wait > 0:
             self._alert_wait -= 1
         return done.id
+
+    @property
+    def in_doubt(self) -> str | None:
+        """The UUID of the last answer whose write failed (it may be stored all the same: a
+        connection lost after the commit); None once a write went through."""
+        return self._resend.in_doubt
 
     # -- status ------------------------------------------------------------------
     def progress(self) -> Progress:

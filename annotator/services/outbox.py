@@ -5,6 +5,11 @@ file format raters carry offline). When the network goes, the app keeps the
 rater working in that package; every answer given there is durable locally and
 waits to sync. `sync()` pushes new rows through the package merge (by UUID:
 idempotent, so a sync cut halfway is simply run again).
+
+The package follows the server while the rater works there: after each answer
+stored on the server, `refresh()` adds the rater's new rows to it (same UUIDs),
+so offline it serves only what is still to do and a sync never re-sends an
+answer the server holds (issue 29.1).
 """
 
 from __future__ import annotations
@@ -29,13 +34,34 @@ class Outbox:
         self.server, self.rater = server, rater
         sid = server.setting("study_id") or "study"
         self.path = (folder or outbox_folder()) / f"{sid}-{rater}{PACKAGE_SUFFIX}"
+        # the study's item number -> the package's (an answer in doubt goes to the same item)
+        self.local_items: dict[int, int] = {}
 
     def prepare(self) -> Path:
         """A fresh local package of the rater's work; unsynced answers in an older one go up first."""
         if self.path.exists():
             self.sync()
-        export_package(self.server, self.rater, self.path)
+        self.local_items = export_package(self.server, self.rater, self.path).local_items
         return self.path
+
+    def refresh(self) -> Path:
+        """The package brought up to the server's state of the rater's work (their answers given
+        on the server since it was made, with their UUIDs); made again when it no longer matches
+        row for row (new items assigned, or answers of its own not synced yet: those go up first)."""
+        if self.path.exists():
+            local = StudyDB(self.path)
+            try:
+                m = package_store.manifest(local)
+                content = package_store.read_content(
+                    self.server.db, self.rater, m["id"] if m else "", record=False
+                )
+                fresh = m is not None and package_store.refresh_answers(local, content)
+            finally:
+                local.close()
+            if fresh:
+                self.local_items = content.local_items
+                return self.path
+        return self.prepare()
 
     def _uuids(self, db: StudyDB) -> set[str]:
         rows = package_store.read_rows(db)

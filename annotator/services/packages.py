@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +27,7 @@ class Exported:
     rater: str
     counts: dict[str, int]
     n_bytes: int
+    local_items: dict[int, int] = field(default_factory=dict)  # study item number -> package's
 
 
 def _remove_db_files(path: Path) -> None:
@@ -88,7 +89,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
     finally:
         _remove_db_files(scratch)
         final_tmp.unlink(missing_ok=True)
-    return Exported(out, rater, content.counts(), out.stat().st_size)
+    return Exported(out, rater, content.counts(), out.stat().st_size, content.local_items)
 
 
 def _integrity(path: Path) -> None:

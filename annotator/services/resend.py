@@ -20,13 +20,17 @@ T = TypeVar("T")
 class ResendIds:
     def __init__(self) -> None:
         self._pending: dict[str, str] = {}
+        self.in_doubt: str | None = None  # the id of the last write that failed (maybe stored)
 
-    def send(self, key: tuple[Any, ...], write: Callable[[str], T]) -> T:
-        """Run `write(uuid)`; the uuid is reused for the same `key` until a write succeeds."""
+    def send(self, key: tuple[Any, ...], write: Callable[[str], T], uid: str | None = None) -> T:
+        """Run `write(uuid)`; the uuid is reused for the same `key` until a write succeeds
+        (`uid`: the id the answer already had, e.g. on the server before the app went offline)."""
         k = json.dumps(key, sort_keys=True, default=str)
-        uid = self._pending.setdefault(k, uuid7())
+        uid = self._pending.setdefault(k, uid or uuid7())
+        self.in_doubt = uid
         out = write(uid)
         self._pending.pop(k, None)
+        self.in_doubt = None
         return out
 
     @property

@@ -35,7 +35,22 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "release_gate_min_items": 30,
     "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
     "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
+    "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
 }
+
+
+def _regrant_after_migration(study: Study) -> None:
+    """A server study this open migrated: its rater roles get their grants again, as
+    `annotator roles` would give them (new columns and tables have none; issue 29.6)."""
+    from ..store import roles
+    from ..store.server import server_url
+    from ..store.server_migrate import was_migrated
+
+    if not was_migrated(study.db.engine):
+        return
+    raters = sorted(roles.logins_of(study.db))
+    if raters:
+        roles.apply_roles(study.db, server_url(str(study.location)).database or "", raters)
 
 
 def check_setting(key: str, value: Any) -> None:
@@ -62,6 +77,9 @@ def check_setting(key: str, value: Any) -> None:
             )
         if key == "anchor_every" and value == 1:
             raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
+    elif key == "claim_expiry_minutes":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise bad("a positive number of minutes (an unanswered on-demand claim is freed then)")
     elif key == "alt_test_epsilon":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise bad("a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1")
@@ -184,7 +202,13 @@ class Study:
         """Open a study folder or a rater package to work in ("write": checked, migrated after a
         backup) or only to read it."""
         if is_server(location):
-            return cls(str(location), StudyDB(str(location), mode=mode), kind="server")
+            study = cls(str(location), StudyDB(str(location), mode=mode), kind="server")
+            try:
+                _regrant_after_migration(study)
+            except BaseException:
+                study.close()
+                raise
+            return study
         path = Path(location)
         if path.is_file() and path.name != DB_NAME:
             return cls(path, StudyDB(path, mode=mode), kind="package")

@@ -104,6 +104,21 @@ COUNT_UNITS = {
 }
 
 
+def release_claims(study: Study, rater: str) -> str:
+    """`annotator assign --release RATER`: the items RATER took on demand and left unanswered go
+    back to the pool (a rater who quit; claims also expire by themselves, setting
+    claim_expiry_minutes)."""
+    study.require_lead("assignment")
+    n = store.release_claims(study.db, rater)
+    if n is None:
+        raise InputError(
+            "this study deals fixed lists, not items on demand: nothing is claimed to release "
+            "(re-run `annotator assign --raters ...` to deal again)",
+            field="--release",
+        )
+    return f"released {n} unanswered claim{'s' if n != 1 else ''} of {rater}"
+
+
 def status_lines(study: Study) -> list[str]:
     lines = [
         f"{'package' if study.is_package else 'study'} {study.name}  rubric {study.rubric.id} "

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.records import ServedItem
-from .assignments import assigned_items, claim_next, on_demand
+from .assignments import assigned_items, claim_next, expire_claims, on_demand
 from .chains import by_uuid, head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
@@ -222,18 +222,21 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
     k = on_demand(s)
     if not k:
         return None
+    from .roles import is_rater_session
+
+    if not is_rater_session(s):  # a rater's role may not free claims: annotator_claim's part
+        expire_claims(s)  # claims left unanswered go back to the pool first (issue 29.5)
     seed = s.get(Rater, rpk).seed
     item_pk = claim_next(s, rpk, seed, k)
     if item_pk is None:
         return None
-    position = (
-        s.scalar(
-            select(func.count())
-            .select_from(QueueEntry)
-            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+    # after the last position, not the count: a freed claim leaves a gap in the queue
+    last = s.scalar(
+        select(func.max(QueueEntry.position)).where(
+            QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version
         )
-        or 0
     )
+    position = 0 if last is None else last + 1
     s.execute(
         insert(QueueEntry),
         [dict(rater_pk=rpk, rubric_version=version, position=position, item_pk=item_pk, seed=seed)],

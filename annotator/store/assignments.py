@@ -117,6 +117,64 @@ def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
     return None
 
 
+CLAIM_EXPIRY = "claim_expiry_minutes"  # setting: an on-demand claim unanswered this long is freed
+
+# The expiry rule of on-demand claims, as SQL both engines run (the lead's processes here; the
+# server's `annotator_claim` should run the same two statements first, as the study's owner): a
+# claim (an assignment, and its queue entry) older than :cutoff whose rater has not answered its
+# item goes back to the pool; :rater NULL: every rater's, else only that rater's. The queue entry
+# first: it is found through the assignment.
+_STALE = (
+    "a.created_at < :cutoff AND (CAST(:rater AS INTEGER) IS NULL OR a.rater_pk = :rater) "
+    "AND NOT EXISTS (SELECT 1 FROM judgements j WHERE j.rater_pk = a.rater_pk "
+    "AND j.item_pk = a.item_pk)"
+)
+EXPIRE_QUEUE_SQL = (
+    "DELETE FROM queue WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.rater_pk = queue.rater_pk "
+    f"AND a.item_pk = queue.item_pk AND {_STALE})"
+)
+EXPIRE_CLAIMS_SQL = (
+    f"DELETE FROM assignments WHERE id IN (SELECT a.id FROM assignments a WHERE {_STALE})"
+)
+
+
+def claim_expiry_minutes(s: OrmSession) -> float:
+    import json as _json
+
+    from .models import Setting
+
+    raw = s.scalar(select(Setting.value).where(Setting.key == CLAIM_EXPIRY))
+    return float(_json.loads(raw)) if raw else 30.0
+
+
+def expire_claims(
+    s: OrmSession, *, rater_pk: int | None = None, minutes: float | None = None
+) -> int:
+    """Free on-demand claims left unanswered (`minutes` old, default the study's setting; 0: every
+    unanswered claim, as `annotator assign --release`); dealt lists never expire. The claims freed."""
+    from datetime import timedelta
+
+    from .models import utcnow
+
+    if not on_demand(s):
+        return 0
+    age = claim_expiry_minutes(s) if minutes is None else minutes
+    args = {"cutoff": utcnow() - timedelta(minutes=age), "rater": rater_pk}
+    if age <= 0:
+        args["cutoff"] = utcnow() + timedelta(days=1)
+    s.execute(text(EXPIRE_QUEUE_SQL), args)
+    freed = s.execute(text(EXPIRE_CLAIMS_SQL), args)
+    return int(getattr(freed, "rowcount", 0) or 0)
+
+
+def release_claims(db: StudyDB, rater: str) -> int | None:
+    """Free every on-demand claim `rater` holds without an answer; None: the study deals lists."""
+    with db.write() as s:
+        if not on_demand(s):
+            return None
+        return expire_claims(s, rater_pk=rater_pk(s, rater), minutes=0)
+
+
 _CLAIM_LOCK = 0x636C6D  # advisory-lock namespace of claims ("clm")
 
 

@@ -115,6 +115,9 @@ class PackageContent:
     judgements: list[dict[str, Any]] = field(default_factory=list)
     votes: list[dict[str, Any]] = field(default_factory=list)
     calibrations: list[dict[str, Any]] = field(default_factory=list)
+    # the study's item number -> the package's (filled by `local_keys`): an answer in doubt
+    # on the server is stored in the package on the same item
+    local_items: dict[int, int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -131,9 +134,12 @@ def _cols(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
     return {n: getattr(row, n) for n in names}
 
 
-def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
+def read_content(
+    db: StudyDB, rater: str, package_id: str, *, record: bool = True
+) -> PackageContent:
     """What one rater's package holds (codes minted here, inside the study's transaction, and the
-    export of `package_id` to this rater recorded: merge checks a package against it)."""
+    export of `package_id` to this rater recorded: merge checks a package against it; `record`
+    False: a refresh of a package already recorded)."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
         r = s.get(Rater, rpk)
@@ -142,7 +148,8 @@ def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
                 f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
                 field="--rater",
             )
-        record_export(s, rpk, package_id)
+        if record:
+            record_export(s, rpk, package_id)
         rv = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).one()
         settings = {
             k: v for k, v in s.execute(select(Setting.key, Setting.value)) if k in PACKAGE_SETTINGS
@@ -396,6 +403,7 @@ def local_keys(c: PackageContent) -> PackageContent:
     def opt(m: dict[int, int], v: int | None) -> int | None:
         return None if v is None else m[v]
 
+    c.local_items = dict(item)
     c.cases = {case[pk]: code for pk, code in c.cases.items()}
     c.cells = [dict(r, id=cell[r["id"]], case_pk=case[r["case_pk"]]) for r in c.cells]
     c.items = sorted(
@@ -512,6 +520,49 @@ def write_content(
                 created_at=created_at,
             )
         )
+
+
+class _Stale(Exception):
+    """The package no longer matches the study's content row for row (rolled back)."""
+
+
+def refresh_answers(dest: StudyDB, content: PackageContent) -> bool:
+    """Add to a package the rater's rows the study holds and the package lacks (answers given on
+    the server since the package was made, queue entries added since), with their UUIDs, so the
+    package serves, offline, only what is still to do; one transaction.
+
+    False (nothing written) when the package is not a row-for-row earlier state of `content`:
+    other items, a row numbered otherwise, or an answer of its own the study lacks (not synced
+    yet); the caller makes the package again then."""
+    answer_tables = (
+        (content.sessions, Session),
+        (content.showings, AnchorShowing),
+        (content.judgements, Judgement),
+        (content.votes, PairVote),
+        (content.calibrations, Calibration),
+    )
+    try:
+        with dest.write() as d:
+            have_items = {i: c for i, c in d.execute(select(Item.id, Item.item_id))}
+            if have_items != {r["id"]: r["item_id"] for r in content.items}:
+                raise _Stale
+            rpk = d.scalar(select(Rater.id))
+            for rows, model in answer_tables:
+                have = {u: i for u, i in d.execute(select(model.uuid, model.id))}
+                theirs = {r["uuid"]: r["id"] for r in rows}
+                if any(theirs.get(u) != i for u, i in have.items()):
+                    raise _Stale
+                new = [dict(r, rater_pk=rpk) for r in rows if r["uuid"] not in have]
+                if new:
+                    d.execute(insert(model), new)
+            for rows, model in ((content.queue, QueueEntry), (content.pair_queue, PairQueueEntry)):
+                have_q = {tuple(k) for k in d.execute(select(model.position, model.rater_pk))}
+                new = [dict(q, rater_pk=rpk) for q in rows if (q["position"], rpk) not in have_q]
+                if new:
+                    d.execute(insert(model), new)
+    except _Stale:
+        return False
+    return True
 
 
 def manifest(db: StudyDB) -> dict[str, Any] | None:

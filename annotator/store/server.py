@@ -9,14 +9,17 @@ is detected at checkout (pre-ping) and fails a write as "connection lost".
 
 from __future__ import annotations
 
+import os
+
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import URL, Engine, create_engine, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..domain.errors import InputError, StudyError
-from .engine import busy_timeout_ms, decide, upgrade
+from .engine import busy_timeout_ms, decide
 from .faults import study_faults
+from .server_migrate import backup_before_migration, upgrade_live
 
 SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 
@@ -55,12 +58,30 @@ def shown(url: URL | str) -> str:
     return u.set(drivername="postgresql").render_as_string(hide_password=True).replace(":***@", "@")
 
 
+POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; README)
+POOL_PEAK = 2  # more, opened only while one job nests a read in a write (a copy), closed after
+
+
+def pool_size() -> int:
+    """One connection kept per app by default: a rater's app runs one database job at a time, so
+    100 raters hold about 100 connections, not up to 1,500 (issue 29.6); a lead's app that reports
+    while it writes may keep 2 or 3."""
+    raw = os.environ.get(POOL_ENV, "").strip() or "1"
+    if not raw.isdigit() or not 1 <= int(raw) <= 50:
+        raise InputError(
+            f"{POOL_ENV}={raw!r}: the connections one app keeps, a whole number from 1 to 50",
+            field=POOL_ENV,
+        )
+    return int(raw)
+
+
 def make_server_engine(url: URL) -> Engine:
     return create_engine(
         url,
         pool_pre_ping=True,
-        pool_size=5,
-        max_overflow=10,
+        pool_size=pool_size(),
+        max_overflow=POOL_PEAK,  # closed as soon as returned: an idle app holds pool_size()
+        pool_timeout=60,  # beyond that, a thread of the app waits for a connection
         connect_args={
             "connect_timeout": 10,
             # a silent network (packets dropped, no reset) ends a wait, then the write counts as
@@ -93,9 +114,19 @@ def open_server(location: str, *, create: bool = False, mode: str = "write") -> 
             )
         plan = decide(tables, current, where, mode, create)
         if plan is not None:
+            if tables:  # a study with data: dumped before the migration changes it
+                backup_before_migration(
+                    url.set(drivername="postgresql", password=None).render_as_string(
+                        hide_password=False
+                    ),
+                    url.password,
+                    url.database or "study",
+                    current,
+                    where,
+                )
             try:
                 with study_faults(where):
-                    upgrade(engine)  # PostgreSQL's DDL is transactional: all of it, or none
+                    upgrade_live(engine)  # one transaction (all or none), never deadlocking raters
             except StudyError:
                 raise
             except Exception as exc:

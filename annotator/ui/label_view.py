@@ -81,10 +81,17 @@ def _job_open(study: Any, rater: str) -> tuple[Any, Step]:
     return session, Step(session.next(), session.progress())
 
 
-def _job_submit(_study: Any, session: Any, served: ServedItem, answers: dict, time_ms: int) -> Step:
+def _job_submit(
+    _study: Any,
+    session: Any,
+    served: ServedItem,
+    answers: dict,
+    time_ms: int,
+    uuid: str | None = None,
+) -> Step:
     from ..services.snapshot import ConnectionLost
 
-    jid = session.submit(served, answers, time_ms)
+    jid = session.submit(served, answers, time_ms, uuid)
     alert = session.take_drift_alert()
     try:
         return Step(session.next(), session.progress(), jid, alert, drift_due=session.drift_due)
@@ -186,7 +193,7 @@ class LabelView(SessionView):
         self._pending: tuple[int, dict, int] | None = (
             None  # (item pk, answers, ms) while its save is in doubt
         )
-        self._carried: tuple[int, dict, int] | None = None
+        self._carried: tuple[Any, ...] | None = None
         self._missing_said = ""
         self._peeking = False
         # Answer keys typed while a save is in flight: applied to the next item once it is shown
@@ -555,8 +562,12 @@ class LabelView(SessionView):
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
 
-    def pending_answer(self) -> tuple[int, dict, int] | None:
-        return self._pending
+    def pending_answer(self) -> tuple[int, dict, int, str | None] | None:
+        """(item, answers, ms, the UUID its failed write used): stored offline under the same
+        UUID, so an answer the server committed before the connection went is not doubled."""
+        if self._pending is None:
+            return None
+        return (*self._pending, getattr(self.session, "in_doubt", None))
 
     def carry(self, pending: Any) -> None:
         """An answer given on the server whose save is in doubt: stored here (the local package)
@@ -569,13 +580,21 @@ class LabelView(SessionView):
             and served.item_pk == self._carried[0]
             and served.previous_judgement is None
         ):
-            _, answers, ms = self._carried
+            _, answers, ms, *kept = self._carried
             self._carried = None
             self._served = served
             self._last_submit = (answers, ms)
             self._pending = (served.item_pk, answers, ms)
             self._begin_write()
-            self._job(_job_submit, self.session, served, answers, ms, on_done=self._submitted)
+            self._job(
+                _job_submit,
+                self.session,
+                served,
+                answers,
+                ms,
+                kept[0] if kept else None,
+                on_done=self._submitted,
+            )
             return
         v = served.view
         keys = media_keys(v)

@@ -134,10 +134,23 @@ def _add_rater_job(study: Any, name: str) -> tuple[RaterInfo, ...]:  # database 
     return tuple(study.raters())
 
 
-def _prepare_outbox_job(study: Any, rater: str, folder: Path | None) -> Path:  # database worker
+def _prepare_outbox_job(
+    study: Any, rater: str, folder: Path | None
+) -> tuple[Path, dict[int, int]]:  # database worker
     from ..services.outbox import Outbox
 
-    return Outbox(study, rater, folder).prepare()
+    box = Outbox(study, rater, folder)
+    return box.prepare(), box.local_items
+
+
+def _refresh_outbox_job(
+    study: Any, rater: str, folder: Path | None
+) -> tuple[Path, dict[int, int]]:  # database worker
+    """The local package brought up to the server after an answer stored there (issue 29.1)."""
+    from ..services.outbox import Outbox
+
+    box = Outbox(study, rater, folder)
+    return box.refresh(), box.local_items
 
 
 def _sync_job(_package: Any, url: str, rater: str, folder: Path | None) -> int:  # database worker
@@ -206,6 +219,7 @@ class MainWindow(QMainWindow):
         self.mode = "start"
         self.current_view: QWidget | None = None
         self.offline: Offline | None = None
+        self.outbox_items: dict[int, int] = {}  # the server's item numbers -> the local package's
         self.outbox_path: Path | None = None
         self.pending_confirmation: QMessageBox | None = None
         self._pending = 0  # open / create / close / add-rater jobs in flight
@@ -780,6 +794,10 @@ class MainWindow(QMainWindow):
             view.serverUnreachable.connect(self._go_offline)
         if hasattr(view, "submitted") and self.offline is not None:
             view.submitted.connect(self._answered_offline)
+        if self.offline is None and self.snapshot is not None and self.snapshot.is_server:
+            for signal in ("submitted", "voted"):
+                if hasattr(view, signal):
+                    getattr(view, signal).connect(self._refresh_outbox)
         if self.offline is not None and self.offline.carried is not None and hasattr(view, "carry"):
             view.carry(self.offline.carried)
             self.offline.carried = None
@@ -820,8 +838,8 @@ class MainWindow(QMainWindow):
         """Copy the rater's work to a local package now, while the server is there."""
         self.outbox_path = None
 
-        def ready(path: Path) -> None:
-            self.outbox_path = Path(path)
+        def ready(made: tuple[Path, dict[int, int]]) -> None:
+            self.outbox_path, self.outbox_items = Path(made[0]), made[1]
 
         def failed(exc: BaseException) -> None:
             self.statusBar().showMessage(
@@ -833,6 +851,25 @@ class MainWindow(QMainWindow):
 
         self.worker.run(
             _prepare_outbox_job, rater, self.outbox_folder, on_done=ready, on_error=failed
+        )
+
+    def _refresh_outbox(self, *_: Any) -> None:
+        """An answer is stored on the server: the local package learns it too (same UUID), so
+        offline it is neither served again nor sent twice (issue 29.1)."""
+        if self.offline is not None or self.outbox_path is None or self.rater is None:
+            return
+        if self.snapshot is None or not self.snapshot.is_server:
+            return
+
+        def ready(made: tuple[Path, dict[int, int]]) -> None:
+            if self.offline is None:
+                self.outbox_path, self.outbox_items = Path(made[0]), made[1]
+
+        def failed(_exc: BaseException) -> None:
+            pass  # the server went meanwhile: the package keeps its last state, the sync sorts it
+
+        self.worker.run(
+            _refresh_outbox_job, self.rater, self.outbox_folder, on_done=ready, on_error=failed
         )
 
     def _go_offline(self, carried: Any) -> None:
@@ -850,6 +887,10 @@ class MainWindow(QMainWindow):
             )
             return
         view = self.current_view
+        if (
+            carried and hasattr(view, "submitted") and carried[0] in self.outbox_items
+        ):  # the server's item number -> the package's
+            carried = (self.outbox_items[carried[0]], *carried[1:])
         self.offline = Offline(
             str(self.study_path),
             str(self.rater),

@@ -218,7 +218,8 @@ def test_a_server_that_stays_away_moves_the_rater_to_the_local_package(
     )
     local = w.current_view
     qtbot.waitUntil(lambda: w.offline.waiting >= 1, timeout=20_000)
-    assert local.current_item.item_pk != first
+    # the carried answer went to the same item in the package (its own numbering), then the next
+    assert local.current_item.item_pk != w.outbox_items[first]
     _fill(qtbot, local)
     qtbot.keyClick(local, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: w.offline is not None and w.offline.waiting == 2, timeout=20_000)
@@ -278,5 +279,123 @@ def test_a_rater_role_labels_in_the_app(qtbot, pg_server, pg_url, tmp_path):
         assert [r[0] for r in _judgements(pg_url)] == [first]
         w.close()
     finally:
+        roles.drop_roles(lead.db, database)
+        lead.close()
+
+
+def _package_judgements(path: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM judgements").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "as_role",
+    [
+        pytest.param(
+            True,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="issue 29.2 (another branch): a rater role cannot make the local package "
+                "yet (the export reads ungranted columns); drop this mark when it lands",
+            ),
+        ),
+        False,
+    ],
+    ids=["rater-role", "owner"],
+)
+def test_offline_after_work_on_the_server_returns_with_every_answer_once(
+    qtbot, pg_server, pg_url, tmp_path, as_role
+):
+    """Issue 29.1: 3 answers on the server, the server gone, 10 more answers (the first of them
+    the one whose save was cut), the server back: every answer is there once, none clashes, the
+    waiting count reaches 0 and the app is on the server again."""
+    from sqlalchemy import text
+
+    from annotator.store import roles
+
+    files = scenario.write_demo_inputs(tmp_path / "inputs", variants_per_case=1)
+    database = pg_url.rsplit("/", 1)[1]
+    lead = Study.create(pg_url, "ui_mockup")
+    lead.import_items(files.manifest)
+    lead.add_rater(RATER)
+    roles.apply_roles(lead.db, database, [RATER])
+    role = roles.logins_of(lead.db)[RATER]
+    relay = Relay(("127.0.0.1", int(pg_url.rsplit(":", 1)[1].split("/", 1)[0])))
+    user = role if as_role else pg_url.split("://", 1)[1].split("@", 1)[0]
+    url = f"postgresql://{user}@127.0.0.1:{relay.port}/{database}"
+    try:
+        w = _window(qtbot, url, tmp_path)
+        w.sync_every_ms = 400
+        view = w.current_view
+        wait_ready(qtbot, view)
+        view.retry_ms = (200,)
+        view.offline_after = 2
+        given = 0
+        for n in range(1, 4):  # on the server; the local package follows each answer
+            shown = view.current_item.item_pk
+            _fill(qtbot, view)
+            qtbot.keyClick(view, Qt.Key.Key_Return)
+            qtbot.waitUntil(
+                lambda s=shown: view.state == "ready" and view.current_item.item_pk != s,
+                timeout=30_000,
+            )
+            given += 1
+            qtbot.waitUntil(lambda n=n: _package_judgements(w.outbox_path) == n, timeout=30_000)
+        _fill(qtbot, view)
+        relay.cut()
+        _terminate(pg_server, database)
+        qtbot.keyClick(view, Qt.Key.Key_Return)  # cut: carried into the local package
+        qtbot.waitUntil(
+            lambda: (
+                w.offline is not None
+                and w.snapshot is not None
+                and w.snapshot.is_package
+                and w.current_view is not None
+                and w.current_view.state == "ready"
+            ),
+            timeout=60_000,
+        )
+        qtbot.waitUntil(lambda: w.offline.waiting >= 1, timeout=20_000)
+        given += 1
+        local = w.current_view
+        while given < 13:  # 10 answers while the server is away (the carried one included)
+            shown = local.current_item.item_pk
+            _fill(qtbot, local)
+            qtbot.keyClick(local, Qt.Key.Key_Return)
+            qtbot.waitUntil(
+                lambda s=shown: (
+                    local.state in ("ready", "done")
+                    and (local.current_item is None or local.current_item.item_pk != s)
+                ),
+                timeout=20_000,
+            )
+            given += 1
+        qtbot.waitUntil(lambda: w.offline is not None and w.offline.waiting == 10, timeout=20_000)
+        counts: list[int] = []
+        w.synced.connect(counts.append)
+        relay.restore()
+        qtbot.waitUntil(
+            lambda: w.offline is None and w.snapshot is not None and w.snapshot.is_server,
+            timeout=60_000,
+        )
+        assert counts and counts[-1] == 0
+        with lead.db.read() as s:
+            rows = [
+                tuple(r)
+                for r in s.execute(text("SELECT item_pk, uuid FROM judgements ORDER BY id"))
+            ]
+            clashes = s.execute(text("SELECT count(*) FROM merge_conflicts")).scalar()
+        assert len(rows) == given == 13
+        assert len({r[0] for r in rows}) == 13 and len({r[1] for r in rows}) == 13
+        assert clashes == 0
+        w.close()
+    finally:
+        relay.close()
         roles.drop_roles(lead.db, database)
         lead.close()
