@@ -137,7 +137,8 @@ def _secrets_of(study: Study) -> list[bytes]:
 def test_package_bytes_hold_no_generator_path_or_other_rater(team_study, tmp_path):
     out = tmp_path / "anaya.annot"
     e = export_package(team_study, "anaya", out)
-    assert e.counts["items"] == 27 and e.counts["anchors"] == 14
+    # the calibration set is the anchors not dealt silently (those are items: issue 22 point 5)
+    assert e.counts["items"] == 27 and e.counts["anchors"] + e.counts["silent_anchors"] == 14
     secrets, raters = _secrets_of(team_study)
     data = out.read_bytes()
     leaks = [w for w in secrets if w in data]
@@ -225,10 +226,14 @@ def test_working_in_a_package_then_merging_twice_adds_once(team_study, tmp_path,
 
 def test_status_queue_and_import_by_display_code_in_a_package(team_study, tmp_path, capsys):
     out = tmp_path / "benito.annot"
-    export_package(team_study, "benito", out)
+    e = export_package(team_study, "benito", out)
     assert main(["status", "--study", str(out), "--queue"]) == 0
     codes = capsys.readouterr().out.split()
-    assert len(codes) == 27 and all(len(c) == 7 and c[3] == "-" for c in codes)
+    # the silent anchors are in the queue as items (issue 22 point 5)
+    assert e.counts["items"] == 27 and e.counts["silent_anchors"] >= 1
+    assert len(codes) == 27 + e.counts["silent_anchors"] and all(
+        len(c) == 7 and c[3] == "-" for c in codes
+    )
     csv = tmp_path / "r.csv"
     csv.write_text(
         "item_id,rater,metric,value\n"
