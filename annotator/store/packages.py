@@ -191,7 +191,7 @@ def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
     export of `package_id` to this rater recorded: merge checks a package against it)."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
-        r = s.get(Rater, rpk)
+        r = s.get_one(Rater, rpk)
         if r.is_operator:
             raise InputError(
                 f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
@@ -300,10 +300,9 @@ def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
         media_of = list(
             s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks + list(silent_code))))
         )
-        for m in [(m.item_pk, m) for m in media_of if m.item_pk in set(item_pks)] + [
+        for key, m in [(m.item_pk, m) for m in media_of if m.item_pk in item_pks_set] + [
             (-m.item_pk, m) for m in media_of if m.item_pk in silent_code
         ]:
-            key, m = m
             out.item_media.append(
                 dict(
                     item_pk=key,
@@ -349,13 +348,17 @@ def read_content(db: StudyDB, rater: str, package_id: str) -> PackageContent:
         out.queue = []
         for e in queue:
             if e.position in silent:
-                a = silent[e.position]
                 out.queue.append(
-                    dict(item_pk=-a, seed=e.seed, rubric_version=e.rubric_version, position=0)
+                    dict(
+                        item_pk=-silent[e.position],
+                        seed=e.seed,
+                        rubric_version=e.rubric_version,
+                        position=0,
+                    )
                 )
             out.queue.append(_cols(e, ("position", "item_pk", "seed", "rubric_version")))
-        for n, e in enumerate(out.queue):
-            e["position"] = n
+        for n, row in enumerate(out.queue):
+            row["position"] = n
         pair_pks = assigned_pairs(s, rpk)
         if pair_pks is None:
             pair_pks = list(
