@@ -705,3 +705,35 @@ def test_drift_after_a_package_round_trip_equals_the_same_answers_in_the_study(
     assert json.dumps(b["summary"], sort_keys=True, default=str) == json.dumps(
         a["summary"], sort_keys=True, default=str
     )
+
+
+def test_a_live_answer_on_a_calibration_item_is_refused_and_silent_answers_merge_once(
+    worked, tmp_path, capsys
+):
+    """The package's calibration items are anchors the rater knows: a live answer hand-written
+    on one would enter the study as a live answer on an anchor, and is refused. Answers on the
+    silent anchors come back as anchor answers, once however often the file is merged."""
+    lead, pkg = _fresh(worked[0], tmp_path)
+    p = Study.open(pkg)
+    try:
+        _answer_all(p, "anaya")
+    finally:
+        p.close()
+    bad_pkg = tmp_path / "bad.annot"
+    shutil.copy(pkg, bad_pkg)
+    _edit(
+        bad_pkg,
+        "UPDATE judgements SET item_pk = (SELECT min(id) FROM items WHERE is_anchor = 1) "
+        "WHERE id = (SELECT min(id) FROM judgements WHERE context = 'live')",
+    )
+    _refused(capsys, lead, bad_pkg, "judgements row", "item_pk", "a live answer on an anchor")
+    n_silent = len(_silent_codes(lead))
+    _merged(capsys, lead, pkg)
+    _merged(capsys, lead, pkg)
+    sql = (
+        "SELECT count(*), count(DISTINCT j.showing_pk) FROM judgements j JOIN raters r "
+        "ON r.id = j.rater_pk WHERE r.name = 'anaya' AND j.context = 'anchor' AND "
+        "j.item_pk IN (SELECT item_pk FROM anchors)"
+    )
+    assert _lead_rows(lead, sql) == [(n_silent, n_silent)]
+    assert _lead_rows(lead, "SELECT count(*) FROM merge_conflicts") == [(0,)]
