@@ -5,6 +5,9 @@ Blind by construction: the package is a new database into which only what the
 rater may see is written: items under per-rater codes (the code is the item_id,
 the case id is a code too), no generator, no source name or path, no original
 hashes, no judge scores, no other rater, and no study-wide row number (`local_keys`).
+Silent drift anchors are dealt as items (`_silent_anchors`): their own codes, places in the
+queue, no flag, no reference; the `anchors` table holds only the calibration set (the anchors
+not dealt silently), and merge maps the silent answers back (`_Merger.unblind`).
 Answer rows keep their UUIDs, which is all merge needs to insert what is new and skip
 what it has; merge checks every row before it writes one (`package_checks`), and takes
 the rater from the lead's record of the export, never from the file.
