@@ -5,6 +5,9 @@ Blind by construction: the package is a new database into which only what the
 rater may see is written: items under per-rater codes (the code is the item_id,
 the case id is a code too), no generator, no source name or path, no original
 hashes, no judge scores, no other rater, and no study-wide row number (`local_keys`).
+Silent drift anchors are dealt as items (`_silent_anchors`): their own codes, places in the
+queue, no flag, no reference; the `anchors` table holds only the calibration set (the anchors
+not dealt silently), and merge maps the silent answers back (`_Merger.unblind`).
 Answer rows keep their UUIDs, which is all merge needs to insert what is new and skip
 what it has; merge checks every row before it writes one (`package_checks`), and takes
 the rater from the lead's record of the export, never from the file.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import calibration
+from ..domain import queue as q
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric, rubric_from_canonical
 from . import settings
@@ -119,15 +124,68 @@ class PackageContent:
     # on the server is stored in the package on the same item
     local_items: dict[int, int] = field(default_factory=dict)
 
-    def counts(self) -> dict[str, int]:
-        return {
-            "items": sum(not i["is_anchor"] for i in self.items),
+    n_silent: int = 0  # silent anchors dealt as items (the lead's count; not in the package)
+    n_live: int = 0
+
+    def counts(self, *, lead: bool = True) -> dict[str, int]:
+        """What the package holds; the package's own copy counts silent anchors as items."""
+        out = {
+            "items": self.n_live if lead else self.n_live + self.n_silent,
             "anchors": len(self.anchors),
             "pairs": len(self.pairs),
             "media": len(self.media),
             "judgements": len(self.judgements),
             "pair_votes": len(self.votes),
         }
+        if lead:
+            out["silent_anchors"] = self.n_silent
+        return out
+
+
+def _silent_anchors(
+    s: OrmSession,
+    rpk: int,
+    seed: int,
+    queue: list[QueueEntry],
+    anchor_pks: list[int],
+    settings: dict[str, str],
+    version: str,
+) -> dict[int, int]:
+    """live queue position -> the anchor seeded silently before it in this package: the slots the
+    app would fill (`anchor_slots`, the rater's seed) that no showing fills yet and whose live item
+    is unanswered, each anchor at most once per package (a second copy would repeat an item)."""
+    raw = settings.get("anchor_every")
+    every = int((json.loads(raw) if raw is not None else q.ANCHOR_EVERY) or 0)
+    if every < 2 or not anchor_pks or not queue:
+        return {}
+    shown = list(s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk)))
+    filled = {x.before_position for x in shown}
+    counts: dict[int, int] = {}
+    for x in shown:
+        counts[x.item_pk] = counts.get(x.item_pk, 0) + 1
+    answered = set(
+        s.scalars(
+            select(Judgement.item_pk).where(
+                Judgement.rater_pk == rpk,
+                Judgement.context == "live",
+                Judgement.rubric_version == version,
+            )
+        )
+    )
+    slots = q.anchor_slots(seed, len(queue), every)
+    out: dict[int, int] = {}
+    for e in queue:
+        slot = q.anchor_slot(seed, e.position, every)
+        if e.position not in slots or slot is None or e.position in filled:
+            continue
+        if e.item_pk in answered:
+            continue
+        choice = q.choose_anchor(anchor_pks, set(out.values()), counts, slot)
+        if choice is None:
+            break
+        out[e.position] = choice
+        counts[choice] = counts.get(choice, 0) + 1
+    return out
 
 
 def _cols(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -142,7 +200,7 @@ def read_content(
     False: a refresh of a package already recorded)."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
-        r = s.get(Rater, rpk)
+        r = s.get_one(Rater, rpk)
         if r.is_operator:
             raise InputError(
                 f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
@@ -154,6 +212,11 @@ def read_content(
         settings = {
             k: v for k, v in s.execute(select(Setting.key, Setting.value)) if k in PACKAGE_SETTINGS
         }
+        study_settings = dict(settings)
+        # the package seeds no anchor itself (its anchors table holds only the calibration set,
+        # which the rater knows): the silent ones are dealt as items below, and their drift
+        # check is the lead's, after merge
+        settings["anchor_every"] = json.dumps(0)
         mine = assigned_items(s, rpk)
         live = (
             mine
@@ -161,13 +224,32 @@ def read_content(
             else list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False))))
         )
         anchor_pks = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
-        item_pks = sorted(set(live) | set(anchor_pks))
+        queue = list(
+            s.scalars(
+                select(QueueEntry)
+                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == rv.version)
+                .order_by(QueueEntry.position)
+            )
+        )
+        silent = _silent_anchors(s, rpk, r.seed, queue, anchor_pks, study_settings, rv.version)
+        # an anchor dealt silently is not also a calibration item of this package (its content
+        # and reference would name it): the calibration set here is the other anchors
+        item_pks = sorted((set(live) | set(anchor_pks)) - set(silent.values()))
         item_code = codes_for(s, rpk, "item", item_pks)
+        item_pks_set = set(item_pks)
+        silent_code = codes_for(s, rpk, "silent", sorted(set(silent.values())))
         items = (
             {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(item_pks)))}
             if item_pks
             else {}
         )
+        if silent_code:
+            items.update(
+                {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(list(silent_code))))}
+            )
+        # one time on every item and image: an anchor imported on another day than the live
+        # items would otherwise stand out by its timestamp
+        stamp = min((it.created_at for it in items.values()), default=None)
         cells = {
             c.id: c
             for c in s.scalars(
@@ -188,6 +270,8 @@ def read_content(
             ),
             settings=settings,
             cases=case_code,
+            n_silent=len(silent_code),
+            n_live=len(set(live) - set(anchor_pks)),
         )
         out.cells = [
             dict(
@@ -199,12 +283,15 @@ def read_content(
             )
             for c in cells.values()
         ]
-        for pk in item_pks:
+        # a silent anchor's row: a live item's row in every column (its own code, no flag, no
+        # reference); its package key is the negated study pk until local_keys numbers it
+        rows_of = [(pk, item_code[pk], pk) for pk in item_pks]
+        rows_of += [(-pk, silent_code[pk], pk) for pk in sorted(silent_code)]
+        for key, code, pk in rows_of:
             it = items[pk]
-            code = item_code[pk]
             out.items.append(
                 dict(
-                    id=pk,
+                    id=key,
                     item_id=code,
                     cell_pk=it.cell_pk,
                     generator="",
@@ -212,19 +299,23 @@ def read_content(
                     slice=None,
                     seed=None,
                     text=it.text,
-                    is_anchor=it.is_anchor,
+                    # the calibration copy keeps its flag (the rater calibrates on it, knowingly)
+                    is_anchor=it.is_anchor and key > 0,
                     content_sha256=hashlib.sha256(code.encode()).hexdigest(),
                     source=None,
-                    created_at=it.created_at,
+                    created_at=stamp,
                 )
             )
         shas: set[str] = set()
-        for m in (
-            s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks))) if item_pks else ()
-        ):
+        media_of = list(
+            s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks + list(silent_code))))
+        )
+        for key, m in [(m.item_pk, m) for m in media_of if m.item_pk in item_pks_set] + [
+            (-m.item_pk, m) for m in media_of if m.item_pk in silent_code
+        ]:
             out.item_media.append(
                 dict(
-                    item_pk=m.item_pk,
+                    item_pk=key,
                     role=m.role,
                     ordinal=m.ordinal,
                     media_sha256=m.media_sha256,
@@ -240,7 +331,7 @@ def read_content(
                     width=m.width,
                     height=m.height,
                     n_bytes=m.n_bytes,
-                    created_at=m.created_at,
+                    created_at=stamp,
                 )
                 for m in s.scalars(select(Media).where(Media.sha256.in_(shas)))
             ]
@@ -256,15 +347,28 @@ def read_content(
                 set_version=a.set_version,
             )
             for a in s.scalars(select(Anchor))
+            if a.item_pk in item_pks_set
         ]
         out.set_versions = [
             dict(anchor_set=v.anchor_set, version=v.version, note="", created_at=v.created_at)
             for v in s.scalars(select(AnchorSetVersion))
         ]
-        out.queue = [
-            _cols(q, ("position", "item_pk", "seed", "rubric_version"))
-            for q in s.scalars(select(QueueEntry).where(QueueEntry.rater_pk == rpk))
-        ]
+        # the silent anchors take their places in the queue as items; positions renumbered 0..n-1
+        # (a gap or a pattern in them would mark the anchors); merge maps each back to the slot
+        out.queue = []
+        for e in queue:
+            if e.position in silent:
+                out.queue.append(
+                    dict(
+                        item_pk=-silent[e.position],
+                        seed=e.seed,
+                        rubric_version=e.rubric_version,
+                        position=0,
+                    )
+                )
+            out.queue.append(_cols(e, ("position", "item_pk", "seed", "rubric_version")))
+        for n, row in enumerate(out.queue):
+            row["position"] = n
         pair_pks = assigned_pairs(s, rpk)
         if pair_pks is None:
             pair_pks = list(
@@ -304,6 +408,7 @@ def read_content(
                 ),
             )
             for x in s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk))
+            if False  # merged showings name the anchors: they stay in the lead's study
         ]
         out.judgements = [
             _cols(
@@ -328,8 +433,13 @@ def read_content(
             for x in s.scalars(
                 select(Judgement).where(Judgement.rater_pk == rpk).order_by(Judgement.id)
             )
-            if x.item_pk in items
+            if x.item_pk in item_pks_set and x.context != "anchor"
         ]
+        # a live answer travels with the package's position of its item
+        position_of = {e["item_pk"]: e["position"] for e in out.queue}
+        for j in out.judgements:
+            if j["context"] == "live" and j["item_pk"] in position_of:
+                j["queue_position"] = position_of[j["item_pk"]]
         out.votes = [
             _cols(
                 x,
@@ -516,7 +626,7 @@ def write_content(
                 rubric_version=content.rubric["version"],
                 schema_revision=head_revision(),
                 rater=content.rater["name"],
-                counts=json.dumps(content.counts()),
+                counts=json.dumps(content.counts(lead=False)),
                 created_at=created_at,
             )
         )
@@ -596,6 +706,7 @@ class PackageRows:
     judgements: list[dict[str, Any]]
     votes: list[dict[str, Any]]
     calibrations: list[dict[str, Any]]
+    queue: list[str] = field(default_factory=list)  # item codes in the package's queue order
 
 
 def _ref(table: str, rid: Any, field: str, mapping: dict, key: Any, *, optional: bool = False):
@@ -640,6 +751,11 @@ def read_rows(pkg: StudyDB) -> PackageRows:
         T, V = "judgements", "pair_votes"
         return PackageRows(
             rater=name,
+            queue=[
+                code[pk]
+                for pk in s.scalars(select(QueueEntry.item_pk).order_by(QueueEntry.position))
+                if pk in code
+            ],
             sessions=[
                 dict(id=x.id, uuid=x.uuid, mode=x.mode, started_at=x.started_at) for x in sessions
             ],
@@ -750,6 +866,18 @@ class _Merger:
             if pk in set(self.pairs.values())
         }
         self.anchor_pks = set(s.scalars(select(Anchor.item_pk)))
+        # the codes this rater's packages gave silent anchors (each its own code, apart from the
+        # anchor's calibration code): an answer on one is an anchor answer
+        self.silent = {
+            c: t
+            for c, t in s.execute(
+                select(RaterCode.code, RaterCode.target_pk).where(
+                    RaterCode.rater_pk == self.rpk, RaterCode.kind == "silent"
+                )
+            )
+        }
+        self._code_of = {t: c for c, t in self.items.items()}
+        self.items.update(self.silent)
         self.rubrics = study_rubrics(s)
         self.merge = Merge(
             package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}"
@@ -765,6 +893,63 @@ class _Merger:
         }
         self.skipped = 0
         self.conflicts: list[str] = []
+
+    def unblind(self) -> None:
+        """A package shows its silent anchors as items: their answers come back as live answers
+        on a silent code. Each becomes the anchor answer it is in the lead's study, on a showing
+        (one per silent code, its UUID derived from the code, so a second merge finds it) before
+        the study position of the live item that follows it in the package's queue; live answers
+        get their study queue positions back. A live answer on a calibration code is refused."""
+        position = {
+            c: p
+            for p, pk in self.s.execute(
+                select(QueueEntry.position, QueueEntry.item_pk).where(
+                    QueueEntry.rater_pk == self.rpk, QueueEntry.rubric_version == self.version
+                )
+            )
+            for c in [self._code_of.get(pk)]
+            if c is not None
+        }
+        before: dict[str, int] = {}
+        pending: list[str] = []
+        for c in self.rows.queue:
+            if c in self.silent:
+                pending.append(c)
+            elif c in position:
+                before.update({p: position[c] for p in pending})
+                pending = []
+        showings: dict[str, dict[str, Any]] = {}
+        for x in self.rows.judgements:
+            code = x["item"]
+            if x["context"] == "live" and code in self.silent:
+                if code not in before:
+                    raise bad("judgements", x["id"], "item_pk", "an item out of the queue")
+                show = showings.get(code)
+                if show is None:
+                    show = showings[code] = dict(
+                        id=f"silent:{code}",
+                        uuid=str(uuid.uuid5(uuid.NAMESPACE_URL, f"annotator:{self.rpk}:{code}")),
+                        session=x["session"],
+                        item=code,
+                        before_position=before[code],
+                        seed=0,
+                        display_code=code,
+                        created_at=x["created_at"],
+                        anchor_set_version=self._set_version(self.silent[code]),
+                    )
+                x.update(context="anchor", showing=show["uuid"], queue_position=before[code])
+            elif x["context"] == "live":
+                if self.items.get(code) in self.anchor_pks:
+                    raise bad("judgements", x["id"], "item_pk", "a live answer on an anchor")
+                if code in position:
+                    x["queue_position"] = position[code]
+        self.rows.showings.extend(showings.values())
+
+    def _set_version(self, anchor_pk: int) -> int | None:
+        from .adjudication import current_version
+
+        name = self.s.scalar(select(Anchor.anchor_set).where(Anchor.item_pk == anchor_pk))
+        return current_version(self.s, name) if name is not None else None
 
     def check_assigned(self) -> None:
         """Every row must name an item (or pair) this rater was given: codes are per rater."""
@@ -1186,6 +1371,7 @@ def merge_rows(
         check_rows(rows, study_rubrics(s), version)
         already = s.scalar(select(Merge.id).where(Merge.package_sha256 == package_sha)) is not None
         m = _Merger(s, rows, package_sha, package_id, rpk=rpk, version=version)
+        m.unblind()
         m.check_assigned()
         m.run()
         return MergeResult(rows.rater, dict(m.added), m.skipped, list(m.conflicts), already)

@@ -6,6 +6,7 @@ the row and the field, and the study is left exactly as it was."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import time
@@ -27,6 +28,7 @@ from annotator.services.team import assign
 from annotator.store.package_checks import MAX_CHAIN
 
 TEAM = ["anaya", "benito", "caius", "deepa"]
+CODE_RE = re.compile(r"^[A-Z0-9]{3}-[A-Z0-9]{3}$")  # a display code
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +42,10 @@ def worked(demo_study_dir, tmp_path_factory) -> tuple[Path, Path]:
         assign(study, TEAM, overlap=2, pair_overlap=1, seed=3)
         study.add_rater("ops-lead", operator=True)
         ben = LabelSession(study, "benito")
-        for _ in range(8):
-            ben.submit(ben.next(), ALL, 9)
+        # all of his queue, so that he shares answered items with anaya whatever order his
+        # (randomly seeded) queue has
+        while (served := ben.next()) is not None:
+            ben.submit(served, ALL, 9)
         pkg = root / "anaya.annot"
         export_package(study, "anaya", pkg)
     finally:
@@ -404,7 +408,13 @@ def test_a_forged_qualified_calibration_is_recomputed_by_the_lead(case, capsys):
     assert len(rows) == 1
     qualified, result = rows[0]
     assert not qualified and json.loads(result)["qualified"] is False
-    assert json.loads(result)["n_anchors"] == 14
+    # calibrated on the anchors the package did not deal her silently (issue 22 point 5)
+    silent = _lead_rows(
+        lead,
+        "SELECT count(*) FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk "
+        "WHERE r.name = 'anaya' AND rc.kind = 'silent'",
+    )[0][0]
+    assert silent >= 1 and json.loads(result)["n_anchors"] == 14 - silent
 
 
 # ---- 8: a package cannot hang the lead -----------------------------------------------------------
@@ -484,9 +494,248 @@ def test_a_package_holds_no_study_wide_item_numbers_or_answer_counts(worked):
         _lead_rows(
             lead,
             "SELECT rc.code, rc.target_pk FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk "
-            "WHERE r.name = 'anaya' AND rc.kind = 'item'",
+            "WHERE r.name = 'anaya' AND rc.kind IN ('item', 'silent')",
         )
     )
     by_study_order = [local[code] for code in sorted(local, key=study_pk.__getitem__)]
     assert by_study_order != sorted(by_study_order), "the package's items keep the study's order"
     assert all(n == top for n, top in counts.values()), counts  # numbered 1..n, no gaps
+
+
+# ---- 5 (package side): silent anchors look like live items; nothing not dealt ---------------------
+
+
+def _fresh(lead: Path, tmp_path: Path, who: str = "anaya") -> tuple[Path, Path]:
+    """A copy of the lead and a fresh package of `who` exported from it."""
+    lead = copy_study(lead, tmp_path / "lead")
+    out = tmp_path / f"{who}.annot"
+    study = Study.open(lead)
+    try:
+        export_package(study, who, out)
+    finally:
+        study.close()
+    return lead, out
+
+
+def _silent_codes(lead: Path, who: str = "anaya") -> dict[str, int]:
+    return dict(
+        _lead_rows(
+            lead,
+            "SELECT rc.code, rc.target_pk FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk "
+            "WHERE r.name = ? AND rc.kind = 'silent'",
+            (who,),
+        )
+    )
+
+
+def test_silent_anchors_are_rows_like_live_items_in_every_table(worked, tmp_path):
+    """Today a package flags its anchors (`is_anchor`) and holds every anchor's reference, so a
+    rater picks out 14 of 14. Now a silent anchor's row equals a live item's in every column's
+    kind (flag, nulls, code format, timestamp), it sits in the queue among live items (positions
+    0..n-1, no gap), and no table names it: no reference, no showing, no marker."""
+    lead, pkg = _fresh(worked[0], tmp_path)
+    silent = _silent_codes(lead)
+    assert silent, "the package deals silent anchors"
+    with sqlite3.connect(pkg) as c:
+        c.row_factory = sqlite3.Row
+        items = {r["item_id"]: dict(r) for r in c.execute("SELECT * FROM items")}
+        queue = [r[0] for r in c.execute("SELECT item_pk FROM queue ORDER BY position")]
+        positions = [r[0] for r in c.execute("SELECT position FROM queue ORDER BY position")]
+        flagged = {r[0] for r in c.execute("SELECT id FROM items WHERE is_anchor = 1")}
+        referenced = {r[0] for r in c.execute("SELECT item_pk FROM anchors")}
+        showings = c.execute("SELECT count(*) FROM anchor_showings").fetchone()[0]
+        every = c.execute("SELECT value FROM settings WHERE key = 'anchor_every'").fetchone()
+        # every table and column that can point at an item
+        pointers = [
+            (t, col)
+            for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            for col in (r[1] for r in c.execute(f"PRAGMA table_info({t})"))
+            if t != "items" and (col.startswith("item") or col in ("left_item", "promoted_from"))
+        ]
+        where = {
+            pk: {
+                (t, col)
+                for t, col in pointers
+                if c.execute(f"SELECT 1 FROM {t} WHERE {col} = ? LIMIT 1", (pk,)).fetchone()
+            }
+            for pk in (r["id"] for r in items.values())
+        }
+    sil = [items[code] for code in silent]
+    live = [r for code, r in items.items() if code not in silent and r["id"] in set(queue)]
+    assert len(sil) == len(silent) and live
+    for col in sil[0]:
+        if col in ("id", "item_id", "display_code", "content_sha256", "text", "cell_pk"):
+            continue
+        assert {repr(r[col]) for r in sil} <= {repr(r[col]) for r in live}, col
+    for r in sil:
+        assert r["id"] in queue and r["id"] not in flagged | referenced
+        assert CODE_RE.match(r["item_id"]) and r["item_id"] == r["display_code"]
+        assert where[r["id"]] <= where[live[0]["id"]] | {("queue", "item_pk")}
+    assert positions == list(range(len(positions)))
+    assert showings == 0 and json.loads(every[0]) == 0  # the package seeds nothing itself
+    assert not referenced & set(queue)  # calibration items are not dealt as live work
+
+
+def test_no_reference_or_rationale_of_a_silent_anchor_in_the_package_bytes(worked, tmp_path):
+    """The bytes of the file hold no reference answer and no rationale of the anchors it deals
+    silently (it would name them), and no anchor row or showing of them."""
+    lead, pkg = _fresh(worked[0], tmp_path)
+    silent = set(_silent_codes(lead).values())
+    refs = _lead_rows(lead, "SELECT item_pk, reference, rationale FROM anchors")
+    # texts that other anchors share (a calibration item's rationale may repeat a sentence) say
+    # nothing of which item is silent: only what is the silent anchors' own is looked for
+    others = {ref for pk, ref, _ in refs if pk not in silent}
+    other_texts = {t for pk, _, why in refs if pk not in silent for t in json.loads(why).values()}
+    data = pkg.read_bytes()
+    leaks, looked = [], 0
+    for pk, ref, why in refs:
+        if pk not in silent:
+            continue
+        own = [t for t in json.loads(why).values() if len(t) >= 12 and t not in other_texts]
+        looked += len(own) + 1
+        leaks += [t for t in own if t.encode() in data]
+        leaks += [why] if why.encode() in data else []
+        if ref not in others and ref.encode() in data:
+            leaks.append(ref)
+    assert looked > len(silent), "nothing of the silent anchors' own to look for"
+    assert leaks == [], leaks[:3]
+
+
+def test_a_package_holds_only_items_and_media_dealt_to_its_rater(worked, tmp_path):
+    """Every item in the file is one dealt to the rater (its queue, live or silent) or one of the
+    calibration set, every image one of theirs: no other rater's item or picture."""
+    lead, pkg = _fresh(worked[0], tmp_path)
+    codes = dict(
+        _lead_rows(
+            lead,
+            "SELECT rc.code, rc.target_pk FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk "
+            "WHERE r.name = 'anaya' AND rc.kind IN ('item', 'silent')",
+        )
+    )
+    dealt = {
+        r[0]
+        for r in _lead_rows(
+            lead,
+            "SELECT a.item_pk FROM assignments a JOIN raters r ON r.id = a.rater_pk "
+            "WHERE r.name = 'anaya' UNION SELECT item_pk FROM anchors",
+        )
+    }
+    study_media = {
+        r[0]
+        for r in _lead_rows(
+            lead,
+            f"SELECT media_sha256 FROM item_media WHERE item_pk IN ({','.join(map(str, dealt))})",
+        )
+    }
+    with sqlite3.connect(pkg) as c:
+        in_file = [r[0] for r in c.execute("SELECT item_id FROM items")]
+        media = {r[0] for r in c.execute("SELECT sha256 FROM media")}
+        blobs = {r[0] for r in c.execute("SELECT sha256 FROM media_blobs")}
+    assert all(code in codes for code in in_file)
+    assert {codes[code] for code in in_file} <= dealt
+    assert media <= study_media and blobs <= study_media
+    n_all = _lead_rows(lead, "SELECT count(*) FROM items")[0][0]
+    assert len(in_file) < n_all
+
+
+def _answer_all(study: Study, rater: str) -> list[tuple[str, str]]:
+    """Answer everything `rater` is served, in order, each answer from its step number."""
+    ls = LabelSession(study, rater)
+    done = []
+    i = 0
+    while (it := ls.next()) is not None:
+        ls.submit(it, {**ALL, "layout_hierarchy": i % 5, "ui_affordance": (i * 3) % 5}, 7)
+        done.append((it.context, it.item_pk))
+        i += 1
+    return done
+
+
+def _drift(lead: Path, rater: str) -> dict:
+    from annotator.services.frames import rater_anchor_frames
+    from annotator.stats.drift import rater_drift_summary
+
+    study = Study.open(lead, mode="read")
+    try:
+        frames = rater_anchor_frames(study.db, study.rubric, rater)
+        counts = _lead_rows(
+            lead,
+            "SELECT j.item_pk, j.answers FROM judgements j JOIN raters r ON r.id = j.rater_pk "
+            "WHERE r.name = ? AND j.context = 'anchor' ORDER BY j.id",
+            (rater,),
+        )
+        return {"summary": rater_drift_summary(frames).get(rater), "anchors": counts}
+    finally:
+        study.close()
+
+
+def test_drift_after_a_package_round_trip_equals_the_same_answers_in_the_study(
+    demo_study_dir, tmp_path, capsys
+):
+    """A package deals its silent anchors where the lead's study would have seeded them; merge
+    maps their answers back to anchor answers, so the lead's drift figures are those of the same
+    answers given in the study directly."""
+    base = copy_study(demo_study_dir, tmp_path / "base")
+    study = Study.open(base)
+    try:
+        assign(study, TEAM, overlap=2, pair_overlap=1, seed=3)
+    finally:
+        study.close()
+    direct = copy_study(base, tmp_path / "direct")
+    viapkg = copy_study(base, tmp_path / "viapkg")
+    study = Study.open(direct)
+    try:
+        served_direct = _answer_all(study, "anaya")
+    finally:
+        study.close()
+    pkg = tmp_path / "anaya.annot"
+    study = Study.open(viapkg)
+    try:
+        export_package(study, "anaya", pkg)
+    finally:
+        study.close()
+    p = Study.open(pkg)
+    try:
+        served_pkg = _answer_all(p, "anaya")
+    finally:
+        p.close()
+    assert all(c == "live" for c, _ in served_pkg)  # in the package, every item is an item
+    assert len(served_pkg) == len(served_direct)
+    assert sum(c == "anchor" for c, _ in served_direct) >= 1
+    _merged(capsys, viapkg, pkg)
+    a, b = _drift(direct, "anaya"), _drift(viapkg, "anaya")
+    assert b["anchors"] == a["anchors"] and a["anchors"]
+    assert json.dumps(b["summary"], sort_keys=True, default=str) == json.dumps(
+        a["summary"], sort_keys=True, default=str
+    )
+
+
+def test_a_live_answer_on_a_calibration_item_is_refused_and_silent_answers_merge_once(
+    worked, tmp_path, capsys
+):
+    """The package's calibration items are anchors the rater knows: a live answer hand-written
+    on one would enter the study as a live answer on an anchor, and is refused. Answers on the
+    silent anchors come back as anchor answers, once however often the file is merged."""
+    lead, pkg = _fresh(worked[0], tmp_path)
+    p = Study.open(pkg)
+    try:
+        _answer_all(p, "anaya")
+    finally:
+        p.close()
+    bad_pkg = tmp_path / "bad.annot"
+    shutil.copy(pkg, bad_pkg)
+    _edit(
+        bad_pkg,
+        "UPDATE judgements SET item_pk = (SELECT min(id) FROM items WHERE is_anchor = 1) "
+        "WHERE id = (SELECT min(id) FROM judgements WHERE context = 'live')",
+    )
+    _refused(capsys, lead, bad_pkg, "judgements row", "item_pk", "a live answer on an anchor")
+    n_silent = len(_silent_codes(lead))
+    _merged(capsys, lead, pkg)
+    _merged(capsys, lead, pkg)
+    sql = (
+        "SELECT count(*), count(DISTINCT j.showing_pk) FROM judgements j JOIN raters r "
+        "ON r.id = j.rater_pk WHERE r.name = 'anaya' AND j.context = 'anchor' AND "
+        "j.item_pk IN (SELECT item_pk FROM anchors)"
+    )
+    assert _lead_rows(lead, sql) == [(n_silent, n_silent)]
+    assert _lead_rows(lead, "SELECT count(*) FROM merge_conflicts") == [(0,)]

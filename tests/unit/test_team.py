@@ -138,7 +138,8 @@ def test_package_bytes_hold_no_generator_path_or_other_rater(team_study, tmp_pat
     out = tmp_path / "anaya.annot"
     e = export_package(team_study, "anaya", out)
     share = team_study.counts()["items"] * 2 // len(TEAM)  # overlap 2 over the team, balanced
-    assert e.counts["items"] == share and e.counts["anchors"] == 14
+    # the calibration set is the anchors not dealt silently (those are items: issue 22 point 5)
+    assert e.counts["items"] == share and e.counts["anchors"] + e.counts["silent_anchors"] == 14
     secrets, raters = _secrets_of(team_study)
     data = out.read_bytes()
     leaks = [w for w in secrets if w in data]
@@ -226,11 +227,15 @@ def test_working_in_a_package_then_merging_twice_adds_once(team_study, tmp_path,
 
 def test_status_queue_and_import_by_display_code_in_a_package(team_study, tmp_path, capsys):
     out = tmp_path / "benito.annot"
-    export_package(team_study, "benito", out)
+    e = export_package(team_study, "benito", out)
     assert main(["status", "--study", str(out), "--queue"]) == 0
     codes = capsys.readouterr().out.split()
     share = team_study.counts()["items"] * 2 // len(TEAM)
-    assert len(codes) == share and all(len(c) == 7 and c[3] == "-" for c in codes)
+    # the silent anchors are in the queue as items (issue 22 point 5)
+    assert e.counts["items"] == share and e.counts["silent_anchors"] >= 1
+    assert len(codes) == share + e.counts["silent_anchors"] and all(
+        len(c) == 7 and c[3] == "-" for c in codes
+    )
     csv = tmp_path / "r.csv"
     csv.write_text(
         "item_id,rater,metric,value\n"
