@@ -77,7 +77,7 @@ def default_demo_folder() -> Path:
     return Path(user_data_dir("annotator", appauthor=False)) / "demo-study"
 
 
-DEMO_SAMPLE = 8  # items per generator in the demo's recorded human sample (of 12: two thirds)
+DEMO_SAMPLE = 10  # items per generator in the demo's recorded human sample (of 12; PPI needs 10)
 
 
 def build_demo(
@@ -142,7 +142,7 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
         _judge_pairs_both_orders(study, seed)
         tick(STAGES[3], 0, 1)
         _adjudicate_some(study, files.truths)
-        # a recorded random sample of two thirds of each generator's items: the report's
+        # a recorded random sample of 10 of each generator's 12 items: the report's
         # debiased section reads only those items' human answers (the simulated raters rated
         # all of them, which a real team could not)
         from .sampling import draw
