@@ -918,6 +918,12 @@ class _Merger:
             elif c in position:
                 before.update({p: position[c] for p in pending})
                 pending = []
+        # Silent anchors after the last live item the study has a place for (or a rater whose
+        # queue the lead's study never built): shown after every known place, in the package's
+        # own order.
+        end = max(position.values()) + 1 if position else 0
+        order = {c: i for i, c in enumerate(self.rows.queue)}
+        before.update({c: end + order[c] for c in pending})
         showings: dict[str, dict[str, Any]] = {}
         for x in self.rows.judgements:
             code = x["item"]
