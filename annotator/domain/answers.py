@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import InputError
 from .kinds import CANNOT_JUDGE
 from .rubric import Rubric, validate_answer
 from .text import MAX_TEXT
+
+
+def encode(answers: Mapping[str, Any]) -> str:
+    """The one stored form of an answer object (every write path: app, import, merge): JSON with
+    sorted keys, a tag set as a list. Equal answers are equal text, which is how an unchanged
+    re-import is recognised."""
+    return json.dumps({k: _plain(v) for k, v in answers.items()}, sort_keys=True)
+
+
+def encode_value(value: Any) -> str:
+    """The stored form of one metric's value (a judge score, an adjudication), as in `encode`."""
+    return json.dumps(_plain(value))
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def missing_metrics(rubric: Rubric, answers: dict[str, Any]) -> list[str]:

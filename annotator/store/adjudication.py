@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session as OrmSession
 
+from ..domain.answers import encode_value
 from ..domain.errors import InputError
 from .chains import head
 from .db import StudyDB
@@ -60,7 +61,7 @@ def add(
                 dict(
                     item_pk=pk,
                     metric=metric,
-                    value=json.dumps(value),
+                    value=encode_value(value),
                     reason=reason,
                     category=category,
                     by=by,

@@ -11,9 +11,10 @@ from sqlalchemy import exists, func, insert, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
+from ..domain.answers import encode
 from ..domain.records import ServedItem
 from .assignments import assigned_items, claim_next, expire_claims, on_demand
-from .chains import by_uuid, head, is_current
+from .chains import append, by_uuid, head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
 from .locks import lock_rater
@@ -383,26 +384,12 @@ def submit(
         lock_rater(s, rpk)
         if (known := by_uuid(s, Judgement, uuid)) is not None:  # a re-send after a lost connection
             return Submitted(known, False)
-        replaced = False
         target = supersedes
+        first = None
         if target is None:
-            first = _first_answer(s, rpk, item_pk, version, context, showing_pk, session_pk)
-            if first is not None:
-                target, replaced = first, True
-        if target is not None:
-            current = head(s, Judgement, target)
-            if (current.rater_pk, current.item_pk, current.rubric_version, current.context) != (
-                rpk,
-                item_pk,
-                version,
-                context,
-            ):  # the rule migration 0008's trigger holds in the database too
-                raise ValueError(
-                    "a correction must supersede the same rater's answer on the same item, "
-                    "rubric version and context"
-                )
-            replaced = replaced or current.id != target
-            target = current.id
+            target = first = _first_answer(
+                s, rpk, item_pk, version, context, showing_pk, session_pk
+            )
         row = Judgement(
             rater_pk=rpk,
             item_pk=item_pk,
@@ -411,19 +398,18 @@ def submit(
             context=context,
             showing_pk=showing_pk,
             queue_position=queue_position,
-            answers=json.dumps(answers, sort_keys=True),
+            answers=encode(answers),
             reason=reason,
             time_ms=time_ms,
             source=source,
-            supersedes=target,
         )
         if uuid is not None:
             row.uuid = uuid
         if created_at is not None:
             row.created_at = created_at
-        s.add(row)
+        moved_on = append(s, row, target)
         s.flush()
-        return Submitted(row.id, replaced)
+        return Submitted(row.id, first is not None or moved_on)
 
 
 def current_judgement(

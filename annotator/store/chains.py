@@ -2,7 +2,14 @@
 
 A correction is a new row whose `supersedes` names the row it replaces; the
 current answer is the head of the chain (the row nothing supersedes). One
-helper for every walk, instead of a loop per caller.
+helper for every walk, and one `append` for every write path (the app's submit
+and vote, imports of ratings and of other tools' relabels), instead of a loop
+and a slot check per caller.
+
+A chain keeps its slot: a correction supersedes only a row with the same
+`SLOT` columns. Migration 0008's triggers hold the same rule in the database
+(a rater role and a hand-edited package write SQL directly); a test binds the
+two lists.
 """
 
 from __future__ import annotations
@@ -12,6 +19,44 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm import aliased
+
+# the columns a correction shares with the row it supersedes, per answer log
+SLOT: dict[str, tuple[str, ...]] = {
+    "judgements": ("rater_pk", "item_pk", "rubric_version", "context"),
+    "pair_votes": ("pair_pk", "rater_pk", "judge"),
+}
+_SLOT_RULE = {
+    "judgements": "a correction must supersede the same rater's answer on the same item, "
+    "rubric version and context",
+    "pair_votes": "a correction must supersede the same rater's vote on the same pair",
+}
+
+
+def slot_of(row: Any) -> tuple[Any, ...]:
+    return tuple(getattr(row, c) for c in SLOT[row.__tablename__])
+
+
+def append(s: OrmSession, row: Any, supersedes: Any = None) -> bool:
+    """Add `row` to its answer log, as a first answer or as the correction of `supersedes`.
+
+    `supersedes` is a stored row's id (walked forward to the head of its chain: a correction of
+    an answer that was itself corrected meanwhile supersedes the newer one), or a
+    row the caller already knows to be the head (an import's own earlier row, maybe unflushed).
+    Raises ValueError when the head is of another slot. Returns whether the row superseded a
+    newer head than the one named."""
+    if supersedes is None:
+        s.add(row)
+        return False
+    current = supersedes
+    if isinstance(supersedes, int):
+        current = head(s, type(row), supersedes)
+    if current is None or slot_of(current) != slot_of(row):
+        raise ValueError(_SLOT_RULE[row.__tablename__])
+    if current.id is None:  # added earlier in this transaction: its id is needed now
+        s.flush()
+    row.supersedes = current.id
+    s.add(row)
+    return isinstance(supersedes, int) and current.id != supersedes
 
 
 def is_current(model: Any) -> Any:

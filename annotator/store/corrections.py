@@ -12,7 +12,6 @@ Unlike `imports.import_ratings` these rows keep the tool's lead time (`time_ms`)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +19,9 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session as OrmSession
 
+from ..domain.answers import encode, encode_value
 from ..domain.errors import InputError
-from .chains import is_current
+from .chains import append, is_current
 from .imports import import_judge
 from .items import item_pks
 from .locks import lock_imports, lock_rater
@@ -48,12 +48,6 @@ class Landed:
         return True
 
 
-def _answers_json(answers: dict[str, Any]) -> str:
-    return json.dumps(
-        {k: list(v) if isinstance(v, tuple) else v for k, v in answers.items()}, sort_keys=True
-    )
-
-
 def add_judgements(
     s: OrmSession, records: Sequence[Any], version: str, *, source: str = "import"
 ) -> Landed:
@@ -66,8 +60,8 @@ def add_judgements(
     raters = {name: ensure_rater(s, name).id for name in sorted({r.rater for r in records})}
     for rpk in raters.values():
         lock_rater(s, rpk)  # ...and the raters' own submits wait for it
-    heads: dict[tuple[int, int], tuple[int, str, str | None, Any]] = {
-        (j.rater_pk, j.item_pk): (j.id, j.answers, j.reason, j.created_at)
+    heads: dict[tuple[int, int], Judgement] = {
+        (j.rater_pk, j.item_pk): j
         for j in s.scalars(
             select(Judgement).where(
                 Judgement.rater_pk.in_(list(raters.values())),
@@ -78,20 +72,14 @@ def add_judgements(
         )
     }
     sessions: dict[tuple[int, str], int] = {}
-    pending: set[tuple[int, int]] = (
-        set()
-    )  # rows added since the last flush: a relabel of one needs its id
     for r in sorted(records, key=lambda r: r.order):
         key = (raters[r.rater], pks[r.item_id])
-        answers = _answers_json(r.answers)
+        answers = encode(r.answers)
         head = heads.get(key)
         if head is not None and not got.keep(
-            head[1] == answers and head[2] == r.reason, r.created_at, head[3]
+            head.answers == answers and head.reason == r.reason, r.created_at, head.created_at
         ):
             continue
-        if key in pending:
-            s.flush()
-            pending.clear()
         row = Judgement(
             rater_pk=key[0],
             item_pk=key[1],
@@ -101,24 +89,17 @@ def add_judgements(
             reason=r.reason,
             time_ms=r.time_ms,
             source=source,
-            supersedes=_id(head[0]) if head else None,
             session_pk=_session(s, sessions, key[0], r.session),
         )
         if r.created_at is not None:
             row.created_at = r.created_at
-        s.add(row)
-        pending.add(key)
-        heads[key] = (row, answers, r.reason, r.created_at)
+        append(s, row, head)  # the head as known: stored, or this import's own earlier row
+        heads[key] = row
         if head is None:
             got.added += 1
         else:
             got.corrections += 1
     return got
-
-
-def _id(head: Any) -> int:
-    """A head is a stored row's id, or a row added in this import (flushed before it is superseded)."""
-    return head if isinstance(head, int) else head.id
 
 
 def _session(
@@ -178,7 +159,6 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
             else ("rater", v.rater_pk, v.pair_pk)
         ] = v
     pairs = _pairs(s, records, pks)
-    pending: set[tuple] = set()
     for r in sorted(records, key=lambda r: r.order):
         left, right = pks[r.item_left], pks[r.item_right]
         if case_of[left] != case_of[right]:
@@ -199,9 +179,6 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
         )
         if head is not None and not got.keep(same, r.created_at, head.created_at):
             continue
-        if key in pending:
-            s.flush()
-            pending.clear()
         vote = PairVote(
             pair_pk=pair_pk,
             item_left=left,
@@ -209,7 +186,6 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
             choice=r.choice,
             time_ms=r.time_ms,
             source=source,
-            supersedes=head.id if head is not None else None,
         )
         if r.is_judge:
             vote.judge = r.rater
@@ -217,8 +193,7 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
             vote.rater_pk = raters[r.rater]
         if r.created_at is not None:
             vote.created_at = r.created_at
-        s.add(vote)
-        pending.add(key)
+        append(s, vote, head)
         heads[key] = vote
         if head is None:
             got.added += 1
@@ -275,7 +250,7 @@ def add_judge_scores(s: OrmSession, rows: Sequence[Any], *, source: str) -> Land
     }
     fresh = []
     for r in rows:
-        value = json.dumps(list(r.value) if isinstance(r.value, tuple) else r.value)
+        value = encode_value(r.value)
         old = have.get((r.judge, pks[r.item_id], r.metric))
         if old is None:
             fresh.append(r)

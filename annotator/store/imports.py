@@ -13,8 +13,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
 
+from ..domain.answers import encode, encode_value
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec
+from .chains import append
 from .db import StudyDB
 from .items import add_items, item_pks
 from .locks import lock_imports
@@ -114,16 +116,13 @@ def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
             rubric_version=version,
             session_pk=sess,
             context="live",
-            answers=json.dumps(
-                {k: list(v) if isinstance(v, tuple) else v for k, v in g.answers.items()},
-                sort_keys=True,
-            ),
+            answers=encode(g.answers),
             reason=g.reason,
             source="import",
         )
         if g.created_at:
             j.created_at = g.created_at
-        s.add(j)
+        append(s, j)
     return len(groups)
 
 
@@ -141,14 +140,13 @@ def import_judge(
             s.add(run)
             s.flush()
             runs[r.judge] = run
-        value = list(r.value) if isinstance(r.value, tuple) else r.value
         s.add(
             JudgeScore(
                 run_pk=run.id,
                 judge=r.judge,
                 item_pk=pks[r.item_id],
                 metric=r.metric,
-                value=json.dumps(value),
+                value=encode_value(r.value),
                 reason=r.reason,
             )
         )

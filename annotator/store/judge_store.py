@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
+from ..domain.answers import encode_value
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_pks
@@ -84,14 +85,13 @@ def record_scores(
         pks = item_pks(s, [sc[0] for sc in scores])
         for item_id, values, reason, raw, confidences in scores:
             for metric, value in values.items():
-                v = list(value) if isinstance(value, tuple) else value
                 s.add(
                     JudgeScore(
                         run_pk=run_pk,
                         judge=judge,
                         item_pk=pks[item_id],
                         metric=metric,
-                        value=json.dumps(v),
+                        value=encode_value(value),
                         reason=reason,
                         raw=raw,
                         version=version,

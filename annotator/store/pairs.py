@@ -8,7 +8,7 @@ from ..domain import pairs as design
 from ..domain.records import ItemView
 from .answers import Submitted
 from .assignments import assigned_pairs
-from .chains import by_uuid, head
+from .chains import append, by_uuid, head
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
@@ -160,10 +160,9 @@ def cast_vote(
         lock_rater(s, rpk)
         if (known := by_uuid(s, PairVote, uuid)) is not None:  # a re-send after a lost connection
             return Submitted(known, False)
-        replaced = False
-        target = supersedes
-        if target is None:
-            target = s.scalar(
+        target = first = None
+        if supersedes is None:
+            target = first = s.scalar(
                 select(PairVote.id)
                 .where(
                     PairVote.rater_pk == rpk,
@@ -172,15 +171,6 @@ def cast_vote(
                 )
                 .limit(1)
             )
-            replaced = target is not None
-        if target is not None:
-            current = head(s, PairVote, target)
-            if current.rater_pk != rpk or current.pair_pk != pair_pk:
-                raise ValueError(
-                    "a correction must supersede the same rater's vote on the same pair"
-                )
-            replaced = replaced or current.id != target
-            target = current.id
         v = PairVote(
             pair_pk=pair_pk,
             rater_pk=rpk,
@@ -192,13 +182,12 @@ def cast_vote(
             queue_position=position,
             reason=reason,
             time_ms=time_ms,
-            supersedes=target,
         )
         if uuid is not None:
             v.uuid = uuid
-        s.add(v)
+        moved_on = append(s, v, supersedes if supersedes is not None else target)
         s.flush()
-        return Submitted(v.id, replaced)
+        return Submitted(v.id, first is not None or moved_on)
 
 
 def votes_in_session(db: StudyDB, session_pk: int) -> list[dict]:

@@ -292,3 +292,61 @@ def test_an_anchor_showing_takes_one_first_answer(tmp_path):
             == 1
         )
     study.close()
+
+
+def test_the_chain_slot_is_the_one_the_database_triggers_hold():
+    """`chains.SLOT` (every Python write path) and migration 0008's triggers (a rater role's or a
+    package's SQL) name the same columns: a change to one without the other fails here."""
+    import importlib
+
+    from annotator.store.chains import SLOT
+
+    m = importlib.import_module(
+        "annotator.store.migrations.versions.0008_corrections_keep_their_slot"
+    )
+    assert {t: set(c) for t, c in SLOT.items()} == {
+        t: {c.strip() for c in cols.split(",")} - {"supersedes"} for t, cols in m._COLUMNS.items()
+    }
+
+
+def test_a_correction_of_another_raters_answer_is_refused_before_the_database(any_populated):
+    """The app's write path names the rule in Python (ValueError), not only by the trigger."""
+    any_populated.add_rater("ann")
+    any_populated.add_rater("bob")
+    item = LabelSession(any_populated, "ann").next()
+    theirs = LabelSession(any_populated, "ann").submit(item, ANSWERS, 5)
+    with pytest.raises(ValueError, match="same rater's answer on the same item"):
+        answers.submit(
+            any_populated.db,
+            rater="bob",
+            item_pk=item.item_pk,
+            version=any_populated.rubric.version,
+            session_pk=None,
+            answers=ANSWERS,
+            reason=None,
+            time_ms=1,
+            supersedes=theirs,
+        )
+    assert [c["id"] for c in answers.history_of(any_populated.db, "bob", item.item_pk)] == []
+
+
+def test_the_app_and_an_import_store_one_answer_as_the_same_text(any_populated, tmp_path):
+    """One encoding: an answer given in the app and the same answer imported from a table are
+    equal text (tags as a list, keys sorted), so an unchanged re-import is recognised as such."""
+    from annotator.domain.answers import encode, normalise
+
+    any_populated.add_rater("ann")
+    s = LabelSession(any_populated, "ann")
+    item = s.next()
+    while item.context != "live":
+        s.submit(item, ANSWERS, 1)
+        item = s.next()
+    tagged = {**ANSWERS, "failure_tags": ["wrong_screen_type", "broken_layout"]}
+    jid = s.submit(item, tagged, 5)
+    with any_populated.db.read() as db:
+        stored = db.get(Judgement, jid).answers
+    as_tuple = {
+        **normalise(any_populated.rubric, tagged),
+        "failure_tags": ("broken_layout", "wrong_screen_type"),
+    }
+    assert stored == encode(as_tuple) == encode(normalise(any_populated.rubric, tagged))
