@@ -283,3 +283,45 @@ def test_the_dashboards_report_orders_the_queue(lead, tmp_path):
     assert not any(e.systematic for e in review_queue(lead))
     compute(read_inputs(lead, n_boot=20, seed=1, use_cache=False))  # what opening it does
     assert any(e.systematic for e in review_queue(lead))
+
+
+def _add_a_far_judge(study: Study, tmp_path) -> None:
+    """A judge at the bottom of layout_hierarchy (so it contradicts humans whose lowest answer
+    is 2 or more, however far apart they are), on a scale of its own on ui_affordance (0.5
+    everywhere: it contradicts nobody there) and FAIL on every gate."""
+    con = sqlite3.connect(study.folder / DB_NAME)
+    try:
+        items = [r[0] for r in con.execute("SELECT item_id FROM items WHERE NOT is_anchor")]
+    finally:
+        con.close()
+    rows = ["item_id,judge,metric,value"]
+    for item in items:
+        rows.append(f"{item},far-judge,layout_hierarchy,0")
+        rows.append(f"{item},far-judge,ui_affordance,0.5")
+        rows += [f"{item},far-judge,{k},FAIL" for k in ("instruction_following", "text_rendering")]
+    path = tmp_path / "far_judge.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    study.import_judge(path)
+
+
+def test_the_queues_judge_contradictions_are_the_reports_findings(lead, tmp_path):
+    """One clear-consensus rule (stats/consensus.py): the queue flags exactly the item, metric and
+    judge triples the report lists as findings (the verdict aside: the lead adjudicates rubric
+    metrics). Before, the queue had its own copy: it wanted a clear consensus on a scale too
+    (the report flags a judge far outside the humans' range however spread they are), and it
+    compared a judge on a scale of its own with the humans' answers."""
+    _add_a_far_judge(lead, tmp_path)
+    report = build_study_report(lead, n_boot=20, seed=1)
+    queue = review_queue(lead, report=report)
+    found = [f for f in report["findings"] if f["metric"] != "verdict"]
+    assert {(f["item_id"], f["metric"].split(":")[0]) for f in found} == {
+        (e.item_id, e.metric) for e in queue if "judge_contradicts" in e.reasons
+    }
+    assert {(f["item_id"], f["metric"].split(":")[0], f["judge_name"]) for f in found} == {
+        (e.item_id, e.metric, j["judge"]) for e in queue for j in e.judges if j["contradicts"]
+    }
+    far = [
+        e for e in queue if any(j["contradicts"] and j["judge"] == "far-judge" for j in e.judges)
+    ]
+    assert any(e.metric == "layout_hierarchy" and not e.consensus.clear for e in far)
+    assert not any(e.metric == "ui_affordance" for e in far)
