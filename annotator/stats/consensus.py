@@ -346,7 +346,7 @@ def metric_consensus(specs: list[MetricSpec], cons: dict[str, pd.DataFrame]) -> 
     out["spread"] = np.where(answered, 1.0 - share, 0.0)
     if first.multi:
         ticked = [cons[s.key]["value"].reindex(base.index).to_numpy() == 1.0 for s in specs]
-        values = [
+        values: list[Any] = [
             tuple(sorted(str(s.tag) for s, t in zip(specs, row, strict=True) if t)) if c else None
             for c, row in zip(ok, zip(*ticked, strict=True), strict=True)
         ]

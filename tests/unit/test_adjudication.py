@@ -223,11 +223,8 @@ def test_review_and_adjudication_are_lead_work(lead, tmp_path):
         pkg.close()
 
 
-def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
-    """A judge far outside the humans' own spread (PASS on every gate, the top of every scale):
-    the demo's planted judge is lenient by about as much as its lenient rater, which the
-    systematic test rightly does not call out (issue 23), so the queue's order is shown with one
-    that any test would."""
+def _import_judge(study: Study, tmp_path, name: str, answer) -> None:
+    """A judge `name` answering `answer(metric)` (None: not that metric) on every live item."""
     con = sqlite3.connect(study.folder / DB_NAME)
     try:
         items = [r[0] for r in con.execute("SELECT item_id FROM items WHERE NOT is_anchor")]
@@ -236,13 +233,22 @@ def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
     rows = ["item_id,judge,metric,value"]
     for item in items:
         for m in study.rubric.metrics:
-            if m.kind == "gate":
-                rows.append(f"{item},blunt-judge,{m.key},PASS")
-            elif m.kind == "scale":
-                rows.append(f"{item},blunt-judge,{m.key},{m.values()[-1]}")
-    path = tmp_path / "blunt_judge.csv"
+            if (value := answer(m)) is not None:
+                rows.append(f"{item},{name},{m.key},{value}")
+    path = tmp_path / f"{name}.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     study.import_judge(path)
+
+
+def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
+    """A judge far outside the humans' own spread (PASS on every gate, the top of every scale):
+    the demo's planted judge is lenient by about as much as its lenient rater, which the
+    systematic test rightly does not call out (issue 23), so the queue's order is shown with one
+    that any test would."""
+    top = {"gate": lambda m: "PASS", "scale": lambda m: m.values()[-1]}
+    _import_judge(
+        study, tmp_path, "blunt-judge", lambda m: top[m.kind](m) if m.kind in top else None
+    )
 
 
 _TOO_FEW_FOR_A_FINDING = pytest.mark.xfail(
@@ -289,19 +295,10 @@ def _add_a_far_judge(study: Study, tmp_path) -> None:
     """A judge at the bottom of layout_hierarchy (so it contradicts humans whose lowest answer
     is 2 or more, however far apart they are), on a scale of its own on ui_affordance (0.5
     everywhere: it contradicts nobody there) and FAIL on every gate."""
-    con = sqlite3.connect(study.folder / DB_NAME)
-    try:
-        items = [r[0] for r in con.execute("SELECT item_id FROM items WHERE NOT is_anchor")]
-    finally:
-        con.close()
-    rows = ["item_id,judge,metric,value"]
-    for item in items:
-        rows.append(f"{item},far-judge,layout_hierarchy,0")
-        rows.append(f"{item},far-judge,ui_affordance,0.5")
-        rows += [f"{item},far-judge,{k},FAIL" for k in ("instruction_following", "text_rendering")]
-    path = tmp_path / "far_judge.csv"
-    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    study.import_judge(path)
+    fixed = {"layout_hierarchy": "0", "ui_affordance": "0.5"}
+    _import_judge(
+        study, tmp_path, "far-judge", lambda m: "FAIL" if m.kind == "gate" else fixed.get(m.key)
+    )
 
 
 def test_the_queues_judge_contradictions_are_the_reports_findings(lead, tmp_path):
