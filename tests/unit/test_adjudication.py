@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -322,3 +323,28 @@ def test_the_queues_judge_contradictions_are_the_reports_findings(lead, tmp_path
     ]
     assert any(e.metric == "layout_hierarchy" and not e.consensus.clear for e in far)
     assert not any(e.metric == "ui_affordance" for e in far)
+
+
+def test_a_tags_consensus_is_clear_option_by_option_as_the_reports_is():
+    """Each option of a tags metric is its own yes/no question in the report (findings per tag);
+    the queue and the gold read it the same way (before, they wanted 80% of the raters to tick
+    the very same set, which five raters who agree on every tag but one each never do)."""
+    from annotator.domain.clear_consensus import CLEAR_SHARE
+    from annotator.domain.rubric import load_rubric
+    from annotator.services.adjudication import consensus
+
+    m = load_rubric(Path(__file__).resolve().parents[2] / "rubrics" / "ui_mockup.toml").metric(
+        "failure_tags"
+    )
+    five = [("broken_layout",)] * 3 + [
+        ("broken_layout", "misspelled_text"),
+        ("broken_layout", "non_ui_artifacts"),
+    ]
+    c = consensus(m, five)  # every option: 4 or 5 of 5 agree
+    assert c.clear and c.value == ("broken_layout",) and c.n == 5
+    assert c.spread == pytest.approx(1 - CLEAR_SHARE)
+    split = consensus(m, [("broken_layout",)] * 3 + [("misspelled_text",)] * 2)  # 3 of 5 on two
+    assert not split.clear and split.value is None and split.spread == pytest.approx(0.4)
+    # up to four raters, every option clear is the same as one set for all
+    assert consensus(m, [("broken_layout",)] * 4).clear
+    assert not consensus(m, [("broken_layout",)] * 3 + [()]).clear
