@@ -31,7 +31,7 @@ from .records import (
     _Task,
 )
 from .runner import answer_or_error, drive
-from .schema import ReplyError, canonical_json, parse_json_reply
+from .schema import ReplyError, canonical_json, exact_fields, parse_json_reply, strict_object
 
 CHOICES = ("left", "right", "both", "neither")
 
@@ -118,12 +118,7 @@ def pair_schema(confidence: bool = False) -> dict[str, Any]:
             "type": "number",
             "description": "Probability from 0 to 1 that careful experts would choose the same",
         }
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(props),
-        "additionalProperties": False,
-    }
+    return strict_object(props)
 
 
 def pair_system_prompt(rubric: Rubric) -> str:
@@ -144,13 +139,7 @@ def pair_system_prompt(rubric: Rubric) -> str:
 
 def validate_pair_reply(text: str, confidence: bool = False) -> PairReply:
     data = parse_json_reply(text)
-    expected = {"reason", "choice"} | ({"confidence"} if confidence else set())
-    missing = sorted(expected - set(data))
-    if missing:
-        raise ReplyError("schema_violation", f"missing field '{missing[0]}'")
-    extra = sorted(set(data) - expected)
-    if extra:
-        raise ReplyError("schema_violation", f"unexpected field '{extra[0]}'")
+    exact_fields(data, sorted({"reason", "choice"} | ({"confidence"} if confidence else set())))
     if data["choice"] not in CHOICES:
         shown = json.dumps(data["choice"], ensure_ascii=False)
         raise ReplyError("schema_violation", f"field 'choice': {shown} is not one of {CHOICES}")

@@ -110,24 +110,41 @@ def judge_schema(rubric: Rubric, confidence: bool = False) -> dict[str, Any]:
     if confidence:
         keys = [m.key for m in schema_metrics(rubric)]
         props[CONFIDENCE_FIELD] = {
-            "type": "object",
-            "properties": {
-                k: {
-                    "type": "number",
-                    "description": f"Probability from 0 to 1 that your answer to {k} is right",
+            **strict_object(
+                {
+                    k: {
+                        "type": "number",
+                        "description": f"Probability from 0 to 1 that your answer to {k} is right",
+                    }
+                    for k in keys
                 }
-                for k in keys
-            },
-            "required": keys,
-            "additionalProperties": False,
+            ),
             "description": "How sure you are of each answer, as a probability from 0 to 1",
         }
+    return strict_object(props)
+
+
+def strict_object(props: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object of exactly these properties, each required (strict structured outputs)."""
     return {
         "type": "object",
         "properties": props,
         "required": list(props),
         "additionalProperties": False,
     }
+
+
+def exact_fields(data: dict[str, Any], expected: list[str], where: str = "") -> None:
+    """ReplyError unless `data` has exactly the `expected` fields: it names the first missing one
+    (in their order), else the first unexpected one (alphabetically); `where` the object."""
+    missing = [k for k in expected if k not in data]
+    if missing:
+        what = f"{where}: missing '{missing[0]}'" if where else f"missing field '{missing[0]}'"
+        raise ReplyError("schema_violation", what)
+    extra = sorted(set(data) - set(expected))
+    if extra:
+        what = f"{where}: unexpected '{extra[0]}'" if where else f"unexpected field '{extra[0]}'"
+        raise ReplyError("schema_violation", what)
 
 
 def schema_name(rubric: Rubric) -> str:
@@ -193,12 +210,7 @@ def _confidences(metrics: tuple[Metric, ...], data: Any) -> dict[str, float]:
             "schema_violation", f"{where}: expected an object, got {json_type_name(data)}"
         )
     keys = [m.key for m in metrics]
-    missing = [k for k in keys if k not in data]
-    if missing:
-        raise ReplyError("schema_violation", f"{where}: missing '{missing[0]}'")
-    extra = sorted(set(data) - set(keys))
-    if extra:
-        raise ReplyError("schema_violation", f"{where}: unexpected '{extra[0]}'")
+    exact_fields(data, keys, where)
     out = {}
     for k in keys:
         v = data[k]
@@ -217,12 +229,7 @@ def validate_reply(rubric: Rubric, text: str, confidence: bool = False) -> Judge
     expected = [REASON_FIELD, *(m.key for m in metrics), VERDICT_FIELD]
     if confidence:
         expected.append(CONFIDENCE_FIELD)
-    missing = [k for k in expected if k not in data]
-    if missing:
-        raise ReplyError("schema_violation", f"missing field '{missing[0]}'")
-    extra = sorted(set(data) - set(expected))
-    if extra:
-        raise ReplyError("schema_violation", f"unexpected field '{extra[0]}'")
+    exact_fields(data, expected)
     values = {m.key: _check_metric(m, data[m.key]) for m in metrics}
     verdict = data[VERDICT_FIELD]
     if verdict not in (PASS, FAIL):

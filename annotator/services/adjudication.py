@@ -47,7 +47,7 @@ class Consensus:
     clear: bool
     n: int  # answers that are not "cannot judge"
     n_cannot_judge: int
-    spread: float  # 1 - top share (nominal) or max - min (ordinal)
+    spread: float  # 1 - top share (nominal; multi-select: its least agreed option) or max - min
     rule: str
 
 
@@ -149,11 +149,10 @@ def review_queue(
     rubric = study.rubric
     frames, figures = _figures(study, judges=True)
     items = frames.items.set_index("item_id")
-    # per rubric metric, as the report lists them: a tags metric's findings are per tag
+    # per rubric metric: a tags metric's findings are per tag ("failure_tags:broken_layout")
     contradicting = {
         (f["item_id"], f["metric"].split(":", 1)[0], f["judge_name"]) for f in figures.findings
     }
-    # per rubric metric: a tags metric's findings are per tag ("failure_tags:broken_layout")
     systematic = {
         (f["metric"].split(":", 1)[0], f["judge_name"])
         for f in (report or {}).get("systematic_findings", [])
@@ -163,8 +162,6 @@ def review_queue(
     judge = frames.judge_scores
     out: list[ReviewEntry] = []
     for m in rubric.judged_metrics:
-        if metric and m.key != metric:
-            continue
         h = human[human["metric"] == m.key]
         j = judge[judge["metric"] == m.key]
         j_by = {iid: g for iid, g in j.groupby("item_id")} if len(j) else {}
@@ -173,10 +170,6 @@ def review_queue(
             if iid not in items.index:
                 continue
             row = items.loc[iid]
-            if (generator and row["generator"] != generator) or (case and row["case_id"] != case):
-                continue
-            if rater and rater not in set(g["rater"]):
-                continue
             c = _consensus(m, table.loc[iid]) if iid in table.index else NO_ANSWER
             reasons = []
             if c.n >= MIN_HUMANS and not c.clear:
@@ -217,7 +210,12 @@ def review_queue(
                     any((m.key, x["judge"]) in systematic for x in judges),
                 )
             )
-    return sorted(out, key=lambda e: e.priority)
+    narrowed = (
+        e
+        for e in out
+        if entry_matches(e, metric=metric, generator=generator, case=case, rater=rater)
+    )
+    return sorted(narrowed, key=lambda e: e.priority)
 
 
 def entry_matches(
@@ -228,8 +226,8 @@ def entry_matches(
     case: str | None = None,
     rater: str | None = None,
 ) -> bool:
-    """`review_queue`'s filters on an entry already read (the review view narrows its list without
-    reading the study again)."""
+    """`review_queue`'s filters (the review view narrows its list with them without reading the
+    study again)."""
     return (
         (not metric or entry.metric == metric)
         and (not generator or entry.generator == generator)
