@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -206,7 +207,7 @@ class KindSpec:
             return [str(v) for v in value]
         return [str(value)]  # repr-exact for a judge's float (0.73 -> "0.73")
 
-    def describe_values(self, m: Metric, cell: Any = str) -> str:
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
         """The values as a dataset card lists them; `cell` escapes a rubric's text."""
         return ", ".join(cell(self.value_label(m, v)) for v in self.values(m))
 
@@ -412,7 +413,7 @@ class ScaleKind(KindSpec):
     def choices(self, m: Metric) -> list[tuple[str, str]]:
         return [(str(v), m.level_text(v)) for v in self.values(m)]
 
-    def describe_values(self, m: Metric, cell: Any = str) -> str:
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
         return f"{m.min}..{m.max}"
 
     def reply_schema(self, m: Metric, desc: str) -> dict[str, Any]:
@@ -505,7 +506,7 @@ class LikertKind(ScaleKind):
             return [m.levels[value]]
         return super().choice_texts(m, value)
 
-    def describe_values(self, m: Metric, cell: Any = str) -> str:
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
         return KindSpec.describe_values(self, m, cell)  # the points' labels, not the range
 
 
@@ -666,7 +667,7 @@ class TextKind(KindSpec):
     def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:
         return None
 
-    def describe_values(self, m: Metric, cell: Any = str) -> str:
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
         return "free text"
 
 
