@@ -2,13 +2,17 @@
 
 A kind decides how a rubric declares the metric (its extra TOML fields), how an
 answer is parsed from a CSV cell, checked from the app and written back, its
-level of measurement, whether "cannot judge" applies, and how an answer meets
-an anchor's reference. Everything else looks the kind up here instead of
-branching on its name.
+level of measurement, whether "cannot judge" applies, how an answer meets
+an anchor's reference, how another tool's labels become an answer (import
+mappings), how its answers sit in another tool's choice control (Label Studio),
+how a dataset card lists its values, and what the judge is asked and how its
+reply is checked (its part of the judge's JSON schema). Everything else looks
+the kind up here instead of branching on its name.
 
-Adding a kind = one `KindSpec` subclass registered in `KINDS` + one row class in
-`ui/rubric_form.ROWS` + one schema fragment in `judge/schema.FRAGMENTS`; the
-statistics read only `level`, `values()` and `multi`.
+Adding a kind = one `KindSpec` subclass registered in `KINDS` + its row class in
+`ui/metric_rows.ROWS` (the one UI table by kind); tests/unit/test_kinds.py finds
+every part of every kind. The statistics read only `level`, `values()` and `multi`.
+(Over 500 lines on purpose: each kind is one class, whatever it touches.)
 
 The anchor rule, decided once (README "What the numbers are"): an anchor answer
 of "cannot judge" where the reference has an answer counts as NOT met (for
@@ -19,7 +23,10 @@ direction). A reference of "cannot judge" scores nothing.
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,6 +41,34 @@ CANNOT_JUDGE = "cannot_judge"
 # (0..100) is the widest scale any published rating protocol we know of uses.
 MAX_SCALE_LEVELS = 101
 MAX_OPTIONS = 64
+
+
+class BadReply(ValueError):
+    """A judge's reply value that is not an answer of the metric's kind (the message names it)."""
+
+
+def norm_label(s: str) -> str:
+    """Another tool's label as compared with ours: lower case, runs of other characters as _."""
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
+
+
+def json_type_name(v: Any) -> str:
+    """What a JSON value is, for a message ("a string", "a list")."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
+
+
+def _shown(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False)
 
 
 def is_missing(value: Any) -> bool:
@@ -68,6 +103,13 @@ class KindSpec:
     match_rule: ClassVar[str] = "exact"
     qualification_rule: ClassVar[str] = "gate_exact"  # key of the study's qualification setting
     required_default: ClassVar[bool] = True
+    # import mappings: the separator of several labels making one answer (None: one label only),
+    # other tools' words for our values (normalised by norm_label; a kind with words guesses
+    # by them alone), and the other tools' control types that may hold an answer of this kind
+    # when no control is named after the metric
+    label_separator: ClassVar[str | None] = None
+    label_words: ClassVar[dict[str, str]] = {}
+    tool_controls: ClassVar[frozenset[str]] = frozenset()
 
     @property
     def judged(self) -> bool:
@@ -148,12 +190,88 @@ class KindSpec:
         """The typed right-hand side of `key op raw` in a verdict rule; ValueError names the fix."""
         raise ValueError(f"{self.name} metric '{m.key}' cannot be used in a rule")
 
+    # -- other tools: import mappings, Label Studio, dataset cards ---------------------
+    def value_of_label(self, m: Metric, label: str) -> str | None:
+        """Our value (as text) that another tool's label reads like, or None."""
+        key = norm_label(label)
+        return next((str(v) for v in self.values(m) if norm_label(str(v)) == key), None)
 
-class GateKind(KindSpec):
+    def choices(self, m: Metric) -> list[tuple[str, str]]:
+        """The values as another tool's choice control offers them, in order: (the text our
+        parser reads back, a hint shown beside it or "")."""
+        return [(str(v), "") for v in self.values(m)]
+
+    def choice_texts(self, m: Metric, value: Any) -> list[str]:
+        """One answer (JSON form) as the texts of `choices` it ticks."""
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        return [str(value)]  # repr-exact for a judge's float (0.73 -> "0.73")
+
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
+        """The values as a dataset card lists them; `cell` escapes a rubric's text."""
+        return ", ".join(cell(self.value_label(m, v)) for v in self.values(m))
+
+    # -- the judge's reply (judge/schema.py assembles the schema and the prompt) -------
+    def reply_schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        """This metric's property in the judge's strict JSON schema."""
+        raise NotImplementedError(f"the judge is not asked {self.name} metrics")
+
+    def reply_value(self, m: Metric, v: Any) -> Any:
+        """A reply's value for this metric, typed as parse_value; BadReply says what is wrong."""
+        raise NotImplementedError(f"the judge is not asked {self.name} metrics")
+
+    def reply_how(self, m: Metric) -> str:
+        """How the judge's instructions say what to answer."""
+        raise NotImplementedError(f"the judge is not asked {self.name} metrics")
+
+
+class _OneOfReply(KindSpec):
+    """A judge answers one string of a fixed list, or cannot_judge."""
+
+    def reply_allowed(self, m: Metric) -> list[str]:
+        return [str(v) for v in self.values(m)]
+
+    def reply_schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {
+            "type": "string",
+            "enum": [*self.reply_allowed(m), CANNOT_JUDGE],
+            "description": desc,
+        }
+
+    def reply_value(self, m: Metric, v: Any) -> Any:
+        allowed = self.reply_allowed(m)
+        if not isinstance(v, str) or v not in (*allowed, CANNOT_JUDGE):
+            raise BadReply(f"{_shown(v)} is not one of {', '.join([*allowed, CANNOT_JUDGE])}")
+        return v
+
+
+_GATE_WORDS = {
+    "pass": PASS,
+    "yes": PASS,
+    "true": PASS,
+    "accept": PASS,
+    "good": PASS,
+    "ok": PASS,
+    "fail": FAIL,
+    "no": FAIL,
+    "false": FAIL,
+    "reject": FAIL,
+    "bad": FAIL,
+}
+
+
+class GateKind(_OneOfReply):
     name = "gate"
+    label_words = _GATE_WORDS
 
     def values(self, m: Metric) -> tuple[Any, ...]:
         return (FAIL, PASS)
+
+    def reply_allowed(self, m: Metric) -> list[str]:
+        return [PASS, FAIL]
+
+    def reply_how(self, m: Metric) -> str:
+        return "gate: PASS, FAIL or cannot_judge"
 
     def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
         up = s.upper()
@@ -193,6 +311,7 @@ class ScaleKind(KindSpec):
     fields: ClassVar[tuple[str, ...]] = ("min", "max", "levels")
     match_rule = "within one point"
     qualification_rule = "scale_within_one"
+    tool_controls = frozenset({"rating", "number", "likert"})
 
     def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
         lo = _int(raw.get("min", 0), "min", where, src)
@@ -291,6 +410,41 @@ class ScaleKind(KindSpec):
             raise ValueError(f"{value} is outside {m.key}'s {self.name} {m.min}..{m.max}")
         return value
 
+    def choices(self, m: Metric) -> list[tuple[str, str]]:
+        return [(str(v), m.level_text(v)) for v in self.values(m)]
+
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
+        return f"{m.min}..{m.max}"
+
+    def reply_schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {
+            "anyOf": [
+                {"type": "integer", "minimum": m.min, "maximum": m.max},
+                {"type": "string", "enum": [CANNOT_JUDGE]},
+            ],
+            "description": desc,
+        }
+
+    def reply_value(self, m: Metric, v: Any) -> Any:
+        """An integer in range, or the string "cannot_judge" (DESIGN 5.1)."""
+        if v == CANNOT_JUDGE:
+            return v
+        # JSON Schema counts 4.0 as an integer; a boolean is not a number here
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or (isinstance(v, float) and not v.is_integer())
+        ):
+            raise BadReply(f'{_shown(v)} is not an integer {m.min}..{m.max} or "{CANNOT_JUDGE}"')
+        iv = int(v)
+        lo, hi = _bounds(m)
+        if not lo <= iv <= hi:
+            raise BadReply(f"{iv} is outside {m.min}..{m.max}")
+        return iv
+
+    def reply_how(self, m: Metric) -> str:
+        return f"{self.name}: an integer from {m.min} to {m.max}, or cannot_judge"
+
 
 class LikertKind(ScaleKind):
     """A scale whose every point has a label: `points = ["Poor", ..., "Excellent"]`.
@@ -332,8 +486,31 @@ class LikertKind(ScaleKind):
                 return n
         return super().parse(m, s, source, line)
 
+    def value_of_label(self, m: Metric, label: str) -> str | None:
+        key = norm_label(label)
+        return next(
+            (
+                str(v)
+                for v in self.values(m)
+                if key in (norm_label(str(v)), norm_label(m.levels.get(v, "")))
+            ),
+            None,
+        )
 
-class _OptionsKind(KindSpec):
+    def choices(self, m: Metric) -> list[tuple[str, str]]:
+        """The points' labels: another tool's control shows them, and our parser reads them."""
+        return [(m.levels[v], "") for v in self.values(m)]
+
+    def choice_texts(self, m: Metric, value: Any) -> list[str]:
+        if isinstance(value, int) and value in m.levels:
+            return [m.levels[value]]
+        return super().choice_texts(m, value)
+
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
+        return KindSpec.describe_values(self, m, cell)  # the points' labels, not the range
+
+
+class _OptionsKind(_OneOfReply):
     fields = ("options",)
 
     def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
@@ -371,6 +548,9 @@ class _OptionsKind(KindSpec):
 class ChoiceKind(_OptionsKind):
     name = "choice"
 
+    def reply_how(self, m: Metric) -> str:
+        return f"choice: one of {', '.join(m.options)}, or cannot_judge"
+
     def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
         if s not in m.options:
             raise _err(f"'{s}' is not an option of '{m.key}'", source, line)
@@ -395,6 +575,7 @@ class TagsKind(_OptionsKind):
     name = "tags"
     multi = True
     accepts_cannot_judge = False  # the app offers no "cannot judge" for tags (contract 5.1)
+    label_separator = ";"
 
     def parse_value(self, m: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
         s = raw.strip()
@@ -446,12 +627,33 @@ class TagsKind(_OptionsKind):
             raise ValueError(f"tags '{m.key}' take 'has <tag>' with one of its options")
         return raw
 
+    def reply_schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": list(m.options)},
+            "description": desc + " An empty list when none applies.",
+        }
+
+    def reply_value(self, m: Metric, v: Any) -> Any:
+        if not isinstance(v, list):
+            raise BadReply(f"expected a list of tags, got {json_type_name(v)}")
+        for t in v:
+            if not isinstance(t, str) or t not in m.options:
+                raise BadReply(f"{_shown(t)} is not a tag of '{m.key}'")
+        # the same normal form as parse_value: sorted, each tag once
+        return tuple(sorted(set(v)))
+
+    def reply_how(self, m: Metric) -> str:
+        return f"tags: a list of any of {', '.join(m.options)}; an empty list when none applies"
+
 
 class TextKind(KindSpec):
     name = "text"
     level = None
     accepts_cannot_judge = False
     required_default = False
+    label_separator = "\n"
+    tool_controls = frozenset({"textarea", "text"})
 
     def parse_value(self, m: Metric, raw: str, *, source: str = "", line: int | None = None) -> Any:
         return raw
@@ -464,6 +666,9 @@ class TextKind(KindSpec):
 
     def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:
         return None
+
+    def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
+        return "free text"
 
 
 KINDS: dict[str, KindSpec] = {

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.kinds import CANNOT_JUDGE
+from ..domain.kinds import CANNOT_JUDGE, norm_label
 from ..domain.rubric import Metric, Rubric
 from ..domain.text import check_name, check_text
 from .manifest import ParsedItems
@@ -377,19 +377,16 @@ def convert(
     from .tables import parse_judge_value  # judge values may sit on the judge's own scale
 
     ours = [values.get(lab, lab) for lab in labels]
-    if metric.spec.multi:
-        raw = ";".join(ours)
-    elif not metric.judgeable:
-        raw = "\n".join(ours)
-        return check_text(raw, f"the text of '{metric.key}'", source=where, field=metric.key)
-    elif len(ours) == 1:
-        raw = ours[0]
-    else:
+    sep = metric.spec.label_separator  # several labels make one answer (tags, text)
+    if sep is None and len(ours) != 1:
         raise InputError(
             f"{len(ours)} labels ({', '.join(labels)}) for '{metric.key}', which takes one",
             source=where,
             field=metric.key,
         )
+    raw = ours[0] if sep is None else sep.join(ours)
+    if not metric.judgeable:
+        return check_text(raw, f"the text of '{metric.key}'", source=where, field=metric.key)
     if raw.strip() == "" and not metric.spec.multi and metric.accepts_cannot_judge:
         raise InputError(
             f"an empty label for '{metric.key}'; map it to a value (\"{CANNOT_JUDGE}\" for no answer)",
@@ -397,16 +394,18 @@ def convert(
             field=metric.key,
         )
     try:
-        if judge and not (
-            metric.kind == "likert" and raw in metric.levels.values()
-        ):  # a point's label is no number
+        try:
+            return metric.spec.parse_value(metric, raw, source=where)
+        except InputError:
+            if not judge:
+                raise
+            # not one of ours: a judge's value may sit on its own scale
             return parse_judge_value(metric, raw, where, None)
-        return metric.spec.parse_value(metric, raw, source=where)
     except InputError as exc:
         known = (
-            ", ".join(metric.values())
-            if metric.kind not in ("scale", "likert")
-            else f"{metric.min}..{metric.max}"
+            f"{metric.min}..{metric.max}"
+            if metric.spec.ordered
+            else ", ".join(str(v) for v in metric.values())
         )
         raise InputError(
             f"{exc.message} (labels {', '.join(labels)}; our values: {known}); map their label "
@@ -544,23 +543,6 @@ class Survey:
                 self.paths[p] += 1
 
 
-def _norm(s: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
-
-
-_GATE_WORDS = {
-    "pass": "PASS",
-    "yes": "PASS",
-    "true": "PASS",
-    "accept": "PASS",
-    "good": "PASS",
-    "ok": "PASS",
-    "fail": "FAIL",
-    "no": "FAIL",
-    "false": "FAIL",
-    "reject": "FAIL",
-    "bad": "FAIL",
-}
 _FIELD_NAMES = {
     "item_id": ("item_id", "itemid", "uid", "item"),
     "case_id": ("case_id", "case", "caseid"),
@@ -578,19 +560,15 @@ _FIELD_NAMES = {
 
 
 def _guess_value(metric: Metric, label: str) -> str | None:
-    if metric.kind == "gate":
-        return _GATE_WORDS.get(_norm(label))
+    words = metric.spec.label_words
+    if words:  # a kind with words for its values (a gate's yes, accept, ok) guesses by them alone
+        return words.get(norm_label(label))
     try:
         convert(metric, [label], {}, "")
         return None  # already one of ours: no line needed
     except InputError:
         pass
-    for v in metric.values():
-        if _norm(str(v)) == _norm(label) or (
-            metric.kind == "likert" and _norm(metric.levels.get(v, "")) == _norm(label)
-        ):
-            return str(v)
-    return "TODO"
+    return metric.spec.value_of_label(metric, label) or "TODO"
 
 
 def _number(label: str) -> float | None:
@@ -603,12 +581,9 @@ def _number(label: str) -> float | None:
 
 def _range_note(metric: Metric, labels: list[str]) -> str | None:
     """'their points 1..6, ours 0..5' when a scale's labels seen in the file leave our range."""
-    if metric.kind == "scale" and metric.min is not None and metric.max is not None:
-        lo, hi = metric.min, metric.max
-    elif metric.kind == "likert":
-        lo, hi = 1, len(metric.levels)
-    else:
+    if not metric.spec.ordered or metric.min is None or metric.max is None:
         return None
+    lo, hi = metric.min, metric.max
     nums = [x for x in map(_number, labels) if x is not None]
     if not nums or all(lo <= x <= hi for x in nums):
         return None
@@ -638,11 +613,6 @@ ANSWER_KINDS = {
     "choice",
     "answer",
 }
-_COMPATIBLE = {
-    "text": {"textarea", "text"},
-    "scale": {"rating", "number", "likert"},
-    "likert": {"rating", "number", "likert"},
-}
 
 
 def _match(rubric: Rubric, survey: Survey, taken: set[str]) -> dict[str, str | None]:
@@ -651,21 +621,16 @@ def _match(rubric: Rubric, survey: Survey, taken: set[str]) -> dict[str, str | N
     free = [n for n, s in survey.controls.items() if n not in taken and set(s.kinds) & ANSWER_KINDS]
     out: dict[str, str | None] = {}
     for m in rubric.metrics:
-        out[m.key] = next((n for n in free if _norm(n) in (_norm(m.key), _norm(m.label))), None)
+        out[m.key] = next(
+            (n for n in free if norm_label(n) in (norm_label(m.key), norm_label(m.label))), None
+        )
     used = {v for v in out.values() if v}
     for m in rubric.metrics:
-        if out[m.key] is None and m.kind in _COMPATIBLE:
-            fits = [
-                n
-                for n in free
-                if n not in used and set(survey.controls[n].kinds) & _COMPATIBLE[m.kind]
-            ]
+        controls = m.spec.tool_controls  # the kinds of their controls that may hold it
+        if out[m.key] is None and controls:
+            fits = [n for n in free if n not in used and set(survey.controls[n].kinds) & controls]
             rivals = [
-                k
-                for k in rubric.metrics
-                if k.kind in _COMPATIBLE
-                and out[k.key] is None
-                and _COMPATIBLE[k.kind] == _COMPATIBLE[m.kind]
+                k for k in rubric.metrics if out[k.key] is None and k.spec.tool_controls == controls
             ]
             required = [k for k in rivals if k.required]
             if len(fits) == 1 and (
@@ -721,7 +686,7 @@ def initial_mapping(
         pd_["from"] = pair_controls[0]
     last_names: dict[str, str] = {}
     for p, _ in survey.paths.most_common():
-        last_names.setdefault(_norm(p.rsplit(".", 1)[-1]), p)
+        last_names.setdefault(norm_label(p.rsplit(".", 1)[-1]), p)
     if pair_controls:
         # a tie control beside the pairwise one (`export label-studio` writes "<pair>_tie":
         # both / neither), and the paths of each side's item, as our pair tasks hold them
@@ -768,7 +733,7 @@ def initial_mapping(
     guessed = dict(item_defaults or {})
     paths: dict[str, str] = {}
     for p, _ in survey.paths.most_common():  # the most common path with that last name wins
-        paths.setdefault(_norm(p.rsplit(".", 1)[-1]), p)
+        paths.setdefault(norm_label(p.rsplit(".", 1)[-1]), p)
     for fld in item_fields:
         hit = next((paths[n] for n in _FIELD_NAMES.get(fld, ()) if n in paths), None)
         if fld not in guessed and hit:

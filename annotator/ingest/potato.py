@@ -29,7 +29,7 @@ from typing import Any
 
 from ..domain.answers import reason_of
 from ..domain.errors import InputError
-from ..domain.rubric import Rubric
+from ..domain.rubric import Metric, Rubric
 from .mapping import (
     Mapping,
     Survey,
@@ -248,15 +248,15 @@ def time_ms(line: dict, where: str = "") -> int | None:
     return ms
 
 
-def _labels(metric_kind: str, scheme: dict[str, Any], values: dict[str, str]) -> list[str]:
-    if metric_kind in ("scale", "likert"):
+def _labels(metric: Metric, scheme: dict[str, Any], values: dict[str, str]) -> list[str]:
+    if metric.spec.ordered:
         out = []
         for name, value in scheme.items():
             m = _POINT.match(str(name))
             # a point's name ("4", "scale_4"); a named point the mapping knows; else its value (a slider)
             out.append(m.group(1) if m else str(name) if str(name) in values else label_text(value))
         return out
-    if metric_kind == "text":
+    if not metric.judgeable:  # free text: the text itself
         return [str(v) for v in scheme.values()]
     return [str(k) for k in scheme]
 
@@ -350,7 +350,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                         continue  # nothing picked: no answer, except for tags, where none ticked is one
                     answers[mm.metric.key] = convert(
                         mm.metric,
-                        _labels(mm.metric.kind, got, mm.values),
+                        _labels(mm.metric, got, mm.values),
                         mm.values,
                         f"{where} scheme '{scheme}'",
                     )

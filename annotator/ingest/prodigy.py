@@ -52,7 +52,6 @@ ANSWERS = ("accept", "reject", "ignore")
 # The Unix seconds a time of the store can be (1970 to the end of year 9999); 1e20, -1e15 or
 # NaN would otherwise overflow the conversion with a raw OverflowError / ValueError.
 LATEST_EPOCH = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
-GATE_DEFAULTS = {"accept": "PASS", "reject": "FAIL"}
 
 
 def _timestamp(raw: object, where: str) -> datetime | None:
@@ -176,10 +175,9 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
             if get_path(line, mm.source) is None:  # this task does not ask this metric's question
                 continue
             labels = _labels_at(line, mm.source)
+            # their answer (accept / reject) is a gate's when the kind has words for its values
             values = (
-                {**GATE_DEFAULTS, **mm.values}
-                if mm.source == "answer" and mm.metric.kind == "gate"
-                else mm.values
+                {**mm.metric.spec.label_words, **mm.values} if mm.source == "answer" else mm.values
             )
             answers[mm.metric.key] = convert(mm.metric, labels, values, f"{where} '{mm.source}'")
         if not answers:

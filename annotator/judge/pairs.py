@@ -10,7 +10,6 @@ retries, its own stored vote (unique on judge, pair and the item shown left).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import threading
 from collections.abc import Iterable, Sequence
@@ -21,10 +20,18 @@ import openai
 
 from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
-from .prompt import Part, image_data_url
-from .records import JudgeConfig, JudgeError, ProgressFn, RunSummary, _Answer, _Task
+from .prompt import Part, image_data_url, task_hash
+from .records import (
+    JudgeConfig,
+    JudgeError,
+    ProgressFn,
+    RunSummary,
+    _Answer,
+    _Cancelled,
+    _Task,
+)
 from .runner import answer_or_error, drive
-from .schema import ReplyError, parse_json_reply
+from .schema import ReplyError, canonical_json, exact_fields, parse_json_reply, strict_object
 
 CHOICES = ("left", "right", "both", "neither")
 
@@ -111,12 +118,7 @@ def pair_schema(confidence: bool = False) -> dict[str, Any]:
             "type": "number",
             "description": "Probability from 0 to 1 that careful experts would choose the same",
         }
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(props),
-        "additionalProperties": False,
-    }
+    return strict_object(props)
 
 
 def pair_system_prompt(rubric: Rubric) -> str:
@@ -137,13 +139,7 @@ def pair_system_prompt(rubric: Rubric) -> str:
 
 def validate_pair_reply(text: str, confidence: bool = False) -> PairReply:
     data = parse_json_reply(text)
-    expected = {"reason", "choice"} | ({"confidence"} if confidence else set())
-    missing = sorted(expected - set(data))
-    if missing:
-        raise ReplyError("schema_violation", f"missing field '{missing[0]}'")
-    extra = sorted(set(data) - expected)
-    if extra:
-        raise ReplyError("schema_violation", f"unexpected field '{extra[0]}'")
+    exact_fields(data, sorted({"reason", "choice"} | ({"confidence"} if confidence else set())))
     if data["choice"] not in CHOICES:
         shown = json.dumps(data["choice"], ensure_ascii=False)
         raise ReplyError("schema_violation", f"field 'choice': {shown} is not one of {CHOICES}")
@@ -204,7 +200,7 @@ def both_orders(requests: Iterable[PairRequest]) -> Sequence[PairRequest]:
 
 def _vote_one(
     client: openai.OpenAI, task: _Task, request: PairRequest
-) -> JudgePairVote | JudgeError:
+) -> JudgePairVote | JudgeError | _Cancelled:
     """The judge's vote on one order, or its error recorded on the item shown left (a pair id
     may hold any character, so the error never has to be parsed back into pair and item)."""
     got = _ask_one(client, task, request)
@@ -219,7 +215,7 @@ def _vote_one(
 
 def _ask_one(
     client: openai.OpenAI, task: _Task, request: PairRequest
-) -> JudgePairVote | JudgeError:
+) -> JudgePairVote | JudgeError | _Cancelled:
     got = answer_or_error(client, task, request.key, request.problem, lambda: pair_parts(request))
     if not isinstance(got, _Answer):
         return got
@@ -240,7 +236,7 @@ def _ask_one(
 def pair_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | None) -> _Task:
     field_conf = config.confidence == "field"
     schema = pair_schema(field_conf)
-    text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    text = canonical_json(schema)
     system = pair_system_prompt(rubric)
     return _Task(
         config=config,
@@ -251,7 +247,7 @@ def pair_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | Non
         schema_text=text,
         schema_name=f"{rubric.id}_pair"[:64],
         # what fixes the pair task (its own instructions and schema): a pair run's version
-        prompt_hash=hashlib.sha256(f"{system}\n{text}".encode()).hexdigest(),
+        prompt_hash=task_hash(system, text),
         cancel=cancel if cancel is not None else threading.Event(),
         validate=lambda raw: validate_pair_reply(raw, field_conf),
         keys=("choice",),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, Metric, Rubric
-from .schema import fragment, schema_json, schema_metrics
+from .schema import schema_json, schema_metrics
 
 if TYPE_CHECKING:
     from .runner import JudgeRequest
@@ -45,7 +45,7 @@ _KEEP_CHUNKS = {
 
 
 def _metric_line(m: Metric) -> str:
-    how = fragment(m).how(m)
+    how = m.spec.reply_how(m)
     lines = [f"- {m.key} ({how}): {m.label}." + (f" {m.help}" if m.help else "")]
     for level, text in sorted(m.levels.items(), reverse=True):
         lines.append(f"    {level} = {text}")
@@ -91,8 +91,12 @@ def system_prompt(rubric: Rubric, confidence: bool = False) -> str:
 
 def prompt_hash(rubric: Rubric, confidence: bool = False) -> str:
     """SHA-256 of what fixes the judge's task: the instructions and the schema."""
-    text = system_prompt(rubric, confidence) + "\n" + schema_json(rubric, confidence)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return task_hash(system_prompt(rubric, confidence), schema_json(rubric, confidence))
+
+
+def task_hash(system: str, schema_text: str) -> str:
+    """SHA-256 of a task's instructions and its schema's canonical text (items and pairs)."""
+    return hashlib.sha256(f"{system}\n{schema_text}".encode()).hexdigest()
 
 
 # ---- images --------------------------------------------------------------------

@@ -2,9 +2,15 @@
 
 The schema is the subset OpenAI's structured outputs accept in strict mode: one
 object, every property required, `additionalProperties: false`, enums for gates,
-choices and tags, integer bounds for scales. The same function that builds the
-schema validates the reply, because a server may ignore `response_format` (many
-local servers do) and a reply is never trusted to follow it.
+choices and tags, integer bounds for scales. Each metric's property, the check of its
+value in a reply and the line of the instructions about it are its kind's
+(`KindSpec.reply_schema`, `reply_value`, `reply_how` in domain/kinds.py); this module
+assembles them. The reply is checked against what the schema says, because a server may
+ignore `response_format` (many local servers do) and a reply is never trusted to follow it.
+
+The schema has two texts on purpose: `schema_json` (compact, stored with each score and hashed
+into the prompt hash) and `version_schema_text` (what a run stores and its version hashes,
+frozen by the runs already stored); a test binds the two to the same schema.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
+from ..domain.kinds import BadReply, json_type_name
+from ..domain.rubric import FAIL, PASS, Metric, Rubric
 
 VERDICT_FIELD = "verdict"
 REASON_FIELD = "reason"
@@ -73,119 +80,9 @@ def _describe(m: Metric) -> str:
     return " ".join(parts)
 
 
-class _Fragment:
-    """A kind's part of the judge's task: its JSON schema, the check of a reply's
-    value, and how the system prompt says what to answer. One per metric kind."""
-
-    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def check(self, m: Metric, v: Any, where: str) -> Any:
-        raise NotImplementedError
-
-    def how(self, m: Metric) -> str:
-        raise NotImplementedError
-
-
-class _OneOf(_Fragment):
-    """gate and choice: one string of a fixed list, or cannot_judge."""
-
-    def allowed(self, m: Metric) -> list[str]:
-        return [PASS, FAIL] if m.kind == "gate" else list(m.options)
-
-    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
-        return {"type": "string", "enum": [*self.allowed(m), CANNOT_JUDGE], "description": desc}
-
-    def check(self, m: Metric, v: Any, where: str) -> Any:
-        allowed = self.allowed(m)
-        if not isinstance(v, str) or v not in (*allowed, CANNOT_JUDGE):
-            shown = json.dumps(v, ensure_ascii=False)
-            raise ReplyError(
-                "schema_violation",
-                f"{where}: {shown} is not one of {', '.join([*allowed, CANNOT_JUDGE])}",
-            )
-        return v
-
-    def how(self, m: Metric) -> str:
-        if m.kind == "gate":
-            return "gate: PASS, FAIL or cannot_judge"
-        return f"choice: one of {', '.join(m.options)}, or cannot_judge"
-
-
-class _Tags(_Fragment):
-    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
-        return {
-            "type": "array",
-            "items": {"type": "string", "enum": list(m.options)},
-            "description": desc + " An empty list when none applies.",
-        }
-
-    def check(self, m: Metric, v: Any, where: str) -> Any:
-        if not isinstance(v, list):
-            raise ReplyError(
-                "schema_violation", f"{where}: expected a list of tags, got {_type_name(v)}"
-            )
-        for t in v:
-            if not isinstance(t, str) or t not in m.options:
-                shown = json.dumps(t, ensure_ascii=False)
-                raise ReplyError("schema_violation", f"{where}: {shown} is not a tag of '{m.key}'")
-        # the same normal form as parse_value: sorted, each tag once
-        return tuple(sorted(set(v)))
-
-    def how(self, m: Metric) -> str:
-        return f"tags: a list of any of {', '.join(m.options)}; an empty list when none applies"
-
-
-class _Integer(_Fragment):
-    """scale and likert: an integer in range, or the string "cannot_judge" (DESIGN 5.1)."""
-
-    def schema(self, m: Metric, desc: str) -> dict[str, Any]:
-        return {
-            "anyOf": [
-                {"type": "integer", "minimum": m.min, "maximum": m.max},
-                {"type": "string", "enum": [CANNOT_JUDGE]},
-            ],
-            "description": desc,
-        }
-
-    def check(self, m: Metric, v: Any, where: str) -> Any:
-        if v == CANNOT_JUDGE:
-            return v
-        # JSON Schema counts 4.0 as an integer; a boolean is not a number here
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, float))
-            or (isinstance(v, float) and not v.is_integer())
-        ):
-            shown = json.dumps(v, ensure_ascii=False)
-            raise ReplyError(
-                "schema_violation",
-                f'{where}: {shown} is not an integer {m.min}..{m.max} or "{CANNOT_JUDGE}"',
-            )
-        iv = int(v)
-        if not m.min <= iv <= m.max:
-            raise ReplyError("schema_violation", f"{where}: {iv} is outside {m.min}..{m.max}")
-        return iv
-
-    def how(self, m: Metric) -> str:
-        return f"{m.kind}: an integer from {m.min} to {m.max}, or cannot_judge"
-
-
-FRAGMENTS: dict[str, _Fragment] = {
-    "gate": _OneOf(),
-    "choice": _OneOf(),
-    "tags": _Tags(),
-    "scale": _Integer(),
-    "likert": _Integer(),
-}
-
-
-def fragment(m: Metric) -> _Fragment:
-    return FRAGMENTS[m.kind]
-
-
 def _metric_schema(m: Metric) -> dict[str, Any]:
-    return fragment(m).schema(m, _describe(m))
+    """The metric's property: its kind's part of the schema (KindSpec.reply_schema)."""
+    return m.spec.reply_schema(m, _describe(m))
 
 
 def judge_schema(rubric: Rubric, confidence: bool = False) -> dict[str, Any]:
@@ -213,18 +110,22 @@ def judge_schema(rubric: Rubric, confidence: bool = False) -> dict[str, Any]:
     if confidence:
         keys = [m.key for m in schema_metrics(rubric)]
         props[CONFIDENCE_FIELD] = {
-            "type": "object",
-            "properties": {
-                k: {
-                    "type": "number",
-                    "description": f"Probability from 0 to 1 that your answer to {k} is right",
+            **strict_object(
+                {
+                    k: {
+                        "type": "number",
+                        "description": f"Probability from 0 to 1 that your answer to {k} is right",
+                    }
+                    for k in keys
                 }
-                for k in keys
-            },
-            "required": keys,
-            "additionalProperties": False,
+            ),
             "description": "How sure you are of each answer, as a probability from 0 to 1",
         }
+    return strict_object(props)
+
+
+def strict_object(props: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object of exactly these properties, each required (strict structured outputs)."""
     return {
         "type": "object",
         "properties": props,
@@ -233,34 +134,50 @@ def judge_schema(rubric: Rubric, confidence: bool = False) -> dict[str, Any]:
     }
 
 
+def exact_fields(data: dict[str, Any], expected: list[str], where: str = "") -> None:
+    """ReplyError unless `data` has exactly the `expected` fields: it names the first missing one
+    (in their order), else the first unexpected one (alphabetically); `where` the object."""
+    missing = [k for k in expected if k not in data]
+    if missing:
+        what = f"{where}: missing '{missing[0]}'" if where else f"missing field '{missing[0]}'"
+        raise ReplyError("schema_violation", what)
+    extra = sorted(set(data) - set(expected))
+    if extra:
+        what = f"{where}: unexpected '{extra[0]}'" if where else f"unexpected field '{extra[0]}'"
+        raise ReplyError("schema_violation", what)
+
+
 def schema_name(rubric: Rubric) -> str:
     """The `name` of the response format: [a-zA-Z0-9_-], at most 64 characters."""
     return f"{rubric.id}_judgement"[:64]
 
 
+def canonical_json(schema: dict[str, Any]) -> str:
+    """The canonical text of a schema (items' or pairs'): stored with each answer and hashed into
+    the prompt hash."""
+    return json.dumps(schema, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def schema_json(rubric: Rubric, confidence: bool = False) -> str:
     """Canonical text of the schema, stored with every score and hashed into prompt_hash."""
-    return json.dumps(
-        judge_schema(rubric, confidence), sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
+    return canonical_json(judge_schema(rubric, confidence))
 
 
-def _type_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, (int, float)):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    return "an object"
+def version_schema_text(rubric: Rubric, confidence: bool = False) -> str:
+    """The schema as a run stores it and its version hashes it (judge/versions.py): a second
+    text of the same schema that must stay, since the versions of runs already stored (and
+    migration 0007, which versions runs from before versions existed) were hashed from exactly
+    this text; another would make every stored run a new version. A test binds it to schema_json
+    and to the runs it stored (test_judge_versions.py)."""
+    return json.dumps(judge_schema(rubric, confidence), sort_keys=True)
 
 
 def _check_metric(m: Metric, v: Any) -> Any:
-    return fragment(m).check(m, v, f"field '{m.key}'")
+    """The reply's value of one metric, checked by its kind (KindSpec.reply_value)."""
+    try:
+        return m.spec.reply_value(m, v)
+    except BadReply as exc:
+        raise ReplyError("schema_violation", f"field '{m.key}': {exc}") from None
 
 
 def parse_json_reply(text: str) -> dict[str, Any]:
@@ -282,21 +199,18 @@ def parse_json_reply(text: str) -> dict[str, Any]:
     except RecursionError:
         raise ReplyError("malformed_json", "JSON nested too deep to read") from None
     if not isinstance(data, dict):
-        raise ReplyError("malformed_json", f"expected a JSON object, got {_type_name(data)}")
+        raise ReplyError("malformed_json", f"expected a JSON object, got {json_type_name(data)}")
     return data
 
 
 def _confidences(metrics: tuple[Metric, ...], data: Any) -> dict[str, float]:
     where = f"field '{CONFIDENCE_FIELD}'"
     if not isinstance(data, dict):
-        raise ReplyError("schema_violation", f"{where}: expected an object, got {_type_name(data)}")
+        raise ReplyError(
+            "schema_violation", f"{where}: expected an object, got {json_type_name(data)}"
+        )
     keys = [m.key for m in metrics]
-    missing = [k for k in keys if k not in data]
-    if missing:
-        raise ReplyError("schema_violation", f"{where}: missing '{missing[0]}'")
-    extra = sorted(set(data) - set(keys))
-    if extra:
-        raise ReplyError("schema_violation", f"{where}: unexpected '{extra[0]}'")
+    exact_fields(data, keys, where)
     out = {}
     for k in keys:
         v = data[k]
@@ -315,12 +229,7 @@ def validate_reply(rubric: Rubric, text: str, confidence: bool = False) -> Judge
     expected = [REASON_FIELD, *(m.key for m in metrics), VERDICT_FIELD]
     if confidence:
         expected.append(CONFIDENCE_FIELD)
-    missing = [k for k in expected if k not in data]
-    if missing:
-        raise ReplyError("schema_violation", f"missing field '{missing[0]}'")
-    extra = sorted(set(data) - set(expected))
-    if extra:
-        raise ReplyError("schema_violation", f"unexpected field '{extra[0]}'")
+    exact_fields(data, expected)
     values = {m.key: _check_metric(m, data[m.key]) for m in metrics}
     verdict = data[VERDICT_FIELD]
     if verdict not in (PASS, FAIL):
@@ -329,7 +238,7 @@ def validate_reply(rubric: Rubric, text: str, confidence: bool = False) -> Judge
     reason = data[REASON_FIELD]
     if not isinstance(reason, str):
         raise ReplyError(
-            "schema_violation", f"field 'reason': expected a string, got {_type_name(reason)}"
+            "schema_violation", f"field 'reason': expected a string, got {json_type_name(reason)}"
         )
     confidences = _confidences(metrics, data[CONFIDENCE_FIELD]) if confidence else {}
     return JudgeReply(values=values, verdict=verdict, reason=reason, confidences=confidences)

@@ -2,11 +2,11 @@
 
 Every metric becomes one control named by its key, so the exported tasks and a mapping
 that maps each metric from its own key round-trip without a values table:
-- gate, choice, likert, scale -> `Choices` (single), one `Choice` per value in our own text
-  ("PASS", "3", the likert point's label), plus "cannot_judge" where the kind accepts it
-  (a `Rating` could not say "cannot judge", and a 0..5 scale has no 0 star);
-- tags -> `Choices` with choice="multiple";
-- text -> `TextArea`.
+- a judged metric -> `Choices`, one `Choice` per value as its kind offers them
+  (`KindSpec.choices`: "PASS", "3" with the level's text as hint, the likert point's label),
+  plus "cannot_judge" where the kind accepts it (a `Rating` could not say "cannot judge", and
+  a 0..5 scale has no 0 star); choice="multiple" for a multi-select kind (tags), else single;
+- free text -> `TextArea`.
 A pair task shows the two outputs side by side with a `Pairwise` control ("preference":
 left/right) and a tie `Choices` ("preference_tie": both/neither), since Pairwise alone
 cannot record a tie. Tag references: https://labelstud.io/tags/ (Choices, TextArea,
@@ -31,13 +31,9 @@ def _xml(view: ET.Element) -> str:
     return ET.tostring(view, encoding="unicode") + "\n"
 
 
-def choice_values(m: Metric) -> list[str]:
-    """The Choice values of a metric's control, in order."""
-    if m.kind == "likert":
-        vals = [m.levels[i] for i in range(1, int(m.max) + 1)]
-    else:
-        vals = [str(v) for v in m.values()]
-    return vals + ([CANNOT_JUDGE] if m.accepts_cannot_judge else [])
+def choice_values(m: Metric) -> list[tuple[str, str]]:
+    """The (value, hint) of each Choice of a metric's control, in order."""
+    return m.spec.choices(m) + ([(CANNOT_JUDGE, "")] if m.accepts_cannot_judge else [])
 
 
 def item_config(
@@ -83,11 +79,8 @@ def item_config(
             choice="multiple" if m.spec.multi else "single-radio",
             required="true" if m.required and not m.spec.multi else "false",
         )
-        for v in choice_values(m):
-            attrs = {"value": v}
-            if m.kind == "scale" and v != CANNOT_JUDGE and m.level_text(int(v)):
-                attrs["hint"] = m.level_text(int(v))
-            ET.SubElement(ctl, "Choice", attrs)
+        for v, hint in choice_values(m):
+            ET.SubElement(ctl, "Choice", {"value": v, "hint": hint} if hint else {"value": v})
     return _xml(view)
 
 
@@ -121,18 +114,12 @@ def metric_result(m: Metric, value: Any) -> dict[str, Any]:
             "type": "textarea",
             "value": {"text": [str(value)]},
         }
-    if isinstance(value, list):
-        labels = [str(v) for v in value]
-    elif m.kind == "likert" and isinstance(value, int) and value in m.levels:
-        labels = [m.levels[value]]
-    else:
-        labels = [str(value)]  # repr-exact for a judge's float (0.73 -> "0.73")
     return {
         "id": m.key,
         "from_name": m.key,
         "to_name": "prompt",
         "type": "choices",
-        "value": {"choices": labels},
+        "value": {"choices": m.spec.choice_texts(m, value)},
     }
 
 

@@ -5,25 +5,30 @@ metric: where the humans disagree (no clear consensus), where a judge contradict
 a clear human consensus, and where a rater said "cannot judge". The lead's answer
 is a row of its own (`adjudications`), beside the raters' judgements, never over
 them; agreement is always computed on the raters' own answers.
+
+Whether the humans agree clearly, and whether a judge contradicts them, is the report's rule
+(stats/consensus.py), read through stats/review.py: the queue's "judge_contradicts" is the
+report's findings, item by item and judge by judge, and its clear consensus is the gold's.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from ..domain.errors import InputError
-from ..domain.kinds import CANNOT_JUDGE, is_missing
+from ..domain.kinds import CANNOT_JUDGE
 from ..domain.rubric import Metric, format_value
 from ..domain.text import check_name, check_text
 from ..store import adjudication as store
 from ..store import rows as R
 from .study import DEFAULT_SETTINGS, Study
+
+if TYPE_CHECKING:  # pandas and the statistics load on the worker, not with the view's import
+    from ..stats.review import ReviewFigures
 
 CATEGORIES = ("rubric_unclear", "rater_error", "judge_error", "ambiguous_item", "other")
 DEFAULT_ADJUDICATOR = "lead"
@@ -42,44 +47,55 @@ class Consensus:
     clear: bool
     n: int  # answers that are not "cannot judge"
     n_cannot_judge: int
-    spread: float  # 1 - top share (nominal) or max - min (ordinal)
+    spread: float  # 1 - top share (nominal; multi-select: its least agreed option) or max - min
     rule: str
 
 
+NO_ANSWER = Consensus(None, False, 0, 0, 0.0, "no answer")
+
+
 def consensus(metric: Metric, answers: list[Any]) -> Consensus:
-    """The clear-consensus rule the findings use (stats/findings.py): at least MIN_HUMANS answers,
-    and CLEAR_SHARE of them the same (nominal, tags as a set), or an ordinal range under SCALE_GAP
-    (then the median, halves up)."""
-    given = [a for a in answers if not is_missing(a)]
-    n_cj = len(answers) - len(given)
-    if not given:
+    """The consensus of one item's human answers on one metric, by the report's rule
+    (stats/consensus.metric_consensus)."""
+    import pandas as pd
+
+    from ..stats import consensus as rule
+
+    specs = rule.specs_of(metric)
+    codes = rule.encode_series(specs, pd.Series(list(answers), dtype=object))
+    idx = [0] * len(answers)
+    cons = {
+        s.key: rule.consensus(pd.DataFrame({"idx": idx, "code": codes[s.key]}), s) for s in specs
+    }
+    table = rule.metric_consensus(specs, cons)
+    return _consensus(metric, table.iloc[0]) if len(table) else NO_ANSWER
+
+
+def _consensus(metric: Metric, row: Any) -> Consensus:
+    """A row of metric_consensus() as the queue shows it, with the rule it was decided by."""
+    n, n_cj, clear = int(row["n"]), int(row["n_cannot_judge"]), bool(row["clear"])
+    if not n:
         return Consensus(None, False, 0, n_cj, 0.0, "no answer")
     if metric.spec.ordered:
-        nums = sorted(float(a) for a in given)
-        spread = nums[-1] - nums[0]
-        clear = len(nums) >= MIN_HUMANS and spread < SCALE_GAP
-        mid = median(nums)
-        return Consensus(
-            int(mid + 0.5) if clear else None,
-            clear,
-            len(nums),
-            n_cj,
-            spread,
-            f"range {spread:g} {'<' if clear else '>='} {SCALE_GAP:g} points",
-        )
-    counts = Counter(_key(a) for a in given)
-    top, k = counts.most_common(1)[0]
-    share = k / len(given)
-    clear = len(given) >= MIN_HUMANS and share >= CLEAR_SHARE
-    value = next(a for a in given if _key(a) == top) if clear else None
-    return Consensus(
-        value,
-        clear,
-        len(given),
-        n_cj,
-        1 - share,
-        f"{share:.0%} agree ({'>=' if clear else '<'} {CLEAR_SHARE:.0%})",
+        spread = float(row["spread"])
+        rule = f"range {spread:g} {'<' if clear else '>='} {SCALE_GAP:g} points"
+        return Consensus(row["value"], clear, n, n_cj, spread, rule)
+    share = float(row["share"])
+    # a multi-select metric: its least agreed-upon option's share (each option is its question)
+    which = " on the least agreed option" if metric.spec.multi else ""
+    rule = f"{share:.0%} agree{which} ({'>=' if clear else '<'} {CLEAR_SHARE:.0%})"
+    return Consensus(row["value"], clear, n, n_cj, 1 - share, rule)
+
+
+def _figures(study: Study, *, judges: bool) -> tuple[Any, ReviewFigures]:
+    """The study's frames and what the queue and the gold read from them."""
+    from ..stats.review import review_figures
+    from .frames import build_frames  # pandas: on the worker, not with the view's import
+
+    frames = build_frames(
+        study.db, study.rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
     )
+    return frames, review_figures(frames, judges=judges)
 
 
 @dataclass
@@ -91,7 +107,8 @@ class ReviewEntry:
     reasons: list[str]  # humans_disagree | judge_contradicts | cannot_judge
     consensus: Consensus
     humans: list[dict[str, Any]] = field(default_factory=list)  # {rater, value, reason}
-    judges: list[dict[str, Any]] = field(default_factory=list)  # {judge, value, reason}
+    # {judge, value, reason, contradicts}: contradicts when the report lists it as a finding
+    judges: list[dict[str, Any]] = field(default_factory=list)
     adjudicated: dict[str, Any] | None = None
     systematic: bool = False
 
@@ -130,13 +147,12 @@ def review_queue(
 
         report = last_report(study)
     rubric = study.rubric
-    from .frames import build_frames  # pandas: on the worker, not with the view's import
-
-    frames = build_frames(
-        study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
-    )
+    frames, figures = _figures(study, judges=True)
     items = frames.items.set_index("item_id")
     # per rubric metric: a tags metric's findings are per tag ("failure_tags:broken_layout")
+    contradicting = {
+        (f["item_id"], f["metric"].split(":", 1)[0], f["judge_name"]) for f in figures.findings
+    }
     systematic = {
         (f["metric"].split(":", 1)[0], f["judge_name"])
         for f in (report or {}).get("systematic_findings", [])
@@ -146,20 +162,15 @@ def review_queue(
     judge = frames.judge_scores
     out: list[ReviewEntry] = []
     for m in rubric.judged_metrics:
-        if metric and m.key != metric:
-            continue
         h = human[human["metric"] == m.key]
         j = judge[judge["metric"] == m.key]
         j_by = {iid: g for iid, g in j.groupby("item_id")} if len(j) else {}
+        table = figures.consensus[m.key]
         for iid, g in h.groupby("item_id"):
             if iid not in items.index:
                 continue
             row = items.loc[iid]
-            if (generator and row["generator"] != generator) or (case and row["case_id"] != case):
-                continue
-            if rater and rater not in set(g["rater"]):
-                continue
-            c = consensus(m, list(g["value"]))
+            c = _consensus(m, table.loc[iid]) if iid in table.index else NO_ANSWER
             reasons = []
             if c.n >= MIN_HUMANS and not c.clear:
                 reasons.append("humans_disagree")
@@ -171,10 +182,12 @@ def review_queue(
                 if iid in j_by
                 else ()
             ):
-                judges.append({"judge": jn, "value": _key(jv), "reason": jr})
-                if c.clear and not is_missing(jv) and _contradicts(m, c.value, jv, g["value"]):
-                    if "judge_contradicts" not in reasons:
-                        reasons.append("judge_contradicts")
+                contradicts = (iid, m.key, jn) in contradicting
+                judges.append(
+                    {"judge": jn, "value": _key(jv), "reason": jr, "contradicts": contradicts}
+                )
+                if contradicts and "judge_contradicts" not in reasons:
+                    reasons.append("judge_contradicts")
             adj = done.get((iid, m.key))
             if not reasons or (adj is not None and not include_resolved):
                 continue
@@ -197,7 +210,12 @@ def review_queue(
                     any((m.key, x["judge"]) in systematic for x in judges),
                 )
             )
-    return sorted(out, key=lambda e: e.priority)
+    narrowed = (
+        e
+        for e in out
+        if entry_matches(e, metric=metric, generator=generator, case=case, rater=rater)
+    )
+    return sorted(narrowed, key=lambda e: e.priority)
 
 
 def entry_matches(
@@ -208,8 +226,8 @@ def entry_matches(
     case: str | None = None,
     rater: str | None = None,
 ) -> bool:
-    """`review_queue`'s filters on an entry already read (the review view narrows its list without
-    reading the study again)."""
+    """`review_queue`'s filters (the review view narrows its list with them without reading the
+    study again)."""
     return (
         (not metric or entry.metric == metric)
         and (not generator or entry.generator == generator)
@@ -235,17 +253,6 @@ def current_adjudication(study: Study, item_id: str, metric: str) -> dict[str, A
 
 def _adjudicated(adj: store.AdjudicationRow) -> dict[str, Any]:
     return {"value": _key(adj.value), "reason": adj.reason, "by": adj.by, "category": adj.category}
-
-
-def _contradicts(metric: Metric, clear_value: Any, judge_value: Any, humans: Any) -> bool:
-    if metric.spec.ordered:
-        try:
-            jv = float(judge_value)
-        except (TypeError, ValueError):
-            return False
-        nums = [float(a) for a in humans if not is_missing(a)]
-        return jv <= min(nums) - SCALE_GAP or jv >= max(nums) + SCALE_GAP
-    return _key(judge_value) != _key(clear_value)
 
 
 def adjudicate(
@@ -297,11 +304,7 @@ def gold_rows(study: Study) -> list[dict[str, Any]]:
     """One row per live item x judged metric: the final answer and where it comes from."""
     study.require_lead("the gold set")
     rubric = study.rubric
-    from .frames import build_frames  # pandas: on the worker, not with the view's import
-
-    frames = build_frames(
-        study.db, rubric, study.name, {**DEFAULT_SETTINGS, **study.db.all_settings()}
-    )
+    frames, figures = _figures(study, judges=False)
     adjudicated = {(a.item_id, a.metric): a for a in store.rows(study.db)}
     human = (
         {k: g for k, g in frames.judgements.groupby(["item_id", "metric"])}
@@ -320,7 +323,8 @@ def gold_rows(study: Study) -> list[dict[str, Any]]:
             answers = (
                 [] if g is None else list(zip(g["rater"], g["value"], g["reason"], strict=True))
             )
-            c = consensus(m, [v for _, v, _ in answers])
+            table = figures.consensus[m.key]
+            c = _consensus(m, table.loc[it.item_id]) if it.item_id in table.index else NO_ANSWER
             adj = adjudicated.get((it.item_id, m.key))
             if adj is not None:
                 value, source = _key(adj.value), "adjudicated"

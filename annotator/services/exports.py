@@ -447,11 +447,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
         "|---|---|---|---|---|",
     ]
     for m in rubric.metrics:
-        vals = (  # the rubric's labels escaped; the ranges are ours
-            ", ".join(_cell(m.spec.value_label(m, v)) for v in m.values())
-            if m.kind not in ("scale", "text")
-            else (f"{m.min}..{m.max}" if m.kind == "scale" else "free text")
-        )
+        vals = m.spec.describe_values(m, _cell)  # the rubric's labels escaped; the ranges are ours
         lines.append(
             f"| `{m.key}` | {m.kind} | {_cell(m.label)} | {vals} | {'yes' if m.required else 'no'} |"
         )

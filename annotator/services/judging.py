@@ -11,7 +11,7 @@ from ..domain.errors import InputError
 from ..judge.pairs import JudgePairVote, PairRequest, pair_task, run_pair_judge
 from ..judge.prompt import prompt_hash
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
-from ..judge.schema import judge_schema
+from ..judge.schema import version_schema_text
 from ..judge.versions import judge_version
 from ..store import judge_store
 from ..store.items import views_by_item_id
@@ -129,9 +129,7 @@ def _version(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, st
         sha, schema = task.prompt_hash, task.schema_text
     else:
         field = config.confidence == "field"
-        # Not judge/schema.schema_json (the text stored with each score): the versions of runs
-        # already stored were hashed from this exact text, and another would make them new ones.
-        schema = json.dumps(judge_schema(rubric, field), sort_keys=True)
+        schema = version_schema_text(rubric, field)
         sha = prompt_hash(rubric, field)
     settings = {**config.settings(), "task": what}
     return judge_version(config.model, sha, schema, settings), sha, schema, settings
@@ -262,7 +260,7 @@ def record_offline_run(
 ) -> str:
     """Store a judge run made elsewhere (the demo's simulated judge) as one version:
     scores are (item_id, values, reason, confidences). Returns the version."""
-    schema = json.dumps(judge_schema(study.rubric, True), sort_keys=True)
+    schema = version_schema_text(study.rubric, True)
     version = judge_version(model, prompt_sha256, schema, settings)
     run_pk = judge_store.start_run(
         study.db,

@@ -17,6 +17,15 @@ verdict, the median for ordinal ones. A tie is flagged, never broken silently:
 for nominal metrics a tie has no consensus value (NaN); for ordinal metrics the
 median of an even number of answers whose two middle answers differ lies between
 them and is flagged as a tie too (it is still the median).
+
+The clear-consensus rule lives here, once, for the report's findings, the held-out human's
+rate beside them, the lead's review queue and the gold (services/adjudication.py): `clear`
+says whether the humans agree clearly (MIN_HUMANS answers and, nominal, CLEAR_SHARE of them the
+same; ordinal, a range under SCALE_GAP points), `contradicted` whether another answer (a
+judge's, a held-out human's) contradicts them (nominal: a clear consensus and another answer;
+ordinal: SCALE_GAP or more outside the range of MIN_HUMANS answers, whatever the spread inside
+it), and `metric_consensus` reads a rubric metric's consensus off its specs (a multi-select
+metric is clear when every option is, as each option is its own question everywhere else).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
 
@@ -106,47 +116,7 @@ def _directed(m: Metric) -> bool:
 
 
 def metric_specs(rubric: Rubric) -> list[MetricSpec]:
-    out: list[MetricSpec] = []
-    for m in rubric.judged_metrics:
-        vals = tuple(m.values())
-        if m.spec.multi:
-            for t in vals:
-                out.append(
-                    MetricSpec(
-                        f"{m.key}:{t}",
-                        m.kind,
-                        m.key,
-                        "nominal",
-                        tag=str(t),
-                        labels=_YES_NO,
-                        directed=True,
-                        metric=m,
-                    )
-                )
-        elif m.level == "ordinal":
-            out.append(
-                MetricSpec(
-                    m.key,
-                    m.kind,
-                    m.key,
-                    "ordinal",
-                    values=tuple(float(v) for v in vals),
-                    directed=True,
-                    metric=m,
-                )
-            )
-        else:
-            out.append(
-                MetricSpec(
-                    m.key,
-                    m.kind,
-                    m.key,
-                    "nominal",
-                    labels=tuple(str(v) for v in vals),
-                    directed=_directed(m),
-                    metric=m,
-                )
-            )
+    out = [s for m in rubric.judged_metrics for s in specs_of(m)]
     if rubric.rules:
         out.append(
             MetricSpec(
@@ -154,6 +124,48 @@ def metric_specs(rubric: Rubric) -> list[MetricSpec]:
             )
         )
     return out
+
+
+def specs_of(m: Metric) -> list[MetricSpec]:
+    """The specs of one judged rubric metric: one, or one yes/no spec per option (multi)."""
+    vals = tuple(m.values())
+    if m.spec.multi:
+        return [
+            MetricSpec(
+                f"{m.key}:{t}",
+                m.kind,
+                m.key,
+                "nominal",
+                tag=str(t),
+                labels=_YES_NO,
+                directed=True,
+                metric=m,
+            )
+            for t in vals
+        ]
+    if m.level == "ordinal":
+        return [
+            MetricSpec(
+                m.key,
+                m.kind,
+                m.key,
+                "ordinal",
+                values=tuple(float(v) for v in vals),
+                directed=True,
+                metric=m,
+            )
+        ]
+    return [
+        MetricSpec(
+            m.key,
+            m.kind,
+            m.key,
+            "nominal",
+            labels=tuple(str(v) for v in vals),
+            directed=_directed(m),
+            metric=m,
+        )
+    ]
 
 
 def typed_answer(metric: Metric, value: Any) -> Any:
@@ -252,3 +264,100 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     out["n_cannot_judge"] = out["n_cannot_judge"].fillna(0).astype(int)
     out["tie"] = out["tie"].fillna(False).astype(bool)
     return out
+
+
+# ---- the clear-consensus rule (its thresholds: domain/clear_consensus.py) -----------------
+
+DEFINITION = (
+    f"clear human consensus: at least {MIN_HUMANS} human answers and at least "
+    f"{CLEAR_SHARE:.0%} of them the same (gates, tags, choices, verdict); for scales the judge "
+    f"is at least {SCALE_GAP:g} points outside the range of the human answers"
+)
+
+
+def _col(cons: pd.DataFrame, name: str) -> np.ndarray:
+    return cons[name].to_numpy(dtype=float)
+
+
+def clear(spec: MetricSpec, cons: pd.DataFrame) -> np.ndarray:
+    """Per row of `cons` (consensus()'s columns n, value, clear_share, min, max): whether the
+    humans agree clearly: MIN_HUMANS answers and, nominal, CLEAR_SHARE of them the same (so no
+    tie), ordinal, their answers spanning less than SCALE_GAP points."""
+    enough = _col(cons, "n") >= MIN_HUMANS
+    with np.errstate(invalid="ignore"):
+        if spec.ordinal:
+            return enough & (_col(cons, "max") - _col(cons, "min") < SCALE_GAP)
+        return enough & (_col(cons, "clear_share") >= CLEAR_SHARE) & ~np.isnan(_col(cons, "value"))
+
+
+def comparable(spec: MetricSpec, cons: pd.DataFrame) -> np.ndarray:
+    """Rows where another answer can contradict the humans: nominal, a clear consensus; ordinal,
+    MIN_HUMANS answers (their range counts, whatever its spread)."""
+    if spec.ordinal:
+        return _col(cons, "n") >= MIN_HUMANS
+    return clear(spec, cons)
+
+
+def contradicted(spec: MetricSpec, cons: pd.DataFrame, answer: np.ndarray) -> np.ndarray:
+    """Per row of `cons`, whether `answer` (codes; NaN: none) contradicts the humans: on a
+    comparable row, nominal, another answer than the clear one; ordinal, SCALE_GAP or more
+    below their lowest or above their highest answer."""
+    a = np.asarray(answer, dtype=float)
+    with np.errstate(invalid="ignore"):
+        if spec.ordinal:
+            off = (a <= _col(cons, "min") - SCALE_GAP) | (a >= _col(cons, "max") + SCALE_GAP)
+        else:
+            off = a != _col(cons, "value")
+    return comparable(spec, cons) & ~np.isnan(a) & off
+
+
+def metric_consensus(specs: list[MetricSpec], cons: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One rubric metric's consensus per item from its specs' (`cons`: spec key -> consensus()):
+    n, n_cannot_judge, clear, value (the typed answer when clear, else None), share (of the
+    least agreed-upon option: nominal) and spread (1 - share; ordinal: highest - lowest).
+
+    A multi-select metric is clear when every option is; its value is then the options the
+    humans clearly ticked. Its answers are known or unknown as a whole, so every option has
+    the same n and n_cannot_judge."""
+    first = specs[0]
+    base = cons[first.key]
+    out = pd.DataFrame(index=base.index)
+    out["n"] = base["n"]
+    out["n_cannot_judge"] = base["n_cannot_judge"]
+    if first.ordinal:
+        ok = clear(first, base)
+        out["clear"] = ok
+        out["share"] = np.nan
+        out["spread"] = (base["max"] - base["min"]).fillna(0.0)
+        # the median; a tie's half point goes up
+        out["value"] = _objects(
+            [int(v + 0.5) if c else None for v, c in zip(base["value"], ok, strict=True)], out.index
+        )
+        return out
+    ok = np.ones(len(base), dtype=bool)
+    share = np.ones(len(base))
+    for s in specs:
+        c = cons[s.key].reindex(base.index)
+        ok &= clear(s, c)
+        share = np.fmin(share, _col(c, "clear_share"))
+    answered = out["n"].to_numpy() > 0
+    out["clear"] = ok
+    out["share"] = np.where(answered, share, np.nan)
+    out["spread"] = np.where(answered, 1.0 - share, 0.0)
+    if first.multi:
+        ticked = [cons[s.key]["value"].reindex(base.index).to_numpy() == 1.0 for s in specs]
+        values: list[Any] = [
+            tuple(sorted(str(s.tag) for s, t in zip(specs, row, strict=True) if t)) if c else None
+            for c, row in zip(ok, zip(*ticked, strict=True), strict=True)
+        ]
+    else:
+        values = [
+            first.labels[int(v)] if c else None for v, c in zip(base["value"], ok, strict=True)
+        ]
+    out["value"] = _objects(values, out.index)
+    return out
+
+
+def _objects(values: list[Any], index: pd.Index) -> pd.Series:
+    """Typed answers as they are (an int stays an int, None stays None)."""
+    return pd.Series(values, index=index, dtype=object)

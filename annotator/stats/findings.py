@@ -45,19 +45,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
+from ..domain.clear_consensus import MIN_HUMANS
 from .bootstrap import rng_for
-from .consensus import MetricSpec
+from .consensus import MetricSpec, comparable, contradicted
 
 FDR = 0.05
 N_RELABEL = 4000
 _MC_MAX_ITEMS = 2000  # items that vary; above this the normal limit of the relabelling law is used
-
-DEFINITION = (
-    f"clear human consensus: at least {MIN_HUMANS} human answers and at least "
-    f"{CLEAR_SHARE:.0%} of them the same (gates, tags, choices, verdict); for scales the judge "
-    f"is at least {SCALE_GAP:g} points outside the range of the human answers"
-)
 
 
 def _kind(spec: MetricSpec, human: float, judge: float) -> str:
@@ -73,7 +67,8 @@ def _kind(spec: MetricSpec, human: float, judge: float) -> str:
 def contradictions(
     spec: MetricSpec, detail: dict[str, Any], items: pd.DataFrame
 ) -> list[dict[str, Any]]:
-    """Every item where a judge contradicts a clear human consensus on this metric."""
+    """Every item where a judge contradicts a clear human consensus on this metric (the rule:
+    consensus.contradicted)."""
     cons: pd.DataFrame = detail["consensus"]
     human: pd.DataFrame = detail["human"]
     out: list[dict[str, Any]] = []
@@ -81,20 +76,16 @@ def contradictions(
         if not view.same_scale:
             continue
         jv = view.answers[view.answers["code"].notna()]
-        common = jv.index.intersection(cons.index[cons["n"] >= MIN_HUMANS])
+        common = jv.index.intersection(cons.index)
         if not len(common):
             continue
         c = cons.loc[common]
         j = jv.loc[common, "code"].to_numpy(dtype=float)
-        if spec.ordinal:
-            lo, hi = c["min"].to_numpy(float), c["max"].to_numpy(float)
-            hit = (j <= lo - SCALE_GAP) | (j >= hi + SCALE_GAP)
-            ref = np.where(j >= hi + SCALE_GAP, hi, lo)
+        hit = contradicted(spec, c, j)
+        if spec.ordinal:  # the end of the humans' range the judge is beyond
+            ref = np.where(j > c["max"].to_numpy(float), c["max"], c["min"])
         else:
-            val = c["value"].to_numpy(float)
-            clear = c["clear_share"].to_numpy(float) >= CLEAR_SHARE
-            hit = clear & ~np.isnan(val) & (j != val)
-            ref = val
+            ref = c["value"].to_numpy(float)
         if not hit.any():
             continue
         flagged = common[hit]
@@ -498,23 +489,23 @@ def held_out_finding_rates(spec: MetricSpec, h: pd.DataFrame, judge: pd.Series) 
     others[np.arange(len(a)), own] -= 1.0
     n_o = others.sum(axis=1)
     jv = judge.reindex(items).to_numpy(float)[pos]
-    if spec.ordinal:
-        present = others > 0
-        lo = dom[np.argmax(present, axis=1)]
-        hi = dom[len(dom) - 1 - np.argmax(present[:, ::-1], axis=1)]
-        eligible = n_o >= MIN_HUMANS
-        mine = dom[own]
-        h_hit = (mine <= lo - SCALE_GAP) | (mine >= hi + SCALE_GAP)
-        j_hit = (jv <= lo - SCALE_GAP) | (jv >= hi + SCALE_GAP)
-    else:
-        top = others.max(axis=1)
-        unique = (others == top[:, None]).sum(axis=1) == 1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            clear = (n_o >= MIN_HUMANS) & unique & (top / n_o >= CLEAR_SHARE)
-        val = dom[others.argmax(axis=1)]
-        eligible = clear
-        h_hit = dom[own] != val
-        j_hit = jv != val
+    # the remaining humans' consensus, one row per held-out answer, in consensus()'s columns
+    present = others > 0
+    top = others.max(axis=1)
+    unique = (others == top[:, None]).sum(axis=1) == 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rest = pd.DataFrame(
+            {
+                "n": n_o,
+                "value": np.where(unique, dom[others.argmax(axis=1)], np.nan),
+                "clear_share": top / n_o,
+                "min": dom[np.argmax(present, axis=1)],
+                "max": dom[len(dom) - 1 - np.argmax(present[:, ::-1], axis=1)],
+            }
+        )
+    eligible = comparable(spec, rest)
+    h_hit = contradicted(spec, rest, dom[own])
+    j_hit = contradicted(spec, rest, jv)
     j_ok = eligible & ~np.isnan(jv)
     n_h, n_j = int(eligible.sum()), int(j_ok.sum())
     res = {

@@ -22,10 +22,9 @@ from .alt_test import judge_alt_tests
 from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
-from .consensus import VERDICT_KEY, metric_specs
+from .consensus import DEFINITION, VERDICT_KEY, metric_specs
 from .debiased import debiased_section, debiased_summary
 from .findings import (
-    DEFINITION,
     baseline_summary,
     contradictions,
     offset_pools,

@@ -1,8 +1,8 @@
 """One row of the answer form per metric: title, help, the controls and their keys.
 
 Row classes never look at a metric's kind name: the form picks the class from
-``rubric_form.ROWS`` and a row reads only what the metric says (its values,
-levels, options, ``spec.multi``, ``accepts_cannot_judge``).
+``ROWS`` (at the end, the UI's one table by kind) and a row reads only what the
+metric says (its values, levels, options, ``spec.multi``, ``accepts_cannot_judge``).
 
 Every row: ``value()`` (what goes into the answers; None leaves the metric out),
 ``set_value(v)``, ``apply(action) -> bool`` (True when the metric is now answered
@@ -464,3 +464,14 @@ class TextRow(MetricRow):
         self.edit.blockSignals(True)
         self.edit.setPlainText(value or "")
         self.edit.blockSignals(False)
+
+
+# The one UI table by metric kind (domain/kinds.KINDS): a new kind's row class goes here.
+ROWS: dict[str, type[MetricRow]] = {
+    "gate": GateRow,
+    "scale": ScaleRow,
+    "likert": LikertRow,
+    "choice": OptionsRow,
+    "tags": OptionsRow,
+    "text": TextRow,
+}

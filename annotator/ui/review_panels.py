@@ -38,8 +38,7 @@ from ..domain.rubric import Metric, format_value
 from ..services.adjudication import CATEGORIES, ReviewEntry
 from .i18n import QT_TRANSLATE_NOOP, translate
 from .keymap import Keymap
-from .metric_rows import MetricRow, format_answer
-from .rubric_form import ROWS
+from .metric_rows import ROWS, MetricRow, format_answer
 from .shown import is_blank, shown_text
 from .style import form_style, relative_font, set_accessible, soft_colour
 

@@ -7,8 +7,8 @@ choice offers "cannot judge". Each control shows its key; one metric at a time
 has the keyboard focus (framed) and the answer keys act on it. The verdict the
 rubric's rules imply is shown live.
 
-``ROWS`` is the only place in the UI that names metric kinds: adding a kind is
-one entry here (plus its ``KindSpec`` in ``domain/kinds.py``).
+``metric_rows.ROWS`` is the only place in the UI that names metric kinds: adding a kind is
+one row class and one entry there (plus its ``KindSpec`` in ``domain/kinds.py``).
 
 Public API: ``RubricForm(rubric, keymap, parent=None)`` with ``answers() -> dict``,
 ``set_answers(answers | None)``, ``missing() -> list[str]`` (metric keys),
@@ -39,17 +39,8 @@ from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
 from .i18n import translate
 from .keymap import Keymap
-from .metric_rows import GateRow, LikertRow, MetricRow, OptionsRow, ScaleRow, TextRow, gate_text
+from .metric_rows import ROWS, MetricRow, TextRow, gate_text
 from .style import form_style, relative_font, set_accessible
-
-ROWS: dict[str, type[MetricRow]] = {
-    "gate": GateRow,
-    "scale": ScaleRow,
-    "likert": LikertRow,
-    "choice": OptionsRow,
-    "tags": OptionsRow,
-    "text": TextRow,
-}
 
 
 class RubricForm(QWidget):

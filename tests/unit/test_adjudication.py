@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -223,11 +224,8 @@ def test_review_and_adjudication_are_lead_work(lead, tmp_path):
         pkg.close()
 
 
-def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
-    """A judge far outside the humans' own spread (PASS on every gate, the top of every scale):
-    the demo's planted judge is lenient by about as much as its lenient rater, which the
-    systematic test rightly does not call out (issue 23), so the queue's order is shown with one
-    that any test would."""
+def _import_judge(study: Study, tmp_path, name: str, answer) -> None:
+    """A judge `name` answering `answer(metric)` (None: not that metric) on every live item."""
     con = sqlite3.connect(study.folder / DB_NAME)
     try:
         items = [r[0] for r in con.execute("SELECT item_id FROM items WHERE NOT is_anchor")]
@@ -236,13 +234,22 @@ def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
     rows = ["item_id,judge,metric,value"]
     for item in items:
         for m in study.rubric.metrics:
-            if m.kind == "gate":
-                rows.append(f"{item},blunt-judge,{m.key},PASS")
-            elif m.kind == "scale":
-                rows.append(f"{item},blunt-judge,{m.key},{m.values()[-1]}")
-    path = tmp_path / "blunt_judge.csv"
+            if (value := answer(m)) is not None:
+                rows.append(f"{item},{name},{m.key},{value}")
+    path = tmp_path / f"{name}.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     study.import_judge(path)
+
+
+def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
+    """A judge far outside the humans' own spread (PASS on every gate, the top of every scale):
+    the demo's planted judge is lenient by about as much as its lenient rater, which the
+    systematic test rightly does not call out (issue 23), so the queue's order is shown with one
+    that any test would."""
+    top = {"gate": lambda m: "PASS", "scale": lambda m: m.values()[-1]}
+    _import_judge(
+        study, tmp_path, "blunt-judge", lambda m: top[m.kind](m) if m.kind in top else None
+    )
 
 
 _TOO_FEW_FOR_A_FINDING = pytest.mark.xfail(
@@ -283,3 +290,61 @@ def test_the_dashboards_report_orders_the_queue(lead, tmp_path):
     assert not any(e.systematic for e in review_queue(lead))
     compute(read_inputs(lead, n_boot=20, seed=1, use_cache=False))  # what opening it does
     assert any(e.systematic for e in review_queue(lead))
+
+
+def _add_a_far_judge(study: Study, tmp_path) -> None:
+    """A judge at the bottom of layout_hierarchy (so it contradicts humans whose lowest answer
+    is 2 or more, however far apart they are), on a scale of its own on ui_affordance (0.5
+    everywhere: it contradicts nobody there) and FAIL on every gate."""
+    fixed = {"layout_hierarchy": "0", "ui_affordance": "0.5"}
+    _import_judge(
+        study, tmp_path, "far-judge", lambda m: "FAIL" if m.kind == "gate" else fixed.get(m.key)
+    )
+
+
+def test_the_queues_judge_contradictions_are_the_reports_findings(lead, tmp_path):
+    """One clear-consensus rule (stats/consensus.py): the queue flags exactly the item, metric and
+    judge triples the report lists as findings (the verdict aside: the lead adjudicates rubric
+    metrics). Before, the queue had its own copy: it wanted a clear consensus on a scale too
+    (the report flags a judge far outside the humans' range however spread they are), and it
+    compared a judge on a scale of its own with the humans' answers."""
+    _add_a_far_judge(lead, tmp_path)
+    report = build_study_report(lead, n_boot=20, seed=1)
+    queue = review_queue(lead, report=report)
+    found = [f for f in report["findings"] if f["metric"] != "verdict"]
+    assert {(f["item_id"], f["metric"].split(":")[0]) for f in found} == {
+        (e.item_id, e.metric) for e in queue if "judge_contradicts" in e.reasons
+    }
+    assert {(f["item_id"], f["metric"].split(":")[0], f["judge_name"]) for f in found} == {
+        (e.item_id, e.metric, j["judge"]) for e in queue for j in e.judges if j["contradicts"]
+    }
+    far = [
+        e for e in queue if any(j["contradicts"] and j["judge"] == "far-judge" for j in e.judges)
+    ]
+    assert any(e.metric == "layout_hierarchy" and not e.consensus.clear for e in far)
+    assert not any(e.metric == "ui_affordance" for e in far)
+
+
+def test_a_tags_consensus_is_clear_option_by_option_as_the_reports_is():
+    """Each option of a tags metric is its own yes/no question in the report (findings per tag);
+    the queue and the gold read it the same way (before, they wanted 80% of the raters to tick
+    the very same set, which five raters who agree on every tag but one each never do)."""
+    from annotator.domain.clear_consensus import CLEAR_SHARE
+    from annotator.domain.rubric import load_rubric
+    from annotator.services.adjudication import consensus
+
+    m = load_rubric(Path(__file__).resolve().parents[2] / "rubrics" / "ui_mockup.toml").metric(
+        "failure_tags"
+    )
+    five = [("broken_layout",)] * 3 + [
+        ("broken_layout", "misspelled_text"),
+        ("broken_layout", "non_ui_artifacts"),
+    ]
+    c = consensus(m, five)  # every option: 4 or 5 of 5 agree
+    assert c.clear and c.value == ("broken_layout",) and c.n == 5
+    assert c.spread == pytest.approx(1 - CLEAR_SHARE)
+    split = consensus(m, [("broken_layout",)] * 3 + [("misspelled_text",)] * 2)  # 3 of 5 on two
+    assert not split.clear and split.value is None and split.spread == pytest.approx(0.4)
+    # up to four raters, every option clear is the same as one set for all
+    assert consensus(m, [("broken_layout",)] * 4).clear
+    assert not consensus(m, [("broken_layout",)] * 3 + [()]).clear

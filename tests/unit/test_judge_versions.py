@@ -265,3 +265,35 @@ def test_the_judge_scores_export_holds_the_latest_version_and_imports_back_uncha
     assert two_versions.import_judge(path) == 45
     after = study_frames(two_versions).judge_scores
     assert {(r.item_id, r.metric): str(r.value) for r in after.itertuples()} == latest
+
+
+def test_a_run_stores_the_schema_text_its_version_was_hashed_from(two_versions):
+    """The judge's schema has two texts on purpose (judge/schema.py): each score is asked with,
+    and its prompt hash covers, the compact `schema_json`; a run stores, and its version hashes,
+    `version_schema_text`, the text every stored version (and migration 0007) was hashed from.
+    Both are the same schema; and the pair task's canonical text is the recipe its stored
+    versions were hashed with."""
+    import json
+
+    from annotator.judge.pairs import pair_schema, pair_task
+    from annotator.judge.schema import judge_schema, schema_json, version_schema_text
+    from annotator.judge.versions import judge_version
+
+    rubric = two_versions.rubric
+    with sqlite3.connect(two_versions.folder / DB_NAME) as c:
+        runs = c.execute(
+            "SELECT model, prompt_sha256, schema, settings, version FROM judge_runs "
+            "WHERE kind != 'import' ORDER BY id"
+        ).fetchall()
+    assert len({r[-1] for r in runs}) == 2  # each version resumed once: four runs, two versions
+    for model, sha, schema, settings, version in runs:
+        field = json.loads(settings)["confidence"] == "field"
+        assert schema == version_schema_text(rubric, field)
+        assert (
+            json.loads(schema)
+            == json.loads(schema_json(rubric, field))
+            == judge_schema(rubric, field)
+        )
+        assert version == judge_version(model, sha, schema, json.loads(settings))
+    task = pair_task(rubric, JudgeConfig(model="m"), None)
+    assert task.schema_text == json.dumps(pair_schema(), sort_keys=True, separators=(",", ":"))
