@@ -1,4 +1,4 @@
-"""Rubric files (DESIGN.md 5.1): parsing, validation, canonical version hash.
+"""Rubric files (docs/design.md 5.1): parsing, validation, canonical version hash.
 
 A rubric's version is the SHA-256 of its canonical JSON form, so two files that
 differ only in comments, key order or whitespace are the same version, and any

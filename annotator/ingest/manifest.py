@@ -1,4 +1,4 @@
-"""Item manifest (DESIGN.md 5.2): JSON Lines, one item a line, paths relative
+"""Item manifest (docs/design.md 5.2): JSON Lines, one item a line, paths relative
 to the manifest and never outside its folder."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Long-format CSV files (DESIGN.md 5.3): ratings, judge scores, pair votes."""
+"""Long-format CSV files (docs/design.md 5.3): ratings, judge scores, pair votes."""
 
 from __future__ import annotations
 

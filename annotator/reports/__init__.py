@@ -1,4 +1,4 @@
-"""Reports: the report dict (DESIGN.md 5.5) -> JSON, CSV/Parquet tables, charts, HTML.
+"""Reports: the report dict (docs/design.md 5.5) -> JSON, CSV/Parquet tables, charts, HTML.
 
 Nothing here computes a statistic: every figure comes from the report dict built
 by `annotator.stats.report_model`. Every file is written atomically.

@@ -5,7 +5,7 @@ URIs, so the file can be mailed, archived or opened offline and still looks the
 same. Jinja2 autoescapes everything, so a rater's reason or a judge's reply that
 contains markup is shown as text, never run.
 
-The report dict (DESIGN.md 5.5) is turned into a small "view" of plain rows
+The report dict (docs/design.md 5.5) is turned into a small "view" of plain rows
 first; the template only lays rows out. Keys the view does not know are still
 shown (under "other figures"), so a figure added to the report model is never
 silently dropped.

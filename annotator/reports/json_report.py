@@ -1,4 +1,4 @@
-"""The report as JSON (DESIGN.md 5.5, a contract): keys in the order the report
+"""The report as JSON (docs/design.md 5.5, a contract): keys in the order the report
 model built them, UTF-8, and no NaN/Infinity (an undefined statistic is `null`
 with a note, never a number a JSON reader would choke on or misread)."""
 

@@ -4,7 +4,7 @@ Face `datasets` layout, and Label Studio tasks.
 Every table is one `Table` entry in `TABLES` (its columns, typed, and how its rows are
 read); the writers and the CLI read that registry, so `gold` (the lead's adjudicated
 answers, another issue) is one more entry. The judgement and pair tables keep the
-columns of the CSV contract (DESIGN.md 5.3), so a CSV export is a ratings / pair votes
+columns of the CSV contract (docs/design.md 5.3), so a CSV export is a ratings / pair votes
 file that `annotator import ratings|pairs` reads back; JSON Lines and Parquet hold the
 same table (Parquet typed: times as timestamps, counts as integers). Times are UTC.
 What is exported is what the reports count: current answers (a correction replaces the

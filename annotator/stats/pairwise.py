@@ -1,4 +1,4 @@
-"""The "pairwise" object of the report (DESIGN.md 5.5): tallies, Bradley-Terry, position bias,
+"""The "pairwise" object of the report (docs/design.md 5.5): tallies, Bradley-Terry, position bias,
 agreement among raters and of each judge with the human majority.
 
 The pieces live in their own modules (pair_tallies, bradley_terry, position_bias);
@@ -245,7 +245,7 @@ def judge_agreement(
 def pairwise_section(
     frames: StudyFrames, *, n_boot: int = 1000, seed: int = 0, min_count: int = 10
 ) -> dict[str, Any]:
-    """The "pairwise" object of the report JSON (DESIGN.md 5.5), JSON-safe.
+    """The "pairwise" object of the report JSON (docs/design.md 5.5), JSON-safe.
 
     Contract keys: cells, bradley_terry, position_bias {left, right, p_value,
     by_rater}, rater_alpha {estimate, low, high}, judges {name: {n,

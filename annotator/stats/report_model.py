@@ -1,4 +1,4 @@
-"""The report model: every figure of a study as one JSON-ready dict (DESIGN.md 5.5).
+"""The report model: every figure of a study as one JSON-ready dict (docs/design.md 5.5).
 
 `build_report` codes the answers, registers every estimate on one seeded item
 bootstrap (an item's answers from every rater, metric and judge are resampled

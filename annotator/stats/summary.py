@@ -1,4 +1,4 @@
-"""The report's answers in one place: the `summary` key (DESIGN.md 5.5, second round).
+"""The report's answers in one place: the `summary` key (docs/design.md 5.5, second round).
 
 Built from the finished report dict, never from the data, so it can only repeat
 figures the report already holds:

@@ -1,4 +1,4 @@
-"""The command line of DESIGN.md 5.4 on real files: folder and harness imports,
+"""The command line of docs/design.md 5.4 on real files: folder and harness imports,
 raters and operators, status, exit codes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The dependency rule of DESIGN.md 3, checked on every import statement."""
+"""The dependency rule of docs/design.md 3, checked on every import statement."""
 
 from __future__ import annotations
 

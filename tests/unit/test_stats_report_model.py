@@ -1,4 +1,4 @@
-"""build_report on real data (TIFA, PandaLM) and the JSON contract of DESIGN.md 5.5."""
+"""build_report on real data (TIFA, PandaLM) and the JSON contract of docs/design.md 5.5."""
 
 from __future__ import annotations
 
