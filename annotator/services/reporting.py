@@ -48,7 +48,25 @@ def build_study_report(
                     "metrics": rec["result"].get("metrics", {}),
                 }
             )
+    report.update(team_record(study))
     return report
+
+
+def team_record(study: Study) -> dict[str, Any]:
+    """The report's `assignment` and `merges` keys (contract 5.5): the dealt design (the overlap
+    `assign` asked for, per counted rater the items dealt and answered) and every package merged."""
+    from ..store import assignments
+
+    design = study.db.all_settings().get("assignment") or {}
+    raters = {
+        r.rater: {"assigned": r.assigned, "done": r.done}
+        for r in assignments.progress(study.db)
+        if not r.is_operator
+    }
+    return {
+        "assignment": {"overlap": design.get("overlap"), "raters": raters},
+        "merges": assignments.merges(study.db),
+    }
 
 
 def unreadable_note(ids: list[int]) -> str:

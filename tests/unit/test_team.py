@@ -475,3 +475,24 @@ def test_status_lines_name_what_each_count_counts(team_study, capsys):
         ).fetchone()[0]
     assert int(live.split()[0]) == n_live and int(anchor.split()[0]) > 0
     assert int(stored.split()[1]) >= n_live + int(anchor.split()[0])
+
+
+def test_report_carries_the_dealt_design_and_every_merge(team_study, tmp_path):
+    """Contract 5.5's `assignment` and `merges` keys: what was dealt, how far each counted rater
+    got, and each package merged (the report promised them and lacked them)."""
+    from annotator.services.reporting import build_study_report
+
+    out = tmp_path / "anaya.annot"
+    export_package(team_study, "anaya", out)
+    _work(out, 3, 0)
+    merge_package(team_study, out)
+    report = build_study_report(team_study, n_boot=20)
+    dealt = report["assignment"]
+    assert dealt["overlap"] == 2 and set(TEAM) <= set(dealt["raters"])
+    assert "ops-check" not in dealt["raters"]  # an operator is not counted
+    loads = [dealt["raters"][r]["assigned"] for r in TEAM]
+    assert min(loads) > 0 and max(loads) - min(loads) <= 1
+    assert dealt["raters"]["anaya"]["done"] >= 3 and dealt["raters"]["benito"]["done"] == 0
+    (merge,) = report["merges"]
+    assert merge["rater"] == "anaya" and merge["rows_added"]["judgements"] >= 3
+    assert len(merge["package_sha256"]) == 64
