@@ -1,4 +1,4 @@
-"""The committed reference reports of the shipped real data (TIFA, PandaLM) in exports/reference/.
+"""The committed reference reports of the shipped real data (TIFA, PandaLM) in docs/reference/.
 
     python tests/reference_reports.py          # regenerate them (after a change to the statistics)
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-OUT = REPO / "exports" / "reference"
+OUT = REPO / "docs" / "reference"
 N_BOOT, SEED = 1000, 0
 STUDIES = {
     "tifa": (

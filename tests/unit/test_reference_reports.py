@@ -1,4 +1,4 @@
-"""The committed reference reports (exports/reference/) are what the code publishes today:
+"""The committed reference reports (docs/reference/) are what the code publishes today:
 a change to any figure must come with `python tests/reference_reports.py` and its diff."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _normal(x):  # noqa: ANN001, ANN202 - JSON as written, read back
 def test_reference_report_figures_are_what_the_code_publishes(name, tmp_path):
     committed = ref.OUT / name / "report.json"
     assert committed.exists(), (
-        "run `python tests/reference_reports.py` and commit exports/reference/"
+        "run `python tests/reference_reports.py` and commit docs/reference/"
     )
     fresh = _normal(ref.report(name, tmp_path))
     assert fresh == _normal(json.loads(committed.read_text(encoding="utf-8"))), (
