@@ -11,8 +11,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import io
-import os
-import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from ..base.atomic import atomic_write_bytes
 from ..domain.errors import DiskFull, InputError, StudyReadOnly
 
 
@@ -183,19 +182,7 @@ class MediaStore:
         if dest.exists():
             return False
         with study_faults(str(self.root)):
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(
-                dir=dest.parent, prefix=f".{img.sha256[:12]}-", suffix=".tmp"
-            )
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(img.png)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, dest)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic_write_bytes(dest, img.png)
         return True
 
     def read(self, sha256: str) -> bytes:

@@ -1,7 +1,7 @@
 """Reports: the report dict (docs/design.md 5.5) -> JSON, CSV/Parquet tables, charts, HTML.
 
 Nothing here computes a statistic: every figure comes from the report dict built
-by `annotator.stats.report_model`. Every file is written atomically.
+by `annotator.stats.report_model`. Every file is written atomically (`annotator.base.atomic`).
 
 Names are imported lazily, so `annotator report --json` does not pay for
 matplotlib and pandas it does not use.
@@ -13,9 +13,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "atomic_open": "atomic",
-    "atomic_write_bytes": "atomic",
-    "atomic_write_text": "atomic",
     "agreement_table": "csv_report",
     "findings_table": "csv_report",
     "neutralise_cell": "csv_report",
@@ -34,7 +31,6 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .atomic import atomic_open, atomic_write_bytes, atomic_write_text  # noqa: F401
     from .csv_report import (  # noqa: F401
         agreement_table,
         findings_table,

@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..base.atomic import atomic_open
 from ..domain.text import FORMULA_PREFIXES, guard_cell
-from .atomic import atomic_open
 
 __all__ = [
     "FORMULA_PREFIXES",

@@ -23,8 +23,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader
 
+from ..base.atomic import atomic_write_text
 from . import charts as _charts
-from .atomic import atomic_write_text
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .view_adjudication import adjudication_view
 from .view_debiased import debiased_view

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write_text
+from ..base.atomic import atomic_write_text
 
 __all__ = ["to_json_text", "write_json", "read_json"]
 

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..base.atomic import atomic_open, atomic_write_bytes, atomic_write_text
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.rubric import format_value
@@ -30,7 +31,6 @@ from ..ingest.mapping import render_mapping
 from ..ingest.readers import read_jsonl
 from ..ingest.tables import read_csv
 from ..reports import label_studio_config as lsc
-from ..reports.atomic import atomic_open, atomic_write_bytes, atomic_write_text
 from ..reports.csv_report import CSV_OPTIONS, neutralise_frame
 from ..store import rows as R
 from ..store.exports import ItemRecord, item_records, judgement_records, pair_records, vote_records

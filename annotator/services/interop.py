@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+from ..base.atomic import atomic_write_text
 from ..domain.errors import InputError
 from ..ingest import label_studio, potato, prodigy
 from ..ingest.mapping import ToolImport, ToolJudgement, ToolVote, load_mapping
-from ..reports.atomic import atomic_write_text
 from ..store import corrections, imports
 from .study import Study
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..base.atomic import atomic_path
 from ..domain.errors import DamagedStudy, InputError
 from ..domain.ids import uuid7
 from ..store import answers as answer_store
@@ -61,9 +62,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
     content = store.read_content(study.db, rater, package_id)
     study_id = study.setting("study_id")
     scratch = out.with_name(f".{out.name}.{os.getpid()}.building")
-    final_tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     _remove_db_files(scratch)
-    final_tmp.unlink(missing_ok=True)
     try:
         with study_faults(str(out)):
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -79,16 +78,14 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
             )
         finally:
             dest.close()
-        with study_faults(str(out)):
+        with study_faults(str(out)), atomic_path(out) as final_tmp:
             conn = sqlite3.connect(scratch)
             try:
                 conn.execute("VACUUM INTO ?", (str(final_tmp),))
             finally:
                 conn.close()
-            os.replace(final_tmp, out)
     finally:
         _remove_db_files(scratch)
-        final_tmp.unlink(missing_ok=True)
     return Exported(out, rater, content.counts(), out.stat().st_size, content.local_items)
 
 

@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..reports.atomic import atomic_write_text
+from ..base.atomic import atomic_write_text
 from ..store.changes import data_version
 from .reporting import Progress, build_study_report
 from .study import Study

@@ -29,6 +29,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
+from ..base.atomic import atomic_path
 from ..domain.errors import DamagedStudy, InputError, NewerStudy, StudyError, StudyReadOnly
 from .faults import study_faults
 
@@ -232,8 +233,7 @@ def quick_check_file(db_path: Path) -> None:
 def backup_copy(db_path: Path, revision: str) -> Path:
     """A consistent copy of the study (SQLite's online backup), named for its old revision."""
     dest = db_path.with_name(f"{db_path.name}.bak-{revision}")
-    tmp = dest.with_name(dest.name + ".tmp")
-    with study_faults(str(dest)):
+    with study_faults(str(dest)), atomic_path(dest) as tmp:
         src = sqlite3.connect(str(db_path))
         try:
             dst = sqlite3.connect(str(tmp))
@@ -243,7 +243,6 @@ def backup_copy(db_path: Path, revision: str) -> Path:
                 dst.close()
         finally:
             src.close()
-        os.replace(tmp, dest)
     return dest
 
 

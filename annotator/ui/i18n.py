@@ -34,6 +34,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
+from ..base.atomic import atomic_path
+
 HERE = Path(__file__).resolve().parent / "translations"
 SOURCE_LANGUAGE = "en"
 LANGUAGES: dict[str, str] = {"en": "English", "es": "Español"}
@@ -84,13 +86,15 @@ def build_qm(ts: Path, qm: Path) -> bool:
     tool = _lrelease()
     if tool is None or not ts.exists():
         return False
-    qm.parent.mkdir(parents=True, exist_ok=True)
-    tmp = qm.with_name(qm.name + f".{os.getpid()}.tmp")
-    r = subprocess.run([tool, "-silent", str(ts), "-qm", str(tmp)], capture_output=True, text=True)
-    if r.returncode != 0 or not tmp.exists():
-        tmp.unlink(missing_ok=True)
+    try:
+        with atomic_path(qm) as tmp:
+            r = subprocess.run(
+                [tool, "-silent", str(ts), "-qm", str(tmp)], capture_output=True, text=True
+            )
+            if r.returncode != 0:
+                raise FileNotFoundError(tmp)  # lrelease failed: the old file stays
+    except FileNotFoundError:
         return False
-    os.replace(tmp, qm)
     return True
 
 

@@ -34,6 +34,8 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from ..base.atomic import atomic_write_text
+
 ENV_VAR = "ANNOTATOR_SETTINGS"
 MAX_RECENT = 10
 _ABSENT = object()
@@ -205,11 +207,7 @@ class AppSettings:
             current[action] = list(sequences)
         lines = ["# annotator key overrides: action = [keys] (see README, Keys)", "[keys]"]
         lines += [f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())]
-        p = self.keys_path
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        os.replace(tmp, p)  # atomic: a crash leaves the old file or the new one, never half
+        atomic_write_text(self.keys_path, "\n".join(lines) + "\n")
 
     # -- windows -------------------------------------------------------------------
     def geometry(self, name: str) -> bytes | None:

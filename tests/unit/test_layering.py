@@ -86,6 +86,17 @@ def test_domain_is_standard_library_only():
         assert not (_imports(p) & {"sqlite3", "socket"}), p.name
 
 
+def test_base_is_standard_library_only():
+    """base/ is the bottom layer every package may use: plumbing (atomic writes), no third party."""
+    import sys
+
+    for p in _files("base"):
+        third_party = {
+            m for m in _imports(p) if m not in sys.stdlib_module_names and m != "__future__"
+        }
+        assert not third_party, f"{p.name} imports {third_party}"
+
+
 def test_stats_does_no_io():
     allowed = {"numpy", "pandas", "scipy", "krippendorff"}
     import sys
@@ -102,21 +113,23 @@ def test_stats_does_no_io():
 
 
 RULES = {
+    "base": set(),
     "domain": set(),
     "stats": {"domain"},
-    "store": {"domain"},
-    "ingest": {"domain"},
-    "judge": {"domain"},
-    "reports": {"domain"},
-    "demo": {"domain"},
-    "services": {"store", "ingest", "stats", "judge", "reports", "demo", "domain"},
-    "ui": {"services", "domain"},
-    "cli": {"services", "domain", "ui"},
+    "store": {"domain", "base"},
+    "ingest": {"domain", "base"},
+    "judge": {"domain", "base"},
+    "reports": {"domain", "base"},
+    "demo": {"domain", "base"},
+    "services": {"store", "ingest", "stats", "judge", "reports", "demo", "domain", "base"},
+    "ui": {"services", "domain", "base"},
+    "cli": {"services", "domain", "ui", "base"},
 }
 
 
 def test_package_direction():
-    """ui/cli -> services -> store, ingest, stats, judge, reports, demo -> domain; no exceptions."""
+    """ui/cli -> services -> store, ingest, stats, judge, reports, demo -> domain; base (file
+    plumbing) under all but domain and stats, which do no I/O; no exceptions."""
     for sub, allowed in RULES.items():
         files = [PKG / "cli.py"] if sub == "cli" else _files(sub)
         for p in files:

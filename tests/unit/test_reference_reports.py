@@ -24,9 +24,7 @@ def _normal(x):  # noqa: ANN001, ANN202 - JSON as written, read back
 @pytest.mark.parametrize("name", sorted(ref.STUDIES))
 def test_reference_report_figures_are_what_the_code_publishes(name, tmp_path):
     committed = ref.OUT / name / "report.json"
-    assert committed.exists(), (
-        "run `python tests/reference_reports.py` and commit docs/reference/"
-    )
+    assert committed.exists(), "run `python tests/reference_reports.py` and commit docs/reference/"
     fresh = _normal(ref.report(name, tmp_path))
     assert fresh == _normal(json.loads(committed.read_text(encoding="utf-8"))), (
         "the report's figures changed: regenerate with `python tests/reference_reports.py` and review the diff"

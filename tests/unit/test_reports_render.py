@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from annotator.base.atomic import atomic_write_text, tmp_path_for
 from annotator.reports import (
     agreement_table,
     findings_table,
@@ -29,7 +30,6 @@ from annotator.reports import (
     write_html,
     write_json,
 )
-from annotator.reports.atomic import atomic_write_text, tmp_path_for
 from annotator.reports.charts import agreement_chart, bradley_terry_chart, drift_chart
 from annotator.reports.html_report import build_view
 
@@ -625,7 +625,7 @@ def test_atomic_write_failure_keeps_old_file_and_leaves_no_tmp(tmp_path: Path) -
     class Boom(RuntimeError):
         pass
 
-    from annotator.reports.atomic import atomic_open
+    from annotator.base.atomic import atomic_open
 
     with pytest.raises(Boom), atomic_open(path, "w") as fh:
         fh.write("half a report")

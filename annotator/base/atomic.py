@@ -1,27 +1,32 @@
-"""Atomic file writes: a report on disk is either the old one or the new one, never half.
+"""Atomic file writes: a file on disk is either the old one or the new one, never half.
 
 The content is written to a `.tmp` sibling in the same folder (so `os.replace`
 stays on one file system and is atomic), flushed and fsynced, then renamed over
 the target; the folder is fsynced so the rename itself survives a power cut.
 On any error the `.tmp` file is removed and the old target is untouched.
+
+One home for every writer (reports, exports, settings, key files, translations, rater
+packages, media files, study backups): `atomic_open` when the caller writes the bytes,
+`atomic_path` when something else fills a path (lrelease, SQLite's `VACUUM INTO` or backup).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_open", "tmp_path_for"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_open", "atomic_path", "tmp_path_for"]
 
 
 def tmp_path_for(path: str | os.PathLike[str]) -> Path:
-    """The `.tmp` sibling used while `path` is being written (pid-qualified so two
-    processes writing the same report do not write into each other's file)."""
+    """The `.tmp` sibling used while `path` is being written (qualified by process and thread so
+    two writers of the same file, e.g. two decoder threads storing one image, never share one)."""
     p = Path(path)
-    return p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    return p.with_name(f".{p.name}.{os.getpid()}-{threading.get_ident()}.tmp")
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -53,12 +58,39 @@ def atomic_open(
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = tmp_path_for(target)
-    kwargs = {} if "b" in mode else {"encoding": encoding, "newline": newline}
+    binary = "b" in mode
     try:
-        with open(tmp, mode, **kwargs) as fh:
+        with open(
+            tmp, mode, encoding=None if binary else encoding, newline=None if binary else newline
+        ) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(target.parent)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A `.tmp` path for something else to fill (a tool, SQLite's `VACUUM INTO` or backup); on a
+    clean exit the file is fsynced and replaces `path`. If the block raises, or leaves no file,
+    the target stays as it was and nothing is left behind (a missing file raises FileNotFoundError).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_path_for(target)
+    tmp.unlink(missing_ok=True)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
