@@ -14,7 +14,7 @@ Adding a kind = one `KindSpec` subclass registered in `KINDS` + its row class in
 every part of every kind. The statistics read only `level`, `values()` and `multi`.
 (Over 500 lines on purpose: each kind is one class, whatever it touches.)
 
-The anchor rule, decided once (README "What the numbers are"): an anchor answer
+The anchor rule, decided once (docs/statistics.md, "Anchors, one rule"): an anchor answer
 of "cannot judge" where the reference has an answer counts as NOT met (for
 calibration and for anchor accuracy alike: the anchor was chosen because it can
 be judged), and is left out of the drift deviation series (it has no

@@ -11,7 +11,7 @@ the cluster), and a new database of the same name gets a new tag: the raters of
 an old study never reach it (nor can they connect: CONNECT is granted to the
 group of this study only, and taken from PUBLIC).
 
-What a rater role may do is in the README's "Team server" table. In short: read
+What a rater role may do is in the "Team server" table of docs/team.md. In short: read
 what they are shown, insert their own answers, and nothing else. Every function a
 row rule calls is SECURITY DEFINER (it runs as the lead) with a fixed search_path
 and schema-qualified names, so neither a temporary table nor a same-named object

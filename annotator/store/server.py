@@ -58,7 +58,7 @@ def shown(url: URL | str) -> str:
     return u.set(drivername="postgresql").render_as_string(hide_password=True).replace(":***@", "@")
 
 
-POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; README)
+POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; docs/team.md)
 POOL_PEAK = 2  # more, opened only while one job nests a read in a write (a copy), closed after
 
 

@@ -36,7 +36,7 @@ _T0 = time.perf_counter()
 NO_DISPLAY = "no display: set DISPLAY, or use --headless for commands that need none"
 
 # What Qt 6's xcb platform plugin (and libQt6XcbQpa) load, by soname, and the Debian / Ubuntu
-# package that ships each (README "Installing the app").
+# package that ships each (docs/raters.md "Installing the app").
 XCB_LIBRARIES: dict[str, str] = {
     "libxcb.so.1": "libxcb1",
     "libX11.so.6": "libx11-6",

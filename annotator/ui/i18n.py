@@ -16,7 +16,7 @@ The language is the system locale's unless the app setting ``language`` names
 one ("en", "es"; "" or "system" follows the locale). Qt's own strings (key
 names such as "Space", standard dialogs) come from Qt's ``qtbase_<lang>.qm``.
 
-Report texts stay English (README "Screens"); rubric texts are per language in
+Report texts stay English (docs/raters.md, "Language"); rubric texts are per language in
 the rubric file (``Rubric.localized``).
 
 Public API: ``translate``, ``QT_TRANSLATE_NOOP``, ``LANGUAGES``, ``ts_path(lang)``,

@@ -16,7 +16,7 @@ for "cannot judge"). Zoom uses + / - and Ctrl+0 / Ctrl+1 because plain digits
 answer (an image view that has focus also takes plain 0 and 1).
 
 Users override bindings in a keys file (``keys.toml`` beside the settings file,
-see README "Keys"): ``action = ["Key", ...]``. A clash (two actions of contexts
+see docs/raters.md "Keys"): ``action = ["Key", ...]``. A clash (two actions of contexts
 active together on one key) keeps the action declared first here and is
 reported, with unknown actions and unreadable keys, in ONE line at start-up
 (``Keymap.problems()``), never dropped silently.

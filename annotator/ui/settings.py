@@ -4,7 +4,7 @@ window geometry, the last rater per study.
 Stored with QSettings. Tests (and anyone who wants a portable profile) point it
 at an INI file with the ANNOTATOR_SETTINGS environment variable or the `path`
 argument, so nothing leaks into the user's real profile. Key overrides live in
-a file a person edits, ``keys.toml`` beside the settings file (README "Keys"),
+a file a person edits, ``keys.toml`` beside the settings file (docs/raters.md "Keys"),
 written atomically (a temp file renamed over it) when the app changes it.
 
 Public API: ``AppSettings(path: str | Path | None = None)`` with
@@ -19,7 +19,7 @@ Public API: ``AppSettings(path: str | Path | None = None)`` with
 ``value(key, default=None)``, ``set_value(key, value)``, ``sync()``, ``path``,
 ``problems() -> list[str]``, ``problem_line() -> str | None``.
 
-A settings file is a person's to edit (README "Keys"), so nothing in it may stop the app: a
+A settings file is a person's to edit (docs/raters.md "Keys"), so nothing in it may stop the app: a
 value of the wrong shape (``recent_studies="5"``), one that is not JSON, or one nested past
 any use is ignored, the default used, and named in ONE line at start-up (``problem_line``).
 """

@@ -1,5 +1,5 @@
 """Every screen of the app, reached as a person reaches it, for the walks that look at all of them
-(translation, accessibility, contrast) and for the README's screenshots.
+(translation, accessibility, contrast) and for the screenshots of the README and docs/raters.md.
 
 ``walk_screens(qtbot, folder)`` yields ``(name, window)`` with the window showing that screen
 and settled: the empty start page, the start page of a study (lead), the label view, the

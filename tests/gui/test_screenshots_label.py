@@ -1,7 +1,7 @@
 """Screenshots of the main window and the label view (gate+scale rubric and an
 editing case with inputs and mask), saved to the `screenshot_dir` (a temp folder
-unless `--screenshots DIR`; the README's are refreshed with
-`--screenshots packaging/screenshots`)."""
+unless `--screenshots DIR`; the copies in the README and docs/raters.md are refreshed
+with `--screenshots packaging/screenshots`, CONTRIBUTING.md)."""
 
 from __future__ import annotations
 

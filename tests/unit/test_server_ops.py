@@ -280,7 +280,7 @@ def test_a_migration_grants_the_rater_roles_again(pg_server, tmp_path):
 def test_backup_restore_with_roles_and_the_dump_before_a_migration(
     pg_server, tmp_path, monkeypatch
 ):
-    """The README's backup: `pg_dump` of the study (and the roles, which pg_dump leaves out:
+    """The backup of docs/team.md ("Team server", Backups): `pg_dump` of the study (and the roles, which pg_dump leaves out:
     `pg_dumpall --roles-only` / `annotator roles --print`), restored into a new database, roles
     applied there, a rater role labels in it. And a migration dumps the study first."""
     import subprocess

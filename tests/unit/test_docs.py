@@ -1,0 +1,240 @@
+"""The docs match the code (issue 26 point 12): the README is a tour under 250 lines whose first
+two commands are the ones CI runs, every relative link of the docs resolves, and the "Where a
+change starts" table of docs/architecture.md is held to the code: each path it names exists, it
+names the one registry of each extensible thing, and everything registered there is found in
+each place the table says (so a kind, import format, report section or setting registered in one
+place only fails here). The walk of one answer names functions that exist where it says."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from annotator.cli import build_parser
+from annotator.domain.errors import InputError
+from annotator.domain.kinds import KINDS as METRIC_KINDS
+from annotator.services import importers
+from annotator.services.import_kinds import KINDS as IMPORT_KINDS
+from annotator.services.study import DEFAULT_SETTINGS, check_setting
+from annotator.ui.metric_rows import ROWS
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+DOCS = [README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def _prose(text: str) -> str:
+    """The text outside fenced code blocks (a `[x](y)` in code is not a link)."""
+    return FENCE.sub("", text)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    return {
+        _slug(m.group(1))
+        for m in re.finditer(r"^#{1,6} (.+)$", _prose(path.read_text(encoding="utf-8")), re.M)
+    }
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under a heading, up to the next heading of its level or above."""
+    m = re.search(rf"^(#+) {re.escape(heading)}\n", text, re.M)
+    assert m, f"no section '{heading}'"
+    body = text[m.end() :]
+    end = re.search(rf"^#{{1,{len(m.group(1))}}} ", body, re.M)
+    return body[: end.start()] if end else body
+
+
+def test_readme_is_a_tour_under_250_lines() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 250, f"README.md has {len(lines)} lines: move detail into docs/"
+
+
+def test_readme_first_two_commands_are_install_run_and_test() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"^```bash\n(.*?)^```", text, re.S | re.M)
+    assert block, "README.md: no bash block"
+    first_two = [line.split("#")[0].strip() for line in block.group(1).splitlines()[:2]]
+    assert first_two == [
+        "pip install -e . && annotator demo",
+        'pip install -e ".[test]" && python -m pytest --all',
+    ]
+    # CI runs the test command verbatim (.ci/run says so): the two must not drift apart
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert first_two[1] in ci
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(doc: Path) -> None:
+    bad = []
+    for target in LINK.findall(_prose(doc.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (doc.parent / path).resolve() if path else doc
+        if not dest.exists():
+            bad.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            bad.append(f"{target}: no heading '#{anchor}' in {dest.relative_to(ROOT)}")
+    assert not bad, f"{doc.relative_to(ROOT)}: " + "; ".join(bad)
+
+
+def _change_table() -> dict[str, str]:
+    """The rows of "Where a change starts": {what to add: the rest of the row}."""
+    section = _section(ARCHITECTURE.read_text(encoding="utf-8"), "Where a change starts")
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 3 and not set(cells[0]) <= {"-"}:
+            rows[cells[0]] = " | ".join(cells[1:])
+    rows.pop("to add", None)
+    return rows
+
+
+def test_change_table_paths_exist() -> None:
+    rows = _change_table()
+    assert rows, "docs/architecture.md: no 'Where a change starts' table"
+    missing = []
+    for row in rows.values():
+        for token in re.findall(r"`([^`]+)`", row):
+            if "/" in token and token.split("/")[0] in ("annotator", "tests", "docs"):
+                if not list(ROOT.glob(token)):
+                    missing.append(token)
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+def test_change_table_names_each_registry() -> None:
+    rows = _change_table()
+    expected = {
+        "a metric kind": [
+            "`annotator/domain/kinds.py`",
+            "`KINDS`",
+            "`annotator/ui/metric_rows.py`",
+        ],
+        "an import format": ["`annotator/services/import_kinds.py`", "`_RUNS`"],
+        "a report statistic": ["`annotator/stats/report_model.py`", "`annotator/reports/`"],
+        "a study setting": ["`annotator/services/study.py`", "`DEFAULT_SETTINGS`"],
+    }
+    for what, names in expected.items():
+        assert what in rows, f"docs/architecture.md: no row '{what}'"
+        for name in names:
+            assert name in rows[what], f"docs/architecture.md, row '{what}': {name} not named"
+
+
+def test_every_metric_kind_has_its_row_class() -> None:
+    """A kind in domain/kinds.KINDS without its row class in ui/metric_rows.ROWS (or the reverse)."""
+    assert set(ROWS) == set(METRIC_KINDS)
+
+
+def test_every_import_format_is_run_offered_and_documented() -> None:
+    runs = importers._RUNS  # noqa: SLF001 - the table this test holds to import_kinds.KINDS
+    assert set(runs) == set(IMPORT_KINDS)
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    kind = next(a for a in sub.choices["import"]._actions if a.dest == "kind")  # noqa: SLF001
+    assert set(kind.choices) == set(IMPORT_KINDS)
+    text = "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
+    undocumented = [k for k in IMPORT_KINDS if f"annotator import {k} " not in text]
+    assert not undocumented, (
+        f"no `annotator import NAME` line in README.md or docs/: {undocumented}"
+    )
+
+
+def _report_keys() -> list[str]:
+    """The top-level keys build_report puts in the report (its `report = {...}` and
+    `report["..."] = ...` statements)."""
+    tree = ast.parse((ROOT / "annotator" / "stats" / "report_model.py").read_text("utf-8"))
+    build = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "build_report"
+    )
+    keys: list[str] = []
+    for node in ast.walk(build):
+        if isinstance(node, ast.Assign):
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id == "report":
+                assert isinstance(node.value, ast.Dict)
+                keys += [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "report"
+                and isinstance(target.slice, ast.Constant)
+            ):
+                keys.append(target.slice.value)
+    return keys
+
+
+def test_every_report_section_is_rendered() -> None:
+    """A statistic placed in the report by stats/report_model.py is read by reports/ (JSON alone
+    is not a rendering: the HTML view or the CSV tables must name it)."""
+    keys = _report_keys()
+    assert {"metrics", "findings", "summary", "debiased"} <= set(keys)
+    reports = ROOT / "annotator" / "reports"
+    rendering = "\n".join(
+        p.read_text(encoding="utf-8")
+        for p in sorted(reports.rglob("*"))
+        if p.is_file() and p.suffix in (".py", ".j2") and p.name != "json_report.py"
+    )
+    unread = [k for k in keys if not re.search(rf"[\"'.]{k}\b", rendering)]
+    assert not unread, f"report sections no file under annotator/reports/ renders: {unread}"
+
+
+def test_every_setting_is_checked_read_and_listed() -> None:
+    section = _section(
+        (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8"), "Settings of a study"
+    )
+    source = "\n".join(
+        p.read_text(encoding="utf-8")
+        for p in sorted((ROOT / "annotator").rglob("*.py"))
+        if p.name != "study.py"
+    )
+    for key, default in DEFAULT_SETTINGS.items():
+        check_setting(key, default)  # a setting check_setting does not know would pass anything
+        assert f"`{key}`" in section, f"docs/statistics.md 'Settings of a study' lacks `{key}`"
+        assert f'"{key}"' in source, f"setting '{key}' is read nowhere outside services/study.py"
+
+
+def test_check_setting_knows_every_setting() -> None:
+    """check_setting refuses a wrong type for every setting (none is passed through unchecked)."""
+    for key in DEFAULT_SETTINGS:
+        with pytest.raises(InputError, match=key):
+            check_setting(key, ["a list fits no setting"])
+
+
+WALK_LINE = re.compile(r"^\s+(annotator/\S+\.py)\s+([A-Za-z_][\w.]*)", re.M)
+
+
+def test_walk_of_one_answer_names_what_exists() -> None:
+    walk = _section(ARCHITECTURE.read_text(encoding="utf-8"), "The walk of one answer")
+    steps = WALK_LINE.findall(walk)
+    assert len(steps) >= 15, "docs/architecture.md: the walk of one answer lost its steps"
+    for path, dotted in steps:
+        file = ROOT / path
+        assert file.exists(), f"docs/architecture.md walk: no file {path}"
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        scope: list[ast.stmt] = tree.body
+        for name in dotted.split("."):
+            found = next((n for n in scope if _defines(n, name)), None)
+            assert found is not None, f"docs/architecture.md walk: {dotted} is not in {path}"
+            scope = found.body if isinstance(found, ast.ClassDef) else []
+
+
+def _defines(node: ast.stmt, name: str) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Name) and node.target.id == name
+    return False
