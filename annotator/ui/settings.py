@@ -205,7 +205,7 @@ class AppSettings:
             current.pop(action, None)
         else:
             current[action] = list(sequences)
-        lines = ["# annotator key overrides: action = [keys] (see README, Keys)", "[keys]"]
+        lines = ["# annotator key overrides: action = [keys] (see docs/raters.md, Keys)", "[keys]"]
         lines += [f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())]
         atomic_write_text(self.keys_path, "\n".join(lines) + "\n")
 
