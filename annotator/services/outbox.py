@@ -19,10 +19,11 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
+from ..base.location import PACKAGE_SUFFIX
 from ..store import packages as package_store
 from ..store.db import StudyDB
 from .packages import export_package, merge_package
-from .study import PACKAGE_SUFFIX, Study
+from .study import Study
 
 
 def outbox_folder() -> Path:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..base.atomic import atomic_path
+from ..base.location import PACKAGE_SUFFIX
 from ..domain.errors import DamagedStudy, InputError
 from ..domain.ids import uuid7
 from ..store import answers as answer_store
@@ -19,7 +20,7 @@ from ..store.blobs import verify_blobs
 from ..store.db import StudyDB
 from ..store.engine import SQLITE_HEADER, head_revision
 from ..store.faults import study_faults
-from .study import PACKAGE_SUFFIX, Study
+from .study import Study
 
 
 @dataclass(frozen=True)

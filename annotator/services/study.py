@@ -98,9 +98,6 @@ def check_setting(key: str, value: Any) -> None:
             raise bad('null or thresholds by figure, e.g. {"verdict_pass_rate": 0.7}')
 
 
-PACKAGE_SUFFIX = ".annot"
-
-
 class Study:
     """One study, wherever it lives: a folder (`study.sqlite` + `media/`), a rater package
     (one `.annot` file, media inside), or (later) a database server."""

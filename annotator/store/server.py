@@ -16,16 +16,15 @@ from sqlalchemy import URL, Engine, create_engine, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from ..base.location import is_server_url, without_password
 from ..domain.errors import InputError, StudyError
 from .engine import busy_timeout_ms, decide
 from .faults import study_faults
 from .server_migrate import backup_before_migration, upgrade_live
 
-SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
-
 
 def is_server(location: object) -> bool:
-    return isinstance(location, str) and location.startswith(SCHEMES)
+    return is_server_url(location)
 
 
 def server_url(text: str) -> URL:
@@ -55,7 +54,7 @@ def server_url(text: str) -> URL:
 def shown(url: URL | str) -> str:
     """The URL as it may be printed, logged or remembered: never with its password."""
     u = server_url(url) if isinstance(url, str) else url
-    return u.set(drivername="postgresql").render_as_string(hide_password=True).replace(":***@", "@")
+    return without_password(u.set(drivername="postgresql").render_as_string(hide_password=False))
 
 
 POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; docs/team.md)

@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..base.location import as_location
 from . import keep_none_alive
 
 _T0 = time.perf_counter()
@@ -218,12 +219,7 @@ def run_app(
 
     settings = AppSettings()
     install_language(app, settings)
-    location = (
-        study
-        if study is None
-        or str(study).startswith(("postgresql://", "postgresql+psycopg://", "postgres://"))
-        else Path(study)
-    )
+    location = None if study is None else as_location(study)
     window = MainWindow(
         settings, study=location, rater=rater, mode=mode, default_rater=default_rater
     )

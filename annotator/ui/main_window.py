@@ -61,6 +61,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..base.location import as_location, is_server_url
 from ..domain.records import RaterInfo
 from . import i18n
 from .i18n import translate
@@ -83,7 +84,6 @@ ALL_MODES = MODES  # the start page's buttons and the Mode menu list the same vi
 HELP_CONTEXT = {"dashboard": "dashboard", "calibration": "label", "review": "review"}
 LEAD_ACTIONS = ("add_rater", "leave_rater", *(f"mode_{m}" for m in sorted(LEAD_MODES)))
 SYNC_EVERY_MS = 15_000
-PACKAGE_SUFFIX = ".annot"
 
 
 def has_view(mode: str) -> bool:
@@ -110,11 +110,7 @@ def rubrics_dir() -> str:
 
 
 def is_url(location: str | Path) -> bool:
-    return str(location).startswith(("postgresql://", "postgresql+psycopg://", "postgres://"))
-
-
-def as_location(location: str | Path) -> str | Path:
-    return str(location) if is_url(location) else Path(location)
+    return is_server_url(str(location))
 
 
 def _open_job(location: str | Path) -> Any:  # database worker

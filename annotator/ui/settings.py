@@ -35,6 +35,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings
 
 from ..base.atomic import atomic_write_text
+from ..base.location import StudyLocation, as_location
 
 ENV_VAR = "ANNOTATOR_SETTINGS"
 MAX_RECENT = 10
@@ -65,24 +66,12 @@ _SHAPES: dict[str, tuple[Any, str]] = {
     "dashboard_live": (lambda v: isinstance(v, bool), "true or false"),
     "adjudicator": (lambda v: v is None or isinstance(v, str), "a name"),
 }
-_URL_PREFIXES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 
 
 def location_key(location: str | Path) -> str:
     """How a study is remembered: a resolved path, or a server URL as given (never with a
     password: the caller passes ``snapshot.where``, and a password is cut here as well)."""
-    text = str(location)
-    if text.startswith(_URL_PREFIXES):
-        scheme, _, rest = text.partition("://")
-        creds, at, host = rest.rpartition("@")
-        if at and ":" in creds:
-            creds = creds.split(":", 1)[0]
-        return f"{scheme}://{creds}{at}{host}"
-    return str(Path(location).resolve())
-
-
-def as_location(text: str) -> Path | str:
-    return text if text.startswith(_URL_PREFIXES) else Path(text)
+    return StudyLocation.parse(location).key
 
 
 class AppSettings:
