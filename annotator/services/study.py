@@ -8,6 +8,7 @@ from typing import Any
 
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric, load_rubric, parse_rubric
+from ..domain.settings import DEFAULT_SETTINGS
 from ..domain.text import check_visible
 from ..ingest import anchors as anchor_ingest
 from ..ingest import folder as folder_ingest
@@ -24,19 +25,6 @@ from ..store.server import is_server, server_url, shown
 from .resources import resolve_rubric, rubric_text
 
 DB_NAME = "study.sqlite"
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "anchor_every": 15,
-    "min_count_for_share": 10,
-    "pair_raters_per_pair": 3,
-    "pair_question": "Which output better meets the prompt and criteria?",
-    "qualification": {"gate_exact": 0.9, "scale_within_one": 0.8},
-    "release_gate": None,
-    "release_gate_min_cases": 5,  # a release gate decides nothing on fewer cases or items
-    "release_gate_min_items": 30,
-    "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
-    "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
-    "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
-}
 
 
 def _regrant_after_migration(study: Study) -> None:

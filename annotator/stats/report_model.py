@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.settings import setting
 from .adjudication import adjudication_section
 from .alt_test import judge_alt_tests
 from .answers import human_answers, item_table, judge_answers
@@ -59,7 +60,7 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
             raise
         return _empty_pairwise("pairwise figures not computed (pairwise module not available)")
     return pairwise_section(
-        frames, n_boot=n_boot, seed=seed, min_count=frames.settings.get("min_count_for_share", 10)
+        frames, n_boot=n_boot, seed=seed, min_count=setting(frames.settings, "min_count_for_share")
     )
 
 
@@ -87,7 +88,7 @@ def build_report(
     raters in general too. Raises ValueError when n_boot is not a whole number >= 1.
     """
     n_boot = check_n_boot(n_boot)
-    min_count = int(frames.settings.get("min_count_for_share", 10))
+    min_count = int(setting(frames.settings, "min_count_for_share"))
     specs = metric_specs(frames.rubric)
     items = item_table(frames)
     human = human_answers(frames, specs, items)
@@ -112,8 +113,8 @@ def build_report(
             detail["views"],
             h,
             nominal=spec.nominal,
-            epsilon=float(frames.settings.get("alt_test_epsilon", 0.1)),
-            min_items=int(frames.settings.get("alt_test_min_items", 30)),
+            epsilon=float(setting(frames.settings, "alt_test_epsilon")),
+            min_items=int(setting(frames.settings, "alt_test_min_items")),
         ).items():
             sec["judges"][name].update(alt)
         sec["label"] = _label(spec)
@@ -164,9 +165,9 @@ def build_report(
             n_boot=n_boot,
             seed=seed,
             min_count=min_count,
-            release_gate=frames.settings.get("release_gate"),
-            min_cases=int(frames.settings.get("release_gate_min_cases", 5)),
-            min_items=int(frames.settings.get("release_gate_min_items", 30)),
+            release_gate=setting(frames.settings, "release_gate"),
+            min_cases=int(setting(frames.settings, "release_gate_min_cases")),
+            min_items=int(setting(frames.settings, "release_gate_min_items")),
         ),
         "debiased": debiased_section(
             items, human, judged, specs, frames.settings, min_labelled=min_count

@@ -1,0 +1,35 @@
+"""A study's settings and their defaults: the one table every layer reads.
+
+The defaults were written twice, here (then in services/study.py) and inline wherever a statistic
+read a setting (`settings.get("alt_test_epsilon", 0.1)`), so a changed default changed only some
+figures. `setting` reads one key with its default from this table; the checks of a value a lead
+sets stay in services/study.py `check_setting` (they name the CLI's key in their one line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["DEFAULT_SETTINGS", "setting"]
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "anchor_every": 15,
+    "min_count_for_share": 10,
+    "pair_raters_per_pair": 3,
+    "pair_question": "Which output better meets the prompt and criteria?",
+    "qualification": {"gate_exact": 0.9, "scale_within_one": 0.8},
+    "release_gate": None,
+    "release_gate_min_cases": 5,  # a release gate decides nothing on fewer cases or items
+    "release_gate_min_items": 30,
+    "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
+    "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
+    "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
+}
+
+
+def setting(settings: Mapping[str, Any], key: str) -> Any:
+    """`key`'s value in `settings`, else its default; an unknown key is a bug (KeyError)."""
+    default = DEFAULT_SETTINGS[key]
+    value = settings.get(key)
+    return default if value is None else value
