@@ -27,7 +27,7 @@ from typing import Any
 
 from ..base.atomic import atomic_write_text
 from ..store.changes import data_version
-from .reporting import Progress, build_study_report
+from .reporting import Progress, build_study_report, team_record
 from .study import Study
 
 CACHE_DIR = ".cache"
@@ -143,7 +143,9 @@ def cached_study_report(
     if kept is not None:
         if progress:
             progress("figures unchanged since the last report: read from the cache")
-        return kept, True
+        # the team's record is read fresh, as the dashboard's team section is: a report kept by
+        # the dashboard has none, and dealing work changes it without changing a figure
+        return {**kept, **team_record(study)}, True
     path = cache_file(study, n_boot, seed)
     key = _key(study) if path is not None else None  # before reading: never newer than the data
     report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)

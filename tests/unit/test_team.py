@@ -496,3 +496,18 @@ def test_report_carries_the_dealt_design_and_every_merge(team_study, tmp_path):
     (merge,) = report["merges"]
     assert merge["rater"] == "anaya" and merge["rows_added"]["judgements"] >= 3
     assert len(merge["package_sha256"]) == 64
+
+
+def test_a_cached_report_carries_the_team_record_of_now(team_study, tmp_path):
+    """The report cache (or the dashboard's kept report) never serves an old or missing
+    `assignment` / `merges`: a package merged after the figures were kept shows in the next report."""
+    from annotator.services.report_cache import cached_study_report
+
+    first, _ = cached_study_report(team_study, n_boot=20, seed=4)
+    assert first["merges"] == []
+    out = tmp_path / "benito.annot"
+    export_package(team_study, "benito", out)
+    merge_package(team_study, out)  # nothing answered: no figure changes, the record does
+    again, from_cache = cached_study_report(team_study, n_boot=20, seed=4)
+    assert from_cache and [m["rater"] for m in again["merges"]] == ["benito"]
+    assert again["assignment"]["overlap"] == 2
