@@ -58,6 +58,12 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         )
     gate = as_dict(s.get("release_gate"))
     return {
+        # what is known first, then what data would decide the rest (stats/next_steps.py)
+        "known": [str(as_dict(e).get("text") or "") for e in s.get("known") or []],
+        "to_decide": [
+            (str(as_dict(e).get("text") or ""), str(as_dict(e).get("command") or ""))
+            for e in s.get("to_decide") or []
+        ],
         "judges": judges,
         "generators": ranking,
         "rubric_figure": str(g.get("rubric_figure") or "").replace("_", " "),

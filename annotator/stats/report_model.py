@@ -23,7 +23,7 @@ from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
-from .debiased import debiased_section, debiased_summary
+from .debiased import debiased_section
 from .findings import (
     baseline_summary,
     contradictions,
@@ -202,6 +202,5 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
-    report["summary"] = build_summary(report)
-    report["summary"]["debiased"] = debiased_summary(report["debiased"])
+    report["summary"] = build_summary(report)  # its `debiased` part too
     return jsonable(report)

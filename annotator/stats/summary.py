@@ -19,7 +19,11 @@ figures the report already holds:
   generators section).
 - raters needing attention: drift flagged on anchors, or a competence whose
   upper bound is below the median competence of the other raters on a metric
-  where the others are mostly competent (see competence.low_competence).
+  where the others are mostly competent, on an interval no wider than 0.5 (see
+  competence.low_competence).
+- `known` and `to_decide` lead: what the figures above say for sure (a lenient judge with its
+  interval), and the data that would decide the rest, with numbers and the command that deals
+  it (stats/next_steps.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from __future__ import annotations
 from typing import Any
 
 from .competence import low_competence
+from .debiased import debiased_summary
+from .next_steps import ci_text as _ci
+from .next_steps import known, to_decide
+from .next_steps import num_text as _f
 
 VERDICTS = ("replaceable", "inside_human_spread", "not_trustworthy", "undetermined")
 GLOSSARY = {
@@ -44,19 +52,6 @@ GLOSSARY = {
     "release gate": "a generator passes only if the lower end of each named figure's "
     "interval reaches the study's threshold",
 }
-
-
-def _f(x: Any, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
-
-
-def _ci(fig: Any, digits: int = 2) -> str:
-    """ "0.41 [0.30, 0.52]", or the estimate with "(no interval)"."""
-    fig = fig if isinstance(fig, dict) else {}
-    est = fig.get("estimate")
-    if fig.get("low") is None or fig.get("high") is None:
-        return f"{_f(est, digits)} (no interval)"
-    return f"{_f(est, digits)} [{_f(fig['low'], digits)}, {_f(fig['high'], digits)}]"
 
 
 def _kappa_above_zero(hr: dict[str, Any]) -> bool:
@@ -307,12 +302,21 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def build_summary(report: dict[str, Any]) -> dict[str, Any]:
-    """The `summary` key of a finished report dict."""
+    """The `summary` key of a finished report dict: what is known first, then what data would
+    decide the rest (stats/next_steps.py), then the parts they are read from."""
+    judges = _judges(report)
+    generators = _generators(report)
+    gate = _release_gate(report)
+    raters = _raters(report)
+    debiased = debiased_summary(report.get("debiased") or {})
     return {
-        "judges": _judges(report),
-        "generators": _generators(report),
-        "release_gate": _release_gate(report),
-        "raters_needing_attention": _raters(report),
+        "known": known(report, judges, generators, gate, raters, debiased),
+        "to_decide": to_decide(report, judges, generators, gate),
+        "judges": judges,
+        "generators": generators,
+        "release_gate": gate,
+        "raters_needing_attention": raters,
+        "debiased": debiased,
         "glossary": GLOSSARY,
     }
 
