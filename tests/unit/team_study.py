@@ -58,21 +58,22 @@ def rater_answer(rater: str, item_id: str) -> dict[str, Any]:
         a["layout_hierarchy"] = min(5, max(0, a["layout_hierarchy"] + step))
     if (case * 3 + gen + r) % 4 == 0:
         a["ui_affordance"] = min(5, max(0, a["ui_affordance"] + (1 if r == 2 else -1)))
-    if rater == "cy" and gen == 2 and case == 0:  # one rare tag, by one rater once
+    if rater == "cy" and gen == 2 and case < 2:  # a tag one rater sees and the others do not
         a["failure_tags"] = [*a["failure_tags"], "broken_layout"]
     a["reason"] = f"{rater} on {item_id}"
     return a
 
 
-def lenient_answer(item_id: str, metric: str, lenient_by: int) -> Any:
-    """The judge: PASS on every gate, scales `lenient_by` above the truth (at most 5), no tags."""
+def lenient_answer(item_id: str, metric: str, lenient_by: int, tags: bool = True) -> Any:
+    """The judge: PASS on every gate, scales `lenient_by` above the truth (at most 5), no tags
+    (no score at all on the tags unless `tags`)."""
     t = _truth(item_id)
     if metric in ("instruction_following", "text_rendering"):
         return "PASS"
     if metric in ("layout_hierarchy", "ui_affordance"):
         return min(5, t[metric] + lenient_by)
     if metric == "failure_tags":
-        return ""
+        return "" if tags else None
     return None
 
 
@@ -83,10 +84,11 @@ def build_team_study(
     overlap: int = 2,
     judge: str = "lenient-judge",
     lenient_by: int = 2,
+    judge_tags: bool = True,
 ) -> Study:
     """`n_cases` x 3 generators items (12 by default), 3 raters at `overlap`, every rater's items
-    answered through a label session, and the lenient judge's scores imported on every item.
-    The caller closes the study."""
+    answered through a label session, and the lenient judge's scores imported on every item
+    (on the failure tags too unless not `judge_tags`). The caller closes the study."""
     src = folder.parent / f"{folder.name}-src"
     src.mkdir(parents=True)
     study = Study.create(folder, REPO / "rubrics" / "ui_mockup.toml")
@@ -102,7 +104,7 @@ def build_team_study(
     rows = ["item_id,judge,metric,value"]
     for item_id in item_ids:
         for m in study.rubric.metrics:
-            value = lenient_answer(item_id, m.key, lenient_by)
+            value = lenient_answer(item_id, m.key, lenient_by, judge_tags)
             if value is not None:
                 rows.append(f"{item_id},{judge},{m.key},{value}")
     path = src / f"{judge}.csv"
