@@ -10,8 +10,9 @@ known
      severe, tags more or less often), per judge and direction, every metric with its interval;
   2. a judge's decided verdicts (replaceable, inside the human spread, not trustworthy);
   3. how far a judge's own generator figures were off, where a random human sample shows it
-     (`summary.debiased.off_by`, the error interval excluding 0);
-  4. generators a test separates (the rank rule of the summary), with the paired difference;
+     (`summary.debiased.off_by`, the error interval excluding 0), with the sign in the verb;
+  4. generators the debiased figures separate (intervals that do not overlap), then those the
+     humans' paired difference separates (the rank rule of the summary);
   5. the release gate's decided verdicts;
   6. raters flagged (drift, a standing offset, a competence clearly below the others').
 
@@ -166,28 +167,74 @@ def _decided_verdicts(judges: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def _debiased_known(debiased: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = [r for r in debiased.get("off_by") or [] if r.get("clear")]
-    if not rows:
+def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judge's own generator figures off by a clear amount (`summary.debiased.off_by`, the
+    error interval excluding 0), said with the sign in the verb and the size as a positive
+    interval: "the judge J understates gen-b's pass rate by 0.12 [0.05, 0.19]"."""
+    kinds = (report.get("debiased") or {}).get("figures") or {}
+    out = []
+    for r in debiased.get("off_by") or []:
+        err = r.get("judge_minus_humans") or {}
+        if not r.get("clear") or err.get("low") is None:
+            continue
+        over = err["estimate"] > 0
+        lo, hi = (err["low"], err["high"]) if over else (-err["high"], -err["low"])
+        name, gen = str(r.get("figure")), r.get("generator")
+        what = (
+            f"{gen}'s pass rate"
+            if name == "verdict_pass_rate"
+            else f"{gen}'s {kinds.get(name, 'figure')} on {name.replace('_', ' ')}"
+        )
+        text = (
+            f"The judge {r.get('judge')} {'overstates' if over else 'understates'} {what} by "
+            f"{abs(err['estimate']):.2f} [{lo:.2f}, {hi:.2f}] (its own figure minus the humans' "
+            "on the random sample)"
+        )
+        if (r.get("debiased") or {}).get("low") is not None:
+            text += f"; debiased {ci_text(r['debiased'])}"
+        out.append(
+            {
+                "text": text,
+                "figures": [
+                    {k: r.get(k) for k in ("judge", "generator", "figure", "judge_minus_humans")}
+                ],
+            }
+        )
+    return out
+
+
+def _debiased_order(generators: dict[str, Any]) -> list[dict[str, Any]]:
+    """Generators the debiased figure separates (intervals that do not overlap)."""
+    if generators.get("ranked_by") != "debiased":
         return []
+    rows = [
+        r
+        for r in generators.get("ranking") or []
+        if (r.get("debiased") or {}).get("low") is not None
+    ]
+    pairs = [(h, g) for h in rows for g in rows if h["debiased"]["low"] > g["debiased"]["high"]]
+    if not pairs:
+        return []
+    label = str(generators.get("rubric_figure") or "").replace("_", " ")
     return [
         {
-            "text": line,
+            "text": f"On the debiased {label} (the judge {generators.get('debiased_judge')} "
+            "corrected by the random human sample): "
+            + "; ".join(
+                f"{h['generator']} {ci_text(h['debiased'])} is above {g['generator']} "
+                f"{ci_text(g['debiased'])}"
+                for h, g in pairs
+            ),
             "figures": [
-                {k: r.get(k) for k in ("judge", "generator", "figure", "judge_minus_humans")}
+                {
+                    "above": h["generator"],
+                    "below": g["generator"],
+                    "above_figure": h["debiased"],
+                    "below_figure": g["debiased"],
+                }
+                for h, g in pairs
             ],
         }
-        for r, line in zip(rows, _clear_lines(debiased), strict=False)
-    ]
-
-
-def _clear_lines(debiased: dict[str, Any]) -> list[str]:
-    """The sentences of the clear errors, in the order of `off_by` (the lines of the debiased
-    summary that name one: "overstates" or "understates")."""
-    return [
-        line
-        for line in debiased.get("lines") or []
-        if " overstates " in line or " understates " in line
     ]
 
 
@@ -248,7 +295,8 @@ def known(
 ) -> list[dict[str, Any]]:
     """What the report can say for sure, most telling first (rules 1-6 of the module)."""
     labels = _labels(report)
-    out = _systematic(report, labels) + _decided_verdicts(judges) + _debiased_known(debiased)
+    out = _systematic(report, labels) + _decided_verdicts(judges)
+    out += _debiased_known(report, debiased) + _debiased_order(generators)
     out += _separated(generators, report) + _gate_known(gate)
     for r in raters:
         out.append(

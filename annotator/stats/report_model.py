@@ -32,7 +32,7 @@ from .findings import (
     systematic,
 )
 from .frames import StudyFrames
-from .generators import generator_section
+from .generators import debiased_release_gate, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
 from .raters import rater_section
@@ -202,5 +202,8 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
+    gate = frames.settings.get("release_gate") or {}
+    if gate.get("source") == "debiased":  # the gate on the debiased lower bounds (issue 25.4)
+        debiased_release_gate(report["generators"], report["debiased"], gate.get("judge"))
     report["summary"] = build_summary(report)  # its `debiased` part too
     return jsonable(report)

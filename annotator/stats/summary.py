@@ -231,6 +231,17 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
                 "release_gate": (by_gen.get(g) or {}).get("release_gate"),
             }
         )
+    debiased, judge = _debiased_figures(report, name)
+    if debiased:
+        # where a judge on every item corrected by a random human sample gives the figure, the
+        # ranking reads it (narrower, and unbiased where the humans are): issue 25 point 4
+        d_rank = _ranked(debiased)
+        d_num = _separated_ranks(d_rank, _interval_above(debiased))
+        at = {g: i for i, g in enumerate(d_rank)}
+        rows.sort(key=lambda r: (at.get(r["generator"], len(at)), r["generator"]))
+        for r in rows:
+            r["debiased"] = debiased.get(r["generator"])
+            r["debiased_rank"] = d_num.get(r["generator"])
     both = [r for r in rows if r["rubric_rank"] and r["pairwise_rank"]]
     disagree = [r["generator"] for r in both if r["rubric_rank"] != r["pairwise_rank"]]
     out: dict[str, Any] = {
@@ -243,9 +254,43 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         "excluding 0), none when the generators are not comparable; pairwise ranks from "
         "Bradley-Terry intervals that do not overlap (rank = 1 + the number shown above)",
     }
+    if debiased:
+        out["ranked_by"] = "debiased"
+        out["debiased_judge"] = judge
+        out["ranked_by_note"] = (
+            f"ranked by the debiased {str(name).replace('_', ' ')} (the judge {judge} on every "
+            "item, corrected by the random human sample: PPI++), ranks from debiased intervals "
+            "that do not overlap; the humans-only figures beside them"
+        )
+    else:
+        out["ranked_by"] = "humans"
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]
     return out
+
+
+def _debiased_figures(
+    report: dict[str, Any], name: str | None
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Per generator the debiased (PPI++) figure `name` of one judge: the judge the debiased
+    release gate reads, else the first by name with that figure for two generators or more."""
+    sec = report.get("debiased") or {}
+    if not name or not sec.get("recorded"):
+        return {}, None
+    gate = (report.get("generators") or {}).get("release_gate") or {}
+    judges = sorted(sec.get("judges") or {})
+    if gate.get("source") == "debiased" and gate.get("judge") in judges:
+        judges = [gate["judge"]]
+    for j in judges:
+        by_gen = (sec["judges"][j] or {}).get("by_generator") or {}
+        figs = {
+            g: f[name]["ppi"]
+            for g, f in by_gen.items()
+            if ((f.get(name) or {}).get("ppi") or {}).get("estimate") is not None
+        }
+        if len(figs) >= 2:
+            return figs, j
+    return {}, None
 
 
 def _release_gate(report: dict[str, Any]) -> dict[str, Any]:
@@ -263,6 +308,8 @@ def _release_gate(report: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "set": True,
+        "source": rule.get("source", "humans"),
+        "judge": rule.get("judge"),
         "rule": rule.get("rule"),
         "thresholds": rule.get("thresholds"),
         "generators": per,
