@@ -29,7 +29,7 @@ to_decide
   5. a release gate undecided for too few cases or items (the gate's own minimum);
   6. debiased figures: no random human sample yet (`assign --sample N`, N the items humans
      alone need for +/- DEBIASED_HALF_WIDTH on a pass rate near 0.5, at most every item of a
-     generator), or a main figure wider
+     generator, at least MIN_SAMPLED), or a main figure wider
      than +/- DEBIASED_HALF_WIDTH (shares; DEBIASED_HALF_WIDTH_SCALE for a mean score): about
      n_sampled x ((half-width / target)^2 - 1) more human labels on that generator.
 """
@@ -49,7 +49,8 @@ DEBIASED_HALF_WIDTH = 0.05  # the half-width a debiased share is planned to (+/-
 DEBIASED_HALF_WIDTH_SCALE = 0.25  # ... and a debiased mean score (a quarter point)
 # human labels alone for +/-DEBIASED_HALF_WIDTH on a pass rate near 0.5 (1.96^2 x 0.25 / 0.05^2)
 HUMANS_ONLY_LABELS = math.ceil(1.96**2 * 0.25 / DEBIASED_HALF_WIDTH**2)
-DEFAULT_ALT_TEST_ITEMS = 30  # the study setting alt_test_min_items' default
+DEFAULT_ALT_TEST_ITEMS = 30
+MIN_SAMPLED = 10  # answered sampled items for a debiased figure (min_count_for_share's default)  # the study setting alt_test_min_items' default
 
 
 def num_text(x: Any, digits: int = 2) -> str:
@@ -386,7 +387,7 @@ def _spread_items(
 
 
 def _competence_overlap(report: dict[str, Any], design: dict[str, int]) -> list[dict[str, Any]]:
-    shared = {}
+    shared: dict[str, int] = {}
     for r, d in (report.get("raters") or {}).items():
         for f in (d.get("competence") or {}).values():
             if str(f.get("note") or "").startswith("not estimable: too little overlap"):
@@ -452,7 +453,7 @@ def _ties(generators: dict[str, Any], report: dict[str, Any]) -> list[dict[str, 
     label = str(name).replace("_", " ")
     return [
         {
-            "text": f"The order of the generators on the {label}: not separated by a test: "
+            "text": f"The order of the generators on the {label}, which no test settles yet: "
             + "; ".join(ties),
             "figures": figures,
         }
@@ -487,13 +488,16 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
             return []
         n_gens = max(1, len((report.get("generators") or {}).get("by_generator") or {}))
         per_gen = math.ceil(_design(report)["items"] / n_gens)
-        n = min(HUMANS_ONLY_LABELS, per_gen)
+        n = max(MIN_SAMPLED, min(HUMANS_ONLY_LABELS, per_gen))
         return [
             {
                 "text": "Generator figures corrected for the judge's bias (debiased) need a "
                 f"random human sample: {n} items per generator ("
                 + (
-                    "every item"
+                    f"a debiased figure needs {MIN_SAMPLED} answered sampled items; the study "
+                    f"has about {per_gen} per generator: import {n - per_gen} more each"
+                    if per_gen < MIN_SAMPLED
+                    else "every item"
                     if n == per_gen
                     else f"what humans alone need for +/-{DEBIASED_HALF_WIDTH:g} on a pass rate "
                     "near 0.5; the judge makes the interval narrower"

@@ -45,7 +45,8 @@ def test_the_summary_says_what_data_would_decide_the_rest(team_report):
     # 3 raters at overlap 2 share 2 x 15 / 3 = 10 items each: the MACE minimum
     assert comp["figures"]["items_needed"] == 15 and comp["figures"]["shared_now"]["ana"] == 8
     sample = next(s for s in steps if "random human sample" in s["text"])
-    assert sample["command"].endswith("--sample 4")  # 4 items a generator: all of them
+    # 4 items a generator, a debiased figure needs 10 sampled: the study is short of items
+    assert sample["command"].endswith("--sample 10") and "import 6 more each" in sample["text"]
 
 
 def test_no_competence_figure_the_fit_cannot_support_and_no_flag(team_report):
