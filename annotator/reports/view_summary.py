@@ -61,6 +61,7 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     gate = as_dict(s.get("release_gate"))
     return {
         # what is known first, then what data would decide the rest (stats/next_steps.py)
+        "has_next_steps": "known" in s,  # a report of an earlier version has neither list
         "known": [str(as_dict(e).get("text") or "") for e in s.get("known") or []],
         "to_decide": [
             (str(as_dict(e).get("text") or ""), str(as_dict(e).get("command") or ""))

@@ -436,8 +436,9 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
+    summary = _summary(report)
     sections = (
-        _summary(report),
+        *((summary,) if summary.blocks else ()),  # a report of an earlier version has none
         _agreement(rubric, view),
         _findings(rubric, view),
         *_raters(rubric, report, view),
@@ -467,7 +468,7 @@ def _summary(report: Mapping[str, Any]) -> Section:
     entries as the HTML report's summary: stats/next_steps.py)."""
     s = _d(report.get("summary"))
     blocks: list[Block] = [Note(f"Known: {_d(e).get('text')}") for e in s.get("known") or []]
-    if not blocks:
+    if not blocks and "known" in s:
         blocks.append(Note("Known: nothing yet for sure; every figure is undecided on these data."))
     for e in s.get("to_decide") or []:
         cmd = _d(e).get("command")
