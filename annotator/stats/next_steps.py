@@ -8,9 +8,9 @@ deals or draws that data). The rules, in the order they are listed:
 known
   1. a judge's systematic offset from the humans (the report's `systematic_findings`: lenient,
      severe, tags more or less often), per judge and direction, every metric with its interval;
-  2. a judge's decided verdicts (replaceable, inside the human spread, not trustworthy);
-  3. how far a judge's own generator figures were off, where a random human sample shows it
+  2. how far a judge's own generator figures were off, where a random human sample shows it
      (`summary.debiased.off_by`, the error interval excluding 0), with the sign in the verb;
+  3. a judge's decided verdicts (replaceable, inside the human spread, not trustworthy);
   4. generators the debiased figures separate (intervals that do not overlap), then those the
      humans' paired difference separates (the rank rule of the summary);
   5. the release gate's decided verdicts;
@@ -19,7 +19,8 @@ known
 to_decide
   1. judge verdicts the alternative-annotator test could not reach: it needs MIN_ANNOTATORS
      raters each with `items` items that the judge and MIN_OTHERS more raters also answered, so
-     overlap 3 on at least max(items, items x raters / 3) items;
+     overlap k = max(3, the overlap now) on at least max(items, items x raters / k) items, and
+     the judge's scores on as many;
   2. judge verdicts whose spread test was undetermined: about `n_needed` items (the report's own
      figure, from the interval shrinking as 1/sqrt(n));
   3. rater competence not estimable for too little overlap: each rater needs MIN_OVERLAP items
@@ -31,7 +32,8 @@ to_decide
      alone need for +/- DEBIASED_HALF_WIDTH on a pass rate near 0.5, at most every item of a
      generator, at least MIN_SAMPLED), or a main figure wider
      than +/- DEBIASED_HALF_WIDTH (shares; DEBIASED_HALF_WIDTH_SCALE for a mean score): about
-     n_sampled x ((half-width / target)^2 - 1) more human labels on that generator.
+     n_sampled x ((half-width / target)^2 - 1) more human labels on that generator (beyond its
+     items: what labelling all of them gives, half-width x sqrt(n_sampled / n_items)).
 """
 
 from __future__ import annotations
@@ -170,34 +172,43 @@ def _decided_verdicts(judges: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
 
 def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[dict[str, Any]]:
     """The judge's own generator figures off by a clear amount (`summary.debiased.off_by`, the
-    error interval excluding 0), said with the sign in the verb and the size as a positive
-    interval: "the judge J understates gen-b's pass rate by 0.12 [0.05, 0.19]"."""
+    error interval excluding 0), one entry per judge and generator, the main figure first, said
+    with the sign in the verb and the size as a positive interval: "the judge J understates
+    gen-b's pass rate by 0.12 [0.05, 0.19]"."""
     kinds = (report.get("debiased") or {}).get("figures") or {}
-    out = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in debiased.get("off_by") or []:
         err = r.get("judge_minus_humans") or {}
-        if not r.get("clear") or err.get("low") is None:
-            continue
-        over = err["estimate"] > 0
-        lo, hi = (err["low"], err["high"]) if over else (-err["high"], -err["low"])
-        name, gen = str(r.get("figure")), r.get("generator")
-        what = (
-            f"{gen}'s pass rate"
-            if name == "verdict_pass_rate"
-            else f"{gen}'s {kinds.get(name, 'figure')} on {name.replace('_', ' ')}"
-        )
-        text = (
-            f"The judge {r.get('judge')} {'overstates' if over else 'understates'} {what} by "
-            f"{abs(err['estimate']):.2f} [{lo:.2f}, {hi:.2f}] (its own figure minus the humans' "
-            "on the random sample)"
-        )
-        if (r.get("debiased") or {}).get("low") is not None:
-            text += f"; debiased {ci_text(r['debiased'])}"
+        if r.get("clear") and err.get("low") is not None:
+            groups.setdefault((str(r.get("judge")), str(r.get("generator"))), []).append(r)
+    out = []
+    for (judge, gen), rows in sorted(groups.items()):
+        rows.sort(key=lambda r: r.get("figure") != "verdict_pass_rate")
+        parts = []
+        for r in rows:
+            err = r["judge_minus_humans"]
+            over = err["estimate"] > 0
+            lo, hi = (err["low"], err["high"]) if over else (-err["high"], -err["low"])
+            name = str(r.get("figure"))
+            what = (
+                "pass rate"
+                if name == "verdict_pass_rate"
+                else f"{kinds.get(name, 'figure')} on {name.replace('_', ' ')}"
+            )
+            part = (
+                f"{'overstates' if over else 'understates'} {gen}'s {what} by "
+                f"{abs(err['estimate']):.2f} [{lo:.2f}, {hi:.2f}]"
+            )
+            if (r.get("debiased") or {}).get("low") is not None:
+                part += f" (debiased {ci_text(r['debiased'])})"
+            parts.append(part)
         out.append(
             {
-                "text": text,
+                "text": f"The judge {judge} {'; '.join(parts)}: its own figures minus the "
+                "humans' on the random sample",
                 "figures": [
                     {k: r.get(k) for k in ("judge", "generator", "figure", "judge_minus_humans")}
+                    for r in rows
                 ],
             }
         )
@@ -296,8 +307,8 @@ def known(
 ) -> list[dict[str, Any]]:
     """What the report can say for sure, most telling first (rules 1-6 of the module)."""
     labels = _labels(report)
-    out = _systematic(report, labels) + _decided_verdicts(judges)
-    out += _debiased_known(report, debiased) + _debiased_order(generators)
+    out = _systematic(report, labels) + _debiased_known(report, debiased)
+    out += _decided_verdicts(judges) + _debiased_order(generators)
     out += _separated(generators, report) + _gate_known(gate)
     for r in raters:
         out.append(
@@ -313,74 +324,98 @@ def known(
 def _alt_test_design(
     report: dict[str, Any], judges: dict[str, dict[str, Any]], design: dict[str, int]
 ) -> list[dict[str, Any]]:
+    """Rule 1: the raters' overlap and the items (and the judge's scores) the alt-test needs."""
     sections = dict(report.get("metrics") or {})
     if report.get("verdict"):
         sections["verdict"] = report["verdict"]
     out = []
     for judge in sorted(judges):
-        blocked, items = [], DEFAULT_ALT_TEST_ITEMS
+        blocked, items, scored = [], DEFAULT_ALT_TEST_ITEMS, []
         for key, sec in sections.items():
             j = (sec.get("judges") or {}).get(judge) or {}
             need = j.get("alt_test_needs")
             if need and (judges[judge].get(key) or {}).get("verdict") == "undetermined":
                 blocked.append(key)
                 items = int(need.get("items_per_annotator") or items)
+                scored.append(int(j.get("n_items") or 0))
         if not blocked:
             continue
         raters = max(design["raters"], MIN_ANNOTATORS)
-        n_needed = max(items, math.ceil(items * raters / ALT_TEST_OVERLAP))
+        # at overlap k each of R raters answers k x N / R items, all shared with k - 1 others
+        overlap = max(ALT_TEST_OVERLAP, design["overlap"])
+        n_needed = max(items, math.ceil(items * raters / overlap))
         more_raters = max(0, MIN_ANNOTATORS - design["raters"])
         more_items = max(0, n_needed - design["items"])
-        extra = []
-        if more_raters:
-            extra.append(f"add {more_raters} rater{'' if more_raters == 1 else 's'}")
-        if more_items:
-            extra.append(f"import {more_items} more items")
-        out.append(
-            {
-                "text": f"Whether the judge {judge} can replace a rater ({len(blocked)} "
-                f"metric{'' if len(blocked) == 1 else 's'} undecided): the "
-                f"alternative-annotator test needs {MIN_ANNOTATORS} raters with {items} items "
-                f"each that the judge and {MIN_OTHERS} other raters also answered: overlap "
-                f"{ALT_TEST_OVERLAP} on at least {n_needed} items ({design['raters']} raters, "
+        humans_short = bool(more_raters or more_items or design["overlap"] < ALT_TEST_OVERLAP)
+        judge_now = min(scored)
+        parts = []
+        if humans_short:
+            extra = []
+            if more_raters:
+                extra.append(f"add {more_raters} rater{'' if more_raters == 1 else 's'}")
+            if more_items:
+                extra.append(f"import {more_items} more items")
+            parts.append(
+                f"overlap {overlap} on at least {n_needed} items ({design['raters']} raters, "
                 f"{design['items']} items at overlap {design['overlap']} now"
                 + (f"; {', '.join(extra)}" if extra else "")
-                + ")",
-                "command": f"annotator assign --study {_study_arg(report)} --overlap "
-                f"{ALT_TEST_OVERLAP}",
-                "figures": {
-                    "judge": judge,
-                    "metrics": blocked,
-                    "overlap_needed": ALT_TEST_OVERLAP,
-                    "items_needed": n_needed,
-                    "items_now": design["items"],
-                    "overlap_now": design["overlap"],
-                    "raters_now": design["raters"],
-                    "raters_needed": MIN_ANNOTATORS,
-                },
-            }
-        )
+                + ")"
+            )
+        if judge_now < n_needed:
+            parts.append(
+                f"the judge's scores on at least {n_needed} of those items (it scored "
+                f"{judge_now} on the least covered of these metrics)"
+            )
+        if not parts:  # the design is there: the answers are not (cannot judge, unanswered)
+            parts.append(
+                f"answers from the raters dealt the {n_needed} items (the design is there; "
+                "answers are missing or 'cannot judge')"
+            )
+        entry: dict[str, Any] = {
+            "text": f"Whether the judge {judge} can replace a rater ({len(blocked)} "
+            f"metric{'' if len(blocked) == 1 else 's'} undecided): the alternative-annotator "
+            f"test needs {MIN_ANNOTATORS} raters with {items} items each that the judge and "
+            f"{MIN_OTHERS} other raters also answered: " + "; and ".join(parts),
+            "figures": {
+                "judge": judge,
+                "metrics": blocked,
+                "overlap_needed": overlap,
+                "items_needed": n_needed,
+                "items_now": design["items"],
+                "overlap_now": design["overlap"],
+                "raters_now": design["raters"],
+                "raters_needed": MIN_ANNOTATORS,
+                "judge_items_now": judge_now,
+            },
+        }
+        if humans_short:
+            entry["command"] = f"annotator assign --study {_study_arg(report)} --overlap {overlap}"
+        out.append(entry)
     return out
 
 
 def _spread_items(
-    report: dict[str, Any], judges: dict[str, dict[str, Any]]
+    report: dict[str, Any], judges: dict[str, dict[str, Any]], design: dict[str, int]
 ) -> list[dict[str, Any]]:
+    """Rule 2: the items the spread test needs (the report's `n_needed` per metric)."""
     out = []
     for judge in sorted(judges):
         need = {k: v["n_needed"] for k, v in judges[judge].items() if v.get("n_needed")}
         if not need:
             continue
         most = max(need.values())
+        more = max(0, most - design["items"])
         out.append(
             {
                 "text": f"Whether the judge {judge} agrees with the humans as they agree with "
                 f"each other on {len(need)} metric{'' if len(need) == 1 else 's'}: about "
-                f"{most} items answered by the judge and the raters would decide "
-                f"(from the width of each difference's interval now)",
+                f"{most} items answered by the judge and the raters would decide (from the "
+                f"width of each difference's interval now; {design['items']} items now"
+                + (f": import {more} more" if more else "")
+                + ")",
                 "command": f"annotator assign --study {_study_arg(report)} --overlap "
-                f"{ALT_TEST_OVERLAP}",
-                "figures": {"judge": judge, "items_needed": need},
+                f"{max(ALT_TEST_OVERLAP, design['overlap'])}",
+                "figures": {"judge": judge, "items_needed": need, "items_now": design["items"]},
             }
         )
     return out
@@ -530,12 +565,28 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
             if half <= target:
                 continue
             more = math.ceil(n * ((half / target) ** 2 - 1))
+            n_items = int((fig or {}).get("n_items") or 0)
+            what = f"debiased {str(kinds.get(name) or name)} with the judge {judge}"
+            if n_items and n + more > n_items:
+                # the sample cannot outgrow the generator's items: say what all of them give
+                at_all = half * math.sqrt(n / n_items)
+                text = (
+                    f"About {more} more human labels on {gen} for its {what} within "
+                    f"+/-{target:g} (now {ci_text(ppi)} from {n} labels), more than its "
+                    f"{n_items} items: labelling all of them gives about +/-{at_all:.2f}; "
+                    "more items of it would narrow it further"
+                )
+                command = f"annotator assign --study {_study_arg(report)} --sample {n_items}"
+            else:
+                text = (
+                    f"About {more} more human labels on {gen} (a random sample) for its {what} "
+                    f"within +/-{target:g} (now {ci_text(ppi)} from {n} labels)"
+                )
+                command = f"annotator assign --study {_study_arg(report)} --sample {n + more}"
             out.append(
                 {
-                    "text": f"About {more} more human labels on {gen} (a random sample) for its "
-                    f"debiased {str(kinds.get(name) or name)} with the judge {judge} within "
-                    f"+/-{target:g} (now {ci_text(ppi)} from {n} labels)",
-                    "command": f"annotator assign --study {_study_arg(report)} --sample {n + more}",
+                    "text": text,
+                    "command": command,
                     "figures": {
                         "judge": judge,
                         "generator": gen,
@@ -560,7 +611,7 @@ def to_decide(
     design = _design(report)
     return (
         _alt_test_design(report, judges, design)
-        + _spread_items(report, judges)
+        + _spread_items(report, judges, design)
         + _competence_overlap(report, design)
         + _ties(generators, report)
         + _gate_data(gate, report)
