@@ -166,3 +166,47 @@ def test_rules_the_team_study_does_not_reach() -> None:
     # +/-0.10 from 40 labels to +/-0.05: 40 x (2^2 - 1) = 120 more
     assert steps["About"]["figures"]["labels_more"] == 120
     assert steps["About"]["command"] == "annotator assign --study 'my study' --sample 160"
+
+
+def test_a_judge_short_of_scores_and_a_sample_short_of_items() -> None:
+    """The raters' design is there (4 raters at overlap 4 on 36 items) but the judge scored the
+    tags on 11 items: no `assign`, the judge's scores are what is short. A debiased figure that
+    would need more labels than the generator has items says what all of them give."""
+    needs = {"annotators": 3, "annotators_now": 0, "items_per_annotator": 30}
+    report = {
+        "study": "s",
+        "metrics": {
+            "tags:x": {
+                "n_items": 36,
+                "n_judgements": 144,
+                "judges": {"j": {"n_items": 11, "alt_test_needs": needs}},
+            }
+        },
+        "raters": {r: {} for r in "abcd"},
+        "debiased": {
+            "recorded": True,
+            "figures": {"verdict_pass_rate": "pass rate"},
+            "judges": {
+                "j": {
+                    "by_generator": {
+                        "g": {
+                            "verdict_pass_rate": {
+                                "n_sampled": 10,
+                                "n_items": 12,
+                                "ppi": {"estimate": 0.2, "low": 0.0, "high": 0.4},
+                            }
+                        }
+                    }
+                }
+            },
+        },
+    }
+    judges = {"j": {"tags:x": {"verdict": "undetermined", "why": "..."}}}
+    steps = to_decide(report, judges, {}, {})
+    alt = steps[0]
+    assert "command" not in alt and "it scored 11" in alt["text"]
+    assert alt["figures"]["items_needed"] == 30 and alt["figures"]["judge_items_now"] == 11
+    deb = steps[-1]
+    # +/-0.2 from 10 labels, 12 items: all of them give 0.2 x sqrt(10 / 12) = 0.18
+    assert "more than its 12 items" in deb["text"] and "+/-0.18" in deb["text"]
+    assert deb["command"] == "annotator assign --study s --sample 12"
