@@ -53,11 +53,20 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
                 "rubric": est_of({"x": r.get("rubric")}, "x"),
                 "pairwise_rank": r.get("pairwise_rank"),
                 "pairwise": est_of({"x": r.get("pairwise")}, "x"),
+                "debiased_rank": r.get("debiased_rank"),
+                "debiased": est_of({"x": r.get("debiased")}, "x"),
                 "gate": None if not gate else ("passes" if gate.get("pass") else "does not pass"),
             }
         )
     gate = as_dict(s.get("release_gate"))
     return {
+        # what is known first, then what data would decide the rest (stats/next_steps.py)
+        "has_next_steps": "known" in s,  # a report of an earlier version has neither list
+        "known": [str(as_dict(e).get("text") or "") for e in s.get("known") or []],
+        "to_decide": [
+            (str(as_dict(e).get("text") or ""), str(as_dict(e).get("command") or ""))
+            for e in s.get("to_decide") or []
+        ],
         "judges": judges,
         "generators": ranking,
         "rubric_figure": str(g.get("rubric_figure") or "").replace("_", " "),
@@ -65,10 +74,19 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         # a column shows when its figures exist, ranked or not (not comparable: no ranks)
         "has_rubric": any(as_dict(r).get("rubric") for r in g.get("ranking") or []),
         "has_pairwise": any(as_dict(r).get("pairwise") for r in g.get("ranking") or []),
+        "has_debiased": g.get("ranked_by") == "debiased",
+        "ranked_by_note": str(g.get("ranked_by_note") or ""),
         "generators_note": " ".join(str(x) for x in (g.get("note"), g.get("rank_rule")) if x)
         or None,
         "gate_set": bool(gate.get("set")),
-        "gate_note": gate.get("note") or gate.get("rule") or "",
+        "gate_note": (
+            "on the debiased lower bounds"
+            + (f" (the judge {gate['judge']})" if gate.get("judge") else "")
+            + ": "
+            if gate.get("source") == "debiased"
+            else ""
+        )
+        + str(gate.get("note") or gate.get("rule") or ""),
         "raters": [
             (str(as_dict(r).get("rater")), list(as_dict(r).get("why") or []))
             for r in s.get("raters_needing_attention") or []

@@ -436,7 +436,9 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
+    summary = _summary(report)
     sections = (
+        *((summary,) if summary.blocks else ()),  # a report of an earlier version has none
         _agreement(rubric, view),
         _findings(rubric, view),
         *_raters(rubric, report, view),
@@ -458,6 +460,25 @@ def _model(
         inputs.n_boot,
         seconds,
         inputs.earlier_at,
+    )
+
+
+def _summary(report: Mapping[str, Any]) -> Section:
+    """The report summary's lead: what is known, then what data would decide the rest (the same
+    entries as the HTML report's summary: stats/next_steps.py)."""
+    s = _d(report.get("summary"))
+    blocks: list[Block] = [Note(f"Known: {_d(e).get('text')}") for e in s.get("known") or []]
+    if not blocks and "known" in s:
+        blocks.append(Note("Known: nothing yet for sure; every figure is undecided on these data."))
+    for e in s.get("to_decide") or []:
+        cmd = _d(e).get("command")
+        blocks.append(Note(f"To decide: {_d(e).get('text')}" + (f"  ·  {cmd}" if cmd else "")))
+    return Section(
+        "summary",
+        "Summary",
+        "What the figures say for sure, then what data would decide the rest, with the command "
+        "that deals it.",
+        tuple(blocks),
     )
 
 
@@ -598,7 +619,13 @@ def _competence_text(
     mine = [_d(f).get("estimate") for f in comp.get(name, {}).values()]
     mine = [v for v in mine if v is not None]
     if not mine:
-        return "—"
+        # a degenerate fit is said as such, never as a number (report: "not estimable")
+        notes = [str(_d(f).get("note") or "") for f in comp.get(name, {}).values()]
+        return (
+            "not estimable: too little overlap"
+            if any(n.startswith("not estimable") for n in notes)
+            else "—"
+        )
     if low_by_rater is None:
         from ..stats.competence import low_competence  # numpy: never on the UI thread's import
 

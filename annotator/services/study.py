@@ -80,10 +80,29 @@ def check_setting(key: str, value: Any) -> None:
         ):
             raise bad('shares between 0 and 1, e.g. {"gate_exact": 0.9, "scale_within_one": 0.8}')
     elif key == "release_gate":
-        if value is not None and not (
-            isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values())
+        if value is None:
+            return
+        example = (
+            '{"verdict_pass_rate": 0.7}, or on the debiased lower bounds '
+            '{"source": "debiased", "verdict_pass_rate": 0.7}'
+        )
+        if not isinstance(value, dict):
+            raise bad(f"null or thresholds by figure, e.g. {example}")
+        if value.get("source", "humans") not in ("humans", "debiased"):
+            raise bad(f'a gate whose \'source\' is "humans" or "debiased", e.g. {example}')
+        if "judge" in value and (
+            value.get("source") != "debiased"
+            or not isinstance(value["judge"], str)
+            or not value["judge"].strip()
         ):
-            raise bad('null or thresholds by figure, e.g. {"verdict_pass_rate": 0.7}')
+            raise bad(
+                f'a gate whose \'judge\' (a judge\'s name) goes with "source": "debiased", e.g. {example}'
+            )
+        figures = {k: v for k, v in value.items() if k not in ("source", "judge")}
+        if (not figures and value) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in figures.values()
+        ):
+            raise bad(f"null or thresholds by figure, e.g. {example}")
 
 
 class Study:

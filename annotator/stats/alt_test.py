@@ -385,6 +385,13 @@ def judge_alt_tests(
             out[name] = {"alt_test": res}
         else:
             out[name] = {"alt_test": None, "alt_test_note": res["note"]}
+            if "n_annotators" in res:  # too few raters with enough shared items: what it needs
+                out[name]["alt_test_needs"] = {
+                    "annotators": MIN_ANNOTATORS,
+                    "annotators_now": res["n_annotators"],
+                    "items_per_annotator": int(min_items),
+                    "other_raters_per_item": MIN_OTHERS,
+                }
     return out
 
 

@@ -71,6 +71,9 @@ LEARN_PRIOR = True
 # (tests/benchmarks/validity.md); beyond it no interval is published, and nobody is flagged
 COVERED_MAX_SHARE = 0.8
 MIN_OVERLAP = 10  # items a rater shares with another rater, below which MACE is not estimable
+# an interval wider than this says nothing about the rater (a tag rater at [0.01, 0.99] was
+# flagged, issue 28 point 7): no flag on it, whatever the others' median
+MAX_FLAG_WIDTH = 0.5
 MAX_BOOT = 200  # resamples of the competence interval (each is a small EM fit)
 _BATCH = 2_000_000  # floats in one (patterns x resamples x labels) array
 _DENSE_CELLS = 4_000_000  # patterns x (raters * labels) held as an array (32 MB) for BLAS
@@ -516,8 +519,9 @@ def low_competence(
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Per rater the metrics where their competence is clearly below the others': the upper
     bound under the median of the other raters' estimates, on a metric where that median is
-    at least ATTENTION. On a metric where most raters look like guessers (a rare yes/no tag,
-    where MACE reads a run of "no" as a strategy) nobody is singled out."""
+    at least ATTENTION, and an interval no wider than MAX_FLAG_WIDTH. On a metric where most
+    raters look like guessers (a rare yes/no tag, where MACE reads a run of "no" as a strategy)
+    nobody is singled out. The one rule: the summary and the dashboard both read it."""
     est: dict[str, dict[str, float]] = {}
     for r, figs in competence.items():
         for key, f in figs.items():
@@ -533,8 +537,10 @@ def low_competence(
             f = competence[r][key]
             # never on a point estimate alone: an interval is published only where its coverage
             # was shown (>= 90%) under the metric's answer distribution
-            top = f.get("high")
-            if top is not None and peers >= ATTENTION and top < peers:
+            top, bottom = f.get("high"), f.get("low")
+            if top is None or bottom is None or top - bottom > MAX_FLAG_WIDTH:
+                continue
+            if peers >= ATTENTION and top < peers:
                 out.setdefault(r, {})[key] = {
                     "estimate": e,
                     "low": f.get("low"),
@@ -551,6 +557,7 @@ __all__ = [
     "encode",
     "mace",
     "low_competence",
+    "MAX_FLAG_WIDTH",
     "rater_competence",
     "competence_figures",
     "mace_bootstrap",

@@ -21,7 +21,8 @@ The optional release gate (settings "release_gate", e.g. {"verdict_pass_rate":
 0.7, "layout_hierarchy": 3.0}) passes a generator only if it was rated on at
 least `release_gate_min_cases` cases (default 5) and `release_gate_min_items`
 items (default 30), and, for every figure named, the conservative (lower) bound
-reaches the threshold. For a pass rate that bound is the lower of the bootstrap
+reaches the threshold. With `"source": "debiased"` (and optionally `"judge"`) in the setting the
+bound is the debiased one (`debiased_release_gate`, from the report's debiased section). For a pass rate that bound is the lower of the bootstrap
 bound and the Wilson score bound over the generator's items (valid at the
 boundary: ten of ten PASS on one case is [0.72, 1], not [1, 1]); a bootstrap
 interval that is missing (every resample equal, or too many undefined) leaves
@@ -203,12 +204,16 @@ def generator_section(
             "not comparable as a ranking: the generators were rated on different cases "
             f"({', '.join(partial)} lack some); compare them through `differences`, on shared cases"
         )
+    # the gate's thresholds by figure (`source` and `judge` say where the bounds come from:
+    # debiased_release_gate reads them)
+    release_gate = {k: v for k, v in (release_gate or {}).items() if k not in GATE_KEYS}
     for entry in result["by_generator"].values():
         entry["by_case"] = {c: entry["by_case"][c] for c in sorted(entry["by_case"])}
         if release_gate:
             entry["release_gate"] = _release_gate(entry, release_gate, min_cases, min_items)
     if release_gate:
         result["release_gate"] = {
+            "source": "humans",
             "thresholds": dict(release_gate),
             "min_cases": int(min_cases),
             "min_items": int(min_items),
@@ -319,6 +324,81 @@ def _paired_differences(
         fig = summarize(diff_point, boot, int(cell_items[ia].sum() + cell_items[ib].sum()), note)
         fig["n_cases"] = len(shared)
         out.setdefault(key, {})[name] = fig
+
+
+GATE_KEYS = ("source", "judge")  # the release_gate setting's keys that are not figures
+
+
+def debiased_release_gate(
+    gens: dict[str, Any], debiased: dict[str, Any], judge: str | None = None
+) -> None:
+    """The release gate on the debiased lower bounds (setting `{"source": "debiased", ...}`), in
+    place of the humans-only one, in `gens` (the generator section, its gate already set up).
+
+    A figure passes when the lower end of its debiased (PPI++) interval reaches the threshold;
+    a generator needs `min_cases` cases and `min_items` randomly sampled human labels (the
+    interval's validity rests on the sample, not on the judge's count). The judge is the one
+    named (`judge`), else the only judge with debiased figures; none, or two without a name: the
+    gate passes nobody and says why."""
+    rule = gens.get("release_gate")
+    if not rule:
+        return
+    thresholds, min_cases, min_items = rule["thresholds"], rule["min_cases"], rule["min_items"]
+    judges = {j: d for j, d in (debiased.get("judges") or {}).items() if d.get("by_generator")}
+    why = None
+    if not debiased.get("recorded"):
+        why = "no random human sample recorded: no debiased figures to gate on"
+    elif judge is not None and judge not in judges:
+        why = f"the judge '{judge}' named by the release gate has no debiased figures"
+    elif judge is None and len(judges) != 1:
+        why = (
+            "no judge has debiased figures"
+            if not judges
+            else f"{len(judges)} judges have debiased figures ({', '.join(sorted(judges))}): "
+            "name one in the release_gate setting ('judge')"
+        )
+    if judge is None and len(judges) == 1:
+        judge = next(iter(judges))
+    rule.update(
+        source="debiased",
+        judge=judge if not why else None,
+        rule=f"at least {min_cases} cases and {min_items} randomly sampled human labels; every "
+        "figure's lower 95% debiased bound (PPI++: the judge on every item, corrected by the "
+        "random human sample) reaches its threshold",
+    )
+    by_judge = (judges.get(judge or "") or {}).get("by_generator") or {}
+    for g, entry in (gens.get("by_generator") or {}).items():
+        figs = by_judge.get(g) or {}
+        checks, few = {}, why
+        for name, t in thresholds.items():
+            fig = figs.get(name) or {}
+            low = (fig.get("ppi") or {}).get("low")
+            n_cases, n_sampled = int(fig.get("n_cases") or 0), int(fig.get("n_sampled") or 0)
+            if few is None and fig and (n_cases < min_cases or n_sampled < min_items):
+                few = (
+                    f"{n_cases} cases and {n_sampled} sampled human labels on {name}: a release "
+                    f"gate needs at least {min_cases} cases and {min_items} labels"
+                )
+            checks[name] = (
+                {"threshold": float(t), "low": low, "bound": "debiased", "pass": low >= float(t)}
+                if low is not None
+                else {
+                    "threshold": float(t),
+                    "low": None,
+                    "pass": False,
+                    "note": "no debiased interval for this figure" if fig else "no debiased figure",
+                }
+            )
+        out: dict[str, Any] = {
+            "pass": bool(checks) and few is None and all(c["pass"] for c in checks.values()),
+            "checks": checks,
+            "source": "debiased",
+        }
+        if few:
+            out["note"] = few
+            for c in checks.values():
+                c["pass"] = False
+        entry["release_gate"] = out
 
 
 def _release_gate(

@@ -24,7 +24,7 @@ from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
-from .debiased import debiased_section, debiased_summary
+from .debiased import debiased_section
 from .findings import (
     baseline_summary,
     contradictions,
@@ -33,7 +33,7 @@ from .findings import (
     systematic,
 )
 from .frames import StudyFrames
-from .generators import generator_section
+from .generators import debiased_release_gate, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
 from .raters import rater_section
@@ -203,6 +203,8 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
-    report["summary"] = build_summary(report)
-    report["summary"]["debiased"] = debiased_summary(report["debiased"])
+    gate = frames.settings.get("release_gate") or {}
+    if gate.get("source") == "debiased":  # the gate on the debiased lower bounds (issue 25.4)
+        debiased_release_gate(report["generators"], report["debiased"], gate.get("judge"))
+    report["summary"] = build_summary(report)  # its `debiased` part too
     return jsonable(report)

@@ -19,7 +19,11 @@ figures the report already holds:
   generators section).
 - raters needing attention: drift flagged on anchors, or a competence whose
   upper bound is below the median competence of the other raters on a metric
-  where the others are mostly competent (see competence.low_competence).
+  where the others are mostly competent, on an interval no wider than 0.5 (see
+  competence.low_competence).
+- `known` and `to_decide` lead: what the figures above say for sure (a lenient judge with its
+  interval), and the data that would decide the rest, with numbers and the command that deals
+  it (stats/next_steps.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from __future__ import annotations
 from typing import Any
 
 from .competence import low_competence
+from .debiased import debiased_summary
+from .next_steps import ci_text as _ci
+from .next_steps import known, to_decide
+from .next_steps import num_text as _f
 
 VERDICTS = ("replaceable", "inside_human_spread", "not_trustworthy", "undetermined")
 GLOSSARY = {
@@ -44,19 +52,6 @@ GLOSSARY = {
     "release gate": "a generator passes only if the lower end of each named figure's "
     "interval reaches the study's threshold",
 }
-
-
-def _f(x: Any, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
-
-
-def _ci(fig: Any, digits: int = 2) -> str:
-    """ "0.41 [0.30, 0.52]", or the estimate with "(no interval)"."""
-    fig = fig if isinstance(fig, dict) else {}
-    est = fig.get("estimate")
-    if fig.get("low") is None or fig.get("high") is None:
-        return f"{_f(est, digits)} (no interval)"
-    return f"{_f(est, digits)} [{_f(fig['low'], digits)}, {_f(fig['high'], digits)}]"
 
 
 def _kappa_above_zero(hr: dict[str, Any]) -> bool:
@@ -236,6 +231,17 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
                 "release_gate": (by_gen.get(g) or {}).get("release_gate"),
             }
         )
+    debiased, judge = _debiased_figures(report, name)
+    if debiased:
+        # where a judge on every item corrected by a random human sample gives the figure, the
+        # ranking reads it (narrower, and unbiased where the humans are): issue 25 point 4
+        d_rank = _ranked(debiased)
+        d_num = _separated_ranks(d_rank, _interval_above(debiased))
+        at = {g: i for i, g in enumerate(d_rank)}
+        rows.sort(key=lambda r: (at.get(r["generator"], len(at)), r["generator"]))
+        for r in rows:
+            r["debiased"] = debiased.get(r["generator"])
+            r["debiased_rank"] = d_num.get(r["generator"])
     both = [r for r in rows if r["rubric_rank"] and r["pairwise_rank"]]
     disagree = [r["generator"] for r in both if r["rubric_rank"] != r["pairwise_rank"]]
     out: dict[str, Any] = {
@@ -248,9 +254,43 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         "excluding 0), none when the generators are not comparable; pairwise ranks from "
         "Bradley-Terry intervals that do not overlap (rank = 1 + the number shown above)",
     }
+    if debiased:
+        out["ranked_by"] = "debiased"
+        out["debiased_judge"] = judge
+        out["ranked_by_note"] = (
+            f"ranked by the debiased {str(name).replace('_', ' ')} (the judge {judge} on every "
+            "item, corrected by the random human sample: PPI++), ranks from debiased intervals "
+            "that do not overlap; the humans-only figures beside them"
+        )
+    else:
+        out["ranked_by"] = "humans"
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]
     return out
+
+
+def _debiased_figures(
+    report: dict[str, Any], name: str | None
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Per generator the debiased (PPI++) figure `name` of one judge: the judge the debiased
+    release gate reads, else the first by name with that figure for two generators or more."""
+    sec = report.get("debiased") or {}
+    if not name or not sec.get("recorded"):
+        return {}, None
+    gate = (report.get("generators") or {}).get("release_gate") or {}
+    judges = sorted(sec.get("judges") or {})
+    if gate.get("source") == "debiased" and gate.get("judge") in judges:
+        judges = [gate["judge"]]
+    for j in judges:
+        by_gen = (sec["judges"][j] or {}).get("by_generator") or {}
+        figs = {
+            g: f[name]["ppi"]
+            for g, f in by_gen.items()
+            if ((f.get(name) or {}).get("ppi") or {}).get("estimate") is not None
+        }
+        if len(figs) >= 2:
+            return figs, j
+    return {}, None
 
 
 def _release_gate(report: dict[str, Any]) -> dict[str, Any]:
@@ -268,6 +308,8 @@ def _release_gate(report: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "set": True,
+        "source": rule.get("source", "humans"),
+        "judge": rule.get("judge"),
         "rule": rule.get("rule"),
         "thresholds": rule.get("thresholds"),
         "generators": per,
@@ -307,12 +349,21 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def build_summary(report: dict[str, Any]) -> dict[str, Any]:
-    """The `summary` key of a finished report dict."""
+    """The `summary` key of a finished report dict: what is known first, then what data would
+    decide the rest (stats/next_steps.py), then the parts they are read from."""
+    judges = _judges(report)
+    generators = _generators(report)
+    gate = _release_gate(report)
+    raters = _raters(report)
+    debiased = debiased_summary(report.get("debiased") or {})
     return {
-        "judges": _judges(report),
-        "generators": _generators(report),
-        "release_gate": _release_gate(report),
-        "raters_needing_attention": _raters(report),
+        "known": known(report, judges, generators, gate, raters, debiased),
+        "to_decide": to_decide(report, judges, generators, gate),
+        "judges": judges,
+        "generators": generators,
+        "release_gate": gate,
+        "raters_needing_attention": raters,
+        "debiased": debiased,
         "glossary": GLOSSARY,
     }
 

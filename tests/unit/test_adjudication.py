@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import copy_study
+from team_study import build_team_study
 
 from annotator.cli import main
 from annotator.domain.errors import InputError
@@ -241,38 +242,30 @@ def _import_judge(study: Study, tmp_path, name: str, answer) -> None:
     study.import_judge(path)
 
 
-def _add_a_blunt_lenient_judge(study: Study, tmp_path) -> None:
-    """A judge far outside the humans' own spread (PASS on every gate, the top of every scale):
-    the demo's planted judge is lenient by about as much as its lenient rater, which the
-    systematic test rightly does not call out (issue 23), so the queue's order is shown with one
-    that any test would."""
-    top = {"gate": lambda m: "PASS", "scale": lambda m: m.values()[-1]}
-    _import_judge(
-        study, tmp_path, "blunt-judge", lambda m: top[m.kind](m) if m.kind in top else None
-    )
+@pytest.fixture
+def team(tmp_path) -> Study:
+    """A study with a systematic finding: the demo (24 live items since issue 28.10) is too
+    small for the systematic test, which compares a judge with the humans' own spread (issue
+    23), so the queue's order is shown on a team study built for it: 3 raters who agree well
+    and a judge planted lenient by two points on the scales and PASS on every gate
+    (tests/unit/team_study.py), a finding on every scale, gate and the verdict. The judge does
+    not score the failure tags, where the raters disagree on one item: an entry no systematic
+    judge is on, which must come after every systematic one."""
+    study = build_team_study(tmp_path / "team", judge_tags=False)
+    yield study
+    study.close()
 
 
-_TOO_FEW_FOR_A_FINDING = pytest.mark.xfail(
-    strict=True,
-    reason="the demo (24 live items since issue 28.10) is too small for the systematic test, "
-    "which now compares a judge with the humans' own spread (issue 23): even a blunt judge is "
-    "not a finding there; to be rebuilt on a larger study",
-)
-
-
-@_TOO_FEW_FOR_A_FINDING
-def test_the_queue_puts_systematic_findings_first_from_the_last_kept_report(lead, tmp_path):
+def test_the_queue_puts_systematic_findings_first_from_the_last_kept_report(team):
     from annotator.services.report_cache import cached_study_report
 
-    _add_a_blunt_lenient_judge(lead, tmp_path)
-
-    assert not any(e.systematic for e in review_queue(lead))  # no report kept yet
-    report, _ = cached_study_report(lead, n_boot=20, seed=1)
+    assert not any(e.systematic for e in review_queue(team))  # no report kept yet
+    report, _ = cached_study_report(team, n_boot=20, seed=1)
     systematic = {
         (f["metric"].split(":")[0], f["judge_name"]) for f in report["systematic_findings"]
     }
-    assert any(judge == "blunt-judge" for _metric, judge in systematic), systematic
-    queue = review_queue(lead)
+    assert any(judge == "lenient-judge" for _metric, judge in systematic), systematic
+    queue = review_queue(team)
     flagged = [e for e in queue if e.systematic]
     assert flagged and all(
         any((e.metric, j["judge"]) in systematic for j in e.judges) for e in flagged
@@ -281,15 +274,12 @@ def test_the_queue_puts_systematic_findings_first_from_the_last_kept_report(lead
     assert all(not e.systematic for e in queue[first_plain:])  # every systematic one before
 
 
-@_TOO_FEW_FOR_A_FINDING
-def test_the_dashboards_report_orders_the_queue(lead, tmp_path):
+def test_the_dashboards_report_orders_the_queue(team):
     from annotator.services.dashboard import compute, read_inputs
 
-    _add_a_blunt_lenient_judge(lead, tmp_path)
-
-    assert not any(e.systematic for e in review_queue(lead))
-    compute(read_inputs(lead, n_boot=20, seed=1, use_cache=False))  # what opening it does
-    assert any(e.systematic for e in review_queue(lead))
+    assert not any(e.systematic for e in review_queue(team))
+    compute(read_inputs(team, n_boot=20, seed=1, use_cache=False))  # what opening it does
+    assert any(e.systematic for e in review_queue(team))
 
 
 def _add_a_far_judge(study: Study, tmp_path) -> None:
