@@ -533,14 +533,16 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
                 label = _what(gen, name, (section.get("figures") or {}).get(name, "figure"))
                 if err.get("low") is None:
                     continue
-                bounds = f"{abs(err['estimate']):.2f} [{err['low']:.2f}, {err['high']:.2f}]"
-                if clear:
-                    verb = "overstates" if err["estimate"] > 0 else "understates"
-                    text = f"the judge {judge} {verb} {label} by {bounds}"
+                est, low, high = err["estimate"], err["low"], err["high"]
+                if clear:  # the sign is in the verb, so the size and its interval are positive
+                    verb = "overstates" if est > 0 else "understates"
+                    size = f"{abs(est):.2f} [{min(abs(low), abs(high)):.2f}, "
+                    size += f"{max(abs(low), abs(high)):.2f}]"
+                    text = f"the judge {judge} {verb} {label} by {size}"
                 else:
                     text = (
-                        f"the judge {judge} is within {bounds} of the humans on {label} "
-                        "(no clear bias)"
+                        f"the judge {judge} is off the humans on {label} by {est:+.2f} "
+                        f"[{low:+.2f}, {high:+.2f}] (no clear bias)"
                     )
                 if ppi.get("low") is not None:
                     text += (

@@ -281,6 +281,38 @@ def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
     )
 
 
+@pytest.mark.parametrize(
+    "err,says",
+    [
+        (
+            {"estimate": 0.12, "low": 0.05, "high": 0.19},
+            "overstates sd's pass rate by 0.12 [0.05, 0.19]",
+        ),
+        (
+            {"estimate": -0.12, "low": -0.19, "high": -0.05},
+            "understates sd's pass rate by 0.12 [0.05, 0.19]",
+        ),
+        (
+            {"estimate": -0.03, "low": -0.10, "high": 0.04},
+            "is off the humans on sd's pass rate by -0.03 [-0.10, +0.04] (no clear bias)",
+        ),
+    ],
+)
+def test_how_far_the_judge_was_off_reads_with_its_sign(err, says):
+    """The sign is in the verb and the size with its interval is positive (an understatement
+    read 'by 0.12 [-0.19, -0.05]' before)."""
+    from annotator.stats.debiased import debiased_summary
+
+    fig = {"n_sampled": 40, "judge_minus_humans": err, "ppi": {}}
+    sec = {
+        "recorded": True,
+        "figures": {"verdict_pass_rate": "pass rate"},
+        "judges": {"j": {"by_generator": {"sd": {"verdict_pass_rate": fig}}}},
+    }
+    (line,) = debiased_summary(sec)["lines"]
+    assert line == f"the judge j {says}"
+
+
 def test_active_probabilities_follow_uncertainty_with_a_floor_and_are_kept():
     from annotator.domain.sampling import active_probabilities, draw_active
 
