@@ -30,12 +30,13 @@ import statistics
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.task import Cancelled, TaskState  # noqa: F401 - the dashboard view names them here
 from ..domain.rubric import Rubric
 from ..store.changes import data_version
 
@@ -44,31 +45,6 @@ if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, n
     from .study import Study
 
 MAX_FINDING_ROWS = 200
-
-
-class Cancelled(Exception):
-    """The computation was cancelled (a newer one replaced it, or the view closed)."""
-
-
-class TaskState:
-    """Progress and cancellation of one computation, shared by the caller and the worker."""
-
-    def __init__(self, report: Callable[[float | None, str], None] | None = None) -> None:
-        self._cancel = threading.Event()
-        self.report = report or (lambda _f, _m: None)
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    def step(self, fraction: float | None, message: str) -> None:
-        """Report progress; raise Cancelled if the caller gave up."""
-        if self._cancel.is_set():
-            raise Cancelled(message)
-        self.report(fraction, message)
 
 
 # -- the view-model ---------------------------------------------------------------------
