@@ -454,10 +454,9 @@ def _cmd_judge(a) -> int:
 
 
 def _fig(d: dict | None) -> str:
-    if not d or d.get("estimate") is None:
-        return "undefined" + (f" ({d['note']})" if d and d.get("note") else "")
-    ci = f" [{d['low']:.3f}, {d['high']:.3f}]" if d.get("low") is not None else ""
-    return f"{d['estimate']:.3f}{ci} (n={d['n']})"
+    from .domain.figures import estimate_text
+
+    return estimate_text(d, digits=3, with_n=True)
 
 
 def _cmd_judge_compare(a) -> int:

@@ -84,8 +84,10 @@ class Metric:
         return self.levels.get(value, "")
 
     def option_text(self, option: str) -> str:
-        """An option as shown: its translation when the rubric gives one, else the key in words."""
-        return self.option_labels.get(option) or option.replace("_", " ")
+        """An option as shown: its translation when the rubric gives one (the English one where no
+        language was chosen: reports are in English), else the key in words."""
+        english = (self.translations.get("en") or {}).get("options") or {}
+        return self.option_labels.get(option) or english.get(option) or option.replace("_", " ")
 
     def localized(self, lang: str) -> Metric:
         """This metric with its texts in `lang` where the rubric gives them (same meaning)."""
@@ -123,6 +125,16 @@ class Rubric:
 
     def has(self, key: str) -> bool:
         return any(m.key == key for m in self.metrics)
+
+    def key_label(self, key: str) -> str:
+        """A report key as the reader knows it, the one rule for the report, the dashboard and
+        every table: the metric's label, and "label: option" (the option's own label) for a tag;
+        a key the rubric does not name is shown in words."""
+        base, _, option = key.partition(":")
+        if not self.has(base):
+            return key.replace("_", " ")
+        metric = self.metric(base)
+        return f"{metric.label}: {metric.option_text(option)}" if option else metric.label
 
     @property
     def judged_metrics(self) -> tuple[Metric, ...]:

@@ -6,12 +6,20 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
+
+from ..domain.figures import (
+    MISSING,
+    fmt_num,
+    short_note,
+    to_float,
+    undefined_reason,
+    undefined_text,
+)
 
 __all__ = [
     "Est",
@@ -28,36 +36,10 @@ __all__ = [
 ]
 
 
-def to_float(x: Any) -> float | None:
-    if isinstance(x, bool) or x is None:
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def fmt_num(x: Any, digits: int = 2) -> str:
-    """A number for display; integers without decimals; '-' for missing."""
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return f"{x:,}"
-    v = to_float(x)
-    if v is None:
-        return "—" if x is None else str(x)
-    if v == int(v) and abs(v) >= 1000:
-        return f"{int(v):,}"
-    text = f"{v:.{digits}f}"
-    # -0.004 rounds to "-0.00": a sign on zero suggests a direction that is not there
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
 def fmt_p(x: Any) -> str:
     v = to_float(x)
     if v is None:
-        return "—"
+        return MISSING
     if v < 0.001:
         return "< 0.001"
     return f"{v:.3f}"
@@ -66,7 +48,7 @@ def fmt_p(x: Any) -> str:
 def fmt_share(x: Any) -> str:
     v = to_float(x)
     if v is None:
-        return "—"
+        return MISSING
     return f"{100 * v:.0f}%"
 
 
@@ -87,33 +69,19 @@ class Est:
 
     @property
     def short_note(self) -> str | None:
-        """The reason without its explanation: notes read "<reason>: <why>"; the full
-        note stays in the JSON and in the tooltip."""
-        if not self.note:
-            return None
-        if len(self.note) > 48 and ": " in self.note:
-            return self.note.split(": ", 1)[0]
-        return self.note
+        return short_note(self.note)
 
     @property
     def reason(self) -> str | None:
-        """Why the figure is undefined, without a leading "undefined" (never "undefined
-        (undefined)"): the short note, else the full one."""
-        for n in (self.short_note, self.note):
-            r = (n or "").strip()
-            if r.lower().startswith("undefined"):
-                r = r[len("undefined") :].strip(" :;,-")
-            if r and r.lower() not in ("on these data", "here"):
-                return r
-        return "nothing to compute it from on these data" if self.note else None
+        """Why the figure is undefined (domain/figures.py: the one rule)."""
+        return undefined_reason(self.note)
 
     @property
     def text(self) -> str:
         if not self.present:
-            return "—"
+            return MISSING
         if self.estimate is None:
-            reason = self.reason
-            return f"undefined ({reason})" if reason else "undefined"
+            return undefined_text(self.note)
         return fmt_num(self.estimate)
 
     @property

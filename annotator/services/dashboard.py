@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.task import Cancelled, TaskState  # noqa: F401 - the dashboard view names them here
+from ..domain.figures import MISSING
 from ..domain.rubric import Rubric
 from ..store.changes import data_version
 
@@ -364,7 +365,7 @@ def _png(chart: Any) -> bytes | None:
 def _est(e: Any, *, with_n: bool = True) -> str:
     """An Est of the report view -> 'text [low, high]  n=..'."""
     if e is None or not getattr(e, "present", False):
-        return "—"
+        return MISSING
     s = str(e)
     if with_n and getattr(e, "n", None) is not None and e.defined:
         s += f"  n={e.n}"
@@ -372,25 +373,21 @@ def _est(e: Any, *, with_n: bool = True) -> str:
 
 
 def _or_dash(v: Any) -> str:
-    return "—" if v is None else str(v)
+    return MISSING if v is None else str(v)
 
 
 def _share(v: Mapping[str, Any]) -> str:
     est = v.get("estimate")
     if est is None:
-        return "—"
+        return MISSING
     lo, hi = v.get("low"), v.get("high")
     ci = f" [{lo:.0%}, {hi:.0%}]" if lo is not None and hi is not None else ""
     return f"{est:.0%}{ci} n={v.get('n')}"
 
 
 def metric_label(rubric: Rubric, key: str) -> str:
-    """A report key as the lead reads it: the metric's label, "Failure tags: wrong screen" for a tag."""
-    base, _, option = key.partition(":")
-    if rubric.has(base):
-        label = rubric.metric(base).label
-        return f"{label}: {option.replace('_', ' ')}" if option else label
-    return key.replace("_", " ")
+    """A report key as the lead reads it: the rubric's label, the report's rule (key_label)."""
+    return rubric.key_label(key)
 
 
 def _model(

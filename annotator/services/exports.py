@@ -25,6 +25,7 @@ from typing import Any
 from ..base.atomic import atomic_open, atomic_write_bytes, atomic_write_text
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
+from ..domain.figures import estimate_text, fmt_num
 from ..domain.rubric import format_value
 from ..ingest.label_studio import META_KEY as LS_META
 from ..ingest.mapping import render_mapping
@@ -357,16 +358,11 @@ def export_table(study: Study, name: str, out: Path) -> tuple[Path, int]:
 
 
 def _est(d: Any) -> str:
-    if not isinstance(d, dict) or d.get("estimate") is None:
-        note = d.get("note") if isinstance(d, dict) else None
-        return f"n/a ({note})" if note else "n/a"
-    lo, hi = d.get("low"), d.get("high")
-    ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-    return f"{d['estimate']:.3f}{ci}"
+    return estimate_text(d, digits=3)
 
 
 def _num(v: Any) -> str:
-    return "n/a" if v is None else f"{v:.3f}"
+    return fmt_num(v, 3)
 
 
 # ASCII punctuation that Markdown (CommonMark + GitHub's tables and autolinks) gives a
@@ -465,7 +461,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
         "## Agreement",
         "",
         f"From `annotator report` on the same study ({n_boot} bootstrap resamples; 95% intervals in "
-        "brackets). Alpha is Krippendorff's alpha; an undefined figure is n/a with the reason.",
+        "brackets). Alpha is Krippendorff's alpha; an undefined figure is 'undefined' with the reason.",
         "",
         "| metric | level | items | raters | judgements | human alpha |",
         "|---|---|---|---|---|---|",

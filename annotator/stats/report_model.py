@@ -64,13 +64,11 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
     )
 
 
-def _label(spec: Any) -> str:
+def _label(spec: Any, rubric: Any) -> str:
     """What the reader calls the metric: the rubric's label (and the option's, for a tag)."""
     if spec.metric is None:
         return "verdict (from the rubric's rules)" if spec.key == VERDICT_KEY else spec.key
-    if spec.tag is not None:
-        return f"{spec.metric.label}: {spec.metric.option_text(spec.tag)}"
-    return spec.metric.label
+    return str(rubric.key_label(spec.key))
 
 
 def build_report(
@@ -117,7 +115,7 @@ def build_report(
             min_items=int(setting(frames.settings, "alt_test_min_items")),
         ).items():
             sec["judges"][name].update(alt)
-        sec["label"] = _label(spec)
+        sec["label"] = _label(spec, frames.rubric)
         sections[spec.key] = sec
         findings.extend(contradictions(spec, detail, items))
 

@@ -8,7 +8,7 @@ are derived from the palette here and made readable against it: every
 in light and dark palettes alike. A meaning is never carried by colour alone:
 the views put a symbol and a word beside it (``MET``, ``NOT_MET``, ``FLAG``).
 
-Public API: ``form_style(palette)``, ``relative_font(widget, factor, bold=)``, ``humanise``,
+Public API: ``form_style(palette)``, ``relative_font(widget, factor, bold=)``,
 ``contrast(a, b)``, ``readable(fg, bg, minimum=4.75)``, ``mix(a, b, t)``,
 ``soft_colour(palette)``, ``warning_colour(palette)``, ``met_colours(palette, met)``,
 ``flag_background(palette)``, ``is_dark(palette)``, ``dark_palette()``,
@@ -58,10 +58,6 @@ def relative_font(widget: QWidget, factor: float = 1.0, *, bold: bool = False) -
         f.setPixelSize(max(1, round(f.pixelSize() * factor)))
     f.setBold(bold)
     return f
-
-
-def humanise(option: str) -> str:
-    return option.replace("_", " ")
 
 
 # -- colour ---------------------------------------------------------------------------
