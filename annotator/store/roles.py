@@ -58,7 +58,7 @@ _RATER_TABLES: dict[str, tuple[str, str, str]] = {
     "queue": ("*", "*", "queue"),
     "pair_queue": ("*", "*", "pair_queue"),
     "sessions": ("*", "*", "own"),
-    "anchor_showings": ("*", "*", "showings"),
+    "anchor_showings": ("*", "", "showings"),  # inserted by annotator_seed_anchor()
     "judgements": ("*", "*", "answers"),
     "pair_votes": ("*", "*", "votes"),
     # no `qualified`: a trigger sets it false; the lead's code computes the verdict
@@ -72,8 +72,9 @@ _RATER_TABLES: dict[str, tuple[str, str, str]] = {
     "pair_assignments": ("*", "", "own"),
     "rater_codes": ("*", "", "own"),
 }
-# the sequences behind the ids of the rows a rater inserts (nextval only: no SELECT of last_value)
-_RATER_SEQUENCES = ("sessions", "anchor_showings", "judgements", "pair_votes", "calibrations")
+# the sequences behind the ids of the rows a rater inserts (nextval only: no SELECT of last_value;
+# anchor showings are inserted by annotator_seed_anchor, as the lead)
+_RATER_SEQUENCES = ("sessions", "judgements", "pair_votes", "calibrations")
 
 # characters of one free-text answer or reason (the cap of an imported table's cell)
 _MAX_TEXT = 1 << 20
@@ -88,29 +89,85 @@ AS $$ SELECT l.rater_pk FROM {PRIVATE}.logins l WHERE l.role_name = session_user
     f"""CREATE OR REPLACE FUNCTION public.annotator_lock_me() RETURNS void LANGUAGE plpgsql {_DEFINER}
 AS $$ BEGIN PERFORM 1 FROM public.raters r WHERE r.id = public.annotator_me() FOR NO KEY UPDATE;
 END $$""",
-    f"""CREATE OR REPLACE FUNCTION public.annotator_anchor_pool()
-RETURNS TABLE(item_pk integer, set_version integer) LANGUAGE sql STABLE {_DEFINER}
-AS $$ SELECT a.item_pk, (SELECT max(v.version) FROM public.anchor_set_versions v
-                         WHERE v.anchor_set = a.anchor_set)
-      FROM public.anchors a WHERE public.annotator_me() IS NOT NULL ORDER BY a.item_pk $$""",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_has_anchors() RETURNS boolean LANGUAGE sql
+STABLE {_DEFINER}
+AS $$ SELECT public.annotator_me() IS NOT NULL AND EXISTS (SELECT 1 FROM public.anchors) $$""",
     f"""CREATE OR REPLACE FUNCTION public.annotator_calibrating() RETURNS boolean LANGUAGE sql
 STABLE {_DEFINER}
 AS $$ SELECT EXISTS (SELECT 1 FROM public.sessions s WHERE s.rater_pk = public.annotator_me()
                      AND s.mode = 'calibration') $$""",
+    # The calibration set: the anchors with their references (the calibration screen shows them),
+    # but never one this rater was shown as a silent drift anchor (its reference would let the
+    # rater correct that answer to it, and the drift check would measure nothing), as a rater
+    # package's calibration set holds only the anchors it does not deal silently.
     f"""CREATE OR REPLACE FUNCTION public.annotator_calibration_anchors()
 RETURNS TABLE(item_pk integer, anchor_set text, reference text, rationale text)
 LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT a.item_pk, a.anchor_set::text, a.reference::text, a.rationale::text
-      FROM public.anchors a WHERE public.annotator_calibrating() ORDER BY a.item_pk $$""",
-    # the references of the anchors this rater has answered (the app's own drift check compares
-    # them), or of all anchors once calibrating (calibration shows them)
-    f"""CREATE OR REPLACE FUNCTION public.annotator_my_anchor_references()
-RETURNS TABLE(item_pk integer, reference text) LANGUAGE sql STABLE {_DEFINER}
-AS $$ SELECT a.item_pk, a.reference::text FROM public.anchors a
-      WHERE public.annotator_calibrating()
-         OR a.item_pk IN (SELECT j.item_pk FROM public.judgements j
-                          WHERE j.rater_pk = public.annotator_me() AND j.context = 'anchor')
+      FROM public.anchors a WHERE public.annotator_calibrating()
+        AND a.item_pk NOT IN (SELECT s.item_pk FROM public.anchor_showings s
+                              WHERE s.rater_pk = public.annotator_me())
       ORDER BY a.item_pk $$""",
+    # A silent drift anchor is chosen and recorded by the server, at the rater's frontier only
+    # (the first queue position still unanswered, one per block of anchor_every - 1 positions, none
+    # while another waits for its answer): a rater's role lists no anchor pool and inserts no
+    # showing of its own, so it learns which item is an anchor no sooner than the app shows it.
+    # The choice: an anchor not shown in this session, one the rater never calibrated on first
+    # (its reference was shown then), the least shown to this rater, then by the slot's seed.
+    f"""CREATE OR REPLACE FUNCTION public.annotator_seed_anchor(p_session integer,
+  p_position integer, p_slot bigint, p_code text, p_uuid text, p_every integer) RETURNS integer
+LANGUAGE plpgsql VOLATILE {_DEFINER}
+AS $$
+DECLARE me integer := public.annotator_me(); every integer; ver text; pick integer; sv integer;
+  sid integer;
+BEGIN
+  IF me IS NULL OR p_position IS NULL OR p_position < 0 THEN RETURN NULL; END IF;
+  PERFORM 1 FROM public.sessions s WHERE s.id = p_session AND s.rater_pk = me AND s.mode = 'label';
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  SELECT (st.value::jsonb #>> '{{}}')::integer INTO every FROM public.settings st
+   WHERE st.key = 'anchor_every';
+  every := coalesce(every, p_every);
+  IF every IS NULL OR every < 2 THEN RETURN NULL; END IF;
+  SELECT r.version INTO ver FROM public.rubric_versions r WHERE r.is_active LIMIT 1;
+  IF EXISTS (SELECT 1 FROM public.anchor_showings s WHERE s.rater_pk = me
+             AND NOT EXISTS (SELECT 1 FROM public.judgements j WHERE j.showing_pk = s.id))
+     OR EXISTS (SELECT 1 FROM public.anchor_showings s WHERE s.rater_pk = me
+                AND s.before_position >= 0
+                AND s.before_position / (every - 1) = p_position / (every - 1)) THEN
+    RETURN NULL;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM public.queue q WHERE q.rater_pk = me AND q.rubric_version = ver
+                   AND q.position = p_position
+                   AND NOT EXISTS (SELECT 1 FROM public.judgements j WHERE j.rater_pk = me
+                                   AND j.item_pk = q.item_pk AND j.rubric_version = ver
+                                   AND j.supersedes IS NULL AND j.context = 'live'))
+     OR EXISTS (SELECT 1 FROM public.queue q WHERE q.rater_pk = me AND q.rubric_version = ver
+                AND q.position < p_position
+                AND NOT EXISTS (SELECT 1 FROM public.judgements j WHERE j.rater_pk = me
+                                AND j.item_pk = q.item_pk AND j.rubric_version = ver
+                                AND j.supersedes IS NULL AND j.context = 'live')) THEN
+    RETURN NULL;
+  END IF;
+  SELECT a.item_pk, (SELECT max(v.version) FROM public.anchor_set_versions v
+                     WHERE v.anchor_set = a.anchor_set)
+    INTO pick, sv
+    FROM public.anchors a
+   WHERE a.item_pk NOT IN (SELECT s.item_pk FROM public.anchor_showings s
+                           WHERE s.rater_pk = me AND s.session_pk = p_session)
+   ORDER BY EXISTS (SELECT 1 FROM public.judgements j WHERE j.rater_pk = me
+                    AND j.item_pk = a.item_pk AND j.context = 'calibration'),
+            (SELECT count(*) FROM public.anchor_showings s
+              WHERE s.rater_pk = me AND s.item_pk = a.item_pk),
+            md5(p_slot::text || ':' || a.item_pk::text)
+   LIMIT 1;
+  IF pick IS NULL THEN RETURN NULL; END IF;
+  INSERT INTO public.anchor_showings (uuid, rater_pk, session_pk, item_pk, before_position, seed,
+                                      display_code, created_at, anchor_set_version)
+  VALUES (p_uuid, me, p_session, pick, p_position, (p_slot & 2147483647)::integer, p_code,
+          (now() AT TIME ZONE 'utc'), sv)
+  RETURNING id INTO sid;
+  RETURN sid;
+END $$""",
     f"""CREATE OR REPLACE FUNCTION public.annotator_live_items()
 RETURNS TABLE(item_pk integer, case_pk integer) LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT i.id, c.case_pk FROM public.items i JOIN public.cells c ON c.id = i.cell_pk
@@ -328,11 +385,11 @@ END $$""",
 _FUNCTION_NAMES = (
     "annotator_me()",
     "annotator_lock_me()",
-    "annotator_anchor_pool()",
+    "annotator_has_anchors()",
     "annotator_calibrating()",
     "annotator_calibration_anchors()",
+    "annotator_seed_anchor(integer, integer, bigint, text, text, integer)",
     "annotator_live_items()",
-    "annotator_my_anchor_references()",
     "annotator_sees_item(integer)",
     "annotator_sees_cell(integer)",
     "annotator_sees_media(text)",
@@ -356,11 +413,7 @@ _RULES: dict[str, tuple[str, str | None]] = {
         f"rater_pk = {_ME}",
         f"rater_pk = {_ME} AND public.annotator_sees_pair(pair_pk)",
     ),
-    "showings": (
-        f"rater_pk = {_ME}",
-        f"rater_pk = {_ME} AND session_pk IN (SELECT s.id FROM public.sessions s) "
-        "AND item_pk IN (SELECT p.item_pk FROM public.annotator_anchor_pool() p)",
-    ),
+    "showings": (f"rater_pk = {_ME}", None),
     "answers": (
         f"rater_pk = {_ME}",
         f"rater_pk = {_ME} AND public.annotator_sees_item(item_pk) "

@@ -216,6 +216,103 @@ def test_rater_picks_out_anchors_by_is_anchor_or_reads_their_references(team):
                 conn.execute(attack)
 
 
+def _anchor_pks(team: Team) -> list[int]:
+    with team.lead.db.read() as s:
+        return [r[0] for r in s.execute(text("SELECT item_pk FROM anchors ORDER BY 1"))]
+
+
+def test_rater_lists_the_anchor_pool_and_picks_out_silent_anchors(team):
+    """No function lists the anchors (their ids would pick out each silent drift anchor as it is
+    shown): a rater's role learns whether the study has anchors, nothing more."""
+    ana, _ = _ana_bob(team)
+    with team.connect(ana) as conn:
+        try:
+            rows = conn.execute("SELECT item_pk FROM public.annotator_anchor_pool()").fetchall()
+        except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege):
+            rows = []
+        assert not {r[0] for r in rows} & set(_anchor_pks(team))
+        assert conn.execute("SELECT public.annotator_has_anchors()").fetchone()[0] is True
+
+
+def test_rater_tells_anchors_apart_by_a_showing_inserted_and_rolled_back(team):
+    """An anchor showing inserted by hand (and rolled back) must not tell an anchor from a live
+    item by being accepted: a rater's role inserts no showing, the server records them."""
+    ana, _ = _ana_bob(team)
+    anchor, live = _anchor_pks(team)[0], team.items[ana][0]
+    with team.connect(ana) as conn:
+        session = conn.execute(
+            "INSERT INTO sessions (uuid, rater_pk, mode, started_at) VALUES "
+            "(%s, %s, 'label', now()) RETURNING id",
+            (secrets.token_hex(8), team.pks[ana]),
+        ).fetchone()[0]
+        for item in (anchor, live):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(
+                    "INSERT INTO anchor_showings (uuid, rater_pk, session_pk, item_pk, "
+                    "before_position, seed, display_code, created_at) VALUES "
+                    "(%s, %s, %s, %s, 9000, 0, %s, now())",
+                    (secrets.token_hex(8), team.pks[ana], session, item, secrets.token_hex(4)),
+                )
+        # nor by asking the server to seed one far ahead of the rater's place in the queue
+        assert (
+            conn.execute(
+                "SELECT public.annotator_seed_anchor(%s, 3, 1, %s, %s, 2)",
+                (session, secrets.token_hex(4), secrets.token_hex(8)),
+            ).fetchone()[0]
+            is None
+        )
+
+
+def test_rater_reads_the_reference_of_a_silent_anchor_it_answered(team):
+    """A silent drift anchor answered through the app: its reference is not readable (the rater
+    would correct the answer to it), neither by the drift check's function nor by starting a
+    calibration session by hand (the calibration set leaves out the anchors shown silently)."""
+    from annotator.services.prefetch import upcoming
+
+    _, bob = _ana_bob(team)
+    every = team.lead.setting("anchor_every")
+    team.lead.set_setting("anchor_every", 2)
+    study = Study.open(team.as_(bob))
+    try:
+        session = LabelSession(study, bob)
+        assert not session.checks_drift  # the lead's dashboard checks a rater role's drift
+        upcoming(session, 4)  # the app decodes ahead (it read the anchors table: refused)
+        contexts = []
+        while (served := session.next()) is not None:
+            contexts.append(served.context)
+            session.submit(served, ALL, 4)
+        assert "anchor" in contexts
+    finally:
+        study.close()
+        team.lead.set_setting("anchor_every", every)
+    with team.lead.db.read() as s:
+        shown = {
+            r[0]
+            for r in s.execute(
+                text("SELECT item_pk FROM anchor_showings WHERE rater_pk = :r"),
+                {"r": team.pks[bob]},
+            )
+        }
+    assert shown
+    with team.connect(bob) as conn:
+        try:
+            refs = conn.execute(
+                "SELECT item_pk FROM public.annotator_my_anchor_references()"
+            ).fetchall()
+        except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege):
+            refs = []
+        assert not {r[0] for r in refs} & shown
+        conn.execute(
+            "INSERT INTO sessions (uuid, rater_pk, mode, started_at) VALUES "
+            "(%s, %s, 'calibration', now())",
+            (secrets.token_hex(8), team.pks[bob]),
+        )
+        calibration = {
+            r[0] for r in conn.execute("SELECT item_pk FROM public.annotator_calibration_anchors()")
+        }
+        assert calibration and not calibration & shown
+
+
 def test_rater_reads_items_and_images_dealt_to_another(team):
     """Items, their cells, media and image bytes dealt only to bob are invisible to ana."""
     ana, bob = _ana_bob(team)
@@ -558,6 +655,7 @@ def test_a_rater_role_labels_sees_silent_anchors_votes_on_pairs_and_calibrates(t
     """Every code path a rater runs on a server works connected as that rater's own role."""
     from annotator.services.calibration import CalibrationSession, verified_calibrations
     from annotator.services.pairing import PairSession
+    from annotator.services.prefetch import upcoming
     from annotator.store.anchors import anchors
 
     ana, _ = _ana_bob(team)
@@ -571,13 +669,22 @@ def test_a_rater_role_labels_sees_silent_anchors_votes_on_pairs_and_calibrates(t
         session = LabelSession(study, ana)
         contexts = []
         while (served := session.next()) is not None:
+            upcoming(session, 3, skip=(served.item_pk,))  # what the app decodes ahead
             contexts.append(served.context)
             session.submit(served, ALL, 4)
         assert contexts.count("live") == len(team.items[ana]) and "anchor" in contexts
+        back = session.back()  # the rater goes back and corrects the last answer
+        assert back is not None
+        session.submit(back, {**ALL, "layout_hierarchy": 2}, 4)
         pairs = PairSession(study, ana)
         pair = pairs.next()
         assert pair is not None
+        pairs.peek(pair)
         pairs.vote(pair, "left", None, 900)
+        again = pairs.back()
+        assert again is not None and again.previous_choice == "left"
+        pairs.vote(again, "right", "on second look", 900)
+        assert pairs.progress().done == 1
         calib = CalibrationSession(study, ana)
         while (item := calib.next()) is not None:
             calib.submit(item, dict(refs[item.item_pk]), 800)
@@ -585,15 +692,16 @@ def test_a_rater_role_labels_sees_silent_anchors_votes_on_pairs_and_calibrates(t
     finally:
         study.close()
         team.lead.set_setting("anchor_every", every)
-    with team.lead.db.read() as s:
-        assert (
-            s.execute(
-                text("SELECT count(*) FROM pair_votes WHERE rater_pk = :r"), {"r": team.pks[ana]}
-            ).scalar()
-            == 1
-        )
     # the server stored no verdict of the rater's; the lead's code finds the pass in the answers
     assert any(r["qualified"] for r in verified_calibrations(team.lead, ana))
+    with team.lead.db.read() as s:  # the re-vote superseded the vote: one current vote, "right"
+        assert s.execute(
+            text(
+                "SELECT v.choice FROM pair_votes v WHERE v.rater_pk = :r AND NOT EXISTS "
+                "(SELECT 1 FROM pair_votes w WHERE w.supersedes = v.id)"
+            ),
+            {"r": team.pks[ana]},
+        ).scalars().all() == ["right"]
 
 
 def test_a_rater_role_takes_items_on_demand(pg_server, tmp_path):
