@@ -528,11 +528,14 @@ def _role_statements(
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(group),
     ]
     # this study's functions of any earlier version go first (a changed signature cannot be
-    # replaced in place); the row rules and triggers that use them are made again below
+    # replaced in place); the row rules and triggers that use them are made again below. Not the
+    # schema's own (migration 0008's correction triggers, `annotator_<table>_same_slot`): their
+    # CASCADE took those triggers with them, and a rater role could then supersede anyone's answer
     for (proc,) in s.execute(
         text(
             "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n "
-            "ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'annotator\\_%'"
+            "ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'annotator\\_%' "
+            "AND p.proname NOT LIKE '%\\_same\\_slot'"
         )
     ):
         out.append(sql.SQL("DROP FUNCTION IF EXISTS public.{} CASCADE").format(sql.SQL(proc)))
@@ -685,10 +688,56 @@ def apply_roles(
         if print_only:
             s.rollback()
             return rendered, logins, group_role(tag_of(study_uuid))
+        _restore_correction_triggers(s)
         raw = _raw(s)
         for stmt in stmts:
             raw.execute(stmt)  # in the session's transaction: all of it lands, or none
     return rendered, logins, group_role(tag_of(study_uuid))
+
+
+_CORRECTION_TRIGGERS = ("judgements", "pair_votes")
+
+
+def _restore_correction_triggers(s: OrmSession) -> None:
+    """Migration 0008's correction triggers made again where an `annotator roles` of before this
+    fix dropped them (with their functions, by CASCADE): the migration's own code, once."""
+    have = set(
+        s.scalars(
+            text(
+                "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
+                "AND t.tgname = c.relname || '_correction_same_slot_insert'"
+            )
+        )
+    )
+    if not have >= set(_CORRECTION_TRIGGERS):
+        _rerun_migration_0008(s)
+    for table in _CORRECTION_TRIGGERS:  # pg_temp last, as every function a rater's rows meet
+        s.execute(
+            text(
+                f"ALTER FUNCTION public.annotator_{table}_same_slot() "
+                "SET search_path = pg_catalog, public, pg_temp"
+            )
+        )
+
+
+def _rerun_migration_0008(s: OrmSession) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent / "migrations" / "versions" / "0008_corrections_keep_their_slot.py"
+    spec = importlib.util.spec_from_file_location("annotator_migration_0008", path)
+    assert spec is not None and spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    conn = s.connection()
+    for table in _CORRECTION_TRIGGERS:
+        for name in migration.TRIGGERS[table]:
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name} ON public.{table}")
+        conn.exec_driver_sql(f"DROP FUNCTION IF EXISTS public.annotator_{table}_same_slot()")
+    conn.exec_driver_sql("SET LOCAL search_path = public")  # the migration's current_schema()
+    migration._pg_up(conn)
+    conn.exec_driver_sql("RESET search_path")
 
 
 def drop_roles(db: StudyDB, database: str) -> list[str]:

@@ -590,6 +590,62 @@ def test_rater_answers_in_another_raters_session(team):
             _insert_as(conn, team, team.pks[ana], sorted(set(team.items[bob]))[0])
 
 
+# -- 2. a correction supersedes only the same rater's answer --------------------------------
+
+
+def test_rater_supersedes_another_raters_answer(team):
+    """A correction inserted by hand that points at bob's answer (on one of ana's own items, or
+    on bob's item) is refused: bob's answers stay current, in every figure."""
+    ana, bob = _ana_bob(team)
+    with team.lead.db.read() as s:
+        theirs = s.execute(
+            text("SELECT id, item_pk FROM judgements WHERE rater_pk = :r AND supersedes IS NULL"),
+            {"r": team.pks[bob]},
+        ).all()
+    assert theirs
+    with team.connect(ana) as conn:
+        for target, item in theirs:
+            for on_item in (team.items[ana][0], item):
+                with pytest.raises(psycopg.Error), conn.transaction():
+                    conn.execute(
+                        "INSERT INTO judgements (uuid, rater_pk, item_pk, rubric_version, "
+                        "context, answers, source, supersedes, created_at) "
+                        "VALUES (%s, %s, %s, %s, 'live', %s, 'app', %s, now())",
+                        (
+                            secrets.token_hex(8),
+                            team.pks[ana],
+                            on_item,
+                            team.lead.rubric.version,
+                            json.dumps(ALL),
+                            target,
+                        ),
+                    )
+    with team.lead.db.read() as s:
+        assert not s.execute(
+            text("SELECT count(*) FROM judgements WHERE supersedes = ANY(:ids)"),
+            {"ids": [i for i, _ in theirs]},
+        ).scalar()
+
+
+def test_roles_run_again_restores_correction_triggers_an_earlier_run_dropped(team):
+    """`annotator roles` of before this fix dropped migration 0008's correction triggers (their
+    functions matched its `annotator_%` clean-up, CASCADE): running it again makes them again."""
+    with psycopg.connect(_plain(team.url), autocommit=True) as su:
+        for table in ("judgements", "pair_votes"):
+            su.execute(f"DROP FUNCTION public.annotator_{table}_same_slot() CASCADE")
+    roles.apply_roles(team.lead.db, team.database, list(team.roles))
+    with team.lead.db.read() as s:
+        names = set(
+            s.scalars(text("SELECT tgname FROM pg_trigger WHERE tgname LIKE '%same_slot%'"))
+        )
+    assert names == {
+        f"{t}_correction_same_slot_{op}"
+        for t in ("judgements", "pair_votes")
+        for op in ("insert", "update")
+    }
+    test_rater_supersedes_another_raters_answer(team)
+
+
 # -- 3. what a rater inserts by hand passes the app's checks ---------------------------------
 
 
