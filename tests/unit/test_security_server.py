@@ -3,7 +3,38 @@
 Each test connects to a real PostgreSQL scratch database as a rater's own login role and tries
 one attack by hand (psql-style SQL); its name says the attack. At the end, the rater's own work
 (label, anchors, pairs, calibration, on-demand claims) still runs through the app's code as
-that role. The module drops its databases and roles at the end.
+that role (issue 29 point 2). The module drops its databases and roles at the end.
+
+Every attack, by issue 22's point (`test_the_table_names_every_test` keeps this list whole):
+
+| point | test | what holds |
+|---|---|---|
+| 1 | test_temp_table_named_raters_makes_a_rater_someone_else | no TEMP on the database |
+| 1 | test_same_named_objects_in_another_schema_change_who_a_rater_is | qualified names |
+| 1 | test_a_row_rule_function_resolves_names_through_the_callers_search_path | fixed search_path |
+| 2 | test_rater_supersedes_another_raters_answer | the correction triggers |
+| 2 | test_roles_run_again_restores_correction_triggers_an_earlier_run_dropped | roles keep them |
+| 3 | test_rater_inserts_an_answer_the_app_would_refuse | insert trigger, judgements |
+| 3 | test_rater_inserts_a_pair_vote_the_app_would_refuse | insert trigger, pair votes |
+| 4 | test_rater_inserts_a_qualified_calibration | stored false, lead recomputes |
+| 4 | test_rater_answers_in_another_raters_session | row rules on sessions, showings |
+| 5a | test_rater_reads_items_and_images_dealt_to_another | row rules on items and media |
+| 5b | test_rater_picks_out_anchors_by_is_anchor_or_reads_their_references | column privileges |
+| 5b | test_rater_lists_the_anchor_pool_and_picks_out_silent_anchors | no pool function |
+| 5b | test_rater_tells_anchors_apart_by_a_showing_inserted_and_rolled_back | server seeds |
+| 5b | test_rater_reads_the_reference_of_a_silent_anchor_it_answered | no silent reference |
+| 5d | test_rater_counts_hidden_rows_through_sequences | sequence privileges |
+| 5e | test_rater_lists_other_raters_names_through_pg_roles_and_pg_auth_members | surrogate names |
+| 6 | test_raters_of_an_old_database_reach_a_new_one_of_the_same_name | CONNECT per study |
+| 6 | test_rater_named_with_quotes_and_dollars_breaks_the_role_sql | quoted identifiers |
+| 6 | test_roles_drop_leaves_the_studys_roles_behind | `roles --drop` |
+| 6 | test_raters_of_the_old_role_scheme_keep_their_rights_after_roles_run_again | rights revoked |
+| 7 | test_rater_holds_the_study_lock_and_stops_the_leads_imports | owner-only locks |
+| 7 | test_rater_inserts_merges_and_assignments | table privileges |
+| work | test_a_rater_role_labels_sees_silent_anchors_votes_on_pairs_and_calibrates | app paths |
+| work | test_a_rater_role_takes_items_on_demand | annotator_claim |
+
+What stays visible to a rater role, and why, is in the README's "Team server" section.
 """
 
 from __future__ import annotations
@@ -840,3 +871,17 @@ def test_raters_of_the_old_role_scheme_keep_their_rights_after_roles_run_again(p
             assert "permission denied" in str(exc)  # not even a connection
     finally:
         _cleanup(pg_server, database, lead, [old])
+
+
+def test_the_table_names_every_test():
+    """The module's table of attacks lists each test of this module once, and no other."""
+    import re
+    import sys
+
+    listed = re.findall(r"^\| \w+ \| (test_\w+) \|", __doc__ or "", flags=re.M)
+    here = {
+        name
+        for name in vars(sys.modules[__name__])
+        if name.startswith("test_") and name != "test_the_table_names_every_test"
+    }
+    assert len(listed) == len(set(listed)) and set(listed) == here
