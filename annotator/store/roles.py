@@ -70,7 +70,7 @@ _RATER_TABLES: dict[str, tuple[str, str, str]] = {
     ),
     "assignments": ("*", "", "own"),  # claims go through annotator_claim()
     "pair_assignments": ("*", "", "own"),
-    "rater_codes": ("*", "", "own"),
+    "rater_codes": ("*", "", "codes"),
 }
 # the sequences behind the ids of the rows a rater inserts (nextval only: no SELECT of last_value;
 # anchor showings are inserted by annotator_seed_anchor, as the lead)
@@ -403,6 +403,8 @@ _FUNCTION_NAMES = (
 _RULES: dict[str, tuple[str, str | None]] = {
     "self": (f"id = {_ME}", None),
     "own": (f"rater_pk = {_ME}", f"rater_pk = {_ME}"),
+    # a package's codes for its silent anchors name them (kind 'silent'): the lead's, for merge
+    "codes": (f"rater_pk = {_ME} AND kind <> 'silent'", None),
     "items": ("public.annotator_sees_item(id)", None),
     "item_media": ("public.annotator_sees_item(item_pk)", None),
     "cells": ("public.annotator_sees_cell(id)", None),

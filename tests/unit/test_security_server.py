@@ -23,6 +23,7 @@ Every attack, by issue 22's point (`test_the_table_names_every_test` keeps this 
 | 5b | test_rater_lists_the_anchor_pool_and_picks_out_silent_anchors | no pool function |
 | 5b | test_rater_tells_anchors_apart_by_a_showing_inserted_and_rolled_back | server seeds |
 | 5b | test_rater_reads_the_reference_of_a_silent_anchor_it_answered | no silent reference |
+| 5b | test_rater_reads_the_codes_its_package_gave_silent_anchors | row rule on codes |
 | 5d | test_rater_counts_hidden_rows_through_sequences | sequence privileges |
 | 5e | test_rater_lists_other_raters_names_through_pg_roles_and_pg_auth_members | surrogate names |
 | 6 | test_raters_of_an_old_database_reach_a_new_one_of_the_same_name | CONNECT per study |
@@ -871,6 +872,35 @@ def test_raters_of_the_old_role_scheme_keep_their_rights_after_roles_run_again(p
             assert "permission denied" in str(exc)  # not even a connection
     finally:
         _cleanup(pg_server, database, lead, [old])
+
+
+def test_rater_reads_the_codes_its_package_gave_silent_anchors(pg_server, tmp_path):
+    """A rater who also got a package from the lead: the codes it gave silent anchors (kind
+    'silent' in rater_codes, the lead's to map answers back at merge) are not the rater's to read."""
+    from annotator.services.packages import export_package
+    from annotator.services.team import assign
+
+    url = pg_server.new_database()
+    database = url.rsplit("/", 1)[1]
+    rater = f"pk_{secrets.token_hex(3)}"
+    lead = Study.create(url, "ui_mockup")
+    try:
+        src = tmp_path / "src"
+        lead.import_items(write_manifest(src, basic_rows(src, n_cases=4, gens=("a", "b"))))
+        lead.import_anchors(REPO_ANCHORS)
+        assign(lead, [rater], overlap=1, pair_overlap=None, seed=3)
+        lead.set_setting("anchor_every", 2)
+        export_package(lead, rater, tmp_path / "pkg.annot")
+        roles.apply_roles(lead.db, database, [rater])
+        with lead.db.read() as s:
+            silent = set(s.scalars(text("SELECT target_pk FROM rater_codes WHERE kind = 'silent'")))
+        assert silent
+        with psycopg.connect(_plain(url.replace("postgres@", f"{_login(lead, rater)}@", 1))) as c:
+            rows = c.execute("SELECT kind, target_pk FROM rater_codes").fetchall()
+        named = [r for r in rows if r[0] == "silent" or (r[0] == "item" and r[1] in silent)]
+        assert rows and not named
+    finally:
+        _cleanup(pg_server, database, lead, [rater])
 
 
 def test_the_table_names_every_test():
