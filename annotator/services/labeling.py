@@ -14,6 +14,7 @@ from typing import Any
 from ..domain.answers import normalise, reason_of
 from ..domain.records import Progress, ServedItem
 from ..store import answers as store
+from ..store.anchors import checks_own_drift
 from ..store.people import start_session
 from .resend import ResendIds
 from .study import Study
@@ -26,6 +27,8 @@ class LabelSession:
         self.rubric = study.rubric
         self.session_pk = start_session(study.db, rater, "label")
         self.anchor_every = int(study.setting("anchor_every") or 0)
+        # a rater's role on a server reads no silent anchor's reference: no drift check here
+        self._own_drift = checks_own_drift(study.db)
         store.ensure_queue(study.db, rater, self.rubric.version)
         self._started = time.monotonic()
         self._session_done = 0
@@ -109,7 +112,7 @@ class LabelSession:
         self.last_replaced_other = done.replaced_other
         if served.previous_judgement is None:
             self._session_done += 1
-        if served.context == "anchor":
+        if served.context == "anchor" and self.checks_drift:
             self.drift_due = True
         elif self._alert_wait > 0:
             self._alert_wait -= 1
@@ -164,8 +167,10 @@ class LabelSession:
         """Anchors are seeded into this rater's live work: their answers are checked for drift.
         False in a rater package: it deals its silent anchors as items it cannot tell apart
         (`anchor_every` 0 in the file), so it shows no drift notice; the lead's report checks
-        them after merge (store/packages.py)."""
-        return self.anchor_every > 0
+        them after merge (store/packages.py). False too for a rater's own login role on a server:
+        it may not read the references (an answer could be corrected to them); the lead's
+        dashboard checks its drift."""
+        return self.anchor_every > 0 and self._own_drift
 
     def image(self, sha256: str) -> bytes:
         return self.study.media.read(sha256)

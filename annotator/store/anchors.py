@@ -45,8 +45,18 @@ def has_anchors(db: StudyDB) -> bool:
 
     with db.read() as s:
         if is_rater_session(s):
-            return bool(s.scalar(text("SELECT count(*) FROM public.annotator_anchor_pool()")))
+            return bool(s.scalar(text("SELECT public.annotator_has_anchors()")))
         return s.scalar(select(Anchor.item_pk).limit(1)) is not None
+
+
+def checks_own_drift(db: StudyDB) -> bool:
+    """Whether this connection may check its rater's drift itself: False for a rater's role on
+    a server, which reads no reference of a silent drift anchor (it could correct its answer to
+    it); the lead's dashboard and report check that rater's drift, as after a package's merge."""
+    from .roles import is_rater_session
+
+    with db.read() as s:
+        return not is_rater_session(s)
 
 
 def add_calibration(

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.answers import encode
+from ..domain.ids import uuid7
 from ..domain.records import ServedItem
 from .assignments import assigned_items, claim_next, expire_claims, on_demand
 from .chains import append, by_uuid, head, is_current
@@ -125,7 +126,7 @@ def progress_counts(
             or 0
         )
         expected = 0
-        if anchor_every >= 2 and n_queue and _anchor_pool(s):
+        if anchor_every >= 2 and n_queue and _has_anchors(s):
             seed = s.get(Rater, rpk).seed
             filled = set(
                 s.scalars(
@@ -245,19 +246,14 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
     return position, item_pk
 
 
-def _anchor_pool(s: OrmSession) -> dict[int, int | None]:
-    """anchor item pk -> its set's current version (None: not read here). A rater's role reads
-    no anchors table (reference answers) and no is_anchor: the server lists the pool."""
+def _has_anchors(s: OrmSession) -> bool:
+    """Whether the study has anchors to seed (a rater's role asks the server: it reads no
+    anchors table and no anchor pool)."""
     from .roles import is_rater_session
 
     if is_rater_session(s):
-        return {
-            pk: int(v or 0)
-            for pk, v in s.execute(
-                text("SELECT item_pk, set_version FROM public.annotator_anchor_pool()")
-            ).all()
-        }
-    return {pk: None for pk in s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk))}
+        return bool(s.scalar(text("SELECT public.annotator_has_anchors()")))
+    return s.scalar(select(Anchor.item_pk).limit(1)) is not None
 
 
 def _set_version_of(s: OrmSession, anchor_pk: int) -> int | None:
@@ -280,8 +276,27 @@ def _maybe_seed_anchor(
         )
     ):
         return None  # this slot was already filled (in an earlier session)
-    pool = _anchor_pool(s)
-    anchors = sorted(pool)
+    from .roles import is_rater_session
+
+    if is_rater_session(s):
+        # the server chooses and records the anchor (store/roles.py annotator_seed_anchor): a
+        # rater's role lists no anchor pool, so it cannot pick the silent anchors out beforehand
+        sid = s.scalar(
+            text(
+                "SELECT public.annotator_seed_anchor(:session, :position, :slot, :code, :uuid, "
+                ":every)"
+            ),
+            {
+                "session": session_pk,
+                "position": position,
+                "slot": slot,
+                "code": free_display_code(s),
+                "uuid": uuid7(),
+                "every": every,
+            },
+        )
+        return s.get(AnchorShowing, sid) if sid is not None else None
+    anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
     if not anchors:
         return None
     shown = s.execute(
@@ -301,9 +316,7 @@ def _maybe_seed_anchor(
         before_position=position,
         seed=slot,
         display_code=free_display_code(s),
-        anchor_set_version=(
-            pool[choice] if pool[choice] is not None else _set_version_of(s, choice)
-        ),
+        anchor_set_version=_set_version_of(s, choice),
     )
     s.add(row)
     s.flush()

@@ -58,7 +58,7 @@ _RATER_TABLES: dict[str, tuple[str, str, str]] = {
     "queue": ("*", "*", "queue"),
     "pair_queue": ("*", "*", "pair_queue"),
     "sessions": ("*", "*", "own"),
-    "anchor_showings": ("*", "*", "showings"),
+    "anchor_showings": ("*", "", "showings"),  # inserted by annotator_seed_anchor()
     "judgements": ("*", "*", "answers"),
     "pair_votes": ("*", "*", "votes"),
     # no `qualified`: a trigger sets it false; the lead's code computes the verdict
@@ -70,10 +70,11 @@ _RATER_TABLES: dict[str, tuple[str, str, str]] = {
     ),
     "assignments": ("*", "", "own"),  # claims go through annotator_claim()
     "pair_assignments": ("*", "", "own"),
-    "rater_codes": ("*", "", "own"),
+    "rater_codes": ("*", "", "codes"),
 }
-# the sequences behind the ids of the rows a rater inserts (nextval only: no SELECT of last_value)
-_RATER_SEQUENCES = ("sessions", "anchor_showings", "judgements", "pair_votes", "calibrations")
+# the sequences behind the ids of the rows a rater inserts (nextval only: no SELECT of last_value;
+# anchor showings are inserted by annotator_seed_anchor, as the lead)
+_RATER_SEQUENCES = ("sessions", "judgements", "pair_votes", "calibrations")
 
 # characters of one free-text answer or reason (the cap of an imported table's cell)
 _MAX_TEXT = 1 << 20
@@ -88,29 +89,85 @@ AS $$ SELECT l.rater_pk FROM {PRIVATE}.logins l WHERE l.role_name = session_user
     f"""CREATE OR REPLACE FUNCTION public.annotator_lock_me() RETURNS void LANGUAGE plpgsql {_DEFINER}
 AS $$ BEGIN PERFORM 1 FROM public.raters r WHERE r.id = public.annotator_me() FOR NO KEY UPDATE;
 END $$""",
-    f"""CREATE OR REPLACE FUNCTION public.annotator_anchor_pool()
-RETURNS TABLE(item_pk integer, set_version integer) LANGUAGE sql STABLE {_DEFINER}
-AS $$ SELECT a.item_pk, (SELECT max(v.version) FROM public.anchor_set_versions v
-                         WHERE v.anchor_set = a.anchor_set)
-      FROM public.anchors a WHERE public.annotator_me() IS NOT NULL ORDER BY a.item_pk $$""",
+    f"""CREATE OR REPLACE FUNCTION public.annotator_has_anchors() RETURNS boolean LANGUAGE sql
+STABLE {_DEFINER}
+AS $$ SELECT public.annotator_me() IS NOT NULL AND EXISTS (SELECT 1 FROM public.anchors) $$""",
     f"""CREATE OR REPLACE FUNCTION public.annotator_calibrating() RETURNS boolean LANGUAGE sql
 STABLE {_DEFINER}
 AS $$ SELECT EXISTS (SELECT 1 FROM public.sessions s WHERE s.rater_pk = public.annotator_me()
                      AND s.mode = 'calibration') $$""",
+    # The calibration set: the anchors with their references (the calibration screen shows them),
+    # but never one this rater was shown as a silent drift anchor (its reference would let the
+    # rater correct that answer to it, and the drift check would measure nothing), as a rater
+    # package's calibration set holds only the anchors it does not deal silently.
     f"""CREATE OR REPLACE FUNCTION public.annotator_calibration_anchors()
 RETURNS TABLE(item_pk integer, anchor_set text, reference text, rationale text)
 LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT a.item_pk, a.anchor_set::text, a.reference::text, a.rationale::text
-      FROM public.anchors a WHERE public.annotator_calibrating() ORDER BY a.item_pk $$""",
-    # the references of the anchors this rater has answered (the app's own drift check compares
-    # them), or of all anchors once calibrating (calibration shows them)
-    f"""CREATE OR REPLACE FUNCTION public.annotator_my_anchor_references()
-RETURNS TABLE(item_pk integer, reference text) LANGUAGE sql STABLE {_DEFINER}
-AS $$ SELECT a.item_pk, a.reference::text FROM public.anchors a
-      WHERE public.annotator_calibrating()
-         OR a.item_pk IN (SELECT j.item_pk FROM public.judgements j
-                          WHERE j.rater_pk = public.annotator_me() AND j.context = 'anchor')
+      FROM public.anchors a WHERE public.annotator_calibrating()
+        AND a.item_pk NOT IN (SELECT s.item_pk FROM public.anchor_showings s
+                              WHERE s.rater_pk = public.annotator_me())
       ORDER BY a.item_pk $$""",
+    # A silent drift anchor is chosen and recorded by the server, at the rater's frontier only
+    # (the first queue position still unanswered, one per block of anchor_every - 1 positions, none
+    # while another waits for its answer): a rater's role lists no anchor pool and inserts no
+    # showing of its own, so it learns which item is an anchor no sooner than the app shows it.
+    # The choice: an anchor not shown in this session, one the rater never calibrated on first
+    # (its reference was shown then), the least shown to this rater, then by the slot's seed.
+    f"""CREATE OR REPLACE FUNCTION public.annotator_seed_anchor(p_session integer,
+  p_position integer, p_slot bigint, p_code text, p_uuid text, p_every integer) RETURNS integer
+LANGUAGE plpgsql VOLATILE {_DEFINER}
+AS $$
+DECLARE me integer := public.annotator_me(); every integer; ver text; pick integer; sv integer;
+  sid integer;
+BEGIN
+  IF me IS NULL OR p_position IS NULL OR p_position < 0 THEN RETURN NULL; END IF;
+  PERFORM 1 FROM public.sessions s WHERE s.id = p_session AND s.rater_pk = me AND s.mode = 'label';
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  SELECT (st.value::jsonb #>> '{{}}')::integer INTO every FROM public.settings st
+   WHERE st.key = 'anchor_every';
+  every := coalesce(every, p_every);
+  IF every IS NULL OR every < 2 THEN RETURN NULL; END IF;
+  SELECT r.version INTO ver FROM public.rubric_versions r WHERE r.is_active LIMIT 1;
+  IF EXISTS (SELECT 1 FROM public.anchor_showings s WHERE s.rater_pk = me
+             AND NOT EXISTS (SELECT 1 FROM public.judgements j WHERE j.showing_pk = s.id))
+     OR EXISTS (SELECT 1 FROM public.anchor_showings s WHERE s.rater_pk = me
+                AND s.before_position >= 0
+                AND s.before_position / (every - 1) = p_position / (every - 1)) THEN
+    RETURN NULL;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM public.queue q WHERE q.rater_pk = me AND q.rubric_version = ver
+                   AND q.position = p_position
+                   AND NOT EXISTS (SELECT 1 FROM public.judgements j WHERE j.rater_pk = me
+                                   AND j.item_pk = q.item_pk AND j.rubric_version = ver
+                                   AND j.supersedes IS NULL AND j.context = 'live'))
+     OR EXISTS (SELECT 1 FROM public.queue q WHERE q.rater_pk = me AND q.rubric_version = ver
+                AND q.position < p_position
+                AND NOT EXISTS (SELECT 1 FROM public.judgements j WHERE j.rater_pk = me
+                                AND j.item_pk = q.item_pk AND j.rubric_version = ver
+                                AND j.supersedes IS NULL AND j.context = 'live')) THEN
+    RETURN NULL;
+  END IF;
+  SELECT a.item_pk, (SELECT max(v.version) FROM public.anchor_set_versions v
+                     WHERE v.anchor_set = a.anchor_set)
+    INTO pick, sv
+    FROM public.anchors a
+   WHERE a.item_pk NOT IN (SELECT s.item_pk FROM public.anchor_showings s
+                           WHERE s.rater_pk = me AND s.session_pk = p_session)
+   ORDER BY EXISTS (SELECT 1 FROM public.judgements j WHERE j.rater_pk = me
+                    AND j.item_pk = a.item_pk AND j.context = 'calibration'),
+            (SELECT count(*) FROM public.anchor_showings s
+              WHERE s.rater_pk = me AND s.item_pk = a.item_pk),
+            md5(p_slot::text || ':' || a.item_pk::text)
+   LIMIT 1;
+  IF pick IS NULL THEN RETURN NULL; END IF;
+  INSERT INTO public.anchor_showings (uuid, rater_pk, session_pk, item_pk, before_position, seed,
+                                      display_code, created_at, anchor_set_version)
+  VALUES (p_uuid, me, p_session, pick, p_position, (p_slot & 2147483647)::integer, p_code,
+          (now() AT TIME ZONE 'utc'), sv)
+  RETURNING id INTO sid;
+  RETURN sid;
+END $$""",
     f"""CREATE OR REPLACE FUNCTION public.annotator_live_items()
 RETURNS TABLE(item_pk integer, case_pk integer) LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT i.id, c.case_pk FROM public.items i JOIN public.cells c ON c.id = i.cell_pk
@@ -328,11 +385,11 @@ END $$""",
 _FUNCTION_NAMES = (
     "annotator_me()",
     "annotator_lock_me()",
-    "annotator_anchor_pool()",
+    "annotator_has_anchors()",
     "annotator_calibrating()",
     "annotator_calibration_anchors()",
+    "annotator_seed_anchor(integer, integer, bigint, text, text, integer)",
     "annotator_live_items()",
-    "annotator_my_anchor_references()",
     "annotator_sees_item(integer)",
     "annotator_sees_cell(integer)",
     "annotator_sees_media(text)",
@@ -346,6 +403,8 @@ _FUNCTION_NAMES = (
 _RULES: dict[str, tuple[str, str | None]] = {
     "self": (f"id = {_ME}", None),
     "own": (f"rater_pk = {_ME}", f"rater_pk = {_ME}"),
+    # a package's codes for its silent anchors name them (kind 'silent'): the lead's, for merge
+    "codes": (f"rater_pk = {_ME} AND kind <> 'silent'", None),
     "items": ("public.annotator_sees_item(id)", None),
     "item_media": ("public.annotator_sees_item(item_pk)", None),
     "cells": ("public.annotator_sees_cell(id)", None),
@@ -356,11 +415,7 @@ _RULES: dict[str, tuple[str, str | None]] = {
         f"rater_pk = {_ME}",
         f"rater_pk = {_ME} AND public.annotator_sees_pair(pair_pk)",
     ),
-    "showings": (
-        f"rater_pk = {_ME}",
-        f"rater_pk = {_ME} AND session_pk IN (SELECT s.id FROM public.sessions s) "
-        "AND item_pk IN (SELECT p.item_pk FROM public.annotator_anchor_pool() p)",
-    ),
+    "showings": (f"rater_pk = {_ME}", None),
     "answers": (
         f"rater_pk = {_ME}",
         f"rater_pk = {_ME} AND public.annotator_sees_item(item_pk) "
@@ -475,11 +530,14 @@ def _role_statements(
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(group),
     ]
     # this study's functions of any earlier version go first (a changed signature cannot be
-    # replaced in place); the row rules and triggers that use them are made again below
+    # replaced in place); the row rules and triggers that use them are made again below. Not the
+    # schema's own (migration 0008's correction triggers, `annotator_<table>_same_slot`): their
+    # CASCADE took those triggers with them, and a rater role could then supersede anyone's answer
     for (proc,) in s.execute(
         text(
             "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n "
-            "ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'annotator\\_%'"
+            "ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'annotator\\_%' "
+            "AND p.proname NOT LIKE '%\\_same\\_slot'"
         )
     ):
         out.append(sql.SQL("DROP FUNCTION IF EXISTS public.{} CASCADE").format(sql.SQL(proc)))
@@ -632,10 +690,56 @@ def apply_roles(
         if print_only:
             s.rollback()
             return rendered, logins, group_role(tag_of(study_uuid))
+        _restore_correction_triggers(s)
         raw = _raw(s)
         for stmt in stmts:
             raw.execute(stmt)  # in the session's transaction: all of it lands, or none
     return rendered, logins, group_role(tag_of(study_uuid))
+
+
+_CORRECTION_TRIGGERS = ("judgements", "pair_votes")
+
+
+def _restore_correction_triggers(s: OrmSession) -> None:
+    """Migration 0008's correction triggers made again where an `annotator roles` of before this
+    fix dropped them (with their functions, by CASCADE): the migration's own code, once."""
+    have = set(
+        s.scalars(
+            text(
+                "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
+                "AND t.tgname = c.relname || '_correction_same_slot_insert'"
+            )
+        )
+    )
+    if not have >= set(_CORRECTION_TRIGGERS):
+        _rerun_migration_0008(s)
+    for table in _CORRECTION_TRIGGERS:  # pg_temp last, as every function a rater's rows meet
+        s.execute(
+            text(
+                f"ALTER FUNCTION public.annotator_{table}_same_slot() "
+                "SET search_path = pg_catalog, public, pg_temp"
+            )
+        )
+
+
+def _rerun_migration_0008(s: OrmSession) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent / "migrations" / "versions" / "0008_corrections_keep_their_slot.py"
+    spec = importlib.util.spec_from_file_location("annotator_migration_0008", path)
+    assert spec is not None and spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    conn = s.connection()
+    for table in _CORRECTION_TRIGGERS:
+        for name in migration.TRIGGERS[table]:
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name} ON public.{table}")
+        conn.exec_driver_sql(f"DROP FUNCTION IF EXISTS public.annotator_{table}_same_slot()")
+    conn.exec_driver_sql("SET LOCAL search_path = public")  # the migration's current_schema()
+    migration._pg_up(conn)
+    conn.exec_driver_sql("RESET search_path")
 
 
 def drop_roles(db: StudyDB, database: str) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
 from .db import StudyDB
@@ -162,18 +162,14 @@ def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:
 
 
 def anchor_references(db: StudyDB) -> dict[int, dict[str, Any]]:
-    """Anchor pk -> reference answer. A rater's role gets those of the anchors it has answered
-    (its own drift check) from the server, never the anchors table."""
+    """Anchor pk -> reference answer. None for a rater's role on a server: no silent drift
+    anchor's reference is its to read (anchors.checks_own_drift; calibration reads its set
+    through the server)."""
     from .roles import is_rater_session
 
     with db.read() as s:
         if is_rater_session(s):
-            return {
-                pk: json.loads(ref)
-                for pk, ref in s.execute(
-                    text("SELECT item_pk, reference FROM public.annotator_my_anchor_references()")
-                ).all()
-            }
+            return {}
         return {a.item_pk: json.loads(a.reference) for a in s.scalars(select(Anchor))}
 
 
@@ -182,11 +178,8 @@ def anchor_labels(db: StudyDB) -> dict[int, str]:
     from .roles import is_rater_session
 
     with db.read() as s:
-        if is_rater_session(s):  # no is_anchor for a rater's role: the server's pool
-            return {
-                pk: f"anchor-{pk}"
-                for pk in s.scalars(text("SELECT item_pk FROM public.annotator_anchor_pool()"))
-            }
+        if is_rater_session(s):  # no is_anchor and no anchor pool for a rater's role
+            return {}
         return {
             pk: f"anchor-{pk}" for pk in s.scalars(select(Item.id).where(Item.is_anchor.is_(True)))
         }

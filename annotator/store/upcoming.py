@@ -50,7 +50,11 @@ def upcoming_views(
             .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
             .order_by(QueueEntry.position)
         ).all()
-        predict = session_pk is not None and anchor_every >= 2
+        from .roles import is_rater_session
+
+        # a rater's role reads no anchor pool: the server picks its silent anchor at the slot
+        # (store/roles.py), so its image is decoded when shown, not ahead
+        predict = session_pk is not None and anchor_every >= 2 and not is_rater_session(s)
         if predict:
             seed = s.get(Rater, rpk).seed
             anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))

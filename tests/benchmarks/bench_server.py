@@ -2,9 +2,16 @@
 votes with think times of 0-50 ms, against a PostgreSQL study and against a SQLite study.
 
 Counts what every process logged as acknowledged against what the database holds (0 lost, 0
-doubled), and prints p50/p95/p99 submit latency and throughput.
+doubled), and prints p50/p95/p99 submit latency and throughput, the connections the server refused
+(its max_connections reached: each refusal is retried as a lost connection, and counted apart) and
+the most connections the study's database held at once.
 
-Run: python tests/benchmarks/bench_server.py [--raters 50] [--pg postgresql://postgres@127.0.0.1/postgres]
+With --roles each rater works as its own login role (`annotator roles`: row rules, server-side
+checks), as a team does; without, as the database's owner. --engines postgresql skips the SQLite
+run (issue 29.6's done-when: 100 raters at the full workload with 0 refused connections).
+
+Run: python tests/benchmarks/bench_server.py [--raters 50] [--roles] [--engines postgresql,sqlite]
+     [--pg postgresql://postgres@127.0.0.1/postgres]
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import random
 import secrets
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -43,18 +51,19 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
     from annotator.store.faults import ConnectionLost
 
     rng = random.Random(rater)
-    study = Study.open(location)
-    lat, acked, votes, retries = [], [], [], 0
+    lat, acked, votes, retries, refused = [], [], [], 0, 0
 
     def retrying(fn, *args):
-        nonlocal retries
+        nonlocal retries, refused
         while True:
             try:
                 return fn(*args)
-            except (StudyBusy, ConnectionLost):
+            except (StudyBusy, ConnectionLost) as exc:
                 retries += 1
+                refused += "no free connection" in str(exc)  # max_connections reached
                 time.sleep(0.05)
 
+    study = retrying(Study.open, location)
     session = retrying(LabelSession, study, rater)
     for _ in range(n_items):
         item = retrying(session.next)
@@ -75,11 +84,21 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
         lat.append(time.perf_counter() - t)
     study.close()
     out.put(
-        json.dumps({"rater": rater, "lat": lat, "acked": acked, "votes": votes, "retries": retries})
+        json.dumps(
+            {
+                "rater": rater,
+                "lat": lat,
+                "acked": acked,
+                "votes": votes,
+                "retries": retries,
+                "refused": refused,
+            }
+        )
     )
 
 
-def build(location: str, n_raters: int, tmp: Path) -> list[str]:
+def build(location: str, n_raters: int, tmp: Path, roles: bool) -> dict[str, str]:
+    """The study, its raters dealt; rater -> the URL (or folder) that rater opens."""
     from PIL import Image
 
     from annotator.services.study import Study
@@ -107,24 +126,53 @@ def build(location: str, n_raters: int, tmp: Path) -> list[str]:
     assign(
         study, raters, overlap=max(1, min(n_raters, n_raters * 200 // 1000)), pair_overlap=1, seed=1
     )
+    where = {r: location for r in raters}
+    if roles and location.startswith("postgresql"):
+        from annotator.store.roles import apply_roles
+
+        _, logins, _ = apply_roles(study.db, location.rsplit("/", 1)[1], raters)
+        user = location.split("://", 1)[1].split("@", 1)[0]
+        where = {x.rater: location.replace(f"{user}@", f"{x.role}@", 1) for x in logins}
     study.close()
-    return raters
+    return where
 
 
-def run(location: str, n_raters: int, tmp: Path) -> dict:
+def _peak_connections(admin: str, database: str, stop: threading.Event, peak: list[int]) -> None:
+    """The most connections the study's database held at once (sampled every 0.5 s)."""
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as c:
+        while not stop.wait(0.5):
+            n = c.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
+            ).fetchone()[0]
+            peak[0] = max(peak[0], n)
+
+
+def run(location: str, n_raters: int, tmp: Path, roles: bool = False, admin: str = "") -> dict:
     from sqlalchemy import text
 
     from annotator.services.study import Study
 
-    raters = build(location, n_raters, tmp)
+    where = build(location, n_raters, tmp, roles)
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=rater_process, args=(location, r, 200, 50, out)) for r in raters]
+    procs = [ctx.Process(target=rater_process, args=(u, r, 200, 50, out)) for r, u in where.items()]
+    stop, peak = threading.Event(), [0]
+    watch = None
+    if location.startswith("postgresql"):
+        watch = threading.Thread(
+            target=_peak_connections, args=(admin, location.rsplit("/", 1)[1], stop, peak)
+        )
+        watch.start()
     t = time.perf_counter()
     for p in procs:
         p.start()
-    results = [json.loads(out.get(timeout=1800)) for _ in procs]
+    results = [json.loads(out.get(timeout=3600)) for _ in procs]
     wall = time.perf_counter() - t
+    stop.set()
+    if watch is not None:
+        watch.join()
     for p in procs:
         p.join(60)
     study = Study.open(location, mode="read")
@@ -147,6 +195,8 @@ def run(location: str, n_raters: int, tmp: Path) -> dict:
         "wall": wall,
         "per_s": len(lat) / wall,
         "retries": sum(r["retries"] for r in results),
+        "refused": sum(r["refused"] for r in results),
+        "peak_connections": peak[0],
     }
 
 
@@ -154,7 +204,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--raters", type=int, default=50)
     ap.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    ap.add_argument("--roles", action="store_true", help="each rater as its own login role")
+    ap.add_argument("--engines", default="postgresql,sqlite")
     a = ap.parse_args()
+    engines = a.engines.split(",")
     import psycopg
 
     name = f"annotator_load_{secrets.token_hex(3)}"
@@ -164,20 +217,36 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            figures = {
-                "postgresql": run(pg_url, a.raters, tmp),
-                "sqlite": run(str(tmp / "st"), a.raters, tmp),
-            }
+            figures = {}
+            if "postgresql" in engines:
+                figures["postgresql"] = run(pg_url, a.raters, tmp, a.roles, a.pg)
+            if "sqlite" in engines:
+                figures["sqlite"] = run(str(tmp / "st"), a.raters, tmp)
     finally:
         with psycopg.connect(a.pg, autocommit=True) as c:
+            if a.roles:  # the raters' login roles live in the cluster, not the database
+                from annotator.services.study import Study
+                from annotator.store.roles import drop_roles
+
+                if "postgresql" in engines:
+                    study = Study.open(pg_url)
+                    try:
+                        drop_roles(study.db, name)
+                    finally:
+                        study.close()
             c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    print(f"machine: {machine()}")
+    with psycopg.connect(a.pg, autocommit=True) as c:
+        max_conn = c.execute("SHOW max_connections").fetchone()[0]
+    print(f"machine: {machine()}; server max_connections {max_conn}")
     for engine, f in figures.items():
         print(
             f"{engine}: {a.raters} raters x (200 judgements + 50 pair votes), think 0-50 ms: "
             f"{f['writes']} writes in {f['wall']:.1f} s ({f['per_s']:.0f}/s); submit p50 {f['p50']:.1f} ms, "
             f"p95 {f['p95']:.1f} ms, p99 {f['p99']:.1f} ms; lost {f['lost']}, doubled {f['doubled']}, "
-            f"rows nobody acknowledged {f['unacked_rows']}; busy/lost retries {f['retries']}"
+            f"rows nobody acknowledged {f['unacked_rows']}; busy/lost retries {f['retries']}, "
+            f"of them refused connections {f['refused']}"
+            + (f"; peak connections {f['peak_connections']}" if engine == "postgresql" else "")
+            + (" (rater roles)" if a.roles and engine == "postgresql" else "")
         )
 
 

@@ -47,6 +47,14 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "an answer inside another rater's session",
             "server::test_rater_answers_in_another_raters_session",
         ),
+        (
+            "a rater role's correction superseding another rater's answer",
+            "server::test_rater_supersedes_another_raters_answer",
+        ),
+        (
+            "roles run again drop the correction triggers",
+            "server::test_roles_run_again_restores_correction_triggers_an_earlier_run_dropped",
+        ),
     ],
     "3 merge and server inserts validate content": [
         (
@@ -113,6 +121,22 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
         (
             "anchors picked out on the server",
             "server::test_rater_picks_out_anchors_by_is_anchor_or_reads_their_references",
+        ),
+        (
+            "the anchor pool listed to pick out silent anchors",
+            "server::test_rater_lists_the_anchor_pool_and_picks_out_silent_anchors",
+        ),
+        (
+            "a showing inserted and rolled back to test an item",
+            "server::test_rater_tells_anchors_apart_by_a_showing_inserted_and_rolled_back",
+        ),
+        (
+            "the reference of a silent anchor it answered",
+            "server::test_rater_reads_the_reference_of_a_silent_anchor_it_answered",
+        ),
+        (
+            "the codes its package gave silent anchors",
+            "server::test_rater_reads_the_codes_its_package_gave_silent_anchors",
         ),
         (
             "items and images dealt to another rater",
