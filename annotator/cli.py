@@ -237,6 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
         "confidence), N expected, each item's probability recorded",
     )
     asg.add_argument(
+        "--pair-sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw a seeded random sample of N pairs per generator pair (spread over cases; "
+        "topped up if one exists) and deal only those (with --pair-overlap): the debiased win "
+        "rates need it",
+    )
+    asg.add_argument(
         "--release",
         metavar="RATER",
         help="free the items RATER took on demand and left unanswered (a rater who quit)",
@@ -628,7 +637,14 @@ def _cmd_assign(a) -> int:
     try:
         if a.active and a.sample is None and a.sample_share is None:
             raise InputError("--active says how to draw a sample: add --sample N", field="--active")
-        if a.on_demand and (a.sample is not None or a.sample_share is not None):
+        if a.pair_sample is not None and a.pair_overlap is None:
+            raise InputError(
+                "--pair-sample deals the drawn pairs: say to how many raters with --pair-overlap K",
+                field="--pair-sample",
+            )
+        if a.on_demand and (
+            a.sample is not None or a.sample_share is not None or a.pair_sample is not None
+        ):
             raise InputError(
                 "--sample deals a dealt list; it cannot be combined with --on-demand",
                 field="--sample",
@@ -648,6 +664,7 @@ def _cmd_assign(a) -> int:
                 sample=a.sample,
                 sample_share=a.sample_share,
                 active=a.active,
+                pair_sample=a.pair_sample,
             )
         )
     finally:

@@ -16,6 +16,8 @@ from typing import Any
 from ..domain.errors import InputError
 from ..domain.sampling import draw_active, draw_sample
 from ..stats.debiased import SAMPLE_SETTING
+from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING
+from ..stats.pair_tallies import pair_key
 from ..store import rows as R
 from .study import Study
 
@@ -73,6 +75,52 @@ def draw(
     )
     line = (
         f"human sample: {len(chosen)} items ({added} new; per generator drawn/live: {per}), "
+        f"seed {seed}"
+    )
+    return sample, pks, line
+
+
+def draw_pairs(study: Study, *, n: int, seed: int | None) -> tuple[dict[str, Any], set[int], str]:
+    """Draw or top up the random sample of pairs (`assign --pair-sample N`): N pairs per
+    generator pair, spread over cases, stored as the study setting `human_pair_sample` in the
+    item sample's form (domain/sampling.py: each drawn pair's probability, each stratum's
+    rate, the frame), so the debiased win rates (stats/debiased_pairs.py) weigh them alike.
+    Returns it, the pair keys in it, and a line for the lead."""
+    from ..store.pairs import ensure_pairs, pair_rows
+
+    study.require_lead("a pair sample")
+    if n < 1:
+        raise InputError(
+            f"--pair-sample {n}: draw at least 1 pair per generator pair", field="--pair-sample"
+        )
+    ensure_pairs(study.db)  # the pairs of the design, before they are drawn from
+    before = study.db.all_settings().get(PAIR_SAMPLE_SETTING)
+    before = before if isinstance(before, dict) else None
+    if seed is None:
+        seed = int(before["seed"]) if before and "seed" in before else secrets.randbits(31)
+    item = {r.pk: r for r in R.items(study.db)}
+    frame = [
+        (pk, pid, pair_key(item[a].generator, item[b].generator), item[a].case_id)
+        for pk, pid, a, b in pair_rows(study.db)
+        if a in item and b in item and not item[a].is_anchor and not item[b].is_anchor
+    ]
+    if not frame:
+        raise InputError(
+            "the study has no pairs to sample: it needs items of two generators in one cell",
+            field="--pair-sample",
+        )
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    sample = draw_sample(frame, n=n, share=None, seed=seed, before=before, created_at=now)
+    sample["design"] = "uniform per generator pair, spread over cases in proportion (systematic)"
+    study.db.set_setting(PAIR_SAMPLE_SETTING, sample)
+    chosen = set(sample["items"])
+    pks = {pk for pk, pid, _, _ in frame if pid in chosen}
+    added = len(chosen) - len((before or {}).get("items") or {})
+    per = ", ".join(
+        f"{g} {s['n_drawn']}/{s['n_live']}" for g, s in sorted(sample["strata"].items())
+    )
+    line = (
+        f"pair sample: {len(chosen)} pairs ({added} new; per generator pair drawn/all: {per}), "
         f"seed {seed}"
     )
     return sample, pks, line

@@ -24,6 +24,7 @@ from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
 from .debiased import debiased_section, debiased_summary
+from .debiased_pairs import debiased_pairs_section
 from .findings import (
     baseline_summary,
     contradictions,
@@ -202,6 +203,11 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
+    # the pairwise twin (issue 25 point 1): win rates from the judge's pair votes, corrected
+    # by the humans' votes on the random pair sample
+    report["debiased"]["pairs"] = debiased_pairs_section(
+        frames.pair_votes, frames.judge_pair_votes, frames.settings, min_labelled=min_count
+    )
     report["summary"] = build_summary(report)
     report["summary"]["debiased"] = debiased_summary(report["debiased"])
     return jsonable(report)
