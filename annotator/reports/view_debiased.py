@@ -46,8 +46,25 @@ def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
             else f"{fig.get('n_sampled')} rated"
         ),
         "n_items": fig.get("n_items"),
+        "plan": _plan(fig.get("plan")),
         "note": fig.get("note") or fig.get("judge_only_note") or "",
     }
+
+
+def _plan(p: Any) -> str:
+    """The planner's figure (stats/debiased_plan.py) in a cell: labels to add for the target
+    width, and to decide the release gate."""
+    p = as_dict(p)
+    if p.get("more_labels") is None:
+        return "—"
+    text = f"+{p['more_labels']} for width {fmt_num(p.get('target_width'), 2)}"
+    g = as_dict(p.get("release_gate"))
+    if g:
+        if g.get("decided"):
+            text += f"; gate {g['decided']}"
+        elif g.get("more_labels") is not None:
+            text += f"; +{g['more_labels']} to decide the gate"
+    return text
 
 
 def _pairs_view(sec: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -124,6 +141,10 @@ def _csv_row(judge: str, unit: str, name: str, fig: Any) -> dict[str, Any]:
         row[f"{key}_high"] = d.get("high")
     for key in _CSV_COUNTS:
         row[key] = fig.get(key)
+    plan = as_dict(fig.get("plan"))
+    row["plan_target_width"] = plan.get("target_width")
+    row["plan_more_labels"] = plan.get("more_labels")
+    row["plan_gate_more_labels"] = as_dict(plan.get("release_gate")).get("more_labels")
     row["note"] = fig.get("note")
     return row
 

@@ -23,8 +23,8 @@ from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
-from .debiased import debiased_section, debiased_summary
-from .debiased_pairs import debiased_pairs_section
+from .debiased import debiased_summary
+from .debiased_plan import debiased_figures
 from .findings import (
     baseline_summary,
     contradictions,
@@ -169,9 +169,7 @@ def build_report(
             min_cases=int(frames.settings.get("release_gate_min_cases", 5)),
             min_items=int(frames.settings.get("release_gate_min_items", 30)),
         ),
-        "debiased": debiased_section(
-            items, human, judged, specs, frames.settings, min_labelled=min_count
-        ),
+        "debiased": debiased_figures(frames, tables=(items, human, judged)),
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
@@ -203,11 +201,6 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
-    # the pairwise twin (issue 25 point 1): win rates from the judge's pair votes, corrected
-    # by the humans' votes on the random pair sample
-    report["debiased"]["pairs"] = debiased_pairs_section(
-        frames.pair_votes, frames.judge_pair_votes, frames.settings, min_labelled=min_count
-    )
     report["summary"] = build_summary(report)
     report["summary"]["debiased"] = debiased_summary(report["debiased"])
     return jsonable(report)
