@@ -436,12 +436,15 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
+    from .dashboard_debiased import debiased_section
+
     sections = (
         _agreement(rubric, view),
         _findings(rubric, view),
         *_raters(rubric, report, view),
         _calibrations(rubric, report),
         _pairwise(view),
+        debiased_section(view),
     )
     meta = (
         f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "

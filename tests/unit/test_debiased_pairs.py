@@ -283,3 +283,19 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     pair_rows = [r for r in rows if r["generator"] == "gen-a vs gen-b"]
     assert len(pair_rows) == 1 and pair_rows[0]["figure"] == "win_rate"
     assert float(pair_rows[0]["ppi"]) == pytest.approx(fig["ppi"]["estimate"])
+    # the dashboard shows the same rows (issue 25 point 4)
+    from annotator.services.dashboard import Table, compute, read_inputs
+    from annotator.services.study import Study
+
+    s = Study.open(study, mode="read")
+    try:
+        model = compute(read_inputs(s, n_boot=20, seed=0, use_cache=False))
+    finally:
+        s.close()
+    section = next(x for x in model.sections if x.key == "debiased")
+    table = next(b for b in section.blocks if isinstance(b, Table))
+    assert table.name == "debiasedPairsTable" and table.headers[1] == "generator pair"
+    (row,) = table.rows
+    assert row[:3] == ("lenient", "gen-a vs gen-b", "gen-a's win rate")
+    assert row[3].startswith(f"{fig['ppi']['estimate']:.2f} [")
+    assert row[8].startswith("+")  # the plan's labels for the report's width

@@ -120,6 +120,21 @@ def test_plan_and_top_up_through_the_cli(tmp_path: Path, capsys):
     plan = fig["instruction_following"]["plan"]
     assert plan["target_width"] == 0.1 and plan["n_sampled"] == 12
     assert plan["release_gate"]["threshold"] == 0.5
+    # the dashboard shows the items' table with each figure's plan (issue 25 point 4)
+    from annotator.services.dashboard import Table, compute, read_inputs
+    from annotator.services.study import Study
+
+    st = Study.open(study, mode="read")
+    try:
+        model = compute(read_inputs(st, n_boot=20, seed=0, use_cache=False))
+    finally:
+        st.close()
+    section = next(x for x in model.sections if x.key == "debiased")
+    table = next(b for b in section.blocks if isinstance(b, Table))
+    assert table.name == "debiasedTable" and len(table.rows) == 2
+    gen_b_row = next(r for r in table.rows if r[1] == "gen-b")
+    assert f"+{plan['more_labels']} for width 0.10" in gen_b_row[8]
+    assert table.flagged  # the lenient judge's error excludes 0 somewhere
     # the top-up grows gen-b's sample to the plan (30 items at most) and deals the new items
     assert main([*args, "--top-up", "0.3"]) == 0
     said = capsys.readouterr().out
