@@ -1,6 +1,9 @@
 """The demo study: synthetic UI mockups from three generators with known
 defects, a lenient judge, the shipped anchor set, and simulated raters who
 label, vote and (one of them) drift, all through the same services the app uses.
+Beside the 36 rated items, a judge-only set ten times the random human sample
+(270 further variants, drawn as small wireframes) so the report's debiased
+figures correct a judge on many more outputs than the humans rate.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
         tick(STAGES[3], 0, 1)
         _adjudicate_some(study, files.truths)
         # a recorded random sample of 10 of each generator's 12 items (and of 10 of each
-        # generator pair's 12 pairs): the report's debiased section reads only those items'
+        # generator pair's 24 pairs): the report's debiased section reads only those items'
         # human answers and those pairs' votes (the simulated raters rated all of them, which a
         # real team could not)
         from .sampling import draw, draw_pairs
@@ -151,36 +154,18 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
         draw_pairs(study, n=DEMO_SAMPLE, seed=seed)
         # then the judge-only set (issue 25 point 5): ten times the human sample, made as the
         # rated items are (further variants of the same cases), scored by the judge alone, so
-        # the debiased figures correct a judge on many more outputs than the humans rated
-        rated, rated_pairs = _live_keys(study)
+        # the debiased figures correct a judge on many more outputs than the humans rated.
+        # The newcomer's queues are built before the judge-only set comes in: they label and
+        # vote on the items and pairs the simulated team did first, in the order they had
+        # before the set existed (items imported later go at a queue's end)
+        study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
+        LabelSession(study, DEMO_RATER).progress()
+        PairSession(study, DEMO_RATER).progress()
         _judge_only_set(study, seed)
         _judge_pairs_both_orders(study, seed)
-        study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
-        # the newcomer labels and votes on the items and pairs the simulated team did, as
-        # before, not on the judge-only set: dealt to them (a study deals to everyone once it
-        # deals to one; the simulated raters are done)
-        from ..store.assignments import assign as deal
-
-        deal(
-            study.db,
-            [DEMO_RATER],
-            overlap=1,
-            pair_overlap=1,
-            seed=seed * 100 + 98,
-            only=rated,
-            only_pairs=rated_pairs,
-        )
         tick(STAGES[3], 1, 1)
     finally:
         study.close()
-
-
-def _live_keys(study: Study) -> tuple[set[int], set[int]]:
-    """The keys of the live items and of the pairs the study has now."""
-    from ..store.pairs import pair_rows
-    from ..store.rows import items
-
-    return {r.pk for r in items(study.db) if not r.is_anchor}, {p[0] for p in pair_rows(study.db)}
 
 
 def _judge_only_set(study: Study, seed: int) -> None:
