@@ -231,6 +231,17 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     assert set(sample["items"]) <= set(topped["items"]) and topped["seed"] == 5
     assert len(topped["items"]) == 15
 
+    # the pair sample names pairs and generators: it stays in the study, never in a package
+    from annotator.services.packages import export_package
+    from annotator.services.study import Study
+
+    st = Study.open(study)
+    try:
+        export_package(st, "ann", tmp_path / "ann.annot")
+    finally:
+        st.close()
+    assert b"human_pair_sample" not in (tmp_path / "ann.annot").read_bytes()
+
     pairs = _pairs(study)
     rng = np.random.default_rng(3)
     hv, jv = tmp_path / "votes.csv", tmp_path / "judge.csv"
@@ -285,7 +296,6 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     assert float(pair_rows[0]["ppi"]) == pytest.approx(fig["ppi"]["estimate"])
     # the dashboard shows the same rows (issue 25 point 4)
     from annotator.services.dashboard import Table, compute, read_inputs
-    from annotator.services.study import Study
 
     s = Study.open(study, mode="read")
     try:
