@@ -192,6 +192,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--queue", action="store_true", help="on a rater package: its queue as display codes"
     )
 
+    pln = sub.add_parser(
+        "plan",
+        help="how many more human labels each debiased figure needs for an interval of a width "
+        "(and to decide the release gate)",
+    )
+    pln.add_argument("--study", required=True)
+    pln.add_argument(
+        "--width",
+        type=float,
+        required=True,
+        help="the target width of the 95%% interval, in the figure's units (0.05 for a pass rate)",
+    )
+
     asg = sub.add_parser(
         "assign", help="deal items (and pairs) to K raters each, balanced and seeded"
     )
@@ -235,6 +248,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --sample/--sample-share: draw where the judge is least sure (its stated "
         "confidence), N expected, each item's probability recorded",
+    )
+    asg.add_argument(
+        "--pair-sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw a seeded random sample of N pairs per generator pair (spread over cases; "
+        "topped up if one exists) and deal only those (with --pair-overlap): the debiased win "
+        "rates need it",
+    )
+    asg.add_argument(
+        "--top-up",
+        type=float,
+        default=None,
+        metavar="WIDTH",
+        help="grow the recorded sample (and the pair sample, with --pair-overlap) per generator "
+        "to what `annotator plan --width WIDTH` says, and deal the new items",
     )
     asg.add_argument(
         "--release",
@@ -627,7 +657,25 @@ def _cmd_assign(a) -> int:
     try:
         if a.active and a.sample is None and a.sample_share is None:
             raise InputError("--active says how to draw a sample: add --sample N", field="--active")
-        if a.on_demand and (a.sample is not None or a.sample_share is not None):
+        if a.top_up is not None and (
+            a.sample is not None or a.sample_share is not None or a.active or a.pair_sample
+        ):
+            raise InputError(
+                "--top-up grows the recorded sample to the plan: give it alone, without "
+                "--sample, --sample-share, --active or --pair-sample",
+                field="--top-up",
+            )
+        if a.pair_sample is not None and a.pair_overlap is None:
+            raise InputError(
+                "--pair-sample deals the drawn pairs: say to how many raters with --pair-overlap K",
+                field="--pair-sample",
+            )
+        if a.on_demand and (
+            a.sample is not None
+            or a.sample_share is not None
+            or a.pair_sample is not None
+            or a.top_up is not None
+        ):
             raise InputError(
                 "--sample deals a dealt list; it cannot be combined with --on-demand",
                 field="--sample",
@@ -647,10 +695,25 @@ def _cmd_assign(a) -> int:
                 sample=a.sample,
                 sample_share=a.sample_share,
                 active=a.active,
+                pair_sample=a.pair_sample,
+                top_up=a.top_up,
             )
         )
     finally:
         study.close()
+    return EXIT_OK
+
+
+def _cmd_plan(a) -> int:
+    from .services.sampling import plan, plan_lines
+
+    study = _open(a.study, "read")
+    try:
+        rows, sec = plan(study, a.width)
+    finally:
+        study.close()
+    for line in plan_lines(rows, sec, a.width):
+        print(line)
     return EXIT_OK
 
 
@@ -815,6 +878,7 @@ COMMANDS = {
     "status": _cmd_status,
     "set": _cmd_set,
     "assign": _cmd_assign,
+    "plan": _cmd_plan,
     "package": _cmd_package,
     "study": _cmd_study,
     "roles": _cmd_roles,

@@ -25,6 +25,8 @@ from __future__ import annotations
 import io
 import math
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -33,6 +35,24 @@ from PIL import Image, ImageDraw, ImageFont
 # Logical phone size in points; drawn at SCALE pixels per point (540 x 1140 px).
 WIDTH, HEIGHT = 360, 760
 SCALE = 1.5
+
+
+GREEKED = False  # text drawn as grey bars (drawn_at(..., greeked=True))
+
+
+@contextmanager
+def drawn_at(scale: float, *, greeked: bool = False) -> Iterator[None]:
+    """Render at another scale for a while, text as grey bars with `greeked` (the demo's
+    judge-only items: ten times the human sample, which no human opens in the demo, drawn as
+    small wireframes because rendering text is most of a mockup's cost and the build must stay
+    short). Not thread-safe: the demo is built on one thread."""
+    global SCALE, GREEKED
+    old, SCALE, old_g, GREEKED = SCALE, scale, GREEKED, greeked
+    try:
+        yield
+    finally:
+        SCALE, GREEKED = old, old_g
+
 
 GENERATORS = ("gen-alpha", "gen-beta", "gen-gamma")
 GENERATOR_DEFECTS = {
@@ -263,6 +283,13 @@ class _Painter:
         )
 
     def text(self, x, y, s, size, fill=INK, anchor="lm", bold=False) -> Box:
+        if GREEKED:  # a bar as long as the text would be, placed by the same anchor
+            w, h = 0.5 * size * len(s), 0.7 * size
+            x0 = x - (w / 2 if anchor[0] == "m" else w if anchor[0] == "r" else 0)
+            y0 = y - (h / 2 if anchor[1] == "m" else h if anchor[1] in "bds" else 0)
+            box = self.box(x0, y0, x0 + w, y0 + h)
+            self.d.rectangle(box, fill=LINE if fill == INK else fill)
+            return box
         f = font(px(size))
         stroke = 0.45 * SCALE if bold else 0
         self.d.text(

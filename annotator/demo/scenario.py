@@ -30,6 +30,7 @@ from .images import (
     Field,
     ScreenSpec,
     Section,
+    drawn_at,
     generate_spec,
     logo_spec,
     png_bytes,
@@ -545,24 +546,72 @@ def write_demo_inputs(
     metric; a failure_tags row only when the judge picked a tag, because an
     empty cell means "no answer" in 5.3.
     """
-    folder = Path(folder)
-    out_dir = folder / "out"
-    out_dir.mkdir(parents=True, exist_ok=True)
     combos = [
         (c, g, v) for c in DEMO_CASES for g in GENERATORS for v in range(1, variants_per_case + 1)
     ]
-    order = random.Random(f"demo-order|{seed}")
+    return _write_inputs(Path(folder), combos, seed, "demo-order", 1, progress)
+
+
+JUDGE_ONLY_VARIANTS = 15  # per case and generator: 270 items, ten times the human sample of 30
+JUDGE_ONLY_SCALE = 0.5  # pixels per point (180 x 380 px): no human opens them in the demo
+
+
+def write_judge_only_inputs(
+    folder: Path,
+    *,
+    seed: int = DEMO_SEED,
+    first_variant: int = 3,
+    variants: int = JUDGE_ONLY_VARIANTS,
+    first_number: int = 1001,
+) -> DemoFiles:
+    """The demo's judge-only set: further variants of every case and generator (made as the
+    human-rated ones are), scored by the same lenient judge and rated by no human, so the
+    debiased figures have what a real study has: a judge on many more outputs than the humans
+    rate. Drawn as small wireframes (JUDGE_ONLY_SCALE, text as bars: images.drawn_at); ids
+    demo-1001 ... in their own seeded order; each variant a cell of its own (its prompt names
+    it), so the judge votes on 3 pairs per variant."""
+    combos = [
+        (c, g, v)
+        for c in DEMO_CASES
+        for g in GENERATORS
+        for v in range(first_variant, first_variant + variants)
+    ]
+    with drawn_at(JUDGE_ONLY_SCALE, greeked=True):
+        return _write_inputs(
+            Path(folder), combos, seed, "demo-judge-only-order", first_number, own_cells=True
+        )
+
+
+def _write_inputs(
+    folder: Path,
+    combos: list[tuple[DemoCase, str, int]],
+    seed: int,
+    order_salt: str,
+    first_number: int,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    own_cells: bool = False,
+) -> DemoFiles:
+    """`own_cells`: each variant's prompt names it, so a case's variants are cells of their own
+    and pairs form within a variant (3 per cell), not across all of a case's variants (the
+    judge-only set's 15 variants would give 675 pairs per case)."""
+    out_dir = folder / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    order = random.Random(f"{order_salt}|{seed}")
     order.shuffle(combos)
-    judge_rng = random.Random(f"demo-judge|{seed}")
+    judge_rng = random.Random(f"demo-judge|{seed}" + ("" if first_number == 1 else "|extra"))
     records, truths, rows = [], {}, []
-    for n, (case, gen, variant) in enumerate(combos, start=1):
+    for n, (case, gen, variant) in enumerate(combos, start=first_number):
         item_id = f"demo-{n:03d}"
         spec = spec_for(case, gen, variant, seed=seed)
         rel = f"out/{gen}_{case.case_id}_{variant}.png"
         (folder / rel).write_bytes(png_bytes(render_mockup(spec).image))
         if progress is not None:
-            progress(n, len(combos))
-        records.append(_manifest_record(item_id, case, gen, [rel], item_seed(seed, variant)))
+            progress(n - first_number + 1, len(combos))
+        prompt = f"{case.prompt} (variant {variant})" if own_cells else None
+        records.append(
+            _manifest_record(item_id, case, gen, [rel], item_seed(seed, variant), prompt=prompt)
+        )
         t = truth_from_spec(spec)
         truths[item_id] = t
         j = lenient_judge(t, judge_rng)

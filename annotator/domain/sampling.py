@@ -108,9 +108,13 @@ def draw_active(
     }
 
 
-def _check(n: int | None, share: float | None) -> None:
+def _check(n: int | dict[str, int] | None, share: float | None) -> None:
     if (n is None) == (share is None):
         raise InputError("say how many: --sample N or --sample-share F", field="--sample")
+    if isinstance(n, dict):  # a planned top-up: per stratum, 0 keeps what is drawn
+        if any(int(v) < 0 for v in n.values()):
+            raise InputError("a planned sample size is negative", field="--top-up")
+        return
     if n is not None and n < 1:
         raise InputError(f"--sample {n}: draw at least 1 item per generator", field="--sample")
     if share is not None and not 0 < share <= 1:
@@ -131,14 +135,15 @@ def _by_generator(
 def draw_sample(
     live: Iterable[tuple[int, str, str, str]],
     *,
-    n: int | None,
+    n: int | dict[str, int] | None,
     share: float | None,
     seed: int,
     before: dict[str, Any] | None,
     created_at: str,
 ) -> dict[str, Any]:
     """The sample after this draw. `live`: (item pk, item_id, generator, case_id) of every live
-    item; `n` items per generator or a `share` of each; `before`: the stored sample, if any."""
+    item; `n` items per generator (or per generator by name: the planner's top-up, a generator
+    not named keeps its draw) or a `share` of each; `before`: the stored sample, if any."""
     if before and (before.get("request") or {}).get("active"):
         raise InputError(
             "the study's sample was drawn with --active: a uniform top-up would mix designs; "
@@ -162,7 +167,8 @@ def draw_sample(
         fresh = [(i, c) for pk, i, c in rows if pk > frame and i not in drawn]
         if before and old_rate > 0 and fresh:
             drawn |= {i for i, _ in fresh if _key(seed, i, f"fresh:{g}") < old_rate}
-        want = min(N, n) if n is not None else math.ceil(share * N)  # type: ignore[operator]
+        n_g = int(n.get(g, 0)) if isinstance(n, dict) else n
+        want = min(N, n_g) if n_g is not None else math.ceil(share * N)  # type: ignore[operator]
         want = max(want, len(drawn))  # never undraws: a smaller request keeps the sample
         rest = [(i, c) for _, i, c in rows if i not in drawn]
         drawn |= set(_systematic(rest, want - len(drawn), seed, g))

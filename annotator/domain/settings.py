@@ -25,6 +25,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
     "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
     "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
+    "debiased_plan_width": 0.1,  # the width the report's debiased plans aim at (stats/debiased_plan.py)
 }
 
 

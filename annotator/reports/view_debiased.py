@@ -29,38 +29,88 @@ def _signed(d: Any) -> str:
     return f"{d['estimate']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]"
 
 
+def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
+    """One figure's HTML row (unit: a generator, or a generator pair "A vs B")."""
+    fig = as_dict(fig)
+    eff = fig.get("effective_human_labels")
+    return {
+        "generator": unit,
+        "figure": label,
+        "debiased": _iv(fig.get("ppi")),
+        "humans": _iv(fig.get("humans_only")),
+        "judge": _iv(fig.get("judge_only")),
+        "error": _signed(fig.get("judge_minus_humans")),
+        "labels": (
+            f"{fmt_num(eff, 0)} of {fig.get('n_sampled')}"
+            if eff is not None
+            else f"{fig.get('n_sampled')} rated"
+        ),
+        "n_items": fig.get("n_items"),
+        "plan": _plan(fig.get("plan")),
+        "note": fig.get("note") or fig.get("judge_only_note") or "",
+    }
+
+
+def _plan(p: Any) -> str:
+    """The planner's figure (stats/debiased_plan.py) in a cell: labels to add for the target
+    width, and to decide the release gate."""
+    p = as_dict(p)
+    if p.get("more_labels") is None:
+        return "—"
+    text = f"+{p['more_labels']} for width {fmt_num(p.get('target_width'), 2)}"
+    g = as_dict(p.get("release_gate"))
+    if g:
+        if g.get("decided"):
+            text += f"; gate {g['decided']}"
+        elif g.get("more_labels") is not None:
+            text += f"; +{g['more_labels']} to decide the gate"
+    return text
+
+
+def _pairs_view(sec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`debiased.pairs` (stats/debiased_pairs.py): one row per judge and generator pair."""
+    p = as_dict(sec.get("pairs"))
+    if not p:
+        return None
+    if not p.get("recorded"):
+        return {"recorded": False, "note": str(p.get("note") or ""), "judges": []}
+    judges = []
+    for judge, jd in sorted(as_dict(p.get("judges")).items()):
+        rows = [
+            _row(key, f"{as_dict(fig).get('first')}'s win rate", fig)
+            for key, fig in sorted(as_dict(as_dict(jd).get("by_pair")).items())
+        ]
+        judges.append({"name": str(judge), "rows": rows})
+    s = as_dict(p.get("sample"))
+    return {
+        "recorded": True,
+        "figure": str(p.get("figure") or ""),
+        "sample": (
+            f"{s.get('n_drawn')} pairs drawn ({s.get('design') or 'uniform'}; seed "
+            f"{s.get('seed')}), {s.get('n_drawn_answered')} voted on; "
+            f"{s.get('n_human_pairs_outside_sample')} pairs voted on outside the sample are "
+            "not used"
+        ),
+        "used": str(p.get("used") or ""),
+        "judges": judges,
+    }
+
+
 def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     sec = as_dict(report.get("debiased"))
     if not sec:
         return None
     summary = as_dict(as_dict(report.get("summary")).get("debiased"))
+    pairs = _pairs_view(sec)
     if not sec.get("recorded"):
-        return {"recorded": False, "note": str(sec.get("note") or ""), "judges": []}
+        return {"recorded": False, "note": str(sec.get("note") or ""), "judges": [], "pairs": pairs}
     kinds = as_dict(sec.get("figures"))
     judges = []
     for judge, jd in sorted(as_dict(sec.get("judges")).items()):
         rows = []
         for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
             for name, fig in as_dict(figs).items():
-                fig = as_dict(fig)
-                eff = fig.get("effective_human_labels")
-                rows.append(
-                    {
-                        "generator": gen,
-                        "figure": f"{name} ({kinds.get(name, '')})",
-                        "debiased": _iv(fig.get("ppi")),
-                        "humans": _iv(fig.get("humans_only")),
-                        "judge": _iv(fig.get("judge_only")),
-                        "error": _signed(fig.get("judge_minus_humans")),
-                        "labels": (
-                            f"{fmt_num(eff, 0)} of {fig.get('n_sampled')}"
-                            if eff is not None
-                            else f"{fig.get('n_sampled')} rated"
-                        ),
-                        "n_items": fig.get("n_items"),
-                        "note": fig.get("note") or fig.get("judge_only_note") or "",
-                    }
-                )
+                rows.append(_row(gen, f"{name} ({kinds.get(name, '')})", fig))
         judges.append({"name": str(judge), "rows": rows})
     s = as_dict(sec.get("sample"))
     return {
@@ -73,25 +123,49 @@ def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "used": str(sec.get("used") or ""),
         "lines": [str(x) for x in summary.get("lines") or []],
         "judges": judges,
+        "pairs": pairs,
     }
 
 
+_CSV_FIGURES = ("ppi", "humans_only", "judge_only", "judge_minus_humans")
+_CSV_COUNTS = ("lambda", "effective_human_labels", "n_sampled", "n_items", "n_cases")
+
+
+def _csv_row(judge: str, unit: str, name: str, fig: Any) -> dict[str, Any]:
+    fig = as_dict(fig)
+    row: dict[str, Any] = {"judge": judge, "generator": unit, "figure": name}
+    for key in _CSV_FIGURES:
+        d = as_dict(fig.get(key))
+        row[key] = d.get("estimate")
+        row[f"{key}_low"] = d.get("low")
+        row[f"{key}_high"] = d.get("high")
+    for key in _CSV_COUNTS:
+        row[key] = fig.get(key)
+    plan = as_dict(fig.get("plan"))
+    row["plan_target_width"] = plan.get("target_width")
+    row["plan_more_labels"] = plan.get("more_labels")
+    row["plan_gate_more_labels"] = as_dict(plan.get("release_gate")).get("more_labels")
+    row["note"] = fig.get("note")
+    return row
+
+
 def debiased_table(report: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per judge, generator and figure (CSV `debiased.csv`)."""
+    """One row per judge, generator and figure (CSV `debiased.csv`); then one per judge and
+    generator pair, `generator` "A vs B" and figure `win_rate` (A's; n_items counts pairs)."""
     sec = as_dict(report.get("debiased"))
     rows = []
     for judge, jd in sorted(as_dict(sec.get("judges")).items()):
         for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
             for name, fig in as_dict(figs).items():
-                fig = as_dict(fig)
-                row: dict[str, Any] = {"judge": judge, "generator": gen, "figure": name}
-                for key in ("ppi", "humans_only", "judge_only", "judge_minus_humans"):
-                    d = as_dict(fig.get(key))
-                    row[key] = d.get("estimate")
-                    row[f"{key}_low"] = d.get("low")
-                    row[f"{key}_high"] = d.get("high")
-                for key in ("lambda", "effective_human_labels", "n_sampled", "n_items", "n_cases"):
-                    row[key] = fig.get(key)
-                row["note"] = fig.get("note")
-                rows.append(row)
+                rows.append(_csv_row(judge, gen, name, fig))
+    pairs = as_dict(sec.get("pairs"))
+    for judge, jd in sorted(as_dict(pairs.get("judges")).items()):
+        for key, fig in sorted(as_dict(as_dict(jd).get("by_pair")).items()):
+            rows.append(_csv_row(judge, key, "win_rate", fig))
     return pd.DataFrame(rows)
+
+
+def has_debiased_rows(report: Mapping[str, Any]) -> bool:
+    """Whether the report has a debiased figure for the CSV (items or pairs)."""
+    sec = as_dict(report.get("debiased"))
+    return bool(sec.get("judges")) or bool(as_dict(sec.get("pairs")).get("judges"))

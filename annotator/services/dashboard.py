@@ -409,6 +409,8 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
+    from .dashboard_debiased import debiased_section
+
     summary = _summary(report)
     sections = (
         *((summary,) if summary.blocks else ()),  # a report of an earlier version has none
@@ -417,6 +419,7 @@ def _model(
         *_raters(rubric, report, view),
         _calibrations(rubric, report),
         _pairwise(view),
+        debiased_section(view),
     )
     meta = (
         f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "

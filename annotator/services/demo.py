@@ -1,6 +1,9 @@
 """The demo study: synthetic UI mockups from three generators with known
 defects, a lenient judge, the shipped anchor set, and simulated raters who
 label, vote and (one of them) drift, all through the same services the app uses.
+Beside the 36 rated items, a judge-only set ten times the random human sample
+(270 further variants, drawn as small wireframes) so the report's debiased
+figures correct a judge on many more outputs than the humans rate.
 """
 
 from __future__ import annotations
@@ -139,19 +142,40 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
             study.import_anchors(anchors_file)
         _simulate_labels(study, files.truths, seed, tick)
         _simulate_pairs(study, seed, tick)
-        _judge_pairs_both_orders(study, seed)
         tick(STAGES[3], 0, 1)
         _adjudicate_some(study, files.truths)
-        # a recorded random sample of 10 of each generator's 12 items: the report's
-        # debiased section reads only those items' human answers (the simulated raters rated
-        # all of them, which a real team could not)
-        from .sampling import draw
+        # a recorded random sample of 10 of each generator's 12 items (and of 10 of each
+        # generator pair's 24 pairs): the report's debiased section reads only those items'
+        # human answers and those pairs' votes (the simulated raters rated all of them, which a
+        # real team could not)
+        from .sampling import draw, draw_pairs
 
         draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
+        draw_pairs(study, n=DEMO_SAMPLE, seed=seed)
+        # then the judge-only set (issue 25 point 5): ten times the human sample, made as the
+        # rated items are (further variants of the same cases), scored by the judge alone, so
+        # the debiased figures correct a judge on many more outputs than the humans rated.
+        # The newcomer's queues are built before the judge-only set comes in: they label and
+        # vote on the items and pairs the simulated team did first, in the order they had
+        # before the set existed (items imported later go at a queue's end)
         study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
+        LabelSession(study, DEMO_RATER).progress()
+        PairSession(study, DEMO_RATER).progress()
+        _judge_only_set(study, seed)
+        _judge_pairs_both_orders(study, seed)
         tick(STAGES[3], 1, 1)
     finally:
         study.close()
+
+
+def _judge_only_set(study: Study, seed: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = scenario.write_judge_only_inputs(Path(tmp), seed=seed)
+        study.import_items(files.manifest)
+        study.import_judge(files.judge_csv)
+    from ..store.pairs import ensure_pairs
+
+    ensure_pairs(study.db)  # their pairs (3 per variant), for the judge to vote on
 
 
 def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:

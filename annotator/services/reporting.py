@@ -80,7 +80,7 @@ def unreadable_note(ids: list[int]) -> str:
 
 def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     from ..reports.csv_report import agreement_table, findings_table
-    from ..reports.view_debiased import debiased_table
+    from ..reports.view_debiased import debiased_table, has_debiased_rows
 
     judgements = frames.judgements.copy()
     judgements["value"] = judgements["value"].map(format_value)
@@ -91,9 +91,7 @@ def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.Dat
         "judge_scores": judge,
         "agreement": agreement_table(report),
         "findings": findings_table(report),
-    } | (
-        {"debiased": debiased_table(report)} if (report.get("debiased") or {}).get("judges") else {}
-    )
+    } | ({"debiased": debiased_table(report)} if has_debiased_rows(report) else {})
 
 
 def write_reports(

@@ -16,6 +16,8 @@ from typing import Any
 from ..domain.errors import InputError
 from ..domain.sampling import draw_active, draw_sample
 from ..stats.debiased import SAMPLE_SETTING
+from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING
+from ..stats.pair_tallies import pair_key
 from ..store import rows as R
 from .study import Study
 
@@ -76,3 +78,145 @@ def draw(
         f"seed {seed}"
     )
     return sample, pks, line
+
+
+def draw_pairs(
+    study: Study, *, n: int | dict[str, int], seed: int | None
+) -> tuple[dict[str, Any], set[int], str]:
+    """Draw or top up the random sample of pairs (`assign --pair-sample N`): N pairs per
+    generator pair, spread over cases, stored as the study setting `human_pair_sample` in the
+    item sample's form (domain/sampling.py: each drawn pair's probability, each stratum's
+    rate, the frame), so the debiased win rates (stats/debiased_pairs.py) weigh them alike.
+    `n` by generator pair: the planner's top-up. Returns it, the pair keys in it, and a line
+    for the lead."""
+    from ..store.pairs import ensure_pairs, pair_rows
+
+    study.require_lead("a pair sample")
+    if isinstance(n, int) and n < 1:
+        raise InputError(
+            f"--pair-sample {n}: draw at least 1 pair per generator pair", field="--pair-sample"
+        )
+    ensure_pairs(study.db)  # the pairs of the design, before they are drawn from
+    before = study.db.all_settings().get(PAIR_SAMPLE_SETTING)
+    before = before if isinstance(before, dict) else None
+    if seed is None:
+        seed = int(before["seed"]) if before and "seed" in before else secrets.randbits(31)
+    item = {r.pk: r for r in R.items(study.db)}
+    frame = [
+        (pk, pid, pair_key(item[a].generator, item[b].generator), item[a].case_id)
+        for pk, pid, a, b in pair_rows(study.db)
+        if a in item and b in item and not item[a].is_anchor and not item[b].is_anchor
+    ]
+    if not frame:
+        raise InputError(
+            "the study has no pairs to sample: it needs items of two generators in one cell",
+            field="--pair-sample",
+        )
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    sample = draw_sample(frame, n=n, share=None, seed=seed, before=before, created_at=now)
+    sample["design"] = "uniform per generator pair, spread over cases in proportion (systematic)"
+    study.db.set_setting(PAIR_SAMPLE_SETTING, sample)
+    chosen = set(sample["items"])
+    pks = {pk for pk, pid, _, _ in frame if pid in chosen}
+    added = len(chosen) - len((before or {}).get("items") or {})
+    per = ", ".join(
+        f"{g} {s['n_drawn']}/{s['n_live']}" for g, s in sorted(sample["strata"].items())
+    )
+    line = (
+        f"pair sample: {len(chosen)} pairs ({added} new; per generator pair drawn/all: {per}), "
+        f"seed {seed}"
+    )
+    return sample, pks, line
+
+
+def plan(study: Study, width: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The planner (`annotator plan`): per judge, generator (or generator pair) and figure, the
+    human labels the current judge-human disagreement implies for an interval of `width`
+    (stats/debiased_plan.py); returns the rows and the debiased section they come from."""
+    from ..stats.debiased_plan import debiased_figures, plan_rows
+    from .reporting import study_frames
+
+    if not width > 0:
+        raise InputError(f"--width {width}: a positive interval width", field="--width")
+    study.require_lead("a plan")
+    sec = debiased_figures(study_frames(study), target=width)
+    return plan_rows(sec), sec
+
+
+def plan_lines(rows: list[dict[str, Any]], sec: dict[str, Any], width: float) -> list[str]:
+    """The plan as the lead reads it, one line per figure (and why there is none)."""
+    lines = []
+    for r in rows:
+        p = r["plan"]
+        unit = "votes" if r["kind"] == "pairs" else "labels"
+        line = (
+            f"{r['unit']}\t{r['figure']}\t(judge {r['judge']}): width {p['width']:.3f} from "
+            f"{p['n_sampled']} {unit}; {width:g} needs {p['n_needed']} ({p['more_labels']} more)"
+        )
+        if p.get("note"):
+            line += " (a lower bound: items share cases)"
+        g = p.get("release_gate")
+        if g:
+            if g["decided"]:
+                line += f"; release gate at {g['threshold']:g}: decided ({g['decided']})"
+            elif g.get("more_labels") is None:
+                line += f"; release gate at {g['threshold']:g}: {g['note']}"
+            else:
+                line += (
+                    f"; release gate at {g['threshold']:g}: {g['more_labels']} more to decide it"
+                )
+        lines.append(line)
+    if not rows:
+        notes = [sec.get("note"), (sec.get("pairs") or {}).get("note")]
+        lines.append(
+            "nothing to plan from: no debiased figure has an interval yet"
+            + "".join(f"; {x}" for x in notes if x)
+            + " (each figure needs at least `min_count_for_share` sampled items answered)"
+        )
+    return lines
+
+
+def top_up(
+    study: Study, width: float, *, seed: int | None, pairs: bool
+) -> tuple[set[int] | None, set[int] | None, list[str]]:
+    """`assign --top-up WIDTH`: grow the recorded sample (and the pair sample, with `pairs`)
+    per generator (pair) to the size the plan says its widest figure needs. Returns the item
+    and pair keys to deal (None: that sample is not touched) and lines for the lead."""
+    from ..stats.debiased_plan import needed_per_unit
+
+    settings = study.db.all_settings()
+    if not isinstance(settings.get(SAMPLE_SETTING), dict) and not (
+        pairs and isinstance(settings.get(PAIR_SAMPLE_SETTING), dict)
+    ):
+        raise InputError(
+            "--top-up grows a recorded sample: draw one first with --sample N (or --pair-sample N)",
+            field="--top-up",
+        )
+    rows, _ = plan(study, width)
+    lines = [f"plan for width {width:g}: {len(rows)} figures with an interval"]
+    only = only_pairs = None
+    need = needed_per_unit(rows, "items")
+    if isinstance(settings.get(SAMPLE_SETTING), dict):
+        before = settings[SAMPLE_SETTING]
+        if (before.get("request") or {}).get("active"):
+            raise InputError(
+                "the study's sample was drawn with --active: --top-up draws uniformly and "
+                "would mix designs",
+                field="--top-up",
+            )
+        s = int(before.get("seed", 0)) if seed is None else seed
+        live = [
+            (r.pk, r.item_id, r.generator, r.case_id) for r in R.items(study.db) if not r.is_anchor
+        ]
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        sample = draw_sample(live, n=need, share=None, seed=s, before=before, created_at=now)
+        sample["request"] = {"top_up_width": width, "n": need}
+        study.db.set_setting(SAMPLE_SETTING, sample)
+        chosen = set(sample["items"])
+        only = {r.pk for r in R.items(study.db) if r.item_id in chosen}
+        added = len(chosen) - len(before.get("items") or {})
+        lines.append(f"human sample: {len(chosen)} items ({added} new) for width {width:g}")
+    if pairs and isinstance(settings.get(PAIR_SAMPLE_SETTING), dict):
+        _, only_pairs, line = draw_pairs(study, n=needed_per_unit(rows, "pairs"), seed=seed)
+        lines.append(line)
+    return only, only_pairs, lines

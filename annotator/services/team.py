@@ -23,13 +23,17 @@ def assign(
     sample: int | None = None,
     sample_share: float | None = None,
     active: bool = False,
+    pair_sample: int | None = None,
+    top_up: float | None = None,
 ) -> str:
     """Deal live items (and pairs) to the named raters; raters the study does not know are added.
     `raters` None: every rater the study has who is not an operator (a lead who added the team
     with `rater add` need not list it again).
 
     With `sample` (items per generator) or `sample_share`, a seeded random sample is drawn (or
-    topped up) and stored first, and only its items are dealt (services/sampling.py)."""
+    topped up) and stored first, and only its items are dealt (services/sampling.py); with
+    `pair_sample` (pairs per generator pair) the same for pairs, dealt to `pair_overlap`; with
+    `top_up` (a width) both samples grow to what the planner says (services/sampling.top_up)."""
     study.require_lead("assignment")
     if raters is None:
         raters = default_raters(study)
@@ -46,14 +50,30 @@ def assign(
 
         # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
         _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed, active=active)
+    only_pairs, pair_line = None, None
+    if top_up is not None:
+        from .sampling import top_up as grow
+
+        only, only_pairs, said = grow(study, top_up, seed=seed, pairs=pair_overlap is not None)
+        sampled = "\n".join(said)
+    if pair_sample is not None:
+        from .sampling import draw_pairs
+
+        _, only_pairs, pair_line = draw_pairs(study, n=pair_sample, seed=seed)
     seed = secrets.randbits(31) if seed is None else seed
     dealt = store.assign(
-        study.db, raters, overlap=overlap, pair_overlap=pair_overlap, seed=seed, only=only
+        study.db,
+        raters,
+        overlap=overlap,
+        pair_overlap=pair_overlap,
+        seed=seed,
+        only=only,
+        only_pairs=only_pairs,
     )
     study.db.set_setting(
         "assignment", {"overlap": overlap, "pair_overlap": pair_overlap, "seed": seed}
     )
-    lines = [sampled] if sampled else []
+    lines = [x for x in (sampled, pair_line) if x]
     lines += [
         f"dealt {counted(dealt.items, 'item assignment')}"
         + (f" and {counted(dealt.pairs, 'pair assignment')}" if dealt.pairs else "")

@@ -307,9 +307,10 @@ def weighted_mean(
 # the report section
 
 
-def sample_of(settings: dict[str, Any]) -> dict[str, Any] | None:
-    """The recorded random human sample: {"items": {item_id: pi}, "seed", ...} or None."""
-    s = settings.get(SAMPLE_SETTING)
+def sample_of(settings: dict[str, Any], key: str = SAMPLE_SETTING) -> dict[str, Any] | None:
+    """The recorded random human sample: {"items": {item_id: pi}, "seed", ...} or None (`key`:
+    the setting, the pair sample's for stats/debiased_pairs.py)."""
+    s = settings.get(key)
     if not isinstance(s, dict) or not isinstance(s.get("items"), dict) or not s["items"]:
         return None
     return s

@@ -24,7 +24,7 @@ from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
-from .debiased import debiased_section
+from .debiased_plan import debiased_figures
 from .findings import (
     baseline_summary,
     contradictions,
@@ -167,9 +167,7 @@ def build_report(
             min_cases=int(setting(frames.settings, "release_gate_min_cases")),
             min_items=int(setting(frames.settings, "release_gate_min_items")),
         ),
-        "debiased": debiased_section(
-            items, human, judged, specs, frames.settings, min_labelled=min_count
-        ),
+        "debiased": debiased_figures(frames, tables=(items, human, judged)),
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "

@@ -186,10 +186,12 @@ def assign(
     pair_overlap: int | None,
     seed: int,
     only: set[int] | None = None,
+    only_pairs: set[int] | None = None,
 ) -> Dealt:
     """Deal every live item to `overlap` raters (and every pair to `pair_overlap`), in one transaction.
 
-    `only`: deal just these items (the random human sample, services/sampling.py).
+    `only`: deal just these items (the random human sample, services/sampling.py);
+    `only_pairs`: just these pairs (the random pair sample).
 
     Earlier assignments are kept as they are (an answered item never moves): items and pairs
     with fewer raters than asked are topped up, new ones dealt.
@@ -219,6 +221,8 @@ def assign(
             for a, b in pair_design.design_pairs(live):
                 ensure_pair(s, None, a, b)
             pairs = list(s.scalars(select(Pair.id).order_by(Pair.id)))
+            if only_pairs is not None:
+                pairs = [p for p in pairs if p in only_pairs]
             pbefore: dict[int, set[str]] = defaultdict(set)
             for r, p in s.execute(select(PairAssignment.rater_pk, PairAssignment.pair_pk)):
                 pbefore[p].add(name_of[r])

@@ -39,6 +39,17 @@ def ensure_pairs(db: StudyDB) -> int:
         return s.scalar(select(func.count()).select_from(Pair)) or 0
 
 
+def pair_rows(db: StudyDB) -> list[tuple[int, str, int, int]]:
+    """Every pair as (pair pk, pair_id, item_a pk, item_b pk), by key (the pair sample's frame)."""
+    with db.read() as s:
+        return [
+            (int(pk), str(pid), int(a), int(b))
+            for pk, pid, a, b in s.execute(
+                select(Pair.id, Pair.pair_id, Pair.item_a, Pair.item_b).order_by(Pair.id)
+            )
+        ]
+
+
 def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
     """The rater's pair queue: their assigned pairs when the study deals pairs (new ones appended
     in their own seeded order), else once the pairs that still need raters."""

@@ -243,6 +243,19 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert sorted(judge) == ["gen-alpha", "gen-beta", "gen-gamma"]
     fig = judge["gen-gamma"]["verdict_pass_rate"]
     assert fig["n_sampled"] == DEMO_SAMPLE and fig["ppi"]["estimate"] is not None
+    # the judge-only set (issue 25 point 5): the judge scored ten times the human sample, so it
+    # is worth more than the labels it corrects with
+    assert fig["n_items"] >= 10 * DEMO_SAMPLE
+    worth = [
+        f["effective_human_labels"] for g in judge.values() for f in g.values() if f.get("ppi")
+    ]
+    assert max(worth) > DEMO_SAMPLE
+    # and the judge's pair votes on every pair, corrected by the voters on the pair sample
+    pairs = sec["pairs"]
+    assert pairs["recorded"] and pairs["sample"]["n_drawn"] == 3 * DEMO_SAMPLE
+    win = pairs["judges"]["demo-lenient-judge"]["by_pair"]["gen-alpha vs gen-gamma"]
+    assert win["n_sampled"] == DEMO_SAMPLE and win["n_items"] >= 10 * DEMO_SAMPLE
+    assert win["ppi"]["estimate"] > 0.5  # the voters prefer gen-alpha
     lines = rep["summary"]["debiased"]["lines"]
     assert any("overstates" in line for line in lines)
     # the HTML shows the section with the summary's sentences; the CSV has a row per figure
@@ -255,7 +268,8 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert 'id="debiased"' in page and lines[0] in page
     assert "no random human sample recorded" not in page
     table = debiased_table(rep)
-    assert len(table) == sum(len(f) for f in judge.values())
+    assert (table["figure"] != "win_rate").sum() == sum(len(f) for f in judge.values())
+    assert (table["figure"] == "win_rate").sum() == 3  # one per generator pair
     row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]
     assert row["ppi"].iloc[0] == pytest.approx(fig["ppi"]["estimate"])
 
@@ -393,3 +407,23 @@ def test_assign_active_weights_the_judges_uncertain_items_and_the_report_reweigh
     # again --active on a study with a sample: refused, nothing changed
     assert main([*args, "--sample", "10", "--active"]) == 2
     assert _settings(study)["human_sample"] == sample
+
+
+def test_the_demos_judge_only_set_is_ten_times_the_sample_and_drawn_small(tmp_path):
+    """Issue 25 point 5: the demo's judge scores on ten times the items its humans sample,
+    further variants of its cases drawn as small wireframes (the build stays short)."""
+    from PIL import Image
+
+    from annotator.demo import scenario
+
+    files = scenario.write_judge_only_inputs(tmp_path, variants=1)
+    items = [json.loads(line) for line in files.manifest.read_text().splitlines()]
+    assert len(items) == len(scenario.DEMO_CASES) * len(scenario.GENERATORS)
+    assert items[0]["item_id"].startswith("demo-1") and len({i["item_id"] for i in items}) == 18
+    with Image.open(tmp_path / items[0]["images"][0]) as im:
+        assert im.size == (180, 380)
+    with files.judge_csv.open() as fh:
+        judged = {r["item_id"] for r in csv.DictReader(fh)}
+    assert judged == {i["item_id"] for i in items}
+    n = len(scenario.DEMO_CASES) * len(scenario.GENERATORS) * scenario.JUDGE_ONLY_VARIANTS
+    assert n + 36 >= 10 * 3 * DEMO_SAMPLE  # with the 36 rated items: ten times the sample
