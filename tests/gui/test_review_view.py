@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from gui_support import open_window
+from gui_support import open_window, save_screenshot
 from PySide6.QtCore import Qt
 
 from annotator.cli import main
@@ -109,9 +109,16 @@ def test_three_findings_resolved_by_key_only(qtbot, demo, screenshot_dir):
     # Beside, never over: not one rater judgement changed.
     assert _rows(demo, "SELECT * FROM judgements ORDER BY id") == judgements
     qtbot.keyClick(view, Qt.Key.Key_Up)
-    qtbot.wait(50)
-    view.grab().save(str(screenshot_dir / "review_view.png"))
+    qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=20_000)
+    save_screenshot(view, screenshot_dir / "review_view.png", shows=_what_the_review_shows(view))
     w.close()
+
+
+def _what_the_review_shows(view) -> tuple[str, ...]:  # noqa: ANN001
+    """The page's title with the study's name, and the current entry's metric and generator."""
+    e = view.current()
+    name = view.snapshot.name
+    return (f"Review and adjudicate: {name}", view.rubric.metric(e.metric).label, e.generator)
 
 
 def test_the_view_and_the_cli_store_the_same_row(qtbot, demo, tmp_path):
@@ -310,7 +317,8 @@ def test_screenshot_of_the_review_view_on_the_full_demo(
     w, view = _review(qtbot, folder, size=(1440, 900))
     qtbot.keyClick(view, Qt.Key.Key_J)
     qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=20_000)
-    view.grab().save(str(screenshot_dir / "review_view_demo.png"))
+    shows = _what_the_review_shows(view)
+    save_screenshot(view, screenshot_dir / "review_view_demo.png", shows=shows)
     w.close()
 
 
