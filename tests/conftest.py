@@ -91,17 +91,23 @@ class DemoBuild:
     err: str  # ... and on stderr (its progress lines) the one time it built the study
 
 
-def _file_digest(path: Path) -> str:
+def _study_digest(folder: Path) -> str:
+    """The database's bytes, and its write-ahead log's while it holds any (a write not yet
+    checkpointed into the database is there; a reader leaves the log empty)."""
     import hashlib
 
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    h = hashlib.sha256((folder / "study.sqlite").read_bytes())
+    wal = folder / "study.sqlite-wal"
+    if wal.exists() and wal.stat().st_size:
+        h.update(wal.read_bytes())
+    return h.hexdigest()
 
 
 @contextmanager
 def _shared_read_only(folder: Path) -> Iterator[Path]:
-    before = _file_digest(folder / "study.sqlite")
+    before = _study_digest(folder)
     yield folder
-    after = _file_digest(folder / "study.sqlite")
+    after = _study_digest(folder)
     assert after == before, f"a test wrote to the shared study {folder}: copy it first"
 
 
