@@ -9,6 +9,9 @@ real-data round trips, the installed-wheel run): minutes, for the edit loop.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -72,6 +75,75 @@ def _fresh_settings(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def rubric_path() -> Path:
     return RUBRICS / "ui_mockup.toml"
+
+
+# ---- The demo study: built once per session, shared read-only ----------------------------------
+# Building the full demo is the slowest set-up of the suite (minutes on two loaded cores): it is
+# built once, as a user builds it, and every test that needs it reads that one folder or copies
+# it. Its database's digest is checked at the end of the session, so a test that writes to the
+# shared copy fails instead of silently changing what later tests see.
+
+
+@dataclass(frozen=True)
+class DemoBuild:
+    folder: Path  # the study (read it, or copy it with shutil.copytree before changing it)
+    out: str  # what `annotator demo --headless` printed on stdout ...
+    err: str  # ... and on stderr (its progress lines) the one time it built the study
+
+
+def _study_digest(folder: Path) -> str:
+    """The database's bytes, and its write-ahead log's while it holds any (a write not yet
+    checkpointed into the database is there; a reader leaves the log empty)."""
+    import hashlib
+
+    h = hashlib.sha256((folder / "study.sqlite").read_bytes())
+    wal = folder / "study.sqlite-wal"
+    if wal.exists() and wal.stat().st_size:
+        h.update(wal.read_bytes())
+    return h.hexdigest()
+
+
+@contextmanager
+def _shared_read_only(folder: Path) -> Iterator[Path]:
+    before = _study_digest(folder)
+    yield folder
+    after = _study_digest(folder)
+    assert after == before, f"a test wrote to the shared study {folder}: copy it first"
+
+
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoBuild]:
+    """The full demo study, built once per session by `annotator demo --headless`."""
+    import contextlib
+    import io
+
+    from annotator.cli import main
+
+    folder = tmp_path_factory.mktemp("demo") / "demo-study"
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["demo", "--headless", "--study", str(folder)])
+    assert code == 0, err.getvalue()[-2000:]
+    with _shared_read_only(folder):
+        yield DemoBuild(folder, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def demo_study_dir(demo_build: DemoBuild) -> Path:
+    """The full demo study's folder, shared by the session: copy it before changing it."""
+    return demo_build.folder
+
+
+@pytest.fixture(scope="session")
+def small_demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The demo with two variants per case (a third of the items, the same planted findings),
+    built once per session and shared like `demo_study_dir`: for tests that need the demo's
+    kinds of data but not its size."""
+    from annotator.services.demo import build_demo
+
+    folder = build_demo(tmp_path_factory.mktemp("demo-small") / "demo", variants_per_case=2)
+    with _shared_read_only(folder):
+        yield folder
 
 
 # ---- PostgreSQL: a scratch database per test, on the server ANNOTATOR_TEST_PG names -------------

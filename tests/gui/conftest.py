@@ -9,7 +9,14 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from gui_support import BuiltStudy, build_study  # noqa: E402 - after the platform is chosen
+from gui_support import BuiltStudy, build_study, study_templates  # noqa: E402 - after the platform
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _study_templates(tmp_path_factory):
+    """The studies `build_study` shares across the session live in a pytest temp folder."""
+    with study_templates(tmp_path_factory.mktemp("study-templates")):
+        yield
 
 
 @pytest.fixture(autouse=True)

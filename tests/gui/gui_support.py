@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -53,7 +54,20 @@ def _secrets_from_manifest(manifest: Path) -> list[str]:
 
 
 _TEMPLATES: dict[tuple, BuiltStudy] = {}
-_TEMPLATE_ROOT = Path(tempfile.mkdtemp(prefix="annotator-gui-templates-"))
+_TEMPLATE_ROOT: list[Path] = []  # set for the session by tests/gui/conftest.py (tmp_path_factory)
+
+
+@contextmanager
+def study_templates(root: Path) -> Iterator[None]:
+    """Keep the session's template studies under `root` (a pytest temp folder, cleaned by pytest
+    as any other) and forget them when the session ends. Outside it, each study is built
+    straight where it is asked for."""
+    _TEMPLATE_ROOT[:] = [root]
+    try:
+        yield
+    finally:
+        _TEMPLATE_ROOT.clear()
+        _TEMPLATES.clear()
 
 
 def build_study(
@@ -70,7 +84,7 @@ def build_study(
     `before_import(manifest) -> list[Path]` may alter the source files and return
     more manifests to import after the first one (such a study is never shared).
     """
-    if before_import is not None:
+    if before_import is not None or not _TEMPLATE_ROOT:
         return _build(
             root,
             kind,
@@ -81,7 +95,7 @@ def build_study(
         )
     key = (kind, anchors, anchor_every, tuple(raters))
     if key not in _TEMPLATES:
-        where = _TEMPLATE_ROOT / f"t{len(_TEMPLATES)}"
+        where = _TEMPLATE_ROOT[0] / f"t{len(_TEMPLATES)}"
         _TEMPLATES[key] = _build(
             where, kind, anchors=anchors, anchor_every=anchor_every, raters=raters
         )
@@ -183,6 +197,77 @@ def widget_strings(root) -> list[str]:  # noqa: ANN001 - a QWidget
     for a in root.findChildren(QAction):
         out += [a.text(), a.toolTip(), a.statusTip(), a.whatsThis()]
     return [s for s in out if s]
+
+
+def visible_texts(root) -> list[str]:  # noqa: ANN001 - a QWidget
+    """The texts a person sees in `root` now: those of its widgets shown on screen (not their
+    tips or accessible names, not hidden pages), as plain text."""
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QComboBox,
+        QGroupBox,
+        QLabel,
+        QLineEdit,
+        QListWidget,
+        QPlainTextEdit,
+        QTabBar,
+        QTextEdit,
+        QWidget,
+    )
+
+    def shown(text: str) -> str:  # a lone & marks a mnemonic (underlined, not shown); && is &
+        return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+    out: list[str] = []
+    for w in [root, *root.findChildren(QWidget)]:
+        if w is not root and not w.isVisibleTo(root):
+            continue
+        if isinstance(w, QLabel):
+            text = _plain(w.text()) if "<" in w.text() else w.text()
+            out.append(shown(text) if w.buddy() is not None else text)
+        elif isinstance(w, QAbstractButton):
+            out.append(shown(w.text()))
+        elif isinstance(w, QLineEdit):
+            out.append(w.text())
+        elif isinstance(w, (QPlainTextEdit, QTextEdit)):
+            out.append(w.toPlainText())
+        elif isinstance(w, QComboBox):
+            out.append(w.currentText())
+        elif isinstance(w, QGroupBox):
+            out.append(shown(w.title()))
+        elif isinstance(w, QTabBar):
+            out += [shown(w.tabText(i)) for i in range(w.count())]
+        elif isinstance(w, QListWidget):
+            out += [w.item(i).text() for i in range(w.count()) if not w.item(i).isHidden()]
+    return [t for t in out if t]
+
+
+def _plain(text: str) -> str:
+    """A rich-text label's words as shown."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setHtml(text)
+    return doc.toPlainText()
+
+
+def save_screenshot(widget, path: Path, *, shows: tuple[str, ...] = ()) -> Path:  # noqa: ANN001
+    """Save what `widget` shows to `path` and check that it shows it: a picture, not a blank or
+    half-painted window (many colours over the whole and in its middle), and each of `shows` in
+    the text of a widget on screen. A screenshot test checks the screen, not that a file exists.
+    """
+    from PIL import Image
+
+    assert widget.grab().save(str(path)), path
+    img = Image.open(path).convert("RGB")
+    w, h = img.size
+    colours = len(img.getcolors(w * h))  # at most one colour a pixel: never None
+    middle = len(img.crop((w // 4, h // 4, 3 * w // 4, 3 * h // 4)).getcolors(w * h))
+    assert colours > 50 and middle > 10, f"{path.name}: nearly blank ({colours}, middle {middle})"
+    texts = visible_texts(widget)
+    missing = [t for t in shows if not any(t in x for x in texts)]
+    assert not missing, f"{path.name} does not show {missing}; it shows {texts[:40]}"
+    return path
 
 
 def spin_until(predicate, timeout: float = 10.0) -> None:  # noqa: ANN001

@@ -9,6 +9,7 @@ instructions dialog over it, the pairwise view, the calibration answer, feedback
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from PySide6.QtWidgets import QWidget
 
 from annotator.ui.main_window import MainWindow
 from annotator.ui.settings import AppSettings
+
+CALIBRATION_TIMEOUT_S = 120  # generous: the machine may be shared; a working run takes seconds
 
 
 def _settle(qtbot, w: MainWindow) -> None:  # noqa: ANN001
@@ -64,7 +67,14 @@ def walk_screens(qtbot, folder: Path, *, size=(1280, 820)) -> Iterator[tuple[str
     qtbot.waitUntil(lambda: cal.stage() == "feedback", timeout=20_000)
     qtbot.wait(30)
     yield "calibration_feedback", w
+    # through the remaining anchors; bounded, so a calibration that never ends fails, not hangs
+    deadline = time.monotonic() + CALIBRATION_TIMEOUT_S
     while cal.stage() != "verdict":
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"the calibration did not reach its verdict in {CALIBRATION_TIMEOUT_S} s: "
+                f"stuck at stage {cal.stage()!r}, state {cal.state!r}"
+            )
         if cal.stage() == "feedback":
             cal.advance()
         elif cal.stage() == "answer" and cal.state == "ready":

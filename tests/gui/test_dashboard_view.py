@@ -406,7 +406,12 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     qtbot.waitUntil(lambda: view.model is not shown and not view.is_busy(), timeout=60_000)
     assert "gus" in view.model.report["raters"]
     assert not view.stale_note.isVisibleTo(view)
-    qtbot.wait(100)  # Qt lays the new page out after the paint that set the place
+    # Qt lays the new page out after the paint that set the place: wait until the scroll range
+    # is the laid-out page's, then the place must have survived it
+    content, viewport = view.content, view.scroll.viewport()
+    qtbot.waitUntil(
+        lambda: bar.maximum() == max(0, content.height() - viewport.height()), timeout=10_000
+    )
     assert bar.value() == place
     # a recomputation the reader cancels (Esc) is not restarted on its own for the same data;
     # a newer change is followed again

@@ -7,37 +7,26 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import pytest
-from gui_support import open_window
+from gui_support import open_window, save_screenshot
 from PySide6.QtCore import Qt
 
 from annotator.cli import main
 from annotator.domain.text import MAX_NAME
 from annotator.services.adjudication import adjudicate, gold_rows, review_queue
-from annotator.services.demo import build_demo
 from annotator.services.study import DB_NAME, Study
 from annotator.ui.keymap import ACTIONS, Keymap
 
-_TEMPLATE: dict[str, Path] = {}
-
-
-def _demo_template() -> Path:
-    """The demo study with two variants per case, built once: quicker than the full demo, and
-    still judge findings the demo lead has not decided (they lead the queue), besides the
-    raters' disagreements."""
-    if "small" not in _TEMPLATE:
-        root = Path(tempfile.mkdtemp(prefix="annotator-review-"))
-        _TEMPLATE["small"] = build_demo(root / "demo", variants_per_case=2)
-    return _TEMPLATE["small"]
-
 
 @pytest.fixture
-def demo(tmp_path) -> Path:
+def demo(small_demo_dir, tmp_path) -> Path:
+    """A writable copy of the session's demo with two variants per case (tests/conftest.py):
+    quicker than the full demo, and still judge findings the demo lead has not decided (they
+    lead the queue), besides the raters' disagreements."""
     dest = tmp_path / "demo"
-    shutil.copytree(_demo_template(), dest)
+    shutil.copytree(small_demo_dir, dest)
     return dest
 
 
@@ -120,9 +109,16 @@ def test_three_findings_resolved_by_key_only(qtbot, demo, screenshot_dir):
     # Beside, never over: not one rater judgement changed.
     assert _rows(demo, "SELECT * FROM judgements ORDER BY id") == judgements
     qtbot.keyClick(view, Qt.Key.Key_Up)
-    qtbot.wait(50)
-    view.grab().save(str(screenshot_dir / "review_view.png"))
+    qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=20_000)
+    save_screenshot(view, screenshot_dir / "review_view.png", shows=_what_the_review_shows(view))
     w.close()
+
+
+def _what_the_review_shows(view) -> tuple[str, ...]:  # noqa: ANN001
+    """The page's title with the study's name, and the current entry's metric and generator."""
+    e = view.current()
+    name = view.snapshot.name
+    return (f"Review and adjudicate: {name}", view.rubric.metric(e.metric).label, e.generator)
 
 
 def test_the_view_and_the_cli_store_the_same_row(qtbot, demo, tmp_path):
@@ -272,7 +268,8 @@ def test_a_double_submit_stores_once_and_a_bad_input_is_one_line(qtbot, demo):
         assert not view.submit()  # in flight: the second one does nothing
         qtbot.keyClick(view, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: view.state == "ready", timeout=10_000)
-    qtbot.wait(200)
+    # a second write, had one been sent, would still be on the database worker's queue
+    qtbot.waitUntil(lambda: not w.worker.busy, timeout=10_000)
     assert len(_adjudications(demo)) == before + 1
     # A name the study refuses: one line in the view, the decision kept in the form.
     qtbot.keyClick(view, _key_for(view, view.current()))
@@ -312,12 +309,16 @@ def test_every_review_key_has_its_handler(qtbot, demo):
 
 
 @pytest.mark.slow
-def test_screenshot_of_the_review_view_on_the_full_demo(qtbot, tmp_path, screenshot_dir):
-    folder = build_demo(tmp_path / "demo")
+def test_screenshot_of_the_review_view_on_the_full_demo(
+    qtbot, demo_study_dir, tmp_path, screenshot_dir
+):
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_study_dir, folder)  # the lead's view may write: never the shared one
     w, view = _review(qtbot, folder, size=(1440, 900))
     qtbot.keyClick(view, Qt.Key.Key_J)
     qtbot.waitUntil(lambda: not view.item_panel.waiting_for(), timeout=20_000)
-    view.grab().save(str(screenshot_dir / "review_view_demo.png"))
+    shows = _what_the_review_shows(view)
+    save_screenshot(view, screenshot_dir / "review_view_demo.png", shows=shows)
     w.close()
 
 

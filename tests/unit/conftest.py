@@ -43,15 +43,12 @@ def populated(tmp_path, study) -> Study:
     return study
 
 
-@pytest.fixture(scope="session")
-def demo_study_dir(tmp_path_factory) -> Path:
-    """The demo study, built once per test session; copy it (`copy_study`) before changing it."""
-    from annotator.services.demo import build_demo
-
-    return build_demo(tmp_path_factory.mktemp("demo") / "demo-study")
+# The demo study (`demo_study_dir`, `small_demo_dir`) is built once per session in tests/conftest.py,
+# shared by the unit and the GUI tests.
 
 
 def copy_study(src: Path, dest: Path) -> Path:
+    """A writable copy of a shared study folder (the session's demo is read-only)."""
     import shutil
 
     shutil.copytree(src, dest)

@@ -14,32 +14,17 @@ from annotator.cli import main
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    d = tmp_path_factory.mktemp("demo")
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        assert main(["demo", "--headless", "--study", str(d / "study")]) == 0
-    (d / "first_run.out").write_text(out.getvalue())
-    (d / "first_run.err").write_text(err.getvalue())
-    assert main(["demo", "--headless", "--study", str(d / "study")]) == 0  # already there: reused
-    assert (
-        main(
-            [
-                "report",
-                "--study",
-                str(d / "study"),
-                "--json",
-                str(d / "r.json"),
-                "--html",
-                str(d / "r.html"),
-                "--csv",
-                str(d / "csv"),
-                "--boot",
-                "1000",
-            ]
-        )
-        == 0
-    )
+def demo(demo_build, tmp_path_factory):
+    """The session's demo (built by `annotator demo --headless`, tests/conftest.py) and its
+    report. 200 resamples: these tests check the planted findings, not the intervals' digits."""
+    d = tmp_path_factory.mktemp("demo-report")
+    study = str(demo_build.folder)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["demo", "--headless", "--study", study]) == 0  # already there: reused
+    assert out.getvalue().count("demo study ready at") == 1
+    args = ["report", "--study", study, "--json", str(d / "r.json"), "--html", str(d / "r.html")]
+    assert main([*args, "--csv", str(d / "csv"), "--boot", "200"]) == 0
     return d, json.loads((d / "r.json").read_text())
 
 
@@ -73,7 +58,7 @@ def test_judge_beats_its_permutation_baseline(demo):
     assert abs(j["permutation_alpha"]["mean"]) < 0.15 and j["permutation_alpha"]["p_value"] < 0.05
 
 
-def test_drifting_rater_is_named_and_operator_is_nowhere(demo):
+def test_drifting_rater_is_named_and_operator_is_nowhere(demo, demo_study_dir):
     d, r = demo
     drift = r["raters"]["sim-drifting"]["drift"]
     assert drift["flagged"] and drift["direction"] == "up" and drift["first_flag_at"] >= 6
@@ -81,7 +66,7 @@ def test_drifting_rater_is_named_and_operator_is_nowhere(demo):
     assert "ops-check" not in json.dumps(r)
     import sqlite3
 
-    with sqlite3.connect(d / "study" / "study.sqlite") as c:
+    with sqlite3.connect(demo_study_dir / "study.sqlite") as c:
         op = "select count(*) from {} t join raters r on r.id = t.rater_pk where r.name = 'ops-check'"
         assert c.execute(op.format("judgements")).fetchone()[0] > 0  # stored ...
         assert c.execute(op.format("pair_votes")).fetchone()[0] > 0
@@ -134,13 +119,13 @@ def test_html_report_is_self_contained_with_thumbnails(demo):
 
 
 @pytest.mark.slow
-def test_the_same_seed_builds_the_same_study_answer_for_answer(tmp_path):
+def test_the_same_seed_builds_the_same_study_answer_for_answer(small_demo_dir, tmp_path):
     import sqlite3
 
     from annotator.services.demo import build_demo
 
-    def answers(folder):
-        with sqlite3.connect(build_demo(folder, variants_per_case=2) / "study.sqlite") as c:
+    def answers(study_file):
+        with contextlib.closing(sqlite3.connect(study_file)) as c:
             return [
                 c.execute(sql).fetchall()
                 for sql in (
@@ -155,18 +140,19 @@ def test_the_same_seed_builds_the_same_study_answer_for_answer(tmp_path):
                 )
             ]
 
-    first, second = answers(tmp_path / "a"), answers(tmp_path / "b")
+    # the session's small demo is the first build (the same seed and size); one more to compare
+    first = answers(small_demo_dir / "study.sqlite")
+    second = answers(build_demo(tmp_path / "b", variants_per_case=2) / "study.sqlite")
     assert all(first) and first == second
 
 
-def test_the_build_says_ready_once_and_shows_its_progress_by_stage(demo):
+def test_the_build_says_ready_once_and_shows_its_progress_by_stage(demo_build):
     """Issue 28.9/28.10: "demo study ready at" was printed twice, and the build showed five
     bare lines for two minutes. Now: one ready line (stdout), and on a non-terminal a few
     plain progress lines per stage (a terminal gets one redrawn line: test_demo_progress)."""
     from annotator.services.demo import STAGES
 
-    d, _ = demo
-    out, err = (d / "first_run.out").read_text(), (d / "first_run.err").read_text()
+    out, err = demo_build.out, demo_build.err
     assert (out + err).count("demo study ready at") == 1
     lines = err.splitlines()
     assert all(ln.startswith("building the demo  [") for ln in lines), lines

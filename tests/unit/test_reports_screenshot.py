@@ -92,6 +92,13 @@ def test_report_screenshot(tmp_path: Path, screenshot_dir: Path) -> None:
     im = _trim(out.read_bytes())
     assert im.width == WIDTH
     assert 3000 < im.height < 20000  # the whole report, laid out, not a blank page
+    # and it shows something all the way down: text, tables and charts in every quarter of the
+    # page (a header over an empty page, or a chart that failed to draw, leaves a flat band)
+    quarter = im.height // 4
+    for top in range(0, 4 * quarter, quarter):
+        band = im.crop((0, top, WIDTH, top + quarter))
+        colours = len(band.getcolors(band.width * band.height))
+        assert colours > 20, f"the report is blank from y={top} to {top + quarter} ({colours})"
     # into a temp folder, or packaging/screenshots with --screenshots: tests never touch tracked files
     SHOT = screenshot_dir / "report.png"  # noqa: N806 - the name the module docstring uses
     # a page of flat colours: a 256-colour palette keeps the file a few times smaller
