@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -158,6 +159,17 @@ def encode_image(
     )
 
 
+class PngBlob(Protocol):
+    """What a media store writes: PNG bytes under their SHA-256 (an EncodedImage, or bytes
+    copied from another study)."""
+
+    @property
+    def sha256(self) -> str: ...
+
+    @property
+    def png(self) -> bytes: ...
+
+
 class MediaStore:
     """`media/ab/abcdef....png` under the study folder."""
 
@@ -172,7 +184,7 @@ class MediaStore:
     def has(self, sha256: str) -> bool:
         return self.path(sha256).exists()
 
-    def put(self, img: EncodedImage, tx: object = None) -> bool:
+    def put(self, img: PngBlob, tx: object = None) -> bool:
         """Write atomically (a unique .tmp, fsync, rename); True if the file is new.
         (`tx` is for the database-backed store's signature; files need no transaction.)
 

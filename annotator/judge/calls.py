@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
 
@@ -15,6 +15,9 @@ from .prompt import chat_messages, responses_input
 from .records import LOCAL_API_KEY, MAX_MESSAGE, MAX_RAW, JudgeConfig
 
 if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.responses import ResponseInputParam
+
     from .records import _Task
 
 
@@ -141,7 +144,8 @@ def call_responses(client: openai.OpenAI, task: _Task, parts: list) -> Reply:
     resp = _parsed(
         client.responses.with_raw_response.create(
             model=cfg.model,
-            input=responses_input(task.system, parts, cfg.image_detail),
+            # prompt.py builds the wire JSON as plain dicts; they are the SDK's TypedDicts' shape
+            input=cast("ResponseInputParam", responses_input(task.system, parts, cfg.image_detail)),
             text={
                 "format": {
                     "type": "json_schema",
@@ -192,7 +196,10 @@ def call_chat(client: openai.OpenAI, task: _Task, parts: list) -> Reply:
     resp = _parsed(
         client.chat.completions.with_raw_response.create(
             model=cfg.model,
-            messages=chat_messages(task.system, parts, cfg.image_detail),
+            messages=cast(
+                "list[ChatCompletionMessageParam]",
+                chat_messages(task.system, parts, cfg.image_detail),
+            ),
             response_format={
                 "type": "json_schema",
                 "json_schema": {"name": task.schema_name, "schema": task.schema, "strict": True},

@@ -132,6 +132,7 @@ def _reencode_png(data: bytes) -> bytes:
     # Not a PNG (JPEG, WebP...): decode and write a fresh PNG, which carries no EXIF/XMP.
     from PIL import Image  # lazy: only non-PNG input needs a decoder
 
+    im: Image.Image  # convert() gives a plain Image where open() gave an ImageFile
     with Image.open(io.BytesIO(data)) as im:
         im.load()
         if im.mode not in ("RGB", "RGBA", "L", "LA", "P"):

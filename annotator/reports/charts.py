@@ -17,13 +17,18 @@ import functools
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .formatting import to_float
+from .formatting import as_dict, to_float
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.typing import RcKeyType
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "Chart",
@@ -42,7 +47,7 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 HUMAN_COLOUR = "#33415c"
 MUTED = "#8a8f98"
 DPI = 144
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.edgecolor": "#b8bcc4",
     "axes.labelcolor": "#333333",
@@ -308,6 +313,12 @@ def _seq(values: Any) -> list[float | None]:
     return [to_float(v) for v in values]
 
 
+def _gaps(values: Sequence[float | None]) -> ArrayLike:
+    """`values` as given to matplotlib, which draws a None as a gap in the line (its type stubs
+    take numbers only)."""
+    return cast("ArrayLike", values)
+
+
 @_styled
 def drift_chart(
     rater: str,
@@ -340,24 +351,58 @@ def drift_chart(
         score = _seq(s.get("score"))
         if len(score) == len(dev):  # the calibrated chart's scores: the rater's own normal scores
             dev = score
-        ax1.plot(seq, dev, "o", color=c, ms=3, alpha=0.6, label=f"{metric}: each anchor answer")
+        ax1.plot(
+            _gaps(seq),
+            _gaps(dev),
+            "o",
+            color=c,
+            ms=3,
+            alpha=0.6,
+            label=f"{metric}: each anchor answer",
+        )
         ewma = _seq(s.get("ewma"))
         if len(ewma) == len(seq):
-            ax1.plot(seq, ewma, "-", color=c, lw=1.4, label=f"{metric}: running average (EWMA)")
+            ax1.plot(
+                _gaps(seq),
+                _gaps(ewma),
+                "-",
+                color=c,
+                lw=1.4,
+                label=f"{metric}: running average (EWMA)",
+            )
         limit = s.get("ewma_limit")
         lim = _seq(limit)
         if len(lim) == 1:
             lim = lim * len(seq)
         if len(lim) == len(seq) and any(v is not None for v in lim):
-            ax1.plot(seq, lim, "--", color=c, lw=0.8, alpha=0.7)
+            ax1.plot(_gaps(seq), _gaps(lim), "--", color=c, lw=0.8, alpha=0.7)
             ax1.plot(
-                seq, [-v if v is not None else None for v in lim], "--", color=c, lw=0.8, alpha=0.7
+                _gaps(seq),
+                _gaps([-v if v is not None else None for v in lim]),
+                "--",
+                color=c,
+                lw=0.8,
+                alpha=0.7,
             )
         up, down = _seq(s.get("cusum_up")), _seq(s.get("cusum_down"))
         if len(up) == len(seq):
-            ax2.plot(seq, up, "-", color=c, lw=1.4, label=f"{metric}: drift upwards (CUSUM)")
+            ax2.plot(
+                _gaps(seq),
+                _gaps(up),
+                "-",
+                color=c,
+                lw=1.4,
+                label=f"{metric}: drift upwards (CUSUM)",
+            )
         if len(down) == len(seq):
-            ax2.plot(seq, down, "--", color=c, lw=1.4, label=f"{metric}: drift downwards (CUSUM)")
+            ax2.plot(
+                _gaps(seq),
+                _gaps(down),
+                "--",
+                color=c,
+                lw=1.4,
+                label=f"{metric}: drift downwards (CUSUM)",
+            )
         h = to_float(s.get("h"))
         if h is not None:
             hs.add(h)
@@ -394,11 +439,12 @@ def drift_chart(
     ax1.set_ylabel("score vs own baseline")
     ax2.set_ylabel("CUSUM")
     ax2.set_xlabel("anchor answers in order (live work)")
-    handles, legend = [], []
+    handles: list[Artist] = []
+    legend: list[str] = []
     for ax in (ax1, ax2):
         ax.grid(axis="y")
-        h, lab = ax.get_legend_handles_labels()
-        handles += h
+        found, lab = ax.get_legend_handles_labels()
+        handles += found
         legend += lab
     ax1.tick_params(labelbottom=False)
     # one legend under both panels, so half-width charts keep their plotting area
@@ -421,14 +467,14 @@ def render_all(
     """
     if metrics is None:
         metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-    pairwise = report.get("pairwise") if isinstance(report.get("pairwise"), Mapping) else {}
+    pairwise = as_dict(report.get("pairwise"))
     bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     drift_charts: dict[str, Chart] = {}
     sections = report.get("metrics")
     labels: dict[str, Any] = {}
     if isinstance(sections, Mapping):
         labels = {k: m.get("label") for k, m in sections.items() if isinstance(m, Mapping)}
-    raters = report.get("raters") if isinstance(report.get("raters"), Mapping) else {}
+    raters = as_dict(report.get("raters"))
     for name, r in raters.items():
         series = r.get("series") if isinstance(r, Mapping) else None
         if isinstance(series, Mapping) and series:
@@ -469,8 +515,8 @@ def reliability_chart(judge: str, metrics: Mapping[str, Any]) -> Chart | None:
         ys = [to_float(b.get("accuracy")) for b in bins]
         sizes = [12 + 4 * (to_float(b.get("n")) or 0) for b in bins]
         colour = PALETTE[i % len(PALETTE)]
-        ax.plot(xs, ys, color=colour, linewidth=1, alpha=0.7)
-        ax.scatter(xs, ys, s=sizes, color=colour, label=_plain(metric), zorder=3)
+        ax.plot(_gaps(xs), _gaps(ys), color=colour, linewidth=1, alpha=0.7)
+        ax.scatter(_gaps(xs), _gaps(ys), s=sizes, color=colour, label=_plain(metric), zorder=3)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("judge's confidence (bin mean)")

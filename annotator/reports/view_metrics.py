@@ -144,15 +144,14 @@ def _slices(s: Any) -> list[dict[str, Any]]:
             for k in as_dict(g):
                 if k not in keys and not str(k).endswith("_note"):
                     keys.append(k)
-        rows = []
+        rows: list[tuple[str, list[Est | str]]] = []
         for name in sorted(groups, key=str):
             g = groups[name]
             if isinstance(g, Mapping):
                 rows.append((str(name), [cell(g[k]) if k in g else "—" for k in keys]))
             else:
-                rows.append(
-                    (str(name), [fmt_any(g)] if not keys else [fmt_any(g)] + [""] * (len(keys) - 1))
-                )
+                only: list[Est | str] = [fmt_any(g)]
+                rows.append((str(name), only if not keys else only + [""] * (len(keys) - 1)))
         # a column undefined everywhere for one reason says so once, under the table
         dropped: dict[str, list[str]] = {}
         for ci in reversed(range(len(keys))):

@@ -250,7 +250,8 @@ def rater_matrix(
 
 def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
     """Agreement with the others early vs late in a session, per rater."""
-    rows, notes = [], set()
+    rows: list[dict[str, Any]] = []
+    notes: set[str] = set()
     for name in sorted(raters, key=str):
         f = as_dict(as_dict(raters[name]).get("fatigue"))
         if not f:

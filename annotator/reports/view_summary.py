@@ -97,7 +97,7 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def alt_test_rows(m: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per judge of a metric: the alternative-annotator test, or why it did not run."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, j in as_dict(m.get("judges")).items():
         j = as_dict(j)
         if "alt_test" not in j:

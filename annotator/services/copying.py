@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..domain.errors import InputError
 from ..store.copy import copy_rows, holds_study, put_blob
@@ -32,7 +34,7 @@ def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str,
     try:
         if is_server(dest):
             target = StudyDB(str(dest), create=True)
-            write_media = put_blob
+            write_media: Callable[[str, bytes, Any], None] = put_blob  # sha, bytes, transaction
             made: Path | None = None
         else:
             made = Path(dest)

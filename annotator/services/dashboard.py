@@ -575,11 +575,11 @@ def _drift_text(
 
 def _agreement_text(rep: Mapping[str, Any]) -> str:
     """Median over metrics of the rater's exact agreement with the others' consensus."""
-    vals = [
+    found = [
         _d(_d(v).get("exact_agreement")).get("estimate")
         for v in _d(rep.get("agreement_with_consensus")).values()
     ]
-    vals = [v for v in vals if v is not None]
+    vals = [v for v in found if v is not None]
     return f"{statistics.median(vals):.0%} (median of {len(vals)} metrics)" if vals else "—"
 
 
@@ -592,8 +592,8 @@ def _competence_text(
     """The rater's median competence, and the metrics where it is clearly below the others'
     (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
     comp = {r: dict(_d(_d(v).get("competence"))) for r, v in raters.items()}
-    mine = [_d(f).get("estimate") for f in comp.get(name, {}).values()]
-    mine = [v for v in mine if v is not None]
+    found = [_d(f).get("estimate") for f in comp.get(name, {}).values()]
+    mine = [v for v in found if v is not None]
     if not mine:
         # a degenerate fit is said as such, never as a number (report: "not estimable")
         notes = [str(_d(f).get("note") or "") for f in comp.get(name, {}).values()]

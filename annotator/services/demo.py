@@ -237,6 +237,8 @@ def _label_all(
             session = LabelSession(study, sim.name)
             session.defer_drift = True
             served = session.next()
+            if served is None:  # the new sitting has nothing left to serve
+                break
         if served.context == "anchor":
             truth, idx = refs[served.item_pk], anchor_n
             anchor_n += 1

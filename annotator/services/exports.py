@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..base.atomic import atomic_open, atomic_write_bytes, atomic_write_text
 from ..domain.answers import missing_metrics
@@ -331,7 +331,8 @@ def read_rows(table: Table, path: Path) -> list[dict[str, Any]]:
                 v = raw.get(c)
                 # "" is an answer in `value` (no tag); elsewhere an empty cell is a missing one
                 row[c] = (
-                    (int(v) if kinds[c] == "int64" else v)
+                    # v is neither "" nor None here: `value`, the exception, is text
+                    (int(cast(str, v)) if kinds[c] == "int64" else v)
                     if v not in ("", None) or c == "value"
                     else None
                 )
@@ -610,7 +611,7 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
         k: any(getattr(r, k) for r in items.values())
         for k in ("outputs", "text", "criteria", "inputs", "mask")
     }
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for r in items.values():
         data: dict[str, Any] = {"prompt": r.prompt}
         if has["criteria"]:
@@ -688,7 +689,7 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
                 lsc.pair_config(study.setting("pair_question"), images=has["outputs"]),
             )
         )
-    item_paths = {
+    item_paths: dict[str, str | list[str]] = {
         "item_id": "meta.annotator.item_id",
         "case_id": "meta.annotator.case_id",
         "prompt": "data.prompt",
@@ -759,7 +760,7 @@ def _pair_tasks(
                     (v.pair_id, v.item_right, v.item_left)
                 ]  # no vote saw that side: one task is enough
             groups.setdefault(key, []).append(v)
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for (pid, a, b), vs in groups.items():
         left, right = by_pk[a], by_pk[b]
         data: dict[str, Any] = {"prompt": left.prompt}

@@ -75,7 +75,7 @@ def version_order(scores: list[Any]) -> dict[tuple[str, str], int]:
         key: rank
         for judge in {j for j, _ in first_run}
         for rank, key in enumerate(
-            sorted((k for k in first_run if k[0] == judge), key=first_run.get)
+            sorted((k for k in first_run if k[0] == judge), key=first_run.__getitem__)
         )
     }
 
@@ -188,7 +188,8 @@ def build_frames(
         ],
         columns=F.ADJUDICATION_COLUMNS,
     )
-    human, judge = [], []
+    human: list[tuple[Any, ...]] = []
+    judge: list[tuple[Any, ...]] = []
     for v in R.pair_votes(db):
         left, right = by_pk[v.item_left], by_pk[v.item_right]
         row = (

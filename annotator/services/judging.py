@@ -4,7 +4,7 @@ judge, resumably; each run belongs to a judge version (judge/versions.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 from ..domain.errors import InputError
@@ -173,7 +173,7 @@ class _PairRequests(Sequence):
     orders (`done`) is only its ids: the runner skips both orders, so its images are not read."""
 
     def __init__(
-        self, study: Study, pairs: list[tuple[str, str, str]], done: set[str] = frozenset()
+        self, study: Study, pairs: list[tuple[str, str, str]], done: Set[str] = frozenset()
     ) -> None:
         self.study, self.pairs, self.done = study, pairs, done
 

@@ -118,7 +118,7 @@ class Study:
         self.folder = self.location if kind == "folder" else None
         self.db = db
         self.media: MediaStore | BlobStore = (
-            MediaStore(self.location / "media") if kind == "folder" else BlobStore(db)
+            MediaStore(Path(location) / "media") if kind == "folder" else BlobStore(db)
         )
         self._rubric: Rubric | None = None
 
@@ -240,6 +240,7 @@ class Study:
     def name(self) -> str:
         if self.kind == "server":
             return self.db.get_setting("name", server_name(str(self.location)))
+        assert isinstance(self.location, Path)  # every kind but a server's is a Path
         return self.db.get_setting(
             "name", self.location.stem if self.is_package else self.location.name
         )

@@ -175,7 +175,7 @@ def adjudication_section(
             counts[side] += 1
             sided[side] += 1
     truth = adj.set_index(["idx", "metric"])["code"].astype(float)
-    feedback: dict[str, dict[str, int]] = {}
+    feedback: dict[str, dict[str, Any]] = {}
     per_decision = adj.assign(base=adj["metric"].map(lambda k: spec_of[k].base))
     per_decision = per_decision.drop_duplicates(["item_id", "base"])
     for base, g in per_decision.groupby("base"):

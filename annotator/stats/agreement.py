@@ -27,7 +27,7 @@ tests check the two agree.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 import krippendorff
 import numpy as np
@@ -266,7 +266,12 @@ def alpha_point(vc: ValueCounts, level: str) -> float | None:
         counts = vc.dense(pairable_only=True)
         with np.errstate(divide="ignore", invalid="ignore"):
             a = krippendorff.alpha(
-                value_counts=counts, value_domain=vc.domain, level_of_measurement=level
+                value_counts=counts,
+                value_domain=vc.domain,
+                # one of the kind registry's levels, a plain str there
+                level_of_measurement=cast(
+                    Literal["nominal", "ordinal", "interval", "ratio"], level
+                ),
             )
         return float(a) if np.isfinite(a) else None
     r, c, v, k, fin = alpha_features(vc, level)

@@ -371,7 +371,7 @@ def judge_alt_tests(
 ) -> dict[str, dict[str, Any]]:
     """Per judge of one metric the report keys: `alt_test` (the figures, or None) and, when it
     is None, `alt_test_note` saying why. `views`: judge name -> reconcile.JudgeView."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, view in views.items():
         if not view.same_scale:
             res: dict[str, Any] = {

@@ -140,6 +140,7 @@ def _answers(
             spec_no.append(np.full(len(rows), keys.index(s.key), dtype=np.int32))
             codes_all.append(c)
             if judge and s.directed:
+                assert num is not None  # read above whenever `judge`
                 nums_all.append(np.where(np.isnan(c), num, c))
             else:  # unordered options: no numeric reading
                 nums_all.append(c)
@@ -176,8 +177,8 @@ def _answers(
             "code": v["code"].to_numpy(float),
             "num": v["num"].to_numpy(float),
         }
-        for c, arr in extra.items():
-            cols[c] = np.concatenate([cols[c], arr])
+        for column, arr in extra.items():
+            cols[column] = np.concatenate([cols[column], arr])
     keep = idx >= 0
     idx = idx[keep].astype(np.int64)
     out = pd.DataFrame(

@@ -228,11 +228,13 @@ class Replicates:
         """95% bounds of column `col` (all columns computed at once): BCa when the block has
         jackknife values, else percentile."""
         if self._bounds is None:
+            values = self.values
+            assert values is not None, "bounds() before run()"
             if self.jack is not None:
-                q_lo, q_hi = bca_quantiles(self.values, self.point, self.jack, self.n_flat)
-                self._bounds = _interval(self.values, q_lo, q_hi)
+                q_lo, q_hi = bca_quantiles(values, self.point, self.jack, self.n_flat)
+                self._bounds = _interval(values, q_lo, q_hi)
             else:
-                self._bounds = _interval(self.values)
+                self._bounds = _interval(values)
         lo, hi, k = self._bounds
         return float(lo[col]), float(hi[col]), int(k[col])
 

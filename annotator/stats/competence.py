@@ -169,7 +169,7 @@ def _patterns(x: Answers) -> _Patterns:
     m.sort_indices()
     seen: dict[bytes, int] = {}
     of = np.empty(n, dtype=np.int64)
-    first = []
+    first: list[int] = []
     for i in range(n):
         k = m.indices[m.indptr[i] : m.indptr[i + 1]].tobytes()
         if k not in seen:

@@ -177,7 +177,7 @@ def centered(
     return out if np.ndim(deviations) > 1 else out[0]
 
 
-def cusum(values: Sequence[float], k: float = K) -> tuple[np.ndarray, np.ndarray]:
+def cusum(values: Sequence[float] | np.ndarray, k: float = K) -> tuple[np.ndarray, np.ndarray]:
     """One-sided CUSUM paths (S+, S-) of a series; both are >= 0."""
     d = np.asarray(values, dtype=float)
     up, down = np.zeros(len(d)), np.zeros(len(d))
@@ -190,15 +190,18 @@ def cusum(values: Sequence[float], k: float = K) -> tuple[np.ndarray, np.ndarray
 
 
 def ewma(
-    values: Sequence[float], lam: float = EWMA_LAMBDA, sigma: float = 1.0, width: float = EWMA_L
+    values: Sequence[float] | np.ndarray,
+    lam: float = EWMA_LAMBDA,
+    sigma: float = 1.0,
+    width: float = EWMA_L,
 ) -> tuple[np.ndarray, np.ndarray]:
     """EWMA path and its (symmetric, time-varying) control limit."""
     d = np.asarray(values, dtype=float)
     z = np.zeros(len(d))
     prev = 0.0
-    for t, x in enumerate(d):
+    for i, x in enumerate(d):
         prev = lam * x + (1 - lam) * prev
-        z[t] = prev
+        z[i] = prev
     t = np.arange(1, len(d) + 1)
     limit = width * sigma * np.sqrt(lam / (2 - lam) * (1 - (1 - lam) ** (2 * t)))
     return z, limit
@@ -283,7 +286,7 @@ def _metric_flag(
     """The first alarm of one metric's deviation series: the calibrated chart (drift), and with
     `reference` the reference chart too (an offset from the start, for the app's notice)."""
     d = np.asarray(series, dtype=float)
-    best = None
+    best: dict[str, Any] | None = None
     charts = [("calibrated", rank_scores(d), K, H)]
     if reference:
         charts.append(("reference", d, k_ref, H_REF))
@@ -295,7 +298,7 @@ def _metric_flag(
         i = int(hits[0])
         going_up = bool(up[i] > h and up[i] >= down[i])
         stat = float(up[i] if going_up else down[i])
-        cand = {
+        cand: dict[str, Any] = {
             "index": i,
             "direction": "up" if going_up else "down",
             "statistic": stat,
@@ -480,8 +483,8 @@ def _test_retest(rows: pd.DataFrame, rubric: Rubric) -> dict[str, dict[str, Any]
         d["agreement"] = sum(x.met for x in marks if x) / len(pairs)
         if m.spec.match_rule != "exact":
             d["exact"] = sum(x.exact for x in marks if x) / len(pairs)
-            devs = [m.spec.deviation(m, b, a) for a, b in pairs]
-            devs = [abs(x) for x in devs if x is not None]
+            signed = [m.spec.deviation(m, b, a) for a, b in pairs]
+            devs = [abs(x) for x in signed if x is not None]
             if devs:
                 d["mean_abs_difference"] = float(np.mean(devs))
         out[m.key] = d

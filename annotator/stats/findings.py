@@ -94,7 +94,7 @@ def contradictions(
         for idx, jval, r in zip(flagged, j[hit], ref[hit], strict=True):
             item = items.iloc[int(idx)]
             g = by_item.get(idx)
-            human_list = (
+            human_list: list[dict[str, Any]] = (
                 []
                 if g is None
                 else [

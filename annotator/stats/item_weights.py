@@ -39,7 +39,7 @@ MAX_WEIGHT = 8.0
 def _table(dtype: type = np.float32) -> np.ndarray:
     cdf = poisson.cdf(np.arange(int(MAX_WEIGHT) + 1), 1.0)
     # the Poisson(1) quantile of (u + 0.5) / 65536: the first k whose cdf reaches it
-    t = np.searchsorted(cdf, (np.arange(65536) + 0.5) / 65536).astype(dtype)
+    t: np.ndarray = np.searchsorted(cdf, (np.arange(65536) + 0.5) / 65536).astype(dtype)
     assert float(t.max()) <= MAX_WEIGHT
     return t
 
@@ -88,7 +88,8 @@ def weights(
     # the top 16 bits as a view of each word's high half (no shift pass), and uint16 indices:
     # `take` widened every index to 64 bits first, two thirds of the weights' time
     top = x.view(np.uint16)[..., _HIGH_HALF::2]
-    return _table(np.dtype(dtype).type)[top]
+    kind: type = np.dtype(dtype).type  # the scalar type, hashable: _table's cache key
+    return _table(kind)[top]
 
 
 __all__ = ["MAX_WEIGHT", "item_hashes", "replicate_hashes", "weights"]

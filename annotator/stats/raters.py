@@ -175,7 +175,8 @@ def _sliced_alpha(
 ) -> dict[int, Any]:
     """Alpha between each rater and the leave-one-out consensus, one block for all raters."""
     dom = np.unique(np.concatenate([loo["code"].to_numpy(float), loo["loo"].to_numpy(float)]))
-    parts, out = [], {}
+    parts: list[tuple[np.ndarray, ...]] = []
+    out: dict[int, Pending | int] = {}
     for i in np.unique(rid):
         sub = loo[rid == i]
         u = sub["idx"].to_numpy()
@@ -198,9 +199,9 @@ def _sliced_alpha(
             np.concatenate([p[3] for p in parts]),
             R,
         )
-        for i, v in list(out.items()):
-            if isinstance(v, int):
-                out[i] = Pending(reps, v, col=i, undefined_note=IDENTICAL)
+        for i, n in list(out.items()):
+            if isinstance(n, int):
+                out[i] = Pending(reps, n, col=i, undefined_note=IDENTICAL)
     return out
 
 

@@ -432,10 +432,10 @@ def _human_range(
         )
     else:
         hh = rater_pairs
-    j_est = [_est(v, col) for v in jh.values()]
-    h_est = [_est(v, col) for v in hh.values()]
-    j_est = [e for e in j_est if e is not None]
-    h_est = [e for e in h_est if e is not None]
+    j_all = [_est(v, col) for v in jh.values()]
+    h_all = [_est(v, col) for v in hh.values()]
+    j_est = [e for e in j_all if e is not None]
+    h_est = [e for e in h_all if e is not None]
     j_pend = [v[col] for v in jh.values() if _est(v, col) is not None]
     h_pend = [v[col] for v in hh.values() if _est(v, col) is not None]
     out: dict[str, Any] = {
@@ -632,8 +632,8 @@ def _slices(
                     )
         elif off:
             for s in figs:
-                for k in ("alpha_vs_consensus", "exact_agreement", "mean_difference"):
-                    figs[s][k] = undefined(figs[s]["n_items"], off)
+                for key in ("alpha_vs_consensus", "exact_agreement", "mean_difference"):
+                    figs[s][key] = undefined(figs[s]["n_items"], off)
         if spec.directed and len(rows):
             ok = np.isfinite(x) & np.isfinite(y)
             rr, xx, yy = rows[ok], x[ok], y[ok]

@@ -28,6 +28,7 @@ figures the report already holds:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .competence import low_competence
@@ -163,7 +164,8 @@ def _judges(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _ranked(fig: dict[str, dict[str, Any]]) -> list[str]:
+def _ranked(fig: Mapping[str, Any]) -> list[str]:
+    # fig: name -> its figure dict, or None where it has none
     have = [g for g, f in fig.items() if f and f.get("estimate") is not None]
     return sorted(have, key=lambda g: -fig[g]["estimate"])
 
