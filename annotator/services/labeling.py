@@ -164,7 +164,7 @@ class LabelSession:
         """Anchors are seeded into this rater's live work: their answers are checked for drift.
         False in a rater package: it deals its silent anchors as items it cannot tell apart
         (`anchor_every` 0 in the file), so it shows no drift notice; the lead's report checks
-        them after merge (store/packages.py)."""
+        them after merge (store/package_merge.py)."""
         return self.anchor_every > 0
 
     def image(self, sha256: str) -> bytes:
