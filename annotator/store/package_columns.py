@@ -79,7 +79,13 @@ EXPORT: dict[str, Carry] = {
             "task_type": "blank: not shown to raters",
         },
     ),
-    "cells": Carry(renumbered={"id": _OWN, "case_pk": _OWN}),
+    "cells": Carry(
+        renumbered={"id": _OWN, "case_pk": _OWN},
+        rewritten={
+            "prompt_sha256": "the hash of the prompt it carries, computed again (a rater's login "
+            "on a server may not read the study's column)"
+        },
+    ),
     "media": Carry(
         rewritten={
             "original_sha256": "the stored image's hash: the original's would match the "

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
@@ -53,8 +53,9 @@ from .models_team import (
     PackageManifest,
     RaterCode,
 )
-from .package_columns import export_row
+from .package_columns import carried, export_row
 from .people import rater_pk
+from .roles import is_rater_session
 
 FORMAT_VERSION = 1
 # settings a rater's app needs; everything else (release gates, the study's judges...) stays home
@@ -180,13 +181,39 @@ def _silent_anchors(
     return out
 
 
+def _read(s: OrmSession, model: Any, where: Any, *also: str) -> list[Any]:
+    """The rows of `model` that `where` selects, with only the columns the package carries (and
+    `also`, what the export computes from): never a column it does not carry, so a rater's login
+    (granted only what a rater sees) reads its own package as the lead reads it."""
+    table = model.__table__
+    names = [*carried(table.name), *(n for n in also if n not in carried(table.name))]
+    return list(s.execute(select(*(table.c[n] for n in names)).where(where)))
+
+
+def own_salt(study_id: str | None, rpk: int) -> str:
+    return f"{study_id}:{rpk}"
+
+
+def own_code(salt: str, kind: str, target: int) -> str:
+    """The code of a case or pair in a package a rater's own login makes (it may not mint codes
+    in the study): derived from the study and the rater, the same at every refresh."""
+    return f"{kind[0]}-" + hashlib.sha256(f"{salt}:{kind}:{target}".encode()).hexdigest()[:16]
+
+
 def read_content(
     db: StudyDB, rater: str, package_id: str, *, record: bool = True
 ) -> PackageContent:
     """What one rater's package holds (codes minted here, inside the study's transaction, and the
     export of `package_id` to this rater recorded: merge checks a package against it; `record`
-    False: a refresh of a package already recorded)."""
+    False: a refresh of a package already recorded).
+
+    Made by the rater's own login on a server (their offline copy, services/outbox.py), it reads
+    only what that login is granted: its live work (no anchor: those are the server's), the
+    study's display codes for items and derived codes for cases and pairs (a rater's login
+    mints none and records no export: the copy goes back through the rater's own inserts,
+    `package_merge.merge_rows`)."""
     with db.write() as s:
+        own = is_rater_session(s)
         rpk = rater_pk(s, rater)
         r = s.get_one(Rater, rpk)
         if r.is_operator:
@@ -194,7 +221,7 @@ def read_content(
                 f"'{rater}' is an operator account: operators work in the lead's study, not in a package",
                 field="--rater",
             )
-        if record:
+        if record and not own:
             record_export(s, rpk, package_id)
         rv = s.scalars(select(RubricVersion).where(RubricVersion.is_active.is_(True))).one()
         settings = {
@@ -205,13 +232,14 @@ def read_content(
         # which the rater knows): the silent ones are dealt as items below, and their drift
         # check is the lead's, after merge
         settings["anchor_every"] = json.dumps(0)
-        mine = assigned_items(s, rpk)
-        live = (
-            mine
-            if mine is not None
-            else list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False))))
-        )
-        anchor_pks = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
+        anchor_pks = [] if own else list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
+        mine = None if own else assigned_items(s, rpk)
+        if own:
+            live = list(s.scalars(text("SELECT item_pk FROM public.annotator_live_items()")))
+        elif mine is None:
+            live = list(s.scalars(select(Item.id).where(Item.is_anchor.is_(False))))
+        else:
+            live = mine
         queue = list(
             s.scalars(
                 select(QueueEntry)
@@ -219,44 +247,53 @@ def read_content(
                 .order_by(QueueEntry.position)
             )
         )
+        if own:  # the server built this queue from the same rule; a claim since is in it
+            live = sorted(set(live) | {e.item_pk for e in queue})
         silent = _silent_anchors(s, rpk, r.seed, queue, anchor_pks, study_settings, rv.version)
         # an anchor dealt silently is not also a calibration item of this package (its content
         # and reference would name it): the calibration set here is the other anchors
         item_pks = sorted((set(live) | set(anchor_pks)) - set(silent.values()))
-        item_code = codes_for(s, rpk, "item", item_pks)
         item_pks_set = set(item_pks)
+        item_code = {} if own else codes_for(s, rpk, "item", item_pks)
         silent_code = codes_for(s, rpk, "silent", sorted(set(silent.values())))
-        items = (
-            {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(item_pks)))}
-            if item_pks
-            else {}
-        )
-        if silent_code:
-            items.update(
-                {it.id: it for it in s.scalars(select(Item).where(Item.id.in_(list(silent_code))))}
-            )
+        # a rater's login reads the study's display codes (its codes here), the lead the flags
+        also = ("created_at", "display_code") if own else ("created_at", "is_anchor")
+        items = {
+            it.id: it for it in _read(s, Item, Item.id.in_(item_pks + list(silent_code)), *also)
+        }
+        sid = study_settings.get("study_id")
+        salt = own_salt(json.loads(sid) if sid else None, rpk)
+        if own:
+            item_code = {pk: items[pk].display_code for pk in item_pks}
         # one time on every item and image: an anchor imported on another day than the live
         # items would otherwise stand out by its timestamp
         stamp = min((it.created_at for it in items.values()), default=None)
         cells = {
-            c.id: c
-            for c in s.scalars(
-                select(Cell).where(Cell.id.in_({it.cell_pk for it in items.values()}))
-            )
+            c.id: c for c in _read(s, Cell, Cell.id.in_({it.cell_pk for it in items.values()}))
         }
-        case_code = codes_for(s, rpk, "case", sorted({c.case_pk for c in cells.values()}))
+        case_pks = sorted({c.case_pk for c in cells.values()})
+        case_code = (
+            {pk: own_code(salt, "case", pk) for pk in case_pks}
+            if own
+            else codes_for(s, rpk, "case", case_pks)
+        )
         out = PackageContent(
             rater=export_row("raters", r, is_operator=False),
             rubric=export_row("rubric_versions", rv, is_active=True),
             settings=settings,
             cases=[
                 export_row("cases", c, case_id=case_code[c.id], task_type=None)
-                for c in s.scalars(select(Case).where(Case.id.in_(list(case_code))))
+                for c in _read(s, Case, Case.id.in_(case_pks))
             ],
             n_silent=len(silent_code),
             n_live=len(set(live) - set(anchor_pks)),
         )
-        out.cells = [export_row("cells", c) for c in cells.values()]
+        out.cells = [
+            export_row(
+                "cells", c, prompt_sha256=hashlib.sha256(c.prompt.encode("utf-8")).hexdigest()
+            )
+            for c in cells.values()
+        ]
         # a silent anchor's row: a live item's row in every column (its own code, no flag, no
         # reference); its package key is the negated study pk until local_keys numbers it
         rows_of = [(pk, item_code[pk], pk) for pk in item_pks]
@@ -272,16 +309,14 @@ def read_content(
                 slice=None,
                 seed=None,
                 # the calibration copy keeps its flag (the rater calibrates on it, knowingly)
-                is_anchor=it.is_anchor and key > 0,
+                is_anchor=not own and it.is_anchor and key > 0,
                 content_sha256=hashlib.sha256(code.encode()).hexdigest(),
                 source=None,
                 created_at=stamp,
             )
             out.items.append(dict(row, id=key))
         shas: set[str] = set()
-        media_of = list(
-            s.scalars(select(ItemMedia).where(ItemMedia.item_pk.in_(item_pks + list(silent_code))))
-        )
+        media_of = _read(s, ItemMedia, ItemMedia.item_pk.in_(item_pks + list(silent_code)))
         for key, m in [(m.item_pk, m) for m in media_of if m.item_pk in item_pks_set] + [
             (-m.item_pk, m) for m in media_of if m.item_pk in silent_code
         ]:
@@ -290,14 +325,20 @@ def read_content(
         out.media = (
             [
                 export_row("media", m, original_sha256=m.sha256, created_at=stamp)
-                for m in s.scalars(select(Media).where(Media.sha256.in_(shas)))
+                for m in _read(s, Media, Media.sha256.in_(shas))
             ]
             if shas
             else []
         )
-        out.anchors = [
-            export_row("anchors", a) for a in s.scalars(select(Anchor)) if a.item_pk in item_pks_set
-        ]
+        out.anchors = (
+            []
+            if own
+            else [
+                export_row("anchors", a)
+                for a in s.scalars(select(Anchor))
+                if a.item_pk in item_pks_set
+            ]
+        )
         out.set_versions = [
             export_row("anchor_set_versions", v, note="")
             for v in s.scalars(select(AnchorSetVersion))
@@ -316,11 +357,13 @@ def read_content(
             pair_pks = list(
                 s.scalars(select(PairQueueEntry.pair_pk).where(PairQueueEntry.rater_pk == rpk))
             )
-        pairs = (
-            [p for p in s.scalars(select(Pair).where(Pair.id.in_(pair_pks)))] if pair_pks else []
-        )
+        pairs = _read(s, Pair, Pair.id.in_(pair_pks)) if pair_pks else []
         pairs = [p for p in pairs if p.item_a in items and p.item_b in items]
-        pair_code = codes_for(s, rpk, "pair", [p.id for p in pairs])
+        pair_code = (
+            {p.id: own_code(salt, "pair", p.id) for p in pairs}
+            if own
+            else codes_for(s, rpk, "pair", [p.id for p in pairs])
+        )
         out.pairs = [export_row("pairs", p, pair_id=pair_code[p.id]) for p in pairs]
         kept_pairs = {p.id for p in pairs}
         out.pair_queue = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
 
@@ -42,6 +42,8 @@ from .models_pairs import Calibration, Pair, PairVote
 from .models_team import Merge, MergeConflict, RaterCode
 from .package_checks import bad, check_rows, check_timestamps
 from .package_columns import MERGE, merged
+from .package_export import own_code, own_salt
+from .roles import is_rater_session
 
 
 @dataclass
@@ -180,48 +182,49 @@ class _Merger:
         *,
         rpk: int,
         version: str,
+        own: bool = False,
     ) -> None:
-        self.s, self.rows, self.rpk, self.version = s, rows, rpk, version
-        self.items = {
-            c: t
-            for c, t in s.execute(
-                select(RaterCode.code, RaterCode.target_pk).where(
-                    RaterCode.rater_pk == self.rpk, RaterCode.kind == "item"
+        """`own`: the rater's own login pushes the offline copy it made (package_export.read_content
+        on a server): codes are the study's display codes and derived pair codes, anchors come
+        from the server's pool, and no merge or conflict is recorded (the lead's tables)."""
+        self.s, self.rows, self.rpk, self.version, self.own = s, rows, rpk, version, own
+        if own:
+            wanted = {x["item"] for x in rows.judgements + rows.showings}
+            wanted |= {v[k] for v in rows.votes for k in ("item_left", "item_right")}
+            self.items = {
+                c: t
+                for t, c in s.execute(
+                    select(Item.id, Item.display_code).where(Item.display_code.in_(wanted))
                 )
+            }
+            salt = own_salt(study_identity_in(s)[0], rpk)
+            self.pairs = {own_code(salt, "pair", pk): pk for pk in s.scalars(select(Pair.id))}
+            self.anchor_pks = set(
+                s.scalars(text("SELECT item_pk FROM public.annotator_anchor_pool()"))
             )
-        }
-        self.pairs = {
-            c: t
-            for c, t in s.execute(
-                select(RaterCode.code, RaterCode.target_pk).where(
-                    RaterCode.rater_pk == self.rpk, RaterCode.kind == "pair"
-                )
-            )
-        }
+        else:
+            self.items = self._codes("item")
+            self.pairs = self._codes("pair")
+            self.anchor_pks = set(s.scalars(select(Anchor.item_pk)))
         self.pair_items = {
             pk: {a, b}
             for pk, a, b in s.execute(select(Pair.id, Pair.item_a, Pair.item_b))
             if pk in set(self.pairs.values())
         }
-        self.anchor_pks = set(s.scalars(select(Anchor.item_pk)))
         # the codes this rater's packages gave silent anchors (each its own code, apart from the
-        # anchor's calibration code): an answer on one is an anchor answer
-        self.silent = {
-            c: t
-            for c, t in s.execute(
-                select(RaterCode.code, RaterCode.target_pk).where(
-                    RaterCode.rater_pk == self.rpk, RaterCode.kind == "silent"
-                )
-            )
-        }
+        # anchor's calibration code): an answer on one is an anchor answer (a rater's own copy
+        # deals none)
+        self.silent = {} if own else self._codes("silent")
         self._code_of = {t: c for c, t in self.items.items()}
         self.items.update(self.silent)
         self.rubrics = study_rubrics(s)
-        self.merge = Merge(
-            package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}"
-        )
-        s.add(self.merge)
-        s.flush()
+        self.merge: Merge | None = None
+        if not own:
+            self.merge = Merge(
+                package_sha256=package_sha, package_id=package_id, rater_pk=self.rpk, counts="{}"
+            )
+            s.add(self.merge)
+            s.flush()
         self.added = {
             "sessions": 0,
             "anchor_showings": 0,
@@ -231,6 +234,17 @@ class _Merger:
         }
         self.skipped = 0
         self.conflicts: list[str] = []
+
+    def _codes(self, kind: str) -> dict[str, int]:
+        """code -> study pk of this rater's codes of `kind` (the lead's record)."""
+        return {
+            c: t
+            for c, t in self.s.execute(
+                select(RaterCode.code, RaterCode.target_pk).where(
+                    RaterCode.rater_pk == self.rpk, RaterCode.kind == kind
+                )
+            )
+        }
 
     def unblind(self) -> None:
         """A package shows its silent anchors as items: their answers come back as live answers
@@ -298,7 +312,7 @@ class _Merger:
     def check_assigned(self) -> None:
         """Every row must name an item (or pair) this rater was given: codes are per rater."""
         mine = assigned_items(self.s, self.rpk)
-        allowed = None if mine is None else set(mine) | set(self.s.scalars(select(Anchor.item_pk)))
+        allowed = None if mine is None else set(mine) | self.anchor_pks
         for j in self.rows.judgements + self.rows.showings:
             pk = self.items.get(j["item"])
             if pk is None or (allowed is not None and pk not in allowed):
@@ -341,15 +355,16 @@ class _Merger:
                 )
 
     def _conflict(self, table: str, uid: str, reason: str, incoming: dict[str, Any]) -> None:
-        self.s.add(
-            MergeConflict(
-                merge_pk=self.merge.id,
-                table_name=table,
-                uuid=uid,
-                reason=reason,
-                incoming=json.dumps(incoming, default=str, sort_keys=True),
+        if self.merge is not None:  # a rater's own push keeps it in the package, unsent
+            self.s.add(
+                MergeConflict(
+                    merge_pk=self.merge.id,
+                    table_name=table,
+                    uuid=uid,
+                    reason=reason,
+                    incoming=json.dumps(incoming, default=str, sort_keys=True),
+                )
             )
-        )
         self.conflicts.append(f"{table} {uid}: {reason}")
 
     def _insert_many(
@@ -583,6 +598,9 @@ class _Merger:
 
         self._chained("judgements", Judgement, self.rows.judgements, judgement)
         self._chained("pair_votes", PairVote, self.rows.votes, vote)
+        if self.own:
+            self._own_calibrations(sess)
+            return
         cal = []
         for x in self.rows.calibrations:
             session_pk = sess.get(x["session"])
@@ -604,7 +622,33 @@ class _Merger:
                 )
             )
         self._insert_many("calibrations", Calibration, cal)
+        assert self.merge is not None
         self.merge.counts = json.dumps(self.added, sort_keys=True)
+
+    def _own_calibrations(self, sess: dict[str, int | None]) -> None:
+        """A rater's offline copy holds no anchors, so no calibration of its own: the ones the
+        server holds are skipped, any other is kept in the copy (the verdict is the lead's code's,
+        from answers on the server)."""
+        uids = [x["uuid"] for x in self.rows.calibrations]
+        known = {
+            r.uuid: r
+            for r in (
+                self.s.scalars(select(Calibration).where(Calibration.uuid.in_(uids)))
+                if uids
+                else []
+            )
+        }
+        for x in self.rows.calibrations:
+            old = known.get(x["uuid"])
+            if old is not None and (old.session_pk, old.anchor_set) == (
+                sess.get(x["session"]),
+                x["anchor_set"],
+            ):
+                self.skipped += 1
+            else:
+                self._conflict(
+                    "calibrations", x["uuid"], "a calibration is made on the server only", x
+                )
 
     def _qualification(self, session_pk: int, version: str) -> dict[str, Any]:
         """The calibration's result as the lead's code computes it from the session's calibration
@@ -616,7 +660,7 @@ class _Merger:
             for a in self.s.scalars(select(Anchor))
         }
         results = []
-        for item_pk, text in self.s.execute(
+        for item_pk, answers in self.s.execute(
             select(Judgement.item_pk, Judgement.answers)
             .where(
                 Judgement.session_pk == session_pk,
@@ -627,7 +671,7 @@ class _Merger:
         ):
             if item_pk in anchors:
                 ref, rationale = anchors[item_pk]
-                results.append(calibration.feedback(rubric, json.loads(text), ref, rationale))
+                results.append(calibration.feedback(rubric, json.loads(answers), ref, rationale))
         rules = self.s.scalar(select(Setting.value).where(Setting.key == "qualification"))
         result = calibration.qualify(rubric, results, json.loads(rules) if rules else None)
         result["n_anchors"] = len(results)
@@ -662,9 +706,17 @@ def merge_rows(
     db: StudyDB, rows: PackageRows, *, package_sha: str, package_id: str, version: str
 ) -> MergeResult:
     """One transaction per package: every row checked (one bad row refuses the package and writes
-    nothing), every new row in, known ones skipped, clashes kept aside."""
+    nothing), every new row in, known ones skipped, clashes kept aside.
+
+    On a server, a rater's own login pushes the offline copy it made itself (services/outbox.py)
+    through its own grants: the rater is the login's, the rows go in as the app's answers would
+    (the server's triggers check them too), and the lead's records (merges, conflicts) are left
+    alone: a clash stays in the copy, unsent."""
     with db.write() as s:
-        rpk = exported_to(s, package_id)
+        own = is_rater_session(s)
+        rpk = s.scalar(text("SELECT public.annotator_me()")) if own else exported_to(s, package_id)
+        if rpk is None and own:
+            raise InputError("this login is no rater of the study", field="raters")
         if rpk is None:
             raise InputError(
                 "this study has no record of exporting this package: merge only packages exported "
@@ -679,8 +731,10 @@ def merge_rows(
                 field="raters",
             )
         check_rows(rows, study_rubrics(s), version)
-        already = s.scalar(select(Merge.id).where(Merge.package_sha256 == package_sha)) is not None
-        m = _Merger(s, rows, package_sha, package_id, rpk=rpk, version=version)
+        already = not own and (
+            s.scalar(select(Merge.id).where(Merge.package_sha256 == package_sha)) is not None
+        )
+        m = _Merger(s, rows, package_sha, package_id, rpk=rpk, version=version, own=own)
         m.unblind()
         m.check_assigned()
         m.run()
@@ -690,9 +744,13 @@ def merge_rows(
 def study_identity(db: StudyDB) -> tuple[str | None, str]:
     """(study id, active rubric version)."""
     with db.read() as s:
-        sid = s.scalar(select(Setting.value).where(Setting.key == "study_id"))
-        version = s.scalar(select(RubricVersion.version).where(RubricVersion.is_active.is_(True)))
-        return (json.loads(sid) if sid else None), version
+        return study_identity_in(s)
+
+
+def study_identity_in(s: OrmSession) -> tuple[str | None, str]:
+    sid = s.scalar(select(Setting.value).where(Setting.key == "study_id"))
+    version = s.scalar(select(RubricVersion.version).where(RubricVersion.is_active.is_(True)))
+    return (json.loads(sid) if sid else None), version
 
 
 def sha256_file(path: Path) -> str:
