@@ -237,7 +237,7 @@ def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
                 f"this package was written by another annotator version (schema {m['schema_revision']})",
                 source=where,
             )
-        verify_blobs(pkg, where)
+        verify_blobs(pkg, where, export_store.blob_name(pkg))
         rows = merge_store.read_rows(pkg)
         if rows.rater != m["rater"]:
             raise InputError(

@@ -39,7 +39,8 @@ NOT_IN_PACKAGE: dict[str, str] = {
 # Tables whose rows the export makes itself, not from a study row.
 MADE_BY_EXPORT: dict[str, str] = {
     "package_manifest": "the package's own description, written at export",
-    "media_blobs": "each image's bytes, read from the study's media store (folder or server)",
+    "media_blobs": "each image's bytes, read from the study's media store (folder or server), "
+    "under the package's name of the image",
 }
 
 
@@ -88,7 +89,9 @@ EXPORT: dict[str, Carry] = {
     ),
     "media": Carry(
         rewritten={
-            "original_sha256": "the stored image's hash: the original's would match the "
+            "sha256": "the image's name in this package (package_export.media_name): the "
+            "study's hash would join two raters' packages",
+            "original_sha256": "the package's name again: the original's hash would match the "
             "generator's own file",
             "created_at": _ONE_TIME,
         }
@@ -110,7 +113,10 @@ EXPORT: dict[str, Carry] = {
     ),
     "item_media": Carry(
         renumbered={"item_pk": _OWN},
-        rewritten={"source_name": "blank: provenance (a file name) is never shown"},
+        rewritten={
+            "source_name": "blank: provenance (a file name) is never shown",
+            "media_sha256": "the image's name in this package (package_export.media_name)",
+        },
     ),
     "anchors": Carry(
         renumbered={"item_pk": _OWN},

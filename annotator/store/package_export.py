@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -103,6 +105,8 @@ class PackageContent:
     items: list[dict[str, Any]] = field(default_factory=list)
     item_media: list[dict[str, Any]] = field(default_factory=list)
     media: list[dict[str, Any]] = field(default_factory=list)
+    # the package's name of each image -> the study's (to read its bytes; never written)
+    media_source: dict[str, str] = field(default_factory=dict)
     anchors: list[dict[str, Any]] = field(default_factory=list)
     set_versions: list[dict[str, Any]] = field(default_factory=list)
     queue: list[dict[str, Any]] = field(default_factory=list)
@@ -190,6 +194,25 @@ def _read(s: OrmSession, model: Any, where: Any, *also: str) -> list[Any]:
     return list(s.execute(select(*(table.c[n] for n in names)).where(where)))
 
 
+MEDIA_SALT = "media_salt"  # the package's own setting: the random part of its image names
+
+
+def media_name(salt: str, sha256: str) -> str:
+    """An image's name in one package: a hash of the package's random salt and the image's
+    hash, so two raters' packages cannot be joined by name, and the name is no study-wide key
+    (the study's hash, or the generator's file's). Whoever holds the package can check it
+    against the bytes (`blob_name`)."""
+    return hashlib.sha256(f"annotator-package-media:{salt}:{sha256}".encode()).hexdigest()
+
+
+def blob_name(pkg: StudyDB) -> Callable[[bytes], str]:
+    """The name an image's bytes must have in this package (merge checks every blob by it)."""
+    with pkg.read() as s:
+        raw = s.scalar(select(Setting.value).where(Setting.key == MEDIA_SALT))
+    salt = json.loads(raw) if raw else ""
+    return lambda data: media_name(salt, hashlib.sha256(data).hexdigest())
+
+
 def own_salt(study_id: str | None, rpk: int) -> str:
     return f"{study_id}:{rpk}"
 
@@ -232,6 +255,8 @@ def read_content(
         # which the rater knows): the silent ones are dealt as items below, and their drift
         # check is the lead's, after merge
         settings["anchor_every"] = json.dumps(0)
+        media_salt = secrets.token_hex(16)
+        settings[MEDIA_SALT] = json.dumps(media_salt)
         anchor_pks = [] if own else list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
         mine = None if own else assigned_items(s, rpk)
         if own:
@@ -316,16 +341,27 @@ def read_content(
             )
             out.items.append(dict(row, id=key))
         shas: set[str] = set()
-        media_of = _read(s, ItemMedia, ItemMedia.item_pk.in_(item_pks + list(silent_code)))
+        media_of = _read(
+            s, ItemMedia, ItemMedia.item_pk.in_(item_pks + list(silent_code)), "media_sha256"
+        )
         for key, m in [(m.item_pk, m) for m in media_of if m.item_pk in item_pks_set] + [
             (-m.item_pk, m) for m in media_of if m.item_pk in silent_code
         ]:
-            out.item_media.append(dict(export_row("item_media", m, source_name=None), item_pk=key))
+            name = media_name(media_salt, m.media_sha256)
+            row = export_row("item_media", m, source_name=None, media_sha256=name)
+            out.item_media.append(dict(row, item_pk=key))
             shas.add(m.media_sha256)
+            out.media_source[name] = m.media_sha256
         out.media = (
             [
-                export_row("media", m, original_sha256=m.sha256, created_at=stamp)
-                for m in _read(s, Media, Media.sha256.in_(shas))
+                export_row(
+                    "media",
+                    m,
+                    sha256=(name := media_name(media_salt, m.sha256)),
+                    original_sha256=name,
+                    created_at=stamp,
+                )
+                for m in _read(s, Media, Media.sha256.in_(shas), "sha256")
             ]
             if shas
             else []
@@ -507,7 +543,8 @@ def write_content(
             d.execute(insert(Media), content.media)
             for m in content.media:
                 d.execute(
-                    insert(MediaBlob), [dict(sha256=m["sha256"], data=read_media(m["sha256"]))]
+                    insert(MediaBlob),
+                    [dict(sha256=m["sha256"], data=read_media(content.media_source[m["sha256"]]))],
                 )
         if content.items:
             d.execute(insert(Item), content.items)
