@@ -19,6 +19,7 @@ read as the code or UUID the package's local key points at.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from .models import Base
@@ -214,15 +215,17 @@ MERGE: dict[str, dict[str, str]] = {
 }
 
 
-def columns(table: str) -> list[str]:
+@cache
+def columns(table: str) -> tuple[str, ...]:
     """Every column of `table`, in the metadata's order."""
-    return [c.name for c in Base.metadata.tables[table].columns]
+    return tuple(c.name for c in Base.metadata.tables[table].columns)
 
 
-def carried(table: str) -> list[str]:
+@cache
+def carried(table: str) -> tuple[str, ...]:
     """The columns export copies from a study row of `table` (the renumbered ones included)."""
     c = EXPORT[table]
-    return [n for n in columns(table) if n not in c.rewritten and n not in c.dropped]
+    return tuple(n for n in columns(table) if n not in c.rewritten and n not in c.dropped)
 
 
 def export_row(table: str, row: Any, **rewritten: Any) -> dict[str, Any]:
@@ -238,6 +241,7 @@ def export_row(table: str, row: Any, **rewritten: Any) -> dict[str, Any]:
     return out
 
 
-def merged(table: str) -> list[str]:
+@cache
+def merged(table: str) -> tuple[str, ...]:
     """The columns merge takes from a package's row of the answer table `table` as stored."""
-    return [n for n in columns(table) if n not in MERGE[table]]
+    return tuple(n for n in columns(table) if n not in MERGE[table])

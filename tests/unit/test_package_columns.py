@@ -83,7 +83,7 @@ def worked(demo_study_dir, tmp_path):
     """A lead's study where 'anaya' answered on the study itself (so her export carries answers
     of every kind), and her package."""
     study = Study.open(copy_study(demo_study_dir, tmp_path / "lead"))
-    assign(study, ["anaya", "benito", "caius"], overlap=2, pair_overlap=2, seed=3)
+    assign(study, ["anaya", "benito", "caius"], overlap=3, pair_overlap=3, seed=3)
     ls = LabelSession(study, "anaya")
     for _ in range(4):
         it = ls.next()
