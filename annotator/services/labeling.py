@@ -167,7 +167,7 @@ class LabelSession:
         """Anchors are seeded into this rater's live work: their answers are checked for drift.
         False in a rater package: it deals its silent anchors as items it cannot tell apart
         (`anchor_every` 0 in the file), so it shows no drift notice; the lead's report checks
-        them after merge (store/packages.py). False too for a rater's own login role on a server:
+        them after merge (store/package_merge.py). False too for a rater's own login role on a server:
         it may not read the references (an answer could be corrected to them); the lead's
         dashboard checks its drift."""
         return self.anchor_every > 0 and self._own_drift

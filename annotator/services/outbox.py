@@ -20,7 +20,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 from ..base.location import PACKAGE_SUFFIX
-from ..store import packages as package_store
+from ..store import package_export, package_merge
 from ..store.db import StudyDB
 from .packages import export_package, merge_package
 from .study import Study
@@ -52,11 +52,11 @@ class Outbox:
         if self.path.exists():
             local = StudyDB(self.path)
             try:
-                m = package_store.manifest(local)
-                content = package_store.read_content(
+                m = package_export.manifest(local)
+                content = package_export.read_content(
                     self.server.db, self.rater, m["id"] if m else "", record=False
                 )
-                fresh = m is not None and package_store.refresh_answers(local, content)
+                fresh = m is not None and package_export.refresh_answers(local, content)
             finally:
                 local.close()
             if fresh:
@@ -65,7 +65,7 @@ class Outbox:
         return self.prepare()
 
     def _uuids(self, db: StudyDB) -> set[str]:
-        rows = package_store.read_rows(db)
+        rows = package_merge.read_rows(db)
         return {x["uuid"] for x in rows.judgements + rows.votes + rows.calibrations}
 
     def pending(self) -> int:
@@ -77,9 +77,9 @@ class Outbox:
             mine = self._uuids(local)
         finally:
             local.close()
-        return len(mine - package_store.known_uuids(self.server.db, mine))
+        return len(mine - package_merge.known_uuids(self.server.db, mine))
 
-    def sync(self) -> package_store.MergeResult | None:
+    def sync(self) -> package_merge.MergeResult | None:
         """Push what the local package holds that the server does not (raises a one-line study
         error while the server is unreachable: run it again later)."""
         if not self.path.exists():

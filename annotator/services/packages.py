@@ -14,7 +14,8 @@ from ..base.location import PACKAGE_SUFFIX
 from ..domain.errors import DamagedStudy, InputError
 from ..domain.ids import uuid7
 from ..store import answers as answer_store
-from ..store import packages as store
+from ..store import package_export as export_store
+from ..store import package_merge as merge_store
 from ..store import pairs as pair_store
 from ..store.blobs import verify_blobs
 from ..store.db import StudyDB
@@ -60,7 +61,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
             study.db, rater, int(study.setting("pair_raters_per_pair") or 3)
         )
     package_id = uuid7()
-    content = store.read_content(study.db, rater, package_id)
+    content = export_store.read_content(study.db, rater, package_id)
     study_id = study.setting("study_id")
     scratch = out.with_name(f".{out.name}.{os.getpid()}.building")
     _remove_db_files(scratch)
@@ -69,7 +70,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
             out.parent.mkdir(parents=True, exist_ok=True)
         dest = StudyDB(scratch, create=True)
         try:
-            store.write_content(
+            export_store.write_content(
                 dest,
                 content,
                 study_id=study_id,
@@ -200,7 +201,7 @@ def _schema(path: Path) -> None:
             )
 
 
-def merge_package(study: Study, path: str | Path) -> store.MergeResult:
+def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
     """Verify one package against the study and merge it in one transaction; refuses with one
     line and writes nothing when the package is damaged, altered, or from another study."""
     study.require_lead("merging packages")
@@ -212,12 +213,12 @@ def merge_package(study: Study, path: str | Path) -> store.MergeResult:
     _schema(p)
     pkg = StudyDB(p, mode="read")
     try:
-        m = store.manifest(pkg)
+        m = export_store.manifest(pkg)
         if m is None:
             raise InputError(
                 "this is a study, not a rater package (no package manifest)", source=where
             )
-        study_id, version = store.study_identity(study.db)
+        study_id, version = merge_store.study_identity(study.db)
         if m["study_id"] != study_id:
             raise InputError(
                 "this package belongs to another study; merge it into the study it was exported from",
@@ -234,8 +235,8 @@ def merge_package(study: Study, path: str | Path) -> store.MergeResult:
                 f"this package was written by another annotator version (schema {m['schema_revision']})",
                 source=where,
             )
-        verify_blobs(pkg, where)
-        rows = store.read_rows(pkg)
+        verify_blobs(pkg, where, export_store.blob_name(pkg))
+        rows = merge_store.read_rows(pkg)
         if rows.rater != m["rater"]:
             raise InputError(
                 "the package's rater does not match its manifest: the file was altered",
@@ -244,8 +245,12 @@ def merge_package(study: Study, path: str | Path) -> store.MergeResult:
     finally:
         pkg.close()
     try:
-        return store.merge_rows(
-            study.db, rows, package_sha=store.sha256_file(p), package_id=m["id"], version=version
+        return merge_store.merge_rows(
+            study.db,
+            rows,
+            package_sha=merge_store.sha256_file(p),
+            package_id=m["id"],
+            version=version,
         )
     except InputError as exc:
         if exc.source is None:

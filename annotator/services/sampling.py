@@ -3,7 +3,7 @@
 `draw` deals nothing by itself: `annotator assign --sample N` draws (or tops up) the sample
 and then deals only its items to the raters. The sample is the study setting
 `human_sample` (domain/sampling.py describes it), so no table or migration is needed: the
-report reads the settings, and a rater package never carries it (store/packages.py copies an
+report reads the settings, and a rater package never carries it (store/package_export.py copies an
 allow-list of settings; the sample names items and generators, which a package must not).
 """
 

@@ -4,6 +4,7 @@ and studies on a server. The same interface as the folder store in ingest/media.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session as OrmSession
@@ -67,14 +68,17 @@ def _stored_as_text(sha256: str, where: str) -> DamagedStudy:
     )
 
 
-def verify_blobs(db: StudyDB, where: str) -> int:
-    """Re-hash every blob against its key; a mismatch is tampering (or damage). Returns the count."""
+def verify_blobs(db: StudyDB, where: str, name: Callable[[bytes], str] | None = None) -> int:
+    """Re-hash every blob against its key; a mismatch is tampering (or damage). Returns the count.
+    `name`: the key the bytes must have (a rater package names its images its own way:
+    package_export.blob_name); by default their SHA-256."""
+    name = name or (lambda data: hashlib.sha256(data).hexdigest())
     n = 0
     with db.read() as s:
         for sha in _text_blobs(s):
             raise _stored_as_text(sha, where)
         for sha, data in s.execute(select(MediaBlob.sha256, MediaBlob.data)).yield_per(64):
-            if hashlib.sha256(bytes(data)).hexdigest() != sha:
+            if name(bytes(data)) != sha:
                 raise DamagedStudy(
                     f"media blob {sha[:12]}… does not match its hash: the file was altered; "
                     "ask the rater for an untouched copy",

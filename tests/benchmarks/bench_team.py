@@ -1,7 +1,9 @@
 """Team workflow benchmarks: exporting a 2,000-item rater package with 1024 px images, and
 merging 20 packages of 1,000 answers each (then the same 20 again: a no-op).
 
-Run: python tests/benchmarks/bench_team.py
+Run: python tests/benchmarks/bench_team.py [--export-items N] [--packages K] [--answers M]
+(the defaults are the figures of the README; smaller ones for a quick before/after on a busy
+machine)
 """
 
 from __future__ import annotations
@@ -69,8 +71,8 @@ def make_study(tmp: Path, n: int, size: int, name: str) -> Study:
     return study
 
 
-def bench_export(tmp: Path) -> tuple[float, float, float]:
-    study = make_study(tmp, 2000, 1024, "big-images")
+def bench_export(tmp: Path, n: int = 2000) -> tuple[float, float, float]:
+    study = make_study(tmp, n, 1024, "big-images")
     study.add_rater("rae")
     media_mb = sum(p.stat().st_size for p in (study.folder / "media").rglob("*.png")) / 1e6
     t = time.perf_counter()
@@ -80,9 +82,9 @@ def bench_export(tmp: Path) -> tuple[float, float, float]:
     return elapsed, e.n_bytes / 1e6, media_mb
 
 
-def bench_merge(tmp: Path) -> tuple[float, float, int]:
-    study = make_study(tmp, 1000, 8, "merge")
-    raters = [f"rater{i:02d}" for i in range(20)]
+def bench_merge(tmp: Path, k: int = 20, m: int = 1000) -> tuple[float, float, int]:
+    study = make_study(tmp, m, 8, "merge")
+    raters = [f"rater{i:02d}" for i in range(k)]
     for r in raters:
         study.add_rater(r)
     packages = []
@@ -99,7 +101,7 @@ def bench_merge(tmp: Path) -> tuple[float, float, int]:
                 row[0]
                 for row in s.execute(text("SELECT id FROM items WHERE is_anchor = 0 ORDER BY id"))
             ]
-        for pk in pks:  # 1,000 answers, each its own durable commit as in the app
+        for pk in pks:  # m answers, each its own durable commit as in the app
             store.submit(
                 pkg.db,
                 rater=r,
@@ -124,16 +126,23 @@ def bench_merge(tmp: Path) -> tuple[float, float, int]:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--export-items", type=int, default=2000)
+    ap.add_argument("--packages", type=int, default=20)
+    ap.add_argument("--answers", type=int, default=1000)
+    a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        exp, size, media = bench_export(tmp)
-        first, again, added = bench_merge(tmp)
+        exp, size, media = bench_export(tmp, a.export_items)
+        first, again, added = bench_merge(tmp, a.packages, a.answers)
     print(f"machine: {machine()}")
     print(
-        f"export a 2,000-item package, 1024x1024 images: {exp:.1f} s, {size:.0f} MB "
+        f"export a {a.export_items:,}-item package, 1024x1024 images: {exp:.1f} s, {size:.0f} MB "
         f"(the study's media folder: {media:.0f} MB)"
     )
     print(
-        f"merge 20 packages x 1,000 answers: {first:.1f} s ({added} judgements added); "
-        f"the same 20 again: {again:.1f} s (nothing added)"
+        f"merge {a.packages} packages x {a.answers:,} answers: {first:.1f} s ({added} judgements "
+        f"added); the same {a.packages} again: {again:.1f} s (nothing added)"
     )

@@ -294,21 +294,7 @@ def _package_judgements(path: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "as_role",
-    [
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 29.2 (another branch): a rater role cannot make the local package "
-                "yet (the export reads ungranted columns); drop this mark when it lands",
-            ),
-        ),
-        False,
-    ],
-    ids=["rater-role", "owner"],
-)
+@pytest.mark.parametrize("as_role", [True, False], ids=["rater-role", "owner"])
 def test_offline_after_work_on_the_server_returns_with_every_answer_once(
     qtbot, pg_server, pg_url, tmp_path, as_role
 ):

@@ -115,6 +115,14 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "packages::test_a_package_holds_only_items_and_media_dealt_to_its_rater",
         ),
         (
+            "two raters' packages joined by image name",
+            "packages::test_two_raters_packages_cannot_be_joined_by_image_name",
+        ),
+        (
+            "an image swapped under its package name",
+            "packages::test_an_image_swapped_under_its_package_name_is_refused",
+        ),
+        (
             "drift measured differently through a package",
             "packages::test_drift_after_a_package_round_trip_equals_the_same_answers_in_the_study",
         ),
