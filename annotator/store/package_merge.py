@@ -185,8 +185,8 @@ class _Merger:
         own: bool = False,
     ) -> None:
         """`own`: the rater's own login pushes the offline copy it made (package_export.read_content
-        on a server): codes are the study's display codes and derived pair codes, anchors come
-        from the server's pool, and no merge or conflict is recorded (the lead's tables)."""
+        on a server): codes are the study's display codes and derived pair codes, the copy holds no anchor,
+        and no merge or conflict is recorded (the lead's tables)."""
         self.s, self.rows, self.rpk, self.version, self.own = s, rows, rpk, version, own
         if own:
             wanted = {x["item"] for x in rows.judgements + rows.showings}
@@ -199,9 +199,9 @@ class _Merger:
             }
             salt = own_salt(study_identity_in(s)[0], rpk)
             self.pairs = {own_code(salt, "pair", pk): pk for pk in s.scalars(select(Pair.id))}
-            self.anchor_pks = set(
-                s.scalars(text("SELECT item_pk FROM public.annotator_anchor_pool()"))
-            )
+            # a rater's own copy deals no anchor (its login may not list them: the server seeds
+            # its silent anchors itself), so no answer in it is on one
+            self.anchor_pks: set[int] = set()
         else:
             self.items = self._codes("item")
             self.pairs = self._codes("pair")
