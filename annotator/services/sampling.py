@@ -69,15 +69,7 @@ def draw(
     study.db.set_setting(SAMPLE_SETTING, sample)
     chosen = set(sample["items"])
     pks = {r.pk for r in R.items(study.db) if r.item_id in chosen}
-    added = len(chosen) - len((before or {}).get("items") or {})
-    per = ", ".join(
-        f"{g} {s['n_drawn']}/{s['n_live']}" for g, s in sorted(sample["strata"].items())
-    )
-    line = (
-        f"human sample: {len(chosen)} items ({added} new; per generator drawn/live: {per}), "
-        f"seed {seed}"
-    )
-    return sample, pks, line
+    return sample, pks, _drawn_line("human sample", "items", "generator drawn/live", sample, before)
 
 
 def draw_pairs(
@@ -118,15 +110,23 @@ def draw_pairs(
     study.db.set_setting(PAIR_SAMPLE_SETTING, sample)
     chosen = set(sample["items"])
     pks = {pk for pk, pid, _, _ in frame if pid in chosen}
-    added = len(chosen) - len((before or {}).get("items") or {})
+    return (
+        sample,
+        pks,
+        _drawn_line("pair sample", "pairs", "generator pair drawn/all", sample, before),
+    )
+
+
+def _drawn_line(
+    what: str, units: str, per_what: str, sample: dict[str, Any], before: dict[str, Any] | None
+) -> str:
+    """The one line `assign` prints for a drawn (or topped-up) item or pair sample."""
+    n = len(sample["items"])
+    added = n - len((before or {}).get("items") or {})
     per = ", ".join(
         f"{g} {s['n_drawn']}/{s['n_live']}" for g, s in sorted(sample["strata"].items())
     )
-    line = (
-        f"pair sample: {len(chosen)} pairs ({added} new; per generator pair drawn/all: {per}), "
-        f"seed {seed}"
-    )
-    return sample, pks, line
+    return f"{what}: {n} {units} ({added} new; per {per_what}: {per}), seed {sample['seed']}"
 
 
 def plan(study: Study, width: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -191,9 +191,11 @@ def _build(tmp_path: Path) -> Path:
 def _pairs(study: Path) -> dict[str, tuple[str, str]]:
     with sqlite3.connect(study / "study.sqlite") as con:
         return {
-            pid: (a, b)
-            for pid, a, b in con.execute(
-                "SELECT p.pair_id, ia.item_id, ib.item_id FROM pairs p "
+            # gen-a's item first (left) whatever order the pair stores them in: item numbers
+            # follow a random import order, so the stored first item is either generator
+            pid: (a, b) if ga == "gen-a" else (b, a)
+            for pid, a, b, ga in con.execute(
+                "SELECT p.pair_id, ia.item_id, ib.item_id, ia.generator FROM pairs p "
                 "JOIN items ia ON ia.id = p.item_a JOIN items ib ON ib.id = p.item_b"
             )
         }
