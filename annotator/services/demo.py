@@ -35,7 +35,10 @@ SIMULATED = (
     SimulatedRater("sim-steady", severity=0.0, noise=0.45),
     SimulatedRater("sim-severe", severity=0.6, noise=0.5),
     SimulatedRater("sim-lenient", severity=-0.4, noise=0.55),
-    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=6, drift_shift=3.0),
+    # drifts after the 18th of its 36 anchor answers: past the 15 the drift chart takes as the
+    # rater's own start (a drift inside them reads as a standing offset, and whether the demo
+    # showed it hung on which anchors came first)
+    SimulatedRater("sim-drifting", severity=0.0, noise=0.45, drift_at=18, drift_shift=3.0),
 )
 PAIR_VOTERS = (
     SimulatedPairVoter(
