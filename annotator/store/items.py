@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec, ItemView
 from .db import StudyDB
-from .models import Case, Cell, Item, ItemMedia, Media
+from .models import Case, Cell, Item, ItemMedia, Media, Setting
 
 # No 0/O, 1/I/L: codes are read aloud and typed by raters.
 _CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -70,14 +70,13 @@ def import_order(s: Session, specs: Sequence[ItemSpec]) -> random.Random:
     Item, case and cell ids are numbered in insertion order, and a rater's login role on a team
     server reads them: in import order they would tell the generator by an item's position within
     its case (a manifest lists each case's generators in a fixed order) and the manifest's order.
-    The seed is what is imported (every item_id with its content hash, sorted: the file's row
-    order plays no part), so the same items imported the same way get the same ids in any fresh
-    study: a study rebuilt from its files (the reference reports, the demo, a lead's rebuild)
-    publishes the same figures, its random sample included. A rater, who sees only the items
-    dealt to them and no item_id, case_id, generator or original hash, cannot recompute it. (The
-    study's study_id, which a rater can read, would add nothing a rater does not know.)
+    The seed is the study's study_id and what is imported (every item_id with its content hash,
+    sorted: the file's row order plays no part), so the same study imported the same way gets the
+    same ids; a rater, who sees only the items dealt to them and no item_id, case_id or generator,
+    cannot recompute it.
     """
-    h = hashlib.sha256(b"annotator import order")
+    study_id = s.scalar(select(Setting.value).where(Setting.key == "study_id")) or ""
+    h = hashlib.sha256(study_id.encode("utf-8"))
     for key in sorted(f"{sp.item_id}\t{content_sha(sp)}" for sp in specs):
         h.update(b"\n" + key.encode("utf-8"))
     return random.Random(h.hexdigest())
