@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import random
 import secrets
 from collections.abc import Iterable, Sequence
 
@@ -13,7 +12,7 @@ from sqlalchemy.orm import Session
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec, ItemView
 from .db import StudyDB
-from .models import Case, Cell, Item, ItemMedia, Media, Setting
+from .models import Case, Cell, Item, ItemMedia, Media
 
 # No 0/O, 1/I/L: codes are read aloud and typed by raters.
 _CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -64,24 +63,6 @@ def existing_items(db: StudyDB, item_ids: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def import_order(s: Session, specs: Sequence[ItemSpec]) -> random.Random:
-    """The shuffle that decides in which order an import's new rows get their ids.
-
-    Item, case and cell ids are numbered in insertion order, and a rater's login role on a team
-    server reads them: in import order they would tell the generator by an item's position within
-    its case (a manifest lists each case's generators in a fixed order) and the manifest's order.
-    The seed is the study's study_id and what is imported (every item_id with its content hash,
-    sorted: the file's row order plays no part), so the same study imported the same way gets the
-    same ids; a rater, who sees only the items dealt to them and no item_id, case_id or generator,
-    cannot recompute it.
-    """
-    study_id = s.scalar(select(Setting.value).where(Setting.key == "study_id")) or ""
-    h = hashlib.sha256(study_id.encode("utf-8"))
-    for key in sorted(f"{sp.item_id}\t{content_sha(sp)}" for sp in specs):
-        h.update(b"\n" + key.encode("utf-8"))
-    return random.Random(h.hexdigest())
-
-
 def add_items(
     s: Session,
     specs: Sequence[ItemSpec],
@@ -93,10 +74,8 @@ def add_items(
 
     media rows: (sha256, original_sha256, width, height, n_bytes). Returns item_id -> pk.
     Rows go in with bulk INSERTs: an import's transaction holds the study's write lock,
-    and every rater's submit waits for it. New media, cases, cells and items go in a seeded
-    random order (`import_order`), never the file's.
+    and every rater's submit waits for it.
     """
-    order = import_order(s, specs)
     shas = [m[0] for m in media]
     known_media: set[str] = set()
     for i in range(0, len(shas), 500):
@@ -108,10 +87,6 @@ def add_items(
         for sha, orig, w, h, n in media
         if sha not in known_media
     ]
-    # a rater reads media.created_at, stamped row by row: in file order it would pair media with
-    # generators just as item ids would
-    new_media.sort(key=lambda m: m["sha256"])
-    order.shuffle(new_media)
     if new_media:
         s.execute(insert(Media), new_media)
     cases = {c.case_id: c.id for c in s.scalars(select(Case))}
@@ -151,8 +126,6 @@ def add_items(
             out[sp.item_id] = it.id
         else:
             fresh.append((sp, sha))
-    fresh.sort(key=lambda f: f[0].item_id)
-    order.shuffle(fresh)
     for sp, _ in fresh:
         if sp.case_id not in cases:
             cases[sp.case_id] = s.scalar(
