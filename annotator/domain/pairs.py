@@ -3,12 +3,24 @@ each dealt to a rater with a seeded, recorded side."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 
 CHOICES = ("left", "right", "both", "neither")
+
+
+def minted_pair_id(item_a: str, item_b: str) -> str:
+    """The name a pair gets when no file names it: from its two item_ids, in either order.
+
+    Not from the items' row numbers: those are stored in a seeded random order per study (a
+    rater's role reads them), so a name made from them would differ between two studies built from
+    the same files, and an export made from one would not match the other.
+    """
+    lo, hi = sorted((item_a, item_b))
+    return "pair-" + hashlib.sha256(f"{lo}\0{hi}".encode()).hexdigest()[:12]
 
 
 def design_pairs(items: Sequence[tuple[int, int, str]]) -> list[tuple[int, int]]:

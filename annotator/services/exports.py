@@ -612,7 +612,8 @@ def export_label_studio(study: Study, out: Path, *, with_annotations: bool = Fal
         for k in ("outputs", "text", "criteria", "inputs", "mask")
     }
     tasks: list[dict[str, Any]] = []
-    for r in items.values():
+    # by item_id, not by row number: rows are numbered in a seeded random order per study
+    for r in sorted(items.values(), key=lambda r: r.item_id):
         data: dict[str, Any] = {"prompt": r.prompt}
         if has["criteria"]:
             data["criteria"] = r.criteria or ""
@@ -761,7 +762,9 @@ def _pair_tasks(
                 ]  # no vote saw that side: one task is enough
             groups.setdefault(key, []).append(v)
     tasks: list[dict[str, Any]] = []
-    for (pid, a, b), vs in groups.items():
+    # by name and sides, not by row number (rows are numbered in a seeded random order per study)
+    order = sorted(groups, key=lambda k: (k[0], by_pk[k[1]].item_id, by_pk[k[2]].item_id))
+    for (pid, a, b), vs in ((k, groups[k]) for k in order):
         left, right = by_pk[a], by_pk[b]
         data: dict[str, Any] = {"prompt": left.prompt}
         if any(r.outputs for r in items.values()):

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain.answers import encode, encode_value
 from ..domain.errors import InputError
+from ..domain.pairs import minted_pair_id
 from .chains import append, is_current
 from .imports import import_judge
 from .items import item_pks
@@ -214,7 +215,7 @@ def _pairs(
         a, b = sorted((pks[r.item_left], pks[r.item_right]))
         if (a, b) in have or (a, b) in new:
             continue
-        pid = r.pair_id or f"pair-{a}-{b}"
+        pid = r.pair_id or minted_pair_id(r.item_left, r.item_right)
         if pid in named:
             raise InputError(
                 f"pair_id '{pid}' is already the study's name for two other items; give the pair another "

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain.answers import encode, encode_value
 from ..domain.errors import InputError
+from ..domain.pairs import minted_pair_id
 from ..domain.records import ItemSpec
 from .chains import append
 from .db import StudyDB
@@ -157,7 +158,10 @@ def ensure_pair(s, pair_id: str | None, a: int, b: int) -> Pair:
     lo, hi = min(a, b), max(a, b)
     pair = s.scalars(select(Pair).where(Pair.item_a == lo, Pair.item_b == hi)).first()
     if pair is None:
-        pair = Pair(pair_id=pair_id or f"pair-{lo}-{hi}", item_a=lo, item_b=hi)
+        if pair_id is None:
+            ids = dict(s.execute(select(Item.id, Item.item_id).where(Item.id.in_((lo, hi)))).all())
+            pair_id = minted_pair_id(ids[lo], ids[hi])
+        pair = Pair(pair_id=pair_id, item_a=lo, item_b=hi)
         s.add(pair)
         s.flush()
     return pair

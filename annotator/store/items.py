@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import secrets
 from collections.abc import Iterable, Sequence
 
@@ -63,6 +64,25 @@ def existing_items(db: StudyDB, item_ids: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def import_order(s: Session, specs: Sequence[ItemSpec]) -> random.Random:
+    """The shuffle that decides in which order an import's new rows get their ids.
+
+    Item, case and cell ids are numbered in insertion order, and a rater's login role on a team
+    server reads them: in import order they would tell the generator by an item's position within
+    its case (a manifest lists each case's generators in a fixed order) and the manifest's order.
+    The seed is what is imported (every item_id with its content hash, sorted: the file's row
+    order plays no part), so the same items imported the same way get the same ids in any fresh
+    study: a study rebuilt from its files (the reference reports, the demo, a lead's rebuild)
+    publishes the same figures, its random sample included. A rater, who sees only the items
+    dealt to them and no item_id, case_id, generator or original hash, cannot recompute it. (The
+    study's study_id, which a rater can read, would add nothing a rater does not know.)
+    """
+    h = hashlib.sha256(b"annotator import order")
+    for key in sorted(f"{sp.item_id}\t{content_sha(sp)}" for sp in specs):
+        h.update(b"\n" + key.encode("utf-8"))
+    return random.Random(h.hexdigest())
+
+
 def add_items(
     s: Session,
     specs: Sequence[ItemSpec],
@@ -74,8 +94,10 @@ def add_items(
 
     media rows: (sha256, original_sha256, width, height, n_bytes). Returns item_id -> pk.
     Rows go in with bulk INSERTs: an import's transaction holds the study's write lock,
-    and every rater's submit waits for it.
+    and every rater's submit waits for it. New media, cases, cells and items go in a seeded
+    random order (`import_order`), never the file's.
     """
+    order = import_order(s, specs)
     shas = [m[0] for m in media]
     known_media: set[str] = set()
     for i in range(0, len(shas), 500):
@@ -87,6 +109,10 @@ def add_items(
         for sha, orig, w, h, n in media
         if sha not in known_media
     ]
+    # a rater reads media.created_at, stamped row by row: in file order it would pair media with
+    # generators just as item ids would
+    new_media.sort(key=lambda m: m["sha256"])
+    order.shuffle(new_media)
     if new_media:
         s.execute(insert(Media), new_media)
     cases = {c.case_id: c.id for c in s.scalars(select(Case))}
@@ -126,6 +152,8 @@ def add_items(
             out[sp.item_id] = it.id
         else:
             fresh.append((sp, sha))
+    fresh.sort(key=lambda f: f[0].item_id)
+    order.shuffle(fresh)
     for sp, _ in fresh:
         if sp.case_id not in cases:
             cases[sp.case_id] = s.scalar(

@@ -158,6 +158,19 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "other raters' names through pg_roles / pg_auth_members",
             "server::test_rater_lists_other_raters_names_through_pg_roles_and_pg_auth_members",
         ),
+        (
+            "the generator told by an item's number within its case",
+            "item_order::test_item_ids_do_not_tell_the_generator_by_position_within_the_case",
+        ),
+        (
+            "the item order of an import reproduced or reversed",
+            "item_order::test_the_same_study_imported_the_same_way_gets_the_same_ids",
+        ),
+        ("anchors told by their numbers", "item_order::test_anchors_are_shuffled_among_themselves"),
+        (
+            "item numbers carried in the names of pairs",
+            "item_order::test_pair_names_come_from_item_ids_not_row_numbers",
+        ),
     ],
     "6 roles belong to one study": [
         (
