@@ -55,7 +55,7 @@ def add(
             )
         )
         target = head(s, Adjudication, first).id if first is not None else None
-        return s.scalar(
+        return s.execute(
             insert(Adjudication).returning(Adjudication.id),
             [
                 dict(
@@ -68,7 +68,7 @@ def add(
                     supersedes=target,
                 )
             ],
-        )
+        ).scalar_one()
 
 
 def rows(db: StudyDB, *, current_only: bool = True) -> list[AdjudicationRow]:
@@ -142,7 +142,7 @@ def promote(
         pk = item_pks(s, [item_id]).get(item_id)
         if pk is None:
             raise InputError(f"no item '{item_id}' in this study", field="--item")
-        src = s.get(Item, pk)
+        src = s.get_one(Item, pk)
         if src.is_anchor:
             raise InputError(f"'{item_id}' is an anchor already", field="--item")
         if s.scalar(select(Anchor.item_pk).where(Anchor.promoted_from == pk)) is not None:
@@ -153,7 +153,7 @@ def promote(
             )
         version = new_version(s, anchor_set, f"promoted {item_id}")
         new_id = f"anchor:{item_id}"
-        new_pk = s.scalar(
+        new_pk = s.execute(
             insert(Item).returning(Item.id),
             [
                 dict(
@@ -169,7 +169,7 @@ def promote(
                     source=f"promoted from {item_id}",
                 )
             ],
-        )
+        ).scalar_one()
         media = [
             dict(
                 item_pk=new_pk,

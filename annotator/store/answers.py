@@ -19,8 +19,8 @@ from .chains import append, by_uuid, head, is_current
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
 from .locks import lock_rater
-from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry, Rater
-from .people import rater_pk
+from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry
+from .people import rater_pk, rater_seed
 
 
 def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
@@ -28,10 +28,13 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        n = s.scalar(
-            select(func.count())
-            .select_from(QueueEntry)
-            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+        n = (
+            s.scalar(
+                select(func.count())
+                .select_from(QueueEntry)
+                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+            )
+            or 0
         )
         items = live_items(s)
         mine = assigned_items(s, rpk)
@@ -42,7 +45,7 @@ def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
             items = [(pk, case) for pk, case in items if pk in keep]
         if n and n >= len(items):
             return n
-        seed = s.get(Rater, rpk).seed
+        seed = rater_seed(s, rpk)
         queued = set(
             s.scalars(
                 select(QueueEntry.item_pk).where(
@@ -127,7 +130,7 @@ def progress_counts(
         )
         expected = 0
         if anchor_every >= 2 and n_queue and _has_anchors(s):
-            seed = s.get(Rater, rpk).seed
+            seed = rater_seed(s, rpk)
             filled = set(
                 s.scalars(
                     select(AnchorShowing.before_position).where(AnchorShowing.rater_pk == rpk)
@@ -196,12 +199,16 @@ def next_item(
                 "anchor",
                 pending.id,
             )
-        nxt = s.execute(
-            select(QueueEntry.position, QueueEntry.item_pk)
-            .where(*_unanswered(rpk, version), QueueEntry.position >= start)
-            .order_by(QueueEntry.position)
-            .limit(1)
-        ).first()
+        nxt = (
+            s.execute(
+                select(QueueEntry.position, QueueEntry.item_pk)
+                .where(*_unanswered(rpk, version), QueueEntry.position >= start)
+                .order_by(QueueEntry.position)
+                .limit(1)
+            )
+            .tuples()
+            .first()
+        )
         if nxt is None:
             nxt = _claim_on_demand(s, rpk, version)
         if nxt is None:
@@ -228,7 +235,7 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
 
     if not is_rater_session(s):  # a rater's role may not free claims: annotator_claim's part
         expire_claims(s)  # claims left unanswered go back to the pool first (issue 29.5)
-    seed = s.get(Rater, rpk).seed
+    seed = rater_seed(s, rpk)
     item_pk = claim_next(s, rpk, seed, k)
     if item_pk is None:
         return None
@@ -266,7 +273,7 @@ def _set_version_of(s: OrmSession, anchor_pk: int) -> int | None:
 def _maybe_seed_anchor(
     s: OrmSession, rpk: int, session_pk: int, position: int, every: int
 ) -> AnchorShowing | None:
-    seed = s.get(Rater, rpk).seed
+    seed = rater_seed(s, rpk)
     slot = q.anchor_slot(seed, position, every)
     if slot is None:
         return None
@@ -459,7 +466,8 @@ def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
         out = []
         for j in rows:
             latest = head(s, Judgement, j.id)
-            code = s.get(AnchorShowing, j.showing_pk).display_code if j.showing_pk else None
+            shown = s.get(AnchorShowing, j.showing_pk) if j.showing_pk else None
+            code = shown.display_code if shown is not None else None
             out.append(
                 ServedItem(
                     j.item_pk,

@@ -146,7 +146,8 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
     for rpk in raters.values():
         lock_rater(s, rpk)
     judges = sorted({r.rater for r in records if r.is_judge})
-    heads: dict[tuple[str, Any, int], PairVote] = {}
+    # ("judge", judge, pair pk, left item pk) or ("rater", rater pk, pair pk)
+    heads: dict[tuple[Any, ...], PairVote] = {}
     for v in s.scalars(
         select(PairVote)
         .where(is_current(PairVote))

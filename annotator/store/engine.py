@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -135,7 +136,10 @@ def alembic_config() -> Config:
 
 
 def head_revision() -> str:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no migrations under {_MIGRATIONS}: the installation is broken")
+    return head
 
 
 def known_revisions() -> list[str]:
@@ -161,8 +165,9 @@ def _migrate_in_one_transaction(engine: Engine, step) -> None:
     cfg = alembic_config()
     sqlite = engine.dialect.name == "sqlite"
     with writer(engine).connect() as conn:
+        driver: Any = conn.connection.driver_connection
         if sqlite:  # must precede BEGIN: SQLite ignores this pragma inside a transaction
-            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+            driver.execute("PRAGMA foreign_keys=OFF")
         try:
             with conn.begin():
                 cfg.attributes["connection"] = conn
@@ -176,7 +181,7 @@ def _migrate_in_one_transaction(engine: Engine, step) -> None:
                         )
         finally:
             if sqlite:
-                conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
+                driver.execute("PRAGMA foreign_keys=ON")
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

@@ -86,7 +86,7 @@ def item_records(db: StudyDB) -> list[ItemRecord]:
                 *r,
                 tuple(m.get("output", ())),
                 tuple(m.get("input", ())),
-                (m.get("mask") or [None])[0],
+                m["mask"][0] if m.get("mask") else None,
             )
         )
     return out
@@ -167,6 +167,8 @@ def pair_records(db: StudyDB) -> list[tuple[str, int, int]]:
     """(pair_id, item_a, item_b) of every pair the study holds, voted on or not."""
     with db.read() as s:
         return [
-            tuple(r)
-            for r in s.execute(select(Pair.pair_id, Pair.item_a, Pair.item_b).order_by(Pair.id))
+            (str(pid), int(a), int(b))
+            for pid, a, b in s.execute(
+                select(Pair.pair_id, Pair.item_a, Pair.item_b).order_by(Pair.id)
+            )
         ]

@@ -21,7 +21,7 @@ from .chains import append
 from .db import StudyDB
 from .items import add_items, item_pks
 from .locks import lock_imports
-from .models import Anchor, Case, Cell, Item, Judgement, JudgeRun, JudgeScore, Media, Session
+from .models import Anchor, Case, Cell, Item, Judgement, JudgeRun, JudgeScore, Media, Rater, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
 
@@ -97,7 +97,7 @@ def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
     """groups: ingest.tables.RatingGroup. Creates raters the study does not know (never operators)."""
     lock_imports(s)
     pks = item_pks(s, [g.item_id for g in groups])
-    raters = {}
+    raters: dict[str, Rater] = {}
     sessions: dict[tuple[int, str], int] = {}
     for g in groups:
         r = raters.get(g.rater) or ensure_rater(s, g.rater)

@@ -111,7 +111,7 @@ def add_items(
     ]
     # a rater reads media.created_at, stamped row by row: in file order it would pair media with
     # generators just as item ids would
-    new_media.sort(key=lambda m: m["sha256"])
+    new_media.sort(key=lambda m: str(m["sha256"]))
     order.shuffle(new_media)
     if new_media:
         s.execute(insert(Media), new_media)
@@ -156,14 +156,14 @@ def add_items(
     order.shuffle(fresh)
     for sp, _ in fresh:
         if sp.case_id not in cases:
-            cases[sp.case_id] = s.scalar(
+            cases[sp.case_id] = s.execute(
                 insert(Case).returning(Case.id),
                 [{"case_id": sp.case_id, "task_type": sp.task_type}],
-            )
+            ).scalar_one()
         psha = hashlib.sha256(sp.prompt.encode("utf-8")).hexdigest()
         key = (cases[sp.case_id], psha, sp.criteria)
         if key not in cells:
-            cells[key] = s.scalar(
+            cells[key] = s.execute(
                 insert(Cell).returning(Cell.id),
                 [
                     {
@@ -173,7 +173,7 @@ def add_items(
                         "criteria": sp.criteria,
                     }
                 ],
-            )
+            ).scalar_one()
     if not fresh:
         return out
     item_rows = [

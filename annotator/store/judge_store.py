@@ -157,8 +157,8 @@ def pairs_to_judge(db: StudyDB) -> list[tuple[str, str, str]]:
     with db.read() as s:
         a, b = aliased(Item), aliased(Item)
         return [
-            tuple(r)
-            for r in s.execute(
+            (str(pid), str(ia), str(ib))
+            for pid, ia, ib in s.execute(
                 select(Pair.pair_id, a.item_id, b.item_id)
                 .join(a, a.id == Pair.item_a)
                 .join(b, b.id == Pair.item_b)

@@ -15,7 +15,7 @@ from .items import item_view
 from .locks import lock_imports, lock_rater
 from .models import Item, Rater
 from .models_pairs import Pair, PairQueueEntry, PairVote
-from .people import rater_pk
+from .people import rater_pk, rater_seed
 
 
 def has_pairs(db: StudyDB) -> bool:
@@ -88,7 +88,7 @@ def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
                 ).all()
             )
             todo = [p for p in pairs if dealt.get(p[0], 0) < raters_per_pair] or pairs
-        seed = s.get(Rater, rpk).seed + n
+        seed = rater_seed(s, rpk) + n
         for pos, (pair_pk, left, _right) in enumerate(design.deal(todo, seed), start=n):
             s.add(
                 PairQueueEntry(

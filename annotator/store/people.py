@@ -105,6 +105,14 @@ def rater_pk(s: OrmSession, name: str) -> int:
     return pk
 
 
+def rater_seed(s: OrmSession, pk: int) -> int:
+    """The rater's recorded queue seed (the rater row exists: its pk came from `rater_pk`)."""
+    seed = s.scalar(select(Rater.seed).where(Rater.id == pk))
+    if seed is None:
+        raise InputError(f"no rater with id {pk} in this study", field="rater")
+    return int(seed)
+
+
 def start_session(db: StudyDB, rater: str, mode: str) -> int:
     with db.write() as s:
         row = Session(rater_pk=rater_pk(s, rater), mode=mode)

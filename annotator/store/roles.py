@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import uuid as uuidlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg import sql
@@ -693,7 +693,7 @@ def apply_roles(
         _restore_correction_triggers(s)
         raw = _raw(s)
         for stmt in stmts:
-            raw.execute(stmt)  # in the session's transaction: all of it lands, or none
+            raw.execute(cast(sql.Composed, stmt))  # in the session's transaction: all or none
     return rendered, logins, group_role(tag_of(study_uuid))
 
 

@@ -13,8 +13,8 @@ from ..domain.records import ItemView
 from .answers import _answered_live
 from .db import StudyDB
 from .items import item_view
-from .models import Anchor, AnchorShowing, Judgement, QueueEntry, Rater
-from .people import rater_pk
+from .models import Anchor, AnchorShowing, Judgement, QueueEntry
+from .people import rater_pk, rater_seed
 
 
 def upcoming_views(
@@ -56,7 +56,7 @@ def upcoming_views(
         # (store/roles.py), so its image is decoded when shown, not ahead
         predict = session_pk is not None and anchor_every >= 2 and not is_rater_session(s)
         if predict:
-            seed = s.get(Rater, rpk).seed
+            seed = rater_seed(s, rpk)
             anchors = list(s.scalars(select(Anchor.item_pk).order_by(Anchor.item_pk)))
             shown = s.execute(
                 select(

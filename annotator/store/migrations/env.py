@@ -14,7 +14,10 @@ def run() -> None:
     if connection is None:
         from sqlalchemy import create_engine
 
-        engine = create_engine(config.get_main_option("sqlalchemy.url"))
+        url = config.get_main_option("sqlalchemy.url")
+        if not url:
+            raise RuntimeError("alembic: no connection given and no sqlalchemy.url set")
+        engine = create_engine(url)
         with engine.begin() as connection:
             _migrate(connection)
     else:
