@@ -89,17 +89,28 @@ def latest_versions(scores: list[Any]) -> dict[str, str]:
     return {judge: version for judge, (_rank, version) in latest.items()}
 
 
-def _live_rows(
-    stream: Iterable[R.JudgementRow], by_pk: dict[int, R.ItemRow], judged: dict[str, Any]
+def live_rows(
+    stream: Iterable[R.JudgementRow],
+    by_pk: dict[int, R.ItemRow],
+    judged: dict[str, Any],
+    answered: list[tuple[int, int | None]] | None = None,
+    jids: list[int] | None = None,
+    skipped: list[int] | None = None,
 ) -> list[tuple[Any, ...]]:
     """One row per (answer, judged metric) of live items, with each answer's place in its
-    session."""
+    session. `answered` collects (id, session) of every live answer read, `jids` the answer id
+    of each row and `skipped` the ids of answers on anchors: what a live refresh (live_frames)
+    needs to update the rows in place."""
     rows = []
     session_pos: dict[int, int] = {}
     for j in stream:
         it = by_pk[j.item_pk]
         if it.is_anchor:
+            if skipped is not None:
+                skipped.append(j.id)
             continue
+        if answered is not None:
+            answered.append((j.id, j.session_pk))
         pos = None
         if j.session_pk is not None:
             pos = session_pos.get(j.session_pk, 0)
@@ -120,16 +131,13 @@ def _live_rows(
                     pos,
                 )
             )
+            if jids is not None:
+                jids.append(j.id)
     return rows
 
 
-def build_frames(
-    db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
-) -> F.StudyFrames:
-    judged = {m.key: m for m in rubric.metrics if m.judgeable}
-    item_rows = R.items(db)
-    by_pk = {r.pk: r for r in item_rows}
-    items = pd.DataFrame(
+def item_frame(item_rows: list[R.ItemRow]) -> pd.DataFrame:
+    return pd.DataFrame(
         [
             (r.item_id, r.display_code, r.case_id, r.cell_pk, r.generator, r.slice)
             for r in item_rows
@@ -137,14 +145,12 @@ def build_frames(
         ],
         columns=F.ITEM_COLUMNS,
     )
-    # closed however the loop ends: an open stream holds a read transaction (on a server, a
-    # connection) until it is
-    unreadable: list[int] = []
-    with closing(R.judgements(db, ("live",), unreadable=unreadable)) as stream:
-        rows = _live_rows(stream, by_pk, judged)
-    judgements = pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
 
-    def typed(metric: str, value: Any) -> Any:
+
+def judge_frames(db: StudyDB, by_pk: dict[int, R.ItemRow]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(judge_scores: each judge's latest version, judge_score_versions: every version)."""
+
+    def typed(value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value
 
     scores = [sc for sc in R.judge_scores(db) if not by_pk[sc.item_pk].is_anchor]
@@ -156,7 +162,7 @@ def build_frames(
             by_pk[sc.item_pk].item_id,
             sc.judge,
             sc.metric,
-            typed(sc.metric, sc.value),
+            typed(sc.value),
             sc.reason,
             sc.version,
             order[(sc.judge, sc.version)],
@@ -164,16 +170,24 @@ def build_frames(
         )
         for sc in scores
     ]
-    judge_score_versions = pd.DataFrame(vrows, columns=F.JUDGE_VERSION_COLUMNS)
-    judge_scores = pd.DataFrame(
+    versions = pd.DataFrame(vrows, columns=F.JUDGE_VERSION_COLUMNS)
+    latest_scores = pd.DataFrame(
         [r[:5] for r in vrows if latest[r[1]] == r[5]], columns=F.JUDGE_COLUMNS
     )
+    return latest_scores, versions
 
+
+def anchor_frame(
+    db: StudyDB, rubric: Rubric, by_pk: dict[int, R.ItemRow], unreadable: list[int]
+) -> pd.DataFrame:
     anchor_rows = list(R.judgements(db, ("anchor", "calibration"), unreadable=unreadable))
-    anchor_answers = _anchor_answers(
+    return _anchor_answers(
         anchor_rows, rubric, R.anchor_references(db), {pk: r.item_id for pk, r in by_pk.items()}
     )
-    adjudications = pd.DataFrame(
+
+
+def adjudication_frame(db: StudyDB, judged: dict[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(
         [
             (
                 a.item_id,
@@ -188,6 +202,10 @@ def build_frames(
         ],
         columns=F.ADJUDICATION_COLUMNS,
     )
+
+
+def pair_frames(db: StudyDB, by_pk: dict[int, R.ItemRow]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the raters' pair votes, the judges')."""
     human: list[tuple[Any, ...]] = []
     judge: list[tuple[Any, ...]] = []
     for v in R.pair_votes(db):
@@ -204,17 +222,51 @@ def build_frames(
             v.created_at,
         )
         (judge if v.is_judge else human).append(row)
+    return pd.DataFrame(human, columns=F.PAIR_COLUMNS), pd.DataFrame(judge, columns=F.PAIR_COLUMNS)
+
+
+def judged_metrics(rubric: Rubric) -> dict[str, Any]:
+    return {m.key: m for m in rubric.metrics if m.judgeable}
+
+
+def live_judgement_frame(
+    db: StudyDB,
+    by_pk: dict[int, R.ItemRow],
+    judged: dict[str, Any],
+    unreadable: list[int],
+    answered: list[tuple[int, int | None]] | None = None,
+    jids: list[int] | None = None,
+    skipped: list[int] | None = None,
+) -> pd.DataFrame:
+    # closed however the loop ends: an open stream holds a read transaction (on a server, a
+    # connection) until it is
+    with closing(R.judgements(db, ("live",), unreadable=unreadable)) as stream:
+        rows = live_rows(stream, by_pk, judged, answered, jids, skipped)
+    return pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
+
+
+def build_frames(
+    db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
+) -> F.StudyFrames:
+    judged = judged_metrics(rubric)
+    item_rows = R.items(db)
+    by_pk = {r.pk: r for r in item_rows}
+    unreadable: list[int] = []
+    judgements = live_judgement_frame(db, by_pk, judged, unreadable)
+    judge_scores, judge_score_versions = judge_frames(db, by_pk)
+    anchor_answers = anchor_frame(db, rubric, by_pk, unreadable)
+    pair_votes, judge_pair_votes = pair_frames(db, by_pk)
     return F.StudyFrames(
         study=study_name,
         rubric=rubric,
-        items=items,
+        items=item_frame(item_rows),
         judgements=judgements,
         judge_scores=judge_scores,
         judge_score_versions=judge_score_versions,
-        pair_votes=pd.DataFrame(human, columns=F.PAIR_COLUMNS),
-        judge_pair_votes=pd.DataFrame(judge, columns=F.PAIR_COLUMNS),
+        pair_votes=pair_votes,
+        judge_pair_votes=judge_pair_votes,
         anchor_answers=anchor_answers,
-        adjudications=adjudications,
+        adjudications=adjudication_frame(db, judged),
         settings=dict(settings),
         unreadable=sorted(unreadable),
     )

@@ -199,16 +199,13 @@ def next_item(
                 "anchor",
                 pending.id,
             )
-        nxt = (
-            s.execute(
-                select(QueueEntry.position, QueueEntry.item_pk)
-                .where(*_unanswered(rpk, version), QueueEntry.position >= start)
-                .order_by(QueueEntry.position)
-                .limit(1)
-            )
-            .tuples()
-            .first()
-        )
+        first = s.execute(
+            select(QueueEntry.position, QueueEntry.item_pk)
+            .where(*_unanswered(rpk, version), QueueEntry.position >= start)
+            .order_by(QueueEntry.position)
+            .limit(1)
+        ).first()
+        nxt = (int(first[0]), int(first[1])) if first is not None else None
         if nxt is None:
             nxt = _claim_on_demand(s, rpk, version)
         if nxt is None:

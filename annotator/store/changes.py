@@ -41,6 +41,15 @@ SMALL = {
 def data_version(db: StudyDB) -> str:
     """A short hex digest of the study's data state (same data, same digest)."""
     h = hashlib.sha256()
+    for table, mark in table_marks(db).items():
+        h.update(f"{table}={mark};".encode())
+    return h.hexdigest()[:20]
+
+
+def table_marks(db: StudyDB) -> dict[str, str]:
+    """Each present table's mark (LOGS and SMALL), as text: a live refresh re-reads only the
+    tables whose mark moved, and `data_version` is their digest."""
+    out: dict[str, str] = {}
     with db.read() as s:
         conn = s.connection()
         # the engine's own catalogue (sqlite_master, or PostgreSQL's) through the inspector
@@ -53,11 +62,9 @@ def data_version(db: StudyDB) -> str:
             if counted and marks == "max(id)":
                 marks = f"count(*), {marks}"
             if table in present:
-                h.update(
-                    f"{table}={tuple(s.execute(text(f'SELECT {marks} FROM {table}')).one())};".encode()
-                )
+                out[table] = str(tuple(s.execute(text(f"SELECT {marks} FROM {table}")).one()))
         for table, cols in SMALL.items():
             if table in present:
                 rows = s.execute(text(f"SELECT {cols} FROM {table} ORDER BY 1")).all()
-                h.update(f"{table}={[tuple(r) for r in rows]!r};".encode())
-    return h.hexdigest()[:20]
+                out[table] = repr([tuple(r) for r in rows])
+    return out

@@ -39,6 +39,7 @@ class JudgementRow:
     reason: str | None
     created_at: datetime
     session_pk: int | None
+    id: int = 0  # the row's id in the answer log (what a live refresh compares)
 
 
 @dataclass(frozen=True)
@@ -75,26 +76,39 @@ def decode_answers(text: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _current_judgements(contexts: tuple[str, ...]):
+_JUDGEMENT_COLUMNS = (
+    Judgement.item_pk,
+    Rater.name,
+    Judgement.context,
+    Judgement.answers,
+    Judgement.reason,
+    Judgement.created_at,
+    Judgement.session_pk,
+    Judgement.id,
+)
+
+
+def _current_judgements(contexts: tuple[str, ...], columns: tuple[Any, ...] = _JUDGEMENT_COLUMNS):
     newer = aliased(Judgement)
     # columns, not ORM objects: a million answers are read for a report, and building an
     # instance per row was a third of the reading
     return (
-        select(
-            Judgement.item_pk,
-            Rater.name,
-            Judgement.context,
-            Judgement.answers,
-            Judgement.reason,
-            Judgement.created_at,
-            Judgement.session_pk,
-            Judgement.id,
-        )
+        select(*columns)
         .join(Rater, Rater.id == Judgement.rater_pk)
         .where(Rater.is_operator.is_(False), Judgement.context.in_(contexts))
         .where(~select(newer.id).where(newer.supersedes == Judgement.id).exists())
         .order_by(Judgement.id)
     )
+
+
+def _rows_of(result: Any, unreadable: list[int] | None) -> Generator[JudgementRow, None, None]:
+    for item_pk, name, context, answers, reason, created_at, session, jid in result:
+        decoded = decode_answers(answers)
+        if decoded is None:
+            if unreadable is not None:
+                unreadable.append(jid)
+            continue
+        yield JudgementRow(item_pk, name, context, decoded, reason, created_at, session, jid)
 
 
 def items(db: StudyDB) -> list[ItemRow]:
@@ -134,14 +148,32 @@ def judgements(
         stmt = _current_judgements(contexts)
         if rater is not None:
             stmt = stmt.where(Rater.name == rater)
-        result = s.execute(stmt.execution_options(yield_per=10_000))
-        for item_pk, name, context, answers, reason, created_at, session, jid in result:
-            decoded = decode_answers(answers)
-            if decoded is None:
-                if unreadable is not None:
-                    unreadable.append(jid)
-                continue
-            yield JudgementRow(item_pk, name, context, decoded, reason, created_at, session)
+        yield from _rows_of(s.execute(stmt.execution_options(yield_per=10_000)), unreadable)
+
+
+def current_judgement_ids(db: StudyDB, contexts: tuple[str, ...]) -> list[int]:
+    """The ids `judgements` would stream, ascending, without their content: what a live refresh
+    compares with the ids it has read. By id set, not by "ids above the last one": on a server
+    ids are handed out before commit, so a lower id can commit after a higher one."""
+    with db.read() as s:
+        return list(s.scalars(_current_judgements(contexts, (Judgement.id,))))
+
+
+def judgements_by_id(
+    db: StudyDB, ids: list[int], unreadable: list[int] | None = None
+) -> list[JudgementRow]:
+    """The given judgements (as `judgements` yields them), ascending by id."""
+    out: list[JudgementRow] = []
+    with db.read() as s:
+        for i in range(0, len(ids), 5000):  # under every engine's bound-parameter limit
+            stmt = (
+                select(*_JUDGEMENT_COLUMNS)
+                .join(Rater, Rater.id == Judgement.rater_pk)
+                .where(Judgement.id.in_(ids[i : i + 5000]))
+            )
+            out.extend(_rows_of(s.execute(stmt), unreadable))
+    out.sort(key=lambda j: j.id)
+    return out
 
 
 def judge_scores(db: StudyDB) -> list[JudgeScoreRow]:

@@ -1,0 +1,229 @@
+"""The live dashboard's frames, kept between refreshes and brought up to date by reading only
+what changed (issue 27 point 2).
+
+A full read decodes every answer's JSON (a million answers: seconds). A refresh instead
+compares the ids of the current live answers with the ids it has read (by id set, not "ids
+above the last one": on a server ids are handed out before commit, so a lower id can commit
+after a higher one), drops the rows of the answers a correction superseded, reads and decodes
+only the new answers, and renumbers the session positions of the sessions touched. Every
+other table is re-read only when its mark (`store.changes.table_marks`) moved; a change to
+the items, raters, settings or rubric rebuilds everything. The result equals `build_frames`
+on the same data, table for table, dtypes included (tests/unit/test_live_frames.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.core.internals.construction import convert_object_array
+
+from ..domain.rubric import Rubric
+from ..stats import frames as F
+from ..store import rows as R
+from ..store.changes import table_marks
+from ..store.db import StudyDB
+from . import frames as B
+
+# what a refresh cannot update in place: any change rebuilds the frames
+_REBUILD = ("items", "settings", "rubric_versions", "anchors")
+# what each part of the frames is read from: a part is read again when one of its marks moved
+# (a rater added or made an operator changes which answers and votes count)
+_SOURCES = {
+    "answers": ("judgements", "raters"),
+    "judge_scores": ("judge_scores",),
+    "pair_votes": ("pair_votes", "raters"),
+    "adjudications": ("adjudications",),
+}
+
+
+@dataclass(frozen=True)
+class LiveFrames:
+    """Frames plus what a refresh needs to update them (never mutated: a report may be
+    computing on the previous one in another thread)."""
+
+    frames: F.StudyFrames
+    marks: dict[str, str]
+    by_pk: dict[int, R.ItemRow]
+    # per row of frames.judgements, the id of the answer it came from
+    row_answer: np.ndarray
+    # every current live answer read, in id order: its session (positions are counted in it)
+    answered: dict[int, int | None]
+    unreadable_live: frozenset[int]
+    unreadable_anchor: frozenset[int]
+    # current live answers on anchor items: read, no rows (anchors are counted apart)
+    skipped: frozenset[int]
+    # how the last update was made: "full" (everything read) or "delta" (new answers only)
+    how: str = "full"
+    n_new: int = 0
+    n_dropped: int = 0
+
+
+def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> LiveFrames:
+    """Everything read, as `build_frames` does, keeping the ids a refresh compares."""
+    marks = table_marks(db)
+    judged = B.judged_metrics(rubric)
+    item_rows = R.items(db)
+    by_pk = {r.pk: r for r in item_rows}
+    live_bad: list[int] = []
+    answered: list[tuple[int, int | None]] = []
+    jids: list[int] = []
+    skipped: list[int] = []
+    judgements = B.live_judgement_frame(db, by_pk, judged, live_bad, answered, jids, skipped)
+    anchor_bad: list[int] = []
+    anchor_answers = B.anchor_frame(db, rubric, by_pk, anchor_bad)
+    judge_scores, judge_score_versions = B.judge_frames(db, by_pk)
+    pair_votes, judge_pair_votes = B.pair_frames(db, by_pk)
+    frames = F.StudyFrames(
+        study=study_name,
+        rubric=rubric,
+        items=B.item_frame(item_rows),
+        judgements=judgements,
+        judge_scores=judge_scores,
+        judge_score_versions=judge_score_versions,
+        pair_votes=pair_votes,
+        judge_pair_votes=judge_pair_votes,
+        anchor_answers=anchor_answers,
+        adjudications=B.adjudication_frame(db, judged),
+        settings=dict(settings),
+        unreadable=sorted(live_bad + anchor_bad),
+    )
+    return LiveFrames(
+        frames=frames,
+        marks=marks,
+        by_pk=by_pk,
+        row_answer=np.asarray(jids, dtype=np.int64),
+        answered=dict(answered),
+        unreadable_live=frozenset(live_bad),
+        unreadable_anchor=frozenset(anchor_bad),
+        skipped=frozenset(skipped),
+    )
+
+
+def refresh(
+    live: LiveFrames, db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
+) -> LiveFrames:
+    """`live` brought up to date: itself when nothing changed, a delta when only answers, judge
+    scores, votes, calibrations or adjudications were added, else a full read."""
+    marks = table_marks(db)
+    if marks == live.marks and settings == live.frames.settings and rubric is live.frames.rubric:
+        return live
+    if (
+        rubric is not live.frames.rubric
+        or settings != live.frames.settings
+        or any(marks.get(t) != live.marks.get(t) for t in _REBUILD)
+    ):
+        return read_live(db, rubric, study_name, settings)
+    frames = live.frames
+    out = replace(live, marks=marks, how="delta", n_new=0, n_dropped=0)
+    changes: dict[str, Any] = {}
+
+    def moved(part: str) -> bool:
+        return any(marks.get(t) != live.marks.get(t) for t in _SOURCES[part])
+
+    if moved("answers"):
+        out = _answers_delta(out, db, rubric)
+        changes["judgements"] = out.frames.judgements
+        anchor_bad: list[int] = []
+        changes["anchor_answers"] = B.anchor_frame(db, rubric, live.by_pk, anchor_bad)
+        out = replace(out, unreadable_anchor=frozenset(anchor_bad))
+    if moved("judge_scores"):
+        changes["judge_scores"], changes["judge_score_versions"] = B.judge_frames(db, live.by_pk)
+    if moved("pair_votes"):
+        changes["pair_votes"], changes["judge_pair_votes"] = B.pair_frames(db, live.by_pk)
+    if moved("adjudications"):
+        changes["adjudications"] = B.adjudication_frame(db, B.judged_metrics(rubric))
+    changes["unreadable"] = sorted(out.unreadable_live | out.unreadable_anchor)
+    return replace(out, frames=replace(frames, **changes))
+
+
+def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
+    """The live answers' rows after the answers added and superseded since `live` was read."""
+    current = R.current_judgement_ids(db, ("live",))
+    known = live.answered.keys() | live.unreadable_live | live.skipped
+    now = set(current)
+    dropped = known - now
+    added = [i for i in current if i not in known]
+    frame = live.frames.judgements
+    rows_of = live.row_answer
+    answered = dict(live.answered)
+    touched: set[int] = set()
+    for i in dropped:
+        sess = answered.pop(i, None)
+        if sess is not None:
+            touched.add(sess)
+    keep = ~np.isin(rows_of, np.fromiter(dropped, dtype=np.int64, count=len(dropped)))
+    unreadable = set(live.unreadable_live - dropped)
+    bad: list[int] = []
+    new = R.judgements_by_id(db, added, unreadable=bad)
+    unreadable.update(bad)
+    seen: list[tuple[int, int | None]] = []
+    jids: list[int] = []
+    skipped: list[int] = []
+    rows = B.live_rows(new, live.by_pk, B.judged_metrics(rubric), seen, jids, skipped)
+    for i, sess in seen:
+        answered[i] = sess
+        if sess is not None:
+            touched.add(sess)
+    parts = [frame[keep]]
+    if rows:
+        parts.append(pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS))
+    merged = (
+        pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+    )
+    row_answer = np.concatenate([rows_of[keep], np.asarray(jids, dtype=np.int64)])
+    if touched:
+        merged = _renumber(merged, row_answer, answered, touched)
+    merged = _as_built(merged)
+    return replace(
+        live,
+        frames=replace(live.frames, judgements=merged),
+        row_answer=row_answer,
+        answered=answered,
+        unreadable_live=frozenset(unreadable),
+        skipped=frozenset((live.skipped - dropped) | set(skipped)),
+        n_new=len(added),
+        n_dropped=len(dropped),
+    )
+
+
+def _renumber(
+    frame: pd.DataFrame,
+    row_answer: np.ndarray,
+    answered: dict[int, int | None],
+    touched: set[int],
+) -> pd.DataFrame:
+    """Each answer's place in its session, for the sessions an added or superseded answer
+    belongs to (the place counts the session's current live answers in id order, as a full
+    read does)."""
+    place: dict[int, int] = {}
+    counts: dict[int, int] = {}
+    for i in sorted(i for i, s in answered.items() if s in touched):
+        sess = answered[i]
+        assert sess is not None
+        place[i] = counts.get(sess, 0)
+        counts[sess] = place[i] + 1
+    mask = frame["session_id"].isin(touched).to_numpy()
+    if not mask.any():
+        return frame
+    frame = frame.copy()
+    pos = frame["position"].to_numpy(dtype=object).copy()
+    pos[mask] = [place[i] for i in row_answer[mask]]
+    frame["position"] = pos
+    return frame
+
+
+def _as_built(frame: pd.DataFrame) -> pd.DataFrame:
+    """The dtypes `pd.DataFrame(rows)` infers for these values (a concatenation keeps the
+    parts' dtypes: an int column stays float once it held a gap, even after the gap went)."""
+    out = {}
+    for c in frame.columns:
+        col = frame[c]
+        if col.dtype == object or col.dtype.kind in "if":
+            (arr,) = convert_object_array([col.to_numpy(dtype=object)], dtype=None)
+            out[c] = arr
+        else:
+            out[c] = col.to_numpy()
+    return pd.DataFrame(out, columns=frame.columns)

@@ -1,0 +1,166 @@
+"""The live dashboard's frames (issue 27 point 2): a refresh reads only what changed, and the
+frames it makes equal a full read of the same study, table for table and dtype for dtype, on
+both engines, through new answers, corrections, answers without a session, judge scores and an
+import that adds items."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+from factories import basic_rows, write_manifest
+
+from annotator.services.frames import build_frames
+from annotator.services.labeling import LabelSession
+from annotator.services.live_frames import LiveFrames, read_live, refresh
+from annotator.services.study import Study
+from annotator.store import rows as R
+
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "fine",
+}
+TABLES = (
+    "items",
+    "judgements",
+    "judge_scores",
+    "judge_score_versions",
+    "pair_votes",
+    "judge_pair_votes",
+    "anchor_answers",
+    "adjudications",
+)
+
+
+def _settings(st: Study) -> dict:
+    return {"min_count_for_share": 10}
+
+
+def _same_as_full(live: LiveFrames, st: Study) -> None:
+    full = build_frames(st.db, st.rubric, st.name, _settings(st))
+    for t in TABLES:
+        pd.testing.assert_frame_equal(
+            getattr(live.frames, t).reset_index(drop=True),
+            getattr(full, t).reset_index(drop=True),
+            check_exact=True,
+            obj=t,
+        )
+    assert live.frames.unreadable == full.unreadable
+
+
+def _answer(st: Study, rater: str, n: int, change: dict | None = None) -> LabelSession:
+    s = LabelSession(st, rater)
+    for _ in range(n):
+        item = s.next()
+        if item is None:
+            break
+        s.submit(item, {**ANSWERS, **(change or {})}, 700)
+    return s
+
+
+def _refresh(live: LiveFrames, st: Study) -> LiveFrames:
+    return refresh(live, st.db, st.rubric, st.name, _settings(st))
+
+
+def test_a_refresh_equals_a_full_read(tmp_path, any_populated):
+    st = any_populated
+    for r in ("ann", "bob", "cy"):
+        st.add_rater(r)
+    _answer(st, "ann", 4)
+    live = read_live(st.db, st.rubric, st.name, _settings(st))
+    _same_as_full(live, st)
+    assert _refresh(live, st) is live  # nothing changed: nothing read
+
+    # new answers from two raters: a delta, not a full read
+    _answer(st, "bob", 3, {"layout_hierarchy": 2})
+    _answer(st, "cy", 2, {"text_rendering": "FAIL", "failure_tags": ["missing_required_section"]})
+    live = _refresh(live, st)
+    assert live.how == "delta" and live.n_new == 5 and live.n_dropped == 0
+    _same_as_full(live, st)
+
+    # a correction supersedes an answer in the middle of a session: it leaves, the correction
+    # comes last, and every later answer of that session moves up one place
+    s = _answer(st, "ann", 2)
+    live = _refresh(live, st)
+    back = s.back()
+    back = s.back()
+    s.submit(back, {**ANSWERS, "layout_hierarchy": 1}, 300)
+    live = _refresh(live, st)
+    assert live.how == "delta" and live.n_dropped == 1
+    _same_as_full(live, st)
+    positions = live.frames.judgements.query("rater == 'ann'")["position"]
+    assert positions.dtype.kind == "i"
+
+    # answers without a session (an import): a gap in the positions, the column turns float
+    src = tmp_path / "ratings.csv"
+    src.write_text(
+        "item_id,rater,metric,value,partial\n"
+        + "".join(f"it-2-{g},dee,layout_hierarchy,{g + 2},yes\n" for g in range(3))
+    )
+    st.import_ratings(src)
+    live = _refresh(live, st)
+    assert live.how == "delta"
+    _same_as_full(live, st)
+
+    # judge scores: their tables re-read, the answers untouched
+    judge = tmp_path / "judge.csv"
+    judge.write_text("item_id,judge,metric,value\nit-0-0,gpt,layout_hierarchy,3\n")
+    st.import_judge(judge)
+    before = live.frames.judgements
+    live = _refresh(live, st)
+    assert live.frames.judgements is before
+    _same_as_full(live, st)
+
+    # new items: everything read again
+    more = tmp_path / "more"
+    more.mkdir()
+    st.import_items(write_manifest(more, basic_rows(more, n_cases=4)))
+    live = _refresh(live, st)
+    assert live.how == "full"
+    _same_as_full(live, st)
+
+
+def test_a_damaged_answer_is_counted_by_a_refresh_as_by_a_full_read(populated):
+    st = populated
+    st.add_rater("ann")
+    _answer(st, "ann", 2)
+    live = read_live(st.db, st.rubric, st.name, _settings(st))
+    _answer(st, "ann", 2)
+    with sqlite3.connect(Path(st.folder) / "study.sqlite") as c:
+        c.execute("UPDATE judgements SET answers = '{not json' WHERE id = (SELECT max(id) FROM judgements)")
+    live = _refresh(live, st)
+    assert len(live.frames.unreadable) == 1
+    _same_as_full(live, st)
+
+
+def test_the_delta_reads_only_the_new_answers(populated, monkeypatch):
+    st = populated
+    for r in ("ann", "bob"):
+        st.add_rater(r)
+    _answer(st, "ann", 6)
+    live = read_live(st.db, st.rubric, st.name, _settings(st))
+    _answer(st, "bob", 2)
+    read: list[int] = []
+    real = R.judgements_by_id
+
+    def spy(db, ids, unreadable=None):
+        read.extend(ids)
+        return real(db, ids, unreadable)
+
+    streamed: list[tuple[str, ...]] = []
+    real_stream = R.judgements
+
+    def spy_stream(db, contexts, *args, **kwargs):
+        streamed.append(contexts)
+        return real_stream(db, contexts, *args, **kwargs)
+
+    monkeypatch.setattr(R, "judgements_by_id", spy)
+    monkeypatch.setattr(R, "judgements", spy_stream)
+    live = _refresh(live, st)
+    assert len(read) == 2 and live.n_new == 2
+    assert ("live",) not in streamed  # the live answers were not read again (anchors are)
