@@ -132,7 +132,9 @@ def test_a_damaged_answer_is_counted_by_a_refresh_as_by_a_full_read(populated):
     live = read_live(st.db, st.rubric, st.name, _settings(st))
     _answer(st, "ann", 2)
     with sqlite3.connect(Path(st.folder) / "study.sqlite") as c:
-        c.execute("UPDATE judgements SET answers = '{not json' WHERE id = (SELECT max(id) FROM judgements)")
+        c.execute(
+            "UPDATE judgements SET answers = '{not json' WHERE id = (SELECT max(id) FROM judgements)"
+        )
     live = _refresh(live, st)
     assert len(live.frames.unreadable) == 1
     _same_as_full(live, st)
