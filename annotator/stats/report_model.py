@@ -15,6 +15,7 @@ top level "verdict", "adjudication" (None when nothing was adjudicated), "genera
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..domain.settings import setting
@@ -36,6 +37,7 @@ from .frames import StudyFrames
 from .generators import debiased_release_gate, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
+from .live_estimate import carry_intervals
 from .raters import rater_section
 from .reconcile import Context, metric_section, settle_spread
 from .summary import build_summary
@@ -78,13 +80,20 @@ def build_report(
     seed: int = 0,
     n_perm: int = 200,
     rater_bootstrap: bool = False,
+    intervals_from: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras).
 
     Alpha intervals hold the raters fixed (they say how far *these* raters agree);
     `rater_bootstrap=True` adds `human_alpha_two_way` per metric, with raters as a sample of
     raters in general too. Raises ValueError when n_boot is not a whole number >= 1.
+
+    `intervals_from`, an earlier full report of the same study, makes a live estimate
+    (live_estimate.py): no resampling; every point estimate exact, every interval moved from
+    that report onto it and marked `approximate`. Never for a published report.
     """
+    if intervals_from is not None:
+        n_boot = 1
     n_boot = check_n_boot(n_boot)
     min_count = int(setting(frames.settings, "min_count_for_share"))
     specs = metric_specs(frames.rubric)
@@ -125,6 +134,11 @@ def build_report(
     adjudication = adjudication_section(plan, frames, specs, items, human, judged, min_count)
     plan.run()
     sections = resolve(sections)
+    if intervals_from is not None:  # before anything reads the intervals
+        exact = dict(intervals_from.get("metrics") or {})
+        if intervals_from.get("verdict") is not None:
+            exact[VERDICT_KEY] = intervals_from["verdict"]
+        carry_intervals(sections, exact)
     for sec in sections.values():  # the human-spread test reads the resolved intervals
         for j in (sec.get("judges") or {}).values():
             if isinstance(j.get("human_range"), dict):
@@ -199,6 +213,11 @@ def build_report(
         "seed": int(seed),
         "n_perm": int(n_perm),
     }
+    if intervals_from is not None:
+        report["live_estimate"] = {
+            "approximate_intervals": carry_intervals(report, intervals_from),
+            "exact_n_boot": intervals_from.get("n_boot"),
+        }
     gate = frames.settings.get("release_gate") or {}
     if gate.get("source") == "debiased":  # the gate on the debiased lower bounds (issue 25.4)
         debiased_release_gate(report["generators"], report["debiased"], gate.get("judge"))

@@ -1,0 +1,97 @@
+"""The live dashboard's figures between two full computations (issue 27 point 2).
+
+A full report resamples every item a thousand times (and the EM fits two hundred); a live
+refresh after a few new answers does not. It computes every point estimate again, exactly
+(the same code on the same frames: bit for bit what a full computation gives), with no
+resampling, and takes each interval's *width* from the last full report: the interval is
+moved onto the new point estimate, keeping its distances below and above it, and marked
+`approximate`. A few answers more on a study of thousands move a width by far less than its
+own Monte Carlo error (tests/unit/test_live_estimate.py measures how far, against a full
+computation on the same data). Bounded figures stay in their bounds: an interval the full
+report kept within [0, 1] is clipped to it.
+
+Figures that read intervals (the systematic findings, the summary) are computed from the
+moved intervals, so they are live estimates too; the report's `live_estimate` key says when
+the exact figures were computed. Nothing here is ever published: `annotator report`, exports
+and the HTML report always compute (or read from the cache) the full figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_INTERVAL = ("estimate", "low", "high")
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def carry_intervals(live: Any, exact: Any) -> int:
+    """Move the intervals of `exact` onto the point estimates of `live`, in place, wherever
+    the two reports hold the same figure; returns how many were moved."""
+    if isinstance(live, dict) and isinstance(exact, Mapping):
+        if all(k in live for k in _INTERVAL):
+            return _carry_one(live, exact)
+        if "low" in live and "high" in live and "estimate" not in live:
+            return _carry_bare(live, exact)
+        moved = 0
+        for k, v in live.items():
+            if k in exact and isinstance(v, dict | list):
+                moved += carry_intervals(v, exact[k])
+        return moved
+    if isinstance(live, list) and isinstance(exact, list):
+        return sum(carry_intervals(a, b) for a, b in _matched(live, exact))
+    return 0
+
+
+def _name(entry: Any) -> tuple[tuple[str, str], ...] | None:
+    """What names a list entry (its text fields: a judge, a metric, a version...), or None."""
+    if not isinstance(entry, Mapping):
+        return None
+    return tuple(sorted((k, v) for k, v in entry.items() if isinstance(v, str))) or None
+
+
+def _matched(live: list[Any], exact: list[Any]) -> list[tuple[Any, Any]]:
+    """The entries of two lists that are the same figure: by name when entries carry names
+    (a finding, a judge's version: the lists' order or length may differ), else by place when
+    the lists have one length (a calibration's bins, a session's quarters)."""
+    names = [_name(e) for e in exact]
+    if all(n is not None for n in names) and len(set(names)) == len(names):
+        by_name = dict(zip(names, exact, strict=True))
+        return [(e, by_name[n]) for e in live if (n := _name(e)) in by_name]
+    if len(live) == len(exact) and not any(names):
+        return list(zip(live, exact, strict=True))
+    return []
+
+
+def _carry_bare(live: dict[str, Any], exact: Mapping[str, Any]) -> int:
+    """An interval whose point estimate sits elsewhere (a pair judge's `kappa_interval`): the
+    full computation's, as it was."""
+    if not (_num(exact.get("low")) and _num(exact.get("high"))):
+        return 0
+    live["low"], live["high"] = exact["low"], exact["high"]
+    live["note"] = exact.get("note")
+    live["approximate"] = True
+    return 1
+
+
+def _carry_one(live: dict[str, Any], exact: Mapping[str, Any]) -> int:
+    values = (live.get("estimate"), exact.get("estimate"), exact.get("low"), exact.get("high"))
+    if not all(_num(v) for v in values):
+        if values[0] is not None and values[2] is None and live.get("low") is None:
+            # no interval either way: say why as the full computation did, not "no resamples"
+            live["note"] = exact.get("note")
+        return 0
+    est, ex, lo, hi = (float(v) for v in values)  # type: ignore[arg-type]  # numbers: checked
+    low = est - (ex - lo)
+    high = est + (hi - ex)
+    if lo >= 0 and est >= 0:  # a figure the full computation kept non-negative
+        low = max(low, 0.0)
+    if hi <= 1 and est <= 1:  # a share, or an agreement coefficient: at most 1
+        high = min(high, 1.0)
+    live["low"], live["high"] = low, high
+    live["note"] = exact.get("note")
+    live["approximate"] = True
+    return 1
