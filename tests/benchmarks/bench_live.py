@@ -1,0 +1,105 @@
+"""The live dashboard's refresh against a full recomputation, in one run (issue 27 point 3).
+
+Run: python tests/benchmarks/bench_live.py [--items 20000] [--raters 10] [--new 100] [--rounds 2]
+
+The study of bench_dashboard.py (items x raters answers of the ui_mockup rubric: 20,000 x 10 =
+1,000,000 metric judgements). After `--new` answers through the app's own session, it times,
+alternating `--rounds` times so that both see the same machine:
+
+- before (what a refresh did until now): read every answer (`build_frames`) and compute the
+  full report (`build_report`, n_boot 1000);
+- live: bring the frames up to date (`live_frames.refresh`: the new answers only) and compute
+  the live estimate (`build_report(intervals_from=the last full report)`: no resampling).
+
+It prints the seconds of each part, the live refresh as a share of the full one, and the plain
+`krippendorff.alpha` call of bench_agreement.py on the same answers as the yardstick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_dashboard import _answers, build  # noqa: E402
+
+from annotator.services.frames import build_frames  # noqa: E402
+from annotator.services.labeling import LabelSession  # noqa: E402
+from annotator.services.live_frames import read_live, refresh  # noqa: E402
+from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
+from annotator.services.study import DEFAULT_SETTINGS, Study  # noqa: E402
+from annotator.stats.report_model import build_report  # noqa: E402
+
+
+def add_answers(study: Study, rater: str, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    study.add_rater(rater)
+    session = LabelSession(study, rater)
+    for _ in range(n):
+        session.submit(session.next(), _answers(float(rng.normal()), rng), 3000)
+
+
+def alpha_yardstick(frames) -> float:  # noqa: ANN001
+    """bench_agreement.py's plain krippendorff.alpha call on one metric's answers."""
+    import krippendorff
+
+    j = frames.judgements
+    one = j[j["metric"] == "layout_hierarchy"]
+    table = one.pivot_table(index="rater", columns="item_id", values="value", aggfunc="first")
+    t = time.perf_counter()
+    krippendorff.alpha(reliability_data=table.to_numpy(dtype=float), level_of_measurement="ordinal")
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--items", type=int, default=20_000)
+    ap.add_argument("--raters", type=int, default=10)
+    ap.add_argument("--new", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--n-boot", type=int, default=1000)
+    args = ap.parse_args()
+    return_large_blocks_to_the_os()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = build(Path(tmp) / "study", args.items, args.raters)
+        st = Study.open(folder)
+        settings = {**DEFAULT_SETTINGS, **st.db.all_settings()}
+        live = read_live(st.db, st.rubric, st.name, settings)
+        exact = build_report(live.frames, n_boot=args.n_boot)
+        print(
+            f"study: {args.items:,} items x {args.raters} raters = "
+            f"{len(live.frames.judgements):,} metric judgements; yardstick krippendorff.alpha "
+            f"{alpha_yardstick(live.frames):.2f} s"
+        )
+        for r in range(args.rounds):
+            add_answers(st, f"late{r}", args.new, r)
+            t0 = time.perf_counter()
+            frames = build_frames(st.db, st.rubric, st.name, settings)
+            t1 = time.perf_counter()
+            full = build_report(frames, n_boot=args.n_boot)
+            t2 = time.perf_counter()
+            live = refresh(live, st.db, st.rubric, st.name, settings)
+            t3 = time.perf_counter()
+            build_report(live.frames, n_boot=args.n_boot, intervals_from=exact)
+            t4 = time.perf_counter()
+            before, after = t2 - t0, t4 - t2
+            print(
+                f"round {r + 1}, +{args.new} answers ({live.how}, {live.n_new} read): "
+                f"before: read {t1 - t0:.2f} + report {t2 - t1:.2f} = {before:.2f} s; "
+                f"live: refresh {t3 - t2:.2f} + estimate {t4 - t3:.2f} = {after:.2f} s "
+                f"({after / before:.0%} of before)"
+            )
+            exact = full  # the background full computation's result, as the dashboard keeps it
+        st.close()
+
+
+if __name__ == "__main__":
+    main()
