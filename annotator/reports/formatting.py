@@ -62,6 +62,9 @@ class Est:
     n: Any = None
     note: str | None = None
     present: bool = True  # False when the report does not carry this figure at all
+    # the interval of a live estimate (stats/live_estimate.py): moved from the last full
+    # computation, shown with "≈"; never in a published report
+    approximate: bool = False
 
     @property
     def defined(self) -> bool:
@@ -88,7 +91,8 @@ class Est:
     def ci(self) -> str:
         if self.estimate is None or self.low is None or self.high is None:
             return ""
-        return f"[{fmt_num(self.low)}, {fmt_num(self.high)}]"
+        mark = "≈" if self.approximate else ""
+        return f"{mark}[{fmt_num(self.low)}, {fmt_num(self.high)}]"
 
     def __str__(self) -> str:
         return f"{self.text} {self.ci}".strip()
@@ -145,6 +149,7 @@ def est_of(d: Any, key: str) -> Est:
             to_float(value.get("high")),
             value.get("n"),
             str(note) if note else None,
+            approximate=bool(value.get("approximate")),
         )
     return Est(to_float(value), note=outer_note)
 
@@ -203,4 +208,5 @@ def with_interval(d: Mapping[str, Any], key: str, interval_key: str, n: Any) -> 
         e.n if e.n is not None else n,
         note,
         e.present or bool(iv),
+        e.approximate or bool(iv.get("approximate")),
     )

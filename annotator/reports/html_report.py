@@ -235,6 +235,9 @@ def build_view(
         "verdict": verdict_rows,
         "seed": report.get("seed"),
         "n_perm": report.get("n_perm"),
+        # the dashboard's live estimate (stats/live_estimate.py; never in a published report):
+        # how many intervals it carries from the exact figures, and with how many resamples
+        "live_estimate": as_dict(report.get("live_estimate")) or None,
         "definitions": _definitions(report.get("definitions")),
         "judge_names": [str(j) for j in judge_order],
         "any_off_scale": any(

@@ -101,6 +101,9 @@ class DashboardModel:
     seconds: float = 0.0
     # set on the figures of an earlier state of the study, shown while the current ones compute
     earlier_at: datetime | None = None
+    # set on a live estimate (dashboard_live.py): when the exact figures whose intervals it
+    # carries were computed; None on a full computation
+    exact_at: datetime | None = None
 
     def charts(self) -> list[Chart]:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
@@ -421,10 +424,17 @@ def _model(
         _pairwise(view),
         debiased_section(view),
     )
+    live = _d(view.get("live_estimate"))
+    resamples = (
+        f"live estimate: {live.get('approximate_intervals')} intervals (≈) carried from the "
+        f"exact figures' {live.get('exact_n_boot')} bootstrap resamples"
+        if live
+        else f"bootstrap resamples: {inputs.n_boot}"
+    )
     meta = (
         f"Rubric {rubric.title} ({view.get('rubric_id')}, version {view.get('rubric_version_short')})  ·  "
-        f"bootstrap resamples: {inputs.n_boot}  ·  for the study lead: this page names generators "
-        "and raters; raters never see it."
+        f"{resamples}  ·  for the study lead: this page names generators and raters; raters "
+        "never see it."
     )
     return DashboardModel(
         f"Study dashboard: {inputs.name}",

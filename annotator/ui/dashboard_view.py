@@ -18,7 +18,11 @@ the study's data version (one cheap query). When the data has moved on, the
 figures are marked as earlier and, with "Follow changes" on (the default; key L,
 app setting ``dashboard_live``), recomputed, never more often than every
 ``max(LIVE_MIN_GAP_S, the last computation's time)`` seconds, so a large study
-spends at most half a core on it. The reader keeps their place on the page.
+spends at most half a core on it. Between two full computations each change
+brings a live estimate at once (``services.dashboard_live``: the new answers read,
+every figure computed again without resampling, the intervals carried from the
+last full computation and marked ≈, a note saying when the exact figures follow).
+The reader keeps their place on the page.
 
 This view is for the study lead, NOT for blinded raters: it names generators
 and raters. The main window never opens it for a rater.
@@ -67,6 +71,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..services import dashboard as dash
+from ..services import dashboard_live as dash_live
 from .i18n import translate
 from .keymap import Keymap
 from .session_view import ShutsDownOnce, alive, one_line
@@ -84,7 +89,9 @@ COLUMN_SLACK = 12
 MIN_COLUMN = 110
 CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
 LIVE_POLL_MS = 5_000  # how often a shown dashboard asks for the study's data version
-LIVE_MIN_GAP_S = 20.0  # the least time between two recomputations it starts on its own
+# the least time between two full recomputations it starts on its own; between them, each
+# change of the study brings a live estimate (services/dashboard_live.py) in seconds
+LIVE_MIN_GAP_S = 60.0
 
 
 def _job_inputs(study: Any, n_boot: int, seed: int, use_cache: bool) -> dash.DashboardInputs:
@@ -97,6 +104,22 @@ def _job_earlier(study: Any, n_boot: int, seed: int) -> dash.DashboardInputs | N
 
 def _job_version(study: Any) -> str:
     return dash.data_version(study.db)
+
+
+def _job_live_inputs(
+    study: Any, live: Any, exact: Any, exact_at: datetime, n_boot: int, seed: int
+) -> dash_live.LiveInputs:
+    return dash_live.read_live_inputs(study, live, exact, exact_at, n_boot=n_boot, seed=seed)
+
+
+def _job_live_compute(
+    report: Callable[[float | None, str], None],
+    live: dash_live.LiveInputs,
+    state: dash.TaskState,
+) -> tuple[dash.DashboardModel, dict[str, QImage]]:
+    state.report = report
+    model = dash_live.compute_live(live, state)
+    return model, {c.name: decode_image(c.png) for c in model.charts()}
 
 
 def _live_gap(last_seconds: float) -> float:
@@ -310,6 +333,12 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._declined: str | None = None  # the version whose recomputation the reader cancelled
         self._computing: str | None = None  # the data version being computed (known once read)
         self._decline_next = False  # cancelled before the data was read: decline what comes
+        # the live estimate between full computations (services/dashboard_live.py)
+        self._exact: dash.DashboardModel | None = None  # the last full computation's model
+        self._exact_at: datetime | None = None
+        self._full_seconds = 0.0  # how long the last full computation took
+        self._live_frames: Any = None  # the frames a live estimate brings up to date
+        self._live_task: dash.TaskState | None = None
         self._build()
         self._poll = QTimer(self)
         self._poll.setInterval(LIVE_POLL_MS)
@@ -496,6 +525,8 @@ class DashboardView(ShutsDownOnce, QWidget):
         return True
 
     def cancel(self) -> None:
+        if self._live_task is not None:
+            self._live_task.cancel()
         if self._task is not None:
             self._task.cancel()
             # not restarted on its own for the same data: only a newer change follows
@@ -582,14 +613,87 @@ class DashboardView(ShutsDownOnce, QWidget):
         self._asking = False
         if self._decline_next:
             self._declined, self._decline_next = version, False
-        if self.model is None or self._task is not None or version == self.model.data_version:
+        if self.model is None or self._task is not None:
+            return
+        due = time.monotonic() - self._ready_at >= _live_gap(self._full_seconds)
+        if version == self.model.data_version:
+            if self.model.exact_at is not None and self.live and due:
+                self.refresh(force=False)  # the exact figures of what the estimate shows
             return
         follow = self.live and version != self._declined
-        if follow and time.monotonic() - self._ready_at >= _live_gap(self.model.seconds):
+        if follow and due:
             self.refresh(force=False)
             self._show_stale(computing=True)
+        elif follow and self._exact is not None:
+            self.estimate()
         else:
             self._show_stale(computing=False)
+
+    # -- the live estimate between two full computations -------------------------------
+    def estimate(self) -> bool:
+        """A live estimate of the current answers (False when one runs or no full computation
+        has been made to carry the intervals of)."""
+        if self._live_task is not None or self._exact is None or self._stopped:
+            return False
+        assert self._exact_at is not None
+        self._live_task = dash.TaskState()
+        self.worker.run(
+            _job_live_inputs,
+            self._live_frames,
+            self._exact.report,
+            self._exact_at,
+            self._n_boot,
+            self._seed,
+            on_done=self._guard(self._on_live_inputs),
+            on_error=self._guard(self._on_live_failed),
+        )
+        return True
+
+    def _on_live_inputs(self, live: dash_live.LiveInputs) -> None:
+        if self._live_task is None:
+            return
+        self._live_frames = live.frames
+        self.compute.submit(
+            _job_live_compute,
+            live,
+            self._live_task,
+            on_done=self._guard(self._on_live_ready),
+            on_error=self._guard(self._on_live_failed),
+        )
+
+    def _on_live_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
+        model, charts = result
+        self._live_task = None
+        shown = self.model
+        if shown is not None and shown.exact_at is None and shown.earlier_at is None:
+            if shown.data_version == model.data_version:
+                return  # the full computation of the same data came first
+        self.model = model
+        self._render(model, charts)
+        self._show_live_note(model)
+
+    def _on_live_failed(self, _exc: BaseException) -> None:
+        self._live_task = None
+        self._live_frames = None  # read whole next time
+        if self.model is not None and not self.stale_note.isHidden():
+            self._show_stale(computing=False)
+
+    def _show_live_note(self, model: dash.DashboardModel) -> None:
+        assert model.exact_at is not None
+        due = max(0.0, _live_gap(self._full_seconds) - (time.monotonic() - self._ready_at))
+        self.stale_note.setText(
+            translate(
+                "DashboardView",
+                "Live estimate: every figure is of the current answers; the intervals marked ≈ "
+                "are carried from the exact figures of {when}. The exact figures are recomputed "
+                "in about {secs} s ({key} now).",
+            ).format(
+                when=_when(model.exact_at),
+                secs=f"{due:.0f}",
+                key=self.keymap.hint("refresh"),
+            )
+        )
+        self.stale_note.show()
 
     def _on_inputs(self, inputs: dash.DashboardInputs) -> None:
         if self._task is None:
@@ -645,6 +749,8 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.model = model
         self._computed_at = datetime.now().astimezone()
         self._ready_at = time.monotonic()
+        self._exact, self._exact_at = model, self._computed_at
+        self._full_seconds = max(model.seconds, secs)
         self._render(model, charts)
         self.stale_note.hide()
         self.reportReady.emit(dict(model.report))
@@ -788,8 +894,9 @@ class DashboardView(ShutsDownOnce, QWidget):
 
     # -- queries and lifecycle -----------------------------------------------------
     def report(self) -> dict | None:
-        """The current figures; None while none, or only earlier ones, are shown."""
-        if self.model is None or self.model.earlier_at is not None:
+        """The current figures; None while none, only earlier ones or a live estimate are
+        shown."""
+        if self.model is None or self.model.earlier_at is not None or self.model.exact_at:
             return None
         return dict(self.model.report)
 

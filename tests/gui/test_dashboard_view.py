@@ -460,3 +460,56 @@ def test_a_cancelled_computation_is_not_restarted_on_its_own(
     view.check_for_changes()
     qtbot.waitUntil(lambda: view.model.earlier_at is None and not view.is_busy(), timeout=60_000)
     assert "kim" in view.model.report["raters"]
+
+
+def _cells(view) -> list[str]:
+    return [
+        t.item(r, c).text()
+        for t in view.findChildren(QTableWidget)
+        for r in range(t.rowCount())
+        for c in range(t.columnCount())
+        if t.item(r, c) is not None
+    ]
+
+
+def test_between_full_computations_a_change_brings_a_live_estimate(
+    qtbot, dash_view, db_worker, monkeypatch
+):
+    """Issue 27 point 2: a change within the gap between full computations is shown at once as a
+    live estimate (current figures, intervals carried from the last full computation and marked
+    ≈); when the gap has passed, the full computation replaces it and the marks go."""
+    from annotator.ui import dashboard_view
+    from annotator.ui.worker import call_blocking
+
+    gap = {"s": 3600.0}
+    monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: gap["s"])
+    view = dash_view()
+    view._poll.stop()
+    qtbot.waitUntil(lambda: view.model is not None and not view.is_busy(), timeout=60_000)
+    exact = view.model
+    assert exact.exact_at is None and not any("≈" in c for c in _cells(view))
+    call_blocking(db_worker, _new_rater_answers("liv"), study=True)
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: view.model is not exact and view._live_task is None, timeout=60_000)
+    live = view.model
+    assert live.exact_at is not None and not view.is_busy()  # no full computation started
+    assert "liv" in live.report["raters"]  # the current answers
+    assert live.report["live_estimate"]["exact_n_boot"] == N_BOOT
+    assert any("≈[" in c for c in _cells(view))
+    assert "live estimate" in view.meta.text()
+    note = view.stale_note.text()
+    assert view.stale_note.isVisibleTo(view) and "Live estimate" in note and "≈" in note
+    assert view.report() is None  # a live estimate is not the report
+    # unchanged since: nothing more until the gap has passed
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: not view._asking, timeout=10_000)
+    assert view.model is live and not view.is_busy()
+    gap["s"] = 0.0
+    view.check_for_changes()
+    qtbot.waitUntil(
+        lambda: view.model is not live and not view.is_busy() and view.model.exact_at is None,
+        timeout=60_000,
+    )
+    assert "liv" in view.model.report["raters"] and "live_estimate" not in view.model.report
+    assert not any("≈" in c for c in _cells(view))
+    assert not view.stale_note.isVisibleTo(view)

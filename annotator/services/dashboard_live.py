@@ -1,0 +1,92 @@
+"""The dashboard between two full computations: a live estimate in seconds (issue 27 point 2).
+
+When the study moves on while the dashboard follows it, the full report (every figure with a
+thousand resamples) takes as long as it takes; the view then shows a live estimate at once:
+
+1. ``read_live_inputs`` on the database worker brings the frames the view keeps up to date
+   (`live_frames.refresh`: only the answers added or superseded since, decoded);
+2. ``compute_live`` on the compute worker computes every point estimate again, exactly, and
+   moves each interval of the last full report onto it (`stats/live_estimate.py`), so a
+   figure's value is current and its interval, marked "≈", is the last full computation's.
+
+The model says so (``DashboardModel.exact_at``: when the exact figures it leans on were
+computed); the view replaces it with the full computation, which it runs in the background at
+most every ``max(60 s, its last duration)``. A live estimate is never kept in the cache or on
+disk, and never published.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..base.task import TaskState
+from ..store.changes import data_version
+from . import dashboard as dash
+
+if TYPE_CHECKING:
+    from .live_frames import LiveFrames
+    from .study import Study
+
+
+@dataclass(frozen=True)
+class LiveInputs:
+    inputs: dash.DashboardInputs
+    frames: LiveFrames
+    exact: Mapping[str, Any]  # the last full report, whose intervals the estimate carries
+    exact_at: datetime
+
+
+def read_live_inputs(
+    study: Study,
+    live: LiveFrames | None,
+    exact: Mapping[str, Any],
+    exact_at: datetime,
+    *,
+    n_boot: int,
+    seed: int,
+) -> LiveInputs:
+    """The view's frames brought up to date (read whole the first time), on the database
+    worker."""
+    from .calibration import verified_calibrations
+    from .live_frames import read_live, refresh
+    from .study import DEFAULT_SETTINGS
+
+    version = data_version(study.db)  # before the rows: a later write only brings a refresh more
+    settings = {**DEFAULT_SETTINGS, **study.db.all_settings()}
+    if live is None:
+        frames = read_live(study.db, study.rubric, study.name, settings)
+    else:
+        frames = refresh(live, study.db, study.rubric, study.name, settings)
+    inputs = dash.DashboardInputs(
+        **dash._base(study, version, n_boot, seed),
+        frames=frames.frames,
+        calibrations=tuple(verified_calibrations(study)),
+        tiles=dash._count_tiles(frames.frames),
+    )
+    return LiveInputs(inputs, frames, exact, exact_at)
+
+
+def compute_live(live: LiveInputs, state: TaskState | None = None) -> dash.DashboardModel:
+    """The live estimate's model: current point estimates, the last full report's intervals."""
+    from ..reports.html_report import build_view
+    from ..stats.report_model import build_report
+
+    state = state or TaskState()
+    started = time.monotonic()
+    inputs = live.inputs
+    assert inputs.frames is not None
+    state.step(0.05, "live estimate: every figure on the current answers, without resampling")
+    report = build_report(
+        inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed, intervals_from=live.exact
+    )
+    dash.attach_calibrations(report, inputs.calibrations)
+    state.step(0.75, "drawing charts")
+    view = build_view(report, with_charts=True, generated_at="-")
+    state.step(0.95, "laying out")
+    model = dash._model(inputs, report, view, time.monotonic() - started)
+    state.step(1.0, "done")
+    return dash.with_team(replace(model, exact_at=live.exact_at), inputs.team)
