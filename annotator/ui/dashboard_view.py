@@ -669,6 +669,11 @@ class DashboardView(ShutsDownOnce, QWidget):
             if shown.data_version == model.data_version:
                 return  # the full computation of the same data came first
         self.model = model
+        self.busy_label.setText(
+            translate("DashboardView", "Live estimate in {secs} s, without resampling.").format(
+                secs=f"{model.seconds:.1f}"
+            )
+        )
         self._render(model, charts)
         self._show_live_note(model)
 
@@ -684,9 +689,9 @@ class DashboardView(ShutsDownOnce, QWidget):
         self.stale_note.setText(
             translate(
                 "DashboardView",
-                "Live estimate: every figure is of the current answers; the intervals marked ≈ "
-                "are carried from the exact figures of {when}. The exact figures are recomputed "
-                "in about {secs} s ({key} now).",
+                "Live estimate: every figure is of the current answers; the intervals (marked ≈ "
+                "in the tables, and those of the charts) are carried from the exact figures of "
+                "{when}. The exact figures are recomputed in about {secs} s ({key} now).",
             ).format(
                 when=_when(model.exact_at),
                 secs=f"{due:.0f}",

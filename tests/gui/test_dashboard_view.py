@@ -497,6 +497,7 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     assert live.report["live_estimate"]["exact_n_boot"] == N_BOOT
     assert any("≈[" in c for c in _cells(view))
     assert "live estimate" in view.meta.text()
+    assert "Live estimate in" in view.busy_label.text()
     note = view.stale_note.text()
     assert view.stale_note.isVisibleTo(view) and "Live estimate" in note and "≈" in note
     assert view.report() is None  # a live estimate is not the report
