@@ -343,6 +343,14 @@
         <translation>Leyendo el estudio…</translation>
     </message>
     <message>
+        <source>Live estimate in {secs} s, without resampling.</source>
+        <translation>Estimación en vivo en {secs} s, sin remuestreo.</translation>
+    </message>
+    <message>
+        <source>Live estimate: every figure is of the current answers; the intervals (marked ≈ in the tables, and those of the charts) are carried from the exact figures of {when}. The exact figures are recomputed in about {secs} s ({key} now).</source>
+        <translation>Estimación en vivo: cada cifra es de las respuestas actuales; los intervalos (marcados con ≈ en las tablas, y los de los gráficos) se toman de las cifras exactas de {when}. Las cifras exactas se recalculan en unos {secs} s ({key} ahora).</translation>
+    </message>
+    <message>
         <source>Computing the report: {step}…</source>
         <translation>Calculando el informe: {step}…</translation>
     </message>
@@ -943,7 +951,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>De vuelta en el servidor: todas las respuestas están sincronizadas</translation>
     </message>
     <message>
-        <source>Study lead: no rater chosen (the last session here was the lead's)</source>
+        <source>Study lead: no rater chosen (the last session here was the lead&apos;s)</source>
         <translation>Dirección del estudio: ningún evaluador elegido (la última sesión aquí fue de la dirección)</translation>
     </message>
     <message>
@@ -955,7 +963,7 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>&amp;Teclas e instrucciones de esta vista…</translation>
     </message>
     <message>
-        <source>The keys of the view on screen and the rubric's instructions</source>
+        <source>The keys of the view on screen and the rubric&apos;s instructions</source>
         <translation>Las teclas de la vista en pantalla y las instrucciones de la rúbrica</translation>
     </message>
 </context>
@@ -1610,6 +1618,53 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     </message>
 </context>
 <context>
+    <name>VerdictRules</name>
+    <message>
+        <source>{metric} is {value}</source>
+        <translation>{metric} es {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is not {value}</source>
+        <translation>{metric} no es {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is at least {value}</source>
+        <translation>{metric} es al menos {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is at most {value}</source>
+        <translation>{metric} es como mucho {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is more than {value}</source>
+        <translation>{metric} es más de {value}</translation>
+    </message>
+    <message>
+        <source>{metric} is less than {value}</source>
+        <translation>{metric} es menos de {value}</translation>
+    </message>
+    <message>
+        <source>{metric} includes {value}</source>
+        <translation>{metric} incluye {value}</translation>
+    </message>
+    <message>
+        <source>not ({rule})</source>
+        <translation>no ({rule})</translation>
+    </message>
+    <message>
+        <source> and </source>
+        <translation> y </translation>
+    </message>
+    <message>
+        <source> or </source>
+        <translation> o </translation>
+    </message>
+    <message>
+        <source>The verdict is {pass} when every rule below holds, {fail} when one does not, and open while a metric it needs is unanswered or cannot be judged.</source>
+        <translation>El veredicto es {pass} cuando se cumplen todas las reglas de abajo, {fail} cuando una no se cumple, y queda abierto mientras falte una métrica que necesita o no se pueda juzgar.</translation>
+    </message>
+</context>
+<context>
     <name>keymap</name>
     <message>
         <source>Follow the study&apos;s changes (on or off)</source>
@@ -1882,53 +1937,6 @@ Gracias. {key} vuelve a la última respuesta.</translation>
     <message>
         <source>Scale value, likert point, option or tag number</source>
         <translation>Valor de escala, punto likert, opción o número de etiqueta</translation>
-    </message>
-</context>
-<context>
-    <name>VerdictRules</name>
-    <message>
-        <source>{metric} is {value}</source>
-        <translation>{metric} es {value}</translation>
-    </message>
-    <message>
-        <source>{metric} is not {value}</source>
-        <translation>{metric} no es {value}</translation>
-    </message>
-    <message>
-        <source>{metric} is at least {value}</source>
-        <translation>{metric} es al menos {value}</translation>
-    </message>
-    <message>
-        <source>{metric} is at most {value}</source>
-        <translation>{metric} es como mucho {value}</translation>
-    </message>
-    <message>
-        <source>{metric} is more than {value}</source>
-        <translation>{metric} es más de {value}</translation>
-    </message>
-    <message>
-        <source>{metric} is less than {value}</source>
-        <translation>{metric} es menos de {value}</translation>
-    </message>
-    <message>
-        <source>{metric} includes {value}</source>
-        <translation>{metric} incluye {value}</translation>
-    </message>
-    <message>
-        <source>not ({rule})</source>
-        <translation>no ({rule})</translation>
-    </message>
-    <message>
-        <source> and </source>
-        <translation> y </translation>
-    </message>
-    <message>
-        <source> or </source>
-        <translation> o </translation>
-    </message>
-    <message>
-        <source>The verdict is {pass} when every rule below holds, {fail} when one does not, and open while a metric it needs is unanswered or cannot be judged.</source>
-        <translation>El veredicto es {pass} cuando se cumplen todas las reglas de abajo, {fail} cuando una no se cumple, y queda abierto mientras falte una métrica que necesita o no se pueda juzgar.</translation>
     </message>
 </context>
 </TS>
