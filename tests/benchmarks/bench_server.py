@@ -10,8 +10,13 @@ With --roles each rater works as its own login role (`annotator roles`: row rule
 checks), as a team does; without, as the database's owner. --engines postgresql skips the SQLite
 run (issue 29.6's done-when: 100 raters at the full workload with 0 refused connections).
 
+--think MIN,MAX sets the pause before each answer (the default, 0-50 ms, is a stress test: 50
+Python clients on two cores are then CPU-bound on the client side; `--think 2,5` is a rater who
+looks at each image for seconds). Every rater's app is open before the first submit, so start-up
+is not counted as load.
+
 Run: python tests/benchmarks/bench_server.py [--raters 50] [--roles] [--engines postgresql,sqlite]
-     [--pg postgresql://postgres@127.0.0.1/postgres]
+     [--pg postgresql://postgres@127.0.0.1/postgres] [--items 200] [--votes 50] [--think 0,0.05]
 """
 
 from __future__ import annotations
@@ -43,7 +48,16 @@ ANSWERS = {
 }
 
 
-def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) -> None:
+def rater_process(
+    location: str,
+    rater: str,
+    n_items: int,
+    n_votes: int,
+    out,  # noqa: ANN001
+    think: tuple[float, float] = (0.0, 0.05),
+    ready=None,  # noqa: ANN001
+    go=None,  # noqa: ANN001
+) -> None:
     from annotator.domain.errors import StudyBusy
     from annotator.services.labeling import LabelSession
     from annotator.services.pairing import PairSession
@@ -65,11 +79,14 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
 
     study = retrying(Study.open, location)
     session = retrying(LabelSession, study, rater)
+    if ready is not None:  # every rater's app open before anyone submits (start-up is not load)
+        ready.put(rater)
+        go.wait()
     for _ in range(n_items):
         item = retrying(session.next)
         if item is None:
             break
-        time.sleep(rng.uniform(0, 0.05))
+        time.sleep(rng.uniform(*think))
         t = time.perf_counter()
         acked.append(retrying(session.submit, item, ANSWERS, 10))
         lat.append(time.perf_counter() - t)
@@ -78,7 +95,7 @@ def rater_process(location: str, rater: str, n_items: int, n_votes: int, out) ->
         pair = retrying(pairs.next)
         if pair is None:
             break
-        time.sleep(rng.uniform(0, 0.05))
+        time.sleep(rng.uniform(*think))
         t = time.perf_counter()
         votes.append(retrying(pairs.vote, pair, rng.choice(["left", "right"]), None, 10))
         lat.append(time.perf_counter() - t)
@@ -149,15 +166,28 @@ def _peak_connections(admin: str, database: str, stop: threading.Event, peak: li
             peak[0] = max(peak[0], n)
 
 
-def run(location: str, n_raters: int, tmp: Path, roles: bool = False, admin: str = "") -> dict:
+def run(
+    location: str,
+    n_raters: int,
+    tmp: Path,
+    roles: bool = False,
+    admin: str = "",
+    *,
+    items: int = 200,
+    votes: int = 50,
+    think: tuple[float, float] = (0.0, 0.05),
+) -> dict:
     from sqlalchemy import text
 
     from annotator.services.study import Study
 
     where = build(location, n_raters, tmp, roles)
     ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    procs = [ctx.Process(target=rater_process, args=(u, r, 200, 50, out)) for r, u in where.items()]
+    out, ready, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    procs = [
+        ctx.Process(target=rater_process, args=(u, r, items, votes, out, think, ready, go))
+        for r, u in where.items()
+    ]
     stop, peak = threading.Event(), [0]
     watch = None
     if location.startswith("postgresql"):
@@ -165,9 +195,12 @@ def run(location: str, n_raters: int, tmp: Path, roles: bool = False, admin: str
             target=_peak_connections, args=(admin, location.rsplit("/", 1)[1], stop, peak)
         )
         watch.start()
-    t = time.perf_counter()
     for p in procs:
         p.start()
+    for _ in procs:
+        ready.get(timeout=3600)
+    t = time.perf_counter()
+    go.set()
     results = [json.loads(out.get(timeout=3600)) for _ in procs]
     wall = time.perf_counter() - t
     stop.set()
@@ -206,7 +239,14 @@ def main() -> None:
     ap.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
     ap.add_argument("--roles", action="store_true", help="each rater as its own login role")
     ap.add_argument("--engines", default="postgresql,sqlite")
+    ap.add_argument("--items", type=int, default=200, help="judgements per rater")
+    ap.add_argument("--votes", type=int, default=50, help="pair votes per rater")
+    ap.add_argument(
+        "--think", default="0,0.05", help="a rater's pause before each answer, MIN,MAX seconds"
+    )
     a = ap.parse_args()
+    think = tuple(float(x) for x in a.think.split(","))
+    load = dict(items=a.items, votes=a.votes, think=think)
     engines = a.engines.split(",")
     import psycopg
 
@@ -219,9 +259,9 @@ def main() -> None:
             tmp = Path(d)
             figures = {}
             if "postgresql" in engines:
-                figures["postgresql"] = run(pg_url, a.raters, tmp, a.roles, a.pg)
+                figures["postgresql"] = run(pg_url, a.raters, tmp, a.roles, a.pg, **load)
             if "sqlite" in engines:
-                figures["sqlite"] = run(str(tmp / "st"), a.raters, tmp)
+                figures["sqlite"] = run(str(tmp / "st"), a.raters, tmp, **load)
     finally:
         with psycopg.connect(a.pg, autocommit=True) as c:
             if a.roles:  # the raters' login roles live in the cluster, not the database
@@ -240,7 +280,8 @@ def main() -> None:
     print(f"machine: {machine()}; server max_connections {max_conn}")
     for engine, f in figures.items():
         print(
-            f"{engine}: {a.raters} raters x (200 judgements + 50 pair votes), think 0-50 ms: "
+            f"{engine}: {a.raters} raters x ({a.items} judgements + {a.votes} pair votes), think "
+            f"{think[0]:g}-{think[1]:g} s, every app open before the first submit: "
             f"{f['writes']} writes in {f['wall']:.1f} s ({f['per_s']:.0f}/s); submit p50 {f['p50']:.1f} ms, "
             f"p95 {f['p95']:.1f} ms, p99 {f['p99']:.1f} ms; lost {f['lost']}, doubled {f['doubled']}, "
             f"rows nobody acknowledged {f['unacked_rows']}; busy/lost retries {f['retries']}, "
