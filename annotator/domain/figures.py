@@ -15,7 +15,9 @@ from typing import Any
 __all__ = [
     "MISSING",
     "estimate_text",
+    "figure_label",
     "fmt_num",
+    "metric_labels",
     "short_note",
     "to_float",
     "undefined_reason",
@@ -93,3 +95,17 @@ def estimate_text(d: Any, *, digits: int = 2, with_n: bool = False) -> str:
     if with_n and d.get("n") is not None:
         text += f" n={d['n']}"
     return text
+
+
+def metric_labels(report: Mapping[str, Any]) -> dict[str, str]:
+    """Every report key's label (`metrics.*.label`, from Rubric.key_label), for the sentences."""
+    return {k: s.get("label") or k for k, s in (report.get("metrics") or {}).items()}
+
+
+def figure_label(name: str, labels: Mapping[str, str] | None = None) -> str:
+    """A debiased figure as the reader knows it: the rubric's label of its key (`labels`, the
+    report's `metrics.*.label`), "Verdict" for the rubric's verdict; a key the rubric does not
+    name, in words."""
+    if name == "verdict_pass_rate":
+        return "Verdict"
+    return (labels or {}).get(name) or name.replace("_", " ")

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..domain.figures import figure_label, metric_labels
 from .formatting import as_dict, fmt_num
 
 
@@ -105,12 +106,14 @@ def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     if not sec.get("recorded"):
         return {"recorded": False, "note": str(sec.get("note") or ""), "judges": [], "pairs": pairs}
     kinds = as_dict(sec.get("figures"))
+    labels = metric_labels(report)
     judges = []
     for judge, jd in sorted(as_dict(sec.get("judges")).items()):
         rows = []
         for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
             for name, fig in as_dict(figs).items():
-                rows.append(_row(gen, f"{name} ({kinds.get(name, '')})", fig))
+                label = figure_label(name, labels)
+                rows.append(_row(gen, f"{label} ({kinds.get(name, '')})", fig))
         judges.append({"name": str(judge), "rows": rows})
     s = as_dict(sec.get("sample"))
     return {

@@ -42,6 +42,7 @@ the PPI interval's width. Simulated coverage: tests/benchmarks/validity.md, mode
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ import pandas as pd
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from ..domain.figures import figure_label
 from .consensus import MetricSpec
 
 SAMPLE_SETTING = "human_sample"  # the recorded random sample (services/sampling.py)
@@ -492,17 +494,29 @@ def _main_figure(figures: list[str]) -> str | None:
     return figures[0] if figures else None
 
 
-def _what(gen: str, name: str, kind: str) -> str:
+def figure_words(gen: str, name: str, kind: str, labels: Mapping[str, str] | None = None) -> str:
+    """A generator's figure in a sentence: "gen-a's pass rate on Instruction following"."""
     if name == "verdict_pass_rate":
         return f"{gen}'s pass rate"
+    label = figure_label(name, labels)
     if ":" in name:
-        metric, tag = name.split(":", 1)
-        return f"{gen}'s share tagged {tag} ({metric})"
-    return f"{gen}'s {kind} on {name}"
+        return f"{gen}'s share tagged “{label}”"
+    return f"{gen}'s {kind} on {label}"
 
 
-def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
-    """For the summary: how far each judge's own figures were off, with the sign, in words.
+def worth_words(fig: Mapping[str, Any]) -> str:
+    """What the judge's figures were worth in human labels, beside the labels it took."""
+    return (
+        f"{fig.get('effective_human_labels'):.0f} human labels' worth from "
+        f"{fig.get('n_sampled')} rated items"
+    )
+
+
+def debiased_summary(
+    section: dict[str, Any], labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """For the summary: how far each judge's own figures were off, with the sign, in words
+    (figures named by `labels`, the rubric's labels of the report keys).
 
     Per judge and generator the rubric's main figure (the verdict pass rate, else the first),
     and every other figure whose error interval excludes 0; `lines` says it as a sentence
@@ -510,6 +524,7 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
     if not section.get("recorded"):
         return {"recorded": False, "note": section.get("note"), "lines": []}
     lines, rows = [], []
+    kinds = section.get("figures") or {}
     for judge, jd in sorted((section.get("judges") or {}).items()):
         for gen, figs in sorted((jd.get("by_generator") or {}).items()):
             main = _main_figure(list(figs))
@@ -518,12 +533,11 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
                 ppi = fig.get("ppi") or {}
                 if name == main and not err and ppi.get("low") is not None:
                     # a judge off the rubric's scale has no error to state, only its worth
-                    label = _what(gen, name, (section.get("figures") or {}).get(name, "figure"))
+                    label = figure_words(gen, name, kinds.get(name, "figure"), labels)
                     lines.append(
                         f"{label} debiased with the judge {judge} (not on the rubric's scale): "
-                        f"{ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}], worth "
-                        f"{fig.get('effective_human_labels'):.0f} human labels (of "
-                        f"{fig.get('n_sampled')} rated)"
+                        f"{ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}], "
+                        f"{worth_words(fig)}"
                     )
                     continue
                 if not err or err.get("estimate") is None:
@@ -531,7 +545,7 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
                 clear = err.get("low") is not None and (err["low"] > 0 or err["high"] < 0)
                 if name != main and not clear:
                     continue
-                label = _what(gen, name, (section.get("figures") or {}).get(name, "figure"))
+                label = figure_words(gen, name, kinds.get(name, "figure"), labels)
                 if err.get("low") is None:
                     continue
                 est, low, high = err["estimate"], err["low"], err["high"]
@@ -548,8 +562,7 @@ def debiased_summary(section: dict[str, Any]) -> dict[str, Any]:
                 if ppi.get("low") is not None:
                     text += (
                         f"; debiased {ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}]"
-                        f", worth {fig.get('effective_human_labels'):.0f} human labels "
-                        f"(of {fig.get('n_sampled')} rated)"
+                        f", {worth_words(fig)}"
                     )
                 lines.append(text)
                 rows.append(

@@ -42,8 +42,10 @@ import math
 import shlex
 from typing import Any
 
+from ..domain.figures import metric_labels
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
+from .debiased import figure_words
 
 ALT_TEST_OVERLAP = MIN_OTHERS + 1  # raters on an item for the alt-test to use it
 COMPETENCE_OVERLAP = 2  # raters on an item for it to count as shared
@@ -176,6 +178,7 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
     with the sign in the verb and the size as a positive interval: "the judge J understates
     gen-b's pass rate by 0.12 [0.05, 0.19]"."""
     kinds = (report.get("debiased") or {}).get("figures") or {}
+    labels = metric_labels(report)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in debiased.get("off_by") or []:
         err = r.get("judge_minus_humans") or {}
@@ -190,13 +193,9 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
             over = err["estimate"] > 0
             lo, hi = (err["low"], err["high"]) if over else (-err["high"], -err["low"])
             name = str(r.get("figure"))
-            what = (
-                "pass rate"
-                if name == "verdict_pass_rate"
-                else f"{kinds.get(name, 'figure')} on {name.replace('_', ' ')}"
-            )
+            what = figure_words(gen, name, kinds.get(name, "figure"), labels)
             part = (
-                f"{'overstates' if over else 'understates'} {gen}'s {what} by "
+                f"{'overstates' if over else 'understates'} {what} by "
                 f"{abs(err['estimate']):.2f} [{lo:.2f}, {hi:.2f}]"
             )
             if (r.get("debiased") or {}).get("low") is not None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..domain.figures import metric_labels
 from .competence import low_competence
 from .debiased import debiased_summary
 from .next_steps import ci_text as _ci
@@ -320,7 +321,7 @@ def _release_gate(report: dict[str, Any]) -> dict[str, Any]:
 
 def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
     raters = report.get("raters") or {}
-    labels = {k: s.get("label") or k for k, s in (report.get("metrics") or {}).items()}
+    labels = metric_labels(report)
     low = low_competence({r: d.get("competence") or {} for r, d in raters.items()})
     out = []
     for r in sorted(raters):
@@ -357,7 +358,7 @@ def build_summary(report: dict[str, Any]) -> dict[str, Any]:
     generators = _generators(report)
     gate = _release_gate(report)
     raters = _raters(report)
-    debiased = debiased_summary(report.get("debiased") or {})
+    debiased = debiased_summary(report.get("debiased") or {}, metric_labels(report))
     return {
         "known": known(report, judges, generators, gate, raters, debiased),
         "to_decide": to_decide(report, judges, generators, gate),

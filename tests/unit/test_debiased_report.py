@@ -138,10 +138,8 @@ def test_no_sample_says_how_to_draw_one_then_only_sampled_answers_count(tmp_path
         assert fig["judge_minus_humans"]["estimate"] > 0  # lenient
         assert fig["ppi"]["low"] <= fig["ppi"]["estimate"] <= fig["ppi"]["high"]
     lines = rep["summary"]["debiased"]["lines"]
-    assert any(
-        "the judge lenient overstates gen-b's pass rate on instruction_following" in x
-        for x in lines
-    )
+    label = rep["metrics"]["instruction_following"]["label"]
+    assert any(f"the judge lenient overstates gen-b's pass rate on {label}" in x for x in lines)
 
 
 def test_sample_tops_up_keeps_drawn_items_and_deals_only_the_sample(tmp_path, capsys):
@@ -272,6 +270,19 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert (table["figure"] == "win_rate").sum() == 3  # one per generator pair
     row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]
     assert row["ppi"].iloc[0] == pytest.approx(fig["ppi"]["estimate"])
+    # the reader sees the rubric's labels, never a report key (the CSV keeps the keys, for
+    # machines): in the summary's sentences, the next steps and the HTML table's figure column
+    from annotator.reports.view_debiased import debiased_view
+
+    keys = [k for k in sec["figures"] if k != "verdict_pass_rate"]
+    labels = {k: rep["metrics"][k]["label"] for k in keys}
+    steps = [s["text"] for s in rep["summary"]["known"] if "debiased" in s["text"]]
+    shown = [r["figure"] for j in debiased_view(rep)["judges"] for r in j["rows"]]
+    for text in lines + steps + shown:
+        assert not any(k in text for k in keys), text
+    assert any(labels["layout_hierarchy"] in line for line in lines)
+    assert "Verdict (pass rate)" in shown and f"{labels['layout_hierarchy']} (mean score)" in shown
+    assert all("human labels' worth from" in line for line in lines if "debiased" in line)
 
 
 def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
@@ -288,10 +299,10 @@ def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
         "figures": {"faithfulness": "mean score"},
         "judges": {"clip": {"by_generator": {"sd": {"faithfulness": fig}}}},
     }
-    (line,) = debiased_summary(sec)["lines"]
+    (line,) = debiased_summary(sec, {"faithfulness": "Faithful to the prompt"})["lines"]
     assert line == (
-        "sd's mean score on faithfulness debiased with the judge clip (not on the rubric's "
-        "scale): 3.90 [3.70, 4.10], worth 52 human labels (of 40 rated)"
+        "sd's mean score on Faithful to the prompt debiased with the judge clip (not on the "
+        "rubric's scale): 3.90 [3.70, 4.10], 52 human labels' worth from 40 rated items"
     )
 
 
