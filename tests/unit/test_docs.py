@@ -243,3 +243,18 @@ def _defines(node: ast.stmt, name: str) -> bool:
     if isinstance(node, ast.AnnAssign):
         return isinstance(node.target, ast.Name) and node.target.id == name
     return False
+
+
+def test_no_merge_leftover_is_tracked():
+    """A resolved conflict's `.orig`/`.rej` copy was once committed beside docs/team.md, and read
+    as a second, stale copy of the team guide."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    leftovers = [f for f in tracked if f.endswith((".orig", ".rej", ".BACKUP", ".LOCAL"))]
+    assert leftovers == [], f"merge leftovers tracked: {leftovers} (git rm them)"
