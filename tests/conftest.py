@@ -3,7 +3,8 @@ screenshots to a temp folder (or `--screenshots DIR`), and the `slow` marker.
 
 `python -m pytest` runs the suite without the tests marked slow (long simulations,
 real-data round trips, the installed-wheel run): minutes, for the edit loop.
-`python -m pytest --all` runs everything: what the README's command and CI run.
+`python -m pytest --all` runs everything: what the README's command and CI run (on two
+processes: `-n 2 --dist loadfile`, pytest-xdist).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def test_readme_first_two_commands_are_install_run_and_test() -> None:
     first_two = [line.split("#")[0].strip() for line in block.group(1).splitlines()[:2]]
     assert first_two == [
         "pip install -e . && annotator demo",
-        'pip install -e ".[test]" && python -m pytest --all',
+        'pip install -e ".[test]" && python -m pytest --all -n 2 --dist loadfile',
     ]
     # CI runs the test command verbatim (.ci/run says so): the two must not drift apart
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
