@@ -43,7 +43,8 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
     their queue, pairs and settings, their own earlier answers, and nothing else.
 
     Built in a scratch database, then copied with VACUUM INTO so the file has no free pages
-    that could hold anything; replaced atomically at `out`.
+    that could hold anything; the images' bytes are then added to that copy, written once
+    (`write_media`); replaced atomically at `out`.
     """
     study.require_lead("exporting a package")
     out = Path(out)
@@ -75,7 +76,6 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
                 content,
                 study_id=study_id,
                 package_id=package_id,
-                read_media=study.media.read,
                 created_at=datetime.now(UTC).replace(tzinfo=None),
             )
         finally:
@@ -86,6 +86,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
                 conn.execute("VACUUM INTO ?", (str(final_tmp),))
             finally:
                 conn.close()
+            export_store.write_media(final_tmp, content, study.media.read)
     finally:
         _remove_db_files(scratch)
     return Exported(out, rater, content.counts(), out.stat().st_size, content.local_items)

@@ -148,6 +148,26 @@ def test_package_bytes_hold_no_generator_path_or_other_rater(team_study, tmp_pat
     assert not any(out.parent.glob(".anaya.annot*")), "scratch files left behind"
 
 
+def test_package_images_are_the_stored_bytes_and_the_file_has_no_free_page(team_study, tmp_path):
+    """Images go into the finished file after VACUUM INTO (written once, not four times): each is
+    byte for byte one of the study's stored images, the file keeps no free page that could hold
+    anything, and it opens in the journal mode VACUUM INTO gives (no write-ahead log left)."""
+    out = tmp_path / "anaya.annot"
+    export_package(team_study, "anaya", out)
+    stored = {p.read_bytes() for p in (team_study.folder / "media").rglob("*") if p.is_file()}
+    conn = sqlite3.connect(out)
+    try:
+        blobs = [bytes(b) for (b,) in conn.execute("SELECT data FROM media_blobs")]
+        linked = conn.execute("SELECT count(DISTINCT media_sha256) FROM item_media").fetchone()[0]
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert blobs and len(blobs) == linked and all(b in stored for b in blobs)
+    assert not Path(str(out) + "-wal").exists() and not Path(str(out) + "-journal").exists()
+
+
 def test_codes_are_per_rater(team_study, tmp_path):
     export_package(team_study, "anaya", tmp_path / "anaya.annot")
     export_package(team_study, "benito", tmp_path / "benito.annot")
