@@ -329,7 +329,7 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
         drift = raters[r].get("drift") or {}
         if drift.get("flagged"):
             reasons.append(
-                f"drift on {labels.get(drift.get('metric'), drift.get('metric'))} "
+                f"drift on {labels.get(str(drift.get('metric')), drift.get('metric'))} "
                 f"({drift.get('direction')}) from anchor answer {drift.get('first_flag_at')}"
             )
         for key, off in (raters[r].get("calibration_offset") or {}).items():
