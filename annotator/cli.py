@@ -823,6 +823,9 @@ def _cmd_package(a) -> int:
             return EXIT_OK
         for f in a.files:
             r = merge_package(study, f)
+            if r.already_merged and not any(r.added.values()):
+                print(f"merged {f} ({r.rater}): nothing new (this very file was merged before)")
+                continue
             added = (
                 ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.added.items() if v)
                 or "nothing new"

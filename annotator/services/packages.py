@@ -210,6 +210,12 @@ def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
     where = str(p)
     if not p.is_file():
         raise InputError("no such package file", source=where)
+    with study_faults(where):
+        package_sha = merge_store.sha256_file(p)
+    earlier = merge_store.merged_before(study.db, package_sha)
+    if earlier is not None:
+        added = dict.fromkeys(merge_store.ADDED, 0)
+        return merge_store.MergeResult(earlier, added, 0, [], already_merged=True)
     _integrity(p)
     _schema(p)
     pkg = StudyDB(p, mode="read")
@@ -249,7 +255,7 @@ def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
         return merge_store.merge_rows(
             study.db,
             rows,
-            package_sha=merge_store.sha256_file(p),
+            package_sha=package_sha,
             package_id=m["id"],
             version=version,
         )

@@ -205,6 +205,11 @@ def _work(pkg_path: Path, n_items: int, n_pairs: int, *, back: bool = False) -> 
         pkg.close()
 
 
+def _count(study: Study, table: str) -> int:
+    with sqlite3.connect(study.folder / DB_NAME) as c:
+        return c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
 def _answers(study: Study) -> set[tuple]:
     with sqlite3.connect(study.folder / DB_NAME) as c:
         j = {
@@ -237,9 +242,19 @@ def test_working_in_a_package_then_merging_twice_adds_once(team_study, tmp_path,
     assert main(["package", "merge", str(out), "--study", str(team_study.folder)]) == 0
     once = _answers(team_study)
     assert len(once - before) == 7 + 3  # 6 answers (+ anchors among them), a correction, 3 votes
+    capsys.readouterr()
+    merges = _count(team_study, "merges")
     assert main(["package", "merge", str(out), "--study", str(team_study.folder)]) == 0
     assert _answers(team_study) == once
-    assert "nothing new" in capsys.readouterr().out
+    # the same bytes again: answered from the lead's record of merges, the file not read again
+    assert "nothing new (this very file was merged before)" in capsys.readouterr().out
+    assert _count(team_study, "merges") == merges
+    # one answer more makes another file: merged as any package is, its new answer added
+    _work(out, 1, 0)
+    assert main(["package", "merge", str(out), "--study", str(team_study.folder)]) == 0
+    said = capsys.readouterr().out
+    assert "merged before" not in said and "1 judgements" in said
+    assert len(_answers(team_study) - once) == 1 and _count(team_study, "merges") == merges + 1
     assert main(["status", "--study", str(team_study.folder)]) == 0
     status = capsys.readouterr().out
     assert "merges:" in status and "anaya" in status
