@@ -2,13 +2,18 @@
 merging 20 packages of 1,000 answers each (then the same 20 again: a no-op).
 
 Run: python tests/benchmarks/bench_team.py [--export-items N] [--packages K] [--answers M]
+     [--before CHECKOUT] [--rounds R]
 (the defaults are the figures of the README; smaller ones for a quick before/after on a busy
-machine)
+machine). With --before (another checkout, e.g. `git worktree add /tmp/before <rev>`), the same
+study and packages are exported and merged by that checkout's code and by this one in turn,
+each in its own process, R rounds: the before and after figures of one run.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +27,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_store import machine  # noqa: E402
+from sqlalchemy import text  # noqa: E402
 
 from annotator.services.labeling import LabelSession  # noqa: E402
 from annotator.services.packages import export_package, merge_package  # noqa: E402
@@ -82,26 +88,26 @@ def bench_export(tmp: Path, n: int = 2000) -> tuple[float, float, float]:
     return elapsed, e.n_bytes / 1e6, media_mb
 
 
-def bench_merge(tmp: Path, k: int = 20, m: int = 1000) -> tuple[float, float, int]:
+def _packages(tmp: Path, k: int, m: int, pkgs: Path) -> Path:
+    """A study of m items and k raters, and in `pkgs` each rater's package with m answers (each
+    its own durable commit, as in the app); returns the study's folder."""
     study = make_study(tmp, m, 8, "merge")
     raters = [f"rater{i:02d}" for i in range(k)]
     for r in raters:
         study.add_rater(r)
-    packages = []
+    pkgs.mkdir(parents=True, exist_ok=True)
     for r in raters:
-        p = tmp / f"{r}.annot"
+        p = pkgs / f"{r}.annot"
         export_package(study, r, p)
         pkg = Study.open(p)
         session = LabelSession(pkg, r)
         version = pkg.rubric.version
         with pkg.db.read() as s:
-            from sqlalchemy import text
-
             pks = [
                 row[0]
                 for row in s.execute(text("SELECT id FROM items WHERE is_anchor = 0 ORDER BY id"))
             ]
-        for pk in pks:  # m answers, each its own durable commit as in the app
+        for pk in pks:
             store.submit(
                 pkg.db,
                 rater=r,
@@ -113,7 +119,15 @@ def bench_merge(tmp: Path, k: int = 20, m: int = 1000) -> tuple[float, float, in
                 time_ms=1,
             )
         pkg.close()
-        packages.append(p)
+    folder = study.folder
+    study.close()
+    return folder
+
+
+def bench_merge(tmp: Path, k: int = 20, m: int = 1000) -> tuple[float, float, int]:
+    folder = _packages(tmp, k, m, tmp / "packages")
+    packages = sorted((tmp / "packages").glob("*.annot"))
+    study = Study.open(folder)
     t = time.perf_counter()
     added = sum(merge_package(study, p).added["judgements"] for p in packages)
     first = time.perf_counter() - t
@@ -125,6 +139,64 @@ def bench_merge(tmp: Path, k: int = 20, m: int = 1000) -> tuple[float, float, in
     return first, again, added
 
 
+_EXPORT = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from annotator.services.packages import export_package
+from annotator.services.study import Study
+st = Study.open(Path({study!r}))
+t = time.perf_counter()
+e = export_package(st, "rae", Path({out!r}))
+print(f"{{time.perf_counter() - t:.1f}} s, {{e.n_bytes / 1e6:.0f}} MB")
+st.close()
+"""
+_MERGE = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from annotator.services.packages import merge_package
+from annotator.services.study import Study
+st = Study.open(Path({study!r}))
+pk = sorted(Path({pkgs!r}).glob("*.annot"))
+t = time.perf_counter()
+added = sum(merge_package(st, p).added["judgements"] for p in pk)
+first = time.perf_counter() - t
+t = time.perf_counter()
+again = sum(merge_package(st, p).added["judgements"] for p in pk)
+print(f"{{first:.2f}} s ({{added}} added), again {{time.perf_counter() - t:.2f}} s ({{again}} added)")
+st.close()
+"""
+
+
+def _in(repo: Path, code: str) -> str:
+    """Run `code` with `repo`'s annotator, in a process of its own; its one line of output."""
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=False
+    )
+    return r.stdout.strip() or r.stderr.strip().splitlines()[-1]
+
+
+def before_after(tmp: Path, before: Path, n: int, k: int, m: int, rounds: int) -> None:
+    """Export and merge by `before`'s code and this checkout's in turn, on one study."""
+    study = make_study(tmp, n, 1024, "big-images")
+    study.add_rater("rae")
+    study.close()
+    pkgs = tmp / "packages"
+    merge_study = _packages(tmp, k, m, pkgs)
+    for r in range(rounds):
+        for name, repo in (("before", before), ("after", REPO)):
+            out = tmp / f"{name}.annot"
+            args = dict(repo=str(repo), study=str(tmp / "big-images"), out=str(out))
+            print(f"round {r + 1} {name}: export {_in(repo, _EXPORT.format(**args))}", flush=True)
+            out.unlink(missing_ok=True)
+            work = tmp / f"merge-{name}"
+            shutil.copytree(merge_study, work)
+            args = dict(repo=str(repo), study=str(work), pkgs=str(pkgs))
+            print(f"round {r + 1} {name}: merge {_in(repo, _MERGE.format(**args))}", flush=True)
+            shutil.rmtree(work)
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -132,12 +204,17 @@ if __name__ == "__main__":
     ap.add_argument("--export-items", type=int, default=2000)
     ap.add_argument("--packages", type=int, default=20)
     ap.add_argument("--answers", type=int, default=1000)
+    ap.add_argument("--before", type=Path, help="a checkout of the code to compare with")
+    ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
+    print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        if a.before is not None:
+            before_after(tmp, a.before, a.export_items, a.packages, a.answers, a.rounds)
+            sys.exit(0)
         exp, size, media = bench_export(tmp, a.export_items)
         first, again, added = bench_merge(tmp, a.packages, a.answers)
-    print(f"machine: {machine()}")
     print(
         f"export a {a.export_items:,}-item package, 1024x1024 images: {exp:.1f} s, {size:.0f} MB "
         f"(the study's media folder: {media:.0f} MB)"
