@@ -84,14 +84,13 @@ def codes_for(s: OrmSession, rpk: int, kind: str, targets: list[int]) -> dict[in
         )
     }
     taken = set(have.values())
-    new = [
-        dict(rater_pk=rpk, kind=kind, target_pk=t, code=new_display_code(taken))
-        for t in targets
-        if t not in have
-    ]
-    if new:
-        s.execute(insert(RaterCode), new)
-        have.update({r["target_pk"]: r["code"] for r in new})
+    fresh = {t: new_display_code(taken) for t in targets if t not in have}
+    if fresh:
+        s.execute(
+            insert(RaterCode),
+            [dict(rater_pk=rpk, kind=kind, target_pk=t, code=c) for t, c in fresh.items()],
+        )
+        have.update(fresh)
     return {t: have[t] for t in targets}
 
 
@@ -454,7 +453,7 @@ def local_keys(c: PackageContent) -> PackageContent:
     rater's codes (random), cells by their first item, cases by code; answer rows 1, 2, ... in the
     order they were made. Merge never reads these numbers: it maps codes and UUIDs."""
     item = _renumber(c.items, lambda r: r["item_id"])
-    first = {}
+    first: dict[int, int] = {}
     for r in c.items:
         first[r["cell_pk"]] = min(first.get(r["cell_pk"], 1 << 62), item[r["id"]])
     cell = _renumber(c.cells, lambda r: first.get(r["id"], 1 << 62))
@@ -536,7 +535,7 @@ def write_content(
             settings.put(d, key, json.loads(text))
         settings.put(d, "role", "package")
         d.execute(insert(RubricVersion), [content.rubric])
-        rpk = d.scalar(insert(Rater).returning(Rater.id), [content.rater])
+        rpk = d.execute(insert(Rater).returning(Rater.id), [content.rater]).scalar_one()
         if content.cases:
             d.execute(insert(Case), content.cases)
         if content.cells:
@@ -558,7 +557,7 @@ def write_content(
             d.execute(insert(Pair), content.pairs)
         if content.pair_queue:
             d.execute(insert(PairQueueEntry), [dict(q, rater_pk=rpk) for q in content.pair_queue])
-        for rows, model in (
+        for rows, rater_table in (
             (content.sessions, Session),
             (content.showings, AnchorShowing),
             (content.judgements, Judgement),
@@ -566,7 +565,7 @@ def write_content(
             (content.calibrations, Calibration),
         ):
             if rows:
-                d.execute(insert(model), [dict(r, rater_pk=rpk) for r in rows])
+                d.execute(insert(rater_table), [dict(r, rater_pk=rpk) for r in rows])
         d.add(
             PackageManifest(
                 id=package_id,
@@ -638,11 +637,13 @@ def refresh_answers(dest: StudyDB, content: PackageContent) -> bool:
                 new = [dict(r, rater_pk=rpk) for r in rows if r["uuid"] not in have]
                 if new:
                     d.execute(insert(model), new)
-            for rows, model in ((content.queue, QueueEntry), (content.pair_queue, PairQueueEntry)):
-                have_q = {tuple(k) for k in d.execute(select(model.position, model.rater_pk))}
+            queues: tuple[tuple[list[dict[str, Any]], type[QueueEntry] | type[PairQueueEntry]], ...]
+            queues = ((content.queue, QueueEntry), (content.pair_queue, PairQueueEntry))
+            for rows, queue in queues:
+                have_q = {tuple(k) for k in d.execute(select(queue.position, queue.rater_pk))}
                 new = [dict(q, rater_pk=rpk) for q in rows if (q["position"], rpk) not in have_q]
                 if new:
-                    d.execute(insert(model), new)
+                    d.execute(insert(queue), new)
     except _Stale:
         return False
     return True

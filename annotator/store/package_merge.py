@@ -412,7 +412,9 @@ class _Merger:
         for values, incoming in fresh:
             try:
                 with self.s.begin_nested():
-                    out[values["uuid"]] = self.s.scalar(insert(model).returning(model.id), [values])
+                    out[values["uuid"]] = self.s.execute(
+                        insert(model).returning(model.id), [values]
+                    ).scalar_one()
                 self.added[table] += 1
             except IntegrityError as exc:
                 self._conflict(
@@ -767,7 +769,9 @@ def study_identity(db: StudyDB) -> tuple[str | None, str]:
 def study_identity_in(s: OrmSession) -> tuple[str | None, str]:
     sid = s.scalar(select(Setting.value).where(Setting.key == "study_id"))
     version = s.scalar(select(RubricVersion.version).where(RubricVersion.is_active.is_(True)))
-    return (json.loads(sid) if sid else None), version
+    if version is None:  # a study is created with its rubric: only a damaged one lacks it
+        raise InputError("the study has no active rubric version", field="rubric_versions")
+    return (json.loads(sid) if sid else None), str(version)
 
 
 def sha256_file(path: Path) -> str:
