@@ -1,9 +1,11 @@
 """The study lead's dashboard as a view-model: sections of plain tables, notes and chart PNGs.
 
-The figures are the report's (contract 5.5), computed by the same code as
-``annotator report`` and laid out from the same rows as the HTML report
-(``reports.html_report.build_view``), so app and report cannot disagree; the UI
-only lays out strings and decodes PNG bytes, and never imports ``reports``.
+The figures are the report's (contract 5.5), assembled by the same function as
+``annotator report`` (``reporting.study_report``), kept in the same disk cache
+(``report_cache``: either one reads what the other computed) and laid out from
+the same rows as the HTML report (``reports.html_report.build_view``), so app and
+report cannot disagree; the UI only lays out strings and decodes PNG bytes, and
+never imports ``reports``.
 
 Work is split the way Orange splits a widget's long task:
 
@@ -17,7 +19,10 @@ Work is split the way Orange splits a widget's long task:
 
 ``CACHE`` keeps the last model per study (keyed by folder, n_boot and seed,
 valid while the data version is unchanged): reopening the dashboard on
-unchanged data shows it at once. After a restart on changed data,
+unchanged data shows it at once. Why a second cache beside the report cache: it
+holds the laid-out model (sections, drawn chart PNGs: seconds of matplotlib), not
+the report, which the disk cache keeps; it never holds a figure the disk cache
+does not. After a restart on changed data,
 ``read_earlier`` gives the report the study kept on disk the last time, so the
 view shows those figures at once, marked with when they were computed
 (``DashboardModel.earlier_at``), while it computes the current ones.
@@ -26,11 +31,10 @@ view shows those figures at once, marked with when they were computed
 from __future__ import annotations
 
 import base64
-import statistics
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.task import Cancelled, TaskState  # noqa: F401 - the dashboard view names them here
 from ..domain.figures import MISSING
 from ..domain.rubric import Rubric
+from ..stats.rater_medians import median_agreement, median_competence
 from ..store.changes import data_version
 
 if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
@@ -317,17 +322,17 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
 
 
 def _computed_report(inputs: DashboardInputs, state: TaskState) -> dict[str, Any]:
-    from ..stats.report_model import build_report
     from .report_cache import keep_report
+    from .reporting import study_report
 
     assert inputs.frames is not None
-    state.step(
-        0.05,
-        f"computing agreement ({len(inputs.frames.judgements)} answers, "
-        f"{inputs.n_boot} bootstrap resamples)",
+    report = study_report(
+        inputs.frames,
+        inputs.calibrations,
+        n_boot=inputs.n_boot,
+        seed=inputs.seed,
+        progress=lambda msg: state.step(0.05, msg),
     )
-    report = build_report(inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed)
-    attach_calibrations(report, inputs.calibrations)
     # kept on disk too: the next opening reads it, and the review queue puts the systematic
     # findings of this report first
     keep_report(
@@ -338,20 +343,6 @@ def _computed_report(inputs: DashboardInputs, state: TaskState) -> dict[str, Any
         report=report,
     )
     return report
-
-
-def attach_calibrations(report: dict[str, Any], records: Sequence[Mapping[str, Any]]) -> None:
-    """Each rater's calibration sessions beside their figures (as `annotator report` does)."""
-    for rec in records:
-        entry = report["raters"].get(rec["rater"])
-        if entry is not None:
-            entry.setdefault("calibrations", []).append(
-                {
-                    "created_at": rec["created_at"],
-                    "qualified": rec["qualified"],
-                    "metrics": rec["result"].get("metrics", {}),
-                }
-            )
 
 
 def _d(v: Any) -> Mapping[str, Any]:
@@ -585,12 +576,8 @@ def _drift_text(
 
 def _agreement_text(rep: Mapping[str, Any]) -> str:
     """Median over metrics of the rater's exact agreement with the others' consensus."""
-    found = [
-        _d(_d(v).get("exact_agreement")).get("estimate")
-        for v in _d(rep.get("agreement_with_consensus")).values()
-    ]
-    vals = [v for v in found if v is not None]
-    return f"{statistics.median(vals):.0%} (median of {len(vals)} metrics)" if vals else "—"
+    med = median_agreement(rep)
+    return f"{med[0]:.0%} (median of {med[1]} metrics)" if med else "—"
 
 
 def _competence_text(
@@ -602,9 +589,8 @@ def _competence_text(
     """The rater's median competence, and the metrics where it is clearly below the others'
     (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
     comp = {r: dict(_d(_d(v).get("competence"))) for r, v in raters.items()}
-    found = [_d(f).get("estimate") for f in comp.get(name, {}).values()]
-    mine = [v for v in found if v is not None]
-    if not mine:
+    mine = median_competence(_d(raters.get(name)))
+    if mine is None:
         # a degenerate fit is said as such, never as a number (report: "not estimable")
         notes = [str(_d(f).get("note") or "") for f in comp.get(name, {}).values()]
         return (
@@ -617,7 +603,7 @@ def _competence_text(
 
         low_by_rater = low_competence(comp)
     low = low_by_rater.get(name, {})
-    text = f"{statistics.median(mine):.2f} (median)"
+    text = f"{mine:.2f} (median)"
     if low:
         text += "; low on " + ", ".join(
             f"{metric_label(rubric, k)} {f['estimate']:.2f}" for k, f in low.items()

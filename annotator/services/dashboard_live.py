@@ -73,17 +73,20 @@ def read_live_inputs(
 def compute_live(live: LiveInputs, state: TaskState | None = None) -> dash.DashboardModel:
     """The live estimate's model: current point estimates, the last full report's intervals."""
     from ..reports.html_report import build_view
-    from ..stats.report_model import build_report
+    from .reporting import study_report
 
     state = state or TaskState()
     started = time.monotonic()
     inputs = live.inputs
     assert inputs.frames is not None
     state.step(0.05, "live estimate: every figure on the current answers, without resampling")
-    report = build_report(
-        inputs.frames, n_boot=inputs.n_boot, seed=inputs.seed, intervals_from=live.exact
+    report = study_report(
+        inputs.frames,
+        inputs.calibrations,
+        n_boot=inputs.n_boot,
+        seed=inputs.seed,
+        intervals_from=live.exact,
     )
-    dash.attach_calibrations(report, inputs.calibrations)
     state.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
     state.step(0.95, "laying out")

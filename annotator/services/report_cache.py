@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ..base.atomic import atomic_write_text
+from ..stats.frames import StudyFrames
 from ..store.changes import data_version
-from .reporting import Progress, build_study_report, team_record
+from .reporting import Progress, read_and_report, team_record
 from .study import Study
 
 CACHE_DIR = ".cache"
@@ -139,19 +140,28 @@ def cached_study_report(
     study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
 ) -> tuple[dict[str, Any], bool]:
     """The study's report and whether it came from the cache (same data, same code)."""
+    report, frames = cached_report_and_frames(study, n_boot=n_boot, seed=seed, progress=progress)
+    return report, frames is None
+
+
+def cached_report_and_frames(
+    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+) -> tuple[dict[str, Any], StudyFrames | None]:
+    """The study's report, from the cache when its data and this code are unchanged (frames
+    None: nothing was read), else read and computed (with the frames it was computed from)."""
     kept = stored_report(study, n_boot=n_boot, seed=seed)
     if kept is not None:
         if progress:
             progress("figures unchanged since the last report: read from the cache")
         # the team's record is read fresh, as the dashboard's team section is: a report kept by
         # the dashboard has none, and dealing work changes it without changing a figure
-        return {**kept, **team_record(study)}, True
+        return {**kept, **team_record(study)}, None
     path = cache_file(study, n_boot, seed)
     key = _key(study) if path is not None else None  # before reading: never newer than the data
-    report = build_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+    made = read_and_report(study, n_boot=n_boot, seed=seed, progress=progress)
     if path is not None and key is not None:
-        _write(path, key, report)
-    return report, False
+        _write(path, key, made.report)
+    return made.report, made.frames
 
 
 def last_report(study: Study) -> dict[str, Any] | None:
@@ -179,6 +189,7 @@ def _as_dict(v: Any) -> dict[str, Any]:
 __all__ = [
     "CACHE_DIR",
     "cache_file",
+    "cached_report_and_frames",
     "cached_study_report",
     "code_version",
     "earlier_report",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +23,31 @@ def study_frames(study: Study) -> StudyFrames:
     return build_frames(study.db, study.rubric, study.name, settings)
 
 
-def build_study_report(
-    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+def study_report(
+    frames: StudyFrames,
+    calibrations: Sequence[Mapping[str, Any]],
+    *,
+    n_boot: int,
+    seed: int,
+    progress: Progress | None = None,
+    intervals_from: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The one assembly of a study's report from what was read of it: the figures
+    (`build_report`), a warning naming the stored answers left out as unreadable, and each
+    rater's verified calibration sessions beside their figures. `annotator report`, the exports
+    (through `build_study_report`) and the app's dashboard, full or live
+    (`intervals_from`: services/dashboard_live.py), all assemble it here, so the app shows what
+    the command publishes."""
     from ..stats.report_model import build_report
 
     say = progress or (lambda _msg: None)
-    say("reading the study")
-    frames = study_frames(study)
     say(f"computing agreement ({len(frames.judgements)} answers, {n_boot} bootstrap resamples)")
-    report = build_report(frames, n_boot=n_boot, seed=seed)
+    report = build_report(frames, n_boot=n_boot, seed=seed, intervals_from=intervals_from)
     if frames.unreadable:
         note = unreadable_note(frames.unreadable)
         report["warnings"] = [note]
         say(f"warning: {note}")
-    from .calibration import verified_calibrations
-
-    for rec in verified_calibrations(study):
+    for rec in calibrations:
         entry = report["raters"].get(rec["rater"])
         if entry is not None:
             entry.setdefault("calibrations", []).append(
@@ -48,8 +57,37 @@ def build_study_report(
                     "metrics": rec["result"].get("metrics", {}),
                 }
             )
-    report.update(team_record(study))
     return report
+
+
+@dataclass(frozen=True)
+class StudyReport:
+    """A report as `build_study_report` made it, with the frames it was computed from (the CSV
+    tables are written from them: no second read of the study)."""
+
+    report: dict[str, Any]
+    frames: StudyFrames
+
+
+def build_study_report(
+    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+) -> dict[str, Any]:
+    return read_and_report(study, n_boot=n_boot, seed=seed, progress=progress).report
+
+
+def read_and_report(
+    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+) -> StudyReport:
+    """Read the study and assemble its report (`study_report`), with the team's record."""
+    from .calibration import verified_calibrations
+
+    say = progress or (lambda _msg: None)
+    say("reading the study")
+    frames = study_frames(study)
+    records = verified_calibrations(study)
+    report = study_report(frames, records, n_boot=n_boot, seed=seed, progress=progress)
+    report.update(team_record(study))
+    return StudyReport(report, frames)
 
 
 def team_record(study: Study) -> dict[str, Any]:
@@ -111,9 +149,11 @@ def write_reports(
     study = Study.open(study_path, mode="read")
     try:
         study.require_lead("a report")
-        from .report_cache import cached_study_report
+        from .report_cache import cached_report_and_frames
 
-        report, _ = cached_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+        report, frames = cached_report_and_frames(
+            study, n_boot=n_boot, seed=seed, progress=progress
+        )
         out: list[Path] = []
         if json_path:
             write_json(report, Path(json_path))
@@ -124,10 +164,10 @@ def write_reports(
         if csv_dir:
             from ..reports.csv_report import write_csv_tables
 
-            out.extend(
-                Path(p)
-                for p in write_csv_tables(tidy_tables(study_frames(study), report), Path(csv_dir))
-            )
+            # the frames the report was computed from; a report read from the cache has none, and
+            # the answer tables are then read (the figures are not computed again)
+            tables = tidy_tables(frames or study_frames(study), report)
+            out.extend(Path(p) for p in write_csv_tables(tables, Path(csv_dir)))
         return out
     finally:
         study.close()

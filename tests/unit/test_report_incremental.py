@@ -260,6 +260,29 @@ def test_the_dashboard_reads_the_report_kept_on_disk(populated, tmp_path, monkey
     assert dashboard.read_inputs(populated, n_boot=30, seed=4).kept is None
 
 
+def test_the_app_and_the_command_assemble_one_report(populated, tmp_path) -> None:
+    """Issue 26 point 1: the dashboard's full computation and `annotator report` assemble their
+    report in one place (reporting.study_report). The dashboard's lacked the warning naming an
+    unreadable stored answer, and `annotator report` then published the report the dashboard
+    had kept, without it."""
+    import sqlite3
+
+    from annotator.services import dashboard
+
+    populated.import_ratings(ratings_csv(tmp_path / "r.csv", ["ann", "bob", "cy"], 0))
+    with sqlite3.connect(Path(populated.folder) / "study.sqlite") as c:
+        c.execute("UPDATE judgements SET answers = '{not json' WHERE id = 3")
+    dashboard.CACHE.clear()
+    app = dict(dashboard.compute(dashboard.read_inputs(populated, n_boot=30, seed=4)).report)
+    command = build_study_report(populated, n_boot=30, seed=4)
+    team = ("assignment", "merges")  # the team's record: read fresh by each, never cached
+    assert as_text({k: v for k, v in command.items() if k not in team}) == as_text(app)
+    assert "judgements id 3" in app["warnings"][0]
+    # what the app kept is what the command publishes, warning included
+    kept, hit = cached_study_report(populated, n_boot=30, seed=4)
+    assert hit and kept["warnings"] == app["warnings"]
+
+
 def test_changed_data_shows_the_earlier_figures_marked_until_the_current_ones_come(
     populated, tmp_path, monkeypatch
 ) -> None:

@@ -161,6 +161,23 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
     assert _agreement_text(rep) == "70% (median of 1 metrics)"
 
 
+def test_rater_medians_skip_metrics_without_the_figure() -> None:
+    """The dashboard's per-rater medians live in stats (issue 26 point 1), over the metrics
+    that have the figure: an undefined one (None) is left out, never counted as 0."""
+    from annotator.stats.rater_medians import median_agreement, median_competence
+
+    rater = {
+        "agreement_with_consensus": {
+            k: {"exact_agreement": _fig(v, v, v) if v is not None else {"estimate": None}}
+            for k, v in (("a", 0.9), ("b", 0.5), ("c", None), ("d", 0.6))
+        },
+        "competence": {"a": _fig(0.4, 0.3, 0.5), "b": {"estimate": None, "note": "x"}},
+    }
+    assert median_agreement(rater) == (0.6, 3)
+    assert median_competence(rater) == 0.4
+    assert median_agreement({}) is None and median_competence({"competence": {}}) is None
+
+
 def _small_study(with_sessions: bool):
     from pathlib import Path
 
