@@ -25,7 +25,8 @@ A server study: on entering rater mode the rater's work is copied to a local
 package (``services.outbox``). A lost connection during a write is one line and
 is retried by the view; when the server stays away the window moves the rater to
 that local package (the unsaved answer goes with it) and shows how many answers
-wait to sync; a timer syncs them when the server is back, then returns to it.
+wait to sync; a timer syncs them when the server is back, then returns to it
+(``ui/offline.py``, a mixin of the window).
 
 Public API: ``MainWindow(settings, *, study=None, rater=None, mode="label",
 default_rater=None, parent=None)`` with ``open_study(location)``, ``create_study(folder,
@@ -44,7 +45,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +66,11 @@ from ..domain.records import RaterInfo
 from . import i18n
 from .i18n import translate
 from .keymap import Keymap
+from .offline import Offline, OfflineWork, open_study_job
 from .session_view import one_line
 from .settings import AppSettings, location_key
 from .start_page import LEAD_MODES, MODES, StartPage, mode_title
-from .style import relative_font, warning_colour
+from .style import fit_to_text, relative_font, warning_colour
 from .worker import ComputeWorker, DbWorker
 
 VIEWS: dict[str, tuple[str, str]] = {
@@ -113,12 +114,6 @@ def is_url(location: str | Path) -> bool:
     return is_server_url(str(location))
 
 
-def _open_job(location: str | Path) -> Any:  # database worker
-    from ..services.snapshot import open_study
-
-    return open_study(location)
-
-
 def _create_job(folder: Path, rubric: Path) -> Any:  # database worker
     from ..services.snapshot import create_study
 
@@ -130,61 +125,7 @@ def _add_rater_job(study: Any, name: str) -> tuple[RaterInfo, ...]:  # database 
     return tuple(study.raters())
 
 
-def _prepare_outbox_job(
-    study: Any, rater: str, folder: Path | None
-) -> tuple[Path, dict[int, int]]:  # database worker
-    from ..services.outbox import Outbox
-
-    box = Outbox(study, rater, folder)
-    return box.prepare(), box.local_items
-
-
-def _refresh_outbox_job(
-    study: Any, rater: str, folder: Path | None
-) -> tuple[Path, dict[int, int]]:  # database worker
-    """The local package brought up to the server after an answer stored there (issue 29.1)."""
-    from ..services.outbox import Outbox
-
-    box = Outbox(study, rater, folder)
-    return box.refresh(), box.local_items
-
-
-def _sync_job(_package: Any, url: str, rater: str, folder: Path | None) -> int:  # database worker
-    """Push the local package's answers to the server; the answers still waiting (0: all there)."""
-    from ..services.outbox import Outbox
-    from ..services.study import Study
-
-    server = Study.open(url)
-    try:
-        box = Outbox(server, rater, folder)
-        box.sync()
-        return box.pending()
-    finally:
-        server.close()
-
-
-def _fit(label: QLabel) -> None:
-    """A status bar label as wide as its text (the bar would squeeze it behind the messages)."""
-    label.setMinimumWidth(
-        label.fontMetrics().horizontalAdvance(label.text()) + 12 if label.text() else 0
-    )
-
-
-@dataclass
-class Offline:
-    """A server study's rater working in the local package while the server is away."""
-
-    url: str
-    rater: str
-    mode: str
-    package: Path
-    waiting: int = 0  # answers given offline (or carried over) not yet confirmed on the server
-    carried: Any = (
-        None  # the answer whose save failed on the server, stored in the package on arrival
-    )
-
-
-class MainWindow(QMainWindow):
+class MainWindow(OfflineWork, QMainWindow):
     viewChanged = Signal(str)  # noqa: N815 - Qt signal naming
     studyOpened = Signal(str)  # noqa: N815
     studyFailed = Signal(str)  # noqa: N815
@@ -363,7 +304,7 @@ class MainWindow(QMainWindow):
             if self.rater
             else ""
         )
-        _fit(self.rating_as)
+        fit_to_text(self.rating_as)
         # The window system adds " — annotator" (the application's display name) itself: a
         # title that began with it too read "annotator — study — annotator".
         title = self.snapshot.name if self.snapshot is not None else "annotator"
@@ -479,7 +420,7 @@ class MainWindow(QMainWindow):
         loc = as_location(location)
         self._confirm_leaving(
             translate("MainWindow", "Opening a study"),
-            lambda: self._request(_open_job, loc, path=loc, then=then),
+            lambda: self._request(open_study_job, loc, path=loc, then=then),
         )
 
     def create_study(self, folder: str | Path, rubric: str | Path) -> None:
@@ -828,155 +769,6 @@ class MainWindow(QMainWindow):
     def _error(self, text: str) -> None:
         self.start.message.setText(text)
         self.statusBar().showMessage(text, 15000)
-
-    # -- a server study: the local package, going offline, syncing ---------------
-    def _prepare_outbox(self, rater: str) -> None:
-        """Copy the rater's work to a local package now, while the server is there."""
-        self.outbox_path = None
-
-        def ready(made: tuple[Path, dict[int, int]]) -> None:
-            self.outbox_path, self.outbox_items = Path(made[0]), made[1]
-
-        def failed(exc: BaseException) -> None:
-            self.statusBar().showMessage(
-                translate("MainWindow", "No local copy for offline work: {why}").format(
-                    why=one_line(exc)
-                ),
-                10000,
-            )
-
-        self.worker.run(
-            _prepare_outbox_job, rater, self.outbox_folder, on_done=ready, on_error=failed
-        )
-
-    def _refresh_outbox(self, *_: Any) -> None:
-        """An answer is stored on the server: the local package learns it too (same UUID), so
-        offline it is neither served again nor sent twice (issue 29.1)."""
-        if self.offline is not None or self.outbox_path is None or self.rater is None:
-            return
-        if self.snapshot is None or not self.snapshot.is_server:
-            return
-
-        def ready(made: tuple[Path, dict[int, int]]) -> None:
-            if self.offline is None:
-                self.outbox_path, self.outbox_items = Path(made[0]), made[1]
-
-        def failed(_exc: BaseException) -> None:
-            pass  # the server went meanwhile: the package keeps its last state, the sync sorts it
-
-        self.worker.run(
-            _refresh_outbox_job, self.rater, self.outbox_folder, on_done=ready, on_error=failed
-        )
-
-    def _go_offline(self, carried: Any) -> None:
-        """The server stayed away: the rater goes on in the local package; `carried` (the answer
-        that could not be saved) is stored there as soon as its item is shown."""
-        if self.offline is not None or self.snapshot is None or not self.snapshot.is_server:
-            return
-        if self.outbox_path is None:
-            self.statusBar().showMessage(
-                translate(
-                    "MainWindow",
-                    "The server is unreachable and there is no local copy yet: still retrying",
-                ),
-                10000,
-            )
-            return
-        view = self.current_view
-        if (
-            carried and hasattr(view, "submitted") and carried[0] in self.outbox_items
-        ):  # the server's item number -> the package's
-            carried = (self.outbox_items[carried[0]], *carried[1:])
-        self.offline = Offline(
-            str(self.study_path),
-            str(self.rater),
-            self.mode if self.mode != "start" else "label",
-            self.outbox_path,
-            carried=carried,
-        )
-        if view is not None and hasattr(view, "stop_retrying"):
-            view.stop_retrying()
-        rater, mode, path = self.offline.rater, self.offline.mode, self.offline.package
-
-        def enter() -> None:
-            if self.set_rater(rater, quiet=True):
-                self.show_mode(mode)
-            self._show_waiting()
-            self._sync_timer.start(self.sync_every_ms)
-
-        self._request(_open_job, path, path=path, then=enter, remember=False)
-
-    def _answered_offline(self, *_: Any) -> None:
-        if self.offline is not None:
-            self.offline.waiting += 1
-            self._show_waiting()
-
-    def _show_waiting(self) -> None:
-        if self.offline is None:
-            self.sync_label.hide()
-            return
-        n = self.offline.waiting
-        # (lupdate marks a plural only for a literal count, so the two forms are two strings)
-        text = (
-            translate("MainWindow", "Working offline: 1 answer waiting to sync")
-            if n == 1
-            else translate("MainWindow", "Working offline: {n} answers waiting to sync").format(n=n)
-        )
-        self.sync_label.setText(text)
-        self.sync_label.setAccessibleName(self.sync_label.text())
-        self.sync_label.setAccessibleDescription(
-            translate(
-                "MainWindow",
-                "Answers given offline, stored here, sent to the server when it is back",
-            )
-        )
-        _fit(self.sync_label)
-        self.sync_label.show()
-
-    def _try_sync(self) -> None:
-        """Background sync (on the worker, between the rater's own jobs): the package's new rows go
-        to the server by the package merge (idempotent by UUID, so a cut sync is simply rerun)."""
-        if self.offline is None or self._syncing or self._shut:
-            return
-        view = self.current_view
-        if view is not None and getattr(view, "busy", False):
-            return  # a write is in flight: sync after it
-        self._syncing = True
-        off = self.offline
-
-        def done(waiting: int) -> None:
-            self._syncing = False
-            if self.offline is not off:
-                return
-            off.waiting = waiting
-            self.synced.emit(waiting)
-            if waiting == 0:
-                self._back_online()
-            else:
-                self._show_waiting()
-
-        def failed(_exc: BaseException) -> None:
-            self._syncing = False  # still away: the timer tries again
-
-        self.worker.run(
-            _sync_job, off.url, off.rater, self.outbox_folder, on_done=done, on_error=failed
-        )
-
-    def _back_online(self) -> None:
-        """Every offline answer is on the server: the rater goes back to it."""
-        off, self.offline = self.offline, None
-        self._sync_timer.stop()
-        self.sync_label.setText(
-            translate("MainWindow", "Back on the server: every answer is synced")
-        )
-        if off is None:
-            return
-
-        def enter() -> None:
-            if self.set_rater(off.rater, quiet=True):
-                self.show_mode(off.mode)
-
-        self._request(_open_job, off.url, path=off.url, then=enter, remember=False)
 
     # -- shutdown ------------------------------------------------------------------
     def shutdown(self) -> None:

@@ -18,7 +18,7 @@ Public API: ``form_style(palette)``, ``relative_font(widget, factor, bold=)``,
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 MET = "\u2713"  # ✓
 NOT_MET = "\u25cb"  # ○
@@ -184,3 +184,10 @@ def set_accessible(widget: QWidget, name: str, description: str = "") -> QWidget
     if description:
         widget.setAccessibleDescription(description)
     return widget
+
+
+def fit_to_text(label: QLabel) -> None:
+    """A status bar label as wide as its text (the bar would squeeze it behind the messages)."""
+    label.setMinimumWidth(
+        label.fontMetrics().horizontalAdvance(label.text()) + 12 if label.text() else 0
+    )
