@@ -351,10 +351,7 @@ class CalibrationView(SessionView):
         table: dict[str, Callable[[], Any]] = {
             "submit": self.submit,
             "reason": self._focus_reason,
-            "zoom_in": self.sync.zoom_in,
-            "zoom_out": self.sync.zoom_out,
-            "zoom_fit": self.sync.fit,
-            "zoom_actual": self.sync.actual_size,
+            **self.sync.actions(),
             "toggle_mask": self.display.toggle_mask,
         }
         return {name: self._when_ready(fn) for name, fn in table.items()} | self.form_actions(

@@ -33,8 +33,9 @@ relative to the fit scale and the view centre as a fraction of the image.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPalette
@@ -354,6 +355,16 @@ class SyncGroup(QObject):
 
     def zoom_out(self) -> None:
         self._all("zoom_out")
+
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        """The zoom keys' actions (keymap names), the one table every view with images adds to
+        its own: label, pairwise, calibration and review."""
+        return {
+            "zoom_in": self.zoom_in,
+            "zoom_out": self.zoom_out,
+            "zoom_fit": self.fit,
+            "zoom_actual": self.actual_size,
+        }
 
     def set_mask_visible(self, on: bool) -> None:
         for v in self._views:

@@ -760,10 +760,7 @@ class LabelView(SessionView):
             "back": self._back,
             "submit": self._submit,
             "reason": self._focus_reason,
-            "zoom_in": self._ready(self.item_panel.sync.zoom_in),
-            "zoom_out": self._ready(self.item_panel.sync.zoom_out),
-            "zoom_fit": self._ready(self.item_panel.sync.fit),
-            "zoom_actual": self._ready(self.item_panel.sync.actual_size),
+            **{name: self._ready(fn) for name, fn in self.item_panel.sync.actions().items()},
             "toggle_mask": self._ready(
                 lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()
             ),

@@ -436,10 +436,7 @@ class PairView(SessionView):
             "pair_reason": lambda: self.reason.setFocus(Qt.FocusReason.ShortcutFocusReason),
             "back": self.back,
             "forward": self.forward,
-            "zoom_in": self.sync.zoom_in,
-            "zoom_out": self.sync.zoom_out,
-            "zoom_fit": self.sync.fit,
-            "zoom_actual": self.sync.actual_size,
+            **self.sync.actions(),
             "toggle_mask": lambda: [
                 side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask
             ],

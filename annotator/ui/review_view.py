@@ -513,10 +513,7 @@ class ReviewView(SessionView):
             "review_decided": self._toggle_decided,
             "review_clear_filters": self.filters.clear,
             "review_reload": self._reload,
-            "zoom_in": panel.sync.zoom_in,
-            "zoom_out": panel.sync.zoom_out,
-            "zoom_fit": panel.sync.fit,
-            "zoom_actual": panel.sync.actual_size,
+            **panel.sync.actions(),
             "toggle_mask": lambda: panel.has_mask and panel.toggle_mask(),
             **{f"review_filter_{f}": lambda f=f: self.filters.cycle(f) for f in FILTERS},
             **{
