@@ -354,15 +354,9 @@ class CalibrationView(SessionView):
             **self.sync.actions(),
             "toggle_mask": self.display.toggle_mask,
         }
-        return {name: self._when_ready(fn) for name, fn in table.items()} | self.form_actions(
-            self._when_ready
+        return {name: self.when_ready(fn) for name, fn in table.items()} | self.form_actions(
+            self.when_ready
         )
-
-    def _when_ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
-        def run() -> Any:
-            return fn() if self._state is State.READY else False
-
-        return run
 
     def submit(self) -> bool:
         if self._page != "answer" or self._state is not State.READY or self._served is None:

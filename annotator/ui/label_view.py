@@ -760,8 +760,8 @@ class LabelView(SessionView):
             "back": self._back,
             "submit": self._submit,
             "reason": self._focus_reason,
-            **{name: self._ready(fn) for name, fn in self.item_panel.sync.actions().items()},
-            "toggle_mask": self._ready(
+            **{name: self.when_ready(fn) for name, fn in self.item_panel.sync.actions().items()},
+            "toggle_mask": self.when_ready(
                 lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()
             ),
         }
@@ -773,7 +773,7 @@ class LabelView(SessionView):
     def _answer_key(self, name: str) -> Callable[[], Any]:
         """An answer key: acts on the item on screen, or, while its save is in flight, is kept
         for the next item (said on screen), or refused with a line once too many are kept."""
-        ready = self._ready(lambda: self.form.apply(name))
+        ready = self.when_ready(lambda: self.form.apply(name))
 
         def run() -> Any:
             if not self._saving_answer():
@@ -802,15 +802,9 @@ class LabelView(SessionView):
             "LabelView", "Saving… Press {key} again once the next item is shown."
         ).format(key=self.keymap.hint("submit"))
 
-    def _ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+    def is_ready(self) -> bool:
         """Only while an item is on screen and nothing is in flight."""
-
-        def run() -> Any:
-            if self._state is not State.READY or self._served is None:
-                return False
-            return fn()
-
-        return run
+        return self._state is State.READY and self._served is not None
 
     def submit_answers(self, answers: dict[str, Any]) -> bool:
         """Fill the form and submit, exactly as the keys would."""

@@ -522,13 +522,7 @@ class ReviewView(SessionView):
                 if name not in ("next_metric", "prev_metric")
             },
         }
-        return {k: self._when_ready(fn) for k, fn in table.items()}
-
-    def _when_ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
-        def run() -> Any:
-            return fn() if self._state is State.READY else False
-
-        return run
+        return {k: self.when_ready(fn) for k, fn in table.items()}
 
     def _focus(self, edit: QWidget) -> bool:
         if self.current() is None:

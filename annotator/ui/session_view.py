@@ -355,6 +355,21 @@ class SessionView(ShutsDownOnce, QWidget):
         """Action name -> handler: the view's whole key table (override)."""
         return {}
 
+    def is_ready(self) -> bool:
+        """Whether the view takes its keys now: answered on screen, nothing in flight (a view
+        with something more to wait for, e.g. the label view's served item, says so)."""
+        return self._state is State.READY
+
+    def when_ready(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """`fn` guarded: it runs only while `is_ready()`, else the key does nothing (False). The
+        one guard of the label, calibration and review views against a key acting on an item
+        being saved or not yet shown (double submission included)."""
+
+        def run() -> Any:
+            return fn() if self.is_ready() else False
+
+        return run
+
     def apply_action(self, name: str) -> bool:
         handler = self.actions().get(name)
         if handler is None:
