@@ -50,7 +50,7 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QImage, QKeyEvent, QPalette, QPixmap
+from PySide6.QtGui import QBrush, QImage, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -73,6 +73,7 @@ from PySide6.QtWidgets import (
 from ..services import dashboard as dash
 from ..services import dashboard_live as dash_live
 from .i18n import translate
+from .keyed import KeyedWidget
 from .keymap import Keymap
 from .session_view import ShutsDownOnce, alive, one_line
 from .shown import shown_text
@@ -291,7 +292,9 @@ def _tile(t: dash.Tile) -> QFrame:
     return f
 
 
-class DashboardView(ShutsDownOnce, QWidget):
+class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
+    key_contexts = ("dashboard",)
+
     reportReady = Signal(dict)  # noqa: N815 - Qt signal naming
     failed = Signal(str)
     progress = Signal(str)
@@ -888,14 +891,6 @@ class DashboardView(ShutsDownOnce, QWidget):
             "next_section": lambda: self._jump(1),
             "prev_section": lambda: self._jump(-1),
         }
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        handler = self.actions().get(self.keymap.action_for(event, "dashboard") or "")
-        if handler is None:
-            super().keyPressEvent(event)
-            return
-        handler()
-        event.accept()
 
     # -- queries and lifecycle -----------------------------------------------------
     def report(self) -> dict | None:

@@ -5,20 +5,23 @@ Non-modal; the key that opened it (F1 / ?) or Esc closes it, both from the keyma
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QDialog, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from ..domain.rubric import Rubric
 from .i18n import translate
+from .keyed import KeyedWidget
 from .keymap import Keymap
 from .style import set_accessible
 
 
-class InstructionsDialog(QDialog):
+class InstructionsDialog(KeyedWidget, QDialog):
+    key_contexts = ("dialog", "label")
+
     def __init__(
         self,
         rubric: Rubric | None,
@@ -117,11 +120,6 @@ class InstructionsDialog(QDialog):
         self.activateWindow()
         self.browser.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        if (
-            self.keymap.action_for(event, "dialog") == "close_dialog"
-            or self.keymap.action_for(event, "label") == "instructions"
-        ):
-            self.hide()
-            return
-        super().keyPressEvent(event)
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        # the key that opened the instructions closes them too
+        return {"close_dialog": self.hide, "instructions": self.hide}

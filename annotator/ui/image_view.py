@@ -34,13 +34,14 @@ relative to the fit scale and the view centre as a fraction of the image.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPalette
+from PySide6.QtGui import QImage, QPainter, QPalette
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
+from .keyed import KeyedWidget
 from .keymap import Keymap
 
 __all__ = ["ImageView", "SyncGroup", "ViewState"]
@@ -100,7 +101,9 @@ class _ImageItem(QGraphicsItem):
         painter.drawImage(exposed, self._image, source)
 
 
-class ImageView(QGraphicsView):
+class ImageView(KeyedWidget, QGraphicsView):
+    key_contexts = ("image",)
+
     zoomChanged = Signal(float)  # noqa: N815 - Qt signal naming
     viewChanged = Signal()  # noqa: N815
     painted = Signal()
@@ -266,19 +269,14 @@ class ImageView(QGraphicsView):
             # A drag pans; the view stops following window resizes from here on.
             self._fit = False
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        handler = {
+    def actions(self) -> dict[str, Callable[[], Any]]:
+        return {
             "image_zoom_in": self.zoom_in,
             "image_zoom_out": self.zoom_out,
             "image_fit": self.fit,
             "image_actual": self.actual_size,
             "image_mask": self.toggle_mask,
-        }.get(self.keymap.action_for(event, "image") or "")
-        if handler is None:
-            super().keyPressEvent(event)
-            return
-        handler()
-        event.accept()
+        }
 
     def paintEvent(self, event) -> None:  # noqa: N802, ANN001
         super().paintEvent(event)
@@ -324,17 +322,20 @@ class SyncGroup(QObject):
             return
         self.sync_from(source)
 
-    def sync_from(self, source: ImageView) -> None:
+    def sync_from(self, source: ImageView, *, keep_zoom: bool = False) -> None:
+        """The others follow `source`'s zoom (relative to each one's fit) and centre; with
+        `keep_zoom`, its centre only."""
         state = source.view_state()
         self._syncing = True
         try:
             for v in self._views:
                 if v is not source:
-                    v.apply_view_state(state)
+                    own = replace(state, relative_zoom=v.view_state().relative_zoom)
+                    v.apply_view_state(own if keep_zoom else state)
         finally:
             self._syncing = False
 
-    def _all(self, name: str) -> None:
+    def _all(self, name: str, *, keep_zoom: bool = False) -> None:
         self._syncing = True
         try:
             for v in self._views:
@@ -342,13 +343,15 @@ class SyncGroup(QObject):
         finally:
             self._syncing = False
         if self._views:
-            self.sync_from(self._views[0])
+            self.sync_from(self._views[0], keep_zoom=keep_zoom)
 
     def fit(self) -> None:
         self._all("fit")
 
     def actual_size(self) -> None:
-        self._all("actual_size")
+        # 100 % is each image's own pixels: following the first view's zoom relative to its fit
+        # put a second image of another size (or a view a scroll bar had just narrowed) at 99.7 %
+        self._all("actual_size", keep_zoom=True)
 
     def zoom_in(self) -> None:
         self._all("zoom_in")

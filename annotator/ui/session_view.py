@@ -41,6 +41,7 @@ from ..domain.errors import AlreadyAnswered, InputError
 from ..services.snapshot import ConnectionLost
 from .decode import CAPACITY
 from .i18n import QT_TRANSLATE_NOOP, translate
+from .keyed import KeyedWidget
 from .keymap import Keymap, types_text
 from .worker import DbWorker, ImagePrefetcher
 
@@ -148,7 +149,7 @@ class ShutsDownOnce:
         super().closeEvent(event)  # type: ignore[misc]
 
 
-class SessionView(ShutsDownOnce, QWidget):
+class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
     errorOccurred = Signal(str)  # noqa: N815 - Qt signal naming
     serverUnreachable = Signal(object)  # noqa: N815 - the answer not yet saved (or None)
     context = "label"
@@ -351,6 +352,10 @@ class SessionView(ShutsDownOnce, QWidget):
         """A picture could not be decoded (override)."""
 
     # -- keys ----------------------------------------------------------------------
+    @property
+    def key_contexts(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.context,)
+
     def actions(self) -> dict[str, Callable[[], Any]]:
         """Action name -> handler: the view's whole key table (override)."""
         return {}
@@ -384,12 +389,7 @@ class SessionView(ShutsDownOnce, QWidget):
             self.open()  # try to open the session again
             event.accept()
             return
-        action = self.keymap.action_for(event, self.context)
-        if action is None or action not in self.actions():
-            super().keyPressEvent(event)
-            return
-        self.apply_action(action)
-        event.accept()
+        super().keyPressEvent(event)  # KeyedWidget: the view's actions, else Qt
 
     def event(self, event: QEvent) -> bool:
         # Tab / Backtab are keys of the table (next metric, reason), not focus moves.
