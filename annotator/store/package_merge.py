@@ -747,8 +747,9 @@ def merged_before(db: StudyDB, package_sha: str) -> str | None:
     A file merged once holds nothing a second merge could add: the study only ever adds rows,
     so what the first merge added is there, and what it kept aside (merge_conflicts) would be
     kept aside again. Answering from the lead's record skips reading and checking the package
-    (20 packages merged again took 22.9 s to add nothing). None for a rater's own login: it
-    keeps no record of merges (its offline copy changes with every answer anyway)."""
+    (20 packages of 1,000 answers merged again: 2.0 s to add nothing, 0.03 s so). None for a
+    rater's own login: it keeps no record of merges (its offline copy changes with every answer
+    anyway)."""
     with db.read() as s:
         if is_rater_session(s):
             return None
