@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.task import TaskState
@@ -49,18 +50,25 @@ def read_live_inputs(
     n_boot: int,
     seed: int,
 ) -> LiveInputs:
-    """The view's frames brought up to date (read whole the first time), on the database
-    worker."""
+    """The view's frames brought up to date, on the database worker. The first time they are
+    read back from the frames cache and brought up to date from there (read whole when none was
+    kept); they are kept again when read whole or when enough answers came since."""
+    from . import frames_cache
     from .calibration import verified_calibrations
     from .live_frames import read_live, refresh
-    from .study import DEFAULT_SETTINGS
+    from .study import DB_NAME, DEFAULT_SETTINGS
 
     version = data_version(study.db)  # before the rows: a later write only brings a refresh more
     settings = {**DEFAULT_SETTINGS, **study.db.all_settings()}
+    folder = Path(study.folder) if study.folder is not None else None
+    if live is None and folder is not None:
+        live = frames_cache.load(folder, folder / DB_NAME, study.db, study.rubric, study.name)
     if live is None:
         frames = read_live(study.db, study.rubric, study.name, settings)
     else:
         frames = refresh(live, study.db, study.rubric, study.name, settings)
+    if folder is not None and frames_cache.due(frames):
+        frames = frames_cache.keep(folder, folder / DB_NAME, frames)
     inputs = dash.DashboardInputs(
         **dash._base(study, version, n_boot, seed),
         frames=frames.frames,

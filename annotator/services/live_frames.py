@@ -55,10 +55,13 @@ class LiveFrames:
     unreadable_anchor: frozenset[int]
     # current live answers on anchor items: read, no rows (anchors are counted apart)
     skipped: frozenset[int]
-    # how the last update was made: "full" (everything read) or "delta" (new answers only)
+    # how the last update was made: "full" (everything read), "delta" (new answers only) or
+    # "kept" (read back from the frames cache, frames_cache.py)
     how: str = "full"
     n_new: int = 0
     n_dropped: int = 0
+    # answers read or dropped since the frames were last kept on disk (frames_cache.due)
+    unkept: int = 0
 
 
 def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> LiveFrames:
@@ -99,6 +102,7 @@ def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, 
         unreadable_live=frozenset(live_bad),
         unreadable_anchor=frozenset(anchor_bad),
         skipped=frozenset(skipped),
+        unkept=len(answered) + len(live_bad) + len(skipped),
     )
 
 
@@ -186,6 +190,7 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
         skipped=frozenset((live.skipped - dropped) | set(skipped)),
         n_new=len(added),
         n_dropped=len(dropped),
+        unkept=live.unkept + len(added) + len(dropped),
     )
 
 
