@@ -180,7 +180,14 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
     row_answer = np.concatenate([rows_of[keep], np.asarray(jids, dtype=np.int64)])
     if touched:
         merged = _renumber(merged, row_answer, answered, touched)
-    merged = _as_built(merged)
+    if dropped or len(parts) == 1:
+        merged = _as_built(merged)
+    else:
+        # Nothing left: the kept values and the new ones, each part as a full read types it.
+        # Values added to a column keep its type (ints and a gap stay float, mixed types stay
+        # object), so only a column whose parts were typed apart is typed again.
+        apart = [c for c in merged.columns if parts[0][c].dtype != parts[1][c].dtype]
+        merged = _as_built(merged, apart)
     return replace(
         live,
         frames=replace(live.frames, judgements=merged),
@@ -214,19 +221,27 @@ def _renumber(
     if not mask.any():
         return frame
     frame = frame.copy()
-    pos = frame["position"].to_numpy(dtype=object).copy()
-    pos[mask] = [place[i] for i in row_answer[mask]]
+    places = [place[i] for i in row_answer[mask]]
+    column = frame["position"]
+    # the places are whole numbers: a numeric column keeps its type (a gap elsewhere keeps it
+    # float); any other column is typed again from its values
+    numeric = column.dtype.kind in "if"
+    pos = np.array(column.to_numpy() if numeric else column.to_numpy(dtype=object), copy=True)
+    pos[mask] = places
     frame["position"] = pos
     return frame
 
 
-def _as_built(frame: pd.DataFrame) -> pd.DataFrame:
+def _as_built(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
     """The dtypes `pd.DataFrame(rows)` infers for these values (a concatenation keeps the
-    parts' dtypes: an int column stays float once it held a gap, even after the gap went)."""
+    parts' dtypes: an int column stays float once it held a gap, even after the gap went), in
+    `columns` (None: every column)."""
     out = {}
     for c in frame.columns:
         col = frame[c]
-        if col.dtype == object or col.dtype.kind in "if":
+        if columns is not None and c not in columns:
+            out[c] = col  # as it is, dtype and all
+        elif col.dtype == object or col.dtype.kind in "if":
             (arr,) = convert_object_array([col.to_numpy(dtype=object)], dtype=None)
             out[c] = arr
         else:

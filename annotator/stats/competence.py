@@ -222,10 +222,16 @@ def _ds_e_step(t: _Patterns, prior: np.ndarray, e: np.ndarray) -> np.ndarray:
     return _softmax(ll, 1, base2=True)
 
 
-def dawid_skene(x: Answers, n_iter: int = 100, tol: float | None = 1e-8) -> DawidSkeneFit:
+def dawid_skene(
+    x: Answers,
+    n_iter: int = 100,
+    tol: float | None = 1e-8,
+    patterns: _Patterns | None = None,
+) -> DawidSkeneFit:
     """EM for Dawid-Skene from the majority-vote shares; stops after `n_iter` rounds or when no
-    posterior moves by more than `tol` (None: always `n_iter` rounds)."""
-    t = _patterns(x)
+    posterior moves by more than `tol` (None: always `n_iter` rounds). `patterns`: `x`'s, when
+    the caller has them already."""
+    t = patterns if patterns is not None else _patterns(x)
     L = t.n_labels
     seen = t.by_rater_answer(t.count[:, None])[:, :, 0] > 0
     post = t.by_pattern(np.tile(np.eye(L), (t.n_raters, 1)))  # answers per label
@@ -311,12 +317,14 @@ def mace(
     tol: float | None = 1e-9,
     default_noise: float = 0.5,
     learn_prior: bool = False,
+    patterns: _Patterns | None = None,
 ) -> MaceFit:
     """EM for MACE; stops after `n_iter` rounds or when no parameter moves by more than `tol`.
     With `learn_prior` the truth's distribution is estimated too (from uniform), as Dawid-Skene
-    does; without, MACE's uniform truth (the paper's and crowd-kit's model)."""
+    does; without, MACE's uniform truth (the paper's and crowd-kit's model). `patterns`: `x`'s,
+    when the caller has them already."""
     R, L = len(x.raters), len(x.labels)
-    t = _patterns(x)
+    t = patterns if patterns is not None else _patterns(x)
     smoothing = 0.01 / L
     spam = uniform(1, 1 + default_noise).rvs(size=(R, 2), random_state=0)
     theta = uniform(1, 1 + default_noise).rvs(size=(R, L), random_state=0)
@@ -349,7 +357,11 @@ def binned(codes: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
 
 
 def mace_bootstrap(
-    x: Answers, fit: MaceFit, weights: np.ndarray, k_steps: int = K_STEPS
+    x: Answers,
+    fit: MaceFit,
+    weights: np.ndarray,
+    k_steps: int = K_STEPS,
+    patterns: _Patterns | None = None,
 ) -> np.ndarray:
     """Competence per resample (b x raters): `k_steps` rounds of weighted EM on each resample of
     items (`weights`: b x items, multiplicities), started at the full-data fit (fewer once
@@ -363,7 +375,7 @@ def mace_bootstrap(
     _, R, L = _shape(x)
     # Single precision: a resample's competence moves by about 1e-6, a thousandth of the
     # bootstrap's own Monte Carlo error, and the products and exponentials take half the time.
-    t = _patterns(x).in_float32()
+    t = (patterns if patterns is not None else _patterns(x)).in_float32()
     P = t.pat.shape[0]
     wp_all = np.asarray(t.to_pat.T @ weights.T, dtype=np.float32)  # patterns x b
     smoothing = 0.01 / L
@@ -425,11 +437,12 @@ def competence_figures(
             str(r): {**undefined(int(n), note), "model": "mace"}
             for r, n in zip(x.raters, n_r, strict=True)
         }, {"note": note}
-    m = mace(x, learn_prior=LEARN_PRIOR)
-    ds = dawid_skene(x)
+    t = _patterns(x)  # built once: the three fits read the same patterns
+    m = mace(x, learn_prior=LEARN_PRIOR, patterns=t)
+    ds = dawid_skene(x, patterns=t)
     b = min(int(n_boot), MAX_BOOT)
     weights = resample_counts(rng_for(seed, "competence", key), len(x.items), b)
-    reps = mace_bootstrap(x, m, weights, K_STEPS)
+    reps = mace_bootstrap(x, m, weights, K_STEPS, patterns=t)
     correct = np.bincount(x.rater, weights=ds.posterior[x.item, x.label], minlength=len(x.raters))
     ds_note = "expected share of the rater's answers equal to the Dawid-Skene latent truth"
     top_share = float(m.prior.max()) if m.prior is not None else None
@@ -495,7 +508,11 @@ def _overlap(x: Answers) -> np.ndarray:
 
 
 def rater_competence(
-    human: pd.DataFrame, specs: list[Any], *, n_boot: int, seed: int
+    human: pd.DataFrame,
+    specs: list[Any],
+    *,
+    n_boot: int,
+    seed: int,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """`raters.<r>.competence.<metric>` for every metric spec with human answers, and per metric
     the latent-truth summary. `human`: the report's long table (idx, rater, metric, code)."""
@@ -507,7 +524,12 @@ def rater_competence(
         if h is None or not h["code"].notna().any():
             continue
         figs, latent[spec.key] = competence_figures(
-            h, ordinal=spec.ordinal, values=spec.values, n_boot=n_boot, seed=seed, key=spec.key
+            h,
+            ordinal=spec.ordinal,
+            values=spec.values,
+            n_boot=n_boot,
+            seed=seed,
+            key=spec.key,
         )
         for r, fig in figs.items():
             per_rater.setdefault(r, {})[spec.key] = fig
