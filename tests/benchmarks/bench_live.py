@@ -13,6 +13,10 @@ alternating `--rounds` times so that both see the same machine:
 
 It prints the seconds of each part, the live refresh as a share of the full one, and the plain
 `krippendorff.alpha` call of bench_agreement.py on the same answers as the yardstick.
+
+Then the first live estimate after the app starts again (issue 27 point 5), alternating the
+same way: before, the frames read whole (`read_live`); after, read back from the frames cache
+(`frames_cache.load`, kept once before the new answers) and brought up to date (`refresh`).
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dashboard import _answers, build  # noqa: E402
 
+from annotator.services import frames_cache  # noqa: E402
 from annotator.services.frames import build_frames  # noqa: E402
 from annotator.services.labeling import LabelSession  # noqa: E402
 from annotator.services.live_frames import read_live, refresh  # noqa: E402
 from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
-from annotator.services.study import DEFAULT_SETTINGS, Study  # noqa: E402
+from annotator.services.study import DB_NAME, DEFAULT_SETTINGS, Study  # noqa: E402
 from annotator.stats.report_model import build_report  # noqa: E402
 
 
@@ -100,7 +105,34 @@ def main() -> None:
                 "the yardstick)"
             )
             exact = full  # the background full computation's result, as the dashboard keeps it
+        restart(st, Path(tmp) / "study", settings, args)
         st.close()
+
+
+def restart(st: Study, folder: Path, settings: dict, args: argparse.Namespace) -> None:
+    """The frames of the first live estimate after a restart: read whole, or read back from the
+    frames cache and brought up to date."""
+    db_file = folder / DB_NAME
+    t = time.perf_counter()
+    kept = frames_cache.keep(folder, db_file, read_live(st.db, st.rubric, st.name, settings))
+    print(f"frames kept in {time.perf_counter() - t:.2f} s (a full read and the keeping)")
+    del kept
+    for r in range(args.rounds):
+        add_answers(st, f"again{r}", args.new, 100 + r)
+        t0 = time.perf_counter()
+        whole = read_live(st.db, st.rubric, st.name, settings)
+        t1 = time.perf_counter()
+        back = frames_cache.load(folder, db_file, st.db, st.rubric, st.name)
+        t2 = time.perf_counter()
+        assert back is not None
+        live = refresh(back, st.db, st.rubric, st.name, settings)
+        t3 = time.perf_counter()
+        assert len(live.frames.judgements) == len(whole.frames.judgements)
+        print(
+            f"restart {r + 1}, +{args.new * (r + 1)} answers since kept: read whole "
+            f"{t1 - t0:.2f} s; kept frames read back {t2 - t1:.2f} + refresh ({live.how}, "
+            f"{live.n_new} read) {t3 - t2:.2f} = {t3 - t1:.2f} s ({(t3 - t1) / (t1 - t0):.0%})"
+        )
 
 
 if __name__ == "__main__":
