@@ -52,7 +52,7 @@ def read_live_inputs(
 ) -> LiveInputs:
     """The view's frames brought up to date, on the database worker. The first time they are
     read back from the frames cache and brought up to date from there (read whole when none was
-    kept); they are kept again when read whole or when enough answers came since."""
+    kept); `keep_frames`, a job of its own, keeps them again."""
     from . import frames_cache
     from .calibration import verified_calibrations
     from .live_frames import read_live, refresh
@@ -67,8 +67,6 @@ def read_live_inputs(
         frames = read_live(study.db, study.rubric, study.name, settings)
     else:
         frames = refresh(live, study.db, study.rubric, study.name, settings)
-    if folder is not None and frames_cache.due(frames):
-        frames = frames_cache.keep(folder, folder / DB_NAME, frames)
     inputs = dash.DashboardInputs(
         **dash._base(study, version, n_boot, seed),
         frames=frames.frames,
@@ -76,6 +74,19 @@ def read_live_inputs(
         tiles=dash._count_tiles(frames.frames),
     )
     return LiveInputs(inputs, frames, exact, exact_at)
+
+
+def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:
+    """`frames` kept in the study folder's frames cache when enough answers were read since the
+    copy there (frames_cache.due), on the database worker after the live estimate's inputs were
+    handed on (a million judgements take a second or more to keep: never before the estimate)."""
+    from . import frames_cache
+    from .study import DB_NAME
+
+    if study.folder is None or not frames_cache.due(frames):
+        return frames
+    folder = Path(study.folder)
+    return frames_cache.keep(folder, folder / DB_NAME, frames)
 
 
 def compute_live(live: LiveInputs, state: TaskState | None = None) -> dash.DashboardModel:

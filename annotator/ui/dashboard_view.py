@@ -113,6 +113,10 @@ def _job_live_inputs(
     return dash_live.read_live_inputs(study, live, exact, exact_at, n_boot=n_boot, seed=seed)
 
 
+def _job_keep_frames(study: Any, frames: Any) -> Any:
+    return dash_live.keep_frames(study, frames)
+
+
 def _job_live_compute(
     report: Callable[[float | None, str], None],
     live: dash_live.LiveInputs,
@@ -663,6 +667,17 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
             on_done=self._guard(self._on_live_ready),
             on_error=self._guard(self._on_live_failed),
         )
+        # the frames kept on disk for the next start, once the estimate is on its way
+        self.worker.run(
+            _job_keep_frames,
+            live.frames,
+            on_done=self._guard(self._on_frames_kept),
+            on_error=lambda _exc: None,  # not kept: the next start reads the study whole
+        )
+
+    def _on_frames_kept(self, kept: Any) -> None:
+        if self._live_frames is not None and kept.frames is self._live_frames.frames:
+            self._live_frames = kept  # the same frames, counted as kept
 
     def _on_live_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
         model, charts = result

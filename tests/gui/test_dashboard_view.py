@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import threading
 from pathlib import Path
@@ -473,16 +474,18 @@ def _cells(view) -> list[str]:
 
 
 def test_between_full_computations_a_change_brings_a_live_estimate(
-    qtbot, dash_view, db_worker, monkeypatch
+    qtbot, dash_view, dash_study, db_worker, monkeypatch
 ):
     """Issue 27 point 2: a change within the gap between full computations is shown at once as a
     live estimate (current figures, intervals carried from the last full computation and marked
     ≈); when the gap has passed, the full computation replaces it and the marks go."""
+    from annotator.services import frames_cache
     from annotator.ui import dashboard_view
     from annotator.ui.worker import call_blocking
 
     gap = {"s": 3600.0}
     monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: gap["s"])
+    monkeypatch.setattr(frames_cache, "KEEP_AFTER_NEW", 1)  # the small study's frames kept too
     view = dash_view()
     view._poll.stop()
     qtbot.waitUntil(lambda: view.model is not None and not view.is_busy(), timeout=60_000)
@@ -493,6 +496,11 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     qtbot.waitUntil(lambda: view.model is not exact and view._live_task is None, timeout=60_000)
     live = view.model
     assert live.exact_at is not None and not view.is_busy()  # no full computation started
+    # the frames read for it are kept on disk after it, for the next start (point 5)
+    qtbot.waitUntil(lambda: view._live_frames.unkept == 0, timeout=30_000)
+    kept = Path(dash_study) / ".cache" / frames_cache.FOLDER
+    assert (kept / "frames.json").is_file()
+    shutil.rmtree(kept)  # the module's other tests start as before
     assert "liv" in live.report["raters"]  # the current answers
     assert live.report["live_estimate"]["exact_n_boot"] == N_BOOT
     assert any("≈[" in c for c in _cells(view))

@@ -193,16 +193,19 @@ def test_a_second_keeping_replaces_the_first_files(populated, tmp_path):
 
 def test_the_dashboard_starts_from_the_kept_frames(populated, tmp_path, monkeypatch):
     """The first live estimate after the app starts reads the kept frames and the new answers
-    only, not the study whole; it keeps them again once enough answers came."""
+    only, not the study whole; they are kept again once enough answers came."""
     st = populated
     _story(st, tmp_path)
     monkeypatch.setattr(FC, "KEEP_AFTER_NEW", 1)
     at = datetime.now(UTC)
     first = DL.read_live_inputs(st, None, {}, at, n_boot=10, seed=0)
-    assert first.frames.how == "full" and first.frames.unkept == 0  # read whole, then kept
+    assert first.frames.how == "full" and first.frames.unkept > 0  # read whole, not yet kept
+    assert _load(st) is None
+    kept = DL.keep_frames(st, first.frames)
+    assert kept.unkept == 0 and DL.keep_frames(st, kept) is kept  # nothing new: not kept again
     _answer(st, "bob", 2)
     monkeypatch.setattr(FC, "KEEP_AFTER_NEW", 10**6)
     again = DL.read_live_inputs(st, None, {}, at, n_boot=10, seed=0)  # as after a restart
     assert again.frames.how == "delta" and again.frames.n_new == 2
-    assert again.frames.unkept == 2  # not kept again for two answers
+    assert again.frames.unkept == 2 and DL.keep_frames(st, again.frames) is again.frames
     _same_as_full(again.frames, st)
