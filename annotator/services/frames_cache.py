@@ -172,7 +172,7 @@ def keep(study_folder: Path, db_file: Path, live: LiveFrames) -> LiveFrames:
             "tables": described,
         }
         atomic_write_text(folder / _DESCRIPTION, json.dumps(description))
-    except (OSError, NotKept, TypeError, ValueError, pa.ArrowException):
+    except Exception:  # noqa: BLE001 - a cache: not kept is only time lost, never an error
         _remove(folder, keep_token=None, only_token=token)
         return live
     _remove(folder, keep_token=token)
@@ -246,7 +246,7 @@ def load(
         ):
             return None
         return _read(folder, description, db, rubric, study_name)
-    except (OSError, KeyError, TypeError, ValueError, NotKept, pa.ArrowException):
+    except Exception:  # noqa: BLE001 - a cache: whatever does not read back, the study is read whole
         return None
 
 

@@ -131,6 +131,7 @@ def _description(st: Study) -> Path:
         "missing_table",
         "description",
         "dtype",
+        "nested",
     ],
 )
 def test_frames_that_cannot_be_trusted_are_not_used(populated, tmp_path, monkeypatch, damage):
@@ -162,6 +163,10 @@ def test_frames_that_cannot_be_trusted_are_not_used(populated, tmp_path, monkeyp
         (desc.parent / f"{d['token']}-answered.parquet").unlink()
     elif damage == "description":
         desc.write_text("{half")
+    elif damage == "nested":  # a hand-edited value nested past the recursion limit
+        d["tables"]["judgements"]["objects"]["value"][0] = "DEEP"
+        deep = '["t", [' * 5000 + '["s", "x"]' + "]]" * 5000
+        desc.write_text(json.dumps(d).replace('"DEEP"', deep))
     elif damage == "dtype":
         d["tables"]["judgements"]["dtypes"][1] = "float64"  # rater
         desc.write_text(json.dumps(d))
