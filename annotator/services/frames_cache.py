@@ -14,8 +14,9 @@ written last and atomically (the tables of one keeping share a random token in t
 a crash mid-way leaves the previous description pointing at the previous, complete files). It is
 ignored, and read again whole, when another code version kept it (the figures' code hash of
 report_cache), when the database file is not the one it was kept from (a study copied or
-restored from a backup: its ids may name other answers), or when anything in it does not read
-back as kept.
+restored from a backup: its ids may name other answers) or its newest kept answer is not in the
+study as it was kept (a backup copied over the file), or when anything in it does not read back
+as kept.
 
 Answer values are Python objects of several types in one column (a scale's int, a choice's str,
 tags as a tuple); Parquet holds one type per column, so such a column is kept as codes into its
@@ -273,6 +274,7 @@ def _read(
         if name == "judgements":
             row_answer = read[_ROW_ANSWER].to_numpy(dtype=np.int64)
         tables[name] = df
+    _same_answers(db, tables["judgements"], row_answer)
     answered_frame = pq.read_table(_file(folder, token, "answered")).to_pandas()
     sessions = answered_frame["session"].astype("Int64").to_numpy(dtype=object, na_value=None)
     answered = dict(
@@ -303,6 +305,22 @@ def _read(
         how="kept",
         unkept=0,
     )
+
+
+def _same_answers(db: StudyDB, judgements: pd.DataFrame, row_answer: np.ndarray) -> None:
+    """Raise NotKept unless the newest answer kept is still in the study as it was kept. A
+    backup copied over the study file keeps the file's identity, and the answers given after it
+    may take ids the kept frames give to other answers: the newest one then differs in time."""
+    if not len(row_answer):
+        return
+    at = int(np.argmax(row_answer))
+    stored = R.judgements_by_id(db, [int(row_answer[at])], unreadable=[])
+    kept = judgements.iloc[at]
+    if len(stored) != 1 or (stored[0].rater, pd.Timestamp(stored[0].created_at)) != (
+        kept["rater"],
+        pd.Timestamp(kept["created_at"]),
+    ):
+        raise NotKept("the study's answers are not the ones kept")
 
 
 def due(live: LiveFrames) -> bool:

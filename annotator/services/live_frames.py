@@ -183,9 +183,9 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
     if dropped or len(parts) == 1:
         merged = _as_built(merged)
     else:
-        # Nothing left: the kept values and the new ones, each part as a full read types it.
-        # Values added to a column keep its type (ints and a gap stay float, mixed types stay
-        # object), so only a column whose parts were typed apart is typed again.
+        # No row dropped: every value kept, and new ones added. Values added to a column keep
+        # the type a full read infers for it (ints with a gap stay float, mixed types stay
+        # object), so only a column whose two parts were typed apart is typed again.
         apart = [c for c in merged.columns if parts[0][c].dtype != parts[1][c].dtype]
         merged = _as_built(merged, apart)
     return replace(

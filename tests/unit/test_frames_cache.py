@@ -173,6 +173,34 @@ def test_frames_that_cannot_be_trusted_are_not_used(populated, tmp_path, monkeyp
     assert _load(st) is None
 
 
+def test_a_backup_copied_over_the_study_file_is_not_taken_for_the_kept_frames(populated, tmp_path):
+    """`cp backup study.sqlite` keeps the file's identity; the answers given after it take the
+    ids the kept frames give to the answers the backup lacks."""
+    st = populated
+    _story(st, tmp_path)
+    db_file = Path(st.folder) / DB_NAME
+    backup = tmp_path / "backup.sqlite"
+    with sqlite3.connect(db_file) as src, sqlite3.connect(backup) as dst:
+        src.backup(dst)
+    _answer(st, "ann", 3)
+    _keep(read_live(st.db, st.rubric, st.name, _settings(st)), st)
+    folder = Path(st.folder)
+    st.close()
+    inode = db_file.stat().st_ino
+    with sqlite3.connect(db_file) as c:  # everything in the file, the log empty
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with open(db_file, "r+b") as f:  # as `cp` does: the same file, other bytes
+        f.write(backup.read_bytes())
+        f.truncate()
+    assert db_file.stat().st_ino == inode
+    st = Study.open(folder)
+    try:
+        _answer(st, "bob", 3, {"layout_hierarchy": 0})
+        assert _load(st) is None
+    finally:
+        st.close()
+
+
 def test_a_read_only_study_folder_keeps_nothing_and_loses_nothing(populated, tmp_path):
     st = populated
     _story(st, tmp_path)
