@@ -159,6 +159,26 @@ def test_an_item_keeps_its_resample_weights_whatever_else_the_study_holds() -> N
     assert not np.array_equal(weights(replicate_hashes(8, 0, 400), item_hashes(300, 8, keys)), w)
 
 
+def test_weights_made_a_tile_at_a_time_are_the_hash_of_the_whole_block() -> None:
+    """`weights` mixes a few rows at a time (item_weights._TILE); each weight is still the
+    definition's: the Poisson(1) quantile at the top 16 bits of fmix32(item hash + replicate
+    hash), computed here over the whole block at once."""
+    from annotator.stats import item_weights as W
+
+    def whole(reps: np.ndarray, items: np.ndarray, dtype: type, items_first: bool) -> np.ndarray:
+        x = np.add.outer(items, reps) if items_first else np.add.outer(reps, items)
+        x = W._mix(x.astype(np.uint32))
+        return W._table(dtype)[x >> np.uint32(16)]
+
+    for n_reps, n_items in ((1000, 300), (3, 200_000), (1, 1), (0, 5), (700, 4096)):
+        reps, items = replicate_hashes(5, 10, 10 + n_reps), item_hashes(n_items, 5)
+        for dtype in (np.float32, np.float64):
+            for items_first in (False, True):
+                got = weights(reps, items, dtype, items_first=items_first)
+                want = whole(reps, items, dtype, items_first)
+                assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_a_new_item_leaves_the_replicate_sums_of_the_others_unchanged() -> None:
     """The point of weights fixed per item: a report's replicate sums after an item is added are
     the old sums plus that item's weighted features (what an incremental refresh adds)."""
