@@ -66,7 +66,7 @@ KEEP_AFTER_SHARE = 0.02
 
 
 class NotKept(ValueError):
-    """A value the cache cannot give back as it was (the frames are then not kept)."""
+    """Frames that cannot be kept as they are, or kept frames that do not read back as kept."""
 
 
 def _tag(v: Any) -> Any:
@@ -131,7 +131,7 @@ def _hashable(v: Any) -> Any:
     if isinstance(v, dict):
         return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
     if isinstance(v, float):
-        return repr(v)
+        return (float, repr(v))  # one key for every nan, and -0.0 apart from 0.0
     return (type(v), v)
 
 

@@ -242,3 +242,32 @@ def test_the_dashboard_starts_from_the_kept_frames(populated, tmp_path, monkeypa
     assert again.frames.how == "delta" and again.frames.n_new == 2
     assert again.frames.unkept == 2 and DL.keep_frames(st, again.frames) is again.frames
     _same_as_full(again.frames, st)
+
+
+def test_answer_values_come_back_with_their_types():
+    """What a column of answer values may hold comes back as it was, type for type: a full read
+    gives 1, True and 1.0 as three answers, and a figure may tell them apart."""
+    values = [
+        1,
+        True,
+        1.0,
+        0.0,
+        -0.0,
+        float("nan"),
+        "1.0",
+        None,
+        ("a", "b"),
+        ["a", "b"],
+        (),
+        {"x": [1, 2.5, None]},
+        "",
+    ] * 3
+    codes, table = FC._objects_out(pd.Series(values, dtype=object))
+    assert len(table) == 13  # each distinct (type, value) kept once
+    back = FC._objects_in(codes, json.loads(json.dumps(table)), len(values))
+    for got, want in zip(back, values, strict=True):
+        assert type(got) is type(want)
+        if isinstance(want, float):
+            assert repr(got) == repr(want)  # nan stays nan, -0.0 stays -0.0
+        else:
+            assert got == want
