@@ -48,16 +48,6 @@ from .report_cache import CACHE_DIR, code_version
 FOLDER = "frames"
 _DESCRIPTION = "frames.json"
 _FORMAT = 1
-_TABLES = (
-    "items",
-    "judgements",
-    "judge_scores",
-    "judge_score_versions",
-    "pair_votes",
-    "judge_pair_votes",
-    "anchor_answers",
-    "adjudications",
-)
 _ROW_ANSWER = "__answer"  # the answer id of each judgements row (LiveFrames.row_answer)
 # frames kept again once this many answers were read since the copy on disk (and at least this
 # share of its rows): a long session keeps a recent copy without writing one per refresh
@@ -182,7 +172,7 @@ def keep(study_folder: Path, db_file: Path, live: LiveFrames) -> LiveFrames:
 
 def _write_tables(folder: Path, token: str, live: LiveFrames) -> dict[str, Any]:
     described: dict[str, Any] = {}
-    for name in _TABLES:
+    for name in F.TABLES:
         df: pd.DataFrame = getattr(live.frames, name)
         out: dict[str, Any] = {}
         objects: dict[str, list[Any]] = {}
@@ -257,7 +247,7 @@ def _read(
     token = str(description["token"])
     tables: dict[str, pd.DataFrame] = {}
     row_answer = np.zeros(0, dtype=np.int64)
-    for name in _TABLES:
+    for name in F.TABLES:
         spec = description["tables"][name]
         read = pq.read_table(_file(folder, token, name)).to_pandas()
         n = int(spec["rows"])

@@ -10,7 +10,7 @@ scale (a float in [0, 1], a raw CLIPScore...).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pandas as pd
@@ -83,3 +83,7 @@ class StudyFrames:
     # ids of stored judgements left out because their answers are not a JSON object (a damaged
     # or hand-edited row): counted and named in the report, never a reason for it to fail
     unreadable: list[int] = field(default_factory=list)
+
+
+# the names of StudyFrames' tables (what a copy of the frames must carry whole)
+TABLES = tuple(f.name for f in fields(StudyFrames) if f.type == "pd.DataFrame")

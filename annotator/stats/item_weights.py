@@ -87,7 +87,8 @@ def weights(
     """Poisson(1) weights of replicates x items (items x replicates with `items_first`) from their
     hashes (`replicate_hashes`, `item_hashes`), made a few rows at a time (`_TILE`)."""
     rows, cols = (items, reps) if items_first else (reps, items)
-    rows = np.asarray(rows).astype(np.uint32, copy=False)  # sums wrap modulo 2^32: the hash's
+    # as uint32: their sums wrap modulo 2^32, as the hash is defined
+    rows = np.asarray(rows).astype(np.uint32, copy=False)
     cols = np.asarray(cols).astype(np.uint32, copy=False)
     kind: type = np.dtype(dtype).type  # the scalar type, hashable: _table's cache key
     table = _table(kind)

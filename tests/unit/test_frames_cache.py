@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_live_frames import ANSWERS, TABLES, _answer, _refresh, _same_as_full, _settings
+from test_live_frames import ANSWERS, _answer, _refresh, _same_as_full, _settings
 
 from annotator.services import dashboard_live as DL
 from annotator.services import frames_cache as FC
 from annotator.services.live_frames import LiveFrames, read_live
 from annotator.services.study import DB_NAME, Study
+from annotator.stats.frames import TABLES
 
 
 def _keep(live: LiveFrames, st: Study) -> LiveFrames:

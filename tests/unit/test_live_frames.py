@@ -15,6 +15,7 @@ from annotator.services.frames import build_frames
 from annotator.services.labeling import LabelSession
 from annotator.services.live_frames import LiveFrames, read_live, refresh
 from annotator.services.study import Study
+from annotator.stats.frames import TABLES
 from annotator.store import rows as R
 
 ANSWERS = {
@@ -25,16 +26,6 @@ ANSWERS = {
     "failure_tags": [],
     "reason": "fine",
 }
-TABLES = (
-    "items",
-    "judgements",
-    "judge_scores",
-    "judge_score_versions",
-    "pair_votes",
-    "judge_pair_votes",
-    "anchor_answers",
-    "adjudications",
-)
 
 
 def _settings(st: Study) -> dict:
