@@ -193,16 +193,31 @@ def test_a_migration_on_a_live_server_waits_for_raters_and_never_deadlocks(pg_se
     downgrade(engine, "0007")  # 0008 puts triggers on judgements and pair_votes, in that order
     engine.dispose()
     plain = url.replace("postgresql+psycopg://", "postgresql://")
-    holding, errors = threading.Event(), []
+    holding, errors, seen = threading.Event(), [], []
+
+    def migration_waiting(watch: psycopg.Connection) -> bool:
+        """Whether another backend waits on a table lock (the migration's LOCK TABLE)."""
+        row = watch.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND query ILIKE 'LOCK TABLE%ACCESS EXCLUSIVE%'"
+        ).fetchone()
+        return bool(row and row[0])
 
     def rater() -> None:
         try:
-            with psycopg.connect(plain) as conn:  # one transaction, as a rater's write
+            with (
+                psycopg.connect(plain, autocommit=True) as watch,
+                psycopg.connect(plain) as conn,  # one transaction, as a rater's write
+            ):
                 conn.execute("LOCK TABLE pair_votes IN ROW EXCLUSIVE MODE")
                 holding.set()
-                time.sleep(0.6)  # the migration has begun meanwhile
+                deadline, saw = time.monotonic() + 30, False
+                while not saw and time.monotonic() < deadline:
+                    saw = migration_waiting(watch)  # until the migration waits on this lock
+                    time.sleep(0.005)
+                seen.append(saw)
+                # the migration holds judgements and waits for pair_votes: a lock cycle
                 conn.execute("LOCK TABLE judgements IN ROW EXCLUSIVE MODE")
-                time.sleep(0.2)
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -213,6 +228,7 @@ def test_a_migration_on_a_live_server_waits_for_raters_and_never_deadlocks(pg_se
     try:
         t.join(30)
         assert errors == []
+        assert seen and seen[0] is True  # the migration began while the rater held its lock
         with study.db.read() as s:
             assert s.execute(text("SELECT version_num FROM alembic_version")).scalar() == (
                 head_revision()
