@@ -22,6 +22,7 @@ EXPORT_KINDS = (
     "judgements",
     "pairs",
     "gold",
+    "labels",
     "judge-scores",
     "judge-pairs",
     "items",
@@ -265,6 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="WIDTH",
         help="grow the recorded sample (and the pair sample, with --pair-overlap) per generator "
         "to what `annotator plan --width WIDTH` says, and deal the new items",
+    )
+    asg.add_argument(
+        "--escalated",
+        action="store_true",
+        help="deal the items no judge may decide under the certified guarantee (and no human "
+        "has rated) to --overlap raters each: the report's `certified` split",
     )
     asg.add_argument(
         "--release",
@@ -665,6 +672,19 @@ def _cmd_assign(a) -> int:
                 "--sample, --sample-share, --active or --pair-sample",
                 field="--top-up",
             )
+        if a.escalated and (
+            a.sample is not None
+            or a.sample_share is not None
+            or a.active
+            or a.pair_sample is not None
+            or a.top_up is not None
+            or a.on_demand
+        ):
+            raise InputError(
+                "--escalated deals the items the judges left to raters: give it without "
+                "--sample, --sample-share, --active, --pair-sample, --top-up or --on-demand",
+                field="--escalated",
+            )
         if a.pair_sample is not None and a.pair_overlap is None:
             raise InputError(
                 "--pair-sample deals the drawn pairs: say to how many raters with --pair-overlap K",
@@ -697,6 +717,7 @@ def _cmd_assign(a) -> int:
                 active=a.active,
                 pair_sample=a.pair_sample,
                 top_up=a.top_up,
+                escalated=a.escalated,
             )
         )
     finally:
