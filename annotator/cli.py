@@ -511,6 +511,17 @@ def _cmd_judge_compare(a) -> int:
             f"better {ch.get('n_better', 0)}, worse {ch.get('n_worse', 0)}, "
             f"other {ch.get('n_other', 0)}"
         )
+        mc, fl = m.get("mcnemar") or {}, m.get("flip_rate") or {}
+        if mc:
+            print(
+                f"  agreement with the humans on {mc['n']} items: A only {mc['a_only']}, B only "
+                f"{mc['b_only']}, exact McNemar p = {mc['p_value']:.3g}"
+            )
+        if fl.get("n"):
+            print(
+                f"  flip rate: {fl['n_flipped']} of {fl['n']} answers changed "
+                f"({fl['rate']:.1%}, at most {fl['upper_bound']:.1%} at {fl['level']:.0%})"
+            )
         for kind in ("better", "worse", "other"):
             for it in ch.get(kind, []):
                 print(f"  {kind}\t{it['item_id']}\tA {it['a']}\tB {it['b']}\thumans {it['humans']}")

@@ -434,3 +434,56 @@ def test_too_few_calibration_items_abstains(tmp_path) -> None:
         assert b["threshold"] is None and b["n_accepted"] == 0 and "fewer than" in b["note"]
     finally:
         st.close()
+
+
+def test_judge_compare_gives_exact_mcnemar_and_the_flip_rate_bound(sampled, capsys) -> None:
+    from scipy.stats import binomtest
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from annotator.services.judging import compare_judges, record_offline_run
+
+    st, truths, judge, rated = sampled
+    by = {(r[0], r[2]): r[3] for r in judge}
+    rng = np.random.default_rng(4)
+    new = {}
+    for i in truths:
+        ok = by[(i, "ok")]
+        if rng.random() < 0.2:  # the new version changes a fifth of its gate answers
+            ok = "FAIL" if ok == "PASS" else "PASS"
+        new[i] = {"ok": ok, "quality": by[(i, "quality")]}
+    record_offline_run(
+        st,
+        judge="j1",
+        model="m2",
+        prompt_sha256="c" * 64,
+        settings={"task": "items"},
+        scores=[(i, v, "", {}) for i, v in new.items()],
+    )
+    where = str(st.folder)
+    out = compare_judges(where, "j1@import", "j1", n_boot=20)
+    m = out["metrics"]["ok"]
+    # the counts from the files: items whose raters agree (every tenth rated item they split)
+    clear = [i for n, i in enumerate(rated) if n % 10 != 9]
+    a_ok = np.array([by[(i, "ok")] == truths[i]["ok"] for i in clear])
+    b_ok = np.array([new[i]["ok"] == truths[i]["ok"] for i in clear])
+    table = [[int((a_ok & b_ok).sum()), int((a_ok & ~b_ok).sum())]]
+    table.append([int((~a_ok & b_ok).sum()), int((~a_ok & ~b_ok).sum())])
+    mc = m["mcnemar"]
+    assert (mc["both"], mc["a_only"], mc["b_only"], mc["neither"]) == (
+        table[0][0],
+        table[0][1],
+        table[1][0],
+        table[1][1],
+    )
+    assert mc["p_value"] == pytest.approx(mcnemar(table, exact=True).pvalue, abs=1e-12)
+    flips = sum(new[i]["ok"] != by[(i, "ok")] for i in truths)
+    fl = m["flip_rate"]
+    assert (fl["n"], fl["n_flipped"]) == (N_ITEMS, flips)
+    ci = binomtest(flips, N_ITEMS, alternative="less").proportion_ci(0.95, method="exact")
+    assert fl["upper_bound"] == pytest.approx(ci.high, abs=1e-12)
+    assert out["metrics"]["quality"]["flip_rate"]["n_flipped"] == 0
+    assert (
+        main(["judge", "compare", "--study", where, "--judge", "j1@import", "--judge", "j1"]) == 0
+    )
+    text = capsys.readouterr().out
+    assert "exact McNemar p" in text and f"{flips} of {N_ITEMS} answers changed" in text
