@@ -136,6 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the judge's probability of each answer, for calibration: the API's token "
         "logprobs, or a confidence field in the reply (a new judge version)",
     )
+    jrun.add_argument(
+        "--simulated-annotators",
+        type=int,
+        default=0,
+        metavar="N",
+        help="a confidence for a judge that gives none: ask each item N times, each time after "
+        "--shots examples a human rater answered; the majority answer, its share the confidence "
+        "(Trust or Escalate); N calls per item, the cost is printed first",
+    )
+    jrun.add_argument(
+        "--shots", type=int, default=3, metavar="K", help="examples per simulated annotator"
+    )
     jcmp = jsub.add_parser(
         "compare", help="two judges, or two versions of one (name@version), on the same items"
     )
@@ -466,13 +478,15 @@ def _cmd_judge(a) -> int:
         timeout=a.timeout,
         judge_name=a.judge_name,
         confidence=a.confidence,
+        simulated_annotators=a.simulated_annotators,
+        shots=a.shots if a.simulated_annotators else 0,
     )
     what = "pair orders" if a.pairs else "items"
 
     def progress(done: int, total: int) -> None:
         print(f"\rjudged {done}/{total} {what}", end="", file=sys.stderr, flush=True)
 
-    summary = judge_study_at(a.study, config, progress=progress, pairs=a.pairs)
+    summary = judge_study_at(a.study, config, progress=progress, pairs=a.pairs, say=print)
     print(file=sys.stderr)
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
     done = "voted" if a.pairs else "scored"
