@@ -125,29 +125,32 @@ def pac_threshold(
     if not ok.any():
         return Threshold(None, n, 0, 0, None, 0, n_dis)
     values, n_above, k_above = values[ok], n_above[ok], k_above[ok]
-    last: int | None = None
-    bound_first: float | None = None
-    bound_last: float | None = None
-    tested = 0
-    for j in range(len(values)):
-        ub = cp_upper(int(k_above[j]), int(n_above[j]), delta)
-        tested += 1
-        if j == 0:
-            bound_first = ub
-        if ub > alpha:
-            break
-        last, bound_last = j, ub
-    if last is None:
-        return Threshold(None, n, int(n_above[0]), int(k_above[0]), bound_first, tested, n_dis)
+    # every candidate's bound at once; the sequence stops at the first above alpha
+    bounds = upper_bounds(k_above, n_above, delta)
+    failed = np.flatnonzero(bounds > alpha)
+    n_pass = int(failed[0]) if len(failed) else len(values)
+    tested = min(n_pass + 1, len(values))
+    if n_pass == 0:
+        return Threshold(None, n, int(n_above[0]), int(k_above[0]), float(bounds[0]), tested, n_dis)
+    last = n_pass - 1
     return Threshold(
         float(values[last]),
         n,
         int(n_above[last]),
         int(k_above[last]),
-        bound_last,
+        float(bounds[last]),
         tested,
         n_dis,
     )
+
+
+def upper_bounds(k: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
+    """`cp_upper` of each (k, n), at once."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    out = np.ones(np.broadcast(k, n).shape)
+    ok = (n > 0) & (k < n)
+    out[ok] = beta.ppf(1.0 - delta, k[ok] + 1, n[ok] - k[ok])
+    return out
 
 
 def min_escalation(mu: float, alpha: float) -> float:
