@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from annotator.cli import main
-from annotator.services.escalation import certification
+from annotator.services.escalation import certification, label_rows
 from annotator.services.study import Study
 from annotator.stats.selective import MIN_ABOVE, pac_threshold
 
@@ -487,3 +487,110 @@ def test_judge_compare_gives_exact_mcnemar_and_the_flip_rate_bound(sampled, caps
     )
     text = capsys.readouterr().out
     assert "exact McNemar p" in text and f"{flips} of {N_ITEMS} answers changed" in text
+
+
+def test_escalated_items_go_to_a_team_in_packages_and_come_back_as_rated(sampled, tmp_path):
+    """A team study from packages: the items the judge may not decide are dealt to two new
+    raters, who answer them in their packages; merged back, they are rated, the labels say so,
+    and nothing is left to escalate."""
+    from annotator.services.labeling import LabelSession
+    from annotator.services.packages import export_package, merge_package
+    from annotator.services.team import assign
+
+    st, truths, _judge, rated = sampled
+    before = certification(st)
+    escalated = set(before.decisions.loc[before.decisions["decision"] == "escalated", "item_id"])
+    assert escalated
+    said = assign(st, ["cy", "dee"], overlap=2, pair_overlap=None, seed=3, escalated=True)
+    assert f"escalated: {len(escalated)} items" in said
+    for rater in ("cy", "dee"):
+        out = tmp_path / f"{rater}.annot"
+        export_package(st, rater, out)
+        pkg = Study.open(out)
+        try:
+            session = LabelSession(pkg, rater)
+            n = 0
+            while (item := session.next()) is not None:
+                item_id = item.view.text.removeprefix("output ")  # the text names the item
+                assert item_id in escalated
+                t = truths[item_id]
+                session.submit(item, {"ok": t["ok"], "quality": t["quality"]}, 4000)
+                n += 1
+            assert n == len(escalated)
+        finally:
+            pkg.close()
+        merge_package(st, out)
+    after = certification(st)
+    dec = after.decisions
+    assert set(dec.loc[dec["decision"] == "rated", "item_id"]) == set(rated) | escalated
+    assert not (dec["decision"] == "escalated").any()
+    # the calibration set is still the random sample: the escalated items do not enter it
+    for metric in ("ok", "quality"):
+        b, a = before.section["judges"]["j1"][metric], after.section["judges"]["j1"][metric]
+        assert (a["threshold"], a["n_calibration"]) == (b["threshold"], b["n_calibration"])
+    labels = {(r["item_id"], r["metric"]): r for r in label_rows(st)}
+    some = sorted(escalated)[0]
+    assert labels[(some, "ok")]["source"] == "clear_consensus"
+    assert labels[(some, "ok")]["value"] == truths[some]["ok"]
+
+
+def test_tifa_with_a_judge_through_the_command_line(tmp_path, capsys) -> None:
+    """Real data: TIFA v1.0 items, the 5 DSG raters' ratings as a gate (4 or 5: faithful) on a
+    random sample drawn by `assign --sample`, the mPLUG TIFA score as a judge with its
+    confidence; the report's threshold equals the search on the same items, read from the
+    files alone."""
+    import pandas as pd
+
+    data = Path(__file__).resolve().parents[1] / "data" / "tifa"
+    rubric = tmp_path / "faithful.toml"
+    rubric.write_text(
+        'id = "tifa_gate"\ntitle = "TIFA faithful"\n[[metrics]]\nkey = "faithful"\n'
+        'kind = "gate"\nlabel = "Faithful to the prompt"\n',
+        encoding="utf-8",
+    )
+    where = str(tmp_path / "st")
+    assert main(["new", where, "--rubric", str(rubric)]) == 0
+    assert main(["import", "items", str(data / "items.jsonl"), "--study", where]) == 0
+    j = pd.read_csv(data / "judge.csv")
+    j = j[j["judge"] == "tifa_mplug-large"]
+    judge_csv = tmp_path / "judge.csv"
+    pd.DataFrame(
+        {
+            "item_id": j["item_id"],
+            "judge": "mplug",
+            "metric": "faithful",
+            "value": np.where(j["value"] >= 0.5, "PASS", "FAIL"),
+            "confidence": np.maximum(j["value"], 1 - j["value"]),
+        }
+    ).to_csv(judge_csv, index=False)
+    assert main(["import", "judge", str(judge_csv), "--study", where]) == 0
+    assert main(["assign", "--study", where, "--raters", "a,b", "--sample", "60"]) == 0
+    st = Study.open(where, mode="read")
+    try:
+        sample = set(st.db.all_settings()["human_sample"]["items"])
+    finally:
+        st.close()
+    r = pd.read_csv(data / "ratings_dsg.csv")
+    r = r[r["item_id"].isin(sample)].copy()
+    r["rater"] = "dsg" + r["rater"].astype(str)
+    r["metric"] = "faithful"
+    r["value"] = np.where(r["value"] >= 4, "PASS", "FAIL")
+    ratings = tmp_path / "ratings.csv"
+    r[["item_id", "rater", "metric", "value"]].to_csv(ratings, index=False)
+    assert main(["import", "ratings", str(ratings), "--study", where]) == 0
+    out = tmp_path / "r.json"
+    assert main(["report", "--study", where, "--json", str(out), "--boot", "20"]) == 0
+    b = json.loads(out.read_text(encoding="utf-8"))["certified"]["judges"]["mplug"]["faithful"]
+    # from the files: the sample's items with 4 of 5 (or all) raters on one side
+    g = r.assign(p=r["value"] == "PASS").groupby("item_id")["p"].agg(["mean", "count"])
+    clear = g[(g["count"] >= 2) & ((g["mean"] >= 0.8) | (g["mean"] <= 0.2))]
+    jj = j.set_index("item_id").reindex(clear.index)
+    conf = np.maximum(jj["value"], 1 - jj["value"]).to_numpy()
+    wrong = (jj["value"].to_numpy() >= 0.5) != (clear["mean"].to_numpy() >= 0.5)
+    want = pac_threshold(conf, wrong, alpha=0.1, delta=0.1)
+    assert b["n_calibration"] == len(clear) == want.n_calibration
+    assert b["threshold"] == want.threshold and b["k_disagree_above"] == want.k_disagree_above
+    assert b["calibration"] == "random sample" and b["n_to_decide"] == 800 - len(sample)
+    capsys.readouterr()
+    assert main(["assign", "--study", where, "--escalated", "--overlap", "1"]) == 0
+    assert f"escalated: {b['n_escalated']} items" in capsys.readouterr().out
