@@ -40,7 +40,7 @@ def _judge_rows(sec: Mapping[str, Any], labels: Mapping[str, str]) -> list[dict[
                     "escalated": str(b.get("n_escalated")),
                     "disagreement": _share(b.get("disagreement")),
                     "min_escalation": _share(b.get("min_escalation")),
-                    "note": " ".join(str(b[x]) for x in ("note", "feasibility") if b.get(x)),
+                    "note": "; ".join(str(b[x]) for x in ("note", "feasibility") if b.get(x)),
                 }
             )
     return rows

@@ -80,6 +80,9 @@ def certified_section(view: Mapping[str, Any]) -> Section:
                 frozenset(i for i, r in enumerate(judges) if not r["accepted"]),
             )
         )
+        for r in judges:
+            if r["note"]:  # why a judge abstains, and the feasibility bound
+                blocks.append(Note(f"{r['judge']} on {r['metric']}: {r['note']}."))
     fdr = c.get("fdr") or []
     if fdr:
         blocks.append(Note(f"Conformal alignment (a second guarantee): {c.get('fdr_guarantee')}."))
