@@ -197,7 +197,7 @@ def _metric_table(
     """(per item: idx, item_id, rated, clear, ref; per judge x item: judge, idx, code, conf,
     disagree). `judged` holds the coded answers of the latest versions."""
     table = items[["idx", "item_id"]].copy()
-    table["item_id"] = table["item_id"].astype(str)
+    table["item_id"] = table["item_id"].astype(str).astype(object)
     h = human[human["metric"] == spec.key]
     rated = set(h["idx"].astype(np.int64)) if len(h) else set()
     table["rated"] = table["idx"].isin(rated)
@@ -307,9 +307,12 @@ def certify(
         else set()
     )
     pool, calibration, cal_note = _calibration_pool(frames, rated_items)
-    live = set(frames.items["item_id"].astype(str))
+    item_ids = items["item_id"].astype(str).to_numpy(dtype=object)
+    live = pd.Index(frames.items["item_id"].astype(str)).get_indexer(item_ids) >= 0
+    in_pool = pd.Index(list(pool), dtype=object).get_indexer(item_ids) >= 0
     with_conf = sorted(latest.loc[latest["confidence"].notna(), "judge"].astype(str).unique())
-    order = [j for j in (cfg.order or with_conf) if j in set(latest["judge"].astype(str))]
+    present = set(latest["judge"].astype(str).unique())
+    order = [j for j in (cfg.order or with_conf) if j in present]
     absent = [j for j in (cfg.order or []) if j not in order]
     version_of = {str(j): str(g["version"].iloc[0]) for j, g in latest.groupby("judge", sort=False)}
     judges: dict[str, dict[str, Any]] = {}
@@ -324,8 +327,8 @@ def certify(
         if spec.multi or spec.metric is None:
             continue
         table, j = _metric_table(spec, items, human, judged, latest, cfg.tolerance)
-        table = table[table["item_id"].isin(live)]
-        cal = table[table["item_id"].isin(pool) & table["rated"]]
+        table = table[live]
+        cal = table[in_pool[live] & table["rated"].to_numpy()]
         cal_ok = cal[cal["clear"]]
         n_unclear = int((~cal["clear"]).sum())
         todo = table[~table["rated"]]
@@ -520,29 +523,36 @@ def _decisions(
     raw: pd.Series | None,
 ) -> pd.DataFrame:
     """One row per item of the metric: rated, accepted (by which judge) or escalated."""
-    rows: list[tuple[Any, ...]] = []
-    for item_id in table.loc[table["rated"], "item_id"]:
-        rows.append((item_id, spec.key, "rated", None, None, None, None, None))
-    for i, item_id in enumerate(todo["item_id"]):
-        s = int(stage[i])
-        if s < 0:
-            rows.append((item_id, spec.key, "escalated", None, None, None, None, None))
-            continue
-        name = order[s]
-        value = raw.get((item_id, name, spec.key)) if raw is not None else None
-        rows.append(
-            (
-                item_id,
-                spec.key,
-                "accepted",
-                name,
-                version_of.get(name),
-                thresholds[s],
-                float(conf_t[s, i]),
-                value,
-            )
-        )
-    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+    rated = table.loc[table["rated"], "item_id"].to_numpy(dtype=object)
+    ids = todo["item_id"].to_numpy(dtype=object)
+    stage = np.asarray(stage, dtype=np.int64)
+    acc = stage >= 0
+    names = np.array([None, *order], dtype=object)[stage + 1]
+    versions = np.array([None, *(version_of.get(n) for n in order)], dtype=object)[stage + 1]
+    ts = np.array([None, *thresholds], dtype=object)[stage + 1]
+    conf = np.full(len(ids), np.nan)
+    if acc.any():
+        conf[acc] = conf_t[stage[acc], np.flatnonzero(acc)]
+    value = np.full(len(ids), None, dtype=object)
+    if raw is not None and acc.any():
+        key = pd.MultiIndex.from_arrays([ids[acc], names[acc], np.full(acc.sum(), spec.key)])
+        value[acc] = raw.reindex(key).to_numpy(dtype=object)
+    todo_rows = pd.DataFrame(
+        {
+            "item_id": ids,
+            "metric": spec.key,
+            "decision": np.where(acc, "accepted", "escalated"),
+            "judge": names,
+            "version": versions,
+            "threshold": ts,
+            "confidence": np.where(acc, conf, None),
+            "value": value,
+        }
+    )
+    rated_rows = pd.DataFrame(
+        {"item_id": rated, "metric": spec.key, "decision": "rated"}, columns=DECISION_COLUMNS
+    )
+    return pd.concat([rated_rows.astype(object), todo_rows.astype(object)], ignore_index=True)
 
 
 def _item_split(dec: pd.DataFrame) -> dict[str, int]:
@@ -550,9 +560,8 @@ def _item_split(dec: pd.DataFrame) -> dict[str, int]:
     decide some metric, else already rated."""
     if not len(dec):
         return {"n_items": 0, "accepted": 0, "escalated": 0, "already_rated": 0}
-    by = dec.groupby("item_id")["decision"]
-    esc = by.apply(lambda s: (s == "escalated").any())
-    acc = by.apply(lambda s: (s == "accepted").any())
+    esc = dec["decision"].eq("escalated").groupby(dec["item_id"]).any()
+    acc = dec["decision"].eq("accepted").groupby(dec["item_id"]).any()
     return {
         "n_items": int(len(esc)),
         "accepted": int((acc & ~esc).sum()),
