@@ -530,9 +530,9 @@ def _decisions(
     names = np.array([None, *order], dtype=object)[stage + 1]
     versions = np.array([None, *(version_of.get(n) for n in order)], dtype=object)[stage + 1]
     ts = np.array([None, *thresholds], dtype=object)[stage + 1]
-    conf = np.full(len(ids), np.nan)
+    conf = np.full(len(ids), None, dtype=object)
     if acc.any():
-        conf[acc] = conf_t[stage[acc], np.flatnonzero(acc)]
+        conf[acc] = conf_t[stage[acc], np.flatnonzero(acc)].astype(float)
     value = np.full(len(ids), None, dtype=object)
     if raw is not None and acc.any():
         key = pd.MultiIndex.from_arrays([ids[acc], names[acc], np.full(acc.sum(), spec.key)])
@@ -545,7 +545,7 @@ def _decisions(
             "judge": names,
             "version": versions,
             "threshold": ts,
-            "confidence": np.where(acc, conf, None),
+            "confidence": conf,
             "value": value,
         }
     )
