@@ -594,3 +594,33 @@ def test_tifa_with_a_judge_through_the_command_line(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(["assign", "--study", where, "--escalated", "--overlap", "1"]) == 0
     assert f"escalated: {b['n_escalated']} items" in capsys.readouterr().out
+
+
+def test_the_settings_are_checked_with_one_line(sampled, capsys) -> None:
+    st, *_ = sampled
+    where = str(st.folder)
+    st.close()
+    for key, bad in (
+        ("certified_alpha", "1.5"),
+        ("certified_delta", "0"),
+        ("certified_fdr_q", '"a"'),
+        ("certified_scale_tolerance", "-1"),
+        ("certified_mode", '"bayes"'),
+        ("certified_cascade", '["j1", "j1"]'),
+        ("certified_cascade", "[]"),
+    ):
+        assert main(["set", key, bad, "--study", where]) == 2, (key, bad)
+        err = capsys.readouterr().err.strip()
+        assert key in err and len(err.splitlines()) == 1
+    for key, good in (
+        ("certified_alpha", "0.05"),
+        ("certified_cascade", '["j1"]'),
+        ("certified_mode", '"conformal_alignment"'),
+    ):
+        assert main(["set", key, good, "--study", where]) == 0
+    st2 = Study.open(where)
+    try:
+        sec = certification(st2).section
+        assert sec["alpha"] == 0.05 and sec["order"] == ["j1"] and not sec["decides"]
+    finally:
+        st2.close()
