@@ -22,6 +22,7 @@ EXPORT_KINDS = (
     "judgements",
     "pairs",
     "gold",
+    "labels",
     "judge-scores",
     "judge-pairs",
     "items",
@@ -134,6 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
         default="none",
         help="the judge's probability of each answer, for calibration: the API's token "
         "logprobs, or a confidence field in the reply (a new judge version)",
+    )
+    jrun.add_argument(
+        "--simulated-annotators",
+        type=int,
+        default=0,
+        metavar="N",
+        help="a confidence for a judge that gives none: ask each item N times, each time after "
+        "--shots examples a human rater answered; the majority answer, its share the confidence "
+        "(Trust or Escalate); N calls per item, the cost is printed first",
+    )
+    jrun.add_argument(
+        "--shots", type=int, default=3, metavar="K", help="examples per simulated annotator"
     )
     jcmp = jsub.add_parser(
         "compare", help="two judges, or two versions of one (name@version), on the same items"
@@ -265,6 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="WIDTH",
         help="grow the recorded sample (and the pair sample, with --pair-overlap) per generator "
         "to what `annotator plan --width WIDTH` says, and deal the new items",
+    )
+    asg.add_argument(
+        "--escalated",
+        action="store_true",
+        help="deal the items no judge may decide under the certified guarantee (and no human "
+        "has rated) to --overlap raters each: the report's `certified` split",
     )
     asg.add_argument(
         "--release",
@@ -459,13 +478,15 @@ def _cmd_judge(a) -> int:
         timeout=a.timeout,
         judge_name=a.judge_name,
         confidence=a.confidence,
+        simulated_annotators=a.simulated_annotators,
+        shots=a.shots if a.simulated_annotators else 0,
     )
     what = "pair orders" if a.pairs else "items"
 
     def progress(done: int, total: int) -> None:
         print(f"\rjudged {done}/{total} {what}", end="", file=sys.stderr, flush=True)
 
-    summary = judge_study_at(a.study, config, progress=progress, pairs=a.pairs)
+    summary = judge_study_at(a.study, config, progress=progress, pairs=a.pairs, say=print)
     print(file=sys.stderr)
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
     done = "voted" if a.pairs else "scored"
@@ -504,6 +525,17 @@ def _cmd_judge_compare(a) -> int:
             f"better {ch.get('n_better', 0)}, worse {ch.get('n_worse', 0)}, "
             f"other {ch.get('n_other', 0)}"
         )
+        mc, fl = m.get("mcnemar") or {}, m.get("flip_rate") or {}
+        if mc:
+            print(
+                f"  agreement with the humans on {mc['n']} items: A only {mc['a_only']}, B only "
+                f"{mc['b_only']}, exact McNemar p = {mc['p_value']:.3g}"
+            )
+        if fl.get("n"):
+            print(
+                f"  flip rate: {fl['n_flipped']} of {fl['n']} answers changed "
+                f"({fl['rate']:.1%}, at most {fl['upper_bound']:.1%} at {fl['level']:.0%})"
+            )
         for kind in ("better", "worse", "other"):
             for it in ch.get(kind, []):
                 print(f"  {kind}\t{it['item_id']}\tA {it['a']}\tB {it['b']}\thumans {it['humans']}")
@@ -665,6 +697,19 @@ def _cmd_assign(a) -> int:
                 "--sample, --sample-share, --active or --pair-sample",
                 field="--top-up",
             )
+        if a.escalated and (
+            a.sample is not None
+            or a.sample_share is not None
+            or a.active
+            or a.pair_sample is not None
+            or a.top_up is not None
+            or a.on_demand
+        ):
+            raise InputError(
+                "--escalated deals the items the judges left to raters: give it without "
+                "--sample, --sample-share, --active, --pair-sample, --top-up or --on-demand",
+                field="--escalated",
+            )
         if a.pair_sample is not None and a.pair_overlap is None:
             raise InputError(
                 "--pair-sample deals the drawn pairs: say to how many raters with --pair-overlap K",
@@ -697,6 +742,7 @@ def _cmd_assign(a) -> int:
                 active=a.active,
                 pair_sample=a.pair_sample,
                 top_up=a.top_up,
+                escalated=a.escalated,
             )
         )
     finally:

@@ -53,6 +53,7 @@ __all__ = [
     "DemoFiles",
     "case_by_id",
     "item_seed",
+    "lenient_confidence",
     "lenient_judge",
     "careful_judge",
     "logo_truth",
@@ -442,6 +443,23 @@ def lenient_judge(truth: Mapping[str, Any], rng: random.Random) -> dict[str, Any
     return out
 
 
+def lenient_confidence(
+    truth: Mapping[str, Any], answers: Mapping[str, Any], rng: random.Random
+) -> dict[str, float]:
+    """The lenient judge's stated confidence in each gate and scale answer: high where it is
+    right, lower (and overlapping) where it is wrong, so a threshold can separate some of its
+    right answers from its wrong ones, never all."""
+    conf: dict[str, float] = {}
+    for g in GATES:
+        right = answers[g] == truth[g]
+        conf[g] = round(rng.uniform(0.8, 0.995) if right else rng.uniform(0.55, 0.9), 3)
+    for sc in SCALES:
+        off = abs(int(answers[sc]) - int(truth[sc]))
+        lo, hi = ((0.7, 0.97), (0.45, 0.85), (0.3, 0.7))[min(off, 2)]
+        conf[sc] = round(rng.uniform(lo, hi), 3)
+    return conf
+
+
 # The same judge under an earlier prompt (its other version): stricter on gates, nearer on
 # scales, and asked for its confidence in each answer. Its latest version, the lenient one,
 # is a regression the version comparison shows item by item.
@@ -615,17 +633,22 @@ def _write_inputs(
         t = truth_from_spec(spec)
         truths[item_id] = t
         j = lenient_judge(t, judge_rng)
+        # its own generator: the answers stay those of the judge without confidences
+        conf = lenient_confidence(t, j, random.Random(f"demo-judge-confidence|{seed}|{item_id}"))
         for metric in UI_METRICS:
             value = j[metric]
             if metric == "failure_tags" and not value:
                 continue
-            rows.append((item_id, JUDGE_NAME, metric, _format(value), j["reason"]))
+            c = conf.get(metric)
+            rows.append(
+                (item_id, JUDGE_NAME, metric, _format(value), j["reason"], "" if c is None else c)
+            )
     manifest = folder / "manifest.jsonl"
     _write_jsonl(manifest, records)
     judge_csv = folder / "judge.csv"
     with judge_csv.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(("item_id", "judge", "metric", "value", "reason"))
+        w.writerow(("item_id", "judge", "metric", "value", "reason", "confidence"))
         w.writerows(rows)
     return DemoFiles(manifest, judge_csv, truths, {r["item_id"]: r for r in records})
 

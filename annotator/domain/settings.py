@@ -26,6 +26,14 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
     "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
     "debiased_plan_width": 0.1,  # the width the report's debiased plans aim at (stats/debiased_plan.py)
+    # certified judging (stats/certified.py): the accepted items disagree with the humans at most
+    # alpha, with probability at least 1 - delta; scales agree within the tolerance (0: exactly)
+    "certified_alpha": 0.1,
+    "certified_delta": 0.1,
+    "certified_scale_tolerance": 0,
+    "certified_cascade": None,  # judges in the order they are tried; None: every judge, by name
+    "certified_mode": "pac",  # which guarantee decides the escalation and the labels
+    "certified_fdr_q": 0.1,  # conformal alignment's level (expected share of disagreements)
 }
 
 

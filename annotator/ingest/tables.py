@@ -179,6 +179,26 @@ class JudgeRow:
     metric: str
     value: Any
     reason: str | None
+    confidence: float | None = None  # the judge's probability that its answer is right
+
+
+def parse_confidence(raw: str | None, src: str, line: int) -> float | None:
+    """The optional `confidence` column: empty, or a probability from 0 to 1."""
+    s = (raw or "").strip()
+    if not s:
+        return None
+    try:
+        c = float(s)
+    except ValueError:
+        c = float("nan")
+    if not 0.0 <= c <= 1.0:  # NaN fails too
+        raise InputError(
+            f"confidence '{s}' is not a probability from 0 to 1 (leave it empty for none)",
+            source=src,
+            line=line,
+            field="confidence",
+        )
+    return c
 
 
 def parse_judge_value(metric: Metric, raw: str, src: str, line: int) -> Any:
@@ -225,7 +245,8 @@ def parse_judge(path: str | Path, rubric: Rubric, known: set[str]) -> list[Judge
             check_text(row.get("reason") or "", "the reason", source=src, line=n, field="reason")
             or None
         )
-        out.append(JudgeRow(item, judge, metric.key, value, reason))
+        confidence = parse_confidence(row.get("confidence"), src, n)
+        out.append(JudgeRow(item, judge, metric.key, value, reason, confidence))
     return out
 
 

@@ -64,6 +64,11 @@ class JudgeConfig:
     # where the judge's probability of each answer comes from (calibration): nowhere, the API's
     # token logprobs of the answer, or a `confidence` object the judge fills in (schema field)
     confidence: Literal["none", "logprobs", "field"] = "none"
+    # Trust or Escalate's simulated annotators: each item asked `simulated_annotators` times, each
+    # time after `shots` other items a human rater answered (judge/simulated.py); the answer is
+    # the majority, the confidence the share of the asked agreeing with it. 0: off
+    simulated_annotators: int = 0
+    shots: int = 0
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -76,6 +81,16 @@ class JudgeConfig:
             raise InputError("retry counts cannot be negative", field="max_retries")
         if self.timeout <= 0:
             raise InputError("timeout must be positive", field="timeout")
+        if self.simulated_annotators < 0 or self.shots < 0:
+            raise InputError(
+                "simulated annotators and shots cannot be negative", field="simulated_annotators"
+            )
+        if self.simulated_annotators and (self.shots < 1 or self.confidence != "none"):
+            raise InputError(
+                "simulated annotators need at least one example each (--shots K) and are the "
+                "confidence themselves: give them without --confidence",
+                field="simulated_annotators",
+            )
         if self.confidence not in CONFIDENCE_SOURCES:
             raise InputError(
                 f"confidence must be one of {', '.join(CONFIDENCE_SOURCES)}, not "
@@ -92,11 +107,22 @@ class JudgeConfig:
             "temperature": self.temperature,
             "max_output_tokens": self.max_output_tokens,
             "confidence": self.confidence,
+            "simulated_annotators": self.simulated_annotators,
+            "shots": self.shots,
         }
 
     @property
     def name(self) -> str:
         return self.judge_name or self.model
+
+
+@dataclass(frozen=True)
+class FewShot:
+    """One worked example a simulated annotator sees before the item: an item a human rater
+    answered, as the judge would see it, and that rater's answers (metric key -> typed value)."""
+
+    request: JudgeRequest
+    answers: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "max_output_tokens": None,
     "confidence": "none",
     "task": "items",
+    "simulated_annotators": 0,
+    "shots": 0,
 }
 VERSION_CHARS = 12  # hex digits shown and stored: 48 bits, collision-free for any one judge
 

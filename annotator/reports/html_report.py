@@ -27,6 +27,7 @@ from ..base.atomic import atomic_write_text
 from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .view_adjudication import adjudication_view
+from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_calibration_view, judge_swap_view, judge_versions_view
 from .view_metrics import finding_view, metric_view, systematic_view
@@ -168,6 +169,8 @@ _TOP_KNOWN = (
     "verdict",
     "generators",
     "debiased",
+    "certified",
+    "conformal_alignment",
     "item_findings_baseline",
     "systematic_findings",
     "n_boot",
@@ -253,6 +256,7 @@ def build_view(
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
         "debiased": debiased_view(report),
+        "certified": certified_view(report),
         "generators": generators_view(
             report.get("generators"),
             {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},

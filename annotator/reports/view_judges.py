@@ -11,6 +11,23 @@ from .formatting import as_dict, est_of, fmt_num
 MEASURE_TEXT = {"accuracy": "accuracy", "mean_abs_error": "mean abs. error"}
 
 
+def _paired_text(m: Mapping[str, Any]) -> str:
+    """McNemar's exact test and the flip rate's bound, in one cell."""
+    mc, fl = as_dict(m.get("mcnemar")), as_dict(m.get("flip_rate"))
+    parts = []
+    if mc.get("n"):
+        parts.append(
+            f"agrees with humans: A only {mc.get('a_only')}, B only {mc.get('b_only')} "
+            f"(exact McNemar p {fmt_num(mc.get('p_value'), 3)})"
+        )
+    if fl.get("n"):
+        parts.append(
+            f"flip rate {fl.get('n_flipped')}/{fl.get('n')}, at most "
+            f"{fmt_num(fl.get('upper_bound'), 3)} at 95%"
+        )
+    return "; ".join(parts)
+
+
 def judge_versions_view(section: Any) -> list[dict[str, Any]]:
     """One block per judge with two or more versions."""
     out = []
@@ -33,6 +50,7 @@ def judge_versions_view(section: Any) -> list[dict[str, Any]]:
                     "n_better": ch.get("n_better", 0),
                     "n_worse": ch.get("n_worse", 0),
                     "n_other": ch.get("n_other", 0),
+                    "tests": _paired_text(m),
                     "examples": [
                         {"kind": kind, **as_dict(it)}
                         for kind in ("worse", "better")

@@ -403,6 +403,7 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
+    from .dashboard_certified import certified_section
     from .dashboard_debiased import debiased_section
 
     summary = _summary(report)
@@ -414,6 +415,7 @@ def _model(
         _calibrations(rubric, report),
         _pairwise(view),
         debiased_section(view),
+        certified_section(view),
     )
     live = _d(view.get("live_estimate"))
     resamples = (

@@ -45,7 +45,7 @@ FORMATS = ("csv", "jsonl", "parquet")
 class Table:
     name: str
     what: str
-    columns: tuple[tuple[str, str], ...]  # (column, type): string | int64 | timestamp
+    columns: tuple[tuple[str, str], ...]  # (column, type): string | int64 | float64 | timestamp
     rows: Callable[[Study], list[dict[str, Any]]]
 
     @property
@@ -65,6 +65,12 @@ def _partial(rubric: Any, j: Any) -> bool:
     """A judgement that skips a required metric (the ratings CSV's `partial` = yes)."""
     typed = {k: rubric.metric(k).spec.from_json(v) for k, v in j.answers.items() if rubric.has(k)}
     return bool(missing_metrics(rubric, typed))
+
+
+def label_rows(study: Study) -> list[dict[str, Any]]:
+    from .escalation import label_rows as rows
+
+    return rows(study)
 
 
 def gold_rows(study: Study) -> list[dict[str, Any]]:
@@ -129,6 +135,7 @@ def _judge_score_rows(study: Study) -> list[dict[str, Any]]:
             "metric": sc.metric,
             "value": format_value(sc.value),
             "reason": sc.reason,
+            "confidence": sc.confidence,
         }
         for sc in scores
         if sc.item_pk in items and latest[sc.judge] == sc.version
@@ -201,6 +208,7 @@ TABLES: dict[str, Table] = {
                 ("metric", "string"),
                 ("value", "string"),
                 ("reason", "string"),
+                ("confidence", "float64"),
             ),
             _judge_score_rows,
         ),
@@ -223,6 +231,27 @@ TABLES: dict[str, Table] = {
                 ("category", "string"),
             ),
             lambda st: gold_rows(st),
+        ),
+        Table(
+            "labels",
+            "one row per live item x certified metric: the final label and its source (the "
+            "judge's answer accepted under the guarantee named, the humans' as in the gold, or "
+            "escalated to raters)",
+            (
+                ("item_id", "string"),
+                ("case_id", "string"),
+                ("generator", "string"),
+                ("metric", "string"),
+                ("value", "string"),
+                ("source", "string"),
+                ("judge", "string"),
+                ("confidence", "float64"),
+                ("threshold", "float64"),
+                ("guarantee", "string"),
+                ("mode", "string"),
+                ("n_raters", "int64"),
+            ),
+            lambda st: label_rows(st),
         ),
         Table(
             "items",
@@ -306,7 +335,12 @@ def arrow_table(table: Table, rows: list[dict[str, Any]]) -> Any:
 
     # every column typed from the registry, so one with no value in this study is still a typed
     # column (not arrow's `null`); times are UTC and say so (the store keeps naive UTC)
-    types = {"string": pa.string(), "int64": pa.int64(), "timestamp": pa.timestamp("us", tz="UTC")}
+    types = {
+        "string": pa.string(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }
     arrays = []
     for col, typ in table.columns:
         vals = [r.get(col) for r in rows]
@@ -332,7 +366,13 @@ def read_rows(table: Table, path: Path) -> list[dict[str, Any]]:
                 # "" is an answer in `value` (no tag); elsewhere an empty cell is a missing one
                 row[c] = (
                     # v is neither "" nor None here: `value`, the exception, is text
-                    (int(cast(str, v)) if kinds[c] == "int64" else v)
+                    (
+                        int(cast(str, v))
+                        if kinds[c] == "int64"
+                        else float(cast(str, v))
+                        if kinds[c] == "float64"
+                        else v
+                    )
                     if v not in ("", None) or c == "value"
                     else None
                 )
@@ -500,6 +540,7 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
                 f"{_num(v.get('kappa_vs_majority'))} |"
                 for j, v in pj.items()
             ]
+    lines += _certified_card(report)
     lines += [
         "",
         "## Loading",
@@ -512,6 +553,54 @@ def dataset_card(study: Study, report: dict[str, Any], counts: dict[str, int], n
         "",
     ]
     return "\n".join(lines)
+
+
+def _certified_card(report: dict[str, Any]) -> list[str]:
+    """The card's part on certified labels: the guarantee the judge's labels stand under, in
+    words, and the split of the items (the `labels` config gives each item's source)."""
+    pac = report.get("certified") or {}
+    fdr = report.get("conformal_alignment") or {}
+    sec = fdr if fdr.get("decides") else pac
+    if not sec:
+        return []
+    split = sec.get("items") or {}
+    lines = [
+        "",
+        "## Certified labels",
+        "",
+        "The `labels` config gives each item's final label per certified metric and where it "
+        "comes from: `judge` (the judge's answer, accepted under the guarantee below; `judge` "
+        "names judge@version, `threshold` its confidence threshold), `adjudicated` or "
+        "`clear_consensus` (the raters'), `unresolved` (rated without a clear consensus) or "
+        "`escalated` (left to raters, not rated yet).",
+        "",
+        f"Method: {_md(sec.get('method'))}. Guarantee: {_md(sec.get('guarantee'))}. "
+        f"Calibration set: {_md(sec.get('calibration') or 'none')}; "
+        f"{_md(sec.get('calibration_note'))}.",
+        "",
+        f"Items: {split.get('accepted', 0)} decided by the judges on every certified metric, "
+        f"{split.get('escalated', 0)} escalated to raters, {split.get('already_rated', 0)} "
+        f"already rated, of {split.get('n_items', 0)}.",
+    ]
+    rows = []
+    for key, sp in (sec.get("split") or {}).items():
+        acc = "; ".join(f"{_code(j)}: {n}" for j, n in (sp.get("accepted") or {}).items())
+        rows.append(
+            f"| `{key}` | {acc or '-'} | {sp.get('escalated')} | {sp.get('already_rated')} |"
+        )
+    if rows:
+        lines += [
+            "",
+            "| metric | accepted (judge@version: items) | escalated | already rated |",
+            "|---|---|---|---|",
+            *rows,
+        ]
+    for m in pac.get("not_calibrated") or []:
+        lines += [
+            "",
+            f"Not calibrated: {_code(m.get('judge'))}@{m.get('version')}: {_md(m.get('why'))}.",
+        ]
+    return lines
 
 
 def export_hf(
@@ -533,7 +622,7 @@ def export_hf(
         )
     written: list[Path] = []
     counts: dict[str, int] = {}
-    for name in ("judgements", "pairs", "judge-scores", "judge-pairs", "items"):
+    for name in ("judgements", "pairs", "judge-scores", "judge-pairs", "labels", "items"):
         table = TABLES[name]
         rows = table.rows(study)
         counts[name] = len(rows)

@@ -63,7 +63,7 @@ KINDS: dict[str, ImportKind] = {
         ImportKind("folder", "a folder: <case_id>/prompt.txt + one image per generator"),
         ImportKind("harness", "vision-harness results (JSON) with --cases", ("cases",)),
         ImportKind("ratings", "ratings CSV: item_id,rater,metric,value", in_package=True),
-        ImportKind("judge", "judge scores CSV: item_id,judge,metric,value[,reason]"),
+        ImportKind("judge", "judge scores CSV: item_id,judge,metric,value[,reason][,confidence]"),
         ImportKind(
             "pairs", "pair votes CSV: pair_id,item_left,item_right,rater,choice", in_package=True
         ),

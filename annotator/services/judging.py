@@ -10,8 +10,9 @@ from typing import Any
 from ..domain.errors import InputError
 from ..judge.pairs import JudgePairVote, PairRequest, pair_task, run_pair_judge
 from ..judge.prompt import prompt_hash
+from ..judge.records import FewShot
 from ..judge.runner import JudgeConfig, JudgeRequest, RunSummary, run_judge
-from ..judge.schema import version_schema_text
+from ..judge.schema import schema_metrics, version_schema_text
 from ..judge.versions import judge_version
 from ..store import judge_store
 from ..store.items import views_by_item_id
@@ -120,26 +121,39 @@ class PairStudySink(StudySink):
     # its message naming the pair
 
 
-def _version(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, str, dict]:
+def _version(
+    study: Study, config: JudgeConfig, what: str, examples: str | None = None
+) -> tuple[str, str, str, dict]:
     """(version, prompt hash, schema, settings) of a run: items use the rubric's judge prompt
-    and schema, pairs their own (a changed pair prompt is a new version)."""
+    and schema, pairs their own (a changed pair prompt is a new version); simulated annotators
+    their prompt, and their examples (`examples`: judge/simulated.examples_hash) are part of
+    the settings."""
     rubric = study.rubric
     if what == "pairs":
         task = pair_task(rubric, config, None)
         sha, schema = task.prompt_hash, task.schema_text
+    elif config.simulated_annotators:
+        from ..judge.simulated import simulated_item_task
+
+        schema = version_schema_text(rubric, False)
+        sha = simulated_item_task(rubric, config, None).prompt_hash
     else:
         field = config.confidence == "field"
         schema = version_schema_text(rubric, field)
         sha = prompt_hash(rubric, field)
     settings = {**config.settings(), "task": what}
+    if examples is not None:
+        settings["examples"] = examples
     return judge_version(config.model, sha, schema, settings), sha, schema, settings
 
 
-def _start(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, int]:
+def _start(
+    study: Study, config: JudgeConfig, what: str, examples: str | None = None
+) -> tuple[str, str, int]:
     """(judge name, version, run pk) of a new run."""
     judge = config.judge_name or config.model
     rubric = study.rubric
-    version, sha, schema, settings = _version(study, config, what)
+    version, sha, schema, settings = _version(study, config, what, examples)
     run_pk = judge_store.start_run(
         study.db,
         judge=judge,
@@ -154,8 +168,74 @@ def _start(study: Study, config: JudgeConfig, what: str) -> tuple[str, str, int]
     return judge, version, run_pk
 
 
-def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
+def few_shot_panels(study: Study, n: int, k: int, *, seed: int = 0) -> list[list[FewShot]]:
+    """The examples of `n` simulated annotators, `k` each: annotator j shows the answers of the
+    rater with the j-th most answers (round robin when there are fewer raters), on `k` items that
+    rater answered, drawn seeded, items outside the random human sample first (the calibration
+    set stays as the raters left it), no item twice for one rater."""
+    import random
+
+    from ..stats.debiased import sample_of
+    from .reporting import study_frames
+
+    frames = study_frames(study)
+    keys = [m.key for m in schema_metrics(study.rubric)]
+    j = frames.judgements[frames.judgements["metric"].isin(keys)]
+    if not len(j):
+        raise InputError(
+            "simulated annotators show human answers as examples: this study has none yet; "
+            "rate some items first (or run the judge with --confidence)",
+            field="--simulated-annotators",
+        )
+    sample = sample_of(frames.settings)
+    sampled = {str(i) for i in (sample or {}).get("items", {})}
+    by_rater = {str(r): g for r, g in j.groupby("rater", sort=False, observed=True)}
+    raters = sorted(by_rater, key=lambda r: (-by_rater[r]["item_id"].nunique(), r))
+    used: dict[str, set[str]] = {r: set() for r in raters}
+    panels: list[list[FewShot]] = []
+    for a in range(n):
+        rater = raters[a % len(raters)]
+        rows = by_rater[rater]
+        pool = sorted(set(rows["item_id"].astype(str)) - used[rater])
+        rng = random.Random(f"simulated-annotators|{seed}|{a}")
+        outside = [i for i in pool if i not in sampled]
+        inside = [i for i in pool if i in sampled]
+        rng.shuffle(outside)
+        rng.shuffle(inside)
+        chosen = (outside + inside)[:k]
+        if len(chosen) < k:
+            raise InputError(
+                f"--simulated-annotators {n} --shots {k}: rater {rater} has answered "
+                f"{len(pool)} more items, {k} are needed; ask for fewer annotators or shots",
+                field="--shots",
+            )
+        used[rater] |= set(chosen)
+        requests = _StudyRequests(study, chosen)
+        shots = []
+        for i, item_id in enumerate(chosen):
+            mine = rows[rows["item_id"].astype(str) == item_id]
+            answers = {str(m): v for m, v in zip(mine["metric"], mine["value"], strict=True)}
+            shots.append(FewShot(requests[i], answers))
+        panels.append(shots)
+    return panels
+
+
+def simulated_cost(config: JudgeConfig, n_items: int, n_todo: int) -> str:
+    """The line `judge run --simulated-annotators` prints before it calls anything."""
+    n = config.simulated_annotators
+    return (
+        f"simulated annotators: {n} prompts x {config.shots} examples each: {n} calls per item "
+        f"(each carrying {config.shots} examples' text and images); {n_todo} of {n_items} items "
+        f"to score: {n * n_todo} calls"
+    )
+
+
+def judge_study(
+    study: Study, config: JudgeConfig, *, progress=None, cancel=None, say=None
+) -> RunSummary:
     study.require_lead("running the judge")
+    if config.simulated_annotators:
+        return _judge_simulated(study, config, progress=progress, cancel=cancel, say=say)
     judge, version, run_pk = _start(study, config, "items")
     requests = _StudyRequests(study, judge_store.live_item_ids(study.db))
     return run_judge(
@@ -163,6 +243,26 @@ def judge_study(study: Study, config: JudgeConfig, *, progress=None, cancel=None
         study.rubric,
         config,
         StudySink(study, run_pk, judge, version),
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+def _judge_simulated(study: Study, config: JudgeConfig, *, progress, cancel, say) -> RunSummary:
+    from ..judge.simulated import examples_hash, run_simulated
+
+    panels = few_shot_panels(study, config.simulated_annotators, config.shots)
+    judge, version, run_pk = _start(study, config, "items", examples_hash(panels))
+    items = judge_store.live_item_ids(study.db)
+    done = judge_store.scored_item_ids(study.db, judge, version)
+    if say is not None:
+        say(simulated_cost(config, len(items), sum(1 for i in items if i not in done)))
+    return run_simulated(
+        _StudyRequests(study, items),
+        study.rubric,
+        config,
+        StudySink(study, run_pk, judge, version),
+        panels,
         progress=progress,
         cancel=cancel,
     )
@@ -217,15 +317,16 @@ class _PairRequests(Sequence):
 def judge_pairs(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
     """`judge run --pairs`: the judge votes on every pair in both orders (A|B and B|A)."""
     study.require_lead("running the judge")
+    if config.confidence != "none" or config.simulated_annotators:
+        raise InputError(
+            "pair votes keep no confidence: run `judge run --pairs` without --confidence or "
+            "--simulated-annotators",
+            field="--confidence",
+        )
     pairs = judge_store.pairs_to_judge(study.db)
     if not pairs:
         raise InputError(
             "the study has no pairs to vote on; import pairs or let raters start pairwise work"
-        )
-    if config.confidence != "none":
-        raise InputError(
-            "pair votes keep no confidence: run `judge run --pairs` without --confidence",
-            field="--confidence",
         )
     judge = config.judge_name or config.model
     before = judge_store.pair_run_versions(study.db, judge)
@@ -287,13 +388,14 @@ def record_offline_run(
 
 
 def judge_study_at(
-    study_path: str, config: JudgeConfig, *, progress=None, pairs: bool = False
+    study_path: str, config: JudgeConfig, *, progress=None, pairs: bool = False, say=None
 ) -> RunSummary:
+    """`say`: a line before any call (the cost of simulated annotators)."""
     study = Study.open(study_path)
     try:
         if pairs:
             return judge_pairs(study, config, progress=progress)
-        return judge_study(study, config, progress=progress)
+        return judge_study(study, config, progress=progress, say=say)
     finally:
         study.close()
 

@@ -118,18 +118,23 @@ def unreadable_note(ids: list[int]) -> str:
 
 def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     from ..reports.csv_report import agreement_table, findings_table
+    from ..reports.view_certified import certified_table, has_certified_rows
     from ..reports.view_debiased import debiased_table, has_debiased_rows
 
     judgements = frames.judgements.copy()
     judgements["value"] = judgements["value"].map(format_value)
     judge = frames.judge_scores.copy()
     judge["value"] = judge["value"].map(format_value)
-    return {
-        "judgements": judgements,
-        "judge_scores": judge,
-        "agreement": agreement_table(report),
-        "findings": findings_table(report),
-    } | ({"debiased": debiased_table(report)} if has_debiased_rows(report) else {})
+    return (
+        {
+            "judgements": judgements,
+            "judge_scores": judge,
+            "agreement": agreement_table(report),
+            "findings": findings_table(report),
+        }
+        | ({"debiased": debiased_table(report)} if has_debiased_rows(report) else {})
+        | ({"certified": certified_table(report)} if has_certified_rows(report) else {})
+    )
 
 
 def write_reports(

@@ -74,6 +74,23 @@ def check_setting(key: str, value: Any) -> None:
     elif key == "alt_test_epsilon":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise bad("a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1")
+    elif key in ("certified_alpha", "certified_delta", "certified_fdr_q"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise bad("a number strictly between 0 and 1, e.g. 0.1")
+    elif key == "certified_scale_tolerance":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise bad("a number of scale points, 0 or more (0: the judge's answer exactly)")
+    elif key == "certified_cascade":
+        if value is not None and (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)
+            or len(set(value)) != len(value)
+        ):
+            raise bad('null or the judges in the order they are tried, e.g. ["cheap", "strong"]')
+    elif key == "certified_mode":
+        if value not in ("pac", "conformal_alignment"):
+            raise bad('"pac" (Trust or Escalate) or "conformal_alignment"')
     elif key == "pair_question":
         if not isinstance(value, str) or not value.strip():
             raise bad("a non-empty text")

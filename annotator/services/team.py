@@ -25,6 +25,7 @@ def assign(
     active: bool = False,
     pair_sample: int | None = None,
     top_up: float | None = None,
+    escalated: bool = False,
 ) -> str:
     """Deal live items (and pairs) to the named raters; raters the study does not know are added.
     `raters` None: every rater the study has who is not an operator (a lead who added the team
@@ -33,7 +34,9 @@ def assign(
     With `sample` (items per generator) or `sample_share`, a seeded random sample is drawn (or
     topped up) and stored first, and only its items are dealt (services/sampling.py); with
     `pair_sample` (pairs per generator pair) the same for pairs, dealt to `pair_overlap`; with
-    `top_up` (a width) both samples grow to what the planner says (services/sampling.top_up)."""
+    `top_up` (a width) both samples grow to what the planner says (services/sampling.top_up);
+    with `escalated`, only the items no judge may decide under the certified guarantee
+    (services/escalation.py)."""
     study.require_lead("assignment")
     if raters is None:
         raters = default_raters(study)
@@ -45,6 +48,12 @@ def assign(
         if name not in known:
             study.add_rater(name)
     only, sampled = None, None
+    if escalated:
+        from .escalation import escalated as to_raters
+
+        only, sampled = to_raters(study)
+        if not only:
+            return sampled + "\nnothing dealt: every item is decided by a judge or rated"
     if sample is not None or sample_share is not None:
         from .sampling import draw
 

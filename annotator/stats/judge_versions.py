@@ -13,7 +13,14 @@ read) and the verdict:
   humans agree on), with an interval from the same item bootstrap, so the
   item-to-item variation common to both versions cancels;
 - the items whose answer changed, each marked better / worse / other against
-  the consensus (other: changed, but no closer to it).
+  the consensus (other: changed, but no closer to it);
+- the exact McNemar test of their agreement with the clear consensus on the items both
+  answered (b: A agrees and B does not, c: the other way; p = min(1, 2 P(Binomial(b + c, 1/2)
+  <= min(b, c)))), agreement on a scale meaning within `certified_scale_tolerance` points of
+  the consensus as certified judging counts it (stats/certified.py), and the flip rate (the
+  share of items both answered whose answer changed) with its exact one-sided Clopper-Pearson
+  upper bound at 95%: how far a threshold found for one version can be trusted on the other is
+  bounded by how often they differ.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binom
 
 from .answers import judge_answers
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
@@ -30,6 +38,60 @@ from .consensus import MetricSpec, consensus
 from .frames import JUDGE_COLUMNS, StudyFrames
 
 MAX_LISTED = 50  # changed items listed per direction; the counts are always whole
+FLIP_LEVEL = 0.95  # the flip rate's one-sided bound
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """The exact (binomial) McNemar test's two-sided p-value of b against c discordant pairs."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * binom.cdf(min(b, c), n, 0.5)))
+
+
+def paired_tests(
+    spec: MetricSpec,
+    a: pd.Series,
+    b: pd.Series,
+    ref: pd.Series,
+    tolerance: float = 0.0,
+) -> dict[str, Any]:
+    """McNemar on agreement with the consensus and the flip rate of two versions' codes (by
+    item), as the module docstring says."""
+    from .selective import cp_upper
+
+    both = a.index.intersection(b.index)
+    ca, cb = a.reindex(both).to_numpy(dtype=float), b.reindex(both).to_numpy(dtype=float)
+    flipped = int((ca != cb).sum())
+    n = len(both)
+    flip = {
+        "n": n,
+        "n_flipped": flipped,
+        "rate": flipped / n if n else None,
+        "upper_bound": cp_upper(flipped, n, 1 - FLIP_LEVEL) if n else None,
+        "level": FLIP_LEVEL,
+    }
+    judged = both.intersection(ref.index)
+    r = ref.reindex(judged).to_numpy(dtype=float)
+    if spec.ordinal:
+        r = np.floor(r + 0.5)  # the gold's value: a median's half point goes up
+    ja, jb = a.reindex(judged).to_numpy(dtype=float), b.reindex(judged).to_numpy(dtype=float)
+    if spec.ordinal:
+        ra, rb = np.abs(ja - r) <= tolerance + 1e-9, np.abs(jb - r) <= tolerance + 1e-9
+    else:
+        ra, rb = ja == r, jb == r
+    b_, c_ = int((ra & ~rb).sum()), int((~ra & rb).sum())
+    mcnemar = {
+        "n": len(judged),
+        "a_only": b_,
+        "b_only": c_,
+        "both": int((ra & rb).sum()),
+        "neither": int((~ra & ~rb).sum()),
+        "p_value": mcnemar_exact(b_, c_),
+        "test": "exact McNemar (binomial) on agreeing with the clear human consensus"
+        + (f" (within {tolerance:g} points)" if spec.ordinal else ""),
+    }
+    return {"mcnemar": mcnemar, "flip_rate": flip}
 
 
 def version_answers(
@@ -85,6 +147,7 @@ def compare_metric(
     human: pd.DataFrame,
     a: pd.DataFrame,
     b: pd.DataFrame,
+    tolerance: float = 0.0,
 ) -> dict[str, Any]:
     """Figures of versions a and b on one metric (Pending leaves: resolve after plan.run())."""
     ref = _reference(human, spec)
@@ -92,6 +155,7 @@ def compare_metric(
     out: dict[str, Any] = {
         "measure": measure,
         "better_if": "lower" if spec.ordinal else "higher",
+        **paired_tests(spec, _codes(a, spec), _codes(b, spec), ref, tolerance),
     }
     per: dict[str, pd.Series] = {}
     for name, answers in (("a", a), ("b", b)):
@@ -148,11 +212,14 @@ def compare_versions(
     b: tuple[str, str],
 ) -> dict[str, Any]:
     """{"a": "judge@version", "b": ..., "metrics": {metric: compare_metric(...)}}."""
+    from ..domain.settings import setting
+
     ans_a = version_answers(frames, specs, items, *a)
     ans_b = version_answers(frames, specs, items, *b)
     h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    tol = float(setting(frames.settings, "certified_scale_tolerance"))
     metrics = {
-        s.key: compare_metric(plan, s, items, h_by[s.key], ans_a, ans_b)
+        s.key: compare_metric(plan, s, items, h_by[s.key], ans_a, ans_b, tol)
         for s in specs
         if not s.multi and s.key in h_by
     }
@@ -214,4 +281,11 @@ def judge_versions_section(
     return out
 
 
-__all__ = ["compare_metric", "compare_versions", "judge_versions_section", "version_list"]
+__all__ = [
+    "compare_metric",
+    "compare_versions",
+    "judge_versions_section",
+    "mcnemar_exact",
+    "paired_tests",
+    "version_list",
+]

@@ -9,7 +9,8 @@ fleiss_kappa, gwet_ac1, rater_pairs, human_alpha_nominal (scales), n_ties,
 n_cannot_judge, and per judge cohen_kappa, confusion, human_range, slices,
 exact_agreement_ci, alpha_humans_same_items, alpha_gain, permutation_pearson;
 top level "verdict", "adjudication" (None when nothing was adjudicated), "generators",
-"debiased" (stats/debiased.py), "systematic_findings", "definitions",
+"debiased" (stats/debiased.py), "certified" and "conformal_alignment" (stats/certified.py),
+"systematic_findings", "definitions",
 "n_boot", "seed", "n_perm".
 """
 
@@ -23,6 +24,7 @@ from .adjudication import adjudication_section
 from .alt_test import judge_alt_tests
 from .answers import human_answers, item_table, judge_answers
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
+from .certified import certify
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
 from .debiased_plan import debiased_figures
@@ -182,6 +184,8 @@ def build_report(
             min_items=int(setting(frames.settings, "release_gate_min_items")),
         ),
         "debiased": debiased_figures(frames, tables=(items, human, judged)),
+        "certified": None,
+        "conformal_alignment": None,
         "definitions": {
             "clear_consensus": DEFINITION,
             "consensus": "majority for gates, tags, choices and the verdict (ties flagged, no "
@@ -218,6 +222,9 @@ def build_report(
             "approximate_intervals": carry_intervals(report, intervals_from),
             "exact_n_boot": intervals_from.get("n_boot"),
         }
+    certified = certify(frames, items, specs, human, judged)
+    report["certified"] = certified.section
+    report["conformal_alignment"] = certified.conformal
     gate = frames.settings.get("release_gate") or {}
     if gate.get("source") == "debiased":  # the gate on the debiased lower bounds (issue 25.4)
         debiased_release_gate(report["generators"], report["debiased"], gate.get("judge"))

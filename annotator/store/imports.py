@@ -149,6 +149,7 @@ def import_judge(
                 metric=r.metric,
                 value=encode_value(r.value),
                 reason=r.reason,
+                confidence=getattr(r, "confidence", None),
             )
         )
     return len(rows)

@@ -226,6 +226,15 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     pb = report["pairwise"]["position_bias"]
     assert [pos.item(0, c).text() for c in (1, 2)] == [str(pb["left"]), str(pb["right"])]
 
+    # certified judging: the split of the items, metric by metric, as the report has it
+    split = tables["certifiedSplitTable"]
+    want = report["certified"]["split"]
+    assert split.rowCount() == len(want)
+    for r in range(split.rowCount()):
+        key = next(k for k in want if dash.metric_label(rubric, k) == split.item(r, 0).text())
+        assert split.item(r, 2).text() == str(want[key]["escalated"])
+        assert split.item(r, 3).text() == str(want[key]["already_rated"])
+
     bar = view.scroll.verticalScrollBar()
     bar.setValue(view.section_top("drift"))
     assert view.grab().save(str(screenshot_dir / "dashboard_drift.png"))

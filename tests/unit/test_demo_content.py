@@ -257,7 +257,7 @@ def test_manifest_lines_follow_contract(demo: scenario.DemoFiles) -> None:
 def test_judge_csv_values_parse_against_the_rubric(demo: scenario.DemoFiles) -> None:
     with demo.judge_csv.open(encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
-        assert reader.fieldnames == ["item_id", "judge", "metric", "value", "reason"]
+        assert reader.fieldnames == ["item_id", "judge", "metric", "value", "reason", "confidence"]
         rows = list(reader)
     per_item: dict[str, dict[str, object]] = {}
     for i, row in enumerate(rows, start=2):
@@ -280,6 +280,18 @@ def test_judge_csv_values_parse_against_the_rubric(demo: scenario.DemoFiles) -> 
         for gate in ("instruction_following", "text_rendering"):
             if t[gate] == PASS:
                 assert vals[gate] == PASS
+    # the judge states a confidence in every gate and scale answer (certified judging reads it),
+    # none in the tags; higher on average where it is right
+    right, wrong = [], []
+    for row in rows:
+        if row["metric"] == "failure_tags":
+            assert row["confidence"] == ""
+            continue
+        c = float(row["confidence"])
+        assert 0 < c < 1
+        t = demo.truths[row["item_id"]][row["metric"]]
+        (right if str(t) == row["value"] else wrong).append(c)
+    assert wrong and sum(right) / len(right) > sum(wrong) / len(wrong)
 
 
 def test_logo_edit_manifest(tmp_path: Path) -> None:

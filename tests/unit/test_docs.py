@@ -214,7 +214,7 @@ def test_check_setting_knows_every_setting() -> None:
     """check_setting refuses a wrong type for every setting (none is passed through unchecked)."""
     for key in DEFAULT_SETTINGS:
         with pytest.raises(InputError, match=key):
-            check_setting(key, ["a list fits no setting"])
+            check_setting(key, [["a list of lists fits no setting"]])
 
 
 WALK_LINE = re.compile(r"^\s+(annotator/\S+\.py)\s+([A-Za-z_][\w.]*)", re.M)

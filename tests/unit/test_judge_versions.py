@@ -216,7 +216,8 @@ def test_the_demo_shows_versions_calibration_and_the_judges_position_bias(demo_s
     assert verdict["difference"]["high"] < 0
     assert verdict["changed"]["n_worse"] > verdict["changed"]["n_better"]
     cal = report["judge_calibration"]["demo-lenient-judge"]
-    assert cal["version"] == entry["versions"][0]["version"]
+    # both versions state confidences: the calibration is the latest's, as certified judging's
+    assert entry["versions"][-1]["with_confidence"] and cal["version"] == entry["latest"]
     gate = cal["metrics"]["instruction_following"]
     assert gate["ece"]["low"] is not None and gate["bins"]
     judge = report["pairwise"]["judges"]["demo-lenient-judge"]
