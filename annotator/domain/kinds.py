@@ -152,6 +152,25 @@ class KindSpec:
     def empty_answer(self) -> Any:
         return CANNOT_JUDGE
 
+    def parse_judge_value(
+        self, m: Metric, raw: str, *, source: str = "", line: int | None = None
+    ) -> Any:
+        """A judge's cell -> typed value: the raters' rule (`parse_value`), so a judge's value
+        off the metric is refused with the raters' message, unless the metric declares that its
+        judges score on a scale of their own (`judge_scale = "interval"`, ordinal kinds)."""
+        try:
+            return self.parse_value(m, raw, source=source, line=line)
+        except InputError as exc:
+            if self.ordered:
+                raise InputError(
+                    f"{exc.message} (a judge scoring on its own scale: declare "
+                    f'judge_scale = "interval" on the metric in the rubric)',
+                    source=exc.source,
+                    line=exc.line,
+                    field=exc.field,
+                ) from None
+            raise
+
     def validate(self, m: Metric, value: Any) -> Any:
         """A typed answer from the app or a service -> the stored form."""
         return self.parse_value(m, str(value))
@@ -167,6 +186,15 @@ class KindSpec:
 
     def from_json(self, value: Any) -> Any:
         return value
+
+    # -- the team server's check -------------------------------------------------
+    def server_check(self) -> tuple[str, str]:
+        """What the team server's trigger refuses of a value a rater's role stores by hand: a
+        PL/pgSQL condition on `v` (the value, jsonb) and `m` (the metric's entry of the
+        canonical rubric, jsonb), true exactly where `domain/answers.check_stored` refuses the
+        value, and the message (% stands for the metric's key). store/roles.py builds the
+        trigger from every kind's; a kind without one cannot be served."""
+        raise NotImplementedError(f"kind '{self.name}' has no server check")
 
     # -- anchors ------------------------------------------------------------------
     def same(self, m: Metric, answer: Any, reference: Any) -> bool:
@@ -273,6 +301,9 @@ class GateKind(_OneOfReply):
     def reply_how(self, m: Metric) -> str:
         return "gate: PASS, FAIL or cannot_judge"
 
+    def server_check(self) -> tuple[str, str]:
+        return f"""v NOT IN ('"{PASS}"'::jsonb, '"{FAIL}"'::jsonb)""", "% is not PASS or FAIL"
+
     def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
         up = s.upper()
         if up not in (PASS, FAIL):
@@ -299,6 +330,26 @@ def _bounds(m: Metric) -> tuple[int, int]:
     return m.min, m.max
 
 
+JUDGE_SCALES = ("points", "interval")
+
+
+def _judge_scale(raw: dict[str, Any], where: str, src: str) -> dict[str, str]:
+    """`judge_scale`: "points" (the default: a judge answers on the metric's points, as raters
+    do) or "interval" (its judges score on a scale of their own, e.g. a probability or a 0-1
+    grid, read as numbers: only the figures defined for such scores are computed)."""
+    v = raw.get("judge_scale", "points")
+    if v not in JUDGE_SCALES:
+        raise InputError(
+            f'{where}: judge_scale must be "points" or "interval"', source=src, field="judge_scale"
+        )
+    return {"judge_scale": v}
+
+
+def _judge_scale_canonical(m: Metric) -> dict[str, str]:
+    # the default is left out, so rubrics written before the field keep their version
+    return {"judge_scale": m.judge_scale} if m.judge_scale != "points" else {}
+
+
 def _int(v: Any, key: str, where: str, src: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise InputError(f"'{key}' in {where} must be an integer", source=src, field=key)
@@ -308,7 +359,7 @@ def _int(v: Any, key: str, where: str, src: str) -> int:
 class ScaleKind(KindSpec):
     name = "scale"
     level = "ordinal"
-    fields: ClassVar[tuple[str, ...]] = ("min", "max", "levels")
+    fields: ClassVar[tuple[str, ...]] = ("min", "max", "levels", "judge_scale")
     match_rule = "within one point"
     qualification_rule = "scale_within_one"
     tool_controls = frozenset({"rating", "number", "likert"})
@@ -347,13 +398,14 @@ class ScaleKind(KindSpec):
                     f"{where}: level {lv} text must be a string", source=src, field="levels"
                 )
             levels[lv] = v
-        return {"min": lo, "max": hi, "levels": levels}
+        return {"min": lo, "max": hi, "levels": levels, **_judge_scale(raw, where, src)}
 
     def canonical(self, m: Metric) -> dict[str, Any]:
         return {
             "min": m.min,
             "max": m.max,
             "levels": {str(k): v for k, v in sorted(m.levels.items())},
+            **_judge_scale_canonical(m),
         }
 
     def values(self, m: Metric) -> tuple[Any, ...]:
@@ -378,6 +430,23 @@ class ScaleKind(KindSpec):
         if isinstance(value, bool):
             raise InputError(f"'{value}' is not a number for {self.name} '{m.key}'", field=m.key)
         return self.parse_value(m, str(value))
+
+    def parse_judge_value(
+        self, m: Metric, raw: str, *, source: str = "", line: int | None = None
+    ) -> Any:
+        if m.judge_scale != "interval":
+            return super().parse_judge_value(m, raw, source=source, line=line)
+        s = raw.strip()
+        if s == "" or s.lower() == CANNOT_JUDGE:
+            return CANNOT_JUDGE
+        try:
+            f = float(s)
+        except ValueError:
+            raise _err(f"'{s}' is not a number for {self.name} '{m.key}'", source, line) from None
+        if not math.isfinite(f):
+            raise _err(f"'{s}' is not a finite number for {self.name} '{m.key}'", source, line)
+        lo, hi = _bounds(m)
+        return int(f) if f.is_integer() and lo <= f <= hi else f
 
     def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:
         if is_missing(reference):
@@ -445,6 +514,18 @@ class ScaleKind(KindSpec):
     def reply_how(self, m: Metric) -> str:
         return f"{self.name}: an integer from {m.min} to {m.max}, or cannot_judge"
 
+    # the range in the canonical rubric (`canonical`)
+    _server_bounds: ClassVar[tuple[str, str]] = ("(m->>'min')::numeric", "(m->>'max')::numeric")
+
+    def server_check(self) -> tuple[str, str]:
+        lo, hi = self._server_bounds
+        # an integer written as such: 4.0 is not the scale's 4 (check_stored refuses it too)
+        return (
+            f"CASE WHEN jsonb_typeof(v) <> 'number' OR strpos(v::text, '.') > 0 THEN true "
+            f"ELSE v::numeric < {lo} OR v::numeric > {hi} END",
+            "% is off its scale",
+        )
+
 
 class LikertKind(ScaleKind):
     """A scale whose every point has a label: `points = ["Poor", ..., "Excellent"]`.
@@ -454,7 +535,8 @@ class LikertKind(ScaleKind):
     """
 
     name = "likert"
-    fields = ("points",)
+    fields = ("points", "judge_scale")
+    _server_bounds = ("1", "jsonb_array_length(m->'points')")
 
     def parse_fields(self, raw: dict[str, Any], where: str, src: str) -> dict[str, Any]:
         points = raw.get("points")
@@ -472,10 +554,18 @@ class LikertKind(ScaleKind):
             )
         if len(set(points)) != len(points):
             raise InputError(f"{where}: duplicate point label", source=src, field="points")
-        return {"min": 1, "max": len(points), "levels": {i + 1: p for i, p in enumerate(points)}}
+        return {
+            "min": 1,
+            "max": len(points),
+            "levels": {i + 1: p for i, p in enumerate(points)},
+            **_judge_scale(raw, where, src),
+        }
 
     def canonical(self, m: Metric) -> dict[str, Any]:
-        return {"points": [m.levels[i] for i in range(1, _bounds(m)[1] + 1)]}
+        return {
+            "points": [m.levels[i] for i in range(1, _bounds(m)[1] + 1)],
+            **_judge_scale_canonical(m),
+        }
 
     def value_label(self, m: Metric, value: Any) -> str:
         return m.levels.get(int(value), str(value)) if isinstance(value, int) else str(value)
@@ -555,6 +645,13 @@ class ChoiceKind(_OptionsKind):
         if s not in m.options:
             raise _err(f"'{s}' is not an option of '{m.key}'", source, line)
         return s
+
+    def server_check(self) -> tuple[str, str]:
+        return (
+            "CASE WHEN jsonb_typeof(v) <> 'string' THEN true "
+            "ELSE NOT (m->'options') ? (v #>> '{}') END",
+            "% is not one of its options",
+        )
 
     def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
         if op not in ("==", "!=") or raw not in m.options:
@@ -646,6 +743,17 @@ class TagsKind(_OptionsKind):
     def reply_how(self, m: Metric) -> str:
         return f"tags: a list of any of {', '.join(m.options)}; an empty list when none applies"
 
+    def server_check(self) -> tuple[str, str]:
+        # options of the metric, each once, in code-point order: the form `to_json` stores
+        return (
+            "CASE WHEN jsonb_typeof(v) <> 'array' THEN true "
+            "ELSE EXISTS (SELECT 1 FROM jsonb_array_elements(v) o WHERE jsonb_typeof(o) <> "
+            "'string' OR NOT (m->'options') ? (o #>> '{}')) OR v <> (SELECT "
+            'coalesce(jsonb_agg(DISTINCT x COLLATE "C" ORDER BY x COLLATE "C"), \'[]\'::jsonb) '
+            "FROM jsonb_array_elements_text(v) x) END",
+            "% holds a tag that is not one of its options, or a tag twice",
+        )
+
 
 class TextKind(KindSpec):
     name = "text"
@@ -669,6 +777,9 @@ class TextKind(KindSpec):
 
     def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
         return "free text"
+
+    def server_check(self) -> tuple[str, str]:
+        return "jsonb_typeof(v) NOT IN ('string', 'null')", "% is not text"
 
 
 KINDS: dict[str, KindSpec] = {

@@ -45,6 +45,9 @@ class Metric:
     levels: dict[int, str] = field(default_factory=dict)
     options: tuple[str, ...] = ()
     required: bool = True
+    # ordinal kinds: "points" (judges answer on the metric's points) or "interval" (judges score
+    # on a scale of their own; domain/kinds.py JUDGE_SCALES)
+    judge_scale: str = "points"
     # lang -> {"label", "help", "levels" {value: text}, "options" {option: text}}; display only,
     # never part of the version (see the module doc)
     translations: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)

@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..domain import time_spent
 from ..domain.errors import InputError
 from ..domain.kinds import CANNOT_JUDGE, norm_label
 from ..domain.rubric import Metric, Rubric
@@ -374,7 +375,7 @@ def convert(
 ) -> Any:
     """Their labels for one metric -> our typed value, through the mapping's values table and the
     metric kind's own parser; an unknown label is one line naming where to add it."""
-    from .tables import parse_judge_value  # judge values may sit on the judge's own scale
+    from .tables import parse_judge_value
 
     ours = [values.get(lab, lab) for lab in labels]
     sep = metric.spec.label_separator  # several labels make one answer (tags, text)
@@ -394,13 +395,9 @@ def convert(
             field=metric.key,
         )
     try:
-        try:
-            return metric.spec.parse_value(metric, raw, source=where)
-        except InputError:
-            if not judge:
-                raise
-            # not one of ours: a judge's value may sit on its own scale
+        if judge:
             return parse_judge_value(metric, raw, where, None)
+        return metric.spec.parse_value(metric, raw, source=where)
     except InputError as exc:
         known = (
             f"{metric.min}..{metric.max}"
@@ -481,26 +478,8 @@ class ToolImport:
 
 
 def seconds_to_ms(raw: Any, where: str, what: str = "lead_time") -> int | None:
-    if raw is None or raw == "":
-        return None
-    if (
-        isinstance(raw, bool)
-        or not isinstance(raw, (int, float))
-        or raw < 0
-        or raw != raw
-        or raw == float("inf")
-    ):
-        raise InputError(f"{what} must be a number of seconds", source=where, field=what)
-    if raw > MAX_SECONDS:
-        raise InputError(
-            f"{what} {raw:g} s is over a year on one answer; fix or remove it",
-            source=where,
-            field=what,
-        )
-    return int(round(raw * 1000))
-
-
-MAX_SECONDS = 366 * 24 * 3600  # a year on one answer is a broken clock, not a time
+    """A tool's time spent in seconds -> ms as stored (domain/time_spent.py: capped at a day)."""
+    return time_spent.from_seconds(raw, where, what)
 
 
 # ---- a starting mapping from what a file holds --------------------------------------------------

@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..domain import time_spent
 from ..domain.answers import reason_of
 from ..domain.errors import InputError
 from ..domain.rubric import Metric, Rubric
@@ -228,24 +229,17 @@ def _user(line: dict, path: Path, where: str) -> str:
     )
 
 
-MAX_MS = 366 * 24 * 3600 * 1000  # a year on one answer is a broken clock, not a time
-
-
 def time_ms(line: dict, where: str = "") -> int | None:
-    """Potato's 'Time spent: 0d 0h 1m 5s' as milliseconds."""
+    """Potato's 'Time spent: 0d 0h 1m 5s' as milliseconds, capped as every stored time is
+    (domain/time_spent.py)."""
     bd = line.get("behavioral_data")
     m = _TIME.search(str(bd.get("time_string", ""))) if isinstance(bd, dict) else None
     if not m:
         return None
-    d, h, mi, s = (int(x) if len(x) < 12 else MAX_MS for x in m.groups())
-    ms = (((d * 24 + h) * 60 + mi) * 60 + s) * 1000
-    if ms > MAX_MS:
-        raise InputError(
-            f"behavioral_data.time_string '{bd['time_string'][:60]}' is over a year; fix or remove it",
-            source=where,
-            field="behavioral_data.time_string",
-        )
-    return ms
+    if any(len(x) > 9 for x in m.groups()):  # more digits than a day holds in any unit
+        return time_spent.MAX_TIME_MS
+    d, h, mi, s = (int(x) for x in m.groups())
+    return time_spent.capped((((d * 24 + h) * 60 + mi) * 60 + s) * 1000)
 
 
 def _labels(metric: Metric, scheme: dict[str, Any], values: dict[str, str]) -> list[str]:

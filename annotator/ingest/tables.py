@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,7 +11,7 @@ from typing import Any
 
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
-from ..domain.rubric import CANNOT_JUDGE, Metric, Rubric, parse_value
+from ..domain.rubric import Metric, Rubric, parse_value
 from ..domain.text import check_name, check_text, unguard_cell
 from .readers import read_bytes
 
@@ -201,25 +200,10 @@ def parse_confidence(raw: str | None, src: str, line: int) -> float | None:
     return c
 
 
-def parse_judge_value(metric: Metric, raw: str, src: str, line: int) -> Any:
-    """Judge values may sit on the judge's own scale: any finite number for an ordinal metric."""
-    if metric.spec.ordered:
-        s = raw.strip()
-        if s == "" or s.lower() == CANNOT_JUDGE:
-            return CANNOT_JUDGE
-        try:
-            f = float(s)
-        except ValueError:
-            raise InputError(
-                f"'{s}' is not a number for scale '{metric.key}'",
-                source=src,
-                line=line,
-                field="value",
-            ) from None
-        if not math.isfinite(f):
-            raise InputError(f"'{s}' is not a finite number", source=src, line=line, field="value")
-        return int(f) if f.is_integer() and metric.min <= f <= metric.max else f
-    return parse_value(metric, raw, source=src, line=line)
+def parse_judge_value(metric: Metric, raw: str, src: str, line: int | None) -> Any:
+    """A judge's cell: the raters' rule, unless the metric declares the judge's own scale
+    (`KindSpec.parse_judge_value`)."""
+    return metric.spec.parse_judge_value(metric, raw, source=src, line=line)
 
 
 def parse_judge(path: str | Path, rubric: Rubric, known: set[str]) -> list[JudgeRow]:

@@ -4,10 +4,12 @@ pair votes in one transaction), or, with `--init-map`, writes a starting mapping
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 from ..base.atomic import atomic_write_text
+from ..domain import time_spent
 from ..domain.errors import InputError
 from ..ingest import label_studio, potato, prodigy
 from ..ingest.mapping import ToolImport, ToolJudgement, ToolVote, load_mapping
@@ -81,23 +83,19 @@ def import_tool(
     return summary(str(path), n_items, landed, parsed)
 
 
-# time_ms is an INTEGER column (4 bytes on PostgreSQL): about 24.8 days of work on one item.
-MAX_TIME_MS = 2**31 - 1
-
-
 def _check_times(parsed: ToolImport) -> None:
-    """A time spent (Label Studio's lead_time, Potato's time string) the store can hold: 1e300
-    seconds is a typo or an attack, and would fail the whole import with a raw overflow."""
-    rows: list[ToolJudgement | ToolVote] = [*parsed.judgements, *parsed.votes]
-    for row in rows:
-        ms = row.time_ms
-        if ms is not None and not 0 <= ms <= MAX_TIME_MS:
-            raise InputError(
-                f"the time spent on the task, {ms / 1000:.3g} s, is more than the "
-                f"{MAX_TIME_MS // 86_400_000} days a study holds; fix or remove it",
-                source=row.where,
-                field="lead_time",
-            )
+    """Every time spent as stored: capped at a day (domain/time_spent.py); a negative one is a
+    damaged file, refused in one line."""
+
+    def stored(row: ToolJudgement | ToolVote) -> int | None:
+        try:
+            return time_spent.capped(row.time_ms)
+        except InputError as exc:
+            raise InputError(exc.message, source=row.where, field="lead_time") from None
+
+    for j in parsed.judgements:
+        j.time_ms = stored(j)
+    parsed.votes = [replace(v, time_ms=stored(v)) for v in parsed.votes]
 
 
 def summary(

@@ -11,6 +11,7 @@ from sqlalchemy import exists, func, insert, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
+from ..domain import time_spent
 from ..domain.answers import encode
 from ..domain.ids import uuid7
 from ..domain.records import ServedItem
@@ -417,7 +418,7 @@ def submit(
             queue_position=queue_position,
             answers=encode(answers),
             reason=reason,
-            time_ms=time_ms,
+            time_ms=time_spent.capped(time_ms),
             source=source,
         )
         if uuid is not None:

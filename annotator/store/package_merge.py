@@ -20,7 +20,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
 
-from ..domain import calibration
+from ..domain import calibration, time_spent
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric, rubric_from_canonical
 from .assignments import assigned_items
@@ -163,7 +163,10 @@ def _stored(table: str, x: dict[str, Any], **study: Any) -> dict[str, Any]:
         raise ValueError(
             f"{table}: merge gives {sorted(study)}, the policy names {sorted(MERGE[table])}"
         )
-    return dict({n: x[n] for n in merged(table)}, **study)
+    vals = dict({n: x[n] for n in merged(table)}, **study)
+    if "time_ms" in vals:  # a package from an app that sent its time uncapped
+        vals["time_ms"] = time_spent.capped(vals["time_ms"])
+    return vals
 
 
 def _same(existing: dict[str, Any], incoming: dict[str, Any]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from ..domain import pairs as design
+from ..domain import time_spent
 from ..domain.records import ItemView
 from .answers import Submitted
 from .assignments import assigned_pairs
@@ -192,7 +193,7 @@ def cast_vote(
             session_pk=session_pk,
             queue_position=position,
             reason=reason,
-            time_ms=time_ms,
+            time_ms=time_spent.capped(time_ms),
         )
         if uuid is not None:
             v.uuid = uuid

@@ -35,6 +35,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain.errors import InputError
+from ..domain.kinds import CANNOT_JUDGE, KINDS
+from ..domain.time_spent import MAX_TIME_MS
 from .db import StudyDB
 
 PRIVATE = "annotator_private"
@@ -81,8 +83,31 @@ _MAX_TEXT = 1 << 20
 _DEFINER = "SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp"
 _ME = "(SELECT public.annotator_me())"  # an InitPlan: evaluated once per statement
 
+
 # The functions row rules and the rater's code call. Static text (no identifiers of this study in
 # them: the study's objects are in `public`), run as the lead.
+def _value_checks() -> str:
+    """The trigger's check of each stored value, one branch per metric kind, each the kind's own
+    rule (domain/kinds.py `server_check`): a value the app would refuse is refused here; a kind
+    with no branch is refused whole rather than stored unchecked."""
+    # check_stored also takes an imported "cannot judge" of a multi kind (tags: every tag unknown)
+    can = ", ".join(f"'{n}'" for n, k in KINDS.items() if k.accepts_cannot_judge or k.multi)
+    out = [f"""    IF v = '"{CANNOT_JUDGE}"'::jsonb AND t IN ({can}) THEN CONTINUE;\n    END IF;"""]
+    for i, (name, spec) in enumerate(KINDS.items()):
+        cond, message = spec.server_check()
+        out.append(
+            f"    {'IF' if i == 0 else 'ELSIF'} t = '{name}' THEN\n"
+            f"      IF ({cond}) THEN\n"
+            f"        RAISE EXCEPTION 'judgements: {message}', k USING ERRCODE = 'check_violation';\n"
+            f"      END IF;"
+        )
+    out.append(
+        "    ELSE\n      RAISE EXCEPTION 'judgements: % is of a kind this server does not check',"
+        " k\n        USING ERRCODE = 'check_violation';\n    END IF;"
+    )
+    return "\n".join(out)
+
+
 _FUNCTIONS = [
     f"""CREATE OR REPLACE FUNCTION public.annotator_me() RETURNS integer LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT l.rater_pk FROM {PRIVATE}.logins l WHERE l.role_name = session_user::text $$""",
@@ -280,9 +305,10 @@ BEGIN
     RAISE EXCEPTION 'judgements: answers or reason longer than the app allows'
       USING ERRCODE = 'check_violation';
   END IF;
-  IF NEW.time_ms IS NOT NULL AND (NEW.time_ms < 0 OR NEW.time_ms > 86400000) THEN
-    RAISE EXCEPTION 'judgements: time_ms outside 0..86400000' USING ERRCODE = 'check_violation';
+  IF NEW.time_ms < 0 THEN
+    RAISE EXCEPTION 'judgements: time_ms is negative' USING ERRCODE = 'check_violation';
   END IF;
+  NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
   IF NEW.created_at IS NULL OR NEW.created_at < timestamp '2000-01-01'
      OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '1 day' THEN
     RAISE EXCEPTION 'judgements: created_at is not a time of this study'
@@ -308,31 +334,7 @@ BEGIN
       RAISE EXCEPTION 'judgements: unknown metric %', left(k, 60) USING ERRCODE = 'check_violation';
     END IF;
     t := m->>'kind';
-    IF v = '"cannot_judge"'::jsonb AND t IN ('gate', 'scale', 'likert', 'choice') THEN CONTINUE;
-    END IF;
-    IF t = 'gate' AND v NOT IN ('"PASS"'::jsonb, '"FAIL"'::jsonb) THEN
-      RAISE EXCEPTION 'judgements: % is not PASS or FAIL', k USING ERRCODE = 'check_violation';
-    ELSIF t IN ('scale', 'likert') THEN
-      IF jsonb_typeof(v) <> 'number' THEN
-        RAISE EXCEPTION 'judgements: % is not a number', k USING ERRCODE = 'check_violation';
-      END IF;
-      n := v::numeric;
-      IF n <> trunc(n)
-         OR (t = 'scale' AND (n < (m->>'min')::numeric OR n > (m->>'max')::numeric))
-         OR (t = 'likert' AND (n < 1 OR n > jsonb_array_length(m->'points'))) THEN
-        RAISE EXCEPTION 'judgements: % is off its scale', k USING ERRCODE = 'check_violation';
-      END IF;
-    ELSIF t = 'choice' AND (jsonb_typeof(v) <> 'string' OR NOT (m->'options') ? (v #>> '{{}}')) THEN
-      RAISE EXCEPTION 'judgements: % is not one of its options', k
-        USING ERRCODE = 'check_violation';
-    ELSIF t = 'tags' AND (jsonb_typeof(v) <> 'array' OR EXISTS (
-        SELECT 1 FROM jsonb_array_elements(v) o
-         WHERE jsonb_typeof(o) <> 'string' OR NOT (m->'options') ? (o #>> '{{}}'))) THEN
-      RAISE EXCEPTION 'judgements: % holds a tag that is not one of its options', k
-        USING ERRCODE = 'check_violation';
-    ELSIF t = 'text' AND jsonb_typeof(v) NOT IN ('string', 'null') THEN
-      RAISE EXCEPTION 'judgements: % is not text', k USING ERRCODE = 'check_violation';
-    END IF;
+{_value_checks()}
   END LOOP;
   RETURN NEW;
 END $$""",
@@ -365,9 +367,10 @@ BEGIN
     RAISE EXCEPTION 'pair_votes: reason longer than the app allows'
       USING ERRCODE = 'check_violation';
   END IF;
-  IF NEW.time_ms IS NOT NULL AND (NEW.time_ms < 0 OR NEW.time_ms > 86400000) THEN
-    RAISE EXCEPTION 'pair_votes: time_ms outside 0..86400000' USING ERRCODE = 'check_violation';
+  IF NEW.time_ms < 0 THEN
+    RAISE EXCEPTION 'pair_votes: time_ms is negative' USING ERRCODE = 'check_violation';
   END IF;
+  NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
   IF NEW.created_at IS NULL OR NEW.created_at < timestamp '2000-01-01'
      OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '1 day' THEN
     RAISE EXCEPTION 'pair_votes: created_at is not a time of this study'
