@@ -314,3 +314,32 @@ def test_the_server_refuses_exactly_what_the_app_refuses(pg_server, tmp_path):
         lead.close()
         with psycopg.connect(pg_server.admin_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def test_a_package_from_an_app_that_sent_its_time_uncapped_merges_capped(tmp_path):
+    from annotator.services.packages import export_package, merge_package
+    from annotator.services.team import assign
+
+    folder = _study(tmp_path)
+    lead = Study.open(folder)
+    try:
+        assign(lead, ["ann"], overlap=1, pair_overlap=1, seed=2)
+        pkg = tmp_path / "ann.annot"
+        export_package(lead, "ann", pkg)
+        work = Study.open(pkg)
+        try:
+            session = LabelSession(work, "ann")
+            session.submit(session.next(), ALL, 1000)
+        finally:
+            work.close()
+        with sqlite3.connect(pkg) as c:  # as an older app stored it: the time on screen, uncapped
+            for (name,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
+                c.execute(f'DROP TRIGGER "{name}"')
+            c.execute("UPDATE judgements SET time_ms = ?", (5 * DAY,))
+        merge_package(lead, pkg)
+        with lead.db.read() as s:
+            assert s.execute(text("SELECT time_ms FROM judgements")).scalars().all() == [
+                MAX_TIME_MS
+            ]
+    finally:
+        lead.close()
