@@ -46,6 +46,13 @@ OPTIONS: dict[str, ImportOption] = {
             is_switch=True,
         ),
         ImportOption(
+            "replace",
+            "--replace",
+            "correct judge scores imported before: the file's scores become the judge's new "
+            "version, the scores in the study stay as its older one (`judge compare` compares them)",
+            is_switch=True,
+        ),
+        ImportOption(
             "media_root",
             "--media-root",
             "where Label Studio's image references are found (default: the export's folder)",
@@ -63,7 +70,11 @@ KINDS: dict[str, ImportKind] = {
         ImportKind("folder", "a folder: <case_id>/prompt.txt + one image per generator"),
         ImportKind("harness", "vision-harness results (JSON) with --cases", ("cases",)),
         ImportKind("ratings", "ratings CSV: item_id,rater,metric,value", in_package=True),
-        ImportKind("judge", "judge scores CSV: item_id,judge,metric,value[,reason][,confidence]"),
+        ImportKind(
+            "judge",
+            "judge scores CSV: item_id,judge,metric,value[,reason][,confidence]",
+            ("replace",),
+        ),
         ImportKind(
             "pairs", "pair votes CSV: pair_id,item_left,item_right,rater,choice", in_package=True
         ),

@@ -57,8 +57,18 @@ def _ratings(study: Study, path: Path) -> str:
     return f"imported {study.import_ratings(path)} judgements from {path}"
 
 
-def _judge(study: Study, path: Path) -> str:
-    return f"imported {study.import_judge(path)} judge scores from {path}"
+def _judge(study: Study, path: Path, replace: bool = False) -> str:
+    versions: dict[str, str] = {}
+    n = study.import_judge(path, replace=replace, versions=versions)
+    if not n:
+        return f"nothing new in {path}: the study holds these judge scores already"
+    if not replace:
+        return f"imported {n} judge scores from {path}"
+    named = ", ".join(f"{j}@{v}" for j, v in sorted(versions.items()))
+    return (
+        f"imported {n} judge scores from {path} as {named}: the figures read these now, the "
+        "earlier scores stay as each judge's older version"
+    )
 
 
 def _pairs(study: Study, path: Path) -> str:

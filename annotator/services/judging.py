@@ -430,7 +430,8 @@ def _resolve_ref(frames: Any, ref: str) -> tuple[str, str]:
     versions = [v["version"] for v in version_list(frames, name)]
     if version is None:
         return name, versions[-1]
-    hits = [v for v in versions if v.startswith(version)]
+    # a version given whole is that version ("import" beside "import-2"); else a unique prefix
+    hits = [version] if version in versions else [v for v in versions if v.startswith(version)]
     if len(hits) != 1:
         what = "matches no" if not hits else "matches more than one"
         raise InputError(

@@ -380,13 +380,21 @@ class Study:
         ):
             return imports.import_ratings(tx, groups, self.rubric.version)
 
-    def import_judge(self, path: str | Path) -> int:
+    def import_judge(
+        self, path: str | Path, *, replace: bool = False, versions: dict[str, str] | None = None
+    ) -> int:
+        """Judge scores from a CSV; the number imported. `replace`: scores correcting an earlier
+        import become each judge's new imported version, the earlier one kept (and nothing is
+        added where the file equals it). `versions`, when given, receives {judge: the version
+        its scores went in as}."""
         rows = tables.parse_judge(path, self.rubric, imports.known_item_ids(self.db))
         with (
             imports.refused_if_duplicate(imports.DUPLICATE["judge"], str(path)),
             self.db.write() as tx,
         ):
-            return imports.import_judge(tx, rows, kind="import", source=str(path))
+            return imports.import_judge(
+                tx, rows, kind="import", source=str(path), replace=replace, versions=versions
+            )
 
     def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
         rows = tables.parse_pairs(path, imports.known_item_ids(self.db), judges=judges)

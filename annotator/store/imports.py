@@ -21,7 +21,19 @@ from .chains import append
 from .db import StudyDB
 from .items import add_items, item_pks
 from .locks import lock_imports
-from .models import Anchor, Case, Cell, Item, Judgement, JudgeRun, JudgeScore, Media, Rater, Session
+from .models import (
+    IMPORTED,
+    Anchor,
+    Case,
+    Cell,
+    Item,
+    Judgement,
+    JudgeRun,
+    JudgeScore,
+    Media,
+    Rater,
+    Session,
+)
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
 
@@ -40,7 +52,7 @@ def refused_if_duplicate(message: str, source: str) -> Iterator[None]:
 
 DUPLICATE = {
     "ratings": "some of these ratings are already in the study (same rater and item); nothing was imported",
-    "judge": "some of these judge scores are already in the study (same judge, item and metric); nothing was imported",
+    "judge": "some of these judge scores are already in the study (same judge, item and metric); nothing was imported. To correct scores imported before, import the file again with --replace: its scores become the judge's new version, the earlier ones are kept",
     "pairs": "a vote in this file is already in the study (one vote per rater per pair); nothing was imported",
     "items": "another import added some of these items at the same moment; nothing was imported, run it again",
 }
@@ -128,31 +140,100 @@ def import_ratings(s: OrmSession, groups: Sequence[Any], version: str) -> int:
 
 
 def import_judge(
-    s: OrmSession, rows: Sequence[Any], *, kind: str, source: str, model: str | None = None
+    s: OrmSession,
+    rows: Sequence[Any],
+    *,
+    kind: str,
+    source: str,
+    model: str | None = None,
+    replace: bool = False,
+    versions: dict[str, str] | None = None,
 ) -> int:
-    """rows: ingest.tables.JudgeRow. One JudgeRun per judge name."""
+    """rows: ingest.tables.JudgeRow. One JudgeRun per judge name; the scores imported.
+
+    `replace`: a judge that has imported scores gets the file's as a new version (`import-2`,
+    `import-3`, ...; its run's settings name the version it replaces), so the figures read the
+    corrected scores and the earlier ones stay for `judge compare`; a judge whose file equals its
+    latest imported scores gets nothing. `versions` receives {judge: version written}."""
     lock_imports(s)
     pks = item_pks(s, [r.item_id for r in rows])
-    runs: dict[str, JudgeRun] = {}
+    by_judge: dict[str, list[Any]] = {}
     for r in rows:
-        run = runs.get(r.judge)
-        if run is None:
-            run = JudgeRun(judge=r.judge, model=model or r.judge, kind=kind, source=source)
-            s.add(run)
-            s.flush()
-            runs[r.judge] = run
-        s.add(
-            JudgeScore(
-                run_pk=run.id,
-                judge=r.judge,
-                item_pk=pks[r.item_id],
-                metric=r.metric,
-                value=encode_value(r.value),
-                reason=r.reason,
-                confidence=getattr(r, "confidence", None),
-            )
+        by_judge.setdefault(r.judge, []).append(r)
+    added = 0
+    for judge, theirs in by_judge.items():
+        version, replaces = IMPORTED, None
+        if replace:
+            version, replaces = _next_import(s, judge)
+            if replaces is not None and _same_scores(s, judge, replaces, theirs, pks):
+                continue
+        settings = json.dumps({"replaces": replaces}) if replaces else None
+        run = JudgeRun(
+            judge=judge,
+            model=model or judge,
+            kind=kind,
+            source=source,
+            version=version,
+            settings=settings,
         )
-    return len(rows)
+        s.add(run)
+        s.flush()
+        for r in theirs:
+            s.add(
+                JudgeScore(
+                    run_pk=run.id,
+                    judge=judge,
+                    item_pk=pks[r.item_id],
+                    metric=r.metric,
+                    value=encode_value(r.value),
+                    reason=r.reason,
+                    confidence=getattr(r, "confidence", None),
+                    version=version,
+                )
+            )
+        added += len(theirs)
+        if versions is not None:
+            versions[judge] = version
+    return added
+
+
+def _next_import(s: OrmSession, judge: str) -> tuple[str, str | None]:
+    """(the version a replacing import writes, the latest imported version it replaces or None)."""
+    taken = set(
+        s.scalars(
+            select(JudgeRun.version).where(JudgeRun.judge == judge, JudgeRun.kind == "import")
+        )
+    )
+    if not taken:
+        return IMPORTED, None
+    n = 2
+    while f"{IMPORTED}-{n}" in taken:
+        n += 1
+    latest = IMPORTED if n == 2 else f"{IMPORTED}-{n - 1}"
+    return f"{IMPORTED}-{n}", latest
+
+
+def _same_scores(
+    s: OrmSession, judge: str, version: str, rows: Sequence[Any], pks: dict[str, int]
+) -> bool:
+    """Whether `rows` are exactly the scores `judge` holds under `version`."""
+    held = {
+        (item, metric, value, reason, conf)
+        for item, metric, value, reason, conf in s.execute(
+            select(
+                JudgeScore.item_pk,
+                JudgeScore.metric,
+                JudgeScore.value,
+                JudgeScore.reason,
+                JudgeScore.confidence,
+            ).where(JudgeScore.judge == judge, JudgeScore.version == version)
+        )
+    }
+    given = {
+        (pks[r.item_id], r.metric, encode_value(r.value), r.reason, getattr(r, "confidence", None))
+        for r in rows
+    }
+    return held == given
 
 
 def ensure_pair(s, pair_id: str | None, a: int, b: int) -> Pair:
