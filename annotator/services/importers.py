@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
+from ..domain.text import counted
 from .import_kinds import KINDS, ImportKind
 from .study import Study
 
@@ -38,23 +39,31 @@ class Importer:
         return self.kind.in_package
 
 
+def _added(n: int, what: str, path: Path) -> str:
+    """The one line of an import: what it added (`what`: the singular noun), or that it added
+    nothing."""
+    if n == 0:
+        return f"nothing new in {path}: the study holds every one of its {what}s already"
+    return f"imported {counted(n, what)} from {path}"
+
+
 def _items(study: Study, path: Path) -> str:
-    return f"imported {study.import_items(path)} items from {path}"
+    return _added(study.import_items(path), "item", path)
 
 
 def _folder(study: Study, path: Path) -> str:
-    return f"imported {study.import_folder(path)} items from {path}"
+    return _added(study.import_folder(path), "item", path)
 
 
 def _harness(study: Study, path: Path, cases: str | None = None) -> str:
     if not cases:
         raise InputError("`import harness` needs --cases CASES.jsonl", field="--cases")
     n, m = study.import_harness(path, cases)
-    return f"imported {n} items and {m} judge scores from {path}"
+    return f"imported {counted(n, 'item')} and {counted(m, 'judge score')} from {path}"
 
 
 def _ratings(study: Study, path: Path) -> str:
-    return f"imported {study.import_ratings(path)} judgements from {path}"
+    return f"imported {counted(study.import_ratings(path), 'judgement')} from {path}"
 
 
 def _judge(study: Study, path: Path, replace: bool = False) -> str:
@@ -63,24 +72,26 @@ def _judge(study: Study, path: Path, replace: bool = False) -> str:
     if not n:
         return f"nothing new in {path}: the study holds these judge scores already"
     if not replace:
-        return f"imported {n} judge scores from {path}"
+        return f"imported {counted(n, 'judge score')} from {path}"
     named = ", ".join(f"{j}@{v}" for j, v in sorted(versions.items()))
     return (
-        f"imported {n} judge scores from {path} as {named}: the figures read these now, the "
+        f"imported {counted(n, 'judge score')} from {path} as {named}: the figures read these now, the "
         "earlier scores stay as each judge's older version"
     )
 
 
 def _pairs(study: Study, path: Path) -> str:
-    return f"imported {study.import_pairs(path)} pair votes from {path}"
+    return f"imported {counted(study.import_pairs(path), 'pair vote')} from {path}"
 
 
 def _judge_pairs(study: Study, path: Path) -> str:
-    return f"imported {study.import_pairs(path, judges=True)} judge pair votes from {path}"
+    return (
+        f"imported {counted(study.import_pairs(path, judges=True), 'judge pair vote')} from {path}"
+    )
 
 
 def _anchors(study: Study, path: Path, name: str | None = None) -> str:
-    return f"imported {study.import_anchors(path, name)} anchors from {path}"
+    return _added(study.import_anchors(path, name), "anchor", path)
 
 
 def _tool(tool: str) -> Callable[..., str]:

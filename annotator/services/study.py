@@ -287,7 +287,8 @@ class Study:
         judge_source: str = "",
         also: Callable[[Any], Any] | None = None,
     ) -> tuple[int, int]:
-        """Items, their media and (harness) judge scores in ONE transaction; `also(tx)` lands
+        """(new items, judge scores) of items, their media and (harness) judge scores landed in
+        ONE transaction; `also(tx)` lands
         what else came with them (another tool's answers) in that same transaction.
 
         Media files are written first, outside the write lock (encoding and
@@ -318,7 +319,9 @@ class Study:
                 for img in images:
                     # files: a no-op unless another import's cleanup removed one meanwhile; blobs: written here
                     self.media.put(img, tx)
-                n = imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
+                imports.import_items(tx, parsed.specs, [i.row for i in images], anchors=anchors)
+                # what the import added: an item already in the study, identical, is not new
+                n = len({sp.item_id for sp in parsed.specs} - set(existing))
                 m = (
                     imports.import_judge(tx, judge_rows, kind="harness", source=judge_source)
                     if judge_rows

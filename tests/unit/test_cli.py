@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from factories import make_png
+from factories import basic_rows, make_png, write_manifest
 
 from annotator.cli import main
 
@@ -87,7 +87,7 @@ def test_import_harness_via_cli_and_missing_cases_flag(tmp_path, capsys):
         )
         == 0
     )
-    assert "imported 1 items and 1 judge scores" in capsys.readouterr().out
+    assert "imported 1 item and 1 judge score" in capsys.readouterr().out
     (h / "results.json").write_text("[{]")
     assert (
         main(
@@ -160,3 +160,20 @@ def test_import_formats_and_options_come_from_one_table():
         takes = set(inspect.signature(importer.run).parameters) - {"study", "path"}
         assert takes == set(importer.options), importer.name
         assert importer.name in (imp.epilog or "")
+
+
+def test_an_import_says_what_it_added_and_nothing_new_when_nothing_was(tmp_path, capsys):
+    st = _study(tmp_path)
+    src = tmp_path / "src"
+    man = write_manifest(src, basic_rows(src, n_cases=2, gens=("a", "b")))
+    assert main(["import", "items", str(man), "--study", st]) == 0
+    assert "imported 4 items" in capsys.readouterr().out
+    assert main(["import", "items", str(man), "--study", st]) == 0
+    out = capsys.readouterr().out
+    assert "nothing new" in out and "imported" not in out
+    bigger = write_manifest(src, basic_rows(src, n_cases=3, gens=("a", "b")), "more.jsonl")
+    assert main(["import", "items", str(bigger), "--study", st]) == 0
+    assert "imported 2 items" in capsys.readouterr().out  # the two of the third case only
+    one = write_manifest(src, basic_rows(src, n_cases=4, gens=("a", "b"))[-1:], "one.jsonl")
+    assert main(["import", "items", str(one), "--study", st]) == 0
+    assert "imported 1 item from" in capsys.readouterr().out

@@ -213,7 +213,10 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
     "9 the remaining crashes end in one line": [
         ("a media blob stored as text", "inputs::test_media_blob_stored_as_text"),
         ("an answer pointing at a missing item", "inputs::test_answer_pointing_at_a_missing_item"),
-        ("Label Studio lead_time 1e300", "inputs::test_label_studio_lead_time_1e300"),
+        (
+            "Label Studio lead_time 1e300",
+            "inputs::test_label_studio_lead_time_1e300_is_stored_at_the_cap",
+        ),
         ("Prodigy _timestamp 1e20 / -1e15 / NaN", "inputs::test_prodigy_timestamp_out_of_range"),
         (
             "a created_at at the calendar's edge",
