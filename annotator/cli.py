@@ -636,6 +636,14 @@ def _cmd_demo(a) -> int:
     from .services.demo import DEMO_RATER, STAGES, build_demo, default_demo_folder
 
     folder = Path(a.study) if a.study else default_demo_folder()
+    if not a.headless:
+        from .ui.app import preflight
+
+        # before the build: a window that cannot open is said in a second, not after a minute
+        problem = preflight()
+        if problem is not None:
+            print(f"annotator: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     bar = DemoProgress(STAGES)
     try:
         build_demo(folder, progress=bar)

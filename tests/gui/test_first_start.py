@@ -80,3 +80,38 @@ def test_the_real_check_reads_the_plugin(monkeypatch):
     assert isinstance(missing, list) and all(
         m.endswith(tuple(f".so.{n}" for n in range(10))) for m in missing
     )
+
+
+def test_the_demo_checks_the_display_before_it_builds_anything(tmp_path):
+    """`annotator demo` (the README's first command) on a display without Qt's libraries: the
+    one line comes before the demo is built (it took a minute of building to learn it)."""
+    folder = tmp_path / "demo"
+    r = _run(
+        "demo",
+        "--study",
+        str(folder),
+        DISPLAY=":97",
+        ANNOTATOR_SIMULATE_MISSING="libxcb-icccm.so.4,libxcb-keysyms.so.1",
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "annotator: " + app.missing_line(["libxcb-icccm.so.4", "libxcb-keysyms.so.1"])
+    ]
+    assert not folder.exists()  # nothing was built
+    # without a display at all, the same: one line, nothing built
+    r = _run("demo", "--study", str(folder))
+    assert r.returncode == 2 and not folder.exists()
+    assert r.stderr.strip().splitlines() == [f"annotator: {app.NO_DISPLAY}"]
+
+
+def test_the_display_libraries_script_does_nothing_when_all_are_there():
+    """packaging/display-libs.sh (the README's first command): on this machine, where CI installed
+    the list, it installs nothing and succeeds."""
+    r = subprocess.run(
+        ["sh", str(REPO / "packaging" / "display-libs.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "installing" not in r.stdout

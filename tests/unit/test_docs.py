@@ -67,12 +67,23 @@ def test_readme_first_two_commands_are_install_run_and_test() -> None:
     assert block, "README.md: no bash block"
     first_two = [line.split("#")[0].strip() for line in block.group(1).splitlines()[:2]]
     assert first_two == [
-        "pip install -e . && annotator demo",
+        "sh packaging/display-libs.sh && pip install -e . && annotator demo",
         'pip install -e ".[test]" && python -m pytest --all -n 2 --dist loadfile',
     ]
     # CI runs the test command verbatim (.ci/run says so): the two must not drift apart
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert first_two[1] in ci
+
+
+def test_the_display_libraries_script_installs_what_the_preflight_looks_for() -> None:
+    """packaging/apt-packages.txt (what the README's first command installs, and CI) names the
+    packages of every library the app's preflight checks, and nothing else."""
+    from annotator.ui.app import XCB_LIBRARIES
+
+    listed = (ROOT / "packaging" / "apt-packages.txt").read_text(encoding="utf-8").split()
+    assert sorted(listed) == sorted(set(XCB_LIBRARIES.values()))
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "packaging/apt-packages.txt" in ci
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
