@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from annotator.ui import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,3 +117,45 @@ def test_the_display_libraries_script_does_nothing_when_all_are_there():
     )
     assert r.returncode == 0, r.stderr
     assert "installing" not in r.stdout
+
+
+def test_the_demo_on_a_machine_where_the_libraries_are_removed(tmp_path):
+    """The real thing, not the simulation: in a mount namespace of its own, the system library
+    folder is overlaid with libxcb-icccm and libxcb-keysyms deleted (whiteouts), so ldd really
+    finds them missing; `annotator demo` then names them, before building anything. Needs root
+    and overlayfs (CI has both); the machine's own files are untouched."""
+    import shutil
+
+    libdir = Path("/usr/lib/x86_64-linux-gnu")
+    gone = sorted(p.name for p in libdir.glob("libxcb-icccm.so.4*") if p.exists()) + sorted(
+        p.name for p in libdir.glob("libxcb-keysyms.so.1*") if p.exists()
+    )
+    if os.geteuid() != 0 or not shutil.which("unshare") or not gone:
+        pytest.skip("needs root, unshare and Debian's multiarch library folder")
+    upper, work = tmp_path / "upper", tmp_path / "work"
+    upper.mkdir()
+    work.mkdir()
+    for name in gone:
+        os.mknod(upper / name, 0o644 | 0o020000, os.makedev(0, 0))  # an overlayfs whiteout
+    folder = tmp_path / "demo"
+    script = (
+        f"mount -t overlay overlay -o lowerdir={libdir},upperdir={upper},workdir={work} "
+        f'{libdir} && exec "$0" -m annotator demo --study {folder}'
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    env.pop("ANNOTATOR_SIMULATE_MISSING", None)
+    r = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, sys.executable],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "DISPLAY": ":97", "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+    )
+    if "mount" in r.stderr and r.returncode != 2:
+        pytest.skip(f"overlayfs is not available here: {r.stderr.strip()[:120]}")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "annotator: " + app.missing_line(["libxcb-icccm.so.4", "libxcb-keysyms.so.1"])
+    ]
+    assert not folder.exists()
