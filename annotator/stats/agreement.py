@@ -506,7 +506,7 @@ class _TwoWay(Pending):
             or not len(self.reps.values)
         ):
             return out
-        reps = self.reps.values[:, self.col]
+        reps = self.reps.column(self.col)
         reps = reps[np.isfinite(reps)]
         j = self.jack[np.isfinite(self.jack)]
         if len(reps) < 2 or len(j) < 2:

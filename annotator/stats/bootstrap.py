@@ -222,11 +222,32 @@ class Replicates:
     values: np.ndarray | None = None  # (n_boot, j) after run()
     jack: np.ndarray | None = None  # (items with features, j) leave-one-item-out values: BCa
     n_flat: int = 0  # items without features (their leave-one-out value is the point)
+    # A sliced statistic (ItemBootstrap.add_sliced) keeps the slices that have features only:
+    # `where` maps a column of the full layout (slice s, output jj: s * j + jj) to its kept
+    # column, -1 for a slice without features (its figure is undefined).
+    where: np.ndarray | None = None
     _bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def kept(self, col: int) -> int:
+        """The kept column of column `col` of the full layout (-1: none)."""
+        return col if self.where is None else int(self.where[col])
+
+    def point_at(self, col: int) -> float:
+        c = self.kept(col)
+        return float(self.point[c]) if c >= 0 else float("nan")
+
+    def column(self, col: int) -> np.ndarray:
+        """The replicate values of column `col` (after run())."""
+        assert self.values is not None, "column() before run()"
+        c = self.kept(col)
+        return self.values[:, c] if c >= 0 else np.full(len(self.values), np.nan)
 
     def bounds(self, col: int) -> tuple[float, float, int]:
         """95% bounds of column `col` (all columns computed at once): BCa when the block has
         jackknife values, else percentile."""
+        col = self.kept(col)
+        if col < 0:
+            return float("nan"), float("nan"), 0
         if self._bounds is None:
             values = self.values
             assert values is not None, "bounds() before run()"
@@ -338,13 +359,27 @@ class ItemBootstrap:
         `slice_of[i]` is the slice (0..n_slices-1) of feature i. Values come back
         as (n_boot, n_slices * j): slice s, output jj is column s * j + jj.
         """
-        cols = np.asarray(cols, dtype=np.int64) + np.asarray(slice_of, dtype=np.int64) * k
+        # Only the slices that have features are summed and kept (a study whose judge scores
+        # every case and humans a sample has most cases without a human answer); `where` reads
+        # them back in the full layout, and every kept figure is the one the full layout gives.
+        slice_of = np.asarray(slice_of, dtype=np.int64)
+        present, compact = np.unique(slice_of, return_inverse=True)
+        m = len(present)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            j = np.atleast_1d(np.asarray(finalize(np.zeros((1, k))), dtype=float)[0]).size
+        where = np.full(n_slices * j, -1, dtype=np.int64)
+        where.reshape(n_slices, j)[present] = np.arange(m * j).reshape(m, j)
+        if m == 0:
+            return Replicates(point=np.zeros(0), where=where)
+        cols = np.asarray(cols, dtype=np.int64) + compact.astype(np.int64) * k
 
         def fin(s: np.ndarray) -> np.ndarray:
-            r = np.asarray(finalize(s.reshape(len(s) * n_slices, k)), dtype=float)
+            r = np.asarray(finalize(s.reshape(len(s) * m, k)), dtype=float)
             return r.reshape(len(s), -1)
 
-        return self.add(rows, cols, vals, k * n_slices, fin)
+        out = self.add(rows, cols, vals, k * m, fin)
+        out.where = where
+        return out
 
     def run(self) -> None:
         """Draw the replicates and fill every handle's `values`.
@@ -416,7 +451,7 @@ class Pending:
             return _finite(self._estimate)
         if self.reps is None:
             return None
-        return _finite(self.reps.point[self.col])
+        return _finite(self.reps.point_at(self.col))
 
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
@@ -429,7 +464,7 @@ class Pending:
         ):
             return summarize(est, None, self.n, note)
         return summarize(
-            est, self.reps.values[:, self.col], self.n, note, _bounds=self.reps.bounds(self.col)
+            est, self.reps.column(self.col), self.n, note, _bounds=self.reps.bounds(self.col)
         )
 
 

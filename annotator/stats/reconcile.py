@@ -537,7 +537,7 @@ class MeanOfKappas:
         for p in ps:
             if p.reps is None or p.reps.values is None:
                 return None
-            cols.append(p.reps.values[:, p.col])
+            cols.append(p.reps.column(p.col))
         return np.mean(np.column_stack(cols), axis=1)
 
     @property
@@ -548,6 +548,14 @@ class MeanOfKappas:
                 return None
             self._values = np.column_stack([j, h, j - h])
         return self._values
+
+    def point_at(self, col: int) -> float:
+        return float(self.point[col])
+
+    def column(self, col: int) -> np.ndarray:
+        vals = self.values
+        assert vals is not None, "column() before the bootstrap ran"
+        return vals[:, col]
 
     def bounds(self, col: int) -> tuple[float, float, int]:
         if self._bounds is None:
@@ -649,17 +657,26 @@ def _slices(
                 np.repeat(slice_of[rr], kk),
                 S,
             )
-            frame = pd.DataFrame({"s": slice_of[rr], "x": xx, "y": yy})
+            of_slice = _split_by(slice_of[rr])  # one pass: a filter per slice is quadratic
+            none = np.zeros(0, dtype=np.int64)
             for s in figs:
-                g = frame[frame["s"] == s]
-                reason = corr_reason(g["x"].to_numpy(), g["y"].to_numpy())
+                at = of_slice.get(s, none)
+                reason = corr_reason(xx[at], yy[at])
                 figs[s]["pearson"] = (
-                    Pending(None, len(g), undefined_note=reason)
+                    Pending(None, len(at), undefined_note=reason)
                     if reason
-                    else Pending(p_reps, len(g), col=s)
+                    else Pending(p_reps, len(at), col=s)
                 )
         out[name] = {labels[s]: figs[s] for s in sorted(figs, key=lambda s: labels[s])}
     return out
+
+
+def _split_by(labels: np.ndarray) -> dict[int, np.ndarray]:
+    """{label: the positions holding it, in order}."""
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    heads = labels[order][np.r_[0, cuts]] if len(labels) else []
+    return {int(h): part for h, part in zip(heads, np.split(order, cuts), strict=True)}
 
 
 def _sliced_mean(

@@ -129,10 +129,16 @@ def _run_sparse_group(
     k = _offsets(blocks)
     dtype = np.float32 if exact else np.float64
     matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=dtype).T.tocsr()
-    n = len(h_items)
-    per = max(1, min(_REP_COLS // k, _REP_ELEMS // max(1, n)))
+    # Only the items some feature of the group touches: a weight depends on its own item and
+    # replicate alone, and a sparse product adds only non-zeros, so leaving the others out changes
+    # no sum; it keeps a study whose judge scores every item and humans a sample (items without
+    # a human answer) from weighting and batching over all of them.
+    touched = np.unique(matT.indices)
+    matT = matT[:, touched]
+    items = h_items[touched]
+    per = max(1, min(_REP_COLS // k, _REP_ELEMS // max(1, len(items))))
     for start, size in spans(n_boot, per):
-        w = weights(replicate_hashes(seed, start, start + size), h_items, dtype, True)
+        w = weights(replicate_hashes(seed, start, start + size), items, dtype, True)
         acc = np.ascontiguousarray((matT @ w).T, dtype=np.float64)
         for b in blocks:
             _fill(b, start, acc)
