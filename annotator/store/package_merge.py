@@ -434,7 +434,7 @@ class _Merger:
     ) -> dict[str, int | None]:  # noqa: ANN001
         """Rows that may correct earlier ones, inserted in generations (each once its target has an
         id): the generations found set-wise from the rows' targets, never by a walk per row (a
-        long chain took minutes); check_rows capped their number. Every correction is checked to
+        long chain took minutes). Every correction is checked to
         supersede this rater's answer in the same slot, in the package or in the study."""
         by_uuid = {x["uuid"]: x for x in rows}
         outside = sorted(

@@ -70,9 +70,10 @@ def frames(per_generator: int, sample: int, seed: int = 0) -> StudyFrames:
     tags = next(m for m in rubric.metrics if m.kind == "tags").options
 
     def answers(noise: np.ndarray) -> dict[str, list]:
-        pick = rng.random((len(noise[0]), len(tags))) < (1 / (1 + np.exp(2.5 + 1.5 * noise[4])))[
-            :, None
-        ]
+        pick = (
+            rng.random((len(noise[0]), len(tags)))
+            < (1 / (1 + np.exp(2.5 + 1.5 * noise[4])))[:, None]
+        )
         return {
             "instruction_following": list(np.where(noise[0] > -0.8, "PASS", "FAIL")),
             "text_rendering": list(np.where(noise[1] > -0.5, "PASS", "FAIL")),
@@ -100,7 +101,10 @@ def frames(per_generator: int, sample: int, seed: int = 0) -> StudyFrames:
         ignore_index=True,
     )
     drawn = np.concatenate(
-        [rng.choice(np.flatnonzero(gen == g), sample, replace=False) for g in range(len(GENERATORS))]
+        [
+            rng.choice(np.flatnonzero(gen == g), sample, replace=False)
+            for g in range(len(GENERATORS))
+        ]
     )
     human = []
     for r in range(2):

@@ -116,3 +116,40 @@ def test_a_rater_login_makes_its_offline_package_and_syncs_it_back(team, tmp_pat
     assert set(live) <= dealt
     assert _lead_rows(lead, "SELECT count(*) FROM pair_votes")[0][0] == 1
     assert _lead_rows(lead, "SELECT count(*) FROM merges")[0][0] == 0  # the lead's record, unread
+
+
+def test_a_long_correction_chain_given_online_and_offline_syncs_whole(team, tmp_path):
+    """One item corrected 105 times on the server (back and submit, what Ctrl+Z and Enter do),
+    then another 105 times in the offline copy: the next connect's copy is made, every offline
+    answer syncs and none stays pending (the old chain limit kept them pending for ever)."""
+    lead, ana, url = team
+    server = Study.open(url)
+    try:
+        online = LabelSession(server, ana)
+        online.submit(online.next(), ALL, 5)
+        for n in range(105):
+            online.submit(online.back(), {**ALL, "layout_hierarchy": n % 5}, 5)
+            online.next()  # what the app shows after each answer
+        box = Outbox(server, ana, tmp_path / "outbox")
+        box.prepare()  # the copy of a rater with a 106-long chain
+        package = Study.open(box.path)
+        try:
+            offline = LabelSession(package, ana)
+            offline.submit(offline.next(), ALL, 6)
+            for n in range(105):
+                offline.submit(offline.back(), {**ALL, "ui_affordance": n % 5}, 6)
+                offline.next()
+        finally:
+            package.close()
+        assert box.pending() == 106
+        result = box.sync()
+        assert result is not None and not result.conflicts, result
+        assert result.added["judgements"] == 106
+        assert box.pending() == 0
+    finally:
+        server.close()
+    assert _lead_rows(
+        lead,
+        "SELECT count(*) FROM judgements j JOIN raters r ON r.id = j.rater_pk WHERE r.name = :n",
+        n=ana,
+    ) == [(212,)]

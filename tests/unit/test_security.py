@@ -207,7 +207,7 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "a 3000-long correction chain",
-            "packages::test_a_3000_long_correction_chain_is_refused_at_once",
+            "packages::test_a_3000_long_correction_chain_is_the_raters_and_merges_whole",
         ),
     ],
     "9 the remaining crashes end in one line": [

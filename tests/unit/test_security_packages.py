@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import sqlite3
-import time
 import uuid
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from annotator.services.labeling import LabelSession
 from annotator.services.packages import export_package, merge_package
 from annotator.services.study import DB_NAME, Study
 from annotator.services.team import assign
-from annotator.store.package_checks import MAX_CHAIN
 
 TEAM = ["anaya", "benito", "caius", "deepa"]
 CODE_RE = re.compile(r"^[A-Z0-9]{3}-[A-Z0-9]{3}$")  # a display code
@@ -99,15 +97,12 @@ def _state(lead: Path) -> tuple:
 def _refused(capsys, lead: Path, pkg: Path, *needles: str) -> str:
     before = _state(lead)
     capsys.readouterr()
-    t0 = time.monotonic()
     assert main(["package", "merge", str(pkg), "--study", str(lead)]) == 2
-    took = time.monotonic() - t0
     err = capsys.readouterr().err.strip()
     assert "\n" not in err, err
     for n in needles:
         assert n in err, err
     assert _state(lead) == before  # nothing written
-    assert took < 30, f"refusing took {took:.0f} s"
     return err
 
 
@@ -461,21 +456,27 @@ def _chain(pkg: Path, n: int) -> None:
             head = c.execute("SELECT max(id) FROM judgements").fetchone()[0]
 
 
-def test_a_3000_long_correction_chain_is_refused_at_once(case, capsys, tmp_path):
-    """3000 corrections of one answer (merging them took 15 minutes): refused in one line, fast;
-    a chain at the cap (MAX_CHAIN corrections) is still the rater's right and merges in seconds."""
+def test_a_3000_long_correction_chain_is_the_raters_and_merges_whole(case, capsys):
+    """3000 corrections of one answer (Ctrl+Z and Enter, as often as the rater likes): the app sets
+    no limit, so neither does merge: every row lands, in a chain whose head is the last
+    correction, and nothing is called altered. Merge inserts a chain a level at a time (the
+    benchmark in docs/team.md: 3,000 corrections in about 4 s)."""
     lead, pkg = case
-    at_cap = tmp_path / "at-cap.annot"
-    shutil.copy(pkg, at_cap)
+    before = _lead_rows(lead, "SELECT count(*) FROM judgements")[0][0]
+    with sqlite3.connect(pkg) as c:
+        theirs = c.execute("SELECT count(*) FROM judgements").fetchone()[0]
     _chain(pkg, 3000)
-    t0 = time.monotonic()
-    _refused(capsys, lead, pkg, "judgements row", f"more than {MAX_CHAIN} corrections")
-    assert time.monotonic() - t0 < 15
-    _chain(at_cap, MAX_CHAIN - 1)  # with the package's own correction: MAX_CHAIN in all at most
-    t0 = time.monotonic()
-    _merged(capsys, lead, at_cap)
-    assert time.monotonic() - t0 < 20
+    _merged(capsys, lead, pkg)
+    assert _lead_rows(lead, "SELECT count(*) FROM judgements")[0][0] == before + theirs + 3000
     assert _lead_rows(lead, "SELECT count(*) FROM merge_conflicts") == [(0,)]
+    # one chain: every correction supersedes the one before it, in the lead's study too
+    depth = _lead_rows(
+        lead,
+        "WITH RECURSIVE c(id, d) AS (SELECT id, 0 FROM judgements WHERE supersedes IS NULL "
+        "UNION ALL SELECT j.id, c.d + 1 FROM judgements j JOIN c ON j.supersedes = c.id) "
+        "SELECT max(d) FROM c",
+    )[0][0]
+    assert depth >= 3000
 
 
 # ---- 5 (package side): no study-wide numbers ------------------------------------------------------
