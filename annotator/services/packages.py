@@ -4,7 +4,12 @@ files raters send back into the lead's study (contract 5.6)."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,16 +97,66 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
     return Exported(out, rater, content.counts(), out.stat().st_size, content.local_items)
 
 
-def _integrity(path: Path) -> None:
-    """The whole file, page by page (a package travelled by mail or USB stick)."""
+@contextmanager
+def _snapshot(path: Path) -> Iterator[Path]:
+    """The package as one file, in a private folder: its bytes and those of its `-wal` (answers
+    the rater's app had not yet written into the file when it stopped), each read through one
+    open file and checkpointed in the copy. Merge hashes and reads this copy only, so what is
+    recorded as merged is exactly what was read, and nothing is created beside the rater's file.
+    """
     where = str(path)
-    with study_faults(where):
-        head = open(path, "rb").read(len(SQLITE_HEADER))
+    scratch = Path(tempfile.mkdtemp(prefix="annotator-merge-"))
+    try:
+        copy = scratch / "package.annot"
+        with study_faults(where):
+            _copy_regular(path, copy, where)
+            wal = Path(f"{path}-wal")
+            if wal.is_file() and wal.stat().st_size:
+                _copy_regular(wal, Path(f"{copy}-wal"), where)
+        with study_faults(where):
+            head = open(copy, "rb").read(len(SQLITE_HEADER))
         if head != SQLITE_HEADER:
             raise DamagedStudy(
                 "not a rater package (no SQLite header): truncated or not an .annot file",
                 source=where,
             )
+        if Path(f"{copy}-wal").exists():
+            try:
+                conn = sqlite3.connect(copy)
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    conn.close()
+            except sqlite3.DatabaseError as exc:
+                raise DamagedStudy(
+                    f"the package is damaged or truncated ({exc}); ask the rater to send it again",
+                    source=where,
+                ) from None
+        yield copy
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+NOT_A_FILE = "is not a file (a folder, a pipe or a device): give the .annot file the rater sent"
+
+
+def _copy_regular(src: Path, dest: Path, where: str) -> None:
+    """Copy `src` through one open file that is a regular file (a path swapped for a pipe after
+    it was checked would block a plain open for ever)."""
+    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(NOT_A_FILE, source=where)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh, open(dest, "wb") as out:
+            shutil.copyfileobj(fh, out, 1 << 20)
+    finally:
+        os.close(fd)
+
+
+def _integrity(path: Path, where: str) -> None:
+    """The whole file, page by page (a package travelled by mail or USB stick)."""
+    with study_faults(where):
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
             rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
@@ -177,11 +232,10 @@ def _schema_of(path: Path) -> list[tuple[str, str, str]]:
         conn.close()
 
 
-def _schema(path: Path) -> None:
+def _schema(path: Path, where: str) -> None:
     """A package holds no view (a merge would read it as if it were a table: a recursive one
     never ends), no virtual table and no trigger but annotator's own: one of them refuses it, in
     one line, before any of it is read."""
-    where = str(path)
     with study_faults(where):
         got = _schema_of(path)
     triggers = _reference_triggers()
@@ -208,16 +262,24 @@ def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
     study.require_lead("merging packages")
     p = Path(path)
     where = str(p)
-    if not p.is_file():
+    if not p.exists():
         raise InputError("no such package file", source=where)
+    if not p.is_file():
+        raise InputError(NOT_A_FILE, source=where)
+    with _snapshot(p) as copy:
+        return _merge_copy(study, copy, where)
+
+
+def _merge_copy(study: Study, p: Path, where: str) -> merge_store.MergeResult:
+    """Merge the package's private copy `p` (`where`: the rater's file, for messages)."""
     with study_faults(where):
         package_sha = merge_store.sha256_file(p)
     earlier = merge_store.merged_before(study.db, package_sha)
     if earlier is not None:
         added = dict.fromkeys(merge_store.ADDED, 0)
         return merge_store.MergeResult(earlier, added, 0, [], already_merged=True)
-    _integrity(p)
-    _schema(p)
+    _integrity(p, where)
+    _schema(p, where)
     pkg = StudyDB(p, mode="read")
     try:
         m = export_store.manifest(pkg)
