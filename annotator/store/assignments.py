@@ -74,12 +74,12 @@ def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
 
     Two raters asking at once must never both take the last open slot of an item. SQLite: the
     write transaction (BEGIN IMMEDIATE) serialises claims. PostgreSQL: each candidate is taken
-    only under a transaction-scoped advisory lock on that item, tried without waiting (as
-    SKIP LOCKED would: a row lock would need UPDATE rights on items, which a least-privilege
-    rater role must not have), and its count is read again under the lock, so a claim committed
-    meanwhile is seen. A rater's role can neither read other raters' assignments nor insert one:
-    the server claims for it (`annotator_claim`, store/roles.py: the same rule, under a row lock
-    only the lead can take).
+    only under a lock on its item row, tried without waiting (SKIP LOCKED), and its count is read
+    again under the lock, so a claim committed meanwhile is seen. A row lock, not an advisory
+    one: any login may take an advisory lock of any number (a rater's role holding them made
+    every other claim fail), a row lock needs rights on `items` a rater's role does not have. A
+    rater's role can neither read other raters' assignments nor insert one: the server claims for
+    it (`annotator_claim`, store/roles.py: the same rule, one claim a transaction).
     """
     from .roles import is_rater_session
 
@@ -103,8 +103,13 @@ def claim_next(s: OrmSession, rpk: int, seed: int, k: int) -> int | None:
         if not found:
             return None
         for item_pk in found:
-            if server and not s.scalar(
-                select(func.pg_try_advisory_xact_lock(_CLAIM_LOCK, item_pk))
+            if server and (
+                s.scalar(
+                    select(Item.id)
+                    .where(Item.id == item_pk)
+                    .with_for_update(key_share=True, skip_locked=True)
+                )
+                is None
             ):
                 continue  # another rater is taking this one right now
             taken = (
@@ -173,9 +178,6 @@ def release_claims(db: StudyDB, rater: str) -> int | None:
         if not on_demand(s):
             return None
         return expire_claims(s, rater_pk=rater_pk(s, rater), minutes=0)
-
-
-_CLAIM_LOCK = 0x636C6D  # advisory-lock namespace of claims ("clm")
 
 
 def assign(

@@ -38,9 +38,13 @@ from ..domain.errors import InputError
 from ..domain.kinds import CANNOT_JUDGE, KINDS
 from ..domain.time_spent import MAX_TIME_MS
 from .db import StudyDB
+from .server import IDLE_IN_TRANSACTION_MS
 
 PRIVATE = "annotator_private"
-RATER_STATEMENT_TIMEOUT = "30s"  # the lead's own schema: the study's tag and the login map
+STATEMENT_MS = 30_000  # a rater's statement runs at most this long
+RATER_STATEMENT_TIMEOUT = f"{STATEMENT_MS}ms"
+IDLE_MS = IDLE_IN_TRANSACTION_MS  # a rater's transaction left idle this long ends
+RATER_CONNECTIONS = 8  # connections of one rater's role: a few apps, each 1 (3 at a peak)
 
 # table -> (columns a rater may read, or "*" for all; columns a rater may insert, or "" for none;
 # row rule). Not listed: not readable at all (judge_*, anchors, merges, adjudications, ...).
@@ -252,6 +256,21 @@ AS $$
 DECLARE me integer := public.annotator_me(); c integer; taken integer; n integer;
 BEGIN
   IF me IS NULL OR p_k IS NULL OR p_k < 1 THEN RETURN NULL; END IF;
+  -- A claim locks its item until the claiming transaction ends: one claim a transaction (rows
+  -- this transaction inserted carry its id), and only from a session that keeps the server's
+  -- timeouts, so a rater's role holds at most one open claim per connection, for a while.
+  IF EXISTS (SELECT 1 FROM public.assignments a WHERE a.rater_pk = me
+             AND a.xmin::text::bigint = txid_current() % 4294967296) THEN
+    RAISE EXCEPTION 'one claim a transaction: commit this one first'
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  IF (SELECT setting::bigint FROM pg_catalog.pg_settings
+       WHERE name = 'idle_in_transaction_session_timeout') NOT BETWEEN 1 AND {IDLE_MS}
+     OR (SELECT setting::bigint FROM pg_catalog.pg_settings WHERE name = 'statement_timeout')
+        NOT BETWEEN 1 AND {STATEMENT_MS} THEN
+    RAISE EXCEPTION 'this session lifted the server''s timeouts: claims need them'
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
   FOR r IN 1..10 LOOP
     n := 0;
     FOR c IN SELECT i.id FROM public.items i
@@ -604,7 +623,11 @@ def _role_statements(
             sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(
                 r, sql.Literal(RATER_STATEMENT_TIMEOUT)
             ),
-            sql.SQL("ALTER ROLE {} SET idle_in_transaction_session_timeout = '60s'").format(r),
+            sql.SQL("ALTER ROLE {} SET idle_in_transaction_session_timeout = {}").format(
+                r, sql.Literal(f"{IDLE_MS}ms")
+            ),
+            # one app keeps one connection (three at a peak: store/server.py); a few apps more
+            sql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(r, sql.Literal(RATER_CONNECTIONS)),
             sql.SQL("GRANT {} TO {}").format(group, r),
             sql.SQL(
                 "INSERT INTO {}.logins (role_name, rater_pk) VALUES ({}, {}) "

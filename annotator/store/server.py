@@ -57,6 +57,8 @@ def shown(url: URL | str) -> str:
     return without_password(u.set(drivername="postgresql").render_as_string(hide_password=False))
 
 
+# a transaction left idle this long ends (its locks, a rater's open claim, go back to the others)
+IDLE_IN_TRANSACTION_MS = 600_000
 POOL_ENV = "ANNOTATOR_PG_POOL"  # connections one app keeps to the server (default 1; docs/team.md)
 POOL_PEAK = 2  # more, opened only while one job nests a read in a write (a copy), closed after
 
@@ -93,7 +95,8 @@ def make_server_engine(url: URL) -> Engine:
             "keepalives_count": 3,
             "tcp_user_timeout": 60_000,
             "application_name": "annotator",
-            "options": f"-c lock_timeout={busy_timeout_ms()} -c idle_in_transaction_session_timeout=600000",
+            "options": f"-c lock_timeout={busy_timeout_ms()} "
+            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}",
         },
     )
 

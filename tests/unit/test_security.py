@@ -265,6 +265,21 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "inputs::test_input_error_one_line_is_the_escaped_message",
         ),
     ],
+    "the fourth pass: a rater's role cannot stop others getting work": [
+        (
+            "session-level advisory locks on every claim number",
+            "server::test_a_rater_holding_advisory_locks_stops_no_one_from_claiming",
+        ),
+        (
+            "many claims in one transaction kept open",
+            "server::test_a_rater_cannot_hold_many_claims_in_one_open_transaction",
+        ),
+        (
+            "the server's timeouts lifted before claiming",
+            "server::test_a_rater_that_lifts_the_servers_timeouts_cannot_claim",
+        ),
+        ("connections without limit", "server::test_a_rater_role_has_a_connection_limit"),
+    ],
     "what a rater must still be able to do (issue 29 point 2)": [
         (
             "label, silent anchors, pairs and calibration as a rater role",

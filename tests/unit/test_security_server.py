@@ -872,3 +872,107 @@ def test_rater_reads_the_codes_its_package_gave_silent_anchors(pg_server, tmp_pa
         assert rows and not named
     finally:
         _cleanup(pg_server, database, lead, [rater])
+
+
+@pytest.fixture
+def on_demand_team(pg_server, tmp_path):
+    """A server study dealt on demand (one rater an item) to three rater roles: (lead, url,
+    {rater: login url}, database)."""
+    from annotator.store.assignments import ON_DEMAND
+
+    url = pg_server.new_database()
+    database = url.rsplit("/", 1)[1]
+    raters = [f"cl{i}_{secrets.token_hex(2)}" for i in range(3)]
+    lead = Study.create(url, "ui_mockup")
+    try:
+        src = tmp_path / "src"
+        lead.import_items(write_manifest(src, basic_rows(src, n_cases=5, gens=("a", "b"))))
+        lead.set_setting("anchor_every", 0)
+        for r in raters:
+            lead.add_rater(r)
+        lead.set_setting(ON_DEMAND, 1)
+        roles.apply_roles(lead.db, database, raters)
+        logins = {r: url.replace("postgres@", f"{_login(lead, r)}@", 1) for r in raters}
+        yield lead, url, logins
+    finally:
+        _cleanup(pg_server, database, lead, raters)
+
+
+def _takes_all(login_url: str, rater: str) -> int:
+    study = Study.open(login_url)
+    try:
+        session = LabelSession(study, rater)
+        n = 0
+        while (served := session.next()) is not None:
+            session.submit(served, ALL, 2)
+            n += 1
+        return n
+    finally:
+        study.close()
+
+
+def test_a_rater_holding_advisory_locks_stops_no_one_from_claiming(on_demand_team):
+    """A role holds session-level advisory locks on every number claims could use: claims take
+    row locks only the server's code can take, so the others still get every item."""
+    lead, url, logins = on_demand_team
+    hostile, other, _ = logins
+    with lead.db.read() as s:
+        live = s.execute(text("SELECT count(*) FROM items WHERE NOT is_anchor")).scalar()
+    with psycopg.connect(_plain(logins[hostile]), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(x'636C6D'::int, g) FROM generate_series(1, 4999) g")
+        # a rater working through the lead's own connection (the lead's code path) takes half
+        lead.add_rater("desk")
+        desk = Study.open(url)
+        try:
+            session = LabelSession(desk, "desk")
+            for _ in range(live // 2):
+                served = session.next()
+                assert served is not None, "a claim was refused: the advisory locks stopped it"
+                session.submit(served, ALL, 2)
+        finally:
+            desk.close()
+        assert _takes_all(logins[other], other) == live - live // 2  # a role takes the rest
+
+
+def test_a_rater_cannot_hold_many_claims_in_one_open_transaction(on_demand_team):
+    """A role claims in one transaction it keeps open: the second claim is refused, so it holds
+    at most one item away from the others, and the others take every other item meanwhile."""
+    lead, _url, logins = on_demand_team
+    hostile, other, _ = logins
+    with psycopg.connect(_plain(logins[hostile])) as conn:  # one transaction, never committed
+        first = conn.execute("SELECT public.annotator_claim(1, 7)").fetchone()[0]
+        assert first is not None
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="one claim a transaction"):
+            conn.execute("SELECT public.annotator_claim(1, 7)")
+        conn.rollback()
+        conn.execute("SELECT public.annotator_claim(1, 7)")  # a new transaction: its one claim
+        with lead.db.read() as s:
+            live = s.execute(text("SELECT count(*) FROM items WHERE NOT is_anchor")).scalar()
+        assert _takes_all(logins[other], other) == live - 1  # all but the one held
+
+
+@pytest.mark.parametrize(
+    "lift",
+    ["idle_in_transaction_session_timeout = 0", "statement_timeout = 0"],
+    ids=["idle", "statement"],
+)
+def test_a_rater_that_lifts_the_servers_timeouts_cannot_claim(on_demand_team, lift):
+    _lead, _url, logins = on_demand_team
+    hostile = next(iter(logins))
+    with psycopg.connect(_plain(logins[hostile]), autocommit=True) as conn:
+        conn.execute(f"SET {lift}")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="lifted the server"):
+            conn.execute("SELECT public.annotator_claim(1, 7)")
+
+
+def test_a_rater_role_has_a_connection_limit(on_demand_team):
+    lead, _url, logins = on_demand_team
+    with psycopg.connect(_plain(_url), autocommit=True) as conn:
+        limits = {
+            r[0]
+            for r in conn.execute(
+                "SELECT rolconnlimit FROM pg_roles WHERE rolname = ANY(%s)",
+                ([_login(lead, r) for r in logins],),
+            )
+        }
+    assert limits == {roles.RATER_CONNECTIONS}
