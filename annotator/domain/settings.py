@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_SETTINGS", "setting"]
+__all__ = ["DEFAULT_SETTINGS", "RATER_SETTINGS", "setting"]
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "anchor_every": 15,
@@ -35,6 +35,21 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "certified_mode": "pac",  # which guarantee decides the escalation and the labels
     "certified_fdr_q": 0.1,  # conformal alignment's level (expected share of disagreements)
 }
+
+
+# What a rater's own app reads of the study's settings: on a team server a rater's role reads
+# these rows and no other (the others name items, generators and the lead's design: the human
+# sample's items and probabilities, the dealing seed); tests/unit/test_security_server.py lists
+# them against what a rater role can read.
+RATER_SETTINGS: tuple[str, ...] = (
+    "name",
+    "study_id",
+    "anchor_every",
+    "qualification",
+    "pair_question",
+    "pair_raters_per_pair",
+    "deal_on_demand",
+)
 
 
 def setting(settings: Mapping[str, Any], key: str) -> Any:

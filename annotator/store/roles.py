@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain.errors import InputError
 from ..domain.kinds import CANNOT_JUDGE, KINDS
+from ..domain.settings import RATER_SETTINGS
 from ..domain.time_spent import MAX_TIME_MS
 from .db import StudyDB
 from .server import IDLE_IN_TRANSACTION_MS
@@ -50,7 +51,7 @@ RATER_CONNECTIONS = 8  # connections of one rater's role: a few apps, each 1 (3 
 # row rule). Not listed: not readable at all (judge_*, anchors, merges, adjudications, ...).
 _RATER_TABLES: dict[str, tuple[str, str, str]] = {
     "alembic_version": ("*", "", "all"),
-    "settings": ("*", "", "all"),
+    "settings": ("*", "", "settings"),
     "rubric_versions": ("*", "", "all"),
     "raters": ("id, name, is_operator, expertise, seed, created_at", "", "self"),
     "cases": ("id, task_type", "", "all"),
@@ -424,6 +425,7 @@ _FUNCTION_NAMES = (
 # row rules: (USING, WITH CHECK); None = no rule of that kind
 _RULES: dict[str, tuple[str, str | None]] = {
     "self": (f"id = {_ME}", None),
+    "settings": ("key IN (" + ", ".join(f"'{k}'" for k in RATER_SETTINGS) + ")", None),
     "own": (f"rater_pk = {_ME}", f"rater_pk = {_ME}"),
     # a package's codes for its silent anchors name them (kind 'silent'): the lead's, for merge
     "codes": (f"rater_pk = {_ME} AND kind <> 'silent'", None),

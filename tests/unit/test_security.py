@@ -279,6 +279,10 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "server::test_a_rater_that_lifts_the_servers_timeouts_cannot_claim",
         ),
         ("connections without limit", "server::test_a_rater_role_has_a_connection_limit"),
+        (
+            "the lead's settings (the human sample, the dealing seed)",
+            "server::test_a_rater_role_reads_only_the_settings_its_app_needs",
+        ),
     ],
     "what a rater must still be able to do (issue 29 point 2)": [
         (

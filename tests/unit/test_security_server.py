@@ -976,3 +976,22 @@ def test_a_rater_role_has_a_connection_limit(on_demand_team):
             )
         }
     assert limits == {roles.RATER_CONNECTIONS}
+
+
+def test_a_rater_role_reads_only_the_settings_its_app_needs(on_demand_team):
+    """The human sample (items, generators, every item's probability), the pair sample and the
+    dealing seed are the lead's: a rater's role reads the settings its app reads, by name."""
+    from annotator.domain.settings import RATER_SETTINGS
+
+    lead, _url, logins = on_demand_team
+    lead.db.set_setting("human_sample", {"items": {"it-0-a": 0.5}, "rates": {"a": 0.5}, "seed": 9})
+    lead.db.set_setting("human_pair_sample", {"items": {"p1": 0.5}, "seed": 9})
+    lead.db.set_setting("assignment", {"seed": 123, "overlap": 1})
+    rater = next(iter(logins))
+    with psycopg.connect(_plain(logins[rater]), autocommit=True) as conn:
+        seen = {k for (k,) in conn.execute("SELECT key FROM settings")}
+    with lead.db.read() as s:
+        held = {k for (k,) in s.execute(text("SELECT key FROM settings"))}
+    assert seen == held & set(RATER_SETTINGS)
+    assert {"human_sample", "human_pair_sample", "assignment"} <= held - seen
+    assert _takes_all(logins[rater], rater) > 0  # the rater's app still works on what it reads
