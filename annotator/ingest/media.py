@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import io
+import os
+import stat
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +24,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..base.atomic import atomic_write_bytes
-from ..domain.errors import DiskFull, InputError, StudyReadOnly
+from ..domain.errors import DamagedStudy, DiskFull, InputError, StudyReadOnly
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,16 @@ class PngBlob(Protocol):
     def png(self) -> bytes: ...
 
 
+MEDIA_LINK = (
+    "the study's media folder holds a link or a special file here, not an image annotator "
+    "wrote: remove it and import the item's image again"
+)
+MEDIA_DAMAGED = (
+    "the study's image file is damaged (its bytes no longer match its name, e.g. a disk error): "
+    "import the item's image again, or restore the study folder from a backup"
+)
+
+
 class MediaStore:
     """`media/ab/abcdef....png` under the study folder."""
 
@@ -198,7 +210,29 @@ class MediaStore:
         return True
 
     def read(self, sha256: str) -> bytes:
-        return self.path(sha256).read_bytes()
+        """The image's bytes, checked: a regular file inside `media/` (a link is never followed,
+        so a link placed there cannot hand a lead's private file to a rater's package or an
+        export) whose bytes still have the hash that names them (a disk error that truncated it
+        is said as the study's damage, never passed on as a rater's)."""
+        path = self.path(sha256)
+        where = str(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise DamagedStudy(MEDIA_LINK, source=where) from None
+            raise
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or path.parent.is_symlink():
+                raise DamagedStudy(MEDIA_LINK, source=where)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read()
+        finally:
+            os.close(fd)
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise DamagedStudy(MEDIA_DAMAGED, source=where)
+        return data
 
     def remove(self, sha256: str, tx: object = None) -> None:
         self.path(sha256).unlink(missing_ok=True)

@@ -22,7 +22,7 @@ from ..store import answers as answer_store
 from ..store import package_export as export_store
 from ..store import package_merge as merge_store
 from ..store import pairs as pair_store
-from ..store.blobs import verify_blobs
+from ..store.blobs import media_keys, mismatched_blobs, verify_blobs
 from ..store.db import StudyDB
 from ..store.engine import SQLITE_HEADER, head_revision
 from ..store.faults import study_faults
@@ -256,6 +256,33 @@ def _schema(path: Path, where: str) -> None:
             )
 
 
+def _blame_the_study_if_its_images_are(study: Study, pkg: StudyDB, where: str) -> None:
+    """A package blob that does not match its name is the rater's doing, unless the study's own
+    image it was exported from is damaged (a disk error): then say so, and blame no one's
+    package. Raises that one line; returns when the study's images are sound."""
+    bad = mismatched_blobs(pkg, export_store.blob_name(pkg))
+    if not bad or study.media.in_database:
+        return
+    from_study = export_store.study_image_of(pkg, media_keys(study.db))
+    damaged = []
+    for key in bad:
+        sha = from_study.get(key)
+        if sha is None:
+            continue
+        try:
+            study.media.read(sha)
+        except DamagedStudy:
+            damaged.append(sha)
+    if damaged:
+        raise DamagedStudy(
+            f"{len(damaged)} of the study's own image files are damaged "
+            f"(media/{damaged[0][:2]}/{damaged[0]}.png): the package carried them as they were "
+            "exported, and was not altered; import those images again, then merge the package "
+            "again",
+            source=where,
+        )
+
+
 def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
     """Verify one package against the study and merge it in one transaction; refuses with one
     line and writes nothing when the package is damaged, altered, or from another study."""
@@ -304,7 +331,11 @@ def _merge_copy(study: Study, p: Path, where: str) -> merge_store.MergeResult:
                 f"this package was written by another annotator version (schema {m['schema_revision']})",
                 source=where,
             )
-        verify_blobs(pkg, where, export_store.blob_name(pkg))
+        try:
+            verify_blobs(pkg, where, export_store.blob_name(pkg))
+        except DamagedStudy:
+            _blame_the_study_if_its_images_are(study, pkg, where)
+            raise
         rows = merge_store.read_rows(pkg)
         if rows.rater != m["rater"]:
             raise InputError(

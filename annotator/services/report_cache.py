@@ -18,7 +18,10 @@ cannot be written are simply not cached.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
+import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -32,7 +35,7 @@ from .reporting import Progress, read_and_report, team_record
 from .study import Study
 
 CACHE_DIR = ".cache"
-_FORMAT = 1
+_FORMAT = 2  # 2: signed
 
 
 @cache
@@ -83,10 +86,40 @@ def keep_report(
     _write(_file(Path(folder), n_boot, seed), key, report)
 
 
+def _signing_key() -> bytes | None:
+    """This user's secret for the kept reports, made once in their data folder (None when it
+    cannot be read or made: nothing is then kept or read). A kept report is published as it is,
+    so one edited by hand, or copied in from elsewhere, must not pass for this code's figures."""
+    from platformdirs import user_data_dir
+
+    path = Path(user_data_dir("annotator", appauthor=False)) / "report-cache.key"
+    try:
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(32))
+        key = path.read_bytes()
+    except FileExistsError:
+        key = path.read_bytes()  # another process made it meanwhile
+    except OSError:
+        return None
+    return key if len(key) == 32 else None
+
+
+def _mac(key: bytes, body: str) -> str:
+    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
 def _write(path: Path, key: dict[str, str], report: dict[str, Any]) -> None:
+    secret = _signing_key()
+    if secret is None:
+        return
+    body = json.dumps({"key": key, "report": report})
     try:
         path.parent.mkdir(exist_ok=True)
-        atomic_write_text(path, json.dumps({"key": key, "report": report}))
+        # the first line signs the rest: a report edited by hand is not read back
+        atomic_write_text(path, _mac(secret, body) + "\n" + body)
     except OSError:
         pass  # a read-only study folder: the report is still right, only not kept
 
@@ -110,8 +143,14 @@ def _read(path: Path | None) -> KeptReport | None:
     version kept it (its figures may differ from this code's)."""
     if path is None or not path.is_file():
         return None
+    secret = _signing_key()
+    if secret is None:
+        return None
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        mac, _, body = path.read_text(encoding="utf-8").partition("\n")
+        if not hmac.compare_digest(mac, _mac(secret, body)):
+            return None  # edited by hand, or kept by another user or machine
+        stored = json.loads(body)
         kept_at = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     except (OSError, ValueError):
         return None

@@ -51,6 +51,23 @@ class BlobStore:
         return None
 
 
+def media_keys(db: StudyDB) -> list[str]:
+    """The SHA-256 of every image the study knows."""
+    from .models import Media
+
+    with db.read() as s:
+        return list(s.scalars(select(Media.sha256)))
+
+
+def mismatched_blobs(db: StudyDB, name: Callable[[bytes], str]) -> list[str]:
+    """Keys of the blobs whose bytes do not have the name `name` gives them."""
+    with db.read() as s:
+        q = select(MediaBlob.sha256, MediaBlob.data)
+        if s.get_bind().dialect.name == "sqlite":  # text blobs are verify_blobs' to name
+            q = q.where(func.typeof(MediaBlob.data) == "blob")
+        return [sha for sha, data in s.execute(q).yield_per(64) if name(bytes(data)) != sha]
+
+
 def _text_blobs(s: OrmSession, *where) -> list[str]:  # noqa: ANN002 - SQL conditions
     """Keys of blobs stored as TEXT: SQLite keeps any type in a BLOB column, a hand-edited
     file can hold one, and reading it fails (invalid UTF-8) or yields a str, not bytes."""

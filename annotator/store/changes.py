@@ -3,7 +3,8 @@
 Answers, judge scores, votes, items, anchors and calibrations are append-only
 logs with integer ids, so the largest id of each (one index lookup) moves on
 every insert (on a server the row count too: ids there are handed out before
-commit, so a lower id can commit after a higher one); the few small tables that
+commit, so a lower id can commit after a higher one), and with it the newest row's
+content (a restored backup followed by as many new rows); the few small tables that
 are updated in place (settings, raters' operator flags, rubric versions) are
 hashed whole. Used as the cache
 key of the dashboard's report: reopening it on unchanged data costs this one
@@ -62,7 +63,15 @@ def table_marks(db: StudyDB) -> dict[str, str]:
             if counted and marks == "max(id)":
                 marks = f"count(*), {marks}"
             if table in present:
-                out[table] = str(tuple(s.execute(text(f"SELECT {marks} FROM {table}")).one()))
+                mark = tuple(s.execute(text(f"SELECT {marks} FROM {table}")).one())
+                if marks.endswith("max(id)"):
+                    # and the newest row itself: a backup copied back, then as many new rows,
+                    # brings the same largest id on other content (its answer id, time, values)
+                    newest = s.execute(
+                        text(f"SELECT * FROM {table} ORDER BY id DESC LIMIT 1")
+                    ).first()
+                    mark += (hashlib.sha256(repr(tuple(newest or ())).encode()).hexdigest(),)
+                out[table] = str(mark)
         for table, cols in SMALL.items():
             if table in present:
                 rows = s.execute(text(f"SELECT {cols} FROM {table} ORDER BY 1")).all()

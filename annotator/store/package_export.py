@@ -206,12 +206,23 @@ def media_name(salt: str, sha256: str) -> str:
     return hashlib.sha256(f"annotator-package-media:{salt}:{sha256}".encode()).hexdigest()
 
 
-def blob_name(pkg: StudyDB) -> Callable[[bytes], str]:
-    """The name an image's bytes must have in this package (merge checks every blob by it)."""
+def package_salt(pkg: StudyDB) -> str:
     with pkg.read() as s:
         raw = s.scalar(select(Setting.value).where(Setting.key == MEDIA_SALT))
-    salt = json.loads(raw) if raw else ""
+    return json.loads(raw) if raw else ""
+
+
+def blob_name(pkg: StudyDB) -> Callable[[bytes], str]:
+    """The name an image's bytes must have in this package (merge checks every blob by it)."""
+    salt = package_salt(pkg)
     return lambda data: media_name(salt, hashlib.sha256(data).hexdigest())
+
+
+def study_image_of(pkg: StudyDB, keys: list[str]) -> dict[str, str]:
+    """{package blob name: the study image (SHA-256) it was exported from}, of the study images
+    `keys` (a merge tells a package that carried a study's damaged image from an altered one)."""
+    salt = package_salt(pkg)
+    return {media_name(salt, k): k for k in keys}
 
 
 def own_salt(study_id: str | None, rpk: int) -> str:

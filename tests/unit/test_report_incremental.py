@@ -228,7 +228,7 @@ def test_the_report_cache_holds_until_the_study_changes(populated, tmp_path, mon
     assert as_text(after) == as_text(build_study_report(populated, n_boot=40, seed=2))
     # a change to the figures' code is a miss too
     monkeypatch.setattr(report_cache, "code_version", lambda: "other code")
-    stored = json.loads(cache_file(populated, 40, 2).read_text(encoding="utf-8"))
+    stored = json.loads(cache_file(populated, 40, 2).read_text(encoding="utf-8").partition("\n")[2])
     assert stored["key"] != report_cache._key(populated)
     assert not cached_study_report(populated, n_boot=40, seed=2)[1]
     # a damaged file is recomputed (and replaced)
@@ -236,6 +236,57 @@ def test_the_report_cache_holds_until_the_study_changes(populated, tmp_path, mon
     fixed, hit = cached_study_report(populated, n_boot=40, seed=2)
     assert not hit and as_text(fixed) == as_text(after)
     assert cached_study_report(populated, n_boot=40, seed=2)[1]
+
+
+def test_a_restored_backup_with_as_many_new_answers_is_recomputed(tmp_path) -> None:
+    """Back the study up, add answers, report; copy the backup back and add as many other
+    answers (the same row counts, the same largest ids): the kept figures are not published."""
+    import shutil
+    import sqlite3
+
+    from factories import basic_rows, write_manifest
+
+    from annotator.services.study import DB_NAME, Study
+
+    folder = tmp_path / "st"
+    study = Study.create(folder, "ui_mockup")
+    src = tmp_path / "src"
+    study.import_items(write_manifest(src, basic_rows(src)))
+    study.import_ratings(ratings_csv(tmp_path / "base.csv", ["ann", "bob"], 0))
+    study.close()
+    backup = tmp_path / "backup.sqlite"
+    live, copy = sqlite3.connect(folder / DB_NAME), sqlite3.connect(backup)
+    live.backup(copy)
+    live.close()
+    copy.close()
+    study = Study.open(folder)
+    study.import_ratings(ratings_csv(tmp_path / "one.csv", ["cy"], 1))
+    first, _ = cached_study_report(study, n_boot=40, seed=2)
+    study.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{folder / DB_NAME}{suffix}").unlink(missing_ok=True)
+    shutil.copy(backup, folder / DB_NAME)  # `cp` of the backup over the study
+    study = Study.open(folder)
+    try:
+        study.import_ratings(ratings_csv(tmp_path / "two.csv", ["cy"], 7))  # other answers
+        after, hit = cached_study_report(study, n_boot=40, seed=2)
+        assert not hit
+        assert as_text(after) == as_text(build_study_report(study, n_boot=40, seed=2))
+        assert as_text(after) != as_text(first)
+    finally:
+        study.close()
+
+
+def test_a_report_edited_by_hand_in_the_cache_is_not_published(populated, tmp_path) -> None:
+    populated.import_ratings(ratings_csv(tmp_path / "r.csv", ["ann", "bob", "cy"], 0))
+    first, _ = cached_study_report(populated, n_boot=40, seed=2)
+    path = cache_file(populated, 40, 2)
+    mac, _, body = path.read_text(encoding="utf-8").partition("\n")
+    stored = json.loads(body)
+    stored["report"]["metrics"]["instruction_following"]["human_alpha"]["estimate"] = 0.99
+    path.write_text(mac + "\n" + json.dumps(stored), encoding="utf-8")  # same key, other figure
+    again, hit = cached_study_report(populated, n_boot=40, seed=2)
+    assert not hit and as_text(again) == as_text(first)
 
 
 def test_a_cache_that_cannot_be_written_still_gives_the_report(populated, tmp_path) -> None:

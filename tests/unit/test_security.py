@@ -265,6 +265,20 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "inputs::test_input_error_one_line_is_the_escaped_message",
         ),
     ],
+    "the fourth pass: media is not trusted as found": [
+        (
+            "a link in media/ to a lead's private file",
+            "media::test_a_link_in_media_is_never_followed",
+        ),
+        (
+            "a truncated image in the study (a disk error)",
+            "media::test_a_damaged_image_is_the_studys_not_a_packages",
+        ),
+        (
+            "an untouched package carrying the study's damaged image",
+            "media::test_a_package_that_carried_the_studys_damaged_image_is_not_called_altered",
+        ),
+    ],
     "the fourth pass: a rater's role cannot stop others getting work": [
         (
             "session-level advisory locks on every claim number",
