@@ -19,7 +19,6 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from . import kinds
@@ -406,27 +405,6 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
 
     compile_rules(draft)  # validates every rule against the metrics
     return replace(draft, version=_version(canonical_dict(draft)))
-
-
-def load_rubric(path: str | Path) -> Rubric:
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("rubric file not found", source=str(p)) from None
-    except IsADirectoryError:
-        raise InputError(
-            "the rubric path is a folder; give the .toml file", source=str(p)
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise InputError(
-            f"rubric file cannot be read ({getattr(exc, 'strerror', None) or exc})", source=str(p)
-        ) from None
-    try:
-        text = raw.decode("utf-8-sig")  # an editor's BOM is not part of the TOML
-    except UnicodeDecodeError:
-        raise InputError("rubric file is not UTF-8 text; save it as UTF-8", source=str(p)) from None
-    return parse_rubric(text, source=str(p))
 
 
 def rubric_from_canonical(text: str) -> Rubric:

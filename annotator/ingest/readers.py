@@ -11,15 +11,37 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..base.files import MAX_FILE_BYTES, NotRegular, TooLarge, read_regular, size_text
 from ..domain.errors import DiskFull, InputError
 
 MAX_JSON_DEPTH = 64  # nesting of one JSON value; deeper is refused before the parser recurses
 
 
-def read_bytes(path: Path, source: str, *, what: str = "file", field: str | None = None) -> bytes:
-    """The file's bytes, or one line naming what is wrong with the path."""
+def read_bytes(
+    path: Path,
+    source: str,
+    *,
+    what: str = "file",
+    field: str | None = None,
+    limit: int = MAX_FILE_BYTES,
+) -> bytes:
+    """The file's bytes, or one line naming what is wrong with the path: a pipe, a device or a
+    file over `limit` is refused before a byte is read (base/files.py)."""
     try:
-        return path.read_bytes()
+        return read_regular(path, limit)
+    except NotRegular:
+        raise InputError(
+            f"{what} is not a regular file (a pipe, a device or a socket): give a file",
+            source=source,
+            field=field,
+        ) from None
+    except TooLarge as exc:
+        raise InputError(
+            f"{what} is {size_text(exc.size)}, more than the {size_text(exc.limit)} annotator "
+            "reads; split or shrink it",
+            source=source,
+            field=field,
+        ) from None
     except FileNotFoundError:
         raise InputError(f"{what} not found", source=source, field=field) from None
     except IsADirectoryError:
@@ -44,9 +66,9 @@ def read_bytes(path: Path, source: str, *, what: str = "file", field: str | None
         ) from None
 
 
-def read_text(path: Path, source: str, *, what: str = "file") -> str:
+def read_text(path: Path, source: str, *, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
     """UTF-8 text (a BOM is allowed), or one line."""
-    raw = read_bytes(path, source, what=what)
+    raw = read_bytes(path, source, what=what, limit=limit)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

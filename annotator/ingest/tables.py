@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,8 +25,11 @@ _TRUE = {"1", "true", "yes", "y"}
 
 def read_csv(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     src = str(path)
-    read_bytes(path, src)  # one line for a missing file, a folder, a bad path
-    fh = open(path, newline="", encoding="utf-8-sig")
+    raw = read_bytes(path, src)  # read once: one line for a missing file, a pipe, a bad path
+    try:
+        fh = io.StringIO(raw.decode("utf-8-sig"), newline="")
+    except UnicodeDecodeError:
+        raise InputError("file is not UTF-8 text; save it as UTF-8", source=src) from None
     csv.field_size_limit(MAX_CELL)
     with fh:
         reader = csv.DictReader(fh)

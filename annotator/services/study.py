@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.rubric import Rubric, load_rubric, parse_rubric
+from ..domain.rubric import Rubric, parse_rubric
 from ..domain.settings import DEFAULT_SETTINGS
 from ..domain.text import check_visible
 from ..ingest import anchors as anchor_ingest
@@ -17,6 +17,7 @@ from ..ingest import manifest as manifest_ingest
 from ..ingest import tables
 from ..ingest.manifest import ParsedItems
 from ..ingest.media import MediaStore
+from ..ingest.rubrics import load_rubric
 from ..store import imports, items, people, settings
 from ..store.blobs import BlobStore
 from ..store.db import StudyDB

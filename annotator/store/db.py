@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..domain.errors import InputError
 from . import settings
 from .engine import open_database, writer
 from .faults import study_faults
@@ -36,6 +37,12 @@ class StudyDB:
         else:
             self.path = Path(location)
             self.where = str(self.path)
+            if self.path.exists() and not self.path.is_file():  # SQLite would block on a pipe
+                raise InputError(
+                    "is not a study file (a folder, a pipe or a device): give a study folder or "
+                    "an .annot file",
+                    source=self.where,
+                )
             self.engine = open_database(self.path, create=create, mode=mode)
         self._readers = sessionmaker(self.engine, expire_on_commit=False)
         self._writers = sessionmaker(writer(self.engine), expire_on_commit=False)

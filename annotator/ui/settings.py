@@ -35,6 +35,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings
 
 from ..base.atomic import atomic_write_text
+from ..base.files import NotRegular, TooLarge, read_regular, size_text
 from ..base.location import StudyLocation, as_location
 
 ENV_VAR = "ANNOTATOR_SETTINGS"
@@ -165,7 +166,12 @@ class AppSettings:
         if not p.exists():
             return {}, []
         try:
-            raw = tomllib.loads(p.read_text(encoding="utf-8-sig"))
+            # one regular file of a few KiB: a pipe or a device named keys.toml never blocks
+            raw = tomllib.loads(read_regular(p, 1 << 20).decode("utf-8-sig"))
+        except NotRegular:
+            return {}, [f"{p.name} is not a regular file (a pipe or a device): it is ignored"]
+        except TooLarge as exc:
+            return {}, [f"{p.name} is {size_text(exc.size)}, more than a keys file holds"]
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             return {}, [f"{p.name} cannot be read ({' '.join(str(exc).split())})"]
         except RecursionError:  # tomllib recurses into nested arrays and inline tables

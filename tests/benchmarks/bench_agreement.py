@@ -32,7 +32,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from annotator.domain.rubric import load_rubric  # noqa: E402
+from annotator.ingest.rubrics import load_rubric  # noqa: E402
 from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
 from annotator.stats.agreement import krippendorff_alpha  # noqa: E402
 from annotator.stats.frames import StudyFrames  # noqa: E402

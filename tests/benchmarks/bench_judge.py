@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "unit"))
 from judge_server import JudgeServer  # noqa: E402
 
-from annotator.domain.rubric import load_rubric  # noqa: E402
+from annotator.ingest.rubrics import load_rubric  # noqa: E402
 from annotator.judge import JudgeConfig, JudgeRequest, run_judge  # noqa: E402
 from annotator.judge.prompt import image_data_url  # noqa: E402
 

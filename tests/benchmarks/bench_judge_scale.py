@@ -27,7 +27,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from annotator.domain.rubric import load_rubric  # noqa: E402
+from annotator.ingest.rubrics import load_rubric  # noqa: E402
 from annotator.stats.frames import StudyFrames  # noqa: E402
 from annotator.stats.report_model import build_report  # noqa: E402
 

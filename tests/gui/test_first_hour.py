@@ -71,7 +71,7 @@ def test_every_missing_value_reaches_the_answers_table_as_empty_text(qtbot, tmp_
     import pandas as pd
     from gui_support import RUBRICS
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
     from annotator.services.adjudication import ReviewEntry, consensus
     from annotator.ui.review_panels import EntryDetails
 
@@ -390,7 +390,7 @@ def test_the_help_menu_shows_each_views_keys_and_the_rubric(qtbot, tmp_path):
 def test_verdict_rules_read_as_sentences_in_spanish(qapp):
     from gui_support import RUBRICS
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
     from annotator.ui import i18n
     from annotator.ui.rule_text import rule_sentences, rules_intro
 

@@ -18,7 +18,7 @@ import pytest
 from gui_support import RATER, open_window, wait_ready
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.ui.keymap import Keymap
 from annotator.ui.rubric_form import RubricForm
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from gui_support import RATER, RUBRICS, open_window, save_screenshot
 from PIL import Image
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 
 SIZE = (1400, 900)
 

@@ -320,7 +320,7 @@ def test_a_tags_consensus_is_clear_option_by_option_as_the_reports_is():
     the queue and the gold read it the same way (before, they wanted 80% of the raters to tick
     the very same set, which five raters who agree on every tag but one each never do)."""
     from annotator.domain.clear_consensus import CLEAR_SHARE
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
     from annotator.services.adjudication import consensus
 
     m = load_rubric(Path(__file__).resolve().parents[2] / "rubrics" / "ui_mockup.toml").metric(

@@ -12,7 +12,8 @@ import pytest
 from scipy.stats import beta, norm
 
 from annotator.demo.simulate import SimulatedRater
-from annotator.domain.rubric import CANNOT_JUDGE, FAIL, PASS, load_rubric
+from annotator.domain.rubric import CANNOT_JUDGE, FAIL, PASS
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.drift import (
     EWMA_LAMBDA,
     H_REF,

@@ -615,7 +615,7 @@ def test_long_reasons_in_a_csv_are_accepted_up_to_the_stated_bound(populated, tm
 def test_rubric_with_a_bom_loads(tmp_path):
     p = tmp_path / "bom.toml"
     p.write_bytes(b"\xef\xbb\xbf" + RUBRIC.read_bytes())
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
 
     assert load_rubric(p).version == load_rubric(RUBRIC).version
 

@@ -15,9 +15,9 @@ import pytest
 from test_real_data import TIFA_PUBLISHED  # the published figures, written down once
 
 from annotator.cli import main
-from annotator.domain.rubric import load_rubric
 from annotator.ingest import label_studio
 from annotator.ingest.mapping import load_mapping
+from annotator.ingest.rubrics import load_rubric
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REAL = DATA / "interop" / "real"

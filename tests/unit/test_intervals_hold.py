@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.bootstrap import ItemBootstrap
 from annotator.stats.competence import competence_figures, low_competence
 from annotator.stats.drift import rater_drift_summary

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.judge import JudgeConfig, JudgeRequest, run_judge
 from annotator.judge.logprobs import answer_probabilities, value_spans
 from annotator.judge.schema import ReplyError, judge_schema, validate_reply

@@ -14,7 +14,8 @@ import pytest
 from PIL import Image, PngImagePlugin
 
 from annotator.domain.errors import InputError
-from annotator.domain.rubric import CANNOT_JUDGE, load_rubric
+from annotator.domain.rubric import CANNOT_JUDGE
+from annotator.ingest.rubrics import load_rubric
 from annotator.judge import (
     JudgeConfig,
     JudgeError,

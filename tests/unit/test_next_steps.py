@@ -95,7 +95,7 @@ def test_no_flag_on_an_interval_wider_than_half() -> None:
     summary and in the dashboard (one rule: competence.low_competence)."""
     from pathlib import Path
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
     from annotator.services.dashboard import _competence_text
 
     comp = {

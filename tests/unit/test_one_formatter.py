@@ -48,7 +48,7 @@ def test_the_dashboard_labels_a_tag_as_the_report_does():
     option labels; the report used them. Both now ask the rubric's key_label."""
     from pathlib import Path
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
 
     rubric = load_rubric(Path(__file__).resolve().parents[2] / "rubrics" / "ui_mockup.toml")
     tags = rubric.metric("failure_tags")

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import beta, binom, binomtest
 
 from annotator.demo.simulate import SimulatedPairVoter
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.agreement import alpha_point, value_counts
 from annotator.stats.bradley_terry import bradley_terry
 from annotator.stats.frames import PAIR_COLUMNS, StudyFrames

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.services import report_cache
 from annotator.services.report_cache import cache_file, cached_study_report
 from annotator.services.reporting import build_study_report

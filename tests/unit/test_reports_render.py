@@ -956,7 +956,7 @@ def synthetic_frames(n_per_cell: int = 5, seed: int = 7, hostile: bool = True):
     frames_mod = pytest.importorskip("annotator.stats.frames")
     import random
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
 
     root = Path(__file__).resolve().parents[2]
     rubric = load_rubric(root / "rubrics" / "ui_mockup.toml")

@@ -3,8 +3,9 @@ from pathlib import Path
 import pytest
 
 from annotator.domain.errors import InputError
-from annotator.domain.rubric import CANNOT_JUDGE, load_rubric, parse_rubric, parse_value
+from annotator.domain.rubric import CANNOT_JUDGE, parse_rubric, parse_value
 from annotator.domain.verdict import compile_rules
+from annotator.ingest.rubrics import load_rubric
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = """

@@ -265,6 +265,20 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "inputs::test_input_error_one_line_is_the_escaped_message",
         ),
     ],
+    "the fourth pass: special files never hang the tool": [
+        (
+            "a pipe as a manifest, image, CSV, rubric, map, anchors, folder image or study.sqlite",
+            "inputs::test_a_pipe_named_as_an_input_is_one_line_not_a_hang",
+        ),
+        (
+            "/dev/zero as a manifest, a 5 GB sparse image",
+            "inputs::test_dev_zero_as_a_manifest_and_a_huge_sparse_image_are_refused_by_size",
+        ),
+        (
+            "a pipe as keys.toml at app start",
+            "inputs::test_a_pipe_named_keys_toml_is_ignored_with_a_word",
+        ),
+    ],
     "the fourth pass: media is not trusted as found": [
         (
             "a link in media/ to a lead's private file",

@@ -530,3 +530,109 @@ def test_input_error_one_line_is_the_escaped_message():
     """InputError keeps a plain message plain (the escape touches only invisible characters)."""
     e = InputError("rater 'zoë' unknown", source="a b.csv", line=3, field="rater")
     assert e.one_line() == "a b.csv:3, field 'rater': rater 'zoë' unknown"
+
+
+# ---- the fourth pass: special files never hang the tool ------------------------------------------
+
+
+def _annotator(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`annotator ARGS` in a child with a time limit: a hang fails the test instead of the run."""
+    return subprocess.run(
+        [sys.executable, "-m", "annotator", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**_env(), "PYTHONPATH": str(REPO)},
+        cwd=cwd,
+    )
+
+
+@pytest.fixture
+def with_items(tmp_path) -> tuple[Path, Path]:
+    """(a study with items, the folder of their manifest)."""
+    folder = tmp_path / "st"
+    Study.create(folder, RUBRIC).close()
+    src = tmp_path / "src"
+    assert (
+        main(["import", "items", str(write_manifest(src, basic_rows(src))), "--study", str(folder)])
+        == 0
+    )
+    return folder, src
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["manifest", "image", "ratings", "rubric", "map", "anchors", "folder image", "study"],
+)
+def test_a_pipe_named_as_an_input_is_one_line_not_a_hang(with_items, tmp_path, what):
+    folder, src = with_items
+    fifo = tmp_path / {"study": "fifo-study"}.get(what, "pipe")
+    if what == "study":
+        (fifo).mkdir()
+        os.mkfifo(fifo / DB_NAME)
+        args, needle = ["status", "--study", str(fifo)], "is not a study file"
+    else:
+        os.mkfifo(fifo)
+        args, needle = {
+            "manifest": (["import", "items", str(fifo), "--study", str(folder)], "not a regular"),
+            "image": (None, "not a regular"),
+            "ratings": (["import", "ratings", str(fifo), "--study", str(folder)], "not a regular"),
+            "rubric": (["new", str(tmp_path / "new"), "--rubric", str(fifo)], "not a regular"),
+            "map": (
+                [
+                    "import",
+                    "label-studio",
+                    str(INTEROP / "label_studio" / "export.json"),
+                    "--study",
+                    str(folder),
+                    "--map",
+                    str(fifo),
+                ],
+                "not a regular",
+            ),
+            "anchors": (["import", "anchors", str(fifo), "--study", str(folder)], "not a regular"),
+            "folder image": (None, "not a regular"),
+        }[what]
+        if what == "image":
+            man = src / "fifo.jsonl"
+            man.write_text(
+                '{"item_id": "p1", "case_id": "c9", "prompt": "x", "generator": "g", '
+                '"images": ["pipe.png"]}\n'
+            )
+            os.mkfifo(src / "pipe.png")
+            args = ["import", "items", str(man), "--study", str(folder)]
+        if what == "folder image":
+            shots = tmp_path / "shots" / "case1"
+            shots.mkdir(parents=True)
+            (shots / "prompt.txt").write_text("a login screen")
+            os.mkfifo(shots / "gen-a.png")
+            args = ["import", "folder", str(shots.parent), "--study", str(folder)]
+    r = _annotator(args, tmp_path)
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.strip()
+    assert "\n" not in err and "Traceback" not in err and needle in err, err
+
+
+def test_dev_zero_as_a_manifest_and_a_huge_sparse_image_are_refused_by_size(with_items, tmp_path):
+    folder, src = with_items
+    r = _annotator(["import", "items", "/dev/zero", "--study", str(folder)], tmp_path)
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    big = src / "huge.png"
+    with open(big, "wb") as fh:  # 5 GB on paper, nothing on disk
+        fh.truncate(5 * 1024**3)
+    man = src / "huge.jsonl"
+    man.write_text(
+        '{"item_id": "h1", "case_id": "c9", "prompt": "x", "generator": "g", "images": ["huge.png"]}\n'
+    )
+    r = _annotator(["import", "items", str(man), "--study", str(folder)], tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "5.0 GiB, more than the 1.0 GiB annotator reads" in r.stderr
+
+
+def test_a_pipe_named_keys_toml_is_ignored_with_a_word(tmp_path, monkeypatch):
+    from annotator.ui.settings import AppSettings
+
+    monkeypatch.setenv("ANNOTATOR_SETTINGS", str(tmp_path / "annotator.ini"))
+    os.mkfifo(tmp_path / "keys.toml")
+    overrides, problems = AppSettings().key_overrides_checked()
+    assert overrides == {} and problems and "not a regular file" in problems[0]

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from annotator.demo.simulate import SimulatedPairVoter, SimulatedRater, sigmoid
-from annotator.domain.rubric import CANNOT_JUDGE, FAIL, PASS, load_rubric, validate_answer
+from annotator.domain.rubric import CANNOT_JUDGE, FAIL, PASS, validate_answer
+from annotator.ingest.rubrics import load_rubric
 
 ROOT = Path(__file__).resolve().parents[2]
 RUBRIC = load_rubric(ROOT / "rubrics" / "ui_mockup.toml")

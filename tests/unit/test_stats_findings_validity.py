@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.consensus import metric_specs
 from annotator.stats.findings import benjamini_hochberg, held_out_difference
 from annotator.stats.frames import JUDGEMENT_COLUMNS, StudyFrames

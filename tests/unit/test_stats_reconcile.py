@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotator.domain.rubric import FAIL, PASS, load_rubric, parse_rubric
+from annotator.domain.rubric import FAIL, PASS, parse_rubric
 from annotator.domain.verdict import compile_rules
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.answers import consensus_table, human_answers, item_table
 from annotator.stats.consensus import consensus, metric_specs
 from annotator.stats.frames import JUDGEMENT_COLUMNS, StudyFrames

@@ -145,7 +145,7 @@ def test_summary_of_a_report() -> None:
 def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
     from pathlib import Path
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
     from annotator.services.dashboard import _agreement_text, _competence_text
 
     rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
@@ -184,7 +184,7 @@ def _small_study(with_sessions: bool):
     import numpy as np
     import pandas as pd
 
-    from annotator.domain.rubric import load_rubric
+    from annotator.ingest.rubrics import load_rubric
     from annotator.stats.frames import StudyFrames
 
     rng = np.random.default_rng(4)

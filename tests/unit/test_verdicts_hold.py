@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from verdict_model import UI, draw, frames, long_codes
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.alt_test import alt_test
 from annotator.stats.consensus import metric_specs
 from annotator.stats.findings import held_out_difference, offset_pool, offset_pools

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from annotator.domain.rubric import load_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.frames import JUDGEMENT_COLUMNS, StudyFrames
 
 REPO = Path(__file__).resolve().parents[2]
