@@ -8,6 +8,7 @@ unscored after retries.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,31 @@ EXPORT_KINDS = (
     "label-studio",
     "hf",
 )
+
+
+def _seed(text: str) -> int:
+    """A seed the study can store in every engine (an INTEGER column holds 32 bits on a
+    PostgreSQL server)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if not 0 <= n < 2**31:
+        raise argparse.ArgumentTypeError(f"{text} is not a seed from 0 to 2147483647")
+    return n
+
+
+def _width(text: str) -> float:
+    """An interval's target width: a finite number a plan can be counted for."""
+    try:
+        w = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 1e-6 <= w <= 1e6:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a width from 0.000001 to 1000000, in the figure's units (e.g. 0.05)"
+        )
+    return w
 
 
 class _Parser(argparse.ArgumentParser):
@@ -100,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--boot", type=int, default=1000, help="hf: bootstrap resamples for the agreement figures"
     )
-    exp.add_argument("--seed", type=int, default=0)
+    exp.add_argument("--seed", type=_seed, default=0)
 
     rater = sub.add_parser("rater", help="manage raters")
     rsub = rater.add_subparsers(dest="rater_command", parser_class=_Parser, required=True)
@@ -156,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--judge", action="append", required=True, help="name or name@version; give it twice"
     )
     jcmp.add_argument("--boot", type=int, default=1000, help="bootstrap resamples, at least 1")
-    jcmp.add_argument("--seed", type=int, default=0)
+    jcmp.add_argument("--seed", type=_seed, default=0)
 
     rep = sub.add_parser(
         "report",
@@ -173,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1000,
         help="bootstrap resamples, at least 1 (>= 1000 for published figures)",
     )
-    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--seed", type=_seed, default=0)
 
     cal = sub.add_parser("calibrate", help="open a calibration session on the study's anchors")
     cal.add_argument("--study", required=True)
@@ -213,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     pln.add_argument("--study", required=True)
     pln.add_argument(
         "--width",
-        type=float,
+        type=_width,
         required=True,
         help="the target width of the 95%% interval, in the figure's units (0.05 for a pass rate)",
     )
@@ -234,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="raters per pair vote (default: no pairs dealt)",
     )
     asg.add_argument(
-        "--seed", type=int, default=None, help="the dealing seed (default: a new one, recorded)"
+        "--seed", type=_seed, default=None, help="the dealing seed (default: a new one, recorded)"
     )
     asg.add_argument(
         "--on-demand",
@@ -973,14 +999,30 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug: one line here, the whole traceback in the log
-        log = _log_crash(exc)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _bug(exc)
+        # every writer is atomic: a full disk leaves the old files, never half of new ones
+        where = f" writing {exc.filename}" if exc.filename else ""
         print(
-            f"annotator: internal error ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}); "
-            f"this is a bug: please report it with {log}",
+            f"annotator: the disk is full{where}: nothing was left half-written; free some "
+            "space and run it again",
             file=sys.stderr,
         )
-        return EXIT_BUG
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        return _bug(exc)
+
+
+def _bug(exc: BaseException) -> int:
+    """A bug: one line here, the whole traceback in the log."""
+    log = _log_crash(exc)
+    print(
+        f"annotator: internal error ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}); "
+        f"this is a bug: please report it with {log}",
+        file=sys.stderr,
+    )
+    return EXIT_BUG
 
 
 def _closed_pipe() -> int:

@@ -7,19 +7,30 @@ On any error the `.tmp` file is removed and the old target is untouched.
 
 One home for every writer (reports, exports, settings, key files, translations, rater
 packages, media files, study backups): `atomic_open` when the caller writes the bytes,
-`atomic_path` when something else fills a path (lrelease, SQLite's `VACUUM INTO` or backup).
+`atomic_path` when something else fills a path (lrelease, SQLite's `VACUUM INTO` or backup),
+`atomic_files` when a command writes several files into a folder (a report's tables, an export):
+all of them land, or none.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_open", "atomic_path", "tmp_path_for"]
+__all__ = [
+    "atomic_files",
+    "atomic_open",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "tmp_path_for",
+]
 
 
 def tmp_path_for(path: str | os.PathLike[str]) -> Path:
@@ -111,3 +122,23 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
     with atomic_open(path, "w", encoding=encoding, newline="") as fh:
         fh.write(text)
     return Path(path)
+
+
+@contextlib.contextmanager
+def atomic_files(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """A private folder beside `folder` for a command to write its files into; on a clean exit
+    each file is moved to the same place under `folder` (renames on one file system: no space
+    needed, nothing half-written), so a full disk or an error leaves `folder` as it was, with no
+    partial set of files. Other files already in `folder` are kept."""
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        for src in sorted(p for p in tmp.rglob("*") if p.is_file()):
+            dest = target / src.relative_to(tmp)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+        _fsync_dir(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..base.atomic import atomic_open
+from ..base.atomic import atomic_files, atomic_open
 from ..domain.text import FORMULA_PREFIXES, guard_cell
 
 __all__ = [
@@ -92,19 +92,19 @@ def write_csv_tables(
     Returns every path written, CSVs first.
     """
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    for name, df in tables.items():
-        if df is None:
-            continue
-        path = out / f"{_file_stem(name)}.csv"
-        safe = neutralise_frame(df)
-        with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-            safe.to_csv(fh, index=False, **CSV_OPTIONS)
-        paths.append(path)
-    if parquet:
-        paths.extend(write_parquet(tables, out))
-    return paths
+    with atomic_files(out) as tmp:  # every table lands, or none (a full disk: no partial set)
+        paths: list[Path] = []
+        for name, df in tables.items():
+            if df is None:
+                continue
+            path = tmp / f"{_file_stem(name)}.csv"
+            safe = neutralise_frame(df)
+            with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+                safe.to_csv(fh, index=False, **CSV_OPTIONS)
+            paths.append(path)
+        if parquet:
+            paths.extend(write_parquet(tables, tmp))
+        return [out / p.relative_to(tmp) for p in paths]
 
 
 def _parquet_ready(df: pd.DataFrame) -> pd.DataFrame:

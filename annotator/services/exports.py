@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from ..base.atomic import atomic_open, atomic_write_bytes, atomic_write_text
+from ..base.atomic import atomic_files, atomic_open, atomic_write_bytes, atomic_write_text
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.figures import estimate_text, fmt_num
@@ -613,13 +613,26 @@ def export_hf(
 ) -> list[Path]:
     """`out_dir/data/<table>.parquet` + `out_dir/README.md` (a dataset card with `configs`), loadable
     by `datasets.load_dataset(out_dir, <table>)` without annotator depending on `datasets`."""
-    from .report_cache import cached_study_report
-
     study.require_lead("an export")
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(
             "this is a file; `export hf` writes a folder", source=str(out_dir), field="--out"
         )
+    with atomic_files(out_dir) as tmp:  # every file lands, or none
+        made = _hf_files(study, tmp, n_boot=n_boot, seed=seed, progress=progress)
+        return [out_dir / p.relative_to(tmp) for p in made]
+
+
+def _hf_files(
+    study: Study,
+    out_dir: Path,
+    *,
+    n_boot: int,
+    seed: int,
+    progress: Callable[[str], None] | None,
+) -> list[Path]:
+    from .report_cache import cached_study_report
+
     written: list[Path] = []
     counts: dict[str, int] = {}
     for name in ("judgements", "pairs", "judge-scores", "judge-pairs", "labels", "items"):
@@ -655,10 +668,17 @@ def _time(t: datetime) -> str:
 def export_label_studio(study: Study, out: Path, *, with_annotations: bool = False) -> list[Path]:
     """Tasks for Label Studio: `out` (item tasks), `<stem>-pairs.json` (pair tasks, when there are
     pairs), a labeling config for each (`<stem>.config.xml`, `<stem>-pairs.config.xml`), the images
-    in `<stem>-media/`, and `<stem>.map.toml`: the mapping that imports the tasks back."""
+    in `<stem>-media/`, and `<stem>.map.toml`: the mapping that imports the tasks back. Every file
+    lands, or none (a full disk leaves no partial set: base/atomic.atomic_files)."""
     study.require_lead("an export")
     if out.suffix.lower() != ".json":
         raise InputError("a Label Studio export is a .json file", source=str(out), field="--out")
+    with atomic_files(out.parent) as tmp:
+        made = _label_studio_files(study, tmp / out.name, with_annotations=with_annotations)
+        return [out.parent / p.relative_to(tmp) for p in made]
+
+
+def _label_studio_files(study: Study, out: Path, *, with_annotations: bool) -> list[Path]:
     rubric = study.rubric
     items = _live_items(study)
     by_pk = {r.pk: r for r in item_records(study.db)}

@@ -284,9 +284,9 @@ def test_the_dashboards_report_orders_the_queue(team):
 
 def _add_a_far_judge(study: Study, tmp_path) -> None:
     """A judge at the bottom of layout_hierarchy (so it contradicts humans whose lowest answer
-    is 2 or more, however far apart they are), on a scale of its own on ui_affordance (0.5
-    everywhere: it contradicts nobody there) and FAIL on every gate."""
-    fixed = {"layout_hierarchy": "0", "ui_affordance": "0.5"}
+    is 2 or more, however far apart they are) and FAIL on every gate. (A judge scoring on a scale
+    of its own needs the rubric to say so, `judge_scale = "interval"`: ui_mockup does not.)"""
+    fixed = {"layout_hierarchy": "0"}
     _import_judge(
         study, tmp_path, "far-judge", lambda m: "FAIL" if m.kind == "gate" else fixed.get(m.key)
     )
@@ -312,7 +312,6 @@ def test_the_queues_judge_contradictions_are_the_reports_findings(lead, tmp_path
         e for e in queue if any(j["contradicts"] and j["judge"] == "far-judge" for j in e.judges)
     ]
     assert any(e.metric == "layout_hierarchy" and not e.consensus.clear for e in far)
-    assert not any(e.metric == "ui_affordance" for e in far)
 
 
 def test_a_tags_consensus_is_clear_option_by_option_as_the_reports_is():

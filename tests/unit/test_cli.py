@@ -177,3 +177,22 @@ def test_an_import_says_what_it_added_and_nothing_new_when_nothing_was(tmp_path,
     one = write_manifest(src, basic_rows(src, n_cases=4, gens=("a", "b"))[-1:], "one.jsonl")
     assert main(["import", "items", str(one), "--study", st]) == 0
     assert "imported 1 item from" in capsys.readouterr().out
+
+
+def test_a_seed_or_a_width_out_of_range_is_one_line(tmp_path, capsys):
+    """`assign --seed 2**70` ("int too large to convert to SQLite INTEGER") and `plan --width
+    1e-300` (OverflowError) were internal errors: each is one line naming the argument."""
+    st = _study(tmp_path)
+    for args, needle in (
+        (["assign", "--study", st, "--seed", str(2**70)], "argument --seed"),
+        (["assign", "--study", st, "--seed", "-1"], "argument --seed"),
+        (["report", "--study", st, "--seed", str(2**40)], "argument --seed"),
+        (["plan", "--study", st, "--width", "1e-300"], "argument --width"),
+        (["plan", "--study", st, "--width", "nan"], "argument --width"),
+    ):
+        try:
+            rc = main(args)
+        except SystemExit as exc:
+            rc = exc.code
+        err = capsys.readouterr().err.strip()
+        assert rc == 2 and "\n" not in err and needle in err, (args, err)

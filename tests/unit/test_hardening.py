@@ -723,3 +723,34 @@ def test_opening_a_study_on_a_full_disk_is_one_line(tmp_path, capsys):
         assert "disk" in err or "cannot be written" in err
         filler.unlink()
         assert main(["rater", "add", "zed", "--study", str(disk / "st")]) == 0
+
+
+@pytest.mark.parametrize("what", ["report csv", "export hf", "export label-studio"])
+def test_reports_and_exports_on_a_full_disk_are_one_line_and_leave_no_partial_folder(
+    tmp_path, capsys, small_demo_dir, what
+):
+    """A report's tables, a dataset folder and Label Studio's tasks with their images, written on
+    a disk that fills midway: one line saying so (not "internal error ... this is a bug"), and
+    the output folder holds none of them (all land, or none)."""
+    # each about half of what it writes (csv 376 KiB, hf 84, label-studio 3.7 MiB)
+    kib = {"report csv": 192, "export hf": 48, "export label-studio": 1024}[what]
+    with small_disk(tmp_path, kib) as disk:
+        out = disk / "out"
+        args = {
+            "report csv": ["report", "--study", str(small_demo_dir), "--csv", str(out)],
+            "export hf": ["export", "hf", "--study", str(small_demo_dir), "--out", str(out)],
+            "export label-studio": [
+                "export",
+                "label-studio",
+                "--study",
+                str(small_demo_dir),
+                "--out",
+                str(out / "tasks.json"),
+            ],
+        }[what]
+        assert main([*args, "--boot", "20"]) == 2
+        said = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("annotator:")]
+        assert len(said) == 1 and "internal error" not in said[0], said  # progress lines aside
+        assert "disk is full" in said[0], said
+        left = sorted(p.relative_to(disk) for p in disk.rglob("*") if p.is_file())
+        assert left == [], left
