@@ -25,6 +25,7 @@ text at all: it is a row in `raters`).
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid as uuidlib
 from dataclasses import dataclass
 from typing import Any, cast
@@ -691,12 +692,71 @@ def _render(s: OrmSession, stmts: list[sql.Composable]) -> list[str]:
     return [stmt.as_string(raw) + ";" for stmt in stmts]
 
 
+APPLY_ATTEMPTS = 6  # each waits the server's lock wait (4 s): about half a minute of raters
+_LOCK_NOT_AVAILABLE = "55P03"
+
+
 def apply_roles(
     db: StudyDB, database: str, raters: list[str], *, print_only: bool = False
 ) -> tuple[list[str], list[Login], str]:
     """Set up (or bring up to date) the group, its grants and row rules, and a login per rater,
     as the connected lead. Returns (the SQL, the logins, the group role); with `print_only` the
-    SQL is only returned (a new study's tag is then minted in the SQL itself)."""
+    SQL is only returned (a new study's tag is then minted in the SQL itself).
+
+    Grants and row rules lock the tables a moment; a rater's app inside a transaction holds them:
+    the whole change is tried again a few times, then the line says who holds the study."""
+    for attempt in range(1, APPLY_ATTEMPTS + 1):
+        try:
+            return _apply_roles(db, database, raters, print_only=print_only)
+        except Exception as exc:  # noqa: BLE001 - only a lock wait is retried
+            if _sqlstate(exc) != _LOCK_NOT_AVAILABLE:
+                raise
+            if attempt == APPLY_ATTEMPTS:
+                raise InputError(_holders_line(db), field="--study") from None
+            time.sleep(0.5 * attempt)
+    raise AssertionError("unreachable")
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of a driver error, however it was wrapped (SQLAlchemy, the study's faults)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        state = getattr(seen, "sqlstate", None) or getattr(
+            getattr(seen, "orig", None), "sqlstate", None
+        )
+        if state:
+            return str(state)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _holders_line(db: StudyDB) -> str:
+    """Who keeps a transaction open on the study, by rater where a login is one, and what to do."""
+    by_login = {login: rater for rater, login in logins_of(db).items()}
+    with db.read() as s:
+        rows = s.execute(
+            text(
+                "SELECT usename, xact_start FROM pg_stat_activity WHERE datname = "
+                "current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL "
+                "ORDER BY xact_start"
+            )
+        ).all()
+    who = [
+        f"rater {by_login[u]}" if u in by_login else f"the login {u}"
+        for u, _start in rows
+        if u is not None
+    ]
+    held = ", ".join(dict.fromkeys(who)) or "another session"
+    return (
+        f"the study's tables are held by an open transaction ({held}): a rater's app waiting "
+        "mid-answer ends it within 10 minutes, or ask them to close the app; then run "
+        "`annotator roles` again"
+    )
+
+
+def _apply_roles(
+    db: StudyDB, database: str, raters: list[str], *, print_only: bool
+) -> tuple[list[str], list[Login], str]:
     _require_server(db)
     with db.write() as s:
         owner = s.execute(

@@ -308,6 +308,10 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
         ),
         ("connections without limit", "server::test_a_rater_role_has_a_connection_limit"),
         (
+            "a transaction held open while the lead runs `annotator roles`",
+            "server::test_roles_while_a_rater_holds_a_transaction_open_waits_then_names_them",
+        ),
+        (
             "the lead's settings (the human sample, the dealing seed)",
             "server::test_a_rater_role_reads_only_the_settings_its_app_needs",
         ),

@@ -995,3 +995,23 @@ def test_a_rater_role_reads_only_the_settings_its_app_needs(on_demand_team):
     assert seen == held & set(RATER_SETTINGS)
     assert {"human_sample", "human_pair_sample", "assignment"} <= held - seen
     assert _takes_all(logins[rater], rater) > 0  # the rater's app still works on what it reads
+
+
+def test_roles_while_a_rater_holds_a_transaction_open_waits_then_names_them(
+    on_demand_team, capsys, monkeypatch
+):
+    """A rater's app sits in an open read transaction (its locks block the lead's grants):
+    `annotator roles` waits a while, then says in one line who holds the study, instead of
+    "LockNotAvailable" as an internal error."""
+    from annotator.cli import main
+
+    monkeypatch.setattr(roles, "APPLY_ATTEMPTS", 2)
+    lead, url, logins = on_demand_team
+    rater = next(iter(logins))
+    with psycopg.connect(_plain(logins[rater])) as conn:
+        conn.execute("SELECT count(*) FROM settings")  # a read transaction, left open
+        rc = main(["roles", "--study", url, "--raters", ",".join(logins)])
+        err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and "internal error" not in err, err
+    assert rater in err and "run `annotator roles` again" in err, err
+    assert main(["roles", "--study", url, "--raters", ",".join(logins)]) == 0  # free now
