@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..domain import clock
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.rubric import Metric, Rubric, parse_value
@@ -76,7 +77,7 @@ def _time(raw: str | None, src: str, line: int) -> datetime | None:
             f"created_at '{raw}' is not an ISO 8601 time", source=src, line=line, field="created_at"
         ) from None
     try:
-        return t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
+        t = t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
     except OverflowError:  # 0001-01-01T00:00+01:00 has no time before it to convert to
         raise InputError(
             f"created_at '{raw}' falls outside the years 1 to 9999 once converted",
@@ -84,6 +85,11 @@ def _time(raw: str | None, src: str, line: int) -> datetime | None:
             line=line,
             field="created_at",
         ) from None
+    if (why := clock.out_of_range(t)) is not None:  # the rule of every stored answer's time
+        raise InputError(
+            f"created_at {why}; fix the time", source=src, line=line, field="created_at"
+        )
+    return t
 
 
 def _metric(rubric: Rubric, key: str, src: str, line: int) -> Metric:

@@ -61,6 +61,10 @@ class ConnectionLost(StudyError):
     """The connection to a study server dropped; nothing of the failed write was kept."""
 
 
+class ClockWrong(StudyError):
+    """The server refused an answer's time: the rater's computer clock is far off (domain/clock.py)."""
+
+
 class ServerRefused(StudyError):
     """The server answered but will not let this login in (no such database, no such role, no
     right to connect, a wrong password): retrying changes nothing, the URL or the role must."""
@@ -176,6 +180,12 @@ def translate(exc: BaseException, where: str) -> StudyError | None:
         return StudyError(
             "the study file could not be read or written (disk I/O error); check the disk "
             "and its free space, then try again (nothing was written)",
+            source=where,
+        )
+    if "created_at is not a time of this study" in msg:  # the server's clock rule (store/roles.py)
+        return ClockWrong(
+            "this computer's date and time are wrong (more than a day off the study server's); "
+            "set them right, then save again: the answer is kept until then",
             source=where,
         )
     if isinstance(exc, OperationalError) and any(m in msg for m in _LOST):

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session as OrmSession
 
+from ..domain import clock
 from ..domain.answers import check_stored
 from ..domain.errors import InputError
 from ..domain.pairs import CHOICES
@@ -51,9 +52,17 @@ def check_timestamps(s: OrmSession) -> None:
             if not isinstance(raw, str) or len(raw) > 40:
                 raise bad(table, rid, col, "the time is not a date and time")
             try:
-                datetime.fromisoformat(raw)
+                t = datetime.fromisoformat(raw)
             except ValueError:
                 raise bad(table, rid, col, f"'{raw}' is not a date and time") from None
+            t = t if t.tzinfo is None else t.astimezone(UTC).replace(tzinfo=None)
+            if (why := clock.out_of_range(t)) is not None:
+                raise InputError(
+                    f"{table} row {rid}: {col} {why}; a study keeps no answer with such a time "
+                    "(the team server refuses it too): ask the rater to set their computer's date "
+                    "and time right (nothing was merged)",
+                    field=col,
+                )
 
 
 def _uuid(table: str, rid: Any, field: str, v: Any, *, optional: bool = False) -> None:

@@ -35,6 +35,7 @@ from psycopg import sql
 from sqlalchemy import text
 from sqlalchemy.orm import Session as OrmSession
 
+from ..domain.clock import AHEAD, EARLIEST
 from ..domain.errors import InputError
 from ..domain.kinds import CANNOT_JUDGE, KINDS
 from ..domain.settings import RATER_SETTINGS
@@ -330,8 +331,8 @@ BEGIN
     RAISE EXCEPTION 'judgements: time_ms is negative' USING ERRCODE = 'check_violation';
   END IF;
   NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
-  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '2000-01-01'
-     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '1 day' THEN
+  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '{EARLIEST.isoformat(sep=" ")}'
+     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '{AHEAD.total_seconds():.0f} seconds' THEN
     RAISE EXCEPTION 'judgements: created_at is not a time of this study'
       USING ERRCODE = 'check_violation';
   END IF;
@@ -392,8 +393,8 @@ BEGIN
     RAISE EXCEPTION 'pair_votes: time_ms is negative' USING ERRCODE = 'check_violation';
   END IF;
   NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
-  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '2000-01-01'
-     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '1 day' THEN
+  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '{EARLIEST.isoformat(sep=" ")}'
+     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '{AHEAD.total_seconds():.0f} seconds' THEN
     RAISE EXCEPTION 'pair_votes: created_at is not a time of this study'
       USING ERRCODE = 'check_violation';
   END IF;

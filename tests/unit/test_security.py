@@ -265,6 +265,20 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "inputs::test_input_error_one_line_is_the_escaped_message",
         ),
     ],
+    "the fourth pass: one rule for an answer's time": [
+        (
+            "a package row dated 2099",
+            "packages::test_a_package_row_dated_2099_is_refused_naming_the_clock",
+        ),
+        (
+            "ratings dated 2099",
+            "inputs::test_ratings_dated_in_2099_are_refused_by_the_rule_of_every_answers_time",
+        ),
+        (
+            "a rater's clock days ahead on the server",
+            "server::test_a_rater_whose_clock_is_days_ahead_is_told_it_is_the_clock",
+        ),
+    ],
     "the fourth pass: special files never hang the tool": [
         (
             "a pipe as a manifest, image, CSV, rubric, map, anchors, folder image or study.sqlite",

@@ -636,3 +636,21 @@ def test_a_pipe_named_keys_toml_is_ignored_with_a_word(tmp_path, monkeypatch):
     os.mkfifo(tmp_path / "keys.toml")
     overrides, problems = AppSettings().key_overrides_checked()
     assert overrides == {} and problems and "not a regular file" in problems[0]
+
+
+def test_ratings_dated_in_2099_are_refused_by_the_rule_of_every_answers_time(
+    populated, tmp_path, capsys
+):
+    folder = populated.folder
+    populated.close()
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "item_id,rater,metric,value,partial,created_at\n"
+        "it-0-0,ann,layout_hierarchy,3,yes,2099-05-01T10:00:00\n"
+    )
+    err = _one_line(
+        capsys,
+        ["import", "ratings", str(path), "--study", str(folder)],
+        "more than a day after now",
+    )
+    assert f"{path}:2, field 'created_at'" in err

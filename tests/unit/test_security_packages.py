@@ -803,3 +803,15 @@ def test_a_live_answer_on_a_calibration_item_is_refused_and_silent_answers_merge
     )
     assert _lead_rows(lead, sql) == [(n_silent, n_silent)]
     assert _lead_rows(lead, "SELECT count(*) FROM merge_conflicts") == [(0,)]
+
+
+def test_a_package_row_dated_2099_is_refused_naming_the_clock(case, capsys):
+    """One rule for an answer's time, the team server's: from 2000 to a day after now. A row of
+    2099 (an edited file, or a rater's clock set years ahead) is refused in one line that says
+    it is the time, not that the answer is bad."""
+    lead, pkg = case
+    _edit(pkg, "UPDATE judgements SET created_at = '2099-01-01 10:00:00.000000' WHERE id = 1")
+    err = _refused(capsys, lead, pkg, "judgements row 1", "more than a day after now")
+    assert "clock" in err
+    _edit(pkg, "UPDATE judgements SET created_at = '1999-12-31 23:00:00.000000' WHERE id = 1")
+    _refused(capsys, lead, pkg, "judgements row 1", "before 2000")

@@ -1015,3 +1015,36 @@ def test_roles_while_a_rater_holds_a_transaction_open_waits_then_names_them(
     assert rc == 2 and "\n" not in err and "internal error" not in err, err
     assert rater in err and "run `annotator roles` again" in err, err
     assert main(["roles", "--study", url, "--raters", ",".join(logins)]) == 0  # free now
+
+
+def test_a_rater_whose_clock_is_days_ahead_is_told_it_is_the_clock(on_demand_team):
+    """The server refuses an answer dated more than a day ahead; the rater reads that the
+    computer's clock is wrong (not "could not be read or written (IntegrityError)")."""
+    from datetime import UTC, datetime, timedelta
+
+    from annotator.domain.errors import StudyError
+    from annotator.store.answers import submit
+    from annotator.store.faults import ClockWrong
+
+    _lead, _url, logins = on_demand_team
+    rater = next(iter(logins))
+    study = Study.open(logins[rater])
+    try:
+        served = LabelSession(study, rater).next()
+        assert served is not None
+        with pytest.raises(StudyError) as exc:
+            submit(
+                study.db,
+                rater=rater,
+                item_pk=served.item_pk,
+                version=study.rubric.version,
+                session_pk=None,
+                answers=ALL,
+                reason=None,
+                time_ms=5,
+                created_at=datetime.now(UTC).replace(tzinfo=None) + timedelta(days=3),
+            )
+        assert isinstance(exc.value, ClockWrong)
+        assert "date and time are wrong" in str(exc.value)
+    finally:
+        study.close()
