@@ -75,6 +75,52 @@ def check_name(
     return name
 
 
+def person_name(
+    value: str,
+    what: str,
+    *,
+    source: str | None = None,
+    line: int | None = None,
+    field: str | None = None,
+) -> str:
+    """A rater's name: `check_name`, in Unicode's composed form (NFC: "José" typed as one letter
+    or as "e" and an accent is one name), and no path separator or dot-only name (a rater's name
+    becomes part of a file name: the outbox, a package)."""
+    name = unicodedata.normalize(
+        "NFC", check_name(value, what, source=source, line=line, field=field)
+    )
+    if "/" in name or "\\" in name or name.strip(".") == "":
+        raise InputError(
+            f"{what} '{name}' holds a path separator or only dots; choose a name without '/' or '\\'",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return name
+
+
+# Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones a keyboard or a
+# paste can bring into a name), after case folding: "аna" with a Cyrillic а reads as "ana".
+_LOOKALIKES = str.maketrans(
+    {
+        "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c",
+        "\u0443": "y", "\u0445": "x", "\u0455": "s", "\u0456": "i", "\u0458": "j",
+        "\u0501": "d", "\u051b": "q", "\u051d": "w", "\u04bb": "h", "\u04cf": "l",
+        "\u0432": "b", "\u043a": "k", "\u043c": "m", "\u043d": "h", "\u0442": "t",
+        "\u03b1": "a", "\u03bf": "o", "\u03c1": "p", "\u03bd": "v", "\u03c5": "u",
+        "\u03b9": "i", "\u03ba": "k", "\u03c7": "x", "\u03b5": "e", "\u03c4": "t",
+        "\u03b2": "b", "\u03b7": "n", "\u03bc": "u", "\u03b6": "z",
+    }
+)  # fmt: skip
+
+
+def lookalike_key(name: str) -> str:
+    """What a name reads as: compatibility forms folded (fullwidth "ＡＮＡ" is "ANA"), case
+    folded ("Ana" is "ana"), and other scripts' Latin look-alikes made Latin. Two raters whose
+    names share it would be told apart by no one reading a report."""
+    return unicodedata.normalize("NFKC", name).casefold().translate(_LOOKALIKES)
+
+
 def check_visible(
     value: str,
     what: str,

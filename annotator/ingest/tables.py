@@ -14,7 +14,7 @@ from ..domain import clock
 from ..domain.answers import missing_metrics
 from ..domain.errors import InputError
 from ..domain.rubric import Metric, Rubric, parse_value
-from ..domain.text import check_name, check_text, unguard_cell
+from ..domain.text import check_name, check_text, person_name, unguard_cell
 from .readers import read_bytes
 
 CHOICES = ("left", "right", "both", "neither")
@@ -144,7 +144,9 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
     partial: set[tuple[str, str]] = set()
     for n, row in read_csv(p, ("item_id", "rater", "metric", "value")):
         item = _item(row["item_id"], known, src, n)
-        rater = _name(row["rater"], "rater", src, n)
+        rater = person_name(
+            _name(row["rater"], "rater", src, n), "'rater'", source=src, line=n, field="rater"
+        )
         metric = _metric(rubric, row["metric"].strip(), src, n)
         key = (item, rater, metric.key)
         if key in seen:
@@ -270,7 +272,9 @@ def parse_pairs(path: str | Path, known: set[str], *, judges: bool = False) -> l
             raise InputError(
                 "item_left and item_right are the same item", source=src, line=n, field="item_right"
             )
-        rater = _name(row["rater"], "rater", src, n)
+        rater = person_name(
+            _name(row["rater"], "rater", src, n), "'rater'", source=src, line=n, field="rater"
+        )
         choice = row["choice"].strip().lower()
         if choice not in CHOICES:
             raise InputError(

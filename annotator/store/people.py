@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session as OrmSession
 from ..domain.errors import InputError
 from ..domain.records import RaterInfo
 from ..domain.rubric import Rubric, rubric_from_canonical
-from ..domain.text import check_name, check_text
+from ..domain.text import check_text, lookalike_key, person_name
 from .db import StudyDB
 from .models import Rater, RubricVersion, Session
 
@@ -58,8 +58,18 @@ def ensure_rater(
     expertise: str | None = None,
     seed: int | None = None,
 ) -> Rater:
+    name = person_name(name, "a rater's name", field="rater")
     r = s.scalars(select(Rater).where(Rater.name == name)).first()
     if r is None:
+        key = lookalike_key(name)
+        for other in s.scalars(select(Rater.name)):
+            if lookalike_key(other) == key:
+                raise InputError(
+                    f"rater '{name}' reads like the rater '{other}' the study has (the same letters "
+                    f"in another case, script or width); use '{other}', or a name that reads "
+                    "differently",
+                    field="rater",
+                )
         seed = secrets.randbits(31) if seed is None else seed
         r = Rater(name=name, is_operator=operator, expertise=expertise, seed=seed)
         s.add(r)
@@ -77,7 +87,7 @@ def add_rater(
 ) -> RaterInfo:
     """A new rater; `seed` (their queue order and pair sides) is random unless given: a
     reproducible build such as the demo gives it."""
-    name = check_name(name, "a rater's name", field="name")
+    name = person_name(name, "a rater's name", field="name")
     if expertise is not None:
         check_text(expertise, "the expertise", field="expertise")
     with db.write() as s:

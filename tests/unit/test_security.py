@@ -279,6 +279,16 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "server::test_a_rater_whose_clock_is_days_ahead_is_told_it_is_the_clock",
         ),
     ],
+    "the fourth pass: names that read like another or hold a path": [
+        (
+            "NFD / Cyrillic / fullwidth / case look-alikes, '../../x', 'a/b'",
+            "inputs::test_a_raters_name_that_reads_like_another_or_holds_a_path_is_refused",
+        ),
+        (
+            "a look-alike rater in a ratings file",
+            "inputs::test_an_import_naming_a_look_alike_rater_is_refused_whole",
+        ),
+    ],
     "the fourth pass: special files never hang the tool": [
         (
             "a pipe as a manifest, image, CSV, rubric, map, anchors, folder image or study.sqlite",

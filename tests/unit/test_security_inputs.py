@@ -654,3 +654,40 @@ def test_ratings_dated_in_2099_are_refused_by_the_rule_of_every_answers_time(
         "more than a day after now",
     )
     assert f"{path}:2, field 'created_at'" in err
+
+
+@pytest.mark.parametrize(
+    "second, needle",
+    [
+        ("Jose\u0301", "already exists"),  # NFD of the NFC name: one name
+        ("\u0430na", "reads like the rater 'ana'"),  # Cyrillic а
+        ("\uff21\uff2e\uff21", "reads like the rater 'ana'"),  # fullwidth ＡＮＡ
+        ("Ana", "reads like the rater 'ana'"),
+        ("../../x", "path separator"),
+        ("a/b", "path separator"),
+        ("a\\b", "path separator"),
+        ("..", "only dots"),
+    ],
+    ids=["nfd", "cyrillic", "fullwidth", "case", "dotdot", "slash", "backslash", "dots"],
+)
+def test_a_raters_name_that_reads_like_another_or_holds_a_path_is_refused(
+    populated, capsys, second, needle
+):
+    folder = str(populated.folder)
+    populated.close()
+    for first in ("José", "ana"):
+        assert main(["rater", "add", first, "--study", folder]) == 0
+    _one_line(capsys, ["rater", "add", second, "--study", folder], needle)
+    with sqlite3.connect(Path(folder) / DB_NAME) as c:
+        names = sorted(n for (n,) in c.execute("SELECT name FROM raters"))
+    assert names == sorted(["José", "ana"])
+
+
+def test_an_import_naming_a_look_alike_rater_is_refused_whole(populated, tmp_path, capsys):
+    folder = str(populated.folder)
+    populated.close()
+    assert main(["rater", "add", "ana", "--study", folder]) == 0
+    path = tmp_path / "r.csv"
+    path.write_text("item_id,rater,metric,value,partial\nit-0-0,\u0430na,layout_hierarchy,3,yes\n")
+    _one_line(capsys, ["import", "ratings", str(path), "--study", folder], "reads like the rater")
+    assert _count(Path(folder) / DB_NAME, "judgements") == 0
