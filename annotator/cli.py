@@ -762,7 +762,8 @@ def _cmd_assign(a) -> int:
         if a.on_demand:
             from .services.team import deal_on_demand
 
-            print(deal_on_demand(study, overlap=a.overlap))
+            named = [r.strip() for r in a.raters.split(",") if r.strip()] if a.raters else None
+            print(deal_on_demand(study, overlap=a.overlap, raters=named))
             return EXIT_OK
         print(
             assign(

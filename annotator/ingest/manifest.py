@@ -3,11 +3,13 @@ to the manifest and never outside its folder."""
 
 from __future__ import annotations
 
-import tempfile
+import shutil
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.scratch import scratch_dir
 from ..domain.errors import InputError
 from ..domain.records import ItemSpec
 from ..domain.text import check_name, check_text
@@ -33,13 +35,15 @@ class Spool:
     """A temporary folder for the encoded images of one import (removed with it)."""
 
     def __init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="annotator-import-")
+        self._dir = scratch_dir("import")  # and the folders of imports killed before
+        # removed when the import is done with it, or when the spool is collected
+        self._remove = weakref.finalize(self, shutil.rmtree, self._dir, True)
 
     def keep(self, img: EncodedImage) -> EncodedImage:
-        return img.spool(Path(self._dir.name))
+        return img.spool(self._dir)
 
     def close(self) -> None:
-        self._dir.cleanup()
+        self._remove()
 
 
 @dataclass

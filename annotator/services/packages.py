@@ -7,7 +7,6 @@ import os
 import shutil
 import sqlite3
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from ..base.atomic import atomic_path
 from ..base.location import PACKAGE_SUFFIX
+from ..base.scratch import scratch_dir
 from ..domain.errors import DamagedStudy, InputError
 from ..domain.ids import uuid7
 from ..store import answers as answer_store
@@ -105,7 +105,7 @@ def _snapshot(path: Path) -> Iterator[Path]:
     recorded as merged is exactly what was read, and nothing is created beside the rater's file.
     """
     where = str(path)
-    scratch = Path(tempfile.mkdtemp(prefix="annotator-merge-"))
+    scratch = scratch_dir("merge")
     try:
         copy = scratch / "package.annot"
         with study_faults(where):
@@ -294,7 +294,13 @@ def merge_package(study: Study, path: str | Path) -> merge_store.MergeResult:
     if not p.is_file():
         raise InputError(NOT_A_FILE, source=where)
     with _snapshot(p) as copy:
-        return _merge_copy(study, copy, where)
+        try:
+            return _merge_copy(study, copy, where)
+        except InputError as exc:  # every refusal names the file (several may be merged at once)
+            if exc.source is None:
+                exc.source = where
+                exc.args = (exc.one_line(),)
+            raise
 
 
 def _merge_copy(study: Study, p: Path, where: str) -> merge_store.MergeResult:

@@ -43,10 +43,7 @@ def assign(
     check_design(raters, overlap)  # before any rater is added: a refused design writes nothing
     if pair_overlap is not None:
         check_design(raters, pair_overlap)
-    known = {r.name for r in study.raters()}
-    for name in raters:
-        if name not in known:
-            study.add_rater(name)
+    _add_new(study, raters)
     only, sampled = None, None
     if escalated:
         from .escalation import escalated as to_raters
@@ -103,18 +100,29 @@ def default_raters(study: Study) -> list[str]:
     return names
 
 
-def deal_on_demand(study: Study, *, overlap: int) -> str:
-    """Raters take items as they go (each item until `overlap` raters have it): for a team server."""
+def _add_new(study: Study, raters: list[str]) -> list[str]:
+    """Add the raters the study does not know yet; the names added."""
+    known = {r.name for r in study.raters()}
+    added = [name for name in raters if name not in known]
+    for name in added:
+        study.add_rater(name)
+    return added
+
+
+def deal_on_demand(study: Study, *, overlap: int, raters: list[str] | None = None) -> str:
+    """Raters take items as they go (each item until `overlap` raters have it): for a team server.
+    `raters`: added if the study does not know them yet (as `assign` adds the ones it deals to)."""
     study.require_lead("assignment")
     if overlap < 1:
         raise InputError(
             f"--overlap {overlap}: each item needs at least 1 rater", field="--overlap"
         )
+    added = _add_new(study, raters or [])
     study.db.set_setting(store.ON_DEMAND, overlap)
-    return (
-        "items are dealt on demand: each rater takes the next item that has fewer than "
-        + counted(overlap, "rater")
+    line = "items are dealt on demand: each rater takes the next item that has fewer than " + (
+        counted(overlap, "rater")
     )
+    return line + (f"; added {counted(len(added), 'rater')}: {', '.join(added)}" if added else "")
 
 
 # What each stored count counts: `status` printed "judgements 461" beside a dashboard's 237 and

@@ -289,6 +289,20 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "inputs::test_an_import_naming_a_look_alike_rater_is_refused_whole",
         ),
     ],
+    "the fourth pass: messages": [
+        (
+            "two packages merged, one with two raters",
+            "packages::test_a_refusal_among_several_packages_names_its_file",
+        ),
+        (
+            "an import killed midway leaves its scratch folder",
+            "inputs::test_an_import_killed_midway_leaves_no_folder_the_next_one_keeps",
+        ),
+        (
+            "assign --on-demand --raters ana,ben",
+            "inputs::test_assign_on_demand_adds_the_raters_it_names",
+        ),
+    ],
     "the fourth pass: special files never hang the tool": [
         (
             "a pipe as a manifest, image, CSV, rubric, map, anchors, folder image or study.sqlite",

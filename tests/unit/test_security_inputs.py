@@ -691,3 +691,50 @@ def test_an_import_naming_a_look_alike_rater_is_refused_whole(populated, tmp_pat
     path.write_text("item_id,rater,metric,value,partial\nit-0-0,\u0430na,layout_hierarchy,3,yes\n")
     _one_line(capsys, ["import", "ratings", str(path), "--study", folder], "reads like the rater")
     assert _count(Path(folder) / DB_NAME, "judgements") == 0
+
+
+def test_an_import_killed_midway_leaves_no_folder_the_next_one_keeps(with_items, tmp_path):
+    """The scratch folder of an import killed by a timeout is removed by the next import; a
+    living process's is left alone."""
+    import tempfile
+
+    folder, src = with_items
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead = int(gone.stdout)
+    stale = Path(tempfile.gettempdir()) / f"annotator-import-{dead}-killed"
+    stale.mkdir()
+    (stale / "half.png").write_bytes(b"x" * 100)
+    living = Path(tempfile.gettempdir()) / f"annotator-import-{os.getppid()}-working"
+    living.mkdir(exist_ok=True)
+    try:
+        rows = basic_rows(src, n_cases=4)
+        assert (
+            main(
+                [
+                    "import",
+                    "items",
+                    str(write_manifest(src, rows, "more.jsonl")),
+                    "--study",
+                    str(folder),
+                ]
+            )
+            == 0
+        )
+        assert not stale.exists() and living.exists()
+    finally:
+        shutil.rmtree(stale, ignore_errors=True)
+        shutil.rmtree(living, ignore_errors=True)
+
+
+def test_assign_on_demand_adds_the_raters_it_names(populated, capsys):
+    folder = str(populated.folder)
+    populated.close()
+    assert (
+        main(["assign", "--study", folder, "--on-demand", "--overlap", "2", "--raters", "ana,ben"])
+        == 0
+    )
+    assert "added 2 raters: ana, ben" in capsys.readouterr().out
+    with sqlite3.connect(Path(folder) / DB_NAME) as c:
+        assert sorted(n for (n,) in c.execute("SELECT name FROM raters")) == ["ana", "ben"]

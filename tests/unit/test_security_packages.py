@@ -815,3 +815,20 @@ def test_a_package_row_dated_2099_is_refused_naming_the_clock(case, capsys):
     assert "clock" in err
     _edit(pkg, "UPDATE judgements SET created_at = '1999-12-31 23:00:00.000000' WHERE id = 1")
     _refused(capsys, lead, pkg, "judgements row 1", "before 2000")
+
+
+def test_a_refusal_among_several_packages_names_its_file(case, capsys, tmp_path):
+    """`package merge good.annot P12.annot`: the line about the package with two raters names
+    that file (it named none)."""
+    lead, pkg = case
+    two = tmp_path / "P12.annot"
+    shutil.copy(pkg, two)
+    _edit(
+        two,
+        "INSERT INTO raters (name, is_operator, seed, created_at) VALUES "
+        "('someone', 0, 1, '2026-01-01 00:00:00.000000')",
+    )
+    capsys.readouterr()
+    assert main(["package", "merge", str(pkg), str(two), "--study", str(lead)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert str(two) in err and "holds 2" in err, err
