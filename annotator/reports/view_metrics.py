@@ -51,6 +51,10 @@ _JUDGE_KNOWN = (
     "item_findings",
     "alt_test",
     "alt_test_note",
+    "alt_test_needs",
+    "alt_test_balanced",
+    "alt_test_balanced_note",
+    "alt_test_balanced_needs",
 )
 _METRIC_KNOWN = (
     "kind",

@@ -95,33 +95,48 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
+ALT_TESTS = (
+    ("alt_test", "the paper's"),
+    ("alt_test_balanced", "class-balanced (ours)"),
+)
+
+
 def alt_test_rows(m: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per judge of a metric: the alternative-annotator test, or why it did not run."""
+    """Per judge of a metric one row for each alternative-annotator test (the paper's and the
+    project's class-balanced variant), or why it did not run."""
     rows: list[dict[str, Any]] = []
     for name, j in as_dict(m.get("judges")).items():
         j = as_dict(j)
-        if "alt_test" not in j:
-            continue
-        a = j.get("alt_test")
-        if not isinstance(a, Mapping):
-            rows.append({"name": str(name), "note": str(j.get("alt_test_note") or "not run")})
-            continue
-        eps = a.get("min_passing_epsilon")
-        rows.append(
-            {
-                "name": str(name),
-                "note": None,
-                "epsilon": fmt_num(a.get("epsilon")),
-                "winning_rate": fmt_num(a.get("winning_rate")),
-                "advantage": _with_interval(
-                    a.get("advantage_probability"), a.get("advantage_probability_ci")
-                ),
-                "passed": bool(a.get("passed")),
-                "min_eps": "not even at 1" if eps is None else f"{eps:.3f}",
-                "n_annotators": a.get("n_annotators"),
-                "n_items": a.get("n_items"),
-            }
-        )
+        for key, test in ALT_TESTS:
+            if key not in j:
+                continue
+            a = j.get(key)
+            if not isinstance(a, Mapping):
+                rows.append(
+                    {
+                        "name": str(name),
+                        "test": test,
+                        "note": str(j.get(f"{key}_note") or "not run"),
+                    }
+                )
+                continue
+            eps = a.get("min_passing_epsilon")
+            rows.append(
+                {
+                    "name": str(name),
+                    "test": test,
+                    "note": None,
+                    "epsilon": fmt_num(a.get("epsilon")),
+                    "winning_rate": fmt_num(a.get("winning_rate")),
+                    "advantage": _with_interval(
+                        a.get("advantage_probability"), a.get("advantage_probability_ci")
+                    ),
+                    "passed": bool(a.get("passed")),
+                    "min_eps": "not even at 1" if eps is None else f"{eps:.3f}",
+                    "n_annotators": a.get("n_annotators"),
+                    "n_items": a.get("n_items"),
+                }
+            )
     return rows
 
 

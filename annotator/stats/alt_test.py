@@ -1,42 +1,33 @@
 """The alternative-annotator test: may a judge replace one of the human raters?
 
-After Calderon, Reichart & Dror (2025), "The Alternative Annotator Test for
-LLM-as-a-Judge", written from the paper's description. For one metric and one
-judge, each human annotator j in turn is left out:
+Two figures, under their own names:
 
-- on every item j answered that has at least 2 other human answers, the judge
-  and j are each scored by how well they align with the *remaining* humans:
-  the share of them giving the same answer (nominal metrics) or minus the root
-  mean squared difference from them (scales);
-- W_f = 1 when the judge aligns at least as well as j, W_h = 1 when j aligns at
-  least as well as the judge (a tie is a win for both);
-- a one-sided paired t-test of d = W_h - W_f asks whether the human's advantage
-  is below the margin epsilon (H0: mean(d) >= epsilon, H1: mean(d) < epsilon):
-  epsilon is what the study is willing to give up for a cheaper annotator.
+- `alt_test`: the test as Calderon, Reichart & Dror (ACL 2025, "The Alternative Annotator
+  Test for LLM-as-a-Judge") define it and their released code computes it. For one metric and
+  one judge, each human annotator j in turn is left out; on every item j answered that has at
+  least 2 human answers (so at least one other), the judge and j are each scored by how well
+  they align with the *remaining* humans: accuracy (the share of them giving the same answer)
+  for categorical metrics, minus the root mean squared difference for ratings. W_f = 1 when
+  the judge aligns at least as well as j, W_h = 1 when j aligns at least as well as the judge
+  (a tie is a win for both); a one-sided t-test of d = W_h - W_f against the margin epsilon
+  (H0: mean(d) >= epsilon), the p-values of all annotators with at least `min_items` such items
+  corrected by Benjamini-Yekutieli at q = 0.05; the winning rate is the share of annotators
+  rejected, the judge passes at 0.5, and the advantage probability is the mean over
+  annotators of mean(W_f).
+- `alt_test_balanced`: the project's variant, the guard the summary's "replaceable" also
+  needs. It keeps items with at least 2 *other* humans and needs 3 annotators (the paper's
+  recommendation: with 2, the test only asks which of the two the judge is closer to), and on
+  nominal metrics it takes a *class-balanced* mean of d: every class of answer weighs the same,
+  as in balanced accuracy. An item belongs to class c in the share of the remaining humans who
+  answered c (soft strata), and the mean of d is the average over classes of its mean within
+  each class; the t-test is then Welch's over the classes (see mean_se). Why: with the plain
+  mean a judge that always says PASS on a gate that passes 92% of the time loses only on the
+  rare FAIL items, so it passes at epsilon 0.1 whatever the humans see; balanced, it loses on
+  nearly all of the FAIL class. Scales keep the plain mean (minus the RMSE already punishes a
+  constant answer in proportion to the spread).
 
-Nominal metrics (gates, tags, choices, the verdict) use a *class-balanced* mean of d
-(our change to the paper, which takes the plain mean): every class of answer weighs
-the same, as in balanced accuracy. An item belongs to class c in the share of the
-remaining humans who answered c (soft strata: an item the others split on counts
-half to each class), and the mean of d is the average over classes of its mean
-within each class. Why: with the plain mean a judge that always says PASS on a
-gate that passes 92% of the time loses only on the rare FAIL items, about 8% of
-them, so it passes at epsilon 0.1 whatever the humans see; balanced, it loses on
-nearly all of the FAIL class and its human advantage is about half. The t-test
-is then Welch's over the classes (see mean_se): a rare class seen on a handful of
-items gives few degrees of freedom, and one seen on fewer than 2 items cannot pass. Scales keep the plain mean (their score,
-minus the RMSE, already punishes a constant answer in proportion to the spread).
-
-The p-values of all annotators are corrected together by Benjamini-Yekutieli
-at q = 0.05 (valid under any dependence: the annotators share items). The
-winning rate is the share of annotators whose test rejects H0; the judge
-passes when it is at least 0.5. The advantage probability is the mean over
-annotators of the share of items where the judge did at least as well (mean
-W_f). Annotators need `min_items` qualifying items; the test needs at least
-3 such annotators (the paper's minimum: with fewer, a winning rate of 0.5 is
-one annotator). `min_passing_epsilon` is the smallest epsilon on a 0.001 grid
-in [0, 1] at which the judge passes (the winning rate can only grow with
-epsilon, so the first passing grid point is the answer).
+`min_passing_epsilon` is the smallest epsilon on a 0.001 grid in [0, 1] at which the judge
+passes (the winning rate can only grow with epsilon, so the first passing point is the answer).
 """
 
 from __future__ import annotations
@@ -51,8 +42,9 @@ from scipy.stats import t as student_t
 from .bootstrap import batches, resample_counts
 
 Q_LEVEL = 0.05
-MIN_ANNOTATORS = 3
-MIN_OTHERS = 2  # human answers on an item besides the left-out one
+MIN_ANNOTATORS = 3  # the variant's: annotators the test needs (the paper's code runs from 1)
+MIN_OTHERS = 2  # the variant's: human answers on an item besides the left-out one
+PAPER_MIN_OTHERS = 1  # the paper's: items with at least 2 human answers
 EPS_GRID = np.round(np.arange(0, 1001) / 1000.0, 3)
 # two alignments closer than this are a tie (they are sums of few small whole numbers)
 _TIE = 1e-9
@@ -164,13 +156,20 @@ def _balanced_weights(shares: np.ndarray) -> np.ndarray:
 
 
 def leave_one_out_wins(
-    human: pd.DataFrame, judge: pd.Series, *, nominal: bool, min_items: int
+    human: pd.DataFrame,
+    judge: pd.Series,
+    *,
+    nominal: bool,
+    min_items: int,
+    min_others: int = MIN_OTHERS,
+    balanced: bool = True,
 ) -> Wins:
     """W_f and W_h of every annotator with at least `min_items` qualifying items.
 
     `human`: columns idx, rater, code (NaN = no usable answer); `judge`: code per idx (NaN =
     none). An item qualifies for annotator j when j and the judge answered it and at least
-    MIN_OTHERS other humans did.
+    `min_others` other humans did. `balanced` (nominal metrics): the class-balanced weights
+    of the project's variant; without, every item weighs the same (the paper).
     """
     h = human[human["code"].notna()][["idx", "rater", "code"]]
     h = h.drop_duplicates(["idx", "rater"], keep="last")
@@ -203,7 +202,7 @@ def leave_one_out_wins(
         # minus the summed squared difference from the others (same order as minus the RMSE)
         s_f = -(m * f * f - 2 * f * s1 + s2)
         s_h = -(m * x * x - 2 * x * s1 + s2)
-    keep = m >= MIN_OTHERS
+    keep = m >= min_others
     wf = (s_f >= s_h - _TIE).astype(float)
     wh = (s_h >= s_f - _TIE).astype(float)
     out_r, out_f, out_h, out_w, used = [], [], [], [], set()
@@ -218,7 +217,7 @@ def leave_one_out_wins(
         out_f.append(wf[mine])
         out_h.append(wh[mine])
         out_i.append(iid[mine])
-        if nominal:
+        if nominal and balanced:
             oc = other_counts[mine]
             sh = oc / oc.sum(axis=1, keepdims=True)
             out_s.append(sh)
@@ -226,7 +225,8 @@ def leave_one_out_wins(
         else:
             out_w.append(np.full(n_mine, 1.0 / n_mine))
         used.update(iid[mine].tolist())
-    return Wins(out_r, out_f, out_h, len(used), out_w, out_i, out_s if nominal else None)
+    shares = out_s if nominal and balanced else None
+    return Wins(out_r, out_f, out_h, len(used), out_w, out_i, shares)
 
 
 def winning_rate(wins: Wins, eps: np.ndarray | float, q: float = Q_LEVEL) -> np.ndarray:
@@ -300,12 +300,44 @@ def alt_test(
     q: float = Q_LEVEL,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The test's figures for one judge and metric, or {"note"} when the data cannot support it.
+    """The test as the paper defines it: the figures for one judge and metric, or {"note"} when
+    no annotator has `min_items` items with at least one other human's answer.
 
     Keys: epsilon, winning_rate, advantage_probability, passed, min_passing_epsilon (None when
     the judge does not pass even at epsilon 1), n_annotators, n_items, q, annotators (per
     annotator: n_items, p_value, rejected, judge_wins (mean W_f), human_wins (mean W_h)).
     """
+    wins = leave_one_out_wins(
+        human,
+        judge,
+        nominal=nominal,
+        min_items=min_items,
+        min_others=PAPER_MIN_OTHERS,
+        balanced=False,
+    )
+    if not wins.annotators:
+        return {
+            "note": f"alt-test not run: no rater has {min_items} items shared with the judge "
+            "and another rater",
+            "n_annotators": 0,
+            "n_items": wins.n_items,
+        }
+    return _figures(wins, nominal=nominal, epsilon=epsilon, q=q, seed=seed)
+
+
+def alt_test_balanced(
+    human: pd.DataFrame,
+    judge: pd.Series,
+    *,
+    nominal: bool,
+    epsilon: float = 0.1,
+    min_items: int = 30,
+    q: float = Q_LEVEL,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The project's class-balanced variant (module doc): the same keys as `alt_test`, or
+    {"note"} when fewer than MIN_ANNOTATORS annotators have `min_items` items with MIN_OTHERS
+    other humans' answers."""
     wins = leave_one_out_wins(human, judge, nominal=nominal, min_items=min_items)
     n_ann = len(wins.annotators)
     if n_ann < MIN_ANNOTATORS:
@@ -316,6 +348,12 @@ def alt_test(
             "n_annotators": n_ann,
             "n_items": wins.n_items,
         }
+    return _figures(wins, nominal=nominal, epsilon=epsilon, q=q, seed=seed)
+
+
+def _figures(wins: Wins, *, nominal: bool, epsilon: float, q: float, seed: int) -> dict[str, Any]:
+    """The test's figures from the annotators' wins (`nominal`: class-balanced scoring)."""
+    n_ann = len(wins.annotators)
     p = np.array(
         [
             one_sided_p(wh - wf, epsilon, wins.share(i))[0]
@@ -344,7 +382,13 @@ def alt_test(
                 else {"note": "no interval: every resample gives the same value"}
             ),
         },
-        "score": "class-balanced share of equal answers" if nominal else "minus the RMSE",
+        "score": (
+            "class-balanced share of equal answers"
+            if wins.shares is not None
+            else "share of equal answers (accuracy)"
+            if nominal
+            else "minus the RMSE"
+        ),
         "passed": bool(rate >= 0.5),
         "min_passing_epsilon": float(EPS_GRID[passing[0]]) if len(passing) else None,
         "min_passing_epsilon_note": MIN_EPS_NOTE,
@@ -369,35 +413,61 @@ def alt_test(
 def judge_alt_tests(
     views: dict[str, Any], h: pd.DataFrame, *, nominal: bool, epsilon: float, min_items: int
 ) -> dict[str, dict[str, Any]]:
-    """Per judge of one metric the report keys: `alt_test` (the figures, or None) and, when it
-    is None, `alt_test_note` saying why. `views`: judge name -> reconcile.JudgeView."""
+    """Per judge of one metric the report keys of both tests: `alt_test` (the paper's) and
+    `alt_test_balanced` (the project's variant), each the figures or None, and when None,
+    `<key>_note` saying why (and `<key>_needs`: the design it needs). `views`: judge name ->
+    reconcile.JudgeView."""
     out: dict[str, dict[str, Any]] = {}
     for name, view in views.items():
-        if not view.same_scale:
-            res: dict[str, Any] = {
-                "note": "alt-test not run: the judge does not answer on the rubric's scale"
-            }
-        else:
-            res = alt_test(
-                h, view.answers["code"], nominal=nominal, epsilon=epsilon, min_items=min_items
-            )
-        if "winning_rate" in res:
-            out[name] = {"alt_test": res}
-        else:
-            out[name] = {"alt_test": None, "alt_test_note": res["note"]}
+        out[name] = {}
+        for key, test in (("alt_test", alt_test), ("alt_test_balanced", alt_test_balanced)):
+            if not view.same_scale:
+                res: dict[str, Any] = {
+                    "note": "alt-test not run: the judge does not answer on the rubric's scale"
+                }
+            else:
+                res = test(
+                    h, view.answers["code"], nominal=nominal, epsilon=epsilon, min_items=min_items
+                )
+            if "winning_rate" in res:
+                out[name][key] = res
+                continue
+            out[name][key] = None
+            out[name][f"{key}_note"] = res["note"]
             if "n_annotators" in res:  # too few raters with enough shared items: what it needs
-                out[name]["alt_test_needs"] = {
-                    "annotators": MIN_ANNOTATORS,
+                balanced = key == "alt_test_balanced"
+                out[name][f"{key}_needs"] = {
+                    "annotators": MIN_ANNOTATORS if balanced else 1,
                     "annotators_now": res["n_annotators"],
                     "items_per_annotator": int(min_items),
-                    "other_raters_per_item": MIN_OTHERS,
+                    "other_raters_per_item": MIN_OTHERS if balanced else PAPER_MIN_OTHERS,
                 }
     return out
+
+
+def verdict_test(j: dict[str, Any]) -> dict[str, Any] | None:
+    """The alt-test a verdict of "replaceable" reads for one judge and metric: the judge must pass
+    both the paper's test and the project's class-balanced variant. The variant's figures (the
+    stricter on nominal metrics, and what its guard needs) with `passed` true only when both
+    pass and `used` naming the two; None when neither ran."""
+    paper, variant = j.get("alt_test"), j.get("alt_test_balanced")
+    if not paper and not variant:
+        return None
+    base = dict(variant or paper)
+    base["passed"] = bool(paper and paper.get("passed") and variant and variant.get("passed"))
+    base["used"] = (
+        "the paper's alternative-annotator test and the class-balanced variant, both required"
+        + ("" if variant else f" (the variant did not run: {j.get('alt_test_balanced_note')})")
+        + ("" if paper else f" (the paper's did not run: {j.get('alt_test_note')})")
+    )
+    return base
 
 
 __all__ = [
     "judge_alt_tests",
     "alt_test",
+    "alt_test_balanced",
+    "verdict_test",
     "benjamini_yekutieli",
     "leave_one_out_wins",
     "one_sided_p",

@@ -332,7 +332,8 @@ def _alt_test_design(
         blocked, items, scored = [], DEFAULT_ALT_TEST_ITEMS, []
         for key, sec in sections.items():
             j = (sec.get("judges") or {}).get(judge) or {}
-            need = j.get("alt_test_needs")
+            # the variant needs more than the paper's test, and a verdict needs both
+            need = j.get("alt_test_balanced_needs") or j.get("alt_test_needs")
             if need and (judges[judge].get(key) or {}).get("verdict") == "undetermined":
                 blocked.append(key)
                 items = int(need.get("items_per_annotator") or items)

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..domain.figures import metric_labels
+from .alt_test import verdict_test
 from .competence import low_competence
 from .debiased import debiased_summary
 from .next_steps import ci_text as _ci
@@ -74,7 +75,7 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
     against a min/max; where the interval cannot decide the verdict is `undetermined`, with
     about how many items would.
     """
-    alt = j.get("alt_test")
+    alt = verdict_test(j)  # the paper's test and the project's variant, both required
     hr = j.get("human_range") or {}
     pos = hr.get("position")
     kappa = (
@@ -141,7 +142,12 @@ def judge_verdict(j: dict[str, Any]) -> dict[str, Any]:
             "its correlations with the human mean",
             "figure": None,
         }
-    notes = [hr.get("position_note"), failed, j.get("alt_test_note"), hr.get("note")]
+    notes = [
+        hr.get("position_note"),
+        failed,
+        j.get("alt_test_balanced_note") or j.get("alt_test_note"),
+        hr.get("note"),
+    ]
     out = {
         "verdict": "undetermined",
         "why": "; ".join(n for n in notes if n) or "no figure to judge by",

@@ -160,40 +160,43 @@ def import_judge(
     by_judge: dict[str, list[Any]] = {}
     for r in rows:
         by_judge.setdefault(r.judge, []).append(r)
-    added = 0
+    runs: dict[str, JudgeRun] = {}
     for judge, theirs in by_judge.items():
         version, replaces = IMPORTED, None
         if replace:
             version, replaces = _next_import(s, judge)
             if replaces is not None and _same_scores(s, judge, replaces, theirs, pks):
                 continue
-        settings = json.dumps({"replaces": replaces}) if replaces else None
-        run = JudgeRun(
+        runs[judge] = JudgeRun(
             judge=judge,
             model=model or judge,
             kind=kind,
             source=source,
             version=version,
-            settings=settings,
+            settings=json.dumps({"replaces": replaces}) if replaces else None,
         )
-        s.add(run)
-        s.flush()
-        for r in theirs:
-            s.add(
-                JudgeScore(
-                    run_pk=run.id,
-                    judge=judge,
-                    item_pk=pks[r.item_id],
-                    metric=r.metric,
-                    value=encode_value(r.value),
-                    reason=r.reason,
-                    confidence=getattr(r, "confidence", None),
-                    version=version,
-                )
-            )
-        added += len(theirs)
+        s.add(runs[judge])
         if versions is not None:
             versions[judge] = version
+    s.flush()
+    added = 0
+    for r in rows:  # in the file's order: exports list them so
+        run = runs.get(r.judge)
+        if run is None:
+            continue
+        s.add(
+            JudgeScore(
+                run_pk=run.id,
+                judge=r.judge,
+                item_pk=pks[r.item_id],
+                metric=r.metric,
+                value=encode_value(r.value),
+                reason=r.reason,
+                confidence=getattr(r, "confidence", None),
+                version=run.version,
+            )
+        )
+        added += 1
     return added
 
 

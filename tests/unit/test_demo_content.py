@@ -21,12 +21,12 @@ from annotator.domain.rubric import (
     FAIL,
     PASS,
     format_value,
-    load_rubric,
     parse_rubric,
     parse_value,
     validate_answer,
 )
 from annotator.domain.verdict import compile_rules
+from annotator.ingest.rubrics import load_rubric
 
 ROOT = Path(__file__).resolve().parents[2]
 UI_RUBRIC = load_rubric(ROOT / "rubrics" / "ui_mockup.toml")

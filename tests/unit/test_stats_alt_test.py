@@ -1,4 +1,6 @@
-"""The alternative-annotator test against a loop-by-loop reading of the paper, on simulations."""
+"""The alternative-annotator test: `alt_test` against a loop-by-loop reading of the paper's definition
+(as its authors compute it) on simulations and on the shipped TIFA ratings; `alt_test_balanced`, the
+project's variant, against its own item-by-item definition."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from scipy.stats import ttest_1samp
 
 from annotator.stats.alt_test import (
     alt_test,
+    alt_test_balanced,
     benjamini_yekutieli,
     leave_one_out_wins,
     one_sided_p,
+    verdict_test,
 )
 
 
@@ -114,10 +118,10 @@ def test_copy_of_a_human_passes_and_random_judge_fails() -> None:
     # about half the time at epsilon 0.1 (40 seeds: 40/40 pass at 1000, 0/40 for the random judge)
     for seed in range(20):
         h, j = _sim(1000, 6, "copy", seed)
-        res = alt_test(h, j, nominal=True, epsilon=0.1, min_items=30)
+        res = alt_test_balanced(h, j, nominal=True, epsilon=0.1, min_items=30)
         passed += res["passed"]
         h, j = _sim(1000, 6, "random", seed)
-        res_r = alt_test(h, j, nominal=True, epsilon=0.1, min_items=30)
+        res_r = alt_test_balanced(h, j, nominal=True, epsilon=0.1, min_items=30)
         failed += not res_r["passed"]
         assert res_r["advantage_probability"] < res["advantage_probability"]
     assert passed >= 19 and failed == 20  # binomial band for a 0.99+ pass rate
@@ -125,11 +129,11 @@ def test_copy_of_a_human_passes_and_random_judge_fails() -> None:
 
 def test_min_passing_epsilon_is_the_first_passing_epsilon() -> None:
     h, j = _sim(200, 6, "random", 1)
-    res = alt_test(h, j, nominal=True, epsilon=0.1, min_items=30)
+    res = alt_test_balanced(h, j, nominal=True, epsilon=0.1, min_items=30)
     eps = res["min_passing_epsilon"]
     assert eps is not None and eps > 0.1
-    assert alt_test(h, j, nominal=True, epsilon=eps, min_items=30)["passed"]
-    assert not alt_test(h, j, nominal=True, epsilon=eps - 0.001, min_items=30)["passed"]
+    assert alt_test_balanced(h, j, nominal=True, epsilon=eps, min_items=30)["passed"]
+    assert not alt_test_balanced(h, j, nominal=True, epsilon=eps - 0.001, min_items=30)["passed"]
 
 
 def test_scale_judge_close_to_humans_passes() -> None:
@@ -138,13 +142,13 @@ def test_scale_judge_close_to_humans_passes() -> None:
     mat = np.clip(truth[:, None] + rng.integers(-1, 2, (150, 5)), 1, 5)
     good = pd.Series(truth.astype(float))
     bad = pd.Series(np.clip(truth + 2, 1, 5).astype(float))
-    assert alt_test(_long(mat), good, nominal=False, epsilon=0.1)["passed"]
-    assert not alt_test(_long(mat), bad, nominal=False, epsilon=0.1)["passed"]
+    assert alt_test_balanced(_long(mat), good, nominal=False, epsilon=0.1)["passed"]
+    assert not alt_test_balanced(_long(mat), bad, nominal=False, epsilon=0.1)["passed"]
 
 
 def test_too_few_annotators_is_a_note() -> None:
     h, j = _sim(20, 6, "copy", 0)
-    res = alt_test(h, j, nominal=True, min_items=30)
+    res = alt_test_balanced(h, j, nominal=True, min_items=30)
     assert "winning_rate" not in res and "alt_test_min_items" in res["note"]
 
 
@@ -164,3 +168,127 @@ def test_alt_test_settings_are_checked() -> None:
         with pytest.raises(InputError) as e:
             check_setting(key, bad)
         assert key in str(e.value) and "\n" not in str(e.value)
+
+
+# ---- the paper's test -----------------------------------------------------------------------
+
+
+def _paper_reference(
+    humans: dict[str, dict[int, float]],
+    judge: dict[int, float],
+    *,
+    nominal: bool,
+    epsilon: float,
+    min_items: int = 30,
+    q: float = 0.05,
+) -> tuple[float, float, int]:
+    """(winning rate, advantage probability, annotators) read off the paper's definition, loop
+    by loop: items with at least 2 human answers and a judge answer; each annotator with at least
+    `min_items` of them left out in turn; accuracy (or minus the RMSE) against the others; W_f,
+    W_h with ties to both; scipy's one-sided t-test of W_h - W_f against epsilon;
+    Benjamini-Yekutieli over the annotators; rate = rejected / annotators tested."""
+    by_item: dict[int, dict[str, float]] = {}
+    for h, answers in humans.items():
+        for i, v in answers.items():
+            by_item.setdefault(i, {})[h] = v
+    keep = {i for i, a in by_item.items() if len(a) >= 2 and i in judge}
+
+    def score(x: float, others: list[float]) -> float:
+        if nominal:
+            return float(np.mean([x == o for o in others]))
+        return -float(np.sqrt(np.mean([(x - o) ** 2 for o in others])))
+
+    p_values, advantage = [], []
+    for h, answers in humans.items():
+        items = [i for i in answers if i in keep]
+        if len(items) < min_items:
+            continue
+        wf, wh = [], []
+        for i in items:
+            others = [v for r, v in by_item[i].items() if r != h]
+            s_h, s_f = score(answers[i], others), score(judge[i], others)
+            wf.append(1 if s_f >= s_h else 0)
+            wh.append(1 if s_h >= s_f else 0)
+        d = np.array(wh) - np.array(wf)
+        p_values.append(ttest_1samp(d, epsilon, alternative="less").pvalue)
+        advantage.append(float(np.mean(wf)))
+    m = len(p_values)
+    srt = np.sort(p_values)
+    c_m = sum(1 / k for k in range(1, m + 1))
+    passing = [k for k in range(m) if srt[k] <= (k + 1) / m * q / c_m]
+    rejected = passing[-1] + 1 if passing else 0
+    return rejected / m, float(np.mean(advantage)), m
+
+
+def _as_dicts(human: pd.DataFrame, judge: pd.Series) -> tuple[dict, dict]:
+    humans: dict[str, dict[int, float]] = {}
+    for r, i, v in human[["rater", "idx", "code"]].itertuples(index=False):
+        humans.setdefault(str(r), {})[int(i)] = float(v)
+    return humans, {int(i): float(v) for i, v in judge.dropna().items()}
+
+
+@pytest.mark.parametrize("nominal", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_alt_test_is_the_papers_on_designs_with_two_to_six_raters_an_item(nominal, seed) -> None:
+    rng = np.random.default_rng([seed, nominal])
+    n, r = 120, 6
+    truth = rng.integers(1, 6, n)
+    mat = np.clip(truth[:, None] + rng.integers(-1, 2, (n, r)), 1, 5).astype(float)
+    mat[rng.random(mat.shape) < 0.45] = np.nan  # 0 to 6 answers an item: many with 2
+    human = _long(mat)
+    judge = pd.Series(np.clip(truth + rng.integers(-1, 2, n), 1, 5).astype(float))
+    judge[rng.random(n) < 0.1] = np.nan
+    for eps in (0.05, 0.1, 0.2):
+        got = alt_test(human, judge, nominal=nominal, epsilon=eps, min_items=30)
+        rate, adv, m = _paper_reference(*_as_dicts(human, judge), nominal=nominal, epsilon=eps)
+        assert got["n_annotators"] == m
+        assert got["winning_rate"] == pytest.approx(rate, abs=1e-12)
+        assert got["advantage_probability"] == pytest.approx(adv, abs=1e-12)
+
+
+def test_alt_test_is_the_papers_on_the_shipped_tifa_ratings() -> None:
+    """TIFA v1.0's 1-5 faithfulness ratings (3 raters an image) against a judge read off the
+    shipped TIFA (mPLUG) score, put on the raters' scale (1 + 4 x score, rounded)."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "tifa"
+    ratings = pd.read_csv(data / "ratings.csv")
+    scores = pd.read_csv(data / "judge.csv")
+    scores = scores[scores["judge"] == "tifa_mplug-large"]
+    ids = {k: n for n, k in enumerate(sorted(set(ratings["item_id"])))}
+    human = pd.DataFrame(
+        {
+            "idx": ratings["item_id"].map(ids),
+            "rater": ratings["rater"].astype(str),
+            "code": pd.to_numeric(ratings["value"], errors="coerce"),
+        }
+    ).dropna()
+    judge = pd.Series(
+        np.rint(1 + 4 * scores["value"].astype(float).to_numpy()),
+        index=scores["item_id"].map(ids).to_numpy(),
+    ).dropna()
+    judge = judge[judge.index.notna()]
+    judge.index = judge.index.astype(int)
+    for eps in (0.1, 0.2, 0.3):
+        got = alt_test(human, judge, nominal=False, epsilon=eps, min_items=30)
+        rate, adv, m = _paper_reference(*_as_dicts(human, judge), nominal=False, epsilon=eps)
+        assert (got["n_annotators"], got["n_items"] > 0) == (m, True)
+        assert got["winning_rate"] == pytest.approx(rate, abs=1e-12)
+        assert got["advantage_probability"] == pytest.approx(adv, abs=1e-12)
+
+
+def test_the_papers_test_takes_items_with_two_raters_the_variant_needs_three() -> None:
+    rng = np.random.default_rng(2)
+    n = 80
+    truth = rng.integers(0, 2, n)
+    mat = np.where(rng.random((n, 3)) < 0.85, truth[:, None], 1 - truth[:, None]).astype(float)
+    mat[:, 2] = np.nan  # two raters an item: the paper's test runs, the variant cannot
+    human, judge = _long(mat), pd.Series(truth.astype(float))
+    paper = alt_test(human, judge, nominal=True, min_items=30)
+    variant = alt_test_balanced(human, judge, nominal=True, min_items=30)
+    assert paper["n_annotators"] == 2 and paper["n_items"] == n
+    assert "winning_rate" not in variant and "needs 3" in variant["note"]
+    both = verdict_test(
+        {"alt_test": paper, "alt_test_balanced": None, "alt_test_balanced_note": variant["note"]}
+    )
+    assert both is not None and not both["passed"] and "did not run" in both["used"]

@@ -43,22 +43,28 @@ def _range(position: str | None, judge_low: float = 0.35) -> dict:
     }
 
 
+def _both(passed: bool) -> dict:
+    """A judge entry's two alternative-annotator tests (the paper's and the class-balanced
+    variant), both passing or both failing: a verdict needs both."""
+    return {"alt_test": _alt(passed), "alt_test_balanced": _alt(passed)}
+
+
 def test_judge_verdicts() -> None:
-    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("inside")})
+    v = judge_verdict({**_both(True), "human_range": _range("inside")})
     assert v["verdict"] == "replaceable" and "3 of 4 raters" in v["why"]
     assert "0.50 [0.35, 0.60]" in v["why"]  # the kappa behind it, with its interval
     # passing the alt-test is not enough: below the humans, or a kappa not above zero
-    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("below")})
+    v = judge_verdict({**_both(True), "human_range": _range("below")})
     assert v["verdict"] == "not_trustworthy" and "less than they agree" in v["why"]
-    v = judge_verdict({"alt_test": _alt(True), "human_range": _range("inside", -0.05)})
+    v = judge_verdict({**_both(True), "human_range": _range("inside", -0.05)})
     assert v["verdict"] == "inside_human_spread" and "not above zero" in v["why"]
-    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("inside")})
+    v = judge_verdict({**_both(False), "human_range": _range("inside")})
     assert v["verdict"] == "inside_human_spread"
     assert "-0.02 [-0.08, 0.04]" in v["why"] and "passes from epsilon 0.200" in v["why"]
-    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("below")})
+    v = judge_verdict({**_both(False), "human_range": _range("below")})
     assert v["verdict"] == "not_trustworthy"
     # failing the alt-test alone is no evidence against the judge
-    v = judge_verdict({"alt_test": _alt(False), "human_range": _range("undetermined")})
+    v = judge_verdict({**_both(False), "human_range": _range("undetermined")})
     assert v["verdict"] == "undetermined" and v["n_needed"] == 240
     assert "about 240 needed" in v["why"]
     v = judge_verdict(
@@ -79,7 +85,7 @@ def test_summary_of_a_report() -> None:
         "metrics": {
             "layout": {
                 "label": "Layout",
-                "judges": {"j": {"alt_test": _alt(True), "human_range": _range("inside")}},
+                "judges": {"j": {**_both(True), "human_range": _range("inside")}},
             },
         },
         "verdict": {"label": "verdict", "judges": {"j": {"human_range": _range("above")}}},
@@ -267,3 +273,18 @@ def test_undefined_text_never_repeats_undefined() -> None:
         Est(None, note="every answer is identical").text == "undefined (every answer is identical)"
     )
     assert Est(None).text == "undefined"
+
+
+def test_replaceable_needs_the_papers_test_and_the_class_balanced_variant() -> None:
+    for paper, variant in ((True, False), (False, True)):
+        v = judge_verdict(
+            {
+                "alt_test": _alt(paper),
+                "alt_test_balanced": _alt(variant),
+                "human_range": _range("inside"),
+            }
+        )
+        assert v["verdict"] != "replaceable"
+    v = judge_verdict({**_both(True), "human_range": _range("inside")})
+    assert v["verdict"] == "replaceable"
+    assert v["figure"]["alt_test"]["used"].startswith("the paper's alternative-annotator test")

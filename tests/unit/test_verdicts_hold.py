@@ -17,7 +17,7 @@ import pytest
 from verdict_model import UI, draw, frames, long_codes
 
 from annotator.ingest.rubrics import load_rubric
-from annotator.stats.alt_test import alt_test
+from annotator.stats.alt_test import alt_test, alt_test_balanced, verdict_test
 from annotator.stats.consensus import metric_specs
 from annotator.stats.findings import held_out_difference, offset_pool, offset_pools
 from annotator.stats.report_model import build_report
@@ -27,25 +27,28 @@ TIFA = Path(__file__).resolve().parents[1] / "data" / "tifa"
 
 
 def test_constant_pass_judge_fails_the_alt_test_on_a_lopsided_gate():
-    # plain share of equal answers: a judge that always says PASS lost only on the 8% FAIL
-    # items and passed at epsilon 0.1 in 5 of 5 such studies; class-balanced, it cannot
+    # the paper's test (plain share of equal answers): a judge that always says PASS loses only
+    # on the 8% FAIL items and passes at epsilon 0.1; the class-balanced variant fails it, and
+    # the verdict needs both, so it is never "replaceable"
     for s in range(5):
         humans, judge = draw(np.random.default_rng([s, 1]), 1000, "constant")
         for key in ("text_rendering", "failure_tags:non_ui_artifacts"):
-            res = alt_test(
-                long_codes(humans, key), pd.Series(judge[key].astype(float)), nominal=True
-            )
+            h, j = long_codes(humans, key), pd.Series(judge[key].astype(float))
+            res = alt_test_balanced(h, j, nominal=True)
             assert not res["passed"], (key, res["winning_rate"])
             ci = res["advantage_probability_ci"]
             assert ci["low"] <= res["advantage_probability"] <= ci["high"]
-        # while one more human passes on the same gate
+            paper = alt_test(h, j, nominal=True)
+            both = verdict_test({"alt_test": paper, "alt_test_balanced": res})
+            assert both is not None and not both["passed"]
+            if key == "text_rendering":
+                assert paper["passed"], paper["winning_rate"]  # why the variant is there
+        # while one more human passes both on the same gate
         humans, judge = draw(np.random.default_rng([s, 2]), 1000, "exchangeable")
-        res = alt_test(
-            long_codes(humans, "text_rendering"),
-            pd.Series(judge["text_rendering"].astype(float)),
-            nominal=True,
-        )
-        assert res["passed"]
+        h = long_codes(humans, "text_rendering")
+        j = pd.Series(judge["text_rendering"].astype(float))
+        assert alt_test_balanced(h, j, nominal=True)["passed"]
+        assert alt_test(h, j, nominal=True)["passed"]
 
 
 @pytest.mark.parametrize(
