@@ -453,7 +453,7 @@ def verdict_test(j: dict[str, Any]) -> dict[str, Any] | None:
     paper, variant = j.get("alt_test"), j.get("alt_test_balanced")
     if not paper and not variant:
         return None
-    base = dict(variant or paper)
+    base: dict[str, Any] = dict(variant or paper or {})
     base["passed"] = bool(paper and paper.get("passed") and variant and variant.get("passed"))
     base["used"] = (
         "the paper's alternative-annotator test and the class-balanced variant, both required"
