@@ -352,9 +352,44 @@ def systematic_findings_table(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def by_generator_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per metric x generator x source: the humans' alpha and Fleiss' kappa on the
+    generator's items, and each judge's correlations with the human mean there."""
+    rows: list[dict[str, Any]] = []
+    for key, m in _d(report.get("metrics")).items():
+        for gen, g in _d(_d(m).get("by_generator")).items():
+            g = _d(g)
+            base = {"metric": key, "generator": gen, "n_items": g.get("n_items")}
+            rows.append(
+                {
+                    **base,
+                    "source": "human",
+                    **_est_columns("alpha", g.get("human_alpha")),
+                    **_est_columns("fleiss_kappa", g.get("fleiss_kappa")),
+                }
+            )
+            for judge, j in _d(g.get("judges")).items():
+                row = {**base, "source": "judge", "judge": judge}
+                for k in ("pearson", "spearman", "kendall_tau_b"):
+                    row.update(_est_columns(k, _d(j).get(k)))
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """The tables that can be built from the report dict alone."""
+    """The tables built from the report dict alone: the ones `report --csv` writes beside the
+    answer tables (services/reporting.tidy_tables)."""
+    from .view_certified import certified_table, has_certified_rows
+    from .view_debiased import debiased_table, has_debiased_rows
+
     tables = {"agreement": agreement_table(report), "findings": findings_table(report)}
     if report.get("systematic_findings"):
         tables["systematic_findings"] = systematic_findings_table(report)
+    by_gen = by_generator_table(report)
+    if len(by_gen):
+        tables["by_generator"] = by_gen
+    if has_debiased_rows(report):
+        tables["debiased"] = debiased_table(report)
+    if has_certified_rows(report):
+        tables["certified"] = certified_table(report)
     return tables

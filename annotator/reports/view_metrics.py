@@ -57,6 +57,7 @@ _JUDGE_KNOWN = (
     "alt_test_balanced_needs",
 )
 _METRIC_KNOWN = (
+    "by_generator",
     "kind",
     "level",
     "n_items",
@@ -367,9 +368,33 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
         "pair_rows": pair_rows,
         "judges": judges,
         "alt_test": alt_test_rows(m),
+        "by_generator": _by_generator_rows(m.get("by_generator")),
         "latent": _latent_text(m.get("latent_truth")),
         "other": kv_rows(m, skip=_METRIC_KNOWN),
     }
+
+
+def _by_generator_rows(block: Any) -> list[dict[str, Any]]:
+    """Per generator: items, the humans' alpha and Fleiss' kappa, and each judge's
+    correlations with the human mean (`metrics.<m>.by_generator`)."""
+    rows = []
+    for gen, g in block.items() if isinstance(block, Mapping) else []:
+        g = g if isinstance(g, Mapping) else {}
+        judges = g.get("judges")
+        judges = judges if isinstance(judges, Mapping) else {}
+        rows.append(
+            {
+                "generator": str(gen),
+                "n_items": g.get("n_items"),
+                "alpha": est_of(g, "human_alpha"),
+                "fleiss": est_of(g, "fleiss_kappa"),
+                "judges": [
+                    (str(name), [est_of(j, k) for k in ("pearson", "spearman", "kendall_tau_b")])
+                    for name, j in judges.items()
+                ],
+            }
+        )
+    return rows
 
 
 def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:

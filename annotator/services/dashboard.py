@@ -410,6 +410,7 @@ def _model(
     sections = (
         *((summary,) if summary.blocks else ()),  # a report of an earlier version has none
         _agreement(rubric, view),
+        _by_generator(rubric, view),
         _findings(rubric, view),
         *_raters(rubric, report, view),
         _calibrations(rubric, report),
@@ -515,6 +516,55 @@ def _agreement(rubric: Rubric, view: Mapping[str, Any]) -> Section:
         "Krippendorff's alpha among humans with its bootstrap 95% interval, and each judge against the "
         "human consensus beside the alpha it gets when its scores are shuffled across items.",
         tuple(blocks),
+    )
+
+
+def _by_generator(rubric: Rubric, view: Mapping[str, Any]) -> Section:
+    """The report's per-generator agreement (`metrics.<m>.by_generator`), one table."""
+    rows: list[tuple[str, ...]] = []
+    for m in view.get("metrics") or []:
+        for g in m.get("by_generator") or []:
+            judges = g["judges"] or [("—", [])]
+            for i, (name, cells) in enumerate(judges):
+                head = (
+                    (metric_label(rubric, m["key"]), g["generator"], _or_dash(g["n_items"]))
+                    if i == 0
+                    else ("", "", "")
+                )
+                humans = (
+                    (_est(g["alpha"], with_n=False), _est(g["fleiss"], with_n=False))
+                    if i == 0
+                    else ("", "")
+                )
+                corr = tuple(_est(c, with_n=False) for c in cells) or ("—", "—", "—")
+                rows.append((*head, *humans, name, *corr))
+    blocks: tuple[Block, ...] = (
+        (
+            Table(
+                "byGeneratorTable",
+                (
+                    "metric",
+                    "generator",
+                    "items",
+                    "human alpha [95% CI]",
+                    "Fleiss' kappa",
+                    "judge",
+                    "Pearson",
+                    "Spearman",
+                    "Kendall tau-b",
+                ),
+                tuple(rows),
+            ),
+        )
+        if rows
+        else (Note("No generator has answers yet."),)
+    )
+    return Section(
+        "by_generator",
+        "Agreement per generator",
+        "The humans' alpha and Fleiss' kappa on each generator's items, and each judge's "
+        "correlations with the human mean there (as the field reports agreement per model).",
+        blocks,
     )
 
 

@@ -117,24 +117,15 @@ def unreadable_note(ids: list[int]) -> str:
 
 
 def tidy_tables(frames: StudyFrames, report: dict[str, Any]) -> dict[str, pd.DataFrame]:
-    from ..reports.csv_report import agreement_table, findings_table
-    from ..reports.view_certified import certified_table, has_certified_rows
-    from ..reports.view_debiased import debiased_table, has_debiased_rows
+    """What `report --csv` writes: the answer tables, then every table of the report
+    (reports/csv_report.report_tables: one list, so the shipped tables are the tested ones)."""
+    from ..reports.csv_report import report_tables
 
     judgements = frames.judgements.copy()
     judgements["value"] = judgements["value"].map(format_value)
     judge = frames.judge_scores.copy()
     judge["value"] = judge["value"].map(format_value)
-    return (
-        {
-            "judgements": judgements,
-            "judge_scores": judge,
-            "agreement": agreement_table(report),
-            "findings": findings_table(report),
-        }
-        | ({"debiased": debiased_table(report)} if has_debiased_rows(report) else {})
-        | ({"certified": certified_table(report)} if has_certified_rows(report) else {})
-    )
+    return {"judgements": judgements, "judge_scores": judge} | report_tables(report)
 
 
 def write_reports(

@@ -455,7 +455,12 @@ class Pending:
 
     def resolve(self) -> dict[str, Any]:
         est = self.estimate
-        note = self.note if est is not None else (self.note or self.undefined_note)
+        # a figure that is undefined says why first, then any caveat the figure carries
+        note = (
+            self.note
+            if est is not None
+            else "; ".join(n for n in (self.undefined_note, self.note) if n) or None
+        )
         if (
             est is None
             or self.reps is None

@@ -704,4 +704,50 @@ def metric_section(
         views[name] = view
         judges[name] = judge_section(ctx, spec, h, cons, wide, view, sec["rater_pairs"])
     sec["judges"] = judges
+    sec["by_generator"] = by_generator(ctx, spec, h, cons, views)
     return sec, {"consensus": cons, "views": views, "human": h}
+
+
+def by_generator(
+    ctx: Context, spec: MetricSpec, h: pd.DataFrame, cons: pd.DataFrame, views: dict[str, JudgeView]
+) -> dict[str, Any]:
+    """Per generator (alphabetical), as the field reports agreement per model: the humans' alpha
+    and Fleiss' kappa on its items, and each judge's Pearson, Spearman and Kendall tau-b with the
+    human mean there; every figure on the shared bootstrap."""
+    plan = ctx.plan
+    slice_of, labels = ctx.slicings["by_generator"]
+    valid = h[h["code"].notna()]
+    gen_of_answer = slice_of[valid["idx"].to_numpy(dtype=np.int64)]
+    dom = spec.domain()
+    out: dict[str, Any] = {}
+    for s in np.unique(slice_of[h["idx"].to_numpy(dtype=np.int64)]) if len(h) else []:
+        sub = valid[gen_of_answer == s]
+        vc = value_counts(sub["idx"].to_numpy(), sub["code"].to_numpy(), dom)
+        fleiss = register_agreement(plan, vc, spec.n_categories)["fleiss_kappa"]
+        if spec.ordinal:
+            fleiss.note = FLEISS_NOMINAL
+        out[labels[int(s)]] = {
+            "n_items": int(
+                h.loc[slice_of[h["idx"].to_numpy(dtype=np.int64)] == s, "idx"].nunique()
+            ),
+            "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),
+            "fleiss_kappa": fleiss,
+            "judges": {},
+        }
+    for name, view in views.items():
+        jv = view.answers
+        scored = jv.index[jv["num"].notna() | jv["code"].notna()]
+        both = scored.intersection(cons.index[cons["n"] > 0])
+        rows = both.to_numpy(dtype=np.int64)
+        x = jv.loc[both, "num"].to_numpy(dtype=float)
+        y = cons.loc[both, "mean"].to_numpy(dtype=float)
+        for s, at in _split_by(slice_of[rows]).items():
+            label = labels[s]
+            if label not in out:
+                continue
+            out[label]["judges"][name] = (
+                register_correlations(plan, rows[at], x[at], y[at])
+                if spec.directed
+                else {k: undefined(len(at), UNORDERED) for k in CORRELATIONS}
+            )
+    return out

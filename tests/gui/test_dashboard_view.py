@@ -449,6 +449,9 @@ def test_a_cancelled_computation_is_not_restarted_on_its_own(
     from annotator.ui.worker import call_blocking
 
     monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: 0.0)
+    # computed here, so that the report kept on disk is signed with this test's user key (a
+    # report another user kept is not read back: services/report_cache.py)
+    dash.CACHE.clear()
     first = dash_view()
     qtbot.waitUntil(lambda: first.model is not None and not first.is_busy(), timeout=60_000)
     first.shutdown()

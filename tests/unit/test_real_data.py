@@ -123,3 +123,49 @@ def test_pandalm_pair_level_figures_through_the_cli(pandalm_report):
     bt = pandalm_report["pairwise"]["bradley_terry"]
     assert bt["pythia-6.9b"]["low"] < 0 < bt["pythia-6.9b"]["high"]
     assert all(g["n_pairs"] > 0 for g in bt.values())
+
+
+def _tifa_by_generator() -> dict[str, dict]:
+    """From the shipped files, per generator: the 2 x items ratings and each judge's scores."""
+    import pandas as pd
+
+    items = pd.read_json(DATA / "tifa" / "items.jsonl", lines=True)[["item_id", "generator"]]
+    ratings = pd.read_csv(DATA / "tifa" / "ratings.csv").merge(items, on="item_id")
+    judge = pd.read_csv(DATA / "tifa" / "judge.csv").merge(items, on="item_id")
+    out = {}
+    for gen, r in ratings.groupby("generator"):
+        wide = r.pivot(index="item_id", columns="rater", values="value").sort_index()
+        out[gen] = {"wide": wide, "judge": judge[judge["generator"] == gen]}
+    return out
+
+
+def test_tifa_agreement_per_generator_matches_krippendorff_statsmodels_and_scipy(tifa_report):
+    """The field reports agreement per model: the report's `by_generator` block reproduces, per
+    generator, krippendorff's ordinal alpha, statsmodels' Fleiss' kappa and scipy's correlations
+    of each judge with the human mean, on the generator's own items."""
+    import krippendorff
+    from scipy import stats
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    block = tifa_report["metrics"]["faithfulness"]["by_generator"]
+    ref = _tifa_by_generator()
+    assert sorted(block) == sorted(ref) and len(block) == 5
+    for gen, r in ref.items():
+        got = block[gen]
+        data = r["wide"].to_numpy(dtype=float)
+        assert got["n_items"] == 160
+        want = krippendorff.alpha(reliability_data=data.T, level_of_measurement="ordinal")
+        assert got["human_alpha"]["estimate"] == pytest.approx(want, abs=1e-9), gen
+        assert got["human_alpha"]["low"] <= want <= got["human_alpha"]["high"]
+        table, _ = aggregate_raters(data.astype(int), n_cat=None)
+        assert got["fleiss_kappa"]["estimate"] == pytest.approx(fleiss_kappa(table), abs=1e-9)
+        mean = r["wide"].mean(axis=1)
+        for name, scores in r["judge"].groupby("judge"):
+            x = scores.set_index("item_id")["value"].reindex(mean.index).to_numpy(float)
+            j = got["judges"][name]
+            assert j["pearson"]["estimate"] == pytest.approx(stats.pearsonr(x, mean).statistic)
+            assert j["spearman"]["estimate"] == pytest.approx(stats.spearmanr(x, mean).statistic)
+            tau = stats.kendalltau(x, mean).statistic
+            assert j["kendall_tau_b"]["estimate"] == pytest.approx(tau)
+            for k in ("pearson", "spearman", "kendall_tau_b"):
+                assert j[k]["low"] < j[k]["estimate"] < j[k]["high"], (gen, name, k)
