@@ -37,10 +37,11 @@ class StudyDB:
         else:
             self.path = Path(location)
             self.where = str(self.path)
-            if self.path.exists() and not self.path.is_file():  # SQLite would block on a pipe
+            # SQLite would block on a pipe; a folder has its own line where the engine opens it
+            if self.path.exists() and not self.path.is_file() and not self.path.is_dir():
                 raise InputError(
-                    "is not a study file (a folder, a pipe or a device): give a study folder or "
-                    "an .annot file",
+                    "is not a study file (a pipe or a device): give a study folder or an .annot "
+                    "file",
                     source=self.where,
                 )
             self.engine = open_database(self.path, create=create, mode=mode)

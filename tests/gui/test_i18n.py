@@ -20,7 +20,8 @@ from gui_support import RATER, build_study
 from PySide6.QtWidgets import QApplication, QWidget
 from screens import walk_screens
 
-from annotator.ingest.rubrics import load_rubric, parse_rubric, rubric_from_canonical
+from annotator.domain.rubric import parse_rubric, rubric_from_canonical
+from annotator.ingest.rubrics import load_rubric
 from annotator.ui import i18n
 
 UI = Path(i18n.__file__).resolve().parent

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from annotator.domain.rubric import parse_rubric
 from annotator.domain.verdict import compile_rules
-from annotator.ingest.rubrics import load_rubric, parse_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.answers import human_answers, item_table
 from annotator.stats.consensus import metric_specs
 from annotator.stats.frames import JUDGEMENT_COLUMNS, PAIR_COLUMNS, StudyFrames

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotator.ingest.rubrics import load_rubric, parse_rubric
+from annotator.domain.rubric import parse_rubric
+from annotator.ingest.rubrics import load_rubric
 from annotator.stats.frames import ANCHOR_COLUMNS, JUDGEMENT_COLUMNS, PAIR_COLUMNS, StudyFrames
 from annotator.stats.report_model import build_report
 
