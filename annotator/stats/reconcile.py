@@ -673,9 +673,11 @@ def _slices(
 
 def _split_by(labels: np.ndarray) -> dict[int, np.ndarray]:
     """{label: the positions holding it, in order}."""
+    if not len(labels):
+        return {}  # np.split of nothing still gives one (empty) part
     order = np.argsort(labels, kind="stable")
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    heads = labels[order][np.r_[0, cuts]] if len(labels) else np.zeros(0, dtype=np.int64)
+    heads = labels[order][np.r_[0, cuts]]
     return {int(h): part for h, part in zip(heads, np.split(order, cuts), strict=True)}
 
 
