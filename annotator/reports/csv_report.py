@@ -376,6 +376,16 @@ def by_generator_table(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def answer_times_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per rater: answers, those with a time, below the minimum exposure, at the cap."""
+    block = report.get("answer_times") or {}
+    rows = [
+        {"rater": name, **r, "min_exposure_ms": block.get("min_exposure_ms")}
+        for name, r in sorted((block.get("raters") or {}).items())
+    ]
+    return pd.DataFrame(rows)
+
+
 def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """The tables built from the report dict alone: the ones `report --csv` writes beside the
     answer tables (services/reporting.tidy_tables)."""
@@ -390,6 +400,9 @@ def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
         tables["by_generator"] = by_gen
     if has_debiased_rows(report):
         tables["debiased"] = debiased_table(report)
+    times = answer_times_table(report)
+    if len(times):
+        tables["answer_times"] = times
     if has_certified_rows(report):
         tables["certified"] = certified_table(report)
     return tables

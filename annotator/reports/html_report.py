@@ -33,6 +33,7 @@ from .view_judges import judge_calibration_view, judge_swap_view, judge_versions
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
+    answer_times_view,
     fatigue_table,
     generators_view,
     pairwise_view,
@@ -158,6 +159,7 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 
 _TOP_KNOWN = (
     "study",
+    "answer_times",
     "judge_versions",
     "judge_calibration",
     "adjudication",
@@ -275,6 +277,7 @@ def build_view(
         ],
         "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
+        "answer_times": answer_times_view(report.get("answer_times")),
         "adjudication": adjudication_view(report.get("adjudication")),
         "pairwise": pairwise_view(report.get("pairwise")),
         "judge_versions": judge_versions_view(report.get("judge_versions")),

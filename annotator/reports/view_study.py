@@ -295,6 +295,27 @@ def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"rows": rows, "note": "; ".join(sorted(notes))}
 
 
+def answer_times_view(block: Any) -> dict[str, Any] | None:
+    """Per rater: answers stored faster than the study's minimum exposure, and at the time cap."""
+    b = as_dict(block)
+    raters = as_dict(b.get("raters"))
+    if not raters:
+        return None
+    rows = [
+        {
+            "name": str(name),
+            "answers": fmt_num(r.get("answers")),
+            "timed": fmt_num(r.get("timed")),
+            "below": fmt_num(r.get("below_min_exposure")),
+            "at_cap": fmt_num(r.get("at_time_cap")),
+            "flagged": bool(r.get("below_min_exposure")),
+        }
+        for name, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
+        for r in [as_dict(r)]
+    ]
+    return {"rows": rows, "minimum": fmt_num(b.get("min_exposure_ms")), "note": b.get("note")}
+
+
 RATER_MATRICES = (
     ("accuracy", "Anchor accuracy (live work)"),
     ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),

@@ -104,6 +104,43 @@ def team_record(study: Study) -> dict[str, Any]:
     return {
         "assignment": {"overlap": design.get("overlap"), "raters": raters},
         "merges": assignments.merges(study.db),
+        "answer_times": answer_times(study),
+    }
+
+
+def answer_times(study: Study) -> dict[str, Any]:
+    """The report's data-quality note on exposure: per rater, the current answers and pair votes
+    stored below the study's `min_exposure_ms` (the app stores none; an import or another tool
+    may have) and those at the one-day cap (on screen a day or more)."""
+    from ..domain.settings import setting
+    from ..domain.time_spent import MAX_TIME_MS
+    from ..store.rows import answer_times as counted
+
+    minimum = int(setting(study.db.all_settings(), "min_exposure_ms"))
+    raters = {
+        t.rater: {
+            "answers": t.answers,
+            "timed": t.timed,
+            "below_min_exposure": t.below,
+            "at_time_cap": t.at_cap,
+        }
+        for t in counted(study.db, minimum, MAX_TIME_MS)
+    }
+    flagged = [
+        f"{name}: {r['below_min_exposure']} of {r['timed']} timed answers below {minimum} ms"
+        for name, r in raters.items()
+        if r["below_min_exposure"]
+    ]
+    return {
+        "min_exposure_ms": minimum,
+        "cap_ms": MAX_TIME_MS,
+        "raters": raters,
+        "note": (
+            "answers given faster than the item could be seen (check how they were collected): "
+            + "; ".join(flagged)
+            if flagged
+            else None
+        ),
     }
 
 

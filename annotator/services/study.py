@@ -66,6 +66,9 @@ def check_setting(key: str, value: Any) -> None:
             )
         if key == "anchor_every" and value == 1:
             raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
+    elif key == "min_exposure_ms":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
+            raise bad("a whole number of milliseconds from 0 to 10000, e.g. 250 (0: no minimum)")
     elif key == "claim_expiry_minutes":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise bad("a positive number of minutes (an unanswered on-demand claim is freed then)")

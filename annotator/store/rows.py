@@ -261,3 +261,42 @@ def study_counts(db: StudyDB) -> dict[str, int]:
             "pair_votes": n(select(func.count()).select_from(PairVote)),
             "anchor_showings": n(select(func.count()).select_from(AnchorShowing)),
         }
+
+
+@dataclass(frozen=True)
+class AnswerTimes:
+    """One rater's current answers (labels and pair votes) by their stored exposure time."""
+
+    rater: str
+    answers: int
+    timed: int  # those that carry a time (an import may not)
+    below: int  # timed below the study's minimum exposure
+    at_cap: int  # timed at the one-day cap: on screen for a day or more
+
+
+def answer_times(db: StudyDB, below_ms: int, cap_ms: int) -> list[AnswerTimes]:
+    """Per non-operator rater, alphabetical: current answers and pair votes counted by time."""
+    counts: dict[str, list[int]] = {}
+    with db.read() as s:
+        model: Any
+        for model in (Judgement, PairVote):
+            newer = aliased(model)
+            t = model.time_ms
+            stmt = (
+                select(
+                    Rater.name,
+                    func.count(),
+                    func.count(t),
+                    func.count().filter(t < below_ms),
+                    func.count().filter(t >= cap_ms),
+                )
+                .join(Rater, Rater.id == model.rater_pk)
+                .where(Rater.is_operator.is_(False))
+                .where(~select(newer.id).where(newer.supersedes == model.id).exists())
+                .group_by(Rater.name)
+            )
+            for name, *figs in s.execute(stmt):
+                acc = counts.setdefault(name, [0, 0, 0, 0])
+                for i, v in enumerate(figs):
+                    acc[i] += int(v or 0)
+    return [AnswerTimes(name, *counts[name]) for name in sorted(counts)]

@@ -24,7 +24,6 @@ Public API
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +44,7 @@ from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .layouts import scrolled
 from .rubric_form import FormScroll, RubricForm
-from .session_view import SessionView, State
+from .session_view import ANSWER_KEYS, SessionView, State
 from .style import set_accessible
 
 __all__ = ["CalibrationView"]
@@ -95,7 +94,6 @@ class CalibrationView(SessionView):
         self._served: ServedItem | None = None
         self._next: ServedItem | None = None
         self._page = "loading"
-        self._shown_at: float | None = None
         self._waiting: set[str] = set()
         self._result: dict | None = None
         self._total = 0
@@ -250,6 +248,7 @@ class CalibrationView(SessionView):
         self.pages.setCurrentIndex(0)
         self._page = "answer"
         self._set_state(State.BUSY)
+        self._not_exposed()
         keys = media_keys(v)
         self._waiting = {k for k in keys if not self.prefetcher.contains(k)}
         self.prefetcher.prefetch(keys)
@@ -278,7 +277,7 @@ class CalibrationView(SessionView):
                 self.display.image_failed(k)
         self.sync.fit()
         self.message.setText(self._key_hint())
-        self._shown_at = time.monotonic()
+        self._mark_exposed()
         self._set_state(State.READY)
         self.setFocus()
 
@@ -355,7 +354,7 @@ class CalibrationView(SessionView):
             "toggle_mask": self.display.toggle_mask,
         }
         return {name: self.when_ready(fn) for name, fn in table.items()} | self.form_actions(
-            self.when_ready
+            lambda fn, name: self.when_ready(self.when_exposed(fn) if name in ANSWER_KEYS else fn)
         )
 
     def submit(self) -> bool:
@@ -371,7 +370,9 @@ class CalibrationView(SessionView):
             )
             self.form.focus_metric(missing[0])
             return False
-        elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)
+        if self._too_fast():
+            return False
+        elapsed = self.exposure_ms() or 0
         self._begin_write()
         self._job(
             _job_submit,

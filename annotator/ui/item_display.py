@@ -232,6 +232,8 @@ class ItemDisplay(QWidget):
             self._place()
 
     def image_failed(self, key: str) -> None:
+        if key == self._overlay:
+            self._failed.add(key)  # no longer waited for: the item is shown without it
         if key in self._shas:
             self._failed.add(key)
             self.note.setText(translate("ItemDisplay", IMAGE_FAILED))

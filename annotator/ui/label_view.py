@@ -21,7 +21,6 @@ signals ``submitted(int)`` (judgement id, after the commit), ``itemShown()``,
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,7 +47,7 @@ from .dialogs import InstructionsDialog
 from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
-from .session_view import FORM_KEYS, SessionView, State, answered_elsewhere
+from .session_view import ANSWER_KEYS, FORM_KEYS, SessionView, State, answered_elsewhere
 from .style import relative_font, set_accessible
 from .worker import DbWorker, ImagePrefetcher
 
@@ -58,7 +57,6 @@ PREFETCH_AHEAD = 3
 CALM_MS = 4000
 MIN_FOR_PACE = 3  # a pace from one or two answers is noise
 PEEK_DELAY_MS = 40
-TYPED_AHEAD_MAX = 24  # answer keys kept while a save is in flight (a whole form's worth)
 WARM_AFTER_MS = 1500  # the statistics stack is imported once the first item has painted
 DRIFT_RETRY_MS = 200  # how often a due drift check looks whether that import is done
 
@@ -187,7 +185,6 @@ class LabelView(SessionView):
         )  # its texts in the app's language, same version
         self.session: Any = None
         self._served: ServedItem | None = None
-        self._shown_at = time.monotonic()
         self._instructions: InstructionsDialog | None = None
         self._last_submit: tuple[dict, int] | None = None
         self._pending: tuple[int, dict, int] | None = (
@@ -196,9 +193,6 @@ class LabelView(SessionView):
         self._carried: tuple[Any, ...] | None = None
         self._missing_said = ""
         self._peeking = False
-        # Answer keys typed while a save is in flight: applied to the next item once it is shown
-        # (never dropped in silence); at most TYPED_AHEAD_MAX of them.
-        self._typed_ahead: list[str] = []
         self._drift_timer = QTimer(self)
         self._drift_timer.setInterval(DRIFT_RETRY_MS)
         self._drift_timer.timeout.connect(self._drift_tick)
@@ -521,7 +515,6 @@ class LabelView(SessionView):
             self.progress_label.setText(format_progress(step.progress))
         self._served = step.served
         if step.served is None:
-            self._typed_ahead = []  # no next item: never applied to one reached by Ctrl+Z
             self._set_state(State.DONE)
             p = step.progress
             self.done_label.setText(
@@ -614,9 +607,6 @@ class LabelView(SessionView):
             answers[edit_row.rubric_metric.key] = served.previous_reason
         self.form.set_answers(answers)
         self.form_scroll.ensureVisible(0, 0)
-        typed, self._typed_ahead = self._typed_ahead, []
-        for name in typed:
-            self.form.apply(name)
         if served.previous_judgement is not None:
             self._say(
                 translate(
@@ -628,16 +618,15 @@ class LabelView(SessionView):
             )
         else:
             self.message.setText("")
-        if typed:
-            self._say(
-                translate(
-                    "LabelView", "The keys you typed while saving are on this item: {n}."
-                ).replace("{n}", str(len(typed))),
-                calm=False,
-            )
+        refused = self._refusals_note()
+        if refused:
+            self._say(refused, calm=False)
         self.stack.setCurrentWidget(self.work)
         self._set_state(State.READY)
-        self._shown_at = time.monotonic()
+        if missing:
+            self._not_exposed()  # its exposure starts when the last picture is on screen
+        else:
+            self._mark_exposed()
         if self.focusWidget() is None or not self.isAncestorOf(self.focusWidget()):
             self.setFocus(Qt.FocusReason.OtherFocusReason)
         self.itemShown.emit()
@@ -674,10 +663,16 @@ class LabelView(SessionView):
     def _image_ready(self, key: str, image: QImage) -> None:
         if self._served is not None and key in media_keys(self._served.view):
             self.item_panel.image_arrived(key, image)
+            self._exposed_if_complete()
+
+    def _exposed_if_complete(self) -> None:
+        if self._exposed_at is None and not self.item_panel.waiting_for():
+            self._mark_exposed()
 
     def _image_failed(self, key: str, message: str) -> None:
         if self._served is not None and key in media_keys(self._served.view):
             self.item_panel.image_failed(key)
+            self._exposed_if_complete()  # the line saying so is what is seen
             self._say(
                 translate(
                     "LabelView",
@@ -704,17 +699,7 @@ class LabelView(SessionView):
         self._job(_job_next, self.session, on_done=moved_on)
 
     def _failed(self, exc: BaseException) -> None:
-        dropped = len(self._typed_ahead)
-        self._typed_ahead = []  # typed for the next item: never applied to the answer kept
         super()._failed(exc)
-        if dropped and self._state is State.READY:
-            self.message.setText(
-                self.message.text()
-                + " "
-                + translate(
-                    "LabelView", "The keys typed while saving were not applied: {n}."
-                ).replace("{n}", str(dropped))
-            )
         if self._state is State.ERROR:
             self.loading.setText(self.message.text())
             self.stack.setCurrentWidget(self.loading)
@@ -771,33 +756,21 @@ class LabelView(SessionView):
         return self._state is State.BUSY and self._pending is not None
 
     def _answer_key(self, name: str) -> Callable[[], Any]:
-        """An answer key: acts on the item on screen, or, while its save is in flight, is kept
-        for the next item (said on screen), or refused with a line once too many are kept."""
-        ready = self.when_ready(lambda: self.form.apply(name))
+        """A form key: acts on the item on screen once it has been seen for the study's minimum
+        exposure (an answer key before that is refused in words); while a save is in flight it is
+        refused in words, never kept for an item the rater has not seen."""
+        apply = (lambda: self.form.apply(name)) if name not in ANSWER_KEYS else None
+        ready = self.when_ready(apply or self.when_exposed(lambda: self.form.apply(name)))
 
         def run() -> Any:
-            if not self._saving_answer():
-                return ready()
-            kept = len(self._typed_ahead) < TYPED_AHEAD_MAX
-            if kept:
-                self._typed_ahead.append(name)
-            self.message.setText(self._still_saving())
-            return kept
+            if self._saving_answer():
+                return self._refuse_while_saving()
+            return ready()
 
         return run
 
-    def _saving_note(self) -> str:
-        return self._still_saving() if self._typed_ahead else ""
-
     def _still_saving(self) -> str:
-        """What a key pressed during a save reads (it starts with "Saving…": cleared with it)."""
-        n = len(self._typed_ahead)
-        if n >= TYPED_AHEAD_MAX:
-            return translate("LabelView", "Saving… Wait for the next item: no more keys are kept.")
-        if n:
-            return translate("LabelView", "Saving… {n} keys kept for the next item.").replace(
-                "{n}", str(n)
-            )
+        """What Enter pressed during a save reads (it starts with "Saving…": cleared with it)."""
         return translate(
             "LabelView", "Saving… Press {key} again once the next item is shown."
         ).format(key=self.keymap.hint("submit"))
@@ -821,6 +794,8 @@ class LabelView(SessionView):
             return False
         if self._state is not State.READY or self._served is None:
             return False
+        if self._too_fast():
+            return False
         missing = self.form.missing_labels()
         if missing:
             self.form.focus_metric(self.form.missing()[0])
@@ -835,7 +810,7 @@ class LabelView(SessionView):
             self._missing_said = text.format(metric=missing[0])
             self._say(self._missing_said)
             return False
-        self._last_submit = (self.form.answers(), int((time.monotonic() - self._shown_at) * 1000))
+        self._last_submit = (self.form.answers(), self.exposure_ms() or 0)
         self._pending = (self._served.item_pk, *self._last_submit)
         self._begin_write()
         self._job(

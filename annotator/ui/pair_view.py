@@ -22,7 +22,6 @@ comes from the service (seeded and recorded there).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -131,7 +130,6 @@ class PairView(SessionView):
         self.setObjectName("PairView")
         self._session: PairSession | None = None
         self._served: ServedPair | None = None
-        self._shown_at: float | None = None
         self._waiting: set[str] = set()  # image keys the current pair still needs
         self._last_vote: tuple[str, str, int] | None = None
         self._carried: tuple | None = None
@@ -375,6 +373,7 @@ class PairView(SessionView):
         if following is not None:
             self.prefetcher.prefetch(_pair_keys(following))
         self._set_state(State.BUSY)
+        self._not_exposed()
         if self._waiting:
             for side in (self.left_side, self.right_side):
                 side.clear()
@@ -405,7 +404,10 @@ class PairView(SessionView):
         self.sync.fit()
         if self.message.text() == translate("PairView", "Loading images…"):
             self.message.setText(self._key_hint())
-        self._shown_at = time.monotonic()
+        refused = self._refusals_note()
+        if refused:
+            self.message.setText(refused)
+        self._mark_exposed()  # both pictures are set: the pair is seen from now
         self._set_state(State.READY)
         if not self.reason.hasFocus():
             self.setFocus()
@@ -460,14 +462,12 @@ class PairView(SessionView):
         if self._state is State.BUSY and self._served is not None:
             # the last vote is still being saved: refused, and said (never dropped in silence;
             # a vote is the pair's whole answer, so it is not kept for a pair not yet seen)
-            self.message.setText(
-                translate("PairView", "Saving… Vote again once the next pair is shown.")
-            )
-            return False
+            return self._refuse_while_saving()
         if self._state is not State.READY or self._served is None:
             return False
-        elapsed = int((time.monotonic() - (self._shown_at or time.monotonic())) * 1000)
-        self._last_vote = (choice, self.reason.text(), elapsed)
+        if self._too_fast():
+            return False
+        self._last_vote = (choice, self.reason.text(), self.exposure_ms() or 0)
         self._mark_choice(choice)
         self._begin_write()
         self._job(_job_vote, self._session, self._served, *self._last_vote, on_done=self._on_voted)

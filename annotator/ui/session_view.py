@@ -20,6 +20,12 @@ stored once. After ``OFFLINE_AFTER`` failures in a row it emits
 ``serverUnreachable(pending)`` (the answer not yet saved, or None): the window
 may then move the rater to the local package and stop these retries.
 
+Exposure (what the rater saw): an answer key, a vote or a submit counts only once its item's
+pictures have been on screen for the study's ``min_exposure_ms`` (default 250 ms). The clock
+starts when the last picture is set on screen (``_mark_exposed``), not when the item was fetched;
+a key before that is refused with a line ("too fast"), never applied to another item, and the
+``time_ms`` stored with an answer is measured from that same moment, so it is the exposure time.
+
 Subclasses set ``context`` (keymap context), build their widgets, give
 ``actions() -> dict[action, handler]`` (the declarative key table), and
 implement ``_open_job(study)`` (worker thread) and ``_opened(result)``.
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +71,24 @@ _RECONNECTING = QT_TRANSLATE_NOOP(
 )
 RETRY_MS = (1000, 2000, 4000, 8000, 15000, 30000)  # backoff; the last repeats
 OFFLINE_AFTER = 3  # failures in a row before the window may move the rater to the local package
+
+
+_TOO_FAST = QT_TRANSLATE_NOOP(
+    "SessionView",
+    "Too fast: the image was not shown yet. That key was not applied; look, then answer.",
+)
+_KEY_WHILE_SAVING = QT_TRANSLATE_NOOP(
+    "SessionView",
+    "Saving… That key was not applied: answer once the next item is shown.",
+)
+_KEYS_NOT_APPLIED = QT_TRANSLATE_NOOP(
+    "SessionView",
+    "Keys typed while the last answer was saving were not applied here: {n}. "
+    "This item is blank until you answer it.",
+)
+ANSWER_KEYS = frozenset(
+    {"pass", "fail", "cannot_judge", "clear", "submit", *(f"value_{d}" for d in range(10))}
+)
 
 
 def saving_text() -> str:
@@ -198,6 +223,9 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
         self._retry.setSingleShot(True)
         self._retry.timeout.connect(self._run_again)
         self._retrying = True
+        self.min_exposure_ms = self.exposure_minimum(snapshot)
+        self._exposed_at: float | None = None  # when the item's pictures were all on screen
+        self._refused_keys = 0  # answer keys refused during a save, said again on the next item
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
     # -- state ---------------------------------------------------------------------
@@ -232,17 +260,63 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
         if self._retries:
             return  # the reconnecting line stays
         self.message.setText(
-            self._saving_note()
-            or (
-                saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
-            )
+            saving_text() if self._saving_since == 1 else translate("SessionView", _SAVING_LONG)
         )
         if self._saving_since == 1:
             self._saving.start(SAVING_LONG_AFTER_MS)
 
-    def _saving_note(self) -> str:
-        """What the saving line says instead of the plain one (the label view: the keys kept)."""
-        return ""
+    # -- exposure ------------------------------------------------------------------
+    clock: Callable[[], float] = staticmethod(time.monotonic)  # tests give their own
+
+    @staticmethod
+    def exposure_minimum(snapshot: Any) -> int:
+        """The study's `min_exposure_ms` (0: the rule is off)."""
+        return max(0, int(snapshot.setting("min_exposure_ms") or 0))
+
+    def _mark_exposed(self) -> None:
+        """The item's pictures are on screen now: its exposure clock starts."""
+        self._exposed_at = self.clock()
+
+    def _not_exposed(self) -> None:
+        self._exposed_at = None
+
+    def exposure_ms(self) -> int | None:
+        """How long the item on screen has been seen (None: its pictures are not shown yet)."""
+        if self._exposed_at is None:
+            return None
+        return round((self.clock() - self._exposed_at) * 1000)
+
+    def _too_fast(self) -> bool:
+        """True (and said on screen) when the item has not been seen for the study's minimum."""
+        if self.min_exposure_ms <= 0:
+            return False  # the lead turned the rule off (min_exposure_ms 0)
+        seen = self.exposure_ms()
+        if seen is not None and seen >= self.min_exposure_ms:
+            return False
+        self.message.setText(translate("SessionView", _TOO_FAST))
+        return True
+
+    def when_exposed(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """`fn` for an answer key: refused in words before the item was seen long enough."""
+
+        def run() -> Any:
+            if self.is_ready() and self._too_fast():
+                return False
+            return fn()
+
+        return run
+
+    def _refuse_while_saving(self) -> bool:
+        """An answer key during a save: not kept for an item not yet seen; said, not dropped (the
+        saving line goes with the save, so the next item says it again: `_refusals_note`)."""
+        self._refused_keys += 1
+        self.message.setText(translate("SessionView", _KEY_WHILE_SAVING))
+        return False
+
+    def _refusals_note(self) -> str:
+        """What the next item says of the keys refused while its predecessor saved (once)."""
+        n, self._refused_keys = self._refused_keys, 0
+        return translate("SessionView", _KEYS_NOT_APPLIED).replace("{n}", str(n)) if n else ""
 
     # -- worker plumbing -----------------------------------------------------------
     def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:
@@ -409,10 +483,11 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
 
     # -- views with an answer form (label, calibration) ------------------------------
     def form_actions(
-        self, when: Callable[[Callable[[], Any]], Callable[[], Any]]
+        self, when: Callable[[Callable[[], Any], str], Callable[[], Any]]
     ) -> dict[str, Callable[[], Any]]:
-        """The answer and metric keys of ``self.form``, each wrapped by `when` (the view's guard)."""
-        return {name: when(lambda n=name: self.form.apply(n)) for name in FORM_KEYS}
+        """The answer and metric keys of ``self.form``, each wrapped by `when(fn, name)` (the
+        view's guard, which knows an answer key from a move between metrics)."""
+        return {name: when(lambda n=name: self.form.apply(n), name) for name in FORM_KEYS}
 
     def _submit_from_reason(self) -> None:
         self.back_to_keys()

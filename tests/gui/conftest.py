@@ -27,6 +27,17 @@ def _app_settings(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _keys_at_test_speed(request, monkeypatch):
+    """Tests drive the views by keys a few milliseconds apart: the minimum exposure is off
+    (0) in them. A test of the exposure rule is marked ``@pytest.mark.exposure`` and keeps its
+    study's setting (250 ms by default); the app run in a subprocess keeps it too."""
+    if request.node.get_closest_marker("exposure") is None:
+        from annotator.ui.session_view import SessionView
+
+        monkeypatch.setattr(SessionView, "exposure_minimum", staticmethod(lambda _snapshot: 0))
+
+
+@pytest.fixture(autouse=True)
 def _no_leaked_threads(qapp):
     """Fail a test that leaves a database worker, compute worker or decoder pool running."""
     from annotator.ui.worker import live_workers, stop_all

@@ -75,11 +75,13 @@ def test_keyboard_only_session_with_correction_and_resume(qtbot, ui_study):
         assert view.state == "ready"
         qtbot.keyClick(view, Qt.Key.Key_Return)
         qtbot.keyClick(view, Qt.Key.Key_Return)  # lands while the submit is in flight: refused
-        qtbot.keyClick(view, Qt.Key.Key_P)  # an answer key is kept for the next item (issue 28)
+        # an answer key while the save is in flight is refused in words, never kept for an item
+        # the rater has not seen (issue 37; issue 28 had kept it)
+        qtbot.keyClick(view, Qt.Key.Key_P)
+        assert "not applied" in view.message.text(), view.message.text()
         wait_ready(qtbot, view)
         if view.state == "ready":
-            assert view.form.answers()["instruction_following"] == "PASS"
-            qtbot.keyClick(view, Qt.Key.Key_Up)  # back to the first metric: the plan's keys follow
+            assert view.form.answers().get("instruction_following") is None  # blank
             assert view.form.focused_key() == "instruction_following"
         answered[item_pk] = expect
         i += 1

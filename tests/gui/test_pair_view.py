@@ -130,9 +130,10 @@ def test_vote_in_flight_ignores_more_keys_and_no_autorepeat(qtbot, pair_study, d
         assert view.is_busy()
         qtbot.keyClick(view, Qt.Key.Key_2)
         # refused in words while the vote is saved, never dropped in silence (issue 28.2)
-        assert view.message.text().startswith("Saving… Vote again"), view.message.text()
+        assert view.message.text().startswith("Saving… That key was not applied")
         qtbot.keyClick(view, Qt.Key.Key_N)
     rows = _votes(study)
+    assert "not applied here: 2" in view.message.text(), view.message.text()  # said on the next
     assert [(r["pair_pk"], r["choice"]) for r in rows] == [(first.pair_pk, "left")]
     assert view.current().pair_pk != first.pair_pk
     # Holding a key down must not cast a stream of votes: an auto-repeated press does nothing.

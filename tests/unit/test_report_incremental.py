@@ -346,7 +346,11 @@ def test_the_app_and_the_command_assemble_one_report(populated, tmp_path) -> Non
     dashboard.CACHE.clear()
     app = dict(dashboard.compute(dashboard.read_inputs(populated, n_boot=30, seed=4)).report)
     command = build_study_report(populated, n_boot=30, seed=4)
-    team = ("assignment", "merges")  # the team's record: read fresh by each, never cached
+    team = (
+        "assignment",
+        "merges",
+        "answer_times",
+    )  # the team's record: read fresh by each, never cached
     assert as_text({k: v for k, v in command.items() if k not in team}) == as_text(app)
     assert "judgements id 3" in app["warnings"][0]
     # what the app kept is what the command publishes, warning included

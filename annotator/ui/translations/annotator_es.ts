@@ -682,24 +682,8 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <translation>No hay nada anterior a lo que volver en esta sesión.</translation>
     </message>
     <message>
-        <source>Saving… Wait for the next item: no more keys are kept.</source>
-        <translation>Guardando… Espere al siguiente ítem: no se guardan más teclas.</translation>
-    </message>
-    <message>
         <source>Saving… Press {key} again once the next item is shown.</source>
         <translation>Guardando… Pulse {key} de nuevo cuando aparezca el siguiente ítem.</translation>
-    </message>
-    <message>
-        <source>Saving… {n} keys kept for the next item.</source>
-        <translation>Guardando… {n} teclas guardadas para el siguiente ítem.</translation>
-    </message>
-    <message>
-        <source>The keys you typed while saving are on this item: {n}.</source>
-        <translation>Las teclas pulsadas mientras se guardaba están en este ítem: {n}.</translation>
-    </message>
-    <message>
-        <source>The keys typed while saving were not applied: {n}.</source>
-        <translation>Las teclas pulsadas mientras se guardaba no se aplicaron: {n}.</translation>
     </message>
     <message>
         <source>Open the folder that holds it</source>
@@ -1140,10 +1124,6 @@ Gracias. {key} vuelve a la última respuesta.</translation>
         <source>Loading images…</source>
         <translation>Cargando imágenes…</translation>
     </message>
-    <message>
-        <source>Saving… Vote again once the next pair is shown.</source>
-        <translation>Guardando… Vote de nuevo cuando aparezca el siguiente par.</translation>
-    </message>
 </context>
 <context>
     <name>ReviewView</name>
@@ -1381,6 +1361,18 @@ Gracias. {key} vuelve a la última respuesta.</translation>
 </context>
 <context>
     <name>SessionView</name>
+    <message>
+        <source>Too fast: the image was not shown yet. That key was not applied; look, then answer.</source>
+        <translation>Demasiado rápido: la imagen aún no se había mostrado. Esa tecla no se aplicó; mira y después responde.</translation>
+    </message>
+    <message>
+        <source>Saving… That key was not applied: answer once the next item is shown.</source>
+        <translation>Guardando… Esa tecla no se aplicó: responde cuando se muestre el siguiente elemento.</translation>
+    </message>
+    <message>
+        <source>Keys typed while the last answer was saving were not applied here: {n}. This item is blank until you answer it.</source>
+        <translation>Las teclas pulsadas mientras se guardaba la última respuesta no se aplicaron aquí: {n}. Este elemento está en blanco hasta que lo respondas.</translation>
+    </message>
     <message>
         <source>Saving…</source>
         <translation>Guardando…</translation>
