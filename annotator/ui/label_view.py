@@ -44,10 +44,12 @@ from PySide6.QtWidgets import (
 from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView, Progress, ServedItem
 from .dialogs import InstructionsDialog
+from .drafts import DraftStore
 from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
 from .session_view import ANSWER_KEYS, FORM_KEYS, SessionView, State, answered_elsewhere
+from .settings import location_key
 from .style import relative_font, set_accessible
 from .worker import DbWorker, ImagePrefetcher
 
@@ -58,6 +60,7 @@ CALM_MS = 4000
 MIN_FOR_PACE = 3  # a pace from one or two answers is noise
 PEEK_DELAY_MS = 40
 WARM_AFTER_MS = 1500  # the statistics stack is imported once the first item has painted
+DRAFT_AFTER_MS = 300  # an unfinished answer is written this long after the last key
 DRIFT_RETRY_MS = 200  # how often a due drift check looks whether that import is done
 
 
@@ -193,6 +196,11 @@ class LabelView(SessionView):
         self._carried: tuple[Any, ...] | None = None
         self._missing_said = ""
         self._peeking = False
+        self._drafts = _draft_store(settings, snapshot, rater)
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_AFTER_MS)
+        self._draft_timer.timeout.connect(self._keep_draft)
         self._drift_timer = QTimer(self)
         self._drift_timer.setInterval(DRIFT_RETRY_MS)
         self._drift_timer.timeout.connect(self._drift_tick)
@@ -474,6 +482,8 @@ class LabelView(SessionView):
     def _submitted(self, step: Step) -> None:
         if step.judgement is not None:
             self.submitted.emit(step.judgement)
+        if self._drafts is not None and self._pending is not None:
+            self._drafts.clear(self._pending[0])  # stored: the draft has done its work
         self._pending = None
         if step.alert:  # taken from the session once: shown even when the next item is re-read
             self._show_drift(step.alert)
@@ -605,7 +615,8 @@ class LabelView(SessionView):
         )
         if served.previous_reason and edit_row is not None:
             answers[edit_row.rubric_metric.key] = served.previous_reason
-        self.form.set_answers(answers)
+        draft = self._drafts.load(served.item_pk) if self._drafts is not None else None
+        self.form.set_answers(draft or answers)
         self.form_scroll.ensureVisible(0, 0)
         if served.previous_judgement is not None:
             self._say(
@@ -621,6 +632,15 @@ class LabelView(SessionView):
         refused = self._refusals_note()
         if refused:
             self._say(refused, calm=False)
+        elif draft:
+            self._say(
+                translate(
+                    "LabelView",
+                    "Your unfinished answer to this item was kept from last time: check it, "
+                    "then submit.",
+                ),
+                calm=False,
+            )
         self.stack.setCurrentWidget(self.work)
         self._set_state(State.READY)
         if missing:
@@ -707,6 +727,19 @@ class LabelView(SessionView):
     def _form_changed(self) -> None:
         if self._missing_said and self.message.text() == self._missing_said:
             self.message.setText("")
+        if self._drafts is not None and self._state is State.READY:
+            self._draft_timer.start()  # one write after a burst of keys, not one per key
+
+    def _keep_draft(self) -> None:
+        """Write the form of the item on screen to the draft (or drop a draft left empty)."""
+        self._draft_timer.stop()
+        if self._drafts is None or self._served is None or self._pending is not None:
+            return
+        answers = self.form.answers()
+        if any(v not in (None, "", []) for v in answers.values()):
+            self._drafts.save(self._served.item_pk, answers)
+        else:
+            self._drafts.clear(self._served.item_pk)
 
     def _show_drift(self, alert: dict) -> None:
         metric = alert.get("metric")
@@ -759,8 +792,11 @@ class LabelView(SessionView):
         """A form key: acts on the item on screen once it has been seen for the study's minimum
         exposure (an answer key before that is refused in words); while a save is in flight it is
         refused in words, never kept for an item the rater has not seen."""
-        apply = (lambda: self.form.apply(name)) if name not in ANSWER_KEYS else None
-        ready = self.when_ready(apply or self.when_exposed(lambda: self.form.apply(name)))
+
+        def apply() -> bool:
+            return self.apply_form_key(name)
+
+        ready = self.when_ready(self.when_exposed(apply) if name in ANSWER_KEYS else apply)
 
         def run() -> Any:
             if self._saving_answer():
@@ -849,10 +885,23 @@ class LabelView(SessionView):
         return True
 
     def shutdown(self) -> None:
+        if self._draft_timer.isActive():
+            self._keep_draft()  # closed within the moment after a key: that key is kept too
         self._drift_timer.stop()
         if self._instructions is not None:
             self._instructions.close()
         super().shutdown()
+
+
+def _draft_store(settings: Any, snapshot: Any, rater: str) -> DraftStore | None:
+    """Where this rater's draft in this study lives: beside the app's settings file."""
+    path = getattr(settings, "path", None)
+    if path is None:
+        return None
+    where = getattr(snapshot, "where", "") or str(getattr(snapshot, "folder", "") or "")
+    if not where:
+        return None
+    return DraftStore(Path(path).parent / "drafts", location_key(where), rater)
 
 
 def _warm_in_background() -> None:

@@ -173,6 +173,17 @@ class MetricRow(QFrame):
     def set_value(self, value: Any) -> None:
         raise NotImplementedError
 
+    def own_keys(self) -> list[str]:
+        """The answer keys of this metric's values, as the keyboard labels them (override)."""
+        return []
+
+    def keys_text(self) -> str:
+        """Every key that answers this metric, for the line a refused key reads."""
+        keys = self.own_keys()
+        if self._cj is not None:
+            keys.append(self.keymap.hint("cannot_judge"))
+        return ", ".join(keys)
+
     def apply(self, action: str) -> bool:
         """Handle an answer key; True when the metric is now answered (focus may advance)."""
         if action == "cannot_judge" and self._cj is not None:
@@ -264,6 +275,9 @@ class GateRow(OneValueRow):
             return self._pick(PASS if action == "pass" else FAIL)
         return super().apply(action)
 
+    def own_keys(self) -> list[str]:
+        return [self.keymap.hint("pass"), self.keymap.hint("fail")]
+
 
 class ScaleRow(OneValueRow):
     """Numbered buttons; every described level stays visible (raters anchor on the words)."""
@@ -324,6 +338,10 @@ class ScaleRow(OneValueRow):
             return self._pick(d)
         return super().apply(action)
 
+    def own_keys(self) -> list[str]:
+        values = [v for v in self.buttons if isinstance(v, int) and 0 <= v <= 9]
+        return [f"{min(values)}-{max(values)}"] if values else []
+
 
 class LikertRow(OneValueRow):
     """Labelled points 1..N side by side ("1  Poor", ...); digit keys pick a point (0 = the tenth)."""
@@ -359,6 +377,10 @@ class LikertRow(OneValueRow):
         if d is not None:
             return self._pick(d or 10)
         return super().apply(action)
+
+    def own_keys(self) -> list[str]:
+        n = len(self.buttons)
+        return [f"1-{min(n, 9)}" + (" 0" if n >= 10 else "")] if n else []
 
 
 class OptionsRow(MetricRow):
@@ -434,6 +456,10 @@ class OptionsRow(MetricRow):
             self.changed.emit()
             return False
         return super().apply(action)
+
+    def own_keys(self) -> list[str]:
+        n = min(len(self.rubric_metric.options), 10)
+        return [f"1-{min(n, 9)}" + (" 0" if n == 10 else "")] if n else []
 
 
 class TextRow(MetricRow):

@@ -164,19 +164,28 @@ class RubricForm(QWidget):
             self._set_focus(earlier[-1] if earlier else self._answerable[-1])
 
     def _advance(self) -> None:
-        """After an answer: the next unanswered metric below, else the next multi-select on the way."""
-        missing = set(self.missing())
-        later = [
-            i
-            for i in self._answerable
-            if i > self._focus and self.rows[i].rubric_metric.key in missing
-        ]
-        if later:
-            self._set_focus(later[0])
-            return
+        """After an answer: the next metric below, answered or not, so the same keys give the
+        same answers on a fresh form and on a filled one (a correction, a return with Back);
+        after the last one, the first still unanswered above, if any."""
         nxt = [i for i in self._answerable if i > self._focus]
-        if nxt and self.rows[nxt[0]].rubric_metric.spec.multi:
-            self._set_focus(nxt[0])  # tags may be left empty: visit them on the way
+        if nxt:
+            self._set_focus(nxt[0])
+            return
+        first = self._first_missing()
+        if first is not None and self.rows[first].answerable:
+            self._set_focus(first)
+
+    def refusal(self, action: str) -> str:
+        """The line an answer key that did nothing reads: which metric, and the keys it takes."""
+        row = self.focused_row()
+        if row is None:
+            return ""
+        return (
+            translate("RubricForm", "{key} does not answer “{metric}”: its keys are {keys}.")
+            .replace("{key}", self.keymap.hint(action))
+            .replace("{metric}", row.rubric_metric.label)
+            .replace("{keys}", row.keys_text())
+        )
 
     # -- keys ----------------------------------------------------------------------
     def apply(self, action: str) -> bool:

@@ -487,7 +487,14 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
     ) -> dict[str, Callable[[], Any]]:
         """The answer and metric keys of ``self.form``, each wrapped by `when(fn, name)` (the
         view's guard, which knows an answer key from a move between metrics)."""
-        return {name: when(lambda n=name: self.form.apply(n), name) for name in FORM_KEYS}
+        return {name: when(lambda n=name: self.apply_form_key(n), name) for name in FORM_KEYS}
+
+    def apply_form_key(self, name: str) -> bool:
+        """A form key on the item on screen; an answer key that does nothing says why."""
+        done = self.form.apply(name)
+        if not done and name in ANSWER_KEYS:
+            self.message.setText(self.form.refusal(name))
+        return done
 
     def _submit_from_reason(self) -> None:
         self.back_to_keys()

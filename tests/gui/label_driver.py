@@ -34,6 +34,8 @@ def main() -> int:
     from annotator.ui.settings import AppSettings
     from annotator.ui.worker import DbWorker
 
+    # it answers --delay-ms after each item (a kill test, not a rater): the exposure rule is off
+    LabelView.exposure_minimum = staticmethod(lambda _snapshot: 0)
     worker = DbWorker()
     snapshot = hold_study(worker, Path(a.study))
     view = LabelView(snapshot, a.rater, worker, AppSettings())

@@ -138,7 +138,8 @@ def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
         qtbot.keyClick(view, Qt.Key.Key_Return)
         wait_ready(qtbot, view)
     on_screen = view.current_item.item_pk
-    # Half an answer is typed, then the rater quits: it is the only thing lost.
+    # Half an answer is typed, then the rater quits: it is never stored as an answer, and comes
+    # back as a draft (issue 37.3; before, it was lost)
     qtbot.keyClick(view, Qt.Key.Key_P)
     w.close()
 
@@ -157,7 +158,8 @@ def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
     v2 = w2.current_view
     wait_ready(qtbot, v2)
     assert v2.current_item.item_pk == first_unanswered
-    assert v2.form.answers() == {"failure_tags": []}  # the half answer was never stored
+    assert v2.form.answers() == {"failure_tags": [], "instruction_following": "PASS"}
+    assert "unfinished answer" in v2.message.text()
     assert v2.progress_label.text().startswith("5 / 18 done")
     w2.close()
 

@@ -66,8 +66,11 @@ def main() -> int:
     from PySide6.QtTest import QTest
 
     from annotator.ui.main_window import MainWindow
+    from annotator.ui.session_view import SessionView
     from annotator.ui.settings import AppSettings
 
+    # the focus frame under keys, not a rater's looking: the exposure rule is off
+    SessionView.exposure_minimum = staticmethod(lambda _snapshot: 0)
     w = MainWindow(AppSettings(), study=Path(sys.argv[1]), rater=sys.argv[2])
     w.resize(1100, 720)
     w.show()

@@ -496,6 +496,10 @@
 <context>
     <name>LabelView</name>
     <message>
+        <source>Your unfinished answer to this item was kept from last time: check it, then submit.</source>
+        <translation>Tu respuesta sin terminar a este elemento se conservó de la última vez: revísala y después envíala.</translation>
+    </message>
+    <message>
         <source>{done} / {total} done</source>
         <translation>{done} / {total} hechos</translation>
     </message>
@@ -1342,6 +1346,10 @@ Gracias. {key} vuelve a la última respuesta.</translation>
 </context>
 <context>
     <name>RubricForm</name>
+    <message>
+        <source>{key} does not answer “{metric}”: its keys are {keys}.</source>
+        <translation>{key} no responde a «{metric}»: sus teclas son {keys}.</translation>
+    </message>
     <message>
         <source>Verdict</source>
         <translation>Veredicto</translation>
