@@ -128,6 +128,7 @@ class CalibrationView(SessionView):
         outer.addWidget(self.pages, 1)
 
         work = QSplitter(Qt.Orientation.Horizontal)
+        work.setChildrenCollapsible(False)  # the answer side is never dragged under its buttons
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
@@ -179,7 +180,14 @@ class CalibrationView(SessionView):
         self.side.addWidget(self.form_scroll)
         self.feedback = FeedbackPanel()
         self.side.addWidget(scrolled(self.feedback))
-        self.side.setMinimumWidth(380)
+        # scrolled only vertically: as wide as the widest row of answer buttons
+        self.side.setMinimumWidth(
+            max(
+                380,
+                self.form.minimumSizeHint().width()
+                + self.form_scroll.verticalScrollBar().sizeHint().width(),
+            )
+        )
         work.addWidget(self.side)
         work.setStretchFactor(0, 3)
         work.setStretchFactor(1, 2)

@@ -443,7 +443,20 @@ class LabelView(SessionView):
         buttons.addWidget(self.back_btn)
         buttons.addWidget(self.submit_btn)
         rl.addLayout(buttons)
-        right.setMinimumWidth(self.fontMetrics().averageCharWidth() * 46)
+        # The scroll area scrolls only vertically, so it must be as wide as the widest row of
+        # answer buttons ("Can't judge (X)" was cut off at the window's minimum size), and the
+        # side as wide as its own row of buttons.
+        margins = rl.contentsMargins()
+        right.setMinimumWidth(
+            max(
+                self.fontMetrics().averageCharWidth() * 46,
+                self.form.minimumSizeHint().width()
+                + self.form_scroll.verticalScrollBar().sizeHint().width(),
+                buttons.minimumSize().width(),
+            )
+            + margins.left()
+            + margins.right()
+        )
         return right
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
