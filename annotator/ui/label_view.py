@@ -133,7 +133,9 @@ def format_progress(p: Progress) -> str:
     if p.seconds_left is not None and p.session_done >= MIN_FOR_PACE:
         mins = p.seconds_left / 60
         parts.append(
-            translate("LabelView", "about {n} min left").format(n=f"{mins:.0f}")
+            translate("LabelView", "less than a minute left")
+            if mins < 0.5  # "about 0 min left" read as if nothing were left
+            else translate("LabelView", "about {n} min left").format(n=f"{mins:.0f}")
             if mins < 90
             else translate("LabelView", "about {n} h left").format(n=f"{mins / 60:.1f}")
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -143,6 +143,7 @@ class StartPage(QWidget):
         self.rater_combo = QComboBox()
         self.rater_combo.setMinimumContentsLength(18)
         self.rater_combo.activated.connect(self._rater_picked)
+        self.rater_combo.installEventFilter(self)
         self.rater_combo.setProperty("content", True)  # rater names are people's names
         self.rater_title.setBuddy(self.rater_combo)
         rl.addWidget(self.rater_combo)
@@ -388,6 +389,29 @@ class StartPage(QWidget):
 
     def _open_recent(self, item: QListWidgetItem) -> None:
         self.window_.open_study(item.data(Qt.ItemDataRole.UserRole))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        """On the closed rater list, an arrow key or the wheel would pick the next rater and
+        enter rater mode at once: the arrows open the list instead, the wheel does nothing, and a
+        rater is chosen only by Enter or a click in the open list."""
+        kind = event.type()
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.Wheel) or obj is not self.rater_combo:
+            return super().eventFilter(obj, event)  # first: view() below makes child events
+        if self.rater_combo.view().isVisible():
+            return super().eventFilter(obj, event)
+        if kind == QEvent.Type.Wheel:
+            return True
+        if event.key() in (
+            Qt.Key.Key_Up,
+            Qt.Key.Key_Down,
+            Qt.Key.Key_PageUp,
+            Qt.Key.Key_PageDown,
+            Qt.Key.Key_Home,
+            Qt.Key.Key_End,
+        ):
+            self.rater_combo.showPopup()
+            return True
+        return super().eventFilter(obj, event)
 
     def _rater_picked(self, index: int) -> None:
         name = self.rater_combo.itemData(index)

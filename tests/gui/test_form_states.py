@@ -95,3 +95,34 @@ def test_a_correction_by_keys_stores_what_the_keys_say(qtbot, ui_study):
     qtbot.keyClick(view, Qt.Key.Key_4)
     assert view.message.text().startswith("4 does not answer “Instruction following”")
     assert view.form.answers().get("instruction_following") is None
+
+
+def test_the_progress_line_never_says_about_0_min_left():
+    from annotator.domain.records import Progress
+    from annotator.ui.label_view import format_progress
+
+    # 17 of 18 done at 10 s an item: 10 s left
+    line = format_progress(Progress(done=17, total=18, session_done=17, session_seconds=170))
+    assert "less than a minute left" in line and "0 min" not in line, line
+    line = format_progress(Progress(done=6, total=18, session_done=6, session_seconds=60))
+    assert "about 2 min left" in line, line
+
+
+def test_a_single_arrow_key_on_who_is_rating_does_not_enter_rater_mode(qtbot, tmp_path):
+    """Issue 37.9: Down on the closed rater list picked the next rater and entered rater mode
+    without a word; now the arrows open the list, and only Enter or a click chooses."""
+    from gui_support import build_study
+    from screens import leave_rater
+
+    built = build_study(tmp_path, "ui", anchor_every=0, raters=("rater-one", "zed"))
+    w = open_window(qtbot, built.folder, rater=None)
+    if w.rater is not None:
+        leave_rater(qtbot, w)
+    combo = w.start.rater_combo
+    combo.setFocus()
+    for key in (Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_Down):
+        qtbot.keyClick(combo, key)
+        assert w.rater is None, key
+        combo.hidePopup()
+    assert w.mode == "start"
+    w.close()

@@ -496,6 +496,10 @@
 <context>
     <name>LabelView</name>
     <message>
+        <source>less than a minute left</source>
+        <translation>queda menos de un minuto</translation>
+    </message>
+    <message>
         <source>Your unfinished answer to this item was kept from last time: check it, then submit.</source>
         <translation>Tu respuesta sin terminar a este elemento se conservó de la última vez: revísala y después envíala.</translation>
     </message>
