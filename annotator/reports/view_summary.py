@@ -14,6 +14,7 @@ from .formatting import as_dict, est_of, fmt_num
 VERDICT_WORDS = {
     "replaceable": ("can replace a rater", "ok"),
     "inside_human_spread": ("inside the human spread", "ok"),
+    "biased": ("biased", "warn"),
     "not_trustworthy": ("not trustworthy", "warn"),
     "undetermined": ("cannot tell", ""),
 }
@@ -26,7 +27,10 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     judges = []
     for name, per in as_dict(s.get("judges")).items():
         rows = []
-        for key, v in as_dict(per).items():
+        per = as_dict(per)
+        for key, v in per.items():
+            if not isinstance(v, Mapping):
+                continue  # the judge's sentence (`text`), shown above its rows
             v = as_dict(v)
             words, tone = VERDICT_WORDS.get(str(v.get("verdict")), (str(v.get("verdict")), ""))
             rows.append(
@@ -39,7 +43,12 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
             )
         counts = {w: sum(1 for r in rows if r["words"] == w) for w, _ in VERDICT_WORDS.values()}
         judges.append(
-            {"name": str(name), "rows": rows, "counts": [(w, n) for w, n in counts.items() if n]}
+            {
+                "name": str(name),
+                "text": str(per.get("text") or ""),
+                "rows": rows,
+                "counts": [(w, n) for w, n in counts.items() if n],
+            }
         )
     g = as_dict(s.get("generators"))
     ranking = []

@@ -447,8 +447,13 @@ def _summary(report: Mapping[str, Any]) -> Section:
     """The report summary's lead: what is known, then what data would decide the rest (the same
     entries as the HTML report's summary: stats/next_steps.py)."""
     s = _d(report.get("summary"))
-    blocks: list[Block] = [Note(f"Known: {_d(e).get('text')}") for e in s.get("known") or []]
-    if not blocks and "known" in s:
+    blocks: list[Block] = [
+        Note(str(_d(per).get("text")))
+        for _name, per in sorted(_d(s.get("judges")).items())
+        if _d(per).get("text")
+    ]  # one verdict per judge, first
+    blocks += [Note(f"Known: {_d(e).get('text')}") for e in s.get("known") or []]
+    if not s.get("known") and "known" in s:
         blocks.append(Note("Known: nothing yet for sure; every figure is undecided on these data."))
     for e in s.get("to_decide") or []:
         cmd = _d(e).get("command")

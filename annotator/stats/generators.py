@@ -202,7 +202,7 @@ def generator_section(
         partial = sorted(g for g, c in sets.items() if c != union)
         result["comparable_note"] = (
             "not comparable as a ranking: the generators were rated on different cases "
-            f"({', '.join(partial)} lack some); compare them through `differences`, on shared cases"
+            f"({', '.join(partial)} lack some); compare them pair by pair on the cases they share (the differences table)"
         )
     # the gate's thresholds by figure (`source` and `judge` say where the bounds come from:
     # debiased_release_gate reads them)

@@ -227,10 +227,17 @@ def _debiased_order(generators: dict[str, Any]) -> list[dict[str, Any]]:
     if not pairs:
         return []
     label = str(generators.get("rubric_figure") or "").replace("_", " ")
+    unused = set(generators.get("humans_only") or [])
+    source = (
+        f"the random human sample alone: the judge {generators.get('debiased_judge')} added "
+        "nothing here"
+        if unused >= {r["generator"] for r in rows}
+        else f"the judge {generators.get('debiased_judge')} corrected by the random human sample"
+        + (f"; humans only on {', '.join(sorted(unused))}" if unused else "")
+    )
     return [
         {
-            "text": f"On the debiased {label} (the judge {generators.get('debiased_judge')} "
-            "corrected by the random human sample): "
+            "text": f"On the debiased {label} ({source}): "
             + "; ".join(
                 f"{h['generator']} {ci_text(h['debiased'])} is above {g['generator']} "
                 f"{ci_text(g['debiased'])}"
@@ -354,7 +361,7 @@ def _alt_test_design(
             if more_raters:
                 extra.append(f"add {more_raters} rater{'' if more_raters == 1 else 's'}")
             if more_items:
-                extra.append(f"import {more_items} more items")
+                extra.append(f"{more_items} more items rated")
             parts.append(
                 f"overlap {overlap} on at least {n_needed} items ({design['raters']} raters, "
                 f"{design['items']} items at overlap {design['overlap']} now"
@@ -373,8 +380,8 @@ def _alt_test_design(
             )
         entry: dict[str, Any] = {
             "text": f"Whether the judge {judge} can replace a rater ({len(blocked)} "
-            f"metric{'' if len(blocked) == 1 else 's'} undecided): the alternative-annotator "
-            f"test needs {MIN_ANNOTATORS} raters with {items} items each that the judge and "
+            f"metric{'' if len(blocked) == 1 else 's'} undecided): to compare it with each "
+            f"rater it needs {MIN_ANNOTATORS} raters with {items} items each that the judge and "
             f"{MIN_OTHERS} other raters also answered: " + "; and ".join(parts),
             "figures": {
                 "judge": judge,
@@ -409,9 +416,9 @@ def _spread_items(
             {
                 "text": f"Whether the judge {judge} agrees with the humans as they agree with "
                 f"each other on {len(need)} metric{'' if len(need) == 1 else 's'}: about "
-                f"{most} items answered by the judge and the raters would decide (from the "
-                f"width of each difference's interval now; {design['items']} items now"
-                + (f": import {more} more" if more else "")
+                f"{most} items rated by your raters and scored by the judge would decide (from "
+                f"the width of each difference's interval now; {design['items']} items now"
+                + (f": {more} more, dealt to the raters with the command below" if more else "")
                 + ")",
                 "command": f"annotator assign --study {_study_arg(report)} --overlap "
                 f"{max(ALT_TEST_OVERLAP, design['overlap'])}",
@@ -459,10 +466,19 @@ def _ties(generators: dict[str, Any], report: dict[str, Any]) -> list[dict[str, 
     if len(rows) < 2 or not name:
         return []
     diffs = (report.get("generators") or {}).get("differences") or {}
+    # a pair "known" already orders by the ranking's own figure (the debiased intervals) is not
+    # also "unsettled" here: the two lists read one comparison
+    settled = {
+        frozenset((f["above"], f["below"]))
+        for k in _debiased_order(generators)
+        for f in k["figures"]
+    }
     ties, figures = [], []
     for i, h in enumerate(rows):
         for g in rows[i + 1 :]:
             a, b = h["generator"], g["generator"]
+            if frozenset((a, b)) in settled:
+                continue
             d = (diffs.get(f"{a} - {b}") or {}).get(name) or (diffs.get(f"{b} - {a}") or {}).get(
                 name
             )

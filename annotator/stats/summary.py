@@ -35,11 +35,12 @@ from ..domain.figures import metric_labels
 from .alt_test import verdict_test
 from .competence import low_competence
 from .debiased import debiased_summary
+from .judge_use import fold_biases, judge_text, known_biases
 from .next_steps import ci_text as _ci
 from .next_steps import known, to_decide
 from .next_steps import num_text as _f
 
-VERDICTS = ("replaceable", "inside_human_spread", "not_trustworthy", "undetermined")
+VERDICTS = ("replaceable", "inside_human_spread", "biased", "not_trustworthy", "undetermined")
 GLOSSARY = {
     "alternative-annotator test": "the judge is compared with each human in turn on how well "
     "it agrees with the other humans; it may replace a rater when it does at least as well "
@@ -266,16 +267,42 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
     if debiased:
         out["ranked_by"] = "debiased"
         out["debiased_judge"] = judge
-        out["ranked_by_note"] = (
-            f"ranked by the debiased {str(name).replace('_', ' ')} (the judge {judge} on every "
-            "item, corrected by the random human sample: PPI++), ranks from debiased intervals "
-            "that do not overlap; the humans-only figures beside them"
-        )
+        unused = _judge_unused(report, str(judge), str(name), list(debiased))
+        out["humans_only"] = unused
+        label = str(name).replace("_", " ")
+        if len(unused) == len(debiased):
+            # lambda 0 everywhere: the "debiased" figure is the humans' sample alone, said so
+            out["ranked_by_note"] = (
+                f"ranked by the {label} of the random human sample alone: the judge {judge} "
+                "added nothing here (its weight lambda is 0 on every generator), so these are "
+                "humans-only figures; ranks from intervals that do not overlap"
+            )
+        else:
+            out["ranked_by_note"] = (
+                f"ranked by the debiased {label} (the judge {judge} on every item, corrected by "
+                "the random human sample), ranks from debiased intervals that do not overlap"
+                + (
+                    f"; humans only on {', '.join(unused)} (the judge added nothing there: "
+                    "lambda 0)"
+                    if unused
+                    else ""
+                )
+            )
     else:
         out["ranked_by"] = "humans"
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]
     return out
+
+
+def _judge_unused(report: dict[str, Any], judge: str, name: str, gens: list[str]) -> list[str]:
+    """The generators whose debiased `name` gives the judge no weight (lambda 0): humans only."""
+    by_gen = (((report.get("debiased") or {}).get("judges") or {}).get(judge) or {}).get(
+        "by_generator"
+    ) or {}
+    return sorted(
+        g for g in gens if ((by_gen.get(g) or {}).get(name) or {}).get("lambda") in (0, 0.0)
+    )
 
 
 def _debiased_figures(
@@ -365,9 +392,15 @@ def build_summary(report: dict[str, Any]) -> dict[str, Any]:
     gate = _release_gate(report)
     raters = _raters(report)
     debiased = debiased_summary(report.get("debiased") or {}, metric_labels(report))
-    return {
+    fold_biases(judges, known_biases(report, debiased))  # a known bias is never "cannot tell"
+    said = {
         "known": known(report, judges, generators, gate, raters, debiased),
         "to_decide": to_decide(report, judges, generators, gate),
+    }
+    for name, per in judges.items():  # last: the sentence sits beside the metrics it reads
+        per["text"] = judge_text(name, per)  # type: ignore[assignment]
+    return {
+        **said,
         "judges": judges,
         "generators": generators,
         "release_gate": gate,

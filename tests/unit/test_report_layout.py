@@ -103,3 +103,28 @@ def test_report_fits_1280_px_summary_first_glossary_last_and_folded(tmp_path: Pa
     im = _trim(shot.read_bytes())
     assert im.width == WIDTH and im.height > 2000
     assert isinstance(im, Image.Image)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_demo_report_fits_1280_px(small_demo_dir: Path, tmp_path: Path) -> None:
+    """The demo's own report, not only a synthetic one (issue 37.9: the page scrolled to 1886 px
+    because a rater's drift-and-calibration sentence sat in a pill that does not wrap)."""
+    from annotator.services.reporting import build_study_report
+    from annotator.services.study import Study
+
+    study = Study.open(small_demo_dir, mode="read")
+    try:
+        report = build_study_report(study, n_boot=100, seed=0)
+    finally:
+        study.close()
+    html = write_html(report, tmp_path / "report.html", {}, generated_at="2025-01-01 12:00 UTC")
+    probed = tmp_path / "probed.html"
+    probed.write_text(
+        html.read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>"), encoding="utf-8"
+    )
+    dom = _chromium([f"--window-size={WIDTH},2000", "--dump-dom", probed.as_uri()], tmp_path)
+    m = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
+    assert m, dom.stderr[-2000:]
+    got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert got["pageWidth"] <= got["window"], got["pageWidth"]
+    assert "Can I trust the judge?" in html.read_text(encoding="utf-8")
