@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -257,12 +258,18 @@ class VoteRow:
     line: int
 
 
-def parse_pairs(path: str | Path, known: set[str], *, judges: bool = False) -> list[VoteRow]:
-    """Pair votes; a rater votes on a pair once, a judge once per order shown (A|B and B|A)."""
+def parse_pairs(
+    path: str | Path, known: set[str], *, judges: bool = False, anonymous: bool = False
+) -> list[VoteRow]:
+    """Pair votes; a rater votes on a pair of items once, a judge once per order shown (A|B and
+    B|A). `anonymous`: the file's rater column names no one (one voter string on every vote):
+    each vote becomes its own rater, named by the file's content and the line, so the same file
+    imported twice is still refused as already there."""
     p = Path(path)
     src = str(p)
     out: list[VoteRow] = []
     seen: dict[tuple[str, ...], int] = {}
+    seen_items: dict[tuple[frozenset, str, str], int] = {}
     pair_items: dict[str, tuple[frozenset, int]] = {}
     for n, row in read_csv(p, ("pair_id", "item_left", "item_right", "rater", "choice")):
         pid = _name(row["pair_id"], "pair_id", src, n)
@@ -275,6 +282,9 @@ def parse_pairs(path: str | Path, known: set[str], *, judges: bool = False) -> l
         rater = person_name(
             _name(row["rater"], "rater", src, n), "'rater'", source=src, line=n, field="rater"
         )
+        if anonymous:
+            token = hashlib.sha256(f"{pid}\x1f{left}\x1f{right}\x1f{n}".encode()).hexdigest()
+            rater = f"anonymous-{token[:12]}"
         choice = row["choice"].strip().lower()
         if choice not in CHOICES:
             raise InputError(
@@ -302,6 +312,17 @@ def parse_pairs(path: str | Path, known: set[str], *, judges: bool = False) -> l
                 field="rater",
             )
         seen[key] = n
+        same_items = (both, rater, left if judges else "")
+        if same_items in seen_items:
+            raise InputError(
+                f"'{rater}' voted twice on the same two items (lines {seen_items[same_items]} and "
+                f"{n}; the store keeps one vote per rater per pair of items): if the file's rater "
+                "column names no one, import it with --anonymous (each vote its own rater)",
+                source=src,
+                line=n,
+                field="rater",
+            )
+        seen_items[same_items] = n
         out.append(
             VoteRow(pid, left, right, rater, choice, _time(row.get("created_at"), src, n), n)
         )

@@ -53,6 +53,13 @@ OPTIONS: dict[str, ImportOption] = {
             is_switch=True,
         ),
         ImportOption(
+            "anonymous",
+            "--anonymous",
+            "the votes carry no rater identity (an arena's one voter string): each vote is its "
+            "own anonymous rater, in the pooled figures, never compared rater with rater",
+            is_switch=True,
+        ),
+        ImportOption(
             "media_root",
             "--media-root",
             "where Label Studio's image references are found (default: the export's folder)",
@@ -76,7 +83,10 @@ KINDS: dict[str, ImportKind] = {
             ("replace",),
         ),
         ImportKind(
-            "pairs", "pair votes CSV: pair_id,item_left,item_right,rater,choice", in_package=True
+            "pairs",
+            "pair votes CSV: pair_id,item_left,item_right,rater,choice",
+            ("anonymous",),
+            in_package=True,
         ),
         ImportKind("judge-pairs", "judge pair votes CSV (the judge's name as rater)"),
         ImportKind("anchors", "anchor set (JSON Lines with reference and rationale)", ("name",)),

@@ -80,8 +80,11 @@ def _judge(study: Study, path: Path, replace: bool = False) -> str:
     )
 
 
-def _pairs(study: Study, path: Path) -> str:
-    return f"imported {counted(study.import_pairs(path), 'pair vote')} from {path}"
+def _pairs(study: Study, path: Path, anonymous: bool = False) -> str:
+    n = study.import_pairs(path, anonymous=anonymous)
+    return f"imported {counted(n, 'pair vote')} from {path}" + (
+        ", each its own anonymous rater" if anonymous else ""
+    )
 
 
 def _judge_pairs(study: Study, path: Path) -> str:

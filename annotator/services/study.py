@@ -403,8 +403,12 @@ class Study:
                 tx, rows, kind="import", source=str(path), replace=replace, versions=versions
             )
 
-    def import_pairs(self, path: str | Path, *, judges: bool = False) -> int:
-        rows = tables.parse_pairs(path, imports.known_item_ids(self.db), judges=judges)
+    def import_pairs(
+        self, path: str | Path, *, judges: bool = False, anonymous: bool = False
+    ) -> int:
+        rows = tables.parse_pairs(
+            path, imports.known_item_ids(self.db), judges=judges, anonymous=anonymous
+        )
         self._only_own_rater({r.rater for r in rows}, path)
         with (
             imports.refused_if_duplicate(imports.DUPLICATE["pairs"], str(path)),

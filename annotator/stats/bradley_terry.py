@@ -226,6 +226,9 @@ def _counts(v: pd.DataFrame) -> tuple[dict[str, int], dict[str, int]]:
     return votes, pairs
 
 
+MIN_CASE_PAIRS = 2  # a case's own fit needs two pairs at least; smaller cases are only pooled
+
+
 def bradley_terry(
     votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, by_case: bool = True
 ) -> dict[str, Any]:
@@ -267,6 +270,8 @@ def bradley_terry(
         case_of = v["case_id"].astype(str)
         for c, name in enumerate(pairs.cases):
             keep = pairs.case == c
+            if keep.sum() < MIN_CASE_PAIRS:
+                continue  # one pair in a case fits nothing (an arena: thousands of such cases)
             # fit only the generators this case holds (keeps the matrices small)
             present = np.unique(np.concatenate([pairs.ga[keep], pairs.gb[keep]]))
             local = pairs.subset(keep, present)

@@ -27,6 +27,7 @@ from .position_bias import position_bias, side_test
 
 CODING = "choice coded as the pair's item a (smaller item id) / item b / both / neither"
 _VALUES = np.arange(len(CODES), dtype=float)
+MIN_SHARED_PAIRS = 2  # a kappa needs two shared pairs at least (on one it is 1 or undefined)
 
 
 def _code_table(v: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
@@ -36,7 +37,7 @@ def _code_table(v: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
     pi = {p: i for i, p in enumerate(pairs)}
     ri = {r: i for i, r in enumerate(raters)}
     ci = {c: i for i, c in enumerate(CODES)}
-    table = np.full((len(pairs), len(raters)), -1, dtype=int)
+    table = np.full((len(pairs), len(raters)), -1, dtype=np.int8)
     table[
         v["pair_id"].astype(str).map(pi).to_numpy(), v["rater"].astype(str).map(ri).to_numpy()
     ] = v["code"].map(ci).to_numpy()
@@ -52,10 +53,12 @@ def rater_agreement(votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -
     v = coded_votes(votes)
     n_raters = int(v["rater"].nunique()) if not v.empty else 0
     meta = {"n_pairs": 0, "n_raters": n_raters, "n_votes": 0, "coding": CODING}
+    n_rater_pairs = n_raters * (n_raters - 1) // 2
     empty = {
         "rater_alpha": {**undefined(0, "needs two raters voting on the same pair"), **meta},
         "rater_kappas": {},
         "rater_kappas_detail": {},
+        "rater_pairs": _rater_pairs(0, n_rater_pairs),
     }
     if v.empty:
         return empty
@@ -68,16 +71,11 @@ def rater_agreement(votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -
     vc = value_counts(r, table[r, c].astype(float), _VALUES)
     alpha = register_alpha(plan, vc, "nominal")
     kappas: dict[str, Pending | dict[str, Any]] = {}
-    for i in range(len(raters)):
-        for j in range(i + 1, len(raters)):
-            both = np.flatnonzero((table[:, i] >= 0) & (table[:, j] >= 0))
-            key = f"{raters[i]}|{raters[j]}"
-            if not len(both):
-                kappas[key] = undefined(0, "no shared pairs")
-                continue
-            kappas[key] = register_cohen(plan, both, table[both, i], table[both, j], _VALUES)[
-                "unweighted"
-            ]
+    for i, j in _sharing(table >= 0):
+        both = np.flatnonzero((table[:, i] >= 0) & (table[:, j] >= 0))
+        kappas[f"{raters[i]}|{raters[j]}"] = register_cohen(
+            plan, both, table[both, i], table[both, j], _VALUES
+        )["unweighted"]
     plan.run()
     ra = alpha.resolve()
     if ra["estimate"] is None:
@@ -96,6 +94,34 @@ def rater_agreement(votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -
         "rater_alpha": ra,
         "rater_kappas": {k: d["estimate"] for k, d in detail.items()},
         "rater_kappas_detail": detail,
+        "rater_pairs": _rater_pairs(len(detail), len(raters) * (len(raters) - 1) // 2),
+    }
+
+
+def _sharing(voted: np.ndarray) -> list[tuple[int, int]]:
+    """The rater pairs (i < j) that voted on at least MIN_SHARED_PAIRS of the same pairs, from a
+    sparse overlap count: with thousands of one-vote raters (an arena's crowd) the pairs that
+    share nothing are never enumerated (1.1 million of them made a 259 MB report)."""
+    from scipy import sparse
+
+    ind = sparse.csc_matrix(voted.astype(np.int32))
+    overlap = sparse.triu(ind.T @ ind, k=1).tocoo()
+    keep = overlap.data >= MIN_SHARED_PAIRS
+    return sorted(zip(overlap.row[keep].tolist(), overlap.col[keep].tolist(), strict=True))
+
+
+def _rater_pairs(compared: int, total: int) -> dict[str, Any]:
+    """How many rater pairs have a kappa, and how many share too few pairs for one."""
+    return {
+        "compared": compared,
+        "sharing_too_few": total - compared,
+        "minimum_shared": MIN_SHARED_PAIRS,
+        "note": (
+            f"{total - compared} rater pairs voted on fewer than {MIN_SHARED_PAIRS} of the same "
+            "pairs: no kappa for them (counted here, not listed)"
+            if total - compared
+            else None
+        ),
     }
 
 
@@ -266,6 +292,7 @@ def pairwise_section(
         "rater_alpha": agreement["rater_alpha"],
         "rater_kappas": agreement["rater_kappas"],
         "rater_kappas_detail": agreement["rater_kappas_detail"],
+        "rater_pairs": agreement["rater_pairs"],
         "majority_counts": {c: int(counts.get(c, 0)) for c in CODES} | {"undefined": n_undefined},
         "judges": judge_agreement(
             votes, frames.judge_pair_votes, n_boot=n_boot, seed=seed + 2, min_count=min_count

@@ -257,6 +257,24 @@ def pooled_test(v: pd.DataFrame, min_count: int, level: float) -> dict[str, Any]
     return out
 
 
+MIN_LISTED_VOTES = 2  # a rater with one vote says nothing about sides: counted, not listed
+
+
+def _listed(by_rater: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The raters with MIN_LISTED_VOTES votes or more, and a count of the others (an arena's
+    crowd of one-vote raters made 2,061 empty entries)."""
+    listed = {r: d for r, d in by_rater.items() if int(d.get("n") or 0) >= MIN_LISTED_VOTES}
+    rest = [d for r, d in by_rater.items() if r not in listed]
+    if not rest:
+        return listed, None
+    return listed, {
+        "raters": len(rest),
+        "votes": sum(int(d.get("n") or 0) for d in rest),
+        "note": f"{len(rest)} raters with fewer than {MIN_LISTED_VOTES} decisive votes each: "
+        "nothing to test per rater, counted here, not listed (their votes are in the pooled test)",
+    }
+
+
 def position_bias(
     votes: pd.DataFrame, *, min_count: int = 10, alpha: float = ALPHA_LEVEL
 ) -> dict[str, Any]:
@@ -273,10 +291,12 @@ def position_bias(
         out = no_side_test(v, layout)
         dec = v[v["choice"].isin(("left", "right"))] if not v.empty else v
         out["n_pairs"] = int(dec["pair_id"].nunique()) if len(dec) else 0  # as pooled_test
-        out["by_rater"] = {
-            str(r): {**no_side_test(rows, layout, with_layout=False), "p_adjusted": None}
-            for r, rows in (v.groupby("rater", sort=True) if not v.empty else [])
-        }
+        out["by_rater"], out["by_rater_omitted"] = _listed(
+            {
+                str(r): {**no_side_test(rows, layout, with_layout=False), "p_adjusted": None}
+                for r, rows in (v.groupby("rater", sort=True) if not v.empty else [])
+            }
+        )
         out["flagged_raters"] = []
         out["multiplicity"] = "no side test: the sides were not randomized"
         return out
@@ -292,7 +312,7 @@ def position_bias(
     for r, d in by_rater.items():
         d["p_adjusted"] = adjusted.get(r)
         d["flagged"] = bool(d["p_adjusted"] is not None and d["p_adjusted"] < alpha)
-    out["by_rater"] = by_rater
+    out["by_rater"], out["by_rater_omitted"] = _listed(by_rater)
     out["flagged_raters"] = [r for r, d in by_rater.items() if d["flagged"]]
     out["multiplicity"] = f"Holm over {len(adjusted)} raters, family-wise {alpha:g}"
     return out

@@ -98,9 +98,12 @@ def rater_section(
     j = frames.judgements
     # distinct names first: a set built from the column would walk a million strings in Python
     names: set[str] = set(j["rater"].astype(str).unique()) if len(j) else set()
-    for df in (frames.pair_votes, frames.anchor_answers):
-        if len(df):
-            names |= set(df["rater"].astype(str).unique())
+    if len(frames.anchor_answers):
+        names |= set(frames.anchor_answers["rater"].astype(str).unique())
+    if len(frames.pair_votes):
+        # a rater of one pair vote has no figure of their own (an arena's crowd: thousands)
+        votes = frames.pair_votes["rater"].astype(str).value_counts()
+        names |= set(votes.index[votes >= 2])
     raters = sorted(names)
     r_of = {r: i for i, r in enumerate(raters)}
     R = len(raters)

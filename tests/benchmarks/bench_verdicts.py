@@ -65,7 +65,9 @@ def verdict_rates(runs: int, sizes: list[int], judges: list[str]) -> list[str]:
             for s in range(runs):
                 humans, j = draw(np.random.default_rng([s, n, len(judge)]), n, judge)
                 rep = build_report(frames(humans, j), n_boot=200, n_perm=10, seed=s)
-                for v in rep["summary"]["judges"]["j"].values():
+                for key, v in rep["summary"]["judges"]["j"].items():
+                    if key == "text":
+                        continue  # the judge's sentence, not a metric
                     total += 1
                     if v["verdict"] in counts:
                         counts[v["verdict"]] += 1

@@ -226,7 +226,14 @@ class JudgeServer:
                 return
             self._serve(h, body, action)
         finally:
-            with self._lock:
+            self._done_with(h)
+
+    def _done_with(self, h: BaseHTTPRequestHandler) -> None:
+        """The request no longer counts as in flight (once: before its reply is written, since
+        a client that has read the reply may send the next request before this thread ends)."""
+        with self._lock:
+            if not getattr(h, "_counted_out", False):
+                h._counted_out = True  # type: ignore[attr-defined]
                 self.in_flight -= 1
 
     def _serve(self, h: BaseHTTPRequestHandler, body: dict[str, Any], action: Any) -> None:
@@ -336,8 +343,8 @@ class JudgeServer:
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
 
-    @staticmethod
     def _send(
+        self,
         h: BaseHTTPRequestHandler,
         code: int,
         payload: dict[str, Any],
@@ -351,6 +358,7 @@ class JudgeServer:
             for k, v in (headers or {}).items():
                 h.send_header(k, v)
             h.end_headers()
+            self._done_with(h)
             h.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout): exactly what a slow server sees

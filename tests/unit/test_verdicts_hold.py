@@ -51,6 +51,12 @@ def test_constant_pass_judge_fails_the_alt_test_on_a_lopsided_gate():
         assert alt_test(h, j, nominal=True)["passed"]
 
 
+def per_metric(judge: dict) -> dict:
+    """A judge's per-metric verdicts (beside them sits its one sentence, `text`)."""
+    assert isinstance(judge["text"], str)
+    return {k: v for k, v in judge.items() if k != "text"}
+
+
 @pytest.mark.parametrize(
     ("judge", "n"),
     [
@@ -63,7 +69,7 @@ def test_constant_pass_judge_fails_the_alt_test_on_a_lopsided_gate():
 def test_uninformative_or_noisier_judge_is_never_replaceable(judge: str, n: int):
     humans, j = draw(np.random.default_rng([n, len(judge)]), n, judge)
     rep = build_report(frames(humans, j), n_boot=100, n_perm=10)
-    verdicts = rep["summary"]["judges"]["j"]
+    verdicts = per_metric(rep["summary"]["judges"]["j"])
     assert not [k for k, v in verdicts.items() if v["verdict"] == "replaceable"]
     if judge != "noisier":  # nothing "inside the human spread" either
         assert not [k for k, v in verdicts.items() if v["verdict"] == "inside_human_spread"]
@@ -76,7 +82,7 @@ def test_uninformative_or_noisier_judge_is_never_replaceable(judge: str, n: int)
 def test_exchangeable_judge_is_replaceable():
     humans, j = draw(np.random.default_rng(5), 1000, "exchangeable")
     rep = build_report(frames(humans, j), n_boot=100, n_perm=10)
-    verdicts = rep["summary"]["judges"]["j"]
+    verdicts = per_metric(rep["summary"]["judges"]["j"])
     assert sum(v["verdict"] == "replaceable" for v in verdicts.values()) >= 9
     hr = rep["metrics"]["text_rendering"]["judges"]["j"]["human_range"]
     assert hr["difference"]["low"] is not None and hr["judge_mean_ci"]["low"] > 0
@@ -86,7 +92,9 @@ def test_small_studies_say_how_many_items_would_decide():
     # a random judge on 30 items: "inside the human spread" on rare tags in half of such
     # studies before (a point estimate against the min/max of small-sample kappas)
     humans, j = draw(np.random.default_rng(6), 30, "random")
-    small = build_report(frames(humans, j), n_boot=100, n_perm=10)["summary"]["judges"]["j"]
+    small = per_metric(
+        build_report(frames(humans, j), n_boot=100, n_perm=10)["summary"]["judges"]["j"]
+    )
     assert not [
         k for k, v in small.items() if v["verdict"] in ("replaceable", "inside_human_spread")
     ]
