@@ -571,7 +571,7 @@ def write_demo_inputs(
 
 
 JUDGE_ONLY_VARIANTS = 15  # per case and generator: 270 items, ten times the human sample of 30
-JUDGE_ONLY_SCALE = 0.5  # pixels per point (180 x 380 px): no human opens them in the demo
+JUDGE_ONLY_SCALE = 0.5  # pixels per point (180 x 380 px): small, with their text
 
 
 def write_judge_only_inputs(
@@ -585,7 +585,9 @@ def write_judge_only_inputs(
     """The demo's judge-only set: further variants of every case and generator (made as the
     human-rated ones are), scored by the same lenient judge and rated by no human, so the
     debiased figures have what a real study has: a judge on many more outputs than the humans
-    rate. Drawn as small wireframes (JUDGE_ONLY_SCALE, text as bars: images.drawn_at); ids
+    rate. Drawn small (JUDGE_ONLY_SCALE: images.drawn_at) with their text, since a rater dealt one
+    from the random human sample is asked about its text rendering (as grey bars it could not be
+    judged; 0.8 s more of the build); ids
     demo-1001 ... in their own seeded order; each variant a cell of its own (its prompt names
     it), so the judge votes on 3 pairs per variant."""
     combos = [
@@ -594,7 +596,7 @@ def write_judge_only_inputs(
         for g in GENERATORS
         for v in range(first_variant, first_variant + variants)
     ]
-    with drawn_at(JUDGE_ONLY_SCALE, greeked=True):
+    with drawn_at(JUDGE_ONLY_SCALE, greeked=False):
         return _write_inputs(
             Path(folder), combos, seed, "demo-judge-only-order", first_number, own_cells=True
         )

@@ -2,7 +2,7 @@
 defects, a lenient judge, the shipped anchor set, and simulated raters who
 label, vote and (one of them) drift, all through the same services the app uses.
 Beside the 36 rated items, a judge-only set ten times the random human sample
-(270 further variants, drawn as small wireframes) so the report's debiased
+(270 further variants, drawn small with their text) so the report's debiased
 figures correct a judge on many more outputs than the humans rate.
 """
 
