@@ -449,13 +449,29 @@ def drift_chart(
     ax1.tick_params(labelbottom=False)
     # one legend under both panels, so half-width charts keep their plotting area
     ncols = 4 if width >= WIDTH else 2
-    rows = -(-len(legend) // ncols)
-    fig.legend(handles, legend, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False)
+    rows = _fitted_legend(fig, handles, legend, ncols)
     legend_inches = 0.1 + 0.17 * rows
-    fig.tight_layout(rect=(0, legend_inches / fig.get_size_inches()[1], 1, 1))
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + legend_inches)  # the legend below, the panels keep their height
+    fig.tight_layout(rect=(0, legend_inches / (h + legend_inches), 1, 1))
     # the alt text names the lines as the legend does (a screen reader gets the same words)
     words = "; ".join(str(x).replace(r"\$", "$") for x in legend)
     return figure_to_chart(fig, f"Drift chart for rater {rater}: {words}")
+
+
+def _fitted_legend(fig: Any, handles: list[Artist], labels: list[str], ncols: int) -> int:
+    """A legend under the panels in as many columns as fit the figure's width (a half-width
+    drift chart cut its two-column legend on both sides); the rows it takes."""
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()
+    while True:
+        leg = fig.legend(
+            handles, labels, loc="lower center", ncols=ncols, fontsize=7.5, frameon=False
+        )
+        if ncols == 1 or leg.get_window_extent(renderer).width <= 0.98 * fig.bbox.width:
+            return -(-len(labels) // ncols)
+        leg.remove()
+        ncols -= 1
 
 
 def render_all(
