@@ -245,6 +245,20 @@ def live_judgement_frame(
     return pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS)
 
 
+def with_sample_frame(settings: dict[str, Any], item_rows: list[R.ItemRow]) -> dict[str, Any]:
+    """`settings` with the human sample's `imported_after`: the live items imported after the
+    draw (a key above its `frame_max_pk`), which no human could have been asked about, so the
+    debiased figures cover the draw's frame only (stats/debiased.py)."""
+    out = dict(settings)
+    for key in ("human_sample",):
+        sample = out.get(key)
+        if isinstance(sample, dict) and sample.get("frame_max_pk") is not None:
+            frame = int(sample["frame_max_pk"])
+            after = [r.item_id for r in item_rows if r.pk > frame and not r.is_anchor]
+            out[key] = {**sample, "imported_after": after}
+    return out
+
+
 def build_frames(
     db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]
 ) -> F.StudyFrames:
@@ -267,6 +281,6 @@ def build_frames(
         judge_pair_votes=judge_pair_votes,
         anchor_answers=anchor_answers,
         adjudications=adjudication_frame(db, judged),
-        settings=dict(settings),
+        settings=with_sample_frame(settings, item_rows),
         unreadable=sorted(unreadable),
     )

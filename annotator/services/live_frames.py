@@ -90,7 +90,7 @@ def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, 
         judge_pair_votes=judge_pair_votes,
         anchor_answers=anchor_answers,
         adjudications=B.adjudication_frame(db, judged),
-        settings=dict(settings),
+        settings=B.with_sample_frame(settings, item_rows),
         unreadable=sorted(live_bad + anchor_bad),
     )
     return LiveFrames(
@@ -112,6 +112,8 @@ def refresh(
     """`live` brought up to date: itself when nothing changed, a delta when only answers, judge
     scores, votes, calibrations or adjudications were added, else a full read."""
     marks = table_marks(db)
+    # the frames' settings carry what was read with them (the sample's frame): compare those
+    settings = B.with_sample_frame(settings, list(live.by_pk.values()))
     if marks == live.marks and settings == live.frames.settings and rubric is live.frames.rubric:
         return live
     if (

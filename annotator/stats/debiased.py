@@ -363,6 +363,11 @@ def debiased_section(
     if unsampled:
         rate = meta["item_id"].map(unsampled).fillna(rate)
     meta["pi"] = meta["pi"].where(meta["in_sample"], rate).astype(float)
+    # items imported after the draw could never have been drawn: a figure covers the sample's
+    # frame only (services/frames.py names them from the draw's frame_max_pk)
+    after = {str(i) for i in sample.get("imported_after") or []}
+    outside = meta[meta["item_id"].isin(after)].groupby("generator").size().to_dict()
+    meta = meta[~meta["item_id"].isin(after)]
     h_by = dict(tuple(human.groupby("metric", sort=False, observed=True))) if len(human) else {}
     j_by = dict(tuple(judged.groupby("metric", sort=False, observed=True))) if len(judged) else {}
     h_items = set(human["idx"].unique()) if len(human) else set()
@@ -398,10 +403,21 @@ def debiased_section(
             span = (0.0, 1.0) if spec.nominal else (float(spec.lo), float(spec.hi))  # type: ignore[arg-type]
             for g, sub in df.groupby("generator", sort=True):
                 fig = _one_figure(sub, same_scale, min_labelled, alpha, span)
+                if outside.get(g):
+                    fig["outside_frame"] = _outside(len(sub), int(outside[g]))
                 per_gen.setdefault(g, {})[figure_name(spec)] = fig
         if per_gen:
             out["judges"][judge] = {"by_generator": per_gen}
     return out
+
+
+def _outside(n_frame: int, n_after: int) -> dict[str, Any]:
+    return {
+        "n_items": n_after,
+        "note": f"covers the {n_frame} items that existed when the sample was drawn; {n_after} "
+        "imported since could not have been drawn and are not in this figure: `annotator "
+        "assign --sample N` again tops the sample up over them",
+    }
 
 
 def _kind(spec: MetricSpec) -> str:

@@ -178,3 +178,51 @@ def test_a_bad_release_gate_is_one_line(value, needle) -> None:
         check_setting("release_gate", value)
     assert needle in str(e.value) and "\n" not in str(e.value) and "release_gate" in str(e.value)
     check_setting("release_gate", {"source": "debiased", "judge": "j", "verdict_pass_rate": 0.7})
+
+
+def test_a_figure_covers_only_the_items_its_sample_could_reach(sampled, tmp_path):
+    """Issue 42.0: items imported after the draw had no chance of being sampled; before, each got
+    its generator's sampling rate and the debiased figure reached over them. Now the figure covers
+    the draw's frame and says how many came since; a top-up brings them in."""
+    import shutil
+
+    study = tmp_path / "study"
+    shutil.copytree(sampled, study)
+    before = _report(study, tmp_path, "before")["debiased"]["judges"]["lenient"]["by_generator"]
+    src = tmp_path / "late"
+    rows, scores = [], ["item_id,judge,metric,value,reason"]
+    for k in range(6):
+        for g, gen in enumerate(GENS):
+            item = f"late-{gen}-{k}"
+            img = make_png(src / "out" / f"{item}.png", colour=(5 * k, 90 * g, 200))
+            rows.append(
+                {
+                    "item_id": item,
+                    "case_id": f"late{k}",
+                    "prompt": f"Draw late screen {k}",
+                    "generator": gen,
+                    "images": [str(img.relative_to(src))],
+                }
+            )
+            scores.append(f"{item},lenient,instruction_following,PASS,")
+            scores += [f"{item},lenient,{key},{value}," for key, value in PASSING.items()]
+    assert main(["import", "items", str(write_manifest(src, rows)), "--study", str(study)]) == 0
+    (tmp_path / "late.csv").write_text("\n".join(scores) + "\n", encoding="utf-8")
+    assert main(["import", "judge", str(tmp_path / "late.csv"), "--study", str(study)]) == 0
+    after = _report(study, tmp_path, "after")["debiased"]["judges"]["lenient"]["by_generator"]
+    for gen in GENS:
+        fig, was = after[gen]["verdict_pass_rate"], before[gen]["verdict_pass_rate"]
+        assert fig["outside_frame"]["n_items"] == 6, fig
+        assert "imported since could not have been drawn" in fig["outside_frame"]["note"]
+        assert fig["n_items"] == was["n_items"]  # the six late ones are not in the figure
+        assert fig["ppi"] == was["ppi"]
+    # a top-up gives them the chance the others had: then the figure covers them
+    assert main(["assign", "--study", str(study), "--raters", "ann,bob", "--sample", "10",
+                 "--seed", "3"]) == 0  # fmt: skip
+    topped = _report(study, tmp_path, "topped")["debiased"]["judges"]["lenient"]["by_generator"]
+    for gen in GENS:
+        fig = topped[gen]["verdict_pass_rate"]
+        assert (
+            "outside_frame" not in fig
+            and fig["n_items"] == before[gen]["verdict_pass_rate"]["n_items"] + 6
+        )
