@@ -141,8 +141,8 @@ def _systematic(report: dict[str, Any], labels: dict[str, str]) -> list[dict[str
             {
                 "text": f"The judge {judge} {_KIND_WORDS.get(kind, kind)} on {len(fs)} "
                 f"metric{'' if len(fs) == 1 else 's'}: {'; '.join(parts)} (the judge minus the "
-                "mean human answer per item; each beyond the humans' own offsets, "
-                "Benjamini-Hochberg q < 0.05)",
+                "mean human answer per item; each beyond the humans' own offsets, after "
+                "allowing for the number of metrics tested)",
                 "figures": figures,
             }
         )

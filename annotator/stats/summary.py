@@ -274,7 +274,7 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
             # lambda 0 everywhere: the "debiased" figure is the humans' sample alone, said so
             out["ranked_by_note"] = (
                 f"ranked by the {label} of the random human sample alone: the judge {judge} "
-                "added nothing here (its weight lambda is 0 on every generator), so these are "
+                "added nothing here (its weight is 0 on every generator), so these are "
                 "humans-only figures; ranks from intervals that do not overlap"
             )
         else:
@@ -282,8 +282,8 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
                 f"ranked by the debiased {label} (the judge {judge} on every item, corrected by "
                 "the random human sample), ranks from debiased intervals that do not overlap"
                 + (
-                    f"; humans only on {', '.join(unused)} (the judge added nothing there: "
-                    "lambda 0)"
+                    f"; humans only on {', '.join(unused)} (the judge added nothing there: its "
+                    "weight is 0)"
                     if unused
                     else ""
                 )

@@ -153,6 +153,9 @@ def contradictions(report: dict) -> list[str]:
             out.append(f"{judge}: no sentence")
         elif JARGON.search(text):
             out.append(f"{judge}: jargon in its sentence: {JARGON.search(text).group(0)}")
+    for line in [k["text"] for k in s["known"] + s["to_decide"]] + [g.get("ranked_by_note") or ""]:
+        if JARGON.search(line):
+            out.append(f"jargon in the summary: {JARGON.search(line).group(0)}: {line[:80]}")
     return out
 
 
