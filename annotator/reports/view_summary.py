@@ -85,6 +85,7 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "has_pairwise": any(as_dict(r).get("pairwise") for r in g.get("ranking") or []),
         "has_debiased": g.get("ranked_by") == "debiased",
         "ranked_by_note": str(g.get("ranked_by_note") or ""),
+        "ranks_note": str(g.get("ranks_note") or ""),
         "generators_note": " ".join(str(x) for x in (g.get("note"), g.get("rank_rule")) if x)
         or None,
         "gate_set": bool(gate.get("set")),

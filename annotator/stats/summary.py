@@ -290,6 +290,21 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
             )
     else:
         out["ranked_by"] = "humans"
+    differ = [
+        r["generator"]
+        for r in rows
+        if r.get("debiased_rank")
+        and r.get("rubric_rank")
+        and r["debiased_rank"] != r["rubric_rank"]
+    ]
+    if differ:
+        # one ordering leads (the debiased figure); where the humans' own ranks differ, say why
+        out["ranks_differ"] = differ
+        out["ranks_note"] = (
+            f"the humans' own ranks differ on {', '.join(differ)}: they compare generators "
+            "only on the cases the raters rated, paired case by case, while the order above "
+            "reads the debiased figure"
+        )
     if gens.get("comparable_note"):
         out["note"] = gens["comparable_note"]
     return out

@@ -136,6 +136,15 @@ def contradictions(report: dict) -> list[str]:
         if ranked and ranked <= set(g.get("humans_only") or []):
             if any("corrected by the random human sample" in t for t in texts):
                 out.append("'corrected by the sample' where lambda is 0 everywhere")
+    differ = [
+        r["generator"]
+        for r in g["ranking"]
+        if r.get("debiased_rank")
+        and r.get("rubric_rank")
+        and r["debiased_rank"] != r["rubric_rank"]
+    ]
+    if differ and set(g.get("ranks_differ") or []) != set(differ):
+        out.append(f"ranks differ between columns without a note: {differ}")
     known_pairs = {
         frozenset((f["above"], f["below"]))
         for k in s["known"]
