@@ -586,8 +586,7 @@ def write_judge_only_inputs(
     human-rated ones are), scored by the same lenient judge and rated by no human, so the
     debiased figures have what a real study has: a judge on many more outputs than the humans
     rate. Drawn small (JUDGE_ONLY_SCALE: images.drawn_at) with their text, since a rater dealt one
-    from the random human sample is asked about its text rendering (as grey bars it could not be
-    judged; 0.8 s more of the build); ids
+    from the random human sample is asked about its text rendering, which needs real text; ids
     demo-1001 ... in their own seeded order; each variant a cell of its own (its prompt names
     it), so the judge votes on 3 pairs per variant."""
     combos = [

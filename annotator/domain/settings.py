@@ -41,8 +41,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 
 # What a rater's own app reads of the study's settings: on a team server a rater's role reads
 # these rows and no other (the others name items, generators and the lead's design: the human
-# sample's items and probabilities, the dealing seed); tests/unit/test_security_server.py lists
-# them against what a rater role can read.
+# sample's items and probabilities, the dealing seed), and a rater package carries the same rows
+# (store/package_export.py PACKAGE_SETTINGS); tests/unit/test_security_server.py lists them
+# against what a rater role can read.
 RATER_SETTINGS: tuple[str, ...] = (
     "name",
     "study_id",

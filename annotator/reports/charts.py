@@ -460,8 +460,8 @@ def drift_chart(
 
 
 def _fitted_legend(fig: Any, handles: list[Artist], labels: list[str], ncols: int) -> int:
-    """A legend under the panels in as many columns as fit the figure's width (a half-width
-    drift chart cut its two-column legend on both sides); the rows it takes."""
+    """A legend under the panels in as many columns as fit the figure's width (a centred legend
+    wider than its figure is cut on both sides); the rows it takes."""
     canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
     while True:

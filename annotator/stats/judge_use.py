@@ -1,4 +1,4 @@
-"""One verdict per judge, first (issue 39): what a lead may use the judge for.
+"""One verdict per judge, first: what a lead may use the judge for.
 
 The per-metric verdicts (`summary.judge_verdict`) read agreement only; the report also knows
 where a judge is biased: a systematic offset from the humans (`systematic_findings`, beyond the

@@ -101,7 +101,7 @@ def rater_agreement(votes: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -
 def _sharing(voted: np.ndarray) -> list[tuple[int, int]]:
     """The rater pairs (i < j) that voted on at least MIN_SHARED_PAIRS of the same pairs, from a
     sparse overlap count: with thousands of one-vote raters (an arena's crowd) the pairs that
-    share nothing are never enumerated (1.1 million of them made a 259 MB report)."""
+    share nothing are never enumerated: the report stays proportional to what it can say."""
     from scipy import sparse
 
     ind = sparse.csc_matrix(voted.astype(np.int32))

@@ -262,7 +262,7 @@ MIN_LISTED_VOTES = 2  # a rater with one vote says nothing about sides: counted,
 
 def _listed(by_rater: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The raters with MIN_LISTED_VOTES votes or more, and a count of the others (an arena's
-    crowd of one-vote raters made 2,061 empty entries)."""
+    crowd of one-vote raters would otherwise fill the report with empty entries)."""
     listed = {r: d for r, d in by_rater.items() if int(d.get("n") or 0) >= MIN_LISTED_VOTES}
     rest = [d for r, d in by_rater.items() if r not in listed]
     if not rest:

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.errors import InputError
+from ..domain.settings import RATER_SETTINGS
 from . import settings
 from .assignments import assigned_items, assigned_pairs
 from .db import StudyDB
@@ -62,15 +63,9 @@ from .people import rater_pk
 from .roles import is_rater_session
 
 FORMAT_VERSION = 1
-# settings a rater's app needs; everything else (release gates, the study's judges...) stays home
-PACKAGE_SETTINGS = (
-    "name",
-    "study_id",
-    "anchor_every",
-    "qualification",
-    "pair_question",
-    "pair_raters_per_pair",
-)
+# settings a rater's app needs, as a rater's role on a server reads them (but dealing on demand,
+# which is the server's); everything else (release gates, the study's judges...) stays home
+PACKAGE_SETTINGS = tuple(k for k in RATER_SETTINGS if k != "deal_on_demand")
 
 
 def codes_for(s: OrmSession, rpk: int, kind: str, targets: list[int]) -> dict[int, str]:

@@ -446,8 +446,8 @@ class LabelView(SessionView):
         buttons.addWidget(self.submit_btn)
         rl.addLayout(buttons)
         # The scroll area scrolls only vertically, so it must be as wide as the widest row of
-        # answer buttons ("Can't judge (X)" was cut off at the window's minimum size), and the
-        # side as wide as its own row of buttons.
+        # answer buttons, and the side as wide as its own row of buttons: at the window's
+        # minimum size every control stays whole.
         margins = rl.contentsMargins()
         right.setMinimumWidth(
             max(

@@ -317,3 +317,25 @@ def open_window(
 
 def wait_ready(qtbot, view, timeout: int = 10_000) -> None:  # noqa: ANN001
     qtbot.waitUntil(lambda: view.state in ("ready", "done", "error"), timeout=timeout)
+
+
+def free_display(first: int, last: int) -> int:
+    """An X display number in [first, last) that no server holds (each test file its own range,
+    so two test processes never start Xvfb on one number)."""
+    for n in range(first, last):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return n
+    raise RuntimeError("no free X display number")
+
+
+def with_minimum_exposure(root: Path, minimum: int = 250, *, anchors: bool = False) -> Path:
+    """A `ui` study whose `min_exposure_ms` is set (tests of the exposure rule)."""
+    from annotator.services.study import Study
+
+    built = build_study(root, "ui", anchors=anchors, anchor_every=0)
+    s = Study.open(built.folder)
+    try:
+        s.db.set_setting("min_exposure_ms", minimum)
+    finally:
+        s.close()
+    return built.folder

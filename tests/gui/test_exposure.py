@@ -11,10 +11,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from gui_support import RATER, build_study, hold_study, open_window, wait_ready
+from gui_support import (
+    RATER,
+    hold_study,
+    open_window,
+    wait_ready,
+    with_minimum_exposure,
+)
 from PySide6.QtCore import Qt
 
-from annotator.services.study import Study
 from annotator.ui.session_view import SessionView
 
 pytestmark = pytest.mark.exposure
@@ -39,16 +44,6 @@ def clock(monkeypatch) -> Clock:
     return c
 
 
-def _study(tmp_path: Path, minimum: int = 250) -> Path:
-    built = build_study(tmp_path, "ui", anchor_every=0)
-    s = Study.open(built.folder)
-    try:
-        s.db.set_setting("min_exposure_ms", minimum)
-    finally:
-        s.close()
-    return built.folder
-
-
 def _rows(folder: Path, table: str) -> list[tuple]:
     with sqlite3.connect(folder / "study.sqlite") as con:
         return con.execute(f"SELECT id, time_ms FROM {table} ORDER BY id").fetchall()
@@ -61,7 +56,7 @@ def _seen(qtbot, view) -> float:
 
 
 def test_label_view_refuses_answer_keys_and_enter_before_the_minimum(qtbot, tmp_path, clock):
-    folder = _study(tmp_path)
+    folder = with_minimum_exposure(tmp_path)
     w = open_window(qtbot, folder)
     view = w.current_view
     wait_ready(qtbot, view)
@@ -95,7 +90,7 @@ def test_label_view_refuses_answer_keys_and_enter_before_the_minimum(qtbot, tmp_
 
 
 def test_the_rule_is_off_at_zero(qtbot, tmp_path, clock):
-    folder = _study(tmp_path, minimum=0)
+    folder = with_minimum_exposure(tmp_path, 0)
     w = open_window(qtbot, folder)
     view = w.current_view
     wait_ready(qtbot, view)
@@ -108,7 +103,7 @@ def test_the_rule_is_off_at_zero(qtbot, tmp_path, clock):
 def test_pair_view_refuses_a_vote_before_the_minimum(qtbot, tmp_path, clock, db_worker):
     from annotator.ui.pair_view import PairView
 
-    folder = _study(tmp_path)
+    folder = with_minimum_exposure(tmp_path)
     snap = hold_study(db_worker, folder)
     view = PairView(snap, RATER, db_worker, None)
     qtbot.addWidget(view)
@@ -138,13 +133,7 @@ def test_pair_view_refuses_a_vote_before_the_minimum(qtbot, tmp_path, clock, db_
 def test_calibration_view_refuses_answers_before_the_minimum(qtbot, tmp_path, clock, db_worker):
     from annotator.ui.calibration_view import CalibrationView
 
-    built = build_study(tmp_path, "ui", anchors=True, anchor_every=0)
-    s = Study.open(built.folder)
-    try:
-        s.db.set_setting("min_exposure_ms", 250)
-    finally:
-        s.close()
-    snap = hold_study(db_worker, built.folder)
+    snap = hold_study(db_worker, with_minimum_exposure(tmp_path, anchors=True))
     view = CalibrationView(snap, RATER, db_worker, None)
     qtbot.addWidget(view)
     view.resize(1400, 900)

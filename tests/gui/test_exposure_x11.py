@@ -19,18 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
-from gui_support import RATER, build_study
-
-from annotator.services.study import Study
+from gui_support import RATER, free_display, with_minimum_exposure
 
 MINIMUM = 250
-
-
-def _free_display() -> int:
-    for n in range(140, 190):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise RuntimeError("no free X display number")
 
 
 @pytest.fixture()
@@ -39,7 +30,7 @@ def x_display():
         if shutil.which(tool) is None:
             print(f"\nskipped: {tool} is not installed (apt-get install xvfb xdotool)")
             pytest.skip(f"{tool} is not installed (apt-get install xvfb xdotool)")
-    n = _free_display()
+    n = free_display(140, 190)
     procs = [
         subprocess.Popen(
             ["Xvfb", f":{n}", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
@@ -99,12 +90,7 @@ def _wait(predicate, timeout: float = 20.0) -> bool:  # noqa: ANN001
 
 
 def test_bursts_on_a_real_keyboard_store_only_seen_answers(tmp_path, x_display):
-    built = build_study(tmp_path, "ui", anchor_every=0)
-    s = Study.open(built.folder)
-    try:
-        s.db.set_setting("min_exposure_ms", MINIMUM)
-    finally:
-        s.close()
+    folder = with_minimum_exposure(tmp_path, MINIMUM)
     env = dict(
         os.environ,
         DISPLAY=x_display,
@@ -112,7 +98,7 @@ def test_bursts_on_a_real_keyboard_store_only_seen_answers(tmp_path, x_display):
         ANNOTATOR_SETTINGS=str(tmp_path / "settings" / "annotator.ini"),
     )
     app = subprocess.Popen(
-        [sys.executable, "-m", "annotator", "gui", "--study", str(built.folder), "--rater", RATER],
+        [sys.executable, "-m", "annotator", "gui", "--study", str(folder), "--rater", RATER],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -134,21 +120,21 @@ def test_bursts_on_a_real_keyboard_store_only_seen_answers(tmp_path, x_display):
         time.sleep(2.0)  # the first item is on screen and seen
         # a burst with no delay: the first item's answer, Enter twice, the next item's keys
         _xdo(x_display, "key", "--delay", "0", *"p 4 p 3 Return Return p 4 p 3 Return".split())
-        assert _wait(lambda: len(_count(built.folder, "judgements")) >= 1)
+        assert _wait(lambda: len(_count(folder, "judgements")) >= 1)
         time.sleep(1.5)  # anything the burst could still store, stored
-        assert len(_count(built.folder, "judgements")) == 1
+        assert len(_count(folder, "judgements")) == 1
         # the same keys 30 ms apart on an item seen for a second and a half: they count
         _xdo(x_display, "key", "--delay", "30", *"p 4 p 3 Return".split())
-        assert _wait(lambda: len(_count(built.folder, "judgements")) == 2)
+        assert _wait(lambda: len(_count(folder, "judgements")) == 2)
         # the pairwise view: "4 4" 30 ms apart stores one vote (the second pair was not seen)
         _xdo(x_display, "key", "ctrl+shift+p")
         time.sleep(2.5)
         _xdo(x_display, "key", "--delay", "30", "4", "4")
-        assert _wait(lambda: len(_count(built.folder, "pair_votes")) >= 1)
+        assert _wait(lambda: len(_count(folder, "pair_votes")) >= 1)
         time.sleep(1.5)
-        votes = _count(built.folder, "pair_votes")
+        votes = _count(folder, "pair_votes")
         assert len(votes) == 1, votes
-        times = _count(built.folder, "judgements") + votes
+        times = _count(folder, "judgements") + votes
         assert all(t >= MINIMUM for t in times), times
     finally:
         app.terminate()

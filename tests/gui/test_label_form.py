@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gui_support import RATER, open_window, wait_ready
+from gui_support import RATER, free_display, open_window, wait_ready
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 
 from annotator.ingest.rubrics import load_rubric
@@ -151,19 +151,12 @@ def test_mask_overlay_is_computed_off_the_ui_thread(qtbot, logo_study, monkeypat
 
 
 # -- the same check on real pixels, in a real X11 window ------------------------------
-def _free_display() -> int:
-    for n in range(90, 140):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise RuntimeError("no free X display number")
-
-
 @pytest.fixture()
 def xvfb():
     if shutil.which("Xvfb") is None:
         print("\nskipped: Xvfb is not installed (apt-get install xvfb)")
         pytest.skip("Xvfb is not installed (apt-get install xvfb)")
-    n = _free_display()
+    n = free_display(90, 140)
     proc = subprocess.Popen(
         ["Xvfb", f":{n}", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
         stdout=subprocess.DEVNULL,

@@ -4,12 +4,16 @@ one-day cap, counted from the real rows on both engines, in JSON, HTML and CSV."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from annotator.domain.time_spent import MAX_TIME_MS
 from annotator.reports.csv_report import report_tables
 from annotator.reports.html_report import render_html
 from annotator.services.labeling import LabelSession
 from annotator.services.reporting import build_study_report
 from annotator.services.study import Study
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _answer(study: Study, rater: str, times: list[int | None]) -> None:
@@ -68,3 +72,31 @@ def test_the_setting_is_checked():
         with pytest.raises(InputError, match="min_exposure_ms"):
             check_setting("min_exposure_ms", bad)
     check_setting("min_exposure_ms", 0)
+
+
+def test_a_rater_package_carries_the_studys_minimum_exposure(tmp_path):
+    """The app in a rater's package reads the lead's `min_exposure_ms`, not the default (the
+    package's settings were a list of their own that did not hold it)."""
+    from factories import basic_rows, write_manifest
+
+    from annotator.cli import main
+    from annotator.services.snapshot import open_study
+
+    folder = tmp_path / "lead"
+    study = Study.create(folder, REPO / "rubrics" / "ui_mockup.toml")
+    src = tmp_path / "src"
+    study.import_items(write_manifest(src, basic_rows(src)))
+    study.add_rater("ana")
+    study.set_setting("min_exposure_ms", 400)
+    study.close()
+    assert main(["assign", "--study", str(folder), "--raters", "ana", "--overlap", "1"]) == 0
+    pkg = tmp_path / "ana.annot"
+    assert (
+        main(["package", "export", "--study", str(folder), "--rater", "ana", "--out", str(pkg)])
+        == 0
+    )
+    rater, snapshot = open_study(pkg)
+    try:
+        assert snapshot.setting("min_exposure_ms") == 400
+    finally:
+        rater.close()

@@ -77,10 +77,8 @@ def _chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=180)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-def test_report_fits_1280_px_summary_first_glossary_last_and_folded(tmp_path: Path) -> None:
-    report, thumbs = _report_and_thumbnails()
-    html = write_html(report, tmp_path / "report.html", thumbs, generated_at="2025-01-01 12:00 UTC")
+def _laid_out(html: Path, tmp_path: Path) -> dict:
+    """What the probe measured of `html` laid out in Chromium at WIDTH px."""
     probed = tmp_path / "probed.html"
     probed.write_text(
         html.read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>"), encoding="utf-8"
@@ -88,7 +86,14 @@ def test_report_fits_1280_px_summary_first_glossary_last_and_folded(tmp_path: Pa
     dom = _chromium([f"--window-size={WIDTH},2000", "--dump-dom", probed.as_uri()], tmp_path)
     m = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
     assert m, dom.stderr[-2000:]
-    got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_report_fits_1280_px_summary_first_glossary_last_and_folded(tmp_path: Path) -> None:
+    report, thumbs = _report_and_thumbnails()
+    html = write_html(report, tmp_path / "report.html", thumbs, generated_at="2025-01-01 12:00 UTC")
+    got = _laid_out(html, tmp_path)
     ids = [i for i, _ in got["order"]]
     tops = [t for _, t in got["order"]]
     assert ids[0] == "summary" and ids[-1] == "glossary", ids
@@ -118,13 +123,6 @@ def test_the_demo_report_fits_1280_px(small_demo_dir: Path, tmp_path: Path) -> N
     finally:
         study.close()
     html = write_html(report, tmp_path / "report.html", {}, generated_at="2025-01-01 12:00 UTC")
-    probed = tmp_path / "probed.html"
-    probed.write_text(
-        html.read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>"), encoding="utf-8"
-    )
-    dom = _chromium([f"--window-size={WIDTH},2000", "--dump-dom", probed.as_uri()], tmp_path)
-    m = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
-    assert m, dom.stderr[-2000:]
-    got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    got = _laid_out(html, tmp_path)
     assert got["pageWidth"] <= got["window"], got["pageWidth"]
     assert "Can I trust the judge?" in html.read_text(encoding="utf-8")

@@ -25,7 +25,7 @@ import pytest
 
 from annotator.domain.sampling import draw_sample
 from annotator.ingest.rubrics import load_rubric
-from annotator.stats.frames import StudyFrames
+from annotator.stats.frames import JUDGE_COLUMNS, JUDGEMENT_COLUMNS, StudyFrames
 from annotator.stats.report_model import build_report
 
 RUBRIC = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
@@ -71,19 +71,7 @@ def _study(seed: int) -> StudyFrames:
                 ("layout_hierarchy", scale),
             ):
                 rows.append((ids[i], f"r{r}", metric, value, None, None, None, None))
-    judgements = pd.DataFrame(
-        rows,
-        columns=[
-            "item_id",
-            "rater",
-            "metric",
-            "value",
-            "reason",
-            "created_at",
-            "session_id",
-            "position",
-        ],
-    )
+    judgements = pd.DataFrame(rows, columns=JUDGEMENT_COLUMNS)
     bias = rng.choice(["lenient", "severe", "honest"])
     shift = {"lenient": 1, "severe": -1, "honest": 0}[bias]
     judge_rows = []
@@ -94,7 +82,7 @@ def _study(seed: int) -> StudyFrames:
         s = int(np.clip(truth_scale[i] + shift * (rng.random() < 0.7), 0, 5))
         judge_rows.append((ids[i], "judge", "instruction_following", "PASS" if p else "FAIL", None))
         judge_rows.append((ids[i], "judge", "layout_hierarchy", s, None))
-    judge = pd.DataFrame(judge_rows, columns=["item_id", "judge", "metric", "value", "reason"])
+    judge = pd.DataFrame(judge_rows, columns=JUDGE_COLUMNS)
     settings: dict = {}
     if rng.random() < 0.5:
         live = [(i, ids[i], gens[i], cases[i]) for i in range(n_items)]
