@@ -156,15 +156,16 @@ class KindSpec:
         self, m: Metric, raw: str, *, source: str = "", line: int | None = None
     ) -> Any:
         """A judge's cell -> typed value: the raters' rule (`parse_value`), so a judge's value
-        off the metric is refused with the raters' message, unless the metric declares that its
-        judges score on a scale of their own (`judge_scale = "interval"`, ordinal kinds)."""
+        off the metric is refused with the raters' message, unless the metric declares how its
+        judges score otherwise (`judge_scale`, ordinal kinds)."""
         try:
             return self.parse_value(m, raw, source=source, line=line)
         except InputError as exc:
             if self.ordered:
                 raise InputError(
-                    f"{exc.message} (a judge scoring on its own scale: declare "
-                    f'judge_scale = "interval" on the metric in the rubric)',
+                    f"{exc.message} (a judge scoring between the points: declare "
+                    'judge_scale = "interval" on the metric in the rubric; on a scale of its '
+                    'own: judge_scale = "own")',
                     source=exc.source,
                     line=exc.line,
                     field=exc.field,
@@ -330,17 +331,23 @@ def _bounds(m: Metric) -> tuple[int, int]:
     return m.min, m.max
 
 
-JUDGE_SCALES = ("points", "interval")
+JUDGE_SCALES = ("points", "interval", "own")
 
 
 def _judge_scale(raw: dict[str, Any], where: str, src: str) -> dict[str, str]:
-    """`judge_scale`: "points" (the default: a judge answers on the metric's points, as raters
-    do) or "interval" (its judges score on a scale of their own, e.g. a probability or a 0-1
-    grid, read as numbers: only the figures defined for such scores are computed)."""
+    """`judge_scale`: how a judge's numbers are read.
+    - "points" (the default): on the metric's points, as raters answer;
+    - "interval": in the metric's units at any value between its ends (a judge on a 0-1 grid
+      in steps of 0.1 against raters on 0 / 0.5 / 1): the figures of an interval scale are
+      computed with it (interval alpha with the judge as a rater, its differences);
+    - "own": a scale of its own (a probability against a 1-5 scale, a CLIPScore): only the
+      correlations with the human mean apply."""
     v = raw.get("judge_scale", "points")
     if v not in JUDGE_SCALES:
         raise InputError(
-            f'{where}: judge_scale must be "points" or "interval"', source=src, field="judge_scale"
+            f'{where}: judge_scale must be "points", "interval" or "own"',
+            source=src,
+            field="judge_scale",
         )
     return {"judge_scale": v}
 
@@ -434,7 +441,7 @@ class ScaleKind(KindSpec):
     def parse_judge_value(
         self, m: Metric, raw: str, *, source: str = "", line: int | None = None
     ) -> Any:
-        if m.judge_scale != "interval":
+        if m.judge_scale == "points":
             return super().parse_judge_value(m, raw, source=source, line=line)
         s = raw.strip()
         if s == "" or s.lower() == CANNOT_JUDGE:
@@ -446,6 +453,14 @@ class ScaleKind(KindSpec):
         if not math.isfinite(f):
             raise _err(f"'{s}' is not a finite number for {self.name} '{m.key}'", source, line)
         lo, hi = _bounds(m)
+        if m.judge_scale == "interval" and not lo <= f <= hi:
+            raise _err(
+                f"{s} is outside {m.key}'s {self.name} {lo}..{hi}: a judge on "
+                f'judge_scale = "interval" scores in the metric\'s units (declare '
+                'judge_scale = "own" for a judge on a scale of its own)',
+                source,
+                line,
+            )
         return int(f) if f.is_integer() and lo <= f <= hi else f
 
     def anchor_match(self, m: Metric, answer: Any, reference: Any) -> AnchorMatch | None:

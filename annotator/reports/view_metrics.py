@@ -47,6 +47,7 @@ _JUDGE_KNOWN = (
     "alpha_gain",
     "permutation_pearson",
     "same_scale",
+    "reading",
     "vs_held_out_human",
     "item_findings",
     "alt_test",
@@ -328,6 +329,7 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
                 if "permutation_pearson" in j
                 else None,
                 "same_scale": j.get("same_scale"),
+                "between_points": j.get("reading") == "interval",
                 "off_scale": (
                     est_of(j, "alpha_vs_consensus").short_note
                     or "the judge answers on its own scale"

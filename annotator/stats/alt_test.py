@@ -426,9 +426,7 @@ def judge_alt_tests(
                     "note": "alt-test not run: the judge does not answer on the rubric's scale"
                 }
             else:
-                res = test(
-                    h, view.answers["code"], nominal=nominal, epsilon=epsilon, min_items=min_items
-                )
+                res = test(h, view.values, nominal=nominal, epsilon=epsilon, min_items=min_items)
             if "winning_rate" in res:
                 out[name][key] = res
                 continue

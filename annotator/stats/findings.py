@@ -75,12 +75,12 @@ def contradictions(
     for name, view in detail["views"].items():
         if not view.same_scale:
             continue
-        jv = view.answers[view.answers["code"].notna()]
-        common = jv.index.intersection(cons.index)
+        judge = view.values.dropna()
+        common = judge.index.intersection(cons.index)
         if not len(common):
             continue
         c = cons.loc[common]
-        j = jv.loc[common, "code"].to_numpy(dtype=float)
+        j = judge.loc[common].to_numpy(dtype=float)
         hit = contradicted(spec, c, j)
         if spec.ordinal:  # the end of the humans' range the judge is beyond
             ref = np.where(j > c["max"].to_numpy(float), c["max"], c["min"])

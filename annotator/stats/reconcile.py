@@ -16,6 +16,8 @@ every pair of raters. Each judge then gets, on the items it scored:
   medians kept); a confusion matrix (nominal);
 - Pearson, Spearman and Kendall tau-b between its value and the human mean per
   item: the only figures kept when the judge scores on a scale of its own;
+- a judge between the points (`judge_scale = "interval"`) gets the figures of an interval
+  scale (alphas at interval level, its differences) and none that need the points;
 - the same figures per case and per generator slice.
 
 Figures are registered on the shared item bootstrap and come back as Pending
@@ -89,8 +91,9 @@ class Context:
 
 def _off_scale(spec: MetricSpec) -> str:
     scale = f"{spec.lo:g}..{spec.hi:g}, whole numbers" if spec.ordinal else "/".join(spec.labels)
+    own = ' (declare judge_scale = "own" for a judge on a scale of its own)' if spec.ordinal else ""
     return (
-        f"the judge does not answer on the rubric's scale ({scale}): figures that need a "
+        f"the judge does not answer on the rubric's scale ({scale}){own}: figures that need a "
         "common scale are left out; the correlations with the human mean still apply"
     )
 
@@ -212,26 +215,82 @@ def human_section(
 # ---- judges ----------------------------------------------------------------------------
 
 
+POINTS, INTERVAL, OWN = "points", "interval", "own"  # how a judge's answers are read
+
+
 @dataclass
 class JudgeView:
-    """One judge's answers on one metric, aligned with the human consensus."""
+    """One judge's answers on one metric, aligned with the human consensus.
+
+    `reading`: "points" (on the rubric's points, like a rater), "interval" (the metric's units
+    at any value between its ends: `judge_scale = "interval"`), or "own" (a scale of its own:
+    only the correlations with the human mean apply); `reading_note` says why where it is not
+    "points"."""
 
     name: str
     answers: pd.DataFrame  # indexed by idx: code, num, raw, reason
-    same_scale: bool
+    reading: str
     n_cannot_judge: int
+    reading_note: str | None = None
+
+    @property
+    def same_scale(self) -> bool:
+        """In the humans' units (on their points or between them): the figures of a common
+        scale apply."""
+        return self.reading != OWN
+
+    @property
+    def values(self) -> pd.Series:
+        """The judge's answer per idx in the units the humans answer in: the point's code, or
+        on the interval reading its number (NaN where it gave none, or on a scale of its own).
+        """
+        return self.answers["num" if self.reading == INTERVAL else "code"]
 
 
 def judge_view(spec: MetricSpec, name: str, j: pd.DataFrame) -> JudgeView:
     jv = j.drop_duplicates("idx", keep="last").set_index("idx").sort_index()
     has_value = jv["num"].notna() | jv["code"].notna()
+    n_cj = int((~has_value).sum())
     ok = jv["code"].notna()
     if spec.ordinal:
         ok &= jv["code"] % 1 == 0
-    same = bool(ok.any() and (ok | ~has_value).all())
-    if not same:
-        jv = jv.assign(code=np.nan)
-    return JudgeView(name, jv, same, int((~has_value).sum()))
+    if bool(ok.any() and (ok | ~has_value).all()):
+        return JudgeView(name, jv, POINTS, n_cj)
+    jv = jv.assign(code=np.nan)
+    declared = spec.metric.judge_scale if spec.metric is not None else POINTS
+    if declared == INTERVAL and spec.ordinal:
+        nums = jv.loc[has_value, "num"]
+        lo, hi = cast(float, spec.lo), cast(float, spec.hi)
+        if len(nums) and nums.notna().all() and nums.between(lo, hi).all():
+            return JudgeView(name, jv, INTERVAL, n_cj, _interval_note(spec))
+        return JudgeView(
+            name,
+            jv,
+            OWN,
+            n_cj,
+            f"the judge's values reach outside {lo:g}..{hi:g}, so they are not in the metric's "
+            "units: read as a scale of its own; figures that need a common scale are left out "
+            '(declare judge_scale = "own" for such a judge); the correlations with the human '
+            "mean still apply",
+        )
+    if declared == OWN:
+        return JudgeView(
+            name,
+            jv,
+            OWN,
+            n_cj,
+            'the judge scores on a scale of its own (judge_scale = "own"): figures that need a '
+            "common scale are left out; the correlations with the human mean still apply",
+        )
+    return JudgeView(name, jv, OWN, n_cj, _off_scale(spec))
+
+
+def _interval_note(spec: MetricSpec) -> str:
+    return (
+        f"the judge scores between the rubric's points ({spec.lo:g}..{spec.hi:g}, "
+        'judge_scale = "interval"): exact agreement, kappas and the confusion need its points '
+        "and are left out"
+    )
 
 
 def judge_section(
@@ -252,15 +311,11 @@ def judge_section(
         "n_items": int(len(both)),
         "n_cannot_judge": view.n_cannot_judge,
         "same_scale": view.same_scale,
+        "reading": view.reading,
     }
-    off = None if view.same_scale else _off_scale(spec)
+    off = view.reading_note if view.reading == OWN else None
     if not len(scored):
         off = "the judge gave no usable answer on this metric (every value empty or cannot judge)"
-
-    # --- agreement with the consensus (needs the rubric's scale)
-    units = jv.index[jv["code"].notna()].intersection(cons.index[cons["value"].notna()])
-    c_val = cons.loc[units, "value"].to_numpy(dtype=float)
-    j_val = jv.loc[units, "code"].to_numpy(dtype=float)
     sec["n_ties"] = int(cons.loc[cons.index.intersection(jv.index), "tie"].sum())
     if off:
         for k in (
@@ -277,66 +332,9 @@ def judge_section(
         sec["cohen_kappa"] = {w: undefined(len(both), off) for w in KAPPA_WEIGHTS}
         sec["human_range"] = {"note": off}
         sec["vs_held_out_human"] = {"difference": undefined(len(both), off), "p_value": None}
+        units, c_val, j_val = pd.Index([]), np.zeros(0), np.zeros(0)
     else:
-        u_idx = units.to_numpy()
-        vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
-        sec["alpha_vs_consensus"] = register_alpha(plan, vc, spec.level, spec.labels)
-        sec["alpha_vs_consensus"].note = "; ".join(
-            x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x
-        )
-        values = vc.domain
-        ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
-        sec["permutation_alpha"] = permutation_alpha(
-            ci,
-            ji,
-            spec.level,
-            values,
-            n_perm=ctx.n_perm,
-            rng=rng_for(ctx.seed, "permutation-alpha", spec.key, view.name),
-        )
-        kap = register_cohen(plan, u_idx, ci, ji, values)
-        if not spec.ordered:
-            kap["linear"] = kap["quadratic"] = Pending(None, len(u_idx), undefined_note=UNORDERED)
-        sec["cohen_kappa"] = kap
-        # judge as one more rater, on the items it scored
-        hv = h[h["code"].notna() & h["idx"].isin(jv.index[jv["code"].notna()])]
-        jj = jv[jv["code"].notna()]
-        jj = jj[jj.index.isin(hv["idx"])]
-        dom = np.union1d(spec.domain(), np.unique(jj["code"]))
-        vc_h = value_counts(hv["idx"].to_numpy(), hv["code"].to_numpy(), dom)
-        vc_hj = value_counts(
-            np.concatenate([hv["idx"].to_numpy(), jj.index.to_numpy()]),
-            np.concatenate([hv["code"].to_numpy(), jj["code"].to_numpy()]),
-            dom,
-        )
-        with_j, alone, gain = register_alpha_pair(plan, vc_hj, vc_h, spec.level)
-        sec["alpha_with_judge_as_rater"] = with_j
-        sec["alpha_humans_same_items"] = alone
-        sec["alpha_gain"] = gain
-        # exact agreement and signed difference
-        clear = ~cons.loc[units, "tie"].to_numpy(dtype=bool)
-        eq = (c_val == j_val)[clear]
-        n_eq = int(clear.sum())
-        sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
-        sec["exact_agreement_ci"] = _mean_figure(
-            plan, u_idx[clear], eq.astype(float), ctx.min_count, share=True
-        )
-        if not spec.directed:
-            sec["mean_difference"] = undefined(len(u_idx), UNORDERED)
-        else:
-            keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
-            sec["mean_difference"] = _mean_figure(plan, u_idx[keep], (j_val - c_val)[keep], 1)
-        if spec.nominal:
-            sec["confusion"] = _confusion(spec, c_val[clear], j_val[clear])
-        sec["human_range"] = _human_range(ctx, spec, wide, jv, rater_pairs)
-        sec["item_findings"] = held_out_finding_rates(spec, h, jv["code"])
-        if spec.directed:
-            sec["vs_held_out_human"] = _held_out(ctx, spec, h, jv["code"], view.name)
-        else:
-            sec["vs_held_out_human"] = {
-                "difference": undefined(len(u_idx), UNORDERED),
-                "p_value": None,
-            }
+        units, c_val, j_val = _common_scale(ctx, spec, h, cons, view, sec, rater_pairs, wide)
 
     # --- correlations with the human mean (any judge scale)
     rows = both.to_numpy()
@@ -351,8 +349,104 @@ def judge_section(
         sec["permutation_pearson"] = permutation_pearson(
             x, y, n_perm=ctx.n_perm, seed=ctx.seed, key=f"{spec.key}/{view.name}"
         )
-    sec["slices"] = _slices(ctx, spec, units, c_val, j_val, cons, rows, x, y, off)
+    between = view.reading_note if view.reading == INTERVAL else None
+    sec["slices"] = _slices(ctx, spec, units, c_val, j_val, cons, rows, x, y, off, between)
     return sec
+
+
+def _common_scale(
+    ctx: Context,
+    spec: MetricSpec,
+    h: pd.DataFrame,
+    cons: pd.DataFrame,
+    view: JudgeView,
+    sec: dict[str, Any],
+    rater_pairs: dict[str, Any],
+    wide: pd.DataFrame,
+) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    """The figures that need the judge in the humans' units: agreement with the consensus, the
+    judge as one more rater, its differences. On the interval reading (a judge between the
+    points) alphas are at interval level and the figures that need the points (exact agreement,
+    kappas, the confusion, the judge among the humans' kappas) say so. Returns the consensus
+    items the judge scored with both values, for the slices."""
+    plan = ctx.plan
+    jv = view.answers
+    judge = view.values
+    interval = view.reading == INTERVAL
+    level = "interval" if interval else spec.level
+    units = jv.index[judge.notna()].intersection(cons.index[cons["value"].notna()])
+    c_val = cons.loc[units, "value"].to_numpy(dtype=float)
+    j_val = judge.loc[units].to_numpy(dtype=float)
+    u_idx = units.to_numpy()
+    vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
+    sec["alpha_vs_consensus"] = register_alpha(plan, vc, level, spec.labels)
+    sec["alpha_vs_consensus"].note = "; ".join(
+        x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x
+    )
+    values = vc.domain
+    ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
+    sec["permutation_alpha"] = permutation_alpha(
+        ci,
+        ji,
+        level,
+        values,
+        n_perm=ctx.n_perm,
+        rng=rng_for(ctx.seed, "permutation-alpha", spec.key, view.name),
+    )
+    note = view.reading_note
+    if interval:
+        sec["cohen_kappa"] = {w: undefined(len(u_idx), note or "") for w in KAPPA_WEIGHTS}
+    else:
+        kap = register_cohen(plan, u_idx, ci, ji, values)
+        if not spec.ordered:
+            kap["linear"] = kap["quadratic"] = Pending(None, len(u_idx), undefined_note=UNORDERED)
+        sec["cohen_kappa"] = kap
+    # judge as one more rater, on the items it scored
+    hv = h[h["code"].notna() & h["idx"].isin(jv.index[judge.notna()])]
+    jj = judge[judge.notna()]
+    jj = jj[jj.index.isin(hv["idx"])]
+    dom = np.union1d(spec.domain(), np.unique(jj.to_numpy(dtype=float)))
+    vc_h = value_counts(hv["idx"].to_numpy(), hv["code"].to_numpy(), dom)
+    vc_hj = value_counts(
+        np.concatenate([hv["idx"].to_numpy(), jj.index.to_numpy()]),
+        np.concatenate([hv["code"].to_numpy(), jj.to_numpy(dtype=float)]),
+        dom,
+    )
+    with_j, alone, gain = register_alpha_pair(plan, vc_hj, vc_h, level)
+    sec["alpha_with_judge_as_rater"] = with_j
+    sec["alpha_humans_same_items"] = alone
+    sec["alpha_gain"] = gain
+    # exact agreement and signed difference
+    clear = ~cons.loc[units, "tie"].to_numpy(dtype=bool)
+    if interval:
+        sec["exact_agreement"] = None
+        sec["exact_agreement_ci"] = undefined(int(clear.sum()), note or "")
+    else:
+        eq = (c_val == j_val)[clear]
+        n_eq = int(clear.sum())
+        sec["exact_agreement"] = float(eq.mean()) if n_eq >= max(1, ctx.min_count) else None
+        sec["exact_agreement_ci"] = _mean_figure(
+            plan, u_idx[clear], eq.astype(float), ctx.min_count, share=True
+        )
+    if not spec.directed:
+        sec["mean_difference"] = undefined(len(u_idx), UNORDERED)
+    else:
+        keep = np.ones(len(u_idx), bool) if spec.ordinal else clear
+        sec["mean_difference"] = _mean_figure(plan, u_idx[keep], (j_val - c_val)[keep], 1)
+    if spec.nominal:
+        sec["confusion"] = _confusion(spec, c_val[clear], j_val[clear])
+    sec["human_range"] = (
+        {"note": note} if interval else _human_range(ctx, spec, wide, jv, rater_pairs)
+    )
+    sec["item_findings"] = held_out_finding_rates(spec, h, judge)
+    if spec.directed:
+        sec["vs_held_out_human"] = _held_out(ctx, spec, h, judge, view.name)
+    else:
+        sec["vs_held_out_human"] = {
+            "difference": undefined(len(u_idx), UNORDERED),
+            "p_value": None,
+        }
+    return units, c_val, j_val
 
 
 def _held_out(
@@ -586,8 +680,10 @@ def _slices(
     x: np.ndarray,
     y: np.ndarray,
     off: str | None,
+    between: str | None = None,
 ) -> dict[str, Any]:
-    """The judge's figures within each case and each generator (alphabetical)."""
+    """The judge's figures within each case and each generator (alphabetical). `between`: the
+    judge scores between the points (interval alpha; no exact agreement), and why."""
     plan = ctx.plan
     out: dict[str, Any] = {}
     u_idx = units.to_numpy()
@@ -600,7 +696,7 @@ def _slices(
         }
         if not off and len(u_idx):
             vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
-            r, c, v, k, fin = alpha_features(vc, spec.level)
+            r, c, v, k, fin = alpha_features(vc, "interval" if between else spec.level)
             reps = plan.add_sliced(r, c, v, k, fin, slice_of[r], S)
             su = slice_of[u_idx]
             per = pd.DataFrame({"s": np.concatenate([su, su]), "v": np.concatenate([c_val, j_val])})
@@ -625,7 +721,9 @@ def _slices(
                 )
                 ne = int(n_clear[s])
                 figs[s]["exact_agreement"] = (
-                    Pending(eq_reps, ne, col=s)
+                    undefined(ne, between)
+                    if between
+                    else Pending(eq_reps, ne, col=s)
                     if ne >= ctx.min_count
                     else undefined(ne, f"fewer than {ctx.min_count} items: a share is not shown")
                 )

@@ -285,7 +285,7 @@ def test_the_dashboards_report_orders_the_queue(team):
 def _add_a_far_judge(study: Study, tmp_path) -> None:
     """A judge at the bottom of layout_hierarchy (so it contradicts humans whose lowest answer
     is 2 or more, however far apart they are) and FAIL on every gate. (A judge scoring on a scale
-    of its own needs the rubric to say so, `judge_scale = "interval"`: ui_mockup does not.)"""
+    of its own needs the rubric to say so, `judge_scale = "own"`: ui_mockup does not.)"""
     fixed = {"layout_hierarchy": "0"}
     _import_judge(
         study, tmp_path, "far-judge", lambda m: "FAIL" if m.kind == "gate" else fixed.get(m.key)

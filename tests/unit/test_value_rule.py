@@ -120,7 +120,7 @@ kind = "scale"
 label = "Faithful"
 min = 1
 max = 5
-judge_scale = "interval"
+judge_scale = "own"
 """
 
 
@@ -143,13 +143,13 @@ def test_a_metric_that_declares_the_judges_own_scale_takes_its_numbers(tmp_path,
 
 
 def test_judge_scale_is_part_of_the_version_only_when_declared():
-    plain = parse_rubric(SCALED.replace('judge_scale = "interval"\n', ""))
+    plain = parse_rubric(SCALED.replace('judge_scale = "own"\n', ""))
     declared = parse_rubric(SCALED)
     assert "judge_scale" not in json.dumps(plain.canonical())
-    assert declared.canonical()["metrics"][0]["judge_scale"] == "interval"
+    assert declared.canonical()["metrics"][0]["judge_scale"] == "own"
     assert plain.version != declared.version
-    with pytest.raises(InputError, match='judge_scale must be "points" or "interval"'):
-        parse_rubric(SCALED.replace('"interval"', '"ratio"'))
+    with pytest.raises(InputError, match='judge_scale must be "points", "interval" or "own"'):
+        parse_rubric(SCALED.replace('"own"', '"ratio"'))
 
 
 # -- time spent -----------------------------------------------------------------------------------

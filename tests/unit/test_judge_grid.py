@@ -1,0 +1,134 @@
+"""A judge on a finer grid than the raters (`judge_scale = "interval"`): raters answer on a
+scale's points, a vision-language judge between them (0-2 in steps of 0.2 against raters on
+0 / 1 / 2). The figures defined for an interval reading are computed with the judge in the
+humans' units (interval alpha with the judge as one more rater, against the consensus, the
+mean difference, the held-out offset, the alt-test on RMSE), checked against `krippendorff`
+and a direct computation; those that need the points (exact agreement, kappas) say why. A
+judge on a scale of its own (`judge_scale = "own"`) keeps only the correlations."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+
+from annotator.domain.errors import InputError
+from annotator.domain.rubric import parse_rubric
+from annotator.stats.frames import JUDGEMENT_COLUMNS, StudyFrames
+from annotator.stats.report_model import build_report
+
+RUBRIC = """id = "grid"
+title = "A judge between the points"
+[[metrics]]
+key = "faithful"
+kind = "scale"
+label = "Faithful"
+min = 0
+max = 2
+judge_scale = "{scale}"
+"""
+N_ITEMS, N_RATERS = 60, 3
+
+
+def _study(scale: str, seed: int = 5) -> tuple[StudyFrames, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    quality = rng.uniform(0, 2, N_ITEMS)
+    humans = np.clip(np.rint(quality + rng.normal(0, 0.5, (N_RATERS, N_ITEMS))), 0, 2)
+    judge = np.clip(np.round((quality + 0.15 + rng.normal(0, 0.3, N_ITEMS)) / 0.2) * 0.2, 0, 2)
+    judge = np.round(judge, 1)
+    ids = np.array([f"it{i:03d}" for i in range(N_ITEMS)])
+    items = pd.DataFrame(
+        {
+            "item_id": ids,
+            "display_code": ids,
+            "case_id": [f"c{i % 12}" for i in range(N_ITEMS)],
+            "cell_id": None,
+            "generator": [f"g{i % 2}" for i in range(N_ITEMS)],
+            "slice": None,
+        }
+    )
+    hum = pd.concat(
+        [
+            pd.DataFrame(
+                {"item_id": ids, "rater": f"h{r}", "metric": "faithful", "value": row.astype(int)}
+            )
+            for r, row in enumerate(humans)
+        ],
+        ignore_index=True,
+    ).assign(reason=None, created_at=None, session_id=None, position=None)[JUDGEMENT_COLUMNS]
+    values = [int(v) if float(v).is_integer() else float(v) for v in judge]
+    jdf = pd.DataFrame(
+        {"item_id": ids, "judge": "vlm", "metric": "faithful", "value": values, "reason": None}
+    )
+    rubric = parse_rubric(RUBRIC.format(scale=scale))
+    return (
+        StudyFrames("grid", rubric, items=items, judgements=hum, judge_scores=jdf),
+        humans,
+        judge,
+    )
+
+
+def _median_up(col: np.ndarray) -> float:
+    """The consensus of a scale: the median, a half point rounded up (the gold's rule)."""
+    return float(np.floor(np.median(col) + 0.5))
+
+
+def test_a_judge_between_the_points_gets_the_interval_figures() -> None:
+    frames, humans, judge = _study("interval")
+    report = build_report(frames, n_boot=200, n_perm=20)
+    j = report["metrics"]["faithful"]["judges"]["vlm"]
+    assert j["reading"] == "interval" and j["same_scale"] is True
+    assert (judge % 1 != 0).any()  # the judge really is between the points
+    with_judge = np.vstack([humans, judge])
+    want = krippendorff.alpha(reliability_data=with_judge, level_of_measurement="interval")
+    assert j["alpha_with_judge_as_rater"]["estimate"] == pytest.approx(want, abs=1e-9)
+    alone = krippendorff.alpha(reliability_data=humans, level_of_measurement="interval")
+    assert j["alpha_humans_same_items"]["estimate"] == pytest.approx(alone, abs=1e-9)
+    assert j["alpha_gain"]["estimate"] == pytest.approx(want - alone, abs=1e-9)
+    assert j["alpha_with_judge_as_rater"]["low"] < want < j["alpha_with_judge_as_rater"]["high"]
+    cons = np.array([_median_up(humans[:, i]) for i in range(N_ITEMS)])
+    vs_cons = krippendorff.alpha(
+        reliability_data=np.vstack([cons, judge]), level_of_measurement="interval"
+    )
+    assert j["alpha_vs_consensus"]["estimate"] == pytest.approx(vs_cons, abs=1e-9)
+    assert j["mean_difference"]["estimate"] == pytest.approx((judge - cons).mean(), abs=1e-9)
+    held_out = (judge - humans.mean(axis=0)).mean()
+    assert j["vs_held_out_human"]["difference"]["estimate"] == pytest.approx(held_out, abs=1e-9)
+    # the figures that need the points say why, in the judge's words
+    assert j["exact_agreement"] is None
+    assert "between the rubric's points" in j["exact_agreement_ci"]["note"]
+    for w in ("unweighted", "linear", "quadratic"):
+        assert j["cohen_kappa"][w]["estimate"] is None
+        assert "between the rubric's points" in j["cohen_kappa"][w]["note"]
+    assert "between the rubric's points" in j["human_range"]["note"]
+    for s in j["slices"]["by_generator"].values():
+        assert s["alpha_vs_consensus"]["estimate"] is not None
+        assert "between the rubric's points" in s["exact_agreement"]["note"]
+    # the alt-test scores ratings by RMSE, which a judge between the points has too
+    alt = j.get("alt_test") or {}
+    assert alt.get("winning_rate") is not None or "30" in str(j.get("alt_test_note")), j
+
+
+def test_a_judge_on_a_scale_of_its_own_keeps_only_the_correlations() -> None:
+    frames, _, judge = _study("own")
+    report = build_report(frames, n_boot=50, n_perm=10)
+    j = report["metrics"]["faithful"]["judges"]["vlm"]
+    assert j["reading"] == "own" and j["same_scale"] is False
+    assert j["alpha_with_judge_as_rater"]["estimate"] is None
+    assert 'judge_scale = "own"' in j["alpha_with_judge_as_rater"]["note"]
+    assert j["spearman"]["estimate"] is not None
+
+
+def test_interval_reading_takes_values_in_the_metric_units_only() -> None:
+    rubric = parse_rubric(RUBRIC.format(scale="interval"))
+    m = rubric.metric("faithful")
+    kind = m.spec
+    assert kind.parse_judge_value(m, "1.4") == pytest.approx(1.4)
+    assert kind.parse_judge_value(m, "2") == 2
+    with pytest.raises(InputError, match=r'2\.7 is outside .* judge_scale = "own"'):
+        kind.parse_judge_value(m, "2.7", source="judge.csv", line=3)
+    own = parse_rubric(RUBRIC.format(scale="own")).metric("faithful")
+    assert own.spec.parse_judge_value(own, "27.5") == pytest.approx(27.5)
+    with pytest.raises(InputError, match='"points", "interval" or "own"'):
+        parse_rubric(RUBRIC.format(scale="ratio"))
