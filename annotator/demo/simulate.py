@@ -108,12 +108,15 @@ class SimulatedRater:
             out[m.key] = self._answer_by_kind[m.kind](self, m, t, shift, rng)
         return out
 
-    def _ordinal(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> int:
+    def _ordinal(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> Any:
         x = float(t) - self.severity + (shift if m.kind in self.drift_kinds else 0.0)
         if self.noise > 0:
             x += rng.normal(0.0, self.noise)
+        step = m.step or 1
         # floor(x + 0.5), not round(): Python rounds halves to even, which skews a scale
-        return int(min(max(math.floor(x + 0.5), m.min), m.max))
+        k = math.floor((x - m.min) / step + 0.5)
+        points = m.values()
+        return points[min(max(k, 0), len(points) - 1)]
 
     def _gate(self, m: Metric, t: Any, shift: float, rng: np.random.Generator) -> str:
         flip = self.gate_flip

@@ -28,6 +28,8 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import InputError
@@ -363,10 +365,84 @@ def _int(v: Any, key: str, where: str, src: str) -> int:
     return v
 
 
+def as_point(x: float | Decimal) -> int | float:
+    """A scale point as stored: a whole number as an int (4, never 4.0), else the float."""
+    f = float(x)
+    return int(f) if f.is_integer() else f
+
+
+@lru_cache(maxsize=256)
+def scale_points(lo: int, hi: int, step: float | None) -> tuple[int | float, ...]:
+    """A scale's points from its ends and step (whole numbers without one). Counted in
+    decimals, so 0..1 in steps of 0.1 is eleven points exactly (0.30000000000000004 is not
+    one of them)."""
+    if step is None:
+        return tuple(range(lo, hi + 1))
+    st = Decimal(str(step))
+    n = int((Decimal(hi) - Decimal(lo)) / st)
+    return tuple(as_point(Decimal(lo) + i * st) for i in range(n + 1))
+
+
+def point_key(text: str) -> int | float | None:
+    """A level's key as written in a rubric ("4", "0.5") -> the point, None if not a number."""
+    try:
+        f = float(text)
+    except ValueError:
+        return None
+    return as_point(f) if math.isfinite(f) else None
+
+
+def describe_scale(m: Metric) -> str:
+    """0..5, or 0..1 in steps of 0.5."""
+    return f"{m.min}..{m.max}" + (f" in steps of {m.step:g}" if m.step is not None else "")
+
+
+def describe_values_of(m: Metric) -> str:
+    return ", ".join(str(p) for p in grid_points(m))
+
+
+def grid_points(m: Metric) -> tuple[int | float, ...]:
+    lo, hi = _bounds(m)
+    return scale_points(lo, hi, m.step)
+
+
+def on_grid(m: Metric, f: float) -> int | float | None:
+    """The point of `m` equal to `f` (within rounding of the decimal written), else None."""
+    lo, hi = _bounds(m)
+    if m.step is None:
+        return int(f) if f.is_integer() and lo <= f <= hi else None
+    k = (f - lo) / m.step
+    i = round(k)
+    pts = grid_points(m)
+    return pts[i] if abs(k - i) < 1e-9 and 0 <= i < len(pts) else None
+
+
+def _step(raw: dict[str, Any], lo: int, hi: int, where: str, src: str) -> float | None:
+    """`step`: a scale whose points are not whole numbers (0 / 0.5 / 1: step = 0.5). It must
+    divide max - min exactly."""
+    v = raw.get("step")
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise InputError(f"{where}: 'step' must be a positive number", source=src, field="step")
+    try:
+        n = (Decimal(hi) - Decimal(lo)) / Decimal(str(v))
+    except InvalidOperation:
+        n = Decimal("0.5")
+    if n != n.to_integral_value() or n < 1:
+        raise InputError(
+            f"{where}: step {v:g} does not divide {lo}..{hi} into equal points (e.g. min = 0, "
+            "max = 1, step = 0.5)",
+            source=src,
+            field="step",
+        )
+    return None if float(v) == 1 else float(v)
+
+
 class ScaleKind(KindSpec):
     name = "scale"
     level = "ordinal"
-    fields: ClassVar[tuple[str, ...]] = ("min", "max", "levels", "judge_scale")
+    fields: ClassVar[tuple[str, ...]] = ("min", "max", "step", "levels", "judge_scale")
     match_rule = "within one point"
     qualification_rule = "scale_within_one"
     tool_controls = frozenset({"rating", "number", "likert"})
@@ -378,49 +454,55 @@ class ScaleKind(KindSpec):
             raise InputError(
                 f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min"
             )
-        if hi - lo + 1 > MAX_SCALE_LEVELS:
+        step = _step(raw, lo, hi, where, src)
+        points = scale_points(lo, hi, step)
+        if len(points) > MAX_SCALE_LEVELS:
             raise InputError(
-                f"{where}: {hi - lo + 1} levels ({lo}..{hi}); a scale may have at most "
+                f"{where}: {len(points)} levels ({lo}..{hi}); a scale may have at most "
                 f"{MAX_SCALE_LEVELS} (e.g. 0..100): rescale it",
                 source=src,
-                field="max",
+                field="step" if step is not None else "max",
             )
         raw_levels = raw.get("levels", {})
         if not isinstance(raw_levels, dict):
             raise InputError(f"{where}: 'levels' must be a table", source=src, field="levels")
-        levels: dict[int, str] = {}
+        levels: dict[float, str] = {}
         for k, v in raw_levels.items():
-            try:
-                lv = int(k)
-            except ValueError:
+            lv = point_key(str(k))
+            if lv is None:
                 raise InputError(
-                    f"{where}: level '{k}' is not an integer", source=src, field="levels"
-                ) from None
-            if not lo <= lv <= hi:
+                    f"{where}: level '{k}' is not a number", source=src, field="levels"
+                )
+            if lv not in points:
+                what = f"{lo}..{hi}" if step is None else f"the points of {lo}..{hi} by {step:g}"
                 raise InputError(
-                    f"{where}: level {lv} is outside {lo}..{hi}", source=src, field="levels"
+                    f"{where}: level {lv} is outside {what}", source=src, field="levels"
                 )
             if not isinstance(v, str):
                 raise InputError(
                     f"{where}: level {lv} text must be a string", source=src, field="levels"
                 )
             levels[lv] = v
-        return {"min": lo, "max": hi, "levels": levels, **_judge_scale(raw, where, src)}
+        out: dict[str, Any] = {"min": lo, "max": hi, "levels": levels}
+        if step is not None:
+            out["step"] = step
+        return {**out, **_judge_scale(raw, where, src)}
 
     def canonical(self, m: Metric) -> dict[str, Any]:
         return {
             "min": m.min,
             "max": m.max,
+            **({"step": m.step} if m.step is not None else {}),
             "levels": {str(k): v for k, v in sorted(m.levels.items())},
             **_judge_scale_canonical(m),
         }
 
     def values(self, m: Metric) -> tuple[Any, ...]:
-        lo, hi = _bounds(m)
-        return tuple(range(lo, hi + 1))
+        return grid_points(m)
 
     def value_label(self, m: Metric, value: Any) -> str:
-        text = m.levels.get(int(value), "") if isinstance(value, int) else ""
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        text = m.levels.get(value, "") if is_number else ""
         return f"{value} ({text})" if text else str(value)
 
     def parse(self, m: Metric, s: str, source: str, line: int | None) -> Any:
@@ -428,10 +510,10 @@ class ScaleKind(KindSpec):
             f = float(s)
         except ValueError:
             raise _err(f"'{s}' is not a number for {self.name} '{m.key}'", source, line) from None
-        lo, hi = _bounds(m)
-        if not math.isfinite(f) or not f.is_integer() or not (lo <= f <= hi):
-            raise _err(f"{s} is outside {m.key}'s {self.name} {m.min}..{m.max}", source, line)
-        return int(f)
+        point = on_grid(m, f) if math.isfinite(f) else None
+        if point is None:
+            raise _err(f"{s} is outside {m.key}'s {self.name} {describe_scale(m)}", source, line)
+        return point
 
     def validate(self, m: Metric, value: Any) -> Any:
         if isinstance(value, bool):
@@ -472,7 +554,9 @@ class ScaleKind(KindSpec):
             diff = abs(float(answer) - float(reference))
         except (TypeError, ValueError):
             return AnchorMatch(False, False)
-        return AnchorMatch(diff <= 1, diff == 0)
+        # "within one point": one step of the scale's grid
+        point = m.step if m.step is not None else 1
+        return AnchorMatch(diff <= point + 1e-9, diff < 1e-9)
 
     def deviation(self, m: Metric, answer: Any, reference: Any) -> float | None:
         if is_missing(answer) or is_missing(reference):
@@ -483,36 +567,58 @@ class ScaleKind(KindSpec):
             return None
 
     def rule_operand(self, m: Metric, op: str, raw: str) -> Any:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ValueError(f"{self.name} '{m.key}' must be compared with an integer") from None
+        number = "a number" if m.step is not None else "an integer"
+        if m.step is None:
+            try:
+                value: int | float = int(raw)
+            except ValueError:
+                raise ValueError(f"{self.name} '{m.key}' must be compared with {number}") from None
+        else:
+            found = point_key(raw)
+            if found is None:
+                raise ValueError(f"{self.name} '{m.key}' must be compared with {number}")
+            value = found
         if op == "has":
-            raise ValueError(f"{self.name} '{m.key}' must be compared with an integer")
-        lo, hi = _bounds(m)
-        if not lo <= value <= hi:
-            raise ValueError(f"{value} is outside {m.key}'s {self.name} {m.min}..{m.max}")
+            raise ValueError(f"{self.name} '{m.key}' must be compared with {number}")
+        if on_grid(m, float(value)) is None:
+            raise ValueError(f"{value} is outside {m.key}'s {self.name} {describe_scale(m)}")
         return value
 
     def choices(self, m: Metric) -> list[tuple[str, str]]:
         return [(str(v), m.level_text(v)) for v in self.values(m)]
 
     def describe_values(self, m: Metric, cell: Callable[[str], str] = str) -> str:
+        if m.step is not None:
+            return ", ".join(str(p) for p in grid_points(m))
         return f"{m.min}..{m.max}"
 
     def reply_schema(self, m: Metric, desc: str) -> dict[str, Any]:
+        number: dict[str, Any] = (
+            {"type": "number", "enum": list(grid_points(m))}
+            if m.step is not None
+            else {"type": "integer", "minimum": m.min, "maximum": m.max}
+        )
         return {
-            "anyOf": [
-                {"type": "integer", "minimum": m.min, "maximum": m.max},
-                {"type": "string", "enum": [CANNOT_JUDGE]},
-            ],
+            "anyOf": [number, {"type": "string", "enum": [CANNOT_JUDGE]}],
             "description": desc,
         }
 
     def reply_value(self, m: Metric, v: Any) -> Any:
-        """An integer in range, or the string "cannot_judge" (DESIGN 5.1)."""
+        """An integer in range (a point of the grid on a scale with a step), or the string
+        "cannot_judge" (DESIGN 5.1)."""
         if v == CANNOT_JUDGE:
             return v
+        if m.step is not None:
+            point = (
+                on_grid(m, float(v))
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                else None
+            )
+            if point is None:
+                raise BadReply(
+                    f'{_shown(v)} is not one of {describe_values_of(m)} or "{CANNOT_JUDGE}"'
+                )
+            return point
         # JSON Schema counts 4.0 as an integer; a boolean is not a number here
         if (
             isinstance(v, bool)
@@ -527,6 +633,8 @@ class ScaleKind(KindSpec):
         return iv
 
     def reply_how(self, m: Metric) -> str:
+        if m.step is not None:
+            return f"{self.name}: one of {describe_values_of(m)}, or cannot_judge"
         return f"{self.name}: an integer from {m.min} to {m.max}, or cannot_judge"
 
     # the range in the canonical rubric (`canonical`)
@@ -534,10 +642,16 @@ class ScaleKind(KindSpec):
 
     def server_check(self) -> tuple[str, str]:
         lo, hi = self._server_bounds
-        # an integer written as such: 4.0 is not the scale's 4 (check_stored refuses it too)
+        # A point written as stored: a whole number without a decimal point (4.0 is not the
+        # scale's 4: check_stored refuses it too), and with a step, a multiple of the step from
+        # min (numeric arithmetic is decimal: 0.3 is a multiple of 0.1 there).
         return (
-            f"CASE WHEN jsonb_typeof(v) <> 'number' OR strpos(v::text, '.') > 0 THEN true "
-            f"ELSE v::numeric < {lo} OR v::numeric > {hi} END",
+            "CASE WHEN jsonb_typeof(v) <> 'number' THEN true "
+            "WHEN v::numeric = trunc(v::numeric) AND strpos(v::text, '.') > 0 THEN true "
+            f"WHEN v::numeric < {lo} OR v::numeric > {hi} THEN true "
+            "WHEN m ? 'step' THEN mod(v::numeric - "
+            f"{lo}, (m->>'step')::numeric) <> 0 "
+            "ELSE strpos(v::text, '.') > 0 END",
             "% is off its scale",
         )
 

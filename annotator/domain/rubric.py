@@ -41,12 +41,13 @@ class Metric:
     help: str = ""
     min: int | None = None
     max: int | None = None
-    levels: dict[int, str] = field(default_factory=dict)
+    levels: dict[Any, str] = field(default_factory=dict)  # point (int, or float on a step) -> text
     options: tuple[str, ...] = ()
     required: bool = True
-    # ordinal kinds: "points" (judges answer on the metric's points) or "interval" (judges score
-    # on a scale of their own; domain/kinds.py JUDGE_SCALES)
+    # how a judge's numbers are read on an ordinal kind (domain/kinds.py JUDGE_SCALES)
     judge_scale: str = "points"
+    # a scale whose points are not whole numbers: 0 / 0.5 / 1 is min 0, max 1, step 0.5
+    step: float | None = None
     # lang -> {"label", "help", "levels" {value: text}, "options" {option: text}}; display only,
     # never part of the version (see the module doc)
     translations: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
@@ -77,11 +78,11 @@ class Metric:
         """Every possible single answer, in order."""
         return self.spec.values(self)
 
-    def scale_values(self) -> list[int]:
+    def scale_values(self) -> list[Any]:
         assert self.min is not None and self.max is not None, f"{self.key} is not a scale"
-        return list(range(self.min, self.max + 1))
+        return list(self.values())
 
-    def level_text(self, value: int) -> str:
+    def level_text(self, value: Any) -> str:
         """The description of `value` (empty when the rubric gives none)."""
         return self.levels.get(value, "")
 
@@ -253,12 +254,11 @@ def _parse_texts(
                 raise InputError(f"{where}: '{k}' must map levels to texts", source=src, field=k)
             parsed = {}
             for lk, text in v.items():
-                try:
-                    level = int(lk)
-                except ValueError:
+                level = kinds.point_key(str(lk))
+                if level is None:
                     raise InputError(
                         f"{where}: '{k}' key '{lk}' is not a level", source=src, field=k
-                    ) from None
+                    )
                 if level not in levels:
                     raise InputError(
                         f"{where}: '{k}' translates level {level}, which has no text in the rubric",
@@ -338,7 +338,7 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
     required = raw.get("required", kind != "text")
     if not isinstance(required, bool):
         raise InputError(f"{where}: 'required' must be true or false", source=src, field="required")
-    every = {"min", "max", "levels", "options", "points"}
+    every = {"min", "max", "step", "levels", "options", "points"}
     known = {"key", "kind", "label", "help", "required", *spec.fields}
     extra = sorted(k for k in set(raw) - known if not _LANG_RE.match(k))
     if extra:

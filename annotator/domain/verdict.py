@@ -23,7 +23,9 @@ from typing import Any
 from .errors import InputError
 from .rubric import CANNOT_JUDGE, FAIL, PASS, Rubric
 
-_TOKEN = re.compile(r'\s*(?:(==|!=|>=|<=|>|<|\(|\))|("[^"]*")|([A-Za-z_][A-Za-z0-9_\-]*)|(-?\d+))')
+_TOKEN = re.compile(
+    r'\s*(?:(==|!=|>=|<=|>|<|\(|\))|("[^"]*")|([A-Za-z_][A-Za-z0-9_\-]*)|(-?\d+(?:\.\d+)?))'
+)
 _OPS = {"==", "!=", ">=", "<=", ">", "<"}
 MAX_DEPTH = 32  # nesting of not / parentheses; deeper rules are refused, not recursed into
 MAX_RULE_CHARS = 2000

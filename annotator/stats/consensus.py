@@ -103,6 +103,23 @@ class MetricSpec:
         return self.labels[int(code)] if float(code).is_integer() else f"{code:g}"
 
 
+def _points_up(spec: MetricSpec, v: np.ndarray) -> list[Any]:
+    """Per median, the scale point nearest to it, the upper one at a tie (4.5 -> 5; on
+    0 / 0.5 / 1, 0.25 -> 0.5), as the point is stored (an int where whole); NaN stays NaN."""
+    points = np.asarray(spec.values, dtype=float)
+    if not len(points):
+        points = np.arange(np.floor(np.nanmin(v, initial=0)), np.nanmax(v, initial=0) + 2)
+    # how many midpoints lie at or below the median: a median on a midpoint goes up
+    mids = (points[:-1] + points[1:]) / 2
+    at = np.searchsorted(mids, v + 1e-9, side="right")
+    at = np.minimum(at, len(points) - 1)
+    chosen = points[at]
+    return [
+        float("nan") if np.isnan(x) else int(p) if float(p).is_integer() else float(p)
+        for x, p in zip(v, chosen, strict=True)
+    ]
+
+
 def _isnan(x: Any) -> bool:
     return isinstance(x, float) and np.isnan(x)
 
@@ -329,9 +346,11 @@ def metric_consensus(specs: list[MetricSpec], cons: dict[str, pd.DataFrame]) -> 
         out["clear"] = ok
         out["share"] = np.nan
         out["spread"] = (base["max"] - base["min"]).fillna(0.0)
-        # the median; a tie's half point goes up
+        # the median; a tie's half point goes up (to the next point of the scale's grid)
+        up = _points_up(first, base["value"].to_numpy(dtype=float))
         out["value"] = _objects(
-            [int(v + 0.5) if c else None for v, c in zip(base["value"], ok, strict=True)], out.index
+            [p if c else None for p, c in zip(up, ok, strict=True)],
+            out.index,
         )
         return out
     ok = np.ones(len(base), dtype=bool)

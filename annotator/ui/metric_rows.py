@@ -287,7 +287,12 @@ class ScaleRow(OneValueRow):
     ) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
-        for v in metric.values():
+        # Whole-number points are picked by their own digit; points between them (a scale with
+        # a step: 0 / 0.5 / 1) by their place, 1 for the first, as a likert's are.
+        self.by_place = metric.step is not None
+        self.points = list(metric.values())
+        for n, v in enumerate(self.points, start=1):
+            key = (n % 10 if n <= 10 else "") if self.by_place else (v if v <= 9 else "")
             b = self._add(
                 v,
                 AnswerButton(
@@ -295,7 +300,7 @@ class ScaleRow(OneValueRow):
                     description=translate("MetricRow", "{metric}: {answer} (key {key})").format(
                         metric=metric.label,
                         answer=metric.spec.value_label(metric, v),
-                        key=v if v <= 9 else "",
+                        key=key,
                     ),
                 ),
             )
@@ -334,11 +339,16 @@ class ScaleRow(OneValueRow):
 
     def apply(self, action: str) -> bool:
         d = digit_of(action)
+        if d is not None and self.by_place:
+            place = d or 10
+            return place <= len(self.points) and self._pick(self.points[place - 1])
         if d is not None:
             return self._pick(d)
         return super().apply(action)
 
     def own_keys(self) -> list[str]:
+        if self.by_place:
+            return [f"1-{min(len(self.points), 10) % 10}"]
         values = [v for v in self.buttons if isinstance(v, int) and 0 <= v <= 9]
         return [f"{min(values)}-{max(values)}"] if values else []
 

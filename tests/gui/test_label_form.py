@@ -130,6 +130,34 @@ def test_likert_row_shows_every_point_and_digits_pick_one(qtbot, tmp_path):
     assert form.answers()["overall"] == "cannot_judge"
 
 
+STEPPED = """id = "stepped"
+title = "Points between whole numbers"
+[[metrics]]
+key = "faithful"
+kind = "scale"
+label = "Faithful"
+min = 0
+max = 1
+step = 0.5
+levels = { "0" = "Not at all", "0.5" = "Partly", "1" = "Fully" }
+"""
+
+
+def test_a_scale_with_a_step_is_answered_by_the_place_of_its_point(qtbot, tmp_path):
+    path = tmp_path / "stepped.toml"
+    path.write_text(STEPPED, encoding="utf-8")
+    form = RubricForm(load_rubric(path), Keymap())
+    qtbot.addWidget(form)
+    row = form.rows[0]
+    assert [b.text() for b in row.buttons.values()] == ["0", "0.5", "1"]
+    assert row.own_keys() == ["1-3"]
+    assert not form.apply("value_4")  # three points: no fourth
+    assert form.apply("value_2") and form.answers()["faithful"] == 0.5
+    form.focus_metric("faithful")
+    assert form.apply("value_1") and form.answers()["faithful"] == 0
+    assert row.level_labels[0.5].text() == "0.5  Partly"
+
+
 def test_mask_overlay_is_computed_off_the_ui_thread(qtbot, logo_study, monkeypatch):
     import annotator.ui.decode as decode
 

@@ -1,6 +1,6 @@
 """A judge on a finer grid than the raters (`judge_scale = "interval"`): raters answer on a
-scale's points, a vision-language judge between them (0-2 in steps of 0.2 against raters on
-0 / 1 / 2). The figures defined for an interval reading are computed with the judge in the
+scale's points, a vision-language judge between them (0-1 in steps of 0.1 against raters on
+0 / 0.5 / 1, a scale declared with its step). The figures defined for an interval reading are computed with the judge in the
 humans' units (interval alpha with the judge as one more rater, against the consensus, the
 mean difference, the held-out offset, the alt-test on RMSE), checked against `krippendorff`
 and a direct computation; those that need the points (exact agreement, kappas) say why. A
@@ -25,7 +25,8 @@ key = "faithful"
 kind = "scale"
 label = "Faithful"
 min = 0
-max = 2
+max = 1
+step = 0.5
 judge_scale = "{scale}"
 """
 N_ITEMS, N_RATERS = 60, 3
@@ -33,9 +34,10 @@ N_ITEMS, N_RATERS = 60, 3
 
 def _study(scale: str, seed: int = 5) -> tuple[StudyFrames, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    quality = rng.uniform(0, 2, N_ITEMS)
-    humans = np.clip(np.rint(quality + rng.normal(0, 0.5, (N_RATERS, N_ITEMS))), 0, 2)
-    judge = np.clip(np.round((quality + 0.15 + rng.normal(0, 0.3, N_ITEMS)) / 0.2) * 0.2, 0, 2)
+    quality = rng.uniform(0, 1, N_ITEMS)
+    noisy = quality + rng.normal(0, 0.25, (N_RATERS, N_ITEMS))
+    humans = np.clip(np.floor(noisy / 0.5 + 0.5) * 0.5, 0, 1)
+    judge = np.clip(np.round((quality + 0.08 + rng.normal(0, 0.15, N_ITEMS)) / 0.1) * 0.1, 0, 1)
     judge = np.round(judge, 1)
     ids = np.array([f"it{i:03d}" for i in range(N_ITEMS)])
     items = pd.DataFrame(
@@ -51,13 +53,13 @@ def _study(scale: str, seed: int = 5) -> tuple[StudyFrames, np.ndarray, np.ndarr
     hum = pd.concat(
         [
             pd.DataFrame(
-                {"item_id": ids, "rater": f"h{r}", "metric": "faithful", "value": row.astype(int)}
+                {"item_id": ids, "rater": f"h{r}", "metric": "faithful", "value": _stored(row)}
             )
             for r, row in enumerate(humans)
         ],
         ignore_index=True,
     ).assign(reason=None, created_at=None, session_id=None, position=None)[JUDGEMENT_COLUMNS]
-    values = [int(v) if float(v).is_integer() else float(v) for v in judge]
+    values = _stored(judge)
     jdf = pd.DataFrame(
         {"item_id": ids, "judge": "vlm", "metric": "faithful", "value": values, "reason": None}
     )
@@ -69,9 +71,14 @@ def _study(scale: str, seed: int = 5) -> tuple[StudyFrames, np.ndarray, np.ndarr
     )
 
 
+def _stored(values: np.ndarray) -> list[int | float]:
+    return [int(v) if float(v).is_integer() else float(v) for v in values]
+
+
 def _median_up(col: np.ndarray) -> float:
-    """The consensus of a scale: the median, a half point rounded up (the gold's rule)."""
-    return float(np.floor(np.median(col) + 0.5))
+    """The consensus of a scale: the median, a tie between two points rounded up to the upper
+    point (the gold's rule), here on points half a unit apart."""
+    return float(np.floor(np.median(col) / 0.5 + 0.5) * 0.5)
 
 
 def test_a_judge_between_the_points_gets_the_interval_figures() -> None:
@@ -124,11 +131,52 @@ def test_interval_reading_takes_values_in_the_metric_units_only() -> None:
     rubric = parse_rubric(RUBRIC.format(scale="interval"))
     m = rubric.metric("faithful")
     kind = m.spec
-    assert kind.parse_judge_value(m, "1.4") == pytest.approx(1.4)
-    assert kind.parse_judge_value(m, "2") == 2
-    with pytest.raises(InputError, match=r'2\.7 is outside .* judge_scale = "own"'):
-        kind.parse_judge_value(m, "2.7", source="judge.csv", line=3)
+    assert kind.parse_judge_value(m, "0.7") == pytest.approx(0.7)
+    assert kind.parse_judge_value(m, "1") == 1
+    with pytest.raises(InputError, match=r'1\.3 is outside .* judge_scale = "own"'):
+        kind.parse_judge_value(m, "1.3", source="judge.csv", line=3)
     own = parse_rubric(RUBRIC.format(scale="own")).metric("faithful")
     assert own.spec.parse_judge_value(own, "27.5") == pytest.approx(27.5)
     with pytest.raises(InputError, match='"points", "interval" or "own"'):
         parse_rubric(RUBRIC.format(scale="ratio"))
+
+
+# -- a scale whose points are not whole numbers ------------------------------------------------
+
+
+def test_a_scale_declares_points_between_whole_numbers() -> None:
+    m = parse_rubric(RUBRIC.format(scale="points")).metric("faithful")
+    assert m.values() == (0, 0.5, 1)
+    assert m.spec.parse_value(m, "0.5") == 0.5 and m.spec.parse_value(m, "1") == 1
+    assert isinstance(m.spec.parse_value(m, "1.0"), int)  # stored as the point: 1, never 1.0
+    with pytest.raises(
+        InputError, match=r"0\.7 is outside faithful's scale 0\.\.1 in steps of 0\.5"
+    ):
+        m.spec.parse_value(m, "0.7", source="ratings.csv", line=4)
+    tenth = parse_rubric(RUBRIC.format(scale="points").replace("step = 0.5", "step = 0.1"))
+    points = tenth.metric("faithful").values()
+    assert len(points) == 11 and points[3] == 0.3  # counted in decimals, not 0.30000000000000004
+    # the step is part of the version; a whole-number step is the default and left out
+    plain = parse_rubric(RUBRIC.format(scale="points").replace("step = 0.5", ""))
+    one = parse_rubric(RUBRIC.format(scale="points").replace("step = 0.5", "step = 1"))
+    assert plain.version == one.version != parse_rubric(RUBRIC.format(scale="points")).version
+    for bad, says in (("step = 0.3", "does not divide 0..1"), ("step = -1", "positive number")):
+        with pytest.raises(InputError, match=says):
+            parse_rubric(RUBRIC.format(scale="points").replace("step = 0.5", bad))
+    # levels and rules on its points
+    described = RUBRIC.format(scale="points") + 'levels = { "0.5" = "Partly" }\n'
+    assert parse_rubric(described).metric("faithful").level_text(0.5) == "Partly"
+    with pytest.raises(InputError, match="level 0.25 is outside"):
+        parse_rubric(RUBRIC.format(scale="points") + 'levels = { "0.25" = "x" }\n')
+    ruled = parse_rubric(RUBRIC.format(scale="points") + '[verdict]\nrules = ["faithful >= 0.5"]\n')
+    f = ruled.metric("faithful")
+    assert f.spec.anchor_match(f, 0.5, 1).met and not f.spec.anchor_match(f, 0, 1).met
+
+
+def test_a_stepped_scale_consensus_is_a_point_of_its_grid() -> None:
+    frames, humans, _ = _study("points")
+    frames.judge_scores = frames.judge_scores.iloc[0:0]
+    report = build_report(frames, n_boot=50, n_perm=10)
+    assert report["metrics"]["faithful"]["human_alpha"]["estimate"] == pytest.approx(
+        krippendorff.alpha(reliability_data=humans, level_of_measurement="ordinal"), abs=1e-9
+    )
