@@ -296,7 +296,8 @@ class ScaleRow(OneValueRow):
             b = self._add(
                 v,
                 AnswerButton(
-                    str(v),
+                    # the key is shown where it is not the point itself, as on "PASS (P)"
+                    f"{v} ({key})" if self.by_place and key != "" else str(v),
                     description=translate("MetricRow", "{metric}: {answer} (key {key})").format(
                         metric=metric.label,
                         answer=metric.spec.value_label(metric, v),

@@ -149,7 +149,7 @@ def test_a_scale_with_a_step_is_answered_by_the_place_of_its_point(qtbot, tmp_pa
     form = RubricForm(load_rubric(path), Keymap())
     qtbot.addWidget(form)
     row = form.rows[0]
-    assert [b.text() for b in row.buttons.values()] == ["0", "0.5", "1"]
+    assert [b.text() for b in row.buttons.values()] == ["0 (1)", "0.5 (2)", "1 (3)"]
     assert row.own_keys() == ["1-3"]
     assert not form.apply("value_4")  # three points: no fourth
     assert form.apply("value_2") and form.answers()["faithful"] == 0.5
