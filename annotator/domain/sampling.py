@@ -1,4 +1,4 @@
-"""A seeded random sample of live items for the humans, per generator (issue 25).
+"""A seeded random sample of live items for the humans, per generator.
 
 The debiased figures (stats/debiased.py) need the human items drawn at random with known
 probabilities. Per generator: a uniform sample of n items (or a share of them), spread over

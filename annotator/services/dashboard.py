@@ -143,7 +143,7 @@ def study_key(study: Study) -> Path:
 class ReportCache:
     """The last model per (study folder, n_boot, seed); valid while its data version holds. At
     most `size` are kept (the least recently used go): a model holds its report and chart PNGs,
-    and a lead who opens study after study must not keep every one (issue 28.3)."""
+    and a lead who opens study after study must not keep every one."""
 
     size: int = 3
     _models: OrderedDict[tuple[str, int, int], DashboardModel] = field(default_factory=OrderedDict)

@@ -1,4 +1,4 @@
-"""The dashboard's debiased section (issue 25 point 4): the report's debiased figures, items and
+"""The dashboard's debiased section: the report's debiased figures, items and
 pairs, laid out from the same rows as the HTML report (reports/view_debiased.py via
 html_report.build_view), so the app and the report cannot disagree."""
 

@@ -1,4 +1,4 @@
-"""The dashboard between two full computations: a live estimate in seconds (issue 27 point 2).
+"""The dashboard between two full computations: a live estimate in seconds.
 
 When the study moves on while the dashboard follows it, the full report (every figure with a
 thousand resamples) takes as long as it takes; the view then shows a live estimate at once:

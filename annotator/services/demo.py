@@ -70,7 +70,7 @@ JUDGE_PAIR_VOTER = SimulatedPairVoter(
 OPERATOR = "ops-check"
 SESSION_LENGTH = 12
 # The demo's size: 6 cases x 3 generators x 2 variants = 36 items. Three variants (54 items) took
-# 122 s to build on a loaded two-core box (issue 28.10); two keep every planted story (the
+# 122 s to build on a loaded two-core box; two keep every planted story (the
 # lenient judge, the drifting rater, the generators' defects: tests/unit/test_demo_study.py).
 VARIANTS_PER_CASE = 2
 STAGES = ("mockups", "rater answers", "pair votes", "lead's decisions")
@@ -155,7 +155,7 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
 
         draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
         draw_pairs(study, n=DEMO_SAMPLE, seed=seed)
-        # then the judge-only set (issue 25 point 5): ten times the human sample, made as the
+        # then the judge-only set: ten times the human sample, made as the
         # rated items are (further variants of the same cases), scored by the judge alone, so
         # the debiased figures correct a judge on many more outputs than the humans rated.
         # The newcomer's queues are built before the judge-only set comes in: they label and

@@ -1,5 +1,5 @@
 """The live dashboard's frames kept on disk as Parquet, so that the first live estimate after the
-app starts reads only what changed since they were kept (issue 27 point 5).
+app starts reads only what changed since they were kept.
 
 A full read decodes every answer's JSON in Python (a million answers: about 3 s); reading the
 same frames back from Parquet's typed columns takes a fraction of that, and

@@ -42,7 +42,7 @@ class LabelSession:
         # An anchor's drift check waits for `check_drift` (its own worker job, after the next
         # item is on screen): its first run imports the statistics stack (pandas, scipy), 2 s
         # on a quiet machine and 8-11 s on a loaded one, which inside the submit held the
-        # worker and dropped the keys typed meanwhile (issue 28).
+        # worker and dropped the keys typed meanwhile.
         self.drift_due = False
         # The UI runs the check itself, once the statistics stack is imported (`check_drift`
         # as its own job); other callers get it at the next submit.

@@ -1,5 +1,5 @@
 """The live dashboard's frames, kept between refreshes and brought up to date by reading only
-what changed (issue 27 point 2).
+what changed.
 
 A full read decodes every answer's JSON (a million answers: seconds). A refresh instead
 compares the ids of the current live answers with the ids it has read (by id set, not "ids

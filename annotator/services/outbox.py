@@ -9,7 +9,7 @@ idempotent, so a sync cut halfway is simply run again).
 The package follows the server while the rater works there: after each answer
 stored on the server, `refresh()` adds the rater's new rows to it (same UUIDs),
 so offline it serves only what is still to do and a sync never re-sends an
-answer the server holds (issue 29.1).
+answer the server holds.
 """
 
 from __future__ import annotations

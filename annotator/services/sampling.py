@@ -1,4 +1,4 @@
-"""The random human sample of a study (issue 25): drawn, stored, and what the report uses.
+"""The random human sample of a study: drawn, stored, and what the report uses.
 
 `draw` deals nothing by itself: `annotator assign --sample N` draws (or tops up) the sample
 and then deals only its items to the raters. The sample is the study setting

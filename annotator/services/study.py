@@ -30,7 +30,7 @@ DB_NAME = "study.sqlite"
 
 def _regrant_after_migration(study: Study) -> None:
     """A server study this open migrated: its rater roles get their grants again, as
-    `annotator roles` would give them (new columns and tables have none; issue 29.6)."""
+    `annotator roles` would give them (new columns and tables have none)."""
     from ..store import roles
     from ..store.server import server_url
     from ..store.server_migrate import was_migrated

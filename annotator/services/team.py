@@ -126,7 +126,7 @@ def deal_on_demand(study: Study, *, overlap: int, raters: list[str] | None = Non
 
 
 # What each stored count counts: `status` printed "judgements 461" beside a dashboard's 237 and
-# a fatigue table's 71 with no unit, and a lead could not tell which to believe (issue 28.7).
+# a fatigue table's 71 with no unit, and a lead could not tell which to believe.
 COUNT_UNITS = {
     "items": "live items (anchors not included)",
     "anchors": "anchor items (reference answers)",
@@ -167,7 +167,7 @@ def status_lines(study: Study) -> list[str]:
     anchor = sum(r.anchors for r in rows)
     for key, n in counts.items():
         lines.append(f"{key:16s}{n!s:<7s}{COUNT_UNITS.get(key, '')}".rstrip())
-        if key == "judgements":  # the stored rows, then what the figures count (issue 28.7)
+        if key == "judgements":  # the stored rows, then what the figures count
             lines.append(f"{'  live':16s}{live!s:<7s}live items answered: the latest per rater")
             lines.append(f"{'  anchor':16s}{anchor!s:<7s}anchor answers (drift, anchor accuracy)")
     if rows:

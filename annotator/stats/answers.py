@@ -4,7 +4,7 @@
 answers (see consensus.py for the metric specs and the coding), with each rater's verdict from
 the rubric's rules. A study of a million judgements codes into several million rows, so the
 output is built from integer row positions and categorical columns, never from per-row copies
-of the input's strings (issue 18).
+of the input's strings.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The live dashboard's figures between two full computations (issue 27 point 2).
+"""The live dashboard's figures between two full computations.
 
 A full report resamples every item a thousand times (and the EM fits two hundred); a live
 refresh after a few new answers does not. It computes every point estimate again, exactly

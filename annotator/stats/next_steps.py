@@ -1,4 +1,4 @@
-"""What the report knows, and what data would let it decide the rest (issue 28, point 7).
+"""What the report knows, and what data would let it decide the rest.
 
 Pure functions of the finished report dict (and of the summary's verdicts): they repeat only
 figures the report holds, and compute from them how much more data a figure needs. Each entry is

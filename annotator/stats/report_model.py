@@ -226,7 +226,7 @@ def build_report(
     report["certified"] = certified.section
     report["conformal_alignment"] = certified.conformal
     gate = frames.settings.get("release_gate") or {}
-    if gate.get("source") == "debiased":  # the gate on the debiased lower bounds (issue 25.4)
+    if gate.get("source") == "debiased":  # the gate on the debiased lower bounds
         debiased_release_gate(report["generators"], report["debiased"], gate.get("judge"))
     report["summary"] = build_summary(report)  # its `debiased` part too
     return jsonable(report)

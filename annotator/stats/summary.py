@@ -244,7 +244,7 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
     debiased, judge = _debiased_figures(report, name)
     if debiased:
         # where a judge on every item corrected by a random human sample gives the figure, the
-        # ranking reads it (narrower, and unbiased where the humans are): issue 25 point 4
+        # ranking reads it (narrower, and unbiased where the humans are)
         d_rank = _ranked(debiased)
         d_num = _separated_ranks(d_rank, _interval_above(debiased))
         at = {g: i for i, g in enumerate(d_rank)}

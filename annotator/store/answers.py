@@ -232,7 +232,7 @@ def _claim_on_demand(s: OrmSession, rpk: int, version: str) -> tuple[int, int] |
     from .roles import is_rater_session
 
     if not is_rater_session(s):  # a rater's role may not free claims: annotator_claim's part
-        expire_claims(s)  # claims left unanswered go back to the pool first (issue 29.5)
+        expire_claims(s)  # claims left unanswered go back to the pool first
     seed = rater_seed(s, rpk)
     item_pk = claim_next(s, rpk, seed, k)
     if item_pk is None:

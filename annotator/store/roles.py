@@ -567,7 +567,7 @@ def _role_statements(
         )
     ):
         out.append(sql.SQL("DROP FUNCTION IF EXISTS public.{} CASCADE").format(sql.SQL(proc)))
-    # the rater group of before issue 22 (named after the database, so a new database of the same
+    # the shared rater group older versions made (named after the database, so a new database of the same
     # name would have inherited its members): it loses every right here
     legacy = f"{database}_raters"
     if _existing_role(s, legacy)[0]:

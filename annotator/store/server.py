@@ -65,7 +65,7 @@ POOL_PEAK = 2  # more, opened only while one job nests a read in a write (a copy
 
 def pool_size() -> int:
     """One connection kept per app by default: a rater's app runs one database job at a time, so
-    100 raters hold about 100 connections, not up to 1,500 (issue 29.6); a lead's app that reports
+    100 raters hold about 100 connections, not up to 1,500; a lead's app that reports
     while it writes may keep 2 or 3."""
     raw = os.environ.get(POOL_ENV, "").strip() or "1"
     if not raw.isdigit() or not 1 <= int(raw) <= 50:

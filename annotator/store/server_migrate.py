@@ -2,7 +2,7 @@
 
 A migration alters tables one after another; a rater's transaction that holds one table and then
 touches another the migration already altered closes a cycle, and PostgreSQL aborts one of them
-(a migration that landed on the third try after 33 s, issue 29.6). Here the migration first takes
+(a migration that landed on the third try after 33 s). Here the migration first takes
 every table of the study at once, each lock waited for at most `LOCK_WAIT_MS` (under the
 server's deadlock_timeout of 1 s, so a cycle ends by our timeout, never by aborting a rater), then
 gives every lock back and tries again after a pause, until the raters' transactions between two

@@ -38,7 +38,7 @@ MASK_ALPHA = 0.08  # the tint inside the mask; the outline is near opaque
 OUTLINE_ALPHA = 235
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 # The decoded pictures kept: a 2048 px output is 16 MB of pixels, and 24 of them kept were the
-# +190 MB a rater's app grew by in its first 20 items (issue 28.3). The item on screen, the
+# +190 MB a rater's app grew by in its first 20 items. The item on screen, the
 # three decoded ahead and one or two back (Ctrl+Z) fit these bounds.
 CAPACITY = 12
 MAX_BYTES = 96 << 20

@@ -116,7 +116,7 @@ class InstructionsDialog(KeyedWidget, QDialog):
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         # Without a window manager a new window does not get the keyboard by itself: keys
-        # would reach the form behind it (issue 28.9).
+        # would reach the form behind it.
         self.activateWindow()
         self.browser.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
 

@@ -1,4 +1,4 @@
-"""The one key dispatcher of the app's widgets (issue 26 point 10).
+"""The one key dispatcher of the app's widgets.
 
 A widget names the keymap contexts its keys belong to (`key_contexts`, looked up in order) and
 gives its actions by name (`actions()`); a key the keymap maps to one of them runs it and is

@@ -1,4 +1,4 @@
-"""A server study's rater when the server goes away (issue 26 point 10: moved out of
+"""A server study's rater when the server goes away (moved out of
 ui/main_window.py, which owns it as a mixin).
 
 On entering rater mode the rater's work is copied to a local package
@@ -45,7 +45,7 @@ def _prepare_outbox_job(
 def _refresh_outbox_job(
     study: Any, rater: str, folder: Path | None
 ) -> tuple[Path, dict[int, int]]:  # database worker
-    """The local package brought up to the server after an answer stored there (issue 29.1)."""
+    """The local package brought up to the server after an answer stored there."""
     from ..services.outbox import Outbox
 
     box = Outbox(study, rater, folder)
@@ -104,7 +104,7 @@ class OfflineWork:
 
     def _refresh_outbox(self, *_: Any) -> None:
         """An answer is stored on the server: the local package learns it too (same UUID), so
-        offline it is neither served again nor sent twice (issue 29.1)."""
+        offline it is neither served again nor sent twice."""
         if self.offline is not None or self.outbox_path is None or self.rater is None:
             return
         if self.snapshot is None or not self.snapshot.is_server:

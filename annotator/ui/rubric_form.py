@@ -79,7 +79,7 @@ class RubricForm(QWidget):
         edit = self.reason_edit()
         if edit is not None:
             # While the reason is typed, the frame is on the reason, not on the metric the keys
-            # left it on ("5. Failure tags" stayed framed: issue 28.9); back to it on leaving.
+            # left it on ("5. Failure tags" stayed framed); back to it on leaving.
             edit.installEventFilter(self)
         self.set_answers(None)
 

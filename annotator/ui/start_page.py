@@ -106,7 +106,7 @@ class StartPage(QWidget):
         self.welcome.setWordWrap(True)
         sl.addWidget(self.welcome)
         # Button rows wrap (FlowLayout): in Spanish, with their keys, they are wider than the
-        # window's 1100 px in one line (issue 28.4)
+        # window's 1100 px in one line
         first = FlowLayout()
         self.demo_btn = QPushButton()
         self.demo_btn.clicked.connect(self.open_demo)

@@ -98,7 +98,7 @@ def readable(fg: QColor, bg: QColor, minimum: float = AA + MARGIN) -> QColor:
 def readable_placeholders(palette: QPalette) -> QPalette:
     """`palette` with its placeholder text at AA contrast on the text boxes' base. Qt's default
     placeholder is the text colour at half opacity (#7f7f7f on white, 4.0:1): below the 4.5:1
-    every other text meets (issue 28.9)."""
+    every other text meets."""
     out = QPalette(palette)
     role = QPalette.ColorRole
     for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
