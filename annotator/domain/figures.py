@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "MISSING",
+    "as_dict",
     "estimate_text",
     "figure_label",
     "fmt_num",
@@ -25,6 +26,12 @@ __all__ = [
 ]
 
 MISSING = "—"  # a figure the report does not carry at all
+
+
+def as_dict(v: Any) -> Mapping[str, Any]:
+    """A report node read as a mapping: the node itself, or empty where it is absent or null (a
+    report's sections are optional, and a reader must not branch on each)."""
+    return v if isinstance(v, Mapping) else {}
 
 
 def to_float(x: Any) -> float | None:

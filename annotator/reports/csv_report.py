@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..base.atomic import atomic_files, atomic_open
+from ..domain.figures import as_dict
 from ..domain.text import FORMULA_PREFIXES, guard_cell
 
 __all__ = [
@@ -143,10 +144,6 @@ def write_parquet(tables: Mapping[str, pd.DataFrame], folder: str | os.PathLike[
 # --- tables built from the report dict ------------------------------------------------
 
 
-def _d(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def _est_columns(prefix: str, value: Any, note: Any = None) -> dict[str, Any]:
     """An estimate as four tidy columns; undefined gives empty cells and the note."""
     if isinstance(value, dict):
@@ -174,7 +171,7 @@ def _est_columns(prefix: str, value: Any, note: Any = None) -> dict[str, Any]:
     }
 
 
-def _note(d: dict, key: str) -> Any:
+def _note(d: Mapping[str, Any], key: str) -> Any:
     """The note beside an undefined statistic: `<key>_note` or `notes[<key>]`."""
     notes = d.get("notes")
     return d.get(f"{key}_note") or (notes.get(key) if isinstance(notes, dict) else None)
@@ -186,13 +183,13 @@ _HUMAN_EXTRAS = ("percent_agreement", "fleiss_kappa", "gwet_ac1")
 def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
     """One row per metric x source (`human`, or `judge` with its name): the figures of 5.5."""
     rows: list[dict[str, Any]] = []
-    metrics = dict(_d(report.get("metrics")))
+    metrics = dict(as_dict(report.get("metrics")))
     verdict = report.get("verdict")
     if isinstance(verdict, Mapping) and ("human_alpha" in verdict or "judges" in verdict):
         # the report model gives the verdict (all rules together) the figures of a metric
         metrics.setdefault("verdict", verdict)
     for key, m in metrics.items():
-        m = _d(m)
+        m = as_dict(m)
         base = {
             "metric": key,
             "kind": m.get("kind"),
@@ -219,8 +216,8 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
             if extra in m:
                 human.update(_est_columns(extra, m.get(extra), _note(m, extra)))
         rows.append(human)
-        for judge, j in _d(m.get("judges")).items():
-            j = _d(j)
+        for judge, j in as_dict(m.get("judges")).items():
+            j = as_dict(j)
             row = {
                 **base,
                 "source": "judge",
@@ -240,7 +237,7 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
                     _note(j, "alpha_with_judge_as_rater"),
                 )
             )
-            perm = _d(j.get("permutation_alpha"))
+            perm = as_dict(j.get("permutation_alpha"))
             row["permutation_alpha_mean"] = perm.get("mean")
             row["permutation_p_value"] = perm.get("p_value")
             row.update(
@@ -356,9 +353,9 @@ def by_generator_table(report: Mapping[str, Any]) -> pd.DataFrame:
     """One row per metric x generator x source: the humans' alpha and Fleiss' kappa on the
     generator's items, and each judge's correlations with the human mean there."""
     rows: list[dict[str, Any]] = []
-    for key, m in _d(report.get("metrics")).items():
-        for gen, g in _d(_d(m).get("by_generator")).items():
-            g = _d(g)
+    for key, m in as_dict(report.get("metrics")).items():
+        for gen, g in as_dict(as_dict(m).get("by_generator")).items():
+            g = as_dict(g)
             base = {"metric": key, "generator": gen, "n_items": g.get("n_items")}
             rows.append(
                 {
@@ -368,10 +365,10 @@ def by_generator_table(report: Mapping[str, Any]) -> pd.DataFrame:
                     **_est_columns("fleiss_kappa", g.get("fleiss_kappa")),
                 }
             )
-            for judge, j in _d(g.get("judges")).items():
+            for judge, j in as_dict(g.get("judges")).items():
                 row = {**base, "source": "judge", "judge": judge}
                 for k in ("pearson", "spearman", "kendall_tau_b"):
-                    row.update(_est_columns(k, _d(j).get(k)))
+                    row.update(_est_columns(k, as_dict(j).get(k)))
                 rows.append(row)
     return pd.DataFrame(rows)
 

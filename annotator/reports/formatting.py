@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from ..domain.figures import (
     MISSING,
+    as_dict,
     fmt_num,
     short_note,
     to_float,
@@ -186,10 +187,6 @@ def kv_rows(d: Any, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         for k, v in d.items()
         if k not in skip and not str(k).endswith("_note")
     ]
-
-
-def as_dict(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
 
 
 def with_interval(d: Mapping[str, Any], key: str, interval_key: str, n: Any) -> Est:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.task import Cancelled, TaskState  # noqa: F401 - the dashboard view names them here
-from ..domain.figures import MISSING
+from ..domain.figures import MISSING, as_dict
 from ..domain.rubric import Rubric
 from ..stats.rater_medians import median_agreement, median_competence
 from ..store.changes import data_version
@@ -345,10 +345,6 @@ def _computed_report(inputs: DashboardInputs, state: TaskState) -> dict[str, Any
     return report
 
 
-def _d(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _png(chart: Any) -> bytes | None:
     uri = getattr(chart, "uri", None)
     if not uri or "," not in uri:
@@ -388,14 +384,16 @@ def _model(
     inputs: DashboardInputs, report: Mapping[str, Any], view: Mapping[str, Any], seconds: float
 ) -> DashboardModel:
     rubric = inputs.rubric
-    raters = _d(report.get("raters"))
-    flagged = [n for n, r in raters.items() if _d(_d(r).get("drift")).get("flagged")]
-    cells = _d(_d(report.get("pairwise")).get("cells"))
-    n_votes = sum(int(_d(t).get("n") or 0) for c in cells.values() for t in _d(c).values())
+    raters = as_dict(report.get("raters"))
+    flagged = [n for n, r in raters.items() if as_dict(as_dict(r).get("drift")).get("flagged")]
+    cells = as_dict(as_dict(report.get("pairwise")).get("cells"))
+    n_votes = sum(
+        int(as_dict(t).get("n") or 0) for c in cells.values() for t in as_dict(c).values()
+    )
     tiles = (
         Tile(str(len(view.get("metrics") or [])), "metrics"),
         Tile(
-            f"{sum(int(_d(r).get('n_judgements') or 0) for r in raters.values()):,}",
+            f"{sum(int(as_dict(r).get('n_judgements') or 0) for r in raters.values()):,}",
             "answers to live items (latest per rater)",
         ),
         Tile(str(len(raters)), "raters"),
@@ -418,7 +416,7 @@ def _model(
         debiased_section(view),
         certified_section(view),
     )
-    live = _d(view.get("live_estimate"))
+    live = as_dict(view.get("live_estimate"))
     resamples = (
         f"live estimate: {live.get('approximate_intervals')} intervals (≈) carried from the "
         f"exact figures' {live.get('exact_n_boot')} bootstrap resamples"
@@ -446,18 +444,18 @@ def _model(
 def _summary(report: Mapping[str, Any]) -> Section:
     """The report summary's lead: what is known, then what data would decide the rest (the same
     entries as the HTML report's summary: stats/next_steps.py)."""
-    s = _d(report.get("summary"))
+    s = as_dict(report.get("summary"))
     blocks: list[Block] = [
-        Note(str(_d(per).get("text")))
-        for _name, per in sorted(_d(s.get("judges")).items())
-        if _d(per).get("text")
+        Note(str(as_dict(per).get("text")))
+        for _name, per in sorted(as_dict(s.get("judges")).items())
+        if as_dict(per).get("text")
     ]  # one verdict per judge, first
-    blocks += [Note(f"Known: {_d(e).get('text')}") for e in s.get("known") or []]
+    blocks += [Note(f"Known: {as_dict(e).get('text')}") for e in s.get("known") or []]
     if not s.get("known") and "known" in s:
         blocks.append(Note("Known: nothing yet for sure; every figure is undecided on these data."))
     for e in s.get("to_decide") or []:
-        cmd = _d(e).get("command")
-        blocks.append(Note(f"To decide: {_d(e).get('text')}" + (f"  ·  {cmd}" if cmd else "")))
+        cmd = as_dict(e).get("command")
+        blocks.append(Note(f"To decide: {as_dict(e).get('text')}" + (f"  ·  {cmd}" if cmd else "")))
     return Section(
         "summary",
         "Summary",
@@ -510,7 +508,7 @@ def _agreement(rubric: Rubric, view: Mapping[str, Any]) -> Section:
             tuple(rows),
         )
     ]
-    png = _png(_d(view.get("charts")).get("agreement"))
+    png = _png(as_dict(view.get("charts")).get("agreement"))
     if png:
         blocks.append(
             Chart("agreementChart", png, "Krippendorff's alpha per metric with 95% intervals")
@@ -619,7 +617,7 @@ def _drift_text(
     standing = "; ".join(
         f"consistently {off['direction']} by {abs(off['estimate']):.2f} on {metric_label(rubric, k)}"
         for k, off in (offsets or {}).items()
-        if _d(off).get("flagged") and off.get("estimate") is not None
+        if as_dict(off).get("flagged") and off.get("estimate") is not None
     )
     if not d:
         return standing or "—"
@@ -645,11 +643,11 @@ def _competence_text(
 ) -> str:
     """The rater's median competence, and the metrics where it is clearly below the others'
     (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
-    comp = {r: dict(_d(_d(v).get("competence"))) for r, v in raters.items()}
-    mine = median_competence(_d(raters.get(name)))
+    comp = {r: dict(as_dict(as_dict(v).get("competence"))) for r, v in raters.items()}
+    mine = median_competence(as_dict(raters.get(name)))
     if mine is None:
         # a degenerate fit is said as such, never as a number (report: "not estimable")
-        notes = [str(_d(f).get("note") or "") for f in comp.get(name, {}).values()]
+        notes = [str(as_dict(f).get("note") or "") for f in comp.get(name, {}).values()]
         return (
             "not estimable: too little overlap"
             if any(n.startswith("not estimable") for n in notes)
@@ -671,17 +669,17 @@ def _competence_text(
 def _raters(
     rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]
 ) -> tuple[Section, Section]:
-    raters = _d(report.get("raters"))
-    attention = _d(report.get("summary")).get("raters_needing_attention")
+    raters = as_dict(report.get("raters"))
+    attention = as_dict(report.get("summary")).get("raters_needing_attention")
     low_by_rater = (
-        {a["rater"]: _d(a.get("low_competence")) for a in attention}
+        {a["rater"]: as_dict(a.get("low_competence")) for a in attention}
         if isinstance(attention, list)
         else None
     )
     rows, flagged = [], set()
     for i, r in enumerate(view.get("raters") or []):
-        rep = _d(raters.get(r["name"]))
-        acc = _d(rep.get("accuracy"))
+        rep = as_dict(raters.get(r["name"]))
+        acc = as_dict(rep.get("accuracy"))
         acc_text = (
             "; ".join(
                 f"{metric_label(rubric, k)} {_share(v)}"
@@ -698,7 +696,9 @@ def _raters(
                 _or_dash(r.get("n_judgements")),
                 _or_dash(r.get("anchors")),
                 acc_text,
-                _drift_text(rubric, _d(rep.get("drift")), _d(rep.get("calibration_offset"))),
+                _drift_text(
+                    rubric, as_dict(rep.get("drift")), as_dict(rep.get("calibration_offset"))
+                ),
                 _agreement_text(rep),
                 _competence_text(rubric, r["name"], raters, low_by_rater),
                 r.get("calibrations") or "none",
@@ -729,11 +729,11 @@ def _raters(
         ),
     )
     charts: list[Block] = []
-    drift = _d(_d(view.get("charts")).get("drift"))
+    drift = as_dict(as_dict(view.get("charts")).get("drift"))
     for name in sorted(
-        drift, key=lambda n: (not _d(_d(raters.get(n)).get("drift")).get("flagged"), n)
+        drift, key=lambda n: (not as_dict(as_dict(raters.get(n)).get("drift")).get("flagged"), n)
     ):
-        d = _d(_d(raters.get(name)).get("drift"))
+        d = as_dict(as_dict(raters.get(name)).get("drift"))
         png = _png(drift[name])
         if png:
             caption = _drift_text(rubric, d).replace("drift:", "drift flag:", 1)
@@ -759,14 +759,14 @@ def _raters(
 
 
 def _calibrations(rubric: Rubric, report: Mapping[str, Any]) -> Section:
-    raters = _d(report.get("raters"))
+    raters = as_dict(report.get("raters"))
     keys: list[str] = []
     recs: list[tuple[str, Mapping[str, Any]]] = []
     for name in sorted(raters, key=str):
-        for c in _d(raters[name]).get("calibrations") or []:
+        for c in as_dict(raters[name]).get("calibrations") or []:
             if isinstance(c, Mapping):
                 recs.append((str(name), c))
-                keys.extend(k for k in _d(c.get("metrics")) if k not in keys)
+                keys.extend(k for k in as_dict(c.get("metrics")) if k not in keys)
     sub = "Every calibration session: the share of anchors met per metric against its rule, and the verdict."
     if not recs:
         return Section(
@@ -777,10 +777,10 @@ def _calibrations(rubric: Rubric, report: Mapping[str, Any]) -> Section:
         )
     rows, flagged = [], set()
     for i, (name, c) in enumerate(recs):
-        metrics = _d(c.get("metrics"))
+        metrics = as_dict(c.get("metrics"))
         cells = []
         for k in keys:
-            m = _d(metrics.get(k))
+            m = as_dict(metrics.get(k))
             share = m.get("share")
             cells.append(
                 "—"
@@ -821,7 +821,7 @@ def _pairwise(view: Mapping[str, Any]) -> Section:
                 tuple((r["name"], _est(r["est"])) for r in bt),
             )
         )
-        png = _png(_d(view.get("charts")).get("bradley_terry"))
+        png = _png(as_dict(view.get("charts")).get("bradley_terry"))
         if png:
             blocks.append(Chart("btChart", png, "Bradley-Terry strength per generator"))
     elif p.get("bradley_terry_note"):

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.atomic import atomic_write_text
+from ..domain.figures import as_dict
 from ..stats.frames import StudyFrames
 from ..store.changes import data_version
 from .reporting import Progress, read_and_report, team_record
@@ -156,7 +157,7 @@ def _read(path: Path | None) -> KeptReport | None:
         return None
     if not isinstance(stored, dict):
         return None
-    key, report = _as_dict(stored.get("key")), stored.get("report")
+    key, report = as_dict(stored.get("key")), stored.get("report")
     if key.get("code_version") != code_version() or not isinstance(report, dict):
         return None
     return KeptReport(report, str(key.get("data_version")), kept_at)
@@ -219,10 +220,6 @@ def last_report(study: Study) -> dict[str, Any] | None:
         if kept is not None:
             return kept.report
     return None
-
-
-def _as_dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
 
 
 __all__ = [

@@ -42,7 +42,7 @@ import math
 import shlex
 from typing import Any
 
-from ..domain.figures import metric_labels
+from ..domain.figures import MISSING, metric_labels
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
 from .debiased import figure_words
@@ -58,7 +58,7 @@ MIN_SAMPLED = 10  # answered sampled items for a debiased figure (min_count_for_
 
 
 def num_text(x: Any, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+    return MISSING if x is None else f"{x:.{digits}f}"
 
 
 def ci_text(fig: Any, digits: int = 2, *, signed: bool = False) -> str:

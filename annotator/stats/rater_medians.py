@@ -9,13 +9,11 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-
-def _d(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
+from ..domain.figures import as_dict
 
 
 def _estimates(figures: Any) -> list[float]:
-    found = [_d(f).get("estimate") for f in _d(figures).values()]
+    found = [as_dict(f).get("estimate") for f in as_dict(figures).values()]
     return [float(v) for v in found if v is not None]
 
 
@@ -25,8 +23,8 @@ def median_agreement(rater: Mapping[str, Any]) -> tuple[float, int] | None:
     vals = [
         v
         for v in (
-            _d(_d(f).get("exact_agreement")).get("estimate")
-            for f in _d(rater.get("agreement_with_consensus")).values()
+            as_dict(as_dict(f).get("exact_agreement")).get("estimate")
+            for f in as_dict(rater.get("agreement_with_consensus")).values()
         )
         if v is not None
     ]
