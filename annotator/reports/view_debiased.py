@@ -68,6 +68,37 @@ def _plan(p: Any) -> str:
     return text
 
 
+def _strengths(bt: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A judge's PPI++ Bradley-Terry fit (stats/debiased_bt.py): one row per generator, the
+    best first, with its rank-set; or the note saying why there is none."""
+    if not bt:
+        return None
+    if bt.get("note"):
+        return {"note": str(bt["note"]), "rows": []}
+    strengths = as_dict(bt.get("strengths"))
+    ranks = as_dict(bt.get("rank_sets"))
+    humans = as_dict(bt.get("humans_only"))
+    h_ranks = as_dict(bt.get("humans_only_rank_sets"))
+    order = sorted(strengths, key=lambda g: -float(as_dict(strengths[g]).get("estimate") or 0))
+    rows = [
+        {
+            "generator": g,
+            "strength": _iv(strengths[g]),
+            "ranks": str(as_dict(ranks.get(g)).get("text") or "—"),
+            "humans": _iv(humans.get(g)),
+            "humans_ranks": str(as_dict(h_ranks.get(g)).get("text") or "—"),
+        }
+        for g in order
+    ]
+    return {
+        "reference": str(bt.get("reference") or ""),
+        "coverage": str(bt.get("coverage") or ""),
+        "lam": fmt_num(bt.get("lam"), 2),
+        "n": f"{bt.get('n_labelled')} human-voted pairs, {bt.get('n_unlabelled')} judge-only",
+        "rows": rows,
+    }
+
+
 def _pairs_view(sec: Mapping[str, Any]) -> dict[str, Any] | None:
     """`debiased.pairs` (stats/debiased_pairs.py): one row per judge and generator pair."""
     p = as_dict(sec.get("pairs"))
@@ -81,7 +112,8 @@ def _pairs_view(sec: Mapping[str, Any]) -> dict[str, Any] | None:
             _row(key, f"{as_dict(fig).get('first')}'s win rate", fig)
             for key, fig in sorted(as_dict(as_dict(jd).get("by_pair")).items())
         ]
-        judges.append({"name": str(judge), "rows": rows})
+        strengths = _strengths(as_dict(as_dict(jd).get("bradley_terry")))
+        judges.append({"name": str(judge), "rows": rows, "strengths": strengths})
     s = as_dict(p.get("sample"))
     return {
         "recorded": True,
@@ -154,7 +186,9 @@ def _csv_row(judge: str, unit: str, name: str, fig: Any) -> dict[str, Any]:
 
 def debiased_table(report: Mapping[str, Any]) -> pd.DataFrame:
     """One row per judge, generator and figure (CSV `debiased.csv`); then one per judge and
-    generator pair, `generator` "A vs B" and figure `win_rate` (A's; n_items counts pairs)."""
+    generator pair, `generator` "A vs B" and figure `win_rate` (A's; n_items counts pairs); then
+    one per judge and generator, figure `bt_strength` (its Bradley-Terry strength against the
+    reference, the debiased one in `ppi`, with `rank_set`)."""
     sec = as_dict(report.get("debiased"))
     rows = []
     for judge, jd in sorted(as_dict(sec.get("judges")).items()):
@@ -165,6 +199,13 @@ def debiased_table(report: Mapping[str, Any]) -> pd.DataFrame:
     for judge, jd in sorted(as_dict(pairs.get("judges")).items()):
         for key, fig in sorted(as_dict(as_dict(jd).get("by_pair")).items()):
             rows.append(_csv_row(judge, key, "win_rate", fig))
+        bt = as_dict(as_dict(jd).get("bradley_terry"))
+        humans = as_dict(bt.get("humans_only"))
+        for gen, fig in sorted(as_dict(bt.get("strengths")).items()):
+            row = _csv_row(judge, gen, "bt_strength", {"ppi": fig, "humans_only": humans.get(gen)})
+            row["lambda"] = bt.get("lam")
+            row["rank_set"] = as_dict(as_dict(bt.get("rank_sets")).get(gen)).get("text")
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -64,6 +64,44 @@ def _clear(err: str) -> bool:
     return lo > 0 or hi < 0
 
 
+STRENGTH_HEADERS = ("judge", "generator", "strength", "rank", "humans only", "rank (humans)")
+
+
+def _strength_blocks(judges: Any) -> list[Block]:
+    """Each judge's Bradley-Terry strengths with their rank-sets, as the report's table."""
+    rows: list[tuple[str, ...]] = []
+    notes: list[Block] = []
+    for j in judges or []:
+        s = j.get("strengths")
+        if not s:
+            continue
+        if s.get("note"):
+            notes.append(Note(f"Strengths ({j['name']}): {s['note']}"))
+            continue
+        for r in s["rows"]:
+            rows.append(
+                (
+                    j["name"],
+                    r["generator"],
+                    r["strength"],
+                    r["ranks"],
+                    r["humans"],
+                    r["humans_ranks"],
+                )
+            )
+    if rows:
+        notes.insert(
+            0,
+            Note(
+                "Generator strengths (Bradley-Terry on the judge's votes corrected by the pair "
+                "sample; log-odds against the first generator) and rank-sets that hold every "
+                "generator's true rank together with probability at least 95%."
+            ),
+        )
+        notes.append(Table("debiasedStrengthTable", STRENGTH_HEADERS, tuple(rows), frozenset()))
+    return notes
+
+
 def debiased_section(view: Mapping[str, Any]) -> Section:
     """The section: the items' table (with the summary's sentences), then the pairs' one."""
     d = view.get("debiased")
@@ -94,4 +132,5 @@ def debiased_section(view: Mapping[str, Any]) -> Section:
             if rows:
                 headers = ("judge", "generator pair", *HEADERS[2:])
                 blocks.append(Table("debiasedPairsTable", headers, rows, flagged))
+            blocks += _strength_blocks(p.get("judges"))
     return Section(KEY, TITLE, SUBTITLE, tuple(blocks))

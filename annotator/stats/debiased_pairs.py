@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .debiased import _one_figure, sample_of
+from .debiased_bt import bt_from_pairs
 from .judge_position import collapse_orders, has_both_orders
 from .pair_tallies import coded_votes, pair_key
 
@@ -120,7 +121,7 @@ def debiased_pairs_section(
             fig = _one_figure(sub, True, min_labelled, alpha, (0.0, 1.0))
             by_pair[str(key)] = {"first": first, "second": second, **fig}
         if by_pair:
-            out["judges"][str(judge)] = {"by_pair": by_pair}
+            out["judges"][str(judge)] = {"by_pair": by_pair, "bradley_terry": bt_from_pairs(df)}
     return out
 
 

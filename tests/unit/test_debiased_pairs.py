@@ -291,6 +291,19 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     assert (fig["first"], fig["n_items"], fig["n_sampled"]) == ("gen-a", 30, 15)
     assert fig["judge_minus_humans"]["estimate"] > 0  # the judge overstates gen-a
     assert fig["ppi"]["low"] <= fig["ppi"]["estimate"] <= fig["ppi"]["high"]
+    # the same votes as Bradley-Terry strengths (stats/debiased_bt.py): with two generators and
+    # the humans alone, gen-b's strength is the log-odds of its win rate among the sampled pairs
+    bt = sec["judges"]["lenient"]["bradley_terry"]
+    assert (bt["reference"], bt["n_labelled"], bt["n_unlabelled"]) == ("gen-a", 15, 15)
+    ybar = fig["humans_only"]["estimate"]
+    assert bt["humans_only"]["gen-b"]["estimate"] == pytest.approx(np.log((1 - ybar) / ybar))
+    assert bt["humans_only"]["gen-a"]["estimate"] == 0.0
+    assert set(bt["rank_sets"]) == {"gen-a", "gen-b"}
+    assert "Generator strengths and ranks" in html.read_text()
+    strength_rows = [
+        r for r in csv.DictReader((csv_dir / "debiased.csv").open()) if r["figure"] == "bt_strength"
+    ]
+    assert {r["generator"] for r in strength_rows} == {"gen-a", "gen-b"}
     assert "win rate" in html.read_text() and "gen-a vs gen-b" in html.read_text()
     rows = list(csv.DictReader((csv_dir / "debiased.csv").open()))
     pair_rows = [r for r in rows if r["generator"] == "gen-a vs gen-b"]
