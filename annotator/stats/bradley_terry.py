@@ -19,19 +19,19 @@
   weight whatever its number of votes. Per-case centred strengths are not
   averaged: a case holding only some generators would centre them against a
   different company, and per-case fits of 3-30 votes are dominated by the prior.
-- **Intervals.** From MIN_CASES_CASE_BOOT (10) cases: a bootstrap of whole
+- **Intervals.** From MIN_CASES_CASE_BOOT (2) cases: a bootstrap of whole
   cases (all pairs of a case together, Rao-Wu with C - 1 draws), published as
   estimate +- t(0.975, C - 1) x the replicates' standard deviation. Where cases
   hold different generators, show their pairs different numbers of times and a
   generator is better at some cases than others (an unbalanced design), which
   generators meet where is part of the sampling variance: resampling pairs
-  within cases held it fixed and covered 85.7-88.3% there, the case bootstrap
-  93.5-95.0% (validity.md, model U; issue 23 point 8); the t multiplier, as the
-  percentile interval of a bootstrap over 20 clusters is short. Below 10 cases:
-  95% percentile bootstrap that resamples *pairs* within each
-  case (all votes of a pair come along together, as alpha resamples items;
-  the case mix stays fixed: generators vary, cases stay fixed), rescaled for
-  small cases (Rao-Wu, see `_Pairs.resampled`). Several raters
+  within cases held it fixed and covered 84-88% there at 2 to 40 cases, the case
+  bootstrap 93.5-97.5% (validity.md, model U); the t multiplier on the cases
+  less one is what keeps few cases honest (at 2 cases the interval is as wide as
+  two prompts allow). With a single case: a 95% percentile bootstrap that
+  resamples *pairs* within it (all votes of a pair come along together, as alpha
+  resamples items), rescaled for a small case (Rao-Wu, see `_Pairs.resampled`),
+  which describes that case's prompt only. Several raters
   voting on one pair see the same two outputs, so their votes are not
   independent: resampling votes made PandaLM's intervals 1.5-1.7x too narrow.
   Coverage of the pair bootstrap with output quality varying from output to
@@ -53,18 +53,23 @@ from .bootstrap import batches, rng_for, summarize
 from .pair_tallies import coded_votes
 
 PRIOR_PRECISION = 0.1
-# from this many cases the pooled interval resamples whole cases (issue 23, point 8)
-MIN_CASES_CASE_BOOT = 10
+# from this many cases the pooled interval resamples whole cases: with the t multiplier it
+# covers 94-97% from 2 cases on in model U (validity.md), where holding the cases fixed covered
+# 84-87% once generators are better at some cases than others
+MIN_CASES_CASE_BOOT = 2
 CASE_INTERVAL = (
     "95%: estimate +- t(0.975, cases - 1) x the standard error of a bootstrap of whole cases "
     "(Rao-Wu, cases - 1 drawn)"
 )
-PAIR_INTERVAL = "95% percentile bootstrap of pairs within cases (Rao-Wu; fewer than 10 cases)"
+PAIR_INTERVAL = (
+    "95% percentile bootstrap of pairs within the one case (Rao-Wu): it holds the case fixed, "
+    "so it says nothing of the generators on other prompts"
+)
 DESCRIPTION = (
     f"log-strength, mean 0; ties = half a win each (a quasi-likelihood, not Davidson's); "
     f"cases weighted equally; N(0, 1/{PRIOR_PRECISION:g}) prior; intervals resample whole cases "
-    f"(t on the bootstrap standard error) from {MIN_CASES_CASE_BOOT} cases, pairs within cases "
-    "below"
+    f"(t on the bootstrap standard error) from {MIN_CASES_CASE_BOOT} cases, pairs within a "
+    "single case"
 )
 
 

@@ -267,7 +267,46 @@ def bt(runs: int) -> None:
             )
 
 
+def bt_few(runs: int) -> None:
+    """Issue 40.6: model U below 10 cases, the pair bootstrap within cases (the cases held fixed)
+    against the case bootstrap with t on the cases less one."""
+    from annotator.stats import bradley_terry as btm
+
+    print("| model U | cases | pairs within cases | whole cases, t(C - 1) |")
+    print("|---|---|---|---|")
+    rng = np.random.default_rng(4006)
+    for inter in (0.0, 0.7):
+        big = unbalanced_votes(np.random.default_rng(0), 3000, inter=inter)
+        truth = btm.bradley_terry(big, n_boot=0, by_case=False)["pooled"]
+        for cases in (2, 3, 4, 6, 8, 12):
+            hits = {"pairs": 0, "cases": 0}
+            total = 0
+            for s in range(runs):
+                v = unbalanced_votes(rng, cases, inter=inter)
+                old_min = btm.MIN_CASES_CASE_BOOT
+                try:
+                    btm.MIN_CASES_CASE_BOOT = 2
+                    by_cases = btm.bradley_terry(v, n_boot=400, seed=s, by_case=False)["pooled"]
+                    btm.MIN_CASES_CASE_BOOT = 10**9
+                    by_pairs = btm.bradley_terry(v, n_boot=400, seed=s, by_case=False)["pooled"]
+                finally:
+                    btm.MIN_CASES_CASE_BOOT = old_min
+                for g, f in by_cases.items():
+                    if g not in truth or f.get("low") is None or by_pairs[g].get("low") is None:
+                        continue
+                    t = truth[g]["estimate"]
+                    hits["cases"] += f["low"] <= t <= f["high"]
+                    hits["pairs"] += by_pairs[g]["low"] <= t <= by_pairs[g]["high"]
+                    total += 1
+            print(
+                f"| case effect sd {inter} | {cases} | {wilson(hits['pairs'], total)} | "
+                f"{wilson(hits['cases'], total)} |",
+                flush=True,
+            )
+
+
 SECTIONS = {
+    "bt_few": bt_few,
     "position": position,
     "calibration": calibration,
     "mace": mace_coverage,
