@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
 from scipy.stats import beta, norm
 from scipy.stats import t as student_t
 
@@ -491,36 +492,111 @@ def _test_retest(rows: pd.DataFrame, rubric: Rubric) -> dict[str, dict[str, Any]
     return out
 
 
-def _metric_deviations(rows: pd.DataFrame, metric: Metric) -> tuple[list[int], list[float]]:
-    """(seq, deviation) of one metric's answers that have a direction, in anchor order."""
+def _metric_deviations(
+    rows: pd.DataFrame, metric: Metric
+) -> tuple[list[int], list[float], list[Any]]:
+    """(seq, deviation, reference) of one metric's answers that have a direction, in anchor
+    order."""
     mr = rows[rows["metric"] == metric.key].sort_values("seq", kind="stable")
     mr = mr.drop_duplicates(subset=["seq"], keep="last")
-    seq, dev = [], []
+    seq, dev, refs = [], [], []
     for s, v, r in zip(mr["seq"], mr["value"], mr["reference"], strict=True):
         d = metric.spec.deviation(metric, v, r)
         if d is not None and math.isfinite(d):
             seq.append(int(s))
             dev.append(float(d))
-    return seq, dev
+            refs.append(r)
+    return seq, dev, refs
 
 
 def live_deviations(rows: pd.DataFrame, rubric: Rubric) -> dict[str, list[float]]:
-    """One rater's live anchor answers as deviation series per drift metric: the input of
-    check_rater_drift, cheap enough for the app to run after every anchor answer."""
+    """One rater's live anchor answers as the series the drift charts read, per drift metric
+    (deviations net of what the scale's ends do to the rater's own offset: `offset_adjusted`):
+    the input of check_rater_drift, cheap enough for the app to run after every anchor answer."""
     live = rows[rows["context"] == "live"]
     out = {}
     for m in drift_metrics(rubric):
-        _, dev = _metric_deviations(live, m)
+        _, dev, refs = _metric_deviations(live, m)
         if dev:
-            out[m.key] = dev
+            out[m.key] = offset_adjusted(dev, refs, m).tolist()
     return out
 
 
+# ---- an offset at the scale's ends is not drift --------------------------------------
+#
+# A rater constantly one point severe shows a deviation of -1 against a reference of 3 but 0
+# against a reference at the scale's bottom: the answer cannot go lower. Where the references of
+# the anchors a rater meets move over time (anchors served in an order, a new anchor set), the
+# deviation then moves with them and a steady offset reads as drift (a severe rater whose
+# references rose through the scale: flagged in 87-99% of runs). The charts read instead the
+# deviation net of what the rater's own offset gives at that reference: with the offset d and
+# spread s fitted on the rater's first BASELINE answers (a normal answer around reference + d,
+# rounded to the scale's points and held at its ends: maximum likelihood), each deviation plus
+# what the ends hold back of d at its reference (d minus the expected deviation there, in whole
+# steps). Away from the ends this is the deviation itself; at them it keeps a constant offset
+# constant.
+
+
+def _expected_deviation(points: np.ndarray, refs: np.ndarray, d: float, s: float) -> np.ndarray:
+    """E[answer - reference] for answers ~ N(reference + d, s) rounded to `points`, held at the
+    ends; one value per reference."""
+    cuts = (points[:-1] + points[1:]) / 2
+    z = (cuts[None, :] - refs[:, None] - d) / s
+    cdf = np.concatenate([np.zeros((len(refs), 1)), norm.cdf(z), np.ones((len(refs), 1))], axis=1)
+    prob = np.diff(cdf, axis=1)
+    return prob @ points - refs
+
+
+def _fit_offset(points: np.ndarray, refs: np.ndarray, answers: np.ndarray) -> tuple[float, float]:
+    """Maximum likelihood (d, s) of answers ~ N(reference + d, s) rounded to `points` and held
+    at the ends (s at least a tenth of the points' gap: an exact rater has no spread to fit)."""
+    cuts = np.concatenate([[-np.inf], (points[:-1] + points[1:]) / 2, [np.inf]])
+    at = np.searchsorted(points, answers)
+    gap = float(np.min(np.diff(points)))
+
+    def nll(theta: np.ndarray) -> float:
+        d, log_s = theta
+        s = math.exp(log_s)
+        hi = norm.cdf((cuts[at + 1] - refs - d) / s)
+        lo = norm.cdf((cuts[at] - refs - d) / s)
+        return -float(np.sum(np.log(np.clip(hi - lo, 1e-300, None))))
+
+    start = np.array([float(np.mean(answers - refs)), math.log(max(np.std(answers - refs), gap))])
+    res = minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-8})
+    return float(res.x[0]), max(math.exp(float(res.x[1])), gap / 10)
+
+
+def offset_adjusted(dev: Sequence[float], refs: Sequence[Any], metric: Metric) -> np.ndarray:
+    """The deviations the drift charts read: on a scale or likert of three or more points, each
+    deviation plus what the scale's ends hold back of the rater's own offset at its reference
+    (the offset and spread fitted on their first BASELINE answers; rounded to the scale's step).
+    Other metrics unchanged."""
+    d = np.asarray(dev, dtype=float)
+    if len(d) < MIN_BASELINE:
+        return d
+    points = np.asarray(metric.values(), dtype=float) if metric.spec.ordered else np.zeros(0)
+    base = min(len(d), BASELINE)
+    if len(points) >= 3 and metric.spec.level == "ordinal":
+        try:
+            r = np.asarray(refs, dtype=float)
+        except (TypeError, ValueError):
+            return d
+        off, spread = _fit_offset(points, r[:base], r[:base] + d[:base])
+        # what the ends take off the offset at each reference, in whole steps of the scale: the
+        # calibrated chart ranks the deviations, and a continuous correction would break the
+        # ties of a scale's answers (which its thresholds count on) on every anchor
+        step = float(np.min(np.diff(points)))
+        held = _expected_deviation(points, r, off, spread) - off
+        return d - np.round(held / step) * step
+    return d
+
+
 def _series(rows: pd.DataFrame, metric: Metric) -> dict[str, Any] | None:
-    seq, dev = _metric_deviations(rows, metric)
+    seq, dev, refs = _metric_deviations(rows, metric)
     if not dev:
         return None
-    u = rank_scores(np.asarray(dev))
+    adjusted = offset_adjusted(dev, refs, metric)
+    u = rank_scores(adjusted)
     up, down = cusum(u, K)
     k_ref = reference_k(metric)
     ref_up, ref_down = cusum(dev, k_ref)
@@ -528,6 +604,7 @@ def _series(rows: pd.DataFrame, metric: Metric) -> dict[str, Any] | None:
     return {
         "seq": seq,
         "deviation": dev,
+        "adjusted": adjusted.tolist(),
         "score": u.tolist(),
         "cusum_up": up.tolist(),
         "cusum_down": down.tolist(),
@@ -581,7 +658,7 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
         # series differ in length where answers had no direction: compare flags by seq, not index
         flags = []
         for order, (key, s) in enumerate(series.items()):
-            f = _metric_flag(s["deviation"], s["k_reference"])  # drift only: no reference chart
+            f = _metric_flag(s["adjusted"], s["k_reference"])  # drift only: no reference chart
             if f is not None:
                 flags.append(
                     (s["seq"][f["index"]], -f["statistic"], order, key, f["direction"], f["chart"])
@@ -591,7 +668,7 @@ def rater_drift_summary(frames: StudyFrames) -> dict[str, dict[str, Any]]:
             pos = {q: i for i, q in enumerate(seqs)}
             matrix = np.full((len(seqs), len(series)), np.nan)
             for j, s in enumerate(series.values()):
-                matrix[[pos[q] for q in s["seq"]], j] = centered(np.asarray(s["deviation"]))
+                matrix[[pos[q] for q in s["seq"]], j] = centered(np.asarray(s["adjusted"]))
             f = _combined_flag(matrix)
             if f is not None:
                 flags.append(

@@ -302,6 +302,7 @@ def test_summary_shape_accuracy_and_test_retest():
     assert set(series) == {
         "seq",
         "deviation",
+        "adjusted",
         "score",
         "cusum_up",
         "cusum_down",

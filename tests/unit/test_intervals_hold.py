@@ -215,6 +215,36 @@ def test_a_constantly_severe_rater_is_an_offset_not_drift():
     assert text.startswith("consistently severe by 0.") and "not drift" in text
 
 
+def _trending_references(rng, raters, offset):
+    """The steady severe rater of _severe_rater_frames (sd 0.5), whose anchors' references rise
+    through the scale over time (anchors served in the order of their references)."""
+    rows = []
+    for r in range(raters):
+        refs = {m: np.sort(rng.integers(0, 6, 100)) for m in ("layout_hierarchy", "ui_affordance")}
+        for seq in range(100):
+            for m, ref in ((m, int(refs[m][seq])) for m in refs):
+                val = int(np.clip(np.rint(ref + rng.normal(offset, 0.5)), 0, 5))
+                rows.append((f"r{r}", f"a{seq}", m, val, ref, seq))
+    df = pd.DataFrame(rows, columns=["rater", "anchor_id", "metric", "value", "reference", "seq"])
+    df["item_id"] = df["anchor_id"]
+    df["session_id"] = "s"
+    df["created_at"] = None
+    df["context"] = "live"
+    return StudyFrames(study="t", rubric=UI_RUBRIC, anchor_answers=df[ANCHOR_COLUMNS])
+
+
+def test_a_steady_offset_held_at_the_scales_end_is_not_drift():
+    """A rater 0.75 point severe answers 0 against a reference of 0 (the answer cannot go lower)
+    and shows the offset only from a reference of 1 up: where the references rise over time the
+    raw deviation moves from 0 to -0.75 and read as drift in 87% of runs (validity.md). The
+    charts read the deviation with what the end holds back added again (25%)."""
+    summary = rater_drift_summary(_trending_references(np.random.default_rng(64), 40, -0.75))
+    drifting = sum(s["drift"]["flagged"] for s in summary.values())
+    assert drifting <= 20, drifting
+    series = summary["r0"]["series"]["layout_hierarchy"]
+    assert series["adjusted"] != series["deviation"]  # the raw deviations are kept to show
+
+
 def test_a_severe_rater_who_moves_is_still_caught_as_drift():
     # the same rater one point more lenient from anchor 30: a change from where they started
     summary = rater_drift_summary(
