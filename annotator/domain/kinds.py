@@ -455,14 +455,16 @@ class ScaleKind(KindSpec):
                 f"{where}: min ({lo}) must be below max ({hi})", source=src, field="min"
             )
         step = _step(raw, lo, hi, where, src)
-        points = scale_points(lo, hi, step)
-        if len(points) > MAX_SCALE_LEVELS:
+        # counted before the points are listed: a scale of 0..1e9 is refused, not built
+        n_points = int((Decimal(hi) - Decimal(lo)) / Decimal(str(step or 1))) + 1
+        if n_points > MAX_SCALE_LEVELS:
             raise InputError(
-                f"{where}: {len(points)} levels ({lo}..{hi}); a scale may have at most "
+                f"{where}: {n_points} levels ({lo}..{hi}); a scale may have at most "
                 f"{MAX_SCALE_LEVELS} (e.g. 0..100): rescale it",
                 source=src,
                 field="step" if step is not None else "max",
             )
+        points = scale_points(lo, hi, step)
         raw_levels = raw.get("levels", {})
         if not isinstance(raw_levels, dict):
             raise InputError(f"{where}: 'levels' must be a table", source=src, field="levels")
