@@ -11,6 +11,7 @@ import argparse
 import errno
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from .domain.errors import InputError
@@ -19,17 +20,26 @@ from .services.import_kinds import OPTIONS as IMPORT_OPTIONS
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer a closed pipe ends (SIGPIPE)
-EXPORT_KINDS = (
-    "judgements",
-    "pairs",
-    "gold",
-    "labels",
-    "judge-scores",
-    "judge-pairs",
-    "items",
-    "label-studio",
-    "hf",
-)
+
+
+class _ExportKinds(Sequence[str]):
+    """The kinds of `annotator export`: `EXPORT_KINDS` of services/exports.py (its TABLES, then
+    the folder layouts), read when first asked, so the other commands never load the exports'
+    libraries (pandas, pyarrow) to build the parser."""
+
+    def _names(self) -> tuple[str, ...]:
+        from .services.exports import EXPORT_KINDS as names
+
+        return names
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+EXPORT_KINDS = _ExportKinds()
 
 
 def _seed(text: str) -> int:
@@ -105,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="judgements, pairs, judge scores or items as CSV / JSON Lines / Parquet; "
         "a Hugging Face datasets folder; Label Studio tasks",
     )
-    exp.add_argument("kind", choices=EXPORT_KINDS)
+    # a metavar, so that building the parser does not list (and load) the kinds; help lists them
+    exp.add_argument("kind", choices=EXPORT_KINDS, metavar="KIND", help="one of %(choices)s")
     exp.add_argument("--study", required=True)
     exp.add_argument(
         "--out",

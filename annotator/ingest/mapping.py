@@ -51,7 +51,6 @@ from .manifest import ParsedItems
 from .readers import read_text
 from .tables import CHOICES, JudgeRow, RatingGroup
 
-TOOLS = ("label-studio", "potato", "prodigy")
 ITEM_FIELDS = (
     "item_id",
     "case_id",
