@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from .domain.errors import InputError
 from .services.import_kinds import KINDS as IMPORT_KINDS
@@ -68,7 +69,7 @@ def _width(text: str) -> float:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, like every other bad input
         self.exit(EXIT_BAD_INPUT, f"annotator: {message}\n")
 
 
@@ -918,17 +919,17 @@ def _cmd_package(a) -> int:
             if r.already_merged and not any(r.added.values()):
                 print(f"merged {f} ({r.rater}): nothing new (this very file was merged before)")
                 continue
-            added = (
+            what = (
                 ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.added.items() if v)
                 or "nothing new"
             )
             print(
-                f"merged {f} ({r.rater}): {added}"
+                f"merged {f} ({r.rater}): {what}"
                 + (f"; {r.skipped} already here" if r.skipped else "")
             )
-            for c in r.conflicts:
+            for conflict in r.conflicts:
                 print(
-                    f"annotator: warning: {f}: {c} (kept aside in merge_conflicts, nothing overwritten)",
+                    f"annotator: warning: {f}: {conflict} (kept aside in merge_conflicts, nothing overwritten)",
                     file=sys.stderr,
                 )
     finally:
