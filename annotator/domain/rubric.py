@@ -335,7 +335,7 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
     spec = kinds.KINDS[kind]
     label = _str(raw, "label", src, where, default=key.replace("_", " ").capitalize())
     help_text = _str(raw, "help", src, where, default="")
-    required = raw.get("required", kind != "text")
+    required = raw.get("required", spec.required_default)
     if not isinstance(required, bool):
         raise InputError(f"{where}: 'required' must be true or false", source=src, field="required")
     every = {"min", "max", "step", "levels", "options", "points"}
