@@ -152,6 +152,78 @@ def test_every_metric_kind_has_its_row_class() -> None:
     assert set(ROWS) == set(METRIC_KINDS)
 
 
+# Every place a change of each row touches, found from the code by the tests below; the row of
+# "Where a change starts" must name each (a place the code needs but the table forgets fails).
+PLACES = {
+    "a metric kind": [
+        "`annotator/domain/kinds.py`",
+        "`server_check`",
+        "`annotator/ui/metric_rows.py`",
+        "`annotator/demo/simulate.py`",
+        "`annotator/domain/rubric.py`",
+        "`METRIC_TEXTS`",
+    ],
+    "an import format": [
+        "`annotator/ingest/`",
+        "`annotator/services/import_kinds.py`",
+        "`annotator/services/importers.py`",
+        "`_RUNS`",
+        "`reader`",
+        "`annotator/services/study.py`",
+        "`annotator/services/interop.py`",
+    ],
+}
+
+
+def test_change_table_names_every_place_a_change_touches() -> None:
+    rows = _change_table()
+    forgotten = [
+        f"{what}: {p}" for what, places in PLACES.items() for p in places if p not in rows[what]
+    ]
+    assert not forgotten, f"docs/architecture.md 'Where a change starts' misses {forgotten}"
+
+
+def test_every_metric_kind_is_checked_by_the_team_server() -> None:
+    """The trigger (store/roles.py) is built from each kind's server_check: a kind without one
+    could not be served, and one without its branch would be refused whole on a server."""
+    from annotator.store import roles
+
+    checks = roles._value_checks()  # noqa: SLF001 - the trigger's text, built from the kinds
+    for name, spec in METRIC_KINDS.items():
+        cond, message = spec.server_check()
+        assert cond and "%" in message, name
+        assert f"t = '{name}' THEN" in checks and cond in checks, name
+
+
+def test_every_judged_metric_kind_is_simulated() -> None:
+    """The demo's simulated raters answer every judged kind (demo/simulate.py `_answer_by_kind`:
+    a kind missing there stops the demo with a KeyError)."""
+    from annotator.demo.simulate import SimulatedRater
+
+    judged = {n for n, k in METRIC_KINDS.items() if k.judged}
+    assert judged == set(SimulatedRater._answer_by_kind), "demo/simulate.py _answer_by_kind"  # noqa: SLF001
+
+
+# The kinds' rubric fields that hold settings, not text a rater reads (nothing to translate).
+NOT_SHOWN = {"min", "max", "step", "judge_scale"}
+
+
+def test_every_shown_field_of_a_kind_is_translated() -> None:
+    """A kind's rubric field a rater reads (levels, points, options) takes a translation
+    (`options_es`): domain/rubric.py METRIC_TEXTS, its `_LANG_RE` and a branch of
+    `_parse_texts` for each. A new field is either a setting (add it to NOT_SHOWN) or
+    text to translate (add it there)."""
+    from annotator.domain import rubric
+
+    fields = {f for k in METRIC_KINDS.values() for f in k.fields}
+    shown = fields - NOT_SHOWN
+    assert shown <= set(rubric.METRIC_TEXTS), sorted(shown - set(rubric.METRIC_TEXTS))
+    source = (ROOT / "annotator" / "domain" / "rubric.py").read_text(encoding="utf-8")
+    for name in shown:
+        assert name in rubric._LANG_RE.pattern  # noqa: SLF001
+        assert f'name == "{name}"' in source or f"else:  # {name}" in source, name
+
+
 def test_every_import_format_is_run_offered_and_documented() -> None:
     runs = importers._RUNS  # noqa: SLF001 - the table this test holds to import_kinds.KINDS
     assert set(runs) == set(IMPORT_KINDS)
