@@ -341,3 +341,34 @@ def test_no_merge_leftover_is_tracked():
     ).stdout.split("\n")
     leftovers = [f for f in tracked if f.endswith((".orig", ".rej", ".BACKUP", ".LOCAL"))]
     assert leftovers == [], f"merge leftovers tracked: {leftovers} (git rm them)"
+
+
+def test_the_cache_map_names_what_exists() -> None:
+    """Each cache of "The caches" is at the path it names and has the names the row gives."""
+    section = _section(ARCHITECTURE.read_text(encoding="utf-8"), "The caches")
+    rows = [
+        line for line in section.splitlines() if line.startswith("| ") and "`annotator/" in line
+    ]
+    assert len(rows) == 4, "docs/architecture.md: the cache map has four rows"
+    named = {
+        "annotator/services/report_cache.py": ("code_version", "CACHE_DIR"),
+        "annotator/services/frames_cache.py": ("def keep", "def load"),
+        "annotator/services/dashboard.py": ("CACHE = ", "def clear"),
+        "annotator/ui/decode.py": (
+            "class ImagePrefetcher",
+            "CAPACITY = 12",
+            "MAX_BYTES = 96 << 20",
+        ),
+    }
+    for row, (path, needles) in zip(rows, named.items(), strict=True):
+        assert f"`{path}`" in row
+        source = (ROOT / path).read_text(encoding="utf-8")
+        for needle in needles:
+            assert needle in source, f"{path}: {needle}"
+
+
+def test_design_keeps_no_second_copy_of_the_layer_map() -> None:
+    """docs/design.md points to architecture.md's map instead of repeating it (two copies drift)."""
+    design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    section = _section(design, "3. Layout and dependency rule")
+    assert "annotator/\n" not in section and "architecture.md#what-is-where" in section
