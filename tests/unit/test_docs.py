@@ -1,4 +1,4 @@
-"""The docs match the code (issue 26 point 12): the README is a tour under 250 lines whose first
+"""The docs match the code: the README is a tour under 250 lines whose first
 two commands are the ones CI runs, every relative link of the docs resolves, and the "Where a
 change starts" table of docs/architecture.md is held to the code: each path it names exists, it
 names the one registry of each extensible thing, and everything registered there is found in

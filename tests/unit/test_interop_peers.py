@@ -1,6 +1,6 @@
 """Files written by the real tools (tests/data/interop/peers/, recorded by tests/peers/record.py
 from Label Studio 1.23.2 and Potato 2.12.1 servers driven through their HTTP APIs) import with
-every value as the raters gave it; the defects of issue 24, each on what the tool really writes."""
+every value as the raters gave it; each defect a tool's export can carry, on what the tool really writes."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_pandalm_tallies_and_position_bias(pandalm_report):
 def test_pandalm_pair_level_figures_through_the_cli(pandalm_report):
     """Three annotators vote on each pair in one layout that was never randomized (the
     alphabetically first generator on the left in all 999 pairs): no side test is printed, with a
-    note saying why (issue 23, point 3); Bradley-Terry treats a pair, not a vote, as the unit."""
+    note saying why; Bradley-Terry treats a pair, not a vote, as the unit."""
     pb = pandalm_report["pairwise"]["position_bias"]
     assert pb["p_value"] is None and pb["n_pairs"] == 914 and "power" not in pb
     assert pb["layout"]["n_layouts"] == 999

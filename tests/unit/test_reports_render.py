@@ -249,7 +249,7 @@ def test_charts_render_pngs_and_skip_empty_input() -> None:
 
 
 def test_drift_legend_names_metrics_by_label_and_lines_in_words() -> None:
-    """Issue 28.9: the legend read "instruction_following EWMA". It now uses the rubric's label
+    """The legend read "instruction_following EWMA". It now uses the rubric's label
     (carried in the report's metric sections) and says what each line is; the alt text names
     the same lines."""
     from annotator.reports.charts import render_all
