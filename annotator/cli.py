@@ -3,6 +3,7 @@
 
 Exit status: 0 success, 2 bad input (one line on stderr), 3 judge items left
 unscored after retries.
+Tested in tests/unit/test_cli.py.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ What this importer decides:
   -> ROOT/P, `/data/upload/N/F` -> ROOT/upload/N/F, a URL -> ROOT/<its path> or
   ROOT/<its file name>, `data:` URLs decoded, anything else -> ROOT/<as given>.
   Nothing is downloaded: annotator works offline.
+
+Tested in tests/unit/test_interop_label_studio.py, tests/unit/test_interop_real_data.py
+and, against a running Label Studio, tests/peers/test_label_studio.py.
 """
 
 from __future__ import annotations

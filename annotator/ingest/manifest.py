@@ -1,5 +1,7 @@
 """Item manifest (docs/design.md 5.2): JSON Lines, one item a line, paths relative
-to the manifest and never outside its folder."""
+to the manifest and never outside its folder.
+Tested in tests/unit/test_ingest_bad_input.py and tests/unit/test_cli.py.
+"""
 
 from __future__ import annotations
 

@@ -29,6 +29,8 @@ what an export actually holds, leaving a `# TODO` where it could not decide.
     "10" = "alice"
     [judges]                     # their model_version -> our judge name (default: the same)
     "model 1" = "gpt-judge"
+
+Tested in tests/unit/test_interop_label_studio.py, tests/unit/test_interop_potato.py and tests/unit/test_interop_prodigy.py.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ What this importer decides:
   another value is a relabel, kept as a correction;
 - an A/B task (it has a `mapping`) is a pair vote with the real sides: the first-shown
   output is the left item. The item of system A is at `[pairs] item_a`, of B at `item_b`.
+
+Tested in tests/unit/test_interop_prodigy.py.
 """
 
 from __future__ import annotations

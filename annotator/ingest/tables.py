@@ -1,4 +1,6 @@
-"""Long-format CSV files (docs/design.md 5.3): ratings, judge scores, pair votes."""
+"""Long-format CSV files (docs/design.md 5.3): ratings, judge scores, pair votes.
+Tested in tests/unit/test_ingest_bad_input.py and tests/unit/test_real_data.py.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ file that `annotator import ratings|pairs` reads back; JSON Lines and Parquet ho
 same table (Parquet typed: times as timestamps, counts as integers). Times are UTC.
 What is exported is what the reports count: current answers (a correction replaces the
 answer it supersedes), live items (anchors are calibration material), no operators.
+Tested in tests/unit/test_interop_exports.py.
 """
 
 from __future__ import annotations

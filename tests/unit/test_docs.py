@@ -372,3 +372,51 @@ def test_design_keeps_no_second_copy_of_the_layer_map() -> None:
     design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     section = _section(design, "3. Layout and dependency rule")
     assert "annotator/\n" not in section and "architecture.md#what-is-where" in section
+
+
+# The modules whose docstrings name their tests so far; the list only grows (as mypy's does).
+NAMES_ITS_TESTS = (
+    "annotator/base",
+    "annotator/ingest",
+    "annotator/cli.py",
+    "annotator/services/exports.py",
+    "annotator/services/import_kinds.py",
+    "annotator/services/importers.py",
+    "annotator/services/interop.py",
+)
+TESTED_IN = re.compile(r"Tested in (.+?)(?:\n\n|$)", re.S)
+
+
+def _test_files_named(doc: str) -> list[str]:
+    m = TESTED_IN.search(doc)
+    if m is None:
+        return []
+    return re.findall(r"(?:tests/[\w/]+/)?test_\w+\.py", m.group(1))
+
+
+def test_each_module_names_its_tests() -> None:
+    """A newcomer finds a module's tests from its docstring: "Tested in tests/unit/test_x.py",
+    each file named exists, and a test file of the module's own name is among them (a module
+    without one says where it is tested instead)."""
+    modules = [
+        p
+        for entry in NAMES_ITS_TESTS
+        for p in ([ROOT / entry] if entry.endswith(".py") else sorted((ROOT / entry).glob("*.py")))
+        if p.name != "__init__.py"
+    ]
+    faults = []
+    for path in modules:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        named = _test_files_named(doc)
+        rel = path.relative_to(ROOT).as_posix()
+        if not named:
+            faults.append(f"{rel}: no 'Tested in ...'")
+            continue
+        for name in named:
+            found = [ROOT / name] if "/" in name else list((ROOT / "tests").rglob(name))
+            if not any(f.exists() for f in found):
+                faults.append(f"{rel}: names {name}, which does not exist")
+        same = f"test_{path.stem}.py"
+        if list((ROOT / "tests").rglob(same)) and not any(n.endswith(same) for n in named):
+            faults.append(f"{rel}: does not name {same}")
+    assert not faults, "; ".join(faults)
