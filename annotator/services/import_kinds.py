@@ -26,7 +26,7 @@ class ImportOption:
 @dataclass(frozen=True)
 class ImportKind:
     name: str
-    what: str  # a line for --help and the app's menu
+    what: str  # its line in `annotator import --help`
     options: tuple[str, ...] = ()  # names of the ImportOptions it takes
     in_package: bool = False  # may run on a rater package (the rater's own answers)
     # What reads it: the `Study` method it calls ("import_items"), or MAPPING for another tool's

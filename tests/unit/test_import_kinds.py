@@ -68,3 +68,19 @@ def test_tables_that_disagree_are_refused():
         )
     with pytest.raises(RuntimeError, match="no Study.<reader>"):
         importers.check_tables({"x": ImportKind("x", "x", ("cases",))}, {"x": _run})
+
+
+def test_the_import_tables_say_who_reads_them_truly():
+    """The CLI reads the import table; the app does not (it imports through its own views), so
+    neither module may say it does."""
+    ui = ROOT / "annotator" / "ui"
+    readers = [
+        p.name
+        for p in ui.rglob("*.py")
+        if "import_kinds" in p.read_text(encoding="utf-8")
+        or "importers" in p.read_text(encoding="utf-8")
+    ]
+    if not readers:
+        for name in ("import_kinds.py", "importers.py"):
+            text = (ROOT / "annotator" / "services" / name).read_text(encoding="utf-8")
+            assert "the app" not in text and "app's menu" not in text, name
