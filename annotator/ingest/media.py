@@ -115,7 +115,7 @@ def encode_image(
                         field=field,
                     )
                 im.load()
-                im = to_8bit(ImageOps.exif_transpose(im))
+                im = to_8bit(ImageOps.exif_transpose(im))  # type: ignore[assignment]
                 mode = (
                     "RGBA"
                     if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info

@@ -417,7 +417,9 @@ def survey(path: str | Path) -> Survey:
                 elif got and set(got) <= {"text_box"}:
                     s.seen(scheme, "text")
                 elif got and all(_POINT.match(str(k)) for k in got):
-                    s.seen(scheme, "likert", [_POINT.match(str(k)).group(1) for k in got])
+                    s.seen(
+                        scheme, "likert", [pt.group(1) for k in got if (pt := _POINT.match(str(k)))]
+                    )
                 else:
                     s.seen(scheme, "labels", [str(k) for k in got])
     return s
