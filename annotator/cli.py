@@ -3,6 +3,7 @@
 
 Exit status: 0 success, 2 bad input (one line on stderr), 3 judge items left
 unscored after retries.
+Tested in tests/unit/test_cli.py.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import argparse
 import errno
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from .domain.errors import InputError
 from .services.import_kinds import KINDS as IMPORT_KINDS
@@ -19,17 +22,26 @@ from .services.import_kinds import OPTIONS as IMPORT_OPTIONS
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a writer a closed pipe ends (SIGPIPE)
-EXPORT_KINDS = (
-    "judgements",
-    "pairs",
-    "gold",
-    "labels",
-    "judge-scores",
-    "judge-pairs",
-    "items",
-    "label-studio",
-    "hf",
-)
+
+
+class _ExportKinds(Sequence[str]):
+    """The kinds of `annotator export`: `EXPORT_KINDS` of services/exports.py (its TABLES, then
+    the folder layouts), read when first asked, so the other commands never load the exports'
+    libraries (pandas, pyarrow) to build the parser."""
+
+    def _names(self) -> tuple[str, ...]:
+        from .services.exports import EXPORT_KINDS as names
+
+        return names
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+EXPORT_KINDS = _ExportKinds()
 
 
 def _seed(text: str) -> int:
@@ -58,7 +70,7 @@ def _width(text: str) -> float:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, like every other bad input
         self.exit(EXIT_BAD_INPUT, f"annotator: {message}\n")
 
 
@@ -105,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="judgements, pairs, judge scores or items as CSV / JSON Lines / Parquet; "
         "a Hugging Face datasets folder; Label Studio tasks",
     )
-    exp.add_argument("kind", choices=EXPORT_KINDS)
+    # a metavar, so that building the parser does not list (and load) the kinds; help lists them
+    exp.add_argument("kind", choices=EXPORT_KINDS, metavar="KIND", help="one of %(choices)s")
     exp.add_argument("--study", required=True)
     exp.add_argument(
         "--out",
@@ -907,17 +920,17 @@ def _cmd_package(a) -> int:
             if r.already_merged and not any(r.added.values()):
                 print(f"merged {f} ({r.rater}): nothing new (this very file was merged before)")
                 continue
-            added = (
+            what = (
                 ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r.added.items() if v)
                 or "nothing new"
             )
             print(
-                f"merged {f} ({r.rater}): {added}"
+                f"merged {f} ({r.rater}): {what}"
                 + (f"; {r.skipped} already here" if r.skipped else "")
             )
-            for c in r.conflicts:
+            for conflict in r.conflicts:
                 print(
-                    f"annotator: warning: {f}: {c} (kept aside in merge_conflicts, nothing overwritten)",
+                    f"annotator: warning: {f}: {conflict} (kept aside in merge_conflicts, nothing overwritten)",
                     file=sys.stderr,
                 )
     finally:

@@ -10,6 +10,7 @@ packages, media files, study backups): `atomic_open` when the caller writes the 
 `atomic_path` when something else fills a path (lrelease, SQLite's `VACUUM INTO` or backup),
 `atomic_files` when a command writes several files into a folder (a report's tables, an export):
 all of them land, or none.
+Tested in tests/unit/test_atomic.py.
 """
 
 from __future__ import annotations

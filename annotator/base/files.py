@@ -4,6 +4,7 @@ file of at most a given size before a byte is read.
 A pipe named as a manifest (or an image, a CSV, a rubric, a mapping, `keys.toml`) blocks a plain
 open for ever, `/dev/zero` never ends, and a sparse file of 5 GB is read whole: each is refused
 from what `fstat` says of the one open file, so a path swapped after a check cannot slip by.
+Tested in tests/unit/test_security_inputs.py.
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
 """Where a study lives, as a user writes it: a folder, a rater package file, or a server URL.
 
-Five modules used to parse this for themselves (the URL schemes, the package suffix) and two cut
-passwords out of URLs their own way; this is the one parse and the one cut. A password never
-belongs in a URL annotator is given (libpq takes it from PGPASSWORD or ~/.pgpass), but a user may
-paste one: `without_password` is what every shown, logged or remembered location goes through.
+The one home of the URL schemes (`SERVER_SCHEMES`), the package suffix and the password cut
+(`without_password`). A password never belongs in a URL annotator is given (libpq takes it from
+PGPASSWORD or ~/.pgpass), but a user may paste one, so every shown, logged or remembered location
+goes through `without_password`: `StudyLocation.shown` and `.key` here, `store/server.shown`
+(a parsed URL, its driver name dropped) and `services/study.display_location` (either kind).
+`StudyLocation.parse` tells a package by its suffix, for what the app remembers and offers;
+`Study.open` decides by what is on disk instead (any file but a study's database opens as a
+package, so a renamed package still opens). `store/server.is_server` and `ui/main_window.is_url`
+are `is_server_url` under the names their callers read.
+Tested in tests/unit/test_location.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Private scratch folders of one process (an import's encoded images, a merge's copy of a
 package), named by the process that made them, so that the folders of a process that was killed
-(a timeout, a crash) are removed by the next one that makes its own."""
+(a timeout, a crash) are removed by the next one that makes its own.
+Tested in tests/unit/test_security_inputs.py.
+"""
 
 from __future__ import annotations
 

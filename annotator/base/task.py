@@ -8,6 +8,8 @@ where it fits, and `TaskState` speaks all three so one state object can drive an
 - `say(message)`: a command printing one line per stage (`annotator report`, `study copy`);
 - `count(done, total)` with `event` to wait on: work over many units that waits between tries
   (the judge runner's calls and back-offs, the demo's builder).
+
+Tested in tests/unit/test_task_state.py.
 """
 
 from __future__ import annotations

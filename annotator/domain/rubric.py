@@ -335,10 +335,10 @@ def _parse_metric(raw: Any, index: int, src: str) -> Metric:
     spec = kinds.KINDS[kind]
     label = _str(raw, "label", src, where, default=key.replace("_", " ").capitalize())
     help_text = _str(raw, "help", src, where, default="")
-    required = raw.get("required", kind != "text")
+    required = raw.get("required", spec.required_default)
     if not isinstance(required, bool):
         raise InputError(f"{where}: 'required' must be true or false", source=src, field="required")
-    every = {"min", "max", "step", "levels", "options", "points"}
+    every = {f for k in kinds.KINDS.values() for f in k.fields}  # some kind's field
     known = {"key", "kind", "label", "help", "required", *spec.fields}
     extra = sorted(k for k in set(raw) - known if not _LANG_RE.match(k))
     if extra:

@@ -1,5 +1,7 @@
 """Anchor sets: JSON Lines, one anchor a line: the manifest fields of an item
-plus "reference" {metric: value} and "rationale" {metric: text} (anchors/README.md)."""
+plus "reference" {metric: value} and "rationale" {metric: text} (anchors/README.md).
+Tested in tests/unit/test_hardening.py and tests/unit/test_security_inputs.py.
+"""
 
 from __future__ import annotations
 

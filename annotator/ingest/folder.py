@@ -1,5 +1,7 @@
 """A folder of images: FOLDER/<case_id>/prompt.txt (+ criteria.txt) and one
-image per generator, FOLDER/<case_id>/<generator>.<png|jpg|webp>."""
+image per generator, FOLDER/<case_id>/<generator>.<png|jpg|webp>.
+Tested in tests/unit/test_cli.py and tests/unit/test_hardening.py.
+"""
 
 from __future__ import annotations
 

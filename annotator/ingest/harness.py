@@ -7,6 +7,7 @@ Each result becomes one item (case = test_id, generator = model_label); its
 `scores` and `reasons` become judge scores. The judge's name is
 `run_params.judge_model` (or `run_params.judge`) when the run records one, else
 "harness-judge".
+Tested in tests/unit/test_cli.py and tests/unit/test_hardening.py.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ What this importer decides:
   -> ROOT/P, `/data/upload/N/F` -> ROOT/upload/N/F, a URL -> ROOT/<its path> or
   ROOT/<its file name>, `data:` URLs decoded, anything else -> ROOT/<as given>.
   Nothing is downloaded: annotator works offline.
+
+Tested in tests/unit/test_interop_label_studio.py, tests/unit/test_interop_real_data.py
+and, against a running Label Studio, tests/peers/test_label_studio.py.
 """
 
 from __future__ import annotations
@@ -117,7 +120,7 @@ def _labels(r: dict, values: dict[str, str], where: str) -> list[str]:
     """Their label texts from one result, by the result's type."""
     kind = r.get("type")
     value = r.get("value")
-    key = RESULT_KEYS.get(kind)
+    key = RESULT_KEYS.get(kind) if isinstance(kind, str) else None
     if key is None:
         raise InputError(
             f"control '{r.get('from_name')}' gives '{kind}' results; a metric takes choices, taxonomy, "
@@ -210,7 +213,7 @@ def _value(mm: MetricMap, r: dict, where: str, judge: bool) -> Any:
 
 def _choice(grouped: dict[str, dict], mapping: Mapping, where: str) -> str | None:
     """A pair vote from a pairwise result (left/right) or a tie choice (both/neither)."""
-    pm = mapping.pairs
+    pm = mapping.pair_map(where)
     got = []
     for name in (pm.source, pm.tie_source):
         if name and name in grouped:
@@ -543,7 +546,7 @@ def _judge(pred: Any, mapping: Mapping, where: str) -> str:
 
 
 def _pair_task(task: dict, mapping: Mapping, where: str, out: ToolImport) -> None:
-    pm = mapping.pairs
+    pm = mapping.pair_map(where)
     left = text_at(task, pm.left, "the left item_id", where, required=True)
     right = text_at(task, pm.right, "the right item_id", where, required=True)
     if left == right:

@@ -1,10 +1,13 @@
 """Item manifest (docs/design.md 5.2): JSON Lines, one item a line, paths relative
-to the manifest and never outside its folder."""
+to the manifest and never outside its folder.
+Tested in tests/unit/test_ingest_bad_input.py and tests/unit/test_cli.py.
+"""
 
 from __future__ import annotations
 
 import shutil
 import weakref
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +86,7 @@ class ImageResolver:
             p = (self.root / rel).resolve()
         except (OSError, RuntimeError) as exc:
             raise InputError(
-                f"image path '{rel[:80]}' cannot be resolved ({exc.strerror or exc})",
+                f"image path '{rel[:80]}' cannot be resolved ({getattr(exc, 'strerror', None) or exc})",
                 source=self.source,
                 line=line,
                 field=fld,
@@ -103,15 +106,19 @@ class ImageResolver:
         return enc
 
 
-def _opt_str(d: dict, key: str, src: str, line: int) -> str | None:
+def _opt_str(d: dict, key: str, src: str, line: int | None) -> str | None:
     v = d.get(key)
     if v is not None and not isinstance(v, str):
         raise InputError(f"'{key}' must be a string or null", source=src, line=line, field=key)
     return v
 
 
+# An image reference -> the image, encoded: ImageResolver here, MediaResolver for Label Studio.
+Resolve = Callable[[Any, Any, str], EncodedImage]
+
+
 def item_from_dict(
-    d: Any, line: int, src: str, resolve: ImageResolver, out: ParsedItems
+    d: Any, line: int | None, src: str, resolve: Resolve, out: ParsedItems
 ) -> ItemSpec:
     if not isinstance(d, dict):
         raise InputError("line is not a JSON object", source=src, line=line)
@@ -183,7 +190,7 @@ def item_from_dict(
     )
 
 
-def parse_manifest(path: str | Path, *, extra_fields: set[str] = frozenset()) -> ParsedItems:
+def parse_manifest(path: str | Path, *, extra_fields: Set[str] = frozenset()) -> ParsedItems:
     """Validate every line and encode every image; nothing is written."""
     p = Path(path)
     src = str(p)

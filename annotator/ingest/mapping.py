@@ -29,6 +29,8 @@ what an export actually holds, leaving a `# TODO` where it could not decide.
     "10" = "alice"
     [judges]                     # their model_version -> our judge name (default: the same)
     "model 1" = "gpt-judge"
+
+Tested in tests/unit/test_interop_label_studio.py, tests/unit/test_interop_potato.py and tests/unit/test_interop_prodigy.py.
 """
 
 from __future__ import annotations
@@ -37,10 +39,11 @@ import json
 import re
 import tomllib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..domain import time_spent
 from ..domain.errors import InputError
@@ -51,7 +54,6 @@ from .manifest import ParsedItems
 from .readers import read_text
 from .tables import CHOICES, JudgeRow, RatingGroup
 
-TOOLS = ("label-studio", "potato", "prodigy")
 ITEM_FIELDS = (
     "item_id",
     "case_id",
@@ -116,6 +118,17 @@ class Mapping:
     partial: bool = False
     instances: Path | None = None  # Potato: the instance data file, joined on `instance_id`
     instance_id: str = "id"
+
+    def pair_map(self, where: str) -> PairMap:
+        """The [pairs] table, for a pair task: one line when the mapping has none."""
+        if self.pairs is None:
+            raise InputError(
+                "this is a pair task, and the mapping has no [pairs] table; add one (--init-map "
+                "writes it from the file)",
+                source=where,
+                field="pairs",
+            )
+        return self.pairs
 
     def by_source(self) -> dict[str, list[MetricMap]]:
         out: dict[str, list[MetricMap]] = {}
@@ -268,13 +281,19 @@ def load_mapping(path: str | Path, tool: str, rubric: Rubric) -> Mapping:
                 source=src,
                 field="pairs.values",
             )
+        at = {
+            k: _path(raw.get(k), f"pairs.{k}", src)
+            for k in ("from", "tie_from", "left", "right", "item_a", "item_b", "pair_id")
+        }
         pairs = PairMap(
-            *(_path(raw.get(k), f"pairs.{k}", src) for k in ("from", "tie_from")),
+            at["from"],
+            at["tie_from"],
             values,
-            *(
-                _path(raw.get(k), f"pairs.{k}", src)
-                for k in ("left", "right", "item_a", "item_b", "pair_id")
-            ),
+            at["left"],
+            at["right"],
+            at["item_a"],
+            at["item_b"],
+            at["pair_id"],
         )
     ignore = data.get("ignore", [])
     if not isinstance(ignore, list) or not all(isinstance(x, str) for x in ignore):
@@ -320,6 +339,14 @@ def get_path(obj: Any, path: str) -> Any:
     return cur
 
 
+@overload
+def text_at(
+    obj: Any, path: str | None, what: str, where: str, *, required: Literal[True]
+) -> str: ...
+@overload
+def text_at(
+    obj: Any, path: str | None, what: str, where: str, *, required: bool = False
+) -> str | None: ...
 def text_at(
     obj: Any, path: str | None, what: str, where: str, *, required: bool = False
 ) -> str | None:
@@ -505,7 +532,7 @@ class Survey:
     models: Counter = field(default_factory=Counter)
     fields: dict[str, str] = field(default_factory=dict)  # Prodigy: a text task's field_id by label
 
-    def seen(self, name: str, kind: str, labels: list[str] = ()) -> None:
+    def seen(self, name: str, kind: str, labels: Sequence[str] = ()) -> None:
         s = self.controls.setdefault(name, Seen())
         s.kinds[kind] += 1
         s.labels.update(labels)
@@ -685,7 +712,8 @@ def initial_mapping(
             hit = next((last_names[n] for n in names if n in last_names), None)
             if hit and key not in pd_:
                 pd_[key] = hit
-    taken = set(pair_controls) | {pd_.get("tie_from")} - {None}
+    tie = pd_.get("tie_from")
+    taken = set(pair_controls) | ({tie} if tie is not None else set())
     matches = _match(rubric, survey, taken)
     only_pairs = bool(pair_controls) and set(survey.controls) <= taken
     used = {n for n in matches.values() if n} | {pd_.get("from"), pd_.get("tie_from")}
@@ -756,8 +784,7 @@ def initial_mapping(
             continue
         lines += source_lines(match) if source_lines else [f"from = {_q(match)}"]
         labels = sorted(survey.controls[match].labels)
-        guesses = [(lab, _guess_value(m, lab)) for lab in labels]
-        guesses = [(lab, v) for lab, v in guesses if v is not None]
+        guesses = [(lab, v) for lab in labels if (v := _guess_value(m, lab)) is not None]
         shifted = _range_note(m, labels)
         if shifted:
             # their points run over another range: a point of theirs that is also a number of

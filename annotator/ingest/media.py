@@ -4,6 +4,7 @@ Re-encoding (not copying) is what keeps raters blind: EXIF, PNG text chunks,
 ICC names and the source file name all stay behind, and the stored file is
 named by the SHA-256 of its own stripped bytes. The original's hash is kept
 for provenance.
+Tested in tests/unit/test_security_media.py and tests/unit/test_hardening.py.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def encode_image(
                         field=field,
                     )
                 im.load()
-                im = to_8bit(ImageOps.exif_transpose(im))
+                im = to_8bit(ImageOps.exif_transpose(im))  # type: ignore[assignment]
                 mode = (
                     "RGBA"
                     if im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info

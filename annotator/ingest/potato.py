@@ -19,6 +19,8 @@ a scale the point (its name, else its value), a text metric the values. The rate
 line's `user_id` (or `user`, `annotator`), else the `<user>` folder. Potato's lines carry
 no item fields beyond `id`: when a pair's item ids are not in the line, name the instance
 data file in the mapping (`instances = "data.jsonl"`, joined on `instance_id`, default "id").
+Tested in tests/unit/test_interop_potato.py, tests/unit/test_interop_peers.py and, against a
+running Potato, tests/peers/test_potato.py.
 """
 
 from __future__ import annotations
@@ -415,7 +417,9 @@ def survey(path: str | Path) -> Survey:
                 elif got and set(got) <= {"text_box"}:
                     s.seen(scheme, "text")
                 elif got and all(_POINT.match(str(k)) for k in got):
-                    s.seen(scheme, "likert", [_POINT.match(str(k)).group(1) for k in got])
+                    s.seen(
+                        scheme, "likert", [pt.group(1) for k in got if (pt := _POINT.match(str(k)))]
+                    )
                 else:
                     s.seen(scheme, "labels", [str(k) for k in got])
     return s

@@ -22,6 +22,8 @@ What this importer decides:
   another value is a relabel, kept as a correction;
 - an A/B task (it has a `mapping`) is a pair vote with the real sides: the first-shown
   output is the left item. The item of system A is at `[pairs] item_a`, of B at `item_b`.
+
+Tested in tests/unit/test_interop_prodigy.py.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def _labels_at(line: dict, path: str) -> list[str]:
 
 def _pair(line: dict, mapping: Mapping, answer: str, where: str) -> tuple[str, str, str] | None:
     """(left item, right item, choice) of an A/B task, or None when it was not decided."""
-    pm = mapping.pairs
+    pm = mapping.pair_map(where)
     m = line["mapping"]
     if not isinstance(m, dict) or set(m) - {"A", "B"} or set(m.values()) - {"accept", "reject"}:
         raise InputError(
@@ -103,7 +105,8 @@ def _pair(line: dict, mapping: Mapping, answer: str, where: str) -> tuple[str, s
         "B": text_at(line, pm.item_b, "the item_id of output B", where, required=True),
     }
     if isinstance(line.get("options"), list):  # the choice interface: options in the order shown
-        ids = [str(o.get("id")) if isinstance(o, dict) else None for o in line["options"]]
+        # "" for an option that is not an object: it is not A or B either
+        ids = [str(o.get("id")) if isinstance(o, dict) else "" for o in line["options"]]
         if len(ids) != 2 or set(ids) != {"A", "B"}:
             raise InputError(
                 "an A/B choice task must list the options A and B", source=where, field="options"

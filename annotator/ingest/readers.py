@@ -2,6 +2,7 @@
 
 JSON Lines are split on "\\n" only: U+2028, U+0085 and the other characters
 `str.splitlines` treats as line ends are valid inside JSON strings.
+Tested in tests/unit/test_ingest_bad_input.py and tests/unit/test_security_inputs.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """A rubric file (docs/design.md 5.1) read from disk: one regular file, UTF-8 (a BOM allowed),
-parsed and validated by domain/rubric.py, every problem one line naming the file."""
+parsed and validated by domain/rubric.py, every problem one line naming the file.
+Tested in tests/unit/test_rubric.py.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Long-format CSV files (docs/design.md 5.3): ratings, judge scores, pair votes."""
+"""Long-format CSV files (docs/design.md 5.3): ratings, judge scores, pair votes.
+Tested in tests/unit/test_ingest_bad_input.py and tests/unit/test_real_data.py.
+"""
 
 from __future__ import annotations
 
@@ -169,8 +171,8 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
         g.answers[metric.key] = value
         g.created_at = _time(row.get("created_at"), src, n) or g.created_at
         g.session = (row.get("session") or "").strip() or g.session
-    for key, g in groups.items():
-        if key in partial:
+    for group_key, g in groups.items():
+        if group_key in partial:
             continue
         missing = missing_metrics(rubric, g.answers)
         if missing:
@@ -178,7 +180,7 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
                 f"rater '{g.rater}' on '{g.item_id}' answers {len(g.answers)} metric(s) but not the required "
                 f"{', '.join(missing)}; add those rows, or mark the judgement partial (column 'partial' = yes)",
                 source=src,
-                line=first_line[key],
+                line=first_line[group_key],
                 field="metric",
             )
     return list(groups.values())

@@ -2,13 +2,14 @@
 Face `datasets` layout, and Label Studio tasks.
 
 Every table is one `Table` entry in `TABLES` (its columns, typed, and how its rows are
-read); the writers and the CLI read that registry, so `gold` (the lead's adjudicated
-answers, another issue) is one more entry. The judgement and pair tables keep the
+read); the writers and the CLI read that registry (`EXPORT_KINDS`: the tables, then the two
+folder layouts), so one more table is one more entry. The judgement and pair tables keep the
 columns of the CSV contract (docs/design.md 5.3), so a CSV export is a ratings / pair votes
 file that `annotator import ratings|pairs` reads back; JSON Lines and Parquet hold the
 same table (Parquet typed: times as timestamps, counts as integers). Times are UTC.
 What is exported is what the reports count: current answers (a correction replaces the
 answer it supersedes), live items (anchors are calibration material), no operators.
+Tested in tests/unit/test_interop_exports.py.
 """
 
 from __future__ import annotations
@@ -272,6 +273,11 @@ TABLES: dict[str, Table] = {
         ),
     )
 }
+
+
+# What `annotator export KIND` takes: every table, then the layouts written by their own function.
+CONTAINERS = ("label-studio", "hf")
+EXPORT_KINDS: tuple[str, ...] = (*TABLES, *CONTAINERS)
 
 
 # ---- the three containers -----------------------------------------------------------------------

@@ -1,19 +1,24 @@
-"""Every import format by name: the one table the CLI and the app read.
+"""Every import format by name, bound to the code that runs it: the table the CLI reads.
 
 Adding a format = one parser in `ingest/`, one `ImportKind` in `import_kinds.py` (name, help
-line, options: the CLI reads it) and its run function here.
+line, options, what reads it: the CLI reads it) and its run function here. When this module is
+imported it checks the two tables against each other: the same names, each run function's
+keywords exactly the format's options, each `Study.import_*` method a format names present (a
+format read through a mapping needs its `ingest/` module instead: services/interop.py).
+Tested in tests/unit/test_import_kinds.py and tests/unit/test_cli.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InputError
 from ..domain.text import counted
-from .import_kinds import KINDS, ImportKind
+from .import_kinds import KINDS, MAPPING, ImportKind
 from .study import Study
 
 
@@ -129,8 +134,29 @@ _RUNS: dict[str, Callable[..., str]] = {
     "potato": _tool("potato"),
     "prodigy": _tool("prodigy"),
 }
-if set(_RUNS) != set(KINDS):  # a format named in one table only is a bug, found at import
-    raise RuntimeError(f"import formats differ: {sorted(set(_RUNS) ^ set(KINDS))}")
+
+
+def check_tables(kinds: Mapping[str, ImportKind], runs: Mapping[str, Callable[..., str]]) -> None:
+    """Refuse import tables that disagree: a format named in one table only, a run function
+    whose keywords are not the format's options (a CLI flag it would never receive, or a
+    keyword the CLI never passes), or a reader the study lacks. A bug, found at import."""
+    faults = [f"{n}: in one table only" for n in sorted(set(runs) ^ set(kinds))]
+    for name in sorted(set(runs) & set(kinds)):
+        kind = kinds[name]
+        keywords = list(inspect.signature(runs[name]).parameters)[2:]  # after (study, path)
+        if set(keywords) != set(kind.options):
+            faults.append(
+                f"{name}: run takes {sorted(keywords)}, the table says {sorted(kind.options)}"
+            )
+        if kind.reader != MAPPING and not (
+            kind.reader.startswith("import_") and callable(getattr(Study, kind.reader, None))
+        ):
+            faults.append(f"{name}: no Study.{kind.reader or '<reader>'} to read it")
+    if faults:
+        raise RuntimeError("import tables differ: " + "; ".join(faults))
+
+
+check_tables(KINDS, _RUNS)
 
 IMPORTERS: dict[str, Importer] = {name: Importer(KINDS[name], _RUNS[name]) for name in KINDS}
 

@@ -1,9 +1,12 @@
 """Imports from the tools teams already run (Label Studio, Potato, Prodigy), through a
 mapping file: each lands whole or not at all (items, answers, relabels, judge scores and
-pair votes in one transaction), or, with `--init-map`, writes a starting mapping instead."""
+pair votes in one transaction), or, with `--init-map`, writes a starting mapping instead.
+Tested in tests/unit/test_interop_label_studio.py, test_interop_potato.py and
+test_interop_prodigy.py; the table it reads in tests/unit/test_import_kinds.py."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -11,15 +14,16 @@ from types import ModuleType
 from ..base.atomic import atomic_write_text
 from ..domain import time_spent
 from ..domain.errors import InputError
-from ..ingest import label_studio, potato, prodigy
 from ..ingest.mapping import ToolImport, ToolJudgement, ToolVote, load_mapping
 from ..store import corrections, imports
+from .import_kinds import TOOLS
 from .study import Study
 
+# Each tool of the import table read through a mapping, by its `ingest/` module of the same
+# name (label-studio -> ingest/label_studio.py): a tool added to the table without its module
+# fails here, at import.
 READERS: dict[str, ModuleType] = {
-    "label-studio": label_studio,
-    "potato": potato,
-    "prodigy": prodigy,
+    t: importlib.import_module(f"..ingest.{t.replace('-', '_')}", __package__) for t in TOOLS
 }
 
 

@@ -1,4 +1,4 @@
-"""Benchmark: a crowd of one-vote raters (issue 40.5), an arena's shape: 2,061 votes from 2,061
+"""Benchmark: a crowd of one-vote raters, an arena's shape: 2,061 votes from 2,061
 raters on 12 generators, one battle a case. Prints the report's time, its JSON size and the peak
 memory of the process. Run: python tests/benchmarks/bench_crowd.py [--votes N]"""
 

@@ -1,4 +1,4 @@
-"""Intervals and tests off the happy path (issue 23): the simulations behind validity.md's
+"""Intervals and tests off the happy path: the simulations behind validity.md's
 rows for points 3 (position test on a fixed layout), 5 (calibration error and test), 4 (MACE
 competence with unbalanced truth) and 8 (Bradley-Terry on unbalanced designs).
 

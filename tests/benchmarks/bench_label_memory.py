@@ -6,7 +6,7 @@
 The label view runs in this process as the app runs it (the main window, its database worker
 and decoder pool, the look-ahead); the benchmark answers each item through the view's own
 submit (what Enter does) after a short pause, and reads /proc/self/smaps_rollup after letting
-the app go idle (0.5 s of events, a gc). Target (issue 28.3): PSS after 200 submits within
+the app go idle (0.5 s of events, a gc). Target: PSS after 200 submits within
 50 MB of PSS after 10. Linux only (smaps_rollup).
 """
 

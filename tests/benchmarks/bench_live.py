@@ -1,4 +1,4 @@
-"""The live dashboard's refresh against a full recomputation, in one run (issue 27 point 3).
+"""The live dashboard's refresh against a full recomputation, in one run.
 
 Run: python tests/benchmarks/bench_live.py [--items 20000] [--raters 10] [--new 100] [--rounds 2]
 
@@ -14,7 +14,7 @@ alternating `--rounds` times so that both see the same machine:
 It prints the seconds of each part, the live refresh as a share of the full one, and the plain
 `krippendorff.alpha` call of bench_agreement.py on the same answers as the yardstick.
 
-Then the first live estimate after the app starts again (issue 27 point 5), alternating the
+Then the first live estimate after the app starts again, alternating the
 same way: before, the frames read whole (`read_live`); after, read back from the frames cache
 (`frames_cache.load`, kept once before the new answers) and brought up to date (`refresh`).
 """

@@ -1,4 +1,4 @@
-"""The offline package kept up with the server (issue 29.1): the cost of `Outbox.refresh()` after
+"""The offline package kept up with the server: the cost of `Outbox.refresh()` after
 each answer stored on a PostgreSQL study, against the submit itself.
 
 Run: PYTHONPATH=. python tests/benchmarks/bench_outbox_refresh.py N_CASES  (items = 2 x N_CASES;

@@ -8,7 +8,7 @@ the most connections the study's database held at once.
 
 With --roles each rater works as its own login role (`annotator roles`: row rules, server-side
 checks), as a team does; without, as the database's owner. --engines postgresql skips the SQLite
-run (issue 29.6's done-when: 100 raters at the full workload with 0 refused connections).
+run (the target: 100 raters at the full workload with 0 refused connections).
 
 --think MIN,MAX sets the pause before each answer (the default, 0-50 ms, is a stress test: 50
 Python clients on two cores are then CPU-bound on the client side; `--think 2,5` is a rater who

@@ -1,4 +1,4 @@
-"""Issue 23 points 1, 2 and 7: how often the summary's verdicts fire, by simulation (model V).
+"""How often the summary's verdicts fire, by simulation (model V).
 
     python tests/benchmarks/bench_verdicts.py --runs 12 --sys-runs 300
 

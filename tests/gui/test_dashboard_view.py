@@ -171,7 +171,7 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         assert tables["findingsTable"].rowCount() == min(len(report["findings"]), 200)
 
     raters = tables["ratersTable"]
-    # each count says what it counts (issue 28.7): items answered, not bare "judgements"
+    # each count says what it counts: items answered, not bare "judgements"
     heads = [raters.horizontalHeaderItem(c).text().replace("\n", " ") for c in range(3)]
     assert heads[1:] == ["live items answered", "anchor answers"], heads
     rows = {
@@ -488,7 +488,7 @@ def _cells(view) -> list[str]:
 def test_between_full_computations_a_change_brings_a_live_estimate(
     qtbot, dash_view, dash_study, db_worker, monkeypatch
 ):
-    """Issue 27 point 2: a change within the gap between full computations is shown at once as a
+    """A change within the gap between full computations is shown at once as a
     live estimate (current figures, intervals carried from the last full computation and marked
     ≈); when the gap has passed, the full computation replaces it and the marks go."""
     from annotator.services import frames_cache

@@ -1,4 +1,4 @@
-"""A half-given answer is not lost without asking (issue 37.3): two metrics answered and a
+"""A half-given answer is not lost without asking: two metrics answered and a
 reason typed, then the window closed (what Alt+F4 does): on reopen the item comes back with them,
 and the screen says so; once submitted, the draft is gone and nothing of it is restored again."""
 

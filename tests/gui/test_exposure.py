@@ -1,4 +1,4 @@
-"""An answer counts only for an item the rater saw (issue 37): on the label, pairwise and
+"""An answer counts only for an item the rater saw: on the label, pairwise and
 calibration views, an answer key, a vote or a submit 0, 10 and 30 ms after the item's pictures
 are on screen is refused in words and changes nothing; at 400 ms it counts, and the time stored
 with the answer is that exposure. The views read a test clock here (``SessionView.clock``), so

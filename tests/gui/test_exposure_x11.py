@@ -1,4 +1,4 @@
-"""The bursts of issue 37, replayed as a rater's keyboard sends them: the app runs in its own
+"""Bursts of keys sent faster than the screen changes, replayed as a rater's keyboard sends them: the app runs in its own
 process in a real X11 window (Xvfb, openbox when installed) with the study's real 250 ms minimum
 exposure, and xdotool types. ``p 4 p 3 Return Return p 4 p 3 Return`` with no delay stores one
 answer (the first item's, seen for a second), never the second burst on an item not yet seen; the

@@ -1,4 +1,4 @@
-"""The first hour of a lead and a rater (issue 28): the review view on imported ratings that
+"""The first hour of a lead and a rater: the review view on imported ratings that
 carry no reason, keys typed while a save waits (refused in words), reopening as the lead, every screen within
 1100 x 700 in each language, the Help menu, key names as the keyboard labels them."""
 
@@ -123,7 +123,7 @@ _KEYS = (Qt.Key.Key_P, Qt.Key.Key_4, Qt.Key.Key_P, Qt.Key.Key_3)
 def test_answer_keys_typed_while_a_save_waits_are_refused_in_words(qtbot, ui_study):
     """Another program holds the write lock for a moment: the submit waits ("Saving…"), and the
     keys the rater types meanwhile are refused in words, never applied to the next item, which
-    the rater has not seen yet (issue 37: they used to be carried onto it); Enter meanwhile is
+    the rater has not seen yet (never carried onto it); Enter meanwhile is
     refused the same way, and the answer waiting to be saved is stored once."""
     import sqlite3
 

@@ -1,4 +1,4 @@
-"""A filled form works like a fresh one (issue 37.2): the same keys give the same answers on a
+"""A filled form works like a fresh one: the same keys give the same answers on a
 blank form, on a correction (Ctrl+Z) and on a form already answered, and a key that does nothing
 says why. Before, on a filled form the focus did not advance after an answer and a digit on a
 PASS/FAIL metric did nothing without a word: ``p 4 f 4 Enter`` saved FAIL/1/PASS/1."""
@@ -109,7 +109,7 @@ def test_the_progress_line_never_says_about_0_min_left():
 
 
 def test_a_single_arrow_key_on_who_is_rating_does_not_enter_rater_mode(qtbot, tmp_path):
-    """Issue 37.9: Down on the closed rater list picked the next rater and entered rater mode
+    """Down on the closed rater list picked the next rater and entered rater mode
     without a word; now the arrows open the list, and only Enter or a click chooses."""
     from gui_support import build_study
     from screens import leave_rater

@@ -139,7 +139,7 @@ def test_main_window_actions_and_image_keys_come_from_the_keymap(qtbot, ui_study
 
 
 def test_the_zoom_keys_are_one_table(qtbot):
-    """Issue 26 point 10: the four views with images took their zoom keys from four copies of
+    """The four views with images took their zoom keys from four copies of
     one table; SyncGroup.actions is the one, and it names every zoom key of the keymap."""
     from annotator.ui.image_view import SyncGroup
 

@@ -76,7 +76,7 @@ def test_keyboard_only_session_with_correction_and_resume(qtbot, ui_study):
         qtbot.keyClick(view, Qt.Key.Key_Return)
         qtbot.keyClick(view, Qt.Key.Key_Return)  # lands while the submit is in flight: refused
         # an answer key while the save is in flight is refused in words, never kept for an item
-        # the rater has not seen (issue 37; issue 28 had kept it)
+        # the rater has not seen (a key meant for the item before must not answer this one)
         qtbot.keyClick(view, Qt.Key.Key_P)
         assert "not applied" in view.message.text(), view.message.text()
         wait_ready(qtbot, view)
@@ -139,7 +139,7 @@ def test_quit_midway_and_resume_at_first_unanswered(qtbot, ui_study):
         wait_ready(qtbot, view)
     on_screen = view.current_item.item_pk
     # Half an answer is typed, then the rater quits: it is never stored as an answer, and comes
-    # back as a draft (issue 37.3; before, it was lost)
+    # back as a draft, so a half-given answer is not lost
     qtbot.keyClick(view, Qt.Key.Key_P)
     w.close()
 

@@ -1,4 +1,4 @@
-"""The smallest window shows every control (issue 37.4): on every screen, in English and in
+"""The smallest window shows every control: on every screen, in English and in
 Spanish, with the window at its minimum size, every visible button lies whole inside what shows
 it: the window, or the scroll area it sits in (which may scroll it into view vertically, never
 horizontally). At 635 x 552 the label view cut "Can't judge (X)" and "Instructions (F1)" in half."""

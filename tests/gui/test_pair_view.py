@@ -129,7 +129,7 @@ def test_vote_in_flight_ignores_more_keys_and_no_autorepeat(qtbot, pair_study, d
         qtbot.keyClick(view, Qt.Key.Key_1)
         assert view.is_busy()
         qtbot.keyClick(view, Qt.Key.Key_2)
-        # refused in words while the vote is saved, never dropped in silence (issue 28.2)
+        # refused in words while the vote is saved, never dropped in silence
         assert view.message.text().startswith("Saving… That key was not applied")
         qtbot.keyClick(view, Qt.Key.Key_N)
     rows = _votes(study)

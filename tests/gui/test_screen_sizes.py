@@ -1,4 +1,4 @@
-"""Every screen fits a 1100 x 700 window in English and in Spanish (issue 28.4: the Spanish
+"""Every screen fits a 1100 x 700 window in English and in Spanish (the Spanish
 start page forced the window to 1517 px and cut off "Salir del modo evaluador…"): the
 window's minimum size hint on each screen, the lead's dashboard and review included."""
 

@@ -298,7 +298,7 @@ def _package_judgements(path: Path) -> int:
 def test_offline_after_work_on_the_server_returns_with_every_answer_once(
     qtbot, pg_server, pg_url, tmp_path, as_role
 ):
-    """Issue 29.1: 3 answers on the server, the server gone, 10 more answers (the first of them
+    """3 answers on the server, the server gone, 10 more answers (the first of them
     the one whose save was cut), the server back: every answer is there once, none clashes, the
     waiting count reaches 0 and the app is on the server again."""
     from sqlalchemy import text

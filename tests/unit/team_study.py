@@ -1,4 +1,4 @@
-"""A team study made from scratch as a lead would make one (issue 28): items imported from a
+"""A team study made from scratch as a lead would make one: items imported from a
 manifest, raters dealt items at an overlap, each rater answering through a label session, and a
 judge's scores imported from a CSV. Only the services API: no rows written by hand.
 

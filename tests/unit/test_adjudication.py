@@ -244,7 +244,7 @@ def _import_judge(study: Study, tmp_path, name: str, answer) -> None:
 
 @pytest.fixture
 def team(tmp_path) -> Study:
-    """A study with a systematic finding: the demo (24 live items since issue 28.10) is too
+    """A study with a systematic finding: the demo (24 live items) is too
     small for the systematic test, which compares a judge with the humans' own spread (issue
     23), so the queue's order is shown on a team study built for it: 3 raters who agree well
     and a judge planted lenient by two points on the scales and PASS on every gate

@@ -1,4 +1,4 @@
-"""The report's data-quality note on exposure (issue 37): per rater, the answers stored faster
+"""The report's data-quality note on exposure: per rater, the answers stored faster
 than the study's `min_exposure_ms` (the app stores none; another path may have) and those at the
 one-day cap, counted from the real rows on both engines, in JSON, HTML and CSV."""
 

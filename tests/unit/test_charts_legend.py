@@ -1,4 +1,4 @@
-"""A drift chart's legend fits its figure (issue 37.9: on the dashboard's half-width charts the
+"""A drift chart's legend fits its figure (on the dashboard's half-width charts the
 two-column legend was cut on both sides)."""
 
 from __future__ import annotations

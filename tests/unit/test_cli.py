@@ -162,6 +162,33 @@ def test_import_formats_and_options_come_from_one_table():
         assert importer.name in (imp.epilog or "")
 
 
+def test_export_kinds_are_the_exports_tables_and_building_the_parser_loads_none():
+    """`annotator export KIND` takes each table of services/exports.TABLES and the two layouts,
+    read from there (a table added there is a kind here), and only when the kind is checked."""
+    code = (
+        "import sys, argparse\n"
+        "from annotator.cli import build_parser\n"
+        "p = build_parser()\n"
+        "assert 'annotator.services.exports' not in sys.modules\n"
+        "sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))\n"
+        "kind = next(a for a in sub.choices['export']._actions if a.dest == 'kind')\n"
+        "print(','.join(kind.choices))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.strip()
+    from annotator.services.exports import TABLES
+
+    assert out.split(",") == [*TABLES, "label-studio", "hf"]
+
+
+def test_an_unknown_export_kind_is_refused_naming_the_kinds(tmp_path, capsys):
+    st = _study(tmp_path)
+    assert main(["export", "nothing", "--study", st]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nothing'" in err and "judge-scores" in err and "hf" in err
+
+
 def test_an_import_says_what_it_added_and_nothing_new_when_nothing_was(tmp_path, capsys):
     st = _study(tmp_path)
     src = tmp_path / "src"

@@ -1,4 +1,4 @@
-"""The docs match the code (issue 26 point 12): the README is a tour under 250 lines whose first
+"""The docs match the code: the README is a tour under 250 lines whose first
 two commands are the ones CI runs, every relative link of the docs resolves, and the "Where a
 change starts" table of docs/architecture.md is held to the code: each path it names exists, it
 names the one registry of each extensible thing, and everything registered there is found in
@@ -152,6 +152,78 @@ def test_every_metric_kind_has_its_row_class() -> None:
     assert set(ROWS) == set(METRIC_KINDS)
 
 
+# Every place a change of each row touches, found from the code by the tests below; the row of
+# "Where a change starts" must name each (a place the code needs but the table forgets fails).
+PLACES = {
+    "a metric kind": [
+        "`annotator/domain/kinds.py`",
+        "`server_check`",
+        "`annotator/ui/metric_rows.py`",
+        "`annotator/demo/simulate.py`",
+        "`annotator/domain/rubric.py`",
+        "`METRIC_TEXTS`",
+    ],
+    "an import format": [
+        "`annotator/ingest/`",
+        "`annotator/services/import_kinds.py`",
+        "`annotator/services/importers.py`",
+        "`_RUNS`",
+        "`reader`",
+        "`annotator/services/study.py`",
+        "`annotator/services/interop.py`",
+    ],
+}
+
+
+def test_change_table_names_every_place_a_change_touches() -> None:
+    rows = _change_table()
+    forgotten = [
+        f"{what}: {p}" for what, places in PLACES.items() for p in places if p not in rows[what]
+    ]
+    assert not forgotten, f"docs/architecture.md 'Where a change starts' misses {forgotten}"
+
+
+def test_every_metric_kind_is_checked_by_the_team_server() -> None:
+    """The trigger (store/roles.py) is built from each kind's server_check: a kind without one
+    could not be served, and one without its branch would be refused whole on a server."""
+    from annotator.store import roles
+
+    checks = roles._value_checks()  # noqa: SLF001 - the trigger's text, built from the kinds
+    for name, spec in METRIC_KINDS.items():
+        cond, message = spec.server_check()
+        assert cond and "%" in message, name
+        assert f"t = '{name}' THEN" in checks and cond in checks, name
+
+
+def test_every_judged_metric_kind_is_simulated() -> None:
+    """The demo's simulated raters answer every judged kind (demo/simulate.py `_answer_by_kind`:
+    a kind missing there stops the demo with a KeyError)."""
+    from annotator.demo.simulate import SimulatedRater
+
+    judged = {n for n, k in METRIC_KINDS.items() if k.judged}
+    assert judged == set(SimulatedRater._answer_by_kind), "demo/simulate.py _answer_by_kind"  # noqa: SLF001
+
+
+# The kinds' rubric fields that hold settings, not text a rater reads (nothing to translate).
+NOT_SHOWN = {"min", "max", "step", "judge_scale"}
+
+
+def test_every_shown_field_of_a_kind_is_translated() -> None:
+    """A kind's rubric field a rater reads (levels, points, options) takes a translation
+    (`options_es`): domain/rubric.py METRIC_TEXTS, its `_LANG_RE` and a branch of
+    `_parse_texts` for each. A new field is either a setting (add it to NOT_SHOWN) or
+    text to translate (add it there)."""
+    from annotator.domain import rubric
+
+    fields = {f for k in METRIC_KINDS.values() for f in k.fields}
+    shown = fields - NOT_SHOWN
+    assert shown <= set(rubric.METRIC_TEXTS), sorted(shown - set(rubric.METRIC_TEXTS))
+    source = (ROOT / "annotator" / "domain" / "rubric.py").read_text(encoding="utf-8")
+    for name in shown:
+        assert name in rubric._LANG_RE.pattern  # noqa: SLF001
+        assert f'name == "{name}"' in source or f"else:  # {name}" in source, name
+
+
 def test_every_import_format_is_run_offered_and_documented() -> None:
     runs = importers._RUNS  # noqa: SLF001 - the table this test holds to import_kinds.KINDS
     assert set(runs) == set(IMPORT_KINDS)
@@ -269,3 +341,82 @@ def test_no_merge_leftover_is_tracked():
     ).stdout.split("\n")
     leftovers = [f for f in tracked if f.endswith((".orig", ".rej", ".BACKUP", ".LOCAL"))]
     assert leftovers == [], f"merge leftovers tracked: {leftovers} (git rm them)"
+
+
+def test_the_cache_map_names_what_exists() -> None:
+    """Each cache of "The caches" is at the path it names and has the names the row gives."""
+    section = _section(ARCHITECTURE.read_text(encoding="utf-8"), "The caches")
+    rows = [
+        line for line in section.splitlines() if line.startswith("| ") and "`annotator/" in line
+    ]
+    assert len(rows) == 4, "docs/architecture.md: the cache map has four rows"
+    named = {
+        "annotator/services/report_cache.py": ("code_version", "CACHE_DIR"),
+        "annotator/services/frames_cache.py": ("def keep", "def load"),
+        "annotator/services/dashboard.py": ("CACHE = ", "def clear"),
+        "annotator/ui/decode.py": (
+            "class ImagePrefetcher",
+            "CAPACITY = 12",
+            "MAX_BYTES = 96 << 20",
+        ),
+    }
+    for row, (path, needles) in zip(rows, named.items(), strict=True):
+        assert f"`{path}`" in row
+        source = (ROOT / path).read_text(encoding="utf-8")
+        for needle in needles:
+            assert needle in source, f"{path}: {needle}"
+
+
+def test_design_keeps_no_second_copy_of_the_layer_map() -> None:
+    """docs/design.md points to architecture.md's map instead of repeating it (two copies drift)."""
+    design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    section = _section(design, "3. Layout and dependency rule")
+    assert "annotator/\n" not in section and "architecture.md#what-is-where" in section
+
+
+# The modules whose docstrings name their tests so far; the list only grows (as mypy's does).
+NAMES_ITS_TESTS = (
+    "annotator/base",
+    "annotator/ingest",
+    "annotator/cli.py",
+    "annotator/services/exports.py",
+    "annotator/services/import_kinds.py",
+    "annotator/services/importers.py",
+    "annotator/services/interop.py",
+)
+TESTED_IN = re.compile(r"Tested in (.+?)(?:\n\n|$)", re.S)
+
+
+def _test_files_named(doc: str) -> list[str]:
+    m = TESTED_IN.search(doc)
+    if m is None:
+        return []
+    return re.findall(r"(?:tests/[\w/]+/)?test_\w+\.py", m.group(1))
+
+
+def test_each_module_names_its_tests() -> None:
+    """A newcomer finds a module's tests from its docstring: "Tested in tests/unit/test_x.py",
+    each file named exists, and a test file of the module's own name is among them (a module
+    without one says where it is tested instead)."""
+    modules = [
+        p
+        for entry in NAMES_ITS_TESTS
+        for p in ([ROOT / entry] if entry.endswith(".py") else sorted((ROOT / entry).glob("*.py")))
+        if p.name != "__init__.py"
+    ]
+    faults = []
+    for path in modules:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        named = _test_files_named(doc)
+        rel = path.relative_to(ROOT).as_posix()
+        if not named:
+            faults.append(f"{rel}: no 'Tested in ...'")
+            continue
+        for name in named:
+            found = [ROOT / name] if "/" in name else list((ROOT / "tests").rglob(name))
+            if not any(f.exists() for f in found):
+                faults.append(f"{rel}: names {name}, which does not exist")
+        same = f"test_{path.stem}.py"
+        if list((ROOT / "tests").rglob(same)) and not any(n.endswith(same) for n in named):
+            faults.append(f"{rel}: does not name {same}")
+    assert not faults, "; ".join(faults)

@@ -1,4 +1,4 @@
-"""The live dashboard's frames kept on disk (issue 27 point 5): read back exactly as they were
+"""The live dashboard's frames kept on disk: read back exactly as they were
 kept (every table, dtype and value type), brought up to date from there by reading only what
 changed, equal then to a full read of the study; ignored, never trusted, when they were kept by
 other code, from another database file, or damaged."""

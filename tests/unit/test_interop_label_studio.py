@@ -25,33 +25,33 @@ LS = DATA / "label_studio"
 
 
 @pytest.fixture
-def study(tmp_path):
+def ls_study(tmp_path):
     st = Study.create(tmp_path / "st", DATA / "rubric.toml")
     yield st
     st.close()
 
 
-def _ls(study: Study, path: Path, map_path: Path = LS / "map.toml", **kw) -> str:
-    return run_import(study, "label-studio", path, map_path=str(map_path), **kw)
+def _ls(ls_study: Study, path: Path, map_path: Path = LS / "map.toml", **kw) -> str:
+    return run_import(ls_study, "label-studio", path, map_path=str(map_path), **kw)
 
 
-def _rows(study: Study, table: str) -> list[dict]:
-    return TABLES[table].rows(study)
+def _rows(ls_study: Study, table: str) -> list[dict]:
+    return TABLES[table].rows(ls_study)
 
 
-def _answers(study: Study) -> dict[tuple[str, str], dict[str, str]]:
+def _answers(ls_study: Study) -> dict[tuple[str, str], dict[str, str]]:
     out: dict[tuple[str, str], dict[str, str]] = {}
-    for r in _rows(study, "judgements"):
+    for r in _rows(ls_study, "judgements"):
         out.setdefault((r["item_id"], r["rater"]), {})[r["metric"]] = r["value"]
     return out
 
 
-def test_export_lands_items_answers_relabels_judges_and_pairs(study):
-    line = _ls(study, LS / "export.json")
+def test_export_lands_items_answers_relabels_judges_and_pairs(ls_study):
+    line = _ls(ls_study, LS / "export.json")
     assert "4 items, 5 judgements + 1 corrections" in line
     assert "4 judge scores, 3 pair votes" in line and "1 judge pair votes" in line
     assert "2 cancelled annotations" in line and "1 annotations with no mapped result" in line
-    got = _answers(study)
+    got = _answers(ls_study)
     # their labels through the mapping: Yes -> PASS, a Rating's stars, a Taxonomy path, tag names
     assert got[("img-1", "alice")] == {
         "instruction_following": "PASS",
@@ -71,7 +71,7 @@ def test_export_lands_items_answers_relabels_judges_and_pairs(study):
     assert got[("img-2", "alice")]["failure_tags"] == "text_garbled;wrong_count"
     j = {
         (r["item_id"], r["rater"]): r
-        for r in _rows(study, "judgements")
+        for r in _rows(ls_study, "judgements")
         if r["metric"] == "quality"
     }
     assert (
@@ -81,7 +81,7 @@ def test_export_lands_items_answers_relabels_judges_and_pairs(study):
         j[("img-1", "alice")]["created_at"] == "2024-05-01T10:00:00"
     )  # UTC, as the store keeps times
     assert j[("img-2", "bob")]["time_ms"] is None  # no lead_time: none made up
-    scores = {(r["item_id"], r["metric"]): r["value"] for r in _rows(study, "judge-scores")}
+    scores = {(r["item_id"], r["metric"]): r["value"] for r in _rows(ls_study, "judge-scores")}
     assert scores == {
         ("img-1", "instruction_following"): "PASS",
         ("img-1", "quality"): "5",
@@ -89,41 +89,41 @@ def test_export_lands_items_answers_relabels_judges_and_pairs(study):
         ("img-4", "quality"): "1",
     }
     votes = {
-        (r["item_left"], r["item_right"], r["rater"]): r["choice"] for r in _rows(study, "pairs")
+        (r["item_left"], r["item_right"], r["rater"]): r["choice"] for r in _rows(ls_study, "pairs")
     }
     assert votes == {
         ("img-1", "img-2", "alice"): "left",
         ("img-1", "img-2", "bob"): "right",
         ("img-3", "img-4", "bob"): "left",
     }
-    assert [(r["rater"], r["choice"]) for r in _rows(study, "judge-pairs")] == [
+    assert [(r["rater"], r["choice"]) for r in _rows(ls_study, "judge-pairs")] == [
         ("judge-v1", "left")
     ]
     assert (
-        study.counts()["media"] == 4
+        ls_study.counts()["media"] == 4
     )  # local-files path, %-encoded path, https URL, s3 key: all found
-    assert {r.name for r in study.raters()} == {
+    assert {r.name for r in ls_study.raters()} == {
         "alice",
         "bob",
     }  # user 12 only cancelled: no rater made
 
 
-def test_relabel_is_a_supersede_chain_and_an_updated_export_a_correction(study):
-    _ls(study, LS / "export.json")
-    with study.db.read() as s:
+def test_relabel_is_a_supersede_chain_and_an_updated_export_a_correction(ls_study):
+    _ls(ls_study, LS / "export.json")
+    with ls_study.db.read() as s:
         pks = item_pks(s, ["img-2", "img-3"])
-    chain = history_of(study.db, "alice", pks["img-2"])
+    chain = history_of(ls_study.db, "alice", pks["img-2"])
     assert len(chain) == 2 and chain[1]["supersedes"] == chain[0]["id"]
     assert chain[0]["answers"]["quality"] == 2 and chain[1]["answers"]["quality"] == 3
-    line = _ls(study, LS / "export_v2.json")  # a week later alice changed task 3's stars
+    line = _ls(ls_study, LS / "export_v2.json")  # a week later alice changed task 3's stars
     assert (
         "0 judgements + 1 corrections" in line and "1 older than the answer the study holds" in line
     )
-    chain = history_of(study.db, "alice", pks["img-3"])
+    chain = history_of(ls_study.db, "alice", pks["img-3"])
     assert [c["answers"]["quality"] for c in chain] == [5, 3] and chain[1]["supersedes"] == chain[
         0
     ]["id"]
-    again = _ls(study, LS / "export_v2.json")  # the same file again: nothing new
+    again = _ls(ls_study, LS / "export_v2.json")  # the same file again: nothing new
     assert "0 items, 0 judgements, 0 judge scores, 0 pair votes" in again and "unchanged" in again
 
 
@@ -265,14 +265,14 @@ def test_bad_input_is_one_line_naming_the_task_and_nothing_lands(
 
 
 def test_two_results_of_one_control_and_two_pair_choices_are_refused(shared, tmp_path):
-    study = shared
+    ls_study = shared
 
     def twice(tasks):
         r = tasks[0]["annotations"][0]["result"]
         r.append(dict(r[0]))
 
     with pytest.raises(InputError, match="control 'if_ok' has two results in one annotation"):
-        _ls(study, _mutated(tmp_path, twice))
+        _ls(ls_study, _mutated(tmp_path, twice))
 
     def tie_and_side(tasks):
         tasks[4]["annotations"][0]["result"].append(
@@ -291,30 +291,30 @@ def test_two_results_of_one_control_and_two_pair_choices_are_refused(shared, tmp
         .replace('from = "cmp"', 'from = "cmp"\ntie_from = "cmp_tie"\nvalues = { same = "both" }')
     )
     with pytest.raises(InputError, match="2 pair choices"):
-        _ls(study, _mutated(tmp_path, tie_and_side), m)
-    assert study.counts()["judgements"] == 0
+        _ls(ls_study, _mutated(tmp_path, tie_and_side), m)
+    assert ls_study.counts()["judgements"] == 0
 
 
-def test_media_root_is_where_images_are_found(study, tmp_path):
+def test_media_root_is_where_images_are_found(ls_study, tmp_path):
     moved = tmp_path / "elsewhere"
     shutil.copytree(LS / "media", moved / "media")
     p = tmp_path / "export.json"
     shutil.copy(LS / "export.json", p)  # no media/ beside it now
     with pytest.raises(InputError, match="not found under --media-root"):
-        _ls(study, p)
-    assert "4 items" in _ls(study, p, media_root=str(moved))
+        _ls(ls_study, p)
+    assert "4 items" in _ls(ls_study, p, media_root=str(moved))
     with pytest.raises(InputError, match="--media-root is for Label Studio"):
-        run_import(study, "potato", p, map_path=str(LS / "map.toml"), media_root=str(moved))
+        run_import(ls_study, "potato", p, map_path=str(LS / "map.toml"), media_root=str(moved))
 
 
 def test_mapping_file_faults_are_found_before_reading_the_export(shared, tmp_path):
-    study = shared
+    ls_study = shared
 
     def bad(text: str, expect: str) -> None:
         m = tmp_path / "m.toml"
         m.write_text(text)
         with pytest.raises(InputError, match=expect):
-            _ls(study, LS / "export.json", m)
+            _ls(ls_study, LS / "export.json", m)
 
     base = (LS / "map.toml").read_text()
     bad(
@@ -334,13 +334,13 @@ def test_mapping_file_faults_are_found_before_reading_the_export(shared, tmp_pat
     bad(base.replace('values = { "Yes"', 'valuez = { "Yes"'), "unknown key 'valuez'")
     bad("tool = [", "not valid TOML")
     with pytest.raises(InputError, match="needs --map"):
-        run_import(study, "label-studio", LS / "export.json")
+        run_import(ls_study, "label-studio", LS / "export.json")
 
 
-def test_init_map_writes_a_starting_mapping_that_waits_for_review(study, tmp_path, capsys):
+def test_init_map_writes_a_starting_mapping_that_waits_for_review(ls_study, tmp_path, capsys):
     m = tmp_path / "start.toml"
-    st = str(study.location)
-    study.close()
+    st = str(ls_study.location)
+    ls_study.close()
     assert (
         main(
             [

@@ -1,6 +1,6 @@
 """Files written by the real tools (tests/data/interop/peers/, recorded by tests/peers/record.py
 from Label Studio 1.23.2 and Potato 2.12.1 servers driven through their HTTP APIs) import with
-every value as the raters gave it; the defects of issue 24, each on what the tool really writes."""
+every value as the raters gave it; each defect a tool's export can carry, on what the tool really writes."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ LS = DATA / "peers" / "label-studio-1.23.2"
 
 
 @pytest.fixture
-def study(tmp_path):
+def peer_study(tmp_path):
     st = Study.create(tmp_path / "st", DATA / "rubric.toml")
     st.import_items(DATA / "items.jsonl")
     yield st
@@ -39,42 +39,44 @@ def _answers(st: Study) -> dict[tuple[str, str], dict[str, str]]:
     return out
 
 
-def test_potato_2_annotation_output_imports_every_answer(study):
-    line = run_import(study, "potato", PO / "annotation_output", map_path=str(PO / "map.toml"))
+def test_potato_2_annotation_output_imports_every_answer(peer_study):
+    line = run_import(peer_study, "potato", PO / "annotation_output", map_path=str(PO / "map.toml"))
     assert "(Potato 2 user_state.json)" in line and "4 judgements" in line
-    assert _answers(study) == POTATO_WANT
+    assert _answers(peer_study) == POTATO_WANT
     # the time of each answer is its last save in annotation_history.jsonl
-    times = {(r["item_id"], r["rater"]): r["created_at"] for r in TABLES["judgements"].rows(study)}
+    times = {
+        (r["item_id"], r["rater"]): r["created_at"] for r in TABLES["judgements"].rows(peer_study)
+    }
     assert all(t and t.startswith("2026-") for t in times.values())
 
 
-def test_potato_2_history_alone_replays_to_the_same_answers(study, tmp_path):
+def test_potato_2_history_alone_replays_to_the_same_answers(peer_study, tmp_path):
     out = tmp_path / "annotation_output"
     for user in ("alice", "bob"):
         (out / user).mkdir(parents=True)
         shutil.copy(PO / "annotation_output" / user / "annotation_history.jsonl", out / user)
-    line = run_import(study, "potato", out, map_path=str(PO / "map.toml"))
+    line = run_import(peer_study, "potato", out, map_path=str(PO / "map.toml"))
     assert "(Potato 2 annotation_history.jsonl)" in line
-    assert _answers(study) == POTATO_WANT
+    assert _answers(peer_study) == POTATO_WANT
 
 
-def test_potato_export_jsonl_labels_are_read(study):
+def test_potato_export_jsonl_labels_are_read(peer_study):
     line = run_import(
-        study, "potato", PO / "potato-2.12.1-export.jsonl", map_path=str(PO / "map.toml")
+        peer_study, "potato", PO / "potato-2.12.1-export.jsonl", map_path=str(PO / "map.toml")
     )
     assert "(Potato export" in line and "4 judgements" in line
-    assert _answers(study) == POTATO_WANT
+    assert _answers(peer_study) == POTATO_WANT
 
 
-def test_potato_survey_of_a_2x_folder_proposes_every_scheme(study, tmp_path):
+def test_potato_survey_of_a_2x_folder_proposes_every_scheme(peer_study, tmp_path):
     m = tmp_path / "m.toml"
-    run_import(study, "potato", PO / "annotation_output", map_path=str(m), init_map=True)
+    run_import(peer_study, "potato", PO / "annotation_output", map_path=str(m), init_map=True)
     text = m.read_text()
     for key in ("instruction_following", "quality", "style", "failure_tags", "reason", "clarity"):
         assert f'from = "{key}"' in text, key
 
 
-def test_a_potato_number_of_20_digits_is_stored_at_the_cap(study, tmp_path):
+def test_a_potato_number_of_20_digits_is_stored_at_the_cap(peer_study, tmp_path):
     """A time spent of 20 digits of days is no raw overflow: the answer lands, its time at the
     one-day cap every stored time has (domain/time_spent.py)."""
     from sqlalchemy import text
@@ -91,21 +93,21 @@ def test_a_potato_number_of_20_digits_is_stored_at_the_cap(study, tmp_path):
     bad.write_text(json.dumps(line) + "\n")
     m = tmp_path / "m.toml"
     m.write_text((PO / "map.toml").read_text())
-    run_import(study, "potato", bad.parent, map_path=str(m))
-    with study.db.read() as s:
+    run_import(peer_study, "potato", bad.parent, map_path=str(m))
+    with peer_study.db.read() as s:
         assert s.execute(text("SELECT max(time_ms) FROM judgements")).scalar() == MAX_TIME_MS
 
 
-def test_judge_votes_in_both_orders_survive_label_studio_and_judge_pairs(study, tmp_path):
+def test_judge_votes_in_both_orders_survive_label_studio_and_judge_pairs(peer_study, tmp_path):
     from annotator.services.exports import export_label_studio, export_table
 
     both = tmp_path / "both.csv"
     both.write_text(
         "pair_id,item_left,item_right,rater,choice\np2,it-4,it-3,gpt-j,left\np2,it-3,it-4,gpt-j,right\n"
     )
-    study.import_pairs(both, judges=True)
-    assert len(TABLES["judge-pairs"].rows(study)) == 2
-    export_label_studio(study, tmp_path / "ls" / "tasks.json")
+    peer_study.import_pairs(both, judges=True)
+    assert len(TABLES["judge-pairs"].rows(peer_study)) == 2
+    export_label_studio(peer_study, tmp_path / "ls" / "tasks.json")
     back = Study.create(tmp_path / "back", DATA / "rubric.toml")
     try:
         back.import_items(DATA / "items.jsonl")
@@ -113,11 +115,11 @@ def test_judge_votes_in_both_orders_survive_label_studio_and_judge_pairs(study, 
         line = run_import(back, "label-studio", tmp_path / "ls" / "tasks-pairs.json", map_path=m)
         assert "2 judge pair votes" in line
         assert sorted(map(str, TABLES["judge-pairs"].rows(back))) == sorted(
-            map(str, TABLES["judge-pairs"].rows(study))
+            map(str, TABLES["judge-pairs"].rows(peer_study))
         )
     finally:
         back.close()
-    out, n = export_table(study, "judge-pairs", tmp_path / "jp.csv")
+    out, n = export_table(peer_study, "judge-pairs", tmp_path / "jp.csv")
     assert n == 2
     again = Study.create(tmp_path / "again", DATA / "rubric.toml")
     try:
@@ -148,11 +150,13 @@ def test_a_nul_byte_in_a_local_files_path_is_one_line(tmp_path):
     ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 5000 + "1" + "}" * 5000],
     ids=["arrays", "tables"],
 )
-def test_a_mapping_nested_5000_deep_is_one_line(study, tmp_path, deep):
+def test_a_mapping_nested_5000_deep_is_one_line(peer_study, tmp_path, deep):
     m = tmp_path / "deep.toml"
     m.write_text(deep + "\n")
     with pytest.raises(Exception) as exc:
-        run_import(study, "label-studio", DATA / "label_studio" / "export.json", map_path=str(m))
+        run_import(
+            peer_study, "label-studio", DATA / "label_studio" / "export.json", map_path=str(m)
+        )
     assert type(exc.value).__name__ == "InputError" and "too deep" in str(exc.value)
 
 
@@ -184,11 +188,11 @@ def test_init_map_on_our_own_pair_tasks_proposes_the_pair_paths(tmp_path):
 
 
 def test_init_map_on_a_generic_project_writes_every_item_path_and_asks_every_shifted_point(
-    study, tmp_path
+    peer_study, tmp_path
 ):
     f = LS / "label-studio-1.23.2-generic-default.json"
     m = tmp_path / "generic.toml"
-    run_import(study, "label-studio", f, map_path=str(m), init_map=True)
+    run_import(peer_study, "label-studio", f, map_path=str(m), init_map=True)
     text = m.read_text()
     assert 'prompt = "data.prompt"' in text and 'images = ["data.image"]' in text
     for fld in ("item_id", "case_id", "generator"):
@@ -198,10 +202,10 @@ def test_init_map_on_a_generic_project_writes_every_item_path_and_asks_every_shi
     for point in ("1", "2", "5", "6"):
         assert f'"{point}" = "TODO"' in text, point
     with pytest.raises(Exception, match=r"\[item\] item_id, case_id, generator still TODO"):
-        run_import(study, "label-studio", f, map_path=str(m), media_root=LS)
+        run_import(peer_study, "label-studio", f, map_path=str(m), media_root=LS)
 
 
-def test_a_generic_project_missing_item_paths_names_them_all_at_once(study, tmp_path):
+def test_a_generic_project_missing_item_paths_names_them_all_at_once(peer_study, tmp_path):
     f = LS / "label-studio-1.23.2-generic-default.json"
     m = tmp_path / "m.toml"
     m.write_text(
@@ -210,7 +214,7 @@ def test_a_generic_project_missing_item_paths_names_them_all_at_once(study, tmp_
         '[metrics.instruction_following]\nfrom = "if_ok"\nvalues = { "Yes" = "PASS", "No" = "FAIL" }\n'
     )
     with pytest.raises(Exception, match=r"gives no item_id, case_id, generator"):
-        run_import(study, "label-studio", f, map_path=str(m), media_root=LS)
+        run_import(peer_study, "label-studio", f, map_path=str(m), media_root=LS)
 
 
 @pytest.fixture(scope="module")

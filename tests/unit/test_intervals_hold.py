@@ -1,4 +1,4 @@
-"""Intervals and tests that hold off the happy path (issue 23, points 3, 5, 6, 4, 8).
+"""Intervals and tests that hold off the happy path.
 
 Fast re-measurements, seeded; the big runs are tests/benchmarks/bench_intervals.py, recorded in
 tests/benchmarks/validity.md.

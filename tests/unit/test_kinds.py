@@ -1,4 +1,4 @@
-"""A metric kind is one class (issue 26 point 6): for every kind registered in `KINDS`, its row
+"""A metric kind is one class: for every kind registered in `KINDS`, its row
 of the answer form, its part of the judge's schema and reply check, its Label Studio control and
 result, the import of another tool's labels and the dataset card's list of values are found, and
 an answer goes out and comes back unchanged through each."""

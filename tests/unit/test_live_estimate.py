@@ -1,4 +1,4 @@
-"""The live dashboard's figures (issue 27 point 2): after new answers, every point estimate of
+"""The live dashboard's figures: after new answers, every point estimate of
 a live estimate equals a full computation on the same data bit for bit, and each interval,
 moved from the last full report, lands within the measured tolerance of the full
 computation's own interval.

@@ -1,4 +1,4 @@
-"""The live dashboard's frames (issue 27 point 2): a refresh reads only what changed, and the
+"""The live dashboard's frames: a refresh reads only what changed, and the
 frames it makes equal a full read of the same study, table for table and dtype for dtype, on
 both engines, through new answers, corrections, answers without a session, judge scores and an
 import that adds items."""

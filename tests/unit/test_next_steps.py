@@ -1,5 +1,4 @@
-"""The summary leads with what is known and says what data would decide the rest (issue 28,
-point 7): on a team study made from scratch (12 items, 3 raters at overlap 2, a lenient judge)
+"""The summary leads with what is known and says what data would decide the rest: on a team study made from scratch (12 items, 3 raters at overlap 2, a lenient judge)
 and on hand-built report entries for the rules the team study does not reach."""
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ def test_the_html_summary_and_the_dashboard_lead_with_it(team_report):
     study, report = team_report
     html = render_html(report, generated_at="-")
     summary = html[html.index('id="summary"') :]
-    trust = summary.index("Can I trust the judge?")  # one sentence per judge, first (issue 39)
+    trust = summary.index("Can I trust the judge?")  # one sentence per judge, first
     known = summary.index("What is known")
     assert trust < known < summary.index("What would decide the rest")
     assert summary.index("What would decide the rest") < summary.index("metric by metric")
@@ -95,7 +94,7 @@ def _fig(est: float, low: float, high: float) -> dict:
 
 
 def test_no_flag_on_an_interval_wider_than_half() -> None:
-    """The tag rater of issue 28 flagged at [0.01, 0.99] beside peers at 1.00: no flag, in the
+    """A tag rater flagged at [0.01, 0.99] beside peers at 1.00: no flag, in the
     summary and in the dashboard (one rule: competence.low_competence)."""
     from pathlib import Path
 

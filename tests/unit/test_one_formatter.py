@@ -1,4 +1,4 @@
-"""One label and one formatter (issue 26 point 7): the report's label for a key is the label every
+"""One label and one formatter: the report's label for a key is the label every
 caller shows, and a missing or undefined figure reads the same in the HTML report, the dashboard,
 the command line and the dataset card."""
 

@@ -1,4 +1,4 @@
-"""Rater packages carry columns from the metadata (issue 26 point 3): every column of every table
+"""Rater packages carry columns from the metadata: every column of every table
 is either carried by export (and taken back by merge) or named in store/package_columns.py with
 the reason, so a new column cannot silently stay out of packages; and what is carried is the
 study's value, on a real export and a real merge."""

@@ -454,7 +454,7 @@ def clopper_pearson(hits: int, n: int) -> tuple[float, float]:
 def test_pandalm_position_and_bradley_terry_are_pair_level(pandalm):
     """The data that exposed both: the pooled p was 0.0020 counting each of three votes on a pair
     as independent (0.062 over pairs); the vote bootstrap made Bradley-Terry intervals 1.5-1.7x
-    too narrow. PandaLM's sides were never randomized, so now no side test at all (issue 23)."""
+    too narrow. PandaLM's sides were never randomized, so now no side test at all."""
     frames, s = pandalm
     pb = s["position_bias"]
     assert pb["p_value"] is None and pb["layout"]["randomized"] is False

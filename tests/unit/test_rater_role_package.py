@@ -1,4 +1,4 @@
-"""Issue 29 point 2 (package side): a rater connected to the team server as their own login role
+"""The package side of a rater's own login: a rater connected to the team server as their own login role
 makes their offline package and syncs it back, through the code the app runs (services/outbox.py),
 on a real PostgreSQL scratch database. The export read every column of `items` and `media`
 (ungranted to raters) and minted codes in the lead's `rater_codes`; the merge wrote the lead's

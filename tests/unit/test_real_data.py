@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tifa_reference import HUMAN_ALPHA, TIFA_PUBLISHED
 
 from annotator.cli import main
 
@@ -29,14 +30,6 @@ def tifa_report(tmp_path_factory) -> dict:
     return json.loads((d / "r.json").read_text())
 
 
-# TIFA README: stored outputs of human_annotations/compute_correlation.ipynb
-TIFA_PUBLISHED = {
-    "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-    "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-    "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
-}
-
-
 @pytest.mark.parametrize("judge", sorted(TIFA_PUBLISHED))
 def test_tifa_judge_correlations_match_the_paper(tifa_report, judge):
     j = tifa_report["metrics"]["faithfulness"]["judges"][judge]
@@ -52,9 +45,10 @@ def test_tifa_judge_correlations_match_the_paper(tifa_report, judge):
 def test_tifa_human_alpha_matches_krippendorff_package(tifa_report):
     m = tifa_report["metrics"]["faithfulness"]
     assert m["level"] == "ordinal" and m["n_items"] == 800 and m["n_judgements"] == 1600
-    assert m["human_alpha"]["estimate"] == pytest.approx(0.718576, abs=1e-6)
-    assert m["human_alpha_interval"]["estimate"] == pytest.approx(0.679541, abs=1e-6)
-    assert m["human_alpha"]["low"] < 0.718576 < m["human_alpha"]["high"]
+    alpha = HUMAN_ALPHA["ratings.csv"]
+    assert m["human_alpha"]["estimate"] == pytest.approx(alpha["ordinal"], abs=1e-12)
+    assert m["human_alpha_interval"]["estimate"] == pytest.approx(alpha["interval"], abs=1e-12)
+    assert m["human_alpha"]["low"] < alpha["ordinal"] < m["human_alpha"]["high"]
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +106,7 @@ def test_pandalm_tallies_and_position_bias(pandalm_report):
 def test_pandalm_pair_level_figures_through_the_cli(pandalm_report):
     """Three annotators vote on each pair in one layout that was never randomized (the
     alphabetically first generator on the left in all 999 pairs): no side test is printed, with a
-    note saying why (issue 23, point 3); Bradley-Terry treats a pair, not a vote, as the unit."""
+    note saying why; Bradley-Terry treats a pair, not a vote, as the unit."""
     pb = pandalm_report["pairwise"]["position_bias"]
     assert pb["p_value"] is None and pb["n_pairs"] == 914 and "power" not in pb
     assert pb["layout"]["n_layouts"] == 999

@@ -1,5 +1,5 @@
 """Reports at scale: the streamed bootstrap and the report cache give exactly the figures of a
-full recomputation (issue 18)."""
+full recomputation."""
 
 from __future__ import annotations
 
@@ -332,7 +332,7 @@ def test_the_dashboard_reads_the_report_kept_on_disk(populated, tmp_path, monkey
 
 
 def test_the_app_and_the_command_assemble_one_report(populated, tmp_path) -> None:
-    """Issue 26 point 1: the dashboard's full computation and `annotator report` assemble their
+    """The dashboard's full computation and `annotator report` assemble their
     report in one place (reporting.study_report). The dashboard's lacked the warning naming an
     unreadable stored answer, and `annotator report` then published the report the dashboard
     had kept, without it."""

@@ -1,6 +1,6 @@
 """The HTML report's layout in a real browser (headless Chromium), at a 1280 px wide window:
 the summary comes first and the glossary last and folded, the page is no wider than the
-window, and no table overflows the width it is given (issue 28.8: judge tables were clipped at
+window, and no table overflows the width it is given (judge tables were clipped at
 1400 px, "exact agreement" cut mid-word, and a glossary of 25 entries came before any number).
 Skipped where Chromium is not installed (CI installs it)."""
 
@@ -112,7 +112,7 @@ def test_report_fits_1280_px_summary_first_glossary_last_and_folded(tmp_path: Pa
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_the_demo_report_fits_1280_px(small_demo_dir: Path, tmp_path: Path) -> None:
-    """The demo's own report, not only a synthetic one (issue 37.9: the page scrolled to 1886 px
+    """The demo's own report, not only a synthetic one (the page scrolled to 1886 px
     because a rater's drift-and-calibration sentence sat in a pill that does not wrap)."""
     from annotator.services.reporting import build_study_report
     from annotator.services.study import Study

@@ -19,7 +19,8 @@ import pytest
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_reports_render import png_bytes, sample_report, synthetic_frames  # noqa: E402
+from report_sample import png_bytes, sample_report  # noqa: E402
+from test_reports_render import synthetic_frames  # noqa: E402
 
 from annotator.reports import write_html  # noqa: E402
 

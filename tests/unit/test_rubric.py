@@ -123,3 +123,18 @@ def test_parse_value_types_and_ranges():
         parse_value(r.metric("quality"), "6", source="x.csv", line=3)
     with pytest.raises(InputError, match="not a tag"):
         parse_value(r.metric("tags"), "c")
+
+
+def test_a_metric_is_required_by_its_kinds_default_unless_it_says(monkeypatch):
+    """`required` defaults to the kind's `required_default` (free text: optional), read from the
+    kind, so a kind added with its own default needs no branch in the rubric parser."""
+    from annotator.domain import kinds
+
+    note = '\n[[metrics]]\nkey = "note"\nkind = "text"\n'
+    by_key = {m.key: m for m in rubric(note).metrics}
+    assert by_key["note"].required is False and by_key["quality"].required is True
+    assert {m.key: m for m in rubric(note + "required = true\n").metrics}["note"].required
+    monkeypatch.setattr(kinds.KINDS["text"], "required_default", True)
+    monkeypatch.setattr(kinds.KINDS["scale"], "required_default", False)
+    by_key = {m.key: m for m in rubric(note).metrics}
+    assert by_key["note"].required is True and by_key["quality"].required is False

@@ -1,4 +1,4 @@
-"""Every attack on the study by the people it measures (issue 22), by name, and where it is tested.
+"""Every attack on the study by the people it measures, by name, and where it is tested.
 
 A rater with a real login role on the team server, or with a hand-edited `.annot` package, tries
 to read, erase or forge what the study measures; each row names the attack and the test that
@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# point of issue 22 -> (attack, "module::test")
+# a guarantee the study keeps against the people it measures -> (attack, "module::test")
 ATTACKS: dict[str, list[tuple[str, str]]] = {
     "1 row-level security cannot be bypassed": [
         (
@@ -354,7 +354,7 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
             "server::test_a_rater_role_reads_only_the_settings_its_app_needs",
         ),
     ],
-    "what a rater must still be able to do (issue 29 point 2)": [
+    "what a rater must still be able to do": [
         (
             "label, silent anchors, pairs and calibration as a rater role",
             "server::test_a_rater_role_labels_sees_silent_anchors_votes_on_pairs_and_calibrates",

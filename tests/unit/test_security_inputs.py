@@ -1,5 +1,4 @@
-"""Attacks on the inputs a hostile rater or a stray file can hand the app (issue 22, points
-9-11): each test performs one attack and checks it ends in one line (exit 2) or is harmless,
+"""Attacks on the inputs a hostile rater or a stray file can hand the app: each test performs one attack and checks it ends in one line (exit 2) or is harmless,
 with nothing landed. Named after the attack."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Item ids carry no order of generators (issue 22 point 5): a rater's login role reads
+"""Item ids carry no order of generators: a rater's login role reads
 `items.id`, `cases.id`, `cells.id` and media rows; numbered in the file's order they would tell
 an item's generator by its position within its case. Every import stores its new rows in a
 seeded random order (seeded by what is imported, not the file's row order), reproducible for

@@ -1,4 +1,4 @@
-"""Attacks on the lead through a rater package (issue 22, points 2, 3, 4, 8): each test takes a
+"""Attacks on the lead through a rater package: each test takes a
 real exported package, worked in as a rater would, edits it by hand with sqlite3 as a hostile
 rater would, and merges it. A refused package is refused in one line (exit 2) naming the table,
 the row and the field, and the study is left exactly as it was."""
@@ -404,7 +404,7 @@ def test_a_forged_qualified_calibration_is_recomputed_by_the_lead(case, capsys):
     assert len(rows) == 1
     qualified, result = rows[0]
     assert not qualified and json.loads(result)["qualified"] is False
-    # calibrated on the anchors the package did not deal her silently (issue 22 point 5)
+    # calibrated on the anchors the package did not deal her silently
     silent = _lead_rows(
         lead,
         "SELECT count(*) FROM rater_codes rc JOIN raters r ON r.id = rc.rater_pk "

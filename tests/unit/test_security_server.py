@@ -1,11 +1,11 @@
-"""Attacks on a team server by a hostile rater with a real login role (issue 22, server side).
+"""Attacks on a team server by a hostile rater with a real login role (the server side of test_security.py).
 
 Each test connects to a real PostgreSQL scratch database as a rater's own login role and tries
 one attack by hand (psql-style SQL); its name says the attack. At the end, the rater's own work
 (label, anchors, pairs, calibration, on-demand claims) still runs through the app's code as
-that role (issue 29 point 2). The module drops its databases and roles at the end.
+that role. The module drops its databases and roles at the end.
 
-Every attack is listed by issue 22's point in tests/unit/test_security.py (held to this module).
+Every attack is listed by the guarantee it tests in tests/unit/test_security.py (held to this module).
 What stays visible to a rater role, and why, is in docs/team.md, "Team server".
 """
 
@@ -47,7 +47,7 @@ def _admin(pg_server) -> psycopg.Connection:
 
 
 def _login(lead: Study, rater: str) -> str:
-    """The rater's login role (before issue 22 it was named like the rater)."""
+    """The rater's login role (an older server named it like the rater: such roles are migrated)."""
     logins_of = getattr(roles, "logins_of", None)
     return logins_of(lead.db)[rater] if logins_of else rater
 
@@ -60,7 +60,7 @@ def _cleanup(pg_server, database: str, lead: Study | None, names: list[str]) -> 
         lead.close()
     with _admin(pg_server) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        for name in [*names, f"{database}_raters"]:  # the names of before issue 22
+        for name in [*names, f"{database}_raters"]:  # the names an older server used
             conn.execute(
                 psycopg.sql.SQL("DROP ROLE IF EXISTS {}").format(psycopg.sql.Identifier(name))
             )
@@ -815,7 +815,7 @@ def test_a_rater_role_takes_items_on_demand(pg_server, tmp_path):
 
 
 def test_raters_of_the_old_role_scheme_keep_their_rights_after_roles_run_again(pg_server):
-    """Roles made before issue 22 (a group named after the database, logins named like raters)
+    """Roles an older server made (a group named after the database, logins named like raters)
     lose every right when `annotator roles` runs on the study again."""
     url = pg_server.new_database()
     database = url.rsplit("/", 1)[1]

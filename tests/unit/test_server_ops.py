@@ -1,4 +1,4 @@
-"""The team server in operation (issue 29.5, 29.6): on-demand claims that expire or are released,
+"""The team server in operation: on-demand claims that expire or are released,
 and the operators' backup and restore of a server study with its rater roles."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def test_release_on_a_dealt_study_says_there_is_nothing_to_release(tmp_path, cap
 
 
 def test_a_rater_roles_claim_released_by_the_lead_goes_to_another_rater_role(pg_server, tmp_path):
-    """Rater login roles (issue 22) on PostgreSQL: one claims and quits, the lead runs
+    """Rater login roles on PostgreSQL: one claims and quits, the lead runs
     `annotator assign --release`, the other takes every item."""
     import secrets
 
@@ -141,7 +141,7 @@ def test_a_rater_roles_claim_released_by_the_lead_goes_to_another_rater_role(pg_
 def test_an_app_holds_one_connection_and_the_setting_says_how_many(
     pg_server, tmp_path, monkeypatch
 ):
-    """Issue 29.6: a rater's app keeps one connection (100 raters: 100 of max_connections);
+    """A rater's app keeps one connection (100 raters: 100 of max_connections);
     ANNOTATOR_PG_POOL changes it; a bad value is one line naming the variable."""
     import pytest
 
@@ -371,7 +371,7 @@ def test_backup_restore_with_roles_and_the_dump_before_a_migration(
 def test_an_answer_committed_but_never_acknowledged_syncs_once_from_the_package(
     pg_server, tmp_path
 ):
-    """Issue 29.1: the server committed an answer whose acknowledgement was lost; the app stored
+    """The server committed an answer whose acknowledgement was lost; the app stored
     it again offline, under the same UUID (the carried answer keeps its id): the sync finds it
     there, nothing clashes, nothing waits."""
     from sqlalchemy import text as sql_text

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from tifa_reference import TIFA_PUBLISHED
 
 from annotator.stats.agreement import (
     IDENTICAL,
@@ -446,11 +447,7 @@ def test_tifa_published_correlations() -> None:
     ratings = pd.read_csv(DATA / "tifa" / "ratings.csv")
     judge = pd.read_csv(DATA / "tifa" / "judge.csv")
     human_avg = ratings.groupby("item_id")["value"].mean()
-    published = {
-        "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-        "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-        "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
-    }
+    published = TIFA_PUBLISHED
     for name, (r, tau) in published.items():
         x = judge[judge["judge"] == name].set_index("item_id")["value"].reindex(human_avg.index)
         res = correlations(x.to_numpy(), human_avg.to_numpy(), n_boot=500, seed=0)

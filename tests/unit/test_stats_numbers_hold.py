@@ -1,4 +1,4 @@
-"""Issue 11's smaller items, each on the data that exposed it: cannot-judge on tags, verdicts
+"""Smaller figures, each on the data that exposed it: cannot-judge on tags, verdicts
 with unknown answers, release gates at the boundary, generators on different cases, a likert
 rubric end to end, user strings in charts, n_boot, a 101-point scale."""
 
@@ -222,7 +222,7 @@ def test_n_boot_below_one_is_a_clear_error(bad):
         build_report(frames, n_boot=bad)
 
 
-# ---- issue 10: a likert rubric end to end; a 101-point scale ----------------------------------
+# ---- a likert rubric end to end; a 101-point scale ----------------------------------
 
 LIKERT = parse_rubric("""
 id = "lk"
@@ -327,7 +327,7 @@ def test_a_101_point_scale_stays_small():
     assert peak < 400e6, f"peak {peak / 1e6:.0f} MB"
 
 
-# ---- issue 9: user strings in charts ---------------------------------------------------------
+# ---- user strings in charts ---------------------------------------------------------
 
 
 def test_html_report_with_mathtext_in_every_user_string():

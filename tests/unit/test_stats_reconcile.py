@@ -69,7 +69,7 @@ def make_items(n_cases: int, per_gen: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def study(n_cases: int = 40, per_gen: int = 3, n_raters: int = 5, seed: int = 0):
+def simulated_study(n_cases: int = 40, per_gen: int = 3, n_raters: int = 5, seed: int = 0):
     """ui_mockup study with a latent quality per item; returns frames and the mirror judge."""
     rng = np.random.default_rng(seed)
     items = make_items(n_cases, per_gen)
@@ -127,7 +127,7 @@ def mirror_judge(
 
 @pytest.fixture(scope="module")
 def planted():
-    items, judgements = study()
+    items, judgements = simulated_study()
     mirror = mirror_judge(items, judgements)
     rng = np.random.default_rng(1)
     # shuffled: the mirror's answers moved to other items, metric by metric
@@ -372,7 +372,7 @@ def test_leave_one_out_consensus() -> None:
 
 
 def test_fatigue_shows_a_rater_who_tires() -> None:
-    items, judgements = study(n_cases=60, per_gen=2, n_raters=4, seed=3)
+    items, judgements = simulated_study(n_cases=60, per_gen=2, n_raters=4, seed=3)
     rng = np.random.default_rng(4)
     j = judgements.copy()
     tired = (j["rater"] == "rater3") & (j["position"] >= len(items) // 2)
@@ -397,7 +397,7 @@ def test_fatigue_shows_a_rater_who_tires() -> None:
 
 
 def test_judge_on_its_own_scale_gets_correlations_not_alpha() -> None:
-    items, judgements = study(n_cases=20, per_gen=2, n_raters=3, seed=5)
+    items, judgements = simulated_study(n_cases=20, per_gen=2, n_raters=3, seed=5)
     mean = judgements[judgements["metric"] == "layout_hierarchy"].groupby("item_id")["value"].mean()
     judge = pd.DataFrame(
         {
@@ -422,7 +422,7 @@ def test_judge_on_its_own_scale_gets_correlations_not_alpha() -> None:
 
 
 def test_cannot_judge_is_counted_but_left_out() -> None:
-    items, judgements = study(n_cases=10, per_gen=2, n_raters=3, seed=6)
+    items, judgements = simulated_study(n_cases=10, per_gen=2, n_raters=3, seed=6)
     j = judgements.copy()
     pick = j.index[(j["metric"] == "instruction_following")][:7]
     j.loc[pick, "value"] = "cannot_judge"

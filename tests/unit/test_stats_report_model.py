@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tifa_reference import DSG_KENDALL, HUMAN_ALPHA, TIFA_PUBLISHED
 
 from annotator.domain.rubric import parse_rubric
 from annotator.ingest.rubrics import load_rubric
@@ -56,9 +57,10 @@ def tifa_report() -> dict:
 def test_tifa_human_alphas_match_the_readme(tifa_report) -> None:
     m = tifa_report["metrics"]["faithfulness"]
     assert m["kind"] == "scale" and m["level"] == "ordinal"
-    assert m["human_alpha"]["estimate"] == pytest.approx(0.718576365975048, abs=1e-12)
-    assert m["human_alpha_interval"]["estimate"] == pytest.approx(0.6795412919937922, abs=1e-12)
-    assert m["human_alpha_nominal"]["estimate"] == pytest.approx(0.375033, abs=5e-7)
+    alpha = HUMAN_ALPHA["ratings.csv"]
+    assert m["human_alpha"]["estimate"] == pytest.approx(alpha["ordinal"], abs=1e-12)
+    assert m["human_alpha_interval"]["estimate"] == pytest.approx(alpha["interval"], abs=1e-12)
+    assert m["human_alpha_nominal"]["estimate"] == pytest.approx(alpha["nominal"], abs=5e-7)
     assert (m["n_items"], m["n_raters"], m["n_judgements"]) == (800, 2, 1600)
     for key in ("human_alpha", "human_alpha_interval", "human_alpha_nominal"):
         e = m[key]
@@ -67,11 +69,7 @@ def test_tifa_human_alphas_match_the_readme(tifa_report) -> None:
 
 def test_tifa_published_judge_correlations(tifa_report) -> None:
     judges = tifa_report["metrics"]["faithfulness"]["judges"]
-    published = {
-        "tifa_mplug-large": (0.5967201059577838, 0.4717164648720951),
-        "tifa_blip2-flant5xl": (0.5589831246126169, 0.4359972113027652),
-        "clipscore_vitb32": (0.3318181645103688, 0.2314458979024208),
-    }
+    published = TIFA_PUBLISHED
     assert sorted(judges) == sorted(published)
     for name, (r, tau) in published.items():
         j = judges[name]
@@ -90,16 +88,12 @@ def test_tifa_published_judge_correlations(tifa_report) -> None:
 def test_tifa_dsg_ratings() -> None:
     report = build_report(tifa_frames("ratings_dsg.csv"), n_boot=300, seed=0)
     m = report["metrics"]["faithfulness"]
-    assert m["human_alpha"]["estimate"] == pytest.approx(0.6854298173736764, abs=1e-12)
-    assert m["human_alpha_interval"]["estimate"] == pytest.approx(0.6844080126694962, abs=1e-12)
-    assert m["human_alpha_nominal"]["estimate"] == pytest.approx(0.396883, abs=5e-7)
+    alpha = HUMAN_ALPHA["ratings_dsg.csv"]
+    assert m["human_alpha"]["estimate"] == pytest.approx(alpha["ordinal"], abs=1e-12)
+    assert m["human_alpha_interval"]["estimate"] == pytest.approx(alpha["interval"], abs=1e-12)
+    assert m["human_alpha_nominal"]["estimate"] == pytest.approx(alpha["nominal"], abs=5e-7)
     assert (m["n_raters"], m["n_judgements"]) == (5, 3995)
-    taus = {
-        "tifa_mplug-large": 0.470299,
-        "tifa_blip2-flant5xl": 0.432632,
-        "clipscore_vitb32": 0.190572,
-    }
-    for name, tau in taus.items():
+    for name, tau in DSG_KENDALL.items():
         assert m["judges"][name]["kendall_tau_b"]["estimate"] == pytest.approx(tau, abs=5e-7)
     assert len(m["rater_pairs"]) == 10
     for r in report["raters"].values():

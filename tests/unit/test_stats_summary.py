@@ -168,7 +168,7 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
 
 
 def test_rater_medians_skip_metrics_without_the_figure() -> None:
-    """The dashboard's per-rater medians live in stats (issue 26 point 1), over the metrics
+    """The dashboard's per-rater medians live in stats, over the metrics
     that have the figure: an undefined one (None) is left out, never counted as 0."""
     from annotator.stats.rater_medians import median_agreement, median_competence
 

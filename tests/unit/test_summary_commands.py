@@ -1,4 +1,4 @@
-"""Every command the summary prints runs as printed (issue 39 point 4): on a copy of the demo,
+"""Every command the summary prints runs as printed: on a copy of the demo,
 from the folder that holds it (the commands name the study as the report does), each
 `summary.to_decide` command exits 0."""
 

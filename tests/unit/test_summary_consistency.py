@@ -1,4 +1,4 @@
-"""The summary never contradicts itself (issue 39), read mechanically over 100 simulated small
+"""The summary never contradicts itself, read mechanically over 100 simulated small
 studies (2-6 raters, 20-200 items, 2-4 generators, with and without a recorded random human
 sample, judges lenient, severe or honest):
 

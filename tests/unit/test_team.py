@@ -138,7 +138,7 @@ def test_package_bytes_hold_no_generator_path_or_other_rater(team_study, tmp_pat
     out = tmp_path / "anaya.annot"
     e = export_package(team_study, "anaya", out)
     share = team_study.counts()["items"] * 2 // len(TEAM)  # overlap 2 over the team, balanced
-    # the calibration set is the anchors not dealt silently (those are items: issue 22 point 5)
+    # the calibration set is the anchors not dealt silently (those are items, so a rater cannot tell an anchor by its place)
     assert e.counts["items"] == share and e.counts["anchors"] + e.counts["silent_anchors"] == 14
     secrets, raters = _secrets_of(team_study)
     data = out.read_bytes()
@@ -266,7 +266,7 @@ def test_status_queue_and_import_by_display_code_in_a_package(team_study, tmp_pa
     assert main(["status", "--study", str(out), "--queue"]) == 0
     codes = capsys.readouterr().out.split()
     share = team_study.counts()["items"] * 2 // len(TEAM)
-    # the silent anchors are in the queue as items (issue 22 point 5)
+    # the silent anchors are in the queue as items
     assert e.counts["items"] == share and e.counts["silent_anchors"] >= 1
     assert len(codes) == share + e.counts["silent_anchors"] and all(
         len(c) == 7 and c[3] == "-" for c in codes
@@ -466,7 +466,7 @@ def test_assign_refuses_bad_designs(team_study, capsys):
 
 
 def test_assign_without_raters_deals_to_every_non_operator_rater(populated, capsys):
-    """Issue 28.9: a lead who added the team with `rater add` need not list it again; the
+    """A lead who added the team with `rater add` need not list it again; the
     operator (a staff account) gets nothing; a study with no rater says what to give."""
     folder = str(populated.folder)
     populated.close()
@@ -492,7 +492,7 @@ def test_assign_without_raters_deals_to_every_non_operator_rater(populated, caps
 
 
 def test_status_lines_name_what_each_count_counts(team_study, capsys):
-    """Issue 28.7: `status` printed 'judgements 461' beside a dashboard's 237 with no unit; each
+    """`status` printed 'judgements 461' beside a dashboard's 237 with no unit; each
     count line now says what it counts, and the stored answers are split into the live items
     answered (what the figures count) and the anchor answers."""
     assert main(["status", "--study", str(team_study.folder)]) == 0

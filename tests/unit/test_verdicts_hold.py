@@ -1,4 +1,4 @@
-"""Issue 23 points 1, 2 and 7 on small simulated studies (model V, tests/unit/verdict_model.py;
+"""The summary's verdicts on small simulated studies (model V, tests/unit/verdict_model.py;
 the full rates are in tests/benchmarks/validity.md, from tests/benchmarks/bench_verdicts.py).
 
 Each test fails on the code before the fix: a constant PASS judge passed the alternative-
