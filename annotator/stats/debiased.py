@@ -397,7 +397,11 @@ def debiased_section(
             if not len(j):
                 continue
             f = j.groupby("idx")["num"].mean()
-            same_scale = bool(j["code"].notna().all())
+            # in the humans' units: on their points, or between them where the rubric says its
+            # judges score on the metric's own scale at any value (judge_scale = "interval")
+            between = spec.metric is not None and spec.metric.judge_scale == "interval"
+            in_range = bool(j["num"].between(float(spec.lo or 0), float(spec.hi or 0)).all())
+            same_scale = bool(j["code"].notna().all()) or (between and in_range)
             hy = h[h["code"].notna() & h["idx"].isin(sampled_idx)].groupby("idx")["code"].mean()
             df = meta.set_index("idx").join(f.rename("f"), how="inner").join(hy.rename("y"))
             span = (0.0, 1.0) if spec.nominal else (float(spec.lo), float(spec.hi))  # type: ignore[arg-type]

@@ -180,3 +180,20 @@ def test_a_stepped_scale_consensus_is_a_point_of_its_grid() -> None:
     assert report["metrics"]["faithful"]["human_alpha"]["estimate"] == pytest.approx(
         krippendorff.alpha(reliability_data=humans, level_of_measurement="ordinal"), abs=1e-9
     )
+
+
+def test_a_judge_between_the_points_has_an_error_on_the_random_sample() -> None:
+    """The debiased figures read it in the humans' units too: its own figure and its error on
+    the sample are stated (a judge on a scale of its own has neither)."""
+    from dataclasses import replace
+
+    frames, humans, judge = _study("interval")
+    ids = list(frames.items["item_id"])
+    sample = {"items": dict.fromkeys(ids, 1.0), "seed": 1, "design": "uniform"}
+    frames = replace(frames, settings={"human_sample": sample})
+    report = build_report(frames, n_boot=50, n_perm=10)
+    fig = next(iter(report["debiased"]["judges"]["vlm"]["by_generator"]["g0"].values()))
+    g0 = np.arange(N_ITEMS) % 2 == 0
+    assert fig["judge_only"]["estimate"] == pytest.approx(judge[g0].mean(), abs=1e-9)
+    want = (judge[g0] - humans[:, g0].mean(axis=0)).mean()
+    assert fig["judge_minus_humans"]["estimate"] == pytest.approx(want, abs=1e-9)
