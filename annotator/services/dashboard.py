@@ -140,7 +140,7 @@ def study_key(study: Study) -> Path:
 
 # -- the cache ----------------------------------------------------------------------------
 @dataclass
-class ReportCache:
+class ModelCache:
     """The last model per (study folder, n_boot, seed); valid while its data version holds. At
     most `size` are kept (the least recently used go): a model holds its report and chart PNGs,
     and a lead who opens study after study must not keep every one."""
@@ -169,7 +169,7 @@ class ReportCache:
             self._models.clear()
 
 
-CACHE = ReportCache()
+CACHE = ModelCache()
 
 
 # -- step 1: the database worker --------------------------------------------------------------

@@ -265,13 +265,13 @@ def test_the_decoded_picture_cache_is_bounded_in_count_and_bytes(qtbot, tmp_path
 
 
 def test_the_dashboard_keeps_at_most_three_models():
-    from annotator.services.dashboard import ReportCache
+    from annotator.services.dashboard import ModelCache
 
     class _M:  # the cache reads only these two fields of a model
         def __init__(self, version: str) -> None:
             self.data_version, self.n_boot = version, 20
 
-    cache = ReportCache()
+    cache = ModelCache()
     for i in range(5):
         cache.put(Path(f"/s{i}"), 1, _M("v"))  # type: ignore[arg-type]
     assert [cache.get(Path(f"/s{i}"), "v", 20, 1) is not None for i in range(5)] == [
