@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .rubric import Metric, Rubric
+from .settings import DEFAULT_SETTINGS
 
-DEFAULT_RULES = {"gate_exact": 0.9, "scale_within_one": 0.8}
+DEFAULT_RULES: dict[str, float] = dict(DEFAULT_SETTINGS["qualification"])
 
 
 def matches(metric: Metric, answer: Any, reference: Any) -> bool | None:

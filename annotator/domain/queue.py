@@ -12,7 +12,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 
-ANCHOR_EVERY = 15  # one anchor in 15 served items
+from .settings import DEFAULT_SETTINGS
+
+ANCHOR_EVERY: int = DEFAULT_SETTINGS["anchor_every"]  # one anchor in 15 served items
 
 
 def live_order(items: Sequence[tuple[int, str]], seed: int) -> list[int]:

@@ -24,9 +24,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "release_gate_min_items": 30,
     "alt_test_epsilon": 0.1,  # the alternative-annotator test's margin (stats/alt_test.py)
     "alt_test_min_items": 30,  # items an annotator needs for the alt-test to count them
-    "claim_expiry_minutes": 30,
+    "claim_expiry_minutes": 30,  # an on-demand claim left unanswered this long is freed
     # an answer counts only once its item was on screen this long (docs/raters.md says why 250)
-    "min_exposure_ms": 250,  # an on-demand claim left unanswered this long is freed
+    "min_exposure_ms": 250,
     "debiased_plan_width": 0.1,  # the width the report's debiased plans aim at (stats/debiased_plan.py)
     # certified judging (stats/certified.py): the accepted items disagree with the humans at most
     # alpha, with probability at least 1 - delta; scales agree within the tolerance (0: exactly)

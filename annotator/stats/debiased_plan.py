@@ -160,7 +160,7 @@ def debiased_figures(
     if tables is None:
         items = item_table(frames)
         tables = (items, human_answers(frames, specs, items), judge_answers(frames, specs, items))
-    min_count = int(frames.settings.get("min_count_for_share", 10))
+    min_count = int(setting(frames.settings, "min_count_for_share"))
     sec = debiased_section(*tables, specs, frames.settings, min_labelled=min_count)
     # the pairwise twin (issue 25 point 1): win rates from the judge's pair votes, corrected by
     # the humans' votes on the random pair sample

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import queue as q
 from ..domain.errors import InputError
-from ..domain.settings import RATER_SETTINGS
+from ..domain.settings import DEFAULT_SETTINGS, RATER_SETTINGS
 from . import settings
 from .assignments import assigned_items, assigned_pairs
 from .db import StudyDB
@@ -148,7 +148,7 @@ def _silent_anchors(
     app would fill (`anchor_slots`, the rater's seed) that no showing fills yet and whose live item
     is unanswered, each anchor at most once per package (a second copy would repeat an item)."""
     raw = settings.get("anchor_every")
-    every = int((json.loads(raw) if raw is not None else q.ANCHOR_EVERY) or 0)
+    every = int((json.loads(raw) if raw is not None else DEFAULT_SETTINGS["anchor_every"]) or 0)
     if every < 2 or not anchor_pks or not queue:
         return {}
     shown = list(s.scalars(select(AnchorShowing).where(AnchorShowing.rater_pk == rpk)))
