@@ -263,8 +263,10 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert 'id="debiased"' in page and lines[0] in page
     assert "no random human sample recorded" not in page
     table = debiased_table(rep)
-    assert (table["figure"] != "win_rate").sum() == sum(len(f) for f in judge.values())
+    per_item = ~table["figure"].isin(["win_rate", "bt_strength"])
+    assert per_item.sum() == sum(len(f) for f in judge.values())
     assert (table["figure"] == "win_rate").sum() == 3  # one per generator pair
+    assert (table["figure"] == "bt_strength").sum() == 3  # one per generator
     row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]
     assert row["ppi"].iloc[0] == pytest.approx(fig["ppi"]["estimate"])
     # the reader sees the rubric's labels, never a report key (the CSV keeps the keys, for
