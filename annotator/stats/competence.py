@@ -18,8 +18,7 @@ categories, and infer each item's latent true answer:
   true answer as equally likely; the report's fit (`LEARN_PRIOR`) estimates the
   truth's distribution too, as Dawid-Skene does: with 80/10/10 truth the
   uniform model read raters of 0.9 and 0.7 as about 0.4 and its intervals
-  covered 25% (0% for the best rater), with the prior learned 93% (issue 23,
-  point 4; validity.md). `mace(x)` without it is crowd-kit's model.
+  covered 25% (0% for the best rater), with the prior learned 93% (validity.md). `mace(x)` without it is crowd-kit's model.
 
 Which metrics: every nominal spec of the report (gates, choices, the verdict;
 multi-select tags as one yes/no spec per option, as the report already splits
@@ -69,14 +68,14 @@ K_STEPS = 40  # at most this many EM rounds per bootstrap resample, from the ful
 K_TOL = 1e-4  # ... fewer once no resample's competence moves by more than this in a round
 # MACE's uniform truth made the competence of good raters look like 0.4 where 80% of items
 # have one true answer (coverage 24-36%, 0% for the best rater): the truth's distribution is
-# estimated with the other parameters (as Dawid-Skene does; issue 23, point 4)
+# estimated with the other parameters (as Dawid-Skene does)
 LEARN_PRIOR = True
 # the largest share of one latent answer at which the interval's coverage was shown >= 90%
 # (tests/benchmarks/validity.md); beyond it no interval is published, and nobody is flagged
 COVERED_MAX_SHARE = 0.8
 MIN_OVERLAP = 10  # items a rater shares with another rater, below which MACE is not estimable
 # an interval wider than this says nothing about the rater (a tag rater at [0.01, 0.99] was
-# flagged, issue 28 point 7): no flag on it, whatever the others' median
+# flagged): no flag on it, whatever the others' median
 MAX_FLAG_WIDTH = 0.5
 MAX_BOOT = 200  # resamples of the competence interval (each is a small EM fit)
 _BATCH = 2_000_000  # floats in one (patterns x resamples x labels) array

@@ -1,6 +1,6 @@
 """Debiased win rates: a judge's pair votes on every pair, humans' on a random sample (PPI++).
 
-The pairwise twin of stats/debiased.py (issue 25 point 1). Per generator pair "A vs B" (names
+The pairwise twin of stats/debiased.py. Per generator pair "A vs B" (names
 sorted, as pair_tallies.pair_key) the figure is A's win rate: a pair's value is 1 when A's
 output is preferred, 0 when B's, 1/2 for a tie ("both" or "neither"). The judge's value per
 pair is its vote, one per pair (a pair voted in both orders keeps its vote when the two agree

@@ -1,4 +1,4 @@
-"""How many more human labels a debiased figure needs (issue 25 point 3: the planner).
+"""How many more human labels a debiased figure needs: the planner.
 
 A PPI++ interval (stats/debiased.py) narrows as 1/sqrt(n) in the number n of human-labelled
 units at the current judge-human disagreement (its variance is the labelled part's plus the
@@ -162,7 +162,7 @@ def debiased_figures(
         tables = (items, human_answers(frames, specs, items), judge_answers(frames, specs, items))
     min_count = int(setting(frames.settings, "min_count_for_share"))
     sec = debiased_section(*tables, specs, frames.settings, min_labelled=min_count)
-    # the pairwise twin (issue 25 point 1): win rates from the judge's pair votes, corrected by
+    # the pairwise twin: win rates from the judge's pair votes, corrected by
     # the humans' votes on the random pair sample
     sec["pairs"] = debiased_pairs_section(
         frames.pair_votes, frames.judge_pair_votes, frames.settings, min_labelled=min_count

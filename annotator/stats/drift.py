@@ -33,7 +33,7 @@ a **calibration offset**, reported apart (`calibration_offset`: per metric the
 mean deviation with its 95% t interval over the rater's anchors, flagged as
 "consistently severe by 0.75 on <metric>" when the interval excludes 0 and the
 mean is at least OFFSET_TOLERANCE: half a point, a quarter on a two-valued
-metric). Before (issue 23, point 6) a steady rater 0.75 point severe was
+metric). Before this rule a steady rater 0.75 point severe was
 flagged as drifting in 97% of runs, by the reference chart (CUSUM on the raw
 deviation, k = 1 point, h = 5) and the combined chart on raw deviations. The
 reference chart's paths are still drawn; for the app's notice
@@ -87,7 +87,7 @@ H_REF = 5.0
 # (short, so a rater who changes early, the demo's from the seventh anchor, has a clean start)
 BASELINE_ALL = 15
 K_ALL = 0.3  # combined chart: the mean deviation over the rater's metrics at one anchor
-H_ALL = 3.3  # 3.0 before issue 23, on raw deviations (H_ALL_BEFORE, for the benchmark's "old rule")
+H_ALL = 3.3  # 3.0 on raw deviations, the rule before the centring (H_ALL_BEFORE, for the benchmark's "old rule")
 H_ALL_BEFORE = 3.0
 BASELINE = 30
 MIN_BASELINE = 5
@@ -241,7 +241,7 @@ def flag_runs(
 ) -> np.ndarray:
     """First drift flag index of simulated raters (runs x T per metric): the calibrated chart
     of every metric and the combined chart of the centred deviations. `reference=True,
-    centre=False` is the rule before issue 23 (reference charts and a raw combined chart
+    centre=False` is the rule before the centring (reference charts and a raw combined chart
     decided too); k_reference: the reference chart's k per metric (default K_REF)."""
     firsts = []
     for i, d in enumerate(deviations_by_metric):

@@ -268,7 +268,7 @@ def bt(runs: int) -> None:
 
 
 def bt_few(runs: int) -> None:
-    """Issue 40.6: model U below 10 cases, the pair bootstrap within cases (the cases held fixed)
+    """Model U below 10 cases: the pair bootstrap within cases (the cases held fixed)
     against the case bootstrap with t on the cases less one."""
     from annotator.stats import bradley_terry as btm
 

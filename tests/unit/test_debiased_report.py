@@ -243,7 +243,7 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert fig["n_sampled"] == DEMO_SAMPLE and fig["ppi"]["estimate"] is not None
     # the judge-only set (issue 25 point 5) came in after the draw: no human could have been
     # asked about it, so the figure covers the draw's frame (the 12 items a generator had then)
-    # and says how many came since (issue 42 point 0; before, it reached over all 102)
+    # and says how many came since (a figure reaching over all 102 would rest on items no human could be asked about)
     assert fig["n_items"] == 12 and fig["outside_frame"]["n_items"] >= 9 * DEMO_SAMPLE
     # and the judge's pair votes on every pair, corrected by the voters on the pair sample
     pairs = sec["pairs"]

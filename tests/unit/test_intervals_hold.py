@@ -219,6 +219,11 @@ def _severe_rater_frames(rng, raters, n_anchors, offset=-0.75, shift_at=None):
                 flip = rng.random() < 0.2
                 val = ref if not flip else ("FAIL" if ref == "PASS" else "PASS")
                 rows.append((f"r{r}", f"a{seq}", m, val, ref, seq))
+    return _anchor_frames(rows)
+
+
+def _anchor_frames(rows: list[tuple]) -> StudyFrames:
+    """Live anchor answers (rater, anchor, metric, value, reference, seq) as a study."""
     df = pd.DataFrame(rows, columns=["rater", "anchor_id", "metric", "value", "reference", "seq"])
     df["item_id"] = df["anchor_id"]
     df["session_id"] = "s"
@@ -251,12 +256,7 @@ def _trending_references(rng, raters, offset):
             for m, ref in ((m, int(refs[m][seq])) for m in refs):
                 val = int(np.clip(np.rint(ref + rng.normal(offset, 0.5)), 0, 5))
                 rows.append((f"r{r}", f"a{seq}", m, val, ref, seq))
-    df = pd.DataFrame(rows, columns=["rater", "anchor_id", "metric", "value", "reference", "seq"])
-    df["item_id"] = df["anchor_id"]
-    df["session_id"] = "s"
-    df["created_at"] = None
-    df["context"] = "live"
-    return StudyFrames(study="t", rubric=UI_RUBRIC, anchor_answers=df[ANCHOR_COLUMNS])
+    return _anchor_frames(rows)
 
 
 def test_a_steady_offset_held_at_the_scales_end_is_not_drift():
