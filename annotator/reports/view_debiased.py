@@ -48,7 +48,10 @@ def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
         ),
         "n_items": fig.get("n_items"),
         "plan": _plan(fig.get("plan")),
-        "note": fig.get("note") or fig.get("judge_only_note") or "",
+        "note": fig.get("note")
+        or as_dict(fig.get("ppi")).get("note")
+        or fig.get("judge_only_note")
+        or "",
     }
 
 
@@ -58,6 +61,8 @@ def _plan(p: Any) -> str:
     p = as_dict(p)
     if p.get("more_labels") is None:
         return "—"
+    if p.get("too_few"):
+        return f"+{p['more_labels']} for an interval"
     text = f"+{p['more_labels']} for width {fmt_num(p.get('target_width'), 2)}"
     g = as_dict(p.get("release_gate"))
     if g:

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ..domain.settings import DEFAULT_SETTINGS, setting
+from .debiased import MIN_UNITS_FOR_INTERVAL
 from .frames import StudyFrames
 
 DEFAULT_WIDTH = float(DEFAULT_SETTINGS["debiased_plan_width"])  # the report's target width
@@ -48,6 +49,20 @@ def plan_figure(
     None when the figure has no interval to plan from."""
     ppi = fig.get("ppi") or {}
     n = int(fig.get("n_sampled") or 0)
+    units = fig.get("effective_sampled_units")
+    if ppi.get("low") is None and n >= 1 and units and units < MIN_UNITS_FOR_INTERVAL:
+        # no width to plan from yet: first the labels an interval needs at all (unequal
+        # weights count as fewer labels, Kish's units, so they scale with n / units)
+        needed = max(n + 1, math.ceil(n * MIN_UNITS_FOR_INTERVAL / units - 1e-9))
+        return {
+            "target_width": target,
+            "width": None,
+            "n_sampled": n,
+            "n_needed": needed,
+            "more_labels": needed - n,
+            "too_few": f"no interval yet: the sample counts as {units:.0f} labels, an interval "
+            f"needs {MIN_UNITS_FOR_INTERVAL}",
+        }
     if ppi.get("low") is None or ppi.get("high") is None or n < 1:
         return None
     width = float(ppi["high"]) - float(ppi["low"])
