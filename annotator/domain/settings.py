@@ -148,7 +148,7 @@ _COUNT = "a positive integer"
 
 SETTINGS: dict[str, Setting] = {
     "anchor_every": Setting(
-        15, _anchor_every, "one silent anchor in this many served items; 0 turns anchors off"
+        15, _anchor_every, "one silent anchor in this many served items; 0 turns silent anchors off"
     ),
     "min_count_for_share": Setting(
         10, integer(1, _COUNT), "answers a share (a pass rate, a category's share) needs"
@@ -167,7 +167,7 @@ SETTINGS: dict[str, Setting] = {
     "release_gate": Setting(
         None,
         _release_gate,
-        "null, or thresholds by figure checked on the conservative (or debiased) lower bound",
+        "null, or thresholds by figure checked on the conservative (or the debiased) lower bound",
     ),
     "release_gate_min_cases": Setting(
         5, integer(1, _COUNT), "a release gate decides nothing on fewer cases"
@@ -178,7 +178,7 @@ SETTINGS: dict[str, Setting] = {
     "alt_test_epsilon": Setting(
         0.1,
         number(0, 1, "a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1"),
-        "the alternative-annotator test's margin (stats/alt_test.py)",
+        "the alternative-annotator test's margin: the share of items a judge may lose (0 to 1)",
     ),
     "alt_test_min_items": Setting(
         30, integer(1, _COUNT), "items an annotator needs for the alt-test to count them"
@@ -212,12 +212,14 @@ SETTINGS: dict[str, Setting] = {
             "a positive width in the figure's units, e.g. 0.1 (a pass rate +/- 0.05)",
             open_low=True,
         ),
-        "the interval width each debiased figure's plan aims at (stats/debiased_plan.py)",
+        "the interval width each debiased figure's plan aims at",
     ),
     # certified judging (stats/certified.py): the accepted items disagree with the humans at most
     # alpha, with probability at least 1 - delta; scales agree within the tolerance (0: exactly)
     "certified_alpha": Setting(
-        0.1, probability(), "the accepted items disagree with the raters at most this share"
+        0.1,
+        probability(),
+        "the accepted items disagree with the raters' consensus at most this share",
     ),
     "certified_delta": Setting(
         0.1, probability(), "certified_alpha holds with probability at least 1 - delta"
@@ -235,7 +237,7 @@ SETTINGS: dict[str, Setting] = {
         choice(
             ("pac", "conformal_alignment"), '"pac" (Trust or Escalate) or "conformal_alignment"'
         ),
-        "which guarantee decides the escalation and the labels",
+        "which guarantee decides the escalation and the labels: pac or conformal_alignment",
     ),
     "certified_fdr_q": Setting(
         0.1, probability(), "conformal alignment's level (expected share of disagreements)"
