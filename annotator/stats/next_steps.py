@@ -42,7 +42,7 @@ import math
 import shlex
 from typing import Any
 
-from ..domain.figures import MISSING, metric_labels
+from ..domain.figures import MISSING, as_dict, metric_labels
 from ..domain.settings import DEFAULT_SETTINGS
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
@@ -65,7 +65,7 @@ def num_text(x: Any, digits: int = 2) -> str:
 
 def ci_text(fig: Any, digits: int = 2, *, signed: bool = False) -> str:
     """ "0.41 [0.30, 0.52]", or the estimate with "(no interval)"."""
-    fig = fig if isinstance(fig, dict) else {}
+    fig = as_dict(fig)
     est = fig.get("estimate")
     head = f"{est:+.{digits}f}" if signed and est is not None else num_text(est, digits)
     if fig.get("low") is None or fig.get("high") is None:
