@@ -27,7 +27,7 @@ __all__ = [
     "setting",
 ]
 
-Check = Callable[[Any], "str | None"]
+Check = Callable[[Any], str | None]  # None: the value fits; else what it must be
 
 
 def _is_number(v: Any) -> bool:
