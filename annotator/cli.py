@@ -941,12 +941,9 @@ def _cmd_package(a) -> int:
 def _cmd_set(a) -> int:
     import json
 
-    from .services.study import DEFAULT_SETTINGS
+    from .services.study import check_key
 
-    if a.key not in DEFAULT_SETTINGS:
-        raise InputError(
-            f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key"
-        )
+    check_key(a.key)  # before the study is opened: a typo needs no study to be named
     study = _open(a.study, "read" if a.value is None else "write")
     try:
         if a.value is None:
