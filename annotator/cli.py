@@ -1,5 +1,6 @@
 """The `annotator` command: a headless twin of the UI (docs/design.md 5.4).
-(Over 500 lines on purpose: the whole command table of contract 5.4 in one place, one small function per command.)
+(Over 500 lines on purpose: the whole command table of contract 5.4 in one place, one small
+function per command.)
 
 Exit status: 0 success, 2 bad input (one line on stderr), 3 judge items left
 unscored after retries.

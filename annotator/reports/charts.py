@@ -1,4 +1,6 @@
 """Charts for the HTML report: matplotlib figures rendered with Agg to PNG data URIs.
+(Over 500 lines on purpose: every chart shares one Agg canvas, palette and data-URI writer; a chart
+is a small function beside the others.)
 
 Figures are built with `matplotlib.figure.Figure` and an explicit Agg canvas, not
 pyplot, so rendering a report never touches a global figure manager or the GUI

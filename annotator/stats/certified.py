@@ -1,4 +1,6 @@
 """Certified judging of a study: which judge verdicts may stand without a human, per item and
+(Over 500 lines on purpose: the calibration pool, the PAC and conformal thresholds, the cascade and
+the per-item decisions are one guarantee.)
 metric, with the guarantee of stats/selective.py; the report's `certified` and
 `conformal_alignment` sections and the per-item decisions the escalation and the label export
 read.

@@ -1,4 +1,6 @@
 """Debiased generator figures: a judge on every item, humans on a random sample (PPI++).
+(Over 500 lines on purpose: the PPI++ estimator, its small-sample interval and the report section
+that publishes it are one method.)
 
 A judge scores all of a generator's items; humans rate a random subset. The judge's own
 pass rate is biased by exactly its disagreement with the humans; the humans' alone is

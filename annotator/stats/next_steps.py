@@ -1,4 +1,6 @@
 """What the report knows, and what data would let it decide the rest.
+(Over 500 lines on purpose: every 'to decide' entry reads the same finished report with the same
+rules for 'how much more data'.)
 
 Pure functions of the finished report dict (and of the summary's verdicts): they repeat only
 figures the report holds, and compute from them how much more data a figure needs. Each entry is
