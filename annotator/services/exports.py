@@ -235,8 +235,10 @@ TABLES: dict[str, Table] = {
         ),
         Table(
             "labels",
-            "one row per live item x certified metric: the final label and its source (the "
-            "judge's answer accepted under the guarantee named, the humans' as in the gold, or "
+            "one row per live item x certified metric, then one per pair a judge or a human "
+            "voted on (metric `pair_vote`, value the winning item or the tie, generator the "
+            "winning one): the final label and its source (the judge's answer accepted under "
+            "the guarantee named, the humans' as in the gold or their clear majority, or "
             "escalated to raters)",
             (
                 ("item_id", "string"),
@@ -251,6 +253,9 @@ TABLES: dict[str, Table] = {
                 ("guarantee", "string"),
                 ("mode", "string"),
                 ("n_raters", "int64"),
+                ("pair_id", "string"),
+                ("item_a", "string"),
+                ("item_b", "string"),
             ),
             lambda st: label_rows(st),
         ),

@@ -165,3 +165,169 @@ def test_cascade_splits_delta_between_judges() -> None:
     )
     # the second judge is calibrated only on the pairs the first left
     assert c2.stages[1]["n_calibration"] == len(cal) - n
+
+
+# ---- a real study: the report, `assign --escalated`, `export labels` ------------------------
+
+RUBRIC = """id = "cpairs"
+title = "Certified pairs test"
+instructions = "Judge the text."
+[[metrics]]
+key = "ok"
+kind = "gate"
+label = "Meets the brief"
+"""
+N_CASES = 200
+
+
+def _csv(path: Path, header: tuple, rows: list[tuple]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def study(tmp_path):
+    """200 cases, one output of gen-a and one of gen-b each (pair p000 is case 0's); three
+    raters vote on the first 100 pairs (the last 5 of them split 1-1), a judge on all 200 in
+    both orders, consistent on about 70% (simulated(), the same law)."""
+    from annotator.services.study import Study
+
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(RUBRIC, encoding="utf-8")
+    st = Study.create(tmp_path / "study", rubric)
+    manifest = tmp_path / "items.jsonl"
+    lines = []
+    for c in range(N_CASES):
+        for side, gen in (("a", "gen-a"), ("b", "gen-b")):
+            lines.append(
+                json.dumps(
+                    {
+                        "item_id": f"p{c:03d}-{side}",
+                        "case_id": f"case{c:03d}",
+                        "prompt": f"Write about {c}",
+                        "generator": gen,
+                        "images": [],
+                        "text": f"output {c}{side}",
+                    }
+                )
+            )
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    st.import_items(manifest)
+    human, judge, truth = simulated(N_CASES, p_consistent=0.7, seed=7, unclear=5)
+    cols = ("pair_id", "item_left", "item_right", "rater", "choice")
+    st.import_pairs(_csv(tmp_path / "pairs.csv", cols, list(human[list(cols)].itertuples(False))))
+    st.import_pairs(
+        _csv(tmp_path / "judge.csv", cols, list(judge[list(cols)].itertuples(False))), judges=True
+    )
+    yield st, truth
+    st.close()
+
+
+def _pair_assignments(st) -> dict[str, int]:
+    from sqlalchemy import func, select
+
+    from annotator.store.models_pairs import Pair
+    from annotator.store.models_team import PairAssignment
+
+    with st.db.read() as s:
+        return {
+            str(pid): int(n)
+            for pid, n in s.execute(
+                select(Pair.pair_id, func.count())
+                .join(PairAssignment, PairAssignment.pair_pk == Pair.id)
+                .group_by(Pair.pair_id)
+            )
+        }
+
+
+def test_the_report_section_and_its_views(study) -> None:
+    from annotator.reports.csv_report import report_tables
+    from annotator.reports.view_certified import certified_view
+    from annotator.services.dashboard_certified import certified_section
+    from annotator.services.escalation import certification
+
+    st, truth = study
+    cert = certification(st)
+    sec = cert.section
+    b = sec["judges"]["j1"]["pair_vote"]
+    cal = [p for p, t in truth.items() if t["rated"] and not t.get("unclear")]
+    n = sum(truth[p]["consistent"] for p in cal)
+    assert b["threshold"] == CONSISTENT and (b["n_above"], b["k_disagree_above"]) == (n, 0)
+    assert b["calibration"] == "all pairs humans voted on (assumed exchangeable)"
+    todo = [p for p, t in truth.items() if not t["rated"]]
+    pairs = sec["pairs"]
+    assert pairs["accepted"] == sum(truth[p]["consistent"] for p in todo)
+    assert pairs["escalated"] == len(todo) - pairs["accepted"]
+    assert pairs["already_rated"] == N_CASES - len(todo) and pairs["n_unclear"] == 5
+    assert len(pairs["decisions"]) == N_CASES
+    assert sec["split"]["pair_vote"]["accepted"] == {"j1": pairs["accepted"]}
+    assert [s["metric"] for s in sec["cascade"]] == ["pair_vote"]
+    json.dumps(sec)  # JSON-safe
+    view = certified_view({"certified": sec, "conformal_alignment": cert.conformal})
+    assert view is not None
+    assert any(r["judge"] == "j1" and r["metric"] == "pair votes" for r in view["judges"])
+    assert f"{pairs['accepted']} pairs decided by the judges" in view["pair_split"]
+    blocks = certified_section({"certified": view}).blocks
+    assert any("pairs decided by the judges" in getattr(x, "text", "") for x in blocks)
+    tables = report_tables({"certified": sec, "conformal_alignment": cert.conformal})
+    rows = tables["certified"]
+    assert ((rows["metric"] == "pair_vote") & (rows["judge"] == "j1")).any()
+    dec = tables["certified_pairs"]
+    assert len(dec) == N_CASES and set(dec["decision"]) == {"accepted", "escalated", "rated"}
+
+
+def test_assign_escalated_deals_exactly_the_escalated_pairs_and_labels(study, tmp_path, capsys):
+    from annotator.cli import main
+    from annotator.services.escalation import certification
+    from annotator.services.study import Study
+
+    st, truth = study
+    where = str(st.folder)
+    cert = certification(st)
+    d = cert.pair_decisions
+    escalated = set(d.loc[d["decision"] == "escalated", "pair_id"])
+    assert escalated == {p for p, t in truth.items() if not t["rated"] and not t["consistent"]}
+    st.close()
+    # without --pair-overlap the pairs are named, not dealt (the overlap options keep their sense)
+    assert main(["assign", "--study", where, "--escalated", "--overlap", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(escalated)} escalated pairs not dealt" in out
+    st2 = Study.open(where)
+    try:
+        assert _pair_assignments(st2) == {}
+    finally:
+        st2.close()
+    args = ["assign", "--study", where, "--escalated", "--overlap", "1", "--pair-overlap", "2"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"escalated: {len(escalated)} pairs no judge may decide" in out
+    st3 = Study.open(where)
+    try:
+        dealt = _pair_assignments(st3)
+    finally:
+        st3.close()
+    assert set(dealt) == escalated and set(dealt.values()) == {2}
+    out_csv = tmp_path / "labels.csv"
+    assert main(["export", "labels", "--study", where, "--out", str(out_csv)]) == 0
+    with out_csv.open(encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["metric"] == "pair_vote"]
+    assert len(rows) == N_CASES
+    for r in rows:
+        t = truth[r["pair_id"]]
+        if t["rated"]:
+            if t.get("unclear"):
+                assert r["source"] == "unresolved" and r["value"] == ""
+            else:
+                assert r["source"] == "clear_consensus" and r["value"] == t["winner"]
+                assert r["n_raters"] == "3"
+        elif t["consistent"]:
+            assert r["source"] == "judge" and r["value"] == t["winner"]
+            assert r["judge"] == "j1@import" and r["mode"] == "pac"
+            assert float(r["confidence"]) == CONSISTENT == float(r["threshold"])
+            assert "alpha=0.1 delta=0.1" in r["guarantee"]
+            assert r["generator"] == ("gen-a" if t["winner"].endswith("-a") else "gen-b")
+        else:
+            assert r["source"] == "escalated" and r["value"] == ""
