@@ -60,7 +60,11 @@ def assign(
         if not only and not only_pairs:
             return "\n".join(
                 x
-                for x in (sampled, pair_line, "nothing dealt: every item is decided by a judge or rated")
+                for x in (
+                    sampled,
+                    pair_line,
+                    "nothing dealt: every item is decided by a judge or rated",
+                )
                 if x
             )
     if sample is not None or sample_share is not None:

@@ -14,7 +14,22 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from annotator.stats.certified_pairs import CONSISTENT, INCONSISTENT, ONE_ORDER, certify_pairs
+from certified_pair_models import (
+    DESIGNS,
+    SIZES,
+    PairPool,
+    confidence_and_disagreement,
+    simulate_pair_pac,
+)
+from scipy.stats import binomtest
+
+from annotator.stats.certified_pairs import (
+    CONSISTENT,
+    INCONSISTENT,
+    ONE_ORDER,
+    PairVotes,
+    certify_pairs,
+)
 from annotator.stats.frames import PAIR_COLUMNS
 
 ALPHA = DELTA = 0.1
@@ -118,8 +133,6 @@ def test_one_order_voted_is_the_middle_confidence_and_fewer_than_30_abstain() ->
     b = c.judges["j1"]
     assert b["n_calibration"] == 20 and b["threshold"] is None  # 20 < 30 pairs
     assert "fewer than the 30" in b["note"]
-    from annotator.stats.certified_pairs import PairVotes
-
     t = PairVotes.of(judge.drop(index=second)).table.set_index("pair_id")["conf"]
     assert (t.iloc[:5] == ONE_ORDER).all() and (t.iloc[5:] == CONSISTENT).all()
     assert set(confs["decision"]) == {"rated", "escalated"}
@@ -127,8 +140,6 @@ def test_one_order_voted_is_the_middle_confidence_and_fewer_than_30_abstain() ->
 
 def test_inconsistent_orders_are_the_lowest_confidence_and_a_tie() -> None:
     human, judge, truth = simulated(20, p_consistent=0.0)
-    from annotator.stats.certified_pairs import PairVotes
-
     t = PairVotes.of(judge).table
     assert (t["conf"] == INCONSISTENT).all() and (t["code"] == "both").all()
 
@@ -331,3 +342,51 @@ def test_assign_escalated_deals_exactly_the_escalated_pairs_and_labels(study, tm
             assert r["generator"] == ("gen-a" if t["winner"].endswith("-a") else "gen-b")
         else:
             assert r["source"] == "escalated" and r["value"] == ""
+
+
+# ---- coverage by simulation (model CP, certified_pair_models.py; validity.md) ---------------
+
+
+def test_the_model_s_rules_are_the_code_s() -> None:
+    """The simulation derives confidence and disagreement itself: on 300 drawn pairs turned into
+    votes, PairVotes and the humans' majority give the same."""
+    design = DESIGNS[2]  # hard pairs, one order on some: every confidence occurs
+    truth, p1, p2 = design.draw(np.random.default_rng(11), 300)
+    conf, dis = confidence_and_disagreement(truth, p1, p2)
+    item = lambda i, x: f"p{i:03d}-{'ab'[x]}"  # noqa: E731
+    judge = []
+    for i in range(300):
+        a, b, pid = item(i, 0), item(i, 1), f"p{i:03d}"
+        judge.append(_pick(pid, a, b, "j1", item(i, p1[i])))
+        if p2[i] >= 0:
+            judge.append(_pick(pid, b, a, "j1", item(i, p2[i])))
+    t = PairVotes.of(pd.DataFrame(judge, columns=PAIR_COLUMNS)).table.set_index("pair_id")
+    ids = [f"p{i:03d}" for i in range(300)]
+    assert np.array_equal(t.loc[ids, "conf"].to_numpy(dtype=float), conf)
+    ref = np.where(truth == 0, "a", "b")
+    assert np.array_equal(t.loc[ids, "code"].to_numpy(dtype=object) != ref, dis)
+    assert set(conf) == {CONSISTENT, ONE_ORDER, INCONSISTENT}
+
+
+def _not_above(k: int, n: int, level: float) -> bool:
+    return binomtest(k, n, level, alternative="greater").pvalue > 0.01
+
+
+def test_fast_check_the_pair_guarantee() -> None:
+    by = {d.name: d for d in DESIGNS}
+    good = simulate_pair_pac(by["good"], 200, 200)
+    assert good.accepted > 150 and good.violations == 0
+    chance = simulate_pair_pac(by["chance"], 1000, 100)
+    assert chance.accepted == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", DESIGNS, ids=[d.name for d in DESIGNS])
+def test_realized_pair_agreement_holds_in_1_minus_delta_of_runs(design) -> None:
+    pool = PairPool.of(design)
+    for n in SIZES:
+        t = simulate_pair_pac(design, n, 1000, alpha=ALPHA, delta=DELTA, pool=pool)
+        assert t.runs == 1000
+        assert _not_above(t.violations, t.runs, DELTA), (design.name, n, t)
+        if design.name == "chance":
+            assert t.accepted == 0
