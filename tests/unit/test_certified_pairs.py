@@ -12,8 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import beta
-
 from certified_pair_models import (
     DESIGNS,
     SIZES,
@@ -21,7 +19,7 @@ from certified_pair_models import (
     confidence_and_disagreement,
     simulate_pair_pac,
 )
-from scipy.stats import binomtest
+from scipy.stats import beta, binomtest
 
 from annotator.stats.certified_pairs import (
     CONSISTENT,
