@@ -25,6 +25,9 @@ answer are "already rated" (their label is the humans'). The judges are tried in
 the setting `certified_cascade` (default: every judge with confidences, by name), each
 calibrated on the calibration items the earlier ones left, at delta / (number of judges); an
 item no judge accepts is escalated to humans (`annotator assign --escalated`).
+
+The judges' pair votes are certified beside the metrics, under the key `pair_vote`, by the same
+rule on their consistency across the two orders (stats/certified_pairs.py).
 """
 
 from __future__ import annotations
