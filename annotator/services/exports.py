@@ -593,6 +593,18 @@ def _certified_card(report: dict[str, Any]) -> list[str]:
         f"{split.get('escalated', 0)} escalated to raters, {split.get('already_rated', 0)} "
         f"already rated, of {split.get('n_items', 0)}.",
     ]
+    pairs = pac.get("pairs") or {}
+    if pairs:
+        # pair decisions always follow the PAC rule (stats/certified_pairs.py), whatever the mode
+        lines += [
+            "",
+            f"Pairs (metric `pair_vote`: the winning item in `value`, `pair_id`): "
+            f"{pairs.get('accepted', 0)} decided by the judges under the guarantee "
+            f"{_md(pac.get('guarantee'))}, the judge's confidence being whether its two orders "
+            f"agree; {pairs.get('escalated', 0)} escalated to raters, "
+            f"{pairs.get('already_rated', 0)} already voted on, of {pairs.get('n_pairs', 0)}; "
+            f"calibration set: {_md(pairs.get('calibration') or 'none')}.",
+        ]
     rows = []
     for key, sp in (sec.get("split") or {}).items():
         acc = "; ".join(f"{_code(j)}: {n}" for j, n in (sp.get("accepted") or {}).items())

@@ -388,3 +388,18 @@ def test_realized_pair_agreement_holds_in_1_minus_delta_of_runs(design) -> None:
         assert _not_above(t.violations, t.runs, DELTA), (design.name, n, t)
         if design.name == "chance":
             assert t.accepted == 0
+
+
+def test_the_dataset_card_states_the_pairs_split(study, tmp_path) -> None:
+    from annotator.cli import main
+
+    st, truth = study
+    where = str(st.folder)
+    st.close()
+    hf = tmp_path / "hf"
+    assert main(["export", "hf", "--study", where, "--out", str(hf), "--boot", "10"]) == 0
+    card = (hf / "README.md").read_text(encoding="utf-8")
+    todo = [p for p, t in truth.items() if not t["rated"]]
+    n_acc = sum(truth[p]["consistent"] for p in todo)
+    assert "Pairs (metric `pair_vote`" in card
+    assert f"{n_acc} decided by the judges" in card and f"{len(todo) - n_acc} escalated" in card
