@@ -19,7 +19,8 @@ whose humans have no unique most frequent vote is left out and counted (`n_uncle
 The calibration set is the recorded random pair sample (`annotator assign --pair-sample N`, the
 one the debiased win rates read) where one was drawn, else every pair humans voted on, with the
 note that the guarantee then assumes those pairs exchangeable with the rest. The pairs to decide
-are those a judge voted on that no human has; pairs with a human vote are "already rated".
+are those a judge voted on that no human has; pairs with a human vote are "already rated" (a pair
+no one voted on is in no table the figures read: `annotator assign --pair-overlap K` deals it).
 
 Pair votes carry no judge version in the study's tables (a pair run's version is kept with the
 run, not with each vote): the report names the judge, and the label export adds the version of
@@ -165,8 +166,11 @@ def certify_pairs(
     cal_ok = [p for p in cal if p in majority.index]
     n_unclear = len(cal) - len(cal_ok)
     ref = majority.reindex(cal_ok).to_numpy(dtype=object)
-    pairs = jv.drop_duplicates("pair_id").set_index("pair_id")
-    todo = sorted(set(pairs.index) - human_pairs)
+    # every pair a judge or a human voted on, with its fixed orientation
+    meta = ["pair_id", "case_id", "item_a", "item_b", "gen_a", "gen_b"]
+    both = pd.concat([jv[meta], hv[meta].astype({"pair_id": str})], ignore_index=True)
+    pairs = both.drop_duplicates("pair_id").set_index("pair_id")
+    todo = sorted(set(jv["pair_id"]) - human_pairs)
     judges = sorted(jv["judge"].unique())
     chosen = [j for j in (order or judges) if j in set(judges)]
 
@@ -235,7 +239,7 @@ def certify_pairs(
     split = {
         "accepted": accepted,
         "escalated": int((casc.test_stage < 0).sum()),
-        "already_rated": len(human_pairs & set(pairs.index)),
+        "already_rated": len(human_pairs),
         "n_items": len(pairs),
     }
     section = {

@@ -110,6 +110,18 @@ def test_consistent_pairs_are_accepted_and_the_bound_is_the_beta_quantile() -> N
     assert c.split["accepted"] == {"j1": len(accepted)}
 
 
+def test_a_pair_only_humans_voted_on_has_its_decision() -> None:
+    human, judge, truth = simulated(60, p_consistent=1.0)
+    judge = judge[judge["pair_id"] != "p000"]  # rated, but the judge never voted on it
+    c = certify_pairs(human, judge, {}, alpha=ALPHA, delta=DELTA, order=None)
+    assert c is not None
+    dec = c.decisions.set_index("pair_id")
+    assert len(dec) == 60 and dec.loc["p000", "decision"] == "rated"
+    assert dec.loc["p000", "code"] == ("a" if truth["p000"]["winner"].endswith("-a") else "b")
+    assert dec.loc["p000", "item_a"] == "p000-a" and c.section["already_rated"] == 30
+    assert c.judges["j1"]["n_calibration"] == 29  # the judge has no vote there to calibrate
+
+
 def test_a_judge_at_chance_accepts_nothing() -> None:
     human, judge, _ = simulated(400, p_consistent=0.0, chance=True, seed=3)
     c = certify_pairs(human, judge, {}, alpha=ALPHA, delta=DELTA, order=None)
