@@ -415,3 +415,23 @@ def test_the_dataset_card_states_the_pairs_split(study, tmp_path) -> None:
     n_acc = sum(truth[p]["consistent"] for p in todo)
     assert "Pairs (metric `pair_vote`" in card
     assert f"{n_acc} decided by the judges" in card and f"{len(todo) - n_acc} escalated" in card
+
+
+def test_a_recorded_pair_sample_is_the_calibration_set_on_a_study(study) -> None:
+    from annotator.services.escalation import certification
+    from annotator.services.sampling import draw_pairs
+
+    st, truth = study
+    sample, _pks, _line = draw_pairs(st, n=120, seed=3)
+    drawn = set(sample["items"])
+    assert len(drawn) == 120 and drawn <= set(truth)
+    pairs = certification(st).section["pairs"]
+    rated = {p for p, t in truth.items() if t["rated"]}
+    assert pairs["calibration"] == "random pair sample"
+    assert pairs["n_calibration"] == len(drawn & rated)
+    cal = [p for p in drawn & rated if not truth[p].get("unclear")]
+    b = certification(st).section["judges"]["j1"]["pair_vote"]
+    assert b["n_calibration"] == len(cal)
+    assert b["n_above"] == sum(truth[p]["consistent"] for p in cal)
+    # raters' votes outside the sample still make their pairs already rated
+    assert pairs["already_rated"] == len(rated)
