@@ -143,6 +143,7 @@ def certified_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "guarantee": str(pac.get("guarantee") or ""),
         "fdr_guarantee": str(fdr.get("guarantee") or ""),
         "order": [str(j) for j in pac.get("order") or []],
+        "pair_order": [str(j) for j in as_dict(pac.get("pairs")).get("order") or []],
         "not_calibrated": [
             f"{as_dict(m).get('judge')}@{as_dict(m).get('version')}: {as_dict(m).get('why')}"
             for m in pac.get("not_calibrated") or []

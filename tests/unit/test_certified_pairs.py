@@ -291,6 +291,7 @@ def test_the_report_section_and_its_views(study) -> None:
     assert view is not None
     assert any(r["judge"] == "j1" and r["metric"] == "pair votes" for r in view["judges"])
     assert f"{pairs['accepted']} pairs decided by the judges" in view["pair_split"]
+    assert view["pair_order"] == ["j1"] and view["order"] == []
     blocks = certified_section({"certified": view}).blocks
     assert any("pairs decided by the judges" in getattr(x, "text", "") for x in blocks)
     tables = report_tables({"certified": sec, "conformal_alignment": cert.conformal})
