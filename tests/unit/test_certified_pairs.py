@@ -436,3 +436,17 @@ def test_a_recorded_pair_sample_is_the_calibration_set_on_a_study(study) -> None
     assert b["n_above"] == sum(truth[p]["consistent"] for p in cal)
     # raters' votes outside the sample still make their pairs already rated
     assert pairs["already_rated"] == len(rated)
+
+
+def test_in_conformal_mode_the_pairs_still_follow_the_pac_rule(study) -> None:
+    from annotator.services.escalation import certification, label_rows
+
+    st, truth = study
+    before = certification(st).pair_decisions
+    st.db.set_setting("certified_mode", "conformal_alignment")
+    cert = certification(st)
+    assert cert.conformal["decides"]
+    assert cert.pair_decisions.equals(before)
+    rows = [r for r in label_rows(st) if r["metric"] == "pair_vote" and r["source"] == "judge"]
+    assert rows and all(r["mode"] == "pac" for r in rows)
+    assert all(r["guarantee"].startswith("Trust or Escalate") for r in rows)
