@@ -450,3 +450,20 @@ def test_in_conformal_mode_the_pairs_still_follow_the_pac_rule(study) -> None:
     rows = [r for r in label_rows(st) if r["metric"] == "pair_vote" and r["source"] == "judge"]
     assert rows and all(r["mode"] == "pac" for r in rows)
     assert all(r["guarantee"].startswith("Trust or Escalate") for r in rows)
+
+
+def test_consistently_wrong_pairs_count_against_the_threshold() -> None:
+    human, judge, truth = simulated(400, p_consistent=0.7, seed=9)
+    cal = [p for p, t in truth.items() if t["rated"]]
+    wrong = [p for p in cal if truth[p]["consistent"]][:4]
+    for p in wrong:  # both orders pick the other item: consistent, and wrong
+        rows = judge["pair_id"] == p
+        judge.loc[rows, "choice"] = judge.loc[rows, "choice"].map(
+            {"left": "right", "right": "left"}
+        )
+    c = certify_pairs(human, judge, {}, alpha=ALPHA, delta=DELTA, order=None)
+    assert c is not None
+    b = c.judges["j1"]
+    n = sum(truth[p]["consistent"] for p in cal)
+    assert (b["n_above"], b["k_disagree_above"]) == (n, 4) and b["threshold"] == CONSISTENT
+    assert b["upper_bound"] == pytest.approx(beta.ppf(1 - DELTA, 4 + 1, n - 4), abs=1e-12)
