@@ -276,28 +276,31 @@ def _decisions(
 ) -> pd.DataFrame:
     """One row per pair: rated (the humans' majority code, None when unclear), accepted (the
     judge and its vote) or escalated; by pair id."""
-    rows = []
-    stage_of = dict(zip(todo, np.asarray(casc.test_stage, dtype=np.int64), strict=True))
-    col = {p: i for i, p in enumerate(todo)}
-    for pid, p in pairs.iterrows():
-        base = {c: p[c] for c in ("case_id", "item_a", "item_b", "gen_a", "gen_b")}
-        row: dict[str, Any] = {"pair_id": pid, **base, "judge": None, "threshold": None}
-        row["confidence"] = None
-        if pid in human_pairs:
-            row.update(decision="rated", code=majority.get(pid))
-        elif stage_of[pid] >= 0:
-            s = int(stage_of[pid])
-            row.update(
-                decision="accepted",
-                judge=chosen[s],
-                threshold=casc.stages[s].threshold,
-                confidence=float(conf_t[s, col[pid]]),
-                code=code_t[s, col[pid]],
-            )
-        else:
-            row.update(decision="escalated", code=None)
-        rows.append(row)
-    out = pd.DataFrame(rows, columns=PAIR_DECISION_COLUMNS).astype(object)
+    ids = pairs.index.astype(str).to_numpy(dtype=object)
+    out = pairs[["case_id", "item_a", "item_b", "gen_a", "gen_b"]].reset_index(drop=True)
+    out.insert(0, "pair_id", ids)
+    n = len(ids)
+    stage = np.full(n, -1, dtype=np.int64)
+    col = pd.Index(todo, dtype=object).get_indexer(ids)
+    undecided = col >= 0
+    stage[undecided] = np.asarray(casc.test_stage, dtype=np.int64)[col[undecided]]
+    rated = pd.Index(sorted(human_pairs), dtype=object).get_indexer(ids) >= 0
+    acc = ~rated & (stage >= 0)
+    judge = np.full(n, None, dtype=object)
+    threshold = np.full(n, None, dtype=object)
+    confidence = np.full(n, None, dtype=object)
+    code = np.full(n, None, dtype=object)
+    if acc.any():
+        s, c = stage[acc], col[acc]
+        judge[acc] = np.array(chosen, dtype=object)[s]
+        threshold[acc] = np.array([t.threshold for t in casc.stages], dtype=object)[s]
+        confidence[acc] = conf_t[s, c].astype(float)
+        code[acc] = code_t[s, c]
+    code[rated] = majority.reindex(ids[rated]).to_numpy(dtype=object)
+    out["decision"] = np.where(rated, "rated", np.where(acc, "accepted", "escalated"))
+    out["judge"], out["threshold"] = judge, threshold
+    out["confidence"], out["code"] = confidence, code
+    out = out[PAIR_DECISION_COLUMNS].astype(object)
     out = out.where(out.notna(), None)  # None, not NaN: the JSON and the CSV say "no value"
     return out.sort_values("pair_id", kind="stable").reset_index(drop=True)
 
