@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--escalated",
         action="store_true",
         help="deal the items no judge may decide under the certified guarantee (and no human "
-        "has rated) to --overlap raters each: the report's `certified` split",
+        "has rated) to --overlap raters each, and with --pair-overlap K the pairs no judge may "
+        "decide (and no human has voted on) to K raters each: the report's `certified` split",
     )
     asg.add_argument(
         "--release",

@@ -235,8 +235,10 @@ TABLES: dict[str, Table] = {
         ),
         Table(
             "labels",
-            "one row per live item x certified metric: the final label and its source (the "
-            "judge's answer accepted under the guarantee named, the humans' as in the gold, or "
+            "one row per live item x certified metric, then one per pair a judge or a human "
+            "voted on (metric `pair_vote`, value the winning item or the tie, generator the "
+            "winning one): the final label and its source (the judge's answer accepted under "
+            "the guarantee named, the humans' as in the gold or their clear majority, or "
             "escalated to raters)",
             (
                 ("item_id", "string"),
@@ -251,6 +253,9 @@ TABLES: dict[str, Table] = {
                 ("guarantee", "string"),
                 ("mode", "string"),
                 ("n_raters", "int64"),
+                ("pair_id", "string"),
+                ("item_a", "string"),
+                ("item_b", "string"),
             ),
             lambda st: label_rows(st),
         ),
@@ -588,6 +593,18 @@ def _certified_card(report: dict[str, Any]) -> list[str]:
         f"{split.get('escalated', 0)} escalated to raters, {split.get('already_rated', 0)} "
         f"already rated, of {split.get('n_items', 0)}.",
     ]
+    pairs = pac.get("pairs") or {}
+    if pairs:
+        # pair decisions always follow the PAC rule (stats/certified_pairs.py), whatever the mode
+        lines += [
+            "",
+            f"Pairs (metric `pair_vote`: the winning item in `value`, `pair_id`): "
+            f"{pairs.get('accepted', 0)} decided by the judges under the guarantee "
+            f"{_md(pac.get('guarantee'))}, the judge's confidence being whether its two orders "
+            f"agree; {pairs.get('escalated', 0)} escalated to raters, "
+            f"{pairs.get('already_rated', 0)} already voted on, of {pairs.get('n_pairs', 0)}; "
+            f"calibration set: {_md(pairs.get('calibration') or 'none')}.",
+        ]
     rows = []
     for key, sp in (sec.get("split") or {}).items():
         acc = "; ".join(f"{_code(j)}: {n}" for j, n in (sp.get("accepted") or {}).items())
