@@ -592,10 +592,14 @@ def _item_split(dec: pd.DataFrame) -> dict[str, int]:
     decide some metric, else already rated."""
     if not len(dec):
         return {"n_items": 0, "accepted": 0, "escalated": 0, "already_rated": 0}
-    esc = dec["decision"].eq("escalated").groupby(dec["item_id"]).any()
-    acc = dec["decision"].eq("accepted").groupby(dec["item_id"]).any()
+    # counted over item codes (a million decision rows: a groupby of the ids took a second)
+    codes, uniq = pd.factorize(dec["item_id"])
+    decision = dec["decision"].to_numpy(dtype=object)
+    n = len(uniq)
+    esc = np.bincount(codes, weights=decision == "escalated", minlength=n) > 0
+    acc = np.bincount(codes, weights=decision == "accepted", minlength=n) > 0
     return {
-        "n_items": int(len(esc)),
+        "n_items": n,
         "accepted": int((acc & ~esc).sum()),
         "escalated": int(esc.sum()),
         "already_rated": int((~acc & ~esc).sum()),

@@ -104,6 +104,14 @@ def _quantile(alpha: float, k: float | None) -> float:
     return float(student_t.isf(alpha / 2, max(1.0, k - 1)))
 
 
+def _coded(cluster: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each unit's cluster as 0..K-1, and K. By hashing, not sorting: a figure codes the
+    cases of a generator's (up to 50,000) items several times, and np.unique's sort of them
+    was most of the debiased section's time."""
+    inv, uniq = pd.factorize(np.asarray(cluster), use_na_sentinel=False)
+    return inv, len(uniq)
+
+
 def _kish_units(w: np.ndarray, cluster: np.ndarray | None) -> float:
     """Kish's effective number of sampled units, (sum w)^2 / sum w^2 over items (or cases,
     their weights summed): the t quantile's units. Unequal inclusion weights (an active
@@ -111,7 +119,7 @@ def _kish_units(w: np.ndarray, cluster: np.ndarray | None) -> float:
     (90.5% for a lenient judge at 15 active labels, in simulation); equal weights give the
     count itself."""
     if cluster is not None:
-        _, inv = np.unique(np.asarray(cluster), return_inverse=True)
+        inv, _k = _coded(cluster)
         w = np.bincount(inv, weights=w)
     return float(w.sum() ** 2 / np.sum(w**2))
 
@@ -121,8 +129,7 @@ def _cluster_var(infl: np.ndarray, cluster: np.ndarray | None) -> float:
     clusters (then exactly the plug-in variance, as ppi_py)."""
     if cluster is None:
         return float(np.sum(infl**2))
-    k_codes, inv = np.unique(cluster, return_inverse=True)
-    k = len(k_codes)
+    inv, k = _coded(cluster)
     sums = np.bincount(inv, weights=infl, minlength=k)
     return float(np.sum(sums**2) * (k / (k - 1) if k > 1 else 1.0))
 
@@ -168,7 +175,7 @@ def ppi_mean(
         cu = np.asarray(cluster_unlabelled) if m else np.zeros(0, dtype=cl.dtype)
         both = np.concatenate([cl, cu])
         cluster: np.ndarray | None = both
-        k: int | None = len(np.unique(both))
+        k: int | None = _coded(both)[1]
     else:
         cluster, k = None, None
     zeros_u = np.zeros(m)
@@ -190,7 +197,7 @@ def ppi_mean(
             if cluster is None:
                 sb, ss = base, slope
             else:
-                _, inv = np.unique(cluster, return_inverse=True)
+                inv, _k = _coded(cluster)
                 sb = np.bincount(inv, weights=base)
                 ss = np.bincount(inv, weights=slope)
             den = float(ss @ ss)
@@ -214,7 +221,7 @@ def ppi_mean(
             if cluster is None:
                 sb, ss = base, slope
             else:
-                _, inv = np.unique(cluster, return_inverse=True)
+                inv, _k = _coded(cluster)
                 sb, ss = np.bincount(inv, weights=base), np.bincount(inv, weights=slope)
             num, den = float(sb @ ss), float(ss @ ss)
             if den > 1e-12 * max(float(sb @ sb), 1e-300):
@@ -278,11 +285,8 @@ def _jackknife(
         if len(fu) > 1:
             v += _jk_var(lam_u * _drop_one(a * fu, a) + y_b - lam_u * f_b)
         return float(np.sqrt(v)), float(np.sqrt(_jk_var(_drop_one(b * y, b))))
-    codes, inv = np.unique(
-        np.concatenate([cl, cu if cu is not None else cl[:0]]), return_inverse=True
-    )
+    inv, k = _coded(np.concatenate([cl, cu if cu is not None else cl[:0]]))
     il, iu = inv[: len(y)], inv[len(y) :]
-    k = len(codes)
 
     def sums(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return np.bincount(idx, weights=x, minlength=k)
@@ -306,16 +310,16 @@ def weighted_mean(
     W = w.sum()
     est = float(w @ x / W)
     se = float(np.sqrt(_cluster_var(w * (x - est) / W, cluster)))
-    k = None if cluster is None else len(np.unique(cluster))
+    k = None if cluster is None else _coded(cluster)[1]
     z = _quantile(alpha, k)
     if len(x) > 1:  # as ppi_mean(small_sample=True): the jackknife, t on Kish's units less one
         z = _quantile(alpha, _kish_units(w, cluster))
         if cluster is None:
             se = float(np.sqrt(_jk_var(_drop_one(w * x, w))))
         else:
-            codes, inv = np.unique(cluster, return_inverse=True)
-            sx = np.bincount(inv, weights=w * x, minlength=len(codes))
-            sw = np.bincount(inv, weights=w, minlength=len(codes))
+            inv, k_c = _coded(cluster)
+            sx = np.bincount(inv, weights=w * x, minlength=k_c)
+            sw = np.bincount(inv, weights=w, minlength=k_c)
             se = float(np.sqrt(_jk_var(_drop_one(sx, sw))))
     return Interval(est, est - z * se, est + z * se, se, len(x))
 
@@ -490,16 +494,18 @@ def _one_figure(
 ) -> dict[str, Any]:
     """One generator, judge and figure (sub: its items with a judge value f, the human mean y
     on sampled answered items, case_id, pi; span: the figure's range)."""
-    case = sub["case_id"].to_numpy()
+    # one coding of the cases serves the weights, the clusters and the count (a generator
+    # of 50,000 items: sorting its case ids once per figure was most of the section's time)
+    codes, uniq = pd.factorize(sub["case_id"])
+    n_cases = len(uniq)
     # every case weighted equally: an item's population weight is 1 / (K * items of its case)
-    size = sub.groupby("case_id")["f"].transform("size").to_numpy(float)
-    v = 1.0 / (size * len(np.unique(case)))
+    size = np.bincount(codes, minlength=n_cases)[codes].astype(float)
+    v = 1.0 / (size * n_cases)
     lab = sub["y"].notna().to_numpy()
     n_lab, n_all = int(lab.sum()), len(sub)
-    codes = pd.factorize(case)[0]
-    clustered = len(np.unique(codes)) < n_all  # some case holds several items
+    clustered = n_cases < n_all  # some case holds several items
     cl = codes if clustered else None
-    fig: dict[str, Any] = {"n_items": n_all, "n_sampled": n_lab, "n_cases": len(set(case))}
+    fig: dict[str, Any] = {"n_items": n_all, "n_sampled": n_lab, "n_cases": n_cases}
     judge_only = weighted_mean(sub["f"].to_numpy(float), v, cl, alpha)
     fig["judge_only"] = _published(judge_only, span) if same_scale else None
     if not same_scale:
