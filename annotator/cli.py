@@ -451,7 +451,9 @@ def _cmd_import(a) -> int:
 
 
 def _cmd_export(a) -> int:
-    from .services.exports import export_hf, export_label_studio, export_table
+    from .services.export_hf import export_hf
+    from .services.export_label_studio import export_label_studio
+    from .services.exports import export_table
     from .services.outputs import default_output
 
     if a.format and a.out:
