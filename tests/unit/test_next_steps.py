@@ -99,7 +99,7 @@ def test_no_flag_on_an_interval_wider_than_half() -> None:
     from pathlib import Path
 
     from annotator.ingest.rubrics import load_rubric
-    from annotator.services.dashboard import _competence_text
+    from annotator.services.dashboard_sections import competence_text
 
     comp = {
         "r1": {"failure_tags:broken_layout": _fig(0.2, 0.01, 0.99)},
@@ -112,7 +112,7 @@ def test_no_flag_on_an_interval_wider_than_half() -> None:
     rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
     comp["r1"]["failure_tags:broken_layout"] = _fig(0.2, 0.01, 0.99)
     raters = {r: {"competence": c} for r, c in comp.items()}
-    assert "low on" not in _competence_text(rubric, "r1", raters)
+    assert "low on" not in competence_text(rubric, "r1", raters)
 
 
 def test_rules_the_team_study_does_not_reach() -> None:

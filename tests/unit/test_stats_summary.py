@@ -152,7 +152,7 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
     from pathlib import Path
 
     from annotator.ingest.rubrics import load_rubric
-    from annotator.services.dashboard import _agreement_text, _competence_text
+    from annotator.services.dashboard_sections import agreement_text, competence_text
 
     rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
     raters = {
@@ -160,11 +160,11 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
         "r3": {"competence": {"layout_hierarchy": _fig(0.8, 0.7, 0.9)}},
         "r4": {"competence": {"layout_hierarchy": _fig(0.9, 0.8, 1.0)}},
     }
-    text = _competence_text(rubric, "r2", raters)
+    text = competence_text(rubric, "r2", raters)
     assert text.startswith("0.20 (median)") and "low on Layout" in text
-    assert "low on" not in _competence_text(rubric, "r3", raters)
+    assert "low on" not in competence_text(rubric, "r3", raters)
     rep = {"agreement_with_consensus": {"a": {"exact_agreement": _fig(0.7, 0.6, 0.8)}}}
-    assert _agreement_text(rep) == "70% (median of 1 metrics)"
+    assert agreement_text(rep) == "70% (median of 1 metrics)"
 
 
 def test_rater_medians_skip_metrics_without_the_figure() -> None:
