@@ -88,6 +88,10 @@ def default_demo_folder() -> Path:
 # sample, and pairs per generator pair (of 114) in its pair sample: from 20 labels the debiased
 # intervals hold (stats/debiased.py MIN_UNITS_FOR_INTERVAL), and 24 keeps a few over it
 DEMO_SAMPLE = 24
+# Raters on each sampled item the team had not rated: two, as a team deals a sample. The first
+# 36 items keep all four: the judge's alt-test reads items with three humans or more, so on
+# them the lenient judge still fails it (on the judge-only set's many easy passes it would not)
+SAMPLE_OVERLAP = 2
 
 
 def build_demo(
@@ -187,12 +191,13 @@ def _judge_only_set(study: Study, seed: int) -> dict[str, dict]:
 
 def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:
     """The simulated team answers the sampled items no human has rated yet (those of the
-    judge-only set: `truths`), every metric, as they answered the first 36, and votes on the
-    sampled pairs among them. The items are taken straight from each rater's queue (the
-    judge-only set sits at its end): the demo deals nothing (a team would deal the sample with
-    `annotator assign --sample N`), so the newcomer and every view of the app keep the
-    everyone-gets-everything study; no anchor comes between them, so the drift the anchors
-    show is the one planted in the first 36."""
+    judge-only set: `truths`), every metric, as they answered the first 36: each item by
+    SAMPLE_OVERLAP of them, dealt as `annotator assign --sample N --overlap 2` deals; and
+    the voters vote on the sampled pairs among them. The items are taken straight from each
+    rater's queue (the judge-only set sits at its end): the demo stores no assignments, so the
+    newcomer and every view of the app keep the everyone-gets-everything study. No anchor
+    comes between them, so the drift the anchors show is the one planted in the first 36."""
+    from ..domain.assignment import deal
     from ..domain.records import ServedItem
     from ..stats.debiased import SAMPLE_SETTING
     from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING
@@ -212,14 +217,16 @@ def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, tick: Pro
         if pid in sampled_pairs and index[a][0] in truths and index[b][0] in truths
     ]
     views = {pk: view_of(study.db, pk) for pk in {by_id[i] for i in sampled}}
-    total = len(sampled) * len(SIMULATED) + len(pairs) * len(PAIR_VOTERS)
+    dealt = deal(sorted(views), [sim.name for sim in SIMULATED], SAMPLE_OVERLAP, seed)
+    total = len(sampled) * SAMPLE_OVERLAP + len(pairs) * len(PAIR_VOTERS)
     done = 0
     for n, sim in enumerate(SIMULATED):
         rng = np.random.default_rng(seed * 100 + 50 + n)
         session = LabelSession(study, sim.name)  # its queue takes in the judge-only set
         session.defer_drift = True
         position = queue_positions(study.db, sim.name, study.rubric.version)
-        for pk in sorted(views, key=lambda pk: position[pk]):
+        mine = [pk for pk in views if sim.name in dealt.get(pk, ())]
+        for pk in sorted(mine, key=lambda pk: position[pk]):
             answers = sim.answer(truths[index[pk][0]], study.rubric, rng)
             answers["reason"] = "simulated"
             served = ServedItem(pk, views[pk], position[pk], "live")
