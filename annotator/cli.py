@@ -636,7 +636,7 @@ def _cmd_calibrate(a) -> int:
 
 class DemoProgress:
     """The demo build's progress on stderr: one line redrawn in place on a terminal
-    (`building the demo  [#####.....]  2/4 rater answers 120/290`), and on anything else (a log,
+    (`building the demo  [#####.....]  2/5 rater answers 120/290`), and on anything else (a log,
     a pipe) one plain line per stage and per quarter of it, never a line per answer."""
 
     WIDTH = 24

@@ -572,7 +572,9 @@ def write_demo_inputs(
     return _write_inputs(Path(folder), combos, seed, "demo-order", 1, progress)
 
 
-JUDGE_ONLY_VARIANTS = 15  # per case and generator: 270 items, ten times the human sample of 30
+# per case and generator: 270 items, with the 36 rated first four times the human sample
+# (services/demo.py DEMO_SAMPLE: 24 of each generator's 102)
+JUDGE_ONLY_VARIANTS = 15
 JUDGE_ONLY_SCALE = 0.5  # pixels per point (180 x 380 px): small, with their text
 
 

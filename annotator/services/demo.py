@@ -1,9 +1,10 @@
 """The demo study: synthetic UI mockups from three generators with known
 defects, a lenient judge, the shipped anchor set, and simulated raters who
 label, vote and (one of them) drift, all through the same services the app uses.
-Beside the 36 rated items, a judge-only set ten times the random human sample
-(270 further variants, drawn small with their text) so the report's debiased
-figures correct a judge on many more outputs than the humans rate.
+Beside the 36 items everyone rated, a judge-only set (270 further variants, drawn small
+with their text), then a random human sample drawn over all 306 and answered by the
+simulated raters, so the report's debiased figures correct a judge on every item with
+humans on a sample large enough for intervals.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ SESSION_LENGTH = 12
 # 122 s to build on a loaded two-core box; two keep every planted story (the
 # lenient judge, the drifting rater, the generators' defects: tests/unit/test_demo_study.py).
 VARIANTS_PER_CASE = 2
-STAGES = ("mockups", "rater answers", "pair votes", "lead's decisions")
+STAGES = ("mockups", "rater answers", "pair votes", "sampled items", "lead's decisions")
 
 # progress(stage, done, total): `stage` one of STAGES, called as each unit of it is done
 ProgressFn = Callable[[str, int, int], None]
@@ -83,7 +84,16 @@ def default_demo_folder() -> Path:
     return Path(user_data_dir("annotator", appauthor=False)) / "demo-study"
 
 
-DEMO_SAMPLE = 10  # items per generator in the demo's recorded human sample (of 12; PPI needs 10)
+# Items per generator (of 102: 12 rated first, 90 judge-only) in the demo's recorded human
+# sample, and pairs per generator pair (of 114) in its pair sample: from 20 labels the debiased
+# intervals hold (stats/debiased.py MIN_UNITS_FOR_INTERVAL), and 24 keeps a few over it
+DEMO_SAMPLE = 24
+# Raters on each sampled item the team had not rated: two, as a team deals a sample (the first
+# 36 keep all four). With all four on them too, the judge-only set's many easy passes let the
+# lenient judge pass the alt-test on instruction following (advantage 0.92 over 97 items), and
+# the demo would no longer show a judge that cannot replace a rater; with two it fails it on
+# every metric, and the build takes 2.5 s, not 7 s, longer
+SAMPLE_OVERLAP = 2
 
 
 def build_demo(
@@ -145,40 +155,100 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
             study.import_anchors(anchors_file)
         _simulate_labels(study, files.truths, seed, tick)
         _simulate_pairs(study, seed, tick)
-        tick(STAGES[3], 0, 1)
         _adjudicate_some(study, files.truths)
-        # a recorded random sample of 10 of each generator's 12 items (and of 10 of each
-        # generator pair's 24 pairs): the report's debiased section reads only those items'
-        # human answers and those pairs' votes (the simulated raters rated all of them, which a
-        # real team could not)
-        from .sampling import draw, draw_pairs
-
-        draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
-        draw_pairs(study, n=DEMO_SAMPLE, seed=seed)
-        # then the judge-only set: ten times the human sample, made as the
-        # rated items are (further variants of the same cases), scored by the judge alone, so
-        # the debiased figures correct a judge on many more outputs than the humans rated.
         # The newcomer's queues are built before the judge-only set comes in: they label and
         # vote on the items and pairs the simulated team did first, in the order they had
         # before the set existed (items imported later go at a queue's end)
         study.add_rater(DEMO_RATER, seed=seed * 100 + 98)
         LabelSession(study, DEMO_RATER).progress()
         PairSession(study, DEMO_RATER).progress()
-        _judge_only_set(study, seed)
+        # then the judge-only set, and only then the recorded random sample, as a team does:
+        # drawn over every item of a generator (and every pair of a generator pair), the
+        # judge-only set's included, so the debiased figures cover all of them; DEMO_SAMPLE
+        # of each is enough for their intervals
+        extra = _judge_only_set(study, seed)
+        from .sampling import draw, draw_pairs
+
+        draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
+        draw_pairs(study, n=DEMO_SAMPLE, seed=seed)
+        _rate_the_sample(study, extra, seed, tick)
+        tick(STAGES[4], 0, 1)
         _judge_pairs_both_orders(study, seed)
-        tick(STAGES[3], 1, 1)
+        tick(STAGES[4], 1, 1)
     finally:
         study.close()
 
 
-def _judge_only_set(study: Study, seed: int) -> None:
+def _judge_only_set(study: Study, seed: int) -> dict[str, dict]:
+    """Import the judge-only set and its pairs; returns its truths (item_id -> answers)."""
     with tempfile.TemporaryDirectory() as tmp:
         files = scenario.write_judge_only_inputs(Path(tmp), seed=seed)
         study.import_items(files.manifest)
         study.import_judge(files.judge_csv)
     from ..store.pairs import ensure_pairs
 
-    ensure_pairs(study.db)  # their pairs (3 per variant), for the judge to vote on
+    ensure_pairs(study.db)  # their pairs (3 per variant), for the judge and the sample
+    return files.truths
+
+
+def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:
+    """The simulated team answers the sampled items no human has rated yet (those of the
+    judge-only set: `truths`), every metric, as they answered the first 36: each item by
+    SAMPLE_OVERLAP of them, dealt as `annotator assign --sample N --overlap 2` deals; and
+    the voters vote on the sampled pairs among them. The items are taken straight from each
+    rater's queue (the judge-only set sits at its end): the demo stores no assignments, so the
+    newcomer and every view of the app keep the everyone-gets-everything study. No anchor
+    comes between them, so the drift the anchors show is the one planted in the first 36."""
+    from ..domain.assignment import deal
+    from ..domain.records import ServedItem
+    from ..stats.debiased import SAMPLE_SETTING
+    from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING
+    from ..store.answers import queue_positions
+    from ..store.items import view_of
+    from ..store.pairs import pair_rows
+    from .pairing import ServedPair
+
+    settings = study.db.all_settings()
+    sampled = set(settings[SAMPLE_SETTING]["items"]) & set(truths)
+    sampled_pairs = set(settings[PAIR_SAMPLE_SETTING]["items"])
+    index = item_index(study.db)
+    by_id = {item_id: pk for pk, (item_id, _gen) in index.items()}
+    pairs = [
+        (pk, a, b)
+        for pk, pid, a, b in pair_rows(study.db)
+        if pid in sampled_pairs and index[a][0] in truths and index[b][0] in truths
+    ]
+    views = {pk: view_of(study.db, pk) for pk in {by_id[i] for i in sampled}}
+    dealt = deal(sorted(views), [sim.name for sim in SIMULATED], SAMPLE_OVERLAP, seed)
+    total = len(sampled) * SAMPLE_OVERLAP + len(pairs) * len(PAIR_VOTERS)
+    done = 0
+    for n, sim in enumerate(SIMULATED):
+        rng = np.random.default_rng(seed * 100 + 50 + n)
+        session = LabelSession(study, sim.name)  # its queue takes in the judge-only set
+        session.defer_drift = True
+        position = queue_positions(study.db, sim.name, study.rubric.version)
+        mine = [pk for pk in views if sim.name in dealt.get(pk, ())]
+        for pk in sorted(mine, key=lambda pk: position[pk]):
+            answers = sim.answer(truths[index[pk][0]], study.rubric, rng)
+            answers["reason"] = "simulated"
+            served = ServedItem(pk, views[pk], position[pk], "live")
+            session.submit(served, answers, time_ms=int(rng.integers(4000, 30000)))
+            done += 1
+            tick(STAGES[3], done, total)
+    for n, voter in enumerate(PAIR_VOTERS):
+        rng = np.random.default_rng(seed * 1000 + 50 + n)
+        pair_session = PairSession(study, voter.name)
+        for pk, a, b in pairs:
+            # the side each output is shown on, a seeded coin as the pair queue deals it
+            left, right = (a, b) if rng.random() < 0.5 else (b, a)
+            choice = voter.vote(index[left][1], index[right][1], rng)
+            served_pair = ServedPair(
+                pk, left, right, view_of(study.db, left), view_of(study.db, right), None, None
+            )
+            pair_session.vote(served_pair, choice, None, time_ms=int(rng.integers(2000, 15000)))
+            done += 1
+            tick(STAGES[3], done, total)
+    tick(STAGES[3], total, total)
 
 
 def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:

@@ -518,3 +518,17 @@ def queue_codes(db: StudyDB, rater: str, version: str) -> list[str]:
                 .order_by(QueueEntry.position)
             )
         )
+
+
+def queue_positions(db: StudyDB, rater: str, version: str) -> dict[int, int]:
+    """Item key -> its position in the rater's queue (live items only)."""
+    with db.read() as s:
+        rpk = rater_pk(s, rater)
+        return {
+            int(pk): int(pos)
+            for pos, pk in s.execute(
+                select(QueueEntry.position, QueueEntry.item_pk).where(
+                    QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version
+                )
+            )
+        }

@@ -16,8 +16,10 @@ def _run(bar: DemoProgress) -> None:
         bar(STAGES[1], n, 300)
     for n in range(1, 201):
         bar(STAGES[2], n, 200)
-    bar(STAGES[3], 0, 1)
-    bar(STAGES[3], 1, 1)
+    for n in range(1, 101):
+        bar(STAGES[3], n, 100)
+    bar(STAGES[4], 0, 1)
+    bar(STAGES[4], 1, 1)
     bar.end()
 
 
@@ -27,11 +29,11 @@ def test_on_a_terminal_one_line_is_redrawn_and_ends_full():
     text = stream.getvalue()
     assert text.count("\n") == 1 and text.endswith("\n")  # one line, closed once at the end
     frames = text.rstrip("\n").split("\r")[1:]
-    assert len(frames) == 36 + 300 + 200 + 2
+    assert len(frames) == 36 + 300 + 200 + 100 + 2
     assert all(len(f) == 78 for f in frames)  # padded: a shorter frame leaves no old text
     shares = [f.split("[")[1].split("]")[0].count("#") for f in frames]
     assert shares == sorted(shares) and shares[0] < 3 and shares[-1] == DemoProgress.WIDTH
-    assert "2/4 rater answers 150/300" in frames[36 + 149]
+    assert "2/5 rater answers 150/300" in frames[36 + 149]
 
 
 def test_elsewhere_a_few_plain_lines_per_stage():

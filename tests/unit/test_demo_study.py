@@ -178,3 +178,77 @@ def test_an_interrupted_build_leaves_no_half_built_demo(tmp_path):
         build_demo(tmp_path / "demo-study", progress=stop)
     assert not (tmp_path / "demo-study").exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # nothing left beside it either
+
+
+def test_the_sample_is_drawn_over_every_item_and_the_team_answers_it(demo_study_dir):
+    """The judge-only set comes in before the random human sample, so the sample is drawn
+    over all of a generator's items; the simulated team answers its judge-only items (two
+    raters each, every metric) and votes on its judge-only pairs (all three voters); the
+    newcomer's queue is the 36 items the team rated first, in the order it had."""
+    import sqlite3
+    from collections import Counter
+
+    from annotator.services.demo import (
+        DEMO_RATER,
+        DEMO_SAMPLE,
+        PAIR_VOTERS,
+        SAMPLE_OVERLAP,
+        SIMULATED,
+    )
+
+    with contextlib.closing(sqlite3.connect(demo_study_dir / "study.sqlite")) as c:
+        settings = {k: json.loads(v) for k, v in c.execute("SELECT key, value FROM settings")}
+        sample = settings["human_sample"]
+        gen_of = dict(c.execute("SELECT item_id, generator FROM items WHERE is_anchor = 0"))
+        assert sample["strata"] == {
+            g: {"n_live": 102, "n_drawn": DEMO_SAMPLE} for g in sorted(set(gen_of.values()))
+        }
+        assert "imported_after" not in sample or not sample["imported_after"]
+        first = {i for i in gen_of if int(i.split("-")[1]) < 1000}  # demo-001 ... demo-036
+        assert len(first) == 36 and len(gen_of) == 306
+        sims = {s.name for s in SIMULATED}
+        raters: dict[str, set[str]] = {}
+        for item_id, name in c.execute(
+            "SELECT i.item_id, r.name FROM judgements j JOIN items i ON i.id = j.item_pk "
+            "JOIN raters r ON r.id = j.rater_pk WHERE j.context = 'live'"
+        ):
+            raters.setdefault(item_id, set()).add(name)
+        judge_only_sampled = set(sample["items"]) - first
+        assert judge_only_sampled and all(
+            len(raters[i]) == SAMPLE_OVERLAP and raters[i] <= sims for i in judge_only_sampled
+        )
+        # no human answered a judge-only item outside the sample; everyone rated the first 36
+        assert set(raters) == first | judge_only_sampled
+        assert all(sims <= raters[i] for i in first)
+        # the load is spread: every simulated rater took a share of the sampled items
+        load = Counter(n for i in judge_only_sampled for n in raters[i])
+        assert set(load) == sims and max(load.values()) - min(load.values()) <= 1
+        # every metric answered on each of them
+        for (answers,) in c.execute(
+            "SELECT j.answers FROM judgements j JOIN items i ON i.id = j.item_pk "
+            "WHERE j.context = 'live' AND i.item_id LIKE 'demo-1%'"
+        ):
+            assert {
+                "instruction_following",
+                "layout_hierarchy",
+                "text_rendering",
+                "ui_affordance",
+            } <= set(json.loads(answers))
+        pairs = settings["human_pair_sample"]
+        assert all(s["n_drawn"] == DEMO_SAMPLE for s in pairs["strata"].values())
+        voters: dict[str, set[str]] = {}
+        for pid, name in c.execute(
+            "SELECT p.pair_id, r.name FROM pair_votes v JOIN pairs p ON p.id = v.pair_pk "
+            "JOIN raters r ON r.id = v.rater_pk"
+        ):
+            voters.setdefault(pid, set()).add(name)
+        assert all({v.name for v in PAIR_VOTERS} <= voters[p] for p in pairs["items"])
+        queue = [
+            item_id
+            for (item_id,) in c.execute(
+                "SELECT i.item_id FROM queue q JOIN items i ON i.id = q.item_pk "
+                "JOIN raters r ON r.id = q.rater_pk WHERE r.name = ? ORDER BY q.position",
+                (DEMO_RATER,),
+            )
+        ]
+        assert set(queue) == first and len(queue) == 36
