@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QImage, QPalette
+from PySide6.QtGui import QDesktopServices, QImage
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -45,6 +45,7 @@ from ..domain.errors import AlreadyAnswered
 from ..domain.records import ItemView, Progress, ServedItem
 from .dialogs import InstructionsDialog
 from .drafts import DraftStore
+from .drift_notice import DriftBanner, DriftChecks, drift_failed, job_drift, warm_in_background
 from .i18n import current_language, translate
 from .item_display import ItemDisplay, media_keys
 from .rubric_form import FormScroll, RubricForm
@@ -61,7 +62,6 @@ MIN_FOR_PACE = 3  # a pace from one or two answers is noise
 PEEK_DELAY_MS = 40
 WARM_AFTER_MS = 1500  # the statistics stack is imported once the first item has painted
 DRAFT_AFTER_MS = 300  # an unfinished answer is written this long after the last key
-DRIFT_RETRY_MS = 200  # how often a due drift check looks whether that import is done
 
 
 # -- worker jobs (database thread; no Qt in here) ---------------------------------------
@@ -102,12 +102,6 @@ def _job_submit(
         return Step(None, None, jid, alert, stale=True, drift_due=session.drift_due)
 
 
-def _job_drift(_study: Any, session: Any) -> None:
-    """The drift check of the anchor just answered: queued after the next item is shown, so the
-    save itself never waits for it (a flag is shown after the next live answer, as before)."""
-    session.check_drift()
-
-
 def _job_next(_study: Any, session: Any) -> Step:
     return Step(session.next(), session.progress())
 
@@ -140,28 +134,6 @@ def format_progress(p: Progress) -> str:
             else translate("LabelView", "about {n} h left").format(n=f"{mins / 60:.1f}")
         )
     return "  ·  ".join(parts)
-
-
-class Banner(QFrame):
-    """A calm notice with a button, above the item (the drift alert)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setAutoFillBackground(True)
-        self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(10, 6, 10, 6)
-        self.text = QLabel()
-        self.text.setWordWrap(True)
-        lay.addWidget(self.text, 1)
-        self.action = QPushButton()
-        self.dismiss = QPushButton()
-        for b in (self.action, self.dismiss):
-            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-            lay.addWidget(b)
-        self.dismiss.clicked.connect(self.hide)
-        self.hide()
 
 
 # -- the view --------------------------------------------------------------------------
@@ -203,9 +175,7 @@ class LabelView(SessionView):
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_AFTER_MS)
         self._draft_timer.timeout.connect(self._keep_draft)
-        self._drift_timer = QTimer(self)
-        self._drift_timer.setInterval(DRIFT_RETRY_MS)
-        self._drift_timer.timeout.connect(self._drift_tick)
+        self.drift_checks = DriftChecks(self._run_drift_check, self)
         self._build()
         self.open()
 
@@ -214,33 +184,8 @@ class LabelView(SessionView):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(10, 8, 10, 6)
         outer.setSpacing(6)
-        self.banner = Banner(self)
-        self.banner.action.setText(
-            translate("LabelView", "Recalibrate now ({key})").format(
-                key=self.keymap.hint("mode_calibration")
-            )
-        )
-        self.banner.dismiss.setText(
-            translate("LabelView", "Continue labelling ({key})").format(
-                key=self.keymap.hint("dismiss")
-            )
-        )
-        set_accessible(
-            self.banner.action,
-            translate("LabelView", "Recalibrate now"),
-            translate("LabelView", "Opens a short session that brings your answers back in line"),
-        )
-        set_accessible(
-            self.banner.dismiss,
-            translate("LabelView", "Continue labelling"),
-            translate("LabelView", "Closes the drift notice"),
-        )
-        set_accessible(
-            self.banner.text,
-            translate("LabelView", "Drift notice"),
-            translate("LabelView", "A notice about your recent answers"),
-        )
-        self.banner.action.clicked.connect(self._recalibrate)
+        self.banner = DriftBanner(self.keymap, self)
+        self.banner.recalibrate.connect(self.recalibrationRequested)
         outer.addWidget(self.banner)
         self.stack = QStackedWidget()
         outer.addWidget(self.stack, 1)
@@ -493,7 +438,7 @@ class LabelView(SessionView):
             # database worker (seconds on a loaded machine) while the rater waits to go on:
             # imported in the background once the first item has painted; the check waits.
             self.session.defer_drift = True
-            QTimer.singleShot(WARM_AFTER_MS, _warm_in_background)
+            QTimer.singleShot(WARM_AFTER_MS, warm_in_background)
 
     def _submitted(self, step: Step) -> None:
         if step.judgement is not None:
@@ -502,7 +447,7 @@ class LabelView(SessionView):
             self._drafts.clear(self._pending[0])  # stored: the draft has done its work
         self._pending = None
         if step.alert:  # taken from the session once: shown even when the next item is re-read
-            self._show_drift(step.alert)
+            self.banner.show_alert(step.alert, self.rubric)
         if step.stale:  # stored; the next item is read again (a read: safe to repeat)
             self._job(_job_next, self.session, on_done=self._step)
         else:
@@ -514,27 +459,17 @@ class LabelView(SessionView):
     def drift_check_waiting(self) -> bool:
         """An anchor's drift check waits for the statistics import (tests wait on this as a
         rater's seconds per item would)."""
-        return self._drift_timer.isActive()
-
-    def _drift_tick(self) -> None:
-        from ..services.labeling import drift_check_ready
-
-        if drift_check_ready():
-            self._check_drift_when_warm()
+        return self.drift_checks.waiting
 
     def _check_drift_when_warm(self) -> None:
-        """The drift check as a job of its own, once it no longer has to import anything (a
-        flag may then come an item or two later, never in the way of a save)."""
-        from ..services.labeling import drift_check_ready
-
         if self._closed or self.session is None:
             return
-        if not drift_check_ready():
-            _warm_in_background()
-            self._drift_timer.start()  # looks again every DRIFT_RETRY_MS
+        self.drift_checks.when_warm()
+
+    def _run_drift_check(self) -> None:
+        if self._closed or self.session is None:
             return
-        self._drift_timer.stop()
-        self.worker.run(_job_drift, self.session, on_error=self._guard(_drift_failed))
+        self.worker.run(job_drift, self.session, on_error=self._guard(drift_failed))
 
     def _step(self, step: Step) -> None:
         if step.progress is not None:
@@ -757,40 +692,11 @@ class LabelView(SessionView):
         else:
             self._drafts.clear(self._served.item_pk)
 
-    def _show_drift(self, alert: dict) -> None:
-        metric = alert.get("metric")
-        label = self.rubric.metric(metric).label if metric and self.rubric.has(metric) else metric
-        text = {
-            "up": translate(
-                "LabelView",
-                "Your recent answers on “{metric}” have drifted above the reference "
-                "answers. A short recalibration session brings them back in line.",
-            ),
-            "down": translate(
-                "LabelView",
-                "Your recent answers on “{metric}” have drifted below the reference "
-                "answers. A short recalibration session brings them back in line.",
-            ),
-        }.get(
-            alert.get("direction") or "",
-            translate(
-                "LabelView",
-                "Your recent answers on “{metric}” have drifted away from the reference answers. "
-                "A short recalibration session brings them back in line.",
-            ),
-        )
-        self.banner.text.setText(text.format(metric=label))
-        self.banner.show()
-
-    def _recalibrate(self) -> None:
-        self.banner.hide()
-        self.recalibrationRequested.emit()
-
     # -- actions (keys and buttons land here) --------------------------------------
     def key_actions(self) -> dict[str, Callable[[], Any]]:
         table: dict[str, Callable[[], Any]] = {
             "instructions": self._toggle_instructions,
-            "dismiss": self._dismiss_banner,
+            "dismiss": self.banner.dismiss_if_shown,
             "back": self._back,
             "submit": self._submit,
             "reason": self._focus_reason,
@@ -891,13 +797,6 @@ class LabelView(SessionView):
         self._job(_job_back, self.session, on_done=done)
         return True
 
-    def _dismiss_banner(self) -> bool:
-        """Esc on a shown banner hides it (and takes the key); otherwise the key goes on."""
-        if not self.banner.isVisible():
-            return False
-        self.banner.hide()
-        return True
-
     def _toggle_instructions(self) -> bool:
         if self._instructions is None:
             self._instructions = InstructionsDialog(self.rubric, self.keymap, self)
@@ -912,7 +811,7 @@ class LabelView(SessionView):
     def shutdown(self) -> None:
         if self._draft_timer.isActive():
             self._keep_draft()  # closed within the moment after a key: that key is kept too
-        self._drift_timer.stop()
+        self.drift_checks.stop()
         if self._instructions is not None:
             self._instructions.close()
         super().shutdown()
@@ -927,14 +826,3 @@ def _draft_store(settings: Any, snapshot: Any, rater: str) -> DraftStore | None:
     if not where:
         return None
     return DraftStore(Path(path).parent / "drafts", location_key(where), rater)
-
-
-def _warm_in_background() -> None:
-    from ..services.labeling import warm_drift_check
-
-    warm_drift_check()
-
-
-def _drift_failed(exc: BaseException) -> None:
-    # only a check: the answers are stored; the next anchor's check tries again
-    log.warning("drift check failed: %s", exc)
