@@ -51,16 +51,19 @@ def active_probabilities(u: list[float], n: float, floor: float = ACTIVE_FLOOR) 
     (the cap's excess is spread over the others)."""
     w = [max(float(x), floor) for x in u]
     n = min(float(n), len(w))
-    lo, hi = 0.0, 1.0
-    while sum(min(1.0, hi * x) for x in w) < n:
-        hi *= 2
-    for _ in range(100):  # bisection on the scale c of min(1, c * w)
-        mid = (lo + hi) / 2
-        if sum(min(1.0, mid * x) for x in w) < n:
-            lo = mid
-        else:
-            hi = mid
-    return [min(1.0, hi * x) for x in w]
+    # water-filling: the k largest weights capped at 1, the rest scaled to the remaining n - k;
+    # the smallest k for which the first uncapped weight stays below 1
+    order = sorted(w, reverse=True)
+    rest = sum(order)
+    scale = 0.0
+    for k, x in enumerate(order):
+        if rest <= 0:
+            break
+        scale = (n - k) / rest
+        if scale * x <= 1.0:
+            break
+        rest -= x
+    return [min(1.0, scale * x) for x in w]
 
 
 ACTIVE_TAU = 0.1  # the uniform share of an active design (study setting `active_tau`)
@@ -86,11 +89,11 @@ def calibrated_errors(
     bins: int = CALIBRATION_BINS,
     prior: float = CALIBRATION_PRIOR,
 ) -> list[float]:
-    """Each item's predicted error rate: its stated uncertainty `u` (1 - the judge's
-    confidence that its answer is right), moved by how far the judge's errors on the labelled
-    items of its confidence bin (`observed`: item index -> share of answers the humans
-    disagreed with) fell from what it stated there, shrunk toward the stated value (`prior`
-    labels' worth of trust in it). Equal-count bins over all items' u; no labels: u itself."""
+    """Each item's predicted error rate: the judge's error rate on the labelled items of its
+    confidence bin (`observed`: item index -> share of its answers the humans disagreed with),
+    shrunk toward the item's stated uncertainty `u` (1 - the judge's confidence that its
+    answer is right), which counts as `prior` labels. Equal-count bins over all items' u, about
+    five labels a bin at least; no labels: u itself."""
     m = len(u)
     if not observed or m == 0:
         return [min(1.0, max(0.0, x)) for x in u]
@@ -99,11 +102,17 @@ def calibrated_errors(
     bin_of = [0] * m
     for rank, i in enumerate(order):
         bin_of[i] = rank * k // m
-    gap: dict[int, list[float]] = defaultdict(list)
+    seen: dict[int, list[float]] = defaultdict(list)
     for i, e in observed.items():
-        gap[bin_of[i]].append(float(e) - u[i])
-    shift = {b: sum(g) / (len(g) + prior) for b, g in gap.items()}  # shrunk mean gap
-    return [min(1.0, max(0.0, u[i] + shift.get(bin_of[i], 0.0))) for i in range(m)]
+        seen[bin_of[i]].append(float(e))
+    total = {b: (sum(errs), len(errs)) for b, errs in seen.items()}
+    out = []
+    for i in range(m):
+        wrong, count = total.get(bin_of[i], (0.0, 0))
+        # the bin's observed errors and the item's stated value, the latter worth `prior`
+        # labels: a bin with few labels keeps the stated map, one with many follows the labels
+        out.append(min(1.0, max(0.0, (wrong + prior * u[i]) / (count + prior))))
+    return out
 
 
 def active_design(err: list[float], n: float, tau: float = ACTIVE_TAU) -> list[float]:
@@ -169,6 +178,17 @@ def draw_active(
             field="--sample",
         )
     obs = {str(k): float(v) for k, v in (observed or {}).items()}
+    # one error map over every generator's items: the judge's confidence means the same on
+    # each, and pooled the bins hold more labels
+    every = [i for g in sorted(by_gen) for _, i, _ in by_gen[g]]
+    u_all = [float(uncertainty.get(i, 1.0)) for i in every]
+    err_of = dict(
+        zip(
+            every,
+            calibrated_errors(u_all, {k: obs[i] for k, i in enumerate(every) if i in obs}),
+            strict=True,
+        )
+    )
     probs: dict[str, float] = {}
     drawn_now: list[str] = []
     for g in sorted(by_gen):
@@ -176,8 +196,7 @@ def draw_active(
         if sizes[g] <= 0:
             continue
         ids = [i for _, i, _ in rows]
-        u = [float(uncertainty.get(i, 1.0)) for i in ids]
-        err = calibrated_errors(u, {k: obs[i] for k, i in enumerate(ids) if i in obs})
+        err = [err_of[i] for i in ids]
         salt = f"active:{g}" if b == 0 else f"active:{g}:{b}"
         for i, p in zip(ids, active_design(err, sizes[g], tau), strict=True):
             probs[i] = p
