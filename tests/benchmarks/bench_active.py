@@ -1,4 +1,4 @@
-"""Active sampling against uniform (validity.md, model A): labels for the same interval width,
+"""Active sampling against uniform (validity.md, model AS): labels for the same interval width,
 and the coverage of the interval the report prints.
 
     PYTHONPATH=$PWD python tests/benchmarks/bench_active.py [--runs 1000] [--n 200] [--big-n 2000]
@@ -29,7 +29,6 @@ width. Coverage over the studies with an interval, Wilson 95% intervals.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
@@ -72,7 +71,13 @@ def population(rng: np.random.Generator, judge: str, big_n: int) -> dict[str, np
 
 
 def one(
-    rng: np.random.Generator, judge: str, design: str, n: int, big_n: int, alpha: float = 0.05
+    rng: np.random.Generator,
+    judge: str,
+    design: str,
+    n: int,
+    big_n: int,
+    alpha: float = 0.05,
+    tau: float = 0.1,
 ) -> tuple[dict, float, int]:
     """One study: the report's figure, the truth (the population's human pass rate), labels."""
     pop = population(rng, judge, big_n)
@@ -101,6 +106,7 @@ def one(
                 batch=n // batches,
                 before=sample,
                 observed=observed,
+                tau=tau,
             )
         assert sample is not None
         probs = {**sample["unsampled"], **sample["items"]}
@@ -125,18 +131,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--big-n", type=int, default=2000)
     ap.add_argument("--judges", default=",".join(JUDGES))
+    ap.add_argument("--tau", type=float, default=0.1, help="the setting active_tau")
     a = ap.parse_args()
     rng = np.random.default_rng(20261205)
-    print(f"N {a.big_n}, n {a.n}, runs {a.runs}")
+    print(f"N {a.big_n}, n {a.n}, runs {a.runs}, tau {a.tau}")
     print("| judge | design | labels | mean width | labels for uniform's width | coverage |")
     print("|---|---|---|---|---|---|")
     for judge in a.judges.split(","):
         base_width = None
         for design in DESIGNS:
-            t0 = time.perf_counter()
             widths, labels, covered, printed = [], [], 0, 0
             for _ in range(a.runs):
-                fig, truth, k = one(rng, judge, design, a.n, a.big_n)
+                fig, truth, k = one(rng, judge, design, a.n, a.big_n, tau=a.tau)
                 labels.append(k)
                 ppi = fig.get("ppi") or {}
                 if ppi.get("low") is None:
@@ -155,7 +161,6 @@ def main() -> None:
                 + (f" ({printed} of {a.runs} with an interval)" if printed < a.runs else ""),
                 flush=True,
             )
-            _ = time.perf_counter() - t0
 
 
 if __name__ == "__main__":
