@@ -236,3 +236,8 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     w = np.array([1 / two["items"][i] for i in drawn])
     y = np.array([truth[i] for i in drawn], float)
     assert fig["humans_only"]["estimate"] == pytest.approx(float(w @ y / w.sum()))
+    # the planner's top-up grows an active sample by one more batch, recalibrated
+    assert main([*args, "--top-up", "0.05"]) == 0
+    three = _settings(study)["human_sample"]
+    assert len(three["batches"]) == 3 and three["request"]["top_up_width"] == 0.05
+    assert three["batches"][:2] == two["batches"] and set(three["items"]) >= set(two["items"])
