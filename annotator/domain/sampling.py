@@ -10,7 +10,9 @@ has had the same chance), then the rest is drawn uniformly among the undrawn, wh
 whole a uniform sample at the new rate. The result is the JSON stored in the study setting
 `human_sample`: each drawn item's probability (`items`), each generator's rate (`rates`, the
 probability of every item of it), and the frame (the highest item key seen, to tell items
-imported later).
+imported later). An active sample (`draw_active`, `--active`) follows the judge's predicted
+errors instead, in batches; it records the same fields for the report, and each batch's own
+probabilities and draws (`batches`).
 """
 
 from __future__ import annotations
