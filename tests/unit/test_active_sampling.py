@@ -241,3 +241,42 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     three = _settings(study)["human_sample"]
     assert len(three["batches"]) == 3 and three["request"]["top_up_width"] == 0.05
     assert three["batches"][:2] == two["batches"] and set(three["items"]) >= set(two["items"])
+
+
+def test_the_studys_active_tau_sets_the_uniform_floor(tmp_path, capsys):
+    study, truth = _build(tmp_path)
+    from annotator.store import judge_store
+
+    s = Study.open(study)
+    try:
+        run = judge_store.start_run(
+            s.db,
+            judge="llm",
+            model="m",
+            prompt_sha256="0" * 64,
+            schema="{}",
+            base_url=None,
+            rubric_version=s.rubric.version,
+            version="v1",
+        )
+        judge_store.record_scores(
+            s.db,
+            run,
+            "llm",
+            "v1",
+            [
+                (item, {"instruction_following": "PASS"}, "", "", {"instruction_following": c})
+                for item, c in zip(truth, np.linspace(0.5, 1.0, len(truth)), strict=True)
+            ],
+        )
+    finally:
+        s.close()
+    assert main(["set", "active_tau", "2", "--study", str(study)]) == 2
+    assert "active_tau" in capsys.readouterr().err
+    assert main(["set", "active_tau", "0.5", "--study", str(study)]) == 0
+    args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
+    assert main([*args, "--sample", "12", "--active", "--seed", "2"]) == 0
+    (b,) = _settings(study)["human_sample"]["batches"]
+    assert b["tau"] == 0.5
+    assert min(b["p"].values()) == pytest.approx(0.5 * 12 / 30)  # the sure item: the floor
+    assert max(b["p"].values()) > 0.5 * 12 / 30 + 0.1
