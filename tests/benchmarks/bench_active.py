@@ -2,6 +2,7 @@
 and the coverage of the interval the report prints.
 
     PYTHONPATH=$PWD python tests/benchmarks/bench_active.py [--runs 1000] [--n 200] [--big-n 2000]
+        [--tau 0.1] [--judges "calibrated,unrelated"] [--designs "uniform;active, 4 batches"]
 
 One generator of N independent items, a 0/1 figure (the pass rate). The judge answers f on
 every item with a stated confidence c that its answer is right; the human answer is f, or its
@@ -132,7 +133,7 @@ def main() -> None:
     ap.add_argument("--big-n", type=int, default=2000)
     ap.add_argument("--judges", default=",".join(JUDGES))
     ap.add_argument("--tau", type=float, default=0.1, help="the setting active_tau")
-    ap.add_argument("--designs", default=",".join(DESIGNS))
+    ap.add_argument("--designs", default=";".join(DESIGNS), help="';'-separated")
     a = ap.parse_args()
     rng = np.random.default_rng(20261205)
     print(f"N {a.big_n}, n {a.n}, runs {a.runs}, tau {a.tau}")
@@ -140,7 +141,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for judge in a.judges.split(","):
         base_width = None
-        for design in a.designs.split(","):
+        for design in a.designs.split(";"):
             widths, labels, covered, printed = [], [], 0, 0
             for _ in range(a.runs):
                 fig, truth, k = one(rng, judge, design, a.n, a.big_n, tau=a.tau)
