@@ -277,7 +277,15 @@ def top_up(
             (r.pk, r.item_id, r.generator, r.case_id) for r in R.items(study.db) if not r.is_anchor
         ]
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        if (before.get("request") or {}).get("active"):
+        done: dict[str, float] = {}
+        for pb in before.get("batches") or []:
+            for g, k in pb["size"].items():
+                done[g] = done.get(g, 0.0) + float(k)
+        if (before.get("request") or {}).get("active") and all(
+            k <= done.get(g, 0.0) for g, k in need.items()
+        ):
+            sample = before  # the plan asks no more than the batches drew: nothing to draw
+        elif (before.get("request") or {}).get("active"):
             # an active sample grows by one more batch, recalibrated on the labels so far
             sample = _draw_active(
                 study, live, before, n=need, share=None, batch=None, seed=s, now=now

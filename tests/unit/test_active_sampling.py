@@ -241,6 +241,10 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     three = _settings(study)["human_sample"]
     assert len(three["batches"]) == 3 and three["request"]["top_up_width"] == 0.05
     assert three["batches"][:2] == two["batches"] and set(three["items"]) >= set(two["items"])
+    # a plan that asks no more than the batches drew leaves the sample as it is
+    assert main([*args, "--top-up", "0.9"]) == 0
+    assert "(0 new)" in capsys.readouterr().out
+    assert _settings(study)["human_sample"] == three
 
 
 def test_the_studys_active_tau_sets_the_uniform_floor(tmp_path, capsys):
