@@ -299,8 +299,18 @@ def build_parser() -> argparse.ArgumentParser:
     asg.add_argument(
         "--active",
         action="store_true",
-        help="with --sample/--sample-share: draw where the judge is least sure (its stated "
-        "confidence), N expected, each item's probability recorded",
+        help="with --sample/--sample-share: draw where the judge's errors are predicted "
+        "largest (from its stated confidence, recalibrated on the labels so far), N expected "
+        "per generator, each item's probability recorded; again on an active sample: its next "
+        "batch",
+    )
+    asg.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with --active: draw K of the N now, the next K at the next call (each batch "
+        "recalibrated on the labels gathered before it)",
     )
     asg.add_argument(
         "--pair-sample",
@@ -740,6 +750,8 @@ def _cmd_assign(a) -> int:
     try:
         if a.active and a.sample is None and a.sample_share is None:
             raise InputError("--active says how to draw a sample: add --sample N", field="--active")
+        if a.batch is not None and not a.active:
+            raise InputError("--batch splits an --active sample: add --active", field="--batch")
         if a.top_up is not None and (
             a.sample is not None or a.sample_share is not None or a.active or a.pair_sample
         ):
@@ -792,6 +804,7 @@ def _cmd_assign(a) -> int:
                 sample=a.sample,
                 sample_share=a.sample_share,
                 active=a.active,
+                batch=a.batch,
                 pair_sample=a.pair_sample,
                 top_up=a.top_up,
                 escalated=a.escalated,

@@ -10,7 +10,9 @@ has had the same chance), then the rest is drawn uniformly among the undrawn, wh
 whole a uniform sample at the new rate. The result is the JSON stored in the study setting
 `human_sample`: each drawn item's probability (`items`), each generator's rate (`rates`, the
 probability of every item of it), and the frame (the highest item key seen, to tell items
-imported later).
+imported later). An active sample (`draw_active`, `--active`) follows the judge's predicted
+errors instead, in batches; it records the same fields for the report, and each batch's own
+probabilities and draws (`batches`).
 """
 
 from __future__ import annotations
@@ -51,61 +53,213 @@ def active_probabilities(u: list[float], n: float, floor: float = ACTIVE_FLOOR) 
     (the cap's excess is spread over the others)."""
     w = [max(float(x), floor) for x in u]
     n = min(float(n), len(w))
-    lo, hi = 0.0, 1.0
-    while sum(min(1.0, hi * x) for x in w) < n:
-        hi *= 2
-    for _ in range(100):  # bisection on the scale c of min(1, c * w)
-        mid = (lo + hi) / 2
-        if sum(min(1.0, mid * x) for x in w) < n:
-            lo = mid
-        else:
-            hi = mid
-    return [min(1.0, hi * x) for x in w]
+    # water-filling: the k largest weights capped at 1, the rest scaled to the remaining n - k;
+    # the smallest k for which the first uncapped weight stays below 1
+    order = sorted(w, reverse=True)
+    rest = sum(order)
+    scale = 0.0
+    for k, x in enumerate(order):
+        if rest <= 0:
+            break
+        scale = (n - k) / rest
+        if scale * x <= 1.0:
+            break
+        rest -= x
+    return [min(1.0, scale * x) for x in w]
+
+
+ACTIVE_TAU = 0.1  # the uniform share of an active design (study setting `active_tau`)
+CALIBRATION_BINS = 5  # confidence bins the error map is recalibrated in
+CALIBRATION_PRIOR = 10.0  # labels' worth of trust in the stated confidence, per bin
+
+
+def _capped(w: list[float], n: float) -> list[float]:
+    """Probabilities proportional to w (>= 0), capped at 1, summing to n (<= len(w)): the
+    cap's excess spread over the others; items of weight 0 share what the others cannot take."""
+    pos = [x for x in w if x > 0]
+    if len(pos) <= n:  # every item that has a weight is certain; the rest spread evenly
+        zeros = len(w) - len(pos)
+        rest = (n - len(pos)) / zeros if zeros else 0.0
+        return [1.0 if x > 0 else rest for x in w]
+    return active_probabilities(w, n, floor=0.0)
+
+
+def calibrated_errors(
+    u: list[float],
+    observed: dict[int, float],
+    *,
+    bins: int = CALIBRATION_BINS,
+    prior: float = CALIBRATION_PRIOR,
+) -> list[float]:
+    """Each item's predicted error rate: the judge's error rate on the labelled items of its
+    confidence bin (`observed`: item index -> share of its answers the humans disagreed with),
+    shrunk toward the item's stated uncertainty `u` (1 - the judge's confidence that its
+    answer is right), which counts as `prior` labels. Equal-count bins over all items' u, about
+    five labels a bin at least; no labels: u itself."""
+    m = len(u)
+    if not observed or m == 0:
+        return [min(1.0, max(0.0, x)) for x in u]
+    order = sorted(range(m), key=lambda i: u[i])
+    k = max(1, min(bins, len(observed) // 5 or 1))  # about five labels a bin at least
+    bin_of = [0] * m
+    for rank, i in enumerate(order):
+        bin_of[i] = rank * k // m
+    seen: dict[int, list[float]] = defaultdict(list)
+    for i, e in observed.items():
+        seen[bin_of[i]].append(float(e))
+    total = {b: (sum(errs), len(errs)) for b, errs in seen.items()}
+    out = []
+    for i in range(m):
+        wrong, count = total.get(bin_of[i], (0.0, 0))
+        # the bin's observed errors and the item's stated value, the latter worth `prior`
+        # labels: a bin with few labels keeps the stated map, one with many follows the labels
+        out.append(min(1.0, max(0.0, (wrong + prior * u[i]) / (count + prior))))
+    return out
+
+
+def active_design(err: list[float], n: float, tau: float = ACTIVE_TAU) -> list[float]:
+    """Inclusion probabilities summing to n: (1 - tau) of them proportional to the predicted
+    size of the judge's error, sqrt(err) (the standard deviation of a 0/1 error of rate err,
+    the allocation that minimises the inverse-probability estimate's variance), capped at 1,
+    and tau spread uniformly, so every item has at least tau * n / N (a confidence that is
+    wrong about an item never leaves it undrawable)."""
+    big_n = len(err)
+    n = min(float(n), big_n)
+    by_error = _capped([math.sqrt(max(0.0, e)) for e in err], n)
+    return [(1.0 - tau) * p + tau * n / big_n for p in by_error]
 
 
 def draw_active(
     live: Iterable[tuple[int, str, str, str]],
     uncertainty: dict[str, float],
     *,
-    n: int | None,
+    n: int | dict[str, int] | None,
     share: float | None,
     seed: int,
     created_at: str,
+    batch: int | None = None,
+    before: dict[str, Any] | None = None,
+    observed: dict[str, float] | None = None,
+    tau: float = ACTIVE_TAU,
 ) -> dict[str, Any]:
-    """Active sampling (Zrnic & Candes 2024): per generator, each item drawn on its own
-    (Poisson sampling) with a probability that follows the judge's uncertainty on it (1 -
-    its stated confidence), floored so every item can be drawn; n (or the share) is the
-    expected sample size. Every item's probability is recorded (`items` for the drawn,
-    `unsampled` for the rest): the figures weigh a drawn item by 1/pi."""
+    """Active sampling (Zrnic & Candes 2024; Gligoric et al. 2025), drawn in batches.
+
+    Per generator, n (or the share; by generator name: the planner's top-up) items are
+    expected in all, `batch` of them per call (None:
+    all that remain). A batch draws every item of the generator on its own (Poisson sampling)
+    with probability `active_design` of its predicted error: `uncertainty` (1 - the judge's
+    stated confidence) recalibrated on the human labels gathered so far (`observed`: item ->
+    share of its answers the judge got wrong; `calibrated_errors`). An item drawn before may be
+    drawn again: its label is already there and costs nothing. The estimate is the average of
+    the batches' inverse-probability estimates, weighted by their planned sizes (each batch is
+    unbiased given the ones before it, so the average is too, however the labels moved the
+    design): a drawn item's weight is sum_b w_b [drawn in b] / p_b, recorded as its
+    probability 1 / weight in `items`; an undrawn item's probability of having been drawn in
+    some batch in `unsampled`; each batch's own probabilities in `batches`.
+    `before`: the active sample so far, whose batches this one follows."""
     _check(n, share)
+    if not 0 <= tau <= 1:
+        raise InputError(f"active_tau {tau}: a share in [0, 1]", field="active_tau")
+    if batch is not None and batch < 1:
+        raise InputError(f"--batch {batch}: at least 1 item per generator", field="--batch")
     by_gen = _by_generator(live)
-    items: dict[str, float] = {}
-    unsampled: dict[str, float] = {}
-    strata: dict[str, dict[str, int]] = {}
-    rates: dict[str, float] = {}
+    prev = list((before or {}).get("batches") or [])
+    b = len(prev)
+    sizes: dict[str, float] = {}
+    for g, rows in by_gen.items():
+        if isinstance(n, dict):  # the planner's top-up: a generator not named draws nothing
+            total = float(min(len(rows), int(n.get(g, 0))))
+        else:
+            total = min(len(rows), n) if n is not None else share * len(rows)  # type: ignore[operator]
+        done = sum(float(pb["size"].get(g, 0.0)) for pb in prev)
+        sizes[g] = max(0.0, min(float(batch) if batch else total, total - done))
+    if not any(v > 0 for v in sizes.values()):
+        raise InputError(
+            f"the active sample is complete: {b} batches drew what --sample asks per generator; "
+            "ask for more with a larger --sample N",
+            field="--sample",
+        )
+    obs = {str(k): float(v) for k, v in (observed or {}).items()}
+    # one error map over every generator's items: the judge's confidence means the same on
+    # each, and pooled the bins hold more labels
+    every = [i for g in sorted(by_gen) for _, i, _ in by_gen[g]]
+    u_all = [float(uncertainty.get(i, 1.0)) for i in every]
+    err_of = dict(
+        zip(
+            every,
+            calibrated_errors(u_all, {k: obs[i] for k, i in enumerate(every) if i in obs}),
+            strict=True,
+        )
+    )
+    probs: dict[str, float] = {}
+    drawn_now: list[str] = []
     for g in sorted(by_gen):
         rows = by_gen[g]
-        want = min(len(rows), n) if n is not None else share * len(rows)  # type: ignore[operator]
-        pis = active_probabilities([uncertainty.get(i, 1.0) for _, i, _ in rows], want)
-        for (_, i, _), p in zip(rows, pis, strict=True):
-            if _key(seed, i, f"active:{g}") < p:
-                items[i] = p
-            else:
-                unsampled[i] = p
-        strata[g] = {"n_live": len(rows), "n_drawn": sum(1 for _, i, _ in rows if i in items)}
-        rates[g] = want / len(rows)
+        if sizes[g] <= 0:
+            continue
+        ids = [i for _, i, _ in rows]
+        err = [err_of[i] for i in ids]
+        salt = f"active:{g}" if b == 0 else f"active:{g}:{b}"
+        for i, p in zip(ids, active_design(err, sizes[g], tau), strict=True):
+            probs[i] = p
+            if _key(seed, i, salt) < p:
+                drawn_now.append(i)
+    batches = [
+        *prev,
+        {
+            "created_at": created_at,
+            "size": {g: v for g, v in sizes.items() if v > 0},
+            "tau": tau,
+            "calibrated_on": len(obs),
+            "p": probs,
+            "drawn": sorted(drawn_now),
+        },
+    ]
     return {
         "seed": int(seed),
         "created_at": created_at,
-        "design": "active: Poisson sampling, pi following the judge's uncertainty (floor "
-        f"{ACTIVE_FLOOR})",
-        "request": {"n": n, "share": share, "active": True},
+        "design": "active: Poisson sampling in batches, pi following the predicted size of the "
+        f"judge's error (sqrt of its recalibrated error rate), mixed with uniform (tau {tau:g})",
+        "request": {"n": n, "share": share, "active": True, "batch": batch, "tau": tau},
         "frame_max_pk": max(pk for rows in by_gen.values() for pk, _, _ in rows),
-        "rates": rates,
-        "strata": strata,
-        "items": items,
-        "unsampled": unsampled,
+        **combined(by_gen, batches),
+        "batches": batches,
     }
+
+
+def combined(
+    by_gen: dict[str, list[tuple[int, str, str]]], batches: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The batches as one design the report reads: per drawn item 1 / (its weight in the
+    average of the batches' inverse-probability estimates), per undrawn item the probability
+    that some batch drew it, per generator the expected share drawn."""
+    items: dict[str, float] = {}
+    unsampled: dict[str, float] = {}
+    rates: dict[str, float] = {}
+    strata: dict[str, dict[str, int]] = {}
+    for g in sorted(by_gen):
+        ids = [i for _, i, _ in by_gen[g]]
+        mine = [pb for pb in batches if float(pb["size"].get(g, 0.0)) > 0]
+        total = sum(float(pb["size"][g]) for pb in mine)
+        weight: dict[str, float] = defaultdict(float)
+        missed = dict.fromkeys(ids, 1.0)
+        for pb in mine:
+            share_b = float(pb["size"][g]) / total
+            p_b = pb["p"]
+            for i in pb["drawn"]:
+                if i in missed:
+                    weight[i] += share_b / float(p_b[i])
+            for i in ids:
+                if i in p_b:  # an item imported after this batch was not in its frame
+                    missed[i] *= 1.0 - float(p_b[i])
+        for i in ids:
+            if weight.get(i, 0.0) > 0:
+                items[i] = 1.0 / weight[i]
+            else:
+                unsampled[i] = 1.0 - missed[i]
+        rates[g] = total / len(ids) if ids else 0.0
+        strata[g] = {"n_live": len(ids), "n_drawn": sum(1 for i in ids if i in items)}
+    return {"rates": rates, "strata": strata, "items": items, "unsampled": unsampled}
 
 
 def _check(n: int | dict[str, int] | None, share: float | None) -> None:

@@ -204,6 +204,11 @@ SETTINGS: dict[str, Setting] = {
         ),
         "an answer counts only once its item was on screen this long",
     ),
+    "active_tau": Setting(
+        0.1,
+        number(0, 1, "a share between 0 and 1, e.g. 0.1 (1: a uniform sample)"),
+        "the share of an --active sample drawn uniformly (every item at least tau * n / N)",
+    ),
     "debiased_plan_width": Setting(
         0.1,
         number(

@@ -10,11 +10,13 @@ allow-list of settings; the sample names items and generators, which a package m
 from __future__ import annotations
 
 import secrets
+from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any
 
 from ..domain.errors import InputError
 from ..domain.sampling import draw_active, draw_sample
+from ..domain.settings import setting
 from ..stats.debiased import SAMPLE_SETTING
 from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING
 from ..stats.pair_tallies import pair_key
@@ -33,6 +35,82 @@ def judge_uncertainty(study: Study) -> dict[str, float]:
     return {i: sum(v) / len(v) for i, v in total.items()}
 
 
+def _same(a: Any, b: Any) -> bool:
+    """A human's answer and a judge's agree: equal numbers, equal tag sets, equal texts."""
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return sorted(map(str, a)) == sorted(map(str, b))
+    return str(a) == str(b)
+
+
+def judge_errors(study: Study) -> dict[str, float]:
+    """Per item the humans answered, the share of (score with a stated confidence, human)
+    pairs where the human's answer differs from the judge's: what the judge's confidence
+    claims to predict, and what an active batch recalibrates it on."""
+    item_of = {r.pk: r.item_id for r in R.items(study.db)}
+    scores: dict[int, list[tuple[str, Any]]] = {}
+    for sc in R.judge_scores(study.db):
+        if sc.confidence is not None and sc.item_pk in item_of:
+            scores.setdefault(sc.item_pk, []).append((sc.metric, sc.value))
+    wrong: dict[str, list[float]] = {}
+    with closing(R.judgements(study.db, ("live",))) as rows:
+        for j in rows:
+            for metric, value in scores.get(j.item_pk, []):
+                if metric in j.answers and j.answers[metric] is not None:
+                    wrong.setdefault(item_of[j.item_pk], []).append(
+                        0.0 if _same(j.answers[metric], value) else 1.0
+                    )
+    return {i: sum(v) / len(v) for i, v in wrong.items()}
+
+
+def _draw_active(
+    study: Study,
+    live: list[tuple[int, str, str, str]],
+    before: dict[str, Any] | None,
+    *,
+    n: int | dict[str, int] | None,
+    share: float | None,
+    batch: int | None,
+    seed: int,
+    now: str,
+) -> dict[str, Any]:
+    """The next batch of an active sample (the first where none is recorded)."""
+    if before and not (before.get("request") or {}).get("active"):
+        raise InputError(
+            f"the study already records a uniform sample ({len(before.get('items') or {})} "
+            "items): --active would mix designs; top it up without --active",
+            field="--active",
+        )
+    if before and not before.get("batches"):
+        raise InputError(
+            "the study's active sample was drawn in one batch before batches were recorded: "
+            "it cannot be continued",
+            field="--active",
+        )
+    u = judge_uncertainty(study)
+    if not u:
+        raise InputError(
+            "--active needs the judge's confidences: run `annotator judge run --confidence "
+            "logprobs|field` first (or drop --active for a uniform sample)",
+            field="--active",
+        )
+    if batch is None and before:
+        batch = (before.get("request") or {}).get("batch")
+    return draw_active(
+        live,
+        u,
+        n=n,
+        share=share,
+        seed=seed,
+        created_at=now,
+        batch=batch,
+        before=before,
+        observed=judge_errors(study) if before else None,
+        tau=float(setting(study.db.all_settings(), "active_tau")),
+    )
+
+
 def draw(
     study: Study,
     *,
@@ -40,6 +118,7 @@ def draw(
     share: float | None,
     seed: int | None,
     active: bool = False,
+    batch: int | None = None,
 ) -> tuple[dict[str, Any], set[int], str]:
     """Draw or top up the sample; returns it, the item keys in it, and a line for the lead."""
     study.require_lead("a human sample")
@@ -50,20 +129,9 @@ def draw(
     live = [(r.pk, r.item_id, r.generator, r.case_id) for r in R.items(study.db) if not r.is_anchor]
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if active:
-        if before:
-            raise InputError(
-                f"the study already records a sample ({len(before.get('items') or {})} items): "
-                "--active draws a new design only where none exists",
-                field="--active",
-            )
-        u = judge_uncertainty(study)
-        if not u:
-            raise InputError(
-                "--active needs the judge's confidences: run `annotator judge run --confidence "
-                "logprobs|field` first (or drop --active for a uniform sample)",
-                field="--active",
-            )
-        sample = draw_active(live, u, n=n, share=share, seed=seed, created_at=now)
+        sample = _draw_active(
+            study, live, before, n=n, share=share, batch=batch, seed=seed, now=now
+        )
     else:
         sample = draw_sample(live, n=n, share=share, seed=seed, before=before, created_at=now)
     study.db.set_setting(SAMPLE_SETTING, sample)
@@ -204,19 +272,28 @@ def top_up(
     need = needed_per_unit(rows, "items")
     if isinstance(settings.get(SAMPLE_SETTING), dict):
         before = settings[SAMPLE_SETTING]
-        if (before.get("request") or {}).get("active"):
-            raise InputError(
-                "the study's sample was drawn with --active: --top-up draws uniformly and "
-                "would mix designs",
-                field="--top-up",
-            )
         s = int(before.get("seed", 0)) if seed is None else seed
         live = [
             (r.pk, r.item_id, r.generator, r.case_id) for r in R.items(study.db) if not r.is_anchor
         ]
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        sample = draw_sample(live, n=need, share=None, seed=s, before=before, created_at=now)
-        sample["request"] = {"top_up_width": width, "n": need}
+        done: dict[str, float] = {}
+        for pb in before.get("batches") or []:
+            for g, k in pb["size"].items():
+                done[g] = done.get(g, 0.0) + float(k)
+        if (before.get("request") or {}).get("active") and all(
+            k <= done.get(g, 0.0) for g, k in need.items()
+        ):
+            sample = before  # the plan asks no more than the batches drew: nothing to draw
+        elif (before.get("request") or {}).get("active"):
+            # an active sample grows by one more batch, recalibrated on the labels so far
+            sample = _draw_active(
+                study, live, before, n=need, share=None, batch=None, seed=s, now=now
+            )
+            sample["request"]["top_up_width"] = width
+        else:
+            sample = draw_sample(live, n=need, share=None, seed=s, before=before, created_at=now)
+            sample["request"] = {"top_up_width": width, "n": need}
         study.db.set_setting(SAMPLE_SETTING, sample)
         chosen = set(sample["items"])
         only = {r.pk for r in R.items(study.db) if r.item_id in chosen}

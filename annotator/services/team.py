@@ -23,6 +23,7 @@ def assign(
     sample: int | None = None,
     sample_share: float | None = None,
     active: bool = False,
+    batch: int | None = None,
     pair_sample: int | None = None,
     top_up: float | None = None,
     escalated: bool = False,
@@ -71,7 +72,9 @@ def assign(
         from .sampling import draw
 
         # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
-        _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed, active=active)
+        _, only, sampled = draw(
+            study, n=sample, share=sample_share, seed=seed, active=active, batch=batch
+        )
     if top_up is not None:
         from .sampling import top_up as grow
 

@@ -379,19 +379,20 @@ def test_how_far_the_judge_was_off_reads_with_its_sign(err, says):
     assert line == f"the judge j {says}"
 
 
-def test_active_probabilities_follow_uncertainty_with_a_floor_and_are_kept():
-    from annotator.domain.sampling import active_probabilities, draw_active
+def test_active_probabilities_follow_the_predicted_error_with_a_uniform_share_and_are_kept():
+    from annotator.domain.sampling import draw_active
 
-    u = [0.0] * 10 + [0.5] * 10 + [1.0] * 5
-    pi = active_probabilities(u, 8)
-    assert sum(pi) == pytest.approx(8) and max(pi) <= 1
-    assert pi[0] > 0 and pi[10] == pytest.approx(5 * pi[0]) and pi[20] == pytest.approx(2 * pi[10])
+    u = [0.0] * 10 + [0.25] * 10 + [1.0] * 5
+    # the design written out: 0.9 of n in proportion to sqrt(u), 0.1 of n uniform
+    root = np.sqrt(u)
+    pi = 0.9 * 8 * root / root.sum() + 0.1 * 8 / 25
     live = [(k, f"i{k}", "g", f"c{k % 5}") for k in range(25)]
     unc = {f"i{k}": x for k, x in enumerate(u)}
     counts: Counter[str] = Counter()
     for seed in range(3000):
         s = draw_active(live, unc, n=8, share=None, seed=seed, created_at="t")
         assert set(s["items"]) | set(s["unsampled"]) == {f"i{k}" for k in range(25)}
+        assert s["batches"][0]["p"] == pytest.approx({f"i{k}": p for k, p in enumerate(pi)})
         counts.update(list(s["items"]))
     for k in (0, 10, 20):  # drawn at the recorded rate
         assert counts[f"i{k}"] / 3000 == pytest.approx(pi[k], abs=4 * np.sqrt(0.25 / 3000))

@@ -1,0 +1,286 @@
+"""Active sampling (`assign --sample N --active [--batch K]`): the design against its formula,
+the recalibration, the batches and their combination, end to end on a real study, and a fast
+coverage check (the full simulation is tests/benchmarks/bench_active.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import binomtest
+from test_debiased_report import _build, _report, _settings
+
+from annotator.cli import main
+from annotator.domain.errors import InputError
+from annotator.domain.sampling import active_design, calibrated_errors, draw_active
+from annotator.services.study import Study
+from annotator.stats.debiased import _one_figure
+
+
+def _expected_design(err: list[float], n: float, tau: float) -> np.ndarray:
+    """The design written out: (1 - tau) of n in proportion to sqrt(err), capped at 1 (the
+    scale found by root finding), plus tau * n / N on every item."""
+    s = np.sqrt(np.asarray(err, float))
+    scale = brentq(lambda c: np.minimum(1.0, c * s).sum() - n, 0.0, 1e6)
+    return (1 - tau) * np.minimum(1.0, scale * s) + tau * n / len(err)
+
+
+@pytest.mark.parametrize("n", [3.0, 12.0, 30.0])
+def test_the_design_is_the_formula_sums_to_n_and_keeps_the_uniform_floor(n):
+    rng = np.random.default_rng(3)
+    err = list(rng.uniform(0, 0.5, 40) ** 2) + [0.0] * 5 + [0.9] * 5
+    pi = np.array(active_design(err, n, tau=0.1))
+    assert pi == pytest.approx(_expected_design(err, n, 0.1), abs=1e-9)
+    assert pi.sum() == pytest.approx(n) and pi.max() <= 1.0 + 1e-12
+    assert pi.min() >= 0.1 * n / 50 - 1e-12  # the judge's sure items can still be drawn
+    assert active_design(err, n, tau=1.0) == pytest.approx([n / 50] * 50)  # tau 1: uniform
+
+
+def test_a_judge_sure_everywhere_gets_a_uniform_design():
+    assert active_design([0.0] * 10, 4, tau=0.1) == pytest.approx([0.4] * 10)
+
+
+def test_the_error_map_moves_toward_the_labels_by_bin_shrunk_toward_the_stated():
+    u = [0.1] * 20
+    assert calibrated_errors(u, {}) == u  # no labels: the stated confidence
+    # ten labels, all wrong, on the first half: two bins of ten items; the first moves by
+    # the mean gap (1 - 0.1) shrunk by 10 / (10 + 10 labels' worth of trust in the stated)
+    err = calibrated_errors(u, dict.fromkeys(range(10), 1.0))
+    assert err[:10] == pytest.approx([0.1 + 10 * 0.9 / 20] * 10)
+    assert err[10:] == pytest.approx([0.1] * 10)
+
+
+def _live(n: int, gens: tuple[str, ...] = ("g",)) -> list[tuple[int, str, str, str]]:
+    return [
+        (k * len(gens) + j + 1, f"{g}-{k}", g, f"c{k}")
+        for k in range(n)
+        for j, g in enumerate(gens)
+    ]
+
+
+def test_batches_are_recorded_and_combined_as_the_size_weighted_average_of_their_designs():
+    live = _live(50, ("a", "b"))
+    unc = {i: (0.02 if k % 2 else 0.4) for _, i, _, _ in live for k in [int(i.split("-")[1])]}
+    first = draw_active(live, unc, n=20, share=None, seed=7, created_at="t", batch=8)
+    assert len(first["batches"]) == 1 and first["batches"][0]["size"] == {"a": 8.0, "b": 8.0}
+    assert first["request"]["batch"] == 8
+    # the labels say the judge errs on its sure items as much as on the others
+    observed = dict.fromkeys(first["items"], 0.3)
+    second = draw_active(
+        live, unc, n=20, share=None, seed=7, created_at="t", before=first, observed=observed
+    )
+    b1, b2 = second["batches"]
+    assert b1 == first["batches"][0] and b2["size"] == {"a": 12.0, "b": 12.0}  # the rest
+    assert b2["calibrated_on"] == len(observed)
+    for g in ("a", "b"):
+        ids = [i for _, i, gg, _ in live if gg == g]
+        assert sum(b2["p"][i] for i in ids) == pytest.approx(12)
+        now = sum(b2["p"][i] for i in ids if unc[i] < 0.1) / 12
+        was = sum(b1["p"][i] for i in ids if unc[i] < 0.1) / 8
+        assert now > was  # recalibrated: the sure items take a larger share of the batch
+        for i in ids:
+            w = 8 / 20 * (i in b1["drawn"]) / b1["p"][i] + 12 / 20 * (i in b2["drawn"]) / b2["p"][i]
+            if w:
+                assert second["items"][i] == pytest.approx(1 / w)
+            else:
+                missed = (1 - b1["p"][i]) * (1 - b2["p"][i])
+                assert second["unsampled"][i] == pytest.approx(1 - missed)
+    assert set(second["items"]) >= set(first["items"])  # a drawn item stays drawn
+    with pytest.raises(InputError, match="complete"):
+        draw_active(live, unc, n=20, share=None, seed=7, created_at="t", before=second)
+
+
+def _study(rng: np.random.Generator, big_n: int) -> dict[str, np.ndarray]:
+    """A judge mostly sure and right there: 80% of items stated 0.95-1, the rest 0.5-0.8,
+    wrong with probability 1 - c."""
+    sure = rng.random(big_n) < 0.8
+    c = np.where(sure, rng.uniform(0.95, 1.0, big_n), rng.uniform(0.5, 0.8, big_n))
+    f = (rng.random(big_n) < 0.7).astype(float)
+    wrong = rng.random(big_n) < 1 - c
+    return {"f": f, "c": c, "y": np.where(wrong, 1 - f, f), "wrong": wrong.astype(float)}
+
+
+def _batched(pop: dict[str, np.ndarray], n: int, batches: int, seed: int) -> dict:
+    ids = [f"i{k}" for k in range(len(pop["f"]))]
+    live = [(k + 1, i, "g", i) for k, i in enumerate(ids)]
+    unc = {i: float(1 - pop["c"][k]) for k, i in enumerate(ids)}
+    sample = None
+    for _ in range(batches):
+        observed = {i: float(pop["wrong"][int(i[1:])]) for i in sample["items"]} if sample else None
+        sample = draw_active(
+            live,
+            unc,
+            n=n,
+            share=None,
+            seed=seed,
+            created_at="t",
+            batch=n // batches,
+            before=sample,
+            observed=observed,
+        )
+    assert sample is not None
+    return sample
+
+
+def test_the_average_of_the_batches_estimates_is_unbiased():
+    """Zrnic & Candes' estimator written out from the stored batches: the judge's mean plus the
+    size-weighted average over batches of sum (y - f) / p_b / N over the batch's draws."""
+    pop = _study(np.random.default_rng(11), 300)
+    truth = float(pop["y"].mean())
+    est = []
+    for seed in range(300):
+        s = _batched(pop, 60, 3, seed)
+        corr = 0.0
+        for b in s["batches"]:
+            w = b["size"]["g"] / 60
+            corr += w * sum(
+                (pop["y"][int(i[1:])] - pop["f"][int(i[1:])]) / b["p"][i] for i in b["drawn"]
+            )
+        est.append(pop["f"].mean() + corr / 300)
+    est_a = np.array(est)
+    assert abs(est_a.mean() - truth) < 3.5 * est_a.std() / np.sqrt(len(est_a))
+
+
+def test_the_reports_interval_covers_on_a_batched_active_sample():
+    """A fast coverage check of the interval the report prints: 200 studies of 600 items, 80
+    labels in two batches (the benchmark runs 1,000 per cell)."""
+    rng = np.random.default_rng(5)
+    covered = printed = 0
+    for seed in range(200):
+        pop = _study(rng, 600)
+        s = _batched(pop, 80, 2, seed)
+        ids = [f"i{k}" for k in range(600)]
+        probs = {**s["unsampled"], **s["items"]}
+        drawn = np.array([i in s["items"] for i in ids])
+        sub = pd.DataFrame(
+            {
+                "case_id": ids,
+                "f": pop["f"],
+                "y": np.where(drawn, pop["y"], np.nan),
+                "pi": [probs[i] for i in ids],
+                "in_sample": drawn,
+            }
+        )
+        ppi = _one_figure(sub, True, 10, 0.05, (0.0, 1.0))["ppi"]
+        if ppi["low"] is not None:
+            printed += 1
+            covered += ppi["low"] <= pop["y"].mean() <= ppi["high"]
+    assert printed >= 190
+    ci = binomtest(covered, printed).proportion_ci(0.99, method="wilson")
+    assert ci.low <= 0.95 <= ci.high or covered / printed > 0.95
+
+
+def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_reweights(
+    tmp_path, capsys
+):
+    study, truth = _build(tmp_path)
+    from annotator.store import judge_store
+
+    s = Study.open(study)
+    try:
+        run = judge_store.start_run(
+            s.db,
+            judge="llm",
+            model="m",
+            prompt_sha256="0" * 64,
+            schema="{}",
+            base_url=None,
+            rubric_version=s.rubric.version,
+            version="v1",
+        )
+        # sure on every third item, and wrong on half of those: the labels will say its
+        # confidence is no guide
+        judge_store.record_scores(
+            s.db,
+            run,
+            "llm",
+            "v1",
+            [
+                (
+                    item,
+                    # wrong on every other item it is sure of
+                    {"instruction_following": "PASS" if y != (i % 6 == 0) else "FAIL"},
+                    "",
+                    "",
+                    {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
+                )
+                for i, (item, y) in enumerate(truth.items())
+            ],
+        )
+    finally:
+        s.close()
+    args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
+    assert main([*args, "--batch", "5"]) == 2  # --batch without --active
+    assert "--active" in capsys.readouterr().err
+    assert main([*args, "--sample", "20", "--active", "--batch", "10", "--seed", "4"]) == 0
+    one = _settings(study)["human_sample"]
+    assert len(one["batches"]) == 1 and one["batches"][0]["calibrated_on"] == 0
+    assert main([*args, "--sample", "20", "--active"]) == 0  # the next batch, same seed
+    two = _settings(study)["human_sample"]
+    b1, b2 = two["batches"]
+    assert two["seed"] == 4 and b1 == one["batches"][0]
+    assert b2["calibrated_on"] == len(truth)  # the humans rated every item
+    # the judge erred where it was sure: those items' predicted error rose, so their share did
+    gen_a = [i for i in truth if "-gen-a-" in i]
+    sure = [i for k, i in enumerate(truth) if k % 3 == 0 and i in gen_a]
+    assert sum(b2["p"][i] for i in sure) > 1.5 * sum(b1["p"][i] for i in sure)
+    assert main([*args, "--sample", "20", "--active"]) == 2  # complete: refused, unchanged
+    assert "complete" in capsys.readouterr().err
+    assert _settings(study)["human_sample"] == two
+    rep = _report(study, tmp_path, "batched")
+    fig = rep["debiased"]["judges"]["llm"]["by_generator"]["gen-a"]["instruction_following"]
+    drawn = [i for i in two["items"] if i in gen_a]
+    assert fig["n_sampled"] == len(drawn)
+    # the humans-only figure is the combined-weight (1 / stored pi) mean of the drawn items
+    w = np.array([1 / two["items"][i] for i in drawn])
+    y = np.array([truth[i] for i in drawn], float)
+    assert fig["humans_only"]["estimate"] == pytest.approx(float(w @ y / w.sum()))
+    # the planner's top-up grows an active sample by one more batch, recalibrated
+    assert main([*args, "--top-up", "0.05"]) == 0
+    three = _settings(study)["human_sample"]
+    assert len(three["batches"]) == 3 and three["request"]["top_up_width"] == 0.05
+    assert three["batches"][:2] == two["batches"] and set(three["items"]) >= set(two["items"])
+    # a plan that asks no more than the batches drew leaves the sample as it is
+    assert main([*args, "--top-up", "0.9"]) == 0
+    assert "(0 new)" in capsys.readouterr().out
+    assert _settings(study)["human_sample"] == three
+
+
+def test_the_studys_active_tau_sets_the_uniform_floor(tmp_path, capsys):
+    study, truth = _build(tmp_path)
+    from annotator.store import judge_store
+
+    s = Study.open(study)
+    try:
+        run = judge_store.start_run(
+            s.db,
+            judge="llm",
+            model="m",
+            prompt_sha256="0" * 64,
+            schema="{}",
+            base_url=None,
+            rubric_version=s.rubric.version,
+            version="v1",
+        )
+        judge_store.record_scores(
+            s.db,
+            run,
+            "llm",
+            "v1",
+            [
+                (item, {"instruction_following": "PASS"}, "", "", {"instruction_following": c})
+                for item, c in zip(truth, np.linspace(0.5, 1.0, len(truth)), strict=True)
+            ],
+        )
+    finally:
+        s.close()
+    assert main(["set", "active_tau", "2", "--study", str(study)]) == 2
+    assert "active_tau" in capsys.readouterr().err
+    assert main(["set", "active_tau", "0.5", "--study", str(study)]) == 0
+    args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
+    assert main([*args, "--sample", "12", "--active", "--seed", "2"]) == 0
+    (b,) = _settings(study)["human_sample"]["batches"]
+    assert b["tau"] == 0.5
+    assert min(b["p"].values()) == pytest.approx(0.5 * 12 / 30)  # the sure item: the floor
+    assert max(b["p"].values()) > 0.5 * 12 / 30 + 0.1
