@@ -28,6 +28,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # an answer counts only once its item was on screen this long (docs/raters.md says why 250)
     "min_exposure_ms": 250,
     "debiased_plan_width": 0.1,  # the width the report's debiased plans aim at (stats/debiased_plan.py)
+    # the planner's cheapest mix of human labels and judge calls prices them so (any one unit)
+    "cost_human_label": 1.0,
+    "cost_judge_call": 0.01,
     # certified judging (stats/certified.py): the accepted items disagree with the humans at most
     # alpha, with probability at least 1 - delta; scales agree within the tolerance (0: exactly)
     "certified_alpha": 0.1,

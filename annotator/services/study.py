@@ -75,6 +75,9 @@ def check_setting(key: str, value: Any) -> None:
     elif key == "debiased_plan_width":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise bad("a positive width in the figure's units, e.g. 0.1 (a pass rate +/- 0.05)")
+    elif key in ("cost_human_label", "cost_judge_call"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise bad("a positive cost in any one unit for both costs, e.g. 1.0 or 0.01")
     elif key == "alt_test_epsilon":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise bad("a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1")

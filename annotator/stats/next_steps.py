@@ -45,7 +45,8 @@ from typing import Any
 from ..domain.figures import MISSING, metric_labels
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
-from .debiased import figure_words
+from .debiased import debiased_words, figure_words
+from .debiased_plan import labels_for
 
 ALT_TEST_OVERLAP = MIN_OTHERS + 1  # raters on an item for the alt-test to use it
 COMPETENCE_OVERLAP = 2  # raters on an item for it to count as shared
@@ -199,7 +200,11 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
                 f"{abs(err['estimate']):.2f} [{lo:.2f}, {hi:.2f}]"
             )
             if (r.get("debiased") or {}).get("low") is not None:
-                part += f" (debiased {ci_text(r['debiased'])})"
+                value = r.get("judge_value") or {}
+                if value.get("added_nothing"):
+                    part += f" (humans only {ci_text(r['debiased'])}; {value['words']})"
+                else:
+                    part += f" (debiased {ci_text(r['debiased'])})"
             parts.append(part)
         out.append(
             {
@@ -580,9 +585,35 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
             half = (ppi["high"] - ppi["low"]) / 2
             if half <= target:
                 continue
-            more = math.ceil(n * ((half / target) ** 2 - 1))
+            value = (fig or {}).get("judge_value") or {}
+            # items sharing cases: the spread between cases does not shrink with more labels
+            need = labels_for(n, 2 * half, 2 * target, float(value.get("design_effect") or 1.0))
+            what = (
+                f"{debiased_words(fig or {})} {str(kinds.get(name) or name)} with the judge {judge}"
+            )
+            worth = f"; {value['words']}" if value.get("words") else ""
+            if need is None:
+                out.append(
+                    {
+                        "text": f"{gen}'s {what} cannot reach +/-{target:g} on its "
+                        f"{(fig or {}).get('n_cases')} cases (now {ci_text(ppi)} from {n} labels): "
+                        "the spread between cases alone is wider; only more cases narrow it"
+                        + worth,
+                        "figures": {
+                            "judge": judge,
+                            "generator": gen,
+                            "figure": name,
+                            "labels_now": n,
+                            "labels_more": None,
+                            "half_width_now": half,
+                            "half_width_target": target,
+                            "judge_value": value or None,
+                        },
+                    }
+                )
+                continue
+            more = need - n
             n_items = int((fig or {}).get("n_items") or 0)
-            what = f"debiased {str(kinds.get(name) or name)} with the judge {judge}"
             if n_items and n + more > n_items:
                 # the sample cannot outgrow the generator's items: say what all of them give
                 at_all = half * math.sqrt(n / n_items)
@@ -601,7 +632,7 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
                 command = f"annotator assign --study {_study_arg(report)} --sample {n + more}"
             out.append(
                 {
-                    "text": text,
+                    "text": text + worth,
                     "command": command,
                     "figures": {
                         "judge": judge,
@@ -611,6 +642,7 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
                         "labels_more": more,
                         "half_width_now": half,
                         "half_width_target": target,
+                        "judge_value": value or None,
                     },
                 }
             )

@@ -281,7 +281,9 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
         assert not any(k in text for k in keys), text
     assert any(labels["layout_hierarchy"] in line for line in lines)
     assert "Verdict (pass rate)" in shown and f"{labels['layout_hierarchy']} (mean score)" in shown
-    assert all("human labels' worth from" in line for line in lines if "debiased" in line)
+    # each figure says what the judge was worth, or that it cannot help yet / added nothing
+    worth = ("human labels' worth from", "the judge cannot help yet", "the judge added nothing")
+    assert all(any(w in line for w in worth) for line in lines if "debiased" in line)
 
 
 def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():
