@@ -321,7 +321,8 @@ def _value_words(v: dict[str, Any]) -> str:
     if v["below_floor"]:
         return f"the judge cannot help yet ({rho} {floor})"
     text = (
-        f"the judge is worth about {v['n_eff']:.0f} human labels from {v['n_labelled']} ({rho}); "
+        f"{rho}: by it the judge is worth about {v['n_eff']:.0f} human labels from "
+        f"{v['n_labelled']} at the best weight, "
         + (
             f"at most {v['ceiling']:.0f} however many items it scores"
             if v["ceiling"] is not None
