@@ -1,17 +1,26 @@
-"""How many more human labels a debiased figure needs: the planner.
+"""How many more human labels a debiased figure needs, and what its judge is worth: the planner.
 
 A PPI++ interval (stats/debiased.py) narrows as 1/sqrt(n) in the number n of human-labelled
 units at the current judge-human disagreement (its variance is the labelled part's plus the
 judge's, and the labelled part dominates once the judge covers many more units). So an
-interval of width w from n labels reaches width t with about n * (w / t)^2 labels:
-`more_labels` is that rule, the one place it is written. A release gate (settings
-`release_gate`, {"<figure>": threshold}) is decided once the interval lies on one side of its
-threshold: a width of 2 |estimate - threshold| (the current estimate taken as the value to
-expect). The figures are planning figures, not promises: the estimate moves as labels come
-in, and with items clustered in cases the case-level part of the variance does not shrink as
-1/n (the rule then underestimates: the plan says so in a note). Checked by simulation
-(tests/benchmarks/validity.md, the planner): on independent items the planned labels give
-the target width to within 1-4% on average.
+interval of width w from n labels reaches width t with about n * (w / t)^2 labels on
+independent items. Items that share cases add a part the labels do not shrink, the spread
+between the same cases: with the figure's design effect d (its variance counted by case over
+counted by item), n / (1 - d (1 - (t / w)^2)) labels, none when d (1 - (t/w)^2) >= 1 (only more
+cases narrow it). `labels_for` is that rule, the one place it is written. A release gate
+(settings `release_gate`, {"<figure>": threshold}) is decided once the interval lies on one
+side of its threshold: a width of 2 |estimate - threshold| (the current estimate taken as the
+value to expect). The figures are planning figures, not promises: the estimate moves as labels
+come in. Checked by simulation (tests/benchmarks/validity.md, the planner).
+
+`judge_value` says what the judge is worth in a figure: the judge-human correlation rho with
+its Fisher interval, the effective labels n (n + N) / (n + (1 - rho^2) N) and their ceiling
+n / (1 - rho^2), the small-sample floor 1 / sqrt(n - 2) below which PPI++ does not beat humans
+alone, the factor-2 limit of Dorner, Nastl & Hardt (ICLR 2025) where the judge is no more
+accurate than the generator, and "the judge added nothing here: humans only" where lambda is 0.
+`cheapest_mix` is ppi_py's power formula (ppi_power): the cheapest human labels and judge calls
+for a target width at the settings `cost_human_label` and `cost_judge_call`. docs/statistics.md
+says which condition each rule uses.
 """
 
 from __future__ import annotations

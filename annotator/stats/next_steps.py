@@ -32,8 +32,11 @@ to_decide
      alone need for +/- DEBIASED_HALF_WIDTH on a pass rate near 0.5, at most every item of a
      generator, at least MIN_SAMPLED), or a main figure wider
      than +/- DEBIASED_HALF_WIDTH (shares; DEBIASED_HALF_WIDTH_SCALE for a mean score): about
-     n_sampled x ((half-width / target)^2 - 1) more human labels on that generator (beyond its
-     items: what labelling all of them gives, half-width x sqrt(n_sampled / n_items)).
+     n_sampled x ((half-width / target)^2 - 1) more human labels on that generator, counting
+     the figure's design effect where items share cases (stats/debiased_plan.labels_for; when
+     the cases alone are wider than the target, that only more cases narrow it; beyond its
+     items: what labelling all of them gives, half-width x sqrt(n_sampled / n_items)), with what
+     the judge is worth there (its `judge_value` words: rho, or that it added nothing).
 """
 
 from __future__ import annotations
