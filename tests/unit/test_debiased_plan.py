@@ -10,14 +10,15 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_debiased_report import _build
 
 from annotator.cli import EXIT_BAD_INPUT, main
 from annotator.stats.debiased import ppi_mean
 from annotator.stats.debiased_plan import (
-    design_effects,
     gate_thresholds,
+    judge_value,
     more_labels,
     plan_figure,
 )
@@ -87,7 +88,12 @@ def pilot_then_planned(
         )
         deff = 1.0
         if cl is not None and design_effect:
-            deff = design_effects(y[lab], f[lab], f[~lab], cl[lab], cl[~lab], r.lam)[0]
+            # as the report measures it (judge_value: too few sampled cases, none)
+            sub = pd.DataFrame(
+                {"f": f, "y": np.where(lab, y, np.nan), "case_id": cl, "pi": n / N}
+            ).assign(in_sample=lab)
+            fig = {"ppi": {}, "humans_only": {}, "lambda": r.lam}
+            deff = judge_value(sub, fig)["design_effect"] or 1.0
         return r.ppi.high - r.ppi.low, deff
 
     w0, deff = study(n0)
