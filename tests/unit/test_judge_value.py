@@ -191,6 +191,13 @@ def test_lambda_zero_says_the_judge_added_nothing_everywhere(tmp_path: Path, cap
     view = debiased_view(rep)
     rows_c = next(j for j in view["judges"] if j["name"] == "constant")["rows"]
     assert all(r["debiased"].endswith("(humans only)") and NOTHING in r["value"] for r in rows_c)
+    from annotator.services.dashboard import Table
+    from annotator.services.dashboard_debiased import debiased_section
+
+    dash = debiased_section({"debiased": view})
+    table = next(b for b in dash.blocks if isinstance(b, Table) and b.name == "debiasedTable")
+    assert table.headers[-1] == "what the judge is worth"
+    assert all(NOTHING in r[-1] for r in table.rows if r[0] == "constant")
     csv = debiased_table(rep)
     assert csv[csv["judge"] == "constant"]["judge_added_nothing"].all()
     capsys.readouterr()
@@ -237,3 +244,17 @@ def test_the_planner_counts_case_clustering_in_a_simulated_clustered_study():
     rng = np.random.default_rng(8)
     before = [pilot_then_planned(rng, 200, 0.7, cases=100, design_effect=False) for _ in range(200)]
     assert float(np.median([w / t for t, w, _ in before])) > 1.10
+
+
+def test_a_bradley_terry_fit_at_lambda_zero_says_humans_only():
+    from annotator.stats.debiased_bt import BTFit, bt_section
+
+    names = ["a", "b", "c"]
+    cov = np.diag([0.0, 0.04, 0.09])
+
+    def fit(lam: float) -> BTFit:
+        return BTFit(names, np.array([0.0, 0.3, -0.2]), cov, lam, 40, 200, None)
+
+    zero = bt_section(fit(0.0), fit(0.0))
+    assert zero["judge_value"]["added_nothing"] and NOTHING in zero["judge_value"]["words"]
+    assert "judge_value" not in bt_section(fit(0.4), fit(0.0))
