@@ -358,9 +358,9 @@ def _count(n: int, width: float, target: float, deff: float) -> dict[str, Any]:
             "more_labels": None,
             "n_needed": None,
             "reachable": False,
-            "note": f"these cases cannot give width {target:g}: the spread between them alone "
-            f"leaves about {width_floor(width, deff):.3f} however many labels; only more cases "
-            "narrow it",
+            "note": f"these cases cannot give width {target:g}: the spread measured between them "
+            f"alone leaves about {width_floor(width, deff):.3f} however many labels; only more "
+            "cases narrow it",
         }
     return {"more_labels": need - n, "n_needed": need}
 
