@@ -258,3 +258,27 @@ def test_a_bradley_terry_fit_at_lambda_zero_says_humans_only():
     zero = bt_section(fit(0.0), fit(0.0))
     assert zero["judge_value"]["added_nothing"] and NOTHING in zero["judge_value"]["words"]
     assert "judge_value" not in bt_section(fit(0.4), fit(0.0))
+
+
+def test_the_costs_are_settings_checked_in_one_line_and_priced_in_the_plan(tmp_path, capsys):
+    from annotator.cli import EXIT_BAD_INPUT
+
+    study, _ = _build(tmp_path)
+    for bad in ("-1", "0", "true", '"cheap"'):
+        assert main(["set", "cost_judge_call", bad, "--study", str(study)]) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err.strip()
+        assert "cost_judge_call" in err and len(err.splitlines()) == 1
+    assert main(["set", "cost_human_label", "2.5", "--study", str(study)]) == 0
+    assert main(["set", "cost_judge_call", "0.05", "--study", str(study)]) == 0
+    args = ["assign", "--study", str(study), "--raters", "ann,bob"]
+    assert main([*args, "--sample", "20", "--seed", "2"]) == 0
+    rep_path = tmp_path / "r.json"
+    assert main(["report", "--study", str(study), "--json", str(rep_path), "--boot", "50"]) == 0
+    figs = json.loads(rep_path.read_text())["debiased"]["judges"]["lenient"]["by_generator"]
+    plans = [f["instruction_following"]["plan"] for f in figs.values()]
+    priced = [p for p in plans if p and p.get("cheapest")]
+    assert priced
+    for p in priced:
+        mix = p["cheapest"]
+        assert mix["cost"] == pytest.approx(2.5 * mix["human_labels"] + 0.05 * mix["judge_calls"])
+        assert mix["humans_only_cost"] == pytest.approx(2.5 * p["n_needed_humans_only"])
