@@ -263,6 +263,14 @@ def judge_value(
     # items of a case are not independent pieces of evidence about rho: count the cases
     units = len(np.unique(d["cl"])) if d["clustered"] else n
     rho = correlation(d["y"], d["fl"], d["wl"]) if n >= 2 else None
+    # which side gives no correlation to speak of, for the words
+    constant = (
+        "the judge's scores"
+        if np.ptp(d["fl"]) < 1e-12
+        else "the humans' values"
+        if np.ptp(d["y"]) < 1e-12
+        else None
+    )
     ci = fisher_interval(rho, units, alpha) if rho is not None else None
     floor = floor_rho(units)
     deff: float | None = None
@@ -289,6 +297,7 @@ def judge_value(
         "n_labelled": n,
         "n_judge_only": n_judge,
         "n_units": units,
+        "constant": constant if rho is None else None,
         "units": "cases" if d["clustered"] else "items",
         "floor": round(floor, 4),
         "below_floor": rho is None or rho < floor,
@@ -316,7 +325,7 @@ def judge_value(
 def _value_words(v: dict[str, Any]) -> str:
     """The verdict on the judge's worth in one sentence (report, summary, plan, dashboard)."""
     if v["rho"] is None:
-        rho = "its scores or the humans' do not vary on the sample"
+        rho = f"{v.get('constant') or 'the values'} do not vary on the sample: no rho"
     else:
         rho = f"rho {v['rho']:.2f}"
         if v["rho_low"] is not None:
@@ -343,7 +352,8 @@ def _value_words(v: dict[str, Any]) -> str:
         text += (
             f"; it agrees with the humans ({twice['judge_agreement']:.2f}) no more often than the "
             f"generator passes ({twice['pass_rate']:.2f}): no unbiased method saves more than "
-            "half the labels (Dorner, Nastl & Hardt 2025)"
+            f"half the labels, so at most {2 * v['n_labelled']} labels' worth whatever rho says "
+            "(Dorner, Nastl & Hardt 2025)"
         )
     return text
 

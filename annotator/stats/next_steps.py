@@ -48,7 +48,7 @@ from typing import Any
 from ..domain.figures import MISSING, metric_labels
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
-from .debiased import debiased_words, figure_words
+from .debiased import figure_words
 from .debiased_plan import labels_for
 
 ALT_TEST_OVERLAP = MIN_OTHERS + 1  # raters on an item for the alt-test to use it
@@ -591,10 +591,15 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
             value = (fig or {}).get("judge_value") or {}
             # items sharing cases: the spread between cases does not shrink with more labels
             need = labels_for(n, 2 * half, 2 * target, float(value.get("design_effect") or 1.0))
+            kind = str(kinds.get(name) or name)
             what = (
-                f"{debiased_words(fig or {})} {str(kinds.get(name) or name)} with the judge {judge}"
+                f"{kind} from the random human sample (the judge {judge}'s weight is 0)"
+                if value.get("added_nothing")
+                else f"debiased {kind} with the judge {judge}"
             )
             worth = f"; {value['words']}" if value.get("words") else ""
+            if (fig or {}).get("clustered_by_case") and value.get("design_effect") is None:
+                worth = " (a lower bound: items share cases, too few sampled to measure it)" + worth
             if need is None:
                 out.append(
                     {
