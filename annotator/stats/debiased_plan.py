@@ -220,9 +220,8 @@ def design_effects(
     (the same lambda, the same jackknife as the report's interval), at least 1: the share
     1 - 1/deff of the variance is the spread between cases, which more labels on the same
     cases do not shrink (labels_for)."""
-    if len(y) < 2 or len(np.unique(np.concatenate([cluster_labelled, cluster_unlabelled]))) == len(
-        y
-    ) + len(f_unlabelled):
+    codes = np.concatenate([cluster_labelled, cluster_unlabelled])
+    if len(y) < 2 or len(np.unique(codes)) == len(codes):  # every item its own case
         return 1.0, 1.0
     common: dict[str, Any] = {
         "w_labelled": w_labelled,
@@ -306,7 +305,10 @@ def judge_value(
         "design_effect_humans": None if deff_h is None else round(deff_h, 3),
     }
     r = 0.0 if rho is None else max(rho, 0.0)  # lambda >= 0: a negative rho is worth nothing
-    out["n_eff"] = round(effective_labels(n, n_judge, r), 1)
+    # the figure published at lambda 0 is the humans' alone: worth their n, whatever rho
+    # would allow at the best weight
+    added = out["added_nothing"]
+    out["n_eff"] = float(n) if added else round(effective_labels(n, n_judge, r), 1)
     ceiling = ceiling_labels(n, r)
     out["ceiling"] = None if math.isinf(ceiling) else round(ceiling, 1)
     twice = None

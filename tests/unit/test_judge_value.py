@@ -184,6 +184,7 @@ def test_lambda_zero_says_the_judge_added_nothing_everywhere(tmp_path: Path, cap
         f = fig["instruction_following"]
         assert f["lambda"] == 0.0 and f["ppi"]["estimate"] == f["humans_only"]["estimate"]
         assert f["judge_value"]["added_nothing"] and f["judge_value"]["words"].startswith(NOTHING)
+        assert f["judge_value"]["n_eff"] == f["n_sampled"]  # the humans' labels, no more
     lines = [x for x in rep["summary"]["debiased"]["lines"] if "constant" in x]
     assert lines and all(NOTHING in x and "; debiased" not in x for x in lines)
     from annotator.reports.view_debiased import debiased_table, debiased_view
