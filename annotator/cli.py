@@ -1,5 +1,6 @@
 """The `annotator` command: a headless twin of the UI (docs/design.md 5.4).
-(Over 500 lines on purpose: the whole command table of contract 5.4 in one place, one small function per command.)
+(Over 500 lines on purpose: the whole command table of contract 5.4 in one place, one small
+function per command.)
 
 Exit status: 0 success, 2 bad input (one line on stderr), 3 judge items left
 unscored after retries.
@@ -323,7 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--escalated",
         action="store_true",
         help="deal the items no judge may decide under the certified guarantee (and no human "
-        "has rated) to --overlap raters each: the report's `certified` split",
+        "has rated) to --overlap raters each, and with --pair-overlap K the pairs no judge may "
+        "decide (and no human has voted on) to K raters each: the report's `certified` split",
     )
     asg.add_argument(
         "--release",
@@ -450,7 +452,9 @@ def _cmd_import(a) -> int:
 
 
 def _cmd_export(a) -> int:
-    from .services.exports import export_hf, export_label_studio, export_table
+    from .services.export_hf import export_hf
+    from .services.export_label_studio import export_label_studio
+    from .services.exports import export_table
     from .services.outputs import default_output
 
     if a.format and a.out:
@@ -942,12 +946,9 @@ def _cmd_package(a) -> int:
 def _cmd_set(a) -> int:
     import json
 
-    from .services.study import DEFAULT_SETTINGS
+    from .services.study import check_key
 
-    if a.key not in DEFAULT_SETTINGS:
-        raise InputError(
-            f"unknown setting '{a.key}'; known: {', '.join(sorted(DEFAULT_SETTINGS))}", field="key"
-        )
+    check_key(a.key)  # before the study is opened: a typo needs no study to be named
     study = _open(a.study, "read" if a.value is None else "write")
     try:
         if a.value is None:

@@ -1,5 +1,6 @@
 """Synthetic UI-mockup screenshots and logo edits, drawn with Pillow only.
-(Over 500 lines on purpose: one renderer of a small widget vocabulary whose layout constants belong together.)
+(Over 500 lines on purpose: one renderer of a small widget vocabulary whose layout constants belong
+together.)
 
 The demo study and the tests need images with *known* defects, so nothing here
 is random at draw time: a generator turns the design a prompt asks for

@@ -1,4 +1,6 @@
 """The demo study's content: cases, generator truths, a lenient judge, and file writers.
+(Over 500 lines on purpose: the demo's cases, truths and judge are one story; its writers read the
+same tables.)
 
 Everything is deterministic given a seed. Truths follow from what was drawn
 (`images.ScreenSpec`), not from a table, so a truth and its picture cannot

@@ -1,4 +1,6 @@
 """Metric kinds: one `KindSpec` per kind, the one place that says what a kind is.
+(Over 500 lines on purpose: one KindSpec per kind is the registry: splitting the kinds apart would
+scatter the one place a new kind is declared.)
 
 A kind decides how a rubric declares the metric (its extra TOML fields), how an
 answer is parsed from a CSV cell, checked from the app and written back, its

@@ -1,4 +1,6 @@
 """Label Studio JSON exports in, through a mapping file (ingest/mapping.py).
+(Over 500 lines on purpose: one peer format, read and checked against its documented shape in one
+place.)
 
 The format, as Label Studio documents it (https://labelstud.io/guide/task_format and
 https://labelstud.io/guide/export#Label-Studio-JSON-format-of-annotated-tasks): a JSON

@@ -1,5 +1,6 @@
 """The mapping file shared by the Label Studio, Potato and Prodigy importers.
-(Over 500 lines on purpose: the mapping format, its one-line validation and `--init-map` share one vocabulary.)
+(Over 500 lines on purpose: the mapping format, its one-line validation and `--init-map` share one
+vocabulary.)
 
 A team's labels were made under *their* names (a Label Studio `from_name`, a
 Potato scheme, a Prodigy `label`) with *their* label texts ("Yes", "4 stars").

@@ -1,4 +1,6 @@
 """Charts for the HTML report: matplotlib figures rendered with Agg to PNG data URIs.
+(Over 500 lines on purpose: every chart shares one Agg canvas, palette and data-URI writer; a chart
+is a small function beside the others.)
 
 Figures are built with `matplotlib.figure.Figure` and an explicit Agg canvas, not
 pyplot, so rendering a report never touches a global figure manager or the GUI
@@ -244,7 +246,7 @@ def agreement_chart(metrics: Mapping[str, Any]) -> Chart | None:
         n = _n_of(m.get("human_alpha"), m.get("n_items"))
         rows.append(_Row(f"humans (n={n if n is not None else '?'})", est, low, high, HUMAN_COLOUR))
         for jname, j in (m.get("judges") or {}).items():
-            j = j if isinstance(j, Mapping) else {}
+            j = as_dict(j)
             # the judge as one more rater (what the report leads with), not alpha against the
             # consensus, which flatters a judge that is just another human
             est, low, high = _est(j.get("alpha_with_judge_as_rater"))

@@ -386,7 +386,7 @@ def answer_times_table(report: Mapping[str, Any]) -> pd.DataFrame:
 def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """The tables built from the report dict alone: the ones `report --csv` writes beside the
     answer tables (services/reporting.tidy_tables)."""
-    from .view_certified import certified_table, has_certified_rows
+    from .view_certified import certified_pairs_table, certified_table, has_certified_rows
     from .view_debiased import debiased_table, has_debiased_rows
 
     tables = {"agreement": agreement_table(report), "findings": findings_table(report)}
@@ -402,4 +402,7 @@ def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
         tables["answer_times"] = times
     if has_certified_rows(report):
         tables["certified"] = certified_table(report)
+        pairs = certified_pairs_table(report)
+        if len(pairs):
+            tables["certified_pairs"] = pairs
     return tables

@@ -11,6 +11,17 @@ import pandas as pd
 from ..domain.figures import fmt_num, metric_labels
 from .formatting import as_dict
 
+PAIR_METRIC = "pair_vote"  # stats/certified_pairs.METRIC: the pair votes' blocks
+
+
+def _labels(report: Mapping[str, Any]) -> dict[str, str]:
+    return {**metric_labels(report), PAIR_METRIC: "pair votes"}
+
+
+def _ref(judge: Any, version: Any) -> str:
+    """judge@version; pair votes carry no version in the report, so the judge alone."""
+    return f"{judge}@{version}" if version is not None else str(judge)
+
 
 def _share(x: Any) -> str:
     return "—" if x is None else f"{float(x):.0%}"
@@ -28,7 +39,7 @@ def _judge_rows(sec: Mapping[str, Any], labels: Mapping[str, str]) -> list[dict[
             k, n = b.get("k_disagree_above"), b.get("n_above")
             rows.append(
                 {
-                    "judge": f"{judge}@{b.get('version')}",
+                    "judge": _ref(judge, b.get("version")),
                     "metric": labels.get(key, key),
                     "threshold": _threshold(b.get("threshold")),
                     "accepted": bool(b.get("accepted")),
@@ -86,10 +97,10 @@ def certified_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     pac, fdr = as_dict(report.get("certified")), as_dict(report.get("conformal_alignment"))
     if not pac and not fdr:
         return None
-    labels = metric_labels(report)
+    labels = _labels(report)
     cascade = [
         {
-            "judge": f"{s.get('judge')}@{s.get('version')}",
+            "judge": _ref(s.get("judge"), s.get("version")),
             "metric": labels.get(str(s.get("metric")), str(s.get("metric"))),
             "threshold": _threshold(s.get("threshold")),
             "delta": fmt_num(s.get("delta"), 3),
@@ -132,6 +143,7 @@ def certified_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "guarantee": str(pac.get("guarantee") or ""),
         "fdr_guarantee": str(fdr.get("guarantee") or ""),
         "order": [str(j) for j in pac.get("order") or []],
+        "pair_order": [str(j) for j in as_dict(pac.get("pairs")).get("order") or []],
         "not_calibrated": [
             f"{as_dict(m).get('judge')}@{as_dict(m).get('version')}: {as_dict(m).get('why')}"
             for m in pac.get("not_calibrated") or []
@@ -147,7 +159,29 @@ def certified_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
             else ""
         ),
         "fdr": fdr_rows,
+        "pair_split": _pair_split(as_dict(pac.get("pairs"))),
     }
+
+
+def _pair_split(p: Mapping[str, Any]) -> str:
+    """The pairs' split in words (always the PAC rule's), or "" when no judge voted on pairs."""
+    if not p:
+        return ""
+    return (
+        f"{p.get('accepted')} pairs decided by the judges, {p.get('escalated')} escalated to "
+        f"raters, {p.get('already_rated')} already voted on by raters, of {p.get('n_pairs')} "
+        f"(calibration: {p.get('calibration') or 'none'}, {p.get('n_unclear')} pairs without a "
+        f"clear majority left out; confidence: {p.get('confidence')})"
+    )
+
+
+def certified_pairs_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """The CSV table `certified_pairs`: one row per pair, its decision (accepted by which judge
+    at which threshold / escalated / rated) and the vote it stands on (a, b, both, neither:
+    the judge's where accepted, the raters' majority where rated)."""
+    cols = ["pair_id", "decision", "judge", "threshold", "confidence", "code"]
+    rows = as_dict(as_dict(report.get("certified")).get("pairs")).get("decisions") or []
+    return pd.DataFrame([{c: as_dict(r).get(c) for c in cols} for r in rows], columns=cols)
 
 
 def certified_table(report: Mapping[str, Any]) -> pd.DataFrame:
@@ -211,4 +245,4 @@ def has_certified_rows(report: Mapping[str, Any]) -> bool:
     )
 
 
-__all__ = ["certified_table", "certified_view", "has_certified_rows"]
+__all__ = ["certified_pairs_table", "certified_table", "certified_view", "has_certified_rows"]

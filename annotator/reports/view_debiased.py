@@ -53,7 +53,10 @@ def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
         "n_items": fig.get("n_items"),
         "plan": _plan(fig.get("plan")),
         "value": str(value.get("words") or "—"),
-        "note": fig.get("note") or fig.get("judge_only_note") or "",
+        "note": fig.get("note")
+        or as_dict(fig.get("ppi")).get("note")
+        or fig.get("judge_only_note")
+        or "",
     }
 
 
@@ -65,6 +68,8 @@ def _plan(p: Any) -> str:
         return str(p.get("note") or "—")
     if p.get("more_labels") is None:
         return "—"
+    if p.get("too_few"):
+        return f"+{p['more_labels']} for an interval"
     text = f"+{p['more_labels']} for width {fmt_num(p.get('target_width'), 2)}"
     alone = p.get("n_needed_humans_only")
     if alone is not None:

@@ -381,9 +381,8 @@ def _by_generator_rows(block: Any) -> list[dict[str, Any]]:
     correlations with the human mean (`metrics.<m>.by_generator`)."""
     rows = []
     for gen, g in block.items() if isinstance(block, Mapping) else []:
-        g = g if isinstance(g, Mapping) else {}
-        judges = g.get("judges")
-        judges = judges if isinstance(judges, Mapping) else {}
+        g = as_dict(g)
+        judges = as_dict(g.get("judges"))
         rows.append(
             {
                 "generator": str(gen),
@@ -404,7 +403,7 @@ def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:
     answers, reasons = f.get("human_answers"), f.get("human_reasons")
     rows: list[dict[str, str]] = []
     if isinstance(answers, Mapping):
-        reasons_map = reasons if isinstance(reasons, Mapping) else {}
+        reasons_map = as_dict(reasons)
         for rater, a in answers.items():
             rows.append(
                 {

@@ -1,4 +1,6 @@
 """View rows for the study side of the HTML report: generators, raters, pairwise.
+(Over 500 lines on purpose: the study side of the HTML report (generators, raters, pairwise) shares
+its row helpers and ordering rule.)
 
 Cases are always listed alphabetically and generators side by side, so a row
 holds one case fixed; nothing is ordered by a score.

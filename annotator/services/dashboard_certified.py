@@ -13,9 +13,10 @@ KEY = "certified"
 TITLE = "Certified judging"
 SUBTITLE = (
     "Per judge and metric, the confidence above which its verdicts stand without a human, with "
-    "a guarantee (Trust or Escalate); every other item goes to raters: `annotator assign "
-    "--escalated` deals them, `annotator export labels` writes each item's final label and "
-    "where it comes from."
+    "a guarantee (Trust or Escalate), and on pair votes the same by the judge's consistency "
+    "across the two orders; every other item and pair goes to raters: `annotator assign "
+    "--escalated` deals them, `annotator export labels` writes each final label and where it "
+    "comes from."
 )
 
 
@@ -29,6 +30,8 @@ def certified_section(view: Mapping[str, Any]) -> Section:
     blocks.append(Note(f"Calibration set: {c.get('calibration')}; {c.get('calibration_note')}."))
     if c.get("item_split"):
         blocks.append(Note(f"Split: {c.get('item_split')}."))
+    if c.get("pair_split"):
+        blocks.append(Note(f"Pairs: {c.get('pair_split')}."))
     for line in c.get("not_calibrated") or []:
         blocks.append(Note(f"Not calibrated: {line}"))
     split = c.get("split") or []

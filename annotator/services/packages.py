@@ -63,9 +63,7 @@ def export_package(study: Study, rater: str, out: str | Path) -> Exported:
         )
     answer_store.ensure_queue(study.db, rater, study.rubric.version)
     if pair_store.has_pairs(study.db):
-        pair_store.ensure_pair_queue(
-            study.db, rater, int(study.setting("pair_raters_per_pair") or 3)
-        )
+        pair_store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair")))
     package_id = uuid7()
     content = export_store.read_content(study.db, rater, package_id)
     study_id = study.setting("study_id")

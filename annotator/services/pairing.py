@@ -35,7 +35,7 @@ class PairSession:
             study.db
         ):  # designed once (by the lead's assign, or the first pair session)
             store.ensure_pairs(study.db)
-        store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair") or 3))
+        store.ensure_pair_queue(study.db, rater, int(study.setting("pair_raters_per_pair")))
         self.session_pk = start_session(study.db, rater, "pair")
         self._started = time.monotonic()
         self._session_done = 0

@@ -149,6 +149,13 @@ def plan_lines(rows: list[dict[str, Any]], sec: dict[str, Any], width: float) ->
     for r in rows:
         p = r["plan"]
         unit = "votes" if r["kind"] == "pairs" else "labels"
+        if p.get("too_few"):
+            lines.append(
+                f"{r['unit']}\t{r['figure']}\t(judge {r['judge']}): {p['too_few']}; "
+                f"{p['n_needed']} {unit} ({p['more_labels']} more) before a width can be planned"
+                + (f"; {p['judge_value']}" if p.get("judge_value") else "")
+            )
+            continue
         line = f"{r['unit']}\t{r['figure']}\t(judge {r['judge']}): width {p['width']:.3f} from "
         line += f"{p['n_sampled']} {unit}; "
         if p.get("reachable") is False:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric, parse_rubric
-from ..domain.settings import DEFAULT_SETTINGS
+from ..domain.settings import DEFAULT_SETTINGS, RECORDS, SETTINGS, problem
 from ..domain.text import check_visible
 from ..ingest import anchors as anchor_ingest
 from ..ingest import folder as folder_ingest
@@ -42,94 +42,29 @@ def _regrant_after_migration(study: Study) -> None:
         roles.apply_roles(study.db, server_url(str(study.location)).database or "", raters)
 
 
-def check_setting(key: str, value: Any) -> None:
-    def bad(what: str) -> InputError:
-        return InputError(f"setting '{key}' must be {what}", field=key)
-
-    settings.to_json(value, key)  # NaN and infinities: refused before any shape check
-
-    if key in (
-        "anchor_every",
-        "min_count_for_share",
-        "pair_raters_per_pair",
-        "release_gate_min_cases",
-        "release_gate_min_items",
-        "alt_test_min_items",
-    ):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or value < (0 if key == "anchor_every" else 1)
-        ):
-            raise bad(
-                "a positive integer" + (" (0 turns anchors off)" if key == "anchor_every" else "")
-            )
-        if key == "anchor_every" and value == 1:
-            raise bad("0 (off) or at least 2: anchors are never shown twice in a row")
-    elif key == "min_exposure_ms":
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
-            raise bad("a whole number of milliseconds from 0 to 10000, e.g. 250 (0: no minimum)")
-    elif key == "claim_expiry_minutes":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise bad("a positive number of minutes (an unanswered on-demand claim is freed then)")
-    elif key == "debiased_plan_width":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise bad("a positive width in the figure's units, e.g. 0.1 (a pass rate +/- 0.05)")
-    elif key in ("cost_human_label", "cost_judge_call"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise bad("a positive cost in any one unit for both costs, e.g. 1.0 or 0.01")
-    elif key == "alt_test_epsilon":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise bad("a number between 0 and 1 (the share of items a judge may lose), e.g. 0.1")
-    elif key in ("certified_alpha", "certified_delta", "certified_fdr_q"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise bad("a number strictly between 0 and 1, e.g. 0.1")
-    elif key == "certified_scale_tolerance":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise bad("a number of scale points, 0 or more (0: the judge's answer exactly)")
-    elif key == "certified_cascade":
-        if value is not None and (
-            not isinstance(value, list)
-            or not value
-            or not all(isinstance(v, str) and v.strip() for v in value)
-            or len(set(value)) != len(value)
-        ):
-            raise bad('null or the judges in the order they are tried, e.g. ["cheap", "strong"]')
-    elif key == "certified_mode":
-        if value not in ("pac", "conformal_alignment"):
-            raise bad('"pac" (Trust or Escalate) or "conformal_alignment"')
-    elif key == "pair_question":
-        if not isinstance(value, str) or not value.strip():
-            raise bad("a non-empty text")
-    elif key == "qualification":
-        if not isinstance(value, dict) or not all(
-            isinstance(v, (int, float)) and 0 <= v <= 1 for v in value.values()
-        ):
-            raise bad('shares between 0 and 1, e.g. {"gate_exact": 0.9, "scale_within_one": 0.8}')
-    elif key == "release_gate":
-        if value is None:
-            return
-        example = (
-            '{"verdict_pass_rate": 0.7}, or on the debiased lower bounds '
-            '{"source": "debiased", "verdict_pass_rate": 0.7}'
+def check_key(key: str) -> None:
+    """Refuse, in one line, a key that is not a setting a lead sets: annotator's own records
+    (domain/settings.py RECORDS) are written by the command that does what they record."""
+    if key in RECORDS:
+        raise InputError(
+            f"setting '{key}' is kept by annotator itself ({RECORDS[key]}); "
+            f"known settings: {', '.join(sorted(SETTINGS))}",
+            field=key,
         )
-        if not isinstance(value, dict):
-            raise bad(f"null or thresholds by figure, e.g. {example}")
-        if value.get("source", "humans") not in ("humans", "debiased"):
-            raise bad(f'a gate whose \'source\' is "humans" or "debiased", e.g. {example}')
-        if "judge" in value and (
-            value.get("source") != "debiased"
-            or not isinstance(value["judge"], str)
-            or not value["judge"].strip()
-        ):
-            raise bad(
-                f'a gate whose \'judge\' (a judge\'s name) goes with "source": "debiased", e.g. {example}'
-            )
-        figures = {k: v for k, v in value.items() if k not in ("source", "judge")}
-        if (not figures and value) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in figures.values()
-        ):
-            raise bad(f"null or thresholds by figure, e.g. {example}")
+    if key not in SETTINGS:
+        raise InputError(
+            f"unknown setting '{key}'; known: {', '.join(sorted(SETTINGS))}", field=key
+        )
+
+
+def check_setting(key: str, value: Any) -> None:
+    """Refuse, in one line naming the key, a value that does not fit the key's check in
+    domain/settings.py SETTINGS, and a key that is not a setting a lead sets."""
+    check_key(key)
+    settings.to_json(value, key)  # NaN and infinities: refused before any shape check
+    what = problem(key, value)
+    if what is not None:
+        raise InputError(f"setting '{key}' must be {what}", field=key)
 
 
 class Study:
@@ -180,7 +115,7 @@ class Study:
             )
             return cls._create_on_server(str(folder), rubric)
         folder = Path(folder)
-        # The folder's name is the study's name (set_setting("name") checks a new one).
+        # The folder's name is the study's name: visible text, as a name typed anywhere else.
         check_visible(folder.resolve().name, "the study's name (the folder's)", source=str(folder))
         for p in (folder, *folder.parents):
             if p.exists():
@@ -276,7 +211,9 @@ class Study:
         return self._rubric
 
     def setting(self, key: str) -> Any:
-        return self.db.get_setting(key, DEFAULT_SETTINGS.get(key))
+        """`key`'s stored value, else (absent or null) its default in domain/settings.py."""
+        value = self.db.get_setting(key)
+        return DEFAULT_SETTINGS.get(key) if value is None else value
 
     def set_setting(self, key: str, value: Any) -> None:
         """Change a setting after checking it has the shape the study uses."""

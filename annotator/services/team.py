@@ -35,8 +35,8 @@ def assign(
     topped up) and stored first, and only its items are dealt (services/sampling.py); with
     `pair_sample` (pairs per generator pair) the same for pairs, dealt to `pair_overlap`; with
     `top_up` (a width) both samples grow to what the planner says (services/sampling.top_up);
-    with `escalated`, only the items no judge may decide under the certified guarantee
-    (services/escalation.py)."""
+    with `escalated`, only the items no judge may decide under the certified guarantee, and,
+    with `pair_overlap`, only the pairs no judge may decide (services/escalation.py)."""
     study.require_lead("assignment")
     if raters is None:
         raters = default_raters(study)
@@ -45,18 +45,33 @@ def assign(
         check_design(raters, pair_overlap)
     _add_new(study, raters)
     only, sampled = None, None
+    only_pairs, pair_line = None, None
     if escalated:
         from .escalation import escalated as to_raters
 
-        only, sampled = to_raters(study)
-        if not only:
-            return sampled + "\nnothing dealt: every item is decided by a judge or rated"
+        only, escalated_pairs, sampled = to_raters(study)
+        # pairs are dealt only with --pair-overlap, as without --escalated
+        only_pairs = escalated_pairs if pair_overlap is not None else set()
+        if escalated_pairs and pair_overlap is None:
+            pair_line = (
+                f"{counted(len(escalated_pairs), 'escalated pair')} not dealt: give "
+                "--pair-overlap K to deal them"
+            )
+        if not only and not only_pairs:
+            return "\n".join(
+                x
+                for x in (
+                    sampled,
+                    pair_line,
+                    "nothing dealt: every item is decided by a judge or rated",
+                )
+                if x
+            )
     if sample is not None or sample_share is not None:
         from .sampling import draw
 
         # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
         _, only, sampled = draw(study, n=sample, share=sample_share, seed=seed, active=active)
-    only_pairs, pair_line = None, None
     if top_up is not None:
         from .sampling import top_up as grow
 

@@ -1,4 +1,6 @@
 """Krippendorff's alpha, with a seeded item bootstrap (BCa intervals); the other
+(Over 500 lines on purpose: alpha, its coincidence counts and its bootstrap share the sparse
+triplet form they are computed from.)
 chance-corrected figures (Fleiss, Gwet, Cohen) are in kappa.py on the same counts.
 
 Everything starts from per-item value counts (how many raters gave value v to

@@ -1,4 +1,6 @@
 """Seeded item bootstrap shared by every figure of a report.
+(Over 500 lines on purpose: one seeded resample shared by every figure: the weights, the batching
+and the BCa rule belong together.)
 
 Items are the resampling unit: a replicate weighs the study's items, and all of
 an item's answers (every rater, every metric, the judge) come along together.

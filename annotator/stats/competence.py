@@ -1,4 +1,6 @@
 """Rater reliability models: Dawid-Skene and MACE, fitted by EM per metric.
+(Over 500 lines on purpose: Dawid-Skene and MACE share the EM scaffolding, the coding of answers
+and the interval rule.)
 
 Both see one metric as a table of (item, rater, answer) with unordered answer
 categories, and infer each item's latent true answer:

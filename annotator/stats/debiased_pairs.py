@@ -81,7 +81,7 @@ def debiased_pairs_section(
     `debiased.pairs`). The pairs are those the judge voted on; a drawn pair no human has voted
     on yet is left out, and the answered share of a stratum's draw stands for it (as items).
     None when the study has neither judge pair votes nor a pair sample."""
-    from .debiased_plan import judge_value  # it imports stats/debiased.py, as this module
+    from .debiased_value import judge_value  # it imports stats/debiased.py, as this module
 
     jv = _judge_values(judge_votes)
     sample = sample_of(settings, PAIR_SAMPLE_SETTING)

@@ -1,4 +1,6 @@
 """Rater drift on live anchors: a chart calibrated to each rater, and a reference chart.
+(Over 500 lines on purpose: the rater-calibrated chart, the reference chart and the offset
+correction read the same deviation series.)
 
 A rater's deviation on a seeded (live) anchor, per metric, in the order the
 rater met the anchors (`seq`), is the kind's own signed distance from the

@@ -1,4 +1,6 @@
 """Findings: where a judge contradicts a clear human consensus, item by item.
+(Over 500 lines on purpose: the clear-consensus rule and every finding built on it (item,
+systematic, reasons) stay side by side.)
 
 A human consensus is *clear* when at least two humans answered the item (not
 "cannot judge") and:

@@ -1,4 +1,6 @@
 """What the report knows, and what data would let it decide the rest.
+(Over 500 lines on purpose: every 'to decide' entry reads the same finished report with the same
+rules for 'how much more data'.)
 
 Pure functions of the finished report dict (and of the summary's verdicts): they repeat only
 figures the report holds, and compute from them how much more data a figure needs. Each entry is
@@ -45,7 +47,8 @@ import math
 import shlex
 from typing import Any
 
-from ..domain.figures import MISSING, metric_labels
+from ..domain.figures import MISSING, as_dict, metric_labels
+from ..domain.settings import DEFAULT_SETTINGS
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
 from .debiased import figure_words
@@ -57,8 +60,9 @@ DEBIASED_HALF_WIDTH = 0.05  # the half-width a debiased share is planned to (+/-
 DEBIASED_HALF_WIDTH_SCALE = 0.25  # ... and a debiased mean score (a quarter point)
 # human labels alone for +/-DEBIASED_HALF_WIDTH on a pass rate near 0.5 (1.96^2 x 0.25 / 0.05^2)
 HUMANS_ONLY_LABELS = math.ceil(1.96**2 * 0.25 / DEBIASED_HALF_WIDTH**2)
-DEFAULT_ALT_TEST_ITEMS = 30
-MIN_SAMPLED = 10  # answered sampled items for a debiased figure (min_count_for_share's default)  # the study setting alt_test_min_items' default
+DEFAULT_ALT_TEST_ITEMS = int(DEFAULT_SETTINGS["alt_test_min_items"])
+# answered sampled items for a debiased figure (the default of min_count_for_share)
+MIN_SAMPLED = int(DEFAULT_SETTINGS["min_count_for_share"])
 
 
 def num_text(x: Any, digits: int = 2) -> str:
@@ -67,7 +71,7 @@ def num_text(x: Any, digits: int = 2) -> str:
 
 def ci_text(fig: Any, digits: int = 2, *, signed: bool = False) -> str:
     """ "0.41 [0.30, 0.52]", or the estimate with "(no interval)"."""
-    fig = fig if isinstance(fig, dict) else {}
+    fig = as_dict(fig)
     est = fig.get("estimate")
     head = f"{est:+.{digits}f}" if signed and est is not None else num_text(est, digits)
     if fig.get("low") is None or fig.get("high") is None:

@@ -1,4 +1,6 @@
 """Human agreement per metric, and each judge reconciled with the humans.
+(Over 500 lines on purpose: every figure of one metric (humans, then each judge against them) is
+computed from the same coded tables in one pass.)
 
 For every metric spec (see consensus.py) the humans get Krippendorff's alpha at
 the metric's level (and, for scales, interval and nominal alpha too), percent

@@ -1,4 +1,7 @@
-"""Label work: the stored queue, silent anchor showings, and the judgement log."""
+"""Label work: the stored queue, silent anchor showings, and the judgement log.
+(Over 500 lines on purpose: the label queue, the silent anchor showings and the append-only
+judgement log are one write path.)
+"""
 
 from __future__ import annotations
 

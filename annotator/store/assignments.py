@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import assignment as design
 from ..domain import pairs as pair_design
+from ..domain.settings import setting
 from .db import StudyDB
 from .imports import ensure_pair
 from .locks import lock_imports
@@ -149,7 +150,7 @@ def claim_expiry_minutes(s: OrmSession) -> float:
     from .models import Setting
 
     raw = s.scalar(select(Setting.value).where(Setting.key == CLAIM_EXPIRY))
-    return float(_json.loads(raw)) if raw else 30.0
+    return float(setting({CLAIM_EXPIRY: _json.loads(raw) if raw else None}, CLAIM_EXPIRY))
 
 
 def expire_claims(

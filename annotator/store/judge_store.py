@@ -12,7 +12,7 @@ from ..domain.answers import encode_value
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_pks
-from .models import Item, JudgeError, JudgeRun, JudgeScore
+from .models import IMPORTED, Item, JudgeError, JudgeRun, JudgeScore
 from .models_pairs import Pair, PairVote
 
 
@@ -178,6 +178,20 @@ def pair_run_versions(db: StudyDB, judge: str) -> set[str]:
             )
             if settings and json.loads(settings).get("task") == "pairs"
         }
+
+
+def latest_pair_run_version(db: StudyDB, judge: str) -> str:
+    """The version of this judge's latest run on pairs; IMPORTED when its pair votes came from a
+    file (an import starts no run)."""
+    with db.read() as s:
+        for version, settings in s.execute(
+            select(JudgeRun.version, JudgeRun.settings)
+            .where(JudgeRun.judge == judge)
+            .order_by(JudgeRun.id.desc())
+        ):
+            if settings and json.loads(settings).get("task") == "pairs":
+                return str(version)
+    return IMPORTED
 
 
 def voted_pair_keys(db: StudyDB, judge: str) -> set[str]:

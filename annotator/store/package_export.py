@@ -1,4 +1,6 @@
 """Rater packages (contract 5.6), export: one SQLite file holding one rater's work, blinded by
+(Over 500 lines on purpose: what a package holds is one blinding rule, written once for every table
+it copies.)
 construction (the merge that brings the answers back is `package_merge`).
 
 Blind by construction: the package is a new database into which only what the

@@ -1,4 +1,6 @@
 """Rater packages (contract 5.6), merge: the answers of a rater's package back into the lead's
+(Over 500 lines on purpose: the checks of every row and the merge that writes them are one
+transaction's logic, kept whole so none is written unchecked.)
 study, by UUID (what is new goes in, what the study holds is skipped, a clash is kept aside).
 
 Merge checks every row before it writes one (`package_checks`) and takes the rater from the

@@ -1,4 +1,6 @@
 """Least-privilege database roles for a study on a PostgreSQL server.
+(Over 500 lines on purpose: the roles, grants, row-level policies and the answer trigger are one
+security model; each grant is read against the others.)
 
 The lead owns the tables (an owner is not subject to row-level security). Raters
 connect as their own login role, a member of the study's rater group role. Both

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from ..base.location import as_location
 from . import keep_none_alive
@@ -169,9 +170,12 @@ def make_app(argv: list[str] | None = None):  # noqa: ANN201 - QApplication
     keep_none_alive()
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(list(argv) if argv is not None else sys.argv[:1])
+    running = QApplication.instance()
+    app = (
+        cast(QApplication, running)
+        if running is not None
+        else QApplication(list(argv) if argv is not None else sys.argv[:1])
+    )
     app.setApplicationName("annotator")
     app.setOrganizationName("annotator")
     app.setApplicationDisplayName("annotator")

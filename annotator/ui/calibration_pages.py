@@ -404,15 +404,15 @@ class VerdictPage(QWidget):
         self.history.setColumnStretch(4, 1)
         _clear_layout(self.sessions)
         labels = [rubric.metric(k).label if rubric.has(k) else k for k in keys]
-        for c, h in enumerate(
+        for c, head in enumerate(
             (translate("Calibration", "when"), translate("Calibration", "verdict"), *labels)
         ):
-            self._cell(self.sessions, 0, c, h, head=True)
-        for i, h in enumerate(history, start=1):
-            res = h.get("result") or {}
+            self._cell(self.sessions, 0, c, head, head=True)
+        for i, past in enumerate(history, start=1):
+            res = past.get("result") or {}
             ms = res.get("metrics") or {}
-            self._cell(self.sessions, i, 0, str(h.get("created_at", ""))[:16].replace("T", " "))
-            ok = bool(h.get("qualified"))
+            self._cell(self.sessions, i, 0, str(past.get("created_at", ""))[:16].replace("T", " "))
+            ok = bool(past.get("qualified"))
             self._cell(
                 self.sessions,
                 i,

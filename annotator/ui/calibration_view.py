@@ -102,7 +102,7 @@ class CalibrationView(SessionView):
         self.open()
 
     @property
-    def context(self) -> str:  # type: ignore[override] - the keys follow the screen
+    def context(self) -> str:  # type: ignore[override]  # the keys follow the screen
         return "feedback" if self._page in ("feedback", "verdict") else "label"
 
     # -- layout --------------------------------------------------------------------
@@ -241,7 +241,7 @@ class CalibrationView(SessionView):
         v = served.view
         self.counter.setText(
             translate("Calibration", "Anchor {index} of {total}").format(
-                index=served.queue_position + 1, total=self._total
+                index=(served.queue_position or 0) + 1, total=self._total
             )
         )
         self.prompt.setText(v.prompt)
@@ -348,7 +348,7 @@ class CalibrationView(SessionView):
         )
 
     # -- actions -------------------------------------------------------------------
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         if self._page == "feedback":
             return {"continue": self.advance}
         if self._page == "verdict":
@@ -358,7 +358,7 @@ class CalibrationView(SessionView):
         table: dict[str, Callable[[], Any]] = {
             "submit": self.submit,
             "reason": self._focus_reason,
-            **self.sync.actions(),
+            **self.sync.key_actions(),
             "toggle_mask": self.display.toggle_mask,
         }
         return {name: self.when_ready(fn) for name, fn in table.items()} | self.form_actions(

@@ -192,6 +192,8 @@ def _wrap_header(w: QTableWidget, n: int) -> None:
     fm = w.horizontalHeader().fontMetrics()
     for c in range(n):
         item = w.horizontalHeaderItem(c)
+        if item is None:
+            continue
         room = w.horizontalHeader().sectionSize(c) - 14
         lines: list[str] = []
         for word in item.text().split():
@@ -459,20 +461,20 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         self.tiles = QHBoxLayout()
         self.tiles.setSpacing(10)
         outer.addLayout(self.tiles)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setFocusPolicy(
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setFocusPolicy(
             Qt.FocusPolicy.NoFocus
         )  # the view takes the keys (see the note below)
         set_accessible(
-            self.scroll,
+            self.scroll_area,
             translate("DashboardView", "Report"),
             translate("DashboardView", "The report's sections; page with the keys below"),
         )
         self.content = QWidget()
-        self.scroll.setWidget(self.content)
-        outer.addWidget(self.scroll, 1)
+        self.scroll_area.setWidget(self.content)
+        outer.addWidget(self.scroll_area, 1)
         k = self.keymap.hint
         self.keys_note = _note(
             translate(
@@ -804,8 +806,9 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
     def _show_tiles(self, tiles: tuple[dash.Tile, ...]) -> None:
         while self.tiles.count():
             item = self.tiles.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            gone = item.widget() if item is not None else None
+            if gone is not None:
+                gone.deleteLater()
         for t in tiles:
             self.tiles.addWidget(_tile(t))
         self.tiles.addStretch(1)
@@ -837,16 +840,18 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
             self._sections.append(head)
             self._blocks(lay, s.blocks, charts)
         lay.addStretch(1)
-        bar = self.scroll.verticalScrollBar()
+        bar = self.scroll_area.verticalScrollBar()
         place = bar.value()  # a recomputation must not throw the reader back to the top
-        old = self.scroll.takeWidget()
-        self.scroll.setWidget(content)
+        old = self.scroll_area.takeWidget()
+        self.scroll_area.setWidget(content)
         self.content = content
         if old is not None:
             old.deleteLater()
         if place:
             content.adjustSize()
-            bar.setMaximum(max(bar.maximum(), content.height() - self.scroll.viewport().height()))
+            bar.setMaximum(
+                max(bar.maximum(), content.height() - self.scroll_area.viewport().height())
+            )
             bar.setValue(place)
 
     def _blocks(
@@ -854,7 +859,9 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
     ) -> None:
         grid: QGridLayout | None = None
         # The page's own scroll bar is about to appear: leave its room now.
-        room = self.scroll.width() - self.scroll.verticalScrollBar().sizeHint().width() - 40
+        room = (
+            self.scroll_area.width() - self.scroll_area.verticalScrollBar().sizeHint().width() - 40
+        )
         n = 0
         for b in blocks:
             if isinstance(b, dash.Table):
@@ -882,7 +889,7 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         return w.y() if w is not None else -1
 
     def _jump(self, step: int) -> None:
-        bar = self.scroll.verticalScrollBar()
+        bar = self.scroll_area.verticalScrollBar()
         tops = sorted(w.y() for w in self._sections)
         now = bar.value()
         if step > 0:
@@ -891,8 +898,8 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
             target = next((y for y in reversed(tops) if y < now - 1), 0)
         bar.setValue(target)
 
-    def actions(self) -> dict[str, Callable[[], Any]]:
-        bar = self.scroll.verticalScrollBar()
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
+        bar = self.scroll_area.verticalScrollBar()
         return {
             "refresh": self.refresh,
             "cancel": self.cancel,

@@ -120,6 +120,6 @@ class InstructionsDialog(KeyedWidget, QDialog):
         self.activateWindow()
         self.browser.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
 
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         # the key that opened the instructions closes them too
         return {"close_dialog": self.hide, "instructions": self.hide}

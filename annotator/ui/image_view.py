@@ -269,7 +269,7 @@ class ImageView(KeyedWidget, QGraphicsView):
             # A drag pans; the view stops following window resizes from here on.
             self._fit = False
 
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         return {
             "image_zoom_in": self.zoom_in,
             "image_zoom_out": self.zoom_out,
@@ -359,7 +359,7 @@ class SyncGroup(QObject):
     def zoom_out(self) -> None:
         self._all("zoom_out")
 
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         """The zoom keys' actions (keymap names), the one table every view with images adds to
         its own: label, pairwise, calibration and review."""
         return {

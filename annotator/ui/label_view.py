@@ -467,7 +467,8 @@ class LabelView(SessionView):
             # Pictures get the larger share; the form keeps a readable width.
             self._sized = True
             total = max(self.width(), 800)
-            form_w = max(self.splitter.widget(1).minimumWidth(), int(total * 0.4))
+            side = self.splitter.widget(1)
+            form_w = max(side.minimumWidth() if side is not None else 0, int(total * 0.4))
             self.splitter.setSizes([total - form_w, form_w])
 
     # -- state ---------------------------------------------------------------------
@@ -786,14 +787,16 @@ class LabelView(SessionView):
         self.recalibrationRequested.emit()
 
     # -- actions (keys and buttons land here) --------------------------------------
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         table: dict[str, Callable[[], Any]] = {
             "instructions": self._toggle_instructions,
-            "dismiss": lambda: self.banner.isVisible() and self.banner.hide() is None,
+            "dismiss": self._dismiss_banner,
             "back": self._back,
             "submit": self._submit,
             "reason": self._focus_reason,
-            **{name: self.when_ready(fn) for name, fn in self.item_panel.sync.actions().items()},
+            **{
+                name: self.when_ready(fn) for name, fn in self.item_panel.sync.key_actions().items()
+            },
             "toggle_mask": self.when_ready(
                 lambda: self.item_panel.has_mask and self.item_panel.toggle_mask()
             ),
@@ -886,6 +889,13 @@ class LabelView(SessionView):
             self._step(step)
 
         self._job(_job_back, self.session, on_done=done)
+        return True
+
+    def _dismiss_banner(self) -> bool:
+        """Esc on a shown banner hides it (and takes the key); otherwise the key goes on."""
+        if not self.banner.isVisible():
+            return False
+        self.banner.hide()
         return True
 
     def _toggle_instructions(self) -> bool:

@@ -1,4 +1,6 @@
 """The main window: open or create a study, pick or add a rater, choose a mode.
+(Over 500 lines on purpose: the window's modes, menus, one database worker and the study it holds
+are one lifecycle.)
 
 Modes are views constructed as ``View(snapshot, rater, worker, settings, parent=None)``
 (``ALL_MODES``: label, pairwise, calibration, dashboard, review; imported lazily).
@@ -45,8 +47,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
@@ -245,13 +248,12 @@ class MainWindow(OfflineWork, QMainWindow):
         add(f, "quit", translate("MainWindow", "&Quit"), self.close)
         m = bar.addMenu(translate("MainWindow", "&Mode"))
         self._menu_objects.append(m)
-        # triggered(bool checked): the lambda must not take `checked` for the mode
         self.mode_actions = {
             mode: add(
                 m,
                 f"mode_{mode}",
                 mode_title(mode),
-                lambda _checked=False, md=mode: self.show_mode(md),
+                partial(self._mode_chosen, mode),
             )
             for mode in ALL_MODES
         }
@@ -328,6 +330,10 @@ class MainWindow(OfflineWork, QMainWindow):
         if mode != "start" and self.current_view is not None and not self.busy:
             self.show_mode(mode)
 
+    def _mode_chosen(self, mode: str, _checked: bool = False) -> None:
+        """A mode's menu entry (`triggered(bool checked)`: `checked` is not the mode)."""
+        self.show_mode(mode)
+
     # -- waiting for the worker (the window is disabled, the event loop runs on) ----
     @property
     def busy(self) -> bool:
@@ -335,14 +341,14 @@ class MainWindow(OfflineWork, QMainWindow):
 
     def _wait(self, text: str) -> None:
         self._pending += 1
-        self.centralWidget().setEnabled(False)
+        self.stack.setEnabled(False)
         self.menuBar().setEnabled(False)
         self.statusBar().showMessage(text)
 
     def _waited(self) -> None:
         self._pending = max(0, self._pending - 1)
         if not self._pending:
-            self.centralWidget().setEnabled(True)
+            self.stack.setEnabled(True)
             self.menuBar().setEnabled(True)
 
     # -- leaving blinded work ------------------------------------------------------
@@ -762,7 +768,7 @@ class MainWindow(OfflineWork, QMainWindow):
         if view is None:
             return
         # Its jobs may still call back: the view ignores them once shut down, so nothing waits here.
-        view.shutdown()
+        cast(Any, view).shutdown()  # every view has one (ShutsDownOnce)
         self.stack.removeWidget(view)
         view.deleteLater()
 

@@ -1,4 +1,6 @@
 """One row of the answer form per metric: title, help, the controls and their keys.
+(Over 500 lines on purpose: one row class per kind and the ROWS table that picks them: the UI's
+registry of kinds.)
 
 Row classes never look at a metric's kind name: the form picks the class from
 ``ROWS`` (at the end, the UI's one table by kind) and a row reads only what the

@@ -16,13 +16,20 @@ methods keep ``self`` the window; the state they keep (``offline``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .i18n import translate
 from .session_view import one_line
 from .style import fit_to_text
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer, SignalInstance
+    from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+
+    from .worker import DbWorker
 
 
 def open_study_job(location: str | Path) -> Any:  # database worker
@@ -82,6 +89,36 @@ class Offline:
 
 class OfflineWork:
     """The offline part of the main window (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what the mixin reads of its window (MainWindow sets each)
+        worker: DbWorker
+        outbox_folder: Path | None
+        sync_every_ms: int
+        snapshot: Any
+        study_path: Path | str | None
+        rater: str | None
+        mode: str
+        current_view: QWidget | None
+        offline: Offline | None
+        outbox_items: dict[int, int]
+        outbox_path: Path | None
+        sync_label: QLabel
+        synced: SignalInstance
+        _sync_timer: QTimer
+        _shut: bool
+        _syncing: bool
+
+        def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
+        def set_rater(self, name: str, *, quiet: bool = False) -> bool: ...
+        def show_mode(self, mode: str) -> QWidget | None: ...
+        def _request(
+            self,
+            job: Callable[..., Any],
+            *args: Any,
+            path: Path | str,
+            then: Callable[[], None] | None = None,
+            remember: bool = True,
+        ) -> None: ...
 
     def _prepare_outbox(self, rater: str) -> None:
         """Copy the rater's work to a local package now, while the server is there."""

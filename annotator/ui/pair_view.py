@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -430,15 +431,13 @@ class PairView(SessionView):
             b.setText(f"\u2713 {plain}" if chosen else plain)  # a mark, not only a colour
 
     # -- actions -------------------------------------------------------------------
-    def actions(self) -> dict[str, Callable[[], Any]]:
-        table: dict[str, Callable[[], Any]] = {
-            f"vote_{c}": (lambda c=c: self.vote(c)) for c in CHOICES
-        }
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
+        table: dict[str, Callable[[], Any]] = {f"vote_{c}": partial(self.vote, c) for c in CHOICES}
         table |= {
             "pair_reason": lambda: self.reason.setFocus(Qt.FocusReason.ShortcutFocusReason),
             "back": self.back,
             "forward": self.forward,
-            **self.sync.actions(),
+            **self.sync.key_actions(),
             "toggle_mask": lambda: [
                 side.toggle_mask() for side in (self.left_side, self.right_side) if side.has_mask
             ],

@@ -306,10 +306,11 @@ class EntryDetails(QWidget):
             + 2 * self.answers.frameWidth()
             + 2
         )
-        c = e.consensus
+        cons = e.consensus
         self.consensus_label.setText(
             translate("ReviewView", "Consensus rule: {rule} → {outcome}").format(
-                rule=c.rule, outcome=shown_value(m, format_value(c.value) if c.clear else None)
+                rule=cons.rule,
+                outcome=shown_value(m, format_value(cons.value) if cons.clear else None),
             )
         )
         a = e.adjudicated

@@ -1,4 +1,6 @@
 """The study lead's review view: what needs a decision, decided by keyboard.
+(Over 500 lines on purpose: the review queue's list, filters, decision form and their keys are one
+screen's flow.)
 
 Lists the review queue (``services.adjudication.review_queue``: the raters disagree,
 the judge contradicts a clear consensus, a rater could not judge) in the service's
@@ -30,6 +32,7 @@ prefetcher=None)`` with ``apply_action(name) -> bool``, ``entries`` (the whole q
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -81,7 +84,9 @@ PREFETCH_AHEAD = 2
 
 
 # -- worker jobs (database thread; no Qt in here) ---------------------------------------
-def _job_adjudicate(study: Any, entry: ReviewEntry, decision: dict[str, Any]) -> tuple[int, dict]:
+def _job_adjudicate(
+    study: Any, entry: ReviewEntry, decision: dict[str, Any]
+) -> tuple[int, dict[str, Any] | None]:
     new_id = adjudicate(study, item_id=entry.item_id, metric=entry.metric, **decision)
     return new_id, current_adjudication(study, entry.item_id, entry.metric)
 
@@ -105,7 +110,8 @@ class ReviewView(SessionView):
         *,
         prefetcher: ImagePrefetcher | None = None,
     ) -> None:
-        super().__init__(snapshot, rater, worker, settings, parent, prefetcher=prefetcher)
+        # the review answers as no rater (an adjudication names its lead in the form)
+        super().__init__(snapshot, rater or "", worker, settings, parent, prefetcher=prefetcher)
         self.setObjectName("ReviewView")
         self.rubric = snapshot.rubric_in(current_language())
         self.entries: list[ReviewEntry] = []
@@ -113,7 +119,7 @@ class ReviewView(SessionView):
         self.shown: list[ReviewEntry] = []
         self.hide_decided = False
         self._pos = -1
-        self._drafts: dict[tuple[str, str], tuple[Any, str, int]] = {}
+        self._drafts: dict[tuple[str, str], tuple[Any, str, str | None]] = {}
         self.form_row: MetricRow | None = None
         self._build()
         self.open()
@@ -500,7 +506,7 @@ class ReviewView(SessionView):
         self.back_to_keys()
 
     # -- keys, messages, images ------------------------------------------------------
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         panel = self.item_panel
         table: dict[str, Callable[[], Any]] = {
             "submit": self.submit,
@@ -513,11 +519,11 @@ class ReviewView(SessionView):
             "review_decided": self._toggle_decided,
             "review_clear_filters": self.filters.clear,
             "review_reload": self._reload,
-            **panel.sync.actions(),
+            **panel.sync.key_actions(),
             "toggle_mask": lambda: panel.has_mask and panel.toggle_mask(),
-            **{f"review_filter_{f}": lambda f=f: self.filters.cycle(f) for f in FILTERS},
+            **{f"review_filter_{f}": partial(self.filters.cycle, f) for f in FILTERS},
             **{
-                name: lambda n=name: self._answer(n)
+                name: partial(self._answer, name)
                 for name in FORM_KEYS
                 if name not in ("next_metric", "prev_metric")
             },
@@ -553,12 +559,14 @@ class ReviewView(SessionView):
             self._sized = True
 
     def _image_ready(self, key: str, image: QImage) -> None:
-        view = self.views.get(self.current().item_id) if self.current() else None
+        e = self.current()
+        view = self.views.get(e.item_id) if e is not None else None
         if view is not None and key in media_keys(view):
             self.item_panel.image_arrived(key, image)
 
     def _image_failed(self, key: str, message: str) -> None:
-        view = self.views.get(self.current().item_id) if self.current() else None
+        e = self.current()
+        view = self.views.get(e.item_id) if e is not None else None
         if view is not None and key in media_keys(view):
             self.item_panel.image_failed(key)
 

@@ -246,8 +246,11 @@ class FormScroll(QScrollArea):
 
     def show_focused(self) -> None:
         row = self.form.focused_row() if self.form is not None else None
-        if row is not None and self.widget() is not None:
-            self.widget().layout().activate()  # geometry first: the row may have just been laid out
+        inner = self.widget()
+        if row is not None and inner is not None:
+            layout = inner.layout()
+            if layout is not None:
+                layout.activate()  # geometry first: the row may have just been laid out
             self.ensureWidgetVisible(row, 0, self.MARGIN)
 
     def show_widget(self, widget: QWidget) -> None:

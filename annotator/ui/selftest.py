@@ -84,9 +84,10 @@ def _plugins() -> str:
     buf = QByteArray()
     dev = QBuffer(buf)
     dev.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not img.save(dev, "PNG"):
+    # PySide6's stubs type the format as bytes; at run time only a str is accepted
+    if not img.save(dev, "PNG"):  # type: ignore[call-overload]
         raise RuntimeError("PNG cannot be written")
-    formats = sorted(bytes(f).decode() for f in QImageReader.supportedImageFormats())
+    formats = sorted(bytes(f.data()).decode() for f in QImageReader.supportedImageFormats())
     return (
         f"platform {QGuiApplication.platformName()}, native plugin {native.name if native else '-'} present, "
         f"image formats {' '.join(formats[:8])}"

@@ -1,4 +1,6 @@
 """What the label, pair and calibration views share: a typed answer state, worker jobs
+(Over 500 lines on purpose: the answer-state guard, retries, exposure clock and key dispatch every
+session view shares.)
 whose results are dropped once the view is gone, one way to report a failure, a
 visible "saving…", key dispatch through the keymap, and the reason-box key filter.
 
@@ -27,7 +29,7 @@ a key before that is refused with a line ("too fast"), never applied to another 
 ``time_ms`` stored with an answer is measured from that same moment, so it is the exposure time.
 
 Subclasses set ``context`` (keymap context), build their widgets, give
-``actions() -> dict[action, handler]`` (the declarative key table), and
+``key_actions() -> dict[action, handler]`` (the declarative key table), and
 implement ``_open_job(study)`` (worker thread) and ``_opened(result)``.
 """
 
@@ -37,7 +39,8 @@ import enum
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -51,6 +54,9 @@ from .i18n import QT_TRANSLATE_NOOP, translate
 from .keyed import KeyedWidget
 from .keymap import Keymap, types_text
 from .worker import DbWorker, ImagePrefetcher
+
+if TYPE_CHECKING:
+    from .rubric_form import RubricForm
 
 log = logging.getLogger(__name__)
 SAVING_AFTER_MS = 250  # a commit normally lands within a frame; past this the rater sees "Saving…"
@@ -148,7 +154,9 @@ class ReasonKeys(QObject):
         edit.installEventFilter(self)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if event.type() != QEvent.Type.KeyPress or types_text(event):
+        if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
+            return False
+        if types_text(event):
             return False
         # The box's own keys first (Esc leaves it), then the view's (Enter submits, F1 helps).
         found = (self.keymap.action_for(event, ctx) for ctx in ("reason", self.context))
@@ -179,6 +187,7 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
     serverUnreachable = Signal(object)  # noqa: N815 - the answer not yet saved (or None)
     context = "label"
     retry_ms: tuple[int, ...] = RETRY_MS
+    form: RubricForm  # the answer form of the views that have one (label, calibration)
     offline_after = OFFLINE_AFTER
 
     def __init__(
@@ -430,7 +439,7 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
     def key_contexts(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.context,)
 
-    def actions(self) -> dict[str, Callable[[], Any]]:
+    def key_actions(self) -> dict[str, Callable[[], Any]]:
         """Action name -> handler: the view's whole key table (override)."""
         return {}
 
@@ -450,7 +459,7 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
         return run
 
     def apply_action(self, name: str) -> bool:
-        handler = self.actions().get(name)
+        handler = self.key_actions().get(name)
         if handler is None:
             return False
         return handler() is not False
@@ -467,7 +476,7 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
 
     def event(self, event: QEvent) -> bool:
         # Tab / Backtab are keys of the table (next metric, reason), not focus moves.
-        if event.type() == QEvent.Type.KeyPress and event.key() in (
+        if isinstance(event, QKeyEvent) and event.key() in (
             Qt.Key.Key_Tab,
             Qt.Key.Key_Backtab,
         ):
@@ -487,7 +496,7 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
     ) -> dict[str, Callable[[], Any]]:
         """The answer and metric keys of ``self.form``, each wrapped by `when(fn, name)` (the
         view's guard, which knows an answer key from a move between metrics)."""
-        return {name: when(lambda n=name: self.apply_form_key(n), name) for name in FORM_KEYS}
+        return {name: when(partial(self.apply_form_key, name), name) for name in FORM_KEYS}
 
     def apply_form_key(self, name: str) -> bool:
         """A form key on the item on screen; an answer key that does nothing says why."""

@@ -212,7 +212,7 @@ class AppSettings:
         return None
 
     def set_geometry(self, name: str, data: bytes | QByteArray) -> None:
-        self._q.setValue(f"geometry/{name}", QByteArray(bytes(data)))
+        self._q.setValue(f"geometry/{name}", QByteArray(data))
         self._q.sync()
 
     # -- raters --------------------------------------------------------------------

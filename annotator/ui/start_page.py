@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -401,7 +402,7 @@ class StartPage(QWidget):
             return super().eventFilter(obj, event)
         if kind == QEvent.Type.Wheel:
             return True
-        if event.key() in (
+        if isinstance(event, QKeyEvent) and event.key() in (
             Qt.Key.Key_Up,
             Qt.Key.Key_Down,
             Qt.Key.Key_PageUp,

@@ -177,7 +177,7 @@ def test_the_dashboard_has_readable_text_and_symbols(qtbot, a11y_folder, palette
     view = w.current_view
     assert not low_contrast(w)
     for name in ("page_down", "next_section", "bottom", "top"):  # every part reachable by keys
-        view.actions()[name]()
+        view.key_actions()[name]()
     assert _controls(w) and all(
         QAccessible.queryAccessibleInterface(c).text(QAccessible.Text.Name) for c in _controls(w)
     )

@@ -235,7 +235,7 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         assert split.item(r, 2).text() == str(want[key]["escalated"])
         assert split.item(r, 3).text() == str(want[key]["already_rated"])
 
-    bar = view.scroll.verticalScrollBar()
+    bar = view.scroll_area.verticalScrollBar()
     bar.setValue(view.section_top("drift"))
     assert view.grab().save(str(screenshot_dir / "dashboard_drift.png"))
     bar.setValue(0)
@@ -271,7 +271,7 @@ def test_keyboard_scrolls_the_page_and_jumps_between_sections(qtbot, dash_view):
     view = dash_view()
     qtbot.waitUntil(lambda: view.model is not None, timeout=60_000)
     view.setFocus()
-    bar = view.scroll.verticalScrollBar()
+    bar = view.scroll_area.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == 0
     qtbot.keyClick(view, Qt.Key.Key_PageDown)
     assert bar.value() == min(bar.pageStep(), bar.maximum())
@@ -405,7 +405,7 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     assert not view.is_busy() and view.model is shown
     assert "F5" in view.stale_note.text() and "changed" in view.stale_note.text()
     # on again: recomputed while the figures stay on screen, and the reader keeps their place
-    bar = view.scroll.verticalScrollBar()
+    bar = view.scroll_area.verticalScrollBar()
     bar.setValue(bar.maximum() // 2)
     place = bar.value()
     assert place > 0
@@ -418,7 +418,7 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     assert not view.stale_note.isVisibleTo(view)
     # Qt lays the new page out after the paint that set the place: wait until the scroll range
     # is the laid-out page's, then the place must have survived it
-    content, viewport = view.content, view.scroll.viewport()
+    content, viewport = view.content, view.scroll_area.viewport()
     qtbot.waitUntil(
         lambda: bar.maximum() == max(0, content.height() - viewport.height()), timeout=10_000
     )

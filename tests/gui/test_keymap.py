@@ -79,16 +79,16 @@ def test_every_action_is_bound_in_its_view(qtbot, ui_study, db_worker):
     for v in (label, pair, cal, board):
         qtbot.addWidget(v)
     cal._page = "answer"
-    answer_keys = set(cal.actions())
+    answer_keys = set(cal.key_actions())
     cal._page = "feedback"
-    feedback_keys = set(cal.actions())
+    feedback_keys = set(cal.key_actions())
     cal._page = "verdict"
-    feedback_keys |= set(cal.actions())
+    feedback_keys |= set(cal.key_actions())
     tables = {
-        "label": set(label.actions()) | REASON_BOX,
-        "pair": set(pair.actions()) | REASON_BOX,
+        "label": set(label.key_actions()) | REASON_BOX,
+        "pair": set(pair.key_actions()) | REASON_BOX,
         "feedback": feedback_keys,
-        "dashboard": set(board.actions()),
+        "dashboard": set(board.key_actions()),
     }
     for ctx, names in tables.items():
         want = {a.name for a in ACTIONS if ctx in a.contexts}
@@ -144,7 +144,7 @@ def test_the_zoom_keys_are_one_table(qtbot):
     from annotator.ui.image_view import SyncGroup
 
     zoom = {a.name for a in ACTIONS if a.name.startswith("zoom_")}
-    assert zoom and set(SyncGroup().actions()) == zoom
+    assert zoom and set(SyncGroup().key_actions()) == zoom
 
 
 def test_images_at_100_percent_are_at_100_percent_whatever_their_size(qtbot):

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402
 from roundtrip import source_study  # noqa: E402
 
-from annotator.services.exports import export_label_studio  # noqa: E402
+from annotator.services.export_label_studio import export_label_studio  # noqa: E402
 from annotator.services.study import Study  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "interop"

@@ -11,7 +11,7 @@ import peers
 import pytest
 import roundtrip
 
-from annotator.services.exports import export_label_studio
+from annotator.services.export_label_studio import export_label_studio
 from annotator.services.importers import run_import
 from annotator.services.study import Study
 

@@ -161,7 +161,12 @@ def test_the_report_interval_is_the_delete_one_case_jackknife() -> None:
     se = np.sqrt((k - 1) / k * np.sum((t - t.mean()) ** 2))
     from scipy.stats import t as student_t
 
-    half = student_t.isf(0.025, k - 1) * se
+    # t on Kish's effective number of cases less one: (sum W_c)^2 / sum W_c^2 over the cases'
+    # summed sampling weights (unequal weights leave fewer effective units than cases)
+    wc = np.bincount(cl, weights=wl)
+    kish = wc.sum() ** 2 / np.sum(wc**2)
+    assert kish < k
+    half = student_t.isf(0.025, kish - 1) * se
     fixed = ppi_mean(
         y,
         fl,

@@ -224,14 +224,14 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     assert list(sample["items"].values()) == pytest.approx([0.4] * 12)
     assert dealt == 12  # the sampled pairs only, not all 30
     # a top-up keeps the drawn pairs and the seed
-    assert main([*args, "--pair-sample", "15"]) == 0
+    assert main([*args, "--pair-sample", "20"]) == 0
     with sqlite3.connect(study / "study.sqlite") as con:
         (key,) = con.execute(
             "SELECT value FROM settings WHERE key = ?", (PAIR_SAMPLE_SETTING,)
         ).fetchone()
     topped = json.loads(key)
     assert set(sample["items"]) <= set(topped["items"]) and topped["seed"] == 5
-    assert len(topped["items"]) == 15
+    assert len(topped["items"]) == 20
 
     # the pair sample names pairs and generators: it stays in the study, never in a package
     from annotator.services.packages import export_package
@@ -285,16 +285,16 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
         == 0
     )
     sec = json.loads(out.read_text())["debiased"]["pairs"]
-    assert sec["recorded"] and sec["sample"]["n_drawn"] == 15
+    assert sec["recorded"] and sec["sample"]["n_drawn"] == 20
     assert sec["sample"]["n_human_pairs_outside_sample"] == 1
     fig = sec["judges"]["lenient"]["by_pair"]["gen-a vs gen-b"]
-    assert (fig["first"], fig["n_items"], fig["n_sampled"]) == ("gen-a", 30, 15)
+    assert (fig["first"], fig["n_items"], fig["n_sampled"]) == ("gen-a", 30, 20)
     assert fig["judge_minus_humans"]["estimate"] > 0  # the judge overstates gen-a
     assert fig["ppi"]["low"] <= fig["ppi"]["estimate"] <= fig["ppi"]["high"]
     # the same votes as Bradley-Terry strengths (stats/debiased_bt.py): with two generators and
     # the humans alone, gen-b's strength is the log-odds of its win rate among the sampled pairs
     bt = sec["judges"]["lenient"]["bradley_terry"]
-    assert (bt["reference"], bt["n_labelled"], bt["n_unlabelled"]) == ("gen-a", 15, 15)
+    assert (bt["reference"], bt["n_labelled"], bt["n_unlabelled"]) == ("gen-a", 20, 10)
     ybar = fig["humans_only"]["estimate"]
     assert bt["humans_only"]["gen-b"]["estimate"] == pytest.approx(np.log((1 - ybar) / ybar))
     assert bt["humans_only"]["gen-a"]["estimate"] == 0.0

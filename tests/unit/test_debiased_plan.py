@@ -16,12 +16,8 @@ from test_debiased_report import _build
 
 from annotator.cli import EXIT_BAD_INPUT, main
 from annotator.stats.debiased import ppi_mean
-from annotator.stats.debiased_plan import (
-    gate_thresholds,
-    judge_value,
-    more_labels,
-    plan_figure,
-)
+from annotator.stats.debiased_plan import gate_thresholds, more_labels, plan_figure
+from annotator.stats.debiased_value import judge_value
 
 
 def test_the_rule_n_times_the_squared_width_ratio_less_n_rounded_up():
@@ -127,7 +123,18 @@ def test_plan_and_top_up_through_the_cli(tmp_path: Path, capsys):
     assert "draw one first with --sample N" in capsys.readouterr().err
     assert main(["plan", "--study", str(study), "--width", "0"]) == EXIT_BAD_INPUT
     args = ["assign", "--study", str(study), "--raters", "ann,bob"]
-    assert main([*args, "--sample", "12", "--seed", "3"]) == 0
+    # ten labels a generator: no interval yet, so no width to plan from, only the labels an
+    # interval needs (stats/debiased.py MIN_UNITS_FOR_INTERVAL)
+    assert main([*args, "--sample", "10", "--seed", "3"]) == 0
+    capsys.readouterr()
+    assert main(["plan", "--study", str(study), "--width", "0.3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and all(
+        "no interval yet: the sample counts as 10 labels, an interval needs 20; 20 labels "
+        "(10 more) before a width can be planned" in line
+        for line in out
+    ), out
+    assert main([*args, "--sample", "20", "--seed", "3"]) == 0
     assert (
         main(["set", "release_gate", '{"instruction_following": 0.5}', "--study", str(study)]) == 0
     )
@@ -136,15 +143,15 @@ def test_plan_and_top_up_through_the_cli(tmp_path: Path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and all("release gate at 0.5" in line for line in out)
     gen_b = next(line for line in out if line.startswith("gen-b"))
-    assert "from 12 labels; 0.3 needs" in gen_b
+    assert "from 20 labels; 0.3 needs" in gen_b
     needed = int(gen_b.split("0.3 needs ")[1].split(" ")[0])
-    assert needed > 12
+    assert needed > 20
     # the report carries each figure's plan at the setting's width (0.1 by default)
     rep = tmp_path / "r.json"
     assert main(["report", "--study", str(study), "--json", str(rep), "--boot", "50"]) == 0
     fig = json.loads(rep.read_text())["debiased"]["judges"]["lenient"]["by_generator"]["gen-b"]
     plan = fig["instruction_following"]["plan"]
-    assert plan["target_width"] == 0.1 and plan["n_sampled"] == 12
+    assert plan["target_width"] == 0.1 and plan["n_sampled"] == 20
     assert plan["release_gate"]["threshold"] == 0.5
     # the dashboard shows the items' table with each figure's plan (issue 25 point 4)
     from annotator.services.dashboard import Table, compute, read_inputs
@@ -171,3 +178,20 @@ def test_plan_and_top_up_through_the_cli(tmp_path: Path, capsys):
     assert s["strata"]["gen-b"]["n_drawn"] == min(30, needed)
     assert s["seed"] == 3  # the top-up keeps the sample's seed
     assert main([*args, "--top-up", "0.3", "--sample", "5"]) == EXIT_BAD_INPUT
+
+
+def test_a_sample_too_small_for_an_interval_plans_the_labels_an_interval_needs():
+    """Unequal weights count as fewer labels (Kish): 30 labels counting as 12 need 50."""
+    fig = {
+        "n_sampled": 30,
+        "effective_sampled_units": 12.0,
+        "ppi": {"estimate": 0.6, "low": None, "high": None},
+    }
+    p = plan_figure(fig, 0.1, 0.5)
+    assert (p["n_needed"], p["more_labels"], p["width"]) == (50, 20, None)
+    assert "counts as 12 labels, an interval needs 20" in p["too_few"]
+    # a figure with its interval plans the width as before; one with no estimate has no plan
+    fig = {"n_sampled": 30, "effective_sampled_units": 30.0, "ppi": {"estimate": 0.6,
+           "low": 0.5, "high": 0.7}}  # fmt: skip
+    assert plan_figure(fig, 0.1)["n_needed"] == 120
+    assert plan_figure({"n_sampled": 0, "ppi": None}, 0.1) is None

@@ -18,6 +18,7 @@ from annotator.domain.errors import InputError
 from annotator.domain.sampling import draw_sample
 from annotator.services.demo import DEMO_SAMPLE
 from annotator.services.study import Study
+from annotator.stats.debiased import MIN_UNITS_FOR_INTERVAL
 
 REPO = Path(__file__).resolve().parents[2]
 GENS = ("gen-a", "gen-b")
@@ -136,6 +137,21 @@ def test_no_sample_says_how_to_draw_one_then_only_sampled_answers_count(tmp_path
         assert fig["humans_only"]["estimate"] == pytest.approx(np.mean([truth[i] for i in drawn]))
         assert fig["humans_only"]["n"] == 10 and fig["n_items"] == 30
         assert fig["judge_minus_humans"]["estimate"] > 0  # lenient
+        # ten labels: an interval there covers less than it claims (validity.md), so none
+        assert fig["effective_sampled_units"] == 10
+        for part in ("ppi", "humans_only", "judge_minus_humans"):
+            assert fig[part]["low"] is None and fig[part]["high"] is None
+            assert "counts as 10 labels (fewer than 20" in fig[part]["note"]
+    lines = rep["summary"]["debiased"]["lines"]
+    assert lines and all("`annotator assign --sample N` draws more" in x for x in lines)
+
+    # topped up to 20 per generator: the intervals are printed and read
+    args = ["assign", "--study", str(study), "--raters", "ann,bob", "--sample", "20"]
+    assert main([*args, "--seed", "3"]) == 0
+    rep = _report(study, tmp_path, "topped")
+    for gen in GENS:
+        fig = rep["debiased"]["judges"]["lenient"]["by_generator"][gen]["instruction_following"]
+        assert fig["n_sampled"] == 20
         assert fig["ppi"]["low"] <= fig["ppi"]["estimate"] <= fig["ppi"]["high"]
     lines = rep["summary"]["debiased"]["lines"]
     label = rep["metrics"]["instruction_following"]["label"]
@@ -251,8 +267,12 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     win = pairs["judges"]["demo-lenient-judge"]["by_pair"]["gen-alpha vs gen-gamma"]
     assert win["n_sampled"] == DEMO_SAMPLE and win["n_items"] >= 10 * DEMO_SAMPLE
     assert win["ppi"]["estimate"] > 0.5  # the voters prefer gen-alpha
+    # ten labels a generator (or pair) are too few for an interval that holds (validity.md):
+    # the estimates are printed, their intervals are not, and the summary says what to do
+    assert fig["effective_sampled_units"] == DEMO_SAMPLE < MIN_UNITS_FOR_INTERVAL
+    assert fig["ppi"]["low"] is None and win["ppi"]["low"] is None
     lines = rep["summary"]["debiased"]["lines"]
-    assert any("overstates" in line for line in lines)
+    assert len(lines) == 3 and all("`annotator assign --sample N` draws more" in x for x in lines)
     # the HTML shows the section with the summary's sentences; the CSV has a row per figure
     import html as html_lib
 
@@ -279,11 +299,11 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     shown = [r["figure"] for j in debiased_view(rep)["judges"] for r in j["rows"]]
     for text in lines + steps + shown:
         assert not any(k in text for k in keys), text
-    assert any(labels["layout_hierarchy"] in line for line in lines)
     assert "Verdict (pass rate)" in shown and f"{labels['layout_hierarchy']} (mean score)" in shown
-    # each figure says what the judge was worth, or that it cannot help yet / added nothing
+    # each figure with an interval says what the judge was worth, or that it cannot help yet
+    # or added nothing
     worth = ("human labels' worth from", "the judge cannot help yet", "the judge added nothing")
-    assert all(any(w in line for w in worth) for line in lines if "debiased" in line)
+    assert all(any(w in line for w in worth) for line in lines if "no interval" not in line)
 
 
 def test_a_judge_off_the_rubric_scale_is_summarised_by_its_worth():

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from annotator.cli import main
-from annotator.services.exports import TABLES, export_hf, export_label_studio, read_rows, write_rows
+from annotator.services.export_hf import export_hf
+from annotator.services.export_label_studio import export_label_studio
+from annotator.services.exports import TABLES, read_rows, write_rows
 from annotator.services.importers import run_import
 from annotator.services.outputs import default_output
 from annotator.services.study import Study

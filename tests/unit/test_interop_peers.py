@@ -99,7 +99,8 @@ def test_a_potato_number_of_20_digits_is_stored_at_the_cap(peer_study, tmp_path)
 
 
 def test_judge_votes_in_both_orders_survive_label_studio_and_judge_pairs(peer_study, tmp_path):
-    from annotator.services.exports import export_label_studio, export_table
+    from annotator.services.export_label_studio import export_label_studio
+    from annotator.services.exports import export_table
 
     both = tmp_path / "both.csv"
     both.write_text(

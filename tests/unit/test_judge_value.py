@@ -1,4 +1,4 @@
-"""What a judge is worth in a debiased figure (stats/debiased_plan.py): its correlation with
+"""What a judge is worth in a debiased figure (stats/debiased_value.py): its correlation with
 the humans and what follows from it (effective labels, their ceiling, the small-sample floor,
 the factor-2 limit, the cheapest mix of labels and judge calls), "the judge added nothing here"
 where lambda is 0, and the planner's design effect when items share cases."""
@@ -18,7 +18,8 @@ from test_debiased_plan import pilot_then_planned
 from test_debiased_report import _build
 
 from annotator.cli import main
-from annotator.stats.debiased_plan import (
+from annotator.stats.debiased_plan import labels_for, plan_figure
+from annotator.stats.debiased_value import (
     NOTHING,
     ceiling_labels,
     cheapest_mix,
@@ -27,8 +28,6 @@ from annotator.stats.debiased_plan import (
     fisher_interval,
     floor_rho,
     judge_value,
-    labels_for,
-    plan_figure,
 )
 
 
@@ -175,7 +174,7 @@ def test_lambda_zero_says_the_judge_added_nothing_everywhere(tmp_path: Path, cap
     (tmp_path / "constant.csv").write_text("\n".join(rows) + "\n")
     assert main(["import", "judge", str(tmp_path / "constant.csv"), "--study", str(study)]) == 0
     args = ["assign", "--study", str(study), "--raters", "ann,bob"]
-    assert main([*args, "--sample", "14", "--seed", "5"]) == 0
+    assert main([*args, "--sample", "24", "--seed", "5"]) == 0
     rep_path = tmp_path / "r.json"
     assert main(["report", "--study", str(study), "--json", str(rep_path), "--boot", "50"]) == 0
     rep = json.loads(rep_path.read_text())

@@ -10,7 +10,7 @@ from annotator.cli import _fig
 from annotator.domain.figures import MISSING, estimate_text
 from annotator.reports.formatting import est_of
 from annotator.services import dashboard
-from annotator.services.exports import _est as card_est
+from annotator.services.export_hf import _est as card_est
 
 UNDEFINED = {"estimate": None, "note": "undefined: every rater gave the same answer"}
 DEFINED = {"estimate": 0.1234, "low": 0.05, "high": 0.19, "n": 40}

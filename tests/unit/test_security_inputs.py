@@ -19,7 +19,8 @@ from factories import basic_rows, write_manifest
 
 from annotator.cli import main
 from annotator.domain.errors import DamagedStudy, InputError
-from annotator.services.exports import TABLES, export_hf, export_table
+from annotator.services.export_hf import export_hf
+from annotator.services.exports import TABLES, export_table
 from annotator.services.labeling import LabelSession
 from annotator.services.study import DB_NAME, Study
 

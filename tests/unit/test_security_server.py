@@ -788,7 +788,7 @@ def test_a_rater_role_takes_items_on_demand(pg_server, tmp_path):
         lead.import_items(write_manifest(src, basic_rows(src, n_cases=2, gens=("a", "b"))))
         for r in raters:
             lead.add_rater(r)
-        lead.set_setting(ON_DEMAND, 2)
+        lead.db.set_setting(ON_DEMAND, 2)  # what `assign --on-demand` stores
         roles.apply_roles(lead.db, database, raters)
         for r in raters:
             study = Study.open(url.replace("postgres@", f"{_login(lead, r)}@", 1))
@@ -890,7 +890,7 @@ def on_demand_team(pg_server, tmp_path):
         lead.set_setting("anchor_every", 0)
         for r in raters:
             lead.add_rater(r)
-        lead.set_setting(ON_DEMAND, 1)
+        lead.db.set_setting(ON_DEMAND, 1)  # what `assign --on-demand` stores
         roles.apply_roles(lead.db, database, raters)
         logins = {r: url.replace("postgres@", f"{_login(lead, r)}@", 1) for r in raters}
         yield lead, url, logins

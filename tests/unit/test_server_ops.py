@@ -380,7 +380,7 @@ def test_an_answer_committed_but_never_acknowledged_syncs_once_from_the_package(
 
     url = pg_server.new_database()
     server = _on_demand_study(url, tmp_path)
-    server.set_setting("deal_on_demand", None)
+    server.db.set_setting("deal_on_demand", None)  # back to dealt lists
     try:
         box = Outbox(server, "keeper", tmp_path / "outbox")
         box.prepare()

@@ -26,7 +26,7 @@ PASSING = {"layout_hierarchy": "4", "text_rendering": "PASS", "ui_affordance": "
 def _build(tmp_path: Path) -> Path:
     """Two generators on 10 cases (3 items a cell), two humans on every item, a judge lenient on
     instruction following (PASS where the humans fail on three items of four), a random sample
-    of 10 items per generator."""
+    of 20 items per generator."""
     src = tmp_path / "src"
     rows, truth = [], {}
     rng = np.random.default_rng(1)
@@ -65,7 +65,7 @@ def _build(tmp_path: Path) -> Path:
                 wj.writerow([item, "lenient", key, value, ""])
     assert main(["import", "ratings", str(ratings), "--study", str(study)]) == 0
     assert main(["import", "judge", str(judge), "--study", str(study)]) == 0
-    assert main(["assign", "--study", str(study), "--raters", "ann,bob", "--sample", "10",
+    assert main(["assign", "--study", str(study), "--raters", "ann,bob", "--sample", "20",
                  "--seed", "3"]) == 0  # fmt: skip
     return study
 
@@ -159,7 +159,7 @@ def test_the_release_gate_reads_the_debiased_lower_bound(sampled, tmp_path):
     rep = _report(sampled, tmp_path, "few")
     for gen in GENS:
         gate = rep["generators"]["by_generator"][gen]["release_gate"]
-        assert gate["pass"] is False and "10 sampled human labels" in gate["note"]
+        assert gate["pass"] is False and "20 sampled human labels" in gate["note"]
 
 
 @pytest.mark.parametrize(
@@ -217,7 +217,7 @@ def test_a_figure_covers_only_the_items_its_sample_could_reach(sampled, tmp_path
         assert fig["n_items"] == was["n_items"]  # the six late ones are not in the figure
         assert fig["ppi"] == was["ppi"]
     # a top-up gives them the chance the others had: then the figure covers them
-    assert main(["assign", "--study", str(study), "--raters", "ann,bob", "--sample", "10",
+    assert main(["assign", "--study", str(study), "--raters", "ann,bob", "--sample", "20",
                  "--seed", "3"]) == 0  # fmt: skip
     topped = _report(study, tmp_path, "topped")["debiased"]["judges"]["lenient"]["by_generator"]
     for gen in GENS:
