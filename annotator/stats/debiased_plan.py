@@ -105,7 +105,7 @@ def plan_figure(
         # no width to plan from yet: first the labels an interval needs at all (unequal
         # weights count as fewer labels, Kish's units, so they scale with n / units)
         needed = max(n + 1, math.ceil(n * MIN_UNITS_FOR_INTERVAL / units - 1e-9))
-        return {
+        early: dict[str, Any] = {
             "target_width": target,
             "width": None,
             "n_sampled": n,
@@ -114,6 +114,9 @@ def plan_figure(
             "too_few": f"no interval yet: the sample counts as {units:.0f} labels, an interval "
             f"needs {MIN_UNITS_FOR_INTERVAL}",
         }
+        if (fig.get("judge_value") or {}).get("words"):
+            early["judge_value"] = fig["judge_value"]["words"]
+        return early
     if ppi.get("low") is None or ppi.get("high") is None or n < 1:
         return None
     width = float(ppi["high"]) - float(ppi["low"])
