@@ -248,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     pln = sub.add_parser(
         "plan",
         help="how many more human labels each debiased figure needs for an interval of a width "
-        "(and to decide the release gate)",
+        "(and to decide the release gate), with the judge and without, the cheapest mix of "
+        "labels and judge calls, and what the judge is worth there",
     )
     pln.add_argument("--study", required=True)
     pln.add_argument(

@@ -219,6 +219,17 @@ SETTINGS: dict[str, Setting] = {
         ),
         "the interval width each debiased figure's plan aims at",
     ),
+    # the planner's cheapest mix of human labels and judge calls prices them so (any one unit)
+    "cost_human_label": Setting(
+        1.0,
+        number(0, None, "a positive cost in any one unit for both costs, e.g. 1.0", open_low=True),
+        "what the plan's cheapest mix prices a human label at",
+    ),
+    "cost_judge_call": Setting(
+        0.01,
+        number(0, None, "a positive cost in any one unit for both costs, e.g. 0.01", open_low=True),
+        "what the plan's cheapest mix prices a judge call at",
+    ),
     # certified judging (stats/certified.py): the accepted items disagree with the humans at most
     # alpha, with probability at least 1 - delta; scales agree within the tolerance (0: exactly)
     "certified_alpha": Setting(

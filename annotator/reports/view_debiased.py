@@ -34,10 +34,14 @@ def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
     """One figure's HTML row (unit: a generator, or a generator pair "A vs B")."""
     fig = as_dict(fig)
     eff = fig.get("effective_human_labels")
+    value = as_dict(fig.get("judge_value"))
+    debiased = _iv(fig.get("ppi"))
+    if value.get("added_nothing") and debiased != "—":
+        debiased += " (humans only)"  # lambda 0: the PPI++ figure is the humans' sample alone
     return {
         "generator": unit,
         "figure": label,
-        "debiased": _iv(fig.get("ppi")),
+        "debiased": debiased,
         "humans": _iv(fig.get("humans_only")),
         "judge": _iv(fig.get("judge_only")),
         "error": _signed(fig.get("judge_minus_humans")),
@@ -48,6 +52,7 @@ def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
         ),
         "n_items": fig.get("n_items"),
         "plan": _plan(fig.get("plan")),
+        "value": str(value.get("words") or "—"),
         "note": fig.get("note")
         or as_dict(fig.get("ppi")).get("note")
         or fig.get("judge_only_note")
@@ -59,11 +64,22 @@ def _plan(p: Any) -> str:
     """The planner's figure (stats/debiased_plan.py) in a cell: labels to add for the target
     width, and to decide the release gate."""
     p = as_dict(p)
+    if p.get("reachable") is False:
+        return str(p.get("note") or "—")
     if p.get("more_labels") is None:
         return "—"
     if p.get("too_few"):
         return f"+{p['more_labels']} for an interval"
     text = f"+{p['more_labels']} for width {fmt_num(p.get('target_width'), 2)}"
+    alone = p.get("n_needed_humans_only")
+    if alone is not None:
+        text += f" ({alone} labels in all without the judge)"
+    mix = as_dict(p.get("cheapest"))
+    if mix.get("uses_judge"):
+        text += (
+            f"; cheapest: {mix['human_labels']} labels and {mix['judge_calls']} judge calls, "
+            f"cost {fmt_num(mix['cost'], 1)} against {fmt_num(mix['humans_only_cost'], 1)}"
+        )
     g = as_dict(p.get("release_gate"))
     if g:
         if g.get("decided"):
@@ -98,7 +114,8 @@ def _strengths(bt: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "reference": str(bt.get("reference") or ""),
         "coverage": str(bt.get("coverage") or ""),
-        "lam": fmt_num(bt.get("lam"), 2),
+        "lam": fmt_num(bt.get("lam"), 2)
+        + (f" ({as_dict(bt.get('judge_value')).get('words')})" if bt.get("judge_value") else ""),
         "n": f"{bt.get('n_labelled')} human-voted pairs, {bt.get('n_unlabelled')} judge-only",
         "rows": rows,
     }
@@ -169,6 +186,7 @@ def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 _CSV_FIGURES = ("ppi", "humans_only", "judge_only", "judge_minus_humans")
 _CSV_COUNTS = ("lambda", "effective_human_labels", "n_sampled", "n_items", "n_cases")
+_CSV_VALUE = ("rho", "rho_low", "rho_high", "n_eff", "ceiling", "floor", "added_nothing", "words")
 
 
 def _csv_row(judge: str, unit: str, name: str, fig: Any) -> dict[str, Any]:
@@ -181,10 +199,17 @@ def _csv_row(judge: str, unit: str, name: str, fig: Any) -> dict[str, Any]:
         row[f"{key}_high"] = d.get("high")
     for key in _CSV_COUNTS:
         row[key] = fig.get(key)
+    value = as_dict(fig.get("judge_value"))
+    for key in _CSV_VALUE:
+        row[f"judge_{key}"] = value.get(key)
     plan = as_dict(fig.get("plan"))
     row["plan_target_width"] = plan.get("target_width")
     row["plan_more_labels"] = plan.get("more_labels")
     row["plan_gate_more_labels"] = as_dict(plan.get("release_gate")).get("more_labels")
+    row["plan_labels_humans_only"] = plan.get("n_needed_humans_only")
+    mix = as_dict(plan.get("cheapest"))
+    row["plan_cheapest_labels"] = mix.get("human_labels")
+    row["plan_cheapest_judge_calls"] = mix.get("judge_calls")
     row["note"] = fig.get("note")
     return row
 

@@ -14,8 +14,9 @@ TITLE = "Debiased generator figures"
 SUBTITLE = (
     "The judge's figures over every item (and pair), corrected by its error on a random human "
     "sample (PPI++): the debiased estimate beside humans only and judge only, the judge's error "
-    "with its sign, what the judge is worth in human labels, and how many more labels an "
-    "interval of the planned width needs."
+    "with its sign, what the judge is worth in human labels (its correlation with the humans, "
+    'and "humans only" where it added nothing), and how many more labels an interval of the '
+    "planned width needs."
 )
 HEADERS = (
     "judge",
@@ -27,6 +28,7 @@ HEADERS = (
     "judge − humans",
     "worth (human labels)",
     "more labels (plan)",
+    "what the judge is worth",
 )
 
 
@@ -48,6 +50,7 @@ def _rows(judges: Any) -> tuple[tuple[tuple[str, ...], ...], frozenset[int]]:
                     err,
                     str(r.get("labels")),
                     str(r.get("plan") or "—"),
+                    str(r.get("value") or "—"),
                 )
             )
             if _clear(err):

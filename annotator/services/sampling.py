@@ -221,14 +221,33 @@ def plan_lines(rows: list[dict[str, Any]], sec: dict[str, Any], width: float) ->
             lines.append(
                 f"{r['unit']}\t{r['figure']}\t(judge {r['judge']}): {p['too_few']}; "
                 f"{p['n_needed']} {unit} ({p['more_labels']} more) before a width can be planned"
+                + (f"; {p['judge_value']}" if p.get("judge_value") else "")
             )
             continue
-        line = (
-            f"{r['unit']}\t{r['figure']}\t(judge {r['judge']}): width {p['width']:.3f} from "
-            f"{p['n_sampled']} {unit}; {width:g} needs {p['n_needed']} ({p['more_labels']} more)"
-        )
-        if p.get("note"):
-            line += " (a lower bound: items share cases)"
+        line = f"{r['unit']}\t{r['figure']}\t(judge {r['judge']}): width {p['width']:.3f} from "
+        line += f"{p['n_sampled']} {unit}; "
+        if p.get("reachable") is False:
+            line += p["note"]
+        else:
+            line += f"{width:g} needs {p['n_needed']} ({p['more_labels']} more)"
+            if p.get("design_effect"):
+                line += f" (items share cases: design effect {p['design_effect']:.2f})"
+            elif p.get("note"):
+                line += " (a lower bound: items share cases)"
+        if p.get("n_needed_humans_only") is not None:
+            line += f"; humans alone need {p['n_needed_humans_only']}"
+        mix = p.get("cheapest") or {}
+        if mix.get("reachable") is False:
+            line += f"; even all {mix['human_labels']} items labelled fall short"
+        elif mix.get("uses_judge"):
+            line += (
+                f"; cheapest: {mix['human_labels']} {unit} and {mix['judge_calls']} judge calls "
+                f"(cost {mix['cost']:g} against {mix['humans_only_cost']:g} for humans alone)"
+            )
+        elif mix:
+            line += "; cheapest: humans alone (the judge does not pay for itself)"
+        if p.get("judge_value"):
+            line += f"; {p['judge_value']}"
         g = p.get("release_gate")
         if g:
             if g["decided"]:

@@ -360,6 +360,7 @@ def debiased_section(
     sampled items answered so far stand for the sample (their inclusion probability scaled
     by the answered share of their generator's sample: missing at random within it).
     """
+    from .debiased_value import judge_value  # it imports this module
     from .generators import figure_name
 
     sample = sample_of(settings)
@@ -426,6 +427,8 @@ def debiased_section(
             span = (0.0, 1.0) if spec.nominal else (float(spec.lo), float(spec.hi))  # type: ignore[arg-type]
             for g, sub in df.groupby("generator", sort=True):
                 fig = _one_figure(sub, same_scale, min_labelled, alpha, span)
+                accuracy = same_scale and _kind(spec) == "pass rate"
+                fig["judge_value"] = judge_value(sub, fig, pass_rate=accuracy, alpha=alpha)
                 if outside.get(g):
                     fig["outside_frame"] = _outside(len(sub), int(outside[g]))
                 per_gen.setdefault(g, {})[figure_name(spec)] = fig
@@ -570,11 +573,27 @@ def figure_words(gen: str, name: str, kind: str, labels: Mapping[str, str] | Non
 
 
 def worth_words(fig: Mapping[str, Any]) -> str:
-    """What the judge's figures were worth in human labels, beside the labels it took."""
-    return (
+    """What the judge's figures were worth in human labels, beside the labels it took; where
+    it added nothing or cannot help yet, that verdict (stats/debiased_value.judge_value)."""
+    value = fig.get("judge_value") or {}
+    if value.get("added_nothing") or value.get("below_floor"):
+        return str(value["words"])
+    text = (
         f"{fig.get('effective_human_labels'):.0f} human labels' worth from "
         f"{fig.get('n_sampled')} rated items"
     )
+    if value.get("rho") is not None:
+        text += f" (rho {value['rho']:.2f}"
+        if value.get("rho_low") is not None:
+            text += f" [{value['rho_low']:.2f}, {value['rho_high']:.2f}]"
+        text += ")"
+    return text
+
+
+def debiased_words(fig: Mapping[str, Any]) -> str:
+    """How a debiased figure is named: "humans only" where the judge's weight is 0 (the PPI++
+    figure is then the humans' sample alone), else "debiased"."""
+    return "humans only" if (fig.get("judge_value") or {}).get("added_nothing") else "debiased"
 
 
 def debiased_summary(
@@ -601,15 +620,18 @@ def debiased_summary(
                     # no interval to read a bias from yet: the estimate and what to do
                     label = figure_words(gen, name, kinds.get(name, "figure"), labels)
                     lines.append(
-                        f"{label} debiased with the judge {judge}: {ppi['estimate']:.2f}, "
+                        f"{label} {debiased_words(fig)} with the judge {judge}: "
+                        f"{ppi['estimate']:.2f}, "
                         f"{too_few_units_note(units)}"
+                        + (f"; {worth_words(fig)}" if debiased_words(fig) == "humans only" else "")
                     )
                     continue
                 if name == main and not err and ppi.get("low") is not None:
                     # a judge off the rubric's scale has no error to state, only its worth
                     label = figure_words(gen, name, kinds.get(name, "figure"), labels)
                     lines.append(
-                        f"{label} debiased with the judge {judge} (not on the rubric's scale): "
+                        f"{label} {debiased_words(fig)} with the judge {judge} (not on the "
+                        "rubric's scale): "
                         f"{ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}], "
                         f"{worth_words(fig)}"
                     )
@@ -635,8 +657,8 @@ def debiased_summary(
                     )
                 if ppi.get("low") is not None:
                     text += (
-                        f"; debiased {ppi['estimate']:.2f} [{ppi['low']:.2f}, {ppi['high']:.2f}]"
-                        f", {worth_words(fig)}"
+                        f"; {debiased_words(fig)} {ppi['estimate']:.2f} [{ppi['low']:.2f}, "
+                        f"{ppi['high']:.2f}], {worth_words(fig)}"
                     )
                 lines.append(text)
                 rows.append(
@@ -647,6 +669,7 @@ def debiased_summary(
                         "judge_minus_humans": err,
                         "clear": clear,
                         "debiased": fig.get("ppi"),
+                        "judge_value": fig.get("judge_value"),
                     }
                 )
     return {"recorded": True, "off_by": rows, "lines": lines}

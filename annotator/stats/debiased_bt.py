@@ -291,6 +291,12 @@ def bt_section(fit: BTFit, humans: BTFit | None, alpha: float = 0.05) -> dict[st
         "coverage": f"rank-sets hold every generator's true rank together with probability at "
         f"least {1 - alpha:.0%}",
     }
+    if fit.lam == 0.0:
+        # lambda 0: these strengths are the human votes' alone, whatever the section's title
+        out["judge_value"] = {
+            "added_nothing": True,
+            "words": "the judge added nothing here: humans only (its weight lambda is 0)",
+        }
     if humans is not None:
         hlo, hhi = humans.interval(alpha)
         out["humans_only"] = {

@@ -81,6 +81,8 @@ def debiased_pairs_section(
     `debiased.pairs`). The pairs are those the judge voted on; a drawn pair no human has voted
     on yet is left out, and the answered share of a stratum's draw stands for it (as items).
     None when the study has neither judge pair votes nor a pair sample."""
+    from .debiased_value import judge_value  # it imports stats/debiased.py, as this module
+
     jv = _judge_values(judge_votes)
     sample = sample_of(settings, PAIR_SAMPLE_SETTING)
     if sample is None and not len(jv):
@@ -119,6 +121,7 @@ def debiased_pairs_section(
         for key, sub in df.groupby("key", sort=True):
             first, second = str(key).split(" vs ", 1)
             fig = _one_figure(sub, True, min_labelled, alpha, (0.0, 1.0))
+            fig["judge_value"] = judge_value(sub, fig, alpha=alpha)
             by_pair[str(key)] = {"first": first, "second": second, **fig}
         if by_pair:
             out["judges"][str(judge)] = {"by_pair": by_pair, "bradley_terry": bt_from_pairs(df)}

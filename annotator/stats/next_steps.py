@@ -34,8 +34,11 @@ to_decide
      alone need for +/- DEBIASED_HALF_WIDTH on a pass rate near 0.5, at most every item of a
      generator, at least MIN_SAMPLED), or a main figure wider
      than +/- DEBIASED_HALF_WIDTH (shares; DEBIASED_HALF_WIDTH_SCALE for a mean score): about
-     n_sampled x ((half-width / target)^2 - 1) more human labels on that generator (beyond its
-     items: what labelling all of them gives, half-width x sqrt(n_sampled / n_items)).
+     n_sampled x ((half-width / target)^2 - 1) more human labels on that generator, counting
+     the figure's design effect where items share cases (stats/debiased_plan.labels_for; when
+     the cases alone are wider than the target, that only more cases narrow it; beyond its
+     items: what labelling all of them gives, half-width x sqrt(n_sampled / n_items)), with what
+     the judge is worth there (its `judge_value` words: rho, or that it added nothing).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from ..domain.settings import DEFAULT_SETTINGS
 from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
 from .debiased import figure_words
+from .debiased_plan import labels_for
 
 ALT_TEST_OVERLAP = MIN_OTHERS + 1  # raters on an item for the alt-test to use it
 COMPETENCE_OVERLAP = 2  # raters on an item for it to count as shared
@@ -203,7 +207,11 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
                 f"{abs(err['estimate']):.2f} [{lo:.2f}, {hi:.2f}]"
             )
             if (r.get("debiased") or {}).get("low") is not None:
-                part += f" (debiased {ci_text(r['debiased'])})"
+                value = r.get("judge_value") or {}
+                if value.get("added_nothing"):
+                    part += f" (humans only {ci_text(r['debiased'])}; {value['words']})"
+                else:
+                    part += f" (debiased {ci_text(r['debiased'])})"
             parts.append(part)
         out.append(
             {
@@ -584,9 +592,40 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
             half = (ppi["high"] - ppi["low"]) / 2
             if half <= target:
                 continue
-            more = math.ceil(n * ((half / target) ** 2 - 1))
+            value = (fig or {}).get("judge_value") or {}
+            # items sharing cases: the spread between cases does not shrink with more labels
+            need = labels_for(n, 2 * half, 2 * target, float(value.get("design_effect") or 1.0))
+            kind = str(kinds.get(name) or name)
+            what = (
+                f"{kind} from the random human sample (the judge {judge}'s weight is 0)"
+                if value.get("added_nothing")
+                else f"debiased {kind} with the judge {judge}"
+            )
+            worth = f"; {value['words']}" if value.get("words") else ""
+            if (fig or {}).get("clustered_by_case") and value.get("design_effect") is None:
+                worth = " (a lower bound: items share cases, too few sampled to measure it)" + worth
+            if need is None:
+                out.append(
+                    {
+                        "text": f"{gen}'s {what} cannot reach +/-{target:g} on its "
+                        f"{(fig or {}).get('n_cases')} cases (now {ci_text(ppi)} from {n} labels): "
+                        "the spread between cases alone is wider; only more cases narrow it"
+                        + worth,
+                        "figures": {
+                            "judge": judge,
+                            "generator": gen,
+                            "figure": name,
+                            "labels_now": n,
+                            "labels_more": None,
+                            "half_width_now": half,
+                            "half_width_target": target,
+                            "judge_value": value or None,
+                        },
+                    }
+                )
+                continue
+            more = need - n
             n_items = int((fig or {}).get("n_items") or 0)
-            what = f"debiased {str(kinds.get(name) or name)} with the judge {judge}"
             if n_items and n + more > n_items:
                 # the sample cannot outgrow the generator's items: say what all of them give
                 at_all = half * math.sqrt(n / n_items)
@@ -605,7 +644,7 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
                 command = f"annotator assign --study {_study_arg(report)} --sample {n + more}"
             out.append(
                 {
-                    "text": text,
+                    "text": text + worth,
                     "command": command,
                     "figures": {
                         "judge": judge,
@@ -615,6 +654,7 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
                         "labels_more": more,
                         "half_width_now": half,
                         "half_width_target": target,
+                        "judge_value": value or None,
                     },
                 }
             )
