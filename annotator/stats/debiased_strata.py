@@ -43,7 +43,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .debiased import Design, Interval, PPIResult, _published, _quantile, design, ppi_mean
+from .debiased import (
+    Design,
+    Interval,
+    PPIResult,
+    _kish_units,
+    _published,
+    _quantile,
+    design,
+    ppi_mean,
+)
 
 STRATA_SETTING = "debiased_strata"
 N_BINS = 3  # tertiles
@@ -152,7 +161,10 @@ def stratified_ppi(
         part = wk**2 * res.ppi.se**2
         var += part
         units += res.units
-        satt += part**2 / max(1.0, res.units - 1.0)
+        # the t's units as ppi_mean counts them: cases where items cluster
+        cl_l = None if d.cl is None else d.cl[ml]
+        t_units = _kish_units(np.ones(n_k) if w_l is None else w_l, cl_l)
+        satt += part**2 / max(1.0, t_units - 1.0)
     se = math.sqrt(var)
     df = var**2 / satt if satt > 0 else max(1.0, units - 1.0)
     t = _quantile(alpha, df + 1.0)  # _quantile takes units and subtracts the one
