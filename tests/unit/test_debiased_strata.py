@@ -16,7 +16,7 @@ from test_certified_study import _judge_rows, _new_study, _rate, _truths, _write
 
 from annotator.cli import main
 from annotator.domain.settings import problem
-from annotator.stats.debiased import _one_figure, design, ppi_mean
+from annotator.stats.debiased import _one_figure, design
 from annotator.stats.debiased_strata import (
     confidence_bins,
     merge_thin,
@@ -190,9 +190,9 @@ def test_the_report_block_on_a_study_with_confidences(tmp_path) -> None:
         assert block["by"] == "confidence" and len(block["strata"]) == 2  # 60 labels: 2 bins
         items = [i for i, t in truths.items() if t["generator"] == gen]
         # a case's items stay together: bins of the cases' mean confidence
-        case_conf = pd.Series({i: conf[i] for i in items}).groupby(
-            lambda i: truths[i]["case"]
-        ).mean()
+        case_conf = (
+            pd.Series({i: conf[i] for i in items}).groupby(lambda i: truths[i]["case"]).mean()
+        )
         cut = np.quantile(case_conf.to_numpy(), 0.5)
         upper = {i for i in items if case_conf[truths[i]["case"]] >= cut}
         want = 0.0
