@@ -8,6 +8,9 @@ sample of n (50 or 200); the judge scores every item with a confidence. Judges (
 the tertile model the strata assume):
 - "steps": its error rate steps with its confidence at 0.6 and 0.85 (40%, 15%, 2%), lenient
   (wrong on a failing item: PASS) two times in three;
+- "coin when unsure": right 99% of the time at confidence 0.75 or more, a coin below it
+  (the case stratification is for: one lambda must average a judge worth nothing on half the
+  items with one worth almost a label on the other);
 - "by generator": errors that depend on the generator, not on its confidence (5% on gen-a,
   35% on gen-b, lenient), so the confidence strata split nothing that matters;
 - "useless": a coin, confidences unrelated to anything.
@@ -35,7 +38,7 @@ from annotator.stats.debiased_strata import stratified_entry  # noqa: E402
 
 N_ITEMS = 2000
 P_PASS = 0.6
-JUDGES = ("steps", "by generator: gen-a", "by generator: gen-b", "useless")
+JUDGES = ("steps", "coin when unsure", "by generator: gen-a", "by generator: gen-b", "useless")
 
 
 def study(rng: np.random.Generator, judge: str, n: int) -> tuple[pd.DataFrame, float]:
@@ -44,6 +47,8 @@ def study(rng: np.random.Generator, judge: str, n: int) -> tuple[pd.DataFrame, f
     conf = rng.uniform(0.5, 1.0, N_ITEMS)
     if judge == "steps":
         err = np.select([conf < 0.6, conf < 0.85], [0.40, 0.15], 0.02)
+    elif judge == "coin when unsure":
+        err = np.where(conf < 0.75, 0.5, 0.01)
     elif judge.startswith("by generator"):
         err = np.full(N_ITEMS, 0.05 if judge.endswith("gen-a") else 0.35)
     else:
