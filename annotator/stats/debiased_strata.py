@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from ..domain.settings import setting
 from .debiased import (
     Design,
     Interval,
@@ -54,7 +55,7 @@ from .debiased import (
     ppi_mean,
 )
 
-STRATA_SETTING = "debiased_strata"
+STRATA_SETTING = "debiased_strata"  # domain/settings.py
 N_BINS = 3  # tertiles
 # answered items a confidence bin needs: each stratum tunes its own lambda on its labels, and
 # the jackknife counts that lambda's variability, so thin strata widen the interval (three bins
@@ -190,7 +191,7 @@ def neyman_allocation(strata: list[Stratum], width: float, alpha: float = 0.05) 
 def strata_mode(settings: dict[str, Any]) -> str | None:
     """ "confidence", "slice" or "none" as the study sets `debiased_strata`; None: confidence
     bins where the judge states confidences, else none."""
-    value = settings.get(STRATA_SETTING)
+    value = setting(settings, STRATA_SETTING)
     return None if value is None else str(value)
 
 
@@ -255,6 +256,8 @@ def stratified_entry(
                 f"fewer than the {2 * MIN_PER_BIN} two confidence bins need",
             }
         raw, names_of = confidence_bins(conf, d.cl, bins), []
+    if raw.max() == 0:
+        return {"stratified": None, "stratified_note": "one stratum: every item in one slice"}
     strata = merge_thin(raw, y, d.lab)
     if strata.max() == 0:
         return {

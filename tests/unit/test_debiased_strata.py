@@ -134,6 +134,30 @@ def test_few_labels_or_no_confidence_leave_no_strata() -> None:
     assert stratified_entry(sub, "none", 0.05, (0.0, 1.0), 0.1)["stratified"] is None
 
 
+def test_slices_as_strata() -> None:
+    """debiased_strata = "slice": the items' slices, in name order, a thin one merged."""
+    rng = np.random.default_rng(8)
+    sub = _sub(rng, 120, 900)
+    lab = sub["y"].notna().to_numpy()
+    slices = np.where(sub["conf"] < 0.7, "hard", "easy").astype(object)
+    # one labelled item only in "rare": it merges with its neighbour in name order ("hard")
+    rare = np.flatnonzero(lab)[:1]
+    slices[rare] = "rare"
+    sub["slice"] = slices
+    block = stratified_entry(sub, "slice", 0.05, (0.0, 1.0), 0.1)["stratified"]
+    assert block["by"] == "slice"
+    assert [s["name"] for s in block["strata"]] == ["easy", "hard+rare"]
+    d = design(sub)
+    y, f = sub["y"].to_numpy(), sub["f"].to_numpy()
+    k = (slices != "easy").astype(np.int64)
+    assert block["estimate"] == pytest.approx(
+        stratified_ppi(y, f, d, k).interval.estimate, abs=1e-12
+    )
+    assert [s["n_items"] for s in block["strata"]] == [int((k == 0).sum()), int((k == 1).sum())]
+    one = stratified_entry(sub.assign(slice="all"), "slice", 0.05, (0.0, 1.0), 0.1)
+    assert one["stratified"] is None and "one slice" in one["stratified_note"]
+
+
 def test_the_setting_is_checked() -> None:
     for ok in (None, "confidence", "slice", "none"):
         assert problem("debiased_strata", ok) is None
