@@ -210,11 +210,16 @@ def latest_confidences(versions: pd.DataFrame | None) -> pd.DataFrame:
     return v[cols].drop_duplicates(["item_id", "judge", "metric"], keep="last")
 
 
-def _bin_names(conf: np.ndarray, strata: np.ndarray) -> list[str]:
+def _bin_names(conf: np.ndarray, strata: np.ndarray, cl: np.ndarray | None) -> list[str]:
+    """ "bin 1: confidence 0.50-0.66", ...: the range of what was binned (a case's mean
+    confidence where items cluster, so the ranges do not overlap); numbered, so names stay
+    distinct however they round."""
+    unit = conf if cl is None else (np.bincount(cl, weights=conf) / np.bincount(cl))[cl]
+    what = "confidence" if cl is None else "case mean confidence"
     names = []
     for k in range(int(strata.max()) + 1):
-        c = conf[strata == k]
-        names.append(f"confidence {c.min():.2f}-{c.max():.2f}")
+        c = unit[strata == k]
+        names.append(f"bin {k + 1}: {what} {c.min():.2f}-{c.max():.2f}")
     return names
 
 
@@ -271,7 +276,7 @@ def stratified_entry(
             for k in range(int(strata.max()) + 1)
         ]
     else:
-        names = _bin_names(conf, strata)
+        names = _bin_names(conf, strata, d.cl)
     st = stratified_ppi(y, f, d, strata, names, alpha)
     flat = stratified_ppi(y, f, d, np.zeros(len(y), dtype=np.int64), ["all"], alpha)
     pub = _published(st.interval, span, st.units)
