@@ -219,6 +219,16 @@ SETTINGS: dict[str, Setting] = {
         ),
         "the interval width each debiased figure's plan aims at",
     ),
+    "debiased_strata": Setting(
+        None,
+        lambda v: (
+            None
+            if v is None or v in ("confidence", "slice", "none")
+            else 'null, "confidence", "slice" or "none"'
+        ),
+        "stratified PPI++'s strata: confidence bins, the items' slice, or none; null: "
+        "confidence bins where the judge states confidences",
+    ),
     # the planner's cheapest mix of human labels and judge calls prices them so (any one unit)
     "cost_human_label": Setting(
         1.0,

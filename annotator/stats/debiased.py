@@ -54,6 +54,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from ..domain.figures import figure_label
+from ..domain.settings import setting
 from .consensus import MetricSpec
 
 SAMPLE_SETTING = "human_sample"  # the recorded random sample (services/sampling.py)
@@ -352,14 +353,18 @@ def debiased_section(
     *,
     min_labelled: int = 10,
     alpha: float = 0.05,
+    confidences: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
-    """Per judge, generator and figure: PPI++, humans-only and judge-only figures.
+    """Per judge, generator and figure: PPI++, humans-only and judge-only figures, and the
+    stratified PPI++ beside them (stats/debiased_strata.py; `confidences`: its
+    `latest_confidences`, the judges' stated confidences that make its default strata).
 
     Only human answers on items of the recorded random sample enter (answers elsewhere are
     counted, never used); a sampled item no human has answered yet is left out, and the
     sampled items answered so far stand for the sample (their inclusion probability scaled
     by the answered share of their generator's sample: missing at random within it).
     """
+    from .debiased_strata import latest_confidences, strata_mode, stratified_entry
     from .debiased_value import judge_value  # it imports this module
     from .generators import figure_name
 
@@ -368,7 +373,7 @@ def debiased_section(
         return {"recorded": False, "note": NO_SAMPLE, "judges": {}}
     pi_of = {str(k): float(v) for k, v in sample["items"].items()}
     figs = [s for s in specs if s.directed]
-    meta = items[["idx", "item_id", "case_id", "generator"]].copy()
+    meta = items.reindex(columns=["idx", "item_id", "case_id", "generator", "slice"]).copy()
     meta["case_id"] = meta["case_id"].fillna("(none)").astype(str)
     meta["generator"] = meta["generator"].fillna("(none)").astype(str)
     meta["item_id"] = meta["item_id"].astype(str)
@@ -407,6 +412,10 @@ def debiased_section(
         "judges": {},
     }
     judges = sorted(str(j) for j in judged["judge"].unique()) if len(judged) else []
+    conf = latest_confidences(None) if confidences is None else confidences
+    conf_by = dict(tuple(conf.groupby(["judge", "metric"]))) if len(conf) else {}
+    mode = strata_mode(settings)
+    plan_width = float(setting(settings, "debiased_plan_width"))
     for judge in judges:
         per_gen: dict[str, dict[str, Any]] = {}
         for spec in figs:
@@ -425,10 +434,18 @@ def debiased_section(
             hy = h[h["code"].notna() & h["idx"].isin(sampled_idx)].groupby("idx")["code"].mean()
             df = meta.set_index("idx").join(f.rename("f"), how="inner").join(hy.rename("y"))
             span = (0.0, 1.0) if spec.nominal else (float(spec.lo), float(spec.hi))  # type: ignore[arg-type]
+            c = conf_by.get((judge, spec.base))
+            df["conf"] = (
+                np.nan if c is None else df["item_id"].map(c.set_index("item_id")["confidence"])
+            )
             for g, sub in df.groupby("generator", sort=True):
                 fig = _one_figure(sub, same_scale, min_labelled, alpha, span)
                 accuracy = same_scale and _kind(spec) == "pass rate"
                 fig["judge_value"] = judge_value(sub, fig, pass_rate=accuracy, alpha=alpha)
+                if fig.get("ppi") is not None:
+                    fig.update(stratified_entry(sub, mode, alpha, span, plan_width))
+                else:
+                    fig.update(stratified=None, stratified_note="no debiased estimate")
                 if outside.get(g):
                     fig["outside_frame"] = _outside(len(sub), int(outside[g]))
                 per_gen.setdefault(g, {})[figure_name(spec)] = fig
@@ -488,6 +505,50 @@ def _published(
     return out
 
 
+@dataclass(frozen=True)
+class Design:
+    """How a generator's items enter PPI++ (sub as `_one_figure` takes it): `codes` each
+    item's case (0..K-1), `v` its population weight, `lab` answered in the sample, `cl` the
+    clusters (None: one item per case), `pi_lab` the answered items' inclusion probability,
+    `unl` the items no human was drawn for, `w_u` their weights, `uniform` all weights equal."""
+
+    codes: np.ndarray
+    n_cases: int
+    v: np.ndarray
+    lab: np.ndarray
+    cl: np.ndarray | None
+    pi_lab: np.ndarray
+    unl: np.ndarray
+    w_u: np.ndarray
+    uniform: bool
+
+
+def design(sub: pd.DataFrame) -> Design:
+    """The weights, sets and clusters of one generator's items (see `Design`)."""
+    # one coding of the cases serves the weights, the clusters and the count (a generator
+    # of 50,000 items: sorting its case ids once per figure was most of the section's time)
+    codes, uniq = pd.factorize(sub["case_id"])
+    n_cases = len(uniq)
+    # every case weighted equally: an item's population weight is 1 / (K * items of its case)
+    size = np.bincount(codes, minlength=n_cases)[codes].astype(float)
+    v = 1.0 / (size * n_cases)
+    lab = sub["y"].notna().to_numpy()
+    n_lab = int(lab.sum())
+    cl = codes if n_cases < len(sub) else None  # some case holds several items
+    pi = sub["pi"].to_numpy(float)
+    # the answered share of the drawn items stands for the sample (missing at random)
+    drawn = sub["in_sample"].to_numpy(bool)
+    pi_lab = pi[lab] * (n_lab / max(1, int(drawn.sum())))
+    unl = ~lab & ~drawn  # a drawn item not answered yet is in neither set
+    w_u = v[unl] / np.clip(1.0 - pi[unl], 1e-12, None)
+    uniform = bool(
+        np.ptp(v) < 1e-15
+        and (not len(pi_lab) or np.ptp(pi_lab) < 1e-15)
+        and (not unl.any() or np.ptp(w_u) < 1e-15)
+    )
+    return Design(codes, n_cases, v, lab, cl, pi_lab, unl, w_u, uniform)
+
+
 def _one_figure(
     sub: pd.DataFrame,
     same_scale: bool,
@@ -497,17 +558,10 @@ def _one_figure(
 ) -> dict[str, Any]:
     """One generator, judge and figure (sub: its items with a judge value f, the human mean y
     on sampled answered items, case_id, pi; span: the figure's range)."""
-    # one coding of the cases serves the weights, the clusters and the count (a generator
-    # of 50,000 items: sorting its case ids once per figure was most of the section's time)
-    codes, uniq = pd.factorize(sub["case_id"])
-    n_cases = len(uniq)
-    # every case weighted equally: an item's population weight is 1 / (K * items of its case)
-    size = np.bincount(codes, minlength=n_cases)[codes].astype(float)
-    v = 1.0 / (size * n_cases)
-    lab = sub["y"].notna().to_numpy()
+    d = design(sub)
+    n_cases, v, lab, cl = d.n_cases, d.v, d.lab, d.cl
     n_lab, n_all = int(lab.sum()), len(sub)
-    clustered = n_cases < n_all  # some case holds several items
-    cl = codes if clustered else None
+    clustered = cl is not None
     fig: dict[str, Any] = {"n_items": n_all, "n_sampled": n_lab, "n_cases": n_cases}
     judge_only = weighted_mean(sub["f"].to_numpy(float), v, cl, alpha)
     fig["judge_only"] = _published(judge_only, span) if same_scale else None
@@ -517,15 +571,7 @@ def _one_figure(
         fig["ppi"] = None
         fig["note"] = f"{n_lab} sampled items answered, fewer than {min_labelled}: no estimate"
         return fig
-    pi = sub["pi"].to_numpy(float)
-    # the answered share of the drawn items stands for the sample (missing at random)
-    drawn = sub["in_sample"].to_numpy(bool)
-    pi_lab = pi[lab] * (n_lab / max(1, int(drawn.sum())))
-    unl = ~lab & ~drawn  # a drawn item not answered yet is in neither set
-    w_u = v[unl] / np.clip(1.0 - pi[unl], 1e-12, None)
-    uniform = (
-        np.ptp(v) < 1e-15 and np.ptp(pi_lab) < 1e-15 and (not unl.any() or np.ptp(w_u) < 1e-15)
-    )
+    pi_lab, unl, w_u, uniform = d.pi_lab, d.unl, d.w_u, d.uniform
     fv = sub["f"].to_numpy(float)
     res = ppi_mean(
         sub["y"].to_numpy(float)[lab],

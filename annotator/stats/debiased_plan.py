@@ -259,13 +259,20 @@ def debiased_figures(
     from .consensus import metric_specs
     from .debiased import debiased_section
     from .debiased_pairs import debiased_pairs_section
+    from .debiased_strata import latest_confidences
 
     specs = metric_specs(frames.rubric)
     if tables is None:
         items = item_table(frames)
         tables = (items, human_answers(frames, specs, items), judge_answers(frames, specs, items))
     min_count = int(setting(frames.settings, "min_count_for_share"))
-    sec = debiased_section(*tables, specs, frames.settings, min_labelled=min_count)
+    sec = debiased_section(
+        *tables,
+        specs,
+        frames.settings,
+        min_labelled=min_count,
+        confidences=latest_confidences(frames.judge_score_versions),
+    )
     # the pairwise twin: win rates from the judge's pair votes, corrected by
     # the humans' votes on the random pair sample
     sec["pairs"] = debiased_pairs_section(
