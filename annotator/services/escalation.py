@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.rubric import format_value
-from ..stats.certified import CONFORMAL, Certified, certify, escalated_items
+from ..stats.certified import CONFORMAL, Certified, certify, escalated_ids
 from ..stats.certified_pairs import METRIC as PAIR_METRIC
-from ..stats.certified_pairs import escalated_pairs
 from .study import Study
 
 
@@ -38,7 +37,7 @@ def escalated(study: Study) -> tuple[set[int], set[int], str]:
 
     study.require_lead("escalation")
     cert = certification(study)
-    ids = set(escalated_items(cert.decisions))
+    ids = set(escalated_ids(cert.decisions))
     pks = {r.pk for r in R.items(study.db) if r.item_id in ids and not r.is_anchor}
     sec = cert.conformal if cert.conformal.get("decides") else cert.section
     split = sec.get("items") or {}
@@ -47,7 +46,7 @@ def escalated(study: Study) -> tuple[set[int], set[int], str]:
         f"({split.get('accepted', 0)} decided by the judges, {split.get('already_rated', 0)} "
         f"already rated; {guarantee_label(cert)})"
     )
-    pair_ids = set(escalated_pairs(cert.pair_decisions))
+    pair_ids = set(escalated_ids(cert.pair_decisions, "pair_id"))
     pair_pks = {pk for pk, pid, _a, _b in pair_rows(study.db) if pid in pair_ids}
     pairs = cert.section.get("pairs")
     if pairs:
@@ -96,20 +95,14 @@ def label_rows(study: Study) -> list[dict[str, Any]]:
     for d in cert.decisions.itertuples(index=False):
         g = gold.get((d.item_id, d.metric), {})
         case_id, generator = meta.get(d.item_id, (None, None))
-        row: dict[str, Any] = {
-            "item_id": d.item_id,
-            "case_id": case_id,
-            "generator": generator,
-            "metric": d.metric,
-            "value": None,
-            "source": d.decision,
-            "judge": None,
-            "confidence": None,
-            "threshold": None,
-            "guarantee": None,
-            "mode": None,
-            "n_raters": g.get("n_raters"),
-        }
+        row = _label_row(
+            item_id=d.item_id,
+            case_id=case_id,
+            generator=generator,
+            metric=d.metric,
+            source=d.decision,
+            n_raters=g.get("n_raters"),
+        )
         if d.decision == "accepted":
             row.update(
                 value=format_value(d.value),
@@ -124,6 +117,29 @@ def label_rows(study: Study) -> list[dict[str, Any]]:
             row.update(value=g.get("value"), source=g.get("source") or "unresolved")
         out.append(row)
     return out + pair_label_rows(study, cert)
+
+
+# the columns of `export labels`, in order: an item's row leaves the pair's empty and back
+LABEL_COLUMNS = (
+    "item_id",
+    "case_id",
+    "generator",
+    "metric",
+    "value",
+    "source",
+    "judge",
+    "confidence",
+    "threshold",
+    "guarantee",
+    "mode",
+    "n_raters",
+)
+
+
+def _label_row(**given: Any) -> dict[str, Any]:
+    """One row of the label export: every column, None where not given (a pair's row adds its
+    pair_id, item_a and item_b after them)."""
+    return {c: given.pop(c, None) for c in LABEL_COLUMNS} | given
 
 
 def pair_label_rows(study: Study, cert: Certified) -> list[dict[str, Any]]:
@@ -143,23 +159,17 @@ def pair_label_rows(study: Study, cert: Certified) -> list[dict[str, Any]]:
         code = d.code
         winner = {"a": d.item_a, "b": d.item_b}.get(code, code)
         gen = {"a": d.gen_a, "b": d.gen_b}.get(code)
-        row: dict[str, Any] = {
-            "item_id": None,
-            "case_id": d.case_id,
-            "generator": gen,
-            "metric": PAIR_METRIC,
-            "value": winner,
-            "source": d.decision,
-            "judge": None,
-            "confidence": None,
-            "threshold": None,
-            "guarantee": None,
-            "mode": None,
-            "n_raters": frames_votes.get(str(d.pair_id), 0),
-            "pair_id": d.pair_id,
-            "item_a": d.item_a,
-            "item_b": d.item_b,
-        }
+        row = _label_row(
+            case_id=d.case_id,
+            generator=gen,
+            metric=PAIR_METRIC,
+            value=winner,
+            source=d.decision,
+            n_raters=frames_votes.get(str(d.pair_id), 0),
+            pair_id=d.pair_id,
+            item_a=d.item_a,
+            item_b=d.item_b,
+        )
         if d.decision == "accepted":
             if d.judge not in version:
                 version[d.judge] = latest_pair_run_version(study.db, d.judge)

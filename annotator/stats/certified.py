@@ -606,11 +606,11 @@ def _item_split(dec: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def escalated_items(dec: pd.DataFrame) -> list[str]:
-    """The items some certified metric escalates to humans, in item order."""
+def escalated_ids(dec: pd.DataFrame, column: str = "item_id") -> list[str]:
+    """The ids (`column` of the decisions: items, or pairs) escalated to humans, sorted."""
     if not len(dec):
         return []
-    return sorted(set(dec.loc[dec["decision"] == "escalated", "item_id"].astype(str)))
+    return sorted(set(dec.loc[dec["decision"] == "escalated", column].astype(str)))
 
 
 __all__ = [
@@ -620,7 +620,7 @@ __all__ = [
     "MODES",
     "PAC",
     "certify",
-    "escalated_items",
+    "escalated_ids",
     "fdr_text",
     "guarantee_text",
 ]

@@ -309,19 +309,11 @@ def no_pair_decisions() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in PAIR_DECISION_COLUMNS})
 
 
-def escalated_pairs(dec: pd.DataFrame) -> list[str]:
-    """The pair ids no judge may decide and no human has voted on, sorted."""
-    if not len(dec):
-        return []
-    return sorted(set(dec.loc[dec["decision"] == "escalated", "pair_id"].astype(str)))
-
-
 __all__ = [
     "METRIC",
     "PAIR_DECISION_COLUMNS",
     "PairCertification",
     "PairVotes",
     "certify_pairs",
-    "escalated_pairs",
     "no_pair_decisions",
 ]
