@@ -38,6 +38,10 @@ def _row(unit: str, label: str, fig: Any) -> dict[str, Any]:
     debiased = _iv(fig.get("ppi"))
     if value.get("added_nothing") and debiased != "—":
         debiased += " (humans only)"  # lambda 0: the PPI++ figure is the humans' sample alone
+    strata = as_dict(fig.get("stratified"))
+    if strata.get("estimate") is not None:
+        # stratified PPI beside it (stats/debiased_strata.py), with how many strata it used
+        debiased += f"; by {len(strata.get('strata') or [])} strata {_iv(strata)}"
     return {
         "generator": unit,
         "figure": label,
@@ -202,6 +206,11 @@ def _csv_row(judge: str, unit: str, name: str, fig: Any) -> dict[str, Any]:
     value = as_dict(fig.get("judge_value"))
     for key in _CSV_VALUE:
         row[f"judge_{key}"] = value.get(key)
+    strata = as_dict(fig.get("stratified"))
+    row["stratified"] = strata.get("estimate")
+    row["stratified_low"] = strata.get("low")
+    row["stratified_high"] = strata.get("high")
+    row["stratified_width_ratio"] = strata.get("width_ratio")
     plan = as_dict(fig.get("plan"))
     row["plan_target_width"] = plan.get("target_width")
     row["plan_more_labels"] = plan.get("more_labels")

@@ -245,3 +245,15 @@ def test_the_report_block_on_a_study_with_confidences(tmp_path) -> None:
         }
         # the unstratified figure is as it was
         assert fig["ppi"]["estimate"] != block["estimate"]
+        # the HTML row and the CSV carry it beside the unstratified figure
+        from annotator.reports.view_debiased import debiased_table, debiased_view
+
+        rep = json.loads(out.read_text())
+        rows = [r for j in debiased_view(rep)["judges"] for r in j["rows"]]
+        shown = [r["debiased"] for r in rows if r["generator"] == gen]
+        assert any(f"by 2 strata {block['estimate']:.2f} [" in text for text in shown), shown
+        table = debiased_table(rep)
+        csv_row = table[(table["generator"] == gen) & (table["figure"] == "ok")].iloc[0]
+        assert csv_row["stratified"] == pytest.approx(block["estimate"])
+        assert csv_row["stratified_low"] == pytest.approx(block["low"])
+        assert csv_row["stratified_width_ratio"] == pytest.approx(block["width_ratio"])
