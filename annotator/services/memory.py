@@ -4,10 +4,12 @@ glibc serves an allocation from its heap unless it is at least the mmap threshol
 threshold grows (up to 32 MB) each time a large block is freed. A report makes thousands of
 numpy temporaries of 1-32 MB; after the first few they all land on the heap, and the heap's
 free holes stay in the process's resident memory. On the 1,000,000-judgement benchmark that
-was about a fifth of the peak (1,155 MB against 914 MB with a fixed 1 MB threshold; the alpha
-benchmark ran no slower, the report's time was not settled: tests/benchmarks/agreement.md
-section 5). Fixing the threshold stops the growth, so every block of 1 MB
-or more is mapped on its own and unmapped when freed. Elsewhere (macOS, Windows, musl) the
+was about a fifth of the peak (1,155 MB against 914 MB with a fixed 1 MB threshold:
+tests/benchmarks/agreement.md section 5). Fixing the threshold stops the growth, so every block
+of 4 MB or more is mapped on its own and unmapped when freed. Why 4 MB and not 1 MB: each mapped
+block is faulted in afresh, and at 1 MB the report's many 1-4 MB temporaries paid for it (the 1M
+report 30.1-33.7 s, 936-938 MB; at 4 MB 26.3-28.1 s, 971-987 MB; glibc's own growing threshold
+23.4 s, 1,119 MB: tests/benchmarks/README.md). Elsewhere (macOS, Windows, musl) the
 allocator returns large blocks by itself, and this does nothing.
 """
 
@@ -18,11 +20,11 @@ import ctypes.util
 import sys
 
 M_MMAP_THRESHOLD = -3  # glibc's malloc.h
-THRESHOLD = 1 << 20
+THRESHOLD = 4 << 20
 
 
 def return_large_blocks_to_the_os() -> bool:
-    """Fix glibc's mmap threshold at 1 MB; True when the allocator took the setting."""
+    """Fix glibc's mmap threshold at 4 MB; True when the allocator took the setting."""
     if not sys.platform.startswith("linux"):
         return False
     try:
