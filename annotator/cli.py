@@ -314,6 +314,20 @@ def build_parser() -> argparse.ArgumentParser:
         "recalibrated on the labels gathered before it)",
     )
     asg.add_argument(
+        "--by-strata",
+        metavar="FIGURE",
+        default=None,
+        help="with --sample N: top the recorded sample up to N per generator over the strata "
+        "of the debiased FIGURE's stratified PPI++ (the report's `stratified`), n_k "
+        "proportional to W_k S_k (Neyman), uniformly within each",
+    )
+    asg.add_argument(
+        "--judge",
+        metavar="NAME",
+        default=None,
+        help="with --by-strata: whose figure's strata, when several judges score it",
+    )
+    asg.add_argument(
         "--pair-sample",
         type=int,
         default=None,
@@ -753,6 +767,14 @@ def _cmd_assign(a) -> int:
             raise InputError("--active says how to draw a sample: add --sample N", field="--active")
         if a.batch is not None and not a.active:
             raise InputError("--batch splits an --active sample: add --active", field="--batch")
+        if a.by_strata is not None and (a.sample is None or a.sample_share is not None or a.active):
+            raise InputError(
+                "--by-strata tops up to --sample N per generator: add --sample N (without "
+                "--sample-share or --active)",
+                field="--by-strata",
+            )
+        if a.judge is not None and a.by_strata is None:
+            raise InputError("--judge names whose strata: add --by-strata FIGURE", field="--judge")
         if a.top_up is not None and (
             a.sample is not None or a.sample_share is not None or a.active or a.pair_sample
         ):
@@ -806,6 +828,8 @@ def _cmd_assign(a) -> int:
                 sample_share=a.sample_share,
                 active=a.active,
                 batch=a.batch,
+                by_strata=a.by_strata,
+                judge=a.judge,
                 pair_sample=a.pair_sample,
                 top_up=a.top_up,
                 escalated=a.escalated,

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.sampling import draw_active, draw_sample
+from ..domain.sampling import draw_active, draw_by_strata, draw_sample
 from ..domain.settings import setting
 from ..stats.debiased import SAMPLE_SETTING
 from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING
@@ -111,6 +111,94 @@ def _draw_active(
     )
 
 
+def neyman_strata(
+    study: Study, figure: str, judge: str | None
+) -> tuple[dict[str, tuple[list[str], list[float], dict[str, int]]], str, dict[str, Any]]:
+    """The strata `assign --by-strata FIGURE [--judge J]` draws by: per generator with a
+    stratified figure (the report's `stratified` block), its strata's names, W_k S_k and
+    members; what they come from; and per generator why: each stratum's "W .. x S ..", or
+    the note of a generator left as one stratum."""
+    from ..stats.debiased_plan import debiased_figures
+    from .reporting import study_frames
+
+    sec = debiased_figures(study_frames(study), strata_members=True)
+    have = {
+        j: by["by_generator"]
+        for j, by in sorted(sec["judges"].items())
+        if any(figure in figs for figs in by["by_generator"].values())
+    }
+    if not have:
+        known = sorted(
+            {f for by in sec["judges"].values() for g in by["by_generator"].values() for f in g}
+        )
+        raise InputError(
+            f"--by-strata {figure}: no debiased figure of that name"
+            + (
+                f" (figures: {', '.join(known)})" if known else f"; {sec.get('note') or 'none yet'}"
+            ),
+            field="--by-strata",
+        )
+    if judge is None and len(have) > 1:
+        raise InputError(
+            f"--by-strata {figure}: judges {', '.join(have)} each have it; name one with --judge J",
+            field="--judge",
+        )
+    judge = judge if judge is not None else next(iter(have))
+    if judge not in have:
+        raise InputError(
+            f"--judge {judge}: no debiased {figure} figure for that judge "
+            f"(judges with one: {', '.join(have)})",
+            field="--judge",
+        )
+    figs = {g: f[figure] for g, f in sorted(have[judge].items()) if figure in f}
+    blocks = {g: f["stratified"] for g, f in figs.items() if f.get("stratified")}
+    if not blocks:
+        notes = sorted({str(f.get("stratified_note") or "no strata") for f in figs.values()})
+        raise InputError(
+            f"--by-strata {figure}: judge {judge}'s figure has no strata yet ({'; '.join(notes)})",
+            field="--by-strata",
+        )
+    strata = {}
+    why: dict[str, Any] = {}
+    for g, b in blocks.items():
+        ss = b["strata"]
+        strata[g] = ([s["name"] for s in ss], [s["weight"] * s["sd"] for s in ss], b["members"])
+        why[g] = {s["name"]: f"W {s['weight']:.2f} x S {s['sd']:.2f}" for s in ss}
+    for g in figs.keys() - blocks.keys():
+        why[g] = f"one stratum, a uniform top-up: {figs[g].get('stratified_note')}"
+    return strata, f"judge {judge}'s {figure} by {next(iter(blocks.values()))['by']}", why
+
+
+def _by_strata_lines(sample: dict[str, Any], before: dict[str, Any], why: dict[str, Any]) -> str:
+    """What `assign --by-strata` says: the total, then per generator each stratum's new draws
+    and its W_k and S_k (Neyman's reason)."""
+    n = len(sample["items"])
+    added = n - len(before.get("items") or {})
+    lines = [
+        f"human sample by strata ({sample['request']['by_strata']}; Neyman: n_k proportional "
+        f"to W_k S_k): {n} items ({added} new), seed {sample['seed']}"
+    ]
+    for g, st in sorted(sample["neyman"][-1]["strata"].items()):
+        reason = why.get(g)
+        per = "; ".join(
+            f"{name} +{s['now'] - s['had']} ({s['had']} -> {s['now']} of {s['items']}"
+            + (f"; {reason[name]})" if isinstance(reason, dict) else ")")
+            for name, s in st.items()
+        )
+        lines.append(f"  {g}: {per}" + (f" ({reason})" if isinstance(reason, str) else ""))
+    if sample.get("outside_frame"):
+        lines.append(
+            f"  {sample['outside_frame']} items imported since the sample was drawn stay "
+            "outside it (and the figures)"
+            + (
+                ""
+                if before.get("cells")
+                else ": a uniform top-up (--sample N) first brings them in"
+            )
+        )
+    return "\n".join(lines)
+
+
 def draw(
     study: Study,
     *,
@@ -119,8 +207,11 @@ def draw(
     seed: int | None,
     active: bool = False,
     batch: int | None = None,
+    by_strata: str | None = None,
+    judge: str | None = None,
 ) -> tuple[dict[str, Any], set[int], str]:
-    """Draw or top up the sample; returns it, the item keys in it, and a line for the lead."""
+    """Draw or top up the sample; returns it, the item keys in it, and a line for the lead.
+    `by_strata`: a figure whose strata the top-up follows (Neyman; `judge`: whose figure)."""
     study.require_lead("a human sample")
     before = study.db.all_settings().get(SAMPLE_SETTING)
     before = before if isinstance(before, dict) else None
@@ -128,6 +219,23 @@ def draw(
         seed = int(before["seed"]) if before and "seed" in before else secrets.randbits(31)
     live = [(r.pk, r.item_id, r.generator, r.case_id) for r in R.items(study.db) if not r.is_anchor]
     now = datetime.now(UTC).isoformat(timespec="seconds")
+    if by_strata is not None:
+        if before is None or not before.get("items"):
+            raise InputError(
+                "--by-strata tops up a recorded sample by its strata: draw one first with "
+                "--sample N",
+                field="--by-strata",
+            )
+        if n is None:
+            raise InputError("--by-strata says how to draw: add --sample N", field="--by-strata")
+        strata, what, why = neyman_strata(study, by_strata, judge)
+        sample = draw_by_strata(
+            live, strata, n=n, seed=seed, before=before, created_at=now, why=what
+        )
+        study.db.set_setting(SAMPLE_SETTING, sample)
+        chosen = set(sample["items"])
+        pks = {r.pk for r in R.items(study.db) if r.item_id in chosen}
+        return sample, pks, _by_strata_lines(sample, before, why)
     if active:
         sample = _draw_active(
             study, live, before, n=n, share=share, batch=batch, seed=seed, now=now

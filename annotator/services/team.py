@@ -24,6 +24,8 @@ def assign(
     sample_share: float | None = None,
     active: bool = False,
     batch: int | None = None,
+    by_strata: str | None = None,
+    judge: str | None = None,
     pair_sample: int | None = None,
     top_up: float | None = None,
     escalated: bool = False,
@@ -33,7 +35,8 @@ def assign(
     with `rater add` need not list it again).
 
     With `sample` (items per generator) or `sample_share`, a seeded random sample is drawn (or
-    topped up) and stored first, and only its items are dealt (services/sampling.py); with
+    topped up) and stored first, and only its items are dealt (services/sampling.py; with
+    `by_strata`, a figure, topped up over its strata by Neyman, `judge` naming whose); with
     `pair_sample` (pairs per generator pair) the same for pairs, dealt to `pair_overlap`; with
     `top_up` (a width) both samples grow to what the planner says (services/sampling.top_up);
     with `escalated`, only the items no judge may decide under the certified guarantee, and,
@@ -73,7 +76,14 @@ def assign(
 
         # no seed given: the sample keeps its own (a top-up draws with the first draw's seed)
         _, only, sampled = draw(
-            study, n=sample, share=sample_share, seed=seed, active=active, batch=batch
+            study,
+            n=sample,
+            share=sample_share,
+            seed=seed,
+            active=active,
+            batch=batch,
+            by_strata=by_strata,
+            judge=judge,
         )
     if top_up is not None:
         from .sampling import top_up as grow

@@ -151,9 +151,15 @@ def _calibration_pool(frames: StudyFrames, rated: set[str]) -> tuple[set[str], s
             set(),
             None,
             (
-                "the human sample was drawn with --active, each item with a probability that follows "
-                "the judge's confidence: it is not exchangeable with the other items, so no threshold "
-                "is certified; draw a uniform sample (`annotator assign --sample N`) to calibrate"
+                (
+                    "the human sample was topped up by strata (--by-strata), each stratum at its "
+                    "own rate"
+                    if sample.get("cells")
+                    else "the human sample was drawn with --active, each item with a probability "
+                    "that follows the judge's confidence"
+                )
+                + ": it is not exchangeable with the other items, so no threshold is certified; "
+                "draw a uniform sample (`annotator assign --sample N`) to calibrate"
             ),
         )
     rates = [float(r) for r in (sample.get("rates") or {}).values() if float(r) > 0]

@@ -354,10 +354,12 @@ def debiased_section(
     min_labelled: int = 10,
     alpha: float = 0.05,
     confidences: pd.DataFrame | None = None,
+    strata_members: bool = False,
 ) -> dict[str, Any]:
     """Per judge, generator and figure: PPI++, humans-only and judge-only figures, and the
     stratified PPI++ beside them (stats/debiased_strata.py; `confidences`: its
-    `latest_confidences`, the judges' stated confidences that make its default strata).
+    `latest_confidences`, the judges' stated confidences that make its default strata;
+    `strata_members`: each stratified block names its items' strata, for `assign --by-strata`).
 
     Only human answers on items of the recorded random sample enter (answers elsewhere are
     counted, never used); a sampled item no human has answered yet is left out, and the
@@ -388,6 +390,11 @@ def debiased_section(
     if unsampled:
         rate = meta["item_id"].map(unsampled).fillna(rate)
     meta["pi"] = meta["pi"].where(meta["in_sample"], rate).astype(float)
+    # a sample drawn by strata (`assign --by-strata`) records each item's cell: the items that
+    # shared every draw's stratum, among which the answered ones stand for the drawn (`design`)
+    cells = sample.get("cells")
+    if isinstance(cells, dict) and cells:
+        meta["cell"] = meta["item_id"].map({str(k): str(v) for k, v in cells.items()}).fillna("")
     # items imported after the draw could never have been drawn: a figure covers the sample's
     # frame only (services/frames.py names them from the draw's frame_max_pk)
     after = {str(i) for i in sample.get("imported_after") or []}
@@ -443,7 +450,7 @@ def debiased_section(
                 accuracy = same_scale and _kind(spec) == "pass rate"
                 fig["judge_value"] = judge_value(sub, fig, pass_rate=accuracy, alpha=alpha)
                 if fig.get("ppi") is not None:
-                    fig.update(stratified_entry(sub, mode, alpha, span, plan_width))
+                    fig.update(stratified_entry(sub, mode, alpha, span, plan_width, strata_members))
                 else:
                     fig.update(stratified=None, stratified_note="no debiased estimate")
                 if outside.get(g):
@@ -536,9 +543,17 @@ def design(sub: pd.DataFrame) -> Design:
     n_lab = int(lab.sum())
     cl = codes if n_cases < len(sub) else None  # some case holds several items
     pi = sub["pi"].to_numpy(float)
-    # the answered share of the drawn items stands for the sample (missing at random)
+    # the answered share of the drawn items stands for the sample (missing at random): over the
+    # generator, or within each cell of a sample drawn by strata, whose cells were drawn at
+    # different rates (new draws in one stratum, not yet answered, must not thin the others)
     drawn = sub["in_sample"].to_numpy(bool)
-    pi_lab = pi[lab] * (n_lab / max(1, int(drawn.sum())))
+    if "cell" in sub:
+        cell = pd.factorize(sub["cell"])[0]
+        answered = np.bincount(cell[lab], minlength=cell.max() + 1)
+        of_drawn = np.maximum(1, np.bincount(cell[drawn], minlength=cell.max() + 1))
+        pi_lab = pi[lab] * (answered / of_drawn)[cell[lab]]
+    else:
+        pi_lab = pi[lab] * (n_lab / max(1, int(drawn.sum())))
     unl = ~lab & ~drawn  # a drawn item not answered yet is in neither set
     w_u = v[unl] / np.clip(1.0 - pi[unl], 1e-12, None)
     uniform = bool(

@@ -250,11 +250,13 @@ def debiased_figures(
     *,
     target: float | None = None,
     tables: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
+    strata_members: bool = False,
 ) -> dict[str, Any]:
     """The report's `debiased` section of a study: items (stats/debiased.py), `pairs`
     (stats/debiased_pairs.py), and every figure's plan at `target` (default: the setting
     `debiased_plan_width`). `tables`: the coded (items, human, judged) when the caller has
-    them (the report), else coded here (the planner)."""
+    them (the report), else coded here (the planner); `strata_members`: each stratified
+    block names its items' strata (`assign --by-strata`)."""
     from .answers import human_answers, item_table, judge_answers
     from .consensus import metric_specs
     from .debiased import debiased_section
@@ -272,6 +274,7 @@ def debiased_figures(
         frames.settings,
         min_labelled=min_count,
         confidences=latest_confidences(frames.judge_score_versions),
+        strata_members=strata_members,
     )
     # the pairwise twin: win rates from the judge's pair votes, corrected by
     # the humans' votes on the random pair sample

@@ -229,11 +229,14 @@ def stratified_entry(
     alpha: float,
     span: tuple[float, float],
     width: float,
+    members: bool = False,
 ) -> dict[str, Any]:
     """A debiased figure's `stratified` block (and `stratified_note` when it is null). `sub`:
     its items as `_one_figure` takes them, with `conf` (the judge's confidence, NaN where it
     states none) and `slice`; `mode`: `strata_mode`; `width`: the plan's width the
-    allocation aims at."""
+    allocation aims at. `members`: add each item's stratum (`members`, item_id -> index into
+    `strata`), for `assign --by-strata` to draw by (a report leaves it out: one entry per
+    item)."""
     if mode == "none":
         return {"stratified": None, "stratified_note": 'debiased_strata is "none"'}
     d = design(sub)
@@ -292,6 +295,7 @@ def stratified_entry(
                 "weight": round(s.weight, 4),
                 "lambda": s.result.lam,
                 "estimate": s.result.ppi.estimate,
+                "sd": round(s.sd, 4),  # S_k: the allocation's reason beside W_k
             }
             for s in st.strata
         ],
@@ -303,4 +307,6 @@ def stratified_entry(
     }
     if "note" in pub:
         block["note"] = pub["note"]
+    if members:
+        block["members"] = dict(zip(sub["item_id"].astype(str), strata.tolist(), strict=True))
     return {"stratified": block}
