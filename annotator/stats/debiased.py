@@ -412,6 +412,8 @@ def debiased_section(
             "n_drawn": int(meta["in_sample"].sum()),
             "n_drawn_answered": len(h_items & sampled_idx),
             "n_human_items_outside_sample": len(h_items - sampled_idx),
+            # topped up by strata (`assign --by-strata`): a top-up must follow strata again
+            **({"by_strata": True} if sample.get("cells") else {}),
         },
         "used": "human answers on the items of the recorded random sample only; answers on "
         "other items are counted here and never enter the estimates",

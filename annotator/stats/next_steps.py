@@ -642,6 +642,10 @@ def _debiased_labels(report: dict[str, Any]) -> list[dict[str, Any]]:
                     f"within +/-{target:g} (now {ci_text(ppi)} from {n} labels)"
                 )
                 command = f"annotator assign --study {_study_arg(report)} --sample {n + more}"
+            if (section.get("sample") or {}).get("by_strata"):
+                # a sample topped up by strata grows by strata only (a uniform top-up is refused)
+                command += f" --by-strata {name} --judge {judge}"
+                text = text.replace("(a random sample)", "(by strata)")
             out.append(
                 {
                     "text": text + worth,

@@ -169,6 +169,13 @@ def test_rules_the_team_study_does_not_reach() -> None:
     # +/-0.10 from 40 labels to +/-0.05: 40 x (2^2 - 1) = 120 more
     assert steps["About"]["figures"]["labels_more"] == 120
     assert steps["About"]["command"] == "annotator assign --study 'my study' --sample 160"
+    # a sample topped up by strata grows by strata (a uniform top-up is refused)
+    report["debiased"]["sample"] = {"by_strata": True}
+    steps = {s["text"].split(" ")[0]: s for s in to_decide(report, judges, generators, gate)}
+    assert steps["About"]["command"] == (
+        "annotator assign --study 'my study' --sample 160 --by-strata verdict_pass_rate --judge j"
+    )
+    assert "(by strata)" in steps["About"]["text"]
 
 
 def test_a_judge_short_of_scores_and_a_sample_short_of_items() -> None:
