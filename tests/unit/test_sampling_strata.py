@@ -20,7 +20,7 @@ from annotator.domain.errors import InputError
 from annotator.domain.sampling import draw_by_strata, draw_sample, neyman_sizes
 from annotator.services.sampling import draw, neyman_strata
 from annotator.services.study import Study
-from annotator.stats.debiased import _one_figure
+from annotator.stats.debiased import _one_figure, design
 from annotator.stats.debiased_strata import stratified_entry
 
 JUDGE_COLS = ("item_id", "judge", "metric", "value", "reason", "confidence")
@@ -173,6 +173,32 @@ def test_a_further_top_up_keeps_the_drawn_items_and_a_uniform_one_is_refused(tmp
             draw(st, n=150, share=None, seed=None, active=True)
     finally:
         st.close()
+
+
+def test_answered_items_stand_for_the_drawn_within_their_cell() -> None:
+    """A stratum just topped up (40 drawn, 10 answered so far) beside one fully answered (20 of
+    20): the answered items of each cell carry its pi times its answered share, so the new
+    draws still waiting for labels do not thin the other stratum (over the generator, both
+    would be scaled by 30 / 60)."""
+    n = 200
+    cell = np.array(["g/0"] * 100 + ["g/1"] * 100)
+    drawn = np.zeros(n, dtype=bool)
+    drawn[:40] = drawn[100:120] = True
+    answered = np.zeros(n, dtype=bool)
+    answered[:10] = answered[100:120] = True
+    sub = pd.DataFrame(
+        {
+            "case_id": [str(k) for k in range(n)],
+            "y": np.where(answered, 1.0, np.nan),
+            "f": 1.0,
+            "pi": np.where(cell == "g/0", 0.4, 0.2),
+            "in_sample": drawn,
+            "cell": cell,
+        }
+    )
+    d = design(sub)
+    assert d.pi_lab.tolist() == pytest.approx([0.4 * 10 / 40] * 10 + [0.2] * 20)
+    assert d.unl.sum() == 140  # the 30 drawn and unanswered are in neither set
 
 
 def _fails(args: list[str], capsys, *words: str) -> None:
