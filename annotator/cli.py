@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from .base.task import TaskState
 from .domain.errors import InputError
 from .services.import_kinds import KINDS as IMPORT_KINDS
 from .services.import_kinds import OPTIONS as IMPORT_OPTIONS
@@ -475,6 +476,11 @@ def _cmd_import(a) -> int:
     return EXIT_OK
 
 
+def _stderr_lines() -> TaskState:
+    """The task of a command that prints each stage of its work as a line on stderr."""
+    return TaskState(lambda _fraction, message: print(message, file=sys.stderr))
+
+
 def _cmd_export(a) -> int:
     from .services.export_hf import export_hf
     from .services.export_label_studio import export_label_studio
@@ -491,9 +497,7 @@ def _cmd_export(a) -> int:
     try:
         if a.kind == "hf":
             out = Path(a.out) if a.out else default_output(study, "hf")
-            paths = export_hf(
-                study, out, n_boot=a.boot, seed=a.seed, progress=lambda m: print(m, file=sys.stderr)
-            )
+            paths = export_hf(study, out, n_boot=a.boot, seed=a.seed, task=_stderr_lines())
             print(f"wrote {out}: a dataset card and {len(paths) - 1} Parquet tables")
         elif a.kind == "label-studio":
             out = Path(a.out) if a.out else default_output(study, "label-studio.json")
@@ -551,10 +555,13 @@ def _cmd_judge(a) -> int:
     )
     what = "pair orders" if a.pairs else "items"
 
-    def progress(done: int, total: int) -> None:
-        print(f"\rjudged {done}/{total} {what}", end="", file=sys.stderr, flush=True)
+    def report(fraction: float | None, message: str) -> None:
+        if fraction is None:  # a line before any call: the cost of simulated annotators
+            print(message)
+        else:  # "judged done/total", redrawn in place
+            print(f"\r{message} {what}", end="", file=sys.stderr, flush=True)
 
-    summary = judge_study_at(a.study, config, progress=progress, pairs=a.pairs, say=print)
+    summary = judge_study_at(a.study, config, task=TaskState(report), pairs=a.pairs)
     print(file=sys.stderr)
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.errors_by_kind.items()))
     done = "voted" if a.pairs else "scored"
@@ -629,7 +636,7 @@ def _cmd_report(a) -> int:
         csv_dir=a.csv,
         n_boot=a.boot,
         seed=a.seed,
-        progress=lambda msg: print(msg, file=sys.stderr),
+        task=_stderr_lines(),
     )
     for p in paths:
         print(f"wrote {p}")
@@ -673,14 +680,16 @@ class DemoProgress:
         self._last: tuple[str, int] | None = None  # (stage, quarter) last printed as a line
         self._drawn = False
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
+    def __call__(self, fraction: float | None, message: str) -> None:
+        """The build's TaskState report: `message` is "stage done/total" (task.count)."""
+        stage = message.rsplit(" ", 1)[0]
         n = self.stages.index(stage)
-        share = done / total if total > 0 else 1.0
-        overall = (n + min(share, 1.0)) / len(self.stages)
+        share = min(1.0 if fraction is None else fraction, 1.0)
+        overall = (n + share) / len(self.stages)
         filled = round(overall * self.WIDTH)
         text = (
             f"building the demo  [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
-            f"{n + 1}/{len(self.stages)} {stage} {done}/{total}"
+            f"{n + 1}/{len(self.stages)} {message}"
         )
         if self.tty:
             self.stream.write("\r" + text.ljust(78)[:78])
@@ -714,7 +723,7 @@ def _cmd_demo(a) -> int:
             return EXIT_BAD_INPUT
     bar = DemoProgress(STAGES)
     try:
-        build_demo(folder, progress=bar)
+        build_demo(folder, task=TaskState(bar))
     finally:
         bar.end()
     print(f"demo study ready at {folder}")
@@ -935,7 +944,7 @@ def _cmd_study(a) -> int:
     from .services.copying import copy_study
     from .services.study import display_location
 
-    counts = copy_study(a.src, a.dest, progress=lambda m: print(m, file=sys.stderr))
+    counts = copy_study(a.src, a.dest, task=_stderr_lines())
     print(
         f"copied {counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements, "
         f"{counts.get('pair_votes', 0)} pair votes and {counts.get('judge_scores', 0)} judge scores to "

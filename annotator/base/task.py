@@ -1,13 +1,19 @@
 """Long work's progress and cancellation: one state object shared by the caller and the worker.
 
-Orange's pattern: long work is a function taking a state it reports to and that it checks for a
-cancel between steps, run off the UI thread. Callers meet three shapes of progress, each kept
-where it fits, and `TaskState` speaks all three so one state object can drive any of them:
+Orange's pattern: every long-work function (the judge runs, the demo's build, the reports and
+exports, `study copy`, the dashboard's computation) takes one optional `task: TaskState`, reports
+to it and stops at its next report once the caller cancelled it. The caller decides what a report
+becomes through the `report(fraction, message)` it gives the state: the CLI prints lines, the app
+emits a Qt signal (ui/worker.py). The work reports in three ways, all through `report`:
 
-- `step(fraction, message)`: a view with a progress bar (the dashboard's computation);
-- `say(message)`: a command printing one line per stage (`annotator report`, `study copy`);
-- `count(done, total)` with `event` to wait on: work over many units that waits between tries
-  (the judge runner's calls and back-offs, the demo's builder).
+- `step(fraction, message)`: a share of the whole done (the dashboard's computation);
+- `say(message)`: a stage's line, with no fraction (the report's stages, `study copy`'s tables);
+- `count(done, total, what)`: units of `what` done, with their fraction (the judge's calls, the
+  demo's stages).
+
+Each of them raises `Cancelled` once the state is cancelled; work that must stop more gently
+(the judge run still records what is in flight) catches it, and a wait between tries waits on
+`event` so a cancel cuts it short.
 
 Tested in tests/unit/test_task_state.py.
 """
@@ -45,9 +51,9 @@ class TaskState:
         self.report(fraction, message)
 
     def say(self, message: str) -> None:
-        """A stage's line with no fraction (the shape `progress=` of the report commands takes)."""
+        """A stage's line: no fraction, so a progress bar stays where it is."""
         self.step(None, message)
 
-    def count(self, done: int, total: int) -> None:
-        """Units done of total (the shape of the judge runner's and the demo's `progress=`)."""
-        self.step(done / total if total else None, f"{done} of {total}")
+    def count(self, done: int, total: int, what: str) -> None:
+        """`done` of `total` units of `what`, as "what done/total" (none to do is all done)."""
+        self.step(done / total if total else 1.0, f"{what} {done}/{total}")

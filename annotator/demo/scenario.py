@@ -17,11 +17,12 @@ from __future__ import annotations
 import csv
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.task import TaskState
 from ..domain.rubric import FAIL, PASS
 from .images import (
     GENERATOR_DEFECTS,
@@ -71,6 +72,7 @@ __all__ = [
 DEMO_SEED = 7
 ANCHOR_SEED = 501
 JUDGE_NAME = "demo-lenient-judge"
+MOCKUPS = "mockups"  # the demo build's first stage (services/demo.py STAGES): drawing them
 LENIENT_FALSE_PASS = 0.30  # share of truly failing gates the lenient judge calls PASS
 UI_METRICS = (
     "instruction_following",
@@ -557,9 +559,10 @@ def write_demo_inputs(
     *,
     seed: int = DEMO_SEED,
     variants_per_case: int = 2,
-    progress: Callable[[int, int], None] | None = None,
+    task: TaskState | None = None,
 ) -> DemoFiles:
-    """Write the demo's PNGs (folder/out/), manifest.jsonl (5.2) and judge.csv (5.3).
+    """Write the demo's PNGs (folder/out/), manifest.jsonl (5.2) and judge.csv (5.3), counting
+    each PNG to `task` as MOCKUPS.
 
     Items are case x generator x variant, listed in a seeded shuffled order
     with neutral ids (demo-001 ...). The judge CSV has one row per item and
@@ -569,7 +572,7 @@ def write_demo_inputs(
     combos = [
         (c, g, v) for c in DEMO_CASES for g in GENERATORS for v in range(1, variants_per_case + 1)
     ]
-    return _write_inputs(Path(folder), combos, seed, "demo-order", 1, progress)
+    return _write_inputs(Path(folder), combos, seed, "demo-order", 1, task)
 
 
 # per case and generator: 270 items, with the 36 rated first four times the human sample
@@ -611,7 +614,7 @@ def _write_inputs(
     seed: int,
     order_salt: str,
     first_number: int,
-    progress: Callable[[int, int], None] | None = None,
+    task: TaskState | None = None,
     *,
     own_cells: bool = False,
 ) -> DemoFiles:
@@ -629,8 +632,8 @@ def _write_inputs(
         spec = spec_for(case, gen, variant, seed=seed)
         rel = f"out/{gen}_{case.case_id}_{variant}.png"
         (folder / rel).write_bytes(png_bytes(render_mockup(spec).image))
-        if progress is not None:
-            progress(n - first_number + 1, len(combos))
+        if task is not None:
+            task.count(n - first_number + 1, len(combos), MOCKUPS)
         prompt = f"{case.prompt} (variant {variant})" if own_cells else None
         records.append(
             _manifest_record(item_id, case, gen, [rel], item_seed(seed, variant), prompt=prompt)

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import openai
 
+from ..base.task import TaskState
 from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
 from .prompt import Part, image_data_url, task_hash
 from .records import (
     JudgeConfig,
     JudgeError,
-    ProgressFn,
     RunSummary,
     _Answer,
     _Cancelled,
@@ -233,7 +232,7 @@ def _ask_one(
     )
 
 
-def pair_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | None) -> _Task:
+def pair_task(rubric: Rubric, config: JudgeConfig, state: TaskState | None = None) -> _Task:
     field_conf = config.confidence == "field"
     schema = pair_schema(field_conf)
     text = canonical_json(schema)
@@ -248,7 +247,7 @@ def pair_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | Non
         schema_name=f"{rubric.id}_pair"[:64],
         # what fixes the pair task (its own instructions and schema): a pair run's version
         prompt_hash=task_hash(system, text),
-        cancel=cancel if cancel is not None else threading.Event(),
+        state=state or TaskState(),
         validate=lambda raw: validate_pair_reply(raw, field_conf),
         keys=("choice",),
     )
@@ -260,18 +259,15 @@ def run_pair_judge(
     config: JudgeConfig,
     sink: PairSink,
     *,
-    progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
+    task: TaskState | None = None,
 ) -> RunSummary:
     """Vote on every pair in both orders that the sink has no vote for; resumable like run_judge."""
-    task = pair_task(rubric, config, cancel)
     return drive(
         both_orders(requests),
-        task,
+        pair_task(rubric, config, task),
         _vote_one,
         key=lambda r: r.key,
         done=set(sink.done_keys()),
         record_score=sink.record_vote,
         record_error=sink.record_error,
-        progress=progress,
     )

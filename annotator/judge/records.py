@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..base.task import TaskState
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric
 from ..domain.verdict import VerdictRules
@@ -161,7 +161,7 @@ class RunSummary:
     n_scored: int
     n_failed: int  # recorded as JudgeError
     errors_by_kind: dict[str, int]
-    n_cancelled: int = 0  # not finished because `cancel` was set; nothing recorded
+    n_cancelled: int = 0  # not finished because the run's task was cancelled; nothing recorded
     n_attempts: int = 0  # API calls made in this run
 
     @property
@@ -182,9 +182,6 @@ class JudgeSink(Protocol):
     def record_error(self, error: JudgeError) -> None: ...
 
 
-ProgressFn = Callable[[int, int], None]
-
-
 # What one run carries between its calls (internal to the judge package, kept here so that
 # runner, pairs and calls share it without importing each other).
 @dataclass(frozen=True)
@@ -202,7 +199,7 @@ class _Task:
     schema_text: str
     schema_name: str
     prompt_hash: str
-    cancel: threading.Event
+    state: TaskState  # the caller's: its reports, and its cancel that a back-off waits on
     # the reply text -> a validated reply (raises ReplyError); items and pairs differ here only
     validate: Callable[[str], Any] | None = None
     keys: tuple[str, ...] = ()  # the answer fields whose logprobs are the judge's confidence

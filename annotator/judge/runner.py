@@ -1,8 +1,9 @@
 """Run an LLM judge over items: bounded concurrency, counted retries, resumable.
 
 Threads call the API; the thread that called `run_judge` does everything else
-(progress callbacks and every sink call), so a sink backed by a database
-session needs no locking.
+(the task's reports and every sink call), so a sink backed by a database
+session needs no locking. A cancel of the task stops submitting, cuts a back-off short and
+leaves what was not judged for the next run.
 
 Retry policy (each retry is counted in `attempts`):
 - 429, 5xx, 408/409, timeouts and connection errors are retried up to
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sized
@@ -33,6 +33,7 @@ from typing import Any
 
 import openai
 
+from ..base.task import Cancelled, TaskState
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric
 from ..domain.verdict import compile_rules
@@ -59,7 +60,6 @@ from .records import (
     JudgeRequest,
     JudgeScore,
     JudgeSink,
-    ProgressFn,
     RunSummary,
     _Answer,
     _Cancelled,
@@ -165,7 +165,7 @@ def ask(
         try:
             raw, refusal, tokens = call(client, task, parts)
         except BadBody as exc:
-            if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
+            if malformed_retries < cfg.retry_malformed and not task.state.cancelled:
                 malformed_retries += 1
                 continue
             return error("bad_reply", str(exc), exc.raw, attempts)
@@ -185,7 +185,7 @@ def ask(
                     kind,
                     delay,
                 )
-                if task.cancel.wait(delay):
+                if task.state.event.wait(delay):
                     return _Cancelled(attempts)
                 continue
             body = getattr(exc, "body", None)
@@ -198,7 +198,7 @@ def ask(
             assert task.validate is not None
             reply = task.validate(raw)
         except ReplyError as exc:
-            if malformed_retries < cfg.retry_malformed and not task.cancel.is_set():
+            if malformed_retries < cfg.retry_malformed and not task.state.cancelled:
                 malformed_retries += 1
                 log.info(
                     "judge %s: %s attempt %d: %s (%s); asking again",
@@ -220,7 +220,7 @@ def ask(
 # ---- the run -------------------------------------------------------------------
 
 
-def item_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | None) -> _Task:
+def item_task(rubric: Rubric, config: JudgeConfig, state: TaskState | None = None) -> _Task:
     """What every call of an item run shares; InputError if a metric shadows a reply field."""
     field = config.confidence == "field"
     schema = judge_schema(rubric, field)
@@ -233,7 +233,7 @@ def item_task(rubric: Rubric, config: JudgeConfig, cancel: threading.Event | Non
         schema_text=schema_json(rubric, field),
         schema_name=schema_name(rubric),
         prompt_hash=prompt_hash(rubric, field),
-        cancel=cancel if cancel is not None else threading.Event(),
+        state=state or TaskState(),
         validate=lambda raw: validate_reply(rubric, raw, field),
         keys=tuple(m.key for m in schema_metrics(rubric)),
     )
@@ -245,8 +245,7 @@ def run_judge(
     config: JudgeConfig,
     sink: JudgeSink,
     *,
-    progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
+    task: TaskState | None = None,
 ) -> RunSummary:
     """Judge every request whose item the sink has no score for; record each outcome.
 
@@ -256,16 +255,14 @@ def run_judge(
     after the in-flight items are recorded when the server refuses the key,
     the model or the URL.
     """
-    task = item_task(rubric, config, cancel)
     return drive(
         requests,
-        task,
+        item_task(rubric, config, task),
         _judge_one,
         key=lambda r: r.item_id,
         done=set(sink.done_item_ids()),
         record_score=sink.record_score,
         record_error=sink.record_error,
-        progress=progress,
     )
 
 
@@ -278,10 +275,9 @@ def drive(
     done: set[str],
     record_score: Callable[[Any], None],
     record_error: Callable[[JudgeError], None],
-    progress: ProgressFn | None = None,
 ) -> RunSummary:
     """Run `judge_one` over the requests not `done` with bounded concurrency; every outcome is
-    recorded from this thread."""
+    recorded from this thread, and counted to the task ("judged done/total")."""
     config = task.config
     if not isinstance(requests, Sized):
         requests = list(requests)
@@ -294,8 +290,12 @@ def drive(
     abort: str | None = None
 
     def report() -> None:
-        if progress is not None:
-            progress(counts["skipped"] + counts["scored"] + counts["failed"], total)
+        try:
+            task.state.count(
+                counts["skipped"] + counts["scored"] + counts["failed"], total, "judged"
+            )
+        except Cancelled:
+            pass  # fill() submits nothing more; what is in flight is still recorded
 
     def pending() -> Iterator[Any]:
         for req in requests:
@@ -315,7 +315,7 @@ def drive(
             def fill() -> None:
                 # submit lazily so at most `concurrency` requests hold their images
                 while len(in_flight) < config.concurrency and abort is None:
-                    if task.cancel.is_set():
+                    if task.state.cancelled:
                         return
                     req = next(todo, None)
                     if req is None:
@@ -347,7 +347,7 @@ def drive(
                         record_score(outcome)
                         counts["scored"] += 1
                         counts["attempts"] += outcome.attempts
-                report()  # before fill(), so a progress callback that cancels stops the next item
+                report()  # before fill(), so a report that cancels stops the next item
                 fill()
     finally:
         client.close()

@@ -20,13 +20,13 @@ import dataclasses
 import functools
 import hashlib
 import json
-import threading
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 import openai
 
+from ..base.task import TaskState
 from ..domain.rubric import Rubric
 from .prompt import Part, system_prompt, task_hash, user_parts
 from .records import (
@@ -36,7 +36,6 @@ from .records import (
     JudgeRequest,
     JudgeScore,
     JudgeSink,
-    ProgressFn,
     RunSummary,
     _Answer,
     _Cancelled,
@@ -79,10 +78,10 @@ def annotator_parts(examples: list[FewShot], request: JudgeRequest) -> list[Part
 
 
 def simulated_item_task(
-    rubric: Rubric, config: JudgeConfig, cancel: threading.Event | None
+    rubric: Rubric, config: JudgeConfig, state: TaskState | None = None
 ) -> _Task:
     """The item task with the examples' instruction added to the system prompt (its own hash)."""
-    base = item_task(rubric, config, cancel)
+    base = item_task(rubric, config, state)
     system = system_prompt(rubric, False) + "\n\n" + EXAMPLES_TEXT
     return dataclasses.replace(base, system=system, prompt_hash=task_hash(system, base.schema_text))
 
@@ -162,23 +161,20 @@ def run_simulated(
     sink: JudgeSink,
     panels: list[list[FewShot]],
     *,
-    progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
+    task: TaskState | None = None,
 ) -> RunSummary:
     """`run_judge` with simulated annotators: every request the sink has no score for is asked
     once per panel (the runner's retries, concurrency and resumption as for one call)."""
     if len(panels) != config.simulated_annotators:
         raise ValueError("one panel of examples per simulated annotator")
-    task = simulated_item_task(rubric, config, cancel)
     return drive(
         requests,
-        task,
+        simulated_item_task(rubric, config, task),
         lambda client, t, req: judge_panel(client, t, req, panels),
         key=lambda r: r.item_id,
         done=set(sink.done_item_ids()),
         record_score=sink.record_score,
         record_error=sink.record_error,
-        progress=progress,
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..base.task import TaskState
 from ..domain.errors import InputError
 from ..store.copy import copy_rows, holds_study, put_blob
 from ..store.db import StudyDB
@@ -21,9 +22,12 @@ class _Png:
         self.sha256, self.png = sha256, png
 
 
-def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str, int]:  # noqa: ANN001
+def copy_study(
+    src: str | Path, dest: str | Path, *, task: TaskState | None = None
+) -> dict[str, int]:
     """Copy everything of the study at `src` into a new study at `dest` (a folder that does not exist
-    yet, or an empty server database). The copy lands whole or not at all."""
+    yet, or an empty server database), saying each table to `task`. The copy lands whole or not
+    at all (a cancel of `task` included)."""
     source = Study.open(src, mode="read")
     if source.is_package:
         source.close()
@@ -66,7 +70,7 @@ def copy_study(src: str | Path, dest: str | Path, *, progress=None) -> dict[str,
                 target,
                 read_media=source.media.read,
                 write_media=write_media,
-                progress=progress,
+                task=task,
             )
         except BaseException:
             target.close()

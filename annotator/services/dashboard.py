@@ -13,9 +13,10 @@ Work is split the way Orange splits a widget's long task:
    worker: the data version (``store.changes``), and, unless the cache already
    holds a report for that version, the study's frames and calibration records.
    Quick; its ``tiles`` are shown at once (a partial result).
-2. ``compute(inputs, state) -> DashboardModel`` anywhere else (the compute
-   worker): a pure function of its inputs that reports progress and stops at
-   its next step once ``state.cancel()`` was called (raises ``Cancelled``).
+2. ``compute(inputs, task) -> DashboardModel`` anywhere else (the compute
+   worker): a pure function of its inputs that reports progress to its
+   ``TaskState`` and stops at its next step once ``task.cancel()`` was called
+   (raises ``Cancelled``).
 
 ``CACHE`` keeps the last model per study (keyed by folder, n_boot and seed,
 valid while the data version is unchanged): reopening the dashboard on
@@ -261,16 +262,16 @@ def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
 
 
 # -- step 2: the compute worker ----------------------------------------------------------------
-def compute(inputs: DashboardInputs, state: TaskState | None = None) -> DashboardModel:
+def compute(inputs: DashboardInputs, task: TaskState | None = None) -> DashboardModel:
     """The dashboard's model from its inputs; pure (no database), cancellable between steps."""
     if inputs.cached is not None:
         return with_team(inputs.cached, inputs.team)
     from ..reports.html_report import build_view
 
-    state = state or TaskState()
+    task = task or TaskState()
     started = time.monotonic()
     if inputs.kept is not None:
-        state.step(
+        task.step(
             0.05,
             "figures unchanged since the last report: read from the study's cache"
             if inputs.earlier_at is None
@@ -278,18 +279,18 @@ def compute(inputs: DashboardInputs, state: TaskState | None = None) -> Dashboar
         )
         report = inputs.kept
     else:
-        report = _computed_report(inputs, state)
-    state.step(0.75, "drawing charts")
+        report = _computed_report(inputs, task)
+    task.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
-    state.step(0.95, "laying out")
+    task.step(0.95, "laying out")
     model = _model(inputs, report, view, time.monotonic() - started)
     if model.earlier_at is None:  # earlier figures are never served as current
         CACHE.put(inputs.folder, inputs.seed, model)
-    state.step(1.0, "done")
+    task.step(1.0, "done")
     return with_team(model, inputs.team)
 
 
-def _computed_report(inputs: DashboardInputs, state: TaskState) -> dict[str, Any]:
+def _computed_report(inputs: DashboardInputs, task: TaskState) -> dict[str, Any]:
     from .report_cache import keep_report
     from .reporting import study_report
 
@@ -299,7 +300,8 @@ def _computed_report(inputs: DashboardInputs, state: TaskState) -> dict[str, Any
         inputs.calibrations,
         n_boot=inputs.n_boot,
         seed=inputs.seed,
-        progress=lambda msg: state.step(0.05, msg),
+        # the report's stage lines, with the bar at the start of the computation
+        task=TaskState(lambda _f, message: task.step(0.05, message)),
     )
     # kept on disk too: the next opening reads it, and the review queue puts the systematic
     # findings of this report first

@@ -89,16 +89,16 @@ def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:
     return frames_cache.keep(folder, folder / DB_NAME, frames)
 
 
-def compute_live(live: LiveInputs, state: TaskState | None = None) -> dash.DashboardModel:
+def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.DashboardModel:
     """The live estimate's model: current point estimates, the last full report's intervals."""
     from ..reports.html_report import build_view
     from .reporting import study_report
 
-    state = state or TaskState()
+    task = task or TaskState()
     started = time.monotonic()
     inputs = live.inputs
     assert inputs.frames is not None
-    state.step(0.05, "live estimate: every figure on the current answers, without resampling")
+    task.step(0.05, "live estimate: every figure on the current answers, without resampling")
     report = study_report(
         inputs.frames,
         inputs.calibrations,
@@ -106,9 +106,9 @@ def compute_live(live: LiveInputs, state: TaskState | None = None) -> dash.Dashb
         seed=inputs.seed,
         intervals_from=live.exact,
     )
-    state.step(0.75, "drawing charts")
+    task.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
-    state.step(0.95, "laying out")
+    task.step(0.95, "laying out")
     model = dash._model(inputs, report, view, time.monotonic() - started)
-    state.step(1.0, "done")
+    task.step(1.0, "done")
     return dash.with_team(replace(model, exact_at=live.exact_at), inputs.team)

@@ -13,12 +13,12 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from platformdirs import user_data_dir
 
+from ..base.task import TaskState
 from ..demo import scenario
 from ..demo.simulate import SimulatedPairVoter, SimulatedRater
 from ..store.anchors import anchors
@@ -74,10 +74,8 @@ SESSION_LENGTH = 12
 # 122 s to build on a loaded two-core box; two keep every planted story (the
 # lenient judge, the drifting rater, the generators' defects: tests/unit/test_demo_study.py).
 VARIANTS_PER_CASE = 2
-STAGES = ("mockups", "rater answers", "pair votes", "sampled items", "lead's decisions")
-
-# progress(stage, done, total): `stage` one of STAGES, called as each unit of it is done
-ProgressFn = Callable[[str, int, int], None]
+# the build counts each unit of a stage to its task as it is done: task.count(done, total, stage)
+STAGES = (scenario.MOCKUPS, "rater answers", "pair votes", "sampled items", "lead's decisions")
 
 
 def default_demo_folder() -> Path:
@@ -101,13 +99,15 @@ def build_demo(
     *,
     variants_per_case: int = VARIANTS_PER_CASE,
     seed: int = scenario.DEMO_SEED,
-    progress: ProgressFn | None = None,
+    task: TaskState | None = None,
 ) -> Path:
-    """Build the demo study at `folder` unless it is already there.
+    """Build the demo study at `folder` unless it is already there, counting each stage's units
+    to `task` (STAGES); a cancel of `task` stops it at the next unit (Cancelled).
 
     It is built in a scratch folder (in memory where the system has /dev/shm: the thousand
     commits of the simulated raters each wait for the disk otherwise, half the build time) and
-    moved into place whole, so an interrupted build leaves no half-built demo to reopen."""
+    moved into place whole, so an interrupted build (cancelled, Ctrl+C) leaves no half-built
+    demo to reopen."""
     folder = Path(folder)
     if (folder / DB_NAME).exists():
         return folder
@@ -119,7 +119,7 @@ def build_demo(
     )
     try:
         built = scratch / folder.name  # the folder's name is the study's name
-        _build(built, variants_per_case=variants_per_case, seed=seed, progress=progress)
+        _build(built, variants_per_case=variants_per_case, seed=seed, task=task or TaskState())
         folder.parent.mkdir(parents=True, exist_ok=True)
         # copy beside the target, then rename: the move into place is one step
         landing = Path(tempfile.mkdtemp(prefix=".demo-", dir=folder.parent))
@@ -135,8 +135,7 @@ def build_demo(
     return folder
 
 
-def _build(folder: Path, *, variants_per_case: int, seed: int, progress: ProgressFn | None) -> None:
-    tick: ProgressFn = progress or (lambda _s, _d, _t: None)
+def _build(folder: Path, *, variants_per_case: int, seed: int, task: TaskState) -> None:
     study = Study.create(folder, RUBRIC)
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -144,7 +143,7 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
                 Path(tmp),
                 seed=seed,
                 variants_per_case=variants_per_case,
-                progress=lambda done, total: tick(STAGES[0], done, total),
+                task=task,
             )
             study.import_items(files.manifest)
             # the judge's earlier version (with confidences) ran first; the lenient scores
@@ -153,8 +152,8 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
             study.import_judge(files.judge_csv)
         with anchor_set(ANCHOR_SET) as anchors_file:
             study.import_anchors(anchors_file)
-        _simulate_labels(study, files.truths, seed, tick)
-        _simulate_pairs(study, seed, tick)
+        _simulate_labels(study, files.truths, seed, task)
+        _simulate_pairs(study, seed, task)
         _adjudicate_some(study, files.truths)
         # The newcomer's queues are built before the judge-only set comes in: they label and
         # vote on the items and pairs the simulated team did first, in the order they had
@@ -171,10 +170,10 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, progress: Progres
 
         draw(study, n=DEMO_SAMPLE, share=None, seed=seed)
         draw_pairs(study, n=DEMO_SAMPLE, seed=seed)
-        _rate_the_sample(study, extra, seed, tick)
-        tick(STAGES[4], 0, 1)
+        _rate_the_sample(study, extra, seed, task)
+        task.count(0, 1, STAGES[4])
         _judge_pairs_both_orders(study, seed)
-        tick(STAGES[4], 1, 1)
+        task.count(1, 1, STAGES[4])
     finally:
         study.close()
 
@@ -191,7 +190,7 @@ def _judge_only_set(study: Study, seed: int) -> dict[str, dict]:
     return files.truths
 
 
-def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:
+def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, task: TaskState) -> None:
     """The simulated team answers the sampled items no human has rated yet (those of the
     judge-only set: `truths`), every metric, as they answered the first 36: each item by
     SAMPLE_OVERLAP of them, dealt as `annotator assign --sample N --overlap 2` deals; and
@@ -234,7 +233,7 @@ def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, tick: Pro
             served = ServedItem(pk, views[pk], position[pk], "live")
             session.submit(served, answers, time_ms=int(rng.integers(4000, 30000)))
             done += 1
-            tick(STAGES[3], done, total)
+            task.count(done, total, STAGES[3])
     for n, voter in enumerate(PAIR_VOTERS):
         rng = np.random.default_rng(seed * 1000 + 50 + n)
         pair_session = PairSession(study, voter.name)
@@ -247,11 +246,11 @@ def _rate_the_sample(study: Study, truths: dict[str, dict], seed: int, tick: Pro
             )
             pair_session.vote(served_pair, choice, None, time_ms=int(rng.integers(2000, 15000)))
             done += 1
-            tick(STAGES[3], done, total)
-    tick(STAGES[3], total, total)
+            task.count(done, total, STAGES[3])
+    task.count(total, total, STAGES[3])
 
 
-def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, tick: ProgressFn) -> None:
+def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, task: TaskState) -> None:
     index = item_index(study.db)
     refs = {pk: ref for pk, _set, ref, _rat in anchors(study.db)}
     every = study.setting("anchor_every")
@@ -263,7 +262,7 @@ def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, tick: Pro
         if not count["total"]:  # every simulated rater answers all: the first's queue, times
             count["total"] = queue * len(SIMULATED) + operator_limit
         count["done"] += 1
-        tick(STAGES[1], count["done"], count["total"])
+        task.count(count["done"], count["total"], STAGES[1])
 
     try:
         for n, sim in enumerate(SIMULATED):
@@ -289,7 +288,7 @@ def _simulate_labels(study: Study, truths: dict[str, dict], seed: int, tick: Pro
             limit=operator_limit,
             on_answer=answered,
         )
-        tick(STAGES[1], count["total"], count["total"])
+        task.count(count["total"], count["total"], STAGES[1])
     finally:
         study.db.set_setting("anchor_every", every)
 
@@ -367,7 +366,7 @@ def _adjudicate_some(study: Study, truths: dict[str, dict]) -> None:
         )
 
 
-def _simulate_pairs(study: Study, seed: int, tick: ProgressFn) -> None:
+def _simulate_pairs(study: Study, seed: int, task: TaskState) -> None:
     index = item_index(study.db)
     # the operator's spot checks (always "left") are stored but must move no figure
     operator = SimulatedPairVoter(OPERATOR, left_bias=0.99, tie_rate=0.0)
@@ -389,9 +388,9 @@ def _simulate_pairs(study: Study, seed: int, tick: ProgressFn) -> None:
             session.vote(served, choice, None, time_ms=int(rng.integers(2000, 15000)))
             done += 1
             votes += 1
-            tick(STAGES[2], votes, total)
+            task.count(votes, total, STAGES[2])
     total = votes
-    tick(STAGES[2], total, total)
+    task.count(total, total, STAGES[2])
 
 
 def _earlier_judge_version(study: Study, truths: dict[str, dict], seed: int) -> None:

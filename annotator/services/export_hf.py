@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..base.atomic import atomic_files, atomic_write_text
+from ..base.task import TaskState
 from ..domain.errors import InputError
 from ..domain.figures import estimate_text, fmt_num
 from .exports import TABLES, write_rows
@@ -244,7 +244,7 @@ def export_hf(
     *,
     n_boot: int = 1000,
     seed: int = 0,
-    progress: Callable[[str], None] | None = None,
+    task: TaskState | None = None,
 ) -> list[Path]:
     """`out_dir/data/<table>.parquet` + `out_dir/README.md` (a dataset card with `configs`), loadable
     by `datasets.load_dataset(out_dir, <table>)` without annotator depending on `datasets`."""
@@ -254,7 +254,7 @@ def export_hf(
             "this is a file; `export hf` writes a folder", source=str(out_dir), field="--out"
         )
     with atomic_files(out_dir) as tmp:  # every file lands, or none
-        made = _hf_files(study, tmp, n_boot=n_boot, seed=seed, progress=progress)
+        made = _hf_files(study, tmp, n_boot=n_boot, seed=seed, task=task)
         return [out_dir / p.relative_to(tmp) for p in made]
 
 
@@ -264,7 +264,7 @@ def _hf_files(
     *,
     n_boot: int,
     seed: int,
-    progress: Callable[[str], None] | None,
+    task: TaskState | None,
 ) -> list[Path]:
     from .report_cache import cached_study_report
 
@@ -278,7 +278,7 @@ def _hf_files(
             written.append(
                 write_rows(table, rows, out_dir / "data" / f"{name.replace('-', '_')}.parquet")
             )
-    report, _ = cached_study_report(study, n_boot=n_boot, seed=seed, progress=progress)
+    report, _ = cached_study_report(study, n_boot=n_boot, seed=seed, task=task)
     card = out_dir / "README.md"
     atomic_write_text(card, dataset_card(study, report, counts, n_boot))
     return [card, *written]

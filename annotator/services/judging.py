@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence, Set
 from typing import Any
 
+from ..base.task import TaskState
 from ..domain.errors import InputError
 from ..judge.pairs import JudgePairVote, PairRequest, pair_task, run_pair_judge
 from ..judge.prompt import prompt_hash
@@ -130,13 +131,13 @@ def _version(
     the settings."""
     rubric = study.rubric
     if what == "pairs":
-        task = pair_task(rubric, config, None)
+        task = pair_task(rubric, config)
         sha, schema = task.prompt_hash, task.schema_text
     elif config.simulated_annotators:
         from ..judge.simulated import simulated_item_task
 
         schema = version_schema_text(rubric, False)
-        sha = simulated_item_task(rubric, config, None).prompt_hash
+        sha = simulated_item_task(rubric, config).prompt_hash
     else:
         field = config.confidence == "field"
         schema = version_schema_text(rubric, field)
@@ -230,12 +231,12 @@ def simulated_cost(config: JudgeConfig, n_items: int, n_todo: int) -> str:
     )
 
 
-def judge_study(
-    study: Study, config: JudgeConfig, *, progress=None, cancel=None, say=None
-) -> RunSummary:
+def judge_study(study: Study, config: JudgeConfig, *, task: TaskState | None = None) -> RunSummary:
+    """`judge run`: the judge scores every live item it has no score for. With simulated
+    annotators the task is first told their cost (a line, before any call)."""
     study.require_lead("running the judge")
     if config.simulated_annotators:
-        return _judge_simulated(study, config, progress=progress, cancel=cancel, say=say)
+        return _judge_simulated(study, config, task or TaskState())
     judge, version, run_pk = _start(study, config, "items")
     requests = _StudyRequests(study, judge_store.live_item_ids(study.db))
     return run_judge(
@@ -243,28 +244,25 @@ def judge_study(
         study.rubric,
         config,
         StudySink(study, run_pk, judge, version),
-        progress=progress,
-        cancel=cancel,
+        task=task,
     )
 
 
-def _judge_simulated(study: Study, config: JudgeConfig, *, progress, cancel, say) -> RunSummary:
+def _judge_simulated(study: Study, config: JudgeConfig, task: TaskState) -> RunSummary:
     from ..judge.simulated import examples_hash, run_simulated
 
     panels = few_shot_panels(study, config.simulated_annotators, config.shots)
     judge, version, run_pk = _start(study, config, "items", examples_hash(panels))
     items = judge_store.live_item_ids(study.db)
     done = judge_store.scored_item_ids(study.db, judge, version)
-    if say is not None:
-        say(simulated_cost(config, len(items), sum(1 for i in items if i not in done)))
+    task.say(simulated_cost(config, len(items), sum(1 for i in items if i not in done)))
     return run_simulated(
         _StudyRequests(study, items),
         study.rubric,
         config,
         StudySink(study, run_pk, judge, version),
         panels,
-        progress=progress,
-        cancel=cancel,
+        task=task,
     )
 
 
@@ -314,7 +312,7 @@ class _PairRequests(Sequence):
         )
 
 
-def judge_pairs(study: Study, config: JudgeConfig, *, progress=None, cancel=None) -> RunSummary:
+def judge_pairs(study: Study, config: JudgeConfig, *, task: TaskState | None = None) -> RunSummary:
     """`judge run --pairs`: the judge votes on every pair in both orders (A|B and B|A)."""
     study.require_lead("running the judge")
     if config.confidence != "none" or config.simulated_annotators:
@@ -345,8 +343,7 @@ def judge_pairs(study: Study, config: JudgeConfig, *, progress=None, cancel=None
         study.rubric,
         config,
         PairStudySink(study, run_pk, judge, version),
-        progress=progress,
-        cancel=cancel,
+        task=task,
     )
 
 
@@ -388,14 +385,13 @@ def record_offline_run(
 
 
 def judge_study_at(
-    study_path: str, config: JudgeConfig, *, progress=None, pairs: bool = False, say=None
+    study_path: str, config: JudgeConfig, *, task: TaskState | None = None, pairs: bool = False
 ) -> RunSummary:
-    """`say`: a line before any call (the cost of simulated annotators)."""
     study = Study.open(study_path)
     try:
         if pairs:
-            return judge_pairs(study, config, progress=progress)
-        return judge_study(study, config, progress=progress, say=say)
+            return judge_pairs(study, config, task=task)
+        return judge_study(study, config, task=task)
     finally:
         study.close()
 

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from ..base.atomic import atomic_write_text
+from ..base.task import TaskState
 from ..domain.figures import as_dict
 from ..stats.frames import StudyFrames
 from ..store.changes import data_version
-from .reporting import Progress, read_and_report, team_record
+from .reporting import read_and_report, team_record
 from .study import Study
 
 CACHE_DIR = ".cache"
@@ -177,28 +178,28 @@ def earlier_report(study: Study, *, n_boot: int, seed: int) -> KeptReport | None
 
 
 def cached_study_report(
-    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+    study: Study, *, n_boot: int = 1000, seed: int = 0, task: TaskState | None = None
 ) -> tuple[dict[str, Any], bool]:
     """The study's report and whether it came from the cache (same data, same code)."""
-    report, frames = cached_report_and_frames(study, n_boot=n_boot, seed=seed, progress=progress)
+    report, frames = cached_report_and_frames(study, n_boot=n_boot, seed=seed, task=task)
     return report, frames is None
 
 
 def cached_report_and_frames(
-    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+    study: Study, *, n_boot: int = 1000, seed: int = 0, task: TaskState | None = None
 ) -> tuple[dict[str, Any], StudyFrames | None]:
     """The study's report, from the cache when its data and this code are unchanged (frames
     None: nothing was read), else read and computed (with the frames it was computed from)."""
+    task = task or TaskState()
     kept = stored_report(study, n_boot=n_boot, seed=seed)
     if kept is not None:
-        if progress:
-            progress("figures unchanged since the last report: read from the cache")
+        task.say("figures unchanged since the last report: read from the cache")
         # the team's record is read fresh, as the dashboard's team section is: a report kept by
         # the dashboard has none, and dealing work changes it without changing a figure
         return {**kept, **team_record(study)}, None
     path = cache_file(study, n_boot, seed)
     key = _key(study) if path is not None else None  # before reading: never newer than the data
-    made = read_and_report(study, n_boot=n_boot, seed=seed, progress=progress)
+    made = read_and_report(study, n_boot=n_boot, seed=seed, task=task)
     if path is not None and key is not None:
         _write(path, key, made.report)
     return made.report, made.frames

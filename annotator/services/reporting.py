@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ..base.task import TaskState
 from ..domain.errors import InputError
 from ..domain.rubric import format_value
 from ..stats.frames import StudyFrames
 from .frames import build_frames
 from .study import DEFAULT_SETTINGS, Study
-
-Progress = Callable[[str], None]
 
 
 def study_frames(study: Study) -> StudyFrames:
@@ -29,7 +28,7 @@ def study_report(
     *,
     n_boot: int,
     seed: int,
-    progress: Progress | None = None,
+    task: TaskState | None = None,
     intervals_from: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The one assembly of a study's report from what was read of it: the figures
@@ -40,7 +39,7 @@ def study_report(
     the command publishes."""
     from ..stats.report_model import build_report
 
-    say = progress or (lambda _msg: None)
+    say = (task or TaskState()).say
     say(f"computing agreement ({len(frames.judgements)} answers, {n_boot} bootstrap resamples)")
     report = build_report(frames, n_boot=n_boot, seed=seed, intervals_from=intervals_from)
     if frames.unreadable:
@@ -70,22 +69,23 @@ class StudyReport:
 
 
 def build_study_report(
-    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+    study: Study, *, n_boot: int = 1000, seed: int = 0, task: TaskState | None = None
 ) -> dict[str, Any]:
-    return read_and_report(study, n_boot=n_boot, seed=seed, progress=progress).report
+    return read_and_report(study, n_boot=n_boot, seed=seed, task=task).report
 
 
 def read_and_report(
-    study: Study, *, n_boot: int = 1000, seed: int = 0, progress: Progress | None = None
+    study: Study, *, n_boot: int = 1000, seed: int = 0, task: TaskState | None = None
 ) -> StudyReport:
-    """Read the study and assemble its report (`study_report`), with the team's record."""
+    """Read the study and assemble its report (`study_report`), with the team's record; each
+    stage is a line said to `task`."""
     from .calibration import verified_calibrations
 
-    say = progress or (lambda _msg: None)
-    say("reading the study")
+    task = task or TaskState()
+    task.say("reading the study")
     frames = study_frames(study)
     records = verified_calibrations(study)
-    report = study_report(frames, records, n_boot=n_boot, seed=seed, progress=progress)
+    report = study_report(frames, records, n_boot=n_boot, seed=seed, task=task)
     report.update(team_record(study))
     return StudyReport(report, frames)
 
@@ -173,7 +173,7 @@ def write_reports(
     csv_dir: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
-    progress: Progress | None = None,
+    task: TaskState | None = None,
 ) -> list[Path]:
     from ..reports.html_report import write_html
     from ..reports.json_report import write_json
@@ -184,9 +184,7 @@ def write_reports(
         study.require_lead("a report")
         from .report_cache import cached_report_and_frames
 
-        report, frames = cached_report_and_frames(
-            study, n_boot=n_boot, seed=seed, progress=progress
-        )
+        report, frames = cached_report_and_frames(study, n_boot=n_boot, seed=seed, task=task)
         out: list[Path] = []
         if json_path:
             write_json(report, Path(json_path))

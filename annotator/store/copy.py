@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Integer, delete, insert, select, text
 
+from ..base.task import TaskState
 from .db import StudyDB
 from .models import Base, Media
 from .models_team import MediaBlob
@@ -26,10 +27,10 @@ def copy_rows(
     *,
     read_media: Callable[[str], bytes],
     write_media: Callable[[str, bytes, object], None],
-    progress: Callable[[str], None] | None = None,
+    task: TaskState | None = None,
 ) -> dict[str, int]:
     """Every row of `src` into the empty study `dest` in one transaction; returns rows per table."""
-    say = progress or (lambda _m: None)
+    say = (task or TaskState()).say
     counts: dict[str, int] = {}
     with src.read() as s, dest.write() as d:
         for table in tables_in_order():

@@ -118,12 +118,9 @@ def _job_keep_frames(study: Any, frames: Any) -> Any:
 
 
 def _job_live_compute(
-    report: Callable[[float | None, str], None],
-    live: dash_live.LiveInputs,
-    state: dash.TaskState,
+    task: dash.TaskState, live: dash_live.LiveInputs
 ) -> tuple[dash.DashboardModel, dict[str, QImage]]:
-    state.report = report
-    model = dash_live.compute_live(live, state)
+    model = dash_live.compute_live(live, task)
     return model, {c.name: decode_image(c.png) for c in model.charts()}
 
 
@@ -142,11 +139,10 @@ def _when(t: datetime) -> str:
 
 
 def _job_compute(
-    report: Callable[[float | None, str], None], inputs: dash.DashboardInputs, state: dash.TaskState
+    task: dash.TaskState, inputs: dash.DashboardInputs
 ) -> tuple[dash.DashboardModel, dict[str, QImage]]:
     """Compute worker: the model, and its charts decoded with Pillow (no Qt image plugin off the UI thread)."""
-    state.report = report
-    model = dash.compute(inputs, state)
+    model = dash.compute(inputs, task)
     charts = {c.name: decode_image(c.png) for c in model.charts()}
     return model, charts
 
@@ -557,7 +553,7 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         self.compute.submit(
             _job_compute,
             inputs,
-            self._task,
+            task=self._task,
             on_done=self._guard(self._on_earlier_ready),
             on_error=lambda _exc: None,  # cancelled with the task, or unreadable: not shown
         )
@@ -665,7 +661,7 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         self.compute.submit(
             _job_live_compute,
             live,
-            self._live_task,
+            task=self._live_task,
             on_done=self._guard(self._on_live_ready),
             on_error=self._guard(self._on_live_failed),
         )
@@ -729,7 +725,7 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         self._job_id = self.compute.submit(
             _job_compute,
             inputs,
-            self._task,
+            task=self._task,
             on_done=self._guard(self._on_ready),
             on_error=self._guard(self._on_failed),
         )

@@ -24,8 +24,10 @@ Public API
     ``.close_study(on_done=None) -> int``                    close the held study.
     ``.busy``; ``.running``; ``.stop(timeout=5.0)`` (drops queued jobs, closes the study, joins).
     signals ``finished(int job_id, object result)``, ``failed(int job_id, object exc)``, ``idle()``.
-``ComputeWorker(parent=None)``: the same ``submit`` plus ``progress`` relay: a job
-    gets ``report(fraction: float | None, message: str)`` as its first argument.
+``ComputeWorker(parent=None)``: ``.submit(fn, *args, task=None, on_done=None, on_error=None)``
+    runs ``fn(task, *args)``: the job's ``TaskState`` (base/task.py; a new one when none is
+    given, a view's own to cancel it) reports as the signal ``progress(int job_id, object
+    fraction, str message)``.
 ``call_blocking(worker, fn, *args, timeout=10.0)`` - for tests and scripts only,
     never from a key handler: spins the event loop until the job is done.
 ``live_workers()``, ``stop_all()``; ``decode.ImagePrefetcher`` is re-exported.
@@ -43,6 +45,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Signal
 
+from ..base.task import TaskState
 from ..domain.errors import InputError
 from .decode import ImagePrefetcher, decode_image, overlay_key
 
@@ -258,17 +261,22 @@ class ComputeWorker(_Worker):
         self,
         fn: Callable[..., Any],
         *args: Any,
+        task: TaskState | None = None,
         on_done: Callable[[Any], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
         **kwargs: Any,
     ) -> int:
+        """Queue ``fn(task, *args, **kwargs)``; the task's reports are this job's ``progress``."""
         job_id = next(self._ids)
         relay = self._relay
+        state = task or TaskState()
 
-        def report(fraction: float | None, message: str) -> None:  # called on the worker thread
-            relay.progress.emit(job_id, fraction, message)
+        def job() -> Any:
+            # set as the job starts: a task shared by two queued jobs reports for the running one
+            state.report = lambda fraction, message: relay.progress.emit(job_id, fraction, message)
+            return fn(state, *args, **kwargs)
 
-        return self._put(job_id, fn, (report, *args), kwargs, on_done, on_error)
+        return self._put(job_id, job, (), {}, on_done, on_error)
 
 
 def call_blocking(

@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import io
 
+from annotator.base.task import TaskState
 from annotator.cli import DemoProgress
 from annotator.services.demo import STAGES
 
 
 def _run(bar: DemoProgress) -> None:
+    task = TaskState(bar)  # as `annotator demo` hands it to the build
     for n in range(1, 37):
-        bar(STAGES[0], n, 36)
+        task.count(n, 36, STAGES[0])
     for n in range(1, 301):
-        bar(STAGES[1], n, 300)
+        task.count(n, 300, STAGES[1])
     for n in range(1, 201):
-        bar(STAGES[2], n, 200)
+        task.count(n, 200, STAGES[2])
     for n in range(1, 101):
-        bar(STAGES[3], n, 100)
-    bar(STAGES[4], 0, 1)
-    bar(STAGES[4], 1, 1)
+        task.count(n, 100, STAGES[3])
+    task.count(0, 1, STAGES[4])
+    task.count(1, 1, STAGES[4])
     bar.end()
 
 

@@ -163,19 +163,15 @@ def test_the_build_says_ready_once_and_shows_its_progress_by_stage(demo_build):
 
 
 def test_an_interrupted_build_leaves_no_half_built_demo(tmp_path):
-    """The demo is built aside and moved in whole: a build stopped midway (Ctrl+C, a crash)
-    used to leave a study file that the next `annotator demo` reopened as if it were done."""
+    """The demo is built aside and moved in whole: a build stopped midway (cancelled, Ctrl+C, a
+    crash) used to leave a study file that the next `annotator demo` reopened as if it were done."""
+    from annotator.base.task import Cancelled, TaskState
     from annotator.services.demo import build_demo
 
-    class Stop(Exception):
-        pass
-
-    def stop(stage: str, done: int, total: int) -> None:
-        if done >= 3:
-            raise Stop
-
-    with pytest.raises(Stop):
-        build_demo(tmp_path / "demo-study", progress=stop)
+    # cancelled a few mockups in: the next count raises
+    task = TaskState(lambda fraction, _m: task.cancel() if fraction and fraction > 0.05 else None)
+    with pytest.raises(Cancelled):
+        build_demo(tmp_path / "demo-study", task=task)
     assert not (tmp_path / "demo-study").exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # nothing left beside it either
 

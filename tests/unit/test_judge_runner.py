@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image, PngImagePlugin
 
+from annotator.base.task import TaskState
 from annotator.domain.errors import InputError
 from annotator.domain.rubric import CANNOT_JUDGE
 from annotator.ingest.rubrics import load_rubric
@@ -322,7 +323,7 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
         ui_rubric,
         config(server, max_retries=3, concurrency=3, timeout=1.5),
         sink,
-        progress=lambda d, t: seen.append((d, t)),
+        task=TaskState(lambda _f, m: seen.append(_counted(m))),
     )
 
     # retried transient failures end in a score, with every call counted
@@ -500,6 +501,12 @@ def test_chat_images_are_image_url_parts(server, ui_rubric):
     assert pixels(decode_data_url(image["image_url"]["url"])) == pixels(png((40, 120, 200)))
 
 
+def _counted(message: str) -> tuple[int, int]:
+    """(done, total) of the runner's report "judged done/total"."""
+    done, total = message.removeprefix("judged ").split("/")
+    return int(done), int(total)
+
+
 def test_concurrency_is_bounded(server, ui_rubric):
     server.ok_delay = 0.15
     sink = MemorySink()
@@ -513,17 +520,15 @@ def test_concurrency_is_bounded(server, ui_rubric):
 
 
 def test_cancel_leaves_the_rest_for_the_next_run(server, ui_rubric):
-    cancel = threading.Event()
     sink = MemorySink()
     reqs = [request(f"k{i}") for i in range(6)]
 
-    def progress(done: int, total: int) -> None:
-        if done >= 2:
-            cancel.set()
+    def report(fraction: float | None, message: str) -> None:
+        if message == "judged 2/6":
+            task.cancel()
 
-    summary = run_judge(
-        reqs, ui_rubric, config(server, concurrency=1), sink, progress=progress, cancel=cancel
-    )
+    task = TaskState(report)
+    summary = run_judge(reqs, ui_rubric, config(server, concurrency=1), sink, task=task)
     assert (summary.n_scored, summary.n_failed, summary.n_cancelled) == (2, 0, 4)
     assert summary.n_unscored == 4 and len(server.calls) == 2
     again = run_judge(reqs, ui_rubric, config(server), sink)
@@ -532,11 +537,11 @@ def test_cancel_leaves_the_rest_for_the_next_run(server, ui_rubric):
 
 def test_cancel_interrupts_a_backoff(server, ui_rubric):
     server.script("[[wait]]", *[Status(503)] * 5)
-    cancel = threading.Event()
-    threading.Timer(0.2, cancel.set).start()
+    task = TaskState()
+    threading.Timer(0.2, task.cancel).start()
     sink = MemorySink()
     summary = run_judge(
-        [request("wait")], ui_rubric, config(server, backoff_base=20.0), sink, cancel=cancel
+        [request("wait")], ui_rubric, config(server, backoff_base=20.0), sink, task=task
     )
     # nothing recorded: the item is not at fault, it simply stays unscored
     assert (summary.n_cancelled, summary.n_failed, sink.errors, sink.scores) == (1, 0, [], {})

@@ -14,6 +14,7 @@ import pytest
 from factories import basic_rows, write_manifest
 from sqlalchemy import text
 
+from annotator.base.task import TaskState
 from annotator.cli import main
 from annotator.judge.simulated import majority
 from annotator.services.judging import JudgeConfig, few_shot_panels, judge_study
@@ -84,8 +85,9 @@ def test_each_item_asked_once_per_annotator_and_the_share_is_the_confidence(
                 simulated_annotators=3,
                 shots=2,
             )
-            lines: list[str] = []
-            summary = judge_study(study, cfg, say=lines.append)
+            lines: list[str] = []  # what the task is told without a fraction: the cost first
+            task = TaskState(lambda fraction, m: lines.append(m) if fraction is None else None)
+            summary = judge_study(study, cfg, task=task)
             assert summary.n_scored == 9
             assert lines == [
                 "simulated annotators: 3 prompts x 2 examples each: 3 calls per item (each "
