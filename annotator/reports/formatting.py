@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from markupsafe import Markup
@@ -66,6 +67,8 @@ class Est:
     # the interval of a live estimate (stats/live_estimate.py): moved from the last full
     # computation, shown with "≈"; never in a published report
     approximate: bool = False
+    # a figure a live estimate kept whole from the last full computation: when that was
+    as_of: str | None = None
 
     @property
     def defined(self) -> bool:
@@ -96,7 +99,7 @@ class Est:
         return f"{mark}[{fmt_num(self.low)}, {fmt_num(self.high)}]"
 
     def __str__(self) -> str:
-        return f"{self.text} {self.ci}".strip()
+        return f"{self.text} {self.ci}".strip() + as_of_text(self.as_of)
 
     def bar(self, lo: float = -0.5, hi: float = 1.0, width: int = 110) -> Markup:
         """An inline SVG interval bar on [lo, hi] (values outside are clipped to the edge).
@@ -130,6 +133,28 @@ class Est:
         return Markup("".join(parts))
 
 
+def clock_text(t: datetime) -> str:
+    """A moment as the reader's clock shows it: the time today, else the date and time."""
+    local = t.astimezone()
+    if local.date() == datetime.now().astimezone().date():
+        return local.strftime("%H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
+def as_of_text(as_of: Any) -> str:
+    """The mark of a figure a live estimate carried whole from the last full computation."""
+    return f" (as of {as_of})" if as_of else ""
+
+
+def carried_as_of(value: Any) -> str | None:
+    """When the carried figures in `value` (a figure, or a dict of them) were computed."""
+    if isinstance(value, Mapping):
+        if value.get("as_of"):
+            return str(value["as_of"])
+        return next((t for v in value.values() if (t := carried_as_of(v))), None)
+    return None
+
+
 def _note_for(d: Mapping[str, Any], key: str) -> str | None:
     notes = d.get("notes")
     note = d.get(f"{key}_note") or (notes.get(key) if isinstance(notes, Mapping) else None)
@@ -151,6 +176,7 @@ def est_of(d: Any, key: str) -> Est:
             value.get("n"),
             str(note) if note else None,
             approximate=bool(value.get("approximate")),
+            as_of=value.get("as_of"),
         )
     return Est(to_float(value), note=outer_note)
 

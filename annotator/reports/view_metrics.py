@@ -15,6 +15,7 @@ from . import charts as _charts
 from .formatting import (
     Est,
     as_dict,
+    as_of_text,
     est_of,
     fmt_any,
     fmt_num,
@@ -263,12 +264,13 @@ def _latent_text(lt: Any) -> str | None:
     if not lt:
         return None
     if lt.get("note"):
-        return str(lt["note"])
+        return str(lt["note"]) + as_of_text(lt.get("as_of"))
     return (
         f"Dawid-Skene latent truth: {lt.get('n_confident')} of {lt.get('n_items')} items "
         f"with a posterior of at least 0.9; it differs from a clear majority on "
         f"{lt.get('n_differs_from_majority')}"
         + (f" ({lt['scale_as']})" if lt.get("scale_as") else "")
+        + as_of_text(lt.get("as_of"))
     )
 
 

@@ -354,7 +354,8 @@ def _model(
     live = as_dict(view.get("live_estimate"))
     resamples = (
         f"live estimate: {live.get('approximate_intervals')} intervals (≈) carried from the "
-        f"exact figures' {live.get('exact_n_boot')} bootstrap resamples"
+        f"exact figures' {live.get('exact_n_boot')} bootstrap resamples, "
+        f"{live.get('carried') or 0} EM figures kept as of {live.get('as_of') or '?'}"
         if live
         else f"bootstrap resamples: {inputs.n_boot}"
     )

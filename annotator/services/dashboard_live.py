@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.task import TaskState
+from ..reports.formatting import clock_text
+from ..stats.live_estimate import stamp_carried
 from ..store.changes import data_version
 from . import dashboard as dash
 
@@ -106,6 +108,8 @@ def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.Dashbo
         seed=inputs.seed,
         intervals_from=live.exact,
     )
+    as_of = clock_text(live.exact_at)
+    report["live_estimate"].update(carried=stamp_carried(report, as_of), as_of=as_of)
     task.step(0.75, "drawing charts")
     view = build_view(report, with_charts=True, generated_at="-")
     task.step(0.95, "laying out")

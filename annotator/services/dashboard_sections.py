@@ -14,6 +14,7 @@ from typing import Any
 
 from ..domain.figures import MISSING, as_dict
 from ..domain.rubric import Rubric
+from ..reports.formatting import as_of_text, carried_as_of
 from ..reports.sections import Block, Chart, Note, Section, Table
 from ..stats.rater_medians import median_agreement, median_competence
 
@@ -259,6 +260,18 @@ def competence_text(
     (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
     comp = {r: dict(as_dict(as_dict(v).get("competence"))) for r, v in raters.items()}
     mine = median_competence(as_dict(raters.get(name)))
+    return _competence_line(rubric, name, comp, mine, low_by_rater) + as_of_text(
+        carried_as_of(comp.get(name))
+    )
+
+
+def _competence_line(
+    rubric: Rubric,
+    name: str,
+    comp: dict[str, dict[str, Any]],
+    mine: float | None,
+    low_by_rater: Mapping[str, Mapping[str, Any]] | None,
+) -> str:
     if mine is None:
         # a degenerate fit is said as such, never as a number (report: "not estimable")
         notes = [str(as_dict(f).get("note") or "") for f in comp.get(name, {}).values()]

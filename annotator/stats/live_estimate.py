@@ -12,7 +12,13 @@ report kept within [0, 1] is clipped to it.
 
 Figures that read intervals (the systematic findings, the summary) are computed from the
 moved intervals, so they are live estimates too; the report's `live_estimate` key says when
-the exact figures were computed. Nothing here is ever published: `annotator report`, exports
+the exact figures were computed.
+
+What has no quick exact form is not computed again at all: the raters' competence and the
+latent truth (MACE and Dawid-Skene EM fits, over a third of a live estimate's time) are the
+last full computation's, each figure marked `carried` (`carry_competence`); the dashboard
+shows them with the time they were computed ("as of 14:02") until the full computation in
+the background replaces them. Nothing here is ever published: `annotator report`, exports
 and the HTML report always compute (or read from the cache) the full figures.
 """
 
@@ -32,6 +38,8 @@ def carry_intervals(live: Any, exact: Any) -> int:
     """Move the intervals of `exact` onto the point estimates of `live`, in place, wherever
     the two reports hold the same figure; returns how many were moved."""
     if isinstance(live, dict) and isinstance(exact, Mapping):
+        if live.get("carried"):
+            return 0
         if all(k in live for k in _INTERVAL):
             return _carry_one(live, exact)
         if "low" in live and "high" in live and "estimate" not in live:
@@ -64,6 +72,51 @@ def _matched(live: list[Any], exact: list[Any]) -> list[tuple[Any, Any]]:
     if len(live) == len(exact) and not any(names):
         return list(zip(live, exact, strict=True))
     return []
+
+
+def carried(value: Any, *, top: bool = True) -> Any:
+    """`value` from the last full computation, kept whole: it (and every estimate in it) marked
+    `carried`, which `carry_intervals` leaves alone (its interval is already its own)."""
+    if isinstance(value, Mapping):
+        out = {k: carried(v, top=False) for k, v in value.items()}
+        if top or "estimate" in value:
+            out["carried"] = True
+        return out
+    if isinstance(value, list):
+        return [carried(v, top=False) for v in value]
+    return value
+
+
+def carry_competence(
+    exact: Mapping[str, Any], keys: list[str], verdict_key: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The raters' competence and each metric's latent truth as the last full computation
+    fitted them (rater_competence's two results), marked `carried`. A rater or a metric that
+    computation did not have has none until the next one."""
+    competence = {
+        r: {key: carried(fig) for key, fig in figs.items()}
+        for r, v in (exact.get("raters") or {}).items()
+        if isinstance(v, Mapping) and (figs := v.get("competence"))
+    }
+    sections = dict(exact.get("metrics") or {})
+    if exact.get("verdict") is not None:
+        sections[verdict_key] = exact["verdict"]
+    latent = {k: carried(lt) for k in keys if (lt := (sections.get(k) or {}).get("latent_truth"))}
+    return competence, latent
+
+
+def stamp_carried(report: Any, as_of: str) -> int:
+    """Give every carried figure of a live estimate the time it was computed (`as_of`, shown
+    beside it); returns how many were stamped."""
+    if isinstance(report, dict):
+        n = 0
+        if report.get("carried"):
+            report["as_of"] = as_of
+            n = 1
+        return n + sum(stamp_carried(v, as_of) for v in report.values())
+    if isinstance(report, list):
+        return sum(stamp_carried(v, as_of) for v in report)
+    return 0
 
 
 def _carry_bare(live: dict[str, Any], exact: Mapping[str, Any]) -> int:

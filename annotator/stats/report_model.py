@@ -39,7 +39,7 @@ from .frames import StudyFrames
 from .generators import debiased_release_gate, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
-from .live_estimate import carry_intervals
+from .live_estimate import carry_competence, carry_intervals
 from .raters import rater_section
 from .reconcile import Context, metric_section, settle_spread
 from .summary import build_summary
@@ -147,7 +147,11 @@ def build_report(
                 settle_spread(j["human_range"])
     raters = resolve(raters)
     adjudication = resolve(adjudication)
-    competence, latent = rater_competence(human, specs, n_boot=n_boot, seed=seed)
+    if intervals_from is None:
+        competence, latent = rater_competence(human, specs, n_boot=n_boot, seed=seed)
+    else:  # EM fits: the last full computation's, marked (live_estimate.py)
+        competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
+        competence = {r: figs for r, figs in competence.items() if r in raters}
     for r, figs in competence.items():
         raters.setdefault(r, {})["competence"] = figs
     for key, lt in latent.items():

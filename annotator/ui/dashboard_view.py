@@ -70,6 +70,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..reports.formatting import clock_text
 from ..services import dashboard as dash
 from ..services import dashboard_live as dash_live
 from .i18n import translate
@@ -128,14 +129,6 @@ def _live_gap(last_seconds: float) -> float:
     """The least time between two recomputations the view starts on its own: a study whose
     report takes a minute is recomputed at most every minute (half a core at most)."""
     return max(LIVE_MIN_GAP_S, last_seconds)
-
-
-def _when(t: datetime) -> str:
-    """A moment as the reader's clock shows it: the time today, else the date and time."""
-    local = t.astimezone()
-    if local.date() == datetime.now().astimezone().date():
-        return local.strftime("%H:%M")
-    return local.strftime("%Y-%m-%d %H:%M")
 
 
 def _job_compute(
@@ -568,7 +561,7 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         self._show_stale(computing=True)
 
     def _show_stale(self, *, computing: bool) -> None:
-        when = _when(self._computed_at) if self._computed_at else "?"
+        when = clock_text(self._computed_at) if self._computed_at else "?"
         if computing:
             text = translate(
                 "DashboardView",
@@ -705,11 +698,13 @@ class DashboardView(KeyedWidget, ShutsDownOnce, QWidget):
         self.stale_note.setText(
             translate(
                 "DashboardView",
-                "Live estimate: every figure is of the current answers; the intervals (marked ≈ "
-                "in the tables, and those of the charts) are carried from the exact figures of "
-                "{when}. The exact figures are recomputed in about {secs} s ({key} now).",
+                "Live estimate: every figure is of the current answers but the raters' "
+                'competence and the latent truth (EM fits, marked "as of {when}"); the '
+                "intervals (marked ≈ in the tables, and those of the charts) are carried from "
+                "the exact figures of {when}. The exact figures are recomputed in about {secs} s "
+                "({key} now).",
             ).format(
-                when=_when(model.exact_at),
+                when=clock_text(model.exact_at),
                 secs=f"{due:.0f}",
                 key=self.keymap.hint("refresh"),
             )

@@ -516,10 +516,15 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     assert "liv" in live.report["raters"]  # the current answers
     assert live.report["live_estimate"]["exact_n_boot"] == N_BOOT
     assert any("≈[" in c for c in _cells(view))
-    assert "live estimate" in view.meta.text()
+    # the EM fits are the last full computation's, each marked with its time
+    as_of = live.report["live_estimate"]["as_of"]
+    assert live.report["live_estimate"]["carried"] > 0
+    assert any(f"(as of {as_of})" in c for c in _cells(view))
+    assert "live estimate" in view.meta.text() and f"as of {as_of}" in view.meta.text()
     assert "Live estimate in" in view.busy_label.text()
     note = view.stale_note.text()
     assert view.stale_note.isVisibleTo(view) and "Live estimate" in note and "≈" in note
+    assert f'marked "as of {as_of}"' in note
     assert view.report() is None  # a live estimate is not the report
     # unchanged since: nothing more until the gap has passed
     view.check_for_changes()
@@ -532,5 +537,5 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
         timeout=60_000,
     )
     assert "liv" in view.model.report["raters"] and "live_estimate" not in view.model.report
-    assert not any("≈" in c for c in _cells(view))
+    assert not any("≈" in c or "(as of " in c for c in _cells(view))
     assert not view.stale_note.isVisibleTo(view)

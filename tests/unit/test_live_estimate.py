@@ -79,19 +79,42 @@ def reports(demo_study_dir, tmp_path_factory) -> tuple[dict, dict, dict]:
 
 
 def test_every_point_estimate_is_exact(reports):
-    _before, after, live = reports
-    _all_exact(after, live)
+    before, after, live = reports
+    _all_exact(after, live, before)
 
 
-def _all_exact(after: dict, live: dict) -> None:
-    full, est = _estimates(after), _estimates(live)
+def _all_exact(after: dict, live: dict, before: dict) -> None:
+    """Every figure of `live` is `after`'s (the full computation on the same answers), except
+    the carried EM fits: `before`'s (the last full computation), whole."""
+    full, est, last = _estimates(after), _estimates(live), _estimates(before)
+    carried = {p for p, n in est.items() if n.get("carried")}
     # the summary picks what to say by the intervals (approximate in a live estimate)
     figures = {p for p in full if p[0] != "summary"}
-    assert figures == {p for p in est if p[0] != "summary"} and len(figures) > 500
-    for path in figures:
-        node = full[path]
+    # a rater new since the last full computation has no competence until the next one
+    new_fits = {p for p in figures if p[0] == "raters" and p[2] == "competence"} - set(last)
+    assert figures - new_fits == {p for p in est if p[0] != "summary"} and len(figures) > 500
+    assert carried and all(_is_em_fit(p) for p in carried)
+    for path in figures - new_fits:
+        node = last[path] if path in carried else full[path]
         assert est[path]["estimate"] == node["estimate"], path
         assert est[path].get("n") == node.get("n"), path
+        if path in carried:  # whole: the interval is the fit's own, not moved
+            assert (est[path]["low"], est[path]["high"]) == (node["low"], node["high"]), path
+            assert not est[path].get("approximate"), path
+
+
+def _is_em_fit(path: tuple) -> bool:
+    return (path[0] == "raters" and path[2] == "competence") or "latent_truth" in path
+
+
+def test_a_live_estimate_carries_the_em_fits_and_says_so(reports):
+    before, _after, live = reports
+    carried = {p for p, n in _estimates(live).items() if n.get("carried")}
+    fits = {p for p in _estimates(before) if _is_em_fit(p)}
+    assert carried == fits and len(fits) >= 10  # every competence figure the demo's fits give
+    assert live["raters"].get("zed", {}).get("competence") is None  # new: none until the next
+    latent = [k for k, m in live["metrics"].items() if m.get("latent_truth")]
+    assert latent and all(live["metrics"][k]["latent_truth"]["carried"] for k in latent)
 
 
 def test_intervals_are_moved_from_the_last_full_report_and_marked(reports):
@@ -144,7 +167,7 @@ def _within_tolerance(after: dict, live: dict) -> int:
             n = _sampled(after, path)
         if not isinstance(n, int | float) or n < 100 or node["low"] is None:
             continue
-        if est[path]["low"] is None:
+        if path not in est or est[path]["low"] is None:  # a new rater's competence: none yet
             continue
         width = node["high"] - node["low"]
         assert abs(est[path]["low"] - node["low"]) <= TOLERANCE_100 * width + 1e-12, path
@@ -175,5 +198,5 @@ def test_on_a_study_of_100k_judgements_too(tmp_path):
         live = build_report(frames, n_boot=N_BOOT, intervals_from=before)
     finally:
         st.close()
-    _all_exact(after, live)
+    _all_exact(after, live, before)
     assert _within_tolerance(after, live) >= 100
