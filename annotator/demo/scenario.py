@@ -1,4 +1,4 @@
-"""The demo study's content: cases, generator truths, a lenient judge, and file writers.
+"""The demo study's content: cases, generator truths, two judges, and file writers.
 (Over 500 lines on purpose: the demo's cases, truths and judge are one story; its writers read the
 same tables.)
 
@@ -50,6 +50,7 @@ __all__ = [
     "GENERATOR_DEFECTS",
     "JUDGE_NAME",
     "LENIENT_FALSE_PASS",
+    "STAMP_JUDGE_NAME",
     "LOGO_GENERATORS",
     "UI_METRICS",
     "DemoCase",
@@ -59,6 +60,7 @@ __all__ = [
     "lenient_confidence",
     "lenient_judge",
     "careful_judge",
+    "rubber_stamp_judge",
     "logo_truth",
     "rationale",
     "spec_for",
@@ -502,6 +504,31 @@ def careful_judge(
     else:
         reason = "Every required section is present."
     return values, reason, conf
+
+
+# A second judge, one that adds nothing: a rubber stamp. It passes every gate and gives every
+# scale its top score whatever the screen shows, always equally sure. Its scores do not vary, so
+# the debiased figures give it no weight (lambda 0: "the judge added nothing here: humans only")
+# on every figure, where the lenient judge adds labels' worth on some. A coin would be as useless,
+# but on 24 labels its correlation with the humans comes out above 0 on some figures by chance
+# (6 of the 15 gate, scale and verdict figures when tried), which the report reads as "cannot
+# help yet", not as adding nothing. One confidence for every answer, as such a judge states it:
+# it separates no right answer from a wrong one, so certified selective judging abstains (a
+# confidence drawn at random let conformal alignment accept 32 items on UI affordance by chance).
+# Named to sort after JUDGE_NAME: where the report reads one judge (the summary's ranking,
+# conformal alignment, the certified cascade's first stage) it takes the first by name.
+STAMP_JUDGE_NAME = "demo-rubber-stamp-judge"
+STAMP_CONFIDENCE = 0.95
+STAMP_MODEL = "demo-stamp-model"
+STAMP_PROMPT = "ui_mockup judge prompt, baseline: is this a good screen?"
+
+
+def rubber_stamp_judge() -> tuple[dict[str, Any], str, dict[str, float]]:
+    """(values, reason, confidences) of the rubber-stamp judge, the same for every item: PASS on
+    the gates, 5 on the scales; no failure tag (it never sees a failure)."""
+    values: dict[str, Any] = {g: PASS for g in GATES} | {sc: 5 for sc in SCALES}
+    conf = dict.fromkeys(values, STAMP_CONFIDENCE)
+    return values, "Looks good: a clean, complete screen.", conf
 
 
 # ---- writers --------------------------------------------------------------------------------

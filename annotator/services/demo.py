@@ -1,6 +1,7 @@
 """The demo study: synthetic UI mockups from three generators with known
-defects, a lenient judge, the shipped anchor set, and simulated raters who
-label, vote and (one of them) drift, all through the same services the app uses.
+defects, a lenient judge (and a rubber-stamp one that adds nothing), the shipped anchor set,
+and simulated raters who label, vote and (one of them) drift, all through the same services the
+app uses.
 Beside the 36 items everyone rated, a judge-only set (270 further variants, drawn small
 with their text), then a random human sample drawn over all 306 and answered by the
 simulated raters, so the report's debiased figures correct a judge on every item with
@@ -173,6 +174,7 @@ def _build(folder: Path, *, variants_per_case: int, seed: int, task: TaskState) 
         _rate_the_sample(study, extra, seed, task)
         task.count(0, 1, STAGES[4])
         _judge_pairs_both_orders(study, seed)
+        _rubber_stamp_judge(study, [*files.truths, *extra])
         task.count(1, 1, STAGES[4])
     finally:
         study.close()
@@ -428,3 +430,19 @@ def _judge_pairs_both_orders(study: Study, seed: int) -> None:
                 (pair_id, left, right, JUDGE_PAIR_VOTER.vote(by_id[left], by_id[right], rng))
             )
     record_offline_pair_votes(study, scenario.JUDGE_NAME, votes)
+
+
+def _rubber_stamp_judge(study: Study, item_ids: list[str]) -> None:
+    """The second judge (scenario.rubber_stamp_judge) on every item, recorded last: the lead's
+    decisions above read the lenient judge's contradictions alone, as before it came."""
+    from .judging import record_offline_run
+
+    values, reason, conf = scenario.rubber_stamp_judge()
+    record_offline_run(
+        study,
+        judge=scenario.STAMP_JUDGE_NAME,
+        model=scenario.STAMP_MODEL,
+        prompt_sha256=hashlib.sha256(scenario.STAMP_PROMPT.encode("utf-8")).hexdigest(),
+        settings={"confidence": "field", "task": "items"},
+        scores=[(item_id, values, reason, conf) for item_id in sorted(item_ids)],
+    )

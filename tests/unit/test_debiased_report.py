@@ -307,7 +307,10 @@ def test_the_demo_records_a_sample_and_its_report_has_the_section(demo_study_dir
     assert "no random human sample recorded" not in page
     table = debiased_table(rep)
     per_item = ~table["figure"].isin(["win_rate", "bt_strength"])
-    assert per_item.sum() == sum(len(f) for f in judge.values())
+    # both judges' figures: the lenient judge's and the rubber stamp's (gates, scales, verdict)
+    assert per_item.sum() == sum(
+        len(f) for j in sec["judges"].values() for f in j["by_generator"].values()
+    )
     assert (table["figure"] == "win_rate").sum() == 3  # one per generator pair
     assert (table["figure"] == "bt_strength").sum() == 3  # one per generator
     row = table[(table["generator"] == "gen-gamma") & (table["figure"] == "verdict_pass_rate")]

@@ -1,5 +1,6 @@
 """`annotator demo --headless` builds a real study whose report shows what was planted:
-a lenient judge, a drifting rater, generators with known defects, pairwise votes."""
+a lenient judge (and a rubber-stamp one that adds nothing), a drifting rater, generators with
+known defects, pairwise votes."""
 
 from __future__ import annotations
 
@@ -56,6 +57,60 @@ def test_judge_beats_its_permutation_baseline(demo):
     j = r["metrics"]["layout_hierarchy"]["judges"]["demo-lenient-judge"]
     assert j["alpha_vs_consensus"]["estimate"] > j["permutation_alpha"]["mean"] + 0.2
     assert abs(j["permutation_alpha"]["mean"]) < 0.15 and j["permutation_alpha"]["p_value"] < 0.05
+
+
+def test_the_lenient_judge_adds_labels_and_the_rubber_stamp_adds_nothing(
+    demo, demo_study_dir, capsys
+):
+    """Issue 42: where the lenient judge's scores follow the truth (gen-gamma's layouts) its
+    weight lambda is above 0 and the summary says how many human labels it is worth; the
+    rubber-stamp judge beside it (PASS and 5 on everything) gets lambda 0 on every figure, and
+    the report, the summary and `annotator plan` say it added nothing: humans only. Its one
+    confidence separates nothing, so certified selective judging abstains on every item."""
+    from annotator.demo.scenario import JUDGE_NAME, STAMP_JUDGE_NAME
+    from annotator.stats.debiased_value import NOTHING
+
+    _, r = demo
+    judges = r["debiased"]["judges"]
+    assert sorted(judges) == [JUDGE_NAME, STAMP_JUDGE_NAME]
+    lay = judges[JUDGE_NAME]["by_generator"]["gen-gamma"]["layout_hierarchy"]
+    worth = lay["judge_value"]
+    assert lay["lambda"] > 0 and not worth["added_nothing"] and not worth["below_floor"]
+    assert worth["n_eff"] > lay["n_sampled"]
+    assert f"the judge is worth about {worth['n_eff']:.0f} human labels" in worth["words"]
+    lines = r["summary"]["debiased"]["lines"]
+    assert any(
+        x.startswith(f"the judge {JUDGE_NAME} overstates gen-gamma's mean score on Layout")
+        and "human labels' worth from 24 rated items" in x
+        for x in lines
+    ), lines
+    # every gate, scale and verdict figure of every generator: the humans' sample alone
+    stamp = [f for figs in judges[STAMP_JUDGE_NAME]["by_generator"].values() for f in figs.values()]
+    assert len(stamp) == 3 * 5
+    for f in stamp:
+        assert f["lambda"] == 0 and f["judge_value"]["added_nothing"]
+        assert f["judge_value"]["words"].startswith(NOTHING)
+        assert [f["ppi"][k] for k in ("estimate", "low", "high")] == pytest.approx(
+            [f["humans_only"][k] for k in ("estimate", "low", "high")]
+        )
+    said = [x for x in lines if x.startswith(f"the judge {STAMP_JUDGE_NAME} ")]
+    assert said and all(NOTHING in x and "worth from" not in x for x in said)
+    steps = [e["text"] for e in r["summary"]["to_decide"] if STAMP_JUDGE_NAME in e["text"]]
+    assert len(steps) == 3 and all(f"{STAMP_JUDGE_NAME}'s weight is 0" in x for x in steps)
+    capsys.readouterr()
+    assert main(["plan", "--study", str(demo_study_dir), "--width", "0.1"]) == 0
+    plan = capsys.readouterr().out.splitlines()
+    of_stamp = [ln for ln in plan if f"(judge {STAMP_JUDGE_NAME})" in ln]
+    assert of_stamp and all(NOTHING in ln for ln in of_stamp)
+    assert any(
+        ln.startswith("gen-gamma\tlayout_hierarchy\t")
+        and f"(judge {JUDGE_NAME})" in ln
+        and "the judge is worth about" in ln
+        for ln in plan
+    )
+    for section in ("certified", "conformal_alignment"):
+        blocks = r[section]["judges"][STAMP_JUDGE_NAME].values()
+        assert blocks and all(b["n_accepted"] == 0 and b["threshold"] is None for b in blocks)
 
 
 def test_drifting_rater_is_named_and_operator_is_nowhere(demo, demo_study_dir):
@@ -137,6 +192,8 @@ def test_the_same_seed_builds_the_same_study_answer_for_answer(small_demo_dir, t
                     "JOIN items i ON i.id = v.item_left ORDER BY 1, 2, 3, 5",
                     "SELECT i.item_id, a.metric, a.value FROM adjudications a "
                     "JOIN items i ON i.id = a.item_pk ORDER BY 1, 2",
+                    "SELECT i.item_id, s.judge, s.version, s.metric, s.value, s.confidence "
+                    "FROM judge_scores s JOIN items i ON i.id = s.item_pk ORDER BY 1, 2, 3, 4",
                 )
             ]
 
