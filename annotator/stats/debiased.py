@@ -641,14 +641,20 @@ def worth_words(fig: Mapping[str, Any]) -> str:
     value = fig.get("judge_value") or {}
     if value.get("added_nothing") or value.get("below_floor"):
         return str(value["words"])
-    text = (
-        f"{fig.get('effective_human_labels'):.0f} human labels' worth from "
-        f"{fig.get('n_sampled')} rated items"
-    )
+    eff = float(fig.get("effective_human_labels") or 0.0)
+    text = f"{eff:.0f} human labels' worth from {fig.get('n_sampled')} rated items"
     if value.get("rho") is not None:
         text += f" (rho {value['rho']:.2f}"
         if value.get("rho_low") is not None:
             text += f" [{value['rho_low']:.2f}, {value['rho_high']:.2f}]"
+        n_eff = value.get("n_eff")
+        # two readings of the same worth: the interval this sample reached, and what rho gives
+        # at the best weight (the figure's own words); where they part, both are said
+        if n_eff and abs(eff - float(n_eff)) > 0.1 * float(n_eff):
+            text += (
+                f"; that is by the interval this sample reached, rho puts it at about "
+                f"{float(n_eff):.0f} at the best weight"
+            )
         text += ")"
     return text
 

@@ -487,3 +487,19 @@ def test_the_demos_judge_only_set_outnumbers_the_sample_and_is_drawn_small(tmp_p
     n = len(scenario.DEMO_CASES) * len(scenario.GENERATORS) * scenario.JUDGE_ONLY_VARIANTS
     # with the 36 items everyone rated, the sample's frame: four times the sample
     assert n + 36 >= 4 * 3 * DEMO_SAMPLE
+
+
+def test_the_summary_says_both_readings_of_worth_where_they_part():
+    """The labels' worth the sample's interval reached and what rho gives at the best weight
+    (the figure's own words) are one sentence apart: where they differ by more than a tenth,
+    the summary names both, so it never contradicts the figure."""
+    from annotator.stats.debiased import worth_words
+
+    value = {"rho": 0.63, "rho_low": 0.2, "rho_high": 0.86, "n_eff": 35.2}
+    fig = {"effective_human_labels": 22.3, "n_sampled": 24, "judge_value": value}
+    assert worth_words(fig) == (
+        "22 human labels' worth from 24 rated items (rho 0.63 [0.20, 0.86]; that is by the "
+        "interval this sample reached, rho puts it at about 35 at the best weight)"
+    )
+    close = {**fig, "effective_human_labels": 33.0}
+    assert worth_words(close).endswith("(rho 0.63 [0.20, 0.86])")
