@@ -1,5 +1,5 @@
 """The report's view-model of sections: plain tables, notes and chart PNGs, the shape every
-output can lay out without knowing a figure (the dashboard renders it in ui/dashboard_view.py;
+output can lay out without knowing a figure (the dashboard renders it in ui/section_widgets.py;
 its section builders are services/dashboard*.py).
 Tested in tests/gui/test_dashboard_view.py.
 """

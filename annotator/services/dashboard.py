@@ -44,7 +44,8 @@ from ..base.task import Cancelled, TaskState  # noqa: F401 - the dashboard view 
 from ..domain.figures import as_dict
 from ..domain.rubric import Rubric
 
-# the view-model (reports/sections.py) and metric_label are named here for the view
+# the view-model (reports/sections.py), metric_label and clock_text are named here for the view
+from ..reports.formatting import clock_text  # noqa: F401
 from ..reports.sections import Block, Chart, Note, Section, Table, Tile  # noqa: F401
 from ..store.changes import data_version
 from .dashboard_sections import (

@@ -383,10 +383,10 @@ def test_changed_data_shows_the_earlier_figures_at_once_then_the_current_ones(
 def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     qtbot, dash_view, db_worker, monkeypatch
 ):
-    from annotator.ui import dashboard_view
+    from annotator.ui import dashboard_follow
     from annotator.ui.worker import call_blocking
 
-    monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: 0.0)
+    monkeypatch.setattr(dashboard_follow, "_live_gap", lambda _seconds: 0.0)
     view = dash_view()
     view._poll.stop()  # the test asks itself, when it means to
     qtbot.waitUntil(lambda: view.model is not None and not view.is_busy(), timeout=60_000)
@@ -445,10 +445,10 @@ def test_a_cancelled_computation_is_not_restarted_on_its_own(
 ):
     """Esc while the current figures compute behind the earlier ones: following the study does
     not start it again for the same data (F5 does); only a newer change is followed."""
-    from annotator.ui import dashboard_view
+    from annotator.ui import dashboard_follow
     from annotator.ui.worker import call_blocking
 
-    monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: 0.0)
+    monkeypatch.setattr(dashboard_follow, "_live_gap", lambda _seconds: 0.0)
     # computed here, so that the report kept on disk is signed with this test's user key (a
     # report another user kept is not read back: services/report_cache.py)
     dash.CACHE.clear()
@@ -492,11 +492,11 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     live estimate (current figures, intervals carried from the last full computation and marked
     ≈); when the gap has passed, the full computation replaces it and the marks go."""
     from annotator.services import frames_cache
-    from annotator.ui import dashboard_view
+    from annotator.ui import dashboard_follow
     from annotator.ui.worker import call_blocking
 
     gap = {"s": 3600.0}
-    monkeypatch.setattr(dashboard_view, "_live_gap", lambda _seconds: gap["s"])
+    monkeypatch.setattr(dashboard_follow, "_live_gap", lambda _seconds: gap["s"])
     monkeypatch.setattr(frames_cache, "KEEP_AFTER_NEW", 1)  # the small study's frames kept too
     view = dash_view()
     view._poll.stop()

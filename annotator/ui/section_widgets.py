@@ -1,0 +1,280 @@
+"""The report's view-model of sections (``reports/sections.py``: tables, notes, charts, tiles,
+named by ``services.dashboard``) as Qt widgets, knowing no figure: whatever a section holds is
+laid out the same way.
+
+A table is read-only and sized to show every row whole (the page scrolls, not the table), its
+widest columns narrowed to the page's width so their text wraps instead of being clipped; a
+chart is a picture decoded beforehand (a ``QImage``, drawn at ``CHART_RATIO`` times its CSS
+size), per-rater charts two a row when they fit; a flagged row, chart or tile says so in a
+symbol too, not only by its colour. ``section_page`` lays out a page of sections, each under a
+heading widget named ``section:KEY`` (what a view jumps between).
+
+The words inside are the report's own (English, as the HTML report; marked with the widget
+property ``content``); the one text of this module's own keeps the dashboard's translation
+context.
+Tested in tests/gui/test_dashboard_view.py.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QImage, QPalette, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..services.dashboard import Block, Chart, Note, Section, Table, Tile
+from .i18n import translate
+from .shown import shown_text
+from .style import FLAG, flag_background, relative_font, set_accessible, soft_colour, warning_colour
+
+__all__ = [
+    "CHART_RATIO",
+    "add_blocks",
+    "chart_widget",
+    "fit_columns",
+    "note_label",
+    "section_head",
+    "section_page",
+    "show_tiles",
+    "table_widget",
+    "tile_widget",
+    "wrap_header",
+]
+
+MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
+COLUMN_SLACK = 12
+MIN_COLUMN = 110
+CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
+
+
+def _palette() -> QPalette:
+    return QApplication.palette()
+
+
+def note_label(text: str, *, content: bool = True) -> QLabel:
+    """A wrapped line of soft text; `content`: the report's words, not the page's own."""
+    lab = QLabel(text)
+    lab.setWordWrap(True)
+    lab.setStyleSheet(f"color: {soft_colour(_palette())};")
+    lab.setProperty("content", content)  # the report's text (English, as the HTML report)
+    return lab
+
+
+def fit_columns(header: QHeaderView, n: int, width: int) -> None:
+    """Narrow the widest columns until the table fits `width` (their text wraps instead)."""
+    sizes = [header.sectionSize(c) for c in range(n)]
+    while sum(sizes) > width:
+        widest = max(range(n), key=sizes.__getitem__)
+        longest_word = max(
+            (
+                header.fontMetrics().horizontalAdvance(word)
+                for word in (
+                    header.model().headerData(widest, Qt.Orientation.Horizontal) or ""
+                ).split()
+            ),
+            default=0,
+        )
+        target = max(
+            MIN_COLUMN, longest_word + 16, sizes[widest] - max(8, (sum(sizes) - width) // 2)
+        )
+        if target >= sizes[widest]:
+            break  # every column is as narrow as it may be: the table scrolls sideways
+        sizes[widest] = target
+    for c, size in enumerate(sizes):
+        header.resizeSection(c, size)
+
+
+def wrap_header(w: QTableWidget, n: int) -> None:
+    """Break a header label onto more lines where its column is narrower than the label."""
+    fm = w.horizontalHeader().fontMetrics()
+    for c in range(n):
+        item = w.horizontalHeaderItem(c)
+        if item is None:
+            continue
+        room = w.horizontalHeader().sectionSize(c) - 14
+        lines: list[str] = []
+        for word in item.text().split():
+            if lines and fm.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+        item.setText("\n".join(lines))
+
+
+def table_widget(t: Table, width: int = 0) -> QTableWidget:
+    """A read-only table sized to show every row whole (the page scrolls, not the table), as
+    wide as the page when its text can wrap to fit."""
+    w = QTableWidget(len(t.rows), len(t.headers))
+    w.setObjectName(t.name)
+    w.setProperty("content", True)
+    set_accessible(w, t.name, f"{len(t.rows)} rows: " + ", ".join(t.headers))
+    w.setHorizontalHeaderLabels(list(t.headers))
+    w.verticalHeader().setVisible(False)
+    w.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    w.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    w.setAlternatingRowColors(True)
+    w.setWordWrap(True)
+    w.setTextElideMode(Qt.TextElideMode.ElideNone)
+    w.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    for r, row in enumerate(t.rows):
+        for c, value in enumerate(row):
+            text = shown_text(value)  # a missing figure (None, NaN, NA) is an empty cell
+            # A flagged row says so in words and a symbol, not only by its tint.
+            shown = f"{FLAG} {text}" if r in t.flagged and c == 0 else text
+            item = QTableWidgetItem(shown)
+            item.setToolTip(shown)
+            if r in t.flagged:
+                item.setBackground(QBrush(flag_background(_palette())))
+            w.setItem(r, c, item)
+    header = w.horizontalHeader()
+    w.resizeColumnsToContents()
+    for c in range(len(t.headers)):
+        # A little slack: text measured to the pixel can still wrap at a hyphen once drawn.
+        header.resizeSection(c, min(header.sectionSize(c) + COLUMN_SLACK, MAX_COLUMN))
+    if width > 0:
+        fit_columns(header, len(t.headers), width - 2 * w.frameWidth() - 2)
+        wrap_header(w, len(t.headers))
+    header.setStretchLastSection(True)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    w.resizeRowsToContents()  # after the widths: long text wraps onto more lines
+    head = header.sizeHint().height()  # (its height() lags a wrapped label until the next layout)
+    height = head + sum(w.rowHeight(r) for r in range(len(t.rows))) + 2 * w.frameWidth() + 2
+    if header.length() > (width or w.viewport().width()) > 0:
+        height += w.horizontalScrollBar().sizeHint().height()
+    w.setFixedHeight(max(height, head + 8))
+    w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    return w
+
+
+def chart_widget(chart: Chart, image: QImage | None) -> QWidget:
+    """A chart under its caption (`image`: decoded beforehand; None or null: said in words)."""
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    if chart.caption:
+        cap = QLabel(f"{FLAG} {chart.caption}" if chart.flagged else chart.caption)
+        cap.setStyleSheet(
+            f"color: {warning_colour(_palette()) if chart.flagged else soft_colour(_palette())};"
+        )
+        cap.setFont(relative_font(cap, 1.0, bold=True))
+        cap.setProperty("content", True)
+        lay.addWidget(cap)
+    lab = QLabel()
+    lab.setObjectName(chart.name)
+    lab.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+    lab.setProperty("content", True)
+    set_accessible(lab, chart.alt, chart.caption or chart.alt)
+    if image is None or image.isNull():
+        lab.setText(translate("DashboardView", "(no chart: nothing to draw)"))
+    else:
+        pix = QPixmap.fromImage(image)
+        pix.setDevicePixelRatio(CHART_RATIO)
+        lab.setPixmap(pix)
+        lab.setToolTip(chart.alt)
+        lab.setAccessibleName(chart.alt)
+    lay.addWidget(lab)
+    return box
+
+
+def tile_widget(t: Tile) -> QFrame:
+    """A count in large type over what it counts."""
+    f = QFrame()
+    f.setObjectName("tile")
+    f.setStyleSheet("QFrame#tile { border: 1px solid palette(mid); border-radius: 8px; }")
+    lay = QVBoxLayout(f)
+    lay.setContentsMargins(12, 8, 12, 8)
+    v = QLabel(
+        f"{FLAG} {t.value}" if t.warn else t.value
+    )  # a warning is a symbol too, not only amber
+    v.setFont(relative_font(v, 1.5, bold=True))
+    v.setProperty("content", True)
+    if t.warn:
+        v.setStyleSheet(f"color: {warning_colour(_palette())};")
+    lay.addWidget(v)
+    lay.addWidget(note_label(t.label))
+    set_accessible(f, f"{t.value} {t.label}", t.label)
+    return f
+
+
+def show_tiles(row: QHBoxLayout, tiles: tuple[Tile, ...]) -> None:
+    """Put `tiles` in `row` in place of the ones it holds."""
+    while row.count():
+        item = row.takeAt(0)
+        gone = item.widget() if item is not None else None
+        if gone is not None:
+            gone.deleteLater()
+    for t in tiles:
+        row.addWidget(tile_widget(t))
+    row.addStretch(1)
+
+
+def section_head(s: Section) -> QWidget:
+    """A section's title and subtitle, named ``section:KEY``."""
+    head = QWidget()
+    head.setObjectName(f"section:{s.key}")
+    hl = QVBoxLayout(head)
+    hl.setContentsMargins(0, 14, 0, 2)
+    h = QLabel(s.title)
+    h.setFont(relative_font(h, 1.3, bold=True))
+    h.setProperty("content", True)
+    hl.addWidget(h)
+    if s.subtitle:
+        hl.addWidget(note_label(s.subtitle))
+    return head
+
+
+def add_blocks(
+    lay: QVBoxLayout, blocks: tuple[Block, ...], charts: dict[str, QImage], room: int
+) -> None:
+    """Lay `blocks` out in `lay`, `room` pixels wide (`charts`: the decoded charts by name)."""
+    grid: QGridLayout | None = None
+    n = 0
+    for b in blocks:
+        if isinstance(b, Table):
+            lay.addWidget(table_widget(b, room + 24))
+        elif isinstance(b, Note):
+            lay.addWidget(note_label(b.text))
+        elif b.caption:
+            # per-rater charts: two a row when they fit, so the page never scrolls sideways
+            image = charts.get(b.name)
+            if grid is None:
+                grid = QGridLayout()
+                grid.setHorizontalSpacing(16)
+                lay.addLayout(grid)
+            widths = [im.width() / CHART_RATIO for im in charts.values()]
+            cols = 2 if widths and room >= 2 * max(widths) + 16 else 1
+            grid.addWidget(chart_widget(b, image), n // cols, n % cols)
+            n += 1
+        else:
+            lay.addWidget(chart_widget(b, charts.get(b.name)))
+
+
+def section_page(
+    sections: tuple[Section, ...], charts: dict[str, QImage], room: int
+) -> tuple[QWidget, list[QWidget]]:
+    """A page of `sections`, `room` pixels wide, and the heading widget of each section."""
+    content = QWidget()
+    lay = QVBoxLayout(content)
+    lay.setContentsMargins(4, 0, 12, 24)
+    lay.setSpacing(6)
+    heads: list[QWidget] = []
+    for s in sections:
+        head = section_head(s)
+        lay.addWidget(head)
+        heads.append(head)
+        add_blocks(lay, s.blocks, charts, room)
+    lay.addStretch(1)
+    return content, heads
