@@ -173,7 +173,7 @@ import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from gui_support import complete_answers
 from annotator.services.study import Study
-from annotator.ui.label_view import _job_open, _job_submit
+from annotator.ui.label_answers import _job_open, _job_submit
 study = Study.open({str(built.folder)!r})
 session, step = _job_open(study, "rater-one")
 session.defer_drift = True  # what the label view sets
