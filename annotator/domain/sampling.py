@@ -186,7 +186,7 @@ def active_design(
     def mix(t: float) -> list[float]:
         return [(1.0 - t) * p + t * even for p in by_error]
 
-    if max_loss is not None and flat_loss(mix(tau)) > max_loss:
+    if max_loss is not None and flat_loss(mix(tau)) > max_loss + 1e-12:  # rounding: uniform
         # the loss falls as t grows (to 0 at t = 1): bisect for the least t within budget
         lo, hi = tau, 1.0
         for _ in range(40):
