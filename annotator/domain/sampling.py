@@ -310,9 +310,10 @@ def draw_active(
         "seed": int(seed),
         "created_at": created_at,
         "design": "active: Poisson sampling in batches over the items not drawn yet, pi "
-        "following the predicted size of the judge's error (sqrt of its recalibrated error "
-        f"rate), mixed with uniform (tau at least {tau:g}, at most {max_loss:.0%} lost to "
-        "uniform should the prediction be wrong)",
+        "following the predicted size of each item's error in the figure (from the judge's "
+        "error rate, recalibrated once the labels confirm its confidence), mixed with uniform "
+        f"(tau at least {tau:g}; until confirmed, at most {max_loss:.0%} lost to uniform "
+        "should the confidence mean nothing)",
         "request": {
             "n": n,
             "share": share,
