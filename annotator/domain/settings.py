@@ -207,7 +207,13 @@ SETTINGS: dict[str, Setting] = {
     "active_tau": Setting(
         0.1,
         number(0, 1, "a share between 0 and 1, e.g. 0.1 (1: a uniform sample)"),
-        "the share of an --active sample drawn uniformly (every item at least tau * n / N)",
+        "the least share of an --active sample drawn uniformly (every item at least tau * n / N)",
+    ),
+    "active_max_loss": Setting(
+        0.03,
+        number(0, None, "a share of at least 0, e.g. 0.03 (0: uniform until the labels confirm)"),
+        "what an --active sample may lose to uniform while the labels have not confirmed the "
+        "judge's confidence",
     ),
     "debiased_plan_width": Setting(
         0.1,

@@ -97,6 +97,7 @@ def _draw_active(
         )
     if batch is None and before:
         batch = (before.get("request") or {}).get("batch")
+    settings = study.db.all_settings()
     return draw_active(
         live,
         u,
@@ -107,7 +108,8 @@ def _draw_active(
         batch=batch,
         before=before,
         observed=judge_errors(study) if before else None,
-        tau=float(setting(study.db.all_settings(), "active_tau")),
+        tau=float(setting(settings, "active_tau")),
+        max_loss=float(setting(settings, "active_max_loss")),
     )
 
 

@@ -2,7 +2,8 @@
 and the coverage of the interval the report prints.
 
     PYTHONPATH=$PWD python tests/benchmarks/bench_active.py [--runs 1000] [--n 200] [--big-n 2000]
-        [--tau 0.1] [--judges "calibrated,unrelated"] [--designs "uniform;active, 4 batches"]
+        [--tau 0.1] [--max-loss 0.03] [--judges "calibrated,unrelated"]
+        [--designs "uniform;active, 4 batches"]
 
 One generator of N independent items, a 0/1 figure (the pass rate). The judge answers f on
 every item with a stated confidence c that its answer is right; the human answer is f, or its
@@ -12,6 +13,8 @@ last three):
 - calibrated: c uniform on [0.5, 1], wrong with probability 1 - c;
 - mostly sure: 80% of items c in [0.95, 1], 20% in [0.5, 0.8], wrong with probability 1 - c;
 - unrelated: c uniform on [0.5, 1], wrong with probability 0.25 whatever c says;
+- lopsided unrelated: c as the mostly sure judge's, wrong with probability 0.09 whatever c says
+  (a lopsided confidence that means nothing: what an unchecked map would lose most on);
 - by generator: wrong with probability 1 - c on a pass and 0.6 (1 - c) on a fail (the error
   depends on what the generator produced, not on c alone);
 - over-confident: states c, wrong with probability 2 (1 - c) (a judge claiming 0.9 is right
@@ -19,12 +22,14 @@ last three):
 
 Designs: uniform (n items, simple random sample, as `assign --sample N`); active in one batch
 (`--sample N --active`); active in four batches of n/4 (`--batch`), each later batch
-recalibrated on the labels of the ones before it. Each study goes through the report's own path:
-domain/sampling.draw_active, the stored probabilities read as stats/debiased.debiased_section
-reads them, stats/debiased._one_figure. Labels are the distinct items labelled (an item drawn
-again in a later batch costs nothing); "labels for the width" is labels x (mean width / uniform's
-mean width)^2 over uniform's n, the share of uniform's labels the design needs for uniform's
-width. Coverage over the studies with an interval, Wilson 95% intervals.
+recalibrated on the labels of the ones before it (`--max-loss`: the setting active_max_loss).
+Each study goes through the report's own path: domain/sampling.draw_active, the stored
+probabilities read as stats/debiased.debiased_section reads them, stats/debiased._one_figure.
+Labels are the items labelled; "labels for the width" is labels x (mean width / uniform's mean
+width)^2 over uniform's n, the share of uniform's labels the design needs for uniform's width,
+with its 95% interval (delta method over the mean labels, the design's mean width and
+uniform's, each from its own studies). Coverage over the studies with an interval, Wilson 95%
+intervals.
 """
 
 from __future__ import annotations
@@ -35,10 +40,17 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from annotator.domain.sampling import draw_active
+from annotator.domain.sampling import ACTIVE_MAX_LOSS, draw_active
 from annotator.stats.debiased import _one_figure
 
-JUDGES = ("calibrated", "mostly sure", "unrelated", "by generator", "over-confident")
+JUDGES = (
+    "calibrated",
+    "mostly sure",
+    "unrelated",
+    "lopsided unrelated",
+    "by generator",
+    "over-confident",
+)
 DESIGNS = ("uniform", "active", "active, 4 batches")
 
 
@@ -52,7 +64,7 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 
 def population(rng: np.random.Generator, judge: str, big_n: int) -> dict[str, np.ndarray]:
     """One study's items: the judge's answer f, its stated confidence c, the human answer y."""
-    if judge == "mostly sure":
+    if judge in ("mostly sure", "lopsided unrelated"):
         sure = rng.random(big_n) < 0.8
         c = np.where(sure, rng.uniform(0.95, 1.0, big_n), rng.uniform(0.5, 0.8, big_n))
     else:
@@ -60,6 +72,8 @@ def population(rng: np.random.Generator, judge: str, big_n: int) -> dict[str, np
     f = (rng.random(big_n) < 0.7).astype(float)
     if judge == "unrelated":
         p_wrong = np.full(big_n, 0.25)
+    elif judge == "lopsided unrelated":
+        p_wrong = np.full(big_n, 0.09)
     elif judge == "by generator":
         p_wrong = np.where(f == 1, 1 - c, 0.6 * (1 - c))
     elif judge == "over-confident":
@@ -79,6 +93,7 @@ def one(
     big_n: int,
     alpha: float = 0.05,
     tau: float = 0.1,
+    max_loss: float = ACTIVE_MAX_LOSS,
 ) -> tuple[dict, float, int]:
     """One study: the report's figure, the truth (the population's human pass rate), labels."""
     pop = population(rng, judge, big_n)
@@ -108,6 +123,7 @@ def one(
                 before=sample,
                 observed=observed,
                 tau=tau,
+                max_loss=max_loss,
             )
         assert sample is not None
         probs = {**sample["unsampled"], **sample["items"]}
@@ -133,18 +149,26 @@ def main() -> None:
     ap.add_argument("--big-n", type=int, default=2000)
     ap.add_argument("--judges", default=",".join(JUDGES))
     ap.add_argument("--tau", type=float, default=0.1, help="the setting active_tau")
+    ap.add_argument(
+        "--max-loss", type=float, default=ACTIVE_MAX_LOSS, help="the loss budget per batch"
+    )
     ap.add_argument("--designs", default=";".join(DESIGNS), help="';'-separated")
     a = ap.parse_args()
     rng = np.random.default_rng(20261205)
     print(f"N {a.big_n}, n {a.n}, runs {a.runs}, tau {a.tau}")
     print("| judge | design | labels | mean width | labels for uniform's width | coverage |")
     print("|---|---|---|---|---|---|")
+    designs = a.designs.split(";")
+    if "uniform" not in designs:
+        designs.insert(0, "uniform")  # the baseline every ratio is against
     for judge in a.judges.split(","):
-        base_width = None
-        for design in a.designs.split(";"):
+        base: tuple[float, float] | None = None  # uniform's mean width, its relative se
+        for design in designs:
             widths, labels, covered, printed = [], [], 0, 0
             for _ in range(a.runs):
-                fig, truth, k = one(rng, judge, design, a.n, a.big_n, tau=a.tau)
+                fig, truth, k = one(
+                    rng, judge, design, a.n, a.big_n, tau=a.tau, max_loss=a.max_loss
+                )
                 labels.append(k)
                 ppi = fig.get("ppi") or {}
                 if ppi.get("low") is None:
@@ -153,11 +177,24 @@ def main() -> None:
                 widths.append(ppi["high"] - ppi["low"])
                 covered += ppi["low"] <= truth <= ppi["high"]
             w = float(np.mean(widths))
-            base_width = w if design == "uniform" else base_width
-            need = float(np.mean(labels)) * (w / (base_width or w)) ** 2 / a.n
+            rel_w = float(np.std(widths, ddof=1)) / w / np.sqrt(len(widths))
+            rel_l = float(np.std(labels, ddof=1)) / float(np.mean(labels)) / np.sqrt(a.runs)
+            if design == "uniform":
+                base = (w, rel_w)
+            assert base is not None
+            need = float(np.mean(labels)) * (w / base[0]) ** 2 / a.n
+            # the ratio's 95% interval (delta method; the designs' studies are independent)
+            rel = np.sqrt(
+                rel_l**2 + 4 * rel_w**2 + (4 * base[1] ** 2 if design != "uniform" else 0)
+            )
+            ratio = f"{need:.1%}" + (
+                f" [{need * (1 - 1.96 * rel):.1%}, {need * (1 + 1.96 * rel):.1%}]"
+                if design != "uniform"
+                else ""
+            )
             lo, hi = wilson(covered, printed)
             print(
-                f"| {judge} | {design} | {np.mean(labels):.1f} | {w:.4f} | {need:.1%} | "
+                f"| {judge} | {design} | {np.mean(labels):.1f} | {w:.4f} | {ratio} | "
                 f"{covered / printed:.1%} [{lo:.1%}, {hi:.1%}] |"
                 + (f" ({printed} of {a.runs} with an interval)" if printed < a.runs else ""),
                 flush=True,

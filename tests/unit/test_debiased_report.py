@@ -388,15 +388,16 @@ def test_how_far_the_judge_was_off_reads_with_its_sign(err, says):
 def test_active_probabilities_follow_the_predicted_error_with_a_uniform_share_and_are_kept():
     from annotator.domain.sampling import draw_active
 
-    u = [0.0] * 10 + [0.25] * 10 + [1.0] * 5
-    # the design written out: 0.9 of n in proportion to sqrt(u), 0.1 of n uniform
-    root = np.sqrt(u)
+    u = np.array([0.0] * 10 + [0.25] * 10 + [1.0] * 5)
+    # the design written out (no loss budget to hold it): 0.9 of n in proportion to the size
+    # of the figure's error, sqrt(u (1 - u) + (mean u - u)^2), 0.1 of n uniform
+    root = np.sqrt(u * (1 - u) + (u.mean() - u) ** 2)
     pi = 0.9 * 8 * root / root.sum() + 0.1 * 8 / 25
     live = [(k, f"i{k}", "g", f"c{k % 5}") for k in range(25)]
-    unc = {f"i{k}": x for k, x in enumerate(u)}
+    unc = {f"i{k}": float(x) for k, x in enumerate(u)}
     counts: Counter[str] = Counter()
     for seed in range(3000):
-        s = draw_active(live, unc, n=8, share=None, seed=seed, created_at="t")
+        s = draw_active(live, unc, n=8, share=None, seed=seed, created_at="t", max_loss=10)
         assert set(s["items"]) | set(s["unsampled"]) == {f"i{k}" for k in range(25)}
         assert s["batches"][0]["p"] == pytest.approx({f"i{k}": p for k, p in enumerate(pi)})
         counts.update(list(s["items"]))
