@@ -272,6 +272,8 @@ def _competence_line(
     mine: float | None,
     low_by_rater: Mapping[str, Mapping[str, Any]] | None,
 ) -> str:
+    if mine is None and not comp.get(name) and as_dict(raters.get(name)).get("competence_note"):
+        return str(as_dict(raters.get(name))["competence_note"])  # a live estimate's new rater
     if mine is None:
         # a degenerate fit is said as such, never as a number (report: "not estimable")
         notes = [str(as_dict(f).get("note") or "") for f in comp.get(name, {}).values()]

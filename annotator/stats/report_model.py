@@ -39,7 +39,7 @@ from .frames import StudyFrames
 from .generators import debiased_release_gate, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
-from .live_estimate import carry_competence, carry_intervals
+from .live_estimate import CARRIED_NOTE, carry_competence, carry_intervals
 from .raters import rater_section
 from .reconcile import Context, metric_section, settle_spread
 from .summary import build_summary
@@ -152,6 +152,8 @@ def build_report(
     else:  # EM fits: the last full computation's, marked (live_estimate.py)
         competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
         competence = {r: figs for r, figs in competence.items() if r in raters}
+        for r in set(human["rater"].astype(str)) - set(competence) if len(human) else ():
+            raters.setdefault(r, {})["competence_note"] = CARRIED_NOTE
     for r, figs in competence.items():
         raters.setdefault(r, {})["competence"] = figs
     for key, lt in latent.items():
