@@ -103,7 +103,8 @@ def build_report(
     human = human_answers(frames, specs, items)
     # rater: a categorical of str (answers._categories), as the figures expect
     judged = judge_answers(frames, specs, items)
-    plan = ItemBootstrap.for_items(items, n_boot, seed)
+    # a live estimate resamples nothing: the shared bootstrap gives point estimates only
+    plan = ItemBootstrap.for_items(items, 0 if intervals_from is not None else n_boot, seed)
     ctx = Context(
         plan, items, seed=seed, n_perm=n_perm, min_count=min_count, rater_bootstrap=rater_bootstrap
     )
