@@ -153,7 +153,7 @@ def build_report(
     else:  # EM fits: the last full computation's, marked (live_estimate.py)
         competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
         competence = {r: figs for r, figs in competence.items() if r in raters}
-        for r in set(human["rater"].astype(str)) - set(competence) if len(human) else ():
+        for r in {str(r) for r in human["rater"].unique()} - set(competence):
             raters.setdefault(r, {})["competence_note"] = CARRIED_NOTE
     for r, figs in competence.items():
         raters.setdefault(r, {})["competence"] = figs
