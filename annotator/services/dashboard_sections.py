@@ -260,6 +260,9 @@ def competence_text(
     (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
     comp = {r: dict(as_dict(as_dict(v).get("competence"))) for r, v in raters.items()}
     mine = median_competence(as_dict(raters.get(name)))
+    pending = as_dict(raters.get(name)).get("competence_note")
+    if mine is None and not comp.get(name) and pending:
+        return str(pending)  # a live estimate's rater new since the last full computation
     return _competence_line(rubric, name, comp, mine, low_by_rater) + as_of_text(
         carried_as_of(comp.get(name))
     )

@@ -321,6 +321,9 @@ class ItemBootstrap:
         total = np.bincount(cols, weights=vals, minlength=k)[None, :] if k else np.zeros((1, 0))
         point = np.atleast_1d(np.asarray(finalize(total), dtype=float)[0])
         out = Replicates(point=point)
+        if not self.n_boot:  # point estimates only (a live estimate): nothing to resample
+            self._blocks.append(_Block(sp.csr_matrix((self.n_items, k)), k, finalize, out, True))
+            return out
         if bca and k and self.n_boot:
             out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
         exact32 = exact_in_f32(rows, vals)

@@ -87,6 +87,9 @@ def carried(value: Any, *, top: bool = True) -> Any:
     return value
 
 
+CARRIED_NOTE = "new since the last full computation: its competence follows with the next one"
+
+
 def carry_competence(
     exact: Mapping[str, Any], keys: list[str], verdict_key: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:

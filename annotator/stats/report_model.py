@@ -39,7 +39,7 @@ from .frames import StudyFrames
 from .generators import debiased_release_gate, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
-from .live_estimate import carry_competence, carry_intervals
+from .live_estimate import CARRIED_NOTE, carry_competence, carry_intervals
 from .raters import rater_section
 from .reconcile import Context, metric_section, settle_spread
 from .summary import build_summary
@@ -103,7 +103,8 @@ def build_report(
     human = human_answers(frames, specs, items)
     # rater: a categorical of str (answers._categories), as the figures expect
     judged = judge_answers(frames, specs, items)
-    plan = ItemBootstrap.for_items(items, n_boot, seed)
+    # a live estimate resamples nothing: the shared bootstrap gives point estimates only
+    plan = ItemBootstrap.for_items(items, 0 if intervals_from is not None else n_boot, seed)
     ctx = Context(
         plan, items, seed=seed, n_perm=n_perm, min_count=min_count, rater_bootstrap=rater_bootstrap
     )
@@ -152,6 +153,8 @@ def build_report(
     else:  # EM fits: the last full computation's, marked (live_estimate.py)
         competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
         competence = {r: figs for r, figs in competence.items() if r in raters}
+        for r in {str(r) for r in human["rater"].unique()} - set(competence):
+            raters.setdefault(r, {})["competence_note"] = CARRIED_NOTE
     for r, figs in competence.items():
         raters.setdefault(r, {})["competence"] = figs
     for key, lt in latent.items():

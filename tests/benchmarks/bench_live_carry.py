@@ -1,12 +1,14 @@
-"""A live estimate that carries the EM fits against one that fits them again, alternating.
+"""A live estimate that carries the EM fits and resamples nothing, against one that fits them
+again and draws one replicate (what it did before), alternating.
 
 Run: python tests/benchmarks/bench_live_carry.py [--items 10000] [--raters 10] [--rounds 3]
 
 The study of bench_dashboard.py (items x raters answers of the ui_mockup rubric; 10,000 x 10 =
 500,000 metric judgements). After 100 new answers each round it times the live estimate
-(`build_report(intervals_from=the last full report)`) twice on the same frames: with the raters'
-competence and latent truth fitted again (`rater_competence`, what a live estimate did before)
-and carried from the last full report (`live_estimate.carry_competence`, what it does now).
+(`build_report(intervals_from=the last full report)`) twice on the same frames: before, with
+the raters' competence and latent truth fitted again (`rater_competence`) and the shared item
+bootstrap drawing one replicate; now, with them carried from the last full report
+(`live_estimate.carry_competence`) and the bootstrap giving point estimates only.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E40
 from annotator.services.study import DEFAULT_SETTINGS, Study  # noqa: E402
 from annotator.stats import report_model  # noqa: E402
 from annotator.stats.answers import human_answers, item_table  # noqa: E402
+from annotator.stats.bootstrap import ItemBootstrap  # noqa: E402
 from annotator.stats.competence import rater_competence  # noqa: E402
 from annotator.stats.consensus import metric_specs  # noqa: E402
 
@@ -41,6 +44,11 @@ def main() -> None:
     args = ap.parse_args()
     return_large_blocks_to_the_os()
     carry = report_model.carry_competence
+    points_only = ItemBootstrap.for_items
+
+    def one_replicate(items, n_boot=1000, seed=0):  # noqa: ANN001, ANN202
+        return points_only(items, max(1, n_boot), seed)
+
     with tempfile.TemporaryDirectory() as tmp:
         st = Study.open(build(Path(tmp) / "study", args.items, args.raters))
         settings = {**DEFAULT_SETTINGS, **st.db.all_settings()}
@@ -60,15 +68,17 @@ def main() -> None:
                 return rater_competence(human, specs, n_boot=1, seed=0)
 
             report_model.carry_competence = fitted
+            ItemBootstrap.for_items = one_replicate  # type: ignore[method-assign]
             t = time.perf_counter()
             report_model.build_report(live.frames, n_boot=1000, intervals_from=exact)
             before = time.perf_counter() - t
             report_model.carry_competence = carry
+            ItemBootstrap.for_items = points_only  # type: ignore[method-assign]
             t = time.perf_counter()
             report_model.build_report(live.frames, n_boot=1000, intervals_from=exact)
             after = time.perf_counter() - t
             print(
-                f"round {r + 1}: EM fitted {before:.2f} s, carried {after:.2f} s "
+                f"round {r + 1}: before {before:.2f} s, now {after:.2f} s "
                 f"({after / before:.0%}); of the full report {before / full:.1%} -> "
                 f"{after / full:.1%}"
             )

@@ -112,7 +112,8 @@ def test_a_live_estimate_carries_the_em_fits_and_says_so(reports):
     carried = {p for p, n in _estimates(live).items() if n.get("carried")}
     fits = {p for p in _estimates(before) if _is_em_fit(p)}
     assert carried == fits and len(fits) >= 10  # every competence figure the demo's fits give
-    assert live["raters"].get("zed", {}).get("competence") is None  # new: none until the next
+    zed = live["raters"]["zed"]  # new since the last full computation: none until the next
+    assert zed.get("competence") is None and "next" in zed["competence_note"]
     latent = [k for k, m in live["metrics"].items() if m.get("latent_truth")]
     assert latent and all(live["metrics"][k]["latent_truth"]["carried"] for k in latent)
 
