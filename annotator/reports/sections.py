@@ -1,6 +1,6 @@
 """The report's view-model of sections: plain tables, notes and chart PNGs, the shape every
 output can lay out without knowing a figure (the dashboard renders it in ui/dashboard_view.py;
-its section builders are services/dashboard*.py).
+its section builders are reports/section_*.py and services/dashboard*.py).
 Tested in tests/gui/test_dashboard_view.py.
 """
 

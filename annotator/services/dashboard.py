@@ -336,8 +336,8 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
-    from .dashboard_certified import certified_section
-    from .dashboard_debiased import debiased_section
+    from ..reports.section_certified import certified_section
+    from ..reports.section_debiased import debiased_section
 
     summary = summary_section(report)
     sections = (

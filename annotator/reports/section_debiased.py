@@ -1,4 +1,4 @@
-"""The dashboard's debiased section: the report's debiased figures, items and
+"""The debiased section, for the dashboard and the HTML report: the report's debiased figures, items and
 pairs, laid out from the same rows as the HTML report (reports/view_debiased.py via
 html_report.build_view), so the app and the report cannot disagree."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .dashboard import Block, Note, Section, Table
+from .sections import Block, Note, Section, Table
 
 KEY = "debiased"
 TITLE = "Debiased generator figures"

@@ -1,4 +1,4 @@
-"""The dashboard's certified section: which judge verdicts stand without a human, the split of
+"""The certified section, for the dashboard and the HTML report: which judge verdicts stand without a human, the split of
 the items (accepted by which judge at which threshold / escalated / already rated), laid out
 from the same rows as the HTML report (reports/view_certified.py via html_report.build_view)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .dashboard import Block, Note, Section, Table
+from .sections import Block, Note, Section, Table
 
 KEY = "certified"
 TITLE = "Certified judging"
