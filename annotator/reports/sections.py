@@ -1,7 +1,7 @@
 """The report's view-model of sections: plain tables, notes and chart PNGs, the shape every
 output can lay out without knowing a figure: the dashboard renders it in ui/dashboard_view.py,
 the HTML report through one Jinja macro (templates/_section.html.j2), and `report --csv` writes
-each Table as one CSV (`section_tables`). Section builders are reports/section_*.py (listed in
+each Table as one CSV (csv_report.section_tables). Section builders are reports/section_*.py (listed in
 reports/report_sections.py) and services/dashboard*.py.
 Tested in tests/gui/test_dashboard_view.py and tests/unit/test_report_sections.py.
 """
@@ -21,7 +21,7 @@ class Table:
     flagged: frozenset[int] = frozenset()
     # columns of figures: the HTML report aligns them right (the dashboard ignores it)
     numeric: frozenset[int] = frozenset()
-    # the CSV file the table is written as (`section_tables`): None derives it from `name`
+    # the CSV file the table is written as (csv_report.section_tables): None derives it from `name`
     # ("certifiedSplitTable" -> "certified_split"); "" writes none, for a table whose figures a
     # CSV of the contract already has as numbers (the cells here are formatted text)
     csv: str | None = None

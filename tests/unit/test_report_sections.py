@@ -8,6 +8,8 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
+
 from annotator.reports.html_report import _environment, build_view, render_html
 from annotator.reports.report_sections import SECTIONS, report_sections
 from annotator.reports.sections import Chart, Note, Section, Table
@@ -83,3 +85,29 @@ def test_the_dashboard_shows_every_section_even_without_figures():
         s = spec.build(view)
         assert s.key == spec.key and s.blocks  # says there is nothing yet
     assert report_sections(view) == []  # the report leaves them out
+
+
+def test_each_section_table_is_one_csv_beside_the_contract_tables():
+    from annotator.reports.csv_report import ANSWER_TABLES, report_tables, section_tables
+
+    report = json.loads((REFERENCE / "pandalm" / "report.json").read_text(encoding="utf-8"))
+    tables = report_tables(report)
+    # the contract's tables keep their names and columns
+    assert {"certified", "certified_pairs"} <= set(tables)
+    assert list(tables["certified"].columns[:4]) == ["mode", "part", "judge", "metric"]
+    split = tables["certified_split"]
+    section = next(
+        s for s in report_sections(build_view(report, with_charts=False)) if s.key == "certified"
+    )
+    table = next(b for b in section.blocks if isinstance(b, Table) and b.csv_name())
+    assert table.name == "certifiedSplitTable"
+    assert list(split.columns) == [*table.headers, "flagged"]
+    assert [tuple(r) for r in split[list(table.headers)].itertuples(index=False)] == list(
+        table.rows
+    )
+    # a table whose numbers a contract table holds is not written twice
+    assert not any(k.startswith(("debiased_", "certified_judges", "conformal")) for k in tables)
+    # no section table may take another table's file
+    clash = Section("x", "x", "", (Table("judgementsTable", ("a",), (("1",),)),))
+    with pytest.raises(ValueError, match=r"judgements\.csv"):
+        section_tables([clash], taken=ANSWER_TABLES)
