@@ -27,6 +27,7 @@ import pandas as pd
 from ..base.atomic import atomic_files, atomic_open
 from ..domain.figures import as_dict
 from ..domain.text import FORMULA_PREFIXES, guard_cell
+from .sections import Section, Table
 
 __all__ = [
     "FORMULA_PREFIXES",
@@ -38,6 +39,7 @@ __all__ = [
     "findings_table",
     "systematic_findings_table",
     "report_tables",
+    "section_tables",
 ]
 
 # Every CSV this package writes: the csv module's quoting of any field holding a delimiter,
@@ -383,9 +385,42 @@ def answer_times_table(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# what services/reporting.tidy_tables writes beside report_tables: no section table may take
+# their file names
+ANSWER_TABLES = ("judgements", "judge_scores")
+
+
+def section_tables(
+    sections: Iterable[Section], *, taken: Iterable[str] = ()
+) -> dict[str, pd.DataFrame]:
+    """Each Table of the sections as one CSV table (file name: `Table.csv_name()`), the app's and
+    the HTML report's cells as they read, plus whether the row is flagged. A table with an empty
+    CSV name is left out (its numbers are in a table of the contract). A name in `taken`, or
+    twice among the sections, is refused: a section never overwrites another table."""
+    out: dict[str, pd.DataFrame] = {}
+    taken = set(taken)
+    for s in sections:
+        for b in s.blocks:
+            if not isinstance(b, Table) or not b.csv_name():
+                continue
+            name = b.csv_name()
+            if name in taken or name in out:
+                raise ValueError(f"section {s.key!r}: table {b.name!r} writes {name}.csv twice")
+            out[name] = _table_frame(b)
+    return out
+
+
+def _table_frame(t: Table) -> pd.DataFrame:
+    df = pd.DataFrame(list(t.rows), columns=list(t.headers))
+    df["flagged"] = [i in t.flagged for i in range(len(t.rows))]
+    return df
+
+
 def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """The tables built from the report dict alone: the ones `report --csv` writes beside the
-    answer tables (services/reporting.tidy_tables)."""
+    answer tables (services/reporting.tidy_tables), then the tables of the report's sections
+    (reports/report_sections.py) that the ones here do not already hold as numbers."""
+    from .report_sections import report_sections, section_views
     from .view_certified import certified_pairs_table, certified_table, has_certified_rows
     from .view_debiased import debiased_table, has_debiased_rows
 
@@ -405,4 +440,5 @@ def report_tables(report: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
         pairs = certified_pairs_table(report)
         if len(pairs):
             tables["certified_pairs"] = pairs
-    return tables
+    sections = report_sections(section_views(report))
+    return tables | section_tables(sections, taken=(*tables, *ANSWER_TABLES))

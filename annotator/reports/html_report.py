@@ -17,18 +17,20 @@ import datetime as _dt
 import functools
 import io
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup, escape
 
 from ..base.atomic import atomic_write_text
 from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
+from .report_sections import SECTIONS, report_sections, section_views
+from .sections import Chart, Note, Table
 from .view_adjudication import adjudication_view
-from .view_certified import certified_view
-from .view_debiased import debiased_view
 from .view_judges import judge_calibration_view, judge_swap_view, judge_versions_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
@@ -170,9 +172,6 @@ _TOP_KNOWN = (
     "pairwise",
     "verdict",
     "generators",
-    "debiased",
-    "certified",
-    "conformal_alignment",
     "item_findings_baseline",
     "systematic_findings",
     "n_boot",
@@ -184,6 +183,7 @@ _TOP_KNOWN = (
     "seed",
     "n_perm",
     "summary",
+    *(key for s in SECTIONS for key in s.reads),
 )
 
 
@@ -227,7 +227,7 @@ def build_view(
     raters = as_dict(report.get("raters"))
     findings = [v for v in (finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
     version = str(rubric.get("version") or "")
-    return {
+    view: dict[str, Any] = {
         "study": str(report.get("study") or "study"),
         "rubric_id": str(rubric.get("id") or "—"),
         "rubric_title": rubric.get("title"),
@@ -257,8 +257,8 @@ def build_view(
         "item_findings_baseline": [
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
-        "debiased": debiased_view(report),
-        "certified": certified_view(report),
+        # the sections of the one model (report_sections.py): their rows, then their Sections
+        **section_views(report),
         "generators": generators_view(
             report.get("generators"),
             {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
@@ -289,6 +289,9 @@ def build_view(
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }
+    view["sections"] = report_sections(view)
+    view["section_links"] = [(s.key, s.toc) for s in SECTIONS if view.get(s.key)]
+    return view
 
 
 # --- rendering ------------------------------------------------------------------------
@@ -305,7 +308,22 @@ def _environment() -> Environment:
     env.filters["num"] = fmt_num
     env.filters["p"] = fmt_p
     env.filters["share"] = fmt_share
+    env.filters["code_spans"] = _code_spans
+    env.filters["png_uri"] = _charts.png_data_uri
+    # what a Section's block is, for templates/_section.html.j2
+    env.tests["table"] = lambda b: isinstance(b, Table)
+    env.tests["chart"] = lambda b: isinstance(b, Chart)
+    env.tests["note"] = lambda b: isinstance(b, Note)
     return env
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _code_spans(text: str) -> Markup:
+    """A Section's text with its `command` spans set as code: escaped first, so the only markup
+    is the <code> this adds."""
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
 
 
 def render_html(

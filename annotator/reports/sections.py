@@ -1,12 +1,16 @@
 """The report's view-model of sections: plain tables, notes and chart PNGs, the shape every
-output can lay out without knowing a figure (the dashboard renders it in ui/section_widgets.py;
-its section builders are services/dashboard*.py).
-Tested in tests/gui/test_dashboard_view.py.
+output can lay out without knowing a figure: the dashboard renders it in ui/section_widgets.py,
+the HTML report through one Jinja macro (templates/_section.html.j2), and `report --csv` writes
+each Table as one CSV (csv_report.section_tables). Section builders are reports/section_*.py
+(listed in reports/report_sections.py) and services/dashboard*.py.
+Tested in tests/gui/test_dashboard_view.py and tests/unit/test_report_sections.py.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -15,6 +19,18 @@ class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     flagged: frozenset[int] = frozenset()
+    # columns of figures: the HTML report aligns them right (the dashboard ignores it)
+    numeric: frozenset[int] = frozenset()
+    # the CSV file the table is written as (csv_report.section_tables): None derives it from `name`
+    # ("certifiedSplitTable" -> "certified_split"); "" writes none, for a table whose figures a
+    # CSV of the contract already has as numbers (the cells here are formatted text)
+    csv: str | None = None
+
+    def csv_name(self) -> str:
+        if self.csv is not None:
+            return self.csv
+        stem = self.name.removesuffix("Table")
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", stem).lower()
 
 
 @dataclass(frozen=True)
@@ -29,6 +45,9 @@ class Chart:
 @dataclass(frozen=True)
 class Note:
     text: str
+    # how the HTML report sets it: a paragraph, a sub-heading of the section, or an aside in
+    # small print (the explanation of a table); the dashboard shows every note as text
+    style: Literal["", "heading", "aside"] = ""
 
 
 Block = Table | Chart | Note

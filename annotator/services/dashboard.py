@@ -337,8 +337,8 @@ def _model(
         Tile(str(len(flagged)), "raters with a drift flag", bool(flagged)),
         Tile(f"{n_votes:,}", "pair votes"),
     )
-    from .dashboard_certified import certified_section
-    from .dashboard_debiased import debiased_section
+    # the sections every output lays out from the one model (the report's and the CSV's too)
+    from ..reports.report_sections import SECTIONS
 
     summary = summary_section(report)
     sections = (
@@ -349,8 +349,7 @@ def _model(
         *rater_sections(rubric, report, view),
         calibrations_section(rubric, report),
         pairwise_section(view),
-        debiased_section(view),
-        certified_section(view),
+        *(s.build(view) for s in SECTIONS),
     )
     live = as_dict(view.get("live_estimate"))
     resamples = (

@@ -266,8 +266,8 @@ def _pair_assignments(st) -> dict[str, int]:
 
 def test_the_report_section_and_its_views(study) -> None:
     from annotator.reports.csv_report import report_tables
+    from annotator.reports.section_certified import certified_section
     from annotator.reports.view_certified import certified_view
-    from annotator.services.dashboard_certified import certified_section
     from annotator.services.escalation import certification
 
     st, truth = study

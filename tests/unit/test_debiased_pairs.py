@@ -323,4 +323,5 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     (row,) = table.rows
     assert row[:3] == ("lenient", "gen-a vs gen-b", "gen-a's win rate")
     assert row[3].startswith(f"{fig['ppi']['estimate']:.2f} [")
-    assert row[8].startswith("+")  # the plan's labels for the report's width
+    # the plan's votes for the report's width
+    assert row[table.headers.index("more votes (plan)")].startswith("+")

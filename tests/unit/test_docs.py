@@ -174,6 +174,15 @@ PLACES = {
         "`annotator/services/study.py`",
         "`annotator/services/interop.py`",
     ],
+    "a report statistic": [
+        "`annotator/stats/report_model.py`",
+        "`annotator/reports/view_*.py`",
+        "`annotator/reports/section_*.py`",
+        "`SECTIONS`",
+        "`annotator/reports/report_sections.py`",
+        "`annotator/reports/templates/_section.html.j2`",
+        "`section_tables`",
+    ],
 }
 
 
@@ -183,6 +192,16 @@ def test_change_table_names_every_place_a_change_touches() -> None:
         f"{what}: {p}" for what, places in PLACES.items() for p in places if p not in rows[what]
     ]
     assert not forgotten, f"docs/architecture.md 'Where a change starts' misses {forgotten}"
+
+
+def test_every_report_section_is_a_view_and_a_section_builder() -> None:
+    """Each entry of reports/report_sections.SECTIONS is what the row "a report statistic" says:
+    a view in reports/view_*.py and a Section builder in reports/section_*.py."""
+    from annotator.reports.report_sections import SECTIONS
+
+    for s in SECTIONS:
+        assert s.view.__module__.startswith("annotator.reports.view_"), s.key
+        assert s.build.__module__.startswith("annotator.reports.section_"), s.key
 
 
 def test_every_metric_kind_is_checked_by_the_team_server() -> None:

@@ -36,6 +36,7 @@ def test_wheel_carries_the_run_time_files(wheel):
         "annotator/anchors/ui_mockup/images/anchor-ui-01.png",
         "annotator/store/migrations/env.py",
         "annotator/reports/templates/report.html.j2",
+        "annotator/reports/templates/_section.html.j2",
     ):
         assert needed in names, needed
     assert sum(n.startswith("annotator/store/migrations/versions/00") for n in names) >= 4

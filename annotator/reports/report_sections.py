@@ -1,0 +1,61 @@
+"""The report sections laid out from the one Section model (reports/sections.py): each is a view
+of the report dict (plain rows) and a builder of its Section from that view. Every output reads
+this list: the HTML report renders each Section through templates/_section.html.j2 (in
+`build_view`), `report --csv` writes each of its Tables as one CSV (csv_report.report_tables),
+and the dashboard shows them (services/dashboard.py), so a section listed here appears in all
+three and they cannot drift apart.
+Tested in tests/unit/test_report_sections.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .section_certified import certified_section
+from .section_debiased import debiased_section
+from .sections import Section
+from .view_certified import certified_view
+from .view_debiased import debiased_view
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    # the view's key, the Section's and the HTML anchor
+    key: str
+    # the link in the HTML report's contents
+    toc: str
+    # the report's top-level keys the section shows (the HTML report's "other figures" skips
+    # them)
+    reads: tuple[str, ...]
+    # the report dict -> the section's rows, or None when the report has none of its figures
+    view: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+    # the whole view (its `key` entry may be None) -> the Section
+    build: Callable[[Mapping[str, Any]], Section]
+
+
+SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec("debiased", "Debiased", ("debiased",), debiased_view, debiased_section),
+    SectionSpec(
+        "certified",
+        "Certified",
+        ("certified", "conformal_alignment"),
+        certified_view,
+        certified_section,
+    ),
+)
+
+
+def section_views(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any] | None]:
+    """Each section's rows, by its key (what `build_view` holds beside its own rows)."""
+    return {s.key: s.view(report) for s in SECTIONS}
+
+
+def report_sections(view: Mapping[str, Any]) -> list[Section]:
+    """The Sections the report has figures for, in report order (the dashboard builds every
+    one, saying when there is nothing yet)."""
+    return [s.build(view) for s in SECTIONS if view.get(s.key)]
+
+
+__all__ = ["SECTIONS", "SectionSpec", "report_sections", "section_views"]

@@ -1,0 +1,113 @@
+"""The one Section model in every output: the HTML report renders any Section through one macro
+(templates/_section.html.j2), escaped and self-contained, and the sections of
+reports/report_sections.py appear in the report and the dashboard alike."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from annotator.reports.html_report import _environment, build_view, render_html
+from annotator.reports.report_sections import SECTIONS, report_sections
+from annotator.reports.sections import Chart, Note, Section, Table
+
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+
+
+def _render(section: Section) -> str:
+    template = _environment().from_string(
+        '{% from "_section.html.j2" import section %}{{ section(s) }}'
+    )
+    return template.render(s=section)
+
+
+def test_the_macro_lays_out_every_block_escaped():
+    s = Section(
+        "k",
+        "A <title>",
+        "Run `annotator assign --escalated` <now>",
+        (
+            Note("a <b>note</b>"),
+            Note("Part two", "heading"),
+            Note("why `x<y`", "aside"),
+            Table(
+                "kTable",
+                ("who", "n"),
+                (("<script>", "1"), ("ok", "2")),
+                frozenset({0}),
+                frozenset({1}),
+            ),
+            Chart("kChart", PNG, 'alt "text"', "a caption", flagged=True),
+        ),
+    )
+    html = _render(s)
+    assert '<h2 id="k">A &lt;title&gt;</h2>' in html
+    # a `span` is code, its text escaped; nothing else becomes markup
+    assert "Run <code>annotator assign --escalated</code> &lt;now&gt;" in html
+    assert "<p>a &lt;b&gt;note&lt;/b&gt;</p>" in html
+    assert "<h3>Part two</h3>" in html
+    assert '<p class="small muted">why <code>x&lt;y</code></p>' in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    # the flagged row is tinted and marked in words, the figure column aligned right
+    rows = html.split("<tr")
+    flagged = next(r for r in rows if "&lt;script&gt;" in r)
+    assert 'class="flagged"' in flagged and "⚠" in flagged
+    assert 'class="flagged"' not in next(r for r in rows if ">ok<" in r)
+    assert '<th class="num">n</th>' in html and '<td class="num">2</td>' in html
+    uri = "data:image/png;base64," + base64.b64encode(PNG).decode("ascii")
+    assert f'src="{uri}"' in html and 'alt="alt &#34;text&#34;"' in html
+    assert "a caption</figcaption>" in html
+
+
+def test_every_section_of_the_report_is_rendered_from_its_model():
+    report = json.loads((REFERENCE / "pandalm" / "report.json").read_text(encoding="utf-8"))
+    view = build_view(report, with_charts=False)
+    sections = report_sections(view)
+    assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
+    assert {s.key for s in sections} == {"debiased", "certified"}
+    html = render_html(report)
+    for s in sections:
+        assert f'<h2 id="{s.key}">' in html and f'href="#{s.key}"' in html
+        for b in s.blocks:
+            if isinstance(b, Table):
+                assert f'<table id="{b.name}" class="section">' in html
+    # a section's report keys are not shown again under "other figures"
+    assert not any(k in ("debiased", "certified", "conformal_alignment") for k, _ in view["other"])
+
+
+def test_the_dashboard_shows_every_section_even_without_figures():
+    view: dict = {}
+    for spec in SECTIONS:
+        s = spec.build(view)
+        assert s.key == spec.key and s.blocks  # says there is nothing yet
+    assert report_sections(view) == []  # the report leaves them out
+
+
+def test_each_section_table_is_one_csv_beside_the_contract_tables():
+    from annotator.reports.csv_report import ANSWER_TABLES, report_tables, section_tables
+
+    report = json.loads((REFERENCE / "pandalm" / "report.json").read_text(encoding="utf-8"))
+    tables = report_tables(report)
+    # the contract's tables keep their names and columns
+    assert {"certified", "certified_pairs"} <= set(tables)
+    assert list(tables["certified"].columns[:4]) == ["mode", "part", "judge", "metric"]
+    split = tables["certified_split"]
+    section = next(
+        s for s in report_sections(build_view(report, with_charts=False)) if s.key == "certified"
+    )
+    table = next(b for b in section.blocks if isinstance(b, Table) and b.csv_name())
+    assert table.name == "certifiedSplitTable"
+    assert list(split.columns) == [*table.headers, "flagged"]
+    assert [tuple(r) for r in split[list(table.headers)].itertuples(index=False)] == list(
+        table.rows
+    )
+    # a table whose numbers a contract table holds is not written twice
+    assert not any(k.startswith(("debiased_", "certified_judges", "conformal")) for k in tables)
+    # no section table may take another table's file
+    clash = Section("x", "x", "", (Table("judgementsTable", ("a",), (("1",),)),))
+    with pytest.raises(ValueError, match=r"judgements\.csv"):
+        section_tables([clash], taken=ANSWER_TABLES)
