@@ -398,18 +398,25 @@ def _simulate_pairs(study: Study, seed: int, task: TaskState) -> None:
 def _earlier_judge_version(study: Study, truths: dict[str, dict], seed: int) -> None:
     import random
 
-    from .judging import record_offline_run
-
     rng = random.Random(f"demo-judge-v2|{seed}")
     scores = []
     for item_id in sorted(truths):
         values, reason, conf = scenario.careful_judge(truths[item_id], rng)
         scores.append((item_id, values, reason, conf))
+    _record_judge(
+        study, scenario.JUDGE_NAME, scenario.CAREFUL_MODEL, scenario.CAREFUL_PROMPT, scores
+    )
+
+
+def _record_judge(study: Study, judge: str, model: str, prompt: str, scores: list[tuple]) -> None:
+    """A demo judge's scores recorded as an offline run of `model` with `prompt` (its version)."""
+    from .judging import record_offline_run
+
     record_offline_run(
         study,
-        judge=scenario.JUDGE_NAME,
-        model=scenario.CAREFUL_MODEL,
-        prompt_sha256=hashlib.sha256(scenario.CAREFUL_PROMPT.encode("utf-8")).hexdigest(),
+        judge=judge,
+        model=model,
+        prompt_sha256=hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
         settings={"confidence": "field", "task": "items"},
         scores=scores,
     )
@@ -435,14 +442,8 @@ def _judge_pairs_both_orders(study: Study, seed: int) -> None:
 def _rubber_stamp_judge(study: Study, item_ids: list[str]) -> None:
     """The second judge (scenario.rubber_stamp_judge) on every item, recorded last: the lead's
     decisions above read the lenient judge's contradictions alone, as before it came."""
-    from .judging import record_offline_run
-
     values, reason, conf = scenario.rubber_stamp_judge()
-    record_offline_run(
-        study,
-        judge=scenario.STAMP_JUDGE_NAME,
-        model=scenario.STAMP_MODEL,
-        prompt_sha256=hashlib.sha256(scenario.STAMP_PROMPT.encode("utf-8")).hexdigest(),
-        settings={"confidence": "field", "task": "items"},
-        scores=[(item_id, values, reason, conf) for item_id in sorted(item_ids)],
+    scores = [(item_id, values, reason, conf) for item_id in sorted(item_ids)]
+    _record_judge(
+        study, scenario.STAMP_JUDGE_NAME, scenario.STAMP_MODEL, scenario.STAMP_PROMPT, scores
     )

@@ -648,13 +648,11 @@ def worth_words(fig: Mapping[str, Any]) -> str:
         if value.get("rho_low") is not None:
             text += f" [{value['rho_low']:.2f}, {value['rho_high']:.2f}]"
         n_eff = value.get("n_eff")
-        # two readings of the same worth: the interval this sample reached, and what rho gives
-        # at the best weight (the figure's own words); where they part, both are said
+        # two readings of one worth: what the interval this sample reached gives (the number said
+        # first), and what rho gives at the best weight (the figure's own words); where they
+        # part, both are said
         if n_eff and abs(eff - float(n_eff)) > 0.1 * float(n_eff):
-            text += (
-                f"; that is by the interval this sample reached, rho puts it at about "
-                f"{float(n_eff):.0f} at the best weight"
-            )
+            text += f"; by rho alone about {float(n_eff):.0f} at the best weight"
         text += ")"
     return text
 

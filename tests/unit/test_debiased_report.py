@@ -499,8 +499,8 @@ def test_the_summary_says_both_readings_of_worth_where_they_part():
     value = {"rho": 0.63, "rho_low": 0.2, "rho_high": 0.86, "n_eff": 35.2}
     fig = {"effective_human_labels": 22.3, "n_sampled": 24, "judge_value": value}
     assert worth_words(fig) == (
-        "22 human labels' worth from 24 rated items (rho 0.63 [0.20, 0.86]; that is by the "
-        "interval this sample reached, rho puts it at about 35 at the best weight)"
+        "22 human labels' worth from 24 rated items (rho 0.63 [0.20, 0.86]; by rho alone about "
+        "35 at the best weight)"
     )
     close = {**fig, "effective_human_labels": 33.0}
     assert worth_words(close).endswith("(rho 0.63 [0.20, 0.86])")
