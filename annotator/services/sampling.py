@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..domain.errors import InputError
-from ..domain.sampling import draw_active, draw_by_strata, draw_sample
+from ..domain.sampling import draw_sample
+from ..domain.sampling_active import draw_active
+from ..domain.sampling_strata import draw_by_strata
 from ..domain.settings import setting
 from ..stats.debiased import SAMPLE_SETTING
 from ..stats.debiased_pairs import PAIR_SAMPLE_SETTING

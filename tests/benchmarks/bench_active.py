@@ -23,7 +23,7 @@ last three):
 Designs: uniform (n items, simple random sample, as `assign --sample N`); active in one batch
 (`--sample N --active`); active in four batches of n/4 (`--batch`), each later batch
 recalibrated on the labels of the ones before it (`--max-loss`: the setting active_max_loss).
-Each study goes through the report's own path: domain/sampling.draw_active, the stored
+Each study goes through the report's own path: domain/sampling_active.draw_active, the stored
 probabilities read as stats/debiased.debiased_section reads them, stats/debiased._one_figure.
 Labels are the items labelled; "labels for the width" is labels x (mean width / uniform's mean
 width)^2 over uniform's n, the share of uniform's labels the design needs for uniform's width,
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from annotator.domain.sampling import ACTIVE_MAX_LOSS, draw_active
+from annotator.domain.sampling_active import ACTIVE_MAX_LOSS, draw_active
 from annotator.stats.debiased import _one_figure
 
 JUDGES = (

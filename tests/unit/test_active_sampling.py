@@ -13,7 +13,7 @@ from test_debiased_report import _build, _report, _settings
 
 from annotator.cli import main
 from annotator.domain.errors import InputError
-from annotator.domain.sampling import (
+from annotator.domain.sampling_active import (
     active_design,
     calibrated_errors,
     combined,

@@ -386,7 +386,7 @@ def test_how_far_the_judge_was_off_reads_with_its_sign(err, says):
 
 
 def test_active_probabilities_follow_the_predicted_error_with_a_uniform_share_and_are_kept():
-    from annotator.domain.sampling import draw_active
+    from annotator.domain.sampling_active import draw_active
 
     u = np.array([0.0] * 10 + [0.25] * 10 + [1.0] * 5)
     # the design written out (no loss budget to hold it): 0.9 of n in proportion to the size

@@ -17,7 +17,8 @@ from test_certified_study import _judge_rows, _new_study, _rate, _truths, _write
 
 from annotator.cli import main
 from annotator.domain.errors import InputError
-from annotator.domain.sampling import draw_by_strata, draw_sample, neyman_sizes
+from annotator.domain.sampling import draw_sample
+from annotator.domain.sampling_strata import draw_by_strata, neyman_sizes
 from annotator.services.sampling import draw, neyman_strata
 from annotator.services.study import Study
 from annotator.stats.debiased import _one_figure, design
