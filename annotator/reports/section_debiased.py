@@ -25,6 +25,7 @@ HEADERS = (
     "generator",
     "figure",
     "debiased [95% CI]",
+    "rank-set",
     "humans only",
     "judge only",
     "judge − humans",
@@ -47,11 +48,13 @@ PAIR_HEADERS = (
     "what the judge is worth",
 )
 _NUMERIC = frozenset({3, 4, 5, 6, 7, 8})
+# the items' table: a rank-set after the debiased figure (pairs have their strengths' ranks)
+_NUMERIC_RANKED = frozenset({3, 5, 6, 7, 8, 9})
 
 
-def _rows(judges: Any) -> tuple[tuple[tuple[str, ...], ...], frozenset[int]]:
+def _rows(judges: Any, ranked: bool = False) -> tuple[tuple[tuple[str, ...], ...], frozenset[int]]:
     """Table rows from the view's judges ({name, rows}); flagged: a judge error that excludes 0
-    (the signed interval lies on one side)."""
+    (the signed interval lies on one side). `ranked`: with each row's rank-set."""
     rows, flagged = [], set()
     for j in judges or []:
         for r in j.get("rows") or []:
@@ -62,6 +65,7 @@ def _rows(judges: Any) -> tuple[tuple[tuple[str, ...], ...], frozenset[int]]:
                     str(r.get("generator")),
                     str(r.get("figure")),
                     str(r.get("debiased")),
+                    *((str(r.get("rank_set") or "—"),) if ranked else ()),
                     str(r.get("humans")),
                     str(r.get("judge")),
                     err,
@@ -179,10 +183,13 @@ def debiased_section(view: Mapping[str, Any]) -> Section:
         blocks.append(Note(f"{d.get('used')}. Sample: {d.get('sample')}."))
         for line in d.get("lines") or []:
             blocks.append(Note(str(line)))
-        rows, flagged = _rows(d.get("judges"))
+        rows, flagged = _rows(d.get("judges"), ranked=True)
         if rows:
-            blocks.append(Table("debiasedTable", HEADERS, rows, flagged, _NUMERIC, csv=""))
+            blocks.append(Table("debiasedTable", HEADERS, rows, flagged, _NUMERIC_RANKED, csv=""))
             blocks += _notes(d.get("judges"))
+            for j in d.get("judges") or []:
+                for text in j.get("ranks") or []:
+                    blocks.append(Note(f"Rank-sets ({j['name']}): {text}.", "aside"))
     p = d.get("pairs")
     if p:
         blocks.append(

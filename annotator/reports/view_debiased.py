@@ -168,11 +168,15 @@ def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     judges = []
     for judge, jd in sorted(as_dict(sec.get("judges")).items()):
         rows = []
+        sets = as_dict(as_dict(jd).get("rank_sets"))
         for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
             for name, fig in as_dict(figs).items():
                 label = figure_label(name, labels)
-                rows.append(_row(gen, f"{label} ({kinds.get(name, '')})", fig))
-        judges.append({"name": str(judge), "rows": rows})
+                row = _row(gen, f"{label} ({kinds.get(name, '')})", fig)
+                ranks = as_dict(as_dict(sets.get(name)).get("rank_sets"))
+                row["rank_set"] = str(as_dict(ranks.get(gen)).get("text") or "—")
+                rows.append(row)
+        judges.append({"name": str(judge), "rows": rows, "ranks": _rank_notes(sets, labels)})
     s = as_dict(sec.get("sample"))
     return {
         "recorded": True,
@@ -186,6 +190,21 @@ def debiased_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "judges": judges,
         "pairs": pairs,
     }
+
+
+def _rank_notes(sets: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
+    """What a judge's rank-sets (stats/debiased_ranks.py) claim, once, and why a figure has
+    none."""
+    out = []
+    coverage = next(
+        (as_dict(e).get("coverage") for e in sets.values() if as_dict(e).get("coverage")), None
+    )
+    if coverage:
+        out.append(f"a rank-set is every rank the data allow; the {coverage}")
+    for name, e in sets.items():
+        if as_dict(e).get("note"):
+            out.append(f"{figure_label(name, labels)}: {as_dict(e)['note']}")
+    return out
 
 
 _CSV_FIGURES = ("ppi", "humans_only", "judge_only", "judge_minus_humans")
@@ -231,9 +250,13 @@ def debiased_table(report: Mapping[str, Any]) -> pd.DataFrame:
     sec = as_dict(report.get("debiased"))
     rows = []
     for judge, jd in sorted(as_dict(sec.get("judges")).items()):
+        sets = as_dict(as_dict(jd).get("rank_sets"))
         for gen, figs in sorted(as_dict(as_dict(jd).get("by_generator")).items()):
             for name, fig in as_dict(figs).items():
-                rows.append(_csv_row(judge, gen, name, fig))
+                row = _csv_row(judge, gen, name, fig)
+                ranks = as_dict(as_dict(sets.get(name)).get("rank_sets"))
+                row["rank_set"] = as_dict(ranks.get(gen)).get("text")
+                rows.append(row)
     pairs = as_dict(sec.get("pairs"))
     for judge, jd in sorted(as_dict(pairs.get("judges")).items()):
         for key, fig in sorted(as_dict(as_dict(jd).get("by_pair")).items()):

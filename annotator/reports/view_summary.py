@@ -63,6 +63,8 @@ def summary_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
                 "pairwise_rank": r.get("pairwise_rank"),
                 "pairwise": est_of({"x": r.get("pairwise")}, "x"),
                 "debiased_rank": r.get("debiased_rank"),
+                # every rank the data allow, all generators together (stats/debiased_ranks.py)
+                "debiased_rank_set": str(as_dict(r.get("debiased_rank_set")).get("text") or ""),
                 "debiased": est_of({"x": r.get("debiased")}, "x"),
                 "gate": None if not gate else ("passes" if gate.get("pass") else "does not pass"),
             }

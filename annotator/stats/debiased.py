@@ -39,7 +39,9 @@ Beside it: the humans-only estimate (same weights, same variance), the judge-onl
 the judge's error on the sample (judge minus humans on the sampled items, with its
 interval: "the judge overstates ... by 0.12 [0.05, 0.19]"), and the *effective number of
 human labels*: n * var(humans-only) / var(PPI), the humans-only sample size that would give
-the PPI interval's width. Simulated coverage: tests/benchmarks/validity.md, model H.
+the PPI interval's width. Simulated coverage: tests/benchmarks/validity.md, model H. Per judge
+and figure, the generators' ranks as sets from these figures and their covariance over shared
+cases (`rank_sets`, stats/debiased_ranks.py).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from scipy.stats import t as student_t
 from ..domain.figures import figure_label
 from ..domain.settings import setting
 from .consensus import MetricSpec
+from .debiased_ranks import figure_rank_sets
 
 SAMPLE_SETTING = "human_sample"  # the recorded random sample (services/sampling.py)
 
@@ -81,6 +84,12 @@ class PPIResult:
     n_unlabelled: int
     n_clusters: int | None  # None: independent items
     units: float  # Kish's effective number of sampled items
+    # the small-sample variance as a sum of squares, one term per jackknife unit (ppi.se**2 =
+    # sum jk_terms**2): units are clusters (their values in `jk_units`) or, without clusters,
+    # items (labelled then unlabelled; `jk_units` None); generators sharing cases sum their
+    # products over shared cases for their covariance (stats/debiased_ranks.py)
+    jk_terms: np.ndarray | None = None
+    jk_units: np.ndarray | None = None
 
     @property
     def effective_labels(self) -> float:
@@ -206,6 +215,7 @@ def ppi_mean(
             lam = -float(sb @ ss) / den if den > 1e-12 * max(float(sb @ sb), 1e-300) else 0.0
         lam = float(np.clip(lam, 0.0, 1.0))
     est = lam * f_a + y_b - lam * f_b
+    jk_terms, jk_units = None, None
     se = np.sqrt(_cluster_var(base + lam * slope, cluster))
     se_h = np.sqrt(_cluster_var(np.concatenate([beta_i, zeros_u]), cluster))
     z = _quantile(alpha, k)
@@ -230,8 +240,9 @@ def ppi_mean(
                 with np.errstate(invalid="ignore", divide="ignore"):
                     moved = np.where(rest > 0, -(num - sb * ss) / rest, -num / den) + num / den
                 lams = np.clip(lam + moved, 0.0, 1.0)
-        jk = _jackknife(lam, y, fl, fu, b, a, cluster_labelled, cluster_unlabelled, lams)
-        se, se_h = jk
+        se, se_h, jk_terms, jk_units = _jackknife(
+            lam, y, fl, fu, b, a, cluster_labelled, cluster_unlabelled, lams
+        )
         # counted with lam's own variability, a judge that adds little can leave the interval
         # a little wider than the humans' alone (effective labels below n say so); falling
         # back to the humans then would pick the narrower interval and cost coverage (92.1%
@@ -245,6 +256,8 @@ def ppi_mean(
         n_unlabelled=m,
         n_clusters=k,
         units=_kish_units(b, None),
+        jk_terms=jk_terms,
+        jk_units=jk_units,
     )
 
 
@@ -260,6 +273,12 @@ def _jk_var(theta: np.ndarray) -> float:
     return float((k - 1) / k * np.sum((theta - theta.mean()) ** 2)) if k > 1 else 0.0
 
 
+def _jk_terms(theta: np.ndarray) -> np.ndarray:
+    """Each replicate's term of `_jk_var`: their squares sum to it."""
+    k = len(theta)
+    return np.sqrt((k - 1) / k) * (theta - theta.mean()) if k > 1 else np.zeros(k)
+
+
 def _jackknife(
     lam: float,
     y: np.ndarray,
@@ -270,11 +289,13 @@ def _jackknife(
     cl: np.ndarray | None,
     cu: np.ndarray | None,
     lams: np.ndarray | None = None,
-) -> tuple[float, float]:
-    """Delete-one jackknife standard errors of the PPI estimate and of the humans-only mean.
-    Independent items: the two samples apart (they are independent); clusters: one case at a
-    time, both samples together (a case's items share its effect). `lams`: each replicate's
-    lam (per unit: labelled items then unlabelled, or per case), else this lam throughout."""
+) -> tuple[float, float, np.ndarray, np.ndarray | None]:
+    """Delete-one jackknife standard errors of the PPI estimate and of the humans-only mean,
+    with the PPI variance's per-unit terms and their clusters (None: items, labelled then
+    unlabelled). Independent items: the two samples apart (they are independent); clusters:
+    one case at a time, both samples together (a case's items share its effect). `lams`: each
+    replicate's lam (per unit: labelled items then unlabelled, or per case), else this lam
+    throughout."""
     n = len(y)
     if cl is None:
         lam_l = np.full(n, lam) if lams is None else lams[:n]
@@ -283,10 +304,17 @@ def _jackknife(
         y_b, f_b = float(b @ y / b.sum()), float(b @ fl / b.sum())
         theta_l = lam_l * f_a + _drop_one(b * y, b) - lam_l * _drop_one(b * fl, b)
         v = _jk_var(theta_l)
+        terms_u = np.zeros(len(fu))
         if len(fu) > 1:
-            v += _jk_var(lam_u * _drop_one(a * fu, a) + y_b - lam_u * f_b)
-        return float(np.sqrt(v)), float(np.sqrt(_jk_var(_drop_one(b * y, b))))
-    inv, k = _coded(np.concatenate([cl, cu if cu is not None else cl[:0]]))
+            theta_u = lam_u * _drop_one(a * fu, a) + y_b - lam_u * f_b
+            v += _jk_var(theta_u)
+            terms_u = _jk_terms(theta_u)
+        terms = np.concatenate([_jk_terms(theta_l), terms_u])
+        return float(np.sqrt(v)), float(np.sqrt(_jk_var(_drop_one(b * y, b)))), terms, None
+    inv, uniq = pd.factorize(
+        np.concatenate([cl, cu if cu is not None else cl[:0]]), use_na_sentinel=False
+    )
+    k = len(uniq)
     il, iu = inv[: len(y)], inv[len(y) :]
 
     def sums(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -298,7 +326,12 @@ def _jackknife(
     if len(fu):
         theta = theta + lam_c * _drop_one(sums(a * fu, iu), sums(a, iu))
     humans = _drop_one(sums(b * y, il), bl)
-    return float(np.sqrt(_jk_var(theta))), float(np.sqrt(_jk_var(humans)))
+    return (
+        float(np.sqrt(_jk_var(theta))),
+        float(np.sqrt(_jk_var(humans))),
+        _jk_terms(theta),
+        np.asarray(uniq),
+    )
 
 
 def weighted_mean(
@@ -427,6 +460,7 @@ def debiased_section(
     plan_width = float(setting(settings, "debiased_plan_width"))
     for judge in judges:
         per_gen: dict[str, dict[str, Any]] = {}
+        ranks: dict[str, Any] = {}  # per figure, over the generators (stats/debiased_ranks.py)
         for spec in figs:
             h, j = h_by.get(spec.key), j_by.get(spec.key)
             if h is None or j is None:
@@ -447,8 +481,9 @@ def debiased_section(
             df["conf"] = (
                 np.nan if c is None else df["item_id"].map(c.set_index("item_id")["confidence"])
             )
+            terms: dict[str, pd.Series | None] = {}
             for g, sub in df.groupby("generator", sort=True):
-                fig = _one_figure(sub, same_scale, min_labelled, alpha, span)
+                fig, terms[str(g)] = figure_and_terms(sub, same_scale, min_labelled, alpha, span)
                 accuracy = same_scale and _kind(spec) == "pass rate"
                 fig["judge_value"] = judge_value(sub, fig, pass_rate=accuracy, alpha=alpha)
                 if fig.get("ppi") is not None:
@@ -458,8 +493,10 @@ def debiased_section(
                 if outside.get(g):
                     fig["outside_frame"] = _outside(len(sub), int(outside[g]))
                 per_gen.setdefault(g, {})[figure_name(spec)] = fig
+            name = figure_name(spec)
+            ranks[name] = figure_rank_sets({g: per_gen[g][name] for g in terms}, terms, alpha)
         if per_gen:
-            out["judges"][judge] = {"by_generator": per_gen}
+            out["judges"][judge] = {"by_generator": per_gen, "rank_sets": ranks}
     return out
 
 
@@ -575,6 +612,19 @@ def _one_figure(
 ) -> dict[str, Any]:
     """One generator, judge and figure (sub: its items with a judge value f, the human mean y
     on sampled answered items, case_id, pi; span: the figure's range)."""
+    return figure_and_terms(sub, same_scale, min_labelled, alpha, span)[0]
+
+
+def figure_and_terms(
+    sub: pd.DataFrame,
+    same_scale: bool,
+    min_labelled: int,
+    alpha: float,
+    span: tuple[float, float],
+) -> tuple[dict[str, Any], pd.Series | None]:
+    """`_one_figure`, with its PPI++ variance as per-case terms (index case_id; their squares
+    sum to the published interval's variance): generators sharing cases are correlated
+    through them (stats/debiased_ranks.py). None where there is no estimate."""
     d = design(sub)
     n_cases, v, lab, cl = d.n_cases, d.v, d.lab, d.cl
     n_lab, n_all = int(lab.sum()), len(sub)
@@ -587,7 +637,7 @@ def _one_figure(
     if n_lab < min_labelled:
         fig["ppi"] = None
         fig["note"] = f"{n_lab} sampled items answered, fewer than {min_labelled}: no estimate"
-        return fig
+        return fig, None
     pi_lab, unl, w_u, uniform = d.pi_lab, d.unl, d.w_u, d.uniform
     fv = sub["f"].to_numpy(float)
     res = ppi_mean(
@@ -616,7 +666,20 @@ def _one_figure(
         )
         width = span[1] - span[0]
         fig["judge_minus_humans"] = _published(err, (-width, width), res.units)
-    return fig
+    return fig, _case_terms(res, d, sub["case_id"].to_numpy())
+
+
+def _case_terms(res: PPIResult, d: Design, case_ids: np.ndarray) -> pd.Series | None:
+    """The jackknife's terms summed by case (its units are cases, or items of one case each)."""
+    if res.jk_terms is None:
+        return None
+    name = np.empty(d.n_cases, dtype=object)
+    name[d.codes] = case_ids
+    if res.jk_units is None:  # items: the labelled, then the unlabelled
+        code = np.concatenate([d.codes[d.lab], d.codes[d.unl]])
+    else:  # clusters: their values are design's case codes
+        code = res.jk_units.astype(int)
+    return pd.Series(np.bincount(code, weights=res.jk_terms, minlength=d.n_cases), index=name)
 
 
 def _main_figure(figures: list[str]) -> str | None:

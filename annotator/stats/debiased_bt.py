@@ -237,6 +237,25 @@ def _tune(
     return float(np.clip(-float(np.sum(a * b)) / den, 0.0, 1.0)) if den > 1e-300 else 0.0
 
 
+def surely_above(
+    theta: np.ndarray, cov: np.ndarray, alpha: float = 0.05, dims: int | None = None
+) -> np.ndarray:
+    """above[i, j]: generator j's figure exceeds i's at every point of the 1 - alpha confidence
+    ellipsoid (see the module doc; `dims` as `rank_sets`)."""
+    theta = np.asarray(theta, float)
+    cov = np.asarray(cov, float)
+    k = len(theta)
+    radius = float(chi2.ppf(1 - alpha, dims if dims is not None else k))
+    above = np.zeros((k, k), dtype=bool)
+    for i in range(k):
+        for j in range(k):
+            if i == j:
+                continue
+            var = cov[j, j] + cov[i, i] - 2 * cov[i, j]
+            above[i, j] = theta[j] - theta[i] > np.sqrt(max(var, 0.0) * radius)
+    return above
+
+
 def rank_sets(
     names: list[str],
     theta: np.ndarray,
@@ -247,17 +266,8 @@ def rank_sets(
     """Each generator's rank as [best, worst] (1 = highest figure), all holding the true ranks
     together with probability at least 1 - alpha (see the module doc). `dims`: the figure's
     degrees of freedom (K, or K - 1 when one generator is fixed as the reference)."""
-    theta = np.asarray(theta, float)
-    cov = np.asarray(cov, float)
-    k = len(theta)
-    radius = float(chi2.ppf(1 - alpha, dims if dims is not None else k))
-    above = np.zeros((k, k), dtype=bool)  # above[i, j]: j surely above i
-    for i in range(k):
-        for j in range(k):
-            if i == j:
-                continue
-            var = cov[j, j] + cov[i, i] - 2 * cov[i, j]
-            above[i, j] = theta[j] - theta[i] > np.sqrt(max(var, 0.0) * radius)
+    above = surely_above(theta, cov, alpha, dims)
+    k = len(names)
     return {names[i]: [1 + int(above[i].sum()), k - int(above[:, i].sum())] for i in range(k)}
 
 
@@ -382,4 +392,5 @@ __all__ = [
     "ppi_bradley_terry",
     "rank_sets",
     "rank_text",
+    "surely_above",
 ]

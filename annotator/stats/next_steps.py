@@ -227,7 +227,8 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
 
 
 def _debiased_order(generators: dict[str, Any]) -> list[dict[str, Any]]:
-    """Generators the debiased figure separates (intervals that do not overlap)."""
+    """Generators the debiased figure separates: by the rank-sets where the ranking reads them
+    (all generators together), else by intervals that do not overlap."""
     if generators.get("ranked_by") != "debiased":
         return []
     rows = [
@@ -235,7 +236,17 @@ def _debiased_order(generators: dict[str, Any]) -> list[dict[str, Any]]:
         for r in generators.get("ranking") or []
         if (r.get("debiased") or {}).get("low") is not None
     ]
-    pairs = [(h, g) for h in rows for g in rows if h["debiased"]["low"] > g["debiased"]["high"]]
+    by_sets = any(r.get("debiased_rank_set") for r in rows)
+    pairs = [
+        (h, g)
+        for h in rows
+        for g in rows
+        if (
+            h["generator"] in ((g.get("debiased_rank_set") or {}).get("below") or [])
+            if by_sets
+            else h["debiased"]["low"] > g["debiased"]["high"]
+        )
+    ]
     if not pairs:
         return []
     label = str(generators.get("rubric_figure") or "").replace("_", " ")
@@ -254,7 +265,8 @@ def _debiased_order(generators: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{h['generator']} {ci_text(h['debiased'])} is above {g['generator']} "
                 f"{ci_text(g['debiased'])}"
                 for h, g in pairs
-            ),
+            )
+            + (" (all generators' figures together at 95%)" if by_sets else ""),
             "figures": [
                 {
                     "above": h["generator"],

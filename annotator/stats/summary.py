@@ -14,7 +14,9 @@ figures the report already holds:
 - generators ranked by the per-case rubric results (the verdict pass rate, or
   the first figure when the rubric has no verdict) and by the pairwise
   Bradley-Terry strength, side by side with intervals; `disagree` lists the
-  generators whose two ranks differ.
+  generators whose two ranks differ. Where a random human sample gives debiased figures the
+  ranking reads them, its ranks from their rank-sets (stats/debiased_ranks.py: all generators
+  together, shared cases counted), else from debiased intervals that do not overlap.
 - the release gate's verdict per generator (conservative bounds, from the
   generators section).
 - raters needing attention: drift flagged on anchors, or a competence whose
@@ -241,17 +243,20 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
                 "release_gate": (by_gen.get(g) or {}).get("release_gate"),
             }
         )
-    debiased, judge = _debiased_figures(report, name)
+    debiased, judge, sets = _debiased_figures(report, name)
     if debiased:
         # where a judge on every item corrected by a random human sample gives the figure, the
-        # ranking reads it (narrower, and unbiased where the humans are)
+        # ranking reads it (narrower, and unbiased where the humans are); its ranks come from
+        # the rank-sets (all generators together, their shared cases counted) where there are
         d_rank = _ranked(debiased)
-        d_num = _separated_ranks(d_rank, _interval_above(debiased))
+        d_num = _separated_ranks(d_rank, _set_above(sets) if sets else _interval_above(debiased))
         at = {g: i for i, g in enumerate(d_rank)}
         rows.sort(key=lambda r: (at.get(r["generator"], len(at)), r["generator"]))
         for r in rows:
             r["debiased"] = debiased.get(r["generator"])
             r["debiased_rank"] = d_num.get(r["generator"])
+            if sets and r["generator"] in sets:
+                r["debiased_rank_set"] = sets[r["generator"]]
     both = [r for r in rows if r["rubric_rank"] and r["pairwise_rank"]]
     disagree = [r["generator"] for r in both if r["rubric_rank"] != r["pairwise_rank"]]
     out: dict[str, Any] = {
@@ -269,18 +274,28 @@ def _generators(report: dict[str, Any]) -> dict[str, Any]:
         out["debiased_judge"] = judge
         unused = _judge_unused(report, str(judge), str(name), list(debiased))
         out["humans_only"] = unused
+        jd = ((report.get("debiased") or {}).get("judges") or {}).get(judge) or {}
+        why = ((jd.get("rank_sets") or {}).get(str(name)) or {}).get("note")
+        if not sets and why:  # ranked by the intervals instead: why there are no rank-sets
+            out["rank_sets_note"] = why
         label = str(name).replace("_", " ")
+        how = (
+            "ranks from the rank-sets (a rank counts the generators shown above by all the "
+            "figures together at 95%, their shared cases counted)"
+            if sets
+            else "ranks from intervals that do not overlap"
+        )
         if len(unused) == len(debiased):
             # lambda 0 everywhere: the "debiased" figure is the humans' sample alone, said so
             out["ranked_by_note"] = (
                 f"ranked by the {label} of the random human sample alone: the judge {judge} "
-                "added nothing here (its weight is 0 on every generator), so these are "
-                "humans-only figures; ranks from intervals that do not overlap"
+                f"added nothing here (its weight is 0 on every generator), so these are "
+                f"humans-only figures; {how}"
             )
         else:
             out["ranked_by_note"] = (
                 f"ranked by the debiased {label} (the judge {judge} on every item, corrected by "
-                "the random human sample), ranks from debiased intervals that do not overlap"
+                f"the random human sample), {how.replace('intervals', 'debiased intervals')}"
                 + (
                     f"; humans only on {', '.join(unused)} (the judge added nothing there: its "
                     "weight is 0)"
@@ -320,14 +335,24 @@ def _judge_unused(report: dict[str, Any], judge: str, name: str, gens: list[str]
     )
 
 
+def _set_above(sets: dict[str, Any]) -> Any:
+    """h above g when g's rank-set names h among those it is surely below."""
+
+    def above(h: str, g: str) -> bool:
+        return h in ((sets.get(g) or {}).get("below") or [])
+
+    return above
+
+
 def _debiased_figures(
     report: dict[str, Any], name: str | None
-) -> tuple[dict[str, dict[str, Any]], str | None]:
+) -> tuple[dict[str, dict[str, Any]], str | None, dict[str, Any] | None]:
     """Per generator the debiased (PPI++) figure `name` of one judge: the judge the debiased
-    release gate reads, else the first by name with that figure for two generators or more."""
+    release gate reads, else the first by name with that figure for two generators or more;
+    with its rank-sets (stats/debiased_ranks.py) where they cover those generators."""
     sec = report.get("debiased") or {}
     if not name or not sec.get("recorded"):
-        return {}, None
+        return {}, None, None
     gate = (report.get("generators") or {}).get("release_gate") or {}
     judges = sorted(sec.get("judges") or {})
     if gate.get("source") == "debiased" and gate.get("judge") in judges:
@@ -340,8 +365,10 @@ def _debiased_figures(
             if ((f.get(name) or {}).get("ppi") or {}).get("estimate") is not None
         }
         if len(figs) >= 2:
-            return figs, j
-    return {}, None
+            sets = ((sec["judges"][j] or {}).get("rank_sets") or {}).get(name) or {}
+            ranked = sets.get("rank_sets") or None
+            return figs, j, ranked if ranked and set(ranked) == set(figs) else None
+    return {}, None, None
 
 
 def _release_gate(report: dict[str, Any]) -> dict[str, Any]:
