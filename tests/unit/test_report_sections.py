@@ -111,3 +111,104 @@ def test_each_section_table_is_one_csv_beside_the_contract_tables():
     clash = Section("x", "x", "", (Table("judgementsTable", ("a",), (("1",),)),))
     with pytest.raises(ValueError, match=r"judgements\.csv"):
         section_tables([clash], taken=ANSWER_TABLES)
+
+
+def _judge_report() -> dict:
+    """A report with one judge in two versions (the latest worse on the verdict, beyond its
+    interval) and the calibration of its latest, as the demo's lenient judge."""
+    verdict = {
+        "measure": "accuracy",
+        "better_if": "higher",
+        "mcnemar": {"n": 34, "a_only": 10, "b_only": 1, "p_value": 0.0117},
+        "flip_rate": {"n": 36, "n_flipped": 11, "upper_bound": 0.4547},
+        "a": {"estimate": 0.85, "low": 0.71, "high": 0.96, "n": 34},
+        "b": {"estimate": 0.67, "low": 0.57, "high": 0.77, "n": 82},
+        "difference": {"estimate": -0.26, "low": -0.44, "high": -0.11, "n": 34},
+        "changed": {
+            "n": 2,
+            "n_better": 1,
+            "n_worse": 1,
+            "n_other": 0,
+            "better": [{"item_id": "i-5", "a": "PASS", "b": "FAIL", "humans": "FAIL"}],
+            "worse": [{"item_id": "i-<1>", "a": "FAIL", "b": "PASS", "humans": "FAIL"}],
+        },
+    }
+    scale = {
+        "measure": "mean_abs_error",
+        "better_if": "lower",
+        "a": {"estimate": 0.3, "low": 0.1, "high": 0.5, "n": 20},
+        "b": {"estimate": 0.2, "low": 0.1, "high": 0.4, "n": 20},
+        "difference": {"estimate": -0.1, "low": -0.3, "high": 0.1, "n": 20},
+        "changed": {"n": 0},
+    }
+    bins = [
+        {"low": 0.6, "high": 0.7, "n": 12, "confidence": 0.65, "accuracy": 0.5},
+        {"low": 0.9, "high": 1.0, "n": 30, "confidence": 0.95, "accuracy": 0.9},
+    ]
+    return {
+        "judge_versions": {
+            "j": {
+                "versions": [
+                    {"version": "v1", "n_items": 36, "with_confidence": True},
+                    {"version": "v2", "n_items": 306, "with_confidence": True},
+                ],
+                "latest": "v2",
+                "comparison": {
+                    "a": "j@v1",
+                    "b": "j@v2",
+                    "metrics": {"verdict": verdict, "tone": scale},
+                },
+            }
+        },
+        "judge_calibration": {
+            "j": {
+                "version": "v2",
+                "metrics": {
+                    "verdict": {
+                        "n": 42,
+                        "accuracy": 0.79,
+                        "mean_confidence": 0.86,
+                        "ece": {"estimate": 0.14, "low": 0.03, "high": 0.23, "n": 42},
+                        "brier": {"estimate": 0.09, "low": 0.06, "high": 0.14, "n": 42},
+                        "calibration_test": {
+                            "miscalibrated": True,
+                            "text": "miscalibrated at 5% (p = 0.006)",
+                        },
+                        "bins": bins,
+                    }
+                },
+            }
+        },
+    }
+
+
+def test_judge_versions_and_calibration_in_every_output():
+    from annotator.reports.csv_report import report_tables
+
+    report = _judge_report()
+    view = build_view(report, with_charts=True)
+    (section,) = (s for s in report_sections(view) if s.key == "judge_versions")
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    versions, calibration = tables["judgeVersionsTable"], tables["judgeCalibrationTable"]
+    # one row per judge and metric; the regression (B worse beyond the paired interval) flagged,
+    # a lower-is-better measure whose interval holds 0 not
+    assert [r[2] for r in versions.rows] == ["verdict", "tone"]
+    assert versions.rows[0][1] == "v1 → v2" and versions.rows[0][3] == "accuracy ↑"
+    assert versions.rows[0][4] == "0.85 [0.71, 0.96] n=34"
+    assert "exact McNemar p 0.012" in versions.rows[0][8]
+    assert versions.flagged == frozenset({0})
+    assert calibration.rows[0][:3] == ("j", "v2", "verdict") and calibration.flagged == {0}
+    # the changed items are named, the reliability diagram drawn (none without charts)
+    assert any(
+        isinstance(b, Note) and "worse: i-<1> (FAIL → PASS" in b.text for b in section.blocks
+    )
+    assert [b.name for b in section.blocks if isinstance(b, Chart)] == ["judgeCalibrationChart0"]
+    bare = report_sections(build_view(report, with_charts=False))
+    assert not any(isinstance(b, Chart) for s in bare for b in s.blocks)
+    html = render_html(report)
+    assert '<h2 id="judge_versions">' in html and 'href="#judge_versions"' in html
+    assert "i-&lt;1&gt;" in html and "i-<1>" not in html
+    assert not any(k in ("judge_versions", "judge_calibration") for k, _ in view["other"])
+    csv = report_tables(report)
+    assert list(csv["judge_versions"].columns) == [*versions.headers, "flagged"]
+    assert list(csv["judge_calibration"]["flagged"]) == [True]
