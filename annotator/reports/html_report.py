@@ -37,7 +37,6 @@ from .view_study import (
     RATER_MATRICES,
     answer_times_view,
     fatigue_table,
-    generators_view,
     pairwise_view,
     rater_matrix,
     rater_view,
@@ -169,7 +168,6 @@ _TOP_KNOWN = (
     "raters",
     "pairwise",
     "verdict",
-    "generators",
     "item_findings_baseline",
     "systematic_findings",
     "n_boot",
@@ -257,10 +255,6 @@ def build_view(
         ],
         # the sections of the one model (report_sections.py): their rows, then their Sections
         **section_views(report, with_charts=with_charts),
-        "generators": generators_view(
-            report.get("generators"),
-            {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
-        ),
         "raters": [
             rater_view(n, r, chart_set["drift"])
             for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))

@@ -15,11 +15,13 @@ from typing import Any
 
 from .section_certified import certified_section
 from .section_debiased import debiased_section
+from .section_generators import generators_section
 from .section_judges import judges_section
 from .sections import Section
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_charts, judges_view
+from .view_study import generators_section_view
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,9 @@ class SectionSpec:
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "generators", "Generators", ("generators",), generators_section_view, generators_section
+    ),
     SectionSpec(
         "judge_versions",
         "Judge versions",

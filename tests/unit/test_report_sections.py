@@ -68,7 +68,7 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     view = build_view(report, with_charts=False)
     sections = report_sections(view)
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
-    assert {s.key for s in sections} == {"debiased", "certified"}
+    assert {s.key for s in sections} == {"generators", "debiased", "certified"}
     html = render_html(report)
     for s in sections:
         assert f'<h2 id="{s.key}">' in html and f'href="#{s.key}"' in html
@@ -76,7 +76,8 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
             if isinstance(b, Table):
                 assert f'<table id="{b.name}" class="section">' in html
     # a section's report keys are not shown again under "other figures"
-    assert not any(k in ("debiased", "certified", "conformal_alignment") for k, _ in view["other"])
+    shown = ("generators", "debiased", "certified", "conformal_alignment")
+    assert not any(k in shown for k, _ in view["other"])
 
 
 def test_the_dashboard_shows_every_section_even_without_figures():
@@ -212,3 +213,33 @@ def test_judge_versions_and_calibration_in_every_output():
     csv = report_tables(report)
     assert list(csv["judge_versions"].columns) == [*versions.headers, "flagged"]
     assert list(csv["judge_calibration"]["flagged"]) == [True]
+
+
+def test_generators_case_by_case_in_every_output():
+    """Every case of every figure, the generators side by side, the "all cases" row first."""
+    from annotator.reports.csv_report import report_tables
+
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    g = report["generators"]
+    (section,) = (
+        s for s in report_sections(build_view(report, with_charts=False)) if s.key == "generators"
+    )
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    counts, cases = tables["generatorsTable"], tables["generatorCasesTable"]
+    names = sorted(g["by_generator"])
+    assert [r[0] for r in counts.rows] == names
+    assert cases.headers == ("figure", "case", *names)
+    assert len(cases.rows) == len(g["figures"]) * (len(g["cases"]) + 1)
+    assert (
+        cases.rows[0][1] == "all cases"
+        and [r[1] for r in cases.rows[1:4]] == sorted(g["cases"])[:3]
+    )
+    # the paired differences, flagged where the interval excludes 0
+    diffs = tables["generatorDifferencesTable"]
+    assert len(diffs.rows) == sum(len(v) for v in g["differences"].values())
+    assert diffs.flagged and all("[" in diffs.rows[i][2] for i in diffs.flagged)
+    csv = report_tables(report)
+    assert len(csv["generator_cases"]) == len(cases.rows)
+    assert list(csv["generators"].columns) == [*counts.headers, "flagged"]
+    # the contract's per-generator agreement keeps its name and rows
+    assert "by_generator" in csv and set(csv["by_generator"]["source"]) <= {"human", "judge"}
