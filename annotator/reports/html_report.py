@@ -30,7 +30,6 @@ from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .report_sections import SECTIONS, report_sections, section_views
 from .sections import Chart, Note, Table
-from .view_adjudication import adjudication_view
 from .view_judges import judge_swap_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
@@ -161,7 +160,6 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 _TOP_KNOWN = (
     "study",
     "answer_times",
-    "adjudication",
     "rubric",
     "metrics",
     "findings",
@@ -270,7 +268,6 @@ def build_view(
         "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
         "answer_times": answer_times_view(report.get("answer_times")),
-        "adjudication": adjudication_view(report.get("adjudication")),
         "pairwise": pairwise_view(report.get("pairwise")),
         "judge_swaps": judge_swap_view(report.get("pairwise")),
         "charts": chart_set,

@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .section_adjudication import adjudication_section
 from .section_certified import certified_section
 from .section_debiased import debiased_section
 from .section_generators import generators_section
 from .section_judges import judges_section
 from .sections import Section
+from .view_adjudication import adjudication_section_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_charts, judges_view
@@ -43,6 +45,13 @@ class SectionSpec:
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "adjudication",
+        "Adjudication",
+        ("adjudication",),
+        adjudication_section_view,
+        adjudication_section,
+    ),
     SectionSpec(
         "generators", "Generators", ("generators",), generators_section_view, generators_section
     ),

@@ -243,3 +243,36 @@ def test_generators_case_by_case_in_every_output():
     assert list(csv["generators"].columns) == [*counts.headers, "flagged"]
     # the contract's per-generator agreement keeps its name and rows
     assert "by_generator" in csv and set(csv["by_generator"]["source"]) <= {"human", "judge"}
+
+
+def test_adjudication_in_every_output():
+    from annotator.reports.csv_report import report_tables
+
+    report = {
+        "adjudication": {
+            "n_items": 9,
+            "n_decisions": 10,
+            "adjudicators": ["lead <1>"],
+            "sided_with": {"majority": 9, "tie_broken": 1},
+            "rubric_feedback": {
+                "tone": {"label": "Tone", "n_decisions": 7, "rubric_unclear": 1},
+                "text": {"label": "Text", "n_decisions": 3, "rubric_unclear": 0},
+            },
+            "raters": {
+                "r1": {"accuracy": {"estimate": 0.9, "low": 0.75, "high": 1.0}, "n_answers": 10}
+            },
+            "judges": {
+                "j": {"accuracy": {"estimate": 0.0, "note": "no interval"}, "n_answers": 10}
+            },
+        }
+    }
+    (section,) = report_sections(build_view(report, with_charts=False))
+    assert section.key == "adjudication"
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    feedback = tables["adjudicationFeedbackTable"]
+    assert feedback.rows[0] == ("Tone", "1", "7", "revise the text") and feedback.flagged == {0}
+    accuracy = tables["adjudicationAccuracyTable"]
+    assert [r[:2] for r in accuracy.rows] == [("r1", "rater"), ("j", "judge")]
+    html = render_html(report)
+    assert "(by lead &lt;1&gt;)" in html and 'href="#adjudication"' in html
+    assert set(report_tables(report)) >= {"adjudication_sided", "adjudication_feedback"}
