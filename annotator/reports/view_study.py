@@ -154,7 +154,9 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
         "gate_rule": str(rule) if rule else None,
         "gate_thresholds": thresholds,
         "counts": counts,
-        "differences": _differences(gens.get("differences"), names_of or {})
+        "differences": _differences(
+            gens.get("differences"), {str(f["key"]): str(f["label"]) for f in figures}
+        )
         if "by_generator" in gens
         else [],
         "other": kv_rows(
@@ -165,11 +167,12 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
     }
 
 
-def _differences(diffs: Any, names_of: Mapping[str, str]) -> list[dict[str, Any]]:
+def _differences(diffs: Any, labels: Mapping[str, str]) -> list[dict[str, Any]]:
     """{"a - b": {figure: estimate}} -> one row per generator pair and figure, in the report's
-    order (the paired difference over the cases both generators have)."""
+    order (the paired difference over the cases both generators have); a figure named as its
+    case-by-case table names it."""
     return [
-        {"pair": str(pair), "figure": names_of.get(str(k), str(k)), "difference": cell(v)}
+        {"pair": str(pair), "figure": labels.get(str(k), str(k)), "difference": cell(v)}
         for pair, figs in as_dict(diffs).items()
         for k, v in as_dict(figs).items()
     ]
