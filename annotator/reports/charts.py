@@ -88,6 +88,20 @@ def png_data_uri(data: bytes, mime: str = "image/png") -> str:
     return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
 
 
+def png_bytes(chart: Chart) -> bytes | None:
+    """The PNG of a chart drawn here (the bytes a Section's Chart holds)."""
+    head, _, data = chart.uri.partition(",")
+    return base64.b64decode(data) if head.endswith(";base64") and data else None
+
+
+def png_css_width(data: bytes) -> int | None:
+    """The CSS width of a PNG drawn here (its pixel width from the header, at DPI): the page
+    shows a chart at the size it was drawn for, not at its 1.5x pixels."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        return None
+    return round(int.from_bytes(data[16:20], "big") * 96 / DPI)
+
+
 def figure_to_chart(fig: Figure, alt: str) -> Chart:
     w, h = fig.get_size_inches()
     uri = png_data_uri(figure_to_png(fig))

@@ -30,14 +30,12 @@ from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .report_sections import SECTIONS, report_sections, section_views
 from .sections import Chart, Note, Table
-from .view_adjudication import adjudication_view
-from .view_judges import judge_calibration_view, judge_swap_view, judge_versions_view
+from .view_judges import judge_swap_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
     answer_times_view,
     fatigue_table,
-    generators_view,
     pairwise_view,
     rater_matrix,
     rater_view,
@@ -162,16 +160,12 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 _TOP_KNOWN = (
     "study",
     "answer_times",
-    "judge_versions",
-    "judge_calibration",
-    "adjudication",
     "rubric",
     "metrics",
     "findings",
     "raters",
     "pairwise",
     "verdict",
-    "generators",
     "item_findings_baseline",
     "systematic_findings",
     "n_boot",
@@ -258,11 +252,7 @@ def build_view(
             b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
         ],
         # the sections of the one model (report_sections.py): their rows, then their Sections
-        **section_views(report),
-        "generators": generators_view(
-            report.get("generators"),
-            {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
-        ),
+        **section_views(report, with_charts=with_charts),
         "raters": [
             rater_view(n, r, chart_set["drift"])
             for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
@@ -278,14 +268,8 @@ def build_view(
         "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
         "answer_times": answer_times_view(report.get("answer_times")),
-        "adjudication": adjudication_view(report.get("adjudication")),
         "pairwise": pairwise_view(report.get("pairwise")),
-        "judge_versions": judge_versions_view(report.get("judge_versions")),
         "judge_swaps": judge_swap_view(report.get("pairwise")),
-        "judge_calibration": judge_calibration_view(
-            report.get("judge_calibration"),
-            _charts.reliability_charts(report.get("judge_calibration")) if with_charts else {},
-        ),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }
@@ -310,6 +294,7 @@ def _environment() -> Environment:
     env.filters["share"] = fmt_share
     env.filters["code_spans"] = _code_spans
     env.filters["png_uri"] = _charts.png_data_uri
+    env.filters["css_width"] = _charts.png_css_width
     # what a Section's block is, for templates/_section.html.j2
     env.tests["table"] = lambda b: isinstance(b, Table)
     env.tests["chart"] = lambda b: isinstance(b, Chart)

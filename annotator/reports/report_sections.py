@@ -13,11 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .section_adjudication import adjudication_section
 from .section_certified import certified_section
 from .section_debiased import debiased_section
+from .section_generators import generators_section
+from .section_judges import judges_section
 from .sections import Section
+from .view_adjudication import adjudication_section_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
+from .view_judges import judge_charts, judges_view
+from .view_study import generators_section_view
 
 
 @dataclass(frozen=True)
@@ -33,9 +39,30 @@ class SectionSpec:
     view: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
     # the whole view (its `key` entry may be None) -> the Section
     build: Callable[[Mapping[str, Any]], Section]
+    # the report dict -> the section's charts as PNGs by name, put in its view as "charts";
+    # apart from `view` because drawing takes seconds and `report --csv` shows no chart
+    draw: Callable[[Mapping[str, Any]], Mapping[str, bytes]] | None = None
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "adjudication",
+        "Adjudication",
+        ("adjudication",),
+        adjudication_section_view,
+        adjudication_section,
+    ),
+    SectionSpec(
+        "generators", "Generators", ("generators",), generators_section_view, generators_section
+    ),
+    SectionSpec(
+        "judge_versions",
+        "Judge versions",
+        ("judge_versions", "judge_calibration"),
+        judges_view,
+        judges_section,
+        judge_charts,
+    ),
     SectionSpec("debiased", "Debiased", ("debiased",), debiased_view, debiased_section),
     SectionSpec(
         "certified",
@@ -47,9 +74,18 @@ SECTIONS: tuple[SectionSpec, ...] = (
 )
 
 
-def section_views(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any] | None]:
-    """Each section's rows, by its key (what `build_view` holds beside its own rows)."""
-    return {s.key: s.view(report) for s in SECTIONS}
+def section_views(
+    report: Mapping[str, Any], *, with_charts: bool = False
+) -> dict[str, Mapping[str, Any] | None]:
+    """Each section's rows, by its key (what `build_view` holds beside its own rows), with its
+    charts drawn when `with_charts`."""
+    out: dict[str, Mapping[str, Any] | None] = {}
+    for s in SECTIONS:
+        rows = s.view(report)
+        if rows and with_charts and s.draw is not None:
+            rows = {**rows, "charts": s.draw(report)}
+        out[s.key] = rows
+    return out
 
 
 def report_sections(view: Mapping[str, Any]) -> list[Section]:

@@ -1,4 +1,4 @@
-"""The report's adjudication section as plain rows for the template."""
+"""The report's adjudication section as plain rows for reports/section_adjudication.py."""
 
 from __future__ import annotations
 
@@ -60,3 +60,8 @@ def adjudication_view(a: Any) -> dict[str, Any] | None:
         "feedback": sorted(feedback, key=lambda r: (-r[1], r[0])),
         "any_unclear": any(r[1] for r in feedback),
     }
+
+
+def adjudication_section_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The section's rows from the whole report dict (its SECTIONS entry's view)."""
+    return adjudication_view(report.get("adjudication"))

@@ -1,5 +1,7 @@
-"""The judge's own sections of the HTML report: its versions compared on the same items, and
-its calibration (reliability diagram, ECE, Brier), as rows the template lays out."""
+"""The judge's own sections: its versions compared on the same items and its calibration
+(ECE, Brier), as the rows reports/section_judges.py lays out (the reliability diagrams are drawn
+apart, `judge_charts`, for the outputs that show charts); and its votes in both orders on
+pairs, as rows the HTML report's pairwise block lays out."""
 
 from __future__ import annotations
 
@@ -77,7 +79,7 @@ def judge_versions_view(section: Any) -> list[dict[str, Any]]:
     return out
 
 
-def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict[str, Any]]:
+def judge_calibration_view(section: Any) -> list[dict[str, Any]]:
     """One block per judge: its latest version that stated confidences."""
     out = []
     for judge, entry in as_dict(section).items():
@@ -91,6 +93,7 @@ def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict
                     "n": m.get("n"),
                     "ece": est_of(m, "ece"),
                     "calibration_test": str(as_dict(m.get("calibration_test")).get("text") or ""),
+                    "miscalibrated": bool(as_dict(m.get("calibration_test")).get("miscalibrated")),
                     "brier": est_of(m, "brier"),
                     "accuracy": fmt_num(m.get("accuracy")),
                     "mean_confidence": fmt_num(m.get("mean_confidence")),
@@ -101,10 +104,30 @@ def judge_calibration_view(section: Any, charts: Mapping[str, Any]) -> list[dict
                 "judge": str(judge),
                 "version": str(entry.get("version") or ""),
                 "rows": rows,
-                "chart": charts.get(str(judge)),
             }
         )
     return out
+
+
+def judges_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The section's rows: the versions compared and the calibrations, or None when the report
+    has neither."""
+    versions = judge_versions_view(report.get("judge_versions"))
+    calibration = judge_calibration_view(report.get("judge_calibration"))
+    if not versions and not calibration:
+        return None
+    return {"versions": versions, "calibration": calibration}
+
+
+def judge_charts(report: Mapping[str, Any]) -> dict[str, bytes]:
+    """{judge: its reliability diagram as PNG} (matplotlib: only for outputs that show charts)."""
+    from .charts import png_bytes, reliability_charts
+
+    return {
+        judge: png
+        for judge, chart in reliability_charts(report.get("judge_calibration")).items()
+        if (png := png_bytes(chart))
+    }
 
 
 def judge_swap_view(pairwise: Any) -> list[dict[str, Any]]:
@@ -131,4 +154,10 @@ def judge_swap_view(pairwise: Any) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["judge_calibration_view", "judge_swap_view", "judge_versions_view"]
+__all__ = [
+    "judge_calibration_view",
+    "judge_charts",
+    "judge_swap_view",
+    "judge_versions_view",
+    "judges_view",
+]

@@ -154,10 +154,39 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
         "gate_rule": str(rule) if rule else None,
         "gate_thresholds": thresholds,
         "counts": counts,
-        "other": kv_rows(gens, skip=("cases", "figures", "by_generator", "release_gate"))
+        "differences": _differences(
+            gens.get("differences"), {str(f["key"]): str(f["label"]) for f in figures}
+        )
+        if "by_generator" in gens
+        else [],
+        "other": kv_rows(
+            gens, skip=("cases", "figures", "by_generator", "release_gate", "differences")
+        )
         if "by_generator" in gens
         else [],
     }
+
+
+def _differences(diffs: Any, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+    """{"a - b": {figure: estimate}} -> one row per generator pair and figure, in the report's
+    order (the paired difference over the cases both generators have); a figure named as its
+    case-by-case table names it."""
+    return [
+        {"pair": str(pair), "figure": labels.get(str(k), str(k)), "difference": cell(v)}
+        for pair, figs in as_dict(diffs).items()
+        for k, v in as_dict(figs).items()
+    ]
+
+
+def generators_section_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The generators section's rows: generators_view with the figures named as the reader
+    knows the metrics."""
+    from .view_summary import metric_labels
+
+    return generators_view(
+        report.get("generators"),
+        {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
+    )
 
 
 def _per_metric_cell(v: Any) -> dict[str, Any]:

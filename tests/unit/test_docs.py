@@ -202,6 +202,8 @@ def test_every_report_section_is_a_view_and_a_section_builder() -> None:
     for s in SECTIONS:
         assert s.view.__module__.startswith("annotator.reports.view_"), s.key
         assert s.build.__module__.startswith("annotator.reports.section_"), s.key
+        # its charts are drawn beside its view, never in the builder (the CSV draws none)
+        assert s.draw is None or s.draw.__module__.startswith("annotator.reports.view_"), s.key
 
 
 def test_every_metric_kind_is_checked_by_the_team_server() -> None:

@@ -68,7 +68,7 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     view = build_view(report, with_charts=False)
     sections = report_sections(view)
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
-    assert {s.key for s in sections} == {"debiased", "certified"}
+    assert {s.key for s in sections} == {"generators", "debiased", "certified"}
     html = render_html(report)
     for s in sections:
         assert f'<h2 id="{s.key}">' in html and f'href="#{s.key}"' in html
@@ -76,7 +76,8 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
             if isinstance(b, Table):
                 assert f'<table id="{b.name}" class="section">' in html
     # a section's report keys are not shown again under "other figures"
-    assert not any(k in ("debiased", "certified", "conformal_alignment") for k, _ in view["other"])
+    shown = ("generators", "debiased", "certified", "conformal_alignment")
+    assert not any(k in shown for k, _ in view["other"])
 
 
 def test_the_dashboard_shows_every_section_even_without_figures():
@@ -111,3 +112,167 @@ def test_each_section_table_is_one_csv_beside_the_contract_tables():
     clash = Section("x", "x", "", (Table("judgementsTable", ("a",), (("1",),)),))
     with pytest.raises(ValueError, match=r"judgements\.csv"):
         section_tables([clash], taken=ANSWER_TABLES)
+
+
+def _judge_report() -> dict:
+    """A report with one judge in two versions (the latest worse on the verdict, beyond its
+    interval) and the calibration of its latest, as the demo's lenient judge."""
+    verdict = {
+        "measure": "accuracy",
+        "better_if": "higher",
+        "mcnemar": {"n": 34, "a_only": 10, "b_only": 1, "p_value": 0.0117},
+        "flip_rate": {"n": 36, "n_flipped": 11, "upper_bound": 0.4547},
+        "a": {"estimate": 0.85, "low": 0.71, "high": 0.96, "n": 34},
+        "b": {"estimate": 0.67, "low": 0.57, "high": 0.77, "n": 82},
+        "difference": {"estimate": -0.26, "low": -0.44, "high": -0.11, "n": 34},
+        "changed": {
+            "n": 2,
+            "n_better": 1,
+            "n_worse": 1,
+            "n_other": 0,
+            "better": [{"item_id": "i-5", "a": "PASS", "b": "FAIL", "humans": "FAIL"}],
+            "worse": [{"item_id": "i-<1>", "a": "FAIL", "b": "PASS", "humans": "FAIL"}],
+        },
+    }
+    scale = {
+        "measure": "mean_abs_error",
+        "better_if": "lower",
+        "a": {"estimate": 0.3, "low": 0.1, "high": 0.5, "n": 20},
+        "b": {"estimate": 0.2, "low": 0.1, "high": 0.4, "n": 20},
+        "difference": {"estimate": -0.1, "low": -0.3, "high": 0.1, "n": 20},
+        "changed": {"n": 0},
+    }
+    bins = [
+        {"low": 0.6, "high": 0.7, "n": 12, "confidence": 0.65, "accuracy": 0.5},
+        {"low": 0.9, "high": 1.0, "n": 30, "confidence": 0.95, "accuracy": 0.9},
+    ]
+    return {
+        "judge_versions": {
+            "j": {
+                "versions": [
+                    {"version": "v1", "n_items": 36, "with_confidence": True},
+                    {"version": "v2", "n_items": 306, "with_confidence": True},
+                ],
+                "latest": "v2",
+                "comparison": {
+                    "a": "j@v1",
+                    "b": "j@v2",
+                    "metrics": {"verdict": verdict, "tone": scale},
+                },
+            }
+        },
+        "judge_calibration": {
+            "j": {
+                "version": "v2",
+                "metrics": {
+                    "verdict": {
+                        "n": 42,
+                        "accuracy": 0.79,
+                        "mean_confidence": 0.86,
+                        "ece": {"estimate": 0.14, "low": 0.03, "high": 0.23, "n": 42},
+                        "brier": {"estimate": 0.09, "low": 0.06, "high": 0.14, "n": 42},
+                        "calibration_test": {
+                            "miscalibrated": True,
+                            "text": "miscalibrated at 5% (p = 0.006)",
+                        },
+                        "bins": bins,
+                    }
+                },
+            }
+        },
+    }
+
+
+def test_judge_versions_and_calibration_in_every_output():
+    from annotator.reports.csv_report import report_tables
+
+    report = _judge_report()
+    view = build_view(report, with_charts=True)
+    (section,) = (s for s in report_sections(view) if s.key == "judge_versions")
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    versions, calibration = tables["judgeVersionsTable"], tables["judgeCalibrationTable"]
+    # one row per judge and metric; the regression (B worse beyond the paired interval) flagged,
+    # a lower-is-better measure whose interval holds 0 not
+    assert [r[2] for r in versions.rows] == ["verdict", "tone"]
+    assert versions.rows[0][1] == "v1 → v2" and versions.rows[0][3] == "accuracy ↑"
+    assert versions.rows[0][4] == "0.85 [0.71, 0.96] n=34"
+    assert "exact McNemar p 0.012" in versions.rows[0][8]
+    assert versions.flagged == frozenset({0})
+    assert calibration.rows[0][:3] == ("j", "v2", "verdict") and calibration.flagged == {0}
+    # the changed items are named, the reliability diagram drawn (none without charts)
+    assert any(
+        isinstance(b, Note) and "worse: i-<1> (FAIL → PASS" in b.text for b in section.blocks
+    )
+    assert [b.name for b in section.blocks if isinstance(b, Chart)] == ["judgeCalibrationChart0"]
+    bare = report_sections(build_view(report, with_charts=False))
+    assert not any(isinstance(b, Chart) for s in bare for b in s.blocks)
+    html = render_html(report)
+    assert '<h2 id="judge_versions">' in html and 'href="#judge_versions"' in html
+    assert "i-&lt;1&gt;" in html and "i-<1>" not in html
+    assert not any(k in ("judge_versions", "judge_calibration") for k, _ in view["other"])
+    csv = report_tables(report)
+    assert list(csv["judge_versions"].columns) == [*versions.headers, "flagged"]
+    assert list(csv["judge_calibration"]["flagged"]) == [True]
+
+
+def test_generators_case_by_case_in_every_output():
+    """Every case of every figure, the generators side by side, the "all cases" row first."""
+    from annotator.reports.csv_report import report_tables
+
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    g = report["generators"]
+    (section,) = (
+        s for s in report_sections(build_view(report, with_charts=False)) if s.key == "generators"
+    )
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    counts, cases = tables["generatorsTable"], tables["generatorCasesTable"]
+    names = sorted(g["by_generator"])
+    assert [r[0] for r in counts.rows] == names
+    assert cases.headers == ("figure", "case", *names)
+    assert len(cases.rows) == len(g["figures"]) * (len(g["cases"]) + 1)
+    assert (
+        cases.rows[0][1] == "all cases"
+        and [r[1] for r in cases.rows[1:4]] == sorted(g["cases"])[:3]
+    )
+    # the paired differences, flagged where the interval excludes 0
+    diffs = tables["generatorDifferencesTable"]
+    assert len(diffs.rows) == sum(len(v) for v in g["differences"].values())
+    assert diffs.flagged and all("[" in diffs.rows[i][2] for i in diffs.flagged)
+    csv = report_tables(report)
+    assert len(csv["generator_cases"]) == len(cases.rows)
+    assert list(csv["generators"].columns) == [*counts.headers, "flagged"]
+    # the contract's per-generator agreement keeps its name and rows
+    assert "by_generator" in csv and set(csv["by_generator"]["source"]) <= {"human", "judge"}
+
+
+def test_adjudication_in_every_output():
+    from annotator.reports.csv_report import report_tables
+
+    report = {
+        "adjudication": {
+            "n_items": 9,
+            "n_decisions": 10,
+            "adjudicators": ["lead <1>"],
+            "sided_with": {"majority": 9, "tie_broken": 1},
+            "rubric_feedback": {
+                "tone": {"label": "Tone", "n_decisions": 7, "rubric_unclear": 1},
+                "text": {"label": "Text", "n_decisions": 3, "rubric_unclear": 0},
+            },
+            "raters": {
+                "r1": {"accuracy": {"estimate": 0.9, "low": 0.75, "high": 1.0}, "n_answers": 10}
+            },
+            "judges": {
+                "j": {"accuracy": {"estimate": 0.0, "note": "no interval"}, "n_answers": 10}
+            },
+        }
+    }
+    (section,) = report_sections(build_view(report, with_charts=False))
+    assert section.key == "adjudication"
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    feedback = tables["adjudicationFeedbackTable"]
+    assert feedback.rows[0] == ("Tone", "1", "7", "revise the text") and feedback.flagged == {0}
+    accuracy = tables["adjudicationAccuracyTable"]
+    assert [r[:2] for r in accuracy.rows] == [("r1", "rater"), ("j", "judge")]
+    html = render_html(report)
+    assert "(by lead &lt;1&gt;)" in html and 'href="#adjudication"' in html
+    assert set(report_tables(report)) >= {"adjudication_sided", "adjudication_feedback"}
