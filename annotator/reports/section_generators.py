@@ -21,6 +21,7 @@ SUBTITLE = (
     'never ordered by a score; the "all cases" row of each figure weighs every case equally.'
 )
 ALL_CASES = "all cases"
+FOLD_ROWS = 30  # a case-by-case table longer than this is folded in the HTML report
 
 
 def _cell(c: Est | str) -> str:
@@ -78,11 +79,16 @@ def _cases_blocks(g: Mapping[str, Any]) -> list[Block]:
     if not figures:
         return []
     names = tuple(g.get("names") or ())
+    overall = tuple((f["label"], ALL_CASES, *(_cell(c) for c in f["overall"])) for f in figures)
     rows: list[tuple[str, ...]] = []
-    for f in figures:
-        rows.append((f["label"], ALL_CASES, *(_cell(c) for c in f["overall"])))
+    for f, first in zip(figures, overall, strict=True):
+        rows.append(first)
         rows += [(f["label"], cid, *(_cell(c) for c in cells)) for cid, cells in f["rows"]]
     labels = ", ".join(f["label"] for f in figures)
+    numeric = frozenset(range(2, 2 + len(names)))
+    # a study of many cases has a long table: the report shows each figure over all cases
+    # first and folds the case rows (the app and generator_cases.csv hold every row)
+    fold = f"every case ({len(rows)} rows)" if len(rows) > FOLD_ROWS else ""
     return [
         Note("Each figure case by case", "heading"),
         Note(
@@ -92,11 +98,25 @@ def _cases_blocks(g: Mapping[str, Any]) -> list[Block]:
             "and n.",
             "aside",
         ),
+        *(
+            (
+                Table(
+                    "generatorOverallTable",
+                    ("figure", "case", *names),
+                    overall,
+                    numeric=numeric,
+                    csv="",
+                ),
+            )
+            if fold
+            else ()
+        ),
         Table(
             "generatorCasesTable",
             ("figure", "case", *names),
             tuple(rows),
-            numeric=frozenset(range(2, 2 + len(names))),
+            numeric=numeric,
+            fold=fold,
         ),
     ]
 

@@ -25,6 +25,9 @@ class Table:
     # ("certifiedSplitTable" -> "certified_split"); "" writes none, for a table whose figures a
     # CSV of the contract already has as numbers (the cells here are formatted text)
     csv: str | None = None
+    # the HTML report shows a long table folded under this line ("" shows it open): a reader
+    # opens it when they want the detail (the app and the CSV show every row as they are)
+    fold: str = ""
 
     def csv_name(self) -> str:
         if self.csv is not None:

@@ -238,8 +238,14 @@ def test_generators_case_by_case_in_every_output():
     diffs = tables["generatorDifferencesTable"]
     assert len(diffs.rows) == sum(len(v) for v in g["differences"].values())
     assert diffs.flagged and all("[" in diffs.rows[i][2] for i in diffs.flagged)
+    # 161 rows: the report shows each figure over all cases and folds the case rows
+    overall = tables["generatorOverallTable"]
+    assert cases.fold == f"every case ({len(cases.rows)} rows)" and overall.rows == (cases.rows[0],)
+    html = _render(section)
+    assert html.count("<details") == 1 and '<details class="fold"><summary>every case' in html
     csv = report_tables(report)
-    assert len(csv["generator_cases"]) == len(cases.rows)
+    assert len(csv["generator_cases"]) == len(cases.rows)  # every row, the overall one too
+    assert "generator_overall" not in csv
     assert list(csv["generators"].columns) == [*counts.headers, "flagged"]
     # the contract's per-generator agreement keeps its name and rows
     assert "by_generator" in csv and set(csv["by_generator"]["source"]) <= {"human", "judge"}
