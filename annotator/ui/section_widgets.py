@@ -170,6 +170,7 @@ def chart_widget(chart: Chart, image: QImage | None) -> QWidget:
             f"color: {warning_colour(_palette()) if chart.flagged else soft_colour(_palette())};"
         )
         cap.setFont(relative_font(cap, 1.0, bold=True))
+        cap.setWordWrap(True)  # a caption can be a sentence: it never widens the page
         cap.setProperty("content", True)
         lay.addWidget(cap)
     lab = QLabel()

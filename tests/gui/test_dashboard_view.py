@@ -539,3 +539,15 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     assert "liv" in view.model.report["raters"] and "live_estimate" not in view.model.report
     assert not any("≈" in c or "(as of " in c for c in _cells(view))
     assert not view.stale_note.isVisibleTo(view)
+
+
+def test_a_long_chart_caption_wraps_and_never_widens_the_page(qtbot):
+    """A section's chart caption can be a sentence (a judge's calibration): it wraps, so the
+    page never scrolls sideways at a laptop's width."""
+    from annotator.reports.sections import Chart
+    from annotator.ui.section_widgets import chart_widget
+
+    caption = "demo-judge (version 5dfcae7e06db): the share equal to the humans' answer " * 4
+    w = chart_widget(Chart("calibrationChart", b"", "alt", caption=caption), None)
+    qtbot.addWidget(w)
+    assert w.minimumSizeHint().width() < 400
