@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -159,6 +160,26 @@ def table_widget(t: Table, width: int = 0) -> QTableWidget:
     return w
 
 
+def fold_button(text: str, folded: QWidget) -> QToolButton:
+    """A button that shows and hides `folded` (hidden at first): a section's long detail table,
+    opened by a click or by Space when the button has the focus."""
+    b = QToolButton()
+    b.setText(text)
+    b.setCheckable(True)
+    b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    b.setArrowType(Qt.ArrowType.RightArrow)
+    b.setAutoRaise(True)
+    b.setProperty("content", True)
+    folded.setVisible(False)
+
+    def toggle(shown: bool) -> None:
+        folded.setVisible(shown)
+        b.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+
+    b.toggled.connect(toggle)
+    return b
+
+
 def chart_widget(chart: Chart, image: QImage | None) -> QWidget:
     """A chart under its caption (`image`: decoded beforehand; None or null: said in words)."""
     box = QWidget()
@@ -245,7 +266,10 @@ def add_blocks(
     n = 0
     for b in blocks:
         if isinstance(b, Table):
-            lay.addWidget(table_widget(b, room + 24))
+            table = table_widget(b, room + 24)
+            if b.fold:  # a long detail table: folded under its line, as the report has it
+                lay.addWidget(fold_button(b.fold, table))
+            lay.addWidget(table)
         elif isinstance(b, Note):
             lay.addWidget(note_label(b.text))
         elif b.caption:

@@ -551,3 +551,29 @@ def test_a_long_chart_caption_wraps_and_never_widens_the_page(qtbot):
     w = chart_widget(Chart("calibrationChart", b"", "alt", caption=caption), None)
     qtbot.addWidget(w)
     assert w.minimumSizeHint().width() < 400
+
+
+def test_a_long_detail_table_is_folded_under_its_line_as_in_the_report(qtbot):
+    """A Table with a `fold` line (the generators' case-by-case rows) is hidden under a button
+    until opened, by a click or Space, as the HTML report folds it."""
+    from PySide6.QtWidgets import QTableWidget, QToolButton, QVBoxLayout, QWidget
+
+    from annotator.reports.sections import Table
+    from annotator.ui.section_widgets import add_blocks
+
+    page = QWidget()
+    qtbot.addWidget(page)
+    lay = QVBoxLayout(page)
+    rows = tuple((f"case {i}", str(i)) for i in range(40))
+    add_blocks(
+        lay, (Table("casesTable", ("case", "n"), rows, fold="every case (40 rows)"),), {}, 600
+    )
+    page.show()
+    (button,) = page.findChildren(QToolButton)
+    (table,) = page.findChildren(QTableWidget)
+    assert button.text() == "every case (40 rows)" and not table.isVisible()
+    button.setFocus()
+    qtbot.keyClick(button, " ")
+    assert table.isVisible() and table.rowCount() == 40
+    button.click()
+    assert not table.isVisible()
