@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from scipy.stats import norm
 
 from .item_weights import item_hashes
-from .replicate_sums import exact_in_f32, fill_replicates
+from .replicate_sums import exact_in_f32, fill_replicates, summed_sparse
 
 Finalize = Callable[[np.ndarray], np.ndarray]
 
@@ -368,16 +368,27 @@ class ItemBootstrap:
         finalize: Finalize,
         slice_of: np.ndarray,
         n_slices: int,
+        defined_only: bool = False,
     ) -> Replicates:
         """The same statistic computed separately within each slice of items.
 
         `slice_of[i]` is the slice (0..n_slices-1) of feature i. Values come back
-        as (n_boot, n_slices * j): slice s, output jj is column s * j + jj.
+        as (n_boot, n_slices * j): slice s, output jj is column s * j + jj. With
+        `defined_only`, a slice whose every output is undefined at the point estimate is not
+        resampled (its columns read as undefined): for figures published without an interval
+        when their estimate is undefined, never read otherwise.
         """
         # Only the slices that have features are summed and kept (a study whose judge scores
         # every case and humans a sample has most cases without a human answer); `where` reads
         # them back in the full layout, and every kept figure is the one the full layout gives.
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        vals = np.asarray(vals, dtype=np.float64)
         slice_of = np.asarray(slice_of, dtype=np.int64)
+        if defined_only and self.n_boot:
+            keep = self._defined_slices(cols, vals, k, finalize, slice_of)
+            if keep is not None:
+                rows, cols, vals, slice_of = rows[keep], cols[keep], vals[keep], slice_of[keep]
         present, compact = np.unique(slice_of, return_inverse=True)
         m = len(present)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -386,7 +397,7 @@ class ItemBootstrap:
         where.reshape(n_slices, j)[present] = np.arange(m * j).reshape(m, j)
         if m == 0:
             return Replicates(point=np.zeros(0), where=where)
-        cols = np.asarray(cols, dtype=np.int64) + compact.astype(np.int64) * k
+        cols = cols + compact.astype(np.int64) * k
 
         def fin(s: np.ndarray) -> np.ndarray:
             r = np.asarray(finalize(s.reshape(len(s) * m, k)), dtype=float)
@@ -395,6 +406,28 @@ class ItemBootstrap:
         out = self.add(rows, cols, vals, k * m, fin)
         out.where = where
         return out
+
+    def _defined_slices(
+        self, cols: np.ndarray, vals: np.ndarray, k: int, finalize: Finalize, slice_of: np.ndarray
+    ) -> np.ndarray | None:
+        """Which features belong to a slice with a defined output at the point estimate; None to
+        keep them all. (Per case, most of a judge-scale study's slices hold one item: its
+        Pearson is always undefined, its alpha often.) Only a block summed sparse with and
+        without the undefined slices drops them: a sparse sum adds each column on its own,
+        so the kept figures do not move."""
+        present, compact = np.unique(slice_of, return_inverse=True)
+        m = len(present)
+        total = np.bincount(compact * k + cols, weights=vals, minlength=m * k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            point = np.asarray(finalize(total.reshape(m, k)), dtype=float).reshape(m, -1)
+        defined = np.isfinite(point).any(axis=1)
+        n_kept = int(defined.sum())
+        if n_kept == m or not (
+            summed_sparse(len(cols), self.n_items * k * m)
+            and summed_sparse(len(cols), self.n_items * k * max(1, n_kept))
+        ):
+            return None
+        return defined[compact]
 
     def run(self) -> None:
         """Draw the replicates and fill every handle's `values`.

@@ -68,6 +68,12 @@ def fill_replicates(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarr
         _run_sparse(sparse, n_boot, seed, h_items)
 
 
+def summed_sparse(nnz: int, cells: int) -> bool:
+    """Whether a block of at most `nnz` non-zero features in `cells` (items x columns) cells is
+    summed sparse, whatever its kind."""
+    return nnz < min(_DENSE_SHARE, _F64_DENSE_SHARE) * max(1, cells)
+
+
 def _run_dense(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
     """Whole-number blocks: float32 BLAS products over chunks of items (made dense one chunk at
     a time; each chunk's sums are exact below 2^24), added up in item order in float64."""
