@@ -457,8 +457,10 @@ def _touched(rows: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """The items that have features (sorted) and each feature's position among them."""
     mark = np.zeros(n_items, dtype=bool)
     mark[rows] = True
-    position = np.cumsum(mark, dtype=np.int64) - 1
-    return np.flatnonzero(mark), position[rows]
+    items = np.flatnonzero(mark)
+    position = np.zeros(n_items, dtype=np.int64)  # written only where read (not a pass over all)
+    position[items] = np.arange(len(items))
+    return items, position[rows]
 
 
 def _jackknife(
