@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from scipy.stats import norm
 
 from .item_weights import item_hashes
-from .replicate_sums import exact_in_f32, fill_replicates
+from .replicate_sums import exact_in_f32, fill_replicates, summed_sparse
 
 Finalize = Callable[[np.ndarray], np.ndarray]
 
@@ -264,7 +264,12 @@ class Replicates:
 
 @dataclass(eq=False)
 class _Block:
-    feats: sp.csr_matrix  # items x k, duplicates summed (float32 when exact: exact_in_f32)
+    # the features of the items that have any, row r for item items[r] (sorted): duplicates
+    # summed, float32 when exact (exact_in_f32). A CSR over every item of a 200,000-item study
+    # held 0.8 MB of row pointers per block, most of a judge-scale report's blocks' memory.
+    feats: sp.csr_matrix
+    items: np.ndarray
+    n_items: int  # the study's items
     k: int
     finalize: Finalize
     out: Replicates
@@ -273,8 +278,8 @@ class _Block:
 
     @property
     def share(self) -> float:
-        """Share of the (items x columns) cells that are non-zero."""
-        return self.feats.nnz / max(1, self.feats.shape[0] * self.k)
+        """Share of the (study's items x columns) cells that are non-zero."""
+        return self.feats.nnz / max(1, self.n_items * self.k)
 
 
 @dataclass
@@ -322,21 +327,26 @@ class ItemBootstrap:
         point = np.atleast_1d(np.asarray(finalize(total), dtype=float)[0])
         out = Replicates(point=point)
         if not self.n_boot:  # point estimates only (a live estimate): nothing to resample
-            self._blocks.append(_Block(sp.csr_matrix((self.n_items, k)), k, finalize, out, True))
+            none = np.zeros(0, dtype=np.int64)
+            self._blocks.append(
+                _Block(sp.csr_matrix((0, k)), none, self.n_items, k, finalize, out, True)
+            )
             return out
         if bca and k and self.n_boot:
             out.jack, out.n_flat = _jackknife(rows, cols, vals, k, finalize, total[0], self.n_items)
         exact32 = exact_in_f32(rows, vals)
         dtype = np.float32 if exact32 else np.float64
+        items, local = _touched(rows, self.n_items)
+        m = len(items)
         if self.n_items * k <= max(_DENSE_BUILD, 2 * len(rows)):
-            # many duplicates or few cells: add up into the dense table, then keep its non-zeros
-            # (much less memory and time than sorting the triplets)
-            table = np.bincount(rows * k + cols, weights=vals, minlength=self.n_items * k)
-            feats = sp.csr_matrix(table.reshape(self.n_items, k).astype(dtype))
+            # many duplicates or few cells: add up into the dense table of the touched items, then
+            # keep its non-zeros (much less memory and time than sorting the triplets)
+            table = np.bincount(local * k + cols, weights=vals, minlength=m * k)
+            feats = sp.csr_matrix(table.reshape(m, k).astype(dtype))
         else:
-            feats = sp.csr_matrix((vals.astype(dtype), (rows, cols)), shape=(self.n_items, k))
+            feats = sp.csr_matrix((vals.astype(dtype), (local, cols)), shape=(m, k))
             feats.sum_duplicates()
-        self._blocks.append(_Block(feats, k, finalize, out, exact32))
+        self._blocks.append(_Block(feats, items, self.n_items, k, finalize, out, exact32))
         return out
 
     def add_dense(self, rows: np.ndarray, features: np.ndarray, finalize: Finalize) -> Replicates:
@@ -358,16 +368,27 @@ class ItemBootstrap:
         finalize: Finalize,
         slice_of: np.ndarray,
         n_slices: int,
+        defined_only: bool = False,
     ) -> Replicates:
         """The same statistic computed separately within each slice of items.
 
         `slice_of[i]` is the slice (0..n_slices-1) of feature i. Values come back
-        as (n_boot, n_slices * j): slice s, output jj is column s * j + jj.
+        as (n_boot, n_slices * j): slice s, output jj is column s * j + jj. With
+        `defined_only`, a slice whose every output is undefined at the point estimate is not
+        resampled (its columns read as undefined): for figures published without an interval
+        when their estimate is undefined, never read otherwise.
         """
         # Only the slices that have features are summed and kept (a study whose judge scores
         # every case and humans a sample has most cases without a human answer); `where` reads
         # them back in the full layout, and every kept figure is the one the full layout gives.
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        vals = np.asarray(vals, dtype=np.float64)
         slice_of = np.asarray(slice_of, dtype=np.int64)
+        if defined_only and self.n_boot:
+            keep = self._defined_slices(cols, vals, k, finalize, slice_of)
+            if keep is not None:
+                rows, cols, vals, slice_of = rows[keep], cols[keep], vals[keep], slice_of[keep]
         present, compact = np.unique(slice_of, return_inverse=True)
         m = len(present)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -376,7 +397,7 @@ class ItemBootstrap:
         where.reshape(n_slices, j)[present] = np.arange(m * j).reshape(m, j)
         if m == 0:
             return Replicates(point=np.zeros(0), where=where)
-        cols = np.asarray(cols, dtype=np.int64) + compact.astype(np.int64) * k
+        cols = cols + compact.astype(np.int64) * k
 
         def fin(s: np.ndarray) -> np.ndarray:
             r = np.asarray(finalize(s.reshape(len(s) * m, k)), dtype=float)
@@ -385,6 +406,28 @@ class ItemBootstrap:
         out = self.add(rows, cols, vals, k * m, fin)
         out.where = where
         return out
+
+    def _defined_slices(
+        self, cols: np.ndarray, vals: np.ndarray, k: int, finalize: Finalize, slice_of: np.ndarray
+    ) -> np.ndarray | None:
+        """Which features belong to a slice with a defined output at the point estimate; None to
+        keep them all. (Per case, most of a judge-scale study's slices hold one item: its
+        Pearson is always undefined, its alpha often.) Only a block summed sparse with and
+        without the undefined slices drops them: a sparse sum adds each column on its own,
+        so the kept figures do not move."""
+        present, compact = np.unique(slice_of, return_inverse=True)
+        m = len(present)
+        total = np.bincount(compact * k + cols, weights=vals, minlength=m * k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            point = np.asarray(finalize(total.reshape(m, k)), dtype=float).reshape(m, -1)
+        defined = np.isfinite(point).any(axis=1)
+        n_kept = int(defined.sum())
+        if n_kept == m or not (
+            summed_sparse(len(cols), self.n_items * k * m)
+            and summed_sparse(len(cols), self.n_items * k * max(1, n_kept))
+        ):
+            return None
+        return defined[compact]
 
     def run(self) -> None:
         """Draw the replicates and fill every handle's `values`.
@@ -405,6 +448,19 @@ class ItemBootstrap:
         if n == 0 or B == 0 or not blocks:
             return
         fill_replicates(blocks, B, self.seed, item_hashes(n, self.seed, self.keys))
+        for b in blocks:  # never read again; a report keeps its handles to the end
+            b.feats = sp.csr_matrix((0, b.k))
+            b.items = b.items[:0]
+
+
+def _touched(rows: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """The items that have features (sorted) and each feature's position among them."""
+    mark = np.zeros(n_items, dtype=bool)
+    mark[rows] = True
+    items = np.flatnonzero(mark)
+    position = np.zeros(n_items, dtype=np.int64)  # written only where read (not a pass over all)
+    position[items] = np.arange(len(items))
+    return items, position[rows]
 
 
 def _jackknife(
@@ -486,6 +542,17 @@ def undefined(n: int, note: str) -> dict[str, Any]:
 def jsonable(x: Any) -> Any:
     """Plain Python types only, recursively; NaN and infinities become None (the one sanitiser
     of the report dict)."""
+    # the exact plain types first (a report holds hundreds of thousands of leaves): the same
+    # results as the general checks below, without walking them for every leaf
+    kind = type(x)
+    if kind is float:
+        return x if math.isfinite(x) else None
+    if kind is str or kind is int or kind is bool or x is None:
+        return x
+    if kind is dict:
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if kind is list:
+        return [jsonable(v) for v in x]
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, list | tuple):

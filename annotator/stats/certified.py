@@ -310,9 +310,13 @@ def certify(
     specs: list[MetricSpec],
     human: pd.DataFrame,
     judged: pd.DataFrame | None = None,
+    *,
+    with_decisions: bool = True,
 ) -> Certified:
     """The study's certification (module docstring). `judged`: judge_answers of the latest
-    versions (the report's; coded here when not given)."""
+    versions (the report's; coded here when not given). Without `with_decisions` (a report
+    reads the sections only) the per-item decisions come back empty: at a million judge scores
+    their rows were the largest part of the report's memory."""
     from .answers import judge_answers
 
     cfg = Settings.of(frames.settings)
@@ -326,6 +330,7 @@ def certify(
     )
     pool, calibration, cal_note = _calibration_pool(frames, rated_items)
     item_ids = items["item_id"].astype(str).to_numpy(dtype=object)
+    item_code = pd.factorize(item_ids)[0]  # by idx: the items as the decisions name them
     live = pd.Index(frames.items["item_id"].astype(str)).get_indexer(item_ids) >= 0
     in_pool = pd.Index(list(pool), dtype=object).get_indexer(item_ids) >= 0
     with_conf = sorted(latest.loc[latest["confidence"].notna(), "judge"].astype(str).unique())
@@ -340,7 +345,17 @@ def certify(
     fdr_splits: dict[str, Any] = {}
     decisions: list[pd.DataFrame] = []
     fdr_decisions: list[pd.DataFrame] = []
-    raw = latest.set_index(["item_id", "judge", "metric"])["value"] if len(latest) else None
+    pac_decides, fdr_decides = cfg.mode == PAC, cfg.mode == CONFORMAL
+    # the decisions of the mode returned only: of the other the item split alone is published
+    pac_rows = with_decisions and not fdr_decides
+    fdr_rows = with_decisions and fdr_decides
+    stage_of: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    fdr_stage_of: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    raw = (
+        latest.set_index(["item_id", "judge", "metric"])["value"]
+        if len(latest) and with_decisions
+        else None
+    )
     for spec in specs:
         if spec.multi or spec.metric is None:
             continue
@@ -433,19 +448,23 @@ def certify(
             "already_rated": int(table["rated"].sum()),
             "n_items": len(table),
         }
-        decisions.append(
-            _decisions(
-                spec,
-                table,
-                todo,
-                casc.test_stage,
-                conf_t,
-                order,
-                [t.threshold for t in casc.stages],
-                version_of,
-                raw,
+        rated_codes = item_code[table.loc[table["rated"], "idx"].to_numpy(dtype=np.int64)]
+        todo_codes = item_code[todo["idx"].to_numpy(dtype=np.int64)]
+        stage_of.append((rated_codes, todo_codes, casc.test_stage))
+        if pac_rows:
+            decisions.append(
+                _decisions(
+                    spec,
+                    table,
+                    todo,
+                    casc.test_stage,
+                    conf_t,
+                    order,
+                    [t.threshold for t in casc.stages],
+                    version_of,
+                    raw,
+                )
             )
-        )
         # conformal alignment decides with the first judge of the order alone
         first = order[0] if order else None
         stage = np.full(len(todo), -1, dtype=np.int64)
@@ -463,10 +482,13 @@ def certify(
             "already_rated": int(table["rated"].sum()),
             "n_items": len(table),
         }
-        fdr_decisions.append(
-            _decisions(spec, table, todo, stage, conf_t[:1], order[:1], [fdr_t], version_of, raw)
-        )
-    pac_decides, fdr_decides = cfg.mode == PAC, cfg.mode == CONFORMAL
+        fdr_stage_of.append((rated_codes, todo_codes, stage))
+        if fdr_rows:
+            fdr_decisions.append(
+                _decisions(
+                    spec, table, todo, stage, conf_t[:1], order[:1], [fdr_t], version_of, raw
+                )
+            )
     dec = pd.concat(decisions, ignore_index=True) if decisions else _no_decisions()
     fdr_dec = pd.concat(fdr_decisions, ignore_index=True) if fdr_decisions else _no_decisions()
     notes = [cal_note]
@@ -502,7 +524,7 @@ def certify(
         "order": order,
         "not_calibrated": missing,
         "split": splits,
-        "items": _item_split(dec),
+        "items": _item_split(stage_of, len(item_ids)),
         "pairs": None if pairs is None else pairs.section,
     }
     conformal = {
@@ -516,7 +538,7 @@ def certify(
         "judge": order[0] if order else None,
         "judges": conf_judges,
         "split": fdr_splits,
-        "items": _item_split(fdr_dec),
+        "items": _item_split(fdr_stage_of, len(item_ids)),
     }
     return Certified(
         section,
@@ -593,22 +615,26 @@ def _decisions(
     return pd.concat([rated_rows.astype(object), todo_rows.astype(object)], ignore_index=True)
 
 
-def _item_split(dec: pd.DataFrame) -> dict[str, int]:
+def _item_split(
+    stages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_codes: int
+) -> dict[str, int]:
     """Items as a whole: escalated when any certified metric is, else accepted when the judges
-    decide some metric, else already rated."""
-    if not len(dec):
-        return {"n_items": 0, "accepted": 0, "escalated": 0, "already_rated": 0}
-    # counted over item codes (a million decision rows: a groupby of the ids took a second)
-    codes, uniq = pd.factorize(dec["item_id"])
-    decision = dec["decision"].to_numpy(dtype=object)
-    n = len(uniq)
-    esc = np.bincount(codes, weights=decision == "escalated", minlength=n) > 0
-    acc = np.bincount(codes, weights=decision == "accepted", minlength=n) > 0
+    decide some metric, else already rated. `stages`: per metric, the codes of its rated items,
+    of its items to decide and the stage that accepted each (-1: escalated); counted over item
+    codes (a million decision rows: a groupby of the ids took a second)."""
+    seen = np.zeros(n_codes, dtype=bool)
+    esc = np.zeros(n_codes, dtype=bool)
+    acc = np.zeros(n_codes, dtype=bool)
+    for rated, todo, stage in stages:
+        seen[rated] = True
+        seen[todo] = True
+        esc[todo[stage < 0]] = True
+        acc[todo[stage >= 0]] = True
     return {
-        "n_items": n,
+        "n_items": int(seen.sum()),
         "accepted": int((acc & ~esc).sum()),
         "escalated": int(esc.sum()),
-        "already_rated": int((~acc & ~esc).sum()),
+        "already_rated": int((seen & ~acc & ~esc).sum()),
     }
 
 

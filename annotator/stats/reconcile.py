@@ -699,7 +699,7 @@ def _slices(
         if not off and len(u_idx):
             vc = value_counts(np.concatenate([u_idx, u_idx]), np.concatenate([c_val, j_val]))
             r, c, v, k, fin = alpha_features(vc, "interval" if between else spec.level)
-            reps = plan.add_sliced(r, c, v, k, fin, slice_of[r], S)
+            reps = plan.add_sliced(r, c, v, k, fin, slice_of[r], S, defined_only=True)
             su = slice_of[u_idx]
             per = pd.DataFrame({"s": np.concatenate([su, su]), "v": np.concatenate([c_val, j_val])})
             distinct = per.groupby("s")["v"].nunique()
@@ -756,6 +756,7 @@ def _slices(
                 pearson_from_moments,
                 np.repeat(slice_of[rr], kk),
                 S,
+                defined_only=True,
             )
             of_slice = _split_by(slice_of[rr])  # one pass: a filter per slice is quadratic
             none = np.zeros(0, dtype=np.int64)

@@ -68,6 +68,12 @@ def fill_replicates(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarr
         _run_sparse(sparse, n_boot, seed, h_items)
 
 
+def summed_sparse(nnz: int, cells: int) -> bool:
+    """Whether a block of at most `nnz` non-zero features in `cells` (items x columns) cells is
+    summed sparse, whatever its kind."""
+    return nnz < min(_DENSE_SHARE, _F64_DENSE_SHARE) * max(1, cells)
+
+
 def _run_dense(blocks: list[Any], n_boot: int, seed: int, h_items: np.ndarray) -> None:
     """Whole-number blocks: float32 BLAS products over chunks of items (made dense one chunk at
     a time; each chunk's sums are exact below 2^24), added up in item order in float64."""
@@ -128,13 +134,14 @@ def _run_sparse_group(
 ) -> None:
     k = _offsets(blocks)
     dtype = np.float32 if exact else np.float64
-    matT = sp.hstack([b.feats for b in blocks], format="csr", dtype=dtype).T.tocsr()
     # Only the items some feature of the group touches: a weight depends on its own item and
     # replicate alone, and a sparse product adds only non-zeros, so leaving the others out changes
     # no sum; it keeps a study whose judge scores every item and humans a sample (items without
     # a human answer) from weighting and batching over all of them.
-    touched = np.unique(matT.indices)
-    matT = matT[:, touched]
+    touched = np.unique(np.concatenate([b.items for b in blocks]))
+    feats = [_on_rows(b, touched) for b in blocks]
+    matT = sp.hstack(feats, format="csr", dtype=dtype).T.tocsr()
+    del feats
     items = h_items[touched]
     per = max(1, min(_REP_COLS // k, _REP_ELEMS // max(1, len(items))))
     for start, size in spans(n_boot, per):
@@ -193,16 +200,26 @@ def _offsets(blocks: list[Any]) -> int:
     return off
 
 
+def _on_rows(b: Any, rows: np.ndarray) -> sp.csr_matrix:
+    """A block's features as a CSR over `rows` (sorted item indices holding the block's items):
+    the same rows' entries, in the same order, with empty rows for the other items."""
+    counts = np.zeros(len(rows), dtype=np.int64)
+    counts[np.searchsorted(rows, b.items)] = np.diff(b.feats.indptr)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csr_matrix((b.feats.data, b.feats.indices, indptr), shape=(len(rows), b.k))
+
+
 def _dense_rows(blocks: list[Any], i0: int, i1: int, k: int, dtype: type) -> np.ndarray | None:
     """Items i0..i1-1 of the blocks as one dense (items x k) array; None when all zero."""
     d: np.ndarray | None = None
     for b in blocks:
-        sub = b.feats[i0:i1]
+        lo, hi = np.searchsorted(b.items, [i0, i1])
+        sub = b.feats[lo:hi]
         if not sub.nnz:
             continue
         if d is None:
             d = np.zeros((i1 - i0, k), dtype=dtype)
-        r = np.repeat(np.arange(i1 - i0), np.diff(sub.indptr))
+        r = np.repeat(b.items[lo:hi] - i0, np.diff(sub.indptr))
         d[r, b.offset + sub.indices] = sub.data
     return d
 

@@ -229,7 +229,7 @@ def build_report(
             "approximate_intervals": carry_intervals(report, intervals_from),
             "exact_n_boot": intervals_from.get("n_boot"),
         }
-    certified = certify(frames, items, specs, human, judged)
+    certified = certify(frames, items, specs, human, judged, with_decisions=False)
     report["certified"] = certified.section
     report["conformal_alignment"] = certified.conformal
     gate = frames.settings.get("release_gate") or {}
