@@ -46,3 +46,14 @@ def basic_rows(folder: Path, n_cases: int = 3, gens=("gen-a", "gen-b", "gen-c"))
                 }
             )
     return rows
+
+
+def study_settings(study: Path) -> dict:
+    """A study folder's stored settings, read with the study opened read-only."""
+    from annotator.services.study import Study
+
+    s = Study.open(study, mode="read")
+    try:
+        return s.db.all_settings()
+    finally:
+        s.close()

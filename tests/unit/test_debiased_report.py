@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from factories import make_png, write_manifest
+from factories import make_png, study_settings, write_manifest
 
 from annotator.cli import main
 from annotator.domain.errors import InputError
@@ -75,14 +75,6 @@ def _build(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     return study, truth
 
 
-def _settings(study: Path) -> dict:
-    s = Study.open(study, mode="read")
-    try:
-        return s.db.all_settings()
-    finally:
-        s.close()
-
-
 def _report(study: Path, tmp_path: Path, name: str) -> dict:
     out = tmp_path / f"{name}.json"
     assert main(["report", "--study", str(study), "--json", str(out), "--boot", "50"]) == 0
@@ -117,7 +109,7 @@ def test_no_sample_says_how_to_draw_one_then_only_sampled_answers_count(tmp_path
     )
     said = capsys.readouterr().out
     assert "human sample: 20 items" in said and "gen-a 10/30" in said
-    sample = _settings(study)["human_sample"]
+    sample = study_settings(study)["human_sample"]
     assert sample["rates"] == {"gen-a": pytest.approx(1 / 3), "gen-b": pytest.approx(1 / 3)}
     assert len(sample["items"]) == 20 and list(sample["items"].values()) == pytest.approx(
         [1 / 3] * 20
@@ -178,14 +170,14 @@ def test_sample_tops_up_keeps_drawn_items_and_deals_only_the_sample(tmp_path, ca
         )
         == 0
     )
-    first = set(_settings(study)["human_sample"]["items"])
+    first = set(study_settings(study)["human_sample"]["items"])
     assert (
         main(
             ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1", "--sample", "15"]
         )
         == 0
     )
-    second = _settings(study)["human_sample"]
+    second = study_settings(study)["human_sample"]
     with sqlite3.connect(study / "study.sqlite") as con:
         dealt = con.execute("SELECT count(*) FROM assignments").fetchone()[0]
     assert first <= set(second["items"]) and len(second["items"]) == 30
@@ -221,7 +213,7 @@ def test_bad_sample_requests_are_one_line_and_exit_2(tmp_path, capsys, args):
     assert main(["assign", "--study", str(study), "--raters", "ann", "--overlap", "1", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--sample" in err
-    assert "human_sample" not in _settings(study)
+    assert "human_sample" not in study_settings(study)
 
 
 def test_every_item_has_the_recorded_chance_of_being_drawn():
@@ -450,7 +442,7 @@ def test_assign_active_weights_the_judges_uncertain_items_and_the_report_reweigh
     finally:
         s.close()
     assert main([*args, "--sample", "14", "--active", "--seed", "4"]) == 0
-    sample = _settings(study)["human_sample"]
+    sample = study_settings(study)["human_sample"]
     pis = {**sample["items"], **sample["unsampled"]}
     assert len(pis) == 60 and sample["request"]["active"] is True
     sure = [p for i, (item, _) in enumerate(truth.items()) if i % 3 == 0 for p in [pis[item]]]
@@ -466,7 +458,7 @@ def test_assign_active_weights_the_judges_uncertain_items_and_the_report_reweigh
     assert fig["humans_only"]["estimate"] == pytest.approx(float(w @ y / w.sum()))
     # again --active on a study with a sample: refused, nothing changed
     assert main([*args, "--sample", "10", "--active"]) == 2
-    assert _settings(study)["human_sample"] == sample
+    assert study_settings(study)["human_sample"] == sample
 
 
 def test_the_demos_judge_only_set_outnumbers_the_sample_and_is_drawn_small(tmp_path):

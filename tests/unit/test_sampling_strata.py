@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from factories import study_settings
 from ppi_py import ppi_mean_pointestimate
 from scipy.stats import binomtest
 from test_certified_study import _judge_rows, _new_study, _rate, _truths, _write_csv
@@ -236,11 +237,11 @@ def test_bad_requests_get_one_line_errors(tmp_path, capsys) -> None:
         'debiased_strata is "none"',
     )
     assert main(["set", "debiased_strata", "confidence", "--study", str(tmp_path / "study")]) == 0
-    before = _settings(tmp_path / "study")["human_sample"]
+    before = study_settings(tmp_path / "study")["human_sample"]
     assert main([*args, "--sample", "80", "--by-strata", "ok", "--judge", "j2"]) == 0
     out = capsys.readouterr().out
     assert "judge j2's ok by confidence" in out and "(40 new)" in out
-    assert set(before["items"]) < set(_settings(tmp_path / "study")["human_sample"]["items"])
+    assert set(before["items"]) < set(study_settings(tmp_path / "study")["human_sample"]["items"])
 
 
 def test_no_recorded_sample_is_a_one_line_error(tmp_path, capsys) -> None:
@@ -252,14 +253,6 @@ def test_no_recorded_sample_is_a_one_line_error(tmp_path, capsys) -> None:
     st.close()
     args = ["assign", "--study", str(tmp_path / "study"), "--raters", "ann", "--overlap", "1"]
     _fails([*args, "--sample", "80", "--by-strata", "ok"], capsys, "draw one first")
-
-
-def _settings(study: Path) -> dict:
-    s = Study.open(study, mode="read")
-    try:
-        return s.db.all_settings()
-    finally:
-        s.close()
 
 
 # the simulation: a generator of 1,500 items, one per case; the judge's error steps with its
