@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from factories import study_settings
 from scipy.optimize import brentq
 from scipy.stats import binomtest
-from test_debiased_report import _build, _report, _settings
+from test_debiased_report import _build, _report
 
 from annotator.cli import main
 from annotator.domain.errors import InputError
@@ -301,10 +302,10 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     assert main([*args, "--batch", "5"]) == 2  # --batch without --active
     assert "--active" in capsys.readouterr().err
     assert main([*args, "--sample", "20", "--active", "--batch", "10", "--seed", "4"]) == 0
-    one = _settings(study)["human_sample"]
+    one = study_settings(study)["human_sample"]
     assert len(one["batches"]) == 1 and one["batches"][0]["calibrated_on"] == 0
     assert main([*args, "--sample", "20", "--active"]) == 0  # the next batch, same seed
-    two = _settings(study)["human_sample"]
+    two = study_settings(study)["human_sample"]
     b1, b2 = two["batches"]
     assert two["seed"] == 4 and b1 == one["batches"][0]
     assert b2["calibrated_on"] == len(truth)  # the humans rated every item
@@ -314,7 +315,7 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     assert sum(b2["p"][i] for i in sure) > 1.5 * sum(b1["p"][i] for i in sure)
     assert main([*args, "--sample", "20", "--active"]) == 2  # complete: refused, unchanged
     assert "complete" in capsys.readouterr().err
-    assert _settings(study)["human_sample"] == two
+    assert study_settings(study)["human_sample"] == two
     rep = _report(study, tmp_path, "batched")
     fig = rep["debiased"]["judges"]["llm"]["by_generator"]["gen-a"]["instruction_following"]
     drawn = [i for i in two["items"] if i in gen_a]
@@ -325,13 +326,13 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     assert fig["humans_only"]["estimate"] == pytest.approx(float(w @ y / w.sum()))
     # the planner's top-up grows an active sample by one more batch, recalibrated
     assert main([*args, "--top-up", "0.05"]) == 0
-    three = _settings(study)["human_sample"]
+    three = study_settings(study)["human_sample"]
     assert len(three["batches"]) == 3 and three["request"]["top_up_width"] == 0.05
     assert three["batches"][:2] == two["batches"] and set(three["items"]) >= set(two["items"])
     # a plan that asks no more than the batches drew leaves the sample as it is
     assert main([*args, "--top-up", "0.9"]) == 0
     assert "(0 new)" in capsys.readouterr().out
-    assert _settings(study)["human_sample"] == three
+    assert study_settings(study)["human_sample"] == three
 
 
 def test_the_studys_active_tau_sets_the_uniform_floor(tmp_path, capsys):
@@ -370,7 +371,7 @@ def test_the_studys_active_tau_sets_the_uniform_floor(tmp_path, capsys):
     assert main(["set", "active_max_loss", "1", "--study", str(study)]) == 0  # no budget to hold
     args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
     assert main([*args, "--sample", "12", "--active", "--seed", "2"]) == 0
-    (b,) = _settings(study)["human_sample"]["batches"]
+    (b,) = study_settings(study)["human_sample"]["batches"]
     assert b["tau"] == {"gen-a": 0.5, "gen-b": 0.5}
     assert min(b["p"].values()) >= 0.5 * 12 / 30 - 1e-12  # every item: at least the floor
     assert max(b["p"].values()) > 0.5 * 12 / 30 + 0.1
