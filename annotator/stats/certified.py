@@ -426,20 +426,7 @@ def certify(
             t = casc.stages[s]
             n_acc = int((casc.test_stage == s).sum())
             ref = f"{name}@{version_of.get(name, '')}"
-            stages.append(
-                {
-                    "judge": name,
-                    "metric": spec.key,
-                    "version": version_of.get(name, ""),
-                    "threshold": t.threshold,
-                    "delta": casc.deltas[s],
-                    "n_calibration": t.n_calibration,
-                    "n_above": t.n_above,
-                    "k_disagree_above": t.k_disagree_above,
-                    "upper_bound": t.upper_bound,
-                    "n_accepted": n_acc,
-                }
-            )
+            stages.append(t.stage(name, spec.key, version_of.get(name, ""), casc.deltas[s], n_acc))
             accepted[ref] = n_acc
         n_escalated = int((casc.test_stage < 0).sum())
         splits[spec.key] = {

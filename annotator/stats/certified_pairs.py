@@ -220,20 +220,7 @@ def certify_pairs(
     for s, name in enumerate(chosen):
         t = casc.stages[s]
         n = int((casc.test_stage == s).sum())
-        stages.append(
-            {
-                "judge": name,
-                "metric": METRIC,
-                "version": None,
-                "threshold": t.threshold,
-                "delta": casc.deltas[s],
-                "n_calibration": t.n_calibration,
-                "n_above": t.n_above,
-                "k_disagree_above": t.k_disagree_above,
-                "upper_bound": t.upper_bound,
-                "n_accepted": n,
-            }
-        )
+        stages.append(t.stage(name, METRIC, None, casc.deltas[s], n))
         accepted[name] = n
     dec = _decisions(pairs, todo, human_pairs, majority, casc, chosen, conf_t, code_t)
     split = {

@@ -43,6 +43,7 @@ the accepted ones to disagree at most alpha (the accepted share c satisfies mu <
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import beta
@@ -90,6 +91,23 @@ class Threshold:
     @property
     def accepted(self) -> bool:
         return self.threshold is not None
+
+    def stage(
+        self, judge: str, metric: str, version: str | None, delta: float, n_accepted: int
+    ) -> dict[str, Any]:
+        """This threshold as one stage of a cascade in the report (items and pairs alike)."""
+        return {
+            "judge": judge,
+            "metric": metric,
+            "version": version,
+            "threshold": self.threshold,
+            "delta": delta,
+            "n_calibration": self.n_calibration,
+            "n_above": self.n_above,
+            "k_disagree_above": self.k_disagree_above,
+            "upper_bound": self.upper_bound,
+            "n_accepted": n_accepted,
+        }
 
 
 def _at_thresholds(conf: np.ndarray, disagree: np.ndarray) -> tuple[np.ndarray, ...]:
