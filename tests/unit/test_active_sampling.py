@@ -10,7 +10,7 @@ import pytest
 from factories import study_settings
 from scipy.optimize import brentq
 from scipy.stats import binomtest
-from test_debiased_report import _build, _report
+from test_debiased_report import _build, _report, record_llm_scores
 
 from annotator.cli import main
 from annotator.domain.errors import InputError
@@ -23,7 +23,6 @@ from annotator.domain.sampling_active import (
     errors_follow,
     flat_loss,
 )
-from annotator.services.study import Study
 from annotator.stats.debiased import _one_figure
 
 
@@ -263,41 +262,22 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
     tmp_path, capsys
 ):
     study, truth = _build(tmp_path)
-    from annotator.store import judge_store
-
-    s = Study.open(study)
-    try:
-        run = judge_store.start_run(
-            s.db,
-            judge="llm",
-            model="m",
-            prompt_sha256="0" * 64,
-            schema="{}",
-            base_url=None,
-            rubric_version=s.rubric.version,
-            version="v1",
-        )
-        # sure on every third item, and wrong on half of those: the labels will say its
-        # confidence is no guide
-        judge_store.record_scores(
-            s.db,
-            run,
-            "llm",
-            "v1",
-            [
-                (
-                    item,
-                    # wrong on every other item it is sure of
-                    {"instruction_following": "PASS" if y != (i % 6 == 0) else "FAIL"},
-                    "",
-                    "",
-                    {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
-                )
-                for i, (item, y) in enumerate(truth.items())
-            ],
-        )
-    finally:
-        s.close()
+    # sure on every third item, and wrong on half of those: the labels will say its
+    # confidence is no guide
+    record_llm_scores(
+        study,
+        [
+            (
+                item,
+                # wrong on every other item it is sure of
+                {"instruction_following": "PASS" if y != (i % 6 == 0) else "FAIL"},
+                "",
+                "",
+                {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
+            )
+            for i, (item, y) in enumerate(truth.items())
+        ],
+    )
     args = ["assign", "--study", str(study), "--raters", "ann", "--overlap", "1"]
     assert main([*args, "--batch", "5"]) == 2  # --batch without --active
     assert "--active" in capsys.readouterr().err
@@ -337,32 +317,13 @@ def test_assign_active_in_batches_on_a_real_study_recalibrates_and_the_report_re
 
 def test_the_studys_active_tau_sets_the_uniform_floor(tmp_path, capsys):
     study, truth = _build(tmp_path)
-    from annotator.store import judge_store
-
-    s = Study.open(study)
-    try:
-        run = judge_store.start_run(
-            s.db,
-            judge="llm",
-            model="m",
-            prompt_sha256="0" * 64,
-            schema="{}",
-            base_url=None,
-            rubric_version=s.rubric.version,
-            version="v1",
-        )
-        judge_store.record_scores(
-            s.db,
-            run,
-            "llm",
-            "v1",
-            [
-                (item, {"instruction_following": "PASS"}, "", "", {"instruction_following": c})
-                for item, c in zip(truth, np.linspace(0.5, 1.0, len(truth)), strict=True)
-            ],
-        )
-    finally:
-        s.close()
+    record_llm_scores(
+        study,
+        [
+            (item, {"instruction_following": "PASS"}, "", "", {"instruction_following": c})
+            for item, c in zip(truth, np.linspace(0.5, 1.0, len(truth)), strict=True)
+        ],
+    )
     assert main(["set", "active_tau", "2", "--study", str(study)]) == 2
     assert "active_tau" in capsys.readouterr().err
     assert main(["set", "active_tau", "0.5", "--study", str(study)]) == 0

@@ -75,6 +75,28 @@ def _build(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     return study, truth
 
 
+def record_llm_scores(study: Path, rows: list[tuple]) -> None:
+    """A judge "llm" (version v1) with its answers and stated confidences on the study's items:
+    rows of (item_id, answers, reason, raw, confidences), as judge_store.record_scores takes."""
+    from annotator.store import judge_store
+
+    s = Study.open(study)
+    try:
+        run = judge_store.start_run(
+            s.db,
+            judge="llm",
+            model="m",
+            prompt_sha256="0" * 64,
+            schema="{}",
+            base_url=None,
+            rubric_version=s.rubric.version,
+            version="v1",
+        )
+        judge_store.record_scores(s.db, run, "llm", "v1", rows)
+    finally:
+        s.close()
+
+
 def _report(study: Path, tmp_path: Path, name: str) -> dict:
     out = tmp_path / f"{name}.json"
     assert main(["report", "--study", str(study), "--json", str(out), "--boot", "50"]) == 0
@@ -408,39 +430,20 @@ def test_assign_active_weights_the_judges_uncertain_items_and_the_report_reweigh
     assert main([*args, "--sample", "10", "--active"]) == 2  # no confidences yet
     assert "--confidence" in capsys.readouterr().err
     assert main([*args, "--active"]) == 2
-    from annotator.store import judge_store
-
-    s = Study.open(study)
-    try:
-        run = judge_store.start_run(
-            s.db,
-            judge="llm",
-            model="m",
-            prompt_sha256="0" * 64,
-            schema="{}",
-            base_url=None,
-            rubric_version=s.rubric.version,
-            version="v1",
-        )
-        # the judge is sure on the first case of every ten items and unsure elsewhere
-        judge_store.record_scores(
-            s.db,
-            run,
-            "llm",
-            "v1",
-            [
-                (
-                    item,
-                    {"instruction_following": "PASS" if y else "FAIL"},
-                    "",
-                    "",
-                    {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
-                )
-                for i, (item, y) in enumerate(truth.items())
-            ],
-        )
-    finally:
-        s.close()
+    # the judge is sure on the first case of every ten items and unsure elsewhere
+    record_llm_scores(
+        study,
+        [
+            (
+                item,
+                {"instruction_following": "PASS" if y else "FAIL"},
+                "",
+                "",
+                {"instruction_following": 0.99 if i % 3 == 0 else 0.6},
+            )
+            for i, (item, y) in enumerate(truth.items())
+        ],
+    )
     assert main([*args, "--sample", "14", "--active", "--seed", "4"]) == 0
     sample = study_settings(study)["human_sample"]
     pis = {**sample["items"], **sample["unsampled"]}
