@@ -87,6 +87,7 @@ def calibrated_errors(
     bins: int = CALIBRATION_BINS,
     prior: float = CALIBRATION_PRIOR,
     alpha: float = CALIBRATION_ALPHA,
+    gate: bool = True,
 ) -> tuple[list[float], bool]:
     """Each item's predicted error rate, and whether the labels confirm the confidence tells
     the errors apart. The rate: the judge's error rate on the labelled items of its
@@ -95,7 +96,9 @@ def calibrated_errors(
     answer is right), which counts as `prior` labels. Equal-count bins over all items' u, about
     five labels a bin at least. No labels: u itself, unconfirmed. Labels that do not show the
     errors rising with u (`errors_follow`): every item the pooled error rate (a flat map, a
-    uniform design): the stated confidence is followed only as far as the labels confirm it."""
+    uniform design): the stated confidence is followed only as far as the labels confirm it.
+    `gate` False (Zrnic & Candes's design, `active_rule` "zrnic-candes"): the recalibrated map
+    is followed whatever the test says (which is still returned)."""
     m = len(u)
     if not observed or m == 0:
         return [min(1.0, max(0.0, x)) for x in u], False
@@ -109,14 +112,15 @@ def calibrated_errors(
         wrong[bin_of[i]] += float(e)
         count[bin_of[i]] += 1
     labelled = list(observed)
-    if not errors_follow([u[i] for i in labelled], [observed[i] for i in labelled], alpha):
+    follows = errors_follow([u[i] for i in labelled], [observed[i] for i in labelled], alpha)
+    if gate and not follows:
         return [sum(wrong) / sum(count)] * m, False
     # the bin's observed errors and the item's stated value, the latter worth `prior`
     # labels: a bin with few labels keeps the stated map, one with many follows the labels
     return [
         min(1.0, max(0.0, (wrong[bin_of[i]] + prior * u[i]) / (count[bin_of[i]] + prior)))
         for i in range(m)
-    ], True
+    ], follows
 
 
 def error_sizes(err: list[float]) -> list[float]:
@@ -184,6 +188,7 @@ def draw_active(
     observed: dict[str, float] | None = None,
     tau: float = ACTIVE_TAU,
     max_loss: float = ACTIVE_MAX_LOSS,
+    guarded: bool = True,
 ) -> dict[str, Any]:
     """Active sampling (Zrnic & Candes 2024; Gligoric et al. 2025), drawn in batches.
 
@@ -201,7 +206,9 @@ def draw_active(
     that drew it plus the w of every later batch, recorded as its probability 1 / weight in
     `items`; an undrawn item's probability of having been drawn in some batch in `unsampled`;
     each batch's own probabilities in `batches`. `before`: the active sample so far, whose
-    batches this one follows."""
+    batches this one follows. `guarded` False is the papers' design as they define it: the
+    recalibrated map followed at tau from the first batch, with neither the trend test nor the
+    loss budget (`active_rule` "zrnic-candes")."""
     _check(n, share)
     if not 0 <= tau <= 1:
         raise InputError(f"active_tau {tau}: a share in [0, 1]", field="active_tau")
@@ -236,7 +243,7 @@ def draw_active(
     every = [i for g in sorted(by_gen) for _, i, _ in by_gen[g]]
     u_all = [float(uncertainty.get(i, 1.0)) for i in every]
     err_all, confirmed = calibrated_errors(
-        u_all, {k: obs[i] for k, i in enumerate(every) if i in obs}
+        u_all, {k: obs[i] for k, i in enumerate(every) if i in obs}, gate=guarded
     )
     err_of = dict(zip(every, err_all, strict=True))
     probs: dict[str, float] = {}
@@ -255,7 +262,7 @@ def draw_active(
         # max_loss * total (a first batch of a quarter of n: up to 4 max_loss on its own; the
         # later batches, flat if the labels do not confirm the map, lose nothing)
         budget = None
-        if not confirmed:
+        if guarded and not confirmed:
             spent = sum(
                 float(pb["size"].get(g, 0.0)) * float((pb.get("loss") or {}).get(g, 0.0))
                 for pb in prev
@@ -286,9 +293,14 @@ def draw_active(
         "created_at": created_at,
         "design": "active: Poisson sampling in batches over the items not drawn yet, pi "
         "following the predicted size of each item's error in the figure (from the judge's "
-        "error rate, recalibrated once the labels confirm its confidence), mixed with uniform "
-        f"(tau at least {tau:g}; until confirmed, at most {max_loss:.0%} lost to uniform "
-        "should the confidence mean nothing)",
+        + (
+            "error rate, recalibrated once the labels confirm its confidence), mixed with "
+            f"uniform (tau at least {tau:g}; until confirmed, at most {max_loss:.0%} lost to "
+            "uniform should the confidence mean nothing)"
+            if guarded
+            else "error rate, recalibrated on the labels), mixed with uniform (tau "
+            f"{tau:g}): Zrnic & Candes's design, unguarded"
+        ),
         "request": {
             "n": n,
             "share": share,
@@ -296,6 +308,7 @@ def draw_active(
             "batch": batch,
             "tau": tau,
             "max_loss": max_loss,
+            "rule": "guarded" if guarded else "zrnic-candes",
         },
         "frame_max_pk": max(pk for rows in by_gen.values() for pk, _, _ in rows),
         **combined(by_gen, batches),

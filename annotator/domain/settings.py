@@ -215,6 +215,12 @@ SETTINGS: dict[str, Setting] = {
         "what an --active sample may lose to uniform while the labels have not confirmed the "
         "judge's confidence",
     ),
+    "active_rule": Setting(
+        "guarded",
+        choice(("guarded", "zrnic-candes"), 'one of "guarded", "zrnic-candes"'),
+        "an --active sample's design: guarded (the judge's confidence followed once the labels "
+        "confirm it, within active_max_loss until then) or zrnic-candes (the paper's, unguarded)",
+    ),
     "debiased_plan_width": Setting(
         0.1,
         number(

@@ -112,6 +112,7 @@ def _draw_active(
         observed=judge_errors(study) if before else None,
         tau=float(setting(settings, "active_tau")),
         max_loss=float(setting(settings, "active_max_loss")),
+        guarded=setting(settings, "active_rule") == "guarded",
     )
 
 

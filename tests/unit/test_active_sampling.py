@@ -143,6 +143,34 @@ def test_batches_are_recorded_and_combined_as_the_size_weighted_average_of_their
         draw_active(live, unc, n=20, share=None, seed=7, created_at="t", before=second)
 
 
+def test_the_papers_design_follows_the_map_with_neither_guard():
+    """`active_rule` "zrnic-candes" (guarded=False): Zrnic & Candes's design as they define it,
+    the recalibrated map followed at tau from the first batch, whether or not the labels
+    confirm it; the guarded default holds the pilot to the budget and flattens an unconfirmed
+    map."""
+    u = [0.02] * 40 + [0.3] * 10
+    flat = {i: float(i % 5 == 0) for i in range(50)}
+    err, follows = calibrated_errors(u, flat, gate=False)
+    assert not follows and err[45] == pytest.approx((2 + 10 * 0.3) / (10 + 10))
+    assert err[0] == pytest.approx((2 + 10 * 0.02) / (10 + 10))
+    live = _live(200)
+    unc = {i: (0.02 if k % 4 else 0.4) for _, i, _, _ in live for k in [int(i.split("-")[1])]}
+    kw = {"n": 80, "share": None, "seed": 3, "created_at": "t", "batch": 40}
+    paper = draw_active(live, unc, guarded=False, **kw)
+    guarded = draw_active(live, unc, **kw)
+    assert paper["request"]["rule"] == "zrnic-candes" and guarded["request"]["rule"] == "guarded"
+    assert paper["batches"][0]["tau"]["g"] == 0.1  # no budget: tau as set
+    assert guarded["batches"][0]["tau"]["g"] > 0.1  # the budget raised it
+    # labels that say the confidence means nothing: the paper still follows the map
+    observed = dict.fromkeys(paper["items"], 0.3)
+    nxt = draw_active(live, unc, guarded=False, before=paper, observed=observed, **kw)
+    b2 = nxt["batches"][1]
+    assert not b2["confirmed"] and b2["tau"]["g"] == 0.1
+    unsure = [b2["p"][i] for i in b2["p"] if unc[i] > 0.1]
+    sure = [b2["p"][i] for i in b2["p"] if unc[i] < 0.1]
+    assert min(unsure) > max(sure)
+
+
 def test_a_confirmed_confidence_is_followed_after_the_pilot():
     live = _live(200)
     unc = {i: (0.02 if k % 4 else 0.4) for _, i, _, _ in live for k in [int(i.split("-")[1])]}
