@@ -493,14 +493,13 @@ def _fitted_legend(fig: Any, handles: list[Artist], labels: list[str], ncols: in
 def render_all(
     report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}.
+    """The charts of the hand-laid parts of the report: {'agreement', 'drift': {rater: Chart}}
+    (a section of reports/report_sections.py draws its own: its `draw`).
 
     `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
     """
     if metrics is None:
         metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-    pairwise = as_dict(report.get("pairwise"))
-    bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     drift_charts: dict[str, Chart] = {}
     sections = report.get("metrics")
     labels: dict[str, Any] = {}
@@ -523,7 +522,6 @@ def render_all(
                 drift_charts[str(name)] = chart
     return {
         "agreement": agreement_chart(metrics) if metrics else None,
-        "bradley_terry": bradley_terry_chart(bt) if bt else None,
         "drift": drift_charts,
     }
 

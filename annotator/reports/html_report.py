@@ -30,13 +30,11 @@ from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .report_sections import SECTIONS, report_sections, section_views
 from .sections import Chart, Note, Table
-from .view_judges import judge_swap_view
 from .view_metrics import finding_view, metric_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
     answer_times_view,
     fatigue_table,
-    pairwise_view,
     rater_matrix,
     rater_view,
 )
@@ -164,7 +162,6 @@ _TOP_KNOWN = (
     "metrics",
     "findings",
     "raters",
-    "pairwise",
     "verdict",
     "item_findings_baseline",
     "systematic_findings",
@@ -214,9 +211,7 @@ def build_view(
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
     chart_set = (
-        _charts.render_all(report, metrics)
-        if with_charts
-        else {"agreement": None, "bradley_terry": None, "drift": {}}
+        _charts.render_all(report, metrics) if with_charts else {"agreement": None, "drift": {}}
     )
     raters = as_dict(report.get("raters"))
     findings = [v for v in (finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
@@ -268,8 +263,6 @@ def build_view(
         "summary": summary_view(report),
         "fatigue": fatigue_table(raters),
         "answer_times": answer_times_view(report.get("answer_times")),
-        "pairwise": pairwise_view(report.get("pairwise")),
-        "judge_swaps": judge_swap_view(report.get("pairwise")),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }

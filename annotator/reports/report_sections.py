@@ -18,12 +18,13 @@ from .section_certified import certified_section
 from .section_debiased import debiased_section
 from .section_generators import generators_section
 from .section_judges import judges_section
+from .section_pairwise import pairwise_section
 from .sections import Section
 from .view_adjudication import adjudication_section_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_charts, judges_view
-from .view_study import generators_section_view
+from .view_study import generators_section_view, pairwise_charts, pairwise_section_view
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,14 @@ SECTIONS: tuple[SectionSpec, ...] = (
         ("certified", "conformal_alignment"),
         certified_view,
         certified_section,
+    ),
+    SectionSpec(
+        "pairwise",
+        "Pairwise",
+        ("pairwise",),
+        pairwise_section_view,
+        pairwise_section,
+        pairwise_charts,
     ),
 )
 

@@ -24,6 +24,7 @@ from .formatting import (
     to_float,
     with_interval,
 )
+from .view_judges import judge_swap_view
 from .view_metrics import cell
 
 RATER_KNOWN = (
@@ -591,3 +592,22 @@ def pairwise_view(p: Any) -> dict[str, Any] | None:
         "note": str(p.get("note")) if p.get("note") else None,
         "other": kv_rows(p, skip=_PAIRWISE_KNOWN + ("note",)),
     }
+
+
+def pairwise_section_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pairwise section's rows: pairwise_view with the judges asked in both orders."""
+    rows = pairwise_view(report.get("pairwise"))
+    if rows is None:
+        return None
+    return {**rows, "judge_swaps": judge_swap_view(report.get("pairwise"))}
+
+
+def pairwise_charts(report: Mapping[str, Any]) -> dict[str, bytes]:
+    """{"bradley_terry": the strengths' forest plot as PNG} when the report has strengths
+    (matplotlib: only for outputs that show charts)."""
+    from .charts import bradley_terry_chart, png_bytes
+
+    bt = as_dict(as_dict(report.get("pairwise")).get("bradley_terry"))
+    chart = bradley_terry_chart(bt) if bt else None
+    png = png_bytes(chart) if chart is not None else None
+    return {"bradley_terry": png} if png else {}

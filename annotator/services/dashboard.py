@@ -54,7 +54,6 @@ from .dashboard_sections import (
     calibrations_section,
     findings_section,
     metric_label,  # noqa: F401
-    pairwise_section,
     rater_sections,
     summary_section,
 )
@@ -348,7 +347,6 @@ def _model(
         findings_section(rubric, view),
         *rater_sections(rubric, report, view),
         calibrations_section(rubric, report),
-        pairwise_section(view),
         *(s.build(view) for s in SECTIONS),
     )
     live = as_dict(view.get("live_estimate"))

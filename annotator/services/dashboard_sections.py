@@ -1,7 +1,7 @@
 """The dashboard's own sections, laid out from the report's view rows (reports/html_report.py
-`build_view`): the summary, agreement, by generator, findings, raters, calibrations and
-pairwise. The sections of reports/report_sections.py (adjudication, generators, judge
-versions and calibration, debiased, certified) are built in reports/section_*.py, where the HTML report renders them too;
+`build_view`): the summary, agreement, by generator, findings, raters and calibrations. The
+sections of reports/report_sections.py (adjudication, generators, judge versions and
+calibration, debiased, certified, pairwise) are built in reports/section_*.py, where the HTML report renders them too;
 services/dashboard.py puts them in order.
 Tested in tests/gui/test_dashboard_view.py, tests/unit/test_stats_summary.py and
 tests/unit/test_next_steps.py.
@@ -432,65 +432,3 @@ def calibrations_section(rubric: Rubric, report: Mapping[str, Any]) -> Section:
         sub,
         (Table("calibrationTable", headers, tuple(rows), frozenset(flagged)),),
     )
-
-
-def pairwise_section(view: Mapping[str, Any]) -> Section:
-    p = view.get("pairwise")
-    sub = (
-        "Bradley-Terry strength per generator (95% interval) from the A/B votes, and whether raters favour "
-        "a side."
-    )
-    if not p:
-        return Section("pairwise", "Pairwise preferences", sub, (Note("No pair votes yet."),))
-    blocks: list[Block] = []
-    bt = p.get("bradley_terry") or []
-    if bt:
-        blocks.append(
-            Table(
-                "btTable",
-                ("generator", "strength [95% CI]"),
-                tuple((r["name"], _est(r["est"])) for r in bt),
-            )
-        )
-        png = _png(as_dict(view.get("charts")).get("bradley_terry"))
-        if png:
-            blocks.append(Chart("btChart", png, "Bradley-Terry strength per generator"))
-    elif p.get("bradley_terry_note"):
-        blocks.append(Note(str(p["bradley_terry_note"])))
-    pb = p.get("position_bias") or {}
-    if pb.get("present"):
-        by_rater = p.get("by_rater") or []
-        rows = (
-            (pb["name"], pb["left"], pb["right"], pb["n"], pb["p"]),
-            *((r["name"], r["left"], r["right"], r["n"], r["p"]) for r in by_rater),
-        )
-        blocks.append(
-            Note(
-                "Position bias: how often the output shown on the left or the right won (binomial "
-                "test against 50 / 50)." + (f" {pb['note']}." if pb.get("note") else "")
-            )
-        )
-        blocks.append(
-            Table(
-                "positionTable",
-                ("who", "left won", "right won", "n", "p"),
-                tuple(tuple(str(c) for c in r) for r in rows),
-                frozenset(i + 1 for i, r in enumerate(by_rater) if r.get("flagged")),
-            )
-        )
-    ra = p.get("rater_alpha")
-    if ra is not None and ra.present:
-        blocks.append(Note(f"Agreement among raters on the votes (alpha): {_est(ra)}"))
-    judges = p.get("judges") or []
-    if judges:
-        blocks.append(
-            Table(
-                "pairJudgesTable",
-                ("judge", "n", "agreement with majority", "kappa vs majority"),
-                tuple(
-                    (j["name"], str(j.get("n") or "—"), _est(j["agreement"]), _est(j["kappa"]))
-                    for j in judges
-                ),
-            )
-        )
-    return Section("pairwise", "Pairwise preferences", sub, tuple(blocks))

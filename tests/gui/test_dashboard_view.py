@@ -218,13 +218,22 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         and cal.item(0, 2).text() == "qualified"
     )
     assert cal.horizontalHeaderItem(3).text() == rubric.metrics[0].label
-    bt = tables["btTable"]
-    assert {bt.item(r, 0).text() for r in range(bt.rowCount())} == set(
+    # pairwise: the strengths over all cases first, then case by case, the generators side by
+    # side, with their forest plot; the side chosen over all raters, then per rater
+    bt = tables["pairwiseStrengthTable"]
+    assert [bt.horizontalHeaderItem(c).text() for c in range(1, bt.columnCount())] == sorted(
         report["pairwise"]["bradley_terry"]
     )
-    pos = tables["positionTable"]
+    assert bt.item(0, 0).text().startswith("all cases")
+    assert bt.rowCount() == 1 + len(report["pairwise"]["bradley_terry_by_case"])
+    assert view.findChild(QLabel, "pairwiseStrengthChart").pixmap() is not None
+    pos = tables["pairwisePositionTable"]
     pb = report["pairwise"]["position_bias"]
+    assert pos.item(0, 0).text() == "all raters"
     assert [pos.item(0, c).text() for c in (1, 2)] == [str(pb["left"]), str(pb["right"])]
+    assert {pos.item(r, 0).text().removeprefix("\u26a0 ") for r in range(1, pos.rowCount())} == set(
+        pb["by_rater"]
+    )
 
     # certified judging: the split of the items, metric by metric, as the report has it
     split = tables["certifiedSplitTable"]

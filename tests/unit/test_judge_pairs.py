@@ -12,6 +12,9 @@ import pandas as pd
 import pytest
 from scipy.stats import binom, binomtest
 
+from annotator.reports.html_report import build_view
+from annotator.reports.report_sections import report_sections
+from annotator.reports.sections import Table
 from annotator.services.judging import JudgeConfig, judge_pairs
 from annotator.services.reporting import study_frames
 from annotator.stats.frames import PAIR_COLUMNS
@@ -153,6 +156,17 @@ def test_swap_run_through_the_real_client_flags_a_left_preferring_judge(populate
     assert fair_["swap_consistency"]["estimate"] == 1.0
     assert not fair_["position_bias"]["flagged"] and fair_["position_bias"]["p_value"] is None
     assert lefty["n_pairs_both_orders"] == n_pairs and lefty["inconsistent_as_tie"] is True
+    # the report's pairwise section: the judge that prefers a side is flagged, in words
+    view = build_view(report, with_charts=False)
+    (section,) = (s for s in report_sections(view) if s.key == "pairwise")
+    swaps = next(
+        b for b in section.blocks if isinstance(b, Table) and b.name == "pairwiseJudgeSwapsTable"
+    )
+    rows = {r[0]: r for r in swaps.rows}
+    assert rows["lefty"][1] == str(n_pairs) and rows["lefty"][3:5] == (str(n_pairs), "0")
+    assert rows["lefty"][6] == "prefers left" and rows["fair"][6] == "—"
+    assert rows["fair"][2].startswith("1.00")
+    assert swaps.flagged == {list(rows).index("lefty")}
 
 
 def test_judge_run_pairs_on_the_command_line(populated, monkeypatch, capsys):

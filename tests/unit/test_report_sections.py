@@ -68,7 +68,7 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     view = build_view(report, with_charts=False)
     sections = report_sections(view)
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
-    assert {s.key for s in sections} == {"generators", "debiased", "certified"}
+    assert {s.key for s in sections} == {"generators", "debiased", "certified", "pairwise"}
     html = render_html(report)
     for s in sections:
         assert f'<h2 id="{s.key}">' in html and f'href="#{s.key}"' in html
@@ -76,7 +76,7 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
             if isinstance(b, Table):
                 assert f'<table id="{b.name}" class="section">' in html
     # a section's report keys are not shown again under "other figures"
-    shown = ("generators", "debiased", "certified", "conformal_alignment")
+    shown = ("generators", "debiased", "certified", "conformal_alignment", "pairwise")
     assert not any(k in shown for k, _ in view["other"])
 
 
@@ -282,3 +282,79 @@ def test_adjudication_in_every_output():
     html = render_html(report)
     assert "(by lead &lt;1&gt;)" in html and 'href="#adjudication"' in html
     assert set(report_tables(report)) >= {"adjudication_sided", "adjudication_feedback"}
+
+
+def test_pairwise_preferences_in_every_output():
+    """PandaLM's real votes: the tallies per generator pair and per case, the strengths over all
+    cases then case by case (with the forest plot and why a cell has no interval), position
+    bias over all raters and per rater, and the judges against the human majority."""
+    from annotator.reports.csv_report import report_tables
+    from annotator.reports.formatting import fmt_num
+
+    report = json.loads((REFERENCE / "pandalm" / "report.json").read_text(encoding="utf-8"))
+    p = report["pairwise"]
+    view = build_view(report, with_charts=True)
+    (section,) = (s for s in report_sections(view) if s.key == "pairwise")
+    assert f"from {p['settings']['min_count']} votes up" in section.subtitle
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+
+    pairs = tables["pairwiseGeneratorPairsTable"]
+    assert [r[0] for r in pairs.rows] == sorted(p["generator_pairs"])
+    for row in pairs.rows:
+        t = p["generator_pairs"][row[0]]
+        assert row[2] == fmt_num(t["n"]) and row[6] == f"{t['left']} / {t['right']}"
+    cases = tables["pairwiseCasesTable"]
+    assert len(cases.rows) == sum(len(c) for c in p["cells"].values())
+    assert [r[0] for r in cases.rows] == sorted(r[0] for r in cases.rows)  # never by a score
+    assert cases.fold == f"every case ({len(cases.rows)} rows)"
+
+    bt, by_case = p["bradley_terry"], p["bradley_terry_by_case"]
+    strengths = tables["pairwiseStrengthTable"]
+    assert strengths.headers == ("case", *sorted(bt))
+    assert len(strengths.rows) == 1 + len(by_case) and strengths.fold
+    assert tables["pairwiseStrengthOverallTable"].rows == (strengths.rows[0],)
+    for g, cell in zip(sorted(bt), strengths.rows[0][1:], strict=True):
+        e = bt[g]
+        assert cell == f"{fmt_num(e['estimate'])} [{fmt_num(e['low'])}, {fmt_num(e['high'])}] " + (
+            f"n={e['n']}"
+        )
+    no_interval = [
+        f"{g} ({cid})"
+        for cid, c in by_case.items()
+        for g, e in c.items()
+        if e.get("estimate") is not None and e.get("low") is None and e.get("note")
+    ]
+    asides = " ".join(b.text for b in section.blocks if isinstance(b, Note) and b.style == "aside")
+    assert no_interval and all(w in asides for w in no_interval)
+    assert [b.name for b in section.blocks if isinstance(b, Chart)] == ["pairwiseStrengthChart"]
+
+    pb = p["position_bias"]
+    position = tables["pairwisePositionTable"]
+    assert position.rows[0][:4] == ("all raters", *(fmt_num(pb[k]) for k in ("left", "right", "n")))
+    assert [r[0] for r in position.rows[1:]] == sorted(pb["by_rater"])
+    notes = " ".join(b.text for b in section.blocks if isinstance(b, Note))
+    assert f"Of {fmt_num(pb['n'])} decisive votes" in notes and "Sides were not randomized" in notes
+    judges = tables["pairwiseJudgesTable"]
+    assert [r[0] for r in judges.rows] == list(p["judges"])
+    assert all("[" in r[2] and "[" in r[3] for r in judges.rows)  # with their intervals
+    assert [r[0] for r in tables["pairwiseRaterKappasTable"].rows] == [
+        k.replace("|", " · ") for k in sorted(p["rater_kappas"])
+    ]
+
+    html = render_html(report)
+    assert '<h2 id="pairwise">' in html and 'href="#pairwise"' in html
+    for name in tables:
+        assert f'<table id="{name}" class="section">' in html
+    csv = report_tables(report)
+    assert len(csv["pairwise_cases"]) == len(cases.rows)
+    assert list(csv["pairwise_strength"].columns) == [*strengths.headers, "flagged"]
+    assert "pairwise_strength_overall" not in csv
+
+
+def test_an_empty_pairwise_section_says_so():
+    report = {"pairwise": {"cells": {}, "note": "pairs are imported but no one voted yet"}}
+    (section,) = report_sections(build_view(report, with_charts=False))
+    assert [b.text for b in section.blocks if isinstance(b, Note)] == [
+        "No pair votes in this study yet.",
+        "pairs are imported but no one voted yet",
+    ]
