@@ -41,6 +41,7 @@ __all__ = [
     "agreement_chart",
     "bradley_terry_chart",
     "drift_chart",
+    "drift_charts",
     "render_all",
 ]
 
@@ -490,24 +491,15 @@ def _fitted_legend(fig: Any, handles: list[Artist], labels: list[str], ncols: in
         ncols -= 1
 
 
-def render_all(
-    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}.
-
-    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
-    """
-    if metrics is None:
-        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-    pairwise = as_dict(report.get("pairwise"))
-    bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
-    drift_charts: dict[str, Chart] = {}
+def drift_charts(report: Mapping[str, Any]) -> dict[str, Chart]:
+    """{rater: their drift chart on anchors} for every rater with an anchor series; a flagged
+    rater's at full width, the others' at half (metrics named by the report's labels)."""
     sections = report.get("metrics")
     labels: dict[str, Any] = {}
     if isinstance(sections, Mapping):
         labels = {k: m.get("label") for k, m in sections.items() if isinstance(m, Mapping)}
-    raters = as_dict(report.get("raters"))
-    for name, r in raters.items():
+    out: dict[str, Chart] = {}
+    for name, r in as_dict(report.get("raters")).items():
         series = r.get("series") if isinstance(r, Mapping) else None
         if isinstance(series, Mapping) and series:
             drift = r.get("drift") if isinstance(r.get("drift"), Mapping) else {}
@@ -520,11 +512,25 @@ def render_all(
                 labels=labels,
             )
             if chart is not None:
-                drift_charts[str(name)] = chart
+                out[str(name)] = chart
+    return out
+
+
+def render_all(
+    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The charts the report's own blocks show: {'agreement', 'bradley_terry'} (a section of
+    report_sections.py draws its own: `drift_charts` for the raters').
+
+    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
+    """
+    if metrics is None:
+        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
+    pairwise = as_dict(report.get("pairwise"))
+    bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     return {
         "agreement": agreement_chart(metrics) if metrics else None,
         "bradley_terry": bradley_terry_chart(bt) if bt else None,
-        "drift": drift_charts,
     }
 
 
