@@ -41,6 +41,7 @@ __all__ = [
     "agreement_chart",
     "bradley_terry_chart",
     "drift_chart",
+    "drift_charts",
     "render_all",
 ]
 
@@ -490,23 +491,15 @@ def _fitted_legend(fig: Any, handles: list[Artist], labels: list[str], ncols: in
         ncols -= 1
 
 
-def render_all(
-    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The charts of the hand-laid parts of the report: {'agreement', 'drift': {rater: Chart}}
-    (a section of reports/report_sections.py draws its own: its `draw`).
-
-    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
-    """
-    if metrics is None:
-        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-    drift_charts: dict[str, Chart] = {}
+def drift_charts(report: Mapping[str, Any]) -> dict[str, Chart]:
+    """{rater: their drift chart on anchors} for every rater with an anchor series; a flagged
+    rater's at full width, the others' at half (metrics named by the report's labels)."""
     sections = report.get("metrics")
     labels: dict[str, Any] = {}
     if isinstance(sections, Mapping):
         labels = {k: m.get("label") for k, m in sections.items() if isinstance(m, Mapping)}
-    raters = as_dict(report.get("raters"))
-    for name, r in raters.items():
+    out: dict[str, Chart] = {}
+    for name, r in as_dict(report.get("raters")).items():
         series = r.get("series") if isinstance(r, Mapping) else None
         if isinstance(series, Mapping) and series:
             drift = r.get("drift") if isinstance(r.get("drift"), Mapping) else {}
@@ -519,11 +512,21 @@ def render_all(
                 labels=labels,
             )
             if chart is not None:
-                drift_charts[str(name)] = chart
-    return {
-        "agreement": agreement_chart(metrics) if metrics else None,
-        "drift": drift_charts,
-    }
+                out[str(name)] = chart
+    return out
+
+
+def render_all(
+    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The charts the report's own blocks show: {'agreement'} (a section of report_sections.py
+    draws its own: `drift_charts` for the raters', the Bradley-Terry forest for the pairwise).
+
+    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
+    """
+    if metrics is None:
+        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
+    return {"agreement": agreement_chart(metrics) if metrics else None}
 
 
 @_styled

@@ -31,14 +31,7 @@ from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_row
 from .report_sections import SECTIONS, report_sections, section_views
 from .sections import Chart, Note, Table
 from .view_metrics import finding_view, metric_view, systematic_view
-from .view_study import (
-    RATER_MATRICES,
-    answer_times_view,
-    fatigue_table,
-    rater_matrix,
-    rater_view,
-)
-from .view_summary import metric_labels, summary_view
+from .view_summary import summary_view
 
 __all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
 
@@ -157,11 +150,9 @@ def _definitions(report_defs: Any) -> list[tuple[str, str]]:
 
 _TOP_KNOWN = (
     "study",
-    "answer_times",
     "rubric",
     "metrics",
     "findings",
-    "raters",
     "verdict",
     "item_findings_baseline",
     "systematic_findings",
@@ -210,10 +201,7 @@ def build_view(
         small = shrink_thumbnail(bytes(data))
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
-    chart_set = (
-        _charts.render_all(report, metrics) if with_charts else {"agreement": None, "drift": {}}
-    )
-    raters = as_dict(report.get("raters"))
+    chart_set = _charts.render_all(report, metrics) if with_charts else {"agreement": None}
     findings = [v for v in (finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
     version = str(rubric.get("version") or "")
     view: dict[str, Any] = {
@@ -248,21 +236,7 @@ def build_view(
         ],
         # the sections of the one model (report_sections.py): their rows, then their Sections
         **section_views(report, with_charts=with_charts),
-        "raters": [
-            rater_view(n, r, chart_set["drift"])
-            for n, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
-        ],
-        "rater_tables": [
-            t
-            for t in (
-                rater_matrix(raters, k, title, labels=metric_labels(report))
-                for k, title in RATER_MATRICES
-            )
-            if t
-        ],
         "summary": summary_view(report),
-        "fatigue": fatigue_table(raters),
-        "answer_times": answer_times_view(report.get("answer_times")),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }

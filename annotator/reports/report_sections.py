@@ -19,11 +19,13 @@ from .section_debiased import debiased_section
 from .section_generators import generators_section
 from .section_judges import judges_section
 from .section_pairwise import pairwise_section
+from .section_raters import raters_section
 from .sections import Section
 from .view_adjudication import adjudication_section_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_charts, judges_view
+from .view_raters import rater_charts, raters_section_view
 from .view_study import generators_section_view, pairwise_charts, pairwise_section_view
 
 
@@ -71,6 +73,14 @@ SECTIONS: tuple[SectionSpec, ...] = (
         ("certified", "conformal_alignment"),
         certified_view,
         certified_section,
+    ),
+    SectionSpec(
+        "raters",
+        "Raters",
+        ("raters", "answer_times"),
+        raters_section_view,
+        raters_section,
+        rater_charts,
     ),
     SectionSpec(
         "pairwise",

@@ -1,6 +1,5 @@
-"""View rows for the study side of the HTML report: generators, raters, pairwise.
-(Over 500 lines on purpose: the study side of the HTML report (generators, raters, pairwise) shares
-its row helpers and ordering rule.)
+"""View rows for the study side of the HTML report: generators and pairwise (the raters' rows
+are reports/view_raters.py).
 
 Cases are always listed alphabetically and generators side by side, so a row
 holds one case fixed; nothing is ordered by a score.
@@ -12,35 +11,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from .formatting import (
-    Est,
     as_dict,
     est_of,
     fmt_any,
     fmt_num,
     fmt_p,
     fmt_share,
-    is_estimate,
     kv_rows,
     to_float,
     with_interval,
 )
 from .view_judges import judge_swap_view
 from .view_metrics import cell
-
-RATER_KNOWN = (
-    "n_judgements",
-    "anchors",
-    "drift",
-    "accuracy",
-    "test_retest",
-    "series",
-    "agreement_with_consensus",
-    "fatigue",
-    "calibrations",
-    "calibration_accuracy",
-    "calibration_offset",
-    "detectability",
-)
 
 
 def _gate_view(name: str, gate: Any) -> dict[str, Any]:
@@ -188,232 +170,6 @@ def generators_section_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         report.get("generators"),
         {**metric_labels(report), "verdict_pass_rate": "verdict pass rate"},
     )
-
-
-def _per_metric_cell(v: Any) -> dict[str, Any]:
-    """One rater x metric figure: an estimate, or an {agreement, n_pairs} record, or anything."""
-    if is_estimate(v):
-        e = est_of({"v": v}, "v")
-        extra = []
-        if isinstance(v, Mapping):
-            if v.get("rule"):
-                extra.append(str(v["rule"]))
-            if to_float(v.get("exact")) is not None:
-                extra.append(f"exact {fmt_share(v['exact'])}")
-        return {"est": e, "text": None, "sub": " · ".join(extra)}
-    if isinstance(v, Mapping) and any(is_estimate(x) for x in v.values()):
-        # several estimates of one rater on one metric, e.g. {n, exact_agreement, alpha}
-        parts = [(str(k).replace("_", " "), est_of(v, k)) for k, x in v.items() if is_estimate(x)]
-        sub = f"n={v['n']}" if v.get("n") is not None else ""
-        return {"est": None, "text": None, "sub": sub, "parts": parts}
-    if isinstance(v, Mapping) and "agreement" in v:
-        n = v.get("n_pairs", v.get("n"))
-        e = Est(to_float(v.get("agreement")), n=n, note=str(v["note"]) if v.get("note") else None)
-        extra = [str(v["rule"])] if v.get("rule") else []
-        if to_float(v.get("exact")) is not None:
-            extra.append(f"exact {fmt_share(v['exact'])}")
-        return {"est": e, "text": None, "sub": " · ".join(extra)}
-    return {"est": None, "text": fmt_any(v), "sub": ""}
-
-
-def rater_matrix(
-    raters: Mapping[str, Any], key: str, title: str, labels: Mapping[str, str] | None = None
-) -> dict[str, Any] | None:
-    """A raters x metrics table for a per-metric rater figure (accuracy, test-retest...);
-    metrics shown by `labels` where given."""
-    lab = labels or {}
-    names = [n for n in sorted(raters, key=str) if key in as_dict(raters[n])]
-    if not names:
-        return None
-    per_metric = all(
-        isinstance(as_dict(raters[n]).get(key), Mapping)
-        and all(isinstance(x, Mapping) for x in as_dict(raters[n])[key].values())
-        for n in names
-    )
-    if not per_metric:
-        return {
-            "title": title,
-            "corner": "rater",
-            "columns": [title],
-            "rows": [
-                (str(n), [{"est": None, "text": fmt_any(as_dict(raters[n]).get(key)), "sub": ""}])
-                for n in names
-            ],
-        }
-    cols: list[str] = []
-    for n in names:
-        for m in as_dict(as_dict(raters[n]).get(key)):
-            if m not in cols:
-                cols.append(m)
-    if not cols:
-        return None
-    blank = {"est": None, "text": "—", "sub": ""}
-    if len(cols) > len(names):
-        # more metrics than raters: metrics down the side keeps the table inside the page
-        rows = [
-            (
-                lab.get(m, m),
-                [
-                    _per_metric_cell(as_dict(as_dict(raters[n]).get(key))[m])
-                    if m in as_dict(as_dict(raters[n]).get(key))
-                    else blank
-                    for n in names
-                ],
-            )
-            for m in cols
-        ]
-        return {
-            "title": title,
-            "corner": "metric",
-            "columns": [str(n) for n in names],
-            "rows": rows,
-        }
-    rows = []
-    for n in names:
-        d = as_dict(as_dict(raters[n]).get(key))
-        rows.append((str(n), [_per_metric_cell(d[m]) if m in d else blank for m in cols]))
-    return {
-        "title": title,
-        "corner": "rater",
-        "columns": [lab.get(m, m) for m in cols],
-        "rows": rows,
-    }
-
-
-def fatigue_table(raters: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Agreement with the others early vs late in a session, per rater."""
-    rows: list[dict[str, Any]] = []
-    notes: set[str] = set()
-    for name in sorted(raters, key=str):
-        f = as_dict(as_dict(raters[name]).get("fatigue"))
-        if not f:
-            continue
-        if not any(k in f for k in ("early", "late", "change")):
-            rows.append(
-                {
-                    "name": str(name),
-                    "early": None,
-                    "late": None,
-                    "change": None,
-                    "quarters": [],
-                    "n": "—",
-                    "sessions": "—",
-                    "note": str(f.get("note") or ""),
-                }
-            )
-            continue
-        quarters = [est_of({"q": q}, "q") for q in (f.get("by_position_quarter") or [])]
-        rows.append(
-            {
-                "name": str(name),
-                "early": est_of(f, "early"),
-                "late": est_of(f, "late"),
-                "change": est_of(f, "change"),
-                "quarters": quarters,
-                "n": fmt_num(f.get("n_answers")),
-                "sessions": fmt_num(f.get("n_sessions")),
-                "note": "",
-            }
-        )
-        if f.get("note"):
-            notes.add(str(f["note"]))
-    if not rows or all(r["early"] is None for r in rows):
-        # nothing measured for anyone: one line, not a table of dashes
-        return (
-            {"rows": [], "note": "; ".join(sorted({r["note"] for r in rows if r["note"]}))}
-            if rows
-            else None
-        )
-    return {"rows": rows, "note": "; ".join(sorted(notes))}
-
-
-def answer_times_view(block: Any) -> dict[str, Any] | None:
-    """Per rater: answers stored faster than the study's minimum exposure, and at the time cap."""
-    b = as_dict(block)
-    raters = as_dict(b.get("raters"))
-    if not raters:
-        return None
-    rows = [
-        {
-            "name": str(name),
-            "answers": fmt_num(r.get("answers")),
-            "timed": fmt_num(r.get("timed")),
-            "below": fmt_num(r.get("below_min_exposure")),
-            "at_cap": fmt_num(r.get("at_time_cap")),
-            "flagged": bool(r.get("below_min_exposure")),
-        }
-        for name, r in sorted(raters.items(), key=lambda kv: str(kv[0]))
-        for r in [as_dict(r)]
-    ]
-    return {"rows": rows, "minimum": fmt_num(b.get("min_exposure_ms")), "note": b.get("note")}
-
-
-RATER_MATRICES = (
-    ("accuracy", "Anchor accuracy (live work)"),
-    ("calibration_accuracy", "Anchor accuracy (calibration sessions)"),
-    ("test_retest", "Test-retest: the same anchor in consecutive sessions"),
-    ("agreement_with_consensus", "Agreement with the human consensus"),
-    (
-        "competence",
-        "Competence (MACE): how often the rater knows the answer rather than guesses",
-    ),
-)
-
-
-def _calibrations_text(c: Any) -> str:
-    """Calibration sessions as 'n sessions; last: qualified (date)'."""
-    if not isinstance(c, (list, tuple)):
-        return fmt_any(c)
-    sessions = [x for x in c if isinstance(x, Mapping)]
-    if not sessions:
-        return fmt_any(c) if c else "none"
-    last = sessions[-1]
-    verdict = last.get("qualified")
-    word = "qualified" if verdict is True else "not yet" if verdict is False else fmt_any(verdict)
-    when = str(last.get("created_at") or "")[:10]
-    n = len(sessions)
-    return f"{n} session{'s' if n != 1 else ''}; last: {word}" + (f" ({when})" if when else "")
-
-
-def rater_view(name: str, r: Any, drift_charts: Mapping[str, Any]) -> dict[str, Any]:
-    r = as_dict(r)
-    drift = as_dict(r.get("drift"))
-    flagged = bool(drift.get("flagged"))
-    if flagged:
-        bits = [str(drift.get("metric") or "a metric")]
-        if drift.get("direction"):
-            bits.append(str(drift.get("direction")))
-        if drift.get("first_flag_at") is not None:
-            bits.append(f"from anchor answer {drift.get('first_flag_at')}")
-        if drift.get("chart"):
-            bits.append(
-                "against the rater's own baseline"
-                if drift.get("chart") == "calibrated"
-                else "against the reference"
-            )
-        drift_text = "drift: " + ", ".join(bits)
-    else:
-        drift_text = "no drift flag" if drift else "—"
-    # a constant distance from the reference is a calibration finding, shown apart from drift
-    offsets = [
-        str(o.get("text"))
-        for o in as_dict(r.get("calibration_offset")).values()
-        if as_dict(o).get("flagged") and as_dict(o).get("text")
-    ]
-    if offsets:
-        flagged = True
-        drift_text += "; calibration: " + "; ".join(offsets)
-    return {
-        "name": str(name),
-        "n_judgements": r.get("n_judgements"),
-        "anchors": r.get("anchors"),
-        "flagged": flagged,
-        "drift_text": drift_text,
-        "calibrations": _calibrations_text(r.get("calibrations")) if "calibrations" in r else None,
-        "drift_chart": drift_charts.get(str(name)),
-        "other": kv_rows(r, skip=RATER_KNOWN)
-        + kv_rows(drift, skip=("flagged", "metric", "direction", "first_flag_at", "chart")),
-    }
 
 
 def _tally_row(c: Mapping[str, Any], pair: str) -> dict[str, Any]:

@@ -51,10 +51,8 @@ from ..store.changes import data_version
 from .dashboard_sections import (
     agreement_section,
     by_generator_section,
-    calibrations_section,
     findings_section,
     metric_label,  # noqa: F401
-    rater_sections,
     summary_section,
 )
 
@@ -345,8 +343,6 @@ def _model(
         agreement_section(rubric, view),
         by_generator_section(rubric, view),
         findings_section(rubric, view),
-        *rater_sections(rubric, report, view),
-        calibrations_section(rubric, report),
         *(s.build(view) for s in SECTIONS),
     )
     live = as_dict(view.get("live_estimate"))

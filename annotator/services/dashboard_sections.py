@@ -1,10 +1,9 @@
 """The dashboard's own sections, laid out from the report's view rows (reports/html_report.py
-`build_view`): the summary, agreement, by generator, findings, raters and calibrations. The
-sections of reports/report_sections.py (adjudication, generators, judge versions and
-calibration, debiased, certified, pairwise) are built in reports/section_*.py, where the HTML report renders them too;
-services/dashboard.py puts them in order.
-Tested in tests/gui/test_dashboard_view.py, tests/unit/test_stats_summary.py and
-tests/unit/test_next_steps.py.
+`build_view`): the summary, agreement, by generator and findings. The sections of
+reports/report_sections.py (adjudication, generators, judge versions and calibration,
+debiased, certified, raters, pairwise) are built in reports/section_*.py, where the HTML report renders
+them too; services/dashboard.py puts them in order.
+Tested in tests/gui/test_dashboard_view.py and tests/unit/test_next_steps.py.
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from typing import Any
 
 from ..domain.figures import MISSING, as_dict
 from ..domain.rubric import Rubric
-from ..reports.formatting import as_of_text, carried_as_of
 from ..reports.sections import Block, Chart, Note, Section, Table
-from ..stats.rater_medians import median_agreement, median_competence
 
 MAX_FINDING_ROWS = 200
 
@@ -46,15 +43,6 @@ def _est(e: Any, *, with_n: bool = True) -> str:
 
 def _or_dash(v: Any) -> str:
     return MISSING if v is None else str(v)
-
-
-def _share(v: Mapping[str, Any]) -> str:
-    est = v.get("estimate")
-    if est is None:
-        return MISSING
-    lo, hi = v.get("low"), v.get("high")
-    ci = f" [{lo:.0%}, {hi:.0%}]" if lo is not None and hi is not None else ""
-    return f"{est:.0%}{ci} n={v.get('n')}"
 
 
 def summary_section(report: Mapping[str, Any]) -> Section:
@@ -223,212 +211,3 @@ def findings_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
             )
         )
     return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))
-
-
-def drift_text(
-    rubric: Rubric, d: Mapping[str, Any], offsets: Mapping[str, Any] | None = None
-) -> str:
-    """The rater's drift flag (a change from where they started), then any standing offset
-    from the reference (a calibration finding, not drift: stats/drift.calibration_offset)."""
-    standing = "; ".join(
-        f"consistently {off['direction']} by {abs(off['estimate']):.2f} on {metric_label(rubric, k)}"
-        for k, off in (offsets or {}).items()
-        if as_dict(off).get("flagged") and off.get("estimate") is not None
-    )
-    if not d:
-        return standing or "—"
-    if not d.get("flagged"):
-        return "no drift flag" + (f"; {standing}" if standing else "")
-    bits = [metric_label(rubric, str(d.get("metric") or "a metric")), str(d.get("direction") or "")]
-    if d.get("first_flag_at") is not None:
-        bits.append(f"from anchor answer {d.get('first_flag_at')}")
-    return "drift: " + ", ".join(b for b in bits if b) + (f"; {standing}" if standing else "")
-
-
-def agreement_text(rep: Mapping[str, Any]) -> str:
-    """Median over metrics of the rater's exact agreement with the others' consensus."""
-    med = median_agreement(rep)
-    return f"{med[0]:.0%} (median of {med[1]} metrics)" if med else "—"
-
-
-def competence_text(
-    rubric: Rubric,
-    name: str,
-    raters: Mapping[str, Any],
-    low_by_rater: Mapping[str, Mapping[str, Any]] | None = None,
-) -> str:
-    """The rater's median competence, and the metrics where it is clearly below the others'
-    (`low_by_rater`: the report summary's verdict, worked out again only when not given)."""
-    comp = {r: dict(as_dict(as_dict(v).get("competence"))) for r, v in raters.items()}
-    mine = median_competence(as_dict(raters.get(name)))
-    pending = as_dict(raters.get(name)).get("competence_note")
-    if mine is None and not comp.get(name) and pending:
-        return str(pending)  # a live estimate's rater new since the last full computation
-    return _competence_line(rubric, name, comp, mine, low_by_rater) + as_of_text(
-        carried_as_of(comp.get(name))
-    )
-
-
-def _competence_line(
-    rubric: Rubric,
-    name: str,
-    comp: dict[str, dict[str, Any]],
-    mine: float | None,
-    low_by_rater: Mapping[str, Mapping[str, Any]] | None,
-) -> str:
-    if mine is None:
-        # a degenerate fit is said as such, never as a number (report: "not estimable")
-        notes = [str(as_dict(f).get("note") or "") for f in comp.get(name, {}).values()]
-        return (
-            "not estimable: too little overlap"
-            if any(n.startswith("not estimable") for n in notes)
-            else "—"
-        )
-    if low_by_rater is None:
-        from ..stats.competence import low_competence  # numpy: never on the UI thread's import
-
-        low_by_rater = low_competence(comp)
-    low = low_by_rater.get(name, {})
-    text = f"{mine:.2f} (median)"
-    if low:
-        text += "; low on " + ", ".join(
-            f"{metric_label(rubric, k)} {f['estimate']:.2f}" for k, f in low.items()
-        )
-    return text
-
-
-def rater_sections(
-    rubric: Rubric, report: Mapping[str, Any], view: Mapping[str, Any]
-) -> tuple[Section, Section]:
-    raters = as_dict(report.get("raters"))
-    attention = as_dict(report.get("summary")).get("raters_needing_attention")
-    low_by_rater = (
-        {a["rater"]: as_dict(a.get("low_competence")) for a in attention}
-        if isinstance(attention, list)
-        else None
-    )
-    rows, flagged = [], set()
-    for i, r in enumerate(view.get("raters") or []):
-        rep = as_dict(raters.get(r["name"]))
-        acc = as_dict(rep.get("accuracy"))
-        acc_text = (
-            "; ".join(
-                f"{metric_label(rubric, k)} {_share(v)}"
-                for k, v in acc.items()
-                if isinstance(v, Mapping)
-            )
-            or "—"
-        )
-        if r["flagged"]:
-            flagged.add(i)
-        rows.append(
-            (
-                r["name"],
-                _or_dash(r.get("n_judgements")),
-                _or_dash(r.get("anchors")),
-                acc_text,
-                drift_text(
-                    rubric, as_dict(rep.get("drift")), as_dict(rep.get("calibration_offset"))
-                ),
-                agreement_text(rep),
-                competence_text(rubric, r["name"], raters, low_by_rater),
-                r.get("calibrations") or "none",
-            )
-        )
-    table = Section(
-        "raters",
-        "Raters",
-        "Judgements, live anchors answered, accuracy on those anchors (gates exact, scales within one "
-        "point; 95% interval), the CUSUM drift flag, agreement with the others' consensus and "
-        "competence (MACE: how often the rater knows the answer rather than guesses).",
-        (
-            Table(
-                "ratersTable",
-                (
-                    "rater",
-                    "live items answered",
-                    "anchor answers",
-                    "accuracy on anchors",
-                    "drift",
-                    "agreement with consensus",
-                    "competence",
-                    "calibration",
-                ),
-                tuple(rows),
-                frozenset(flagged),
-            ),
-        ),
-    )
-    charts: list[Block] = []
-    drift = as_dict(as_dict(view.get("charts")).get("drift"))
-    for name in sorted(
-        drift, key=lambda n: (not as_dict(as_dict(raters.get(n)).get("drift")).get("flagged"), n)
-    ):
-        d = as_dict(as_dict(raters.get(name)).get("drift"))
-        png = _png(drift[name])
-        if png:
-            caption = drift_text(rubric, d).replace("drift:", "drift flag:", 1)
-            charts.append(
-                Chart(
-                    f"driftChart:{name}",
-                    png,
-                    f"Drift chart for {name}",
-                    f"{name}: {caption}",
-                    bool(d.get("flagged")),
-                )
-            )
-    if not charts:
-        charts.append(Note("No drift charts yet: no rater has answered a live anchor."))
-    return table, Section(
-        "drift",
-        "Drift on anchors",
-        "Per rater: each anchor answer's deviation from the reference with its EWMA and control "
-        "limits (top), and the CUSUM up / down against the threshold h that raises the flag "
-        "(bottom). Flagged raters first.",
-        tuple(charts),
-    )
-
-
-def calibrations_section(rubric: Rubric, report: Mapping[str, Any]) -> Section:
-    raters = as_dict(report.get("raters"))
-    keys: list[str] = []
-    recs: list[tuple[str, Mapping[str, Any]]] = []
-    for name in sorted(raters, key=str):
-        for c in as_dict(raters[name]).get("calibrations") or []:
-            if isinstance(c, Mapping):
-                recs.append((str(name), c))
-                keys.extend(k for k in as_dict(c.get("metrics")) if k not in keys)
-    sub = "Every calibration session: the share of anchors met per metric against its rule, and the verdict."
-    if not recs:
-        return Section(
-            "calibration",
-            "Calibration history",
-            sub,
-            (Note("No calibration session has been run yet."),),
-        )
-    rows, flagged = [], set()
-    for i, (name, c) in enumerate(recs):
-        metrics = as_dict(c.get("metrics"))
-        cells = []
-        for k in keys:
-            m = as_dict(metrics.get(k))
-            share = m.get("share")
-            cells.append(
-                "—"
-                if share is None
-                else f"{share:.0%} of {m.get('n')} (need {m.get('threshold', 0):.0%})"
-                + ("" if m.get("passed") else " ✗")
-            )
-        ok = bool(c.get("qualified"))
-        if not ok:
-            flagged.add(i)
-        rows.append(
-            (name, str(c.get("created_at") or ""), "qualified" if ok else "not yet", *cells)
-        )
-    headers = ("rater", "when", "verdict", *(metric_label(rubric, k) for k in keys))
-    return Section(
-        "calibration",
-        "Calibration history",
-        sub,
-        (Table("calibrationTable", headers, tuple(rows), frozenset(flagged)),),
-    )

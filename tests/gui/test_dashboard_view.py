@@ -191,7 +191,10 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         "severe"
     )
     assert report["raters"]["dee"]["drift"]["flagged"] is False  # steady: no change to chart
-    assert "consistently severe by 2.00 on Layout" in rows["dee"][4], rows["dee"][4]
+    # the standing offset in the report's words, with its interval, by the metric's label
+    assert offsets["layout_hierarchy"]["text"] in rows["dee"][4], rows["dee"][4]
+    assert rows["dee"][4].startswith("no drift flag; calibration: consistently severe by 2.00 [")
+    assert "on Layout" in rows["dee"][4]
     assert (
         "layout_hierarchy" not in " ".join(rows["dee"]) and "Layout" in rows["dee"][3]
     )  # labels, not keys
@@ -211,7 +214,7 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     assert all(c.pixmap() is not None and not c.pixmap().isNull() for c in charts)
     assert view.findChild(QLabel, "agreementChart").pixmap() is not None
 
-    cal = tables["calibrationTable"]
+    cal = tables["calibrationHistoryTable"]
     assert (
         cal.rowCount() == 1
         and cal.item(0, 0).text() == "dee"
@@ -245,7 +248,7 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         assert split.item(r, 3).text() == str(want[key]["already_rated"])
 
     bar = view.scroll_area.verticalScrollBar()
-    bar.setValue(view.section_top("drift"))
+    bar.setValue(view.section_top("raters"))
     assert view.grab().save(str(screenshot_dir / "dashboard_drift.png"))
     bar.setValue(0)
     assert view.grab().save(str(screenshot_dir / "dashboard_top.png"))
@@ -529,6 +532,24 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     as_of = live.report["live_estimate"]["as_of"]
     assert live.report["live_estimate"]["carried"] > 0
     assert any(f"(as of {as_of})" in c for c in _cells(view))
+    # each rater's competence is the last full computation's, marked with its time; the new
+    # rater has none carried (their note, where the report has one, says it follows with the
+    # next full computation: tests/unit/test_report_sections.py)
+    raters = _tables(view)["ratersTable"]
+    competence = {
+        raters.item(r, 0).text().removeprefix("\u26a0 "): raters.item(r, 6).text()
+        for r in range(raters.rowCount())
+    }
+    assert competence["ana"].endswith(f"(as of {as_of})"), competence
+    liv = live.report["raters"]["liv"]
+    assert "competence" not in liv and "(as of" not in competence["liv"]
+    assert competence["liv"] == liv.get("competence_note", "—")
+    matrix = _tables(view)["raterCompetenceTable"]
+    assert any(
+        f"(as of {as_of})" in matrix.item(r, c).text()
+        for r in range(matrix.rowCount())
+        for c in range(1, matrix.columnCount())
+    )
     assert "live estimate" in view.meta.text() and f"as of {as_of}" in view.meta.text()
     assert "Live estimate in" in view.busy_label.text()
     note = view.stale_note.text()

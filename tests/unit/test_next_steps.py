@@ -99,7 +99,7 @@ def test_no_flag_on_an_interval_wider_than_half() -> None:
     from pathlib import Path
 
     from annotator.ingest.rubrics import load_rubric
-    from annotator.services.dashboard_sections import competence_text
+    from annotator.reports.view_raters import competence_text
 
     comp = {
         "r1": {"failure_tags:broken_layout": _fig(0.2, 0.01, 0.99)},
@@ -112,7 +112,8 @@ def test_no_flag_on_an_interval_wider_than_half() -> None:
     rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
     comp["r1"]["failure_tags:broken_layout"] = _fig(0.2, 0.01, 0.99)
     raters = {r: {"competence": c} for r, c in comp.items()}
-    assert "low on" not in competence_text(rubric, "r1", raters)
+    labels = {k: rubric.key_label(k) for k in comp["r1"]}
+    assert "low on" not in competence_text(labels, "r1", raters, low_competence(comp))
 
 
 def test_rules_the_team_study_does_not_reach() -> None:

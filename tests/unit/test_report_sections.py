@@ -68,7 +68,13 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     view = build_view(report, with_charts=False)
     sections = report_sections(view)
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
-    assert {s.key for s in sections} == {"generators", "debiased", "certified", "pairwise"}
+    assert {s.key for s in sections} == {
+        "generators",
+        "debiased",
+        "certified",
+        "raters",
+        "pairwise",
+    }
     html = render_html(report)
     for s in sections:
         assert f'<h2 id="{s.key}">' in html and f'href="#{s.key}"' in html
@@ -76,7 +82,8 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
             if isinstance(b, Table):
                 assert f'<table id="{b.name}" class="section">' in html
     # a section's report keys are not shown again under "other figures"
-    shown = ("generators", "debiased", "certified", "conformal_alignment", "pairwise")
+    shown = ("generators", "debiased", "certified", "conformal_alignment", "raters")
+    shown += ("answer_times", "pairwise")
     assert not any(k in shown for k, _ in view["other"])
 
 
@@ -358,3 +365,170 @@ def test_an_empty_pairwise_section_says_so():
         "No pair votes in this study yet.",
         "pairs are imported but no one voted yet",
     ]
+
+
+def _raters_section(report: dict, *, with_charts: bool = False) -> Section:
+    (section,) = (
+        s for s in report_sections(build_view(report, with_charts=with_charts)) if s.key == "raters"
+    )
+    return section
+
+
+def test_raters_in_every_output():
+    """Per rater the counts, the rater x metric figures with their intervals and the answer
+    times, as the report has them; the answer times stay in the contract's CSV alone."""
+    from annotator.reports.csv_report import answer_times_table, report_tables
+
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    section = _raters_section(report)
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    raters = tables["ratersTable"]
+    names = sorted(report["raters"])
+    assert [r[0] for r in raters.rows] == names and not raters.flagged
+    for row in raters.rows:
+        entry = report["raters"][row[0]]
+        assert row[1:3] == (str(entry["n_judgements"]), str(entry["anchors"]))
+        assert row[4] == "no drift flag"
+    # agreement with the consensus per metric, each estimate with its interval, by the label
+    agreement = tables["raterAgreementTable"]
+    label = report["metrics"]["faithfulness"]["label"]
+    assert agreement.headers == ("rater", label)
+    fig = report["raters"][names[0]]["agreement_with_consensus"]["faithfulness"]["alpha"]
+    assert (
+        f"alpha {fig['estimate']:.2f} [{fig['low']:.2f}, {fig['high']:.2f}]"
+        in (agreement.rows[0][1])
+    )
+    # an undefined competence says why, the full note once under the table
+    competence = tables["raterCompetenceTable"]
+    assert competence.rows[0][1].startswith("undefined (competence not estimated")
+    note = report["raters"][names[0]]["competence"]["faithfulness"]["note"]
+    assert any(isinstance(b, Note) and note in b.text for b in section.blocks)
+    times = tables["answerTimesTable"]
+    block = report["answer_times"]
+    assert times.csv == "" and f"below {block['min_exposure_ms']} ms" in times.headers
+    assert [r[1] for r in times.rows] == [str(block["raters"][n]["answers"]) for n in names]
+    csv = report_tables(report)
+    assert csv["answer_times"].equals(answer_times_table(report))  # the contract, unchanged
+    assert list(csv["raters"].columns) == [*raters.headers, "flagged"]
+    assert list(csv["rater_competence"]["rater"]) == names
+    html = render_html(report)
+    assert html.count('<h2 id="raters">') == 1 and html.count('href="#raters"') == 1
+    assert "competence not estimated: 2 rater(s)" in html
+
+
+def test_raters_drift_offsets_and_calibrations():
+    """A drifting rater's row and chart are flagged (its chart first), a standing offset is said
+    in the report's words beside the drift flag, and every calibration session is listed."""
+    from report_sample import sample_report
+
+    report = sample_report()
+    report["metrics"]["layout_hierarchy"]["label"] = "Layout"
+    offset = "consistently severe by 2.00 [1.50, 2.50] on Layout, the mean over 12 anchors"
+    report["raters"]["r3"]["calibration_offset"] = {
+        "layout_hierarchy": {"flagged": True, "direction": "severe", "text": offset}
+    }
+    report["raters"]["r3"]["calibrations"] = [
+        {"created_at": "2025-01-01T09:00", "qualified": True, "metrics": {}},
+        {
+            "created_at": "2025-01-02T09:00",
+            "qualified": False,
+            "metrics": {
+                "layout_hierarchy": {"share": 0.5, "n": 8, "threshold": 0.8, "passed": False}
+            },
+        },
+    ]
+    section = _raters_section(report, with_charts=True)
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    raters = tables["ratersTable"]
+    rows = {r[0]: r for r in raters.rows}
+    assert raters.flagged == {1, 2}  # r2 drifts, r3 stands off the reference
+    assert rows["r2"][4] == "drift: Layout, up, from anchor answer 22"
+    assert rows["r3"][4] == f"no drift flag; calibration: {offset}"
+    assert rows["r3"][7] == "2 sessions; last: not yet (2025-01-02)"
+    assert rows["r1"][3].startswith("instruction_following 92% [62%, 100%] n=12")
+    history = tables["calibrationHistoryTable"]
+    assert history.headers == ("rater", "when", "verdict", "Layout")
+    assert history.rows[1] == ("r3", "2025-01-02T09:00", "not yet", "50% of 8 (need 80%) ✗")
+    assert history.flagged == {1}
+    charts = [b for b in section.blocks if isinstance(b, Chart)]
+    assert [c.name for c in charts] == ["driftChart:r2", "driftChart:r1"]
+    assert charts[0].flagged and not charts[1].flagged
+    assert charts[0].caption == "r2: 30 anchor answers · drift: Layout, up, from anchor answer 22"
+    assert section.blocks[-1] is charts[-1]  # the charts last: the app lays them out in a grid
+    # no chart is drawn for the CSV, and none is written
+    assert not any(isinstance(b, Chart) for b in _raters_section(report).blocks)
+
+
+def test_raters_competence_carried_by_a_live_estimate_says_when():
+    """A live estimate carries each rater's competence from the last full computation: every
+    cell says when that was, and a rater new since then is told it follows with the next one."""
+    carried = {"estimate": 0.8, "low": 0.6, "high": 0.9, "n": 30, "as_of": "10:42"}
+    note = "new since the last full computation: its competence follows with the next one"
+    report = {
+        "metrics": {"tone": {"label": "Tone"}},
+        "raters": {
+            "ann": {"n_judgements": 30, "competence": {"tone": carried}},
+            "bob": {"n_judgements": 30, "competence": {"tone": {**carried, "estimate": 0.7}}},
+            "zed": {"n_judgements": 2, "competence_note": note},
+        },
+    }
+    tables = {b.name: b for b in _raters_section(report).blocks if isinstance(b, Table)}
+    competence = {r[0]: r[6] for r in tables["ratersTable"].rows}
+    assert competence == {
+        "ann": "0.80 (median) (as of 10:42)",
+        "bob": "0.70 (median) (as of 10:42)",
+        "zed": note,
+    }
+    matrix = tables["raterCompetenceTable"]
+    assert matrix.rows[0] == ("ann", "0.80 [0.60, 0.90] (as of 10:42) n=30")
+    # the report's keys the section shows are not listed again under "other figures"
+    assert not any("competence" in k for k, _ in build_view(report, with_charts=False)["other"])
+
+
+def test_raters_fatigue_answer_times_and_other_figures():
+    """Fatigue by place in the session (a quarter without a figure says why under the table),
+    a rater with answers stored faster than the item could be seen is flagged, and a figure the
+    section does not know is still shown."""
+    half = {"estimate": 0.8, "low": 0.7, "high": 0.9, "n": 20}
+    report = {
+        "raters": {
+            "ann": {
+                "n_judgements": 40,
+                "fatigue": {
+                    "early": half,
+                    "late": {**half, "estimate": 0.6},
+                    "change": {**half, "estimate": -0.2, "low": -0.35, "high": -0.05},
+                    "by_position_quarter": [half, {"estimate": None, "note": "no answers there"}],
+                    "n_answers": 40,
+                    "n_sessions": 3,
+                },
+                "speed": "brisk <b>",
+            },
+            "bob": {"n_judgements": 5, "fatigue": {"note": "too few answers"}},
+        },
+        "answer_times": {
+            "min_exposure_ms": 250,
+            "raters": {
+                "ann": {"answers": 40, "timed": 40, "below_min_exposure": 0, "at_time_cap": 0},
+                "bob": {"answers": 5, "timed": 5, "below_min_exposure": 2, "at_time_cap": 1},
+            },
+            "note": "bob: 2 of 5 timed answers below 250 ms",
+        },
+    }
+    section = _raters_section(report)
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    fatigue = tables["raterFatigueTable"]
+    assert fatigue.rows[0][1:5] == (
+        "0.80 [0.70, 0.90] n=20",
+        "0.60 [0.70, 0.90] n=20",
+        "-0.20 [-0.35, -0.05]",
+        "0.80 / ·",
+    )
+    assert fatigue.rows[0][5:] == ("40", "3") and fatigue.rows[1][1] == "too few answers"
+    notes = [b.text for b in section.blocks if isinstance(b, Note)]
+    assert "By quarter, · is no answers there." in notes
+    times = tables["answerTimesTable"]
+    assert times.flagged == {1} and times.rows[1] == ("bob", "5", "5", "2", "1")
+    assert "bob: 2 of 5 timed answers below 250 ms" in notes
+    assert "ann: speed: brisk <b>" in notes
+    assert "brisk &lt;b&gt;" in _render(section)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 from PIL import Image
 from report_sample import (
     CONTRACT_JUDGE,
@@ -252,11 +253,11 @@ def test_drift_legend_names_metrics_by_label_and_lines_in_words() -> None:
     """The legend read "instruction_following EWMA". It now uses the rubric's label
     (carried in the report's metric sections) and says what each line is; the alt text names
     the same lines."""
-    from annotator.reports.charts import render_all
+    from annotator.reports.charts import drift_charts
 
     report = sample_report()
     report["metrics"]["layout_hierarchy"]["label"] = "Layout & hierarchy"
-    chart = render_all(report)["drift"]["r2"]
+    chart = drift_charts(report)["r2"]
     assert "layout_hierarchy" not in chart.alt and "Layout & hierarchy: " in chart.alt
     assert "running average (EWMA)" in chart.alt and "each anchor answer" in chart.alt
     assert " EWMA;" not in chart.alt.replace("(EWMA);", "")
@@ -321,7 +322,9 @@ def test_html_has_every_section(html: str) -> None:
         "2025-01-01 12:00 UTC",
     ):
         assert text in html, text
-    assert html.count('<figure class="chart">') == 4  # agreement, BT, two drift charts
+    # agreement, BT, two drift charts (r2's flagged)
+    assert html.count('<figure class="chart">') == 3
+    assert html.count('<figure class="chart flagged">') == 1
 
 
 def test_html_cases_are_alphabetical_not_by_score() -> None:
@@ -561,14 +564,14 @@ def test_real_report_model_renders(tmp_path: Path) -> None:
     assert not re.search(r">\s*(nan|None|inf)\s*<", html)  # no raw Python values leak into cells
     for key in ("agreement", "judges", "findings", "generators", "raters", "pairwise", "limits"):
         assert f'id="{key}"' in html
-    for metric in report["metrics"]:
-        assert metric in html
+    for m in report["metrics"].values():
+        assert escape(m["label"]) in html  # each metric, by the label the reader knows
     assert len(re.findall(r'<img src="data:image/[^"]+" alt="item ', html)) == len(
         report["findings"]
     )
     view = build_view(report, with_charts=False)
     assert view["generators"]["cases"] == sorted(view["generators"]["cases"])
-    assert any(r["flagged"] for r in view["raters"]) == any(
+    assert any(r["flagged"] for r in view["raters"]["rows"]) == any(
         r["drift"]["flagged"] for r in report["raters"].values()
     )
 

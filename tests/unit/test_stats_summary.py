@@ -152,7 +152,8 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
     from pathlib import Path
 
     from annotator.ingest.rubrics import load_rubric
-    from annotator.services.dashboard_sections import agreement_text, competence_text
+    from annotator.reports.view_raters import competence_text, rater_view
+    from annotator.stats.competence import low_competence
 
     rubric = load_rubric(Path(__file__).parents[2] / "rubrics" / "ui_mockup.toml")
     raters = {
@@ -160,17 +161,20 @@ def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
         "r3": {"competence": {"layout_hierarchy": _fig(0.8, 0.7, 0.9)}},
         "r4": {"competence": {"layout_hierarchy": _fig(0.9, 0.8, 1.0)}},
     }
-    text = competence_text(rubric, "r2", raters)
+    # the report's labels (Rubric.key_label) and the summary's verdict (low_competence)
+    labels = {"layout_hierarchy": rubric.key_label("layout_hierarchy")}
+    low = low_competence({r: d["competence"] for r, d in raters.items()})
+    text = competence_text(labels, "r2", raters, low)
     assert text.startswith("0.20 (median)") and "low on Layout" in text
-    assert "low on" not in competence_text(rubric, "r3", raters)
+    assert "low on" not in competence_text(labels, "r3", raters, low)
     rep = {"agreement_with_consensus": {"a": {"exact_agreement": _fig(0.7, 0.6, 0.8)}}}
-    assert agreement_text(rep) == "70% (median of 1 metrics)"
+    assert rater_view("r", rep)["agreement"] == "70% (median of 1 metrics)"
 
 
 def test_rater_medians_skip_metrics_without_the_figure() -> None:
     """The dashboard's per-rater medians live in stats, over the metrics
     that have the figure: an undefined one (None) is left out, never counted as 0."""
-    from annotator.stats.rater_medians import median_agreement, median_competence
+    from annotator.domain.rater_medians import median_agreement, median_competence
 
     rater = {
         "agreement_with_consensus": {

@@ -1,7 +1,10 @@
 """A rater's figures summed up over the metrics, for the places that show one line per rater
-(the app's dashboard): the median of their exact agreement with the others' consensus, and the
-median of their competence. Read from a finished report's `raters.<name>` entry; standard
-library only (the dashboard lays out on a thread that must not import numpy first)."""
+(the raters table of the report and the app: reports/view_raters.py): the median of their
+exact agreement with the others' consensus, and the median of their competence. Read from a
+finished report's `raters.<name>` entry; standard library only (the dashboard lays out on a
+thread that must not import numpy first).
+Tested in tests/unit/test_stats_summary.py.
+"""
 
 from __future__ import annotations
 
