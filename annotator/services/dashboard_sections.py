@@ -1,8 +1,8 @@
 """The dashboard's own sections, laid out from the report's view rows (reports/html_report.py
-`build_view`): the summary, agreement, by generator, findings, raters, calibrations and
-pairwise. The sections of reports/report_sections.py (adjudication, generators, judge
-versions and calibration, debiased, certified) are built in reports/section_*.py, where the HTML report renders them too;
-services/dashboard.py puts them in order.
+`build_view`): agreement, by generator, raters, calibrations and pairwise. The sections of
+reports/report_sections.py (summary, findings, adjudication, generators, judge versions and
+calibration, debiased, certified) are built in reports/section_*.py, where the HTML report
+renders them too; services/dashboard.py puts them in order.
 Tested in tests/gui/test_dashboard_view.py, tests/unit/test_stats_summary.py and
 tests/unit/test_next_steps.py.
 """
@@ -18,8 +18,6 @@ from ..domain.rubric import Rubric
 from ..reports.formatting import as_of_text, carried_as_of
 from ..reports.sections import Block, Chart, Note, Section, Table
 from ..stats.rater_medians import median_agreement, median_competence
-
-MAX_FINDING_ROWS = 200
 
 
 def metric_label(rubric: Rubric, key: str) -> str:
@@ -55,30 +53,6 @@ def _share(v: Mapping[str, Any]) -> str:
     lo, hi = v.get("low"), v.get("high")
     ci = f" [{lo:.0%}, {hi:.0%}]" if lo is not None and hi is not None else ""
     return f"{est:.0%}{ci} n={v.get('n')}"
-
-
-def summary_section(report: Mapping[str, Any]) -> Section:
-    """The report summary's lead: what is known, then what data would decide the rest (the same
-    entries as the HTML report's summary: stats/next_steps.py)."""
-    s = as_dict(report.get("summary"))
-    blocks: list[Block] = [
-        Note(str(as_dict(per).get("text")))
-        for _name, per in sorted(as_dict(s.get("judges")).items())
-        if as_dict(per).get("text")
-    ]  # one verdict per judge, first
-    blocks += [Note(f"Known: {as_dict(e).get('text')}") for e in s.get("known") or []]
-    if not s.get("known") and "known" in s:
-        blocks.append(Note("Known: nothing yet for sure; every figure is undecided on these data."))
-    for e in s.get("to_decide") or []:
-        cmd = as_dict(e).get("command")
-        blocks.append(Note(f"To decide: {as_dict(e).get('text')}" + (f"  ·  {cmd}" if cmd else "")))
-    return Section(
-        "summary",
-        "Summary",
-        "What the figures say for sure, then what data would decide the rest, with the command "
-        "that deals it.",
-        tuple(blocks),
-    )
 
 
 def agreement_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
@@ -185,44 +159,6 @@ def by_generator_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
         "correlations with the human mean there (as the field reports agreement per model).",
         blocks,
     )
-
-
-def findings_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
-    findings = view.get("findings") or []
-    sub = (
-        "Each disagreement between the humans and the judge (or among the humans), item by item and "
-        "metric by metric; none is averaged away."
-    )
-    if not findings:
-        return Section(
-            "findings",
-            "Findings: 0",
-            sub,
-            (Note("No findings: humans and judges agree wherever both answered."),),
-        )
-    # The lead's item id (case + generator), never a rater's display code: codes are per rater.
-    rows = tuple(
-        (
-            str(f.get("item_id") or f.get("title") or ""),
-            metric_label(rubric, str(f.get("metric") or "")),
-            str(f.get("kind") or ""),
-            str(f.get("humans") or ""),
-            str(f.get("judge_value") or ""),
-            str(f.get("generator") or ""),
-        )
-        for f in findings[:MAX_FINDING_ROWS]
-    )
-    blocks: list[Block] = [
-        Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)
-    ]
-    if len(findings) > MAX_FINDING_ROWS:
-        blocks.append(
-            Note(
-                f"The first {MAX_FINDING_ROWS} of {len(findings)} findings; the HTML report "
-                "lists them all."
-            )
-        )
-    return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))
 
 
 def drift_text(
