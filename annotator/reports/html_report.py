@@ -29,9 +29,8 @@ from ..base.atomic import atomic_write_text
 from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .report_sections import SECTIONS, report_sections, section_views
-from .sections import Chart, Note, Table
-from .view_metrics import finding_view, metric_view, systematic_view
-from .view_summary import summary_view
+from .sections import Bullets, Chart, ItemCard, Note, Table
+from .view_metrics import metric_view
 
 __all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
 
@@ -152,10 +151,7 @@ _TOP_KNOWN = (
     "study",
     "rubric",
     "metrics",
-    "findings",
     "verdict",
-    "item_findings_baseline",
-    "systematic_findings",
     "n_boot",
     "settings",
     "generated_at",
@@ -164,7 +160,6 @@ _TOP_KNOWN = (
     "definitions",
     "seed",
     "n_perm",
-    "summary",
     *(key for s in SECTIONS for key in s.reads),
 )
 
@@ -202,7 +197,6 @@ def build_view(
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
     chart_set = _charts.render_all(report, metrics) if with_charts else {"agreement": None}
-    findings = [v for v in (finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
     version = str(rubric.get("version") or "")
     view: dict[str, Any] = {
         "study": str(report.get("study") or "study"),
@@ -228,19 +222,19 @@ def build_view(
             for j in as_dict(as_dict(m).get("judges")).values()
         ),
         "metrics": [metric_view(k, as_dict(m), judge_order) for k, m in metrics.items()],
-        "findings": findings,
-        "n_findings_with_thumb": sum(1 for f in findings if f.get("thumb")),
-        "systematic": [systematic_view(f) for f in (report.get("systematic_findings") or [])],
-        "item_findings_baseline": [
-            b for b in (report.get("item_findings_baseline") or []) if isinstance(b, Mapping)
-        ],
+        "n_findings": len(report.get("findings") or []),
+        # the items' pictures as data: URIs, by item id or display code (the findings' cards)
+        "thumbnails": thumbs,
         # the sections of the one model (report_sections.py): their rows, then their Sections
         **section_views(report, with_charts=with_charts),
-        "summary": summary_view(report),
         "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }
-    view["sections"] = report_sections(view)
+    sections = report_sections(view)
+    top = {s.key for s in SECTIONS if s.top}
+    # the summary heads the page in a card; the others follow the contents in report order
+    view["top_sections"] = [s for s in sections if s.key in top]
+    view["sections"] = [s for s in sections if s.key not in top]
     view["section_links"] = [(s.key, s.toc) for s in SECTIONS if view.get(s.key)]
     return view
 
@@ -266,7 +260,28 @@ def _environment() -> Environment:
     env.tests["table"] = lambda b: isinstance(b, Table)
     env.tests["chart"] = lambda b: isinstance(b, Chart)
     env.tests["note"] = lambda b: isinstance(b, Note)
+    env.tests["bullets"] = lambda b: isinstance(b, Bullets)
+    env.tests["card"] = lambda b: isinstance(b, ItemCard)
+    env.filters["image_uri"] = _image_uri
     return env
+
+
+_IMAGE_URI = re.compile(r"data:image/(?:png|jpeg);base64,[A-Za-z0-9+/=]+")
+
+
+def _image_uri(image: bytes | str | None) -> str:
+    """An item card's picture as a data: URI, or "" (the card says "no image"): bytes of a PNG or
+    a JPEG, or a data: URI of one; anything else (a link, another type) is dropped, so the page
+    never loads from elsewhere."""
+    if isinstance(image, (bytes, bytearray)):
+        mime = _sniff_mime(bytes(image))
+        return _charts.png_data_uri(bytes(image), mime) if mime in _CARD_MIMES else ""
+    if isinstance(image, str) and _IMAGE_URI.fullmatch(image):
+        return image
+    return ""
+
+
+_CARD_MIMES = ("image/png", "image/jpeg")
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")

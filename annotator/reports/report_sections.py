@@ -16,17 +16,21 @@ from typing import Any
 from .section_adjudication import adjudication_section
 from .section_certified import certified_section
 from .section_debiased import debiased_section
+from .section_findings import findings_section
 from .section_generators import generators_section
 from .section_judges import judges_section
 from .section_pairwise import pairwise_section
 from .section_raters import raters_section
+from .section_summary import summary_section
 from .sections import Section
 from .view_adjudication import adjudication_section_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
+from .view_findings import findings_view
 from .view_judges import judge_charts, judges_view
 from .view_raters import rater_charts, raters_section_view
 from .view_study import generators_section_view, pairwise_charts, pairwise_section_view
+from .view_summary import summary_view
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,20 @@ class SectionSpec:
     # the report dict -> the section's charts as PNGs by name, put in its view as "charts";
     # apart from `view` because drawing takes seconds and `report --csv` shows no chart
     draw: Callable[[Mapping[str, Any]], Mapping[str, bytes]] | None = None
+    # the HTML report sets it at its head, in a card before the contents and the tiles, rather
+    # than among the sections (the summary: what a reader reads first)
+    top: bool = False
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec("summary", "Summary", ("summary",), summary_view, summary_section, top=True),
+    SectionSpec(
+        "findings",
+        "Findings",
+        ("findings", "systematic_findings", "item_findings_baseline"),
+        findings_view,
+        findings_section,
+    ),
     SectionSpec(
         "adjudication",
         "Adjudication",

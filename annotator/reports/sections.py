@@ -1,7 +1,8 @@
-"""The report's view-model of sections: plain tables, notes and chart PNGs, the shape every
-output can lay out without knowing a figure: the dashboard renders it in ui/section_widgets.py,
-the HTML report through one Jinja macro (templates/_section.html.j2), and `report --csv` writes
-each Table as one CSV (csv_report.section_tables). Section builders are reports/section_*.py
+"""The report's view-model of sections: plain tables, notes, lists, item cards and chart PNGs,
+the shape every output can lay out without knowing a figure: the dashboard renders it in
+ui/section_widgets.py, the HTML report through one Jinja macro (templates/_section.html.j2), and
+`report --csv` writes each Table as one CSV (csv_report.section_tables; a list or a card is no
+table and writes none). Section builders are reports/section_*.py
 (listed in reports/report_sections.py) and services/dashboard*.py.
 Tested in tests/gui/test_dashboard_view.py and tests/unit/test_report_sections.py.
 """
@@ -49,11 +50,49 @@ class Chart:
 class Note:
     text: str
     # how the HTML report sets it: a paragraph, a sub-heading of the section, or an aside in
-    # small print (the explanation of a table); the dashboard shows every note as text
+    # small print (the explanation of a table); the dashboard shows a sub-heading in bold and
+    # every other note as text
     style: Literal["", "heading", "aside"] = ""
 
 
-Block = Table | Chart | Note
+@dataclass(frozen=True)
+class Bullets:
+    """A list of short sentences, each its own point (a summary's verdicts, what is known)."""
+
+    items: tuple[str, ...]
+    # the HTML report sets the list in small print (the dashboard shows every list alike)
+    small: bool = False
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One line of an item card: who answered, the answer, and the reason they gave."""
+
+    who: str
+    answer: str
+    reason: str = ""
+    # how the HTML report sets the line: a rater's, the pooled answer under them, or a judge's
+    role: Literal["", "pooled", "judge"] = ""
+
+
+@dataclass(frozen=True)
+class ItemCard:
+    """One item with its picture: a finding's answers side by side, the reasons beside them."""
+
+    title: str
+    # the item's picture: PNG or JPEG bytes, or a data: URI of one; None: the card says so
+    image: bytes | str | None = None
+    image_alt: str = ""
+    # lines under the title: where the item comes from (case, generator, id)
+    meta: tuple[str, ...] = ()
+    answers: tuple[Answer, ...] = ()
+    # a warning beside the title (what the card was flagged for), in words and a symbol
+    flag: str = ""
+    # small lines under the answers: anything else the report says of the item
+    foot: tuple[str, ...] = ()
+
+
+Block = Table | Chart | Note | Bullets | ItemCard
 
 
 @dataclass(frozen=True)
@@ -71,4 +110,4 @@ class Tile:
     warn: bool = False
 
 
-__all__ = ["Block", "Chart", "Note", "Section", "Table", "Tile"]
+__all__ = ["Answer", "Block", "Bullets", "Chart", "ItemCard", "Note", "Section", "Table", "Tile"]

@@ -1,4 +1,5 @@
-"""View rows for the agreement side of the HTML report: metrics, judges, findings.
+"""View rows for the agreement side of the HTML report: metrics and judges (the findings' are
+reports/view_findings.py).
 
 Each function takes a piece of the report dict, tolerates missing or odd values,
 and returns plain rows for the template. Keys it does not know are passed on as
@@ -78,21 +79,6 @@ _METRIC_KNOWN = (
     "rater_pairs",
     "n_ties",
     "latent_truth",
-)
-_FINDING_KNOWN = (
-    "item_id",
-    "display_code",
-    "case_id",
-    "generator",
-    "metric",
-    "kind",
-    "humans",
-    "judge",
-    "human_answers",
-    "human_reasons",
-    "judge_value",
-    "judge_reason",
-    "judge_name",
 )
 
 
@@ -398,101 +384,3 @@ def _by_generator_rows(block: Any) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def _answers(f: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Each human's answer beside their reason, whichever shape the finding uses."""
-    answers, reasons = f.get("human_answers"), f.get("human_reasons")
-    rows: list[dict[str, str]] = []
-    if isinstance(answers, Mapping):
-        reasons_map = as_dict(reasons)
-        for rater, a in answers.items():
-            rows.append(
-                {
-                    "who": str(rater),
-                    "answer": fmt_any(a),
-                    "reason": str(reasons_map.get(rater) or ""),
-                }
-            )
-        for rater, r in reasons_map.items():
-            if rater not in answers and r:
-                rows.append({"who": str(rater), "answer": "", "reason": str(r)})
-        return rows
-    if isinstance(answers, (list, tuple)):
-        rlist = list(reasons) if isinstance(reasons, (list, tuple)) else []
-        for i, a in enumerate(answers):
-            if isinstance(a, Mapping):
-                who = a.get("rater") or a.get("who") or ""
-                rows.append(
-                    {
-                        "who": str(who),
-                        "answer": fmt_any(a.get("value", a.get("answer"))),
-                        "reason": str(
-                            a.get("reason") or (rlist[i] if i < len(rlist) else "") or ""
-                        ),
-                    }
-                )
-            else:
-                rows.append(
-                    {
-                        "who": "",
-                        "answer": fmt_any(a),
-                        "reason": str(rlist[i] or "") if i < len(rlist) else "",
-                    }
-                )
-        return rows
-    if isinstance(reasons, Mapping):
-        return [{"who": str(k), "answer": "", "reason": str(v or "")} for k, v in reasons.items()]
-    if isinstance(reasons, (list, tuple)):
-        return [{"who": "", "answer": "", "reason": str(r or "")} for r in reasons if r]
-    return rows
-
-
-def _thumbs_for(f: Mapping[str, Any], thumbs: Mapping[str, str]) -> str | None:
-    for key in (f.get("item_id"), f.get("display_code")):
-        if key is not None and str(key) in thumbs:
-            return thumbs[str(key)]
-    return None
-
-
-def finding_view(f: Any, thumbs: Mapping[str, str]) -> dict[str, Any] | None:
-    if not isinstance(f, Mapping):
-        return {"title": str(f), "other": []} if f is not None else None
-    judge_value = f.get("judge_value", f.get("judge"))
-    return {
-        "title": str(f.get("display_code") or f.get("item_id") or "item"),
-        "item_id": f.get("item_id"),
-        "display_code": f.get("display_code"),
-        "case_id": f.get("case_id"),
-        "generator": f.get("generator"),
-        "metric": f.get("metric"),
-        "kind": str(f["kind"]).replace("_", " ") if f.get("kind") else None,
-        "humans": fmt_any(f.get("humans")) if "humans" in f else None,
-        "answers": _answers(f),
-        "judge_name": f.get("judge_name"),
-        "judge_value": fmt_any(judge_value) if judge_value is not None or "judge" in f else None,
-        "judge_reason": f.get("judge_reason"),
-        "thumb": _thumbs_for(f, thumbs),
-        "other": kv_rows(f, skip=_FINDING_KNOWN),
-    }
-
-
-def systematic_view(f: Any) -> dict[str, Any]:
-    if not isinstance(f, Mapping):
-        return {"title": str(f), "rows": []}
-    title = f.get("summary") or f.get("description")
-    skip: tuple[str, ...] = ("summary", "description")
-    if not title and f.get("kind") and f.get("metric"):
-        who = f.get("judge_name") or f.get("judge") or "the judge"
-        kind = str(f["kind"])
-        phrase = {
-            "judge_tags_more_often": "tags more often than the humans",
-            "judge_tags_less_often": "tags less often than the humans",
-        }.get(kind)
-        title = (
-            f"{who} {phrase} on {f['metric']}"
-            if phrase
-            else f"{who} is {kind.replace('_', ' ')} on {f['metric']}"
-        )
-        skip += ("kind", "metric", "judge_name", "judge")
-    return {"title": str(title or f.get("kind") or "finding"), "rows": kv_rows(f, skip=skip)}

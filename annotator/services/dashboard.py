@@ -46,14 +46,22 @@ from ..domain.rubric import Rubric
 
 # the view-model (reports/sections.py), metric_label and clock_text are named here for the view
 from ..reports.formatting import clock_text  # noqa: F401
-from ..reports.sections import Block, Chart, Note, Section, Table, Tile  # noqa: F401
+from ..reports.sections import (  # noqa: F401
+    Answer,
+    Block,
+    Bullets,
+    Chart,
+    ItemCard,
+    Note,
+    Section,
+    Table,
+    Tile,
+)
 from ..store.changes import data_version
 from .dashboard_sections import (
     agreement_section,
     by_generator_section,
-    findings_section,
     metric_label,  # noqa: F401
-    summary_section,
 )
 
 if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
@@ -337,13 +345,11 @@ def _model(
     # the sections every output lays out from the one model (the report's and the CSV's too)
     from ..reports.report_sections import SECTIONS
 
-    summary = summary_section(report)
     sections = (
-        *((summary,) if summary.blocks else ()),  # a report of an earlier version has none
+        *(s.build(view) for s in SECTIONS if s.top),  # the summary first, as the report has it
         agreement_section(rubric, view),
         by_generator_section(rubric, view),
-        findings_section(rubric, view),
-        *(s.build(view) for s in SECTIONS),
+        *(s.build(view) for s in SECTIONS if not s.top),
     )
     live = as_dict(view.get("live_estimate"))
     resamples = (

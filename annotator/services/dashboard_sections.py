@@ -1,7 +1,7 @@
 """The dashboard's own sections, laid out from the report's view rows (reports/html_report.py
-`build_view`): the summary, agreement, by generator and findings. The sections of
-reports/report_sections.py (adjudication, generators, judge versions and calibration,
-debiased, certified, raters, pairwise) are built in reports/section_*.py, where the HTML report renders
+`build_view`): agreement and by generator. The sections of reports/report_sections.py
+(summary, findings, adjudication, generators, judge versions and calibration, debiased,
+certified, raters, pairwise) are built in reports/section_*.py, where the HTML report renders
 them too; services/dashboard.py puts them in order.
 Tested in tests/gui/test_dashboard_view.py and tests/unit/test_next_steps.py.
 """
@@ -15,8 +15,6 @@ from typing import Any
 from ..domain.figures import MISSING, as_dict
 from ..domain.rubric import Rubric
 from ..reports.sections import Block, Chart, Note, Section, Table
-
-MAX_FINDING_ROWS = 200
 
 
 def metric_label(rubric: Rubric, key: str) -> str:
@@ -43,30 +41,6 @@ def _est(e: Any, *, with_n: bool = True) -> str:
 
 def _or_dash(v: Any) -> str:
     return MISSING if v is None else str(v)
-
-
-def summary_section(report: Mapping[str, Any]) -> Section:
-    """The report summary's lead: what is known, then what data would decide the rest (the same
-    entries as the HTML report's summary: stats/next_steps.py)."""
-    s = as_dict(report.get("summary"))
-    blocks: list[Block] = [
-        Note(str(as_dict(per).get("text")))
-        for _name, per in sorted(as_dict(s.get("judges")).items())
-        if as_dict(per).get("text")
-    ]  # one verdict per judge, first
-    blocks += [Note(f"Known: {as_dict(e).get('text')}") for e in s.get("known") or []]
-    if not s.get("known") and "known" in s:
-        blocks.append(Note("Known: nothing yet for sure; every figure is undecided on these data."))
-    for e in s.get("to_decide") or []:
-        cmd = as_dict(e).get("command")
-        blocks.append(Note(f"To decide: {as_dict(e).get('text')}" + (f"  ·  {cmd}" if cmd else "")))
-    return Section(
-        "summary",
-        "Summary",
-        "What the figures say for sure, then what data would decide the rest, with the command "
-        "that deals it.",
-        tuple(blocks),
-    )
 
 
 def agreement_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
@@ -173,41 +147,3 @@ def by_generator_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
         "correlations with the human mean there (as the field reports agreement per model).",
         blocks,
     )
-
-
-def findings_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
-    findings = view.get("findings") or []
-    sub = (
-        "Each disagreement between the humans and the judge (or among the humans), item by item and "
-        "metric by metric; none is averaged away."
-    )
-    if not findings:
-        return Section(
-            "findings",
-            "Findings: 0",
-            sub,
-            (Note("No findings: humans and judges agree wherever both answered."),),
-        )
-    # The lead's item id (case + generator), never a rater's display code: codes are per rater.
-    rows = tuple(
-        (
-            str(f.get("item_id") or f.get("title") or ""),
-            metric_label(rubric, str(f.get("metric") or "")),
-            str(f.get("kind") or ""),
-            str(f.get("humans") or ""),
-            str(f.get("judge_value") or ""),
-            str(f.get("generator") or ""),
-        )
-        for f in findings[:MAX_FINDING_ROWS]
-    )
-    blocks: list[Block] = [
-        Table("findingsTable", ("item", "metric", "kind", "humans", "judge", "generator"), rows)
-    ]
-    if len(findings) > MAX_FINDING_ROWS:
-        blocks.append(
-            Note(
-                f"The first {MAX_FINDING_ROWS} of {len(findings)} findings; the HTML report "
-                "lists them all."
-            )
-        )
-    return Section("findings", f"Findings: {len(findings)}", sub, tuple(blocks))

@@ -1,21 +1,27 @@
-"""The report's view-model of sections (``reports/sections.py``: tables, notes, charts, tiles,
-named by ``services.dashboard``) as Qt widgets, knowing no figure: whatever a section holds is
-laid out the same way.
+"""The report's view-model of sections (``reports/sections.py``: tables, notes, lists, item
+cards, charts, tiles, named by ``services.dashboard``) as Qt widgets, knowing no figure: whatever
+a section holds is laid out the same way.
 
 A table is read-only and sized to show every row whole (the page scrolls, not the table), its
 widest columns narrowed to the page's width so their text wraps instead of being clipped; a
 chart is a picture decoded beforehand (a ``QImage``, drawn at ``CHART_RATIO`` times its CSS
 size), per-rater charts two a row when they fit; a flagged row, chart or tile says so in a
-symbol too, not only by its colour. ``section_page`` lays out a page of sections, each under a
+symbol too, not only by its colour. A list is a column of bulleted lines; an item card is the
+item's picture (when it has one) beside its title, flag, lines and answers, and a section builds
+at most ``MAX_CARDS`` of them (each is a dozen widgets: thousands would stall the page), saying
+how many it leaves to the HTML report. ``section_page`` lays out a page of sections, each under a
 heading widget named ``section:KEY`` (what a view jumps between).
 
 The words inside are the report's own (English, as the HTML report; marked with the widget
-property ``content``); the one text of this module's own keeps the dashboard's translation
+property ``content``); the texts of this module's own keep the dashboard's translation
 context.
 Tested in tests/gui/test_dashboard_view.py.
 """
 
 from __future__ import annotations
+
+import base64
+import binascii
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QImage, QPalette, QPixmap
@@ -35,14 +41,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..services.dashboard import Block, Chart, Note, Section, Table, Tile
+from ..services.dashboard import Block, Bullets, Chart, ItemCard, Note, Section, Table, Tile
+from .decode import decode_image
 from .i18n import translate
 from .shown import shown_text
 from .style import FLAG, flag_background, relative_font, set_accessible, soft_colour, warning_colour
 
 __all__ = [
     "CHART_RATIO",
+    "MAX_CARDS",
     "add_blocks",
+    "bullets_widget",
+    "card_widget",
     "chart_widget",
     "fit_columns",
     "note_label",
@@ -58,6 +68,8 @@ MAX_COLUMN = 340  # wider text wraps inside its cell (never clipped)
 COLUMN_SLACK = 12
 MIN_COLUMN = 110
 CHART_RATIO = 1.5  # charts are drawn at 1.5x their CSS size for sharp text
+MAX_CARDS = 50  # item cards a section builds; the HTML report shows every one
+THUMB_WIDTH = 160  # an item card's picture, in device-independent pixels (as the HTML report)
 
 
 def _palette() -> QPalette:
@@ -211,6 +223,101 @@ def chart_widget(chart: Chart, image: QImage | None) -> QWidget:
     return box
 
 
+def bullets_widget(b: Bullets) -> QWidget:
+    """A list: each point on its own wrapped line after a bullet."""
+    box = QWidget()
+    box.setObjectName("bullets")
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(8, 0, 0, 0)
+    lay.setSpacing(2)
+    for text in b.items:
+        lay.addWidget(note_label(f"\u2022 {text}"))
+    return box
+
+
+def _card_image(image: bytes | str | None) -> QImage | None:
+    """An item card's picture decoded (PNG or JPEG bytes, or a data: URI of them); None when
+    there is none or it does not decode (the card then shows no picture)."""
+    if isinstance(image, str):
+        head, _, data = image.partition(",")
+        if not head.startswith("data:image/") or not head.endswith(";base64"):
+            return None
+        try:
+            image = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    if not image:
+        return None
+    try:
+        return decode_image(bytes(image))
+    except ValueError:
+        return None
+
+
+def card_widget(c: ItemCard) -> QFrame:
+    """An item card: its picture (when it has one) beside its title, the flag in words and a
+    symbol, its lines, then each answer (who, the answer, the reason) and its small print."""
+    f = QFrame()
+    f.setObjectName("itemCard")
+    f.setStyleSheet("QFrame#itemCard { border: 1px solid palette(mid); border-radius: 8px; }")
+    f.setProperty("content", True)
+    set_accessible(f, c.title, " · ".join((c.flag, *c.meta)) if c.flag or c.meta else "")
+    row = QHBoxLayout(f)
+    row.setContentsMargins(12, 8, 12, 8)
+    row.setSpacing(12)
+    image = _card_image(c.image)
+    if image is not None and not image.isNull():
+        pic = QLabel()
+        pic.setObjectName("itemCardImage")
+        scaled = QPixmap.fromImage(image)
+        ratio = scaled.width() / THUMB_WIDTH if scaled.width() > THUMB_WIDTH else 1.0
+        scaled.setDevicePixelRatio(ratio)  # shown 160 px wide, sharp on a dense screen
+        pic.setPixmap(scaled)
+        pic.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        set_accessible(pic, c.image_alt or c.title)
+        pic.setToolTip(c.image_alt)
+        row.addWidget(pic, 0, Qt.AlignmentFlag.AlignTop)
+    body = QVBoxLayout()
+    body.setSpacing(4)
+    title = QLabel(c.title)
+    title.setFont(relative_font(title, 1.1, bold=True))
+    title.setWordWrap(True)
+    title.setProperty("content", True)
+    body.addWidget(title)
+    if c.flag:
+        flag = QLabel(f"{FLAG} {c.flag}")  # a symbol too, not only amber
+        flag.setStyleSheet(f"color: {warning_colour(_palette())};")
+        flag.setProperty("content", True)
+        body.addWidget(flag)
+    for line in c.meta:
+        body.addWidget(note_label(line))
+    if c.answers:
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(2)
+        for r, a in enumerate(c.answers):
+            who = QLabel(a.who)
+            who.setStyleSheet(f"color: {soft_colour(_palette())};")
+            answer = QLabel(a.answer)
+            # the pooled and the judge's answers stand apart from the raters' lines above
+            answer.setFont(relative_font(answer, 1.0, bold=True))
+            reason = QLabel(a.reason)
+            reason.setWordWrap(True)
+            reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            if a.role:
+                who.setText(f"{a.who} ({'pooled' if a.role == 'pooled' else 'judge'})")
+            for c_, w in enumerate((who, answer, reason)):
+                w.setTextFormat(Qt.TextFormat.PlainText)  # a rater's reason is text, never markup
+                w.setProperty("content", True)
+                grid.addWidget(w, r, c_, Qt.AlignmentFlag.AlignTop)
+        grid.setColumnStretch(2, 1)
+        body.addLayout(grid)
+    for line in c.foot:
+        body.addWidget(note_label(line))
+    row.addLayout(body, 1)
+    return f
+
+
 def tile_widget(t: Tile) -> QFrame:
     """A count in large type over what it counts."""
     f = QFrame()
@@ -264,14 +371,36 @@ def add_blocks(
     """Lay `blocks` out in `lay`, `room` pixels wide (`charts`: the decoded charts by name)."""
     grid: QGridLayout | None = None
     n = 0
+    cards = sum(isinstance(b, ItemCard) for b in blocks)
+    built = 0
     for b in blocks:
-        if isinstance(b, Table):
+        if isinstance(b, ItemCard):
+            built += 1
+            if built <= MAX_CARDS:
+                lay.addWidget(card_widget(b))
+            if built == MAX_CARDS and cards > MAX_CARDS:
+                lay.addWidget(
+                    note_label(
+                        translate(
+                            "DashboardView",
+                            "The first {shown} of {n} items; the HTML report shows them all.",
+                        ).format(shown=MAX_CARDS, n=cards),
+                        content=False,
+                    )
+                )
+        elif isinstance(b, Bullets):
+            lay.addWidget(bullets_widget(b))
+        elif isinstance(b, Table):
             table = table_widget(b, room + 24)
             if b.fold:  # a long detail table: folded under its line, as the report has it
                 lay.addWidget(fold_button(b.fold, table))
             lay.addWidget(table)
         elif isinstance(b, Note):
-            lay.addWidget(note_label(b.text))
+            lab = note_label(b.text)
+            if b.style == "heading":  # a part of the section, as the report's sub-heading
+                lab.setFont(relative_font(lab, 1.05, bold=True))
+                lab.setStyleSheet("")
+            lay.addWidget(lab)
         elif b.caption:
             # per-rater charts: two a row when they fit, so the page never scrolls sideways
             image = charts.get(b.name)

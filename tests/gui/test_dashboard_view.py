@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from gui_support import hold_study
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtWidgets import QLabel, QTableWidget
+from PySide6.QtWidgets import QFrame, QLabel, QTableWidget, QWidget
 
 from annotator.demo import scenario
 from annotator.services import dashboard as dash
@@ -24,6 +24,7 @@ from annotator.services.labeling import LabelSession
 from annotator.services.pairing import PairSession
 from annotator.services.study import Study
 from annotator.ui.dashboard_view import DashboardView
+from annotator.ui.section_widgets import MAX_CARDS
 
 REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "rubrics" / "ui_mockup.toml"
@@ -165,10 +166,28 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     )
     assert agree.item(row, 4).text() == scenario.JUDGE_NAME
 
-    headings = [lab.text() for lab in view.findChildren(QLabel)]
-    assert f"Findings: {len(report['findings'])}" in headings
-    if report["findings"]:
-        assert tables["findingsTable"].rowCount() == min(len(report["findings"]), 200)
+    # the summary first, its sentences as the report's lists
+    assert next(s.key for s in view.model.sections if s.key != "team") == "summary"
+    lists = view.findChild(QWidget, "section:summary").parent().findChildren(QWidget, "bullets")
+    shown_lines = {lab.text() for w in lists for lab in w.findChildren(QLabel)}
+    judge_texts = [j["text"] for j in report["summary"]["judges"].values() if j.get("text")]
+    assert judge_texts and {f"\u2022 {t}" for t in judge_texts} <= shown_lines
+    # each finding a card (the first MAX_CARDS), in the report's order, with its answers
+    n = len(report["findings"])
+    findings = next(s for s in view.model.sections if s.key == "findings")
+    assert findings.subtitle.endswith(f" {n} finding{'' if n == 1 else 's'}.")
+    cards = view.findChildren(QFrame, "itemCard")
+    assert len(cards) == min(n, MAX_CARDS)
+    for card, f in zip(cards, report["findings"], strict=False):
+        texts = [lab.text() for lab in card.findChildren(QLabel)]
+        assert texts[0] == f"{f.get('display_code') or f['item_id']} · {f['metric']}"
+        assert f"\u26a0 {f['kind'].replace('_', ' ')}" in texts
+    more = [lab.text() for lab in view.findChildren(QLabel) if lab.text().startswith("The first ")]
+    assert more == (
+        [f"The first {MAX_CARDS} of {n} items; the HTML report shows them all."]
+        if n > MAX_CARDS
+        else []
+    )
 
     raters = tables["ratersTable"]
     # each count says what it counts: items answered, not bare "judgements"
@@ -250,6 +269,10 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     bar = view.scroll_area.verticalScrollBar()
     bar.setValue(view.section_top("raters"))
     assert view.grab().save(str(screenshot_dir / "dashboard_drift.png"))
+    bar.setValue(view.section_top("findings"))
+    assert view.grab().save(str(screenshot_dir / "dashboard_findings.png"))
+    bar.setValue(view.section_top("summary"))
+    assert view.grab().save(str(screenshot_dir / "dashboard_summary.png"))
     bar.setValue(0)
     assert view.grab().save(str(screenshot_dir / "dashboard_top.png"))
 
@@ -607,3 +630,67 @@ def test_a_long_detail_table_is_folded_under_its_line_as_in_the_report(qtbot):
     assert table.isVisible() and table.rowCount() == 40
     button.click()
     assert not table.isVisible()
+
+
+def test_lists_and_item_cards_as_in_the_report(qtbot):
+    """A list is bulleted lines; an item card shows its picture (bytes or a data: URI), its
+    title, its flag in words and a symbol, its lines and each answer with the reason as plain
+    text; a section builds at most MAX_CARDS cards and says how many it left to the report."""
+    import base64
+    import io
+
+    from PIL import Image
+    from PySide6.QtWidgets import QVBoxLayout
+
+    from annotator.reports.sections import Answer, Bullets, ItemCard
+    from annotator.ui.section_widgets import add_blocks
+
+    buf = io.BytesIO()
+    Image.new("RGB", (320, 200), (200, 80, 60)).save(buf, format="PNG")
+    png = buf.getvalue()
+    uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    first = ItemCard(
+        "K7Q2 · tone",
+        png,
+        "item K7Q2",
+        ("case c · generator g",),
+        (
+            Answer("r1", "FAIL", "<b>not bold</b> " * 20),
+            Answer("humans", "FAIL (1 of 1)", role="pooled"),
+            Answer("j", "PASS", "fine", "judge"),
+        ),
+        "judge lenient",
+        ("note: odd",),
+    )
+    cards = (
+        first,
+        ItemCard("P3ZX", uri, "item P3ZX"),
+        ItemCard("M81D"),
+        ItemCard("X", "https://x"),
+    )
+    many = cards + tuple(ItemCard(f"item {i}") for i in range(MAX_CARDS))
+    page = QWidget()
+    qtbot.addWidget(page)
+    lay = QVBoxLayout(page)
+    add_blocks(lay, (Bullets(("first point", "second point")), *many), {}, 600)
+    page.resize(640, 400)
+    page.show()
+    (bullets,) = page.findChildren(QWidget, "bullets")
+    assert [lab.text() for lab in bullets.findChildren(QLabel)] == [
+        "\u2022 first point",
+        "\u2022 second point",
+    ]
+    shown = page.findChildren(QFrame, "itemCard")
+    assert len(shown) == MAX_CARDS
+    more = [lab.text() for lab in page.findChildren(QLabel) if lab.text().startswith("The first ")]
+    assert more == [f"The first {MAX_CARDS} of {len(many)} items; the HTML report shows them all."]
+    # the pictures of bytes and of a data: URI; none for a card without one or with a link
+    images = [c.findChild(QLabel, "itemCardImage") for c in shown[:4]]
+    assert [i is not None and not i.pixmap().isNull() for i in images] == [True, True, False, False]
+    texts = [lab.text() for lab in shown[0].findChildren(QLabel)]
+    assert texts[1:4] == ["K7Q2 · tone", "\u26a0 judge lenient", "case c · generator g"]
+    assert "humans (pooled)" in texts and "j (judge)" in texts and "note: odd" in texts
+    reason = next(lab for lab in shown[0].findChildren(QLabel) if lab.text().startswith("<b>"))
+    assert reason.textFormat() == Qt.TextFormat.PlainText and reason.wordWrap()
+    # a long reason wraps: the card never widens the page
+    assert shown[0].minimumSizeHint().width() < 600

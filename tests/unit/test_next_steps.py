@@ -64,7 +64,7 @@ def test_no_competence_figure_the_fit_cannot_support_and_no_flag(team_report):
 
 def test_the_html_summary_and_the_dashboard_lead_with_it(team_report):
     from annotator.reports.html_report import render_html
-    from annotator.services.dashboard import compute, read_inputs
+    from annotator.services.dashboard import Bullets, compute, read_inputs
 
     study, report = team_report
     html = render_html(report, generated_at="-")
@@ -80,10 +80,10 @@ def test_the_html_summary_and_the_dashboard_lead_with_it(team_report):
     model = compute(read_inputs(study, n_boot=20, seed=1, use_cache=False))
     first = next(s for s in model.sections if s.key != "team")
     assert first.key == "summary"
-    texts = [b.text for b in first.blocks]
-    assert texts[0].startswith("The judge lenient-judge: ")  # its verdict, first
-    assert texts[1].startswith("Known: The judge lenient-judge is lenient")
-    assert any("annotator assign --study team --overlap 3" in t for t in texts)
+    lists = [b.items for b in first.blocks if isinstance(b, Bullets)]
+    assert lists[0][0].startswith("The judge lenient-judge: ")  # its verdict, first
+    assert lists[1][0].startswith("The judge lenient-judge is lenient")  # what is known
+    assert any("annotator assign --study team --overlap 3" in t for t in lists[2])
     raters = next(s for s in model.sections if s.key == "raters")
     competence = {r[0]: r[6] for r in raters.blocks[0].rows}
     assert competence == dict.fromkeys(("ana", "ben", "cy"), "not estimable: too little overlap")

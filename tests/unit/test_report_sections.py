@@ -12,7 +12,7 @@ import pytest
 
 from annotator.reports.html_report import _environment, build_view, render_html
 from annotator.reports.report_sections import SECTIONS, report_sections
-from annotator.reports.sections import Chart, Note, Section, Table
+from annotator.reports.sections import Bullets, Chart, Note, Section, Table
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
@@ -69,6 +69,8 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     sections = report_sections(view)
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
     assert {s.key for s in sections} == {
+        "summary",
+        "findings",
         "generators",
         "debiased",
         "certified",
@@ -82,8 +84,19 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
             if isinstance(b, Table):
                 assert f'<table id="{b.name}" class="section">' in html
     # a section's report keys are not shown again under "other figures"
-    shown = ("generators", "debiased", "certified", "conformal_alignment", "raters")
-    shown += ("answer_times", "pairwise")
+    shown = (
+        "summary",
+        "findings",
+        "systematic_findings",
+        "item_findings_baseline",
+        "generators",
+        "debiased",
+        "certified",
+        "conformal_alignment",
+        "raters",
+        "answer_times",
+        "pairwise",
+    )
     assert not any(k in shown for k, _ in view["other"])
 
 
@@ -532,3 +545,203 @@ def test_raters_fatigue_answer_times_and_other_figures():
     assert "bob: 2 of 5 timed answers below 250 ms" in notes
     assert "ann: speed: brisk <b>" in notes
     assert "brisk &lt;b&gt;" in _render(section)
+
+
+def test_the_macro_lays_out_lists_and_item_cards_escaped():
+    from annotator.reports.sections import Answer, Bullets, ItemCard
+
+    jpeg = b"\xff\xd8\xff\xe0" + b"\x00" * 16
+    s = Section(
+        "k",
+        "K",
+        "",
+        (
+            Bullets(("a <b>point</b>", "run `annotator report`"), small=True),
+            ItemCard(
+                "K7Q2 · tone",
+                PNG,
+                "item K7Q2",
+                ("case c · item `it-<1>`",),
+                (
+                    Answer("r1", "FAIL", "<script>alert(1)</script>"),
+                    Answer("humans", "FAIL (1 of 1)", role="pooled"),
+                    Answer("j", "PASS", "fine", "judge"),
+                ),
+                "judge lenient",
+                ("note: <i>odd</i>",),
+            ),
+            ItemCard("J1", jpeg, "item J1"),
+            # a link or another type of picture is never put on the page
+            ItemCard("X1", "https://example.org/x.png", "item X1"),
+            ItemCard("X2", b"GIF89a" + b"\x00" * 8, "item X2"),
+        ),
+    )
+    html = _render(s)
+    assert (
+        '<ul class="small"><li>a &lt;b&gt;point&lt;/b&gt;</li>'
+        "<li>run <code>annotator report</code></li></ul>"
+    ) in html
+    png_uri = "data:image/png;base64," + base64.b64encode(PNG).decode("ascii")
+    jpeg_uri = "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
+    assert f'<img src="{png_uri}" alt="item K7Q2">' in html
+    assert f'<img src="{jpeg_uri}" alt="item J1">' in html
+    assert html.count('<div class="nothumb">no image</div>') == 2 and "example.org" not in html
+    assert '<h3>K7Q2 · tone <span class="pill warn">judge lenient</span></h3>' in html
+    assert "case c · item <code>it-&lt;1&gt;</code>" in html
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert (
+        '<tr class="pooled"><td class="who">humans</td><td class="ans">FAIL (1 of 1)</td>' in html
+    )
+    assert '<tr class="judge"><td class="who">j</td><td class="ans">PASS</td>' in html
+    assert '<div class="small muted">note: &lt;i&gt;odd&lt;/i&gt;</div>' in html
+    # a list or a card is no table: it writes no CSV
+    from annotator.reports.csv_report import section_tables
+
+    assert section_tables([s]) == {}
+
+
+def test_the_summary_heads_every_output():
+    """The summary's sentences, lists and tables, at the head of the HTML report in its card
+    (before the contents and the tiles), first in the dashboard, and no CSV of its own."""
+    from annotator.reports.csv_report import report_tables
+
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    s = report["summary"]
+    view = build_view(report, with_charts=False)
+    (section,) = view["top_sections"]
+    assert section.key == "summary" and section not in view["sections"]
+    blocks = section.blocks
+    lists = [b for b in blocks if isinstance(b, Bullets)]
+    # one sentence per judge first, then what is known, then what would decide the rest
+    assert lists[0].items == tuple(s["judges"][j]["text"] for j in s["judges"])
+    assert lists[1].items == tuple(k["text"] for k in s["known"])
+    assert lists[2].items == tuple(
+        f"{e['text']}: `{e['command']}`" if e.get("command") else e["text"] for e in s["to_decide"]
+    )
+    tables = {b.name: b for b in blocks if isinstance(b, Table)}
+    for i, (name, per) in enumerate(s["judges"].items()):
+        verdicts = tables[f"summaryJudge{i}Table"]
+        assert [r[0] for r in verdicts.rows] == [
+            v["label"] for v in per.values() if isinstance(v, dict)
+        ], name
+    gens = tables["summaryGeneratorsTable"]
+    ranking = s["generators"]["ranking"]
+    assert [r[0] for r in gens.rows] == [g["generator"] for g in ranking]
+    first = ranking[0]
+    assert gens.rows[0][1].startswith(f"{first['debiased']['estimate']:.2f} [")
+    assert f"#{first['debiased_rank']} (" in gens.rows[0][1]
+    glossary = tables["summaryGlossaryTable"]
+    assert glossary.fold and len(glossary.rows) == len(s["glossary"])
+
+    html = render_html(report)
+    head = html[: html.index('<nav class="toc">')]
+    assert '<section class="card top">\n<h2 id="summary">Summary</h2>' in head
+    assert html.count('id="summary"') == 1 and html.index('href="#summary"') > len(head)
+    cmd = s["to_decide"][-1]["command"]
+    assert f"<code>{cmd}</code>" in head
+    assert "Can I trust the judge?" in head and "Raters who need attention" in head
+    # the figures are the other sections' and the contract's: no summary CSV
+    assert not any(k.startswith("summary") for k in report_tables(report))
+    assert not any(k == "summary" for k, _ in view["other"])
+
+
+def _findings_report() -> dict:
+    from report_sample import sample_report
+
+    report = sample_report()
+    report["item_findings_baseline"] = [
+        {
+            "metric": "instruction_following",
+            "judge_name": "gpt-judge",
+            "n_findings": 12,
+            "judge_rate": 0.2,
+            "judge_rate_ci": {"low": 0.12, "high": 0.3},
+            "held_out_human_rate": 0.08,
+            "held_out_human_rate_ci": {"low": 0.04, "high": 0.13},
+            "n_comparisons": 180,
+            "excess": True,
+        },
+        {
+            "metric": "layout_hierarchy",
+            "judge_name": "gpt-judge",
+            "n_findings": 3,
+            "judge_rate": 0.05,
+            "held_out_human_rate": 0.06,
+            "n_comparisons": 60,
+            "excess": False,
+        },
+    ]
+    return report
+
+
+def test_findings_in_every_output():
+    """Each finding a card with its picture, answers and reasons; the systematic findings a
+    list; the rates beside a held-out human a table, its "above" row flagged; the contract's
+    findings.csv and systematic_findings.csv unchanged beside it."""
+    from report_sample import png_bytes
+
+    from annotator.reports.csv_report import (
+        findings_table,
+        report_tables,
+        systematic_findings_table,
+    )
+    from annotator.reports.sections import ItemCard
+
+    report = _findings_report()
+    thumbs = {"it-007": png_bytes((200, 80, 60)), "K7Q2": png_bytes((1, 2, 3))}
+    view = build_view(report, thumbnails=thumbs, with_charts=False)
+    section = next(s for s in view["sections"] if s.key == "findings")
+    assert section.subtitle.endswith(f" {len(report['findings'])} findings.")
+    cards = [b for b in section.blocks if isinstance(b, ItemCard)]
+    assert [c.title for c in cards] == [
+        f"{f['display_code']} · {f['metric']}" for f in report["findings"]
+    ]
+    first, second, third = cards
+    # the picture by item id before display code; none for the others
+    assert first.image == view["thumbnails"]["it-007"] and first.image_alt == "item K7Q2"
+    assert second.image is None and third.image is None
+    assert first.flag == "judge lenient" and first.meta == (
+        "case ui_checkout · generator gen-a · item `it-007`",
+    )
+    f0 = report["findings"][0]
+    assert [(a.who, a.answer, a.reason) for a in first.answers[:3]] == [
+        (r, f0["human_answers"][r], f0["human_reasons"][r]) for r in ("r1", "r2", "r3")
+    ]
+    assert [(a.who, a.role) for a in first.answers[3:]] == [
+        ("humans", "pooled"),
+        ("judge", "judge"),
+    ]
+    assert second.answers[-1].who == "gpt-judge" and second.answers[-1].answer == "4"
+    assert third.answers[-1].answer == "no score"  # the judge gave none
+    systematic = next(b for b in section.blocks if isinstance(b, Bullets))
+    assert systematic.items[1] == "clip-judge passes items the humans fail — n: 9"
+    baseline = next(b for b in section.blocks if isinstance(b, Table))
+    assert baseline.rows[0] == (
+        "instruction_following",
+        "gpt-judge (above)",
+        "12",
+        "20% [12%, 30%]",
+        "8% [4%, 13%]",
+        "180",
+    )
+    assert baseline.rows[1][3] == "5%" and baseline.flagged == {0}
+
+    html = render_html(report)
+    assert '<h2 id="findings">Findings</h2>' in html and 'href="#findings"' in html
+    assert html.count('<div class="card item-card">') == 3
+    csv = report_tables(report)
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(csv["findings"], findings_table(report))
+    pd_testing.assert_frame_equal(csv["systematic_findings"], systematic_findings_table(report))
+    assert list(csv["findings_baseline"].columns) == [*baseline.headers, "flagged"]
+    assert list(csv["findings_baseline"]["flagged"]) == [True, False]
+
+
+def test_findings_without_any_say_why():
+    judged = {"findings": [], "metrics": {"m": {"judges": {"j": {"same_scale": False}}}}}
+    (section,) = report_sections(build_view(judged, with_charts=False))
+    (note,) = section.blocks
+    assert note.text.startswith("No findings: on no item does a judge contradict")
+    assert "on their own scale" in note.text and section.subtitle.endswith(" 0 findings.")
+    (section,) = report_sections(build_view({"findings": []}, with_charts=False))
+    assert section.blocks == (Note("No findings: there are no judge scores yet."),)

@@ -287,6 +287,10 @@
         <translation>(sin gráfico: nada que dibujar)</translation>
     </message>
     <message>
+        <source>The first {shown} of {n} items; the HTML report shows them all.</source>
+        <translation>Los primeros {shown} de {n} ítems; el informe HTML los muestra todos.</translation>
+    </message>
+    <message>
         <source>Study dashboard: {name}</source>
         <translation>Panel del estudio: {name}</translation>
     </message>
