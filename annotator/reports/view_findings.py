@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .formatting import as_dict, fmt_any, fmt_num, fmt_share, kv_rows
+from .view_summary import metric_labels
 
 _FINDING_KNOWN = (
     "item_id",
@@ -86,8 +87,9 @@ def thumb_for(f: Mapping[str, Any], thumbs: Mapping[str, str]) -> str | None:
     return None
 
 
-def finding_view(f: Any) -> dict[str, Any] | None:
-    """One finding's rows (its picture is looked up by `thumb_for` where there are pictures)."""
+def finding_view(f: Any, labels: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """One finding's rows (its picture is looked up by `thumb_for` where there are pictures);
+    its metric by the label the reader knows it by (`labels`: key -> label)."""
     if not isinstance(f, Mapping):
         return {"title": str(f), "other": []} if f is not None else None
     judge_value = f.get("judge_value", f.get("judge"))
@@ -97,7 +99,7 @@ def finding_view(f: Any) -> dict[str, Any] | None:
         "display_code": f.get("display_code"),
         "case_id": f.get("case_id"),
         "generator": f.get("generator"),
-        "metric": f.get("metric"),
+        "metric": _label(f.get("metric"), labels),
         "kind": str(f["kind"]).replace("_", " ") if f.get("kind") else None,
         "humans": fmt_any(f.get("humans")) if "humans" in f else None,
         "answers": _answers(f),
@@ -117,10 +119,14 @@ def _rate_text(rate: Any, ci: Any) -> str:
     return text
 
 
-def baseline_view(b: Mapping[str, Any]) -> dict[str, Any]:
+def _label(key: Any, labels: Mapping[str, str] | None) -> Any:
+    return (labels or {}).get(str(key), key) if key is not None else None
+
+
+def baseline_view(b: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One row of `item_findings_baseline`: a judge's finding rate beside a held-out human's."""
     return {
-        "metric": str(b.get("metric") or ""),
+        "metric": str(_label(b.get("metric"), labels) or ""),
         "judge": str(b.get("judge_name") or ""),
         "n_findings": fmt_num(b.get("n_findings")),
         "judge_rate": _rate_text(b.get("judge_rate"), b.get("judge_rate_ci")),
@@ -140,11 +146,12 @@ def findings_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         as_dict(as_dict(m).get("judges"))
         for m in (*as_dict(report.get("metrics")).values(), report.get("verdict"))
     ]
+    labels = metric_labels(report)
     return {
-        "rows": [v for v in (finding_view(f) for f in report.get("findings") or []) if v],
+        "rows": [v for v in (finding_view(f, labels) for f in report.get("findings") or []) if v],
         "systematic": [systematic_view(f) for f in report.get("systematic_findings") or []],
         "baseline": [
-            baseline_view(b)
+            baseline_view(b, labels)
             for b in report.get("item_findings_baseline") or []
             if isinstance(b, Mapping)
         ],

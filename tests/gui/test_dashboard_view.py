@@ -18,6 +18,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QTableWidget, QWidget
 
 from annotator.demo import scenario
+from annotator.reports.view_summary import metric_labels
 from annotator.services import dashboard as dash
 from annotator.services.calibration import CalibrationSession
 from annotator.services.labeling import LabelSession
@@ -180,7 +181,9 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     assert len(cards) == min(n, MAX_CARDS)
     for card, f in zip(cards, report["findings"], strict=False):
         texts = [lab.text() for lab in card.findChildren(QLabel)]
-        assert texts[0] == f"{f.get('display_code') or f['item_id']} · {f['metric']}"
+        # the metric by its label, never its key
+        label = metric_labels(report)[f["metric"]]
+        assert texts[0] == f"{f.get('display_code') or f['item_id']} · {label}"
         assert f"\u26a0 {f['kind'].replace('_', ' ')}" in texts
     more = [lab.text() for lab in view.findChildren(QLabel) if lab.text().startswith("The first ")]
     assert more == (
