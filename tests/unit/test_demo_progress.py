@@ -1,4 +1,4 @@
-"""The demo build's terminal progress (issue 28.10): one line redrawn in place on a terminal,
+"""The demo build's terminal progress: one line redrawn in place on a terminal,
 a handful of plain lines on a pipe or log, never a line per answer."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def test_lenient_judge_is_a_systematic_finding(demo):
     _, r = demo
     # the judge's offset is printed beside the humans' own: above every human's on the verdict
     # and the gates. The demo's raters include a planted lenient and a planted severe one, so
-    # against "a human drawn from these raters" (issue 23) it is not a systematic finding on 4
+    # against "a human drawn from these raters" (the held-out comparison) it is not a systematic finding on 4
     # raters' spread; severe findings never appear for this judge
     for metric in ("verdict", "instruction_following", "text_rendering"):
         sec = r["verdict"] if metric == "verdict" else r["metrics"][metric]
