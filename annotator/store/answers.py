@@ -19,7 +19,7 @@ from ..domain.answers import encode
 from ..domain.ids import uuid7
 from ..domain.records import ServedItem
 from .assignments import assigned_items, claim_next, expire_claims, on_demand
-from .chains import append, by_uuid, head, is_current
+from .chains import append, by_uuid, is_current, session_answers
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
 from .locks import lock_rater
@@ -459,14 +459,8 @@ def current_judgement(
 def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
     """Items answered in a session, oldest first, with their current answers (for going back)."""
     with db.read() as s:
-        rows = s.scalars(
-            select(Judgement)
-            .where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None))
-            .order_by(Judgement.id)
-        ).all()
         out = []
-        for j in rows:
-            latest = head(s, Judgement, j.id)
+        for j, latest in session_answers(s, Judgement, session_pk):
             shown = s.get(AnchorShowing, j.showing_pk) if j.showing_pk else None
             code = shown.display_code if shown is not None else None
             out.append(

@@ -9,7 +9,7 @@ from ..domain import time_spent
 from ..domain.records import ItemView
 from .answers import Submitted
 from .assignments import assigned_pairs
-from .chains import append, by_uuid, head
+from .chains import append, by_uuid, session_answers
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
@@ -204,14 +204,8 @@ def cast_vote(
 
 def votes_in_session(db: StudyDB, session_pk: int) -> list[dict]:
     with db.read() as s:
-        rows = s.scalars(
-            select(PairVote)
-            .where(PairVote.session_pk == session_pk, PairVote.supersedes.is_(None))
-            .order_by(PairVote.id)
-        ).all()
         out = []
-        for v in rows:
-            latest = head(s, PairVote, v.id)
+        for v, latest in session_answers(s, PairVote, session_pk):
             out.append(
                 {
                     "vote": latest.id,
