@@ -24,9 +24,9 @@ from ..domain.errors import InputError
 from ..domain.pairs import minted_pair_id
 from .chains import append, is_current
 from .imports import import_judge
-from .items import item_pks
+from .items import case_ids, item_pks
 from .locks import lock_imports, lock_rater
-from .models import Case, Cell, Item, Judgement, JudgeScore, Session
+from .models import Judgement, JudgeScore, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
 
@@ -131,14 +131,7 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
         return got
     lock_imports(s)
     pks = item_pks(s, [r.item_left for r in records] + [r.item_right for r in records])
-    case_of = dict(
-        s.execute(
-            select(Item.id, Case.case_id)
-            .join(Cell, Item.cell_pk == Cell.id)
-            .join(Case, Cell.case_pk == Case.id)
-            .where(Item.id.in_(list(set(pks.values()))))
-        ).all()
-    )
+    case_of = case_ids(s, pks.values())
     raters = {
         name: ensure_rater(s, name).id
         for name in sorted({r.rater for r in records if not r.is_judge})
