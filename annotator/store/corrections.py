@@ -48,6 +48,21 @@ class Landed:
             return False
         return True
 
+    def land(
+        self, s: OrmSession, heads: dict[Any, Any], key: Any, row: Any, created_at: Any
+    ) -> None:
+        """Store `row` on its slot `key`: a first answer, or the correction of the slot's head as
+        known (stored, or this import's own earlier row), keeping the tool's time when it has one."""
+        head = heads.get(key)
+        if created_at is not None:
+            row.created_at = created_at
+        append(s, row, head)
+        heads[key] = row
+        if head is None:
+            self.added += 1
+        else:
+            self.corrections += 1
+
 
 def add_judgements(
     s: OrmSession, records: Sequence[Any], version: str, *, source: str = "import"
@@ -92,14 +107,7 @@ def add_judgements(
             source=source,
             session_pk=_session(s, sessions, key[0], r.session),
         )
-        if r.created_at is not None:
-            row.created_at = r.created_at
-        append(s, row, head)  # the head as known: stored, or this import's own earlier row
-        heads[key] = row
-        if head is None:
-            got.added += 1
-        else:
-            got.corrections += 1
+        got.land(s, heads, key, row, r.created_at)
     return got
 
 
@@ -186,14 +194,7 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
             vote.judge = r.rater
         else:
             vote.rater_pk = raters[r.rater]
-        if r.created_at is not None:
-            vote.created_at = r.created_at
-        append(s, vote, head)
-        heads[key] = vote
-        if head is None:
-            got.added += 1
-        else:
-            got.corrections += 1
+        got.land(s, heads, key, vote, r.created_at)
     return got
 
 
