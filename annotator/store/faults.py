@@ -212,3 +212,22 @@ def study_faults(where: str) -> Iterator[None]:
         if err is None:
             raise
         raise err from exc
+
+
+@contextmanager
+def migration_faults(where: str, schema: str | None = None) -> Iterator[None]:
+    """A schema upgrade's faults as one line: a study fault as `study_faults` says it, anything
+    else (a migration bug: its transaction rolled back, the study is as it was) as a StudyError
+    saying the upgrade failed and the study is unchanged. `schema`: the one upgraded from."""
+    try:
+        with study_faults(where):
+            yield
+    except StudyError:
+        raise
+    except Exception as exc:
+        first = (str(exc).splitlines() or [""])[0][:120]
+        upgraded = f"the study from schema {schema}" if schema else "the study"
+        raise StudyError(
+            f"upgrading {upgraded} failed ({type(exc).__name__}: {first}); the study is unchanged",
+            source=where,
+        ) from exc
