@@ -27,19 +27,24 @@ from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry
 from .people import rater_pk, rater_seed
 
 
+def queue_length(s: OrmSession, rpk: int, version: str) -> int:
+    """How many items a rater's queue of a rubric version holds (0 before it is built)."""
+    return (
+        s.scalar(
+            select(func.count())
+            .select_from(QueueEntry)
+            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+        )
+        or 0
+    )
+
+
 def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
     """Build the rater's order once (seeded, stored); returns its length."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        n = (
-            s.scalar(
-                select(func.count())
-                .select_from(QueueEntry)
-                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
-            )
-            or 0
-        )
+        n = queue_length(s, rpk, version)
         items = live_items(s)
         mine = assigned_items(s, rpk)
         if mine is None and on_demand(s):
@@ -88,14 +93,7 @@ def progress_counts(
     lists: it runs after every submit."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        n_queue = (
-            s.scalar(
-                select(func.count())
-                .select_from(QueueEntry)
-                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
-            )
-            or 0
-        )
+        n_queue = queue_length(s, rpk, version)
         live_done = (
             s.scalar(
                 select(func.count())
