@@ -43,6 +43,14 @@ def _ink(met: bool | None) -> str:
     return met_colours(_palette(), met)[1]
 
 
+def _grid() -> QGridLayout:
+    """A results table's grid: columns well apart, rows close (the verdict page's three tables)."""
+    grid = QGridLayout()
+    grid.setHorizontalSpacing(18)
+    grid.setVerticalSpacing(4)
+    return grid
+
+
 def _marked(ok: bool, yes: str, no: str) -> str:
     """A verdict word with its symbol (style.MET / NOT_MET), so it reads without its colour."""
     return f"{MET} {yes}" if ok else f"{NOT_MET} {no}"
@@ -221,9 +229,7 @@ class VerdictPage(QWidget):
         outer.addWidget(self.verdict)
         outer.addWidget(self.explain)
         outer.addWidget(_label(translate("Calibration", "Result per metric"), size=1.15, bold=True))
-        self.table = QGridLayout()
-        self.table.setHorizontalSpacing(18)
-        self.table.setVerticalSpacing(4)
+        self.table = _grid()
         outer.addLayout(self.table)
         outer.addSpacing(10)
         outer.addWidget(
@@ -231,17 +237,13 @@ class VerdictPage(QWidget):
         )
         self.history_note = _label("", soft=True)
         outer.addWidget(self.history_note)
-        self.history = QGridLayout()
-        self.history.setHorizontalSpacing(18)
-        self.history.setVerticalSpacing(4)
+        self.history = _grid()
         outer.addLayout(self.history)
         outer.addSpacing(6)
         outer.addWidget(
             _label(translate("Calibration", "Every session, oldest first"), soft=True, bold=True)
         )
-        self.sessions = QGridLayout()
-        self.sessions.setHorizontalSpacing(18)
-        self.sessions.setVerticalSpacing(4)
+        self.sessions = _grid()
         outer.addLayout(self.sessions)
         outer.addStretch(1)
         self.hint = _label(translate("Calibration", "This result is stored."), soft=True)
