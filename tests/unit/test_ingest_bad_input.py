@@ -1,5 +1,6 @@
-"""Every bad input of the foundation issue: a one-line error naming the file,
-line or field, exit status 2, and nothing written to the study."""
+"""Every bad input an import can meet: a one-line error naming the file, line or field,
+exit status 2, and nothing written to the study (a half-written import would leave a study
+no one can trust)."""
 
 from __future__ import annotations
 
