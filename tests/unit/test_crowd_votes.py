@@ -1,6 +1,6 @@
 """Crowds of one-vote raters: an arena's votes, whose rater column is one anonymous
-string, are refused naming the lines that clash inside the file (before: "already in the study"
-in an empty study) and import with --anonymous, each vote its own rater; with thousands of one-vote
+string, are refused naming the lines that clash inside the file (not "already in the study",
+which would be false in an empty study) and import with --anonymous, each vote its own rater; with thousands of one-vote
 raters the report compares only rater pairs that share votes, counts the rest, and stays small."""
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ def test_the_best_raters_competence_interval_holds_near_its_bound():
             for i, c in enumerate((0.9, 0.7, 0.7, 0.5, 0.3))
         )
     assert best >= 0.93 * runs, best  # 114 of 120 (the percentile interval: 100)
-    assert every >= 0.915 * 5 * runs, every  # 555 of 600 (before: 541)
+    assert every >= 0.915 * 5 * runs, every  # 555 of 600 (the percentile interval: 541)
 
 
 def test_no_competence_interval_and_no_flag_beyond_the_shown_coverage():
