@@ -53,6 +53,26 @@ def _fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
+def _replacing(path: str | os.PathLike[str], *, fresh: bool = False) -> Iterator[Path]:
+    """The `.tmp` sibling of `path` (`fresh`: a leftover one removed first), which replaces `path`
+    when the block ends cleanly (the block has fsynced it) and is removed when the block raises,
+    leaving the target as it was. `atomic_open` and `atomic_path` differ only in who fills it."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_path_for(target)
+    if fresh:
+        tmp.unlink(missing_ok=True)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(target.parent)
+
+
+@contextlib.contextmanager
 def atomic_open(
     path: str | os.PathLike[str],
     mode: str = "w",
@@ -67,23 +87,16 @@ def atomic_open(
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open supports 'w' and 'wb', not {mode!r}")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_path_for(target)
     binary = "b" in mode
-    try:
-        with open(
+    with (
+        _replacing(path) as tmp,
+        open(
             tmp, mode, encoding=None if binary else encoding, newline=None if binary else newline
-        ) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    _fsync_dir(target.parent)
+        ) as fh,
+    ):
+        yield fh
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 @contextlib.contextmanager
@@ -92,23 +105,13 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     clean exit the file is fsynced and replaces `path`. If the block raises, or leaves no file,
     the target stays as it was and nothing is left behind (a missing file raises FileNotFoundError).
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_path_for(target)
-    tmp.unlink(missing_ok=True)
-    try:
+    with _replacing(path, fresh=True) as tmp:
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    _fsync_dir(target.parent)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -56,14 +56,7 @@ def check_name(
     name = value.strip()
     if not name:
         raise InputError(f"{what} is empty", source=source, line=line, field=field)
-    bad = _NAME_BAD.search(name)
-    if bad:
-        raise InputError(
-            f"{what} contains the control character {_describe(bad.group())}; remove it",
-            source=source,
-            line=line,
-            field=field,
-        )
+    check_text(name, what, source=source, line=line, field=field, multiline=False)
     check_visible(name, what, source=source, line=line, field=field)
     if len(name) > MAX_NAME:
         raise InputError(
@@ -153,7 +146,8 @@ def check_text(
     field: str | None = None,
     multiline: bool = True,
 ) -> str:
-    """Free text (a prompt, a reason): no control characters but tab and line ends."""
+    """Free text (a prompt, a reason): no control characters but tab and line ends; with
+    `multiline=False`, no line ends either (the rule of an id or a name, `check_name`)."""
     bad = (_TEXT_BAD if multiline else _NAME_BAD).search(value)
     if bad:
         raise InputError(

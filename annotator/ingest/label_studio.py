@@ -50,6 +50,7 @@ from .mapping import (
     ToolImport,
     ToolJudgement,
     ToolVote,
+    add_empty_tag_sets,
     convert,
     get_path,
     initial_mapping,
@@ -413,17 +414,10 @@ def parse(
             if not answers:
                 out.skipped["annotations with no mapped result"] += 1
                 continue
-            # Label Studio writes no result for a multiple-choice control left unticked: in an
-            # annotation the rater made, that is the empty tag set, as our own raters give it
-            # (not in one our exporter wrote: it writes an empty set as such, and a missing
-            # control is a judgement that skipped the metric)
-            for mm in [] if _our_meta(ann.get("result"), aw) else mapping.metrics:
-                if (
-                    mm.metric.spec.multi
-                    and mm.metric.key not in answers
-                    and mm.source not in grouped
-                ):
-                    answers[mm.metric.key] = convert(mm.metric, [], mm.values, aw)
+            # not in an annotation our exporter wrote: it writes an empty set as such, and a
+            # missing control is a judgement that skipped the metric
+            if not _our_meta(ann.get("result"), aw):
+                add_empty_tag_sets(mapping.metrics, answers, grouped, aw)
             rater, created_at, time_ms, order = meta
             out.judgements.append(
                 ToolJudgement(

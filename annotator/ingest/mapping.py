@@ -440,6 +440,17 @@ def convert(
         ) from None
 
 
+def add_empty_tag_sets(
+    metrics: Sequence[MetricMap], answers: dict[str, Any], present: Any, where: str
+) -> None:
+    """A tool writes nothing for a multiple-choice control left unticked: on an item the rater
+    answered, that is the empty tag set, as our own raters give it. Adds it to `answers` for
+    each tags metric that has no answer and whose control (`source`) is not in `present`."""
+    for mm in metrics:
+        if mm.metric.spec.multi and mm.metric.key not in answers and mm.source not in present:
+            answers[mm.metric.key] = convert(mm.metric, [], mm.values, where)
+
+
 # ---- what the importers hand to the service ---------------------------------------------------
 
 

@@ -39,6 +39,7 @@ from .mapping import (
     ToolImport,
     ToolJudgement,
     ToolVote,
+    add_empty_tag_sets,
     convert,
     initial_mapping,
     label_text,
@@ -354,11 +355,7 @@ def parse(path: str | Path, rubric: Rubric, mapping: Mapping, known: set[str]) -
                 if not voted:
                     out.skipped["lines with no mapped answer"] += 1
                 continue
-            # Potato writes nothing for a multiselect left unticked: on an instance the rater
-            # answered, that is the empty tag set, as our own raters give it
-            for mm in mapping.metrics:
-                if mm.metric.spec.multi and mm.metric.key not in answers and mm.source not in la:
-                    answers[mm.metric.key] = convert(mm.metric, [], mm.values, where)
+            add_empty_tag_sets(mapping.metrics, answers, la, where)
             item_id = text_at(
                 row,
                 mapping.item.get("item_id", mapping.instance_id),

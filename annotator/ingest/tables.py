@@ -132,6 +132,17 @@ class RatingGroup:
     session: str | None = None
 
 
+def _once(seen: dict[Any, int], key: Any, said: str, src: str, line: int, fld: str) -> None:
+    """A table holds each of its answers once (a rater's value of a metric on an item, a vote
+    on a pair): a second row would silently replace the first, so it is refused, naming both
+    lines. `said` is the message's start ("rater 'ana' rated 'm' of 'i'")."""
+    if key in seen:
+        raise InputError(
+            f"{said} twice (first on line {seen[key]})", source=src, line=line, field=fld
+        )
+    seen[key] = line
+
+
 def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[RatingGroup]:
     """One judgement per (item, rater): its metric rows gathered together.
 
@@ -151,15 +162,8 @@ def parse_ratings(path: str | Path, rubric: Rubric, known: set[str]) -> list[Rat
             _name(row["rater"], "rater", src, n), "'rater'", source=src, line=n, field="rater"
         )
         metric = _metric(rubric, row["metric"].strip(), src, n)
-        key = (item, rater, metric.key)
-        if key in seen:
-            raise InputError(
-                f"rater '{rater}' rated '{metric.key}' of '{item}' twice (first on line {seen[key]})",
-                source=src,
-                line=n,
-                field="metric",
-            )
-        seen[key] = n
+        said = f"rater '{rater}' rated '{metric.key}' of '{item}'"
+        _once(seen, (item, rater, metric.key), said, src, n, "metric")
         g = groups.setdefault((item, rater), RatingGroup(item, rater))
         first_line.setdefault((item, rater), n)
         if (row.get("partial") or "").strip().lower() in _TRUE:
@@ -230,15 +234,8 @@ def parse_judge(path: str | Path, rubric: Rubric, known: set[str]) -> list[Judge
         item = _item(row["item_id"], known, src, n)
         judge = _name(row["judge"], "judge", src, n)
         metric = _metric(rubric, row["metric"].strip(), src, n)
-        key = (item, judge, metric.key)
-        if key in seen:
-            raise InputError(
-                f"judge '{judge}' scored '{metric.key}' of '{item}' twice (first on line {seen[key]})",
-                source=src,
-                line=n,
-                field="metric",
-            )
-        seen[key] = n
+        said = f"judge '{judge}' scored '{metric.key}' of '{item}'"
+        _once(seen, (item, judge, metric.key), said, src, n, "metric")
         value = parse_judge_value(metric, row["value"], src, n)
         reason = (
             check_text(row.get("reason") or "", "the reason", source=src, line=n, field="reason")
@@ -305,15 +302,8 @@ def parse_pairs(
             )
         pair_items.setdefault(pid, (both, n))
         key = (pid, rater, left) if judges else (pid, rater)
-        if key in seen:
-            order = f" with '{left}' on the left" if judges else ""
-            raise InputError(
-                f"'{rater}' voted on pair '{pid}'{order} twice (first on line {seen[key]})",
-                source=src,
-                line=n,
-                field="rater",
-            )
-        seen[key] = n
+        order = f" with '{left}' on the left" if judges else ""
+        _once(seen, key, f"'{rater}' voted on pair '{pid}'{order}", src, n, "rater")
         same_items = (both, rater, left if judges else "")
         if same_items in seen_items:
             raise InputError(

@@ -267,8 +267,29 @@ def build_frames(
     by_pk = {r.pk: r for r in item_rows}
     unreadable: list[int] = []
     judgements = live_judgement_frame(db, by_pk, judged, unreadable)
-    judge_scores, judge_score_versions = judge_frames(db, by_pk)
     anchor_answers = anchor_frame(db, rubric, by_pk, unreadable)
+    return study_frames(
+        db, rubric, study_name, settings, item_rows, judgements, anchor_answers, unreadable
+    )
+
+
+def study_frames(
+    db: StudyDB,
+    rubric: Rubric,
+    study_name: str,
+    settings: dict[str, Any],
+    item_rows: list[R.ItemRow],
+    judgements: pd.DataFrame,
+    anchor_answers: pd.DataFrame,
+    unreadable: list[int],
+) -> F.StudyFrames:
+    """The study's frames around the humans' answers the caller read its own way (`build_frames`
+    plainly, live_frames.read_live keeping the ids a refresh compares): the items, the judges'
+    scores and pair votes, the humans' votes, the adjudications and the sample read here alike.
+    `unreadable`: the answers' ids the caller could not decode."""
+    judged = judged_metrics(rubric)
+    by_pk = {r.pk: r for r in item_rows}
+    judge_scores, judge_score_versions = judge_frames(db, by_pk)
     pair_votes, judge_pair_votes = pair_frames(db, by_pk)
     return F.StudyFrames(
         study=study_name,

@@ -77,21 +77,15 @@ def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, 
     judgements = B.live_judgement_frame(db, by_pk, judged, live_bad, answered, jids, skipped)
     anchor_bad: list[int] = []
     anchor_answers = B.anchor_frame(db, rubric, by_pk, anchor_bad)
-    judge_scores, judge_score_versions = B.judge_frames(db, by_pk)
-    pair_votes, judge_pair_votes = B.pair_frames(db, by_pk)
-    frames = F.StudyFrames(
-        study=study_name,
-        rubric=rubric,
-        items=B.item_frame(item_rows),
-        judgements=judgements,
-        judge_scores=judge_scores,
-        judge_score_versions=judge_score_versions,
-        pair_votes=pair_votes,
-        judge_pair_votes=judge_pair_votes,
-        anchor_answers=anchor_answers,
-        adjudications=B.adjudication_frame(db, judged),
-        settings=B.with_sample_frame(settings, item_rows),
-        unreadable=sorted(live_bad + anchor_bad),
+    frames = B.study_frames(
+        db,
+        rubric,
+        study_name,
+        settings,
+        item_rows,
+        judgements,
+        anchor_answers,
+        live_bad + anchor_bad,
     )
     return LiveFrames(
         frames=frames,

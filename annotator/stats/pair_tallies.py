@@ -22,21 +22,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .frames import PAIR_COLUMNS
+
 CHOICES = ("left", "right", "both", "neither")
 TIES = ("both", "neither")
 CODES = ("a", "b", "both", "neither")
 
 _CODED_EXTRA = ["item_a", "item_b", "gen_a", "gen_b", "code", "winner"]
-_VOTE_COLUMNS = [
-    "pair_id",
-    "case_id",
-    "item_left",
-    "item_right",
-    "gen_left",
-    "gen_right",
-    "rater",
-    "choice",
-]
+# the vote frame's columns (frames.PAIR_COLUMNS) but its time: a tally does not read it
+_VOTE_COLUMNS = [c for c in PAIR_COLUMNS if c != "created_at"]
 
 
 def pair_key(gen_a: str, gen_b: str) -> str:

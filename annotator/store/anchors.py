@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from sqlalchemy import insert, select, text
+from sqlalchemy.orm import Session as OrmSession
 
 from .db import StudyDB
 from .models import Anchor, utcnow
@@ -98,22 +99,28 @@ def add_calibration(
 
 def calibration_answers(db: StudyDB, session_pk: int) -> dict[int, dict[str, Any]]:
     """item pk -> the current answer given in one calibration session."""
+    with db.read() as s:
+        return calibration_answers_in(s, session_pk)
+
+
+def calibration_answers_in(s: OrmSession, session_pk: int) -> dict[int, dict[str, Any]]:
+    """`calibration_answers` inside the caller's transaction (a merge reads the answers it is
+    adding), in the order they were given."""
     from .chains import is_current
     from .models import Judgement
 
-    with db.read() as s:
-        return {
-            pk: json.loads(raw)
-            for pk, raw in s.execute(
-                select(Judgement.item_pk, Judgement.answers)
-                .where(
-                    Judgement.session_pk == session_pk,
-                    Judgement.context == "calibration",
-                    is_current(Judgement),
-                )
-                .order_by(Judgement.id)
-            ).all()
-        }
+    return {
+        pk: json.loads(raw)
+        for pk, raw in s.execute(
+            select(Judgement.item_pk, Judgement.answers)
+            .where(
+                Judgement.session_pk == session_pk,
+                Judgement.context == "calibration",
+                is_current(Judgement),
+            )
+            .order_by(Judgement.id)
+        ).all()
+    }
 
 
 def calibrations(db: StudyDB, rater: str | None = None) -> list[dict[str, Any]]:

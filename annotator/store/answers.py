@@ -19,7 +19,7 @@ from ..domain.answers import encode
 from ..domain.ids import uuid7
 from ..domain.records import ServedItem
 from .assignments import assigned_items, claim_next, expire_claims, on_demand
-from .chains import append, by_uuid, head, is_current
+from .chains import append, by_uuid, is_current, session_answers
 from .db import StudyDB
 from .items import free_display_code, item_view, live_items
 from .locks import lock_rater
@@ -27,19 +27,24 @@ from .models import Anchor, AnchorShowing, Item, Judgement, QueueEntry
 from .people import rater_pk, rater_seed
 
 
+def queue_length(s: OrmSession, rpk: int, version: str) -> int:
+    """How many items a rater's queue of a rubric version holds (0 before it is built)."""
+    return (
+        s.scalar(
+            select(func.count())
+            .select_from(QueueEntry)
+            .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
+        )
+        or 0
+    )
+
+
 def ensure_queue(db: StudyDB, rater: str, version: str) -> int:
     """Build the rater's order once (seeded, stored); returns its length."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        n = (
-            s.scalar(
-                select(func.count())
-                .select_from(QueueEntry)
-                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
-            )
-            or 0
-        )
+        n = queue_length(s, rpk, version)
         items = live_items(s)
         mine = assigned_items(s, rpk)
         if mine is None and on_demand(s):
@@ -88,14 +93,7 @@ def progress_counts(
     lists: it runs after every submit."""
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        n_queue = (
-            s.scalar(
-                select(func.count())
-                .select_from(QueueEntry)
-                .where(QueueEntry.rater_pk == rpk, QueueEntry.rubric_version == version)
-            )
-            or 0
-        )
+        n_queue = queue_length(s, rpk, version)
         live_done = (
             s.scalar(
                 select(func.count())
@@ -459,14 +457,8 @@ def current_judgement(
 def session_history(db: StudyDB, session_pk: int) -> list[ServedItem]:
     """Items answered in a session, oldest first, with their current answers (for going back)."""
     with db.read() as s:
-        rows = s.scalars(
-            select(Judgement)
-            .where(Judgement.session_pk == session_pk, Judgement.supersedes.is_(None))
-            .order_by(Judgement.id)
-        ).all()
         out = []
-        for j in rows:
-            latest = head(s, Judgement, j.id)
+        for j, latest in session_answers(s, Judgement, session_pk):
             shown = s.get(AnchorShowing, j.showing_pk) if j.showing_pk else None
             code = shown.display_code if shown is not None else None
             out.append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import BigInteger, cast, func, insert, select, text
 from sqlalchemy.orm import Session as OrmSession
@@ -29,29 +30,22 @@ class Dealt:
     raters: int
 
 
+def _dealt_to(s: OrmSession, model: Any, column: Any, rpk: int) -> list[int] | None:
+    """What one assignment table (`model`, its dealt `column`) deals a rater, or None when the
+    table is empty: the study deals nothing of that kind, so everyone gets everything."""
+    if s.scalar(select(model.id).limit(1)) is None:
+        return None
+    return list(s.scalars(select(column).where(model.rater_pk == rpk).order_by(column)))
+
+
 def assigned_items(s: OrmSession, rpk: int) -> list[int] | None:
     """The items dealt to a rater, or None when the study deals nothing (everyone gets everything)."""
-    if s.scalar(select(Assignment.id).limit(1)) is None:
-        return None
-    return list(
-        s.scalars(
-            select(Assignment.item_pk)
-            .where(Assignment.rater_pk == rpk)
-            .order_by(Assignment.item_pk)
-        )
-    )
+    return _dealt_to(s, Assignment, Assignment.item_pk, rpk)
 
 
 def assigned_pairs(s: OrmSession, rpk: int) -> list[int] | None:
-    if s.scalar(select(PairAssignment.id).limit(1)) is None:
-        return None
-    return list(
-        s.scalars(
-            select(PairAssignment.pair_pk)
-            .where(PairAssignment.rater_pk == rpk)
-            .order_by(PairAssignment.pair_pk)
-        )
-    )
+    """The pairs dealt to a rater, or None when the study deals no pairs."""
+    return _dealt_to(s, PairAssignment, PairAssignment.pair_pk, rpk)
 
 
 ON_DEMAND = (

@@ -78,6 +78,17 @@ def head(s: OrmSession, model: Any, row_id: int) -> Any:
     return row if row is not None else s.get(model, row_id)
 
 
+def session_answers(s: OrmSession, model: Any, session_pk: int) -> list[tuple[Any, Any]]:
+    """The answers first given in a session, oldest first, each with its chain's current head
+    (what going back in the session shows): pairs of (first row, current row)."""
+    firsts = s.scalars(
+        select(model)
+        .where(model.session_pk == session_pk, model.supersedes.is_(None))
+        .order_by(model.id)
+    ).all()
+    return [(first, head(s, model, first.id)) for first in firsts]
+
+
 def by_uuid(s: OrmSession, model: Any, uuid: str | None) -> int | None:
     """The id of the row minted with this UUID, if it is stored (a re-sent answer)."""
     if uuid is None:

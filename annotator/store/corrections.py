@@ -24,9 +24,9 @@ from ..domain.errors import InputError
 from ..domain.pairs import minted_pair_id
 from .chains import append, is_current
 from .imports import import_judge
-from .items import item_pks
+from .items import case_ids, item_pks
 from .locks import lock_imports, lock_rater
-from .models import Case, Cell, Item, Judgement, JudgeScore, Session
+from .models import Judgement, JudgeScore, Session
 from .models_pairs import Pair, PairVote
 from .people import ensure_rater
 
@@ -47,6 +47,21 @@ class Landed:
             self.older += 1
             return False
         return True
+
+    def land(
+        self, s: OrmSession, heads: dict[Any, Any], key: Any, row: Any, created_at: Any
+    ) -> None:
+        """Store `row` on its slot `key`: a first answer, or the correction of the slot's head as
+        known (stored, or this import's own earlier row), keeping the tool's time when it has one."""
+        head = heads.get(key)
+        if created_at is not None:
+            row.created_at = created_at
+        append(s, row, head)
+        heads[key] = row
+        if head is None:
+            self.added += 1
+        else:
+            self.corrections += 1
 
 
 def add_judgements(
@@ -92,14 +107,7 @@ def add_judgements(
             source=source,
             session_pk=_session(s, sessions, key[0], r.session),
         )
-        if r.created_at is not None:
-            row.created_at = r.created_at
-        append(s, row, head)  # the head as known: stored, or this import's own earlier row
-        heads[key] = row
-        if head is None:
-            got.added += 1
-        else:
-            got.corrections += 1
+        got.land(s, heads, key, row, r.created_at)
     return got
 
 
@@ -131,14 +139,7 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
         return got
     lock_imports(s)
     pks = item_pks(s, [r.item_left for r in records] + [r.item_right for r in records])
-    case_of = dict(
-        s.execute(
-            select(Item.id, Case.case_id)
-            .join(Cell, Item.cell_pk == Cell.id)
-            .join(Case, Cell.case_pk == Case.id)
-            .where(Item.id.in_(list(set(pks.values()))))
-        ).all()
-    )
+    case_of = case_ids(s, pks.values())
     raters = {
         name: ensure_rater(s, name).id
         for name in sorted({r.rater for r in records if not r.is_judge})
@@ -193,14 +194,7 @@ def add_votes(s: OrmSession, records: Sequence[Any], *, source: str = "import") 
             vote.judge = r.rater
         else:
             vote.rater_pk = raters[r.rater]
-        if r.created_at is not None:
-            vote.created_at = r.created_at
-        append(s, vote, head)
-        heads[key] = vote
-        if head is None:
-            got.added += 1
-        else:
-            got.corrections += 1
+        got.land(s, heads, key, vote, r.created_at)
     return got
 
 

@@ -32,7 +32,7 @@ from sqlalchemy.pool import NullPool
 
 from ..base.atomic import atomic_path
 from ..domain.errors import DamagedStudy, InputError, NewerStudy, StudyError, StudyReadOnly
-from .faults import study_faults
+from .faults import migration_faults, study_faults
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -297,18 +297,8 @@ def decide(
 
 def _migrate(engine: Engine, db_path: Path, where: str, current: str) -> None:
     backup_copy(db_path, current)
-    try:
-        with study_faults(where):
-            upgrade(engine)
-    except StudyError:
-        raise
-    except Exception as exc:  # a migration bug: the transaction rolled back, the file is as it was
-        first = (str(exc).splitlines() or [""])[0][:120]
-        raise StudyError(
-            f"upgrading the study from schema {current} failed ({type(exc).__name__}: {first}); "
-            "the study is unchanged",
-            source=where,
-        ) from exc
+    with migration_faults(where, current):
+        upgrade(engine)
 
 
 def open_database(db_path: Path, *, create: bool = False, mode: str = "write") -> Engine:

@@ -126,20 +126,29 @@ def _refused(msg: str, where: str) -> StudyError | None:
     return None
 
 
+# The operating system (an OSError) and the database driver (its message) each report a full
+# disk and a read-only study their own way; the rater reads one line for each either way.
+def _disk_full(where: str) -> DiskFull:
+    return DiskFull(
+        "the disk is full; free some space and try again (nothing was written)", source=where
+    )
+
+
+def _read_only(where: str) -> StudyReadOnly:
+    return StudyReadOnly(
+        "the study cannot be written (read-only file or folder); "
+        "check its permissions or copy it somewhere writable",
+        source=where,
+    )
+
+
 def translate(exc: BaseException, where: str) -> StudyError | None:
     """The one-line study error for a driver/OS fault, or None if it is not one."""
     if isinstance(exc, OSError) and not isinstance(exc, sqlite3.Error):
         if exc.errno == errno.ENOSPC:
-            return DiskFull(
-                "the disk is full; free some space and try again (nothing was written)",
-                source=where,
-            )
+            return _disk_full(where)
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            return StudyReadOnly(
-                "the study cannot be written (read-only file or folder); "
-                "check its permissions or copy it somewhere writable",
-                source=where,
-            )
+            return _read_only(where)
         return None
     msg = str(getattr(exc, "orig", None) or exc).lower()
     if not isinstance(exc, (DBAPIError, sqlite3.Error)):
@@ -161,15 +170,9 @@ def translate(exc: BaseException, where: str) -> StudyError | None:
             source=where,
         )
     if any(m in msg for m in _FULL):
-        return DiskFull(
-            "the disk is full; free some space and try again (nothing was written)", source=where
-        )
+        return _disk_full(where)
     if any(m in msg for m in _READ_ONLY):
-        return StudyReadOnly(
-            "the study cannot be written (read-only file or folder); "
-            "check its permissions or copy it somewhere writable",
-            source=where,
-        )
+        return _read_only(where)
     if any(m in msg for m in _DAMAGED):
         return DamagedStudy(
             "the study file is damaged; restore it from its backup "
@@ -209,3 +212,22 @@ def study_faults(where: str) -> Iterator[None]:
         if err is None:
             raise
         raise err from exc
+
+
+@contextmanager
+def migration_faults(where: str, schema: str | None = None) -> Iterator[None]:
+    """A schema upgrade's faults as one line: a study fault as `study_faults` says it, anything
+    else (a migration bug: its transaction rolled back, the study is as it was) as a StudyError
+    saying the upgrade failed and the study is unchanged. `schema`: the one upgraded from."""
+    try:
+        with study_faults(where):
+            yield
+    except StudyError:
+        raise
+    except Exception as exc:
+        first = (str(exc).splitlines() or [""])[0][:120]
+        upgraded = f"the study from schema {schema}" if schema else "the study"
+        raise StudyError(
+            f"upgrading {upgraded} failed ({type(exc).__name__}: {first}); the study is unchanged",
+            source=where,
+        ) from exc

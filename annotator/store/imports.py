@@ -19,13 +19,11 @@ from ..domain.pairs import minted_pair_id
 from ..domain.records import ItemSpec
 from .chains import append
 from .db import StudyDB
-from .items import add_items, item_pks
+from .items import add_items, case_ids, item_pks
 from .locks import lock_imports
 from .models import (
     IMPORTED,
     Anchor,
-    Case,
-    Cell,
     Item,
     Judgement,
     JudgeRun,
@@ -256,14 +254,7 @@ def import_pair_votes(s: OrmSession, rows: Sequence[Any], *, judges: bool, sourc
     """rows: ingest.tables.VoteRow. Both items of a pair must belong to one case."""
     lock_imports(s)
     pks = item_pks(s, [r.item_left for r in rows] + [r.item_right for r in rows])
-    case_of = dict(
-        s.execute(
-            select(Item.id, Case.case_id)
-            .join(Cell, Item.cell_pk == Cell.id)
-            .join(Case, Cell.case_pk == Case.id)
-            .where(Item.id.in_(list(pks.values())))
-        ).all()
-    )
+    case_of = case_ids(s, pks.values())
     raters: dict[str, int] = {}
     for r in rows:
         left, right = pks[r.item_left], pks[r.item_right]

@@ -225,6 +225,18 @@ def add_items(
     return out
 
 
+def case_ids(s: Session, pks: Iterable[int]) -> dict[int, str]:
+    """Each item's case id (item pk -> case_id): a pair's two items must share one case."""
+    return dict(
+        s.execute(
+            select(Item.id, Case.case_id)
+            .join(Cell, Item.cell_pk == Cell.id)
+            .join(Case, Cell.case_pk == Case.id)
+            .where(Item.id.in_(list(set(pks))))
+        ).all()
+    )
+
+
 def item_pks(s: Session, item_ids: Iterable[str]) -> dict[str, int]:
     ids = list(set(item_ids))
     out: dict[str, int] = {}

@@ -25,8 +25,8 @@ from sqlalchemy.orm import Session as OrmSession
 from ..domain import calibration, time_spent
 from ..domain.errors import InputError
 from ..domain.rubric import Rubric, rubric_from_canonical
+from .anchors import calibration_answers_in
 from .assignments import assigned_items
-from .chains import is_current
 from .db import StudyDB
 from .items import free_display_code
 from .models import (
@@ -661,18 +661,10 @@ class _Merger:
             for a in self.s.scalars(select(Anchor))
         }
         results = []
-        for item_pk, answers in self.s.execute(
-            select(Judgement.item_pk, Judgement.answers)
-            .where(
-                Judgement.session_pk == session_pk,
-                Judgement.context == "calibration",
-                is_current(Judgement),
-            )
-            .order_by(Judgement.id)
-        ):
+        for item_pk, answers in calibration_answers_in(self.s, session_pk).items():
             if item_pk in anchors:
                 ref, rationale = anchors[item_pk]
-                results.append(calibration.feedback(rubric, json.loads(answers), ref, rationale))
+                results.append(calibration.feedback(rubric, answers, ref, rationale))
         rules = self.s.scalar(select(Setting.value).where(Setting.key == "qualification"))
         result = calibration.qualify(rubric, results, json.loads(rules) if rules else None)
         result["n_anchors"] = len(results)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import pairs as design
 from ..domain import time_spent
 from ..domain.records import ItemView
 from .answers import Submitted
 from .assignments import assigned_pairs
-from .chains import append, by_uuid, head
+from .chains import append, by_uuid, session_answers
 from .db import StudyDB
 from .imports import ensure_pair
 from .items import item_view
@@ -51,20 +52,23 @@ def pair_rows(db: StudyDB) -> list[tuple[int, str, int, int]]:
         ]
 
 
+def pair_queue_length(s: OrmSession, rpk: int) -> int:
+    """How many pairs a rater's pair queue holds (0 before it is built)."""
+    return (
+        s.scalar(
+            select(func.count()).select_from(PairQueueEntry).where(PairQueueEntry.rater_pk == rpk)
+        )
+        or 0
+    )
+
+
 def ensure_pair_queue(db: StudyDB, rater: str, raters_per_pair: int) -> int:
     """The rater's pair queue: their assigned pairs when the study deals pairs (new ones appended
     in their own seeded order), else once the pairs that still need raters."""
     with db.write() as s:
         rpk = rater_pk(s, rater)
         lock_rater(s, rpk)
-        n = (
-            s.scalar(
-                select(func.count())
-                .select_from(PairQueueEntry)
-                .where(PairQueueEntry.rater_pk == rpk)
-            )
-            or 0
-        )
+        n = pair_queue_length(s, rpk)
         # the columns a rater's role may read (pair_id is the lead's)
         pairs = [
             (pk, a, b)
@@ -136,14 +140,7 @@ def next_pair(
 def pair_progress(db: StudyDB, rater: str) -> tuple[int, int]:
     with db.read() as s:
         rpk = rater_pk(s, rater)
-        total = (
-            s.scalar(
-                select(func.count())
-                .select_from(PairQueueEntry)
-                .where(PairQueueEntry.rater_pk == rpk)
-            )
-            or 0
-        )
+        total = pair_queue_length(s, rpk)
         return len(_current_vote_pairs(s, rpk)), total
 
 
@@ -204,14 +201,8 @@ def cast_vote(
 
 def votes_in_session(db: StudyDB, session_pk: int) -> list[dict]:
     with db.read() as s:
-        rows = s.scalars(
-            select(PairVote)
-            .where(PairVote.session_pk == session_pk, PairVote.supersedes.is_(None))
-            .order_by(PairVote.id)
-        ).all()
         out = []
-        for v in rows:
-            latest = head(s, PairVote, v.id)
+        for v, latest in session_answers(s, PairVote, session_pk):
             out.append(
                 {
                     "vote": latest.id,

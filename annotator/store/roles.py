@@ -117,6 +117,21 @@ def _value_checks() -> str:
     return "\n".join(out)
 
 
+def _time_checks(table: str) -> str:
+    """The trigger's checks of an answer's times, the same for both answer logs: a negative
+    time is refused, a long one stored at the app's cap (domain/time_spent.capped), and a
+    creation time outside the study's possible window (domain/clock) refused."""
+    return f"""  IF NEW.time_ms < 0 THEN
+    RAISE EXCEPTION '{table}: time_ms is negative' USING ERRCODE = 'check_violation';
+  END IF;
+  NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
+  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '{EARLIEST.isoformat(sep=" ")}'
+     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '{AHEAD.total_seconds():.0f} seconds' THEN
+    RAISE EXCEPTION '{table}: created_at is not a time of this study'
+      USING ERRCODE = 'check_violation';
+  END IF;"""
+
+
 _FUNCTIONS = [
     f"""CREATE OR REPLACE FUNCTION public.annotator_me() RETURNS integer LANGUAGE sql STABLE {_DEFINER}
 AS $$ SELECT l.rater_pk FROM {PRIVATE}.logins l WHERE l.role_name = session_user::text $$""",
@@ -329,15 +344,7 @@ BEGIN
     RAISE EXCEPTION 'judgements: answers or reason longer than the app allows'
       USING ERRCODE = 'check_violation';
   END IF;
-  IF NEW.time_ms < 0 THEN
-    RAISE EXCEPTION 'judgements: time_ms is negative' USING ERRCODE = 'check_violation';
-  END IF;
-  NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
-  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '{EARLIEST.isoformat(sep=" ")}'
-     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '{AHEAD.total_seconds():.0f} seconds' THEN
-    RAISE EXCEPTION 'judgements: created_at is not a time of this study'
-      USING ERRCODE = 'check_violation';
-  END IF;
+{_time_checks("judgements")}
   SELECT r.canonical::jsonb INTO rubric FROM public.rubric_versions r
    WHERE r.version = NEW.rubric_version AND r.is_active;
   IF rubric IS NULL THEN
@@ -391,15 +398,7 @@ BEGIN
     RAISE EXCEPTION 'pair_votes: reason longer than the app allows'
       USING ERRCODE = 'check_violation';
   END IF;
-  IF NEW.time_ms < 0 THEN
-    RAISE EXCEPTION 'pair_votes: time_ms is negative' USING ERRCODE = 'check_violation';
-  END IF;
-  NEW.time_ms := least(NEW.time_ms, {MAX_TIME_MS});  -- stored at the cap, never refused
-  IF NEW.created_at IS NULL OR NEW.created_at < timestamp '{EARLIEST.isoformat(sep=" ")}'
-     OR NEW.created_at > (now() AT TIME ZONE 'utc') + interval '{AHEAD.total_seconds():.0f} seconds' THEN
-    RAISE EXCEPTION 'pair_votes: created_at is not a time of this study'
-      USING ERRCODE = 'check_violation';
-  END IF;
+{_time_checks("pair_votes")}
   RETURN NEW;
 END $$""",
     "DROP TRIGGER IF EXISTS annotator_check_vote ON public.pair_votes",

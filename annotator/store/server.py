@@ -17,9 +17,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..base.location import is_server_url, without_password
-from ..domain.errors import InputError, StudyError
+from ..domain.errors import InputError
 from .engine import busy_timeout_ms, decide
-from .faults import study_faults
+from .faults import migration_faults, study_faults
 from .server_migrate import backup_before_migration, upgrade_live
 
 
@@ -126,18 +126,8 @@ def open_server(location: str, *, create: bool = False, mode: str = "write") -> 
                     current,
                     where,
                 )
-            try:
-                with study_faults(where):
-                    upgrade_live(engine)  # one transaction (all or none), never deadlocking raters
-            except StudyError:
-                raise
-            except Exception as exc:
-                first = (str(exc).splitlines() or [""])[0][:120]
-                raise StudyError(
-                    f"upgrading the study failed ({type(exc).__name__}: {first}); the study is "
-                    "unchanged",
-                    source=where,
-                ) from exc
+            with migration_faults(where):
+                upgrade_live(engine)  # one transaction (all or none), never deadlocking raters
     except BaseException:
         engine.dispose()
         raise

@@ -43,6 +43,24 @@ def _ink(met: bool | None) -> str:
     return met_colours(_palette(), met)[1]
 
 
+def _grid() -> QGridLayout:
+    """A results table's grid: columns well apart, rows close (the verdict page's three tables)."""
+    grid = QGridLayout()
+    grid.setHorizontalSpacing(18)
+    grid.setVerticalSpacing(4)
+    return grid
+
+
+def _marked(ok: bool, yes: str, no: str) -> str:
+    """A verdict word with its symbol (style.MET / NOT_MET), so it reads without its colour."""
+    return f"{MET} {yes}" if ok else f"{NOT_MET} {no}"
+
+
+def _metric_label(rubric: Rubric, key: str) -> str:
+    """A metric's label, or its key when the rubric in use no longer has it (an older result)."""
+    return rubric.metric(key).label if rubric.has(key) else key
+
+
 def match_rule(metric: Metric) -> str:
     """How an answer meets the reference, in words (from the kind's spec)."""
     spec = metric.spec
@@ -134,11 +152,11 @@ class FeedbackPanel(QWidget):
             card.setObjectName("feedbackCard")
             bg, ink = met_colours(_palette(), f.match)
             mark = (
-                f"{MET} " + translate("Calibration", "met")
-                if f.match
-                else translate("Calibration", "not scored")
+                translate("Calibration", "not scored")
                 if f.match is None
-                else f"{NOT_MET} " + translate("Calibration", "not met")
+                else _marked(
+                    f.match, translate("Calibration", "met"), translate("Calibration", "not met")
+                )
             )
             card.setStyleSheet(f"QFrame#feedbackCard {{ background: {bg}; border-radius: 8px; }}")
             set_accessible(
@@ -211,9 +229,7 @@ class VerdictPage(QWidget):
         outer.addWidget(self.verdict)
         outer.addWidget(self.explain)
         outer.addWidget(_label(translate("Calibration", "Result per metric"), size=1.15, bold=True))
-        self.table = QGridLayout()
-        self.table.setHorizontalSpacing(18)
-        self.table.setVerticalSpacing(4)
+        self.table = _grid()
         outer.addLayout(self.table)
         outer.addSpacing(10)
         outer.addWidget(
@@ -221,17 +237,13 @@ class VerdictPage(QWidget):
         )
         self.history_note = _label("", soft=True)
         outer.addWidget(self.history_note)
-        self.history = QGridLayout()
-        self.history.setHorizontalSpacing(18)
-        self.history.setVerticalSpacing(4)
+        self.history = _grid()
         outer.addLayout(self.history)
         outer.addSpacing(6)
         outer.addWidget(
             _label(translate("Calibration", "Every session, oldest first"), soft=True, bold=True)
         )
-        self.sessions = QGridLayout()
-        self.sessions.setHorizontalSpacing(18)
-        self.sessions.setVerticalSpacing(4)
+        self.sessions = _grid()
         outer.addLayout(self.sessions)
         outer.addStretch(1)
         self.hint = _label(translate("Calibration", "This result is stored."), soft=True)
@@ -270,9 +282,11 @@ class VerdictPage(QWidget):
         ok = bool(result.get("qualified"))
         colour = _ink(ok)
         self.verdict.setText(
-            f"{MET} " + translate("Calibration", "Qualified")
-            if ok
-            else f"{NOT_MET} " + translate("Calibration", "Not yet qualified")
+            _marked(
+                ok,
+                translate("Calibration", "Qualified"),
+                translate("Calibration", "Not yet qualified"),
+            )
         )
         self.verdict.setFont(relative_font(self.verdict, 1.7, bold=True))
         self.verdict.setStyleSheet(f"color: {colour};")
@@ -314,7 +328,7 @@ class VerdictPage(QWidget):
         for c, h in enumerate(heads):
             self._cell(self.table, 0, c, h, head=True)
         for r, (key, m) in enumerate(metrics.items(), start=1):
-            label = rubric.metric(key).label if rubric.has(key) else key
+            label = _metric_label(rubric, key)
             share = m.get("share")
             passed = bool(m.get("passed"))
             self._cell(self.table, r, 0, label)
@@ -333,9 +347,9 @@ class VerdictPage(QWidget):
                 self.table,
                 r,
                 5,
-                f"{MET} " + translate("Calibration", "passed")
-                if passed
-                else f"{NOT_MET} " + translate("Calibration", "not yet"),
+                _marked(
+                    passed, translate("Calibration", "passed"), translate("Calibration", "not yet")
+                ),
                 colour=_ink(passed),
                 name=f"passed:{key}",
             )
@@ -381,7 +395,7 @@ class VerdictPage(QWidget):
         prev_metrics = (earlier[-1].get("result") or {}).get("metrics", {}) if earlier else {}
         now_metrics = result.get("metrics") or {}
         for r, key in enumerate(keys, start=1):
-            label = rubric.metric(key).label if rubric.has(key) else key
+            label = _metric_label(rubric, key)
             before = (prev_metrics.get(key) or {}).get("share")
             after = (now_metrics.get(key) or {}).get("share")
             self._cell(self.history, r, 0, label)
@@ -403,7 +417,7 @@ class VerdictPage(QWidget):
             self._cell(self.history, r, 3, text, colour=soft_colour(_palette()))
         self.history.setColumnStretch(4, 1)
         _clear_layout(self.sessions)
-        labels = [rubric.metric(k).label if rubric.has(k) else k for k in keys]
+        labels = [_metric_label(rubric, k) for k in keys]
         for c, head in enumerate(
             (translate("Calibration", "when"), translate("Calibration", "verdict"), *labels)
         ):
@@ -417,9 +431,9 @@ class VerdictPage(QWidget):
                 self.sessions,
                 i,
                 1,
-                f"{MET} " + translate("Calibration", "qualified")
-                if ok
-                else f"{NOT_MET} " + translate("Calibration", "not yet"),
+                _marked(
+                    ok, translate("Calibration", "qualified"), translate("Calibration", "not yet")
+                ),
                 colour=_ink(ok),
             )
             for c, k in enumerate(keys, start=2):

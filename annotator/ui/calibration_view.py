@@ -94,7 +94,6 @@ class CalibrationView(SessionView):
         self._served: ServedItem | None = None
         self._next: ServedItem | None = None
         self._page = "loading"
-        self._waiting: set[str] = set()
         self._result: dict | None = None
         self._total = 0
         self.errorOccurred.connect(self.failed)
@@ -257,19 +256,14 @@ class CalibrationView(SessionView):
         self._page = "answer"
         self._set_state(State.BUSY)
         self._not_exposed()
-        keys = media_keys(v)
-        self._waiting = {k for k in keys if not self.prefetcher.contains(k)}
-        self.prefetcher.prefetch(keys)
-        if self._waiting:
+        if self._await_images(media_keys(v)):
             self.message.setText(translate("Calibration", "Loading images…"))
         else:
             self._present()
 
     def _image_ready(self, key: str, _img: QImage) -> None:
-        if key in self._waiting:
-            self._waiting.discard(key)
-            if not self._waiting and self._page == "answer":
-                self._present()
+        if self._image_arrived(key) and self._page == "answer":
+            self._present()
 
     def _image_failed(self, key: str, message: str) -> None:
         self._image_ready(key, QImage())

@@ -15,7 +15,7 @@ show_inputs=True, sync=None, parent=None)`` with ``show_item(view, images)``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
@@ -42,6 +42,14 @@ def media_keys(view: ItemView, *, inputs: bool = True) -> list[str]:
     if view.mask:
         keys.append(overlay_key(view.mask))
     return list(dict.fromkeys(keys))
+
+
+def _captioned(shas: Sequence[str], one: str, numbered: str) -> list[tuple[str, str]]:
+    """Each image with its caption: `one` when it is the only one of its kind, else `numbered`
+    ("Output {n}") counted from 1."""
+    if len(shas) == 1:
+        return [(shas[0], one)]
+    return [(sha, numbered.format(n=n)) for n, sha in enumerate(shas, start=1)]
 
 
 class ImageTile(QWidget):
@@ -155,24 +163,14 @@ class ItemDisplay(QWidget):
     def show_item(self, view: ItemView, images: Mapping[str, QImage | None]) -> None:
         entries: list[tuple[str, str]] = []
         if self.show_inputs:
-            entries += [
-                (
-                    sha,
-                    translate("ItemDisplay", "Input")
-                    if len(view.inputs) == 1
-                    else translate("ItemDisplay", "Input {n}").format(n=n),
-                )
-                for n, sha in enumerate(view.inputs, start=1)
-            ]
-        entries += [
-            (
-                sha,
-                translate("ItemDisplay", "Output")
-                if len(view.outputs) == 1
-                else translate("ItemDisplay", "Output {n}").format(n=n),
+            entries += _captioned(
+                view.inputs,
+                translate("ItemDisplay", "Input"),
+                translate("ItemDisplay", "Input {n}"),
             )
-            for n, sha in enumerate(view.outputs, start=1)
-        ]
+        entries += _captioned(
+            view.outputs, translate("ItemDisplay", "Output"), translate("ItemDisplay", "Output {n}")
+        )
         if self._titled:
             self.code.setText(
                 view.display_code

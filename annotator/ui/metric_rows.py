@@ -242,35 +242,30 @@ class GateRow(OneValueRow):
     ) -> None:
         super().__init__(metric, number, keymap, parent)
         row = QHBoxLayout()
-        for_key = translate("MetricRow", "{metric}: {answer} (key {key})")
-        self.pass_btn = self._add(
-            PASS,
-            AnswerButton(
-                f"{gate_text(PASS)} ({keymap.hint('pass')})",
-                "pass",
-                name=gate_text(PASS),
-                description=for_key.format(
-                    metric=metric.label, answer=gate_text(PASS), key=keymap.hint("pass")
-                ),
-            ),
-        )
-        self.fail_btn = self._add(
-            FAIL,
-            AnswerButton(
-                f"{gate_text(FAIL)} ({keymap.hint('fail')})",
-                "fail",
-                name=gate_text(FAIL),
-                description=for_key.format(
-                    metric=metric.label, answer=gate_text(FAIL), key=keymap.hint("fail")
-                ),
-            ),
-        )
+        self.pass_btn = self._gate_button(PASS, "pass")
+        self.fail_btn = self._gate_button(FAIL, "fail")
         row.addWidget(self.pass_btn)
         row.addWidget(self.fail_btn)
         if self._cj is not None:
             row.addWidget(self._cj)
         row.addStretch(1)
         self.controls.addLayout(row)
+
+    def _gate_button(self, answer: str, action: str) -> AnswerButton:
+        """The button of one gate answer, its key (the keymap's `action`) on it and in its
+        accessible description."""
+        key = self.keymap.hint(action)
+        return self._add(
+            answer,
+            AnswerButton(
+                f"{gate_text(answer)} ({key})",
+                action,
+                name=gate_text(answer),
+                description=translate("MetricRow", "{metric}: {answer} (key {key})").format(
+                    metric=self.rubric_metric.label, answer=gate_text(answer), key=key
+                ),
+            ),
+        )
 
     def apply(self, action: str) -> bool:
         if action in ("pass", "fail"):

@@ -131,7 +131,6 @@ class PairView(SessionView):
         self.setObjectName("PairView")
         self._session: PairSession | None = None
         self._served: ServedPair | None = None
-        self._waiting: set[str] = set()  # image keys the current pair still needs
         self._last_vote: tuple[str, str, int] | None = None
         self._carried: tuple | None = None
         self.errorOccurred.connect(self.failed)
@@ -368,14 +367,12 @@ class PairView(SessionView):
             )
         else:
             self.message.setText(self._key_hint())
-        keys = _pair_keys(served)
-        self._waiting = {k for k in keys if not self.prefetcher.contains(k)}
-        self.prefetcher.prefetch(keys)
+        waiting = self._await_images(_pair_keys(served))
         if following is not None:
             self.prefetcher.prefetch(_pair_keys(following))
         self._set_state(State.BUSY)
         self._not_exposed()
-        if self._waiting:
+        if waiting:
             for side in (self.left_side, self.right_side):
                 side.clear()
             self.message.setText(translate("PairView", "Loading images…"))
@@ -383,10 +380,8 @@ class PairView(SessionView):
             self._present()
 
     def _image_ready(self, key: str, _img: QImage) -> None:
-        if key in self._waiting:
-            self._waiting.discard(key)
-            if not self._waiting:
-                self._present()
+        if self._image_arrived(key):
+            self._present()
 
     def _image_failed(self, key: str, message: str) -> None:
         self._image_ready(key, QImage())

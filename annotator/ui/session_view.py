@@ -213,6 +213,7 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
         self.prefetcher = prefetcher or ImagePrefetcher(
             snapshot.media, capacity=capacity, parent=self
         )
+        self._waiting: set[str] = set()  # image keys the item on screen still needs
         self.prefetcher.ready.connect(self._guard(self._image_ready))
         self.prefetcher.failed.connect(self._guard(self._image_failed))
         self.message = QLabel()
@@ -428,6 +429,20 @@ class SessionView(KeyedWidget, ShutsDownOnce, QWidget):
         self._set_state(State.READY)
 
     # -- images --------------------------------------------------------------------
+    def _await_images(self, keys: list[str]) -> bool:
+        """Ask for an item's pictures; whether some are still to come (then `_image_arrived`
+        says when the last one is in, so the item appears whole, never picture by picture)."""
+        self._waiting = {k for k in keys if not self.prefetcher.contains(k)}
+        self.prefetcher.prefetch(keys)
+        return bool(self._waiting)
+
+    def _image_arrived(self, key: str) -> bool:
+        """Whether `key` was the last picture `_await_images` was waiting for."""
+        if key not in self._waiting:
+            return False
+        self._waiting.discard(key)
+        return not self._waiting
+
     def _image_ready(self, key: str, image: QImage) -> None:
         """A decoded picture arrived (override)."""
 

@@ -43,7 +43,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Signal
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Signal, SignalInstance
 
 from ..base.task import TaskState
 from ..domain.errors import InputError
@@ -158,21 +158,20 @@ class _Worker(QObject):
         return cbs
 
     def _on_done(self, job_id: int, result: object) -> None:
-        on_done, _ = self._finish(job_id)
-        try:
-            if on_done is not None:
-                on_done(result)
-            self.finished.emit(job_id, result)
-        finally:
-            if self._pending == 0:
-                self.idle.emit()
+        self._deliver(job_id, self._finish(job_id)[0], self.finished, result)
 
     def _on_error(self, job_id: int, exc: object) -> None:
-        _, on_error = self._finish(job_id)
+        self._deliver(job_id, self._finish(job_id)[1], self.failed, exc)
+
+    def _deliver(
+        self, job_id: int, callback: Callable | None, signal: SignalInstance, outcome: object
+    ) -> None:
+        """A job's end, its result or its error alike: the caller's callback, then the signal,
+        then `idle` once no job is left (even when the callback raised)."""
         try:
-            if on_error is not None:
-                on_error(exc)
-            self.failed.emit(job_id, exc)
+            if callback is not None:
+                callback(outcome)
+            signal.emit(job_id, outcome)
         finally:
             if self._pending == 0:
                 self.idle.emit()

@@ -5,8 +5,8 @@ own vectorised charts (`flag_runs`), answers clipped to the scale.
 Setup (ui_mockup-like): 2 gates + 2 scales 0-5 watched at once; each anchor's scale reference is
 drawn from P_REF on 0..5 (mostly 1..4) and the answer is clip(reference + deviation [+ shift], 0, 5), so a +1
 shift at a reference of 5 cannot show. Gate references PASS with probability P_PASS; a flipped
-PASS reads -1, a flipped FAIL +1. "old" is the rule before issue 23 (the reference chart and a
-combined chart on raw deviations decided too). Run from the repository root:
+PASS reads -1, a flipped FAIL +1. "old" is the stricter alternative kept for
+comparison (the reference chart and a combined chart on raw deviations decide too). Run from the repository root:
     PYTHONPATH=. python tests/benchmarks/bench_drift.py [runs]
 """
 
@@ -125,7 +125,7 @@ def main(runs: int = 2000) -> None:
     for ref in range(TOP + 1):
         first = flag_runs(devs(rng, law, flip, runs, 45, shift_at=30, ref=ref), K_REFS)
         print(f"| {ref} | {band(int(((first >= 30) & (first < 45)).sum()), runs)} |")
-    print("\nUnclipped (the figure before issue 23 was measured so): +1 on both scales from 30")
+    print("\nUnclipped answers (no scale bounds), old rule: +1 on both scales from 30")
     for name, (law, flip) in RATERS.items():
         d = []
         for _ in range(2):

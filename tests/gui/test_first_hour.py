@@ -199,7 +199,7 @@ print("OK", anchors)
 
 def test_reopens_as_the_lead_when_the_last_session_ended_in_lead_mode(qtbot, tmp_path):
     """`annotator gui --study DEMO` after the lead left rater mode: the lead's window again,
-    not the last rater's (before: back in as that rater, unasked)."""
+    not the last rater's (a lead must not find themself working as a rater unasked)."""
     from PySide6.QtWidgets import QMessageBox
 
     from annotator.ui.settings import AppSettings

@@ -245,8 +245,8 @@ def _import_judge(study: Study, tmp_path, name: str, answer) -> None:
 @pytest.fixture
 def team(tmp_path) -> Study:
     """A study with a systematic finding: the demo (24 live items) is too
-    small for the systematic test, which compares a judge with the humans' own spread (issue
-    23), so the queue's order is shown on a team study built for it: 3 raters who agree well
+    small for the systematic test, which compares a judge with the humans' own spread and
+    needs more items, so the queue's order is shown on a team study built for it: 3 raters who agree well
     and a judge planted lenient by two points on the scales and PASS on every gate
     (tests/unit/team_study.py), a finding on every scale, gate and the verdict. The judge does
     not score the failure tags, where the raters disagree on one item: an entry no systematic

@@ -1,4 +1,4 @@
-"""Debiased win rates (issue 25 point 1, stats/debiased_pairs.py): ppi-python on unclustered
+"""Debiased win rates (stats/debiased_pairs.py): ppi-python on unclustered
 pairs, the per-pair value (ties 1/2, humans averaged), a fast coverage check (the long one is
 tests/benchmarks/bench_debiased_pairs.py), and `assign --pair-sample` through the CLI on a real
 SQLite study down to the report's JSON, HTML and CSV."""
@@ -309,7 +309,7 @@ def test_assign_pair_sample_deals_only_the_sample_and_the_report_corrects_the_ju
     pair_rows = [r for r in rows if r["generator"] == "gen-a vs gen-b"]
     assert len(pair_rows) == 1 and pair_rows[0]["figure"] == "win_rate"
     assert float(pair_rows[0]["ppi"]) == pytest.approx(fig["ppi"]["estimate"])
-    # the dashboard shows the same rows (issue 25 point 4)
+    # the dashboard reads the same figures, so its rows must match the report's
     from annotator.services.dashboard import Table, compute, read_inputs
 
     s = Study.open(study, mode="read")

@@ -1,4 +1,4 @@
-"""The planner (issue 25 point 3, stats/debiased_plan.py): the rule, the release gate's count,
+"""The planner (stats/debiased_plan.py): the rule, the release gate's count,
 a simulation that the planned number of labels gives about the target width (the long one is
 tests/benchmarks/bench_debiased_plan.py), and `annotator plan` / `assign --top-up` on a real
 SQLite study."""
@@ -153,7 +153,7 @@ def test_plan_and_top_up_through_the_cli(tmp_path: Path, capsys):
     plan = fig["instruction_following"]["plan"]
     assert plan["target_width"] == 0.1 and plan["n_sampled"] == 20
     assert plan["release_gate"]["threshold"] == 0.5
-    # the dashboard shows the items' table with each figure's plan (issue 25 point 4)
+    # the dashboard reads the same plan, so its items' table must carry each figure's plan
     from annotator.services.dashboard import Table, compute, read_inputs
     from annotator.services.study import Study
 

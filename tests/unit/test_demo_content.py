@@ -393,9 +393,9 @@ def test_anchor_references_are_valid_for_every_metric() -> None:
 
 
 def test_tag_options_and_anchor_rationales_are_words_not_ids() -> None:
-    """Issue 28.9: the label view showed "non ui artifacts" (an option id with its underscores
-    dropped) and the anchors' rationales "Tagged: missing_required_section". The rubric gives
-    every option English words (options_en, display only: the version is unchanged) and the
+    """A rater reads words, not ids: an option id with its underscores dropped ("non ui
+    artifacts") or a rationale naming an id ("Tagged: missing_required_section") is not
+    English. The rubric gives every option English words (options_en, display only: the version is unchanged) and the
     shipped rationales use the same words."""
     text = (ROOT / "rubrics" / "ui_mockup.toml").read_text(encoding="utf-8")
     rubric = parse_rubric(text, source="ui_mockup")

@@ -1,6 +1,6 @@
-"""The demo's judge-only items carry their text (issue 37.9): a rater dealt one from the random
-human sample is asked about "In-image text rendering", which grey bars (the earlier wireframes)
-did not let anyone judge."""
+"""The demo's judge-only items carry their text: a rater dealt one from the random human
+sample is asked about "In-image text rendering", which an image without legible text (a grey
+bar) would not let anyone judge."""
 
 from __future__ import annotations
 

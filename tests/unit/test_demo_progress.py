@@ -1,4 +1,4 @@
-"""The demo build's terminal progress (issue 28.10): one line redrawn in place on a terminal,
+"""The demo build's terminal progress: one line redrawn in place on a terminal,
 a handful of plain lines on a pipe or log, never a line per answer."""
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def test_elsewhere_a_few_plain_lines_per_stage():
 
 
 def test_counts_take_the_right_number():
-    """Issue 28.9: "1 sessions", "to 1 raters": a count of one takes the singular."""
+    """A count of one takes the singular ("1 session", not "1 sessions"): the CLI's lines are
+    read as English."""
     from annotator.domain.text import counted
 
     assert counted(1, "session") == "1 session" and counted(2, "session") == "2 sessions"

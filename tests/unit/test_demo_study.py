@@ -33,7 +33,7 @@ def test_lenient_judge_is_a_systematic_finding(demo):
     _, r = demo
     # the judge's offset is printed beside the humans' own: above every human's on the verdict
     # and the gates. The demo's raters include a planted lenient and a planted severe one, so
-    # against "a human drawn from these raters" (issue 23) it is not a systematic finding on 4
+    # against "a human drawn from these raters" (the held-out comparison) it is not a systematic finding on 4
     # raters' spread; severe findings never appear for this judge
     for metric in ("verdict", "instruction_following", "text_rendering"):
         sec = r["verdict"] if metric == "verdict" else r["metrics"][metric]
@@ -62,7 +62,8 @@ def test_judge_beats_its_permutation_baseline(demo):
 def test_the_lenient_judge_adds_labels_and_the_rubber_stamp_adds_nothing(
     demo, demo_study_dir, capsys
 ):
-    """Issue 42: where the lenient judge's scores follow the truth (gen-gamma's layouts) its
+    """A judge is worth human labels only where it tracks the truth: where the lenient judge's
+    scores follow the truth (gen-gamma's layouts) its
     weight lambda is above 0 and the summary says how many human labels it is worth; the
     rubber-stamp judge beside it (PASS and 5 on everything) gets lambda 0 on every figure, and
     the report, the summary and `annotator plan` say it added nothing: humans only. Its one
@@ -204,9 +205,9 @@ def test_the_same_seed_builds_the_same_study_answer_for_answer(small_demo_dir, t
 
 
 def test_the_build_says_ready_once_and_shows_its_progress_by_stage(demo_build):
-    """Issue 28.9/28.10: "demo study ready at" was printed twice, and the build showed five
-    bare lines for two minutes. Now: one ready line (stdout), and on a non-terminal a few
-    plain progress lines per stage (a terminal gets one redrawn line: test_demo_progress)."""
+    """The build says it is ready once (stdout), and a build of minutes shows where it is: on a
+    non-terminal a few plain progress lines per stage, never a line per answer (a terminal gets
+    one redrawn line: test_demo_progress)."""
     from annotator.services.demo import STAGES
 
     out, err = demo_build.out, demo_build.err

@@ -333,7 +333,7 @@ def test_first_flag_at_is_the_seq_and_the_earliest_metric_decides():
     )
     # the scale is 3 points high from its third answer (seq 4) and the gate FAIL from seq 4: both
     # are off the reference almost from the start, before any baseline of the rater's own, so they
-    # are calibration offsets, not drift (issue 23, point 6)
+    # are calibration offsets, not drift (drift is a change from the rater's own baseline)
     s = rater_drift_summary(both)["r"]
     assert s["drift"]["flagged"] is False
     off = s["calibration_offset"]["ui_affordance"]

@@ -1,5 +1,5 @@
-"""Regression tests of the hardening issue: every fault and race ends in one clear
-line with nothing lost, each named after the failure it prevents."""
+"""Faults and races (a full disk, a read-only study, a killed process, two windows): each ends
+in one clear line with nothing lost, each test named after the failure it prevents."""
 
 from __future__ import annotations
 

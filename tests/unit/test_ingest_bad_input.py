@@ -1,5 +1,6 @@
-"""Every bad input of the foundation issue: a one-line error naming the file,
-line or field, exit status 2, and nothing written to the study."""
+"""Every bad input an import can meet: a one-line error naming the file, line or field,
+exit status 2, and nothing written to the study (a half-written import would leave a study
+no one can trust)."""
 
 from __future__ import annotations
 
@@ -309,3 +310,26 @@ def test_importing_the_same_answers_twice_is_refused_whole(tmp_path, capsys):
     ):
         _run_bad(capsys, ["import", kind, str(f), "--study", str(folder)], needle)
     assert {t: _rows_in(folder, t) for t in counts} == counts
+
+
+@pytest.mark.parametrize(
+    ("parse", "header", "said"),
+    [
+        ("ratings", "item_id,rater,metric,value", "rater 'ana' rated 'text_rendering' of 'it-1'"),
+        ("judge", "item_id,judge,metric,value", "judge 'ana' scored 'text_rendering' of 'it-1'"),
+    ],
+)
+def test_a_value_given_twice_in_one_table_names_both_lines(tmp_path, parse, header, said):
+    # a second row for the same answer would silently replace the first
+    from annotator.domain.errors import InputError
+    from annotator.ingest import tables
+    from annotator.ingest.rubrics import load_rubric
+
+    rubric = load_rubric(REPO / "rubrics" / "ui_mockup.toml")
+    path = tmp_path / "t.csv"
+    path.write_text(f"{header}\nit-1,ana,text_rendering,PASS\nit-1,ana,text_rendering,FAIL\n")
+    reader = tables.parse_ratings if parse == "ratings" else tables.parse_judge
+    with pytest.raises(InputError) as got:
+        reader(path, rubric, {"it-1"})
+    assert f"{said} twice (first on line 2)" in str(got.value)
+    assert got.value.line == 3 and got.value.field == "metric"

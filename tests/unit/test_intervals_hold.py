@@ -314,7 +314,7 @@ def test_mace_competence_is_not_biased_by_a_common_answer():
 
 def test_the_best_raters_competence_interval_holds_near_its_bound():
     """A competence of 0.9 sits near the edge of [0, 1]: with 80/10/10 truth the percentile
-    interval covered it 87% of the time (82.5% in the issue's runs); on the logit scale 93.3%
+    interval covered it 87% of the time (82.5% in other runs); on the logit scale 93.3%
     (validity.md). Seeded: the same studies each run."""
     rng = np.random.default_rng(1)
     runs, best, every = 120, 0, 0
@@ -328,7 +328,7 @@ def test_the_best_raters_competence_interval_holds_near_its_bound():
             for i, c in enumerate((0.9, 0.7, 0.7, 0.5, 0.3))
         )
     assert best >= 0.93 * runs, best  # 114 of 120 (the percentile interval: 100)
-    assert every >= 0.915 * 5 * runs, every  # 555 of 600 (before: 541)
+    assert every >= 0.915 * 5 * runs, every  # 555 of 600 (the percentile interval: 541)
 
 
 def test_no_competence_interval_and_no_flag_beyond_the_shown_coverage():

@@ -459,7 +459,7 @@ def test_pandalm_position_and_bradley_terry_are_pair_level(pandalm):
     pb = s["position_bias"]
     assert pb["p_value"] is None and pb["layout"]["randomized"] is False
     v = coded_votes(frames.pair_votes)
-    old = pooled_test(v, 10, 0.05)  # what was printed without a word
+    old = pooled_test(v, 10, 0.05)  # pooled over votes, as if each were independent
     assert old["p_value_votes_independent"] == pytest.approx(0.0020, abs=5e-5)
     assert 0.05 < old["p_value_sign_flip"] < 0.12 and old["n_pairs"] == 914
     import annotator.stats.bradley_terry as btm

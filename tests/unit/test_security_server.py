@@ -824,7 +824,7 @@ def test_raters_of_the_old_role_scheme_keep_their_rights_after_roles_run_again(p
     ident = psycopg.sql.Identifier
     try:
         lead.add_rater(old)
-        with psycopg.connect(_plain(url), autocommit=True) as su:  # what the old code set up
+        with psycopg.connect(_plain(url), autocommit=True) as su:  # the roles an older server made
             for stmt in (
                 psycopg.sql.SQL("CREATE ROLE {} NOLOGIN").format(ident(f"{database}_raters")),
                 psycopg.sql.SQL("CREATE ROLE {} LOGIN").format(ident(old)),

@@ -1,4 +1,4 @@
-"""Issue 25 point 4, the summary and gate part: where the report has debiased figures the
+"""The summary and the release gate on debiased figures: where the report has them the
 summary ranks generators by them (and says so), says how far the judge's own figures were off
 with the sign, and the release gate can read the debiased lower bound."""
 
@@ -181,9 +181,10 @@ def test_a_bad_release_gate_is_one_line(value, needle) -> None:
 
 
 def test_a_figure_covers_only_the_items_its_sample_could_reach(sampled, tmp_path):
-    """Issue 42.0: items imported after the draw had no chance of being sampled; before, each got
-    its generator's sampling rate and the debiased figure reached over them. Now the figure covers
-    the draw's frame and says how many came since; a top-up brings them in."""
+    """Items imported after the draw had no chance of being sampled, so a debiased figure may not
+    reach over them (giving each its generator's sampling rate would claim a chance they never
+    had): the figure covers the draw's frame and says how many came since; a top-up brings them
+    in."""
     import shutil
 
     study = tmp_path / "study"

@@ -1,10 +1,10 @@
 """The summary's verdicts on small simulated studies (model V, tests/unit/verdict_model.py;
 the full rates are in tests/benchmarks/validity.md, from tests/benchmarks/bench_verdicts.py).
 
-Each test fails on the code before the fix: a constant PASS judge passed the alternative-
-annotator test on the 92%-PASS gate in every 1000-item study and was "replaceable" in the
-summary; an ordinary rater with a personal offset was "systematically lenient/severe" in most
-studies; a random judge was "inside the human spread" from a point estimate.
+Each test is a verdict that is easy to get wrong: a constant PASS judge can pass the
+alternative-annotator test on a 92%-PASS gate and look "replaceable"; an ordinary rater with a
+personal offset can look "systematically lenient/severe"; a random judge can look "inside the
+human spread" from a point estimate alone.
 """
 
 from __future__ import annotations
