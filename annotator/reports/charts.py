@@ -490,15 +490,10 @@ def _fitted_legend(fig: Any, handles: list[Artist], labels: list[str], ncols: in
         ncols -= 1
 
 
-def render_all(
-    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Every chart the report dict supports: {'agreement', 'bradley_terry', 'drift': {rater: Chart}}.
-
-    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
-    """
-    if metrics is None:
-        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
+def render_all(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The charts of the report's hand-laid blocks: {'bradley_terry', 'drift': {rater: Chart}}
+    (a section of reports/report_sections.py draws its own: the agreement chart is the
+    agreement section's, view_metrics.agreement_charts)."""
     pairwise = as_dict(report.get("pairwise"))
     bt = pairwise.get("bradley_terry") if isinstance(pairwise.get("bradley_terry"), Mapping) else {}
     drift_charts: dict[str, Chart] = {}
@@ -522,7 +517,6 @@ def render_all(
             if chart is not None:
                 drift_charts[str(name)] = chart
     return {
-        "agreement": agreement_chart(metrics) if metrics else None,
         "bradley_terry": bradley_terry_chart(bt) if bt else None,
         "drift": drift_charts,
     }

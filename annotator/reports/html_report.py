@@ -30,8 +30,9 @@ from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .report_sections import SECTIONS, report_sections, section_views
 from .sections import Chart, Note, Table
+from .view_agreement import judge_order, report_metrics
 from .view_judges import judge_swap_view
-from .view_metrics import finding_view, metric_view, systematic_view
+from .view_metrics import finding_view, systematic_view
 from .view_study import (
     RATER_MATRICES,
     answer_times_view,
@@ -190,22 +191,7 @@ def build_view(
 ) -> dict[str, Any]:
     """The report dict as the rows the template lays out (also handy for tests)."""
     rubric = as_dict(report.get("rubric"))
-    metrics = dict(as_dict(report.get("metrics")))
-    verdict = report.get("verdict")
-    verdict_rows: list[tuple[str, str]] = []
-    if isinstance(verdict, Mapping) and ("human_alpha" in verdict or "judges" in verdict):
-        # the report model gives the verdict the figures of a metric: show it as one
-        key = "verdict" if "verdict" not in metrics else "verdict (all rules)"
-        metrics[key] = {"label": "verdict (all rules)", **verdict}
-    elif isinstance(verdict, Mapping):
-        verdict_rows = kv_rows(verdict)
-    elif verdict is not None:
-        verdict_rows = [("verdict", fmt_any(verdict))]
-    judge_order: list[str] = []
-    for m in metrics.values():
-        for j in as_dict(as_dict(m).get("judges")):
-            if j not in judge_order:
-                judge_order.append(j)
+    metrics = report_metrics(report)[0]
     thumbs: dict[str, str] = {}
     for key, data in (thumbnails or {}).items():
         if not data:
@@ -213,11 +199,7 @@ def build_view(
         small = shrink_thumbnail(bytes(data))
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
-    chart_set = (
-        _charts.render_all(report, metrics)
-        if with_charts
-        else {"agreement": None, "bradley_terry": None, "drift": {}}
-    )
+    chart_set = _charts.render_all(report) if with_charts else {"bradley_terry": None, "drift": {}}
     raters = as_dict(report.get("raters"))
     findings = [v for v in (finding_view(f, thumbs) for f in (report.get("findings") or [])) if v]
     version = str(rubric.get("version") or "")
@@ -231,20 +213,18 @@ def build_view(
         "generated_at": generated_at
         or str(report.get("generated_at") or "")
         or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "verdict": verdict_rows,
         "seed": report.get("seed"),
         "n_perm": report.get("n_perm"),
         # the dashboard's live estimate (stats/live_estimate.py; never in a published report):
         # how many intervals it carries from the exact figures, and with how many resamples
         "live_estimate": as_dict(report.get("live_estimate")) or None,
         "definitions": _definitions(report.get("definitions")),
-        "judge_names": [str(j) for j in judge_order],
+        "judge_names": [str(j) for j in judge_order(metrics)],
         "any_off_scale": any(
             isinstance(j, Mapping) and j.get("same_scale") is False
             for m in metrics.values()
             for j in as_dict(as_dict(m).get("judges")).values()
         ),
-        "metrics": [metric_view(k, as_dict(m), judge_order) for k, m in metrics.items()],
         "findings": findings,
         "n_findings_with_thumb": sum(1 for f in findings if f.get("thumb")),
         "systematic": [systematic_view(f) for f in (report.get("systematic_findings") or [])],

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .section_adjudication import adjudication_section
+from .section_agreement import agreement_section
 from .section_certified import certified_section
 from .section_debiased import debiased_section
 from .section_generators import generators_section
 from .section_judges import judges_section
 from .sections import Section
 from .view_adjudication import adjudication_section_view
+from .view_agreement import agreement_charts, metrics_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_charts, judges_view
@@ -45,6 +47,14 @@ class SectionSpec:
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "agreement",
+        "Agreement",
+        ("metrics", "verdict"),
+        metrics_view,
+        agreement_section,
+        agreement_charts,
+    ),
     SectionSpec(
         "adjudication",
         "Adjudication",

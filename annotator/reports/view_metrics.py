@@ -139,8 +139,29 @@ def cell(v: Any) -> Est | str:
     return est_of({"v": v}, "v") if is_estimate(v) else fmt_any(v)
 
 
+def drop_undefined_columns(keys: list[str], rows: list[tuple[str, list[Est | str]]]) -> list[str]:
+    """Drop each column undefined in every row for one reason (from `keys` and the rows, in
+    place): a column undefined everywhere says so once, under the table. Returns those
+    captions."""
+    dropped: dict[str, list[str]] = {}
+    for ci in reversed(range(len(keys))):
+        cells = [r[1][ci] for r in rows if ci < len(r[1])]
+        notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
+        if cells and len(notes) == 1 and all(isinstance(c, Est) and not c.defined for c in cells):
+            dropped.setdefault(next(iter(notes)) or "", []).insert(0, keys[ci].replace("_", " "))
+            del keys[ci]
+            for r in rows:
+                del r[1][ci]
+    return [
+        f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
+        for note, cols in dropped.items()
+    ]
+
+
 def _slices(s: Any) -> list[dict[str, Any]]:
-    """{by_case: {case: {...}}, by_generator: {...}} -> tables; rows alphabetical."""
+    """{by_case: {case: {...}}, by_generator: {...}} -> tables; rows alphabetical. Every column
+    is kept: the section joins a metric's judges' tables, then leaves out a column undefined
+    in every row (`drop_undefined_columns`)."""
     out = []
     for dim, groups in as_dict(s).items():
         groups = as_dict(groups)
@@ -159,32 +180,11 @@ def _slices(s: Any) -> list[dict[str, Any]]:
             else:
                 only: list[Est | str] = [fmt_any(g)]
                 rows.append((str(name), only if not keys else only + [""] * (len(keys) - 1)))
-        # a column undefined everywhere for one reason says so once, under the table
-        dropped: dict[str, list[str]] = {}
-        for ci in reversed(range(len(keys))):
-            cells = [r[1][ci] for r in rows if ci < len(r[1])]
-            notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
-            if (
-                cells
-                and len(notes) == 1
-                and all(isinstance(c, Est) and not c.defined for c in cells)
-            ):
-                dropped.setdefault(next(iter(notes)) or "", []).insert(
-                    0, keys[ci].replace("_", " ")
-                )
-                del keys[ci]
-                for r in rows:
-                    del r[1][ci]
-        captions = [
-            f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
-            for note, cols in dropped.items()
-        ]
         out.append(
             {
                 "title": str(dim).replace("_", " "),
                 "columns": [k.replace("_", " ") for k in keys] or ["value"],
                 "rows": rows,
-                "captions": captions,
             }
         )
     return out

@@ -49,8 +49,6 @@ from ..reports.formatting import clock_text  # noqa: F401
 from ..reports.sections import Block, Chart, Note, Section, Table, Tile  # noqa: F401
 from ..store.changes import data_version
 from .dashboard_sections import (
-    agreement_section,
-    by_generator_section,
     calibrations_section,
     findings_section,
     metric_label,  # noqa: F401
@@ -327,7 +325,7 @@ def _model(
         int(as_dict(t).get("n") or 0) for c in cells.values() for t in as_dict(c).values()
     )
     tiles = (
-        Tile(str(len(view.get("metrics") or [])), "metrics"),
+        Tile(str(len(as_dict(view.get("agreement")).get("metrics") or [])), "metrics"),
         Tile(
             f"{sum(int(as_dict(r).get('n_judgements') or 0) for r in raters.values()):,}",
             "answers to live items (latest per rater)",
@@ -343,8 +341,6 @@ def _model(
     summary = summary_section(report)
     sections = (
         *((summary,) if summary.blocks else ()),  # a report of an earlier version has none
-        agreement_section(rubric, view),
-        by_generator_section(rubric, view),
         findings_section(rubric, view),
         *rater_sections(rubric, report, view),
         calibrations_section(rubric, report),

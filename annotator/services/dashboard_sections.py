@@ -1,7 +1,7 @@
 """The dashboard's own sections, laid out from the report's view rows (reports/html_report.py
-`build_view`): the summary, agreement, by generator, findings, raters, calibrations and
-pairwise. The sections of reports/report_sections.py (adjudication, generators, judge
-versions and calibration, debiased, certified) are built in reports/section_*.py, where the HTML report renders them too;
+`build_view`): the summary, findings, raters, calibrations and pairwise. The sections of
+reports/report_sections.py (agreement, adjudication, generators, judge versions and
+calibration, debiased, certified) are built in reports/section_*.py, where the HTML report renders them too;
 services/dashboard.py puts them in order.
 Tested in tests/gui/test_dashboard_view.py, tests/unit/test_stats_summary.py and
 tests/unit/test_next_steps.py.
@@ -78,112 +78,6 @@ def summary_section(report: Mapping[str, Any]) -> Section:
         "What the figures say for sure, then what data would decide the rest, with the command "
         "that deals it.",
         tuple(blocks),
-    )
-
-
-def agreement_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
-    rows: list[tuple[str, ...]] = []
-    for m in view.get("metrics") or []:
-        counts = " · ".join(_or_dash(m.get(k)) for k in ("n_items", "n_raters", "n_judgements"))
-        base = (
-            metric_label(rubric, m["key"]),
-            f"{m['kind']} / {m['level']}",
-            counts,
-            _est(m["human_alpha"]),
-        )
-        if not m["judges"]:
-            rows.append((*base, "—", "—", "—", "—"))
-        for i, j in enumerate(m["judges"]):
-            perm = (
-                f"{j['perm_mean']} (p {j['perm_p']})"
-                if j.get("perm_mean")
-                else ("undefined: " + j["perm_note"] if j.get("perm_note") else "—")
-            )
-            rows.append(
-                (
-                    *(base if i == 0 else ("", "", "", "")),
-                    j["name"],
-                    _est(j["alpha_vs_consensus"]),
-                    perm,
-                    _est(j["exact_agreement"], with_n=False),
-                )
-            )
-    blocks: list[Block] = [
-        Table(
-            "agreementTable",
-            (
-                "metric",
-                "kind / level",
-                "items · raters · answers",
-                "human alpha [95% CI]",
-                "judge",
-                "judge alpha vs consensus [95% CI]",
-                "shuffled baseline",
-                "exact agreement",
-            ),
-            tuple(rows),
-        )
-    ]
-    png = _png(as_dict(view.get("charts")).get("agreement"))
-    if png:
-        blocks.append(
-            Chart("agreementChart", png, "Krippendorff's alpha per metric with 95% intervals")
-        )
-    return Section(
-        "agreement",
-        "Agreement per metric",
-        "Krippendorff's alpha among humans with its bootstrap 95% interval, and each judge against the "
-        "human consensus beside the alpha it gets when its scores are shuffled across items.",
-        tuple(blocks),
-    )
-
-
-def by_generator_section(rubric: Rubric, view: Mapping[str, Any]) -> Section:
-    """The report's per-generator agreement (`metrics.<m>.by_generator`), one table."""
-    rows: list[tuple[str, ...]] = []
-    for m in view.get("metrics") or []:
-        for g in m.get("by_generator") or []:
-            judges = g["judges"] or [("—", [])]
-            for i, (name, cells) in enumerate(judges):
-                head = (
-                    (metric_label(rubric, m["key"]), g["generator"], _or_dash(g["n_items"]))
-                    if i == 0
-                    else ("", "", "")
-                )
-                humans = (
-                    (_est(g["alpha"], with_n=False), _est(g["fleiss"], with_n=False))
-                    if i == 0
-                    else ("", "")
-                )
-                corr = tuple(_est(c, with_n=False) for c in cells) or ("—", "—", "—")
-                rows.append((*head, *humans, name, *corr))
-    blocks: tuple[Block, ...] = (
-        (
-            Table(
-                "byGeneratorTable",
-                (
-                    "metric",
-                    "generator",
-                    "items",
-                    "human alpha [95% CI]",
-                    "Fleiss' kappa",
-                    "judge",
-                    "Pearson",
-                    "Spearman",
-                    "Kendall tau-b",
-                ),
-                tuple(rows),
-            ),
-        )
-        if rows
-        else (Note("No generator has answers yet."),)
-    )
-    return Section(
-        "by_generator",
-        "Agreement per generator",
-        "The humans' alpha and Fleiss' kappa on each generator's items, and each judge's "
-        "correlations with the human mean there (as the field reports agreement per model).",
-        blocks,
     )
 
 

@@ -68,7 +68,7 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     view = build_view(report, with_charts=False)
     sections = report_sections(view)
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
-    assert {s.key for s in sections} == {"generators", "debiased", "certified"}
+    assert {s.key for s in sections} == {"agreement", "generators", "debiased", "certified"}
     html = render_html(report)
     for s in sections:
         assert f'<h2 id="{s.key}">' in html and f'href="#{s.key}"' in html
@@ -282,3 +282,63 @@ def test_adjudication_in_every_output():
     html = render_html(report)
     assert "(by lead &lt;1&gt;)" in html and 'href="#adjudication"' in html
     assert set(report_tables(report)) >= {"adjudication_sided", "adjudication_feedback"}
+
+
+def test_agreement_in_every_output():
+    """The humans' agreement per metric, the rater pairs and the agreement per generator, from
+    TIFA's report: the figures as the report has them, the contract CSVs unchanged."""
+    from annotator.reports.csv_report import agreement_table, by_generator_table, report_tables
+
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    m = report["metrics"]["faithfulness"]
+    view = build_view(report, with_charts=True)
+    (section,) = (s for s in report_sections(view) if s.key == "agreement")
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    agree = tables["agreementTable"]
+    row = dict(zip(agree.headers, agree.rows[0], strict=True))
+    alpha = m["human_alpha"]
+    assert row["metric"] == m["label"] and row["items"] == f"{m['n_items']:,}"
+    assert row["human alpha [95%]"] == (
+        f"{alpha['estimate']:.2f} [{alpha['low']:.2f}, {alpha['high']:.2f}] n={alpha['n']}"
+    )
+    fleiss = m["fleiss_kappa"]
+    assert (
+        row["Fleiss' kappa"]
+        == f"{fleiss['estimate']:.2f} [{fleiss['low']:.2f}, {fleiss['high']:.2f}]"
+    )
+    notes = [b.text for b in section.blocks if isinstance(b, Note)]
+    # the ties and the metric's other figures, and the note a defined figure carries
+    assert any(t.startswith(f"{m['label']}: {m['n_ties']} items with a tie") for t in notes)
+    assert any(t.startswith("Fleiss' kappa (Faithfulness): ") for t in notes)
+    pairs = tables["agreementPairsTable"]
+    assert [r[1] for r in pairs.rows] == sorted(m["rater_pairs"])
+    by_gen = tables["byGeneratorTable"]
+    n_judges = len(m["judges"])
+    assert len(by_gen.rows) == len(m["by_generator"]) * n_judges
+    assert {r[1] for r in by_gen.rows} - {""} == set(m["by_generator"])
+    assert by_gen.fold  # 15 rows: folded in the report
+    (chart,) = (b for b in section.blocks if isinstance(b, Chart))
+    assert chart.name == "agreementChart" and chart.png.startswith(b"\x89PNG")
+    # the contract CSVs are as they were; the rater pairs' kappas are a CSV of their own
+    csv = report_tables(report)
+    assert csv["agreement"].equals(agreement_table(report))
+    assert csv["by_generator"].equals(by_generator_table(report))
+    assert list(csv["agreement_pairs"].columns) == [*pairs.headers, "flagged"]
+    assert not {"agreement_verdict", "by_generator_table"} & set(csv)
+    html = render_html(report)
+    assert html.count('<h2 id="agreement">') == 1 and 'href="#agreement"' in html
+    assert '<table id="agreementTable" class="section">' in html
+
+
+def test_agreement_without_metrics_and_with_a_verdict_of_its_own():
+    empty = report_sections(build_view({"metrics": {}}, with_charts=False))
+    assert [s.key for s in empty] == ["agreement"]
+    assert [b.text for b in empty[0].blocks if isinstance(b, Note)] == [
+        "No metric has answers yet."
+    ]
+    # a verdict given as label/value pairs, not as a metric's figures, is shown as such
+    report = {"metrics": {}, "verdict": {"pass_rate": 0.5, "rule": "all gates pass"}}
+    (section,) = report_sections(build_view(report, with_charts=False))
+    verdict = next(b for b in section.blocks if isinstance(b, Table))
+    assert verdict.rows == (("pass rate", "0.50"), ("rule", "all gates pass"))
+    assert not any(k == "verdict" for k, _ in build_view(report, with_charts=False)["other"])
