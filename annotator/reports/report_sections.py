@@ -18,10 +18,11 @@ from .section_agreement import agreement_section
 from .section_certified import certified_section
 from .section_debiased import debiased_section
 from .section_generators import generators_section
+from .section_humans_judges import humans_judges_section
 from .section_judges import judges_section
 from .sections import Section
 from .view_adjudication import adjudication_section_view
-from .view_agreement import agreement_charts, metrics_view
+from .view_agreement import agreement_charts, judged_metrics_view, metrics_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_judges import judge_charts, judges_view
@@ -54,6 +55,9 @@ SECTIONS: tuple[SectionSpec, ...] = (
         metrics_view,
         agreement_section,
         agreement_charts,
+    ),
+    SectionSpec(
+        "judges", "Humans vs judges", ("metrics",), judged_metrics_view, humans_judges_section
     ),
     SectionSpec(
         "adjudication",

@@ -23,18 +23,21 @@ SUBTITLE = (
     "Human raters among themselves, metric by metric, then each judge against the human "
     "consensus. Dots are estimates, bars the 95% interval."
 )
+CORRELATIONS = ("Pearson", "Spearman", "Kendall tau-b")
 FOLD_ROWS = 12  # a table longer than this is folded in the HTML report
 CHART_ALT = "Krippendorff's alpha per metric, humans and judges, with 95% intervals"
 
 
-def figure_text(e: Est | str, *, with_n: bool = True) -> str:
+def figure_text(e: Est | str, *, with_n: bool = True, whole_note: bool = False) -> str:
     """An estimate as one cell: '0.94 [0.86, 1.00] n=34', or why it is undefined; a figure
-    without an interval says why it has none ('0.29 (no interval)')."""
+    without an interval says why it has none ('0.29 (no interval)', or its whole note with
+    `whole_note`: a note that differs from cell to cell, never said under the table)."""
     if not isinstance(e, Est):
         return str(e)
     s = str(e)
-    if e.defined and not e.ci and e.short_note:
-        s += f" ({e.short_note})"
+    note = e.note if whole_note else e.short_note
+    if e.defined and not e.ci and note:
+        s += f" ({note})"
     if with_n and e.defined and e.n is not None:
         s += f" n={e.n}"
     return s
@@ -50,6 +53,10 @@ def fold_line(what: str, n_rows: int) -> str:
     return f"{what} ({n_rows} rows)" if n_rows > FOLD_ROWS else ""
 
 
+def _rows(n: int) -> str:
+    return f"{n} row{'' if n == 1 else 's'}"
+
+
 def _num(x: Any) -> str:
     return "—" if x is None else fmt_num(x)
 
@@ -57,20 +64,33 @@ def _num(x: Any) -> str:
 def figure_notes(
     found: Iterable[tuple[str, str, Est | str]], said: set[tuple[str, str]] | None = None
 ) -> list[Block]:
-    """The explanation a defined figure carries that its cell does not show, once per figure
-    and text: `found` holds (where, figure, estimate); `said` the (figure, note) pairs an
+    """The explanation a figure carries that its cell does not show, once per figure and text: `found` holds (where, figure, estimate); `said` the (figure, note) pairs an
     earlier table's notes gave, which this adds to."""
     said = set() if said is None else said
     by: dict[tuple[str, str], list[str]] = {}
     for where, figure, e in found:
-        if not (isinstance(e, Est) and e.defined and e.note) or (figure, e.note) in said:
+        if not (isinstance(e, Est) and e.present and e.note) or (figure, e.note) in said:
             continue
-        if e.ci or e.note != e.short_note:  # else the cell shows it whole
-            places = by.setdefault((figure, e.note), [])
-            if where not in places:
-                places.append(where)
+        # else the cell shows it whole: a defined figure without an interval, or why one is
+        # undefined
+        if (e.defined and e.ci) or e.note != e.short_note:
+            spots = by.setdefault((figure, e.note), [])
+            if where not in spots:
+                spots.append(where)
     said |= set(by)
-    return [Note(f"{figure} ({', '.join(w)}): {note}", "aside") for (figure, note), w in by.items()]
+    return [Note(f"{figure} ({places(w)}): {note}", "aside") for (figure, note), w in by.items()]
+
+
+def places(where: list[str]) -> str:
+    """'m\ta', 'm\tb', 'n\tc' -> 'm: a, b; n: c' (a place is a metric, or a metric and a
+    judge after a tab)."""
+    by: dict[str, list[str]] = {}
+    for p in where:
+        metric, _, rest = p.partition("\t")
+        by.setdefault(metric, [])
+        if rest:
+            by[metric].append(rest)
+    return "; ".join(f"{m}: {', '.join(r)}" if r else m for m, r in by.items())
 
 
 def _interval_shown(m: Mapping[str, Any]) -> bool:
@@ -199,16 +219,29 @@ def _pair_blocks(metrics: list[Mapping[str, Any]]) -> list[Block]:
             ("metric", "pair", "items", *weights),
             tuple(rows),
             numeric=frozenset(range(2, 3 + len(weights))),
-            fold=fold_line("Cohen's kappa for each pair of human raters, per metric", len(rows)),
+            # folded whatever its length, as the report always had it: a detail few read
+            fold=f"Cohen's kappa for each pair of human raters, per metric ({_rows(len(rows))})",
         ),
     ]
+
+
+def _row_notes(cells: Iterable[tuple[str, Est | str]], said: set[tuple[str, str]]) -> str:
+    """The notes a row's figures carry that their cells do not show and no note above said."""
+    return "; ".join(
+        f"{figure}: {e.note}"
+        for figure, e in cells
+        if isinstance(e, Est)
+        and e.defined
+        and e.note
+        and (e.ci or e.note != e.short_note)
+        and (figure, e.note) not in said
+    )
 
 
 def _by_generator_blocks(
     metrics: list[Mapping[str, Any]], said: set[tuple[str, str]]
 ) -> list[Block]:
     rows: list[tuple[str, ...]] = []
-    found: list[tuple[str, str, Est | str]] = []
     for m in metrics:
         for g in m.get("by_generator") or []:
             judges = g["judges"] or [("no judge", [])]
@@ -222,17 +255,21 @@ def _by_generator_blocks(
                     else ("", "")
                 )
                 corr = tuple(figure_text(c, with_n=False) for c in cells) or ("—", "—", "—")
-                rows.append((*head, *humans, name, *corr))
-                found += [
-                    (metric_name(m), fig, c)
-                    for fig, c in zip(("Pearson", "Spearman", "Kendall tau-b"), cells, strict=False)
+                # a figure's note (its interval's coverage, resamples left out) beside it, in
+                # the folded table rather than under it
+                figures = [
+                    (f"{name}, {fig}", c) for fig, c in zip(CORRELATIONS, cells, strict=False)
                 ]
-            found += [
-                (metric_name(m), "human alpha", g["alpha"]),
-                (metric_name(m), "Fleiss' kappa", g["fleiss"]),
-            ]
+                if i == 0:
+                    figures = [
+                        ("human alpha", g["alpha"]),
+                        ("Fleiss' kappa", g["fleiss"]),
+                        *figures,
+                    ]
+                rows.append((*head, *humans, name, *corr, _row_notes(figures, said)))
     if not rows:
         return []
+    noted = any(r[-1] for r in rows)
     return [
         Note("Agreement per generator", "heading"),
         Note(
@@ -249,16 +286,14 @@ def _by_generator_blocks(
                 "human alpha [95%]",
                 "Fleiss' kappa",
                 "judge",
-                "Pearson",
-                "Spearman",
-                "Kendall tau-b",
+                *CORRELATIONS,
+                *(("notes",) if noted else ()),
             ),
-            tuple(rows),
+            tuple(r if noted else r[:-1] for r in rows),
             numeric=frozenset({2, 3, 4, 6, 7, 8}),
             csv="",  # by_generator.csv: the same figures as numbers
-            fold=fold_line("Agreement on each generator's items", len(rows)),
+            fold=f"Agreement on each generator's items ({_rows(len(rows))})",
         ),
-        *figure_notes(found, said),
     ]
 
 
@@ -288,4 +323,11 @@ def agreement_section(view: Mapping[str, Any]) -> Section:
     return Section(KEY, TITLE, SUBTITLE, tuple(blocks))
 
 
-__all__ = ["agreement_section", "figure_notes", "figure_text", "fold_line", "metric_name"]
+__all__ = [
+    "agreement_section",
+    "figure_notes",
+    "figure_text",
+    "fold_line",
+    "metric_name",
+    "places",
+]

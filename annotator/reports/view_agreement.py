@@ -51,7 +51,7 @@ def metrics_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     metrics, verdict = report_metrics(report)
     order = judge_order(metrics)
     return {
-        "metrics": [metric_view(k, as_dict(m), order) for k, m in metrics.items()],
+        "metrics": [metric_view(k, as_dict(m)) for k, m in metrics.items()],
         "judge_names": [str(j) for j in order],
         "verdict": verdict,
     }

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import charts as _charts
 from .formatting import (
     Est,
     as_dict,
@@ -274,7 +273,7 @@ def _latent_text(lt: Any) -> str | None:
     )
 
 
-def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[str, Any]:
+def metric_view(key: str, m: Mapping[str, Any]) -> dict[str, Any]:
     judges = []
     for jname, j in as_dict(m.get("judges")).items():
         j = as_dict(j)
@@ -288,9 +287,6 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
         judges.append(
             {
                 "name": str(jname),
-                "colour": _charts.PALETTE[judge_order.index(jname) % len(_charts.PALETTE)]
-                if jname in judge_order
-                else _charts.PALETTE[0],
                 "n_items": j.get("n_items"),
                 "n_cannot_judge": j.get("n_cannot_judge"),
                 "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),

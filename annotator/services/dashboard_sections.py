@@ -1,8 +1,8 @@
 """The dashboard's own sections, laid out from the report's view rows (reports/html_report.py
 `build_view`): the summary, findings, raters, calibrations and pairwise. The sections of
-reports/report_sections.py (agreement, adjudication, generators, judge versions and
-calibration, debiased, certified) are built in reports/section_*.py, where the HTML report renders them too;
-services/dashboard.py puts them in order.
+reports/report_sections.py (agreement, humans vs judges, adjudication, generators, judge
+versions and calibration, debiased, certified) are built in reports/section_*.py, where the
+HTML report renders them too; services/dashboard.py puts them in order.
 Tested in tests/gui/test_dashboard_view.py, tests/unit/test_stats_summary.py and
 tests/unit/test_next_steps.py.
 """

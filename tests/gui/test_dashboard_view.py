@@ -170,6 +170,19 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
         .text()
         .startswith(f"{est['estimate']:.2f} [{est['low']:.2f}, {est['high']:.2f}]")
     )
+    # each judge against the humans, in the humans-vs-judges section
+    judged = tables["judgesAlphaTable"]
+    jheads = [judged.horizontalHeaderItem(c).text().replace("\n", " ") for c in range(10)]
+    jrow = next(
+        r
+        for r in range(judged.rowCount())
+        if judged.item(r, 0).text().removeprefix("\u26a0 ")
+        == rubric.metric("layout_hierarchy").label
+    )
+    assert judged.item(jrow, 1).text() == scenario.JUDGE_NAME
+    vs = m["judges"][scenario.JUDGE_NAME]["alpha_vs_consensus"]
+    col = jheads.index("alpha vs human consensus (flatters the judge)")
+    assert judged.item(jrow, col).text().startswith(f"{vs['estimate']:.2f}")
     # per generator: the humans' alpha there and the judge's correlations
     by_gen = tables["byGeneratorTable"]
     gens = {by_gen.item(r, 1).text() for r in range(by_gen.rowCount())} - {""}

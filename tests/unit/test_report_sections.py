@@ -342,3 +342,107 @@ def test_agreement_without_metrics_and_with_a_verdict_of_its_own():
     verdict = next(b for b in section.blocks if isinstance(b, Table))
     assert verdict.rows == (("pass rate", "0.50"), ("rule", "all gates pass"))
     assert not any(k == "verdict" for k, _ in build_view(report, with_charts=False)["other"])
+
+
+def test_humans_vs_judges_in_every_output():
+    """Per metric and judge every figure of the report, one table per part; the tag metrics'
+    rows apart and folded; a failed alternative-annotator test flagged."""
+    import copy
+    import sys
+
+    from annotator.reports.csv_report import report_tables
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from report_sample import sample_report
+
+    report = sample_report()
+    lh = report["metrics"]["layout_hierarchy"]
+    judge = lh["judges"]["gpt-judge"]
+    judge["alt_test"] = {
+        "epsilon": 0.2,
+        "winning_rate": 0.33,
+        "advantage_probability": 0.61,
+        "advantage_probability_ci": {"low": 0.52, "high": 0.7},
+        "passed": False,
+        "min_passing_epsilon": 0.35,
+        "n_annotators": 3,
+        "n_items": 60,
+    }
+    judge["alt_test_balanced"] = None
+    judge["alt_test_balanced_note"] = "fewer than three raters on most items"
+    report["metrics"]["failure_tags"]["judges"] = {
+        "gpt-judge": copy.deepcopy(
+            report["metrics"]["instruction_following"]["judges"]["gpt-judge"]
+        )
+    }
+    view = build_view(report, with_charts=False)
+    (section,) = (s for s in report_sections(view) if s.key == "judges")
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    alpha = tables["judgesAlphaTable"]
+    pairs = [
+        (m, j)
+        for m in ("instruction_following", "layout_hierarchy")
+        for j in report["metrics"][m]["judges"]
+    ]
+    assert [r[:2] for r in alpha.rows] == pairs
+    vs = judge["alpha_vs_consensus"]
+    row = dict(
+        zip(alpha.headers, alpha.rows[pairs.index(("layout_hierarchy", "gpt-judge"))], strict=True)
+    )
+    assert row["alpha vs human consensus (flatters the judge)"] == (
+        f"{vs['estimate']:.2f} [{vs['low']:.2f}, {vs['high']:.2f}] n={vs['n']}"
+    )
+    # the tag metric's rows: a table of their own, folded in the report
+    tags = tables["judgesAlphaTagsTable"]
+    assert [r[:2] for r in tags.rows] == [("failure_tags", "gpt-judge")] and tags.fold
+    # a confusion matrix as a table, its counts as the report has them
+    conf = judge["confusion"]
+    matrix = next(
+        t for t in tables.values() if t.csv_name() == "judges_confusion_layout_hierarchy__gpt_judge"
+    )
+    assert matrix.headers[1:] == tuple(str(x) for x in conf["labels"])
+    assert [list(r[1:]) for r in matrix.rows] == [[str(v) for v in row] for row in conf["matrix"]]
+    alt = tables["judgesAltTestTable"]
+    assert [r[2] for r in alt.rows] == ["the paper's", "class-balanced (ours)"]
+    assert (
+        alt.flagged == {0} and alt.rows[0][6] == "failed" and alt.rows[0][5] == "0.61 [0.52, 0.70]"
+    )
+    assert alt.rows[1][6] == "fewer than three raters on most items"
+    assert "judgesKappaTable" in tables and not tables["judgesKappaTable"].csv_name()
+    csv = report_tables(report)
+    assert {"judges_alpha", "judges_alpha_tags", "judges_correlation", "judges_alt_test"} <= set(
+        csv
+    )
+    assert list(csv["judges_alt_test"]["flagged"]) == [True, False]
+    html = render_html(report)
+    assert html.count('<h2 id="judges">') == 1 and 'href="#judges"' in html
+    assert '<details class="fold"><summary>alpha per judge of the tag metrics (1 row)' in html
+
+
+def test_humans_vs_judges_off_the_rubric_scale():
+    """TIFA's judges answer on their own scale: their rows are flagged and say why, the figures
+    that need the scale are not given, the correlations are; 160 cases per judge are folded."""
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    m = report["metrics"]["faithfulness"]
+    (section,) = (
+        s for s in report_sections(build_view(report, with_charts=False)) if s.key == "judges"
+    )
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    alpha, corr = tables["judgesAlphaTable"], tables["judgesCorrelationTable"]
+    assert alpha.flagged == frozenset(range(len(m["judges"])))
+    assert {r[3] for r in alpha.rows} == {"own scale"}
+    notes = [b.text for b in section.blocks if isinstance(b, Note)]
+    assert any("answers on its own scale" in t for t in notes)
+    for r, (name, j) in zip(corr.rows, m["judges"].items(), strict=True):
+        p = j["pearson"]
+        assert (
+            r[1] == name
+            and r[4] == f"{p['estimate']:.2f} [{p['low']:.2f}, {p['high']:.2f}] n={p['n']}"
+        )
+    by_case = tables["judgesSlicesByCaseTable"]
+    assert len(by_case.rows) == sum(len(j["slices"]["by_case"]) for j in m["judges"].values())
+    assert by_case.fold and "alpha vs consensus" not in by_case.headers
+    judges = ", ".join(m["judges"])
+    assert f"by case (Faithfulness: {judges}): alpha vs consensus, exact agreement" in "\n".join(
+        notes
+    )
