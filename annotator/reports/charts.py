@@ -42,7 +42,6 @@ __all__ = [
     "bradley_terry_chart",
     "drift_chart",
     "drift_charts",
-    "render_all",
 ]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
@@ -514,19 +513,6 @@ def drift_charts(report: Mapping[str, Any]) -> dict[str, Chart]:
             if chart is not None:
                 out[str(name)] = chart
     return out
-
-
-def render_all(
-    report: Mapping[str, Any], metrics: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The charts the report's own blocks show: {'agreement'} (a section of report_sections.py
-    draws its own: `drift_charts` for the raters', the Bradley-Terry forest for the pairwise).
-
-    `metrics` overrides report["metrics"] (the HTML report adds the verdict as a row).
-    """
-    if metrics is None:
-        metrics = report.get("metrics") if isinstance(report.get("metrics"), Mapping) else {}
-    return {"agreement": agreement_chart(metrics) if metrics else None}
 
 
 @_styled

@@ -30,7 +30,7 @@ from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
 from .report_sections import SECTIONS, report_sections, section_views
 from .sections import Bullets, Chart, ItemCard, Note, Table
-from .view_metrics import metric_view
+from .view_agreement import judge_order, report_metrics
 
 __all__ = ["render_html", "write_html", "build_view", "Est", "shrink_thumbnail", "TEMPLATE_DIR"]
 
@@ -173,22 +173,7 @@ def build_view(
 ) -> dict[str, Any]:
     """The report dict as the rows the template lays out (also handy for tests)."""
     rubric = as_dict(report.get("rubric"))
-    metrics = dict(as_dict(report.get("metrics")))
-    verdict = report.get("verdict")
-    verdict_rows: list[tuple[str, str]] = []
-    if isinstance(verdict, Mapping) and ("human_alpha" in verdict or "judges" in verdict):
-        # the report model gives the verdict the figures of a metric: show it as one
-        key = "verdict" if "verdict" not in metrics else "verdict (all rules)"
-        metrics[key] = {"label": "verdict (all rules)", **verdict}
-    elif isinstance(verdict, Mapping):
-        verdict_rows = kv_rows(verdict)
-    elif verdict is not None:
-        verdict_rows = [("verdict", fmt_any(verdict))]
-    judge_order: list[str] = []
-    for m in metrics.values():
-        for j in as_dict(as_dict(m).get("judges")):
-            if j not in judge_order:
-                judge_order.append(j)
+    metrics = report_metrics(report)[0]
     thumbs: dict[str, str] = {}
     for key, data in (thumbnails or {}).items():
         if not data:
@@ -196,7 +181,6 @@ def build_view(
         small = shrink_thumbnail(bytes(data))
         if small is not None:
             thumbs[str(key)] = _charts.png_data_uri(small[0], small[1])
-    chart_set = _charts.render_all(report, metrics) if with_charts else {"agreement": None}
     version = str(rubric.get("version") or "")
     view: dict[str, Any] = {
         "study": str(report.get("study") or "study"),
@@ -208,26 +192,23 @@ def build_view(
         "generated_at": generated_at
         or str(report.get("generated_at") or "")
         or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "verdict": verdict_rows,
         "seed": report.get("seed"),
         "n_perm": report.get("n_perm"),
         # the dashboard's live estimate (stats/live_estimate.py; never in a published report):
         # how many intervals it carries from the exact figures, and with how many resamples
         "live_estimate": as_dict(report.get("live_estimate")) or None,
         "definitions": _definitions(report.get("definitions")),
-        "judge_names": [str(j) for j in judge_order],
+        "judge_names": [str(j) for j in judge_order(metrics)],
         "any_off_scale": any(
             isinstance(j, Mapping) and j.get("same_scale") is False
             for m in metrics.values()
             for j in as_dict(as_dict(m).get("judges")).values()
         ),
-        "metrics": [metric_view(k, as_dict(m), judge_order) for k, m in metrics.items()],
         "n_findings": len(report.get("findings") or []),
         # the items' pictures as data: URIs, by item id or display code (the findings' cards)
         "thumbnails": thumbs,
         # the sections of the one model (report_sections.py): their rows, then their Sections
         **section_views(report, with_charts=with_charts),
-        "charts": chart_set,
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }
     sections = report_sections(view)

@@ -14,16 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from .section_adjudication import adjudication_section
+from .section_agreement import agreement_section
 from .section_certified import certified_section
 from .section_debiased import debiased_section
 from .section_findings import findings_section
 from .section_generators import generators_section
+from .section_humans_judges import humans_judges_section
 from .section_judges import judges_section
 from .section_pairwise import pairwise_section
 from .section_raters import raters_section
 from .section_summary import summary_section
 from .sections import Section
 from .view_adjudication import adjudication_section_view
+from .view_agreement import agreement_charts, judged_metrics_view, metrics_view
 from .view_certified import certified_view
 from .view_debiased import debiased_view
 from .view_findings import findings_view
@@ -56,6 +59,17 @@ class SectionSpec:
 
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("summary", "Summary", ("summary",), summary_view, summary_section, top=True),
+    SectionSpec(
+        "agreement",
+        "Agreement",
+        ("metrics", "verdict"),
+        metrics_view,
+        agreement_section,
+        agreement_charts,
+    ),
+    SectionSpec(
+        "judges", "Humans vs judges", ("metrics",), judged_metrics_view, humans_judges_section
+    ),
     SectionSpec(
         "findings",
         "Findings",

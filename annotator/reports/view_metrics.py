@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import charts as _charts
 from .formatting import (
     Est,
     as_dict,
@@ -125,8 +124,29 @@ def cell(v: Any) -> Est | str:
     return est_of({"v": v}, "v") if is_estimate(v) else fmt_any(v)
 
 
+def drop_undefined_columns(keys: list[str], rows: list[tuple[str, list[Est | str]]]) -> list[str]:
+    """Drop each column undefined in every row for one reason (from `keys` and the rows, in
+    place): a column undefined everywhere says so once, under the table. Returns those
+    captions."""
+    dropped: dict[str, list[str]] = {}
+    for ci in reversed(range(len(keys))):
+        cells = [r[1][ci] for r in rows if ci < len(r[1])]
+        notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
+        if cells and len(notes) == 1 and all(isinstance(c, Est) and not c.defined for c in cells):
+            dropped.setdefault(next(iter(notes)) or "", []).insert(0, keys[ci].replace("_", " "))
+            del keys[ci]
+            for r in rows:
+                del r[1][ci]
+    return [
+        f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
+        for note, cols in dropped.items()
+    ]
+
+
 def _slices(s: Any) -> list[dict[str, Any]]:
-    """{by_case: {case: {...}}, by_generator: {...}} -> tables; rows alphabetical."""
+    """{by_case: {case: {...}}, by_generator: {...}} -> tables; rows alphabetical. Every column
+    is kept: the section joins a metric's judges' tables, then leaves out a column undefined
+    in every row (`drop_undefined_columns`)."""
     out = []
     for dim, groups in as_dict(s).items():
         groups = as_dict(groups)
@@ -145,32 +165,11 @@ def _slices(s: Any) -> list[dict[str, Any]]:
             else:
                 only: list[Est | str] = [fmt_any(g)]
                 rows.append((str(name), only if not keys else only + [""] * (len(keys) - 1)))
-        # a column undefined everywhere for one reason says so once, under the table
-        dropped: dict[str, list[str]] = {}
-        for ci in reversed(range(len(keys))):
-            cells = [r[1][ci] for r in rows if ci < len(r[1])]
-            notes = {c.short_note for c in cells if isinstance(c, Est) and not c.defined}
-            if (
-                cells
-                and len(notes) == 1
-                and all(isinstance(c, Est) and not c.defined for c in cells)
-            ):
-                dropped.setdefault(next(iter(notes)) or "", []).insert(
-                    0, keys[ci].replace("_", " ")
-                )
-                del keys[ci]
-                for r in rows:
-                    del r[1][ci]
-        captions = [
-            f"{', '.join(cols)}: undefined" + (f" ({note})" if note else "")
-            for note, cols in dropped.items()
-        ]
         out.append(
             {
                 "title": str(dim).replace("_", " "),
                 "columns": [k.replace("_", " ") for k in keys] or ["value"],
                 "rows": rows,
-                "captions": captions,
             }
         )
     return out
@@ -260,7 +259,7 @@ def _latent_text(lt: Any) -> str | None:
     )
 
 
-def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[str, Any]:
+def metric_view(key: str, m: Mapping[str, Any]) -> dict[str, Any]:
     judges = []
     for jname, j in as_dict(m.get("judges")).items():
         j = as_dict(j)
@@ -274,9 +273,6 @@ def metric_view(key: str, m: Mapping[str, Any], judge_order: list[str]) -> dict[
         judges.append(
             {
                 "name": str(jname),
-                "colour": _charts.PALETTE[judge_order.index(jname) % len(_charts.PALETTE)]
-                if jname in judge_order
-                else _charts.PALETTE[0],
                 "n_items": j.get("n_items"),
                 "n_cannot_judge": j.get("n_cannot_judge"),
                 "alpha_vs_consensus": est_of(j, "alpha_vs_consensus"),

@@ -58,11 +58,6 @@ from ..reports.sections import (  # noqa: F401
     Tile,
 )
 from ..store.changes import data_version
-from .dashboard_sections import (
-    agreement_section,
-    by_generator_section,
-    metric_label,  # noqa: F401
-)
 
 if TYPE_CHECKING:  # pandas and the statistics load when a report is computed, not at start-up
     from ..stats.frames import StudyFrames
@@ -106,6 +101,11 @@ class DashboardInputs:
     team: Section | None = (
         None  # per rater: assigned, done, anchors, last activity; read every time
     )
+
+
+def metric_label(rubric: Rubric, key: str) -> str:
+    """A report key as the lead reads it: the rubric's label, the report's rule (key_label)."""
+    return rubric.key_label(key)
 
 
 def study_key(study: Study) -> Path:
@@ -332,7 +332,7 @@ def _model(
         int(as_dict(t).get("n") or 0) for c in cells.values() for t in as_dict(c).values()
     )
     tiles = (
-        Tile(str(len(view.get("metrics") or [])), "metrics"),
+        Tile(str(len(as_dict(view.get("agreement")).get("metrics") or [])), "metrics"),
         Tile(
             f"{sum(int(as_dict(r).get('n_judgements') or 0) for r in raters.values()):,}",
             "answers to live items (latest per rater)",
@@ -347,8 +347,6 @@ def _model(
 
     sections = (
         *(s.build(view) for s in SECTIONS if s.top),  # the summary first, as the report has it
-        agreement_section(rubric, view),
-        by_generator_section(rubric, view),
         *(s.build(view) for s in SECTIONS if not s.top),
     )
     live = as_dict(view.get("live_estimate"))

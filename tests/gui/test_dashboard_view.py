@@ -148,10 +148,10 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     rubric = view.snapshot.rubric
     agree = tables["agreementTable"]
     shown = {agree.item(r, 0).text() for r in range(agree.rowCount())} - {""}
-    # Metrics are shown by their label, never by their key.
+    # Metrics are shown by their label, never by their key (the verdict by the report's).
     labels = {dash.metric_label(rubric, k) for k in report["metrics"]}
     assert labels <= shown and not (set(report["metrics"]) & shown - labels)
-    assert shown - labels <= {"verdict", "verdict (all rules)"}
+    assert shown - labels <= {(report.get("verdict") or {}).get("label"), "verdict (all rules)"}
     row = next(
         r
         for r in range(agree.rowCount())
@@ -159,13 +159,37 @@ def test_dashboard_renders_the_report_figures(qtbot, dash_view, monkeypatch, scr
     )
     est = report["metrics"]["layout_hierarchy"]["human_alpha"]
     m = report["metrics"]["layout_hierarchy"]
-    assert agree.item(row, 2).text() == f"{m['n_items']} · {m['n_raters']} · {m['n_judgements']}"
+    heads = [agree.horizontalHeaderItem(c).text().replace("\n", " ") for c in range(6)]
+    assert heads[2:5] == ["items", "raters", "answers"], heads
+    assert [agree.item(row, c).text() for c in (2, 3, 4)] == [
+        str(m["n_items"]),
+        str(m["n_raters"]),
+        f"{m['n_judgements']:,}",
+    ]
+    alpha = heads.index("human alpha [95%]")
     assert (
-        agree.item(row, 3)
+        agree.item(row, alpha)
         .text()
         .startswith(f"{est['estimate']:.2f} [{est['low']:.2f}, {est['high']:.2f}]")
     )
-    assert agree.item(row, 4).text() == scenario.JUDGE_NAME
+    # each judge against the humans, in the humans-vs-judges section
+    judged = tables["judgesAlphaTable"]
+    jheads = [judged.horizontalHeaderItem(c).text().replace("\n", " ") for c in range(10)]
+    jrow = next(
+        r
+        for r in range(judged.rowCount())
+        if judged.item(r, 0).text().removeprefix("\u26a0 ")
+        == rubric.metric("layout_hierarchy").label
+    )
+    assert judged.item(jrow, 1).text() == scenario.JUDGE_NAME
+    vs = m["judges"][scenario.JUDGE_NAME]["alpha_vs_consensus"]
+    col = jheads.index("alpha vs human consensus (flatters the judge)")
+    assert judged.item(jrow, col).text().startswith(f"{vs['estimate']:.2f}")
+    # per generator: the humans' alpha there and the judge's correlations
+    by_gen = tables["byGeneratorTable"]
+    gens = {by_gen.item(r, 1).text() for r in range(by_gen.rowCount())} - {""}
+    assert gens == set(m["by_generator"])
+    assert scenario.JUDGE_NAME in {by_gen.item(r, 5).text() for r in range(by_gen.rowCount())}
 
     # the summary first, its sentences as the report's lists
     assert next(s.key for s in view.model.sections if s.key != "team") == "summary"
@@ -284,8 +308,13 @@ def test_no_table_cell_is_clipped(qtbot, dash_view):
     view = dash_view()
     qtbot.waitSignal(view.reportReady, timeout=60_000).wait() if view.is_busy() else None
     qtbot.waitUntil(lambda: not view.is_busy(), timeout=60_000)
-    from PySide6.QtWidgets import QStyle
+    from PySide6.QtWidgets import QStyle, QToolButton
 
+    # a folded table is measured as the lead sees it: opened
+    for b in view.findChildren(QToolButton):
+        if b.isCheckable() and not b.isChecked():
+            b.setChecked(True)
+    qtbot.wait(50)
     for t in _tables(view).values():
         fm = t.fontMetrics()
         margin = 2 * (t.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, t) + 1)

@@ -9,7 +9,8 @@ import pytest
 from annotator.cli import _fig
 from annotator.domain.figures import MISSING, estimate_text
 from annotator.reports.formatting import est_of
-from annotator.services import dashboard, dashboard_sections
+from annotator.reports.section_judges import est_text
+from annotator.services import dashboard
 from annotator.services.export_hf import _est as card_est
 
 UNDEFINED = {"estimate": None, "note": "undefined: every rater gave the same answer"}
@@ -22,12 +23,12 @@ def test_an_undefined_figure_reads_the_same_everywhere():
     assert _fig(UNDEFINED) == word  # judge compare
     assert card_est(UNDEFINED) == word  # the dataset card (it said "n/a")
     assert str(est_of({"a": UNDEFINED}, "a")) == word  # HTML report and dashboard
-    assert dashboard_sections._est(est_of({"a": UNDEFINED}, "a")) == word
+    assert est_text(est_of({"a": UNDEFINED}, "a")) == word  # a section's table cell
 
 
 def test_a_missing_figure_is_one_mark_everywhere():
     assert estimate_text(None) == _fig(None) == card_est(None) == MISSING
-    assert dashboard_sections._est(est_of({}, "a")) == MISSING == str(est_of({}, "a"))
+    assert est_text(est_of({}, "a")) == MISSING == str(est_of({}, "a"))
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,7 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
     assert [s.key for s in sections] == [s.key for s in SECTIONS if view.get(s.key)]
     assert {s.key for s in sections} == {
         "summary",
+        "agreement",
         "findings",
         "generators",
         "debiased",
@@ -96,6 +97,8 @@ def test_every_section_of_the_report_is_rendered_from_its_model():
         "raters",
         "answer_times",
         "pairwise",
+        "metrics",
+        "verdict",
     )
     assert not any(k in shown for k, _ in view["other"])
 
@@ -745,3 +748,167 @@ def test_findings_without_any_say_why():
     assert "on their own scale" in note.text and section.subtitle.endswith(" 0 findings.")
     (section,) = report_sections(build_view({"findings": []}, with_charts=False))
     assert section.blocks == (Note("No findings: there are no judge scores yet."),)
+
+
+def test_agreement_in_every_output():
+    """The humans' agreement per metric, the rater pairs and the agreement per generator, from
+    TIFA's report: the figures as the report has them, the contract CSVs unchanged."""
+    from annotator.reports.csv_report import agreement_table, by_generator_table, report_tables
+
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    m = report["metrics"]["faithfulness"]
+    view = build_view(report, with_charts=True)
+    (section,) = (s for s in report_sections(view) if s.key == "agreement")
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    agree = tables["agreementTable"]
+    row = dict(zip(agree.headers, agree.rows[0], strict=True))
+    alpha = m["human_alpha"]
+    assert row["metric"] == m["label"] and row["items"] == f"{m['n_items']:,}"
+    assert row["human alpha [95%]"] == (
+        f"{alpha['estimate']:.2f} [{alpha['low']:.2f}, {alpha['high']:.2f}] n={alpha['n']}"
+    )
+    fleiss = m["fleiss_kappa"]
+    assert (
+        row["Fleiss' kappa"]
+        == f"{fleiss['estimate']:.2f} [{fleiss['low']:.2f}, {fleiss['high']:.2f}]"
+    )
+    notes = [b.text for b in section.blocks if isinstance(b, Note)]
+    # the ties and the metric's other figures, and the note a defined figure carries
+    assert any(t.startswith(f"{m['label']}: {m['n_ties']} items with a tie") for t in notes)
+    assert any(t.startswith("Fleiss' kappa (Faithfulness): ") for t in notes)
+    pairs = tables["agreementPairsTable"]
+    assert [r[1] for r in pairs.rows] == sorted(m["rater_pairs"])
+    by_gen = tables["byGeneratorTable"]
+    n_judges = len(m["judges"])
+    assert len(by_gen.rows) == len(m["by_generator"]) * n_judges
+    assert {r[1] for r in by_gen.rows} - {""} == set(m["by_generator"])
+    assert by_gen.fold  # 15 rows: folded in the report
+    (chart,) = (b for b in section.blocks if isinstance(b, Chart))
+    assert chart.name == "agreementChart" and chart.png.startswith(b"\x89PNG")
+    # the contract CSVs are as they were; the rater pairs' kappas are a CSV of their own
+    csv = report_tables(report)
+    assert csv["agreement"].equals(agreement_table(report))
+    assert csv["by_generator"].equals(by_generator_table(report))
+    assert list(csv["agreement_pairs"].columns) == [*pairs.headers, "flagged"]
+    assert not {"agreement_verdict", "by_generator_table"} & set(csv)
+    html = render_html(report)
+    assert html.count('<h2 id="agreement">') == 1 and 'href="#agreement"' in html
+    assert '<table id="agreementTable" class="section">' in html
+
+
+def test_agreement_without_metrics_and_with_a_verdict_of_its_own():
+    empty = report_sections(build_view({"metrics": {}}, with_charts=False))
+    assert [s.key for s in empty] == ["agreement"]
+    assert [b.text for b in empty[0].blocks if isinstance(b, Note)] == [
+        "No metric has answers yet."
+    ]
+    # a verdict given as label/value pairs, not as a metric's figures, is shown as such
+    report = {"metrics": {}, "verdict": {"pass_rate": 0.5, "rule": "all gates pass"}}
+    (section,) = report_sections(build_view(report, with_charts=False))
+    verdict = next(b for b in section.blocks if isinstance(b, Table))
+    assert verdict.rows == (("pass rate", "0.50"), ("rule", "all gates pass"))
+    assert not any(k == "verdict" for k, _ in build_view(report, with_charts=False)["other"])
+
+
+def test_humans_vs_judges_in_every_output():
+    """Per metric and judge every figure of the report, one table per part; the tag metrics'
+    rows apart and folded; a failed alternative-annotator test flagged."""
+    import copy
+    import sys
+
+    from annotator.reports.csv_report import report_tables
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from report_sample import sample_report
+
+    report = sample_report()
+    lh = report["metrics"]["layout_hierarchy"]
+    judge = lh["judges"]["gpt-judge"]
+    judge["alt_test"] = {
+        "epsilon": 0.2,
+        "winning_rate": 0.33,
+        "advantage_probability": 0.61,
+        "advantage_probability_ci": {"low": 0.52, "high": 0.7},
+        "passed": False,
+        "min_passing_epsilon": 0.35,
+        "n_annotators": 3,
+        "n_items": 60,
+    }
+    judge["alt_test_balanced"] = None
+    judge["alt_test_balanced_note"] = "fewer than three raters on most items"
+    report["metrics"]["failure_tags"]["judges"] = {
+        "gpt-judge": copy.deepcopy(
+            report["metrics"]["instruction_following"]["judges"]["gpt-judge"]
+        )
+    }
+    view = build_view(report, with_charts=False)
+    (section,) = (s for s in report_sections(view) if s.key == "judges")
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    alpha = tables["judgesAlphaTable"]
+    pairs = [
+        (m, j)
+        for m in ("instruction_following", "layout_hierarchy")
+        for j in report["metrics"][m]["judges"]
+    ]
+    assert [r[:2] for r in alpha.rows] == pairs
+    vs = judge["alpha_vs_consensus"]
+    row = dict(
+        zip(alpha.headers, alpha.rows[pairs.index(("layout_hierarchy", "gpt-judge"))], strict=True)
+    )
+    assert row["alpha vs human consensus (flatters the judge)"] == (
+        f"{vs['estimate']:.2f} [{vs['low']:.2f}, {vs['high']:.2f}] n={vs['n']}"
+    )
+    # the tag metric's rows: a table of their own, folded in the report
+    tags = tables["judgesAlphaTagsTable"]
+    assert [r[:2] for r in tags.rows] == [("failure_tags", "gpt-judge")] and tags.fold
+    # a confusion matrix as a table, its counts as the report has them
+    conf = judge["confusion"]
+    matrix = next(
+        t for t in tables.values() if t.csv_name() == "judges_confusion_layout_hierarchy__gpt_judge"
+    )
+    assert matrix.headers[1:] == tuple(str(x) for x in conf["labels"])
+    assert [list(r[1:]) for r in matrix.rows] == [[str(v) for v in row] for row in conf["matrix"]]
+    alt = tables["judgesAltTestTable"]
+    assert [r[2] for r in alt.rows] == ["the paper's", "class-balanced (ours)"]
+    assert (
+        alt.flagged == {0} and alt.rows[0][6] == "failed" and alt.rows[0][5] == "0.61 [0.52, 0.70]"
+    )
+    assert alt.rows[1][6] == "fewer than three raters on most items"
+    assert "judgesKappaTable" in tables and not tables["judgesKappaTable"].csv_name()
+    csv = report_tables(report)
+    assert {"judges_alpha", "judges_alpha_tags", "judges_correlation", "judges_alt_test"} <= set(
+        csv
+    )
+    assert list(csv["judges_alt_test"]["flagged"]) == [True, False]
+    html = render_html(report)
+    assert html.count('<h2 id="judges">') == 1 and 'href="#judges"' in html
+    assert '<details class="fold"><summary>alpha per judge of the tag metrics (1 row)' in html
+
+
+def test_humans_vs_judges_off_the_rubric_scale():
+    """TIFA's judges answer on their own scale: their rows are flagged and say why, the figures
+    that need the scale are not given, the correlations are; 160 cases per judge are folded."""
+    report = json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+    m = report["metrics"]["faithfulness"]
+    (section,) = (
+        s for s in report_sections(build_view(report, with_charts=False)) if s.key == "judges"
+    )
+    tables = {b.name: b for b in section.blocks if isinstance(b, Table)}
+    alpha, corr = tables["judgesAlphaTable"], tables["judgesCorrelationTable"]
+    assert alpha.flagged == frozenset(range(len(m["judges"])))
+    assert {r[3] for r in alpha.rows} == {"own scale"}
+    notes = [b.text for b in section.blocks if isinstance(b, Note)]
+    assert any("answers on its own scale" in t for t in notes)
+    for r, (name, j) in zip(corr.rows, m["judges"].items(), strict=True):
+        p = j["pearson"]
+        assert (
+            r[1] == name
+            and r[4] == f"{p['estimate']:.2f} [{p['low']:.2f}, {p['high']:.2f}] n={p['n']}"
+        )
+    by_case = tables["judgesSlicesByCaseTable"]
+    assert len(by_case.rows) == sum(len(j["slices"]["by_case"]) for j in m["judges"].values())
+    assert by_case.fold and "alpha vs consensus" not in by_case.headers
+    judges = ", ".join(m["judges"])
+    assert f"by case (Faithfulness: {judges}): alpha vs consensus, exact agreement" in "\n".join(
+        notes
+    )

@@ -299,7 +299,7 @@ def test_html_embeds_thumbnails_as_data_uris(html: str) -> None:
 def test_html_shows_undefined_with_note_never_a_number(html: str) -> None:
     assert "undefined (every answer identical (PASS))" in html
     view = build_view(sample_report(), with_charts=False)
-    tr = next(m for m in view["metrics"] if m["key"] == "text_rendering")
+    tr = next(m for m in view["agreement"]["metrics"] if m["key"] == "text_rendering")
     assert not tr["human_alpha"].defined and tr["human_alpha"].text.startswith("undefined")
     assert "undefined (no answers)" in html  # r2's accuracy on a metric without answers
 
