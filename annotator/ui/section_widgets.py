@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QImage, QPalette, QPixmap
@@ -76,9 +77,15 @@ def _palette() -> QPalette:
     return QApplication.palette()
 
 
+# a `command` span of the report's text: the HTML report sets it as code, the app as plain words
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
 def note_label(text: str, *, content: bool = True) -> QLabel:
-    """A wrapped line of soft text; `content`: the report's words, not the page's own."""
-    lab = QLabel(text)
+    """A wrapped line of soft text, shown as plain text; `content`: the report's words, not the
+    page's own."""
+    lab = QLabel(_CODE_SPAN.sub(r"\1", text))
+    lab.setTextFormat(Qt.TextFormat.PlainText)
     lab.setWordWrap(True)
     lab.setStyleSheet(f"color: {soft_colour(_palette())};")
     lab.setProperty("content", content)  # the report's text (English, as the HTML report)

@@ -685,7 +685,7 @@ def test_lists_and_item_cards_as_in_the_report(qtbot):
         "K7Q2 · tone",
         png,
         "item K7Q2",
-        ("case c · generator g",),
+        ("case c · generator g · item `demo-1`",),
         (
             Answer("r1", "FAIL", "<b>not bold</b> " * 20),
             Answer("humans", "FAIL (1 of 1)", role="pooled"),
@@ -720,7 +720,12 @@ def test_lists_and_item_cards_as_in_the_report(qtbot):
     images = [c.findChild(QLabel, "itemCardImage") for c in shown[:4]]
     assert [i is not None and not i.pixmap().isNull() for i in images] == [True, True, False, False]
     texts = [lab.text() for lab in shown[0].findChildren(QLabel)]
-    assert texts[1:4] == ["K7Q2 · tone", "\u26a0 judge lenient", "case c · generator g"]
+    # a `code` span of the report's words reads as plain words, as in the report's text
+    assert texts[1:4] == [
+        "K7Q2 · tone",
+        "\u26a0 judge lenient",
+        "case c · generator g · item demo-1",
+    ]
     assert "humans (pooled)" in texts and "j (judge)" in texts and "note: odd" in texts
     reason = next(lab for lab in shown[0].findChildren(QLabel) if lab.text().startswith("<b>"))
     assert reason.textFormat() == Qt.TextFormat.PlainText and reason.wordWrap()
