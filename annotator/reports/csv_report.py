@@ -28,6 +28,7 @@ from ..base.atomic import atomic_files, atomic_open
 from ..domain.figures import as_dict
 from ..domain.text import FORMULA_PREFIXES, guard_cell
 from .sections import Section, Table
+from .view_findings import FINDING_FIELDS
 
 __all__ = [
     "FORMULA_PREFIXES",
@@ -260,23 +261,6 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_FINDING_FIRST = (
-    "item_id",
-    "display_code",
-    "case_id",
-    "generator",
-    "metric",
-    "kind",
-    "judge_name",
-    "humans",
-    "judge",
-    "human_answers",
-    "human_reasons",
-    "judge_value",
-    "judge_reason",
-)
-
-
 def _cell_columns(key: str, value: Any) -> dict[str, Any]:
     """One report value as tidy columns: an estimate spreads over four, text stays text."""
     if isinstance(value, Mapping) and "estimate" in value:
@@ -309,8 +293,8 @@ def _finding_rows(findings: Iterable[Any]) -> list[dict[str, Any]]:
                 }
         row: dict[str, Any] = {}
         for k in (
-            *[k for k in _FINDING_FIRST if k in f],
-            *[k for k in f if k not in _FINDING_FIRST],
+            *[k for k in FINDING_FIELDS if k in f],
+            *[k for k in f if k not in FINDING_FIELDS],
         ):
             row.update(_cell_columns(k, f[k]))
         rows.append(row)

@@ -14,20 +14,22 @@ from typing import Any
 from .formatting import as_dict, fmt_any, fmt_num, fmt_share, kv_rows
 from .view_summary import metric_labels
 
-_FINDING_KNOWN = (
+# a finding's named fields, in the order findings.csv (contract) puts them first; the rest of a
+# finding is shown as "other" in the report and follows them in the CSV
+FINDING_FIELDS = (
     "item_id",
     "display_code",
     "case_id",
     "generator",
     "metric",
     "kind",
+    "judge_name",
     "humans",
     "judge",
     "human_answers",
     "human_reasons",
     "judge_value",
     "judge_reason",
-    "judge_name",
 )
 
 
@@ -106,7 +108,7 @@ def finding_view(f: Any, labels: Mapping[str, str] | None = None) -> dict[str, A
         "judge_name": f.get("judge_name"),
         "judge_value": fmt_any(judge_value) if judge_value is not None or "judge" in f else None,
         "judge_reason": f.get("judge_reason"),
-        "other": kv_rows(f, skip=_FINDING_KNOWN),
+        "other": kv_rows(f, skip=FINDING_FIELDS),
     }
 
 
