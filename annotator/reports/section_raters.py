@@ -77,8 +77,9 @@ def _raters_blocks(rows: Sequence[Mapping[str, Any]]) -> list[Block]:
     blocks: list[Block] = [
         table,
         Note(
-            "Accuracy on live anchors: gates exact, scales within one point, with its 95% "
-            "interval. Drift: the CUSUM flag on anchors, and a standing offset from the "
+            "Accuracy on live anchors: gates exact, scales within one point; the median over "
+            "metrics and the lowest metric with its 95% interval (every metric in the table "
+            "below). Drift: the CUSUM flag on anchors, and a standing offset from the "
             "reference (a calibration finding, not drift). Agreement: the median over metrics "
             "of the exact agreement with the others' consensus. Competence: the median over "
             "metrics of MACE's estimate (how often the rater knows the answer rather than "

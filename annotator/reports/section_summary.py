@@ -82,7 +82,9 @@ def _ranking_note(s: Mapping[str, Any]) -> str:
     """How the generators were ranked, and where two rankings disagree."""
     has_rubric, has_pairwise = s.get("has_rubric"), s.get("has_pairwise")
     by_note = s.get("ranked_by_note") or ""
-    if not (has_rubric and has_pairwise):
+    if not (has_rubric or has_pairwise or s.get("has_debiased")):
+        text = "Not ranked yet: no per-case rubric results and no pairwise votes."
+    elif not (has_rubric and has_pairwise):
         if by_note:
             text = "No pairwise votes." if has_rubric else "No per-case rubric results."
         else:

@@ -287,6 +287,30 @@ def _share(v: Mapping[str, Any]) -> str:
     return f"{est:.0%}{ci} n={v.get('n')}"
 
 
+def _accuracy_summary(acc: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    """A rater's accuracy on anchors in one cell, as the agreement beside it: the median over
+    metrics, and the metric where it is lowest with its interval ('100% (median of 4 metrics);
+    lowest Layout 0% [0%, 23%] n=14'); every metric's figure is in the table below."""
+    figs = {
+        str(k): est
+        for k, v in acc.items()
+        if isinstance(v, Mapping) and (est := to_float(v.get("estimate"))) is not None
+    }
+    if not figs:
+        return MISSING
+    values = sorted(figs.values())
+    mid = len(values) // 2
+    median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    if len(figs) == 1:
+        (key,) = figs
+        return f"{_label(labels, key)} {_share(acc[key])}"
+    text = f"{median:.0%} (median of {len(figs)} metrics)"
+    low = min(figs, key=lambda k: (figs[k], k))
+    if figs[low] < median:
+        text += f"; lowest {_label(labels, low)} {_share(acc[low])}"
+    return text
+
+
 def drift_words(d: Mapping[str, Any], labels: Mapping[str, str]) -> str:
     """The CUSUM flag on anchors: 'drift: <metric>, <direction>, from anchor answer N, against
     the reference', 'no drift flag', or the missing mark without a drift record."""
@@ -394,11 +418,7 @@ def rater_view(
     if offsets:
         standing = "calibration: " + "; ".join(offsets)
         drift_text = standing if words == MISSING else f"{words}; {standing}"
-    accuracy = "; ".join(
-        f"{_label(lab, str(k))} {_share(v)}"
-        for k, v in as_dict(r.get("accuracy")).items()
-        if isinstance(v, Mapping)
-    )
+    accuracy = _accuracy_summary(as_dict(r.get("accuracy")), lab)
     return {
         "name": str(name),
         "n_judgements": r.get("n_judgements"),

@@ -701,8 +701,13 @@ def figure_words(gen: str, name: str, kind: str, labels: Mapping[str, str] | Non
 def worth_words(fig: Mapping[str, Any]) -> str:
     """What the judge's figures were worth in human labels, beside the labels it took; where
     it added nothing or cannot help yet, that verdict (stats/debiased_value.judge_value)."""
+    from .debiased_value import NOTHING  # it imports this module
+
     value = fig.get("judge_value") or {}
-    if value.get("added_nothing") or value.get("below_floor"):
+    if value.get("added_nothing"):
+        # every caller has just named the figure "humans only": the verdict without saying it twice
+        return str(value["words"]).replace(NOTHING, "the judge added nothing here", 1)
+    if value.get("below_floor"):
         return str(value["words"])
     eff = float(fig.get("effective_human_labels") or 0.0)
     text = f"{eff:.0f} human labels' worth from {fig.get('n_sampled')} rated items"

@@ -53,6 +53,7 @@ from .alt_test import MIN_ANNOTATORS, MIN_OTHERS
 from .competence import MIN_OVERLAP
 from .debiased import figure_words
 from .debiased_plan import labels_for
+from .debiased_value import NOTHING
 
 ALT_TEST_OVERLAP = MIN_OTHERS + 1  # raters on an item for the alt-test to use it
 COMPETENCE_OVERLAP = 2  # raters on an item for it to count as shared
@@ -195,7 +196,7 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
     out = []
     for (judge, gen), rows in sorted(groups.items()):
         rows.sort(key=lambda r: r.get("figure") != "verdict_pass_rate")
-        parts = []
+        parts, nothing = [], []
         for r in rows:
             err = r["judge_minus_humans"]
             over = err["estimate"] > 0
@@ -209,14 +210,22 @@ def _debiased_known(report: dict[str, Any], debiased: dict[str, Any]) -> list[di
             if (r.get("debiased") or {}).get("low") is not None:
                 value = r.get("judge_value") or {}
                 if value.get("added_nothing"):
-                    part += f" (humans only {ci_text(r['debiased'])}; {value['words']})"
+                    part += f" (humans only {ci_text(r['debiased'])})"
+                    nothing.append(str(value.get("words") or NOTHING))
                 else:
                     part += f" (debiased {ci_text(r['debiased'])})"
             parts.append(part)
+        # where the judge added nothing, why is said once for the group, not after each figure
+        why = "; ".join(dict.fromkeys(w.removeprefix(NOTHING).strip() for w in nothing))
         out.append(
             {
                 "text": f"The judge {judge} {'; '.join(parts)}: its own figures minus the "
-                "humans' on the random sample",
+                "humans' on the random sample"
+                + (
+                    f"; on those marked humans only the judge added nothing {why}"
+                    if nothing
+                    else ""
+                ),
                 "figures": [
                     {k: r.get(k) for k in ("judge", "generator", "figure", "judge_minus_humans")}
                     for r in rows

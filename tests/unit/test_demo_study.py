@@ -66,7 +66,7 @@ def test_the_lenient_judge_adds_labels_and_the_rubber_stamp_adds_nothing(
     scores follow the truth (gen-gamma's layouts) its
     weight lambda is above 0 and the summary says how many human labels it is worth; the
     rubber-stamp judge beside it (PASS and 5 on everything) gets lambda 0 on every figure, and
-    the report, the summary and `annotator plan` say it added nothing: humans only. Its one
+    the report, the summary and `annotator plan` say it added nothing (humans only). Its one
     confidence separates nothing, so certified selective judging abstains on every item."""
     from annotator.demo.scenario import JUDGE_NAME, STAMP_JUDGE_NAME
     from annotator.stats.debiased_value import NOTHING
@@ -95,7 +95,14 @@ def test_the_lenient_judge_adds_labels_and_the_rubber_stamp_adds_nothing(
             [f["humans_only"][k] for k in ("estimate", "low", "high")]
         )
     said = [x for x in lines if x.startswith(f"the judge {STAMP_JUDGE_NAME} ")]
-    assert said and all(NOTHING in x and "worth from" not in x for x in said)
+    # each figure named "humans only" once, then the verdict without saying it a second time
+    assert said and all(
+        "humans only " in x
+        and "the judge added nothing here (" in x
+        and NOTHING not in x
+        and "worth from" not in x
+        for x in said
+    )
     steps = [e["text"] for e in r["summary"]["to_decide"] if STAMP_JUDGE_NAME in e["text"]]
     assert len(steps) == 3 and all(f"{STAMP_JUDGE_NAME}'s weight is 0" in x for x in steps)
     capsys.readouterr()

@@ -461,7 +461,14 @@ def test_raters_drift_offsets_and_calibrations():
     assert rows["r2"][4] == "drift: Layout, up, from anchor answer 22"
     assert rows["r3"][4] == f"no drift flag; calibration: {offset}"
     assert rows["r3"][7] == "2 sessions; last: not yet (2025-01-02)"
-    assert rows["r1"][3].startswith("instruction_following 92% [62%, 100%] n=12")
+    # accuracy in one cell: the median over metrics and the lowest metric with its interval
+    acc = report["raters"]["r1"]["accuracy"]
+    median = sum(v["estimate"] for v in acc.values()) / len(acc)  # two metrics
+    low = acc["layout_hierarchy"]
+    assert low["estimate"] < median and rows["r1"][3] == (
+        f"{median:.0%} (median of 2 metrics); lowest Layout {low['estimate']:.0%} "
+        f"[{low['low']:.0%}, {low['high']:.0%}] n={low['n']}"
+    )
     history = tables["calibrationHistoryTable"]
     assert history.headers == ("rater", "when", "verdict", "Layout")
     assert history.rows[1] == ("r3", "2025-01-02T09:00", "not yet", "50% of 8 (need 80%) ✗")
@@ -914,3 +921,18 @@ def test_humans_vs_judges_off_the_rubric_scale():
     assert f"by case (Faithfulness: {judges}): alpha vs consensus, exact agreement" in "\n".join(
         notes
     )
+
+
+def test_a_study_without_figures_says_its_generators_are_not_ranked_yet(populated):
+    """Items imported, nothing answered: the summary lists the generators and says they are not
+    ranked yet (it said "ranked by the pairwise votes only" with no vote in the study)."""
+    from annotator.services.reporting import study_frames
+    from annotator.stats.report_model import build_report
+
+    report = build_report(study_frames(populated), n_boot=20)
+    (section,) = build_view(report, with_charts=False)["top_sections"]
+    gens = next(b for b in section.blocks if isinstance(b, Table) and "Generators" in b.name)
+    assert {r[0] for r in gens.rows} == {"gen-a", "gen-b", "gen-c"}
+    text = " ".join(b.text for b in section.blocks if isinstance(b, Note))
+    assert "Not ranked yet: no per-case rubric results and no pairwise votes." in text
+    assert "Ranked by" not in text
