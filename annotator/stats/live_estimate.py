@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-_INTERVAL = ("estimate", "low", "high")
+_NUMBER = (int, float)
 
 
 def _num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+    return type(v) is float or (isinstance(v, _NUMBER) and not isinstance(v, bool))
 
 
 def carry_intervals(live: Any, exact: Any) -> int:
@@ -40,13 +40,12 @@ def carry_intervals(live: Any, exact: Any) -> int:
     if isinstance(live, dict) and isinstance(exact, Mapping):
         if live.get("carried"):
             return 0
-        if all(k in live for k in _INTERVAL):
-            return _carry_one(live, exact)
-        if "low" in live and "high" in live and "estimate" not in live:
-            return _carry_bare(live, exact)
+        if "low" in live and "high" in live:
+            return _carry_one(live, exact) if "estimate" in live else _carry_bare(live, exact)
         moved = 0
         for k, v in live.items():
-            if k in exact and isinstance(v, dict | list):
+            # a report holds tens of thousands of figures: the plain types checked first
+            if (type(v) is dict or type(v) is list or isinstance(v, dict | list)) and k in exact:
                 moved += carry_intervals(v, exact[k])
         return moved
     if isinstance(live, list) and isinstance(exact, list):
@@ -135,7 +134,7 @@ def _carry_bare(live: dict[str, Any], exact: Mapping[str, Any]) -> int:
 
 def _carry_one(live: dict[str, Any], exact: Mapping[str, Any]) -> int:
     values = (live.get("estimate"), exact.get("estimate"), exact.get("low"), exact.get("high"))
-    if not all(_num(v) for v in values):
+    if not (_num(values[0]) and _num(values[1]) and _num(values[2]) and _num(values[3])):
         if values[0] is not None and values[2] is None and live.get("low") is None:
             # no interval either way: say why as the full computation did, not "no resamples"
             live["note"] = exact.get("note")

@@ -112,8 +112,9 @@ def build_report(
     sections: dict[str, Any] = {}
     findings: list[dict[str, Any]] = []
     h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
-    ctx.offset_pools = offset_pools(specs, h_by)
     j_by = dict(tuple(judged.groupby("metric", sort=False))) if len(judged) else {}
+    if j_by:  # read only by the judges' held-out test: a study without a judge has no use
+        ctx.offset_pools = offset_pools(specs, h_by)
     empty_h, empty_j = human.iloc[0:0], judged.iloc[0:0]
     for spec in specs:
         h = h_by.get(spec.key, empty_h)
