@@ -128,8 +128,14 @@ def _arrays(sub: pd.DataFrame) -> dict[str, Any]:
     """The arrays stats/debiased.py's figure estimates from (its `sub` frame: f, y, case_id, pi,
     in_sample), weighted as it weights them, so rho and the design effect read the same data."""
     case = sub["case_id"].to_numpy()
-    size = sub.groupby("case_id")["f"].transform("size").to_numpy(float)
-    v = 1.0 / (size * len(np.unique(case)))
+    codes = pd.factorize(case)[0]
+    if len(codes) and codes.min() >= 0:  # every item in a case: its case's size by counting
+        size = np.bincount(codes)[codes].astype(float)
+        n_cases = int(codes.max()) + 1
+    else:  # a missing case counts in no case (as a groupby leaves it out)
+        size = sub.groupby("case_id")["f"].transform("size").to_numpy(float)
+        n_cases = len(np.unique(case))
+    v = 1.0 / (size * n_cases)
     lab = sub["y"].notna().to_numpy()
     drawn = sub["in_sample"].to_numpy(bool)
     n_lab = int(lab.sum())
@@ -140,7 +146,6 @@ def _arrays(sub: pd.DataFrame) -> dict[str, Any]:
     uniform = (
         np.ptp(v) < 1e-15 and np.ptp(pi_lab) < 1e-15 and (not unl.any() or np.ptp(w_u) < 1e-15)
     )
-    codes = pd.factorize(case)[0]
     fv = sub["f"].to_numpy(float)
     return {
         "y": sub["y"].to_numpy(float)[lab],

@@ -73,6 +73,12 @@ def contradictions(
     consensus.contradicted)."""
     cons: pd.DataFrame = detail["consensus"]
     human: pd.DataFrame = detail["human"]
+    # read by column, not by row: a study with a lenient judge flags thousands of items, and
+    # a row of a mixed frame (or a group of one) costs a pandas object each
+    item_cols = {
+        c: items[c].to_numpy(dtype=object) if c in items else None
+        for c in ("item_id", "display_code", "case_id", "generator")
+    }
     out: list[dict[str, Any]] = []
     for name, view in detail["views"].items():
         if not view.same_scale:
@@ -92,34 +98,44 @@ def contradictions(
             continue
         flagged = common[hit]
         answers = human[human["idx"].isin(flagged)].sort_values(["idx", "rater"])
-        by_item = {i: g for i, g in answers.groupby("idx")}
-        for idx, jval, r in zip(flagged, j[hit], ref[hit], strict=True):
-            item = items.iloc[int(idx)]
-            g = by_item.get(idx)
-            human_list: list[dict[str, Any]] = (
-                []
-                if g is None
-                else [
-                    {"rater": str(rt), "value": spec.label(cd), "reason": _text(rs)}
-                    for rt, cd, rs in zip(g["rater"], g["code"], g["reason"], strict=True)
-                ]
+        a_idx = answers["idx"].to_numpy(np.int64)
+        a_rows = list(
+            zip(
+                answers["rater"].astype(object),
+                answers["code"],
+                answers["reason"].astype(object),
+                strict=True,
             )
+        )
+        first = np.searchsorted(a_idx, flagged.to_numpy(np.int64), side="left")
+        last = np.searchsorted(a_idx, flagged.to_numpy(np.int64), side="right")
+        reasons = view.answers["reason"].reindex(flagged).to_numpy(dtype=object)
+        for k, (idx, jval, r) in enumerate(zip(flagged, j[hit], ref[hit], strict=True)):
+            human_list: list[dict[str, Any]] = [
+                {"rater": str(rt), "value": spec.label(cd), "reason": _text(rs)}
+                for rt, cd, rs in a_rows[first[k] : last[k]]
+            ]
+            at = int(idx)
             out.append(
                 {
-                    "item_id": str(item["item_id"]),
-                    "display_code": _text(item.get("display_code")),
-                    "case_id": _text(item.get("case_id")),
-                    "generator": _text(item.get("generator")),
+                    "item_id": str(_cell(item_cols["item_id"], at)),
+                    "display_code": _text(_cell(item_cols["display_code"], at)),
+                    "case_id": _text(_cell(item_cols["case_id"], at)),
+                    "generator": _text(_cell(item_cols["generator"], at)),
                     "metric": spec.key,
                     "judge_name": name,
                     "humans": ", ".join(h["value"] for h in human_list),
                     "human_answers": human_list,
                     "judge": spec.label(jval),
-                    "judge_reason": _text(view.answers.loc[idx, "reason"]),
+                    "judge_reason": _text(reasons[k]),
                     "kind": _kind(spec, float(r), float(jval)),
                 }
             )
     return out
+
+
+def _cell(col: np.ndarray | None, at: int) -> Any:
+    return None if col is None else col[at]
 
 
 def _text(x: Any) -> str | None:
