@@ -51,16 +51,15 @@ def item_table(frames: StudyFrames) -> pd.DataFrame:
 
 def _reasons(df: pd.DataFrame, who: str, text_keys: set[str]) -> pd.Series:
     """One reason per (item, rater/judge): the reason column, else a text metric."""
+    # rows are picked before columns: a copy of the few rows with a text, not of every row
     parts = []
     if "reason" in df.columns:
-        r = df[["item_id", who, "reason"]].dropna(subset=["reason"])
+        r = df.loc[df["reason"].notna().to_numpy(), ["item_id", who, "reason"]]
         r = r[r["reason"].astype(str).str.strip() != ""]
         parts.append(r)
     if text_keys:
-        t = df[df["metric"].isin(text_keys)][["item_id", who, "value"]].rename(
-            columns={"value": "reason"}
-        )
-        t = t.dropna(subset=["reason"])
+        t = df.loc[df["metric"].isin(text_keys).to_numpy(), ["item_id", who, "value"]]
+        t = t.rename(columns={"value": "reason"}).dropna(subset=["reason"])
         parts.append(t[t["reason"].astype(str).str.strip() != ""])
     if not parts:
         return pd.Series(dtype=object)
@@ -116,26 +115,36 @@ def _answers(
     # the output is built from integer row positions into the input and categorical columns:
     # nothing of the input's strings is copied per output row.
     item_index = pd.Index(items["item_id"])
-    item_pos = item_index.get_indexer(df["item_id"])
+    item_pos = _positions(item_index, df["item_id"])
     who_codes, who_names = _categories(df[who])
     by_base: dict[str, list[MetricSpec]] = {}
     for s in specs:
         by_base.setdefault(s.base, []).append(s)
     m_codes, m_names = pd.factorize(df["metric"])
     rows_of = {str(m): np.flatnonzero(m_codes == i) for i, m in enumerate(m_names)}
-    pos, spec_no, codes_all, nums_all = [], [], [], []
+    idx_parts: list[np.ndarray] = []
+    who_parts: list[np.ndarray] = []
+    spec_no: list[np.ndarray] = []
+    codes_all: list[np.ndarray] = []
+    nums_all: list[np.ndarray] = []
     keys = [s.key for s in specs]
     values = df["value"]
+    # each metric's distinct answers, found once: coded here and read by the verdict's rules
+    answers_of: dict[str, tuple[np.ndarray, list[Any]]] = {}
     for key, group in by_base.items():
         rows = rows_of.get(key)
         if key == VERDICT_KEY or rows is None:
             continue
         raw = values.iloc[rows]
-        codes = encode_series(group, raw)
+        answer, uniques = answers_of[key] = _factorize(raw)
+        # coding the distinct answers codes every row (encode_series types each one alone)
+        codes = encode_series(group, _objects(uniques))
         num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float) if judge else None
+        rows_idx, rows_who = item_pos[rows], who_codes[rows]
         for s in group:
-            c = codes[s.key]
-            pos.append(rows)
+            c = np.append(codes[s.key], np.nan)[answer]  # -1 (missing): the last slot, NaN
+            idx_parts.append(rows_idx)
+            who_parts.append(rows_who)
             spec_no.append(np.full(len(rows), keys.index(s.key), dtype=np.int32))
             codes_all.append(c)
             if judge and s.directed:
@@ -144,54 +153,61 @@ def _answers(
             else:  # unordered options: no numeric reading
                 nums_all.append(c)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
-    v = pd.DataFrame()
     if verdict_spec is not None:
         item_rank = np.empty(len(item_index), dtype=np.int64)
         item_rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(
             len(item_index)
         )
-        v = _verdicts(
-            df,
-            who,
-            rubric,
-            item_pos,
-            who_codes,
-            item_rank,
-        )
-    if not pos and not len(v):
+        v = _verdicts(df, rubric, rows_of, answers_of, item_pos, who_codes, item_rank)
+        if v is not None:
+            v_idx, v_who, v_code = v
+            idx_parts.append(v_idx)
+            who_parts.append(v_who)
+            spec_no.append(np.full(len(v_idx), keys.index(VERDICT_KEY), dtype=np.int32))
+            codes_all.append(v_code)
+            nums_all.append(v_code)
+    if not idx_parts:
         return empty
-    pos_a = np.concatenate(pos) if pos else np.zeros(0, np.int64)
-    idx = item_pos[pos_a]
-    who_c = who_codes[pos_a]
-    cols: dict[str, Any] = {
-        "metric": np.concatenate(spec_no) if spec_no else np.zeros(0, np.int32),
-        "code": np.concatenate(codes_all) if codes_all else np.zeros(0),
-        "num": np.concatenate(nums_all) if nums_all else np.zeros(0),
-    }
-    if len(v):
-        idx = np.concatenate([idx, v["idx"].to_numpy(np.int64)])
-        who_c = np.concatenate([who_c, v["who_code"].to_numpy(np.int64)])
-        extra = {
-            "metric": np.full(len(v), keys.index(VERDICT_KEY), dtype=np.int32),
-            "code": v["code"].to_numpy(float),
-            "num": v["num"].to_numpy(float),
-        }
-        for column, arr in extra.items():
-            cols[column] = np.concatenate([cols[column], arr])
+    # each column is gathered once, in its final order (every concatenation copies it whole)
+    idx = np.concatenate(idx_parts).astype(np.int64, copy=False)
+    who_c = np.concatenate(who_parts)
+    metric = np.concatenate(spec_no)
+    code = np.concatenate(codes_all).astype(float, copy=False)
+    num = np.concatenate(nums_all).astype(float, copy=False)
     keep = idx >= 0
-    idx = idx[keep].astype(np.int64)
+    if not keep.all():  # answers on items outside `items`
+        idx, who_c, metric, code, num = (a[keep] for a in (idx, who_c, metric, code, num))
+    # the codes are in range by construction: no check of millions of them; and the columns are
+    # this function's own arrays, so the frame takes them as they are (copy=False: no copy and
+    # no stacking of code and num into one block, a tenth of the time at a million answers)
     out = pd.DataFrame(
         {
             "idx": idx,
-            "item_id": pd.Categorical.from_codes(idx, categories=item_index),
-            who: pd.Categorical.from_codes(who_c[keep], categories=who_names),
-            "metric": pd.Categorical.from_codes(cols["metric"][keep], categories=keys),
-            "code": cols["code"][keep].astype(float),
-            "num": pd.to_numeric(pd.Series(cols["num"][keep]), errors="coerce").astype(float),
-            "reason": _reason_rows(df, who, rubric, item_index, who_names, idx, who_c[keep]),
-        }
+            "item_id": pd.Categorical.from_codes(idx, categories=item_index, validate=False),
+            who: pd.Categorical.from_codes(who_c, categories=who_names, validate=False),
+            "metric": pd.Categorical.from_codes(metric, categories=keys, validate=False),
+            "code": code,
+            "num": num,
+            "reason": _reason_rows(df, who, rubric, item_index, who_names, idx, who_c),
+        },
+        copy=False,
     )
     return out
+
+
+def _objects(values: list[Any]) -> pd.Series:
+    """A Series of objects holding `values` as they are (tuples stay whole)."""
+    arr = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        arr[i] = v
+    return pd.Series(arr, dtype=object)
+
+
+def _positions(index: pd.Index, col: pd.Series) -> np.ndarray:
+    """index.get_indexer(col), looked up once per distinct value: a million arrow strings are
+    factorized in a fraction of the time get_indexer takes to convert them to objects."""
+    codes, uniques = pd.factorize(col, use_na_sentinel=False)
+    return index.get_indexer(uniques)[codes]
 
 
 def _categories(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -239,12 +255,13 @@ def _reason_rows(
 
 def _verdicts(
     df: pd.DataFrame,
-    who: str,
     rubric: Rubric,
+    rows_of: dict[str, np.ndarray],
+    answers_of: dict[str, tuple[np.ndarray, list[Any]]],
     item_pos: np.ndarray,
     who_codes: np.ndarray,
     item_rank: np.ndarray,
-) -> pd.DataFrame:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Each rater's (judge's) verdict per item from their own answers and the rules.
 
     Complete answers only, for humans and judges alike: a verdict needs a known
@@ -256,33 +273,56 @@ def _verdicts(
     scale) is unknown too.
 
     Rows of `df` are addressed by integer codes (item position, rater code), never by their
-    strings. Returns idx, who_code, raw (PASS / FAIL / None), code and num, ordered by item id
-    then rater.
+    strings: `rows_of` holds each metric's rows of `df` in table order, `answers_of` the
+    distinct answers of those rows (consensus._factorize) where they are known already.
+    Returns idx, who_code and code (1 PASS, 0 FAIL, NaN undetermined), ordered by item id then
+    rater, or None when no answer reaches the rules.
     """
     rules = compile_rules(rubric)
     used = sorted(rules.metrics_used())
-    m_idx = pd.Index(used).get_indexer(df["metric"])
-    sel = np.flatnonzero((m_idx >= 0) & (item_pos >= 0) & (who_codes >= 0))
-    if not len(sel):
-        return pd.DataFrame()
-    n_who, U = int(who_codes.max()) + 1, len(used)
-    pair = item_pos[sel].astype(np.int64) * n_who + who_codes[sel]
-    # one answer per (item, rater, metric): the last one
-    key = pair * U + m_idx[sel]
-    _, last = np.unique(key[::-1], return_index=True)
-    keep = np.sort(len(key) - 1 - last)
-    sel, pair = sel[keep], pair[keep]
-    metric_of = m_idx[sel]
-    upairs, pinv = np.unique(pair, return_inverse=True)
+    values = df["value"]
+    for k in used:  # a metric the rules read but no spec codes
+        if k not in answers_of and k in rows_of:
+            answers_of[k] = _factorize(values.iloc[rows_of[k]])
+    ok = (item_pos >= 0) & (who_codes >= 0)
+    rows, answers = [], []
+    for k in used:
+        r = rows_of.get(k, np.zeros(0, dtype=np.int64))
+        mine = ok[r]
+        rows.append(r[mine])
+        answers.append(answers_of[k][0][mine] if k in answers_of else np.zeros(0, np.int64))
+    if not sum(len(r) for r in rows):
+        return None
+    n_who = int(who_codes.max()) + 1
+    n_pairs = len(item_rank) * n_who
+    # (item, rater) pairs as one integer, numbered 0.. in their sorted order
+    pairs = [item_pos[r].astype(np.int64) * n_who + who_codes[r] for r in rows]
+    upairs, pinv = _distinct(np.concatenate(pairs), n_pairs)
+    pair_no = np.split(pinv, np.cumsum([len(r) for r in rows])[:-1])
     # the rules run once per distinct combination of typed answers, not once per pair
     cols, typed_of = [], []
-    for j, k in enumerate(used):
-        mine = metric_of == j
+    for k, r, a, p in zip(used, rows, answers, pair_no, strict=True):
+        # one answer per (item, rater, metric): the last one in table order
+        last = np.full(len(upairs), -1, dtype=np.int64)
+        np.maximum.at(last, p, np.arange(len(p)))
+        kept = np.zeros(len(p), dtype=bool)
+        kept[last[last >= 0]] = True
+        sub = np.flatnonzero(kept)
         codes = np.full(len(upairs), -1, dtype=np.int64)
-        c, uniques = _factorize(df["value"].iloc[sel[mine]])
-        codes[pinv[mine]] = c
-        typed_of.append([typed_answer(rubric.metric(k), v) for v in uniques] + [None])  # -1: None
+        codes[p[sub]] = a[sub]
         cols.append(codes)
+        # each distinct answer is typed from its first kept row: answers equal as keys but
+        # written apart (1 and 1.0) type as that row's, as when the kept rows alone were
+        # factorized
+        n_u = len(answers_of[k][1]) if k in answers_of else 0
+        first = np.full(n_u + 1, len(sub), dtype=np.int64)  # slot n_u: missing (-1)
+        np.minimum.at(first, a[sub], np.arange(len(sub)))
+        seen = np.flatnonzero(first[:n_u] < len(sub))
+        typed: list[Any] = [None] * (n_u + 1)  # never-kept answers: read by no pair
+        reps = pd.Series(values.iloc[r[sub[first[seen]]]], dtype=object).tolist()
+        for u, v in zip(seen, reps, strict=True):
+            typed[u] = typed_answer(rubric.metric(k), v)
+        typed_of.append(typed)
     combos, inv = _unique_rows(cols)
     results = []
     for combo in combos:
@@ -292,35 +332,44 @@ def _verdicts(
             if any(x is None for x in row)
             else rules.evaluate(dict(zip(used, row, strict=True)))
         )
-    raw = np.array([results[i] for i in np.ravel(inv)], dtype=object)
-    code = np.array([1.0 if r == PASS else 0.0 if r == FAIL else np.nan for r in raw])
+    per_combo = np.array([1.0 if r == PASS else 0.0 if r == FAIL else np.nan for r in results])
+    code = per_combo[inv]
     p_item, p_who = upairs // n_who, upairs % n_who
     # someone who never gives the rules a complete set of answers (a judge scoring only some
     # metrics) has no verdict at all, rather than a column of undetermined ones
     some = np.bincount(p_who[~np.isnan(code)], minlength=n_who) > 0
-    order = np.lexsort((p_who, item_rank[p_item]))
+    # by item id, then rater: one integer per pair, so its rank is the order
+    _, rank = _distinct(item_rank[p_item] * n_who + p_who, n_pairs)
+    order = np.empty(len(rank), dtype=np.int64)
+    order[rank] = np.arange(len(rank))
     order = order[some[p_who[order]]]
-    return pd.DataFrame(
-        {
-            "idx": p_item[order],
-            "who_code": p_who[order],
-            "raw": raw[order],
-            "code": code[order],
-            "num": code[order],
-        }
-    )
+    return p_item[order], p_who[order], code[order]
+
+
+def _distinct(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True) for integer keys in [0, size): through a table of
+    `size` flags when that is not much larger than the keys (no sort: a few times faster),
+    else by np.unique."""
+    if size > 4 * len(keys) + 4096:
+        u, inv = np.unique(keys, return_inverse=True)
+        return u, inv.ravel()
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    rank = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), rank[keys]
 
 
 def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(np.column_stack(cols), axis=0, return_inverse=True) for codes >= -1, through one
-    integer key per row (sorting a 1-d key is many times faster than sorting rows)."""
+    integer key per row (a 1-d key is many times faster than rows)."""
     sizes = [int(c.max(initial=-1)) + 2 for c in cols]
     if not cols or math.prod(sizes) >= 2**62:
-        return np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+        combos, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+        return combos, inv.ravel()
     key = np.zeros(len(cols[0]), dtype=np.int64)
     for c, size in zip(cols, sizes, strict=True):
         key = key * size + (c.astype(np.int64) + 1)
-    uk, inv = np.unique(key, return_inverse=True)
+    uk, inv = _distinct(key, math.prod(sizes))
     combos = np.empty((len(uk), len(cols)), dtype=np.int64)
     for j in range(len(cols) - 1, -1, -1):
         combos[:, j] = uk % sizes[j] - 1
