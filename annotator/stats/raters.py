@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .agreement import IDENTICAL, alpha_features, undefined_reason, value_counts
+from .agreement import IDENTICAL, ValueCounts, alpha_features, undefined_reason
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .frames import StudyFrames
@@ -32,38 +32,77 @@ def leave_one_out(h: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     a = h[h["code"].notna()][["idx", "rater", "code"]].reset_index(drop=True)
     if not len(a):
         return a.assign(loo=np.nan, agree=np.nan)
-    dom = np.unique(a["code"].to_numpy(float)) if spec.nominal else spec.domain()
+    loo, agree = _loo_values(a["idx"].to_numpy(np.int64), a["code"].to_numpy(float), spec)
+    return a.assign(loo=loo, agree=agree)
+
+
+def _loo_values(
+    idx: np.ndarray, code: np.ndarray, spec: MetricSpec
+) -> tuple[np.ndarray, np.ndarray]:
+    """`leave_one_out` on arrays (item idx and code of each answer, no NaN code, at least one
+    answer): the others' consensus (NaN if none) and whether the answer agrees (NaN if none)."""
+    dom = np.unique(code) if spec.nominal else spec.domain()
     V = len(dom)
-    items, item_pos = np.unique(a["idx"].to_numpy(), return_inverse=True)
-    own = np.searchsorted(dom, a["code"].to_numpy(float))
-    counts = np.zeros((len(items), V))
-    np.add.at(counts, (item_pos, own), 1.0)
-    loo = counts[item_pos]
-    loo[np.arange(len(a)), own] -= 1.0
-    m = loo.sum(axis=1)
+    own = np.searchsorted(dom, code)
+    # item x value counts, one row per item index: a bincount instead of a sort of the items
+    # (np.unique) and an np.add.at; item indexes too sparse for a row each are renumbered
+    if idx.min() >= 0 and idx.max() < 2 * len(idx) + 1024:
+        row = idx
+    else:
+        row = np.unique(idx, return_inverse=True)[1].reshape(-1)
+    n_rows = int(row.max()) + 1
+    counts = np.bincount(row * V + own, minlength=n_rows * V).reshape(n_rows, V).astype(float)
+    if n_rows * V <= len(code):
+        # the others' counts depend on the item and the answer's own value only: the consensus
+        # is found once per (item, value) cell and read by each answer (ten raters: a fifth of
+        # the rows for a yes/no metric)
+        cells = (counts[:, None, :] - np.eye(V)).reshape(-1, V)
+        val = _consensus(cells, dom, spec.nominal)[row * V + own]
+    else:
+        loo = counts[row]
+        loo[np.arange(len(code)), own] -= 1.0
+        val = _consensus(loo, dom, spec.nominal)
     if spec.nominal:
+        agree = (code == val).astype(float)
+    else:
+        agree = (np.abs(code - val) <= 0.5).astype(float)
+    agree[np.isnan(val)] = np.nan
+    return val, agree
+
+
+def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
+    """The consensus of each row of others' counts over `dom` (NaN if none): the majority for
+    a nominal metric (a tie gives none), else the median."""
+    V = len(dom)
+    m = loo.sum(axis=1)
+    if nominal:
         top = loo.max(axis=1)
         n_top = (loo == top[:, None]).sum(axis=1)
         val = dom[loo.argmax(axis=1)].astype(float)
         val[(m == 0) | (n_top > 1)] = np.nan
-        agree = (a["code"].to_numpy(float) == val).astype(float)
-    else:
-        cum = np.cumsum(loo, axis=1)
-        k_lo = np.floor((m - 1) / 2.0)
-        k_hi = np.floor(m / 2.0)
-        lo = dom[np.minimum((cum <= k_lo[:, None]).sum(axis=1), V - 1)]
-        hi = dom[np.minimum((cum <= k_hi[:, None]).sum(axis=1), V - 1)]
-        val = np.where(m > 0, (lo + hi) / 2.0, np.nan)
-        agree = (np.abs(a["code"].to_numpy(float) - val) <= 0.5).astype(float)
-    agree[np.isnan(val)] = np.nan
-    return a.assign(loo=val, agree=agree)
+        return val
+    cum = np.cumsum(loo, axis=1)
+    k_lo = np.floor((m - 1) / 2.0)
+    k_hi = np.floor(m / 2.0)
+    lo = dom[np.minimum((cum <= k_lo[:, None]).sum(axis=1), V - 1)]
+    hi = dom[np.minimum((cum <= k_hi[:, None]).sum(axis=1), V - 1)]
+    return np.where(m > 0, (lo + hi) / 2.0, np.nan)
 
 
 def _positions(frames: StudyFrames) -> pd.DataFrame:
     """Relative place of each (rater, item) judgement in its session: 0 <= rel < 1."""
     j = frames.judgements
-    if not len(j):
+    in_session = j["session_id"].notna() if len(j) else pd.Series(dtype=bool)
+    # no session at all (ratings imported from a file): nothing below would survive the filter
+    if not in_session.any():
         return pd.DataFrame(columns=["item_id", "rater", "rel"])
+    if in_session.sum() * 2 < len(j):
+        # only a (rater, item) with a row in a session can keep its first row below: look for
+        # first rows among the rows of those raters and items only (a study imported from a
+        # file, then rated in the app, drops most rows here before the costly deduplication)
+        s = j[in_session]
+        j = j[j["rater"].isin(s["rater"].unique())]
+        j = j[j["item_id"].isin(s["item_id"].unique())]
     first = j.drop_duplicates(["rater", "item_id"])[
         ["rater", "item_id", "session_id", "position", "created_at"]
     ].copy()
@@ -124,18 +163,17 @@ def rater_section(
     if not R:
         return out
     pooled = []
-    by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    by_metric = _answers_by_metric(human, r_of)
     for spec in specs:
-        h = by_metric.get(spec.key)
-        if h is None or not len(h):
+        answers = by_metric.get(spec.key)
+        if answers is None:
             continue
-        loo = leave_one_out(h, spec)
-        loo = loo[loo["loo"].notna()]
-        if not len(loo):
+        idx, code, rid = answers
+        loo, agree = _loo_values(idx, code, spec)
+        has = ~np.isnan(loo)
+        if not has.any():
             continue
-        rid = _rater_ids(loo["rater"], r_of)
-        idx = loo["idx"].to_numpy(np.int64)
-        agree = loo["agree"].to_numpy(float)
+        idx, code, loo, agree, rid = idx[has], code[has], loo[has], agree[has], rid[has]
         share = plan.add_sliced(
             np.repeat(idx, 2),
             np.tile(np.arange(2), len(idx)),
@@ -146,7 +184,7 @@ def rater_section(
             R,
         )
         n_per = np.bincount(rid, minlength=R)
-        alpha = _sliced_alpha(plan, loo, rid, spec, R)
+        alpha = _sliced_alpha(plan, idx, code, loo, rid, spec, R)
         for r, i in r_of.items():
             if n_per[i] == 0:
                 continue
@@ -173,17 +211,51 @@ def _rater_ids(col: pd.Series, r_of: dict[str, int]) -> np.ndarray:
     return col.astype(str).map(r_of).to_numpy(np.int64)
 
 
+def _answers_by_metric(
+    human: pd.DataFrame, r_of: dict[str, int]
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per metric the (item idx, code, rater index) of every answer with a code, in the table's
+    order: slices of the table's columns, not a DataFrame per metric."""
+    if not len(human):
+        return {}
+    metric = pd.Categorical(human["metric"])
+    m_code = np.asarray(metric.codes)
+    idx = human["idx"].to_numpy(np.int64)
+    code = human["code"].to_numpy(float)
+    rid = _rater_ids(human["rater"], r_of)
+    if (m_code[1:] < m_code[:-1]).any():
+        # human_answers writes one metric after the other: a stable sort only when it did not
+        order = np.argsort(m_code, kind="stable")
+        m_code, idx, code, rid = m_code[order], idx[order], code[order], rid[order]
+    # code -1 (no metric) sorts first and is left out, as groupby leaves it out
+    bounds = np.searchsorted(m_code, np.arange(len(metric.categories) + 1))
+    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for key, s, e in zip(metric.categories, bounds[:-1], bounds[1:], strict=True):
+        ok = ~np.isnan(code[s:e])
+        if not ok.any():  # no answer, or none with a code
+            continue
+        if ok.all():
+            out[str(key)] = (idx[s:e], code[s:e], rid[s:e])
+        else:
+            out[str(key)] = (idx[s:e][ok], code[s:e][ok], rid[s:e][ok])
+    return out
+
+
 def _sliced_alpha(
-    plan: ItemBootstrap, loo: pd.DataFrame, rid: np.ndarray, spec: MetricSpec, R: int
+    plan: ItemBootstrap,
+    idx: np.ndarray,
+    code: np.ndarray,
+    loo: np.ndarray,
+    rid: np.ndarray,
+    spec: MetricSpec,
+    R: int,
 ) -> dict[int, Any]:
-    """Alpha between each rater and the leave-one-out consensus, one block for all raters."""
-    dom = np.unique(np.concatenate([loo["code"].to_numpy(float), loo["loo"].to_numpy(float)]))
+    """Alpha between each rater and the leave-one-out consensus, one block for all raters.
+    `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer."""
+    dom = np.unique(np.concatenate([code, loo]))
     parts: list[tuple[np.ndarray, ...]] = []
     out: dict[int, Pending | int] = {}
-    for i in np.unique(rid):
-        sub = loo[rid == i]
-        u = sub["idx"].to_numpy()
-        vc = value_counts(np.concatenate([u, u]), np.concatenate([sub["code"], sub["loo"]]), dom)
+    for i, vc in zip(*_rater_value_counts(idx, code, loo, rid, dom), strict=True):
         reason = undefined_reason(vc)
         if reason:
             out[int(i)] = Pending(None, vc.n_pairable, undefined_note=reason)
@@ -206,6 +278,46 @@ def _sliced_alpha(
             if isinstance(n, int):
                 out[i] = Pending(reps, n, col=i, undefined_note=IDENTICAL)
     return out
+
+
+def _rater_value_counts(
+    idx: np.ndarray, code: np.ndarray, loo: np.ndarray, rid: np.ndarray, dom: np.ndarray
+) -> tuple[np.ndarray, list[ValueCounts]]:
+    """The distinct raters (sorted) and, for each, what `value_counts` gives on the rater's
+    answers and their consensus (each item once with both values) over `dom`: every rater's
+    (item, value) triplets counted at once, by a bincount over (rater, item, value) cells when
+    that table is small, else by one sort, instead of a filter and a sort per rater."""
+    # rater indexes are few and small (-1: a name outside the section): no sort
+    seen = np.bincount(rid + 1) > 0
+    raters = np.flatnonzero(seen) - 1
+    r_pos = (np.cumsum(seen) - 1)[rid + 1]
+    V = len(dom)
+    N = int(idx.max()) + 1
+    cell_of = (r_pos * N + idx) * V
+    keys = np.concatenate(
+        [cell_of + np.searchsorted(dom, code), cell_of + np.searchsorted(dom, loo)]
+    )
+    size = len(raters) * N * V
+    if size <= 8 * len(keys) + 65536:
+        table = np.bincount(keys, minlength=size)
+        cell = np.flatnonzero(table)
+        cnt = table[cell].astype(float)
+    else:
+        cell, n = np.unique(keys, return_counts=True)
+        cnt = n.astype(float)
+    t_val = cell % V
+    t_rater, t_item = np.divmod(cell // V, N)
+    bounds = np.searchsorted(t_rater, np.arange(len(raters) + 1))
+    counts = []
+    for s, e in zip(bounds[:-1], bounds[1:], strict=True):
+        item = t_item[s:e]
+        first = np.ones(len(item), bool)
+        first[1:] = item[1:] != item[:-1]
+        t_unit = np.cumsum(first) - 1
+        c = cnt[s:e]
+        m = np.bincount(t_unit, weights=c, minlength=int(first.sum()))
+        counts.append(ValueCounts(item[first], dom, t_unit, t_val[s:e], c, m))
+    return raters, counts
 
 
 def _fatigue(
