@@ -139,7 +139,7 @@ def _answers(
         answer, uniques = answers_of[key] = _factorize(raw)
         # coding the distinct answers codes every row (encode_series types each one alone)
         codes = encode_series(group, _objects(uniques))
-        num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float) if judge else None
+        num = _numbers(raw, answer, uniques) if judge else None
         rows_idx, rows_who = item_pos[rows], who_codes[rows]
         for s in group:
             c = np.append(codes[s.key], np.nan)[answer]  # -1 (missing): the last slot, NaN
@@ -159,7 +159,7 @@ def _answers(
             len(item_index)
         )
         v = _verdicts(df, rubric, rows_of, answers_of, item_pos, who_codes, item_rank)
-        if v is not None:
+        if v is not None and len(v[0]):
             v_idx, v_who, v_code = v
             idx_parts.append(v_idx)
             who_parts.append(v_who)
@@ -193,6 +193,20 @@ def _answers(
         copy=False,
     )
     return out
+
+
+def _numbers(raw: pd.Series, answer: np.ndarray, uniques: list[Any]) -> np.ndarray:
+    """pd.to_numeric(raw, errors="coerce") as floats, where `answer` and `uniques` factorize raw.
+
+    A column of texts is parsed once per distinct text (parsing a million texts one by one
+    took most of a judge's table): a text's number depends on the text alone, and the column's
+    choices (ints, floats, missing) on which texts it holds, the very set parsed here (with a
+    missing one when any row misses). Any other column is converted as a whole."""
+    if raw.dtype == object and all(isinstance(u, str) for u in uniques):
+        texts = uniques + ([None] if (answer < 0).any() else [])
+        per = pd.to_numeric(_objects(texts), errors="coerce").to_numpy(dtype=float)
+        return np.append(per[: len(uniques)], np.nan)[answer]
+    return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
 
 
 def _objects(values: list[Any]) -> pd.Series:
@@ -234,11 +248,12 @@ def _reason_rows(
 ) -> pd.Categorical:
     """Each output row's reason: the one of its (item, rater/judge), else missing. A categorical:
     one text serves every metric row of its answer."""
-    codes = np.full(len(idx), -1, dtype=np.int32)
     text_keys = {m.key for m in rubric.metrics if not m.judgeable}
     reasons = _reasons(df, who, text_keys)
-    if not len(reasons):
+    if not len(reasons):  # int8: the codes' dtype for no category, so they are not cast again
+        codes = np.full(len(idx), -1, dtype=np.int8)
         return pd.Categorical.from_codes(codes, categories=pd.Index([], dtype=object))
+    codes = np.full(len(idx), -1, dtype=np.int32)
     n_who = len(who_names) + 1
     r_item = item_index.get_indexer(reasons.index.get_level_values(0))
     r_who = who_names.get_indexer(reasons.index.get_level_values(1).astype(str))
@@ -281,6 +296,7 @@ def _verdicts(
     rules = compile_rules(rubric)
     used = sorted(rules.metrics_used())
     values = df["value"]
+    answers_of = dict(answers_of)
     for k in used:  # a metric the rules read but no spec codes
         if k not in answers_of and k in rows_of:
             answers_of[k] = _factorize(values.iloc[rows_of[k]])
