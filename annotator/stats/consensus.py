@@ -255,32 +255,122 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     n (answers), n_cannot_judge, value (majority / median; NaN at a nominal tie),
     tie, mean, min, max, and `clear_share` (share of answers equal to the
     majority, nominal only).
+
+    Computed with numpy from one count per item and distinct answer (an item has few distinct
+    answers), not with pandas' groupby: a report runs it on every answer of every metric spec,
+    some twice.
     """
-    a = answers[["idx", "code"]].astype({"idx": np.int64, "code": float})
-    cj = a["code"].isna().groupby(a["idx"]).sum().rename("n_cannot_judge")
-    ok = a.dropna(subset=["code"])
-    g = ok.groupby("idx")["code"]
-    out = pd.DataFrame({"n": g.size(), "mean": g.mean(), "min": g.min(), "max": g.max()})
-    if spec.nominal:
-        cnt = ok.groupby(["idx", "code"]).size().rename("c").reset_index()
-        top = cnt.groupby("idx")["c"].transform("max")
-        best = cnt[cnt["c"] == top]
-        n_best = best.groupby("idx").size()
-        first = best.groupby("idx")["code"].first()
-        out["tie"] = (n_best > 1).reindex(out.index, fill_value=False)
-        out["value"] = first.where(n_best == 1).reindex(out.index)
-        out["clear_share"] = (best.groupby("idx")["c"].first() / out["n"]).reindex(out.index)
+    idx = answers["idx"].astype(np.int64).to_numpy()
+    code = answers["code"].astype(float).to_numpy()
+    items, item = _groups(idx)
+    m = len(items)
+    unknown = np.isnan(code)
+    n_cannot_judge = np.bincount(item[unknown], minlength=m).astype(np.int64)
+    if n_cannot_judge.any():  # from here on, the known answers only
+        code, item = code[~unknown], item[~unknown]
+    # one pair per item and distinct known answer, ordered by item then answer, with its count
+    which, values = _answer_columns(code)
+    k = max(len(values), 1)
+    key = item * k + which
+    if m * k <= 4 * len(key) + 4096:  # the table of counts is small: count in one pass
+        table = np.bincount(key, minlength=m * k)
+        key = np.flatnonzero(table)
+        count = table[key]
     else:
-        lo = g.quantile(0.5, interpolation="lower")
-        hi = g.quantile(0.5, interpolation="higher")
-        out["value"] = (lo + hi) / 2.0
-        out["tie"] = (lo != hi).reindex(out.index, fill_value=False)
-        out["clear_share"] = np.nan
-    out = out.join(cj, how="outer")
-    out["n"] = out["n"].fillna(0).astype(int)
-    out["n_cannot_judge"] = out["n_cannot_judge"].fillna(0).astype(int)
-    out["tie"] = out["tie"].fillna(False).astype(bool)
-    return out
+        key, count = np.unique(key, return_counts=True)
+    pair_item, pair_value = np.divmod(key, k)
+    answer = values[pair_value]
+    # an item's pairs are consecutive: one segment per item with a known answer, from `first` to
+    # `last`; an item with cannot-judge answers only has none and keeps `per_item`'s fill value
+    first = np.flatnonzero(np.diff(pair_item, prepend=-1) != 0)
+    last = np.append(first[1:], len(key))[: len(first)] - 1
+    seg = pair_item[first]
+
+    def per_item(x: np.ndarray, fill: Any, dtype: Any = float) -> np.ndarray:
+        out = np.full(m, fill, dtype=dtype)
+        out[seg] = x
+        return out
+
+    running = np.cumsum(count)  # the answers up to each pair
+    before = running[first] - count[first]  # the answers ahead of each segment
+    n_seg = running[last] - before
+    # answers go up within a segment: its first pair is the lowest answer, its last the highest
+    columns: dict[str, np.ndarray] = {
+        "n": per_item(n_seg, 0, np.int64),
+        "mean": per_item(_means(code, item, answer, count, first, last, n_seg), np.nan),
+        "min": per_item(answer[first], np.nan),
+        "max": per_item(answer[last], np.nan),
+    }
+    if spec.nominal:
+        top = np.maximum.reduceat(count, first)
+        best = count == np.repeat(top, last + 1 - first)
+        running_best = np.cumsum(best)
+        tie = running_best[last] - (running_best[first] - best[first]) > 1
+        # the value: the lowest of the most frequent answers (each segment's first best pair)
+        # when it is alone at the top
+        at_top = np.flatnonzero(best)
+        lowest_best = answer[at_top[np.diff(pair_item[at_top], prepend=-1) != 0]]
+        columns["tie"] = per_item(tie, False, bool)
+        columns["value"] = per_item(np.where(tie, np.nan, lowest_best), np.nan)
+        columns["clear_share"] = per_item(top / n_seg, np.nan)
+    else:
+        # the median: the mean of the answers of rank (n-1)//2 and n//2 (from 0), which the
+        # running count passes at before + rank
+        lo = answer[np.searchsorted(running, before + (n_seg - 1) // 2, side="right")]
+        hi = answer[np.searchsorted(running, before + n_seg // 2, side="right")]
+        columns["value"] = per_item((lo + hi) / 2.0, np.nan)
+        columns["tie"] = per_item(lo != hi, False, bool)
+        columns["clear_share"] = np.full(m, np.nan)
+    columns["n_cannot_judge"] = n_cannot_judge
+    # copy=False: the columns are new arrays, kept as they are rather than copied into one block
+    return pd.DataFrame(columns, index=pd.Index(items, name="idx"), copy=False)
+
+
+def _groups(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct items in order and each answer's position among them. Item numbers are
+    row numbers of the item table (0..n_items-1): counting them beats sorting them."""
+    if len(idx) and idx.min() >= 0 and idx.max() <= 4 * len(idx) + 4096:
+        seen = np.bincount(idx) > 0
+        position = np.cumsum(seen) - 1
+        return np.flatnonzero(seen), position[idx]
+    items, item = np.unique(idx, return_inverse=True)
+    return items, item.reshape(-1)
+
+
+def _answer_columns(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each known answer's position among the answer values, and the values in order. Codes
+    are mostly small whole numbers (an option's index, a scale point): each is its own
+    position, some values absent; other codes are factorized (a hash, then a sort)."""
+    with np.errstate(invalid="ignore"):  # an infinite code is not whole: factorized below
+        whole = code.astype(np.int64)
+    if len(code) and whole.min() >= 0 and whole.max() <= 1024 and np.array_equal(whole, code):
+        return whole, np.arange(whole.max() + 1, dtype=float)
+    which, values = pd.factorize(code, sort=True)
+    return which, np.asarray(values, dtype=float)
+
+
+def _means(
+    code: np.ndarray,
+    item: np.ndarray,
+    answer: np.ndarray,
+    count: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+    n: np.ndarray,
+) -> np.ndarray:
+    """Mean answer of each item with a known answer, bit for bit as pandas' groupby mean.
+
+    pandas sums with compensation (or np.add.reduceat on sorted items); when every partial sum
+    is exact, as with answers on a grid of 1/1024 (codes, scale points) and small totals, any
+    order of summing gives the same sum, here running sums' differences. Otherwise pandas sums
+    them itself, the same answers in the same order."""
+    grid = answer * 1024.0
+    if np.all(grid == np.round(grid)) and np.abs(grid).max(initial=0) * len(code) < 2.0**53:
+        weighted = count * answer
+        running = np.cumsum(weighted)
+        total = running[last] - running[first] + weighted[first]
+        return total / n
+    return pd.Series(code).groupby(item, sort=True).mean().to_numpy()
 
 
 # ---- the clear-consensus rule (its thresholds: domain/clear_consensus.py) -----------------
