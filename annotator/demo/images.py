@@ -223,7 +223,8 @@ def generate_spec(design: Design, generator: str, seed: int) -> ScreenSpec:
 
 # ---- drawing ----------------------------------------------------------------------
 
-Box = tuple[int, int, int, int]
+# pixel bounds (Pillow types textbbox's as floats)
+Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,7 @@ class SimulatedRater:
             x += rng.normal(0.0, self.noise)
         step = m.step or 1
         # floor(x + 0.5), not round(): Python rounds halves to even, which skews a scale
+        assert m.min is not None  # an ordinal metric has its lowest point
         k = math.floor((x - m.min) / step + 0.5)
         points = m.values()
         return points[min(max(k, 0), len(points) - 1)]
