@@ -211,26 +211,27 @@ def _metric_table(
     tolerance: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per item: idx, item_id, rated, clear, ref; per judge x item: judge, idx, code, conf,
-    disagree). `judged` holds the coded answers of the latest versions."""
-    table = items[["idx", "item_id"]].copy()
-    table["item_id"] = table["item_id"].astype(str).astype(object)
-    h = human[human["metric"] == spec.key]
-    rated = set(h["idx"].astype(np.int64)) if len(h) else set()
-    table["rated"] = table["idx"].isin(rated)
-    table["clear"] = False
-    table["ref"] = np.nan
-    if len(h):
-        cons = consensus(h, spec)
-        ok = clear(spec, cons)
-        ref = cons["value"].to_numpy(dtype=float)
-        if spec.ordinal:
-            ref = np.floor(ref + 0.5)  # the gold's value: a median's half point goes up
-        ok_idx = cons.index.to_numpy()[ok]
-        table.loc[table["idx"].isin(ok_idx), "clear"] = True
-        table = table.set_index("idx")
-        table.loc[ok_idx, "ref"] = ref[ok]
-        table = table.reset_index()
-    j = judged[judged["metric"] == spec.key][["idx", "judge", "code", "item_id"]].copy()
+    disagree). `human` (idx, code) and `judged` hold the metric's answers only (certify splits
+    them once), `judged` the coded answers of the latest versions. `clear` and `ref` are filled
+    only when a judge answered the metric with a confidence: nothing else reads them, and the
+    consensus was most of certify's time on a study without a judge."""
+    idx = items["idx"].to_numpy(dtype=np.int64)
+    # one constructor: a copy and four added columns cost more than the work at 2,000 items
+    table = pd.DataFrame(
+        {
+            "idx": idx,
+            "item_id": pd.Series(
+                items["item_id"].astype(str).to_numpy(dtype=object), index=items.index, dtype=object
+            ),
+            "rated": _among(idx, human["idx"]),
+            "clear": False,
+            "ref": np.nan,
+        },
+        index=items.index,
+    )
+    if not len(judged):  # no judge answered the metric: no calibration, no consensus to read
+        return table, _no_judged()
+    j = judged[["idx", "judge", "code", "item_id"]].copy()
     j["judge"] = j["judge"].astype(str)
     j["item_id"] = j["item_id"].astype(str)
     conf = latest[latest["metric"] == spec.key].set_index(["item_id", "judge"])["confidence"]
@@ -241,6 +242,17 @@ def _metric_table(
         j["conf"] = pd.Series(dtype=float)
     j = j.dropna(subset=["code", "conf"]).drop_duplicates(["idx", "judge"], keep="last")
     j = j[(j["conf"] >= 0) & (j["conf"] <= 1)]
+    if len(human) and len(j):
+        cons = consensus(human, spec)
+        ok = clear(spec, cons)
+        ref = cons["value"].to_numpy(dtype=float)
+        if spec.ordinal:
+            ref = np.floor(ref + 0.5)  # the gold's value: a median's half point goes up
+        ok_idx = cons.index.to_numpy()[ok]
+        table.loc[table["idx"].isin(ok_idx), "clear"] = True
+        table = table.set_index("idx")
+        table.loc[ok_idx, "ref"] = ref[ok]
+        table = table.reset_index()
     ref_of = table.set_index("idx")["ref"]
     r = ref_of.reindex(j["idx"]).to_numpy(dtype=float)
     code = j["code"].to_numpy(dtype=float)
@@ -248,6 +260,47 @@ def _metric_table(
         agree = np.abs(code - r) <= tolerance + 1e-9 if spec.ordinal else code == r
     j["disagree"] = ~agree
     return table, j
+
+
+def _no_judged() -> pd.DataFrame:
+    """_metric_table's judge rows where no judge answered."""
+    return pd.DataFrame(
+        {
+            "idx": np.zeros(0, dtype=np.int64),
+            "judge": pd.Series(dtype=str),
+            "code": np.zeros(0),
+            "item_id": pd.Series(dtype=str),
+            "conf": np.zeros(0),
+            "disagree": np.zeros(0, dtype=bool),
+        }
+    )
+
+
+def _among(idx: np.ndarray, answered: pd.Series) -> np.ndarray:
+    """Per item idx of `idx`: whether it is among the `answered` idx (both >= 0: item_table's
+    0..n-1). A mask over the idx range: a set or an isin of a million answers hashed each."""
+    a = answered.to_numpy(dtype=np.int64)
+    mask = np.zeros(int(max(idx.max(initial=-1), a.max(initial=-1))) + 1, dtype=bool)
+    mask[a] = True
+    return mask[idx]
+
+
+def _metric_rows(answers: pd.DataFrame, keys: list[str]) -> dict[str, np.ndarray]:
+    """The positions of each metric's rows of `answers` (column `metric`), in their order, as
+    the comparison `answers["metric"] == key` selects them: one factorization of the column in
+    place of a comparison of every row per metric."""
+    col = answers["metric"]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        uniques = list(col.cat.categories)
+    else:
+        codes, found = pd.factorize(col)
+        uniques = list(found)
+    code_of = {u: i for i, u in enumerate(uniques)}
+    return {
+        k: np.flatnonzero(codes == code_of[k]) if k in code_of else np.zeros(0, dtype=np.int64)
+        for k in keys
+    }
 
 
 def judge_block(
@@ -323,16 +376,16 @@ def certify(
     if judged is None:
         judged = judge_answers(frames, specs, items)
     latest, missing = _latest(frames)
-    rated_items = (
-        set(items.loc[items["idx"].isin(human["idx"].unique()), "item_id"].astype(str))
-        if len(human)
-        else set()
-    )
+    rated_items: set[str] = set()
+    if len(human):
+        answered = _among(items["idx"].to_numpy(dtype=np.int64), human["idx"])
+        # a list first: a set built from a Series of text iterates it one string at a time
+        rated_items = set(items.loc[answered, "item_id"].astype(str).tolist())
     pool, calibration, cal_note = _calibration_pool(frames, rated_items)
     item_ids = items["item_id"].astype(str).to_numpy(dtype=object)
     item_code = pd.factorize(item_ids)[0]  # by idx: the items as the decisions name them
     live = pd.Index(frames.items["item_id"].astype(str)).get_indexer(item_ids) >= 0
-    in_pool = pd.Index(list(pool), dtype=object).get_indexer(item_ids) >= 0
+    in_pool = np.fromiter((i in pool for i in item_ids), dtype=bool, count=len(item_ids))
     with_conf = sorted(latest.loc[latest["confidence"].notna(), "judge"].astype(str).unique())
     present = set(latest["judge"].astype(str).unique())
     order = [j for j in (cfg.order or with_conf) if j in present]
@@ -356,15 +409,23 @@ def certify(
         if len(latest) and with_decisions
         else None
     )
-    for spec in specs:
-        if spec.multi or spec.metric is None:
-            continue
-        table, j = _metric_table(spec, items, human, judged, latest, cfg.tolerance)
+    certified = [s for s in specs if not s.multi and s.metric is not None]
+    human_rows = _metric_rows(human, [s.key for s in certified])
+    judged_rows = _metric_rows(judged, [s.key for s in certified])
+    h_idx, h_code = human["idx"].to_numpy(), human["code"].to_numpy()
+    for spec in certified:
+        rows = human_rows[spec.key]
+        # the two columns _metric_table and the consensus read: copying every column of the
+        # metric's answers took four times as long
+        h = pd.DataFrame({"idx": h_idx[rows], "code": h_code[rows]})
+        j_rows = judged.iloc[judged_rows[spec.key]]
+        table, j = _metric_table(spec, items, h, j_rows, latest, cfg.tolerance)
         table = table[live]
-        cal = table[in_pool[live] & table["rated"].to_numpy()]
+        rated = table["rated"].to_numpy(dtype=bool)
+        cal = table[in_pool[live] & rated]
         cal_ok = cal[cal["clear"]]
         n_unclear = int((~cal["clear"]).sum())
-        todo = table[~table["rated"]]
+        todo = table[~rated]
         for name in sorted(j["judge"].unique()):
             mine = j[j["judge"] == name].set_index("idx")
             c = mine.reindex(cal_ok["idx"]).dropna(subset=["conf"])
@@ -432,10 +493,10 @@ def certify(
         splits[spec.key] = {
             "accepted": accepted,
             "escalated": n_escalated,
-            "already_rated": int(table["rated"].sum()),
+            "already_rated": int(rated.sum()),
             "n_items": len(table),
         }
-        rated_codes = item_code[table.loc[table["rated"], "idx"].to_numpy(dtype=np.int64)]
+        rated_codes = item_code[table["idx"].to_numpy(dtype=np.int64)[rated]]
         todo_codes = item_code[todo["idx"].to_numpy(dtype=np.int64)]
         stage_of.append((rated_codes, todo_codes, casc.test_stage))
         if pac_rows:
@@ -466,7 +527,7 @@ def certify(
             if first
             else {},
             "escalated": int((stage < 0).sum()),
-            "already_rated": int(table["rated"].sum()),
+            "already_rated": int(rated.sum()),
             "n_items": len(table),
         }
         fdr_stage_of.append((rated_codes, todo_codes, stage))

@@ -86,6 +86,45 @@ def _cell_replicates(
     return out
 
 
+def _answers_by_metric(
+    human: pd.DataFrame, keys: list[str]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per metric of `keys` the humans answered: the item idx and the code of its answers that
+    have one (NaN: cannot judge), in their order. One pass over the metric column's codes: a
+    groupby copied every metric's rows, those of the metrics without a figure too."""
+    if not len(human):
+        return {}
+    col = human["metric"]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        uniques = list(col.cat.categories)
+    else:
+        codes, found = pd.factorize(col)
+        uniques = list(found)
+    code_of = {u: i for i, u in enumerate(uniques)}
+    idx = human["idx"].to_numpy(dtype=np.int64)
+    code = human["code"].to_numpy(dtype=float)
+    answered = ~np.isnan(code)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for key in keys:
+        if key in code_of:
+            rows = np.flatnonzero((codes == code_of[key]) & answered)
+            out[key] = (idx[rows], code[rows])
+    return out
+
+
+def _cells(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The cells (generator x case) of a figure's table, sorted by generator and case: their keys
+    (generator, case_id) in order and each row's cell. A cell is a run of rows (hashing the
+    pairs of names took longer than the figure)."""
+    gen = df["generator"].to_numpy(dtype=object)
+    case = df["case_id"].to_numpy(dtype=object)
+    new = np.ones(len(df), dtype=bool)
+    new[1:] = (gen[1:] != gen[:-1]) | (case[1:] != case[:-1])
+    cell_keys = df.loc[new, ["generator", "case_id"]].reset_index(drop=True)
+    return cell_keys, np.cumsum(new) - 1
+
+
 class _CaseResamples:
     """Resamples of cases as multiplicities (n_boot x cases), one per set of cases (seeded by
     the set): every generator's overall figure and every difference over the same cases, in
@@ -137,20 +176,31 @@ def generator_section(
             g: {"n_items": 0, "n_cases": 0, "overall": {}, "by_case": {}} for g in gens
         },
     }
-    by_metric = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
     differences: dict[str, dict[str, Any]] = {}
     case_sets: dict[str, set[str]] = {g: set() for g in gens}
+    # the items once in the tables' order (generator, case, item): a figure's table is the items
+    # answered on it, in this order (a join and a sort per figure took longer than its cells)
+    meta = meta.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
+    meta_idx = meta["idx"].to_numpy(dtype=np.int64)
     tables: dict[str, pd.DataFrame] = {}
-    for spec in figs:
-        h = by_metric.get(spec.key)
-        if h is None:
+    for key, (idx, code) in _answers_by_metric(human, [s.key for s in figs]).items():
+        if not len(idx):
             continue
-        h = h[h["code"].notna()]
-        if not len(h):
-            continue
-        per_item = h.groupby("idx")["code"].agg(["mean", "size"])
-        df = meta.set_index("idx").join(per_item, how="inner").reset_index()
-        tables[spec.key] = df.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
+        # an item's mean by pandas' grouped mean (its compensated sum), as the report has it
+        mean = pd.Series(code).groupby(idx).mean()
+        size = pd.Series(np.bincount(idx)[mean.index.to_numpy()], index=mean.index)
+        keep = np.isin(meta_idx, mean.index.to_numpy())
+        sub = meta[keep]
+        at = mean.index.get_indexer(meta_idx[keep])
+        tables[key] = pd.DataFrame(
+            {
+                "idx": sub["idx"].to_numpy(),
+                "case_id": sub["case_id"].array,
+                "generator": sub["generator"].array,
+                "mean": mean.to_numpy()[at],
+                "size": size.to_numpy()[at],
+            }
+        )
     # figures answered on the same items share their resamples (one draw for several of them,
     # as many as `_REPS_VALUES` replicate values allow at once)
     groups: dict[bytes, list[MetricSpec]] = {}
@@ -163,8 +213,7 @@ def generator_section(
         # which other figures share its items or on how many of them are drawn at once
         stream = hashlib.sha256(group).hexdigest()[:16]
         df = tables[members[0].key]
-        cell_keys = df[["generator", "case_id"]].drop_duplicates().reset_index(drop=True)
-        cell_of = df.groupby(["generator", "case_id"], sort=False).ngroup().to_numpy()
+        cell_keys, cell_of = _cells(df)
         per = max(1, _REPS_VALUES // max(1, n_boot * len(cell_keys)))
         for i in range(0, len(members), per):
             drawn_together = tuple(s.key for s in members[i : i + per])
@@ -245,29 +294,34 @@ def _figure(
     cell_answers = np.bincount(cell_of, weights=df["size"].to_numpy(float)).astype(int)
     lo, hi, k_ok = _interval(reps)
     share = spec.nominal
-    case_of = cell_keys["case_id"].to_numpy(object)  # per cell: pandas' scalar access is slow
-    for g, sub in cell_keys.groupby("generator", sort=True):
+    # per cell as Python scalars: the loop below runs once per cell and figure (5,000 cells at a
+    # million answers), and numpy's and pandas' scalar access cost more than the rest of it
+    case_of = cell_keys["case_id"].to_numpy(object)
+    points, n_items, n_answers = cell_point.tolist(), cell_items.tolist(), cell_answers.tolist()
+    bounds = list(zip(lo.tolist(), hi.tolist(), k_ok.tolist(), strict=True))
+    # the cells by generator, each generator's by case (sorted, as the report lists them)
+    by_gen: dict[str, list[int]] = {}
+    keys = zip(cell_keys["generator"].tolist(), case_of.tolist(), range(len(case_of)), strict=True)
+    for g, _, c in sorted(keys):
+        by_gen.setdefault(g, []).append(c)
+    for g, in_gen in by_gen.items():
         entry = result["by_generator"][g]
-        cells = sub.index.to_numpy()
-        cells = cells[np.argsort(sub["case_id"].to_numpy())]
-        for c in cells:
-            case = case_of[c]
-            bc = entry["by_case"].setdefault(case, {"n_items": int(cell_items[c])})
-            bc["n_items"] = max(bc["n_items"], int(cell_items[c]))
-            if share and cell_answers[c] < min_count:
+        by_case = entry["by_case"]
+        for c in in_gen:
+            n = n_items[c]
+            bc = by_case.setdefault(case_of[c], {"n_items": n})
+            if n > bc["n_items"]:
+                bc["n_items"] = n
+            if share and n_answers[c] < min_count:
                 bc[name] = summarize(
                     None,
                     None,
-                    int(cell_items[c]),
-                    f"{cell_answers[c]} answers, fewer than {min_count}: a share is not shown",
+                    n,
+                    f"{n_answers[c]} answers, fewer than {min_count}: a share is not shown",
                 )
             else:
-                bc[name] = summarize(
-                    cell_point[c],
-                    reps[:, c],
-                    int(cell_items[c]),
-                    _bounds=(lo[c], hi[c], int(k_ok[c])),
-                )
+                bc[name] = summarize(points[c], reps[:, c], n, _bounds=bounds[c])
+        cells = np.array(in_gen, dtype=np.int64)
         k = len(cells)
         case_ids = tuple(case_of[cells])
         overall = case_resamples.mean(case_ids, reps[:, cells])
@@ -303,12 +357,10 @@ def _paired_differences(
 ) -> None:
     """Every two generators: mean over their shared cases of (A's cell - B's cell), with
     shared cases resampled together and each cell's items within it (replicates `reps`)."""
-    cell_of = {
-        (g, c): i
-        for i, (g, c) in enumerate(zip(cell_keys["generator"], cell_keys["case_id"], strict=True))
-    }
     by_gen: dict[str, dict[str, int]] = {}
-    for (g, c), i in cell_of.items():
+    # lists, not the columns: iterating a column of text yields one string at a time
+    gens, cases = cell_keys["generator"].tolist(), cell_keys["case_id"].tolist()
+    for i, (g, c) in enumerate(zip(gens, cases, strict=True)):
         by_gen.setdefault(g, {})[c] = i
     for a, b in combinations(sorted(by_gen), 2):
         shared = tuple(sorted(set(by_gen[a]) & set(by_gen[b])))
