@@ -75,7 +75,21 @@ class ValueCounts:
     def pairable_values(self) -> np.ndarray:
         """Distinct values that occur in items with two or more answers."""
         sel = self.m[self.t_unit] >= 2
-        return np.unique(self.t_val[sel])
+        # t_val are positions in `domain`: a presence count is np.unique without its sort
+        seen = np.bincount(self.t_val[sel], minlength=len(self.domain))
+        return np.flatnonzero(seen).astype(self.t_val.dtype, copy=False)
+
+
+def _sorted_unique_counts(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_counts=True) for int64 keys; a bincount over the key range when it
+    is not much larger than the keys (one pass instead of a sort)."""
+    if len(key):
+        lo, hi = int(key.min()), int(key.max())
+        if hi - lo <= 4 * len(key) + 1024:
+            counts = np.bincount(key - lo, minlength=hi - lo + 1)
+            at = np.flatnonzero(counts)
+            return at + lo, counts[at]
+    return np.unique(key, return_counts=True)
 
 
 def value_counts(
@@ -85,17 +99,28 @@ def value_counts(
     items = np.asarray(items, dtype=np.int64)
     values = np.asarray(values, dtype=np.float64)
     ok = ~np.isnan(values)
-    items, values = items[ok], values[ok]
+    if not ok.all():
+        items, values = items[ok], values[ok]
     dom = np.unique(values) if domain is None else np.asarray(domain, dtype=np.float64)
-    if len(values) and not np.isin(values, dom).all():
-        raise ValueError("values outside the value domain")
     vi = np.searchsorted(dom, values)
+    if domain is not None and len(values):  # every value is in its own unique()
+        if len(dom) and bool(np.all(dom[1:] >= dom[:-1])):  # sorted: one gather checks
+            inside = bool(np.all(dom[np.minimum(vi, len(dom) - 1)] == values))
+        else:
+            inside = bool(np.isin(values, dom).all())
+        if not inside:
+            raise ValueError("values outside the value domain")
     V = max(1, len(dom))
-    key, cnt = np.unique(items * V + vi, return_counts=True)
+    key, cnt = _sorted_unique_counts(items * V + vi)
     t_item, t_val = key // V, key % V
-    units, t_unit = np.unique(t_item, return_inverse=True)
+    # key is sorted, so t_item is: its units and inverse without another sort
+    new = np.empty(len(t_item), dtype=bool)
+    new[:1] = True
+    np.not_equal(t_item[1:], t_item[:-1], out=new[1:])
+    units = t_item[new]
+    t_unit = np.cumsum(new, dtype=np.int64) - 1
     m = np.bincount(t_unit, weights=cnt, minlength=len(units))
-    return ValueCounts(units, dom, t_unit.astype(np.int64), t_val, cnt.astype(float), m)
+    return ValueCounts(units, dom, t_unit, t_val, cnt.astype(float), m)
 
 
 def value_counts_from_matrix(data: Any, domain: np.ndarray | None = None) -> ValueCounts:

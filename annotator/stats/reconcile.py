@@ -38,6 +38,7 @@ import pandas as pd
 from .agreement import (
     IDENTICAL,
     NO_PAIRS,
+    ValueCounts,
     alpha_features,
     permutation_alpha,
     register_alpha,
@@ -120,40 +121,69 @@ def _pair_kappas(
     all pairs in one sliced bootstrap block."""
     out: dict[str, Any] = {}
     K = len(values)
-    parts: list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]] = []
-    for a, b in pairs:
-        xa, xb = a_of[a], b_of[b]
-        mask = ~np.isnan(xa) & ~np.isnan(xb)
-        n = int(mask.sum())
+    if not pairs:
+        return out
+    # every column coded once (not once per pair): columns x items of codes and of answered
+    a_names = list(dict.fromkeys(a for a, _ in pairs))
+    b_names = list(dict.fromkeys(b for _, b in pairs))
+    xa = np.vstack([np.asarray(a_of[a], dtype=float) for a in a_names])
+    xb = np.vstack([np.asarray(b_of[b], dtype=float) for b in b_names])
+    ca, cb = _codes_to_index(xa, values), _codes_to_index(xb, values)
+    ok_a, ok_b = ~np.isnan(xa), ~np.isnan(xb)
+    pa = np.array([a_names.index(a) for a, _ in pairs], dtype=np.int64)
+    pb = np.array([b_names.index(b) for _, b in pairs], dtype=np.int64)
+    # pairs x items masks a block of pairs at a time: memory stays bounded with many raters
+    step = max(1, 4_000_000 // max(1, xa.shape[1]))
+    blocks = [slice(first, first + step) for first in range(0, len(pairs), step)]
+    n_of = np.concatenate([(ok_a[pa[b]] & ok_b[pb[b]]).sum(axis=1) for b in blocks])
+    kept: list[int] = []
+    for p, (a, b) in enumerate(pairs):
+        n = int(n_of[p])
         name = f"{a} vs {b}"
         if n == 0:
             continue
         if n < ctx.min_count:
             out[name] = {"n": n, "note": f"fewer than {ctx.min_count} items answered by both"}
             continue
-        ia, ib = _codes_to_index(xa[mask], values), _codes_to_index(xb[mask], values)
-        parts.append((name, n, rows[mask], ia, ib))
-    if not parts:
+        kept.append(p)
+    if not kept:
         return out
-    sl = np.concatenate([np.full(p[1], i) for i, p in enumerate(parts)])
+    # pair after pair, items in order within a pair: the concatenation of the pairs' rows
+    at: list[np.ndarray] = []
+    ia_parts: list[np.ndarray] = []
+    ib_parts: list[np.ndarray] = []
+    for first in range(0, len(kept), step):
+        blk = np.asarray(kept[first : first + step], dtype=np.int64)
+        both = ok_a[pa[blk]] & ok_b[pb[blk]]  # kept pairs x items
+        at.append(np.broadcast_to(rows, both.shape)[both])
+        ia_parts.append(ca[pa[blk]][both])
+        ib_parts.append(cb[pb[blk]][both])
+    ia, ib = np.concatenate(ia_parts), np.concatenate(ib_parts)
+    sl = np.repeat(np.arange(len(kept)), n_of[kept])
     reps = ctx.plan.add_sliced(
-        np.concatenate([p[2] for p in parts]),
-        np.concatenate([p[3] * K + p[4] for p in parts]),
+        np.concatenate(at),
+        ia * K + ib,
         np.ones(len(sl)),
         K * K,
         lambda s: kappa_from_tables(s.reshape(len(s), K, K), values),
         sl,
-        len(parts),
+        len(kept),
     )
-    for i, (name, n, _, ia, ib) in enumerate(parts):
-        note = IDENTICAL if len(np.unique(np.concatenate([ia, ib]))) < 2 else None
+    # fewer than two distinct codes in a pair: every code of its a and b is the same one
+    starts = np.r_[0, np.cumsum(n_of[kept])[:-1]]
+    least = np.minimum(np.minimum.reduceat(ia, starts), np.minimum.reduceat(ib, starts))
+    most = np.maximum(np.maximum.reduceat(ia, starts), np.maximum.reduceat(ib, starts))
+    for i, p in enumerate(kept):
+        a, b = pairs[p]
+        n = int(n_of[p])
+        note = IDENTICAL if least[i] == most[i] else None
         k = {
             w: Pending(reps, n, col=3 * i + j, undefined_note=note)
             for j, w in enumerate(KAPPA_WEIGHTS)
         }
         if not spec.ordered:
             k["linear"] = k["quadratic"] = Pending(None, n, undefined_note=UNORDERED)
-        out[name] = {"n": n, **k}
+        out[f"{a} vs {b}"] = {"n": n, **k}
     return {name: out[name] for name in sorted(out)}
 
 
@@ -163,16 +193,17 @@ def human_section(
     """Human agreement figures of one metric; also returns the consensus table
     and the items x raters matrix of codes (NaN = no answer)."""
     plan = ctx.plan
-    valid = h[h["code"].notna()]
+    code = h["code"].to_numpy(dtype=float)
+    answered = ~np.isnan(code)
     dom = spec.domain()
-    vc = value_counts(valid["idx"].to_numpy(), valid["code"].to_numpy(), dom)
+    vc = value_counts(h["idx"].to_numpy(), code, dom)  # drops the cannot-judge (NaN) itself
     sec: dict[str, Any] = {
         "kind": spec.kind,
         "level": spec.level,
         "n_items": int(h["idx"].nunique()),
         "n_raters": int(h["rater"].nunique()),
         "n_judgements": int(len(h)),
-        "n_cannot_judge": int(h["code"].isna().sum()),
+        "n_cannot_judge": int(len(h) - answered.sum()),
         "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),
     }
     if spec.ordinal:
@@ -195,10 +226,7 @@ def human_section(
         sec["gwet_ac1"] = agree["gwet_ac1"]
     cons = consensus(h, spec)
     sec["n_ties"] = int(cons["tie"].sum())
-    wide = valid.drop_duplicates(["idx", "rater"], keep="last").pivot(
-        index="idx", columns="rater", values="code"
-    )
-    wide.columns = [str(c) for c in wide.columns]
+    wide = _wide(h, answered)
     raters = sorted(wide.columns)
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
     sec["rater_pairs"] = _pair_kappas(
@@ -209,9 +237,60 @@ def human_section(
         sec["cohen_kappa"] = {w: pair[w] for w in KAPPA_WEIGHTS if w in pair} or pair
     if ctx.rater_bootstrap:
         sec["human_alpha_two_way"] = two_way_alpha(
-            sec["human_alpha"], valid, spec.domain(), spec.level
+            sec["human_alpha"], h[answered], spec.domain(), spec.level
         )
     return sec, cons, wide
+
+
+def _wide(h: pd.DataFrame, answered: np.ndarray) -> pd.DataFrame:
+    """The items x raters matrix of codes of the answered rows (NaN = no answer), the last
+    answer where a rater answered an item twice: valid.drop_duplicates(["idx", "rater"],
+    keep="last").pivot(index="idx", columns="rater", values="code") with str column names,
+    filled in numpy (the pivot was half of the humans' section)."""
+    idx = h["idx"].to_numpy()[answered]
+    code = h["code"].to_numpy(dtype=float)[answered]
+    rater = h["rater"].array[answered]
+    r_of, raters = pd.factorize(rater)  # in order of appearance
+    if not len(idx) or idx.dtype.kind not in "iu" or (r_of < 0).any():
+        wide = (
+            h[answered]
+            .drop_duplicates(["idx", "rater"], keep="last")
+            .pivot(index="idx", columns="rater", values="code")
+        )
+        wide.columns = [str(c) for c in wide.columns]
+        return wide
+    lo, hi = int(idx.min()), int(idx.max())
+    if lo >= 0 and hi <= 4 * len(idx) + 1024:  # item numbers are row positions: no sort
+        seen = np.zeros(hi + 1, dtype=bool)
+        seen[idx] = True
+        items = np.flatnonzero(seen).astype(idx.dtype)
+        row = (np.cumsum(seen) - 1)[idx]
+    else:
+        items, row = np.unique(idx, return_inverse=True)
+    R = len(raters)
+    r_of = r_of.astype(np.int64)
+    cell = row.astype(np.int64) * R + r_of
+    if np.bincount(cell, minlength=len(items) * R).max() > 1:  # a rater answered twice
+        last = np.full(len(items) * R, -1, dtype=np.int64)
+        np.maximum.at(last, cell, np.arange(len(cell)))
+        keep = last[cell] == np.arange(len(cell))
+        row, r_of, code = row[keep], r_of[keep], code[keep]
+    # pivot's column order: a categorical's raters as they first appear among the kept
+    # answers, other raters sorted
+    if isinstance(rater.dtype, pd.CategoricalDtype):
+        first = np.full(R, len(r_of), dtype=np.int64)
+        np.minimum.at(first, r_of, np.arange(len(r_of)))
+        order = np.argsort(first, kind="stable")
+    else:
+        order = np.asarray(raters.argsort(kind="stable"))
+    col = np.empty(R, dtype=np.int64)
+    col[order] = np.arange(R)
+    cell = row.astype(np.int64) * R + col[r_of]
+    grid = np.full(len(items) * R, np.nan)
+    grid[cell] = code  # every cell at most once
+    wide = pd.DataFrame(grid.reshape(len(items), R), index=pd.Index(items, name="idx"))
+    wide.columns = [str(raters[i]) for i in order]
+    return wide
 
 
 # ---- judges ----------------------------------------------------------------------------
@@ -819,20 +898,37 @@ def by_generator(
     human mean there; every figure on the shared bootstrap."""
     plan = ctx.plan
     slice_of, labels = ctx.slicings["by_generator"]
-    valid = h[h["code"].notna()]
-    gen_of_answer = slice_of[valid["idx"].to_numpy(dtype=np.int64)]
+    idx = h["idx"].to_numpy(dtype=np.int64)
     dom = spec.domain()
     out: dict[str, Any] = {}
-    for s in np.unique(slice_of[h["idx"].to_numpy(dtype=np.int64)]) if len(h) else []:
-        sub = valid[gen_of_answer == s]
-        vc = value_counts(sub["idx"].to_numpy(), sub["code"].to_numpy(), dom)
+    # a generator is a property of the item: its counts are the triplets of its items in the
+    # counts of all the answers (one value_counts and one split, not a filter per generator)
+    vc_all = value_counts(idx, h["code"].to_numpy(dtype=float), dom)
+    gen_of_unit = slice_of[vc_all.units]
+    triplets_of = _split_by(gen_of_unit[vc_all.t_unit])
+    units_of = _split_by(gen_of_unit)
+    none = np.zeros(0, dtype=np.int64)
+    seen = np.zeros(len(slice_of), dtype=bool)  # idx are rows of the items table: no sort
+    seen[idx] = True
+    n_items_of = np.bincount(slice_of[seen], minlength=len(labels))
+    for g in np.flatnonzero(n_items_of) if len(h) else []:
+        at, u = triplets_of.get(int(g), none), units_of.get(int(g), none)
+        # the units' positions renumbered 0..: t_unit of the generator's own counts
+        renum = np.zeros(len(vc_all.units), dtype=np.int64)
+        renum[u] = np.arange(len(u))
+        vc = ValueCounts(
+            vc_all.units[u],
+            vc_all.domain,
+            renum[vc_all.t_unit[at]],
+            vc_all.t_val[at],
+            vc_all.t_cnt[at],
+            vc_all.m[u],
+        )
         fleiss = register_agreement(plan, vc, spec.n_categories)["fleiss_kappa"]
         if spec.ordinal:
             fleiss.note = FLEISS_NOMINAL
-        out[labels[int(s)]] = {
-            "n_items": int(
-                h.loc[slice_of[h["idx"].to_numpy(dtype=np.int64)] == s, "idx"].nunique()
-            ),
+        out[labels[int(g)]] = {
+            "n_items": int(n_items_of[g]),
             "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),
             "fleiss_kappa": fleiss,
             "judges": {},
