@@ -220,9 +220,13 @@ def alpha_features(
     vc: ValueCounts, level: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]:
     """Per-item alpha contributions as (rows, cols, vals, k, finalize)."""
-    sel = vc.m[vc.t_unit] >= 2
-    t_unit, t_val, cnt = vc.t_unit[sel], vc.t_val[sel], vc.t_cnt[sel]
-    m1 = vc.m[t_unit] - 1.0
+    m_t = vc.m[vc.t_unit]
+    sel = m_t >= 2
+    if sel.all():  # the usual case (every item answered twice or more): no copies
+        t_unit, t_val, cnt = vc.t_unit, vc.t_val, vc.t_cnt
+    else:
+        t_unit, t_val, cnt, m_t = vc.t_unit[sel], vc.t_val[sel], vc.t_cnt[sel], m_t[sel]
+    m1 = m_t - 1.0
     rows = vc.units[t_unit]
     V = len(vc.domain)
     if level == "nominal":
@@ -273,7 +277,11 @@ def _pairs_within_units(t_unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All ordered pairs (i, j) of triplets that belong to the same unit."""
     if len(t_unit) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    _, start, size = np.unique(t_unit, return_index=True, return_counts=True)
+    if bool(np.all(t_unit[1:] >= t_unit[:-1])):  # sorted, as counts are: runs, no sort
+        start = np.flatnonzero(np.r_[True, t_unit[1:] != t_unit[:-1]])
+        size = np.diff(np.r_[start, len(t_unit)])
+    else:
+        _, start, size = np.unique(t_unit, return_index=True, return_counts=True)
     grp = np.repeat(np.arange(len(size)), size)
     k = size[grp]  # size of each triplet's unit
     left = np.repeat(np.arange(len(t_unit)), k)
