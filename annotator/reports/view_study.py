@@ -87,6 +87,11 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
     fig_keys.sort(key=lambda k: 0 if "verdict" in str(k) else 1)
     # Cases alphabetical, generators side by side: a row holds one case fixed.
     cases = sorted(case_ids)
+    # each generator's cases by id, once (per figure and case, rebuilding them was quadratic in
+    # the cases: seconds for a thousand)
+    per_case = {
+        g: {str(c): v for c, v in as_dict(as_dict(by_gen[g]).get(case_key)).items()} for g in names
+    }
     figures = []
     for k in fig_keys:
         overall = [
@@ -99,8 +104,7 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
         for cid in cases:
             cells = []
             for g in names:
-                per_case = {str(c): v for c, v in as_dict(as_dict(by_gen[g]).get(case_key)).items()}
-                c = per_case.get(cid)
+                c = per_case[g].get(cid)
                 cells.append(cell(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
             rows.append((cid, cells))
         label = labels.get(k)
