@@ -249,6 +249,27 @@ def test_charts_render_pngs_and_skip_empty_input() -> None:
     assert drift_chart("r", {"x": {"seq": []}}) is None
 
 
+def test_a_chart_of_the_same_data_is_drawn_once_and_other_data_draw_anew() -> None:
+    """The dashboard draws every chart at each live estimate; a chart whose data did not move
+    (a rater's anchors between two live answers) is the one drawn before, and one whose data
+    moved is drawn again from them."""
+    import copy
+
+    from annotator.reports import charts
+
+    series = copy.deepcopy(sample_report()["raters"]["r2"]["series"])
+    first = drift_chart("r2-memo", series)
+    again = drift_chart("r2-memo", copy.deepcopy(series))
+    assert first is not None and again is first  # equal data, the same chart object
+    metric = next(iter(series))
+    series[metric]["ewma"] = [v + 0.5 for v in series[metric]["ewma"]]  # the average moved
+    moved = drift_chart("r2-memo", series)
+    assert moved is not None and moved is not first and moved.uri != first.uri
+    # arguments that are not plain data are never looked up: drawn every time
+    assert charts._data_key("drift_chart", (object(),), {}) is None
+    assert len(charts._drawn) <= charts._DRAWN_MAX
+
+
 def test_drift_legend_names_metrics_by_label_and_lines_in_words() -> None:
     """The legend read "instruction_following EWMA". It now uses the rubric's label
     (carried in the report's metric sections) and says what each line is; the alt text names
