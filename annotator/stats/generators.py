@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from .answers import answered_rows
 from .bootstrap import _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
 
@@ -83,33 +84,6 @@ def _cell_replicates(
         sums = np.add.reduceat(x[pick], start[nonempty], axis=1)
         out[done : done + b, nonempty] = sums / size[nonempty, None]
         done += b
-    return out
-
-
-def _answers_by_metric(
-    human: pd.DataFrame, keys: list[str]
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per metric of `keys` the humans answered: the item idx and the code of its answers that
-    have one (NaN: cannot judge), in their order. One pass over the metric column's codes: a
-    groupby copied every metric's rows, those of the metrics without a figure too."""
-    if not len(human):
-        return {}
-    col = human["metric"]
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy()
-        uniques = list(col.cat.categories)
-    else:
-        codes, found = pd.factorize(col)
-        uniques = list(found)
-    code_of = {u: i for i, u in enumerate(uniques)}
-    idx = human["idx"].to_numpy(dtype=np.int64)
-    code = human["code"].to_numpy(dtype=float)
-    answered = ~np.isnan(code)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for key in keys:
-        if key in code_of:
-            rows = np.flatnonzero((codes == code_of[key]) & answered)
-            out[key] = (idx[rows], code[rows])
     return out
 
 
@@ -183,9 +157,11 @@ def generator_section(
     meta = meta.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
     meta_idx = meta["idx"].to_numpy(dtype=np.int64)
     tables: dict[str, pd.DataFrame] = {}
-    for key, (idx, code) in _answers_by_metric(human, [s.key for s in figs]).items():
-        if not len(idx):
-            continue
+    answered = answered_rows(human)
+    all_idx = human["idx"].to_numpy(dtype=np.int64)
+    all_code = human["code"].to_numpy(dtype=float)
+    for key in [s.key for s in figs if s.key in answered]:
+        idx, code = all_idx[answered[key]], all_code[answered[key]]
         # an item's mean by pandas' grouped mean (its compensated sum), as the report has it
         mean = pd.Series(code).groupby(idx).mean()
         size = pd.Series(np.bincount(idx)[mean.index.to_numpy()], index=mean.index)

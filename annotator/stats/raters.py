@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import IDENTICAL, ValueCounts, alpha_features, undefined_reason
+from .answers import answered_rows
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .frames import StudyFrames
@@ -163,12 +164,16 @@ def rater_section(
     if not R:
         return out
     pooled = []
-    by_metric = _answers_by_metric(human, r_of)
+    by_metric = answered_rows(human)
+    if by_metric:  # each answer's item, code and rater, read once for every metric
+        all_idx = human["idx"].to_numpy(np.int64)
+        all_code = human["code"].to_numpy(float)
+        all_rid = _rater_ids(human["rater"], r_of)
     for spec in specs:
-        answers = by_metric.get(spec.key)
-        if answers is None:
+        rows = by_metric.get(spec.key)
+        if rows is None:
             continue
-        idx, code, rid = answers
+        idx, code, rid = all_idx[rows], all_code[rows], all_rid[rows]
         loo, agree = _loo_values(idx, code, spec)
         has = ~np.isnan(loo)
         if not has.any():
@@ -209,36 +214,6 @@ def _rater_ids(col: pd.Series, r_of: dict[str, int]) -> np.ndarray:
         of_code = np.array([r_of[str(c)] for c in col.cat.categories] + [-1], dtype=np.int64)
         return of_code[col.cat.codes.to_numpy()]
     return col.astype(str).map(r_of).to_numpy(np.int64)
-
-
-def _answers_by_metric(
-    human: pd.DataFrame, r_of: dict[str, int]
-) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per metric the (item idx, code, rater index) of every answer with a code, in the table's
-    order: slices of the table's columns, not a DataFrame per metric."""
-    if not len(human):
-        return {}
-    metric = pd.Categorical(human["metric"])
-    m_code = np.asarray(metric.codes)
-    idx = human["idx"].to_numpy(np.int64)
-    code = human["code"].to_numpy(float)
-    rid = _rater_ids(human["rater"], r_of)
-    if (m_code[1:] < m_code[:-1]).any():
-        # human_answers writes one metric after the other: a stable sort only when it did not
-        order = np.argsort(m_code, kind="stable")
-        m_code, idx, code, rid = m_code[order], idx[order], code[order], rid[order]
-    # code -1 (no metric) sorts first and is left out, as groupby leaves it out
-    bounds = np.searchsorted(m_code, np.arange(len(metric.categories) + 1))
-    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for key, s, e in zip(metric.categories, bounds[:-1], bounds[1:], strict=True):
-        ok = ~np.isnan(code[s:e])
-        if not ok.any():  # no answer, or none with a code
-            continue
-        if ok.all():
-            out[str(key)] = (idx[s:e], code[s:e], rid[s:e])
-        else:
-            out[str(key)] = (idx[s:e][ok], code[s:e][ok], rid[s:e][ok])
-    return out
 
 
 def _sliced_alpha(

@@ -433,3 +433,31 @@ def test_cannot_judge_is_counted_but_left_out() -> None:
         "metrics"
     ]["instruction_following"]
     assert m["human_alpha"]["estimate"] != full["human_alpha"]["estimate"]
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_answered_rows_are_each_metrics_coded_answers_in_table_order(categorical: bool) -> None:
+    """The raters' and generators' figures read a metric's answers through these positions: the
+    rows a filter on the metric and a known code gives, whether the table lists one metric
+    after another or mixes them, with a metric's name as a category or as text."""
+    from annotator.stats.answers import answered_rows
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(0, 40))
+        names = rng.choice(["b", "a", "c"], n)
+        metric = (
+            pd.Categorical(names, categories=["c", "b", "a", "unused"])
+            if categorical
+            else pd.Series(names, dtype=object)
+        )
+        code = np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 3, n).astype(float))
+        if rng.random() < 0.5:  # one metric after another, as human_answers writes them
+            order = np.argsort(names, kind="stable")
+            metric, code = pd.Series(metric)[order].reset_index(drop=True), code[order]
+            names = names[order]
+        got = answered_rows(pd.DataFrame({"metric": metric, "code": code}))
+        want = {k: np.flatnonzero((names == k) & ~np.isnan(code)) for k in ("a", "b", "c")}
+        assert set(got) == {k for k, rows in want.items() if len(rows)}
+        for k, rows in got.items():
+            assert np.array_equal(rows, want[k]), k
