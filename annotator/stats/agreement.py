@@ -36,6 +36,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .bootstrap import ItemBootstrap, Pending, summarize
+from .distinct import distinct_counts
 
 LEVELS = ("nominal", "ordinal", "interval")
 IDENTICAL = "every answer is identical: the statistic is undefined (nothing varies to agree on)"
@@ -80,18 +81,6 @@ class ValueCounts:
         return np.flatnonzero(seen).astype(self.t_val.dtype, copy=False)
 
 
-def _sorted_unique_counts(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(key, return_counts=True) for int64 keys; a bincount over the key range when it
-    is not much larger than the keys (one pass instead of a sort)."""
-    if len(key):
-        lo, hi = int(key.min()), int(key.max())
-        if hi - lo <= 4 * len(key) + 1024:
-            counts = np.bincount(key - lo, minlength=hi - lo + 1)
-            at = np.flatnonzero(counts)
-            return at + lo, counts[at]
-    return np.unique(key, return_counts=True)
-
-
 def value_counts(
     items: np.ndarray, values: np.ndarray, domain: np.ndarray | None = None
 ) -> ValueCounts:
@@ -111,7 +100,7 @@ def value_counts(
         if not inside:
             raise ValueError("values outside the value domain")
     V = max(1, len(dom))
-    key, cnt = _sorted_unique_counts(items * V + vi)
+    key, cnt = distinct_counts(items * V + vi)
     t_item, t_val = key // V, key % V
     # key is sorted, so t_item is: its units and inverse without another sort
     new = np.empty(len(t_item), dtype=bool)

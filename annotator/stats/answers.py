@@ -26,6 +26,7 @@ from .consensus import (
     metric_specs,
     typed_answer,
 )
+from .distinct import distinct
 from .frames import StudyFrames
 
 
@@ -310,10 +311,9 @@ def _verdicts(
     if not sum(len(r) for r in rows):
         return None
     n_who = int(who_codes.max()) + 1
-    n_pairs = len(item_rank) * n_who
     # (item, rater) pairs as one integer, numbered 0.. in their sorted order
     pairs = [item_pos[r].astype(np.int64) * n_who + who_codes[r] for r in rows]
-    upairs, pinv = _distinct(np.concatenate(pairs), n_pairs)
+    upairs, pinv = distinct(np.concatenate(pairs))
     pair_no = np.split(pinv, np.cumsum([len(r) for r in rows])[:-1])
     # the rules run once per distinct combination of typed answers, not once per pair
     cols, typed_of = [], []
@@ -355,24 +355,11 @@ def _verdicts(
     # metrics) has no verdict at all, rather than a column of undetermined ones
     some = np.bincount(p_who[~np.isnan(code)], minlength=n_who) > 0
     # by item id, then rater: one integer per pair, so its rank is the order
-    _, rank = _distinct(item_rank[p_item] * n_who + p_who, n_pairs)
+    _, rank = distinct(item_rank[p_item] * n_who + p_who)
     order = np.empty(len(rank), dtype=np.int64)
     order[rank] = np.arange(len(rank))
     order = order[some[p_who[order]]]
     return p_item[order], p_who[order], code[order]
-
-
-def _distinct(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_inverse=True) for integer keys in [0, size): through a table of
-    `size` flags when that is not much larger than the keys (no sort: a few times faster),
-    else by np.unique."""
-    if size > 4 * len(keys) + 4096:
-        u, inv = np.unique(keys, return_inverse=True)
-        return u, inv.ravel()
-    seen = np.zeros(size, dtype=bool)
-    seen[keys] = True
-    rank = np.cumsum(seen) - 1
-    return np.flatnonzero(seen), rank[keys]
 
 
 def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -385,7 +372,7 @@ def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     key = np.zeros(len(cols[0]), dtype=np.int64)
     for c, size in zip(cols, sizes, strict=True):
         key = key * size + (c.astype(np.int64) + 1)
-    uk, inv = _distinct(key, math.prod(sizes))
+    uk, inv = distinct(key)
     combos = np.empty((len(uk), len(cols)), dtype=np.int64)
     for j in range(len(cols) - 1, -1, -1):
         combos[:, j] = uk % sizes[j] - 1

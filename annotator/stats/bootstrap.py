@@ -33,6 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import norm
 
+from .distinct import distinct
 from .item_weights import item_hashes
 from .replicate_sums import exact_in_f32, fill_replicates, summed_sparse
 
@@ -262,17 +263,6 @@ class Replicates:
         return float(lo[col]), float(hi[col]), int(k[col])
 
 
-def _present_slices(slice_of: np.ndarray, n_slices: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(slice_of, return_inverse=True) for slice numbers 0..n_slices-1, by counting:
-    the sort of a metric's every answer took most of a sliced figure's registration."""
-    if len(slice_of) and int(slice_of.min()) < 0:  # not slice numbers: as np.unique has it
-        present, compact = np.unique(slice_of, return_inverse=True)
-        return present, compact
-    seen = np.bincount(slice_of, minlength=n_slices) > 0
-    present = np.flatnonzero(seen).astype(slice_of.dtype)
-    return present, (np.cumsum(seen) - 1)[slice_of]
-
-
 @dataclass(eq=False)
 class _Block:
     # the features of the items that have any, row r for item items[r] (sorted): duplicates
@@ -400,7 +390,7 @@ class ItemBootstrap:
             keep = self._defined_slices(cols, vals, k, finalize, slice_of)
             if keep is not None:
                 rows, cols, vals, slice_of = rows[keep], cols[keep], vals[keep], slice_of[keep]
-        present, compact = _present_slices(slice_of, n_slices)
+        present, compact = distinct(slice_of)
         m = len(present)
         with np.errstate(divide="ignore", invalid="ignore"):
             j = np.atleast_1d(np.asarray(finalize(np.zeros((1, k))), dtype=float)[0]).size
@@ -426,7 +416,7 @@ class ItemBootstrap:
         Pearson is always undefined, its alpha often.) Only a block summed sparse with and
         without the undefined slices drops them: a sparse sum adds each column on its own,
         so the kept figures do not move."""
-        present, compact = _present_slices(slice_of, int(slice_of.max(initial=-1)) + 1)
+        present, compact = distinct(slice_of)
         m = len(present)
         total = np.bincount(compact * k + cols, weights=vals, minlength=m * k)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -39,6 +39,7 @@ import pandas as pd
 from ..domain.clear_consensus import CLEAR_SHARE, MIN_HUMANS, SCALE_GAP
 from ..domain.errors import InputError
 from ..domain.rubric import CANNOT_JUDGE, FAIL, PASS, Metric, Rubric
+from .distinct import distinct
 
 VERDICT_KEY = "verdict"
 _YES_NO = ("no", "yes")
@@ -262,7 +263,7 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     """
     idx = answers["idx"].astype(np.int64).to_numpy()
     code = answers["code"].astype(float).to_numpy()
-    items, item = _groups(idx)
+    items, item = distinct(idx)  # the items in order, each answer's among them
     m = len(items)
     unknown = np.isnan(code)
     n_cannot_judge = np.bincount(item[unknown], minlength=m).astype(np.int64)
@@ -324,17 +325,6 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     columns["n_cannot_judge"] = n_cannot_judge
     # copy=False: the columns are new arrays, kept as they are rather than copied into one block
     return pd.DataFrame(columns, index=pd.Index(items, name="idx"), copy=False)
-
-
-def _groups(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct items in order and each answer's position among them. Item numbers are
-    row numbers of the item table (0..n_items-1): counting them beats sorting them."""
-    if len(idx) and idx.min() >= 0 and idx.max() <= 4 * len(idx) + 4096:
-        seen = np.bincount(idx) > 0
-        position = np.cumsum(seen) - 1
-        return np.flatnonzero(seen), position[idx]
-    items, item = np.unique(idx, return_inverse=True)
-    return items, item.reshape(-1)
 
 
 def _answer_columns(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

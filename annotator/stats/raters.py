@@ -25,6 +25,7 @@ from .agreement import IDENTICAL, ValueCounts, alpha_features, undefined_reason
 from .answers import answered_rows
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
+from .distinct import distinct
 from .frames import StudyFrames
 
 
@@ -262,10 +263,7 @@ def _rater_value_counts(
     answers and their consensus (each item once with both values) over `dom`: every rater's
     (item, value) triplets counted at once, by a bincount over (rater, item, value) cells when
     that table is small, else by one sort, instead of a filter and a sort per rater."""
-    # rater indexes are few and small (-1: a name outside the section): no sort
-    seen = np.bincount(rid + 1) > 0
-    raters = np.flatnonzero(seen) - 1
-    r_pos = (np.cumsum(seen) - 1)[rid + 1]
+    raters, r_pos = distinct(rid)  # -1: a name outside the section
     V = len(dom)
     N = int(idx.max()) + 1
     cell_of = (r_pos * N + idx) * V

@@ -55,6 +55,7 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
+from .distinct import distinct
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
@@ -259,14 +260,7 @@ def _wide(h: pd.DataFrame, answered: np.ndarray) -> pd.DataFrame:
         )
         wide.columns = [str(c) for c in wide.columns]
         return wide
-    lo, hi = int(idx.min()), int(idx.max())
-    if lo >= 0 and hi <= 4 * len(idx) + 1024:  # item numbers are row positions: no sort
-        seen = np.zeros(hi + 1, dtype=bool)
-        seen[idx] = True
-        items = np.flatnonzero(seen).astype(idx.dtype)
-        row = (np.cumsum(seen) - 1)[idx]
-    else:
-        items, row = np.unique(idx, return_inverse=True)
+    items, row = distinct(idx)
     R = len(raters)
     r_of = r_of.astype(np.int64)
     cell = row.astype(np.int64) * R + r_of
