@@ -388,28 +388,29 @@ def coded_answers(
     return _answers(df, who, rubric, specs, items)
 
 
-def answered_rows(answers: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Per metric of a coded table (human_answers, judge_answers), the positions of its answers
-    that have a code (NaN: cannot judge), in the table's order; a metric without one is left
-    out. From the metric column's codes once (a groupby copied every metric's rows): the
-    tables are written one metric after another, so a metric's rows are one slice unless they
-    were reordered."""
+def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, np.ndarray]:
+    """Per metric of a coded table (human_answers, judge_answers), the positions of its rows in
+    the table's order: those with a code (`coded_only`; NaN is cannot judge), or all of them; a
+    metric without one is left out. From the metric column's codes once (a groupby, or a
+    comparison per metric, went over every row for each metric): the tables are written one
+    metric after another, so a metric's rows are one slice unless they were reordered."""
     if not len(answers):
         return {}
     metric = pd.Categorical(answers["metric"])
     m_code = np.asarray(metric.codes)
-    answered = ~np.isnan(answers["code"].to_numpy(float))
     order = (
         np.argsort(m_code, kind="stable")
         if (m_code[1:] < m_code[:-1]).any()
         else np.arange(len(m_code))
     )
+    answered = ~np.isnan(answers["code"].to_numpy(float)) if coded_only else None
     # code -1 (no metric) sorts first and is left out, as a groupby leaves it out
     bounds = np.searchsorted(m_code[order], np.arange(len(metric.categories) + 1))
     out: dict[str, np.ndarray] = {}
     for key, start, end in zip(metric.categories, bounds[:-1], bounds[1:], strict=True):
         rows = order[start:end]
-        rows = rows[answered[rows]]
+        if answered is not None:
+            rows = rows[answered[rows]]
         if len(rows):
             out[str(key)] = rows
     return out

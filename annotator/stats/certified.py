@@ -285,24 +285,6 @@ def _among(idx: np.ndarray, answered: pd.Series) -> np.ndarray:
     return mask[idx]
 
 
-def _metric_rows(answers: pd.DataFrame, keys: list[str]) -> dict[str, np.ndarray]:
-    """The positions of each metric's rows of `answers` (column `metric`), in their order, as
-    the comparison `answers["metric"] == key` selects them: one factorization of the column in
-    place of a comparison of every row per metric."""
-    col = answers["metric"]
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy()
-        uniques = list(col.cat.categories)
-    else:
-        codes, found = pd.factorize(col)
-        uniques = list(found)
-    code_of = {u: i for i, u in enumerate(uniques)}
-    return {
-        k: np.flatnonzero(codes == code_of[k]) if k in code_of else np.zeros(0, dtype=np.int64)
-        for k in keys
-    }
-
-
 def judge_block(
     t: Threshold,
     mu: float | None,
@@ -370,7 +352,7 @@ def certify(
     versions (the report's; coded here when not given). Without `with_decisions` (a report
     reads the sections only) the per-item decisions come back empty: at a million judge scores
     their rows were the largest part of the report's memory."""
-    from .answers import judge_answers
+    from .answers import judge_answers, metric_rows
 
     cfg = Settings.of(frames.settings)
     if judged is None:
@@ -410,15 +392,17 @@ def certify(
         else None
     )
     certified = [s for s in specs if not s.multi and s.metric is not None]
-    human_rows = _metric_rows(human, [s.key for s in certified])
-    judged_rows = _metric_rows(judged, [s.key for s in certified])
+    # every row of a metric: an item with a cannot-judge answer is rated all the same
+    human_rows = metric_rows(human, coded_only=False)
+    judged_rows = metric_rows(judged, coded_only=False)
+    none = np.zeros(0, dtype=np.int64)
     h_idx, h_code = human["idx"].to_numpy(), human["code"].to_numpy()
     for spec in certified:
-        rows = human_rows[spec.key]
+        rows = human_rows.get(spec.key, none)
         # the two columns _metric_table and the consensus read: copying every column of the
         # metric's answers took four times as long
         h = pd.DataFrame({"idx": h_idx[rows], "code": h_code[rows]})
-        j_rows = judged.iloc[judged_rows[spec.key]]
+        j_rows = judged.iloc[judged_rows.get(spec.key, none)]
         table, j = _metric_table(spec, items, h, j_rows, latest, cfg.tolerance)
         table = table[live]
         rated = table["rated"].to_numpy(dtype=bool)

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .answers import answered_rows
+from .answers import metric_rows
 from .bootstrap import _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
 
@@ -157,7 +157,7 @@ def generator_section(
     meta = meta.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
     meta_idx = meta["idx"].to_numpy(dtype=np.int64)
     tables: dict[str, pd.DataFrame] = {}
-    answered = answered_rows(human)
+    answered = metric_rows(human)
     all_idx = human["idx"].to_numpy(dtype=np.int64)
     all_code = human["code"].to_numpy(dtype=float)
     for key in [s.key for s in figs if s.key in answered]:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import IDENTICAL, ValueCounts, alpha_features, undefined_reason
-from .answers import answered_rows
+from .answers import metric_rows
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .distinct import distinct
@@ -165,7 +165,7 @@ def rater_section(
     if not R:
         return out
     pooled = []
-    by_metric = answered_rows(human)
+    by_metric = metric_rows(human)
     if by_metric:  # each answer's item, code and rater, read once for every metric
         all_idx = human["idx"].to_numpy(np.int64)
         all_code = human["code"].to_numpy(float)

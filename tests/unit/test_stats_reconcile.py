@@ -436,11 +436,12 @@ def test_cannot_judge_is_counted_but_left_out() -> None:
 
 
 @pytest.mark.parametrize("categorical", [False, True])
-def test_answered_rows_are_each_metrics_coded_answers_in_table_order(categorical: bool) -> None:
-    """The raters' and generators' figures read a metric's answers through these positions: the
-    rows a filter on the metric and a known code gives, whether the table lists one metric
-    after another or mixes them, with a metric's name as a category or as text."""
-    from annotator.stats.answers import answered_rows
+def test_metric_rows_are_each_metrics_answers_in_table_order(categorical: bool) -> None:
+    """The raters', generators' and certified figures read a metric's answers through these
+    positions: the rows a filter on the metric (and a known code) gives, whether the table
+    lists one metric after another or mixes them, with a metric's name as a category or as
+    text."""
+    from annotator.stats.answers import metric_rows
 
     rng = np.random.default_rng(1)
     for _ in range(200):
@@ -456,8 +457,11 @@ def test_answered_rows_are_each_metrics_coded_answers_in_table_order(categorical
             order = np.argsort(names, kind="stable")
             metric, code = pd.Series(metric)[order].reset_index(drop=True), code[order]
             names = names[order]
-        got = answered_rows(pd.DataFrame({"metric": metric, "code": code}))
-        want = {k: np.flatnonzero((names == k) & ~np.isnan(code)) for k in ("a", "b", "c")}
-        assert set(got) == {k for k, rows in want.items() if len(rows)}
-        for k, rows in got.items():
-            assert np.array_equal(rows, want[k]), k
+        table = pd.DataFrame({"metric": metric, "code": code})
+        for coded_only in (True, False):
+            got = metric_rows(table, coded_only=coded_only)
+            coded = ~np.isnan(code) if coded_only else np.ones(n, dtype=bool)
+            want = {k: np.flatnonzero((names == k) & coded) for k in ("a", "b", "c")}
+            assert set(got) == {k for k, rows in want.items() if len(rows)}
+            for k, rows in got.items():
+                assert np.array_equal(rows, want[k]), k
