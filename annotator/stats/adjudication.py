@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .answers import coded_answers
+from .answers import coded_answers, split_by_metric
 from .bootstrap import ItemBootstrap, Pending, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec, consensus
 from .frames import StudyFrames
@@ -149,8 +149,7 @@ def adjudication_section(
     spec_of = {s.key: s for s in specs}
     sided = dict.fromkeys(SIDES, 0)
     by_metric: dict[str, dict[str, int]] = {}
-    h_by = dict(tuple(human.groupby("metric", sort=False, observed=True))) if len(human) else {}
-    j_by = dict(tuple(judged.groupby("metric", sort=False, observed=True))) if len(judged) else {}
+    h_by, j_by = split_by_metric(human), split_by_metric(judged)
     for metric, decisions in adj.groupby("metric", sort=False, observed=True):
         # only the adjudicated items: an item's consensus needs no other item's answers
         on = set(decisions["idx"])

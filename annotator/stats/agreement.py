@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .bootstrap import ItemBootstrap, Pending, summarize
-from .distinct import distinct_counts
+from .distinct import distinct_counts, position_in
 
 LEVELS = ("nominal", "ordinal", "interval")
 IDENTICAL = "every answer is identical: the statistic is undefined (nothing varies to agree on)"
@@ -91,7 +91,7 @@ def value_counts(
     if not ok.all():
         items, values = items[ok], values[ok]
     dom = np.unique(values) if domain is None else np.asarray(domain, dtype=np.float64)
-    vi = np.searchsorted(dom, values)
+    vi = position_in(dom, values)
     if domain is not None and len(values):  # every value is in its own unique()
         if len(dom) and bool(np.all(dom[1:] >= dom[:-1])):  # sorted: one gather checks
             inside = bool(np.all(dom[np.minimum(vi, len(dom) - 1)] == values))
@@ -221,7 +221,7 @@ def alpha_features(
     if level == "nominal":
         cols = np.concatenate([t_val, V + t_val])
         vals = np.concatenate([cnt, cnt * (cnt - 1.0) / m1])
-        return np.concatenate([rows, rows]), cols, vals, 2 * V, lambda s: _alpha_nominal(s, V)
+        return np.concatenate([rows, rows]), cols, vals, *alpha_finalizer(level, vc.domain)
     if level == "interval":
         x = vc.domain[t_val]
         x = x - (np.average(x, weights=cnt) if len(x) else 0.0)  # centred: no cancellation
@@ -245,21 +245,41 @@ def alpha_features(
         # the coincidence matrix is symmetric: only its upper triangle is summed (V(V+1)/2
         # columns instead of V^2), and the finalize mirrors it
         a, b = t_val[left], t_val[right]
-        iu = np.triu_indices(V)
-        tri = np.full((V, V), -1, dtype=np.int64)
-        tri[iu] = np.arange(len(iu[0]))
+        tri = ordinal_triangle(V)
         keep = (a <= b) & (v != 0)
-        dom = vc.domain
-        # each cell of the full matrix read from its triangle column: one gather, 3x faster
-        # than writing the triangle and its mirror (a sliced alpha finalizes a million of them)
-        cell = np.maximum(tri, tri.T).ravel()
-
-        def fin(s: np.ndarray) -> np.ndarray:
-            o = np.asarray(s, dtype=float)[:, cell].reshape(len(s), V, V)
-            return alpha_from_coincidence(o, "ordinal", dom)
-
-        return rows[left][keep], tri[a[keep], b[keep]], v[keep], len(iu[0]), fin
+        k, fin = alpha_finalizer("ordinal", vc.domain)
+        return rows[left][keep], tri[a[keep], b[keep]], v[keep], k, fin
     raise ValueError(f"unknown level of measurement '{level}'")
+
+
+def ordinal_triangle(V: int) -> np.ndarray:
+    """The column of each cell (i <= j) of the upper triangle of a V x V coincidence matrix
+    (-1 below it): an ordinal alpha's features sum only the triangle (the matrix is symmetric)."""
+    iu = np.triu_indices(V)
+    tri = np.full((V, V), -1, dtype=np.int64)
+    tri[iu] = np.arange(len(iu[0]))
+    return tri
+
+
+def alpha_finalizer(level: str, domain: np.ndarray) -> tuple[int, Any]:
+    """(k, finalize) of `alpha_features` for a nominal or an ordinal alpha over `domain`:
+    alpha from summed features (b x k), what a statistic summed some other way is finalized
+    with to give alpha_features' figure bit for bit."""
+    V = len(domain)
+    if level == "nominal":
+        return 2 * V, lambda s: _alpha_nominal(s, V)
+    if level != "ordinal":
+        raise ValueError(f"no finalizer of its own for level '{level}'")
+    tri = ordinal_triangle(V)
+    # each cell of the full matrix read from its triangle column: one gather, 3x faster than
+    # writing the triangle and its mirror (a sliced alpha finalizes a million of them)
+    cell = np.maximum(tri, tri.T).ravel()
+
+    def fin(s: np.ndarray) -> np.ndarray:
+        o = np.asarray(s, dtype=float)[:, cell].reshape(len(s), V, V)
+        return alpha_from_coincidence(o, "ordinal", domain)
+
+    return V * (V + 1) // 2, fin
 
 
 def _pairs_within_units(t_unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -360,7 +380,9 @@ def register_alpha(
         return Pending(None, vc.n_pairable, undefined_note=reason)
     if level == "ordinal":
         vc = bin_ordered(vc)
-    reps = plan.add(*alpha_features(vc, level), bca=True)
+    # a live estimate resamples nothing (plan.n_boot 0), and the point is alpha_point's: the
+    # features would be built for nothing
+    reps = plan.add(*alpha_features(vc, level), bca=True) if plan.n_boot else None
     note = "; ".join(x for x in (vc.note, rare_note(vc, labels)) if x) or None
     return Pending(reps, vc.n_pairable, estimate=alpha_point(vc, level), note=note)
 

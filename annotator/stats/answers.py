@@ -416,6 +416,21 @@ def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, 
     return out
 
 
+def split_by_metric(answers: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each metric's rows of a coded table, as `dict(tuple(answers.groupby("metric",
+    sort=False)))` gives them (the metrics in order of first appearance, each one's rows in
+    table order, index kept), without copying them: the tables are written one metric after
+    another, so a metric's rows are one slice of the table (a view; the groupby copied a
+    million rows, 60 ms, in each of the four sections that split a table)."""
+    rows = metric_rows(answers, coded_only=False)
+    out: dict[str, pd.DataFrame] = {}
+    for key in sorted(rows, key=lambda k: int(rows[k][0])):
+        at = rows[key]
+        one_run = int(at[-1]) - int(at[0]) + 1 == len(at)
+        out[key] = answers.iloc[int(at[0]) : int(at[-1]) + 1] if one_run else answers.iloc[at]
+    return out
+
+
 def consensus_table(frames: StudyFrames) -> pd.DataFrame:
     """Human consensus of every item and metric, in readable form.
 

@@ -56,6 +56,7 @@ from scipy import special
 
 from ..domain.figures import figure_label
 from ..domain.settings import setting
+from .answers import split_by_metric
 from .consensus import MetricSpec
 from .debiased_ranks import figure_rank_sets
 
@@ -436,8 +437,7 @@ def debiased_section(
     after = {str(i) for i in sample.get("imported_after") or []}
     outside = meta[meta["item_id"].isin(after)].groupby("generator").size().to_dict()
     meta = meta[~meta["item_id"].isin(after)]
-    h_by = dict(tuple(human.groupby("metric", sort=False, observed=True))) if len(human) else {}
-    j_by = dict(tuple(judged.groupby("metric", sort=False, observed=True))) if len(judged) else {}
+    h_by, j_by = split_by_metric(human), split_by_metric(judged)
     h_items = set(human["idx"].unique()) if len(human) else set()
     sampled_idx = set(meta.loc[meta["in_sample"], "idx"])
     out: dict[str, Any] = {

@@ -46,3 +46,26 @@ def distinct_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     counts = np.bincount(keys - lo, minlength=hi - lo + 1)
     at = np.flatnonzero(counts)
     return (at + lo).astype(keys.dtype, copy=False), counts[at]
+
+
+def position_in(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """np.searchsorted(values, x) (int64) for sorted distinct `values`. Where they are 0, 1,
+    ..., V-1, as the codes of most metrics are, a number's position is the count of values
+    below it, ceil(x) clipped to [0, V] (NaN: V, as it sorts last): a few times faster than a
+    binary search per element, on the hundreds of thousands of answers of a metric."""
+    values = np.asarray(values)
+    x = np.asarray(x)
+    V = len(values)
+    if (
+        V == 0
+        or x.dtype.kind != "f"
+        or values.dtype.kind not in "fiu"
+        or values[0] != 0
+        or values[-1] != V - 1
+        or (V > 1 and not bool((np.diff(values) == 1).all()))
+    ):
+        return np.searchsorted(values, x).astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        out = np.clip(np.ceil(x), 0, V)
+    out[np.isnan(out)] = V
+    return out.astype(np.int64)

@@ -50,6 +50,7 @@ import pandas as pd
 from ..domain.clear_consensus import MIN_HUMANS
 from .bootstrap import rng_for
 from .consensus import MetricSpec, comparable, contradicted
+from .distinct import position_in
 
 FDR = 0.05
 N_RELABEL = 4000
@@ -500,7 +501,7 @@ def held_out_finding_rates(spec: MetricSpec, h: pd.DataFrame, judge: pd.Series) 
         return {**out, "n_comparisons": 0, "human_rate": None, "judge_rate": None}
     dom = np.unique(np.concatenate([a["code"].to_numpy(float), judge.dropna().to_numpy(float)]))
     items, pos = np.unique(a["idx"].to_numpy(), return_inverse=True)
-    own = np.searchsorted(dom, a["code"].to_numpy(float))
+    own = position_in(dom, a["code"].to_numpy(float))
     counts = np.zeros((len(items), len(dom)))
     np.add.at(counts, (pos, own), 1.0)
     others = counts[pos]

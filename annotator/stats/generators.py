@@ -22,7 +22,7 @@ The optional release gate (settings "release_gate", e.g. {"verdict_pass_rate":
 least `release_gate_min_cases` cases (default 5) and `release_gate_min_items`
 items (default 30), and, for every figure named, the conservative (lower) bound
 reaches the threshold. With `"source": "debiased"` (and optionally `"judge"`) in the setting the
-bound is the debiased one (`debiased_release_gate`, from the report's debiased section). For a pass rate that bound is the lower of the bootstrap
+bound is the debiased one (release_gate.py's `debiased_release_gate`, from the report's debiased section). For a pass rate that bound is the lower of the bootstrap
 bound and the Wilson score bound over the generator's items (valid at the
 boundary: ten of ten PASS on one case is [0.72, 1], not [1, 1]); a bootstrap
 interval that is missing (every resample equal, or too many undefined) leaves
@@ -38,16 +38,19 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Mapping
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
 from .answers import metric_rows
-from .bootstrap import _interval, batches, resample_counts, rng_for, summarize
+from .bootstrap import Plain, _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
+from .live_estimate import carried_figure, carry_intervals
+from .release_gate import GATE_KEYS, generator_gate
 
 MIN_CASES = 5
 MIN_ITEMS = 30
@@ -135,7 +138,12 @@ def generator_section(
     release_gate: dict[str, float] | None = None,
     min_cases: int = MIN_CASES,
     min_items: int = MIN_ITEMS,
+    carry_from: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The generators' figures (the module's docstring). `carry_from`, the generators' section
+    of the last full report, makes a live estimate's (n_boot 1): every interval moved from it as
+    `live_estimate.carry_intervals` moves them, here, before the release gate reads them; each
+    generator's cells, tens of thousands at scale, made carried at once (a `Plain` dict)."""
     # directed single-answer metrics: a pass rate (two values) or a mean (ordinal)
     figs = [s for s in specs if s.directed and not s.multi]
     meta = items[["idx", "case_id", "generator"]].copy()
@@ -217,8 +225,17 @@ def generator_section(
             held[1][:, :, together.index(spec.key)],
             case_resamples,
             min_count,
+            carry_from,
         )
     result["differences"] = differences
+    if carry_from is not None:  # the cells were carried as they were made
+        exact_gens = carry_from.get("by_generator")
+        if isinstance(exact_gens, Mapping):
+            for g, entry in result["by_generator"].items():
+                if isinstance(exact := exact_gens.get(g), Mapping) and "overall" in exact:
+                    carry_intervals(entry["overall"], exact["overall"])
+        if isinstance(exact_diff := carry_from.get("differences"), Mapping):
+            carry_intervals(differences, exact_diff)
     sets = {g: c for g, c in case_sets.items() if c}
     comparable = len({frozenset(c) for c in sets.values()}) <= 1
     result["comparable"] = comparable
@@ -232,10 +249,11 @@ def generator_section(
     # the gate's thresholds by figure (`source` and `judge` say where the bounds come from:
     # debiased_release_gate reads them)
     release_gate = {k: v for k, v in (release_gate or {}).items() if k not in GATE_KEYS}
+    cells = dict if carry_from is None else Plain
     for entry in result["by_generator"].values():
-        entry["by_case"] = {c: entry["by_case"][c] for c in sorted(entry["by_case"])}
+        entry["by_case"] = cells((c, entry["by_case"][c]) for c in sorted(entry["by_case"]))
         if release_gate:
-            entry["release_gate"] = _release_gate(entry, release_gate, min_cases, min_items)
+            entry["release_gate"] = generator_gate(entry, release_gate, min_cases, min_items)
     if release_gate:
         result["release_gate"] = {
             "source": "humans",
@@ -262,8 +280,10 @@ def _figure(
     reps: np.ndarray,
     case_resamples: _CaseResamples,
     min_count: int,
+    carry_from: Mapping[str, Any] | None,
 ) -> None:
-    """One figure's cells, each generator's overall figure and the paired differences."""
+    """One figure's cells, each generator's overall figure and the paired differences; a live
+    estimate's cells carried from `carry_from` (generator_section)."""
     name = figure_name(spec)
     cell_point = df.groupby(cell_of)["mean"].mean().to_numpy()
     cell_items = np.bincount(cell_of)
@@ -280,13 +300,17 @@ def _figure(
     keys = zip(cell_keys["generator"].tolist(), case_of.tolist(), range(len(case_of)), strict=True)
     for g, _, c in sorted(keys):
         by_gen.setdefault(g, []).append(c)
+    exact_gens = (carry_from or {}).get("by_generator")
     for g, in_gen in by_gen.items():
         entry = result["by_generator"][g]
         by_case = entry["by_case"]
+        exact_cases = _exact_cells(exact_gens, g) if carry_from is not None else None
         for c in in_gen:
             n = n_items[c]
-            bc = by_case.setdefault(case_of[c], {"n_items": n})
-            if n > bc["n_items"]:
+            bc = by_case.get(case_of[c])
+            if bc is None:
+                bc = by_case[case_of[c]] = {"n_items": n}
+            elif n > bc["n_items"]:
                 bc["n_items"] = n
             if share and n_answers[c] < min_count:
                 bc[name] = summarize(
@@ -295,8 +319,16 @@ def _figure(
                     n,
                     f"{n_answers[c]} answers, fewer than {min_count}: a share is not shown",
                 )
-            else:
-                bc[name] = summarize(points[c], reps[:, c], n, _bounds=bounds[c])
+                continue
+            exact = None
+            if exact_cases is not None and _is_map(ec := exact_cases.get(case_of[c])):
+                exact = ec.get(name)
+                if (fig := carried_figure(points[c], n, exact)) is not None:
+                    bc[name] = fig
+                    continue
+            bc[name] = summarize(points[c], reps[:, c], n, _bounds=bounds[c])
+            if isinstance(exact, Mapping):
+                carry_intervals(bc[name], exact)
         cells = np.array(in_gen, dtype=np.int64)
         k = len(cells)
         case_ids = tuple(case_of[cells])
@@ -311,6 +343,30 @@ def _figure(
         entry["n_items"] = max(entry["n_items"], int(cell_items[cells].sum()))
         entry["n_cases"] = max(entry["n_cases"], int(k))
     _paired_differences(differences, name, cell_keys, cell_point, reps, cell_items, case_resamples)
+
+
+def approximate_count(section: Mapping[str, Any]) -> int:
+    """How many of the section's intervals a live estimate carried (marked `approximate`)."""
+
+    def marked(figs: Any) -> int:
+        return sum(type(f) is dict and f.get("approximate") is True for f in figs.values())
+
+    n = sum(marked(figs) for figs in section.get("differences", {}).values())
+    for entry in section.get("by_generator", {}).values():
+        n += marked(entry["overall"]) + sum(marked(c) for c in entry["by_case"].values())
+    return n
+
+
+def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(x) is dict or isinstance(x, Mapping)  # the plain type first: 25,000 cells
+
+
+def _exact_cells(exact_gens: Any, g: str) -> Mapping[str, Any] | None:
+    """Generator `g`'s cells (by case) in the last full report, where it has them."""
+    if not isinstance(exact_gens, Mapping) or not isinstance(entry := exact_gens.get(g), Mapping):
+        return None
+    cells = entry.get("by_case")
+    return cells if isinstance(cells, Mapping) else None
 
 
 def wilson_low(p: float, n: int, z: float = float(norm.isf(0.025))) -> float | None:
@@ -352,117 +408,3 @@ def _paired_differences(
         fig = summarize(diff_point, boot, int(cell_items[ia].sum() + cell_items[ib].sum()), note)
         fig["n_cases"] = len(shared)
         out.setdefault(key, {})[name] = fig
-
-
-GATE_KEYS = ("source", "judge")  # the release_gate setting's keys that are not figures
-
-
-def debiased_release_gate(
-    gens: dict[str, Any], debiased: dict[str, Any], judge: str | None = None
-) -> None:
-    """The release gate on the debiased lower bounds (setting `{"source": "debiased", ...}`), in
-    place of the humans-only one, in `gens` (the generator section, its gate already set up).
-
-    A figure passes when the lower end of its debiased (PPI++) interval reaches the threshold;
-    a generator needs `min_cases` cases and `min_items` randomly sampled human labels (the
-    interval's validity rests on the sample, not on the judge's count). The judge is the one
-    named (`judge`), else the only judge with debiased figures; none, or two without a name: the
-    gate passes nobody and says why."""
-    rule = gens.get("release_gate")
-    if not rule:
-        return
-    thresholds, min_cases, min_items = rule["thresholds"], rule["min_cases"], rule["min_items"]
-    judges = {j: d for j, d in (debiased.get("judges") or {}).items() if d.get("by_generator")}
-    why = None
-    if not debiased.get("recorded"):
-        why = "no random human sample recorded: no debiased figures to gate on"
-    elif judge is not None and judge not in judges:
-        why = f"the judge '{judge}' named by the release gate has no debiased figures"
-    elif judge is None and len(judges) != 1:
-        why = (
-            "no judge has debiased figures"
-            if not judges
-            else f"{len(judges)} judges have debiased figures ({', '.join(sorted(judges))}): "
-            "name one in the release_gate setting ('judge')"
-        )
-    if judge is None and len(judges) == 1:
-        judge = next(iter(judges))
-    rule.update(
-        source="debiased",
-        judge=judge if not why else None,
-        rule=f"at least {min_cases} cases and {min_items} randomly sampled human labels; every "
-        "figure's lower 95% debiased bound (PPI++: the judge on every item, corrected by the "
-        "random human sample) reaches its threshold",
-    )
-    by_judge = (judges.get(judge or "") or {}).get("by_generator") or {}
-    for g, entry in (gens.get("by_generator") or {}).items():
-        figs = by_judge.get(g) or {}
-        checks, few = {}, why
-        for name, t in thresholds.items():
-            fig = figs.get(name) or {}
-            low = (fig.get("ppi") or {}).get("low")
-            n_cases, n_sampled = int(fig.get("n_cases") or 0), int(fig.get("n_sampled") or 0)
-            if few is None and fig and (n_cases < min_cases or n_sampled < min_items):
-                few = (
-                    f"{n_cases} cases and {n_sampled} sampled human labels on {name}: a release "
-                    f"gate needs at least {min_cases} cases and {min_items} labels"
-                )
-            checks[name] = (
-                {"threshold": float(t), "low": low, "bound": "debiased", "pass": low >= float(t)}
-                if low is not None
-                else {
-                    "threshold": float(t),
-                    "low": None,
-                    "pass": False,
-                    "note": "no debiased interval for this figure" if fig else "no debiased figure",
-                }
-            )
-        out: dict[str, Any] = {
-            "pass": bool(checks) and few is None and all(c["pass"] for c in checks.values()),
-            "checks": checks,
-            "source": "debiased",
-        }
-        if few:
-            out["note"] = few
-            for c in checks.values():
-                c["pass"] = False
-        entry["release_gate"] = out
-
-
-def _release_gate(
-    entry: dict[str, Any], thresholds: dict[str, float], min_cases: int, min_items: int
-) -> dict[str, Any]:
-    overall = entry["overall"]
-    checks = {}
-    few = entry["n_cases"] < min_cases or entry["n_items"] < min_items
-    for name, t in thresholds.items():
-        fig = overall.get(name)
-        low = fig.get("low") if fig else None
-        method = "bootstrap"
-        if fig and fig.get("wilson_low") is not None:
-            if low is None or fig["wilson_low"] < low:
-                low, method = fig["wilson_low"], "Wilson"
-        if low is None:
-            checks[name] = {
-                "threshold": float(t),
-                "low": None,
-                "pass": False,
-                "note": "no interval for this figure" if fig else "no such figure",
-            }
-        else:
-            checks[name] = {
-                "threshold": float(t),
-                "low": low,
-                "bound": method,
-                "pass": bool(low >= float(t)) and not few,
-            }
-    out: dict[str, Any] = {
-        "pass": bool(checks) and not few and all(c["pass"] for c in checks.values()),
-        "checks": checks,
-    }
-    if few:
-        out["note"] = (
-            f"rated on {entry['n_cases']} cases and {entry['n_items']} items: a release "
-            f"gate needs at least {min_cases} cases and {min_items} items"
-        )
-    return out

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .answers import judge_answers
+from .answers import judge_answers, split_by_metric
 from .bootstrap import ItemBootstrap, Pending, undefined
 from .consensus import MetricSpec, consensus
 from .frames import JUDGE_COLUMNS, StudyFrames
@@ -238,7 +238,7 @@ def judge_calibration_section(
     if v is None or not len(v) or v["confidence"].notna().sum() == 0:
         return {}
     out: dict[str, Any] = {}
-    h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
+    h_by = split_by_metric(human)
     for judge, rows in v.groupby("judge", sort=True):
         stated = rows[rows["confidence"].notna()]
         if not len(stated):

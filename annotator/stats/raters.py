@@ -21,11 +21,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .agreement import IDENTICAL, ValueCounts, alpha_features, undefined_reason
+from .agreement import (
+    _MAX_ORDINAL_VALUES,
+    IDENTICAL,
+    ValueCounts,
+    alpha_features,
+    alpha_finalizer,
+    ordinal_triangle,
+    undefined_reason,
+)
 from .answers import metric_rows
-from .bootstrap import ItemBootstrap, Pending, ratio, undefined
+from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
-from .distinct import distinct
+from .distinct import distinct, position_in
 from .frames import StudyFrames
 
 
@@ -45,7 +53,7 @@ def _loo_values(
     answer): the others' consensus (NaN if none) and whether the answer agrees (NaN if none)."""
     dom = np.unique(code) if spec.nominal else spec.domain()
     V = len(dom)
-    own = np.searchsorted(dom, code)
+    own = position_in(dom, code)
     # item x value counts, one row per item index: a bincount instead of a sort of the items
     # (np.unique) and an np.add.at; item indexes too sparse for a row each are renumbered
     if idx.min() >= 0 and idx.max() < 2 * len(idx) + 1024:
@@ -229,6 +237,8 @@ def _sliced_alpha(
     """Alpha between each rater and the leave-one-out consensus, one block for all raters.
     `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer."""
     dom = np.unique(np.concatenate([code, loo]))
+    if not plan.n_boot and (live := _live_sliced_alpha(idx, code, loo, rid, dom, spec, R)):
+        return live
     parts: list[tuple[np.ndarray, ...]] = []
     out: dict[int, Pending | int] = {}
     for i, vc in zip(*_rater_value_counts(idx, code, loo, rid, dom), strict=True):
@@ -256,6 +266,66 @@ def _sliced_alpha(
     return out
 
 
+def _live_sliced_alpha(
+    idx: np.ndarray,
+    code: np.ndarray,
+    loo: np.ndarray,
+    rid: np.ndarray,
+    dom: np.ndarray,
+    spec: MetricSpec,
+    R: int,
+) -> dict[int, Any] | None:
+    """`_sliced_alpha`'s point estimates for a live estimate (nothing resampled), from each
+    rater's summed features counted at once; None where it takes the long way (an interval
+    alpha, or a rater with two answers on one item).
+
+    Each unit (a rater's item) holds two values, the answer and the others' consensus, so its
+    nominal features are both values once and, where they agree, 2 on the diagonal; its ordinal
+    ones 1 in the triangle cell of the two values, or 2 on the diagonal where they agree. Those
+    are whole numbers, summed exactly in any order: finalized as alpha_finalizer's, they are the
+    long way's alphas bit for bit."""
+    if spec.level not in ("nominal", "ordinal") or not len(idx) or rid.min() < 0:
+        return None
+    V = len(dom)
+    if spec.level == "ordinal" and V > _MAX_ORDINAL_VALUES:
+        return None
+    N = int(idx.max()) + 1
+    if R * N <= 4 * len(idx) + 65536:
+        if np.bincount(rid * N + idx, minlength=R * N).max() > 1:
+            return None
+    elif len(distinct(rid * N + idx)[0]) < len(idx):
+        return None
+    a, b = position_in(dom, code), position_in(dom, loo)
+    same = a == b
+    n_c = np.bincount(rid * V + a, minlength=R * V) + np.bincount(rid * V + b, minlength=R * V)
+    n_c = n_c.reshape(R, V)
+    n_of = np.bincount(rid, minlength=R)
+    k, fin = alpha_finalizer(spec.level, dom)
+    if spec.level == "nominal":
+        diag = 2 * np.bincount(rid[same] * V + a[same], minlength=R * V).reshape(R, V)
+        totals = np.concatenate([n_c, diag], axis=1).astype(float)
+    else:
+        cell = ordinal_triangle(V)[np.minimum(a, b), np.maximum(a, b)]
+        totals = np.bincount(
+            rid * k + cell, weights=np.where(same, 2.0, 1.0), minlength=R * k
+        ).reshape(R, k)
+    out: dict[int, Any] = {}
+    defined: list[int] = []
+    for r in np.flatnonzero(n_of).tolist():
+        if (n_c[r] > 0).sum() < 2:  # one value among the answers and their consensus
+            out[r] = Pending(None, int(n_of[r]), undefined_note=IDENTICAL)
+        else:
+            defined.append(r)
+    if defined:
+        point = np.asarray(fin(np.ascontiguousarray(totals[defined])), dtype=float)
+        where = np.full(R, -1, dtype=np.int64)
+        where[defined] = np.arange(len(defined))
+        reps = Replicates(point=point.reshape(-1), where=where)
+        for i in defined:
+            out[i] = Pending(reps, int(n_of[i]), col=i, undefined_note=IDENTICAL)
+    return dict(sorted(out.items()))
+
+
 def _rater_value_counts(
     idx: np.ndarray, code: np.ndarray, loo: np.ndarray, rid: np.ndarray, dom: np.ndarray
 ) -> tuple[np.ndarray, list[ValueCounts]]:
@@ -267,9 +337,7 @@ def _rater_value_counts(
     V = len(dom)
     N = int(idx.max()) + 1
     cell_of = (r_pos * N + idx) * V
-    keys = np.concatenate(
-        [cell_of + np.searchsorted(dom, code), cell_of + np.searchsorted(dom, loo)]
-    )
+    keys = np.concatenate([cell_of + position_in(dom, code), cell_of + position_in(dom, loo)])
     size = len(raters) * N * V
     if size <= 8 * len(keys) + 65536:
         table = np.bincount(keys, minlength=size)

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from .agreement import (
     IDENTICAL,
@@ -55,7 +56,7 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
-from .distinct import distinct
+from .distinct import distinct, position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
@@ -106,7 +107,7 @@ def _off_scale(spec: MetricSpec) -> str:
 
 
 def _codes_to_index(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return np.searchsorted(values, codes).astype(np.int64)
+    return position_in(values, codes)
 
 
 def _pair_kappas(
@@ -121,7 +122,6 @@ def _pair_kappas(
     """Cohen's kappas for pairs of answer columns (humans, or judge vs human),
     all pairs in one sliced bootstrap block."""
     out: dict[str, Any] = {}
-    K = len(values)
     if not pairs:
         return out
     # every column coded once (not once per pair): columns x items of codes and of answered
@@ -149,6 +149,100 @@ def _pair_kappas(
         kept.append(p)
     if not kept:
         return out
+    a_cols, b_cols = _Coded(ca, ok_a), _Coded(cb, ok_b)
+    live = (
+        None if ctx.plan.n_boot else _live_pair_tables(a_cols, b_cols, pa[kept], pb[kept], values)
+    )
+    if live is not None:
+        reps, least, most = live
+    else:
+        reps, least, most = _pair_block(ctx, rows, a_cols, b_cols, pa, pb, n_of, kept, values)
+    for i, p in enumerate(kept):
+        a, b = pairs[p]
+        n = int(n_of[p])
+        note = IDENTICAL if least[i] == most[i] else None
+        k = {
+            w: Pending(reps, n, col=3 * i + j, undefined_note=note)
+            for j, w in enumerate(KAPPA_WEIGHTS)
+        }
+        if not spec.ordered:
+            k["linear"] = k["quadratic"] = Pending(None, n, undefined_note=UNORDERED)
+        out[f"{a} vs {b}"] = {"n": n, **k}
+    return {name: out[name] for name in sorted(out)}
+
+
+# the pair tables of a live estimate: columns x codes squared, at most (16 raters' worth: 15 MB)
+_LIVE_TABLE_CELLS = 2_000_000
+# the one-hot codes (columns x codes x items) made dense for the product below this many values
+# (32 MB); sparse above
+_LIVE_DENSE = 4_000_000
+
+
+class _Coded(NamedTuple):
+    """Answer columns (columns x items) as positions among the values, and which are answered."""
+
+    codes: np.ndarray
+    ok: np.ndarray
+
+
+def _live_pair_tables(
+    a: _Coded, b: _Coded, pa: np.ndarray, pb: np.ndarray, values: np.ndarray
+) -> tuple[Replicates, np.ndarray, np.ndarray] | None:
+    """A live estimate's point kappas of the kept pairs (`pa`, `pb`: their columns), with each
+    pair's least and most code: every pair's K x K table at once, from one product of the
+    columns' one-hot codes (the tables are counts, exact in any order of summing, and the
+    kappas are `_pair_block`'s from the same tables); None where the tables would not fit."""
+    (ca, ok_a), (cb, ok_b) = a, b
+    K = len(values)
+    if ca.shape[0] * K * cb.shape[0] * K > _LIVE_TABLE_CELLS:
+        return None
+    if (ca[ok_a] >= K).any() or (cb[ok_b] >= K).any():  # a code off the values: the long way
+        return None
+
+    dense = max(ca.shape[0], cb.shape[0]) * K * ca.shape[1] <= _LIVE_DENSE
+    # a dense product in single precision: its sums are counts of items, whole numbers below
+    # 2**24, exact in float32 in any order of summing
+    single = ca.shape[1] < 2**24
+
+    def one_hot(codes: np.ndarray, ok: np.ndarray) -> Any:
+        if dense:
+            hot = np.stack([(codes == k) & ok for k in range(K)], axis=1)  # columns x K x items
+            return hot.reshape(-1, codes.shape[1]).astype(np.float32 if single else float)
+        col, item = np.nonzero(ok)
+        at = (col * K + codes[col, item], item)
+        return sp.csr_matrix((np.ones(len(col)), at), shape=(codes.shape[0] * K, codes.shape[1]))
+
+    hot_a = one_hot(ca, ok_a)
+    # the humans' pairs: one set of columns on both sides (one-hot coded once)
+    same = ca.shape == cb.shape and np.array_equal(ca, cb) and np.array_equal(ok_a, ok_b)
+    both = hot_a @ (hot_a if same else one_hot(cb, ok_b)).T
+    both = np.asarray(both if dense else both.toarray(), dtype=float)
+    tables = np.ascontiguousarray(both.reshape(ca.shape[0], K, cb.shape[0], K)[pa, :, pb, :])
+    point = np.asarray(kappa_from_tables(tables, values), dtype=float)
+    seen_a, seen_b = tables.sum(axis=2) > 0, tables.sum(axis=1) > 0
+    least = np.minimum(seen_a.argmax(axis=1), seen_b.argmax(axis=1))
+    most = np.maximum(
+        K - 1 - seen_a[:, ::-1].argmax(axis=1), K - 1 - seen_b[:, ::-1].argmax(axis=1)
+    )
+    return Replicates(point=point.reshape(-1)), least, most
+
+
+def _pair_block(
+    ctx: Context,
+    rows: np.ndarray,
+    a: _Coded,
+    b: _Coded,
+    pa: np.ndarray,
+    pb: np.ndarray,
+    n_of: np.ndarray,
+    kept: list[int],
+    values: np.ndarray,
+) -> tuple[Replicates, np.ndarray, np.ndarray]:
+    """The kept pairs' kappas as one sliced block of the shared bootstrap, with each pair's
+    least and most code."""
+    (ca, ok_a), (cb, ok_b) = a, b
+    K = len(values)
+    step = max(1, 4_000_000 // max(1, ca.shape[1]))
     # pair after pair, items in order within a pair: the concatenation of the pairs' rows
     at: list[np.ndarray] = []
     ia_parts: list[np.ndarray] = []
@@ -174,25 +268,14 @@ def _pair_kappas(
     starts = np.r_[0, np.cumsum(n_of[kept])[:-1]]
     least = np.minimum(np.minimum.reduceat(ia, starts), np.minimum.reduceat(ib, starts))
     most = np.maximum(np.maximum.reduceat(ia, starts), np.maximum.reduceat(ib, starts))
-    for i, p in enumerate(kept):
-        a, b = pairs[p]
-        n = int(n_of[p])
-        note = IDENTICAL if least[i] == most[i] else None
-        k = {
-            w: Pending(reps, n, col=3 * i + j, undefined_note=note)
-            for j, w in enumerate(KAPPA_WEIGHTS)
-        }
-        if not spec.ordered:
-            k["linear"] = k["quadratic"] = Pending(None, n, undefined_note=UNORDERED)
-        out[f"{a} vs {b}"] = {"n": n, **k}
-    return {name: out[name] for name in sorted(out)}
+    return reps, least, most
 
 
 def human_section(
     ctx: Context, spec: MetricSpec, h: pd.DataFrame
-) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
-    """Human agreement figures of one metric; also returns the consensus table
-    and the items x raters matrix of codes (NaN = no answer)."""
+) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, ValueCounts]:
+    """Human agreement figures of one metric; also returns the consensus table, the items x
+    raters matrix of codes (NaN = no answer) and the answers' value counts."""
     plan = ctx.plan
     code = h["code"].to_numpy(dtype=float)
     answered = ~np.isnan(code)
@@ -240,7 +323,7 @@ def human_section(
         sec["human_alpha_two_way"] = two_way_alpha(
             sec["human_alpha"], h[answered], spec.domain(), spec.level
         )
-    return sec, cons, wide
+    return sec, cons, wide, vc
 
 
 def _wide(h: pd.DataFrame, answered: np.ndarray) -> pd.DataFrame:
@@ -872,7 +955,7 @@ def metric_section(
     ctx: Context, spec: MetricSpec, h: pd.DataFrame, j: pd.DataFrame
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The report entry of one metric, and what findings need (consensus, judge views)."""
-    sec, cons, wide = human_section(ctx, spec, h)
+    sec, cons, wide, vc = human_section(ctx, spec, h)
     views: dict[str, JudgeView] = {}
     judges: dict[str, Any] = {}
     for name in sorted(j["judge"].astype(str).unique()) if len(j) else []:
@@ -880,24 +963,28 @@ def metric_section(
         views[name] = view
         judges[name] = judge_section(ctx, spec, h, cons, wide, view, sec["rater_pairs"])
     sec["judges"] = judges
-    sec["by_generator"] = by_generator(ctx, spec, h, cons, views)
+    sec["by_generator"] = by_generator(ctx, spec, h, cons, views, vc)
     return sec, {"consensus": cons, "views": views, "human": h}
 
 
 def by_generator(
-    ctx: Context, spec: MetricSpec, h: pd.DataFrame, cons: pd.DataFrame, views: dict[str, JudgeView]
+    ctx: Context,
+    spec: MetricSpec,
+    h: pd.DataFrame,
+    cons: pd.DataFrame,
+    views: dict[str, JudgeView],
+    vc_all: ValueCounts,
 ) -> dict[str, Any]:
     """Per generator (alphabetical), as the field reports agreement per model: the humans' alpha
     and Fleiss' kappa on its items, and each judge's Pearson, Spearman and Kendall tau-b with the
-    human mean there; every figure on the shared bootstrap."""
+    human mean there; every figure on the shared bootstrap. `vc_all`: the value counts of all of
+    `h` (human_section's)."""
     plan = ctx.plan
     slice_of, labels = ctx.slicings["by_generator"]
     idx = h["idx"].to_numpy(dtype=np.int64)
-    dom = spec.domain()
     out: dict[str, Any] = {}
     # a generator is a property of the item: its counts are the triplets of its items in the
     # counts of all the answers (one value_counts and one split, not a filter per generator)
-    vc_all = value_counts(idx, h["code"].to_numpy(dtype=float), dom)
     gen_of_unit = slice_of[vc_all.units]
     triplets_of = _split_by(gen_of_unit[vc_all.t_unit])
     units_of = _split_by(gen_of_unit)

@@ -22,7 +22,7 @@ from typing import Any
 from ..domain.settings import setting
 from .adjudication import adjudication_section
 from .alt_test import judge_alt_tests
-from .answers import human_answers, item_table, judge_answers
+from .answers import human_answers, item_table, judge_answers, split_by_metric
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .certified import certify
 from .competence import rater_competence
@@ -36,12 +36,13 @@ from .findings import (
     systematic,
 )
 from .frames import StudyFrames
-from .generators import debiased_release_gate, generator_section
+from .generators import approximate_count, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
 from .live_estimate import CARRIED_NOTE, carry_competence, carry_intervals
 from .raters import rater_section
 from .reconcile import Context, metric_section, settle_spread
+from .release_gate import debiased_release_gate
 from .summary import build_summary
 
 
@@ -73,6 +74,14 @@ def _label(spec: Any, rubric: Any) -> str:
     if spec.metric is None:
         return "verdict (from the rubric's rules)" if spec.key == VERDICT_KEY else spec.key
     return str(rubric.key_label(spec.key))
+
+
+def _generators_of(report: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The generators' section of the last full report, for a live estimate to carry from."""
+    if report is None:
+        return None
+    section = report.get("generators")
+    return section if isinstance(section, Mapping) else {}
 
 
 def build_report(
@@ -111,8 +120,7 @@ def build_report(
 
     sections: dict[str, Any] = {}
     findings: list[dict[str, Any]] = []
-    h_by = dict(tuple(human.groupby("metric", sort=False))) if len(human) else {}
-    j_by = dict(tuple(judged.groupby("metric", sort=False))) if len(judged) else {}
+    h_by, j_by = split_by_metric(human), split_by_metric(judged)
     if j_by:  # read only by the judges' held-out test: a study without a judge has no use
         ctx.offset_pools = offset_pools(specs, h_by)
     empty_h, empty_j = human.iloc[0:0], judged.iloc[0:0]
@@ -190,6 +198,7 @@ def build_report(
             release_gate=setting(frames.settings, "release_gate"),
             min_cases=int(setting(frames.settings, "release_gate_min_cases")),
             min_items=int(setting(frames.settings, "release_gate_min_items")),
+            carry_from=_generators_of(intervals_from),
         ),
         "debiased": debiased_figures(frames, tables=(items, human, judged)),
         "certified": None,
@@ -226,8 +235,11 @@ def build_report(
         "n_perm": int(n_perm),
     }
     if intervals_from is not None:
+        # the generators' section carried its own (generator_section's carry_from)
+        rest = {k: v for k, v in report.items() if k != "generators"}
         report["live_estimate"] = {
-            "approximate_intervals": carry_intervals(report, intervals_from),
+            "approximate_intervals": carry_intervals(rest, intervals_from)
+            + approximate_count(report["generators"]),
             "exact_n_boot": intervals_from.get("n_boot"),
         }
     certified = certify(frames, items, specs, human, judged, with_decisions=False)

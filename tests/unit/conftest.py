@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from factories import basic_rows, write_manifest
@@ -53,3 +55,46 @@ def copy_study(src: Path, dest: Path) -> Path:
 
     shutil.copytree(src, dest)
     return dest
+
+
+def answer_as(st: Study, rater: str, n: int) -> int:
+    """`n` live answers of a new `rater` through the app's session, the same items and values
+    every run; returns how many live items were answered."""
+    from annotator.services.labeling import LabelSession
+
+    rng = random.Random(7)
+    st.add_rater(rater, seed=11)  # the same items every run
+    s = LabelSession(st, rater)
+    done = 0
+    while done < n and (item := s.next()) is not None:
+        answers: dict[str, Any] = {}
+        for m in st.rubric.metrics:
+            if m.kind == "gate":
+                answers[m.key] = rng.choice(["PASS", "FAIL"])
+            elif m.kind == "scale":
+                answers[m.key] = rng.randint(2, 5)
+            elif m.kind == "tags":
+                answers[m.key] = []
+        s.submit(item, answers, 500)
+        done += int(item.context == "live")
+    return done
+
+
+LIVE_N_BOOT = 1000
+
+
+@pytest.fixture(scope="session")
+def demo_moved_on(demo_study_dir, tmp_path_factory) -> tuple[Any, dict, dict]:
+    """The demo after 20 answers of a new rater, "zed": (its frames, the full report before
+    them, the full report after them), n_boot LIVE_N_BOOT: what a live estimate is held to."""
+    from annotator.services.reporting import study_frames
+    from annotator.stats.report_model import build_report
+
+    st = Study.open(copy_study(demo_study_dir, tmp_path_factory.mktemp("moved") / "demo"))
+    try:
+        before = build_report(study_frames(st), n_boot=LIVE_N_BOOT)
+        assert answer_as(st, "zed", 20) == 20
+        frames = study_frames(st)
+    finally:
+        st.close()
+    return frames, before, build_report(frames, n_boot=LIVE_N_BOOT)

@@ -1,12 +1,14 @@
 """The distinct integer keys by counting give what np.unique gives, values, positions, counts
-and dtypes, over small and wide ranges, negative keys and none."""
+and dtypes, over small and wide ranges, negative keys and none; a number's position among
+sorted values is np.searchsorted's, codes 0..V-1 or any others, NaN, infinities and numbers
+between or outside them included."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from annotator.stats.distinct import distinct, distinct_counts
+from annotator.stats.distinct import distinct, distinct_counts, position_in
 
 
 @pytest.mark.parametrize("span", [1, 3, 50, 10**7])
@@ -24,3 +26,24 @@ def test_distinct_is_np_unique(span: int) -> None:
         got_values, got_counts = distinct_counts(keys)
         assert np.array_equal(got_values, values) and got_values.dtype == values.dtype
         assert np.array_equal(got_counts, counts) and got_counts.dtype == counts.dtype
+
+
+@pytest.mark.parametrize("V", [1, 2, 3, 6, 11])
+def test_position_in_is_np_searchsorted(V: int) -> None:
+    rng = np.random.default_rng(V)
+    odd = [np.nan, np.inf, -np.inf, -0.0, 1e-300, -1e-300, V - 0.5, V + 3.0]
+    domains = [
+        np.arange(V, dtype=float),  # codes: the quick way
+        np.arange(V),
+        np.arange(V) + 0.5,  # any other values: the binary search
+        np.arange(V) * 2.0,
+    ]
+    for values in domains:
+        for _ in range(200):
+            x = rng.choice(
+                np.r_[np.arange(-2, 2 * V + 2) * 0.5, odd], size=int(rng.integers(0, 60))
+            )
+            want = np.searchsorted(values, x)
+            got = position_in(values, x)
+            assert np.array_equal(got, want) and got.dtype == np.int64, (values, x)
+    assert np.array_equal(position_in(np.arange(3.0), np.array([0, 2, 5])), [0, 2, 3])  # ints

@@ -12,19 +12,17 @@ one answer to the next.
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_study
+from conftest import LIVE_N_BOOT
 
-from annotator.services.labeling import LabelSession
 from annotator.services.reporting import study_frames
 from annotator.services.study import Study
 from annotator.stats.report_model import build_report
 
-N_BOOT = 1000
+N_BOOT = LIVE_N_BOOT
 # figures on >= 100 items: each end within this share of the full interval's width (measured on
 # the demo after 20 answers of a new rater: 0.21 at most, 0.11 at the 95th percentile)
 TOLERANCE_100 = 0.25
@@ -44,38 +42,11 @@ def _estimates(node: Any, path: tuple = ()) -> dict[tuple, dict]:
     return out
 
 
-def _answer(st: Study, rater: str, n: int) -> int:
-    rng = random.Random(7)
-    st.add_rater(rater, seed=11)  # the same items every run
-    s = LabelSession(st, rater)
-    done = 0
-    while done < n and (item := s.next()) is not None:
-        answers: dict[str, Any] = {}
-        for m in st.rubric.metrics:
-            if m.kind == "gate":
-                answers[m.key] = rng.choice(["PASS", "FAIL"])
-            elif m.kind == "scale":
-                answers[m.key] = rng.randint(2, 5)
-            elif m.kind == "tags":
-                answers[m.key] = []
-        s.submit(item, answers, 500)
-        done += int(item.context == "live")
-    return done
-
-
 @pytest.fixture(scope="module")
-def reports(demo_study_dir, tmp_path_factory) -> tuple[dict, dict, dict]:
+def reports(demo_moved_on) -> tuple[dict, dict, dict]:
     """(full report before, full report after 20 new answers, live estimate after them)."""
-    st = Study.open(copy_study(demo_study_dir, tmp_path_factory.mktemp("live") / "demo"))
-    try:
-        before = build_report(study_frames(st), n_boot=N_BOOT)
-        assert _answer(st, "zed", 20) == 20
-        frames = study_frames(st)
-        after = build_report(frames, n_boot=N_BOOT)
-        live = build_report(frames, n_boot=N_BOOT, intervals_from=before)
-    finally:
-        st.close()
-    return before, after, live
+    frames, before, after = demo_moved_on
+    return before, after, build_report(frames, n_boot=N_BOOT, intervals_from=before)
 
 
 def test_every_point_estimate_is_exact(reports):

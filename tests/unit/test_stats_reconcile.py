@@ -465,3 +465,32 @@ def test_metric_rows_are_each_metrics_answers_in_table_order(categorical: bool) 
             assert set(got) == {k for k, rows in want.items() if len(rows)}
             for k, rows in got.items():
                 assert np.array_equal(rows, want[k]), k
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+def test_split_by_metric_is_the_groupby(categorical: bool) -> None:
+    """Four sections split a coded table by metric: the same frames, in the same order, with
+    the same index and dtypes as `dict(tuple(groupby("metric", sort=False)))`, whether the
+    table lists one metric after another (slices) or mixes them (rows taken)."""
+    from annotator.stats.answers import split_by_metric
+
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        n = int(rng.integers(0, 40))
+        names = rng.choice(["b", "a", "c"], n)
+        if rng.random() < 0.5:
+            names = names[np.argsort(names, kind="stable")]
+        metric = (
+            pd.Categorical(names, categories=["c", "b", "a", "unused"])
+            if categorical
+            else pd.Series(names, dtype=object)
+        )
+        table = pd.DataFrame(
+            {"metric": metric, "code": rng.integers(0, 3, n).astype(float)},
+            index=rng.permutation(n) + 100,
+        )
+        got = split_by_metric(table)
+        want = dict(tuple(table.groupby("metric", sort=False, observed=True))) if n else {}
+        assert list(got) == [str(k) for k in want]
+        for key, frame in want.items():
+            pd.testing.assert_frame_equal(got[str(key)], frame)

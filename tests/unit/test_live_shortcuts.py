@@ -1,0 +1,154 @@
+"""A live estimate's short ways give what the long ways give, bit for bit, on the demo after 20
+answers of a new rater:
+
+- the generators' cells made carried as they are made (generator_section's `carry_from`) against
+  summarising each and carrying it by the generic walk (`carry_intervals`);
+- the raters' alphas with the consensus from each rater's counted features, against each
+  rater's features summed by the shared bootstrap;
+- the pair kappas from one product of the columns' one-hot codes (dense, and sparse) against the
+  shared bootstrap's sliced block, and the full computation;
+
+and a live estimate's release gate reads the carried bounds: on unchanged answers it passes and
+fails what the full report passes and fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import LIVE_N_BOOT
+
+from annotator.stats import raters, reconcile
+from annotator.stats.answers import human_answers, item_table
+from annotator.stats.bootstrap import Plain, jsonable
+from annotator.stats.consensus import metric_specs
+from annotator.stats.generators import approximate_count, generator_section
+from annotator.stats.live_estimate import carry_intervals
+from annotator.stats.report_model import build_report
+
+N_BOOT = LIVE_N_BOOT
+
+
+def test_generator_cells_made_carried_are_the_generic_walks(demo_moved_on):
+    frames, before, _after = demo_moved_on
+    specs = metric_specs(frames.rubric)
+    items = item_table(frames)
+    human = human_answers(frames, specs, items)
+    kw: dict[str, Any] = {"n_boot": 1, "seed": 0, "min_count": 5}
+    direct = generator_section(items, human, specs, carry_from=before["generators"], **kw)
+    walked = generator_section(items, human, specs, **kw)
+    n = carry_intervals(walked, before["generators"])
+    assert approximate_count(direct) == n
+    assert json.dumps(jsonable(direct)) == json.dumps(jsonable(walked))
+    # both ways taken: cells whose last full figure has an interval (made at once) and cells
+    # whose has none (summarised, then left as they are)
+    cells = [
+        (fig, before["generators"]["by_generator"][g]["by_case"][c][name])
+        for g, entry in direct["by_generator"].items()
+        for c, cell in entry["by_case"].items()
+        for name, fig in cell.items()
+        if name != "n_items"
+    ]
+    assert sum(bool(f.get("approximate")) for f, _ in cells) >= 50
+    assert any(f["estimate"] is not None and old["low"] is None for f, old in cells)
+    assert any(f["estimate"] != old["estimate"] for f, old in cells)  # the answers moved some
+    assert all(type(e["by_case"]) is Plain for e in direct["by_generator"].values())
+    # and the sanitiser hands them on as plain dicts, unwalked
+    assert all(type(e["by_case"]) is dict for e in jsonable(direct)["by_generator"].values())
+
+
+def _pairs(report: dict) -> dict[tuple, Any]:
+    return {
+        (key, pair, w): fig
+        for key, sec in report["metrics"].items()
+        for pair, figs in sec["rater_pairs"].items()
+        for w, fig in figs.items()
+        if isinstance(fig, dict)
+    }
+
+
+@pytest.mark.parametrize("way", ["dense", "sparse", "bootstrap block"])
+def test_pair_kappas_of_a_live_estimate_are_the_full_computations(demo_moved_on, monkeypatch, way):
+    frames, before, after = demo_moved_on
+    if way == "sparse":
+        monkeypatch.setattr(reconcile, "_LIVE_DENSE", 0)
+    elif way == "bootstrap block":
+        monkeypatch.setattr(reconcile, "_LIVE_TABLE_CELLS", 0)
+    live = build_report(frames, n_boot=N_BOOT, intervals_from=before)
+    full, est = _pairs(after), _pairs(live)
+    assert set(full) == set(est) and len(full) >= 100
+    for path, fig in full.items():
+        assert est[path]["estimate"] == fig["estimate"], path
+        assert est[path].get("n") == fig.get("n") and est[path].get("note") == fig.get("note"), path
+
+
+def test_a_live_release_gate_reads_the_carried_bounds(demo_moved_on):
+    frames, _before, _after = demo_moved_on
+    specs = [s for s in metric_specs(frames.rubric) if s.directed and not s.multi]
+    scale = next(s.key for s in specs if not s.nominal)
+    gate = {"verdict_pass_rate": 0.3, scale: 2.0}
+    gated = dataclasses.replace(
+        frames, settings={**frames.settings, "release_gate": gate, "release_gate_min_cases": 1}
+    )
+    full = build_report(gated, n_boot=N_BOOT)
+    live = build_report(gated, n_boot=N_BOOT, intervals_from=full)  # the same answers
+    checked = 0
+    for g, entry in full["generators"]["by_generator"].items():
+        want, got = entry["release_gate"], live["generators"]["by_generator"][g]["release_gate"]
+        assert got["pass"] == want["pass"], g
+        for name, check in want["checks"].items():
+            assert got["checks"][name]["pass"] == check["pass"], (g, name)
+            assert got["checks"][name].get("bound") == check.get("bound"), (g, name)
+            assert got["checks"][name]["low"] == pytest.approx(check["low"], abs=1e-12)
+            checked += check["low"] is not None
+    assert checked >= 4
+
+
+def _rater_alphas(report: dict) -> dict[tuple, Any]:
+    return {
+        (r, key): fig["alpha"]
+        for r, entry in report["raters"].items()
+        for key, fig in (entry.get("agreement_with_consensus") or {}).items()
+    }
+
+
+def test_raters_alphas_of_a_live_estimate_are_the_full_computations(demo_moved_on, monkeypatch):
+    frames, before, after = demo_moved_on
+    taken: list[bool] = []
+    short = raters._live_sliced_alpha
+
+    def counted(*args: Any) -> Any:
+        out = short(*args)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(raters, "_live_sliced_alpha", counted)
+    live = build_report(frames, n_boot=N_BOOT, intervals_from=before)
+    assert taken and all(taken)  # the demo's gates and scales: every metric the short way
+    monkeypatch.setattr(raters, "_live_sliced_alpha", lambda *args: None)
+    long_way = build_report(frames, n_boot=N_BOOT, intervals_from=before)
+    full, est, slow = _rater_alphas(after), _rater_alphas(live), _rater_alphas(long_way)
+    assert set(full) == set(est) == set(slow) and len(full) >= 30
+    assert sum(f["estimate"] is not None for f in full.values()) >= 30
+    for path, fig in full.items():
+        assert est[path]["estimate"] == slow[path]["estimate"] == fig["estimate"], path
+        assert est[path]["n"] == slow[path]["n"] == fig["n"], path
+        assert est[path].get("note") == slow[path].get("note"), path
+
+
+def test_a_rater_with_two_answers_on_an_item_takes_the_long_way(demo_moved_on):
+    """Its unit holds three values, not two: the counts the short way assumes do not hold."""
+    spec = next(s for s in metric_specs(demo_moved_on[0].rubric) if s.level == "nominal")
+    idx = np.array([0, 0, 1, 2])
+    rid = np.array([0, 0, 0, 1])
+    code = np.array([1.0, 0.0, 1.0, 0.0])
+    loo = np.array([1.0, 1.0, 0.0, 0.0])
+    assert raters._live_sliced_alpha(idx, code, loo, rid, np.array([0.0, 1.0]), spec, 2) is None
+    one_each = raters._live_sliced_alpha(
+        idx[1:], code[1:], loo[1:], rid[1:], np.array([0.0, 1.0]), spec, 2
+    )
+    assert one_each is not None and set(one_each) == {0, 1}
