@@ -163,11 +163,11 @@ def _note_for(d: Mapping[str, Any], key: str) -> str | None:
 
 def est_of(d: Any, key: str) -> Est:
     """The estimate `d[key]`, tolerant of a missing dict, null, a bare number or a note."""
-    if not isinstance(d, Mapping) or key not in d:
+    if not (type(d) is dict or isinstance(d, Mapping)) or key not in d:
         return Est(None, present=False)
     value = d.get(key)
     outer_note = _note_for(d, key)
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         note = value.get("note") or outer_note
         return Est(
             to_float(value.get("estimate")),

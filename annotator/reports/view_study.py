@@ -36,7 +36,8 @@ def _gate_view(name: str, gate: Any) -> dict[str, Any]:
         c = as_dict(c)
         low = to_float(c.get("low"))
         text = (
-            f"lower bound {fmt_num(low)} vs threshold {fmt_num(c.get('threshold'))}"
+            f"lower bound {'≈' if c.get('approximate') else ''}{fmt_num(low)} vs threshold "
+            f"{fmt_num(c.get('threshold'))}"
             if low is not None
             else f"threshold {fmt_num(c.get('threshold'))}: {c.get('note') or 'no interval'}"
         )

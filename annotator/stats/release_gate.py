@@ -68,6 +68,7 @@ def debiased_release_gate(
                 )
             checks[name] = (
                 {"threshold": float(t), "low": low, "bound": "debiased", "pass": low >= float(t)}
+                | ({"approximate": True} if (fig.get("ppi") or {}).get("approximate") else {})
                 if low is not None
                 else {
                     "threshold": float(t),
@@ -115,6 +116,8 @@ def generator_gate(
                 "bound": method,
                 "pass": bool(low >= float(t)) and not few,
             }
+            if method == "bootstrap" and fig.get("approximate"):  # a live estimate's, carried
+                checks[name]["approximate"] = True
     out: dict[str, Any] = {
         "pass": bool(checks) and not few and all(c["pass"] for c in checks.values()),
         "checks": checks,

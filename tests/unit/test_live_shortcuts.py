@@ -8,8 +8,8 @@ answers of a new rater:
 - the pair kappas from one product of the columns' one-hot codes (dense, and sparse) against the
   shared bootstrap's sliced block, and the full computation;
 
-and a live estimate's release gate reads the carried bounds: on unchanged answers it passes and
-fails what the full report passes and fails.
+and a live estimate's release gate (on the humans' bounds or the debiased ones) reads the carried
+bounds, marked as carried: on unchanged answers it passes and fails what the full report does.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from conftest import LIVE_N_BOOT
 
+from annotator.reports.html_report import build_view
 from annotator.stats import raters, reconcile
 from annotator.stats.answers import human_answers, item_table
 from annotator.stats.bootstrap import Plain, jsonable
@@ -86,14 +87,16 @@ def test_pair_kappas_of_a_live_estimate_are_the_full_computations(demo_moved_on,
         assert est[path].get("n") == fig.get("n") and est[path].get("note") == fig.get("note"), path
 
 
-def test_a_live_release_gate_reads_the_carried_bounds(demo_moved_on):
+@pytest.mark.parametrize("source", ["humans", "debiased"])
+def test_a_live_release_gate_reads_the_carried_bounds(demo_moved_on, source):
     frames, _before, _after = demo_moved_on
     specs = [s for s in metric_specs(frames.rubric) if s.directed and not s.multi]
     scale = next(s.key for s in specs if not s.nominal)
-    gate = {"verdict_pass_rate": 0.3, scale: 2.0}
-    gated = dataclasses.replace(
-        frames, settings={**frames.settings, "release_gate": gate, "release_gate_min_cases": 1}
-    )
+    gate: dict[str, Any] = {"verdict_pass_rate": 0.3, scale: 2.0}
+    if source == "debiased":
+        gate |= {"source": "debiased", "judge": "demo-lenient-judge"}
+    settings = {"release_gate": gate, "release_gate_min_cases": 1, "release_gate_min_items": 1}
+    gated = dataclasses.replace(frames, settings={**frames.settings, **settings})
     full = build_report(gated, n_boot=N_BOOT)
     live = build_report(gated, n_boot=N_BOOT, intervals_from=full)  # the same answers
     checked = 0
@@ -105,7 +108,17 @@ def test_a_live_release_gate_reads_the_carried_bounds(demo_moved_on):
             assert got["checks"][name].get("bound") == check.get("bound"), (g, name)
             assert got["checks"][name]["low"] == pytest.approx(check["low"], abs=1e-12)
             checked += check["low"] is not None
+            # a carried bound is marked (a Wilson bound is the current answers' own)
+            marked = got["checks"][name].get("approximate", False)
+            assert marked == (check.get("bound") in ("bootstrap", "debiased")), (g, name)
+            assert "approximate" not in check  # never in a full report
     assert checked >= 4
+    # and shown so: "lower bound ≈3.78 vs threshold 2.00"
+    texts = [t for gate in build_view(live)["generators"]["gates"] for _, _, t in gate["checks"]]
+    assert any("lower bound ≈" in t for t in texts)
+    assert not any(
+        "≈" in t for gate in build_view(full)["generators"]["gates"] for *_, t in gate["checks"]
+    )
 
 
 def _rater_alphas(report: dict) -> dict[tuple, Any]:
