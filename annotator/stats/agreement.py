@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .bootstrap import ItemBootstrap, Pending, summarize
-from .distinct import distinct_counts, position_in
+from .distinct import distinct_counts, position_in, run_starts
 
 LEVELS = ("nominal", "ordinal", "interval")
 IDENTICAL = "every answer is identical: the statistic is undefined (nothing varies to agree on)"
@@ -103,9 +103,7 @@ def value_counts(
     key, cnt = distinct_counts(items * V + vi)
     t_item, t_val = key // V, key % V
     # key is sorted, so t_item is: its units and inverse without another sort
-    new = np.empty(len(t_item), dtype=bool)
-    new[:1] = True
-    np.not_equal(t_item[1:], t_item[:-1], out=new[1:])
+    new = run_starts(t_item)
     units = t_item[new]
     t_unit = np.cumsum(new, dtype=np.int64) - 1
     m = np.bincount(t_unit, weights=cnt, minlength=len(units))
@@ -287,7 +285,7 @@ def _pairs_within_units(t_unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(t_unit) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if bool(np.all(t_unit[1:] >= t_unit[:-1])):  # sorted, as counts are: runs, no sort
-        start = np.flatnonzero(np.r_[True, t_unit[1:] != t_unit[:-1]])
+        start = np.flatnonzero(run_starts(t_unit))
         size = np.diff(np.r_[start, len(t_unit)])
     else:
         _, start, size = np.unique(t_unit, return_index=True, return_counts=True)

@@ -48,6 +48,16 @@ def distinct_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (at + lo).astype(keys.dtype, copy=False), counts[at]
 
 
+def run_starts(keys: np.ndarray) -> np.ndarray:
+    """A flag per key: where a run of equal keys begins. For sorted keys, the first of each
+    distinct value (np.unique's return_index, as flags), without a sort."""
+    keys = np.asarray(keys)
+    new = np.empty(len(keys), dtype=bool)
+    new[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return new
+
+
 def position_in(values: np.ndarray, x: np.ndarray) -> np.ndarray:
     """np.searchsorted(values, x) (int64) for sorted distinct `values`. Where they are 0, 1,
     ..., V-1, as the codes of most metrics are, a number's position is the count of values

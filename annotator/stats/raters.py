@@ -33,7 +33,7 @@ from .agreement import (
 from .answers import metric_rows
 from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
-from .distinct import distinct, position_in
+from .distinct import distinct, position_in, run_starts
 from .frames import StudyFrames
 
 
@@ -352,8 +352,7 @@ def _rater_value_counts(
     counts = []
     for s, e in zip(bounds[:-1], bounds[1:], strict=True):
         item = t_item[s:e]
-        first = np.ones(len(item), bool)
-        first[1:] = item[1:] != item[:-1]
+        first = run_starts(item)
         t_unit = np.cumsum(first) - 1
         c = cnt[s:e]
         m = np.bincount(t_unit, weights=c, minlength=int(first.sum()))

@@ -106,10 +106,6 @@ def _off_scale(spec: MetricSpec) -> str:
 # ---- humans ----------------------------------------------------------------------------
 
 
-def _codes_to_index(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return position_in(values, codes)
-
-
 def _pair_kappas(
     ctx: Context,
     spec: MetricSpec,
@@ -129,7 +125,7 @@ def _pair_kappas(
     b_names = list(dict.fromkeys(b for _, b in pairs))
     xa = np.vstack([np.asarray(a_of[a], dtype=float) for a in a_names])
     xb = np.vstack([np.asarray(b_of[b], dtype=float) for b in b_names])
-    ca, cb = _codes_to_index(xa, values), _codes_to_index(xb, values)
+    ca, cb = position_in(values, xa), position_in(values, xb)
     ok_a, ok_b = ~np.isnan(xa), ~np.isnan(xb)
     pa = np.array([a_names.index(a) for a, _ in pairs], dtype=np.int64)
     pb = np.array([b_names.index(b) for _, b in pairs], dtype=np.int64)
@@ -171,10 +167,11 @@ def _pair_kappas(
     return {name: out[name] for name in sorted(out)}
 
 
-# the pair tables of a live estimate: columns x codes squared, at most (16 raters' worth: 15 MB)
+# the pair tables of a live estimate, (columns x codes) squared, at most this many cells (16 MB:
+# 235 raters on a six-point scale)
 _LIVE_TABLE_CELLS = 2_000_000
-# the one-hot codes (columns x codes x items) made dense for the product below this many values
-# (32 MB); sparse above
+# the one-hot codes (columns x codes x items) made dense for the product up to this many values
+# (16 MB in single precision); sparse above
 _LIVE_DENSE = 4_000_000
 
 
@@ -542,7 +539,7 @@ def _common_scale(
         x for x in (sec["alpha_vs_consensus"].note, VS_CONSENSUS) if x
     )
     values = vc.domain
-    ci, ji = _codes_to_index(c_val, values), _codes_to_index(j_val, values)
+    ci, ji = position_in(values, c_val), position_in(values, j_val)
     sec["permutation_alpha"] = permutation_alpha(
         ci,
         ji,

@@ -1,14 +1,15 @@
 """The distinct integer keys by counting give what np.unique gives, values, positions, counts
 and dtypes, over small and wide ranges, negative keys and none; a number's position among
 sorted values is np.searchsorted's, codes 0..V-1 or any others, NaN, infinities and numbers
-between or outside them included."""
+between or outside them included; the runs of sorted keys begin where np.unique finds each
+value first."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from annotator.stats.distinct import distinct, distinct_counts, position_in
+from annotator.stats.distinct import distinct, distinct_counts, position_in, run_starts
 
 
 @pytest.mark.parametrize("span", [1, 3, 50, 10**7])
@@ -47,3 +48,13 @@ def test_position_in_is_np_searchsorted(V: int) -> None:
             got = position_in(values, x)
             assert np.array_equal(got, want) and got.dtype == np.int64, (values, x)
     assert np.array_equal(position_in(np.arange(3.0), np.array([0, 2, 5])), [0, 2, 3])  # ints
+
+
+def test_run_starts_of_sorted_keys_are_np_unique_firsts() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        keys = np.sort(rng.integers(-3, int(rng.integers(1, 40)), int(rng.integers(0, 60))))
+        _, first = np.unique(keys, return_index=True)
+        flags = run_starts(keys)
+        assert flags.dtype == bool and flags.shape == keys.shape
+        assert np.array_equal(np.flatnonzero(flags), first)
