@@ -23,6 +23,7 @@ from pandas.core.internals.construction import convert_object_array
 from ..domain.rubric import Rubric
 from ..stats import frames as F
 from ..store import rows as R
+from ..store.answer_tail import READ_AGAIN, AddedRow, LogTail, rows_after, tail_of
 from ..store.changes import table_marks
 from ..store.db import StudyDB
 from . import frames as B
@@ -62,11 +63,15 @@ class LiveFrames:
     n_dropped: int = 0
     # answers read or dropped since the frames were last kept on disk (frames_cache.due)
     unkept: int = 0
+    # where the last read of the answer log stopped (None: unknown, the next refresh compares
+    # every current id, as after frames_cache.load)
+    tail: LogTail | None = None
 
 
 def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> LiveFrames:
     """Everything read, as `build_frames` does, keeping the ids a refresh compares."""
     marks = table_marks(db)
+    tail = tail_of(db)  # before the answers: a row committed in between is read, not missed
     judged = B.judged_metrics(rubric)
     item_rows = R.items(db)
     by_pk = {r.pk: r for r in item_rows}
@@ -97,6 +102,7 @@ def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, 
         unreadable_anchor=frozenset(anchor_bad),
         skipped=frozenset(skipped),
         unkept=len(answered) + len(live_bad) + len(skipped),
+        tail=tail,
     )
 
 
@@ -124,11 +130,15 @@ def refresh(
         return any(marks.get(t) != live.marks.get(t) for t in _SOURCES[part])
 
     if moved("answers"):
-        out = _answers_delta(out, db, rubric)
+        after = rows_after(db, live.tail) if live.tail is not None else None
+        if after == READ_AGAIN:
+            return read_live(db, rubric, study_name, settings)
+        out, anchors_moved = _answers_delta(out, db, rubric, after)
         changes["judgements"] = out.frames.judgements
-        anchor_bad: list[int] = []
-        changes["anchor_answers"] = B.anchor_frame(db, rubric, live.by_pk, anchor_bad)
-        out = replace(out, unreadable_anchor=frozenset(anchor_bad))
+        if anchors_moved:
+            anchor_bad: list[int] = []
+            changes["anchor_answers"] = B.anchor_frame(db, rubric, live.by_pk, anchor_bad)
+            out = replace(out, unreadable_anchor=frozenset(anchor_bad))
     if moved("judge_scores"):
         changes["judge_scores"], changes["judge_score_versions"] = B.judge_frames(db, live.by_pk)
     if moved("pair_votes"):
@@ -139,13 +149,15 @@ def refresh(
     return replace(out, frames=replace(frames, **changes))
 
 
-def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
-    """The live answers' rows after the answers added and superseded since `live` was read."""
-    current = R.current_judgement_ids(db, ("live",))
-    known = live.answered.keys() | live.unreadable_live | live.skipped
-    now = set(current)
-    dropped = known - now
-    added = [i for i in current if i not in known]
+def _answers_delta(
+    live: LiveFrames,
+    db: StudyDB,
+    rubric: Rubric,
+    after: tuple[list[AddedRow], LogTail] | str | None,
+) -> tuple[LiveFrames, bool]:
+    """The live answers' rows after the answers added and superseded since `live` was read, and
+    whether the anchors' and calibrations' answers may have moved too."""
+    dropped, added, tail, anchors_moved = _changed_ids(live, db, after)
     frame = live.frames.judgements
     rows_of = live.row_answer
     answered = dict(live.answered)
@@ -154,7 +166,9 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
         sess = answered.pop(i, None)
         if sess is not None:
             touched.add(sess)
-    keep = ~np.isin(rows_of, np.fromiter(dropped, dtype=np.int64, count=len(dropped)))
+    gone = np.fromiter(dropped, dtype=np.int64, count=len(dropped))
+    # nothing dropped (new answers only, the usual refresh): the million rows are not copied
+    keep = ~np.isin(rows_of, gone) if dropped else slice(None)
     unreadable = set(live.unreadable_live - dropped)
     bad: list[int] = []
     new = R.judgements_by_id(db, added, unreadable=bad)
@@ -174,6 +188,12 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
         pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
     )
     row_answer = np.concatenate([rows_of[keep], np.asarray(jids, dtype=np.int64)])
+    if jids and len(row_answer) > len(jids) and jids[0] < row_answer[: -len(jids)].max():
+        # an answer committed after one with a higher id (a server's ids are handed out before
+        # commit): a full read orders the rows by id, an answer's own rows in their order
+        order = np.argsort(row_answer, kind="stable")
+        merged = merged.iloc[order].reset_index(drop=True)
+        row_answer = row_answer[order]
     if touched:
         merged = _renumber(merged, row_answer, answered, touched)
     if dropped or len(parts) == 1:
@@ -182,9 +202,9 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
         # No row dropped: every value kept, and new ones added. Values added to a column keep
         # the type a full read infers for it (ints with a gap stay float, mixed types stay
         # object), so only a column whose two parts were typed apart is typed again.
-        apart = [c for c in merged.columns if parts[0][c].dtype != parts[1][c].dtype]
+        apart = [c for c in merged.columns if _typed_apart(parts[0][c].dtype, parts[1][c].dtype)]
         merged = _as_built(merged, apart)
-    return replace(
+    moved = replace(
         live,
         frames=replace(live.frames, judgements=merged),
         row_answer=row_answer,
@@ -194,7 +214,40 @@ def _answers_delta(live: LiveFrames, db: StudyDB, rubric: Rubric) -> LiveFrames:
         n_new=len(added),
         n_dropped=len(dropped),
         unkept=live.unkept + len(added) + len(dropped),
+        tail=tail,
     )
+    return moved, anchors_moved
+
+
+def _changed_ids(
+    live: LiveFrames, db: StudyDB, after: tuple[list[AddedRow], LogTail] | str | None
+) -> tuple[set[int], list[int], LogTail, bool]:
+    """The answers read before that are no longer current (superseded), the current live
+    answers not read yet (ascending), the log's tail, and whether an answer outside live work
+    (an anchor's, a calibration's) may have been added: from the rows added to the log since
+    `live.tail` (`after`, rows_after's) when the log up to it is unchanged, else by comparing
+    every current id."""
+    answered, bad, skipped = live.answered, live.unreadable_live, live.skipped
+
+    def known(i: int) -> bool:
+        return i in answered or i in bad or i in skipped
+
+    if isinstance(after, tuple):
+        rows, tail = after
+        gone = {r.supersedes for r in rows if r.supersedes is not None}
+        dropped = {i for i in gone if known(i)}
+        added = [
+            r.id
+            for r in rows
+            if r.context == "live" and not r.by_operator and r.id not in gone and not known(r.id)
+        ]
+        # a correction keeps its answer's context: these rows say every context that moved
+        return dropped, added, tail, any(r.context != "live" for r in rows)
+    tail = tail_of(db)  # before the ids, as read_live does
+    current = R.current_judgement_ids(db, ("live",))
+    now = set(current)
+    dropped = {i for i in answered.keys() | bad | skipped if i not in now}
+    return dropped, [i for i in current if not known(i)], tail, True
 
 
 def _renumber(
@@ -216,7 +269,7 @@ def _renumber(
     mask = frame["session_id"].isin(touched).to_numpy()
     if not mask.any():
         return frame
-    frame = frame.copy()
+    frame = frame.copy(deep=False)  # copy on write: only the new column is new
     places = [place[i] for i in row_answer[mask]]
     column = frame["position"]
     # the places are whole numbers: a numeric column keeps its type (a gap elsewhere keeps it
@@ -228,10 +281,22 @@ def _renumber(
     return frame
 
 
+def _typed_apart(kept: np.dtype, added: np.dtype) -> bool:
+    """Whether a column whose kept rows are typed `kept` and whose added rows `added` is typed
+    otherwise by a full read than by their concatenation. Ints beside floats are floats either
+    way (ints with a gap are floats: a concatenation and a read alike), so only other pairs
+    are typed again, at a million rows a column."""
+    if kept == added:
+        return False
+    return not ({kept.kind, added.kind} == {"i", "f"} and np.float64 in (kept, added))
+
+
 def _as_built(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
     """The dtypes `pd.DataFrame(rows)` infers for these values (a concatenation keeps the
     parts' dtypes: an int column stays float once it held a gap, even after the gap went), in
     `columns` (None: every column)."""
+    if columns == []:
+        return frame
     out = {}
     for c in frame.columns:
         col = frame[c]

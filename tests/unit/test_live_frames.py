@@ -18,6 +18,8 @@ from annotator.services.study import Study
 from annotator.stats.frames import TABLES
 from annotator.store import rows as R
 
+REPO = Path(__file__).resolve().parents[2]
+
 ANSWERS = {
     "instruction_following": "PASS",
     "layout_hierarchy": 4,
@@ -152,8 +154,93 @@ def test_the_delta_reads_only_the_new_answers(populated, monkeypatch):
         streamed.append(contexts)
         return real_stream(db, contexts, *args, **kwargs)
 
+    compared: list[int] = []
+    real_ids = R.current_judgement_ids
+
+    def spy_ids(db, contexts):
+        compared.append(1)
+        return real_ids(db, contexts)
+
     monkeypatch.setattr(R, "judgements_by_id", spy)
     monkeypatch.setattr(R, "judgements", spy_stream)
+    monkeypatch.setattr(R, "current_judgement_ids", spy_ids)
     live = _refresh(live, st)
     assert len(read) == 2 and live.n_new == 2
-    assert ("live",) not in streamed  # the live answers were not read again (anchors are)
+    # neither the answers read before nor their ids were read again, nor the anchors' answers
+    # (no anchor or calibration answer came): only the rows after the log's tail
+    assert streamed == [] and compared == []
+    _same_as_full(live, st)
+
+
+def test_an_answer_committed_below_the_tail_is_not_missed(tmp_path, pg_url):
+    """On a server ids are handed out before commit: an answer can commit after one with a higher
+    id. The refresh after it must still read it (the log's count up to its tail moved)."""
+    from sqlalchemy import text
+
+    st = Study.create(pg_url, REPO / "rubrics" / "ui_mockup.toml")
+    try:
+        src = tmp_path / "src"
+        src.mkdir()
+        st.import_items(write_manifest(src, basic_rows(src)))
+        for r in ("ann", "bob"):
+            st.add_rater(r)
+        _answer(st, "ann", 2)
+        live = read_live(st.db, st.rubric, st.name, _settings(st))
+
+        def jump(to: str) -> None:
+            with st.db.engine.begin() as c:
+                c.execute(text(f"SELECT setval('judgements_id_seq', {to})"))
+
+        with st.db.engine.connect() as c:
+            top = c.execute(text("SELECT max(id) FROM judgements")).scalar_one()
+        jump(f"{top} + 10")  # bob's answer takes an id ten above: the one before it is late
+        _answer(st, "bob", 1)
+        live = _refresh(live, st)
+        assert live.how == "delta" and live.n_new == 1
+        jump(str(top))  # ann's next answer commits with an id below bob's
+        _answer(st, "ann", 1)
+        live = _refresh(live, st)
+        assert live.n_new == 1
+        _same_as_full(live, st)
+        _answer(st, "bob", 1)  # and the tail goes on from there
+        live = _refresh(live, st)
+        assert live.n_new == 1
+        _same_as_full(live, st)
+    finally:
+        st.close()
+
+
+def test_a_copy_put_back_is_read_again(tmp_path, populated):
+    """A study file replaced by an earlier copy of itself, then answered again past where the
+    last refresh stopped: the rows at the old ids are other answers, and the refresh reads them."""
+    st = populated
+    folder = Path(st.folder)
+
+    def kept_rubric(live: LiveFrames, st: Study) -> LiveFrames:
+        # the app keeps its rubric while the file is replaced under it (a study opened again
+        # reads a new one, and a new rubric rebuilds everything)
+        return refresh(live, st.db, live.frames.rubric, st.name, _settings(st))
+
+    for r in ("ann", "bob"):
+        st.add_rater(r)
+    _answer(st, "ann", 2)
+    live = read_live(st.db, st.rubric, st.name, _settings(st))
+    st.close()
+    saved = tmp_path / "copy.sqlite"
+    with sqlite3.connect(folder / "study.sqlite") as c, sqlite3.connect(saved) as out:
+        c.backup(out)
+    st = Study.open(folder)
+    _answer(st, "bob", 3)
+    live = kept_rubric(live, st)
+    assert live.how == "delta" and live.n_new == 3
+    st.close()
+    with sqlite3.connect(saved) as c, sqlite3.connect(folder / "study.sqlite") as out:
+        c.backup(out)  # the copy put back: bob's three answers are gone
+    st = Study.open(folder)
+    try:
+        _answer(st, "ann", 3, {"layout_hierarchy": 1})  # the same ids, other answers
+        live = kept_rubric(live, st)
+        assert live.how == "full"  # the ids it had read are other answers now
+        _same_as_full(live, st)
+    finally:
+        st.close()
