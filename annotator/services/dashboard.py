@@ -345,9 +345,13 @@ def _model(
     # the sections every output lays out from the one model (the report's and the CSV's too)
     from ..reports.report_sections import SECTIONS
 
-    sections = (
-        *(s.build(view) for s in SECTIONS if s.top),  # the summary first, as the report has it
-        *(s.build(view) for s in SECTIONS if not s.top),
+    # build_view laid out every section that has figures (a million-judgement study's per-case
+    # table is half a second): those are taken as they are, the others say there is nothing yet
+    laid_out = {s.key: s for s in (*view.get("top_sections", ()), *view.get("sections", ()))}
+    sections = tuple(
+        laid_out.get(s.key) or s.build(view)
+        # the summary first, as the report has it
+        for s in (*(s for s in SECTIONS if s.top), *(s for s in SECTIONS if not s.top))
     )
     live = as_dict(view.get("live_estimate"))
     resamples = (

@@ -116,10 +116,17 @@ def stamp_carried(report: Any, as_of: str) -> int:
         if report.get("carried"):
             report["as_of"] = as_of
             n = 1
-        return n + sum(stamp_carried(v, as_of) for v in report.values())
-    if isinstance(report, list):
-        return sum(stamp_carried(v, as_of) for v in report)
-    return 0
+        values: Any = report.values()
+    elif isinstance(report, list):
+        n, values = 0, report
+    else:
+        return 0
+    # a report holds a quarter of a million values, most of them numbers and texts: only the
+    # containers are walked into
+    for v in values:
+        if type(v) is dict or type(v) is list or isinstance(v, dict | list):
+            n += stamp_carried(v, as_of)
+    return n
 
 
 def _carry_bare(live: dict[str, Any], exact: Mapping[str, Any]) -> int:

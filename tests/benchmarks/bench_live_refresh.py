@@ -1,0 +1,132 @@
+"""The dashboard's whole live refresh of two versions of the code, alternating in one run.
+
+Run: python tests/benchmarks/bench_live_refresh.py --before REV [--items 20000] [--rounds 2]
+
+What a rater's 100 new answers cost the dashboard that follows the study, end to end, as its
+two workers do it: `read_live_inputs` (the database worker: the new answers read into the kept
+frames, the calibrations, the tiles) and `compute_live` (the compute worker: the live estimate,
+its "as of" stamps, the view and its charts, the model). The study is bench_dashboard.py's
+(items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000 metric judgements).
+
+Round by round and version by version (`--before`: a git revision checked out in a temporary
+worktree; after: this checkout), a fresh process opens its own copy of the study, reads it
+(`read_live_inputs` with nothing kept), computes the full report (n_boot 1000: the exact figures
+the estimate carries from, and the yardstick), then three times adds 100 answers through the
+app's own session and times the refresh. It prints the median refresh, its parts, and its share
+of the full report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_dashboard import build  # noqa: E402
+
+_TIMED = """
+import json, statistics, sys, time
+from datetime import datetime, UTC
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from bench_live import add_answers
+from annotator.services.memory import return_large_blocks_to_the_os
+from annotator.services.study import Study
+from annotator.services.dashboard_live import compute_live, read_live_inputs
+from annotator.stats.report_model import build_report
+return_large_blocks_to_the_os()
+st = Study.open(Path(sys.argv[1]))
+first = read_live_inputs(st, None, {}, datetime.now(UTC), n_boot=1000, seed=0)
+t = time.perf_counter()
+exact = build_report(first.frames.frames, n_boot=1000)
+full = time.perf_counter() - t
+frames, read, live = first.frames, [], []
+for r in range(3):
+    add_answers(st, f"late{r}", 100, r)
+    t = time.perf_counter()
+    inputs = read_live_inputs(st, frames, exact, datetime.now(UTC), n_boot=1000, seed=0)
+    t1 = time.perf_counter()
+    compute_live(inputs)
+    t2 = time.perf_counter()
+    assert inputs.frames.how == "delta", inputs.frames.how
+    read.append(t1 - t)
+    live.append(t2 - t1)
+    frames = inputs.frames
+st.close()
+print(json.dumps({"read": statistics.median(read), "live": statistics.median(live), "full": full}))
+"""
+
+
+def _timed(checkout: Path, study: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _TIMED, str(study), str(REPO / "tests" / "benchmarks")],
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(checkout)},
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode:
+        raise SystemExit(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", required=True, help="git revision of the code before")
+    ap.add_argument("--items", type=int, default=20_000)
+    ap.add_argument("--raters", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "before"
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(old), args.before],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            source = build(Path(tmp) / "study", args.items, args.raters)
+            print(f"{args.items:,} items x {args.raters} raters; before = {args.before}")
+            runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+            for r in range(args.rounds):
+                for name, checkout in (("before", old), ("after", REPO)):
+                    copy = Path(tmp) / f"copy-{name}-{r}"
+                    shutil.copytree(source, copy)
+                    t = _timed(checkout, copy)
+                    shutil.rmtree(copy)
+                    runs[name].append(t)
+                    whole = t["read"] + t["live"]
+                    print(
+                        f"round {r + 1} {name:6s}: refresh {whole:.3f} s (read {t['read']:.3f} + "
+                        f"estimate and view {t['live']:.3f}), full {t['full']:.2f} s "
+                        f"({whole / t['full']:.1%})",
+                        flush=True,
+                    )
+            for name, ts in runs.items():
+                rd = statistics.median(t["read"] for t in ts)
+                lv = statistics.median(t["live"] for t in ts)
+                fu = statistics.median(t["full"] for t in ts)
+                print(
+                    f"{name}: median refresh {rd + lv:.3f} s (read {rd:.3f} + estimate and "
+                    f"view {lv:.3f}), full {fu:.2f} s ({(rd + lv) / fu:.1%})"
+                )
+        finally:
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
+                check=False,
+                capture_output=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
