@@ -28,7 +28,7 @@ from markupsafe import Markup, escape
 from ..base.atomic import atomic_write_text
 from . import charts as _charts
 from .formatting import Est, as_dict, fmt_any, fmt_num, fmt_p, fmt_share, kv_rows
-from .report_sections import SECTIONS, report_sections, section_views
+from .report_sections import SECTIONS, mark_charts_as_of, report_sections, section_views
 from .sections import Bullets, Chart, ItemCard, Note, Table
 from .view_agreement import judge_order, report_metrics
 
@@ -170,8 +170,13 @@ def build_view(
     thumbnails: Mapping[str, bytes] | None = None,
     generated_at: str | None = None,
     with_charts: bool = True,
+    charts_from: Mapping[str, Any] | None = None,
+    charts_as_of: str | None = None,
 ) -> dict[str, Any]:
-    """The report dict as the rows the template lays out (also handy for tests)."""
+    """The report dict as the rows the template lays out (also handy for tests).
+
+    A live estimate's view (the dashboard's) passes the last full report as `charts_from` and
+    its time as `charts_as_of`: its charts are that report's, each marked with the time."""
     rubric = as_dict(report.get("rubric"))
     metrics = report_metrics(report)[0]
     thumbs: dict[str, str] = {}
@@ -208,10 +213,12 @@ def build_view(
         # the items' pictures as data: URIs, by item id or display code (the findings' cards)
         "thumbnails": thumbs,
         # the sections of the one model (report_sections.py): their rows, then their Sections
-        **section_views(report, with_charts=with_charts),
+        **section_views(report, with_charts=with_charts, charts_from=charts_from),
         "other": kv_rows(report, skip=_TOP_KNOWN),
     }
     sections = report_sections(view)
+    if charts_from is not None and charts_as_of:
+        sections = [mark_charts_as_of(s, charts_as_of) for s in sections]
     top = {s.key for s in SECTIONS if s.top}
     # the summary heads the page in a card; the others follow the contents in report order
     view["top_sections"] = [s for s in sections if s.key in top]

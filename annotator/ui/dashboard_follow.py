@@ -451,11 +451,11 @@ class DashboardFollow(QWidget):
         self.stale_note.setText(
             translate(
                 "DashboardView",
-                "Live estimate: every figure is of the current answers but the raters' "
-                'competence and the latent truth (EM fits, marked "as of {when}"); the '
-                "intervals (marked ≈ in the tables, and those of the charts) are carried from "
-                "the exact figures of {when}. The exact figures are recomputed in about {secs} s "
-                "({key} now).",
+                "Live estimate: every figure in the tables is of the current answers but the "
+                'raters\' competence and the latent truth (EM fits, marked "as of {when}"); the '
+                "intervals (marked ≈) are carried from the exact figures of {when}, and the charts "
+                'are those exact figures\' (marked "as of {when}"). The exact figures are '
+                "recomputed in about {secs} s ({key} now).",
             ).format(
                 when=clock_text(model.exact_at),
                 secs=f"{due:.0f}",

@@ -35,15 +35,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_dashboard import build  # noqa: E402
 
 _TIMED = """
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 from datetime import datetime, UTC
 from pathlib import Path
-sys.path.insert(0, sys.argv[2])
-from bench_live import add_answers
+# this version's code first: bench_live.py puts this checkout's on the path when imported
+import annotator
 from annotator.services.memory import return_large_blocks_to_the_os
 from annotator.services.study import Study
 from annotator.services.dashboard_live import compute_live, read_live_inputs
 from annotator.stats.report_model import build_report
+sys.path.insert(0, sys.argv[2])
+from bench_live import add_answers
+assert annotator.__file__.startswith(os.getcwd()), annotator.__file__
 return_large_blocks_to_the_os()
 st = Study.open(Path(sys.argv[1]))
 first = read_live_inputs(st, None, {}, datetime.now(UTC), n_boot=1000, seed=0)

@@ -18,6 +18,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QTableWidget, QWidget
 
 from annotator.demo import scenario
+from annotator.reports.sections import Chart
 from annotator.reports.view_summary import metric_labels
 from annotator.services import dashboard as dash
 from annotator.services.calibration import CalibrationSession
@@ -605,6 +606,17 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
         for r in range(matrix.rowCount())
         for c in range(1, matrix.columnCount())
     )
+
+    # the charts are the full computation's, drawn then, each marked with its time
+    def charts(model: dash.DashboardModel) -> dict[str, Chart]:
+        return {b.name: b for sec in model.sections for b in sec.blocks if isinstance(b, Chart)}
+
+    mark = f"Chart as of {as_of}, the last full computation"
+    assert charts(live) and all(mark in c.caption for c in charts(live).values())
+    assert {n: c.png for n, c in charts(live).items()} == {
+        n: c.png for n, c in charts(exact).items() if n in charts(live)
+    }
+    assert any(mark in lab.text() for lab in view.findChildren(QLabel) if lab.isVisibleTo(view))
     assert "live estimate" in view.meta.text() and f"as of {as_of}" in view.meta.text()
     assert "Live estimate in" in view.busy_label.text()
     note = view.stale_note.text()
@@ -623,6 +635,7 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     )
     assert "liv" in view.model.report["raters"] and "live_estimate" not in view.model.report
     assert not any("≈" in c or "(as of " in c for c in _cells(view))
+    assert not any("Chart as of" in c.caption for c in charts(view.model).values())
     assert not view.stale_note.isVisibleTo(view)
 
 

@@ -351,8 +351,8 @@
         <translation>Estimación en vivo en {secs} s, sin remuestreo.</translation>
     </message>
     <message>
-        <source>Live estimate: every figure is of the current answers but the raters' competence and the latent truth (EM fits, marked &quot;as of {when}&quot;); the intervals (marked ≈ in the tables, and those of the charts) are carried from the exact figures of {when}. The exact figures are recomputed in about {secs} s ({key} now).</source>
-        <translation>Estimación en vivo: cada cifra es de las respuestas actuales salvo la competencia de los evaluadores y la verdad latente (ajustes EM, marcados con la hora {when} en las tablas); los intervalos (marcados con ≈ en las tablas, y los de los gráficos) se toman de las cifras exactas de {when}. Las cifras exactas se recalculan en unos {secs} s ({key} ahora).</translation>
+        <source>Live estimate: every figure in the tables is of the current answers but the raters' competence and the latent truth (EM fits, marked &quot;as of {when}&quot;); the intervals (marked ≈) are carried from the exact figures of {when}, and the charts are those exact figures' (marked &quot;as of {when}&quot;). The exact figures are recomputed in about {secs} s ({key} now).</source>
+        <translation>Estimación en vivo: cada cifra de las tablas es de las respuestas actuales salvo la competencia de los evaluadores y la verdad latente (ajustes EM, marcados con la hora {when}); los intervalos (marcados con ≈) se toman de las cifras exactas de {when}, y los gráficos son los de esas cifras exactas (marcados con la hora {when}). Las cifras exactas se recalculan en unos {secs} s ({key} ahora).</translation>
     </message>
     <message>
         <source>Computing the report: {step}…</source>
