@@ -1,14 +1,18 @@
 """The live dashboard's frames, kept between refreshes and brought up to date by reading only
 what changed.
 
-A full read decodes every answer's JSON (a million answers: seconds). A refresh instead
-compares the ids of the current live answers with the ids it has read (by id set, not "ids
-above the last one": on a server ids are handed out before commit, so a lower id can commit
-after a higher one), drops the rows of the answers a correction superseded, reads and decodes
-only the new answers, and renumbers the session positions of the sessions touched. Every
-other table is re-read only when its mark (`store.changes.table_marks`) moved; a change to
-the items, raters, settings or rubric rebuilds everything. The result equals `build_frames`
-on the same data, table for table, dtypes included (tests/unit/test_live_frames.py).
+A full read decodes every answer's JSON (a million answers: seconds). A refresh instead reads
+the rows added to the answer log since the last read (`store.answer_tail`: the log is
+append-only, and its tail says where the last read stopped), drops the rows of the answers a
+correction superseded, reads and decodes only the new answers, and renumbers the session
+positions of the sessions touched. When the log up to the tail moved (a server's late commit
+below it, the operators changed) it compares every current id with the ids it has read
+instead (by id set, not "ids above the last one": on a server ids are handed out before
+commit), and when another row sits at the tail (a copy of the study put back) it reads
+everything again. Every other table is re-read only when its mark
+(`store.changes.table_marks`) moved, the anchors' answers only when one came; a change to the
+items, anchors, settings or rubric rebuilds everything. The result equals `build_frames` on
+the same data, table for table, row order and dtypes included (tests/unit/test_live_frames.py).
 """
 
 from __future__ import annotations

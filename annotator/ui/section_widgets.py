@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QImage, QPalette, QPixmap
@@ -179,9 +180,10 @@ def table_widget(t: Table, width: int = 0) -> QTableWidget:
     return w
 
 
-def fold_button(text: str, folded: QWidget) -> QToolButton:
+def fold_button(text: str, folded: QWidget, fill: Callable[[], None] | None = None) -> QToolButton:
     """A button that shows and hides `folded` (hidden at first): a section's long detail table,
-    opened by a click or by Space when the button has the focus."""
+    opened by a click or by Space when the button has the focus. `fill`, when given, puts the
+    content into `folded` the first time it is opened."""
     b = QToolButton()
     b.setText(text)
     b.setCheckable(True)
@@ -191,7 +193,11 @@ def fold_button(text: str, folded: QWidget) -> QToolButton:
     b.setProperty("content", True)
     folded.setVisible(False)
 
+    pending = [fill] if fill is not None else []
+
     def toggle(shown: bool) -> None:
+        if shown and pending:
+            pending.pop()()
         folded.setVisible(shown)
         b.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
 
@@ -397,11 +403,21 @@ def add_blocks(
                 )
         elif isinstance(b, Bullets):
             lay.addWidget(bullets_widget(b))
+        elif isinstance(b, Table) and b.fold:
+            # a long detail table: folded under its line, as the report has it, and built when
+            # first opened (a million-judgement study's case-by-case table is 30,000 cells: a
+            # second of the interface's thread at every refresh of the dashboard)
+            holder = QWidget()
+            inside = QVBoxLayout(holder)
+            inside.setContentsMargins(0, 0, 0, 0)
+
+            def fill(t: Table = b, into: QVBoxLayout = inside) -> None:
+                into.addWidget(table_widget(t, room + 24))
+
+            lay.addWidget(fold_button(b.fold, holder, fill))
+            lay.addWidget(holder)
         elif isinstance(b, Table):
-            table = table_widget(b, room + 24)
-            if b.fold:  # a long detail table: folded under its line, as the report has it
-                lay.addWidget(fold_button(b.fold, table))
-            lay.addWidget(table)
+            lay.addWidget(table_widget(b, room + 24))
         elif isinstance(b, Note):
             lab = note_label(b.text)
             if b.style == "heading":  # a part of the section, as the report's sub-heading
