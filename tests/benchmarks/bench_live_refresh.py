@@ -3,9 +3,10 @@
 Run: python tests/benchmarks/bench_live_refresh.py --before REV [--items 20000] [--rounds 2]
 
 What a rater's 100 new answers cost the dashboard that follows the study, end to end, as its
-two workers do it: `read_live_inputs` (the database worker: the new answers read into the kept
-frames, the calibrations, the tiles) and `compute_live` (the compute worker: the live estimate,
-its "as of" stamps, the view and its charts, the model). The study is bench_dashboard.py's
+two workers and its interface do it: `read_live_inputs` (the database worker: the new answers
+read into the kept frames, the calibrations, the tiles), `compute_live` (the compute worker:
+the live estimate, its "as of" stamps, the view and its charts, the model; the charts decoded)
+and `section_page` (the interface's thread: the sections as widgets, offscreen Qt). The study is bench_dashboard.py's
 (items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000 metric judgements).
 
 Round by round and version by version (`--before`: a git revision checked out in a temporary
@@ -48,6 +49,11 @@ sys.path.insert(0, sys.argv[2])
 from bench_live import add_answers
 assert annotator.__file__.startswith(os.getcwd()), annotator.__file__
 return_large_blocks_to_the_os()
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtWidgets import QApplication
+from annotator.ui.decode import decode_image
+from annotator.ui.section_widgets import section_page
+app = QApplication([])
 st = Study.open(Path(sys.argv[1]))
 first = read_live_inputs(st, None, {}, datetime.now(UTC), n_boot=1000, seed=0)
 t = time.perf_counter()
@@ -56,20 +62,26 @@ full = time.perf_counter() - t
 # the dashboard showed the full computation: its view and charts were drawn then
 from annotator.reports.html_report import build_view
 build_view(exact, with_charts=True, generated_at="-")
-frames, read, live = first.frames, [], []
+frames, read, live, shown = first.frames, [], [], []
 for r in range(3):
     add_answers(st, f"late{r}", 100, r)
     t = time.perf_counter()
     inputs = read_live_inputs(st, frames, exact, datetime.now(UTC), n_boot=1000, seed=0)
     t1 = time.perf_counter()
-    compute_live(inputs)
+    model = compute_live(inputs)
+    charts = {c.name: decode_image(c.png) for c in model.charts()}
     t2 = time.perf_counter()
+    page, _heads = section_page(model.sections, charts, 1000)  # the interface's thread
+    t3 = time.perf_counter()
+    page.deleteLater()
     assert inputs.frames.how == "delta", inputs.frames.how
     read.append(t1 - t)
     live.append(t2 - t1)
+    shown.append(t3 - t2)
     frames = inputs.frames
 st.close()
-print(json.dumps({"read": statistics.median(read), "live": statistics.median(live), "full": full}))
+print(json.dumps({"read": statistics.median(read), "live": statistics.median(live),
+                  "shown": statistics.median(shown), "full": full}))
 """
 
 
@@ -111,20 +123,21 @@ def main() -> None:
                     t = _timed(checkout, copy)
                     shutil.rmtree(copy)
                     runs[name].append(t)
-                    whole = t["read"] + t["live"]
+                    whole = t["read"] + t["live"] + t["shown"]
                     print(
                         f"round {r + 1} {name:6s}: refresh {whole:.3f} s (read {t['read']:.3f} + "
-                        f"estimate and view {t['live']:.3f}), full {t['full']:.2f} s "
-                        f"({whole / t['full']:.1%})",
+                        f"estimate and view {t['live']:.3f} + laid out {t['shown']:.3f}), full "
+                        f"{t['full']:.2f} s ({whole / t['full']:.1%})",
                         flush=True,
                     )
             for name, ts in runs.items():
-                rd = statistics.median(t["read"] for t in ts)
-                lv = statistics.median(t["live"] for t in ts)
-                fu = statistics.median(t["full"] for t in ts)
+                rd, lv, sh, fu = (
+                    statistics.median(t[k] for t in ts) for k in ("read", "live", "shown", "full")
+                )
                 print(
-                    f"{name}: median refresh {rd + lv:.3f} s (read {rd:.3f} + estimate and "
-                    f"view {lv:.3f}), full {fu:.2f} s ({(rd + lv) / fu:.1%})"
+                    f"{name}: median refresh {rd + lv + sh:.3f} s (read {rd:.3f} + estimate and "
+                    f"view {lv:.3f} + laid out {sh:.3f}), full {fu:.2f} s "
+                    f"({(rd + lv + sh) / fu:.1%})"
                 )
         finally:
             subprocess.run(
