@@ -244,3 +244,24 @@ def test_a_copy_put_back_is_read_again(tmp_path, populated):
         _same_as_full(live, st)
     finally:
         st.close()
+
+
+def test_an_operators_answers_never_count_in_a_refresh(populated):
+    """An operator's answers are stored and never counted: a refresh leaves them out whether
+    the operators changed since the last read (every id compared) or not (the rows after the
+    log's tail, each with its rater's flag)."""
+    st = populated
+    st.add_rater("ann")
+    _answer(st, "ann", 2)
+    live = read_live(st.db, st.rubric, st.name, _settings(st))
+    st.add_rater("ops", operator=True)
+    _answer(st, "ops", 2)
+    _answer(st, "ann", 1)
+    live = _refresh(live, st)
+    assert live.how == "delta" and live.n_new == 1
+    _same_as_full(live, st)
+    _answer(st, "ops", 1)
+    _answer(st, "ann", 1)
+    live = _refresh(live, st)
+    assert live.how == "delta" and live.n_new == 1
+    _same_as_full(live, st)
