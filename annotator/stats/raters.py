@@ -398,29 +398,35 @@ def _fatigue(
     p_sess = pd.factorize(pos["session"].to_numpy(dtype=object)[ok][order])[0]
     if not len(p_key):
         return
-    # Added up per positioned judgement (item, rater), one metric at a time: 12 columns each,
-    # 2*half + {0: n, 1: agree}, then 4 + 2*quarter + {0, 1}. Bounded by the judgements, not by
-    # items x raters, and no array of every answer of every metric at once.
-    size = len(p_key) * 12
-    table = np.zeros(size)
+    # Added up per positioned judgement (item, rater): 12 columns each, 2*half + {0: n, 1:
+    # agree}, then 4 + 2*quarter + {0, 1}. A judgement's half and quarter are its own, the same
+    # for every metric, so only its answers compared (n) and agreeing (agree) are counted per
+    # metric, into two columns; the weights are 0 or 1, so every sum is a whole number and
+    # exact in any order. Bounded by the judgements, not by items x raters, and no array of
+    # every answer of every metric at once.
+    P = len(p_key)
+    size = P * 12
+    n_of, agree_of = np.zeros(P), np.zeros(P)
     n_half, n_q = np.zeros((R, 2), np.int64), np.zeros((R, 4), np.int64)
-    sessions = np.zeros(0, np.int64)
+    p_late = (p_rel >= 0.5).astype(np.int64)
+    p_quarter = np.minimum((p_rel * 4).astype(np.int64), 3)
+    session_parts: list[np.ndarray] = []
     S = int(p_sess.max()) + 1
     for idx, rid, ag in pooled:
         key = idx * R + rid
         at = np.minimum(np.searchsorted(p_key, key), len(p_key) - 1)
         hit = p_key[at] == key
         rid, ag, at = rid[hit], ag[hit], at[hit]
-        a_rel = p_rel[at]
-        late = (a_rel >= 0.5).astype(np.int64)
-        quarter = np.minimum((a_rel * 4).astype(np.int64), 3)
-        table += np.bincount(at * 12 + 2 * late, minlength=size)
-        table += np.bincount(at * 12 + 2 * late + 1, weights=ag, minlength=size)
-        table += np.bincount(at * 12 + 4 + 2 * quarter, minlength=size)
-        table += np.bincount(at * 12 + 5 + 2 * quarter, weights=ag, minlength=size)
-        n_half += np.bincount(rid * 2 + late, minlength=2 * R).reshape(R, 2)
-        n_q += np.bincount(rid * 4 + quarter, minlength=4 * R).reshape(R, 4)
-        sessions = np.union1d(sessions, rid * S + p_sess[at])
+        n_of += np.bincount(at, minlength=P)
+        agree_of += np.bincount(at, weights=ag, minlength=P)
+        n_half += np.bincount(rid * 2 + p_late[at], minlength=2 * R).reshape(R, 2)
+        n_q += np.bincount(rid * 4 + p_quarter[at], minlength=4 * R).reshape(R, 4)
+        session_parts.append(rid * S + p_sess[at])
+    sessions = np.unique(np.concatenate(session_parts)) if session_parts else np.zeros(0, np.int64)
+    table = np.zeros(size)
+    half, fourth = np.arange(P) * 12 + 2 * p_late, np.arange(P) * 12 + 4 + 2 * p_quarter
+    table[half], table[half + 1] = n_of, agree_of
+    table[fourth], table[fourth + 1] = n_of, agree_of
     n_answers = n_half.sum(axis=1)
     if not n_answers.any():
         return
