@@ -142,9 +142,10 @@ def section_views(
 
 def mark_charts_as_of(section: Section, as_of: str) -> Section:
     """`section` with each of its charts marked as the last full computation's (`as_of`, when it
-    was computed): a live estimate's tables are current, its charts are not drawn again (a
-    chart is a quarter of a second of matplotlib, a third of a live refresh at 100,000
-    judgements, and 100 answers move no point by a pixel)."""
+    was computed): a live estimate's tables are current, its charts are not drawn again (the
+    agreement chart is a quarter of a second of matplotlib, about a quarter of a live refresh
+    at 100,000 judgements; a hundred answers more on thousands move its points little, and
+    the mark says from when they are)."""
     mark = f"Chart as of {as_of}, the last full computation; the tables show the current figures."
     blocks = tuple(
         replace(b, caption=f"{b.caption} {mark}".strip()) if isinstance(b, Chart) else b
