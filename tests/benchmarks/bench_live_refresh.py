@@ -20,11 +20,8 @@ of the full report.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dashboard import build  # noqa: E402
+from versions import checkout_before, run_timed  # noqa: E402
 
 _TIMED = """
 import json, os, statistics, sys, time
@@ -85,19 +83,6 @@ print(json.dumps({"read": statistics.median(read), "live": statistics.median(liv
 """
 
 
-def _timed(checkout: Path, study: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", _TIMED, str(study), str(REPO / "tests" / "benchmarks")],
-        cwd=checkout,
-        env={**os.environ, "PYTHONPATH": str(checkout)},
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode:
-        raise SystemExit(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True, help="git revision of the code before")
@@ -105,45 +90,35 @@ def main() -> None:
     ap.add_argument("--raters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "before"
-        subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(old), args.before],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            source = build(Path(tmp) / "study", args.items, args.raters)
-            print(f"{args.items:,} items x {args.raters} raters; before = {args.before}")
-            runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
-            for r in range(args.rounds):
-                for name, checkout in (("before", old), ("after", REPO)):
-                    copy = Path(tmp) / f"copy-{name}-{r}"
-                    shutil.copytree(source, copy)
-                    t = _timed(checkout, copy)
-                    shutil.rmtree(copy)
-                    runs[name].append(t)
-                    whole = t["read"] + t["live"] + t["shown"]
-                    print(
-                        f"round {r + 1} {name:6s}: refresh {whole:.3f} s (read {t['read']:.3f} + "
-                        f"estimate and view {t['live']:.3f} + laid out {t['shown']:.3f}), full "
-                        f"{t['full']:.2f} s ({whole / t['full']:.1%})",
-                        flush=True,
-                    )
-            for name, ts in runs.items():
-                rd, lv, sh, fu = (
-                    statistics.median(t[k] for t in ts) for k in ("read", "live", "shown", "full")
-                )
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        checkout_before(args.before, Path(tmp) / "before") as old,
+    ):
+        source = build(Path(tmp) / "study", args.items, args.raters)
+        print(f"{args.items:,} items x {args.raters} raters; before = {args.before}")
+        runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+        for r in range(args.rounds):
+            for name, checkout in (("before", old), ("after", REPO)):
+                copy = Path(tmp) / f"copy-{name}-{r}"
+                shutil.copytree(source, copy)
+                t = run_timed(checkout, _TIMED, str(copy), str(REPO / "tests" / "benchmarks"))
+                shutil.rmtree(copy)
+                runs[name].append(t)
+                whole = t["read"] + t["live"] + t["shown"]
                 print(
-                    f"{name}: median refresh {rd + lv + sh:.3f} s (read {rd:.3f} + estimate and "
-                    f"view {lv:.3f} + laid out {sh:.3f}), full {fu:.2f} s "
-                    f"({(rd + lv + sh) / fu:.1%})"
+                    f"round {r + 1} {name:6s}: refresh {whole:.3f} s (read {t['read']:.3f} + "
+                    f"estimate and view {t['live']:.3f} + laid out {t['shown']:.3f}), full "
+                    f"{t['full']:.2f} s ({whole / t['full']:.1%})",
+                    flush=True,
                 )
-        finally:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
-                check=False,
-                capture_output=True,
+        for name, ts in runs.items():
+            rd, lv, sh, fu = (
+                statistics.median(t[k] for t in ts) for k in ("read", "live", "shown", "full")
+            )
+            print(
+                f"{name}: median refresh {rd + lv + sh:.3f} s (read {rd:.3f} + estimate and "
+                f"view {lv:.3f} + laid out {sh:.3f}), full {fu:.2f} s "
+                f"({(rd + lv + sh) / fu:.1%})"
             )
 
 

@@ -8,7 +8,8 @@ the live frames brought up to date (`live_frames.refresh`) and kept in a pickle.
 round and version by version (`--before`: a git revision checked out in a temporary worktree;
 after: this checkout), a fresh process loads the same frames and times the live estimate
 (`build_report(intervals_from=the last full report)`, the median of three), the dashboard's
-view of it with its charts (`build_view`, what `dashboard_live.compute_live` does next) and the
+view of it with its charts drawn afresh (`build_view`, what `dashboard_live.compute_live` did
+next before the live view took the last full computation's charts) and the
 full report (n_boot 1000). Both versions see the same frames and the same machine, turn by turn.
 Reading the new answers (`live_frames.refresh`) is bench_live.py's.
 """
@@ -16,11 +17,8 @@ Reading the new answers (`live_frames.refresh`) is bench_live.py's.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import pickle
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dashboard import build  # noqa: E402
 from bench_live import add_answers  # noqa: E402
+from versions import checkout_before, run_timed  # noqa: E402
 
 from annotator.services.live_frames import read_live, refresh  # noqa: E402
 from annotator.services.study import DEFAULT_SETTINGS, Study  # noqa: E402
@@ -45,6 +44,7 @@ from annotator.stats.report_model import build_report
 return_large_blocks_to_the_os()
 with open(sys.argv[1], "rb") as f:
     saved = pickle.load(f)
+from annotator.reports import charts as _charts
 from annotator.reports.html_report import build_view
 from annotator.stats.live_estimate import stamp_carried
 live, view = [], []
@@ -52,6 +52,9 @@ for _ in range(3):
     t = time.perf_counter()
     report = build_report(saved["frames"], n_boot=1000, intervals_from=saved["exact"])
     live.append(time.perf_counter() - t)
+    # a chart drawn from the same data comes from the memo: a refresh's data is new, so the
+    # charts are drawn each time, as a refresh draws them (the memo kept them before)
+    getattr(_charts, "_drawn", {}).clear()
     t = time.perf_counter()
     stamp_carried(report, "14:02")
     build_view(report, with_charts=True, generated_at="-")
@@ -63,18 +66,6 @@ print(json.dumps({"live": statistics.median(live), "view": statistics.median(vie
 """
 
 
-def _timed(checkout: Path, saved: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", _TIMED, str(saved)],
-        cwd=checkout,
-        env={**os.environ, "PYTHONPATH": str(checkout)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True, help="git revision of the code before")
@@ -82,48 +73,38 @@ def main() -> None:
     ap.add_argument("--raters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "before"
-        subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(old), args.before],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            st = Study.open(build(Path(tmp) / "study", args.items, args.raters))
-            settings = {**DEFAULT_SETTINGS, **st.db.all_settings()}
-            live = read_live(st.db, st.rubric, st.name, settings)
-            exact = build_report(live.frames, n_boot=1000)
-            add_answers(st, "late", 100, 0)
-            live = refresh(live, st.db, st.rubric, st.name, settings)
-            st.close()
-            saved = Path(tmp) / "frames.pkl"
-            with saved.open("wb") as f:
-                pickle.dump({"frames": live.frames, "exact": exact}, f)
-            n = len(live.frames.judgements)
-            print(f"{n:,} metric judgements; before = {args.before}, after = this checkout")
-            runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
-            for r in range(args.rounds):
-                for name, checkout in (("before", old), ("after", REPO)):
-                    t = _timed(checkout, saved)
-                    runs[name].append(t)
-                    print(
-                        f"round {r + 1} {name:6s}: live {t['live']:.3f} s (+ view and charts "
-                        f"{t['view']:.3f} s), full {t['full']:.2f} s ({t['live'] / t['full']:.1%})"
-                    )
-            for name, ts in runs.items():
-                lv = statistics.median(t["live"] for t in ts)
-                vw = statistics.median(t["view"] for t in ts)
-                fu = statistics.median(t["full"] for t in ts)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        checkout_before(args.before, Path(tmp) / "before") as old,
+    ):
+        st = Study.open(build(Path(tmp) / "study", args.items, args.raters))
+        settings = {**DEFAULT_SETTINGS, **st.db.all_settings()}
+        live = read_live(st.db, st.rubric, st.name, settings)
+        exact = build_report(live.frames, n_boot=1000)
+        add_answers(st, "late", 100, 0)
+        live = refresh(live, st.db, st.rubric, st.name, settings)
+        st.close()
+        saved = Path(tmp) / "frames.pkl"
+        with saved.open("wb") as f:
+            pickle.dump({"frames": live.frames, "exact": exact}, f)
+        n = len(live.frames.judgements)
+        print(f"{n:,} metric judgements; before = {args.before}, after = this checkout")
+        runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+        for r in range(args.rounds):
+            for name, checkout in (("before", old), ("after", REPO)):
+                t = run_timed(checkout, _TIMED, str(saved))
+                runs[name].append(t)
                 print(
-                    f"{name}: median live {lv:.3f} s (+ view and charts {vw:.3f} s), full "
-                    f"{fu:.2f} s ({lv / fu:.1%})"
+                    f"round {r + 1} {name:6s}: live {t['live']:.3f} s (+ view and charts "
+                    f"{t['view']:.3f} s), full {t['full']:.2f} s ({t['live'] / t['full']:.1%})"
                 )
-        finally:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
-                check=False,
-                capture_output=True,
+        for name, ts in runs.items():
+            lv = statistics.median(t["live"] for t in ts)
+            vw = statistics.median(t["view"] for t in ts)
+            fu = statistics.median(t["full"] for t in ts)
+            print(
+                f"{name}: median live {lv:.3f} s (+ view and charts {vw:.3f} s), full "
+                f"{fu:.2f} s ({lv / fu:.1%})"
             )
 
 
