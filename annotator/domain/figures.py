@@ -111,7 +111,7 @@ def estimate_text(d: Any, *, digits: int = 2, with_n: bool = False) -> str:
 
 def metric_labels(report: Mapping[str, Any]) -> dict[str, str]:
     """Every report key's label (`metrics.*.label`, from Rubric.key_label), for the sentences."""
-    return {k: s.get("label") or k for k, s in (report.get("metrics") or {}).items()}
+    return {k: as_dict(s).get("label") or k for k, s in as_dict(report.get("metrics")).items()}
 
 
 def figure_label(name: str, labels: Mapping[str, str] | None = None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .cell_memo import TextMemo
 from .formatting import Est
 from .section_judges import est_text
 from .sections import Block, Note, Section, Table
@@ -81,9 +82,11 @@ def _cases_blocks(g: Mapping[str, Any]) -> list[Block]:
     names = tuple(g.get("names") or ())
     overall = tuple((f["label"], ALL_CASES, *(_cell(c) for c in f["overall"])) for f in figures)
     rows: list[tuple[str, ...]] = []
+    text = TextMemo()  # the case rows' cells: 25,000 at a million judgements
     for f, first in zip(figures, overall, strict=True):
         rows.append(first)
-        rows += [(f["label"], cid, *(_cell(c) for c in cells)) for cid, cells in f["rows"]]
+        rows += [(f["label"], cid, *map(text, cells)) for cid, cells in f["rows"]]
+    text.keep()
     labels = ", ".join(f["label"] for f in figures)
     numeric = frozenset(range(2, 2 + len(names)))
     # a study of many cases has a long table: the report shows each figure over all cases

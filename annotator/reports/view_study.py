@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .cell_memo import CellMemo
 from .formatting import (
     as_dict,
     est_of,
@@ -94,6 +95,7 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
         g: {str(c): v for c, v in as_dict(as_dict(by_gen[g]).get(case_key)).items()} for g in names
     }
     figures = []
+    cells_of = CellMemo()  # the per-case cells: 25,000 at a million judgements
     for k in fig_keys:
         overall = [
             cell(as_dict(as_dict(by_gen[g]).get("overall")).get(k))
@@ -106,7 +108,7 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
             cells = []
             for g in names:
                 c = per_case[g].get(cid)
-                cells.append(cell(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
+                cells.append(cells_of(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
             rows.append((cid, cells))
         label = labels.get(k)
         figures.append(
@@ -119,6 +121,7 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
                 "rows": rows,
             }
         )
+    cells_of.keep()
     gates = [
         _gate_view(str(g), as_dict(by_gen[g]).get("release_gate"))
         for g in names

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..domain import figures
 from .formatting import as_dict, est_of, fmt_num
 
 VERDICT_WORDS = {
@@ -161,10 +162,9 @@ def _with_interval(est: Any, ci: Any) -> str:
 
 
 def metric_labels(report: Mapping[str, Any]) -> dict[str, str]:
-    """Metric key -> the label the reader knows it by."""
-    out = {
-        str(k): str(as_dict(v).get("label") or k) for k, v in as_dict(report.get("metrics")).items()
-    }
+    """Metric key -> the label the reader knows it by, the verdict's too (the summary's
+    sentences read `figures.metric_labels`, the metrics' alone)."""
+    out = {str(k): str(v) for k, v in figures.metric_labels(report).items()}
     v = as_dict(report.get("verdict"))
     if v.get("label"):
         out["verdict"] = str(v["label"])

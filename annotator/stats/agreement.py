@@ -41,7 +41,8 @@ from .distinct import distinct_counts, position_in, run_starts
 LEVELS = ("nominal", "ordinal", "interval")
 IDENTICAL = "every answer is identical: the statistic is undefined (nothing varies to agree on)"
 NO_PAIRS = "no item has answers from two raters"
-_MAX_ORDINAL_VALUES = 200
+# an ordinal alpha over more distinct values is binned first (bin_ordered): its V x V weights
+MAX_ORDINAL_VALUES = 200
 _PACKAGE_CELLS = 20_000_000  # largest N x V x V array we let the package build
 
 
@@ -136,7 +137,7 @@ def _regroup(vc: ValueCounts, group: np.ndarray, domain: np.ndarray, note: str) 
     return ValueCounts(vc.units, domain, uk // G, uk % G, cnt, vc.m, note)
 
 
-def bin_ordered(vc: ValueCounts, max_values: int = _MAX_ORDINAL_VALUES) -> ValueCounts:
+def bin_ordered(vc: ValueCounts, max_values: int = MAX_ORDINAL_VALUES) -> ValueCounts:
     """Merge adjacent values into at most `max_values` bins of similar pooled count."""
     V = len(vc.domain)
     if V <= max_values:
@@ -236,7 +237,7 @@ def alpha_features(
         c = np.tile(np.arange(4), int(keep.sum()))
         return r, c, feats.ravel(), 4, _alpha_interval
     if level == "ordinal":
-        if V > _MAX_ORDINAL_VALUES:
+        if V > MAX_ORDINAL_VALUES:
             raise ValueError("bin the values first (bin_ordered)")
         left, right = _pairs_within_units(t_unit)
         v = (cnt[left] * cnt[right] - (left == right) * cnt[left]) / m1[left]
@@ -586,6 +587,7 @@ def two_way_alpha(base: Any, answers: Any, domain: np.ndarray, level: str) -> An
 __all__ = [
     "IDENTICAL",
     "LEVELS",
+    "MAX_ORDINAL_VALUES",
     "NO_PAIRS",
     "ValueCounts",
     "alpha_features",

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from .agreement import (
-    _MAX_ORDINAL_VALUES,
     IDENTICAL,
+    MAX_ORDINAL_VALUES,
     ValueCounts,
     alpha_features,
     alpha_finalizer,
@@ -287,7 +287,7 @@ def _live_sliced_alpha(
     if spec.level not in ("nominal", "ordinal") or not len(idx) or rid.min() < 0:
         return None
     V = len(dom)
-    if spec.level == "ordinal" and V > _MAX_ORDINAL_VALUES:
+    if spec.level == "ordinal" and V > MAX_ORDINAL_VALUES:
         return None
     N = int(idx.max()) + 1
     if R * N <= 4 * len(idx) + 65536:

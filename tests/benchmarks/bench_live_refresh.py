@@ -13,8 +13,9 @@ Round by round and version by version (`--before`: a git revision checked out in
 worktree; after: this checkout), a fresh process opens its own copy of the study, reads it
 (`read_live_inputs` with nothing kept), computes the full report (n_boot 1000: the exact figures
 the estimate carries from, and the yardstick) and its view (as the dashboard shows it), then
-three times adds 100 answers through the app's own session and times the refresh. It prints the median refresh, its parts, and its share
-of the full report.
+adds 100 answers through the app's own session and times the refresh, `--refreshes` times
+(3; more of them steady the median: a refresh at a million judgements varies by a tenth). It
+prints the median refresh, its parts, and its share of the full report.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ full = time.perf_counter() - t
 from annotator.reports.html_report import build_view
 build_view(exact, with_charts=True, generated_at="-")
 frames, read, live, shown = first.frames, [], [], []
-for r in range(3):
+for r in range(int(sys.argv[3])):
     add_answers(st, f"late{r}", 100, r)
     t = time.perf_counter()
     inputs = read_live_inputs(st, frames, exact, datetime.now(UTC), n_boot=1000, seed=0)
@@ -89,6 +90,9 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=20_000)
     ap.add_argument("--raters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--refreshes", type=int, default=3, help="refreshes timed per process (their median)"
+    )
     args = ap.parse_args()
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -101,7 +105,13 @@ def main() -> None:
             for name, checkout in (("before", old), ("after", REPO)):
                 copy = Path(tmp) / f"copy-{name}-{r}"
                 shutil.copytree(source, copy)
-                t = run_timed(checkout, _TIMED, str(copy), str(REPO / "tests" / "benchmarks"))
+                t = run_timed(
+                    checkout,
+                    _TIMED,
+                    str(copy),
+                    str(REPO / "tests" / "benchmarks"),
+                    str(args.refreshes),
+                )
                 shutil.rmtree(copy)
                 runs[name].append(t)
                 whole = t["read"] + t["live"] + t["shown"]

@@ -1,0 +1,103 @@
+"""The generators' case-by-case cells made once per content: a view that reuses the cells of the
+view before it is the view made afresh, cell for cell and text for text."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotator.reports.cell_memo import CellMemo, TextMemo
+from annotator.reports.html_report import build_view
+from annotator.reports.report_sections import report_sections
+from annotator.reports.sections import Table
+
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
+
+
+@pytest.fixture
+def tifa() -> dict[str, Any]:
+    return json.loads((REFERENCE / "tifa" / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def _no_memory_between_tests():
+    CellMemo._last, TextMemo._last = {}, {}
+    yield
+    CellMemo._last, TextMemo._last = {}, {}
+
+
+def _generators(report: dict[str, Any]) -> tuple[Any, dict[str, tuple]]:
+    view = build_view(report, with_charts=False)
+    (section,) = (s for s in report_sections(view) if s.key == "generators")
+    tables = {b.name: b.rows for b in section.blocks if isinstance(b, Table)}
+    return view["generators"], tables
+
+
+def _afresh(report: dict[str, Any]) -> tuple[Any, dict[str, tuple]]:
+    CellMemo._last, TextMemo._last = {}, {}
+    return _generators(report)
+
+
+def test_a_view_of_reused_cells_is_the_view_made_afresh(tifa):
+    """TIFA's 160 cases, then the same report with a few cells changed as new answers and a
+    live estimate change them: moved, marked carried, a count that became a float (it prints
+    "n=3.0", not "n=3"); every other cell comes from the memo."""
+    first = _generators(tifa)
+    assert first == _afresh(tifa)
+    moved = copy.deepcopy(tifa)
+    cases = moved["generators"]["by_generator"]["mini_dalle"]["by_case"]
+    a, b, c = sorted(cases)[:3]
+    cases[a]["faithfulness"]["estimate"] += 0.25
+    cases[b]["faithfulness"].update(approximate=True, as_of="14:02")
+    cases[c]["faithfulness"]["n"] = float(cases[c]["faithfulness"]["n"])
+    _generators(tifa)  # the memo holds the unchanged report's cells
+    reused = _generators(moved)
+    assert reused == _afresh(moved)
+    rows = {r[1]: r for r in reused[1]["generatorCasesTable"]}
+    names = reused[0]["names"]
+    at = 2 + names.index("mini_dalle")
+    assert rows[c][at].endswith(f"n={float(cases[c]['faithfulness']['n'])}")
+    assert "(as of 14:02)" in rows[b][at]
+
+
+def test_the_memo_is_used_and_keeps_one_tables_cells(tifa, monkeypatch):
+    """The same report again makes no cell afresh; another report's view replaces the memo,
+    which never holds more than the last table's cells."""
+    from annotator.reports import cell_memo
+
+    made: list[Any] = []
+    monkeypatch.setattr(cell_memo, "cell", lambda v: made.append(v) or cell_memo_cell(v))
+    cells = _distinct_cells(tifa)  # 800 cells, 9 distinct figures: each made once
+    _generators(tifa)
+    assert len(made) == len(cells)
+    assert len(CellMemo._last) == len(TextMemo._last) == len(cells)
+    made.clear()
+    _generators(tifa)
+    assert made == []
+    other = copy.deepcopy(tifa)
+    for g in other["generators"]["by_generator"].values():
+        for case in g["by_case"].values():
+            case["faithfulness"]["n"] = 10_000  # no cell of `tifa` has it
+    _generators(other)
+    assert len(made) == len(_distinct_cells(other))
+    assert all(dict(zip(*key[:2], strict=True))["n"] == 10_000 for key in CellMemo._last)
+
+
+def _distinct_cells(report: dict[str, Any]) -> set[str]:
+    return {
+        json.dumps(fig, sort_keys=True)
+        for g in report["generators"]["by_generator"].values()
+        for case in g["by_case"].values()
+        for k, fig in case.items()
+        if k != "n_items"
+    }
+
+
+def cell_memo_cell(v: Any) -> Any:
+    from annotator.reports.view_metrics import cell
+
+    return cell(v)
