@@ -51,9 +51,12 @@ def _answers(q: float, rng: np.random.Generator) -> dict:
     }
 
 
-def build(folder: Path, n_items: int, n_raters: int, seed: int = 0) -> Path:
+def build(
+    folder: Path, n_items: int, n_raters: int, seed: int = 0, session_size: int | None = None
+) -> Path:
     """Items in cases of 20 (5 generators x 4 renders); every rater answers every item around
-    the item's latent quality."""
+    the item's latent quality, in sessions of `session_size` items as the app stores them, or
+    as imported answers without a session (insert_live_answers)."""
     rng = np.random.default_rng(seed)
     rows = [
         {
@@ -66,7 +69,9 @@ def build(folder: Path, n_items: int, n_raters: int, seed: int = 0) -> Path:
     ]
     study_of_items(folder, rows, [f"rater{r:02d}" for r in range(n_raters)])
     q = rng.normal(0, 1, n_items)
-    insert_live_answers(folder, lambda _r, i: json.dumps(_answers(q[i], rng), sort_keys=True))
+    insert_live_answers(
+        folder, lambda _r, i: json.dumps(_answers(q[i], rng), sort_keys=True), session_size
+    )
     return folder
 
 

@@ -91,6 +91,13 @@ def main() -> None:
     ap.add_argument("--raters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument(
+        "--sessions",
+        type=int,
+        default=0,
+        help="answers in labelling sessions of this many items, as the app stores them "
+        "(0: imported answers, without a session)",
+    )
+    ap.add_argument(
         "--refreshes", type=int, default=3, help="refreshes timed per process (their median)"
     )
     args = ap.parse_args()
@@ -98,8 +105,11 @@ def main() -> None:
         tempfile.TemporaryDirectory() as tmp,
         checkout_before(args.before, Path(tmp) / "before") as old,
     ):
-        source = build(Path(tmp) / "study", args.items, args.raters)
-        print(f"{args.items:,} items x {args.raters} raters; before = {args.before}")
+        source = build(
+            Path(tmp) / "study", args.items, args.raters, session_size=args.sessions or None
+        )
+        kind = f"sessions of {args.sessions}" if args.sessions else "imported, no session"
+        print(f"{args.items:,} items x {args.raters} raters ({kind}); before = {args.before}")
         runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
         for r in range(args.rounds):
             for name, checkout in (("before", old), ("after", REPO)):

@@ -16,8 +16,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 REPO = Path(__file__).resolve().parents[2]
@@ -155,19 +157,48 @@ def study_of_items(folder: Path, rows: list[dict], raters: list[str]) -> Path:
     return folder
 
 
-def insert_live_answers(folder: Path, answers: Callable[[int, int], str]) -> None:
+def insert_live_answers(
+    folder: Path, answers: Callable[[int, int], str], session_size: int | None = None
+) -> None:
     """Every rater answers every item by raw inserts (quick to build; the app's own writes are
-    timed apart): `answers(rater index, item index)` gives the answers' JSON."""
+    timed apart): `answers(rater index, item index)` gives the answers' JSON.
+
+    Without `session_size` the answers are imported ones (no session, no order). With it they
+    are as the app stores them: each rater meets the items in an order of their own, in labelling
+    sessions of that many items, each answer three seconds after the one before (the raters'
+    session places and fatigue figures read them)."""
     c = sqlite3.connect(folder / "study.sqlite")
     version = c.execute("SELECT version FROM rubric_versions WHERE is_active").fetchone()[0]
     rater_ids = [r[0] for r in c.execute("SELECT id FROM raters ORDER BY id")]
     item_ids = [r[0] for r in c.execute("SELECT id FROM items ORDER BY id")]
     c.execute("BEGIN")
+    start = datetime(2026, 11, 30)
     for r, rid in enumerate(rater_ids):
+        if session_size is None:
+            c.executemany(
+                "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, "
+                "source, created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
+                [(rid, it, version, answers(r, i)) for i, it in enumerate(item_ids)],
+            )
+            continue
+        order = np.random.default_rng(r).permutation(len(item_ids))
+        rows = []
+        for k in range(0, len(order), session_size):
+            at = start + timedelta(days=k // session_size)
+            cur = c.execute(
+                "INSERT INTO sessions (rater_pk, mode, started_at) VALUES (?, 'label', ?)",
+                (rid, at.isoformat(sep=" ")),
+            )
+            for q, i in enumerate(order[k : k + session_size].tolist()):
+                made = (at + timedelta(seconds=3 * (q + 1))).isoformat(sep=" ")
+                rows.append(
+                    (rid, item_ids[i], version, cur.lastrowid, q, answers(r, i), 3000, made)
+                )
         c.executemany(
-            "INSERT INTO judgements (rater_pk, item_pk, rubric_version, context, answers, source, "
-            "created_at) VALUES (?, ?, ?, 'live', ?, 'import', '2026-11-30')",
-            [(rid, it, version, answers(r, i)) for i, it in enumerate(item_ids)],
+            "INSERT INTO judgements (rater_pk, item_pk, rubric_version, session_pk, context, "
+            "queue_position, answers, time_ms, source, created_at) "
+            "VALUES (?, ?, ?, ?, 'live', ?, ?, ?, 'app', ?)",
+            rows,
         )
     c.execute("COMMIT")
     c.close()

@@ -8,6 +8,7 @@ reported as lenient, and every planted contradiction is listed as a finding.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -494,3 +495,21 @@ def test_split_by_metric_is_the_groupby(categorical: bool) -> None:
         assert list(got) == [str(k) for k in want]
         for key, frame in want.items():
             pd.testing.assert_frame_equal(got[str(key)], frame)
+
+
+def test_fatigue_finds_answers_by_table_as_by_search(monkeypatch) -> None:
+    """The raters' fatigue figures meet each answer's place in its session through a table of
+    every (item, rater) where it is small: the same report, bit for bit, as the binary search
+    a sparse study (many raters, few per item) takes; a rater missing from the positions too."""
+    from annotator.stats import raters
+
+    items, judgements = simulated_study(n_cases=40, per_gen=2, n_raters=5, seed=7)
+    j = judgements.copy()
+    # one rater's answers without a session: in `pooled`, not among the positioned judgements
+    j.loc[j["rater"] == "rater4", ["session_id", "position"]] = None
+    frames = StudyFrames("places", UI, items=items, judgements=j)
+    by_table = json.dumps(build_report(frames, n_boot=200, seed=1)["raters"], sort_keys=True)
+    assert '"early"' in by_table
+    monkeypatch.setattr(raters, "_place_table", lambda *_: None)
+    by_search = json.dumps(build_report(frames, n_boot=200, seed=1)["raters"], sort_keys=True)
+    assert by_table == by_search
