@@ -56,7 +56,7 @@ from .dashboard_follow import LIVE_MIN_GAP_S, DashboardFollow
 from .i18n import translate
 from .keyed import KeyedWidget
 from .keymap import Keymap
-from .section_widgets import note_label, section_page, show_tiles
+from .section_widgets import note_label, opened_folds, section_page, show_tiles
 from .session_view import ShutsDownOnce
 from .style import relative_font, set_accessible, soft_colour, warning_colour
 from .worker import ComputeWorker
@@ -255,7 +255,8 @@ class DashboardView(KeyedWidget, ShutsDownOnce, DashboardFollow):
         room = (
             self.scroll_area.width() - self.scroll_area.verticalScrollBar().sizeHint().width() - 40
         )
-        content, self._sections = section_page(model.sections, charts, room)
+        opened = opened_folds(self.content)  # the reader's open tables stay open
+        content, self._sections = section_page(model.sections, charts, room, opened)
         bar = self.scroll_area.verticalScrollBar()
         place = bar.value()  # a recomputation must not throw the reader back to the top
         old = self.scroll_area.takeWidget()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QImage, QPalette, QPixmap
@@ -58,6 +58,7 @@ __all__ = [
     "chart_widget",
     "fit_columns",
     "note_label",
+    "opened_folds",
     "section_head",
     "section_page",
     "show_tiles",
@@ -178,6 +179,9 @@ def table_widget(t: Table, width: int = 0) -> QTableWidget:
     w.setFixedHeight(max(height, head + 8))
     w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
     return w
+
+
+FOLD = "fold:"  # a fold button's object name: this prefix and its table's name
 
 
 def fold_button(text: str, folded: QWidget, fill: Callable[[], None] | None = None) -> QToolButton:
@@ -379,9 +383,14 @@ def section_head(s: Section) -> QWidget:
 
 
 def add_blocks(
-    lay: QVBoxLayout, blocks: tuple[Block, ...], charts: dict[str, QImage], room: int
+    lay: QVBoxLayout,
+    blocks: tuple[Block, ...],
+    charts: dict[str, QImage],
+    room: int,
+    opened: Collection[str] = (),
 ) -> None:
-    """Lay `blocks` out in `lay`, `room` pixels wide (`charts`: the decoded charts by name)."""
+    """Lay `blocks` out in `lay`, `room` pixels wide (`charts`: the decoded charts by name); a
+    folded table named in `opened` starts open (`opened_folds` of the page it replaces)."""
     grid: QGridLayout | None = None
     n = 0
     cards = sum(isinstance(b, ItemCard) for b in blocks)
@@ -414,8 +423,12 @@ def add_blocks(
             def fill(t: Table = b, into: QVBoxLayout = inside) -> None:
                 into.addWidget(table_widget(t, room + 24))
 
-            lay.addWidget(fold_button(b.fold, holder, fill))
+            button = fold_button(b.fold, holder, fill)
+            button.setObjectName(f"{FOLD}{b.name}")
+            lay.addWidget(button)
             lay.addWidget(holder)
+            if b.name in opened:
+                button.setChecked(True)
         elif isinstance(b, Table):
             lay.addWidget(table_widget(b, room + 24))
         elif isinstance(b, Note):
@@ -439,10 +452,27 @@ def add_blocks(
             lay.addWidget(chart_widget(b, charts.get(b.name)))
 
 
+def opened_folds(page: QWidget | None) -> frozenset[str]:
+    """The folded tables the reader has opened on `page`, by name: the page that replaces it at
+    the next refresh opens them again (a live dashboard refreshes every few seconds while raters
+    work; a table folded again under the reader's eyes was lost)."""
+    if page is None:
+        return frozenset()
+    return frozenset(
+        b.objectName().removeprefix(FOLD)
+        for b in page.findChildren(QToolButton)
+        if b.objectName().startswith(FOLD) and b.isChecked()
+    )
+
+
 def section_page(
-    sections: tuple[Section, ...], charts: dict[str, QImage], room: int
+    sections: tuple[Section, ...],
+    charts: dict[str, QImage],
+    room: int,
+    opened: Collection[str] = (),
 ) -> tuple[QWidget, list[QWidget]]:
-    """A page of `sections`, `room` pixels wide, and the heading widget of each section."""
+    """A page of `sections`, `room` pixels wide, and the heading widget of each section; the
+    folded tables named in `opened` open."""
     content = QWidget()
     lay = QVBoxLayout(content)
     lay.setContentsMargins(4, 0, 12, 24)
@@ -452,6 +482,6 @@ def section_page(
         head = section_head(s)
         lay.addWidget(head)
         heads.append(head)
-        add_blocks(lay, s.blocks, charts, room)
+        add_blocks(lay, s.blocks, charts, room, opened)
     lay.addStretch(1)
     return content, heads

@@ -482,6 +482,11 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
     assert not view.is_busy() and view.model is shown
     assert "F5" in view.stale_note.text() and "changed" in view.stale_note.text()
     # on again: recomputed while the figures stay on screen, and the reader keeps their place
+    # and the detail table they opened
+    folds = [b for b in view.findChildren(QToolButton) if b.objectName().startswith("fold:")]
+    assert folds
+    folds[0].click()
+    opened = folds[0].objectName()
     bar = view.scroll_area.verticalScrollBar()
     bar.setValue(bar.maximum() // 2)
     place = bar.value()
@@ -500,6 +505,10 @@ def test_the_shown_dashboard_follows_the_study_and_keeps_the_readers_place(
         lambda: bar.maximum() == max(0, content.height() - viewport.height()), timeout=10_000
     )
     assert bar.value() == place
+    (fold,) = (b for b in content.findChildren(QToolButton) if b.objectName() == opened)
+    assert fold.isChecked() and fold.arrowType() == Qt.ArrowType.DownArrow
+    table = next(t for t in content.findChildren(QTableWidget) if t.objectName() == opened[5:])
+    assert table.isVisibleTo(view) and table.rowCount() > 0
     # a recomputation the reader cancels (Esc) is not restarted on its own for the same data;
     # a newer change is followed again
     call_blocking(db_worker, _new_rater_answers("hal"), study=True)
