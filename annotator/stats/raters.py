@@ -389,7 +389,7 @@ def _fatigue(
         return
     R = len(raters)
     p_idx = index_positions(pd.Index(items["item_id"]), pos["item_id"])
-    p_rid = index_positions(pd.Index(raters), pos["rater"])
+    p_rid = index_positions(pd.Index(raters), pos["rater"].astype(str))
     rel = pd.to_numeric(pos["rel"], errors="coerce").to_numpy(float)
     ok = (p_idx >= 0) & (p_rid >= 0) & ~np.isnan(rel)
     p_key = p_idx[ok].astype(np.int64) * R + p_rid[ok]
