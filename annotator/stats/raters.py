@@ -1,4 +1,4 @@
-"""Per-rater figures: agreement with the others, and fatigue within a session.
+"""Per-rater figures: agreement with the others (and, from fatigue.py, by place in the session).
 
 Each answer is compared with the *leave-one-out consensus*: the consensus of
 the other raters of the same item (majority for nominal metrics, a tie gives
@@ -7,11 +7,9 @@ a scale when it is within half a point of the median (so both neighbours of a
 median that falls between two values count).
 
 Per rater and metric: the share of agreeing answers and Krippendorff's alpha
-between the rater and the leave-one-out consensus. Fatigue pools all metrics
-but the verdict: each session's judgements are ordered by position (else by
-time), split into the early and the late half and into quarters, and the
-agreement share is compared; `change` = late - early, negative when a rater
-agrees less as the session goes on. Intervals resample items.
+between the rater and the leave-one-out consensus; those comparisons, pooled over
+the metrics, are what fatigue.py splits by place in the session. Intervals
+resample items.
 """
 
 from __future__ import annotations
@@ -30,10 +28,11 @@ from .agreement import (
     ordinal_triangle,
     undefined_reason,
 )
-from .answers import index_positions, metric_rows
+from .answers import metric_rows
 from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .distinct import distinct, position_in, run_starts
+from .fatigue import fatigue_figures
 from .frames import StudyFrames
 
 
@@ -97,43 +96,6 @@ def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
     lo = dom[np.minimum((cum <= k_lo[:, None]).sum(axis=1), V - 1)]
     hi = dom[np.minimum((cum <= k_hi[:, None]).sum(axis=1), V - 1)]
     return np.where(m > 0, (lo + hi) / 2.0, np.nan)
-
-
-def _positions(frames: StudyFrames) -> pd.DataFrame:
-    """Relative place of each (rater, item) judgement in its session: 0 <= rel < 1."""
-    j = frames.judgements
-    in_session = j["session_id"].notna() if len(j) else pd.Series(dtype=bool)
-    # no session at all (ratings imported from a file): nothing below would survive the filter
-    if not in_session.any():
-        return pd.DataFrame(columns=["item_id", "rater", "rel"])
-    if in_session.sum() * 2 < len(j):
-        # only a (rater, item) with a row in a session can keep its first row below: look for
-        # first rows among the rows of those raters and items only (a study imported from a
-        # file, then rated in the app, drops most rows here before the costly deduplication)
-        s = j[in_session]
-        j = j[j["rater"].isin(s["rater"].unique())]
-        j = j[j["item_id"].isin(s["item_id"].unique())]
-    first = j.drop_duplicates(["rater", "item_id"])[
-        ["rater", "item_id", "session_id", "position", "created_at"]
-    ].copy()
-    # order is real only inside a session the app recorded: ratings imported from a file
-    # without sessions carry the import's time, not the order they were made in
-    first = first[first["session_id"].notna()]
-    if not len(first):
-        return pd.DataFrame(columns=["item_id", "rater", "rel"])
-    first["order"] = pd.to_numeric(first["position"], errors="coerce")
-    if first["order"].isna().all():
-        t = pd.to_datetime(first["created_at"], errors="coerce", utc=True)
-        if t.isna().all():
-            return pd.DataFrame(columns=["item_id", "rater", "rel"])
-        first["order"] = t.astype("int64").where(t.notna())
-    first = first[first["order"].notna()]
-    first["session"] = first["session_id"].astype(object).where(first["session_id"].notna(), "")
-    g = first.groupby(["rater", "session"])["order"]
-    rank = g.rank(method="first") - 1.0
-    size = g.transform("size")
-    first["rel"] = rank / size
-    return first[["item_id", "rater", "rel", "session"]]
 
 
 def rater_section(
@@ -212,7 +174,7 @@ def rater_section(
             }
         if spec.key != VERDICT_KEY:
             pooled.append((idx, rid, agree))
-    _fatigue(plan, frames, items, out, raters, pooled, min_count)
+    fatigue_figures(plan, frames, items, out, raters, pooled, min_count)
     return out
 
 
@@ -358,129 +320,6 @@ def _rater_value_counts(
         m = np.bincount(t_unit, weights=c, minlength=int(first.sum()))
         counts.append(ValueCounts(item[first], dom, t_unit, t_val[s:e], c, m))
     return raters, counts
-
-
-def _fatigue(
-    plan: ItemBootstrap,
-    frames: StudyFrames,
-    items: pd.DataFrame,
-    out: dict[str, Any],
-    raters: list[str],
-    pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    min_count: int,
-) -> None:
-    """`pooled`: per metric the (item idx, rater index, agrees) of every answer compared with a
-    leave-one-out consensus. Answers meet their place in the session through one integer key
-    per (item, rater), never a merge on strings: a million answers stay a few arrays."""
-    note = (
-        "agreement with the leave-one-out consensus by place in the session: early = first "
-        "half, late = second half; change = late - early"
-    )
-    pos = _positions(frames)
-    for r in raters:
-        out[r]["fatigue"] = {"note": "no answers compared with a consensus of others"}
-    if not pooled:
-        return
-    if not len(pos):
-        for r in raters:
-            out[r]["fatigue"] = {
-                "note": "no session order recorded (ratings imported from a file have none)"
-            }
-        return
-    R = len(raters)
-    p_idx = index_positions(pd.Index(items["item_id"]), pos["item_id"])
-    p_rid = index_positions(pd.Index(raters), pos["rater"].astype(str))
-    rel = pd.to_numeric(pos["rel"], errors="coerce").to_numpy(float)
-    ok = (p_idx >= 0) & (p_rid >= 0) & ~np.isnan(rel)
-    p_key = p_idx[ok].astype(np.int64) * R + p_rid[ok]
-    order = np.argsort(p_key, kind="stable")
-    p_key, p_rel = p_key[order], rel[ok][order]
-    p_sess = pd.factorize(pos["session"].to_numpy(dtype=object)[ok][order])[0]
-    if not len(p_key):
-        return
-    # Added up per positioned judgement (item, rater): 12 columns each, 2*half + {0: n, 1:
-    # agree}, then 4 + 2*quarter + {0, 1}. A judgement's half and quarter are its own, the same
-    # for every metric, so only its answers compared (n) and agreeing (agree) are counted per
-    # metric, into two columns; the weights are 0 or 1, so every sum is a whole number and
-    # exact in any order. Bounded by the judgements, not by items x raters, and no array of
-    # every answer of every metric at once.
-    P = len(p_key)
-    size = P * 12
-    n_of, agree_of = np.zeros(P), np.zeros(P)
-    n_half, n_q = np.zeros((R, 2), np.int64), np.zeros((R, 4), np.int64)
-    p_late = (p_rel >= 0.5).astype(np.int64)
-    p_quarter = np.minimum((p_rel * 4).astype(np.int64), 3)
-    compared = np.zeros(P, dtype=bool)
-    S = int(p_sess.max()) + 1
-    place_of = _place_table(p_key, len(items) * R)
-    for idx, rid, ag in pooled:
-        key = idx * R + rid
-        if place_of is not None:  # keys are below len(items) * R: idx rows of `items`
-            at = place_of[key]
-            hit = at >= 0
-        else:
-            at = np.minimum(np.searchsorted(p_key, key), len(p_key) - 1)
-            hit = p_key[at] == key
-        rid, ag, at = rid[hit], ag[hit], at[hit]
-        n_of += np.bincount(at, minlength=P)
-        agree_of += np.bincount(at, weights=ag, minlength=P)
-        n_half += np.bincount(rid * 2 + p_late[at], minlength=2 * R).reshape(R, 2)
-        n_q += np.bincount(rid * 4 + p_quarter[at], minlength=4 * R).reshape(R, 4)
-        compared[at] = True
-    # a rater's sessions: those of their judgements with an answer compared (a judgement's
-    # rater and session are its own, whichever metric's answer was)
-    sessions = np.unique(p_key[compared] % R * S + p_sess[compared])
-    table = np.zeros(size)
-    half, fourth = np.arange(P) * 12 + 2 * p_late, np.arange(P) * 12 + 4 + 2 * p_quarter
-    table[half], table[half + 1] = n_of, agree_of
-    table[fourth], table[fourth + 1] = n_of, agree_of
-    n_answers = n_half.sum(axis=1)
-    if not n_answers.any():
-        return
-    n_sessions = np.bincount(sessions // S, minlength=R)
-    cell = np.flatnonzero(table)
-    judgement = cell // 12
-
-    def fin(s: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shares = s[:, 1::2] / s[:, 0::2]  # early, late, q0..q3
-        return np.column_stack(
-            [shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0], shares[:, 2:]]
-        )
-
-    reps = plan.add_sliced(
-        p_key[judgement] // R, cell % 12, table[cell], 12, fin, p_key[judgement] % R, R
-    )
-    for i, r in enumerate(raters):
-        if not n_answers[i]:
-            continue
-
-        def fig(n: int, col: int, _i: int = i) -> Any:
-            if n < min_count:
-                return undefined(int(n), f"fewer than {min_count} answers: a share is not shown")
-            return Pending(reps, int(n), col=_i * 7 + col)
-
-        out[r]["fatigue"] = {
-            "early": fig(n_half[i, 0], 0),
-            "late": fig(n_half[i, 1], 1),
-            "change": fig(min(n_half[i]), 2),
-            "by_position_quarter": [fig(n_q[i, q], 3 + q) for q in range(4)],
-            "n_answers": int(n_answers[i]),
-            "n_sessions": int(n_sessions[i]),
-            "note": note,
-        }
-
-
-def _place_table(p_key: np.ndarray, n_keys: int) -> np.ndarray | None:
-    """Each of `n_keys` (item, rater) keys' place among the sorted, distinct `p_key` (-1: none),
-    where such a table is small beside the keys; else None (a binary search finds them). Each
-    metric looks up its answers' judgements: 200,000 random binary searches a metric were 0.3 s
-    of a million-judgement study's raters' section, a gather from the table a few ms."""
-    if n_keys > 8 * len(p_key) + (1 << 20):  # sparse: few raters per item among many
-        return None
-    place = np.full(n_keys, -1, dtype=np.int64)
-    place[p_key] = np.arange(len(p_key))
-    return place
 
 
 def _add_drift(frames: StudyFrames, out: dict[str, Any]) -> None:

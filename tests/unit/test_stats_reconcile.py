@@ -501,7 +501,7 @@ def test_fatigue_finds_answers_by_table_as_by_search(monkeypatch) -> None:
     """The raters' fatigue figures meet each answer's place in its session through a table of
     every (item, rater) where it is small: the same report, bit for bit, as the binary search
     a sparse study (many raters, few per item) takes; a rater missing from the positions too."""
-    from annotator.stats import raters
+    from annotator.stats import fatigue
 
     items, judgements = simulated_study(n_cases=40, per_gen=2, n_raters=5, seed=7)
     j = judgements.copy()
@@ -510,6 +510,6 @@ def test_fatigue_finds_answers_by_table_as_by_search(monkeypatch) -> None:
     frames = StudyFrames("places", UI, items=items, judgements=j)
     by_table = json.dumps(build_report(frames, n_boot=200, seed=1)["raters"], sort_keys=True)
     assert '"early"' in by_table
-    monkeypatch.setattr(raters, "_place_table", lambda *_: None)
+    monkeypatch.setattr(fatigue, "_place_table", lambda *_: None)
     by_search = json.dumps(build_report(frames, n_boot=200, seed=1)["raters"], sort_keys=True)
     assert by_table == by_search
