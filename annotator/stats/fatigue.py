@@ -103,10 +103,8 @@ def fatigue_figures(
     P = len(p_key)
     size = P * 12
     n_of, agree_of = np.zeros(P), np.zeros(P)
-    n_half, n_q = np.zeros((R, 2), np.int64), np.zeros((R, 4), np.int64)
     p_late = (p_rel >= 0.5).astype(np.int64)
     p_quarter = np.minimum((p_rel * 4).astype(np.int64), 3)
-    compared = np.zeros(P, dtype=bool)
     S = int(p_sess.max()) + 1
     place_of = _place_table(p_key, len(items) * R)
     for idx, rid, ag in pooled:
@@ -117,15 +115,18 @@ def fatigue_figures(
         else:
             at = np.minimum(np.searchsorted(p_key, key), len(p_key) - 1)
             hit = p_key[at] == key
-        rid, ag, at = rid[hit], ag[hit], at[hit]
+        if not hit.all():  # answers without a place in a session (imported ones)
+            at, ag = at[hit], ag[hit]
         n_of += np.bincount(at, minlength=P)
         agree_of += np.bincount(at, weights=ag, minlength=P)
-        n_half += np.bincount(rid * 2 + p_late[at], minlength=2 * R).reshape(R, 2)
-        n_q += np.bincount(rid * 4 + p_quarter[at], minlength=4 * R).reshape(R, 4)
-        compared[at] = True
-    # a rater's sessions: those of their judgements with an answer compared (a judgement's
-    # rater and session are its own, whichever metric's answer was)
-    sessions = np.unique(p_key[compared] % R * S + p_sess[compared])
+    # A judgement's rater, half, quarter and session are the same for each of its answers: the
+    # per-rater counts follow from its answers compared, once (whole numbers, exact), and its
+    # sessions are those of its judgements with an answer compared.
+    p_rid = p_key % R
+    n_half = _counted(p_rid * 2 + p_late, n_of, 2 * R).reshape(R, 2)
+    n_q = _counted(p_rid * 4 + p_quarter, n_of, 4 * R).reshape(R, 4)
+    compared = n_of > 0
+    sessions = np.unique(p_rid[compared] * S + p_sess[compared])
     table = np.zeros(size)
     half, fourth = np.arange(P) * 12 + 2 * p_late, np.arange(P) * 12 + 4 + 2 * p_quarter
     table[half], table[half + 1] = n_of, agree_of
@@ -165,6 +166,11 @@ def fatigue_figures(
             "n_sessions": int(n_sessions[i]),
             "note": note,
         }
+
+
+def _counted(key: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:
+    """The whole counts `n` summed by `key` in 0..size-1, as integers."""
+    return np.bincount(key, weights=n, minlength=size).astype(np.int64)
 
 
 def _place_table(p_key: np.ndarray, n_keys: int) -> np.ndarray | None:
