@@ -75,7 +75,7 @@ class TextMemo:
         if not isinstance(c, Est):
             return str(c)
         made = self._made.get(id(c)) or self._before.get(id(c))
-        if made is None or made[0] is not c:
+        if made is None:
             made = (c, est_text(c))
         self._made[id(c)] = made
         return made[1]

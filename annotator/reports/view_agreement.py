@@ -60,8 +60,6 @@ def metrics_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
 def judged_metrics_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The humans-vs-judges section's rows: `metrics_view`, or None when no metric has a
     judge."""
-    if "metrics" not in report and report.get("verdict") is None:
-        return None
     if not judge_order(report_metrics(report)[0]):
         return None  # before the rows: a study without a judge has no use for them
     return metrics_view(report)

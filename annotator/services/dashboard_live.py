@@ -110,7 +110,7 @@ def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.Dashbo
     )
     as_of = clock_text(live.exact_at)
     report["live_estimate"].update(carried=stamp_carried(report, as_of), as_of=as_of)
-    task.step(0.75, "laying out the figures")
+    task.step(0.75, "the tables of the figures (the charts: the last full computation's)")
     # the charts are the last full computation's, marked (drawn then: no matplotlib here)
     view = build_view(
         report, with_charts=True, generated_at="-", charts_from=live.exact, charts_as_of=as_of

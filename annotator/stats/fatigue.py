@@ -122,11 +122,11 @@ def fatigue_figures(
     # A judgement's rater, half, quarter and session are the same for each of its answers: the
     # per-rater counts follow from its answers compared, once (whole numbers, exact), and its
     # sessions are those of its judgements with an answer compared.
-    p_rid = p_key % R
-    n_half = _counted(p_rid * 2 + p_late, n_of, 2 * R).reshape(R, 2)
-    n_q = _counted(p_rid * 4 + p_quarter, n_of, 4 * R).reshape(R, 4)
+    j_item, j_rid = np.divmod(p_key, R)
+    n_half = _counted(j_rid * 2 + p_late, n_of, 2 * R).reshape(R, 2)
+    n_q = _counted(j_rid * 4 + p_quarter, n_of, 4 * R).reshape(R, 4)
     compared = n_of > 0
-    sessions = np.unique(p_rid[compared] * S + p_sess[compared])
+    sessions = np.unique(j_rid[compared] * S + p_sess[compared])
     table = np.zeros(size)
     half, fourth = np.arange(P) * 12 + 2 * p_late, np.arange(P) * 12 + 4 + 2 * p_quarter
     table[half], table[half + 1] = n_of, agree_of
@@ -145,9 +145,7 @@ def fatigue_figures(
             [shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0], shares[:, 2:]]
         )
 
-    reps = plan.add_sliced(
-        p_key[judgement] // R, cell % 12, table[cell], 12, fin, p_key[judgement] % R, R
-    )
+    reps = plan.add_sliced(j_item[judgement], cell % 12, table[cell], 12, fin, j_rid[judgement], R)
     for i, r in enumerate(raters):
         if not n_answers[i]:
             continue
