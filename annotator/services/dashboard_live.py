@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.task import TaskState
 from ..reports.formatting import clock_text
-from ..stats.live_estimate import stamp_carried
 from ..store.changes import data_version
 from . import dashboard as dash
 
@@ -101,15 +100,15 @@ def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.Dashbo
     inputs = live.inputs
     assert inputs.frames is not None
     task.step(0.05, "live estimate: every figure on the current answers, without resampling")
+    as_of = clock_text(live.exact_at)
     report = study_report(
         inputs.frames,
         inputs.calibrations,
         n_boot=inputs.n_boot,
         seed=inputs.seed,
         intervals_from=live.exact,
+        as_of=as_of,
     )
-    as_of = clock_text(live.exact_at)
-    report["live_estimate"].update(carried=stamp_carried(report, as_of), as_of=as_of)
     task.step(0.75, "the tables of the figures (the charts: the last full computation's)")
     # the charts are the last full computation's, marked (drawn then: no matplotlib here)
     view = build_view(

@@ -44,6 +44,11 @@ _SOURCES = {
 }
 
 
+# the judgement columns an answer's codes are read from (stats/row_codes.py): a refresh that
+# types one of them again cannot keep the earlier rows' codes
+_CODED = {"item_id", "rater", "metric", "value", "reason"}
+
+
 @dataclass(frozen=True)
 class LiveFrames:
     """Frames plus what a refresh needs to update them (never mutated: a report may be
@@ -139,6 +144,7 @@ def refresh(
             return read_live(db, rubric, study_name, settings)
         out, anchors_moved = _answers_delta(out, db, rubric, after)
         changes["judgements"] = out.frames.judgements
+        changes["judgements_grown"] = out.frames.judgements_grown
         if anchors_moved:
             anchor_bad: list[int] = []
             changes["anchor_answers"] = B.anchor_frame(db, rubric, live.by_pk, anchor_bad)
@@ -192,14 +198,17 @@ def _answers_delta(
         pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
     )
     row_answer = np.concatenate([rows_of[keep], np.asarray(jids, dtype=np.int64)])
+    reordered = False
     if jids and len(row_answer) > len(jids) and jids[0] < row_answer[: -len(jids)].max():
         # an answer committed after one with a higher id (a server's ids are handed out before
         # commit): a full read orders the rows by id, an answer's own rows in their order
         order = np.argsort(row_answer, kind="stable")
         merged = merged.iloc[order].reset_index(drop=True)
         row_answer = row_answer[order]
+        reordered = True
     if touched:
         merged = _renumber(merged, row_answer, answered, touched)
+    grown = None
     if dropped or len(parts) == 1:
         merged = _as_built(merged)
     else:
@@ -208,9 +217,12 @@ def _answers_delta(
         # object), so only a column whose two parts were typed apart is typed again.
         apart = [c for c in merged.columns if _typed_apart(parts[0][c].dtype, parts[1][c].dtype)]
         merged = _as_built(merged, apart)
+        if not reordered and not set(apart) & _CODED:
+            # the earlier rows as they were: what was computed per row of them is kept
+            grown = F.Grown(earlier=frame, table=merged)
     moved = replace(
         live,
-        frames=replace(live.frames, judgements=merged),
+        frames=replace(live.frames, judgements=merged, judgements_grown=grown),
         row_answer=row_answer,
         answered=answered,
         unreadable_live=frozenset(unreadable),

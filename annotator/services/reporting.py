@@ -30,6 +30,7 @@ def study_report(
     seed: int,
     task: TaskState | None = None,
     intervals_from: Mapping[str, Any] | None = None,
+    as_of: str | None = None,
 ) -> dict[str, Any]:
     """The one assembly of a study's report from what was read of it: the figures
     (`build_report`), a warning naming the stored answers left out as unreadable, and each
@@ -41,7 +42,9 @@ def study_report(
 
     say = (task or TaskState()).say
     say(f"computing agreement ({len(frames.judgements)} answers, {n_boot} bootstrap resamples)")
-    report = build_report(frames, n_boot=n_boot, seed=seed, intervals_from=intervals_from)
+    report = build_report(
+        frames, n_boot=n_boot, seed=seed, intervals_from=intervals_from, as_of=as_of
+    )
     if frames.unreadable:
         note = unreadable_note(frames.unreadable)
         report["warnings"] = [note]

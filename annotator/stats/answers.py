@@ -4,7 +4,8 @@
 answers (see consensus.py for the metric specs and the coding), with each rater's verdict from
 the rubric's rules. A study of a million judgements codes into several million rows, so the
 output is built from integer row positions and categorical columns, never from per-row copies
-of the input's strings.
+of the input's strings. The rows themselves are coded in row_codes.py (from the last table's
+codes where a live refresh only added rows).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from .consensus import (
     MetricSpec,
     _factorize,
     consensus,
-    encode_series,
     metric_specs,
     typed_answer,
 )
 from .distinct import distinct
-from .frames import StudyFrames
+from .frames import Grown, StudyFrames
+from .row_codes import by_base, codes_of
 
 
 def item_table(frames: StudyFrames) -> pd.DataFrame:
@@ -77,7 +78,9 @@ def human_answers(
     categorical: one text per (item, rater), repeated on each of its metric rows). Session
     order is read from the judgements themselves (raters._positions), not from here.
     """
-    return _answers(frames.judgements, "rater", frames.rubric, specs, items)
+    return _answers(
+        frames.judgements, "rater", frames.rubric, specs, items, grown=frames.judgements_grown
+    )
 
 
 def judge_answers(
@@ -106,6 +109,7 @@ def _answers(
     specs: list[MetricSpec],
     items: pd.DataFrame,
     judge: bool = False,
+    grown: Grown | None = None,
 ) -> pd.DataFrame:
     kinds = {"idx": np.int64, "code": float, "num": float}
     empty = pd.DataFrame({c: pd.Series(dtype=kinds.get(c, object)) for c in _ANSWER_COLS})
@@ -116,41 +120,27 @@ def _answers(
     # the output is built from integer row positions into the input and categorical columns:
     # nothing of the input's strings is copied per output row.
     item_index = pd.Index(items["item_id"])
-    item_pos = index_positions(item_index, df["item_id"])
-    who_codes, who_names = _categories(df[who])
-    by_base: dict[str, list[MetricSpec]] = {}
-    for s in specs:
-        by_base.setdefault(s.base, []).append(s)
-    m_codes, m_names = pd.factorize(df["metric"])
-    rows_of = {str(m): np.flatnonzero(m_codes == i) for i, m in enumerate(m_names)}
+    rc = codes_of(df, who, rubric, specs, item_index, judge, grown)
+    item_pos, who_codes, who_names = rc.item_pos, rc.who_codes, rc.who_names
     idx_parts: list[np.ndarray] = []
     who_parts: list[np.ndarray] = []
     spec_no: list[np.ndarray] = []
     codes_all: list[np.ndarray] = []
     nums_all: list[np.ndarray] = []
     keys = [s.key for s in specs]
-    values = df["value"]
-    # each metric's distinct answers, found once: coded here and read by the verdict's rules
-    answers_of: dict[str, tuple[np.ndarray, list[Any]]] = {}
-    for key, group in by_base.items():
-        rows = rows_of.get(key)
+    for key, group in by_base(specs).items():
+        rows = rc.rows_of.get(key)
         if key == VERDICT_KEY or rows is None:
             continue
-        raw = values.iloc[rows]
-        answer, uniques = answers_of[key] = _factorize(raw)
-        # coding the distinct answers codes every row (encode_series types each one alone)
-        codes = encode_series(group, _objects(uniques))
-        num = _numbers(raw, answer, uniques) if judge else None
         rows_idx, rows_who = item_pos[rows], who_codes[rows]
         for s in group:
-            c = np.append(codes[s.key], np.nan)[answer]  # -1 (missing): the last slot, NaN
+            c = rc.spec_codes[s.key]
             idx_parts.append(rows_idx)
             who_parts.append(rows_who)
             spec_no.append(np.full(len(rows), keys.index(s.key), dtype=np.int32))
             codes_all.append(c)
             if judge and s.directed:
-                assert num is not None  # read above whenever `judge`
-                nums_all.append(np.where(np.isnan(c), num, c))
+                nums_all.append(np.where(np.isnan(c), rc.nums_of[key], c))
             else:  # unordered options: no numeric reading
                 nums_all.append(c)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
@@ -159,7 +149,7 @@ def _answers(
         item_rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(
             len(item_index)
         )
-        v = _verdicts(df, rubric, rows_of, answers_of, item_pos, who_codes, item_rank)
+        v = _verdicts(df, rubric, rc.rows_of, rc.answers_of, item_pos, who_codes, item_rank)
         if v is not None and len(v[0]):
             v_idx, v_who, v_code = v
             idx_parts.append(v_idx)
@@ -194,48 +184,6 @@ def _answers(
         copy=False,
     )
     return out
-
-
-def _numbers(raw: pd.Series, answer: np.ndarray, uniques: list[Any]) -> np.ndarray:
-    """pd.to_numeric(raw, errors="coerce") as floats, where `answer` and `uniques` factorize raw.
-
-    A column of texts is parsed once per distinct text (parsing a million texts one by one
-    took most of a judge's table): a text's number depends on the text alone, and the column's
-    choices (ints, floats, missing) on which texts it holds, the very set parsed here (with a
-    missing one when any row misses). Any other column is converted as a whole."""
-    if raw.dtype == object and all(isinstance(u, str) for u in uniques):
-        texts = uniques + ([None] if (answer < 0).any() else [])
-        per = pd.to_numeric(_objects(texts), errors="coerce").to_numpy(dtype=float)
-        return np.append(per[: len(uniques)], np.nan)[answer]
-    return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-
-
-def _objects(values: list[Any]) -> pd.Series:
-    """A Series of objects holding `values` as they are (tuples stay whole)."""
-    arr = np.empty(len(values), dtype=object)
-    for i, v in enumerate(values):
-        arr[i] = v
-    return pd.Series(arr, dtype=object)
-
-
-def index_positions(index: pd.Index, col: pd.Series) -> np.ndarray:
-    """index.get_indexer(col), looked up once per distinct value: a million arrow strings are
-    factorized in a fraction of the time get_indexer takes to convert them to objects."""
-    codes, uniques = pd.factorize(col, use_na_sentinel=False)
-    return index.get_indexer(uniques)[codes]
-
-
-def _categories(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Codes (-1 for a missing value) and sorted distinct values as str: a categorical column
-    that sorts and compares like the strings it stands for."""
-    codes, uniques = pd.factorize(col, sort=False)
-    names = pd.Index([str(u) for u in uniques], dtype=object)
-    order = np.argsort(names.to_numpy(dtype=object), kind="stable")
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    if not len(rank):
-        return np.full(len(codes), -1, dtype=np.int64), names
-    return np.where(codes >= 0, rank[np.maximum(codes, 0)], -1), names[order]
 
 
 def _reason_rows(

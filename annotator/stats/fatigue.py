@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .answers import index_positions
 from .bootstrap import ItemBootstrap, Pending, undefined
 from .frames import StudyFrames
+from .row_codes import index_positions
 
 
 def _positions(frames: StudyFrames) -> pd.DataFrame:

@@ -64,6 +64,17 @@ def empty(columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
 
 
+@dataclass(frozen=True, eq=False)
+class Grown:
+    """`table` is `earlier` with rows added after its last: its first len(earlier) rows hold
+    earlier's values but for `position` (a live refresh that only added answers counts their
+    sessions' places again). What is computed per row of `earlier` is kept for `table`'s
+    first rows (row_codes.py)."""
+
+    earlier: pd.DataFrame
+    table: pd.DataFrame
+
+
 @dataclass
 class StudyFrames:
     study: str
@@ -83,6 +94,10 @@ class StudyFrames:
     # ids of stored judgements left out because their answers are not a JSON object (a damaged
     # or hand-edited row): counted and named in the report, never a reason for it to fail
     unreadable: list[int] = field(default_factory=list)
+    # set by a live refresh that only added answers: `judgements` grew from an earlier table
+    # (read only while `judgements_grown.table is judgements`: a copy of the frames with other
+    # judgements keeps the field, and it then says nothing)
+    judgements_grown: Grown | None = None
 
 
 # the names of StudyFrames' tables (what a copy of the frames must carry whole)

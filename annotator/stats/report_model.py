@@ -39,7 +39,7 @@ from .frames import StudyFrames
 from .generators import approximate_count, generator_section
 from .judge_calibration import judge_calibration_section
 from .judge_versions import judge_versions_section
-from .live_estimate import CARRIED_NOTE, carry_competence, carry_intervals
+from .live_estimate import CARRIED_NOTE, carry_competence, carry_intervals, stamp_carried
 from .raters import rater_section
 from .reconcile import Context, metric_section, settle_spread
 from .release_gate import debiased_release_gate
@@ -92,6 +92,7 @@ def build_report(
     n_perm: int = 200,
     rater_bootstrap: bool = False,
     intervals_from: Mapping[str, Any] | None = None,
+    as_of: str | None = None,
 ) -> dict[str, Any]:
     """All figures of a study as a JSON-serialisable dict (contract 5.5 plus extras).
 
@@ -101,7 +102,8 @@ def build_report(
 
     `intervals_from`, an earlier full report of the same study, makes a live estimate
     (live_estimate.py): no resampling; every point estimate exact, every interval moved from
-    that report onto it and marked `approximate`. Never for a published report.
+    that report onto it and marked `approximate`, and what it carries whole (the EM fits) is
+    marked `carried` with `as_of`, when that report was computed. Never for a published report.
     """
     if intervals_from is not None:
         n_boot = 1
@@ -162,6 +164,7 @@ def build_report(
     else:  # EM fits: the last full computation's, marked (live_estimate.py)
         competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
         competence = {r: figs for r, figs in competence.items() if r in raters}
+        n_carried = stamp_carried([competence, latent], as_of)
         for r in {str(r) for r in human["rater"].unique()} - set(competence):
             raters.setdefault(r, {})["competence_note"] = CARRIED_NOTE
     for r, figs in competence.items():
@@ -241,6 +244,8 @@ def build_report(
             "approximate_intervals": carry_intervals(rest, intervals_from)
             + approximate_count(report["generators"]),
             "exact_n_boot": intervals_from.get("n_boot"),
+            "carried": n_carried,
+            "as_of": as_of,
         }
     certified = certify(frames, items, specs, human, judged, with_decisions=False)
     report["certified"] = certified.section

@@ -429,6 +429,10 @@ def test_changed_data_shows_the_earlier_figures_at_once_then_the_current_ones(
     are painted before the current ones are computed, which then replace them unmarked."""
     from annotator.ui.worker import call_blocking
 
+    # the figures computed here, and so kept on disk under this test's signing key (every test
+    # has a user data folder of its own): the app's memory may hold the current figures from an
+    # earlier test, whose kept copy this test's key would refuse
+    dash.CACHE.clear()
     first = dash_view()
     qtbot.waitUntil(lambda: first.model is not None and not first.is_busy(), timeout=60_000)
     first.shutdown()

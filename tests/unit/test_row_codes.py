@@ -1,0 +1,183 @@
+"""A live refresh that only added answers codes only the added rows (stats/row_codes.py), and
+the coded table equals coding the whole table afresh, column for column and category for
+category: through new raters, new answers of tags, a correction (coded whole again) and an
+answer written as another type of a known value (coded whole again)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from annotator.services.frames import build_frames
+from annotator.services.labeling import LabelSession
+from annotator.services.live_frames import read_live, refresh
+from annotator.stats import row_codes
+from annotator.stats.answers import human_answers, item_table
+from annotator.stats.consensus import metric_specs
+from annotator.stats.frames import Grown, StudyFrames
+
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "fine",
+}
+SETTINGS = {"min_count_for_share": 10}
+
+
+def _answer(st, rater: str, n: int, change: dict | None = None) -> LabelSession:
+    s = LabelSession(st, rater)
+    for _ in range(n):
+        item = s.next()
+        if item is None:
+            break
+        s.submit(item, {**ANSWERS, **(change or {})}, 700)
+    return s
+
+
+def _coded(frames: StudyFrames) -> pd.DataFrame:
+    return human_answers(frames, metric_specs(frames.rubric), item_table(frames))
+
+
+def _same_as_coded_afresh(frames: StudyFrames, st) -> None:
+    full = build_frames(st.db, st.rubric, st.name, SETTINGS)
+    assert full.judgements_grown is None  # read whole: coded whole
+    pd.testing.assert_frame_equal(_coded(frames), _coded(full), check_exact=True)
+
+
+@pytest.fixture
+def coded_rows(monkeypatch) -> list[int]:
+    """How many rows each coding of a table coded."""
+    sizes: list[int] = []
+    whole = row_codes.row_codes
+
+    def counted(df, *args, **kw):
+        sizes.append(len(df))
+        return whole(df, *args, **kw)
+
+    monkeypatch.setattr(row_codes, "row_codes", counted)
+    return sizes
+
+
+def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
+    st = populated
+    for r in ("ann", "bob", "cy"):
+        st.add_rater(r)
+    _answer(st, "bob", 4)
+    live = read_live(st.db, st.rubric, st.name, SETTINGS)
+    _coded(live.frames)
+    assert live.frames.judgements_grown is None and coded_rows == [len(live.frames.judgements)]
+
+    # the first refresh codes its table whole (the one read whole kept no codes) and keeps them
+    _answer(st, "bob", 2, {"layout_hierarchy": 2})
+    live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
+    assert live.how == "delta" and live.frames.judgements_grown is not None
+    _same_as_coded_afresh(live.frames, st)
+    assert coded_rows[-1] == len(live.frames.judgements)
+
+    # then only the added rows: a rater who sorts first (every rater's code moves), an answer
+    # of tags not seen before, a verdict that fails
+    steps = [
+        ("ann", 2, {"failure_tags": ["missing_required_section"], "text_rendering": "FAIL"}),
+        ("cy", 3, {"ui_affordance": 0}),
+        ("ann", 1, None),
+    ]
+    for rater, n, change in steps:
+        before = len(live.frames.judgements)
+        _answer(st, rater, n, change)
+        live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
+        assert live.how == "delta" and live.n_dropped == 0
+        grown = live.frames.judgements_grown
+        assert grown is not None and grown.table is live.frames.judgements
+        calls = len(coded_rows)
+        _same_as_coded_afresh(live.frames, st)
+        added = len(live.frames.judgements) - before
+        assert coded_rows[calls] == added > 0  # the refresh's table: its added rows only
+        # the same frames again (the full computation after an estimate): nothing coded
+        calls = len(coded_rows)
+        _coded(live.frames)
+        assert len(coded_rows) == calls
+
+    # a correction drops a row: the table did not only grow, and is coded whole
+    s = _answer(st, "cy", 1)
+    live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
+    back = s.back()
+    s.submit(back, {**ANSWERS, "layout_hierarchy": 1}, 300)
+    live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
+    assert live.n_dropped == 1 and live.frames.judgements_grown is None
+    calls = len(coded_rows)
+    _same_as_coded_afresh(live.frames, st)
+    assert coded_rows[calls] == len(live.frames.judgements)
+
+    # frames copied with other judgements keep the field, which then says nothing
+    _answer(st, "bob", 1)
+    live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
+    fewer = replace(live.frames, judgements=live.frames.judgements.iloc[:-5].copy())
+    assert fewer.judgements_grown is not None
+    calls = len(coded_rows)
+    _coded(fewer)
+    assert coded_rows[calls] == len(fewer.judgements)
+
+
+def _frames(rubric, rows: list[tuple[str, str, str, object]]) -> StudyFrames:
+    items = pd.DataFrame({"item_id": sorted({r[0] for r in rows})})
+    judgements = pd.DataFrame(
+        {
+            "item_id": [r[0] for r in rows],
+            "rater": [r[1] for r in rows],
+            "metric": [r[2] for r in rows],
+            "value": pd.Series([r[3] for r in rows], dtype=object),
+            "reason": None,
+            "created_at": pd.Timestamp("2026-01-01"),
+            "session_id": np.nan,
+            "position": np.nan,
+        }
+    )
+    return StudyFrames(study="s", rubric=rubric, items=items, judgements=judgements)
+
+
+def test_an_added_answer_written_as_another_type_codes_the_table_whole(populated, coded_rows):
+    """1.0 and 1 are one distinct answer, and the whole table types the first writing: an added
+    row that writes a known answer otherwise cannot take the earlier rows' codes."""
+    rubric = populated.rubric
+    rows = [("a", "r1", "layout_hierarchy", 3), ("b", "r1", "layout_hierarchy", 2)]
+    earlier = _frames(rubric, rows)
+    grown_rows = [*rows, ("c", "r2", "layout_hierarchy", 3.0), ("c", "r2", "ui_affordance", 5)]
+    full = _frames(rubric, grown_rows)
+    items = full.items
+    grown = replace(full, judgements=full.judgements.copy())
+    grown.judgements_grown = Grown(earlier=earlier.judgements, table=grown.judgements)
+    # the earlier table as a refresh coded it (the items already those of the grown table)
+    specs = metric_specs(rubric)
+    index = pd.Index(items["item_id"])
+    earlier.judgements_grown = Grown(earlier=earlier.judgements, table=earlier.judgements)
+    row_codes.codes_of(
+        earlier.judgements, "rater", rubric, specs, index, False, earlier.judgements_grown
+    )
+    kept = row_codes.row_codes(earlier.judgements, "rater", specs, index, False)
+    assert row_codes.grown_codes(kept, grown.judgements, "rater", specs) is None
+    calls = len(coded_rows)
+    got = human_answers(grown, specs, item_table(grown))
+    assert coded_rows[calls : calls + 2] == [2, 4]  # the added rows, then the table whole
+    pd.testing.assert_frame_equal(
+        got, human_answers(full, specs, item_table(full)), check_exact=True
+    )
+    # written alike, the added rows alone are coded, to the same table
+    alike = [*rows, ("c", "r2", "layout_hierarchy", 3), ("c", "r2", "ui_affordance", 5)]
+    full = _frames(rubric, alike)
+    kept = row_codes.row_codes(earlier.judgements, "rater", specs, index, False)
+    merged = row_codes.grown_codes(kept, full.judgements, "rater", specs)
+    whole = row_codes.row_codes(full.judgements, "rater", specs, index, False)
+    assert merged is not None
+    for key in whole.answers_of:
+        np.testing.assert_array_equal(merged.answers_of[key][0], whole.answers_of[key][0])
+        assert merged.answers_of[key][1] == whole.answers_of[key][1]
+    for key in whole.spec_codes:
+        np.testing.assert_array_equal(merged.spec_codes[key], whole.spec_codes[key])
+    np.testing.assert_array_equal(merged.who_codes, whole.who_codes)
+    assert list(merged.who_names) == list(whole.who_names)
