@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import ItemBootstrap, Pending, undefined
+from .first_rows import first_rows
 from .frames import StudyFrames
 from .row_codes import index_positions
 
@@ -33,9 +34,9 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
         s = j[in_session]
         j = j[j["rater"].isin(s["rater"].unique())]
         j = j[j["item_id"].isin(s["item_id"].unique())]
-    first = j.drop_duplicates(["rater", "item_id"])[
-        ["rater", "item_id", "session_id", "position", "created_at"]
-    ].copy()
+    cols = ["rater", "item_id", "session_id", "position", "created_at"]
+    # drop_duplicates(["rater", "item_id"])'s rows, found once for the tiles and raters too
+    first = j.iloc[first_rows(j, ("rater", "item_id")), j.columns.get_indexer(cols)]
     # order is real only inside a session the app recorded: ratings imported from a file
     # without sessions carry the import's time, not the order they were made in
     first = first[first["session_id"].notna()]

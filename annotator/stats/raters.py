@@ -33,6 +33,7 @@ from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .distinct import distinct, position_in, run_starts
 from .fatigue import fatigue_figures
+from .first_rows import first_rows
 from .frames import StudyFrames
 
 
@@ -127,9 +128,10 @@ def rater_section(
         }
         for r in raters
     }
-    if len(j):
-        n_items = j.groupby(j["rater"].astype(str))["item_id"].nunique()
-        for r, n in n_items.items():
+    if len(j):  # each rater's distinct items: one first row per (item, rater) judgement
+        rows = first_rows(j)
+        rows = rows[j["item_id"].iloc[rows].notna().to_numpy()]
+        for r, n in j["rater"].iloc[rows].astype(str).value_counts().items():
             out[r]["n_judgements"] = int(n)
     _add_drift(frames, out)
     if not R:

@@ -1,0 +1,42 @@
+"""`first_rows` keeps the rows drop_duplicates keeps, through missing values, arrow strings and
+a sparse table, and answers a second reader of the same table from what it kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from annotator.stats import first_rows as fr
+
+
+def _table(n: int, items: int, raters: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    item = [f"it{i}" for i in rng.integers(0, items, n)]
+    rater = [f"r{r}" for r in rng.integers(0, raters, n)]
+    df = pd.DataFrame({"item_id": item, "rater": rater, "value": rng.integers(0, 5, n)})
+    df.loc[rng.random(n) < 0.02, "rater"] = None  # a missing value is a value of its own
+    df.loc[rng.random(n) < 0.02, "item_id"] = None
+    return df.astype({"item_id": "str", "rater": "str"}) if seed % 2 else df
+
+
+@pytest.mark.parametrize(("items", "raters", "seed"), [(50, 7, 0), (50, 7, 1), (40_000, 300, 2)])
+def test_first_rows_are_the_rows_drop_duplicates_keeps(items, raters, seed):
+    df = _table(5_000, items, raters, seed)
+    want = df.drop_duplicates(["item_id", "rater"]).index.to_numpy()
+    got = fr.first_rows(df)
+    np.testing.assert_array_equal(got, want)
+    assert len(want) < len(df)  # some pairs repeat: the test tells first rows from all rows
+    # either order of the columns: the same rows
+    np.testing.assert_array_equal(fr.first_rows(df, ("rater", "item_id")), want)
+
+
+def test_a_second_reader_of_the_same_table_takes_the_kept_rows(monkeypatch):
+    df = _table(2_000, 30, 5, 3)
+    first = fr.first_rows(df)
+    monkeypatch.setattr(fr, "_first_rows", lambda *_a: pytest.fail("computed again"))
+    assert fr.first_rows(df, ("rater", "item_id")) is first
+    other = df.copy()  # another table, equal or not, is its own
+    monkeypatch.undo()
+    np.testing.assert_array_equal(fr.first_rows(other), first)
+    assert fr.first_rows(pd.DataFrame({"item_id": [], "rater": []})).size == 0
