@@ -76,7 +76,7 @@ def human_answers(
 
     Columns: idx, item_id, rater, metric, code (NaN = cannot judge), num, reason (a
     categorical: one text per (item, rater), repeated on each of its metric rows). Session
-    order is read from the judgements themselves (raters._positions), not from here.
+    order is read from the judgements themselves (fatigue._positions), not from here.
     """
     return _answers(
         frames.judgements, "rater", frames.rubric, specs, items, grown=frames.judgements_grown
