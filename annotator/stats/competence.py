@@ -604,6 +604,8 @@ def low_competence(
                     "high": f.get("high"),
                     "peers": peers,
                 }
+                if f.get("as_of"):  # a live estimate's fit, carried from the last full one
+                    out[r][key]["as_of"] = f["as_of"]
     return out
 
 

@@ -420,6 +420,7 @@ def _raters(report: dict[str, Any]) -> list[dict[str, Any]]:
             reasons.append(
                 f"low competence on {labels.get(key, key)}: {_f(fig['estimate'])} "
                 f"[{_f(fig['low'])}, {_f(fig['high'])}], others' median {_f(fig['peers'])}"
+                + (f" (as of {fig['as_of']})" if fig.get("as_of") else "")
             )
         if reasons:
             out.append({"rater": r, "why": reasons, "low_competence": low.get(r, {})})

@@ -148,6 +148,40 @@ def test_summary_of_a_report() -> None:
     assert "competence" in GLOSSARY and "epsilon" in GLOSSARY
 
 
+def test_a_carried_low_competence_says_when_it_was_fitted() -> None:
+    """A live estimate carries the raters' competence from the last full computation, each fit
+    stamped with its time: the summary's line about it says so, as the raters' table does."""
+    from annotator.stats.live_estimate import carried, stamp_carried
+
+    competence = {
+        "r2": {"layout": carried(_fig(0.2, 0.1, 0.3))},
+        "r3": {"layout": carried(_fig(0.8, 0.7, 0.9))},
+        "r4": {"layout": carried(_fig(0.9, 0.8, 1.0))},
+    }
+    assert stamp_carried(competence, "14:02") == 3
+    report = {"raters": {r: {"competence": c} for r, c in competence.items()}}
+    (r2,) = build_summary(report)["raters_needing_attention"]
+    assert r2["rater"] == "r2" and r2["low_competence"]["layout"]["as_of"] == "14:02"
+    assert r2["why"] == [
+        "low competence on layout: 0.20 [0.10, 0.30], others' median 0.85 (as of 14:02)"
+    ]
+    # the full computation's own fit: no time
+    report = {
+        "raters": {
+            r: {
+                "competence": {
+                    "layout": {
+                        k: v for k, v in c["layout"].items() if k not in ("carried", "as_of")
+                    }
+                }
+            }
+            for r, c in competence.items()
+        }
+    }
+    (r2,) = build_summary(report)["raters_needing_attention"]
+    assert "as of" not in r2["why"][0] and "as_of" not in r2["low_competence"]["layout"]
+
+
 def test_dashboard_rater_columns_name_low_competence_by_label() -> None:
     from pathlib import Path
 
