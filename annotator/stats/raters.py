@@ -129,9 +129,9 @@ def rater_section(
         for r in raters
     }
     if len(j):  # each rater's distinct items: one first row per (item, rater) judgement
-        rows = first_rows(j)
-        rows = rows[j["item_id"].iloc[rows].notna().to_numpy()]
-        for r, n in j["rater"].iloc[rows].astype(str).value_counts().items():
+        firsts = first_rows(j)
+        firsts = firsts[j["item_id"].iloc[firsts].notna().to_numpy()]
+        for r, n in j["rater"].iloc[firsts].astype(str).value_counts().items():
             out[r]["n_judgements"] = int(n)
     _add_drift(frames, out)
     if not R:
