@@ -1,11 +1,11 @@
 """A table of answers coded row by row (`RowCodes`): each row's item, rater (or judge) and
 metric as integers, and each metric's answers as codes of their distinct values.
 
-Coding a million answers is hashing a million Python objects (0.2 s of every report). A live
+Coding a million answers is hashing a million Python objects (0.3 s of a report). A live
 dashboard's refresh adds a hundred answers to a table it coded seconds before: there the
 earlier table's codes are kept (`codes_of`, one table a kind) and only the added rows are
-coded and merged in (`StudyFrames.grown`, which the live frames set when a refresh only added
-rows). The merge gives what coding the whole table gives, array for array: the distinct values
+coded and merged in (`StudyFrames.judgements_grown`, which the live frames set when a refresh
+only added rows). The merge gives what coding the whole table gives, array for array: the distinct values
 keep their order of first appearance (the earlier table's first, then the new ones), the
 raters their sorted order, and a value the added rows write as a key-equal value of another
 type (1.0 where the table had 1) codes the whole table again, since its first writing is what
@@ -31,8 +31,8 @@ from .frames import Grown
 class RowCodes:
     """Per row of a table of answers: its item's place in `item_index` (-1: none), its rater's
     (judge's) code in the sorted `who_names` (-1: missing); per metric, its rows in table
-    order (`rows_of`), and for each metric a spec codes, the codes of those rows' distinct
-    answers with the answers (`answers_of`, consensus._factorize's), each spec's code per row
+    order (`rows_of`); for each metric the specs code, its rows' distinct answers and each
+    row's code among them (`answers_of`, consensus._factorize's), each spec's code per row
     (`spec_codes`, NaN: no code) and, for a judge, any numeric reading (`nums_of`)."""
 
     n: int
