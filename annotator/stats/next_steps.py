@@ -463,10 +463,12 @@ def _spread_items(
 
 def _competence_overlap(report: dict[str, Any], design: dict[str, int]) -> list[dict[str, Any]]:
     shared: dict[str, int] = {}
+    as_of = None  # a live estimate's fits are the last full computation's: said so
     for r, d in (report.get("raters") or {}).items():
         for f in (d.get("competence") or {}).values():
             if str(f.get("note") or "").startswith("not estimable: too little overlap"):
                 shared[r] = max(shared.get(r, 0), int(f.get("n_overlap") or 0))
+                as_of = as_of or f.get("as_of")
     if not shared:
         return []
     raters = max(design["raters"], 3)
@@ -479,7 +481,8 @@ def _competence_overlap(report: dict[str, Any], design: dict[str, int]) -> list[
             f"most {max(shared.values())}): overlap {COMPETENCE_OVERLAP} on at least "
             f"{n_needed} items ({design['raters']} raters, {design['items']} items now"
             + (f"; import {more} more items" if more else "")
-            + ")",
+            + ")"
+            + (f" (as of {as_of})" if as_of else ""),
             "command": f"annotator assign --study {_study_arg(report)} --overlap "
             f"{max(COMPETENCE_OVERLAP, design['overlap'])}",
             "figures": {

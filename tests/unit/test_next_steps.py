@@ -48,6 +48,25 @@ def test_the_summary_says_what_data_would_decide_the_rest(team_report):
     assert sample["command"].endswith("--sample 10") and "import 6 more each" in sample["text"]
 
 
+def test_a_carried_competence_step_says_when_it_was_fitted(team_report):
+    """A live estimate carries the competence fits, each stamped with the time of the full
+    computation: the step that reads their overlap says so."""
+    import copy
+
+    from annotator.stats.live_estimate import carried, stamp_carried
+    from annotator.stats.summary import build_summary
+
+    _, report = team_report
+    live = copy.deepcopy(report)
+    for entry in live["raters"].values():
+        entry["competence"] = {k: carried(f) for k, f in entry["competence"].items()}
+    assert stamp_carried(live["raters"], "14:02") > 0
+    (step,) = (s for s in build_summary(live)["to_decide"] if "competence" in s["text"])
+    assert step["text"].endswith(" (as of 14:02)")
+    (full,) = (s for s in report["summary"]["to_decide"] if "competence" in s["text"])
+    assert "as of" not in full["text"] and step["text"] == full["text"] + " (as of 14:02)"
+
+
 def test_no_competence_figure_the_fit_cannot_support_and_no_flag(team_report):
     _, report = team_report
     for rater, entry in report["raters"].items():
