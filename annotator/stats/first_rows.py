@@ -11,27 +11,23 @@ identity: the frames are never changed in place).
 
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 import pandas as pd
 
-_LAST: tuple[weakref.ref[pd.DataFrame], tuple[str, ...], np.ndarray] | None = None
-_LOCK = threading.Lock()
+from .last_table import LastTable
+
+_KEPT = LastTable()  # the last table's first rows
 
 
 def first_rows(df: pd.DataFrame, columns: tuple[str, str] = ("item_id", "rater")) -> np.ndarray:
     """Positions, ascending, of the rows `df.drop_duplicates(list(columns))` keeps (a missing
     value is a value of its own, as there)."""
-    global _LAST
     key = tuple(sorted(columns))  # the same rows whatever the columns' order
-    last = _LAST
-    if last is not None and last[0]() is df and last[1] == key:
+    last = _KEPT.get(None)
+    if last is not None and last[0] is df and last[1] == key:
         return last[2]
     rows = _first_rows(df, key)
-    with _LOCK:
-        _LAST = (weakref.ref(df), key, rows)
+    _KEPT.put(None, df, key, rows)
     return rows
 
 

@@ -14,8 +14,6 @@ is typed. tests/unit/test_row_codes.py holds the merge to the whole table's code
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +23,7 @@ import pandas as pd
 from ..domain.rubric import Rubric
 from .consensus import VERDICT_KEY, MetricSpec, _factorize, encode_series
 from .frames import Grown
+from .last_table import LastTable
 
 
 @dataclass(frozen=True)
@@ -223,10 +222,8 @@ def _written_alike(a: Any, b: Any) -> bool:
     return True
 
 
-# the last grown table coded, per kind of table (rater or judge answers): (a weak reference to
-# the table, what it was coded with, its codes); replaced whole (another thread may read it)
-_LAST: dict[tuple[str, bool], tuple[weakref.ref[pd.DataFrame], Any, RowCodes]] = {}
-_LOCK = threading.Lock()
+# the last grown table coded, per kind of table (rater or judge answers)
+_KEPT = LastTable()
 
 
 def codes_of(
@@ -245,25 +242,16 @@ def codes_of(
     if grown is None or grown.table is not df:
         return row_codes(df, who, specs, item_index, judge)
     kind = (who, judge)
-    last = _LAST.get(kind)
+    last = _KEPT.get(kind)
     codes = None
     if last is not None:
-        table, made_with, kept = last[0](), last[1], last[2]
-        same = made_with[0] is rubric and made_with[1] == specs
-        if table is not None and same and kept.item_index.equals(item_index):
+        table, (made_by, made_for), kept = last
+        if made_by is rubric and made_for == specs and kept.item_index.equals(item_index):
             if table is df:  # the same frames again (the full computation after an estimate)
                 codes = kept
             elif grown.earlier is table:
                 codes = grown_codes(kept, df, who, specs)
     if codes is None:
         codes = row_codes(df, who, specs, item_index, judge)
-    with _LOCK:
-        _LAST[kind] = (weakref.ref(df, lambda ref: _forget(kind, ref)), (rubric, specs), codes)
+    _KEPT.put(kind, df, (rubric, specs), codes)
     return codes
-
-
-def _forget(kind: tuple[str, bool], ref: weakref.ref[pd.DataFrame]) -> None:
-    """A coded table gone: its codes go with it (they are as large as the table)."""
-    with _LOCK:
-        if kind in _LAST and _LAST[kind][0] is ref:
-            del _LAST[kind]

@@ -57,3 +57,28 @@ def study_settings(study: Path) -> dict:
         return s.db.all_settings()
     finally:
         s.close()
+
+
+# one answer to every metric of the ui_mockup rubric (rubrics/ui_mockup.toml)
+ANSWERS = {
+    "instruction_following": "PASS",
+    "layout_hierarchy": 4,
+    "text_rendering": "PASS",
+    "ui_affordance": 3,
+    "failure_tags": [],
+    "reason": "fine",
+}
+
+
+def answer_items(study, rater: str, n: int, change: dict | None = None):  # noqa: ANN001, ANN201
+    """`rater` answers the next `n` items served (ANSWERS, with `change`) through the app's own
+    labelling session, which is returned."""
+    from annotator.services.labeling import LabelSession
+
+    s = LabelSession(study, rater)
+    for _ in range(n):
+        item = s.next()
+        if item is None:
+            break
+        s.submit(item, {**ANSWERS, **(change or {})}, 700)
+    return s

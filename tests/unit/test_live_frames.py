@@ -9,25 +9,15 @@ import sqlite3
 from pathlib import Path
 
 import pandas as pd
-from factories import basic_rows, write_manifest
+from factories import ANSWERS, answer_items, basic_rows, write_manifest
 
 from annotator.services.frames import build_frames
-from annotator.services.labeling import LabelSession
 from annotator.services.live_frames import LiveFrames, read_live, refresh
 from annotator.services.study import Study
 from annotator.stats.frames import TABLES
 from annotator.store import rows as R
 
 REPO = Path(__file__).resolve().parents[2]
-
-ANSWERS = {
-    "instruction_following": "PASS",
-    "layout_hierarchy": 4,
-    "text_rendering": "PASS",
-    "ui_affordance": 3,
-    "failure_tags": [],
-    "reason": "fine",
-}
 
 
 def _settings(st: Study) -> dict:
@@ -46,16 +36,6 @@ def _same_as_full(live: LiveFrames, st: Study) -> None:
     assert live.frames.unreadable == full.unreadable
 
 
-def _answer(st: Study, rater: str, n: int, change: dict | None = None) -> LabelSession:
-    s = LabelSession(st, rater)
-    for _ in range(n):
-        item = s.next()
-        if item is None:
-            break
-        s.submit(item, {**ANSWERS, **(change or {})}, 700)
-    return s
-
-
 def _refresh(live: LiveFrames, st: Study) -> LiveFrames:
     return refresh(live, st.db, st.rubric, st.name, _settings(st))
 
@@ -64,21 +44,23 @@ def test_a_refresh_equals_a_full_read(tmp_path, any_populated):
     st = any_populated
     for r in ("ann", "bob", "cy"):
         st.add_rater(r)
-    _answer(st, "ann", 4)
+    answer_items(st, "ann", 4)
     live = read_live(st.db, st.rubric, st.name, _settings(st))
     _same_as_full(live, st)
     assert _refresh(live, st) is live  # nothing changed: nothing read
 
     # new answers from two raters: a delta, not a full read
-    _answer(st, "bob", 3, {"layout_hierarchy": 2})
-    _answer(st, "cy", 2, {"text_rendering": "FAIL", "failure_tags": ["missing_required_section"]})
+    answer_items(st, "bob", 3, {"layout_hierarchy": 2})
+    answer_items(
+        st, "cy", 2, {"text_rendering": "FAIL", "failure_tags": ["missing_required_section"]}
+    )
     live = _refresh(live, st)
     assert live.how == "delta" and live.n_new == 5 and live.n_dropped == 0
     _same_as_full(live, st)
 
     # a correction supersedes an answer in the middle of a session: it leaves, the correction
     # comes last, and every later answer of that session moves up one place
-    s = _answer(st, "ann", 2)
+    s = answer_items(st, "ann", 2)
     live = _refresh(live, st)
     back = s.back()
     back = s.back()
@@ -121,9 +103,9 @@ def test_a_refresh_equals_a_full_read(tmp_path, any_populated):
 def test_a_damaged_answer_is_counted_by_a_refresh_as_by_a_full_read(populated):
     st = populated
     st.add_rater("ann")
-    _answer(st, "ann", 2)
+    answer_items(st, "ann", 2)
     live = read_live(st.db, st.rubric, st.name, _settings(st))
-    _answer(st, "ann", 2)
+    answer_items(st, "ann", 2)
     with sqlite3.connect(Path(st.folder) / "study.sqlite") as c:
         c.execute(
             "UPDATE judgements SET answers = '{not json' WHERE id = (SELECT max(id) FROM judgements)"
@@ -137,9 +119,9 @@ def test_the_delta_reads_only_the_new_answers(populated, monkeypatch):
     st = populated
     for r in ("ann", "bob"):
         st.add_rater(r)
-    _answer(st, "ann", 6)
+    answer_items(st, "ann", 6)
     live = read_live(st.db, st.rubric, st.name, _settings(st))
-    _answer(st, "bob", 2)
+    answer_items(st, "bob", 2)
     read: list[int] = []
     real = R.judgements_by_id
 
@@ -184,7 +166,7 @@ def test_an_answer_committed_below_the_tail_is_not_missed(tmp_path, pg_url):
         st.import_items(write_manifest(src, basic_rows(src)))
         for r in ("ann", "bob"):
             st.add_rater(r)
-        _answer(st, "ann", 2)
+        answer_items(st, "ann", 2)
         live = read_live(st.db, st.rubric, st.name, _settings(st))
 
         def jump(to: str) -> None:
@@ -194,15 +176,15 @@ def test_an_answer_committed_below_the_tail_is_not_missed(tmp_path, pg_url):
         with st.db.engine.connect() as c:
             top = c.execute(text("SELECT max(id) FROM judgements")).scalar_one()
         jump(f"{top} + 10")  # bob's answer takes an id ten above: the one before it is late
-        _answer(st, "bob", 1)
+        answer_items(st, "bob", 1)
         live = _refresh(live, st)
         assert live.how == "delta" and live.n_new == 1
         jump(str(top))  # ann's next answer commits with an id below bob's
-        _answer(st, "ann", 1)
+        answer_items(st, "ann", 1)
         live = _refresh(live, st)
         assert live.n_new == 1
         _same_as_full(live, st)
-        _answer(st, "bob", 1)  # and the tail goes on from there
+        answer_items(st, "bob", 1)  # and the tail goes on from there
         live = _refresh(live, st)
         assert live.n_new == 1
         _same_as_full(live, st)
@@ -223,14 +205,14 @@ def test_a_copy_put_back_is_read_again(tmp_path, populated):
 
     for r in ("ann", "bob"):
         st.add_rater(r)
-    _answer(st, "ann", 2)
+    answer_items(st, "ann", 2)
     live = read_live(st.db, st.rubric, st.name, _settings(st))
     st.close()
     saved = tmp_path / "copy.sqlite"
     with sqlite3.connect(folder / "study.sqlite") as c, sqlite3.connect(saved) as out:
         c.backup(out)
     st = Study.open(folder)
-    _answer(st, "bob", 3)
+    answer_items(st, "bob", 3)
     live = kept_rubric(live, st)
     assert live.how == "delta" and live.n_new == 3
     st.close()
@@ -238,7 +220,7 @@ def test_a_copy_put_back_is_read_again(tmp_path, populated):
         c.backup(out)  # the copy put back: bob's three answers are gone
     st = Study.open(folder)
     try:
-        _answer(st, "ann", 3, {"layout_hierarchy": 1})  # the same ids, other answers
+        answer_items(st, "ann", 3, {"layout_hierarchy": 1})  # the same ids, other answers
         live = kept_rubric(live, st)
         assert live.how == "full"  # the ids it had read are other answers now
         _same_as_full(live, st)
@@ -252,16 +234,16 @@ def test_an_operators_answers_never_count_in_a_refresh(populated):
     log's tail, each with its rater's flag)."""
     st = populated
     st.add_rater("ann")
-    _answer(st, "ann", 2)
+    answer_items(st, "ann", 2)
     live = read_live(st.db, st.rubric, st.name, _settings(st))
     st.add_rater("ops", operator=True)
-    _answer(st, "ops", 2)
-    _answer(st, "ann", 1)
+    answer_items(st, "ops", 2)
+    answer_items(st, "ann", 1)
     live = _refresh(live, st)
     assert live.how == "delta" and live.n_new == 1
     _same_as_full(live, st)
-    _answer(st, "ops", 1)
-    _answer(st, "ann", 1)
+    answer_items(st, "ops", 1)
+    answer_items(st, "ann", 1)
     live = _refresh(live, st)
     assert live.how == "delta" and live.n_new == 1
     _same_as_full(live, st)

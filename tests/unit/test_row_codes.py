@@ -10,34 +10,16 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from factories import ANSWERS, answer_items
 
 from annotator.services.frames import build_frames
-from annotator.services.labeling import LabelSession
 from annotator.services.live_frames import read_live, refresh
 from annotator.stats import row_codes
 from annotator.stats.answers import human_answers, item_table
 from annotator.stats.consensus import metric_specs
 from annotator.stats.frames import Grown, StudyFrames
 
-ANSWERS = {
-    "instruction_following": "PASS",
-    "layout_hierarchy": 4,
-    "text_rendering": "PASS",
-    "ui_affordance": 3,
-    "failure_tags": [],
-    "reason": "fine",
-}
 SETTINGS = {"min_count_for_share": 10}
-
-
-def _answer(st, rater: str, n: int, change: dict | None = None) -> LabelSession:
-    s = LabelSession(st, rater)
-    for _ in range(n):
-        item = s.next()
-        if item is None:
-            break
-        s.submit(item, {**ANSWERS, **(change or {})}, 700)
-    return s
 
 
 def _coded(frames: StudyFrames) -> pd.DataFrame:
@@ -68,13 +50,13 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
     st = populated
     for r in ("ann", "bob", "cy"):
         st.add_rater(r)
-    _answer(st, "bob", 4)
+    answer_items(st, "bob", 4)
     live = read_live(st.db, st.rubric, st.name, SETTINGS)
     _coded(live.frames)
     assert live.frames.judgements_grown is None and coded_rows == [len(live.frames.judgements)]
 
     # the first refresh codes its table whole (the one read whole kept no codes) and keeps them
-    _answer(st, "bob", 2, {"layout_hierarchy": 2})
+    answer_items(st, "bob", 2, {"layout_hierarchy": 2})
     live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
     assert live.how == "delta" and live.frames.judgements_grown is not None
     _same_as_coded_afresh(live.frames, st)
@@ -89,7 +71,7 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
     ]
     for rater, n, change in steps:
         before = len(live.frames.judgements)
-        _answer(st, rater, n, change)
+        answer_items(st, rater, n, change)
         live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
         assert live.how == "delta" and live.n_dropped == 0
         grown = live.frames.judgements_grown
@@ -104,7 +86,7 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
         assert len(coded_rows) == calls
 
     # a correction drops a row: the table did not only grow, and is coded whole
-    s = _answer(st, "cy", 1)
+    s = answer_items(st, "cy", 1)
     live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
     back = s.back()
     s.submit(back, {**ANSWERS, "layout_hierarchy": 1}, 300)
@@ -115,7 +97,7 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
     assert coded_rows[calls] == len(live.frames.judgements)
 
     # frames copied with other judgements keep the field, which then says nothing
-    _answer(st, "bob", 1)
+    answer_items(st, "bob", 1)
     live = refresh(live, st.db, st.rubric, st.name, SETTINGS)
     fewer = replace(live.frames, judgements=live.frames.judgements.iloc[:-5].copy())
     assert fewer.judgements_grown is not None

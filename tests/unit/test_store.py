@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from factories import basic_rows, write_manifest
+from factories import ANSWERS, basic_rows, write_manifest
 from sqlalchemy import text
 
 from annotator.services.labeling import LabelSession
@@ -23,15 +23,6 @@ from annotator.store.engine import (
 )
 from annotator.store.models import Base, Judgement
 from annotator.store.models_pairs import PairVote
-
-ANSWERS = {
-    "instruction_following": "PASS",
-    "layout_hierarchy": 4,
-    "text_rendering": "PASS",
-    "ui_affordance": 3,
-    "failure_tags": [],
-    "reason": "fine",
-}
 
 
 def test_create_at_head_and_schema_matches_models(any_study):
