@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_live_frames import ANSWERS, _answer, _refresh, _same_as_full, _settings
+from factories import ANSWERS, answer_items
+from test_live_frames import _refresh, _same_as_full, _settings
 
 from annotator.services import dashboard_live as DL
 from annotator.services import frames_cache as FC
@@ -52,9 +53,11 @@ def _story(st: Study, tmp_path: Path) -> None:
     answers without a session (an import), a judge's scores, an adjudication-free study."""
     for r in ("ann", "bob", "cy"):
         st.add_rater(r)
-    _answer(st, "ann", 4)
-    _answer(st, "bob", 3, {"layout_hierarchy": 2, "failure_tags": ["missing_required_section"]})
-    s = _answer(st, "cy", 2, {"text_rendering": "FAIL"})
+    answer_items(st, "ann", 4)
+    answer_items(
+        st, "bob", 3, {"layout_hierarchy": 2, "failure_tags": ["missing_required_section"]}
+    )
+    s = answer_items(st, "cy", 2, {"text_rendering": "FAIL"})
     back = s.back()
     s.submit(back, {**ANSWERS, "layout_hierarchy": 1}, 300)
     src = tmp_path / "ratings.csv"
@@ -83,13 +86,13 @@ def test_kept_frames_read_back_as_they_were(populated, tmp_path):
 def test_kept_frames_brought_up_to_date_equal_a_full_read(populated, tmp_path):
     st = populated
     _story(st, tmp_path)
-    s = _answer(st, "ann", 2)
+    s = answer_items(st, "ann", 2)
     _keep(read_live(st.db, st.rubric, st.name, _settings(st)), st)
     # after the app closed: new answers, a correction of a kept answer, a damaged answer
-    _answer(st, "bob", 2, {"ui_affordance": 1})
+    answer_items(st, "bob", 2, {"ui_affordance": 1})
     s.back()
     s.submit(s.back(), {**ANSWERS, "layout_hierarchy": 0}, 200)
-    _answer(st, "cy", 1)
+    answer_items(st, "cy", 1)
     with sqlite3.connect(Path(st.folder) / DB_NAME) as c:
         c.execute(
             "UPDATE judgements SET answers = '{not json' WHERE id = (SELECT max(id) FROM judgements)"
@@ -183,7 +186,7 @@ def test_a_backup_copied_over_the_study_file_is_not_taken_for_the_kept_frames(po
     backup = tmp_path / "backup.sqlite"
     with sqlite3.connect(db_file) as src, sqlite3.connect(backup) as dst:
         src.backup(dst)
-    _answer(st, "ann", 3)
+    answer_items(st, "ann", 3)
     _keep(read_live(st.db, st.rubric, st.name, _settings(st)), st)
     folder = Path(st.folder)
     st.close()
@@ -196,7 +199,7 @@ def test_a_backup_copied_over_the_study_file_is_not_taken_for_the_kept_frames(po
     assert db_file.stat().st_ino == inode
     st = Study.open(folder)
     try:
-        _answer(st, "bob", 3, {"layout_hierarchy": 0})
+        answer_items(st, "bob", 3, {"layout_hierarchy": 0})
         assert _load(st) is None
     finally:
         st.close()
@@ -218,7 +221,7 @@ def test_a_second_keeping_replaces_the_first_files(populated, tmp_path):
     _story(st, tmp_path)
     live = read_live(st.db, st.rubric, st.name, _settings(st))
     _keep(live, st)
-    _answer(st, "ann", 2)
+    answer_items(st, "ann", 2)
     _keep(_refresh(live, st), st)
     folder = _description(st).parent
     tokens = {f.name.split("-", 1)[0] for f in folder.glob("*.parquet")}
@@ -237,7 +240,7 @@ def test_the_dashboard_starts_from_the_kept_frames(populated, tmp_path, monkeypa
     assert _load(st) is None
     kept = DL.keep_frames(st, first.frames)
     assert kept.unkept == 0 and DL.keep_frames(st, kept) is kept  # nothing new: not kept again
-    _answer(st, "bob", 2)
+    answer_items(st, "bob", 2)
     monkeypatch.setattr(FC, "KEEP_AFTER_NEW", 10**6)
     again = DL.read_live_inputs(st, None, {}, at, n_boot=10, seed=0)  # as after a restart
     assert again.frames.how == "delta" and again.frames.n_new == 2
