@@ -454,6 +454,25 @@ class ItemBootstrap:
             b.items = b.items[:0]
 
 
+def sliced_point(sums: np.ndarray, present: np.ndarray, finalize: Finalize) -> Replicates:
+    """`ItemBootstrap.add_sliced`'s handle for a plan that draws no replicate (a live
+    estimate), from each slice's feature sums (n_slices x k) instead of every item's features.
+    `present`: the slices add_sliced would keep (those with a feature). The same point values
+    where the sums are the same: features that are whole numbers (counts, agreements) sum
+    exactly in any order, so a caller that adds them up its own way (a bincount per slice, not
+    a million rows of features) gets add_sliced's figures bit for bit."""
+    n_slices, k = sums.shape
+    kept = np.flatnonzero(present)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        j = np.atleast_1d(np.asarray(finalize(np.zeros((1, k))), dtype=float)[0]).size
+    where = np.full(n_slices * j, -1, dtype=np.int64)
+    where.reshape(n_slices, j)[kept] = np.arange(len(kept) * j).reshape(len(kept), j)
+    if not len(kept):
+        return Replicates(point=np.zeros(0), where=where)
+    point = np.asarray(finalize(np.ascontiguousarray(sums[kept], dtype=float)), dtype=float)
+    return Replicates(point=point.reshape(-1), where=where)
+
+
 def _touched(rows: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """The items that have features (sorted) and each feature's position among them."""
     mark = np.zeros(n_items, dtype=bool)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .bootstrap import ItemBootstrap, Pending, undefined
+from .bootstrap import ItemBootstrap, Pending, Replicates, sliced_point, undefined
 from .first_rows import first_rows
 from .frames import StudyFrames
 from .row_codes import index_positions
@@ -95,14 +95,12 @@ def fatigue_figures(
     p_sess = pd.factorize(pos["session"].to_numpy(dtype=object)[ok][order])[0]
     if not len(p_key):
         return
-    # Added up per positioned judgement (item, rater): 12 columns each, 2*half + {0: n, 1:
-    # agree}, then 4 + 2*quarter + {0, 1}. A judgement's half and quarter are its own, the same
-    # for every metric, so only its answers compared (n) and agreeing (agree) are counted per
-    # metric, into two columns; the weights are 0 or 1, so every sum is a whole number and
-    # exact in any order. Bounded by the judgements, not by items x raters, and no array of
-    # every answer of every metric at once.
+    # Added up per positioned judgement (item, rater). A judgement's half and quarter are its
+    # own, the same for every metric, so only its answers compared (n) and agreeing (agree) are
+    # counted per metric, into two columns; the weights are 0 or 1, so every sum is a whole
+    # number and exact in any order. Bounded by the judgements, not by items x raters, and no
+    # array of every answer of every metric at once.
     P = len(p_key)
-    size = P * 12
     n_of, agree_of = np.zeros(P), np.zeros(P)
     p_late = (p_rel >= 0.5).astype(np.int64)
     p_quarter = np.minimum((p_rel * 4).astype(np.int64), 3)
@@ -128,25 +126,19 @@ def fatigue_figures(
     n_q = _counted(j_rid * 4 + p_quarter, n_of, 4 * R).reshape(R, 4)
     compared = n_of > 0
     sessions = np.unique(j_rid[compared] * S + p_sess[compared])
-    table = np.zeros(size)
-    half, fourth = np.arange(P) * 12 + 2 * p_late, np.arange(P) * 12 + 4 + 2 * p_quarter
-    table[half], table[half + 1] = n_of, agree_of
-    table[fourth], table[fourth + 1] = n_of, agree_of
     n_answers = n_half.sum(axis=1)
     if not n_answers.any():
         return
     n_sessions = np.bincount(sessions // S, minlength=R)
-    cell = np.flatnonzero(table)
-    judgement = cell // 12
-
-    def fin(s: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shares = s[:, 1::2] / s[:, 0::2]  # early, late, q0..q3
-        return np.column_stack(
-            [shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0], shares[:, 2:]]
-        )
-
-    reps = plan.add_sliced(j_item[judgement], cell % 12, table[cell], 12, fin, j_rid[judgement], R)
+    if plan.n_boot:
+        reps = _resampled(plan, p_late, p_quarter, n_of, agree_of, j_item, j_rid, R)
+    else:  # a live estimate: each rater's 12 sums alone (whole numbers: add_sliced's, exactly)
+        half, fourth = j_rid * 12 + 2 * p_late, j_rid * 12 + 4 + 2 * p_quarter
+        sums = np.zeros(R * 12)
+        for col, w in ((half, n_of), (half + 1, agree_of), (fourth, n_of), (fourth + 1, agree_of)):
+            sums += np.bincount(col, weights=w, minlength=R * 12)  # each cell from one of them
+        sums = sums.reshape(R, 12)
+        reps = sliced_point(sums, sums.any(axis=1), _shares)
     for i, r in enumerate(raters):
         if not n_answers[i]:
             continue
@@ -165,6 +157,38 @@ def fatigue_figures(
             "n_sessions": int(n_sessions[i]),
             "note": note,
         }
+
+
+def _shares(s: np.ndarray) -> np.ndarray:
+    """Per rater (a row of 12 sums: n and agree of each half, then of each quarter) the shares
+    early, late, change = late - early, and the four quarters."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = s[:, 1::2] / s[:, 0::2]  # early, late, q0..q3
+    return np.column_stack([shares[:, 0], shares[:, 1], shares[:, 1] - shares[:, 0], shares[:, 2:]])
+
+
+def _resampled(
+    plan: ItemBootstrap,
+    p_late: np.ndarray,
+    p_quarter: np.ndarray,
+    n_of: np.ndarray,
+    agree_of: np.ndarray,
+    j_item: np.ndarray,
+    j_rid: np.ndarray,
+    R: int,
+) -> Replicates:
+    """The shares as a sliced statistic of the items (a slice a rater): 12 columns per
+    judgement, 2*half + {0: n, 1: agree}, then 4 + 2*quarter + {0, 1}."""
+    P = len(n_of)
+    table = np.zeros(P * 12)
+    half, fourth = np.arange(P) * 12 + 2 * p_late, np.arange(P) * 12 + 4 + 2 * p_quarter
+    table[half], table[half + 1] = n_of, agree_of
+    table[fourth], table[fourth + 1] = n_of, agree_of
+    cell = np.flatnonzero(table)
+    judgement = cell // 12
+    return plan.add_sliced(
+        j_item[judgement], cell % 12, table[cell], 12, _shares, j_rid[judgement], R
+    )
 
 
 def _counted(key: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:

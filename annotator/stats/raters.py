@@ -29,7 +29,7 @@ from .agreement import (
     undefined_reason,
 )
 from .answers import metric_rows
-from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, undefined
+from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, sliced_point, undefined
 from .consensus import VERDICT_KEY, MetricSpec
 from .distinct import distinct, position_in, run_starts
 from .fatigue import fatigue_figures
@@ -152,16 +152,20 @@ def rater_section(
         if not has.any():
             continue
         idx, code, loo, agree, rid = idx[has], code[has], loo[has], agree[has], rid[has]
-        share = plan.add_sliced(
-            np.repeat(idx, 2),
-            np.tile(np.arange(2), len(idx)),
-            np.column_stack([np.ones(len(idx)), agree]).ravel(),
-            2,
-            ratio,
-            np.repeat(rid, 2),
-            R,
-        )
         n_per = np.bincount(rid, minlength=R)
+        if plan.n_boot:
+            share = plan.add_sliced(
+                np.repeat(idx, 2),
+                np.tile(np.arange(2), len(idx)),
+                np.column_stack([np.ones(len(idx)), agree]).ravel(),
+                2,
+                ratio,
+                np.repeat(rid, 2),
+                R,
+            )
+        else:  # a live estimate: each rater's answers and agreements counted (whole numbers)
+            sums = np.column_stack([n_per, np.bincount(rid, weights=agree, minlength=R)])
+            share = sliced_point(sums, n_per > 0, ratio)
         alpha = _sliced_alpha(plan, idx, code, loo, rid, spec, R)
         for r, i in r_of.items():
             if n_per[i] == 0:
