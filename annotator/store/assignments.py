@@ -8,7 +8,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, case, cast, func, insert, select, text
+from sqlalchemy import (
+    BigInteger,
+    Select,
+    and_,
+    case,
+    cast,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+)
 from sqlalchemy.orm import Session as OrmSession
 
 from ..domain import assignment as design
@@ -21,6 +32,7 @@ from .models import Anchor, Item, Judgement, Rater
 from .models_pairs import Pair, PairVote
 from .models_team import Assignment, Merge, PairAssignment
 from .people import rater_pk
+from .planner_hints import likely
 
 
 @dataclass(frozen=True)
@@ -247,6 +259,22 @@ class RaterProgress:
     last_activity: datetime | None
 
 
+def done_items() -> Select[tuple[int, int]]:
+    """Each rater's count of items with a first live answer, read from the partial index of
+    first live answers (uq_judgement_live), which `likely` lets SQLite's planner take: it took
+    the index of superseded answers, which nearly every answer matches, and read every row
+    (a million-judgement study: 0.14 -> 0.02 s, on every refresh of the dashboard)."""
+    return (
+        select(Judgement.rater_pk, func.count(func.distinct(Judgement.item_pk)))
+        # 'live' written in the SQL: against a bound parameter SQLite reads every row to check
+        # it, the partial index's own WHERE clause no longer implied
+        .where(
+            likely(Judgement.supersedes.is_(None)), Judgement.context == literal_column("'live'")
+        )
+        .group_by(Judgement.rater_pk)
+    )
+
+
 def progress(db: StudyDB) -> list[RaterProgress]:
     with db.read() as s:
         dealing = s.scalar(select(Assignment.id).limit(1)) is not None
@@ -260,22 +288,17 @@ def progress(db: StudyDB) -> list[RaterProgress]:
             ).all()
         )
         first = Judgement.supersedes.is_(None)
-        # the answer log read once for all three (a million-judgement study: 0.3 -> 0.16 s,
-        # on every refresh of the dashboard)
-        done, anchors, last_j = {}, {}, {}
-        for rater_pk, n_done, n_anchors, last in s.execute(
+        done = dict(s.execute(done_items()).all())
+        # the anchors and the last activity in one read of the answers
+        anchors, last_j = {}, {}
+        for rater_pk, n_anchors, last in s.execute(
             select(
                 Judgement.rater_pk,
-                func.count(
-                    func.distinct(
-                        case((and_(Judgement.context == "live", first), Judgement.item_pk))
-                    )
-                ),
                 func.count(case((and_(Judgement.context == "anchor", first), 1))),
                 func.max(Judgement.created_at),
             ).group_by(Judgement.rater_pk)
         ):
-            done[rater_pk], anchors[rater_pk], last_j[rater_pk] = n_done, n_anchors, last
+            anchors[rater_pk], last_j[rater_pk] = n_anchors, last
         pdone = dict(
             s.execute(
                 select(PairVote.rater_pk, func.count(func.distinct(PairVote.pair_pk)))
