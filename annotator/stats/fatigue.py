@@ -134,11 +134,11 @@ def fatigue_figures(
         reps = _resampled(plan, p_late, p_quarter, n_of, agree_of, j_item, j_rid, R)
     else:  # a live estimate: each rater's 12 sums alone (whole numbers: add_sliced's, exactly)
         half, fourth = j_rid * 12 + 2 * p_late, j_rid * 12 + 4 + 2 * p_quarter
-        sums = np.zeros(R * 12)
+        flat = np.zeros(R * 12)
         for col, w in ((half, n_of), (half + 1, agree_of), (fourth, n_of), (fourth + 1, agree_of)):
-            sums += np.bincount(col, weights=w, minlength=R * 12)  # each cell from one of them
-        sums = sums.reshape(R, 12)
-        reps = sliced_point(sums, sums.any(axis=1), _shares)
+            flat += np.bincount(col, weights=w, minlength=R * 12)  # each cell from one of them
+        sums = flat.reshape(R, 12)
+        reps = sliced_point(sums, np.asarray(sums.any(axis=1)), _shares)
     for i, r in enumerate(raters):
         if not n_answers[i]:
             continue

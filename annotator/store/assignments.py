@@ -259,7 +259,7 @@ class RaterProgress:
     last_activity: datetime | None
 
 
-def done_items() -> Select[tuple[int, int]]:
+def done_items() -> Select[int, int]:
     """Each rater's count of items with a first live answer, read from the partial index of
     first live answers (uq_judgement_live), which `likely` lets SQLite's planner take: it took
     the index of superseded answers, which nearly every answer matches, and read every row
@@ -288,7 +288,7 @@ def progress(db: StudyDB) -> list[RaterProgress]:
             ).all()
         )
         first = Judgement.supersedes.is_(None)
-        done = dict(s.execute(done_items()).all())
+        done: dict[int, int] = {pk: n for pk, n in s.execute(done_items())}
         # the anchors and the last activity in one read of the answers
         anchors, last_j = {}, {}
         for rater_pk, n_anchors, last in s.execute(
