@@ -33,31 +33,78 @@ def _content(v: dict[str, Any]) -> Hashable | None:
 class CellMemo:
     """`view_metrics.cell` of one table's figures, each made once per content across views.
 
-    Use one per table: call it for each figure, then `keep()` so the next view reuses them."""
+    Use one per table: call it for each figure, then `keep()` so the next view reuses them.
+    A figure that is the very object of the last view (a live estimate keeps the generators'
+    unmoved rows whole: stats/live_cases.py) is found by identity first, without reading its
+    content; a report's figures are never changed once made."""
 
     _last: ClassVar[dict[Hashable, Est | str]] = {}
+    # id of a figure -> (the figure, held so the id stays its own; its content; its cell)
+    _last_ids: ClassVar[dict[int, tuple[dict[str, Any], Hashable, Est | str]]] = {}
 
     def __init__(self) -> None:
-        self._before = CellMemo._last
+        self._before, self._before_ids = CellMemo._last, CellMemo._last_ids
         self._made: dict[Hashable, Est | str] = {}
+        self._made_ids: dict[int, tuple[dict[str, Any], Hashable, Est | str]] = {}
 
     def __call__(self, v: Any) -> Est | str:
         if type(v) is not dict:
             return cell(v)
-        key = _content(v)
-        if key is None:
-            return cell(v)
-        made = self._made.get(key)
-        if made is None:
-            made = self._before.get(key)
-            if made is None:
-                made = cell(v)
-            self._made[key] = made
+        same = self._before_ids.get(id(v))
+        if same is not None and same[0] is v:
+            _, key, made = same
+            self._made.setdefault(key, made)
+        else:
+            key = _content(v)
+            if key is None:
+                return cell(v)
+            found = self._made.get(key)
+            if found is None:
+                found = self._before.get(key)
+                if found is None:
+                    found = cell(v)
+                self._made[key] = found
+            made = found
+        self._made_ids[id(v)] = (v, key, made)
         return made
 
     def keep(self) -> None:
         """This table's cells for the next view (the ones before are dropped)."""
-        CellMemo._last = self._made
+        CellMemo._last, CellMemo._last_ids = self._made, self._made_ids
+
+
+class CaseRowMemo:
+    """The generators' rows (a case: each figure's cells across the generators), each reused
+    whole by the next view where every generator's cells of the case are the very dict of the
+    last view (a live estimate keeps its unmoved rows whole: stats/live_cases.py). `layout`:
+    the generators and figures in table order, which place the cells; another layout makes
+    every row afresh."""
+
+    # (layout, {case: (each generator's cells of the case, held; each figure's row of cells)})
+    _last: ClassVar[tuple[Hashable, dict[str, tuple[tuple[Any, ...], list[list[Any]]]]]]
+    _last = ((), {})
+
+    def __init__(self, layout: Hashable) -> None:
+        last_layout, rows = CaseRowMemo._last
+        self._before = rows if last_layout == layout else {}
+        self._layout = layout
+        self._made: dict[str, tuple[tuple[Any, ...], list[list[Any]]]] = {}
+
+    def get(self, case: str, refs: tuple[Any, ...]) -> list[list[Any]] | None:
+        """The case's rows of the last view, if `refs` are the very objects it was made from."""
+        before = self._before.get(case)
+        if before is None or len(before[0]) != len(refs):
+            return None
+        if not all(a is b for a, b in zip(before[0], refs, strict=True)):
+            return None
+        self._made[case] = before
+        return before[1]
+
+    def put(self, case: str, refs: tuple[Any, ...], rows: list[list[Any]]) -> None:
+        self._made[case] = (refs, rows)
+
+    def keep(self) -> None:
+        CaseRowMemo._last = (self._layout, self._made)
 
 
 class TextMemo:
@@ -84,4 +131,4 @@ class TextMemo:
         TextMemo._last = self._made
 
 
-__all__ = ["CellMemo", "TextMemo"]
+__all__ = ["CaseRowMemo", "CellMemo", "TextMemo"]

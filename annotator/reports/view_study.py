@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .cell_memo import CellMemo
+from .cell_memo import CaseRowMemo, CellMemo
 from .formatting import (
     as_dict,
     est_of,
@@ -96,20 +96,26 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
     }
     figures = []
     cells_of = CellMemo()  # the per-case cells: 25,000 at a million judgements
-    for k in fig_keys:
+    rows_of = CaseRowMemo((tuple(names), tuple(fig_keys)))
+    by_figure: list[list[tuple[str, list[Any]]]] = [[] for _ in fig_keys]
+    for cid in cases:
+        refs = tuple(per_case[g].get(cid) for g in names)
+        case_rows = rows_of.get(cid, refs)
+        if case_rows is None:
+            case_rows = [
+                [cells_of(c.get(k)) if isinstance(c, Mapping) and k in c else "—" for c in refs]
+                for k in fig_keys
+            ]
+            rows_of.put(cid, refs, case_rows)
+        for f, cells in enumerate(case_rows):
+            by_figure[f].append((cid, cells))
+    for k, rows in zip(fig_keys, by_figure, strict=True):
         overall = [
             cell(as_dict(as_dict(by_gen[g]).get("overall")).get(k))
             if k in as_dict(as_dict(by_gen[g]).get("overall"))
             else "—"
             for g in names
         ]
-        rows = []
-        for cid in cases:
-            cells = []
-            for g in names:
-                c = per_case[g].get(cid)
-                cells.append(cells_of(c.get(k)) if isinstance(c, Mapping) and k in c else "—")
-            rows.append((cid, cells))
         label = labels.get(k)
         figures.append(
             {
@@ -122,6 +128,7 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
             }
         )
     cells_of.keep()
+    rows_of.keep()
     gates = [
         _gate_view(str(g), as_dict(by_gen[g]).get("release_gate"))
         for g in names

@@ -39,8 +39,9 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,8 @@ from scipy.stats import norm
 from .answers import metric_rows
 from .bootstrap import Plain, _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
-from .live_estimate import carried_figure, carry_intervals
+from .live_cases import LiveCases
+from .live_estimate import carry_intervals
 from .release_gate import GATE_KEYS, generator_gate
 
 MIN_CASES = 5
@@ -100,6 +102,35 @@ def _cells(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     new[1:] = (gen[1:] != gen[:-1]) | (case[1:] != case[:-1])
     cell_keys = df.loc[new, ["generator", "case_id"]].reset_index(drop=True)
     return cell_keys, np.cumsum(new) - 1
+
+
+@dataclass(frozen=True)
+class _CellIndex:
+    """What follows from a figure table's cell keys alone, made once for the figures that share
+    them (every figure answered on the same items): each generator's cells in case order, and
+    for every two generators the cases they share with each one's cell there."""
+
+    by_gen: dict[str, list[int]]
+    # "a - b" -> (the shared cases in order, a's cells, b's cells)
+    pairs: dict[str, tuple[tuple[str, ...], np.ndarray, np.ndarray]]
+
+    @classmethod
+    def of(cls, cell_keys: pd.DataFrame) -> _CellIndex:
+        gens, cases = cell_keys["generator"].tolist(), cell_keys["case_id"].tolist()
+        by_gen: dict[str, list[int]] = {}
+        for g, _, c in sorted(zip(gens, cases, range(len(cases)), strict=True)):
+            by_gen.setdefault(g, []).append(c)
+        # lists, not the columns: iterating a column of text yields one string at a time
+        cell_of: dict[str, dict[str, int]] = {}
+        for i, (g, c) in enumerate(zip(gens, cases, strict=True)):
+            cell_of.setdefault(g, {})[c] = i
+        pairs = {}
+        for a, b in combinations(sorted(cell_of), 2):
+            shared = tuple(sorted(set(cell_of[a]) & set(cell_of[b])))
+            ia = np.array([cell_of[a][c] for c in shared], dtype=np.int64)
+            ib = np.array([cell_of[b][c] for c in shared], dtype=np.int64)
+            pairs[f"{a} - {b}"] = (shared, ia, ib)
+        return cls(by_gen, pairs)
 
 
 class _CaseResamples:
@@ -191,24 +222,26 @@ def generator_section(
     for spec in figs:
         if spec.key in tables:
             groups.setdefault(tables[spec.key]["idx"].to_numpy().tobytes(), []).append(spec)
-    plan: dict[str, tuple[pd.DataFrame, np.ndarray, tuple[str, ...], str]] = {}
+    plan: dict[str, tuple[pd.DataFrame, np.ndarray, _CellIndex, tuple[str, ...], str]] = {}
     for group, members in groups.items():
         # the item resample follows the item set alone: a figure's interval never depends on
         # which other figures share its items or on how many of them are drawn at once
         stream = hashlib.sha256(group).hexdigest()[:16]
         df = tables[members[0].key]
         cell_keys, cell_of = _cells(df)
+        index = _CellIndex.of(cell_keys)
         per = max(1, _REPS_VALUES // max(1, n_boot * len(cell_keys)))
         for i in range(0, len(members), per):
             drawn_together = tuple(s.key for s in members[i : i + per])
             for key in drawn_together:
-                plan[key] = (cell_keys, cell_of, drawn_together, stream)
+                plan[key] = (cell_keys, cell_of, index, drawn_together, stream)
     case_resamples = _CaseResamples(n_boot, seed)
+    live = None if carry_from is None else LiveCases(carry_from, min_count)
     held: tuple[tuple[str, ...], np.ndarray] | None = None  # the last draw (one at a time)
     for spec in figs:  # in the rubric's order, so the report's keys keep it
         if spec.key not in plan:
             continue
-        cell_keys, cell_of, together, stream = plan[spec.key]
+        cell_keys, cell_of, index, together, stream = plan[spec.key]
         if held is None or held[0] != together:
             held = None  # freed before the next draw (an interleaved set is drawn again, alike)
             x = np.column_stack([tables[k]["mean"].to_numpy(float) for k in together])
@@ -222,11 +255,14 @@ def generator_section(
             tables[spec.key],
             cell_keys,
             cell_of,
+            index,
             held[1][:, :, together.index(spec.key)],
             case_resamples,
             min_count,
-            carry_from,
+            live,
         )
+    if live is not None:
+        live.fill(result["by_generator"])
     result["differences"] = differences
     if carry_from is not None:  # the cells were carried as they were made
         exact_gens = carry_from.get("by_generator")
@@ -277,13 +313,14 @@ def _figure(
     df: pd.DataFrame,
     cell_keys: pd.DataFrame,
     cell_of: np.ndarray,
+    index: _CellIndex,
     reps: np.ndarray,
     case_resamples: _CaseResamples,
     min_count: int,
-    carry_from: Mapping[str, Any] | None,
+    live: LiveCases | None,
 ) -> None:
     """One figure's cells, each generator's overall figure and the paired differences; a live
-    estimate's cells carried from `carry_from` (generator_section)."""
+    estimate's cells handed to `live`, which makes them at the end (generator_section)."""
     name = figure_name(spec)
     cell_point = df.groupby(cell_of)["mean"].mean().to_numpy()
     cell_items = np.bincount(cell_of)
@@ -296,16 +333,14 @@ def _figure(
     points, n_items, n_answers = cell_point.tolist(), cell_items.tolist(), cell_answers.tolist()
     bounds = list(zip(lo.tolist(), hi.tolist(), k_ok.tolist(), strict=True))
     # the cells by generator, each generator's by case (sorted, as the report lists them)
-    by_gen: dict[str, list[int]] = {}
-    keys = zip(cell_keys["generator"].tolist(), case_of.tolist(), range(len(case_of)), strict=True)
-    for g, _, c in sorted(keys):
-        by_gen.setdefault(g, []).append(c)
-    exact_gens = (carry_from or {}).get("by_generator")
+    by_gen = index.by_gen
+    if live is not None:  # a live estimate's rows are made at the end, the unmoved ones kept
+        gen_of = cell_keys["generator"].tolist()
+        live.add(name, share, gen_of, case_of.tolist(), points, n_items, n_answers, reps, bounds)
     for g, in_gen in by_gen.items():
         entry = result["by_generator"][g]
         by_case = entry["by_case"]
-        exact_cases = _exact_cells(exact_gens, g) if carry_from is not None else None
-        for c in in_gen:
+        for c in in_gen if live is None else ():
             n = n_items[c]
             bc = by_case.get(case_of[c])
             if bc is None:
@@ -320,15 +355,7 @@ def _figure(
                     f"{n_answers[c]} answers, fewer than {min_count}: a share is not shown",
                 )
                 continue
-            exact = None
-            if exact_cases is not None and _is_map(ec := exact_cases.get(case_of[c])):
-                exact = ec.get(name)
-                if (fig := carried_figure(points[c], n, exact)) is not None:
-                    bc[name] = fig
-                    continue
             bc[name] = summarize(points[c], reps[:, c], n, _bounds=bounds[c])
-            if isinstance(exact, Mapping):
-                carry_intervals(bc[name], exact)
         cells = np.array(in_gen, dtype=np.int64)
         k = len(cells)
         case_ids = tuple(case_of[cells])
@@ -342,7 +369,7 @@ def _figure(
         case_sets[g] |= set(case_ids)
         entry["n_items"] = max(entry["n_items"], int(cell_items[cells].sum()))
         entry["n_cases"] = max(entry["n_cases"], int(k))
-    _paired_differences(differences, name, cell_keys, cell_point, reps, cell_items, case_resamples)
+    _paired_differences(differences, name, index, cell_point, reps, cell_items, case_resamples)
 
 
 def approximate_count(section: Mapping[str, Any]) -> int:
@@ -357,18 +384,6 @@ def approximate_count(section: Mapping[str, Any]) -> int:
     return n
 
 
-def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
-    return type(x) is dict or isinstance(x, Mapping)  # the plain type first: 25,000 cells
-
-
-def _exact_cells(exact_gens: Any, g: str) -> Mapping[str, Any] | None:
-    """Generator `g`'s cells (by case) in the last full report, where it has them."""
-    if not isinstance(exact_gens, Mapping) or not isinstance(entry := exact_gens.get(g), Mapping):
-        return None
-    cells = entry.get("by_case")
-    return cells if isinstance(cells, Mapping) else None
-
-
 def wilson_low(p: float, n: int, z: float = float(norm.isf(0.025))) -> float | None:
     """Lower Wilson score bound of a rate p over n units (valid at 0 and 1)."""
     if n <= 0 or p is None:
@@ -381,7 +396,7 @@ def wilson_low(p: float, n: int, z: float = float(norm.isf(0.025))) -> float | N
 def _paired_differences(
     out: dict[str, dict[str, Any]],
     name: str,
-    cell_keys: pd.DataFrame,
+    index: _CellIndex,
     cell_point: np.ndarray,
     reps: np.ndarray,
     cell_items: np.ndarray,
@@ -389,19 +404,10 @@ def _paired_differences(
 ) -> None:
     """Every two generators: mean over their shared cases of (A's cell - B's cell), with
     shared cases resampled together and each cell's items within it (replicates `reps`)."""
-    by_gen: dict[str, dict[str, int]] = {}
-    # lists, not the columns: iterating a column of text yields one string at a time
-    gens, cases = cell_keys["generator"].tolist(), cell_keys["case_id"].tolist()
-    for i, (g, c) in enumerate(zip(gens, cases, strict=True)):
-        by_gen.setdefault(g, {})[c] = i
-    for a, b in combinations(sorted(by_gen), 2):
-        shared = tuple(sorted(set(by_gen[a]) & set(by_gen[b])))
-        key = f"{a} - {b}"
+    for key, (shared, ia, ib) in index.pairs.items():
         if not shared:
             out.setdefault(key, {})[name] = summarize(None, None, 0, "no case rated for both")
             continue
-        ia = np.array([by_gen[a][c] for c in shared])
-        ib = np.array([by_gen[b][c] for c in shared])
         diff_point = float((cell_point[ia] - cell_point[ib]).mean())
         boot = case_resamples.mean(shared, reps[:, ia] - reps[:, ib])
         note = None if len(shared) >= 2 else "one shared case: its items alone"

@@ -1,0 +1,157 @@
+"""A live estimate's generator cells: each (generator, case) row made again only where its
+figures moved since the last live estimate.
+
+At a million judgements the generators' section holds 25,000 cells (generator x case x figure),
+each made from its point estimate and the last full computation's interval
+(`live_estimate.carried_figure`), and the dashboard lays each out again. A hundred new answers
+touch a few cases. A row carried whole from the full computation is a pure function of its
+cells' point estimates, item and answer counts, the full computation it carries from and the
+minimum count: where all of them equal the last live estimate's, the row is the last one, the
+same object (the view reuses its cells by identity too: reports/cell_memo.py). Only the last
+estimate's rows are kept, against the full computation they carried from.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeGuard
+
+import numpy as np
+
+from .bootstrap import summarize
+from .live_estimate import carried_figure, carry_intervals
+
+# one cell's inputs: figure name, share (a pass rate) or mean, estimate, items, answers
+Signature = tuple[str, bool, float, int, int]
+
+
+@dataclass(frozen=True)
+class _Figure:
+    """One figure's cells, in the order of its cell keys."""
+
+    name: str
+    share: bool
+    gens: list[str]
+    cases: list[str]
+    points: list[float]
+    n_items: list[int]
+    n_answers: list[int]
+    reps: np.ndarray  # (replicates x cells): the live plan's one replicate
+    bounds: list[tuple[float, float, int]]
+
+
+class LiveCases:
+    """The rows (generator, case) of one live estimate's generators section: `add` each figure's
+    cells, then `fill` the section's `by_case` tables."""
+
+    # (the full computation's section, min count, {(generator, case): (signature, row)})
+    _last: ClassVar[tuple[Any, int, dict[tuple[str, str], tuple[tuple[Signature, ...], dict]]]]
+    _last = (None, 0, {})
+    _lock = threading.Lock()
+
+    def __init__(self, carry_from: Mapping[str, Any], min_count: int) -> None:
+        last_from, last_min, rows = LiveCases._last
+        self._before = rows if last_from is carry_from and last_min == min_count else {}
+        self._from, self._min_count = carry_from, min_count
+        self._figures: list[_Figure] = []
+
+    def add(
+        self,
+        name: str,
+        share: bool,
+        gens: list[str],
+        cases: list[str],
+        points: list[float],
+        n_items: list[int],
+        n_answers: list[int],
+        reps: np.ndarray,
+        bounds: list[tuple[float, float, int]],
+    ) -> None:
+        self._figures.append(
+            _Figure(name, share, gens, cases, points, n_items, n_answers, reps, bounds)
+        )
+
+    def fill(self, by_generator: Mapping[str, Mapping[str, Any]]) -> None:
+        """Each generator's `by_case` rows: {"n_items": the most items of its figures, then each
+        figure's cell in the figures' order}, as `generators._figure` makes them."""
+        cells: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for f, fig in enumerate(self._figures):
+            for c, key in enumerate(zip(fig.gens, fig.cases, strict=True)):
+                at = cells.get(key)
+                if at is None:
+                    cells[key] = [(f, c)]
+                else:
+                    at.append((f, c))
+        exact_gens = self._from.get("by_generator")
+        exact_of: dict[str, Mapping[str, Any] | None] = {}
+        kept: dict[tuple[str, str], tuple[tuple[Signature, ...], dict]] = {}
+        for key, at in cells.items():
+            g, case = key
+            signature = tuple(self._signature(f, c) for f, c in at)
+            before = self._before.get(key)
+            if before is not None and before[0] == signature:
+                row = before[1]
+                kept[key] = before
+            else:
+                if g not in exact_of:
+                    exact_of[g] = _exact_cells(exact_gens, g)
+                row, carried = self._row(at, exact_of[g], case)
+                if carried:
+                    kept[key] = (signature, row)
+            by_generator[g]["by_case"][case] = row
+        with LiveCases._lock:
+            LiveCases._last = (self._from, self._min_count, kept)
+
+    def _signature(self, f: int, c: int) -> Signature:
+        fig = self._figures[f]
+        return (fig.name, fig.share, fig.points[c], fig.n_items[c], fig.n_answers[c])
+
+    def _row(
+        self, at: list[tuple[int, int]], exact_cases: Mapping[str, Any] | None, case: str
+    ) -> tuple[dict[str, Any], bool]:
+        """A row made afresh, and whether every cell of it was carried whole from the full
+        computation or undefined (a pure function of its signature, kept for the next
+        estimate); a cell summarised from the live plan's one replicate is not."""
+        row: dict[str, Any] = {"n_items": max(self._figures[f].n_items[c] for f, c in at)}
+        pure = True
+        ec = exact_cases.get(case) if exact_cases is not None else None
+        for f, c in at:
+            fig = self._figures[f]
+            n = fig.n_items[c]
+            if fig.share and fig.n_answers[c] < self._min_count:
+                row[fig.name] = summarize(
+                    None,
+                    None,
+                    n,
+                    f"{fig.n_answers[c]} answers, fewer than {self._min_count}: a share is not "
+                    "shown",
+                )
+                continue
+            exact = None
+            if _is_map(ec):
+                exact = ec.get(fig.name)
+                if (carried := carried_figure(fig.points[c], n, exact)) is not None:
+                    row[fig.name] = carried
+                    continue
+            pure = False
+            row[fig.name] = summarize(fig.points[c], fig.reps[:, c], n, _bounds=fig.bounds[c])
+            if isinstance(exact, Mapping):
+                carry_intervals(row[fig.name], exact)
+        return row, pure
+
+
+def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(x) is dict or isinstance(x, Mapping)  # the plain type first: 25,000 cells
+
+
+def _exact_cells(exact_gens: Any, g: str) -> Mapping[str, Any] | None:
+    """Generator `g`'s cells (by case) in the last full report, where it has them."""
+    if not isinstance(exact_gens, Mapping) or not isinstance(entry := exact_gens.get(g), Mapping):
+        return None
+    cells = entry.get("by_case")
+    return cells if isinstance(cells, Mapping) else None
+
+
+__all__ = ["LiveCases"]
