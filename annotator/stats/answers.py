@@ -28,6 +28,7 @@ from .consensus import (
 )
 from .distinct import distinct
 from .frames import Grown, StudyFrames
+from .last_table import LastTable
 from .row_codes import by_base, codes_of
 
 
@@ -336,6 +337,9 @@ def coded_answers(
     return _answers(df, who, rubric, specs, items)
 
 
+_METRIC_ROWS = LastTable()  # a table's metric rows, coded only (True) or all (False)
+
+
 def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, np.ndarray]:
     """Per metric of a coded table (human_answers, judge_answers), the positions of its rows in
     the table's order: those with a code (`coded_only`; NaN is cannot judge), or all of them; a
@@ -344,6 +348,11 @@ def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, 
     metric after another, so a metric's rows are one slice unless they were reordered."""
     if not len(answers):
         return {}
+    # the report's sections each ask for a table's rows (the raters, the generators, the
+    # split, certification): found once a table, as the frames, it is never changed in place
+    last = _METRIC_ROWS.get(coded_only)
+    if last is not None and last[0] is answers:
+        return dict(last[2])
     metric = pd.Categorical(answers["metric"])
     m_code = np.asarray(metric.codes)
     order = (
@@ -361,7 +370,8 @@ def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, 
             rows = rows[answered[rows]]
         if len(rows):
             out[str(key)] = rows
-    return out
+    _METRIC_ROWS.put(coded_only, answers, None, out)
+    return dict(out)
 
 
 def split_by_metric(answers: pd.DataFrame) -> dict[str, pd.DataFrame]:

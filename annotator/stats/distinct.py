@@ -9,6 +9,7 @@ the range is much larger than the keys, np.unique. Both give the same arrays.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 # the range a table of flags may span, beyond the keys' count (a wider one costs more than a sort)
 _SLACK = 4096
@@ -34,6 +35,20 @@ def distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     seen[keys - lo] = True
     values = (np.flatnonzero(seen) + lo).astype(keys.dtype, copy=False)
     return values, (np.cumsum(seen) - 1)[keys - lo]
+
+
+def n_distinct(column: pd.Series) -> int:
+    """`column.nunique()` (missing values left out) for the integer and categorical columns of
+    a coded table (item rows, raters), by counting: each metric's section asked a hashing
+    pass over its answers twice."""
+    values = column.array
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = np.asarray(column.cat.codes)
+        codes = codes[codes >= 0]
+        return int(np.count_nonzero(np.bincount(codes))) if len(codes) else 0
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and len(values):
+        return len(distinct(values)[0])
+    return int(column.nunique())
 
 
 def distinct_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,8 +3,8 @@ grew from it), by weak reference: it goes when the table goes.
 
 The frames are never changed in place, so a table's identity names its content: a value
 computed from it stands as long as it lives. One value a slot, replaced whole (another thread
-may read it meanwhile). Read by row_codes.py (a table's codes) and first_rows.py (its
-judgements' first rows).
+may read it meanwhile). Read by row_codes.py (a table's codes), first_rows.py (its
+judgements' first rows) and answers.py (a coded table's rows by metric).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
-from .distinct import distinct, position_in
+from .distinct import distinct, n_distinct, position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 
@@ -281,8 +281,8 @@ def human_section(
     sec: dict[str, Any] = {
         "kind": spec.kind,
         "level": spec.level,
-        "n_items": int(h["idx"].nunique()),
-        "n_raters": int(h["rater"].nunique()),
+        "n_items": n_distinct(h["idx"]),
+        "n_raters": n_distinct(h["rater"]),
         "n_judgements": int(len(h)),
         "n_cannot_judge": int(len(h) - answered.sum()),
         "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),

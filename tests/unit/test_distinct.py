@@ -7,9 +7,10 @@ value first."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from annotator.stats.distinct import distinct, distinct_counts, position_in, run_starts
+from annotator.stats.distinct import distinct, distinct_counts, n_distinct, position_in, run_starts
 
 
 @pytest.mark.parametrize("span", [1, 3, 50, 10**7])
@@ -58,3 +59,21 @@ def test_run_starts_of_sorted_keys_are_np_unique_firsts() -> None:
         flags = run_starts(keys)
         assert flags.dtype == bool and flags.shape == keys.shape
         assert np.array_equal(np.flatnonzero(flags), first)
+
+
+@pytest.mark.parametrize("span", [1, 3, 50, 10**7])
+def test_n_distinct_is_nunique(span: int) -> None:
+    """On the coded tables' item rows (integers) and raters (a categorical with unused
+    categories and missing values), and on any other column (hashed, as nunique does)."""
+    rng = np.random.default_rng(span)
+    for _ in range(100):
+        n = int(rng.integers(0, 200))
+        keys = pd.Series(rng.integers(-3, span, n).astype(np.int64))
+        names = pd.Series(
+            pd.Categorical(
+                rng.choice(["ada", "bo", None], n), categories=["ada", "bo", "cy", "zed"]
+            )
+        )
+        floats = pd.Series(np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, span, n)))
+        for column in (keys, names, floats, names.astype(object)):
+            assert n_distinct(column) == column.nunique()
