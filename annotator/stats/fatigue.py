@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import ItemBootstrap, Pending, Replicates, sliced_point, undefined
+from .distinct import run_starts
 from .first_rows import first_rows
 from .frames import StudyFrames
 from .row_codes import index_positions
@@ -49,11 +50,21 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
             return pd.DataFrame(columns=["item_id", "rater", "rel"])
         first["order"] = t.astype("int64").where(t.notna())
     first = first[first["order"].notna()]
-    first["session"] = first["session_id"].astype(object).where(first["session_id"].notna(), "")
-    g = first.groupby(["rater", "session"])["order"]
-    rank = g.rank(method="first") - 1.0
-    size = g.transform("size")
-    first["rel"] = rank / size
+    # a judgement's rank in its (rater, session) by order, ties in table order (a groupby's
+    # rank(method="first") - 1), over the two columns' codes: the groupby hashed the session
+    # ids as Python objects, half of this function at a million judgements
+    first = first[first["rater"].notna()]  # as a groupby leaves a missing key out
+    if not len(first):
+        return pd.DataFrame(columns=["item_id", "rater", "rel"])
+    session = pd.factorize(first["session_id"])[0].astype(np.int64)
+    group = pd.factorize(first["rater"])[0].astype(np.int64) * (int(session.max()) + 1) + session
+    n = len(first)
+    by = np.lexsort((np.arange(n), first["order"].to_numpy(float), group))
+    starts = run_starts(group[by])
+    rank = np.empty(n)
+    rank[by] = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    first["rel"] = rank / np.bincount(group)[group]
+    first["session"] = session  # a session's code: its judgements are counted, never named
     return first[["item_id", "rater", "rel", "session"]]
 
 
@@ -92,7 +103,7 @@ def fatigue_figures(
     p_key = p_idx[ok].astype(np.int64) * R + p_rid[ok]
     order = np.argsort(p_key, kind="stable")
     p_key, p_rel = p_key[order], rel[ok][order]
-    p_sess = pd.factorize(pos["session"].to_numpy(dtype=object)[ok][order])[0]
+    p_sess = pos["session"].to_numpy(np.int64)[ok][order]
     if not len(p_key):
         return
     # Added up per positioned judgement (item, rater). A judgement's half and quarter are its
