@@ -261,10 +261,11 @@ def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
     from ..stats.first_rows import first_rows
 
     j = frames.judgements
-    n_answers = len(first_rows(j))  # kept for the raters' figures of the same frames
+    first = first_rows(j)  # kept for the raters' figures of the same frames
     return (
-        Tile(f"{n_answers:,}", "answers to live items (latest per rater)"),
-        Tile(str(j["rater"].nunique() if len(j) else 0), "raters"),
+        Tile(f"{len(first):,}", "answers to live items (latest per rater)"),
+        # every rater of the column has a first row: counted among those, not every answer
+        Tile(str(j["rater"].iloc[first].nunique() if len(j) else 0), "raters"),
         Tile(f"{len(frames.pair_votes):,}", "pair votes"),
     )
 

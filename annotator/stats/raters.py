@@ -108,8 +108,10 @@ def rater_section(
     min_count: int,
 ) -> dict[str, Any]:
     j = frames.judgements
-    # distinct names first: a set built from the column would walk a million strings in Python
-    names: set[str] = set(j["rater"].astype(str).unique()) if len(j) else set()
+    # distinct names first: a set built from the column would walk a million strings in Python;
+    # among the first row of each judgement (kept for the tiles and the fatigue figures), which
+    # hold every name of the column, not among every answer
+    names: set[str] = set(j["rater"].iloc[first_rows(j)].astype(str).unique()) if len(j) else set()
     if len(frames.anchor_answers):
         names |= set(frames.anchor_answers["rater"].astype(str).unique())
     if len(frames.pair_votes):
