@@ -4,11 +4,12 @@ figures moved since the last live estimate.
 At a million judgements the generators' section holds 25,000 cells (generator x case x figure),
 each made from its point estimate and the last full computation's interval
 (`live_estimate.carried_figure`), and the dashboard lays each out again. A hundred new answers
-touch a few cases. A row carried whole from the full computation is a pure function of its
-cells' point estimates, item and answer counts, the full computation it carries from and the
-minimum count: where all of them equal the last live estimate's, the row is the last one, the
-same object (the view reuses its cells by identity too: reports/cell_memo.py). Only the last
-estimate's rows are kept, against the full computation they carried from.
+touch a few cases. A row is a pure function of its cells' point estimates, item and answer
+counts, the full computation it carries from and the minimum count (and, for a cell the full
+computation gave no interval, whether the live plan's one replicate is defined): where all of
+them equal the last live estimate's, the row is the last one, the same object (the view reuses
+its cells by identity too: reports/cell_memo.py). Only the last estimate's rows are kept,
+against the full computation they carried from.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import numpy as np
 from .bootstrap import summarize
 from .live_estimate import carried_figure, carry_intervals
 
-# one cell's inputs: figure name, share (a pass rate) or mean, estimate, items, answers
-Signature = tuple[str, bool, float, int, int]
+# one cell's inputs: figure name, share (a pass rate) or mean, estimate, items, answers, and
+# whether the live plan's one replicate is defined (what a cell without a full interval reads)
+Signature = tuple[str, bool, float, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -106,14 +108,23 @@ class LiveCases:
 
     def _signature(self, f: int, c: int) -> Signature:
         fig = self._figures[f]
-        return (fig.name, fig.share, fig.points[c], fig.n_items[c], fig.n_answers[c])
+        return (
+            fig.name,
+            fig.share,
+            fig.points[c],
+            fig.n_items[c],
+            fig.n_answers[c],
+            fig.bounds[c][2],
+        )
 
     def _row(
         self, at: list[tuple[int, int]], exact_cases: Mapping[str, Any] | None, case: str
     ) -> tuple[dict[str, Any], bool]:
-        """A row made afresh, and whether every cell of it was carried whole from the full
-        computation or undefined (a pure function of its signature, kept for the next
-        estimate); a cell summarised from the live plan's one replicate is not."""
+        """A row made afresh, and whether it is a pure function of its signature (kept for the
+        next estimate): every cell carried whole from the full computation, undefined, or
+        summarised from the live plan's one replicate, whose interval is then none whatever
+        its value (`summarize`: every resample the same, or the one undefined); a plan of more
+        replicates reads their values, and its rows are made again."""
         row: dict[str, Any] = {"n_items": max(self._figures[f].n_items[c] for f, c in at)}
         pure = True
         ec = exact_cases.get(case) if exact_cases is not None else None
@@ -135,7 +146,7 @@ class LiveCases:
                 if (carried := carried_figure(fig.points[c], n, exact)) is not None:
                     row[fig.name] = carried
                     continue
-            pure = False
+            pure = pure and len(fig.reps) == 1
             row[fig.name] = summarize(fig.points[c], fig.reps[:, c], n, _bounds=fig.bounds[c])
             if isinstance(exact, Mapping):
                 carry_intervals(row[fig.name], exact)
