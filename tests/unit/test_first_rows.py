@@ -40,3 +40,14 @@ def test_a_second_reader_of_the_same_table_takes_the_kept_rows(monkeypatch):
     monkeypatch.undo()
     np.testing.assert_array_equal(fr.first_rows(other), first)
     assert fr.first_rows(pd.DataFrame({"item_id": [], "rater": []})).size == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_items_in_order_of_first_appearance_are_those_of_the_first_rows(seed):
+    """What `answers.item_table` reads: every item's first row is the first row of one of its
+    (item, rater) judgements, so the distinct items of the first rows come in the same order
+    as those of every row, missing ids included."""
+    df = _table(5_000, 400, 9, seed)
+    got = df["item_id"].iloc[fr.first_rows(df)].unique()
+    want = df["item_id"].unique()
+    assert list(pd.Series(got).fillna("<none>")) == list(pd.Series(want).fillna("<none>"))
