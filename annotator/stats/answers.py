@@ -344,7 +344,9 @@ def coded_answers(
     return _answers(df, who, rubric, specs, items)
 
 
-_METRIC_ROWS = LastTable()  # a table's metric rows, coded only (True) or all (False)
+# a table's metric rows, per kind of table (rater or judge answers) and coded only or all: the
+# report reads both kinds in turn, and one slot for both dropped each for the other
+_METRIC_ROWS = LastTable()
 
 
 def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, np.ndarray]:
@@ -357,7 +359,8 @@ def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, 
         return {}
     # the report's sections each ask for a table's rows (the raters, the generators, the
     # split, certification): found once a table, as the frames, it is never changed in place
-    last = _METRIC_ROWS.get(coded_only)
+    slot = ("rater" in answers.columns, coded_only)
+    last = _METRIC_ROWS.get(slot)
     if last is not None and last[0] is answers:
         return dict(last[2])
     metric = pd.Categorical(answers["metric"])
@@ -377,7 +380,7 @@ def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, 
             rows = rows[answered[rows]]
         if len(rows):
             out[str(key)] = rows
-    _METRIC_ROWS.put(coded_only, answers, None, out)
+    _METRIC_ROWS.put(slot, answers, None, out)
     return dict(out)
 
 

@@ -41,13 +41,12 @@ def n_distinct(column: pd.Series) -> int:
     """`column.nunique()` (missing values left out) for the integer and categorical columns of
     a coded table (item rows, raters), by counting: each metric's section asked a hashing
     pass over its answers twice."""
-    values = column.array
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes = np.asarray(column.cat.codes)
         codes = codes[codes >= 0]
         return int(np.count_nonzero(np.bincount(codes))) if len(codes) else 0
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and len(values):
-        return len(distinct(values)[0])
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu" and len(column):
+        return len(distinct(column.to_numpy())[0])
     return int(column.nunique())
 
 

@@ -22,14 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "unit"))
 
-ANSWERS = {
-    "instruction_following": "PASS",
-    "layout_hierarchy": 4,
-    "text_rendering": "PASS",
-    "ui_affordance": 3,
-    "failure_tags": [],
-    "reason": "ok",
-}
+from factories import ANSWERS  # noqa: E402  (one answer to every ui_mockup metric)
 
 
 def _session(location: str, rater: str, n: int) -> tuple[float, float, float]:

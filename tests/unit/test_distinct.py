@@ -77,3 +77,10 @@ def test_n_distinct_is_nunique(span: int) -> None:
         floats = pd.Series(np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, span, n)))
         for column in (keys, names, floats, names.astype(object)):
             assert n_distinct(column) == column.nunique()
+
+
+def test_n_distinct_counts_codes_without_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The coded tables' item rows and raters are counted, not hashed (the point of it)."""
+    monkeypatch.setattr(pd.Series, "nunique", lambda *_a, **_k: pytest.fail("hashed"))
+    assert n_distinct(pd.Series(np.array([3, 1, 3, 7], dtype=np.int64))) == 3
+    assert n_distinct(pd.Series(pd.Categorical(["a", None, "a"], categories=["a", "b"]))) == 1
