@@ -110,13 +110,18 @@ class CaseRowMemo:
 class TextMemo:
     """`est_text` of one table's cells, each made once per `Est` object across views: an `Est`
     is immutable and `CellMemo` hands the same one to every view with that figure, so the
-    object itself is the key (held here, so its id is never another's)."""
+    object itself is the key (held here, so its id is never another's). A whole row of them is
+    kept by its cells' list (`row`): `CaseRowMemo` hands the next view the very list where no
+    cell of the case moved, and reading 25,000 cells back one by one was most of the section."""
 
     _last: ClassVar[dict[int, tuple[Est, str]]] = {}
+    # id of a row's cells -> (the cells, held; the row's text)
+    _last_rows: ClassVar[dict[int, tuple[list[Any], tuple[str, ...]]]] = {}
 
     def __init__(self) -> None:
-        self._before = TextMemo._last
+        self._before, self._before_rows = TextMemo._last, TextMemo._last_rows
         self._made: dict[int, tuple[Est, str]] = {}
+        self._made_rows: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
 
     def __call__(self, c: Est | str) -> str:
         if not isinstance(c, Est):
@@ -127,8 +132,17 @@ class TextMemo:
         self._made[id(c)] = made
         return made[1]
 
+    def row(self, head: tuple[str, ...], cells: list[Any]) -> tuple[str, ...]:
+        """`(*head, *each cell's text)`, the last view's tuple where `cells` is its very list
+        (the cells are never changed once made) under the same head."""
+        made = self._before_rows.get(id(cells))
+        if made is None or made[0] is not cells or made[1][: len(head)] != head:
+            made = (cells, (*head, *map(self, cells)))
+        self._made_rows[id(cells)] = made
+        return made[1]
+
     def keep(self) -> None:
-        TextMemo._last = self._made
+        TextMemo._last, TextMemo._last_rows = self._made, self._made_rows
 
 
 __all__ = ["CaseRowMemo", "CellMemo", "TextMemo"]

@@ -85,7 +85,7 @@ def _cases_blocks(g: Mapping[str, Any]) -> list[Block]:
     text = TextMemo()  # the case rows' cells: 25,000 at a million judgements
     for f, first in zip(figures, overall, strict=True):
         rows.append(first)
-        rows += [(f["label"], cid, *map(text, cells)) for cid, cells in f["rows"]]
+        rows += [text.row((f["label"], cid), cells) for cid, cells in f["rows"]]
     text.keep()
     labels = ", ".join(f["label"] for f in figures)
     numeric = frozenset(range(2, 2 + len(names)))

@@ -28,6 +28,7 @@ from ..base.task import TaskState
 from ..reports.formatting import clock_text
 from ..store.changes import data_version
 from . import dashboard as dash
+from .memory import collection_paused
 
 if TYPE_CHECKING:
     from .live_frames import LiveFrames
@@ -53,7 +54,21 @@ def read_live_inputs(
 ) -> LiveInputs:
     """The view's frames brought up to date, on the database worker. The first time they are
     read back from the frames cache and brought up to date from there (read whole when none was
-    kept); `keep_frames`, a job of its own, keeps them again."""
+    kept); `keep_frames`, a job of its own, keeps them again. The cycle collector is held off
+    meanwhile (memory.collection_paused)."""
+    with collection_paused():
+        return _read_live_inputs(study, live, exact, exact_at, n_boot=n_boot, seed=seed)
+
+
+def _read_live_inputs(
+    study: Study,
+    live: LiveFrames | None,
+    exact: Mapping[str, Any],
+    exact_at: datetime,
+    *,
+    n_boot: int,
+    seed: int,
+) -> LiveInputs:
     from . import frames_cache
     from .calibration import verified_calibrations
     from .live_frames import read_live, refresh
@@ -91,7 +106,13 @@ def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:
 
 
 def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.DashboardModel:
-    """The live estimate's model: current point estimates, the last full report's intervals."""
+    """The live estimate's model: current point estimates, the last full report's intervals;
+    the cycle collector held off meanwhile (memory.collection_paused)."""
+    with collection_paused():
+        return _compute_live(live, task)
+
+
+def _compute_live(live: LiveInputs, task: TaskState | None) -> dash.DashboardModel:
     from ..reports.html_report import build_view
     from .reporting import study_report
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from annotator.reports.cell_memo import CellMemo, TextMemo
+from annotator.reports.cell_memo import CaseRowMemo, CellMemo, TextMemo
 from annotator.reports.html_report import build_view
 from annotator.reports.report_sections import report_sections
 from annotator.reports.sections import Table
@@ -25,9 +25,15 @@ def tifa() -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _no_memory_between_tests():
-    CellMemo._last, TextMemo._last = {}, {}
+    _forget()
     yield
-    CellMemo._last, TextMemo._last = {}, {}
+    _forget()
+
+
+def _forget() -> None:
+    CellMemo._last, CellMemo._last_ids = {}, {}
+    TextMemo._last, TextMemo._last_rows = {}, {}
+    CaseRowMemo._last = ((), {})
 
 
 def _generators(report: dict[str, Any]) -> tuple[Any, dict[str, tuple]]:
@@ -38,7 +44,7 @@ def _generators(report: dict[str, Any]) -> tuple[Any, dict[str, tuple]]:
 
 
 def _afresh(report: dict[str, Any]) -> tuple[Any, dict[str, tuple]]:
-    CellMemo._last, TextMemo._last = {}, {}
+    _forget()
     return _generators(report)
 
 
@@ -72,9 +78,12 @@ def test_the_memo_is_used_and_keeps_one_tables_cells(tifa, monkeypatch):
     made: list[Any] = []
     monkeypatch.setattr(cell_memo, "cell", lambda v: made.append(v) or cell_memo_cell(v))
     cells = _distinct_cells(tifa)  # 800 cells, 9 distinct figures: each made once
-    _generators(tifa)
+    _, tables = _generators(tifa)
     assert len(made) == len(cells)
-    assert len(CellMemo._last) == len(TextMemo._last) == len(cells)
+    assert len(CellMemo._last) == len(cells)
+    # laid out twice (the view's sections, then ours): the second read every case row whole
+    case_rows = [r for r in tables["generatorCasesTable"] if r[1] != "all cases"]
+    assert len(TextMemo._last_rows) == len(case_rows)
     made.clear()
     _generators(tifa)
     assert made == []
@@ -101,3 +110,31 @@ def cell_memo_cell(v: Any) -> Any:
     from annotator.reports.view_metrics import cell
 
     return cell(v)
+
+
+def test_rows_whose_cells_no_answer_moved_are_the_last_views_rows(tifa):
+    """As a live estimate keeps them (stats/live_cases.py): the report again with one case's
+    figures made anew and every other case the very dict of the last report. The section's
+    rows of the untouched cases are the last view's tuples, the touched case's rows are made
+    again, and the section equals the one made afresh."""
+    _, before = _generators(tifa)
+    moved = copy.copy(tifa)
+    moved["generators"] = gens = copy.copy(tifa["generators"])
+    gens["by_generator"] = by_gen = dict(gens["by_generator"])
+    by_gen["mini_dalle"] = one = dict(by_gen["mini_dalle"])
+    one["by_case"] = cases = dict(one["by_case"])
+    touched = sorted(cases)[0]
+    cases[touched] = copy.deepcopy(cases[touched])
+    cases[touched]["faithfulness"]["estimate"] += 0.25
+    _, after = _generators(moved)
+    old = {(r[0], r[1]): r for r in before["generatorCasesTable"]}
+    kept = made = 0
+    for r in after["generatorCasesTable"]:
+        if r[1] == touched:
+            assert r is not old[(r[0], r[1])]
+            made += 1
+        elif r[1] != "all cases":
+            assert r is old[(r[0], r[1])]
+            kept += 1
+    assert made >= 1 and kept > 100
+    assert after == _afresh(moved)[1]
