@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -54,9 +55,10 @@ def read_live_inputs(
 ) -> LiveInputs:
     """The view's frames brought up to date, on the database worker. The first time they are
     read back from the frames cache and brought up to date from there (read whole when none was
-    kept); `keep_frames`, a job of its own, keeps them again. The cycle collector is held off
-    meanwhile (memory.collection_paused)."""
-    with collection_paused():
+    kept); `keep_frames`, a job of its own, keeps them again. A refresh holds the cycle
+    collector off meanwhile (memory.collection_paused); the first read, of every answer through
+    the ORM, does not."""
+    with collection_paused() if live is not None else nullcontext():
         return _read_live_inputs(study, live, exact, exact_at, n_boot=n_boot, seed=seed)
 
 
