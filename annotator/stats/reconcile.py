@@ -59,6 +59,7 @@ from .correlation import undefined_reason as corr_reason
 from .distinct import distinct, n_distinct, position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
+from .last_table import LastTable
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
 VS_CONSENSUS = (
@@ -87,11 +88,21 @@ class Context:
     offset_pools: dict[str, OffsetPool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.slicings: dict[str, tuple[np.ndarray, list[str]]] = {}
+        last = _SLICINGS.get(None)
+        if last is not None and last[0] is self.items:  # the same item table (answers.item_table)
+            self.slicings: dict[str, tuple[np.ndarray, list[str]]] = last[2]
+            return
+        slicings = {}
         for name, col in (("by_case", "case_id"), ("by_generator", "generator")):
             labels = self.items[col].fillna("(none)").astype(str).to_numpy()
             names, of = np.unique(labels, return_inverse=True)  # alphabetical
-            self.slicings[name] = (of.astype(np.int64), [str(n) for n in names])
+            slicings[name] = (of.astype(np.int64), [str(n) for n in names])
+        self.slicings = slicings
+        _SLICINGS.put(None, self.items, None, slicings)
+
+
+# the last item table's slicings: an item table is never changed once made
+_SLICINGS = LastTable()
 
 
 def _off_scale(spec: MetricSpec) -> str:
