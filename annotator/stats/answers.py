@@ -161,7 +161,7 @@ def _answers(
     # One row of the input becomes one row per metric spec (a tags answer: one per option), so
     # the output is built from integer row positions into the input and categorical columns:
     # nothing of the input's strings is copied per output row.
-    item_index = pd.Index(items["item_id"])
+    item_index, item_rank = _item_order(items)
     rc = codes_of(df, who, rubric, specs, item_index, judge, grown)
     item_pos, who_codes, who_names = rc.item_pos, rc.who_codes, rc.who_names
     idx_parts: list[np.ndarray] = []
@@ -187,10 +187,6 @@ def _answers(
                 nums_all.append(c)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
     if verdict_spec is not None:
-        item_rank = np.empty(len(item_index), dtype=np.int64)
-        item_rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(
-            len(item_index)
-        )
         v = _verdicts(df, rubric, rc.rows_of, rc.answers_of, item_pos, who_codes, item_rank)
         if v is not None and len(v[0]):
             v_idx, v_who, v_code = v
@@ -226,6 +222,24 @@ def _answers(
         copy=False,
     )
     return out
+
+
+# the last item table's ids as an index, and each id's rank among them as text
+_ORDER = LastTable()
+
+
+def _item_order(items: pd.DataFrame) -> tuple[pd.Index, np.ndarray]:
+    """The items' ids as an index (their codes' categories) and each one's rank in text order
+    (the verdicts' order), kept for the same item table: the rater and judge tables of a
+    report, and a live refresh's (item_table keeps its table), sorted 20,000 ids each time."""
+    last = _ORDER.get(None)
+    if last is not None and last[0] is items:
+        return last[2]
+    item_index = pd.Index(items["item_id"])
+    rank = np.empty(len(item_index), dtype=np.int64)
+    rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(len(rank))
+    _ORDER.put(None, items, None, (item_index, rank))
+    return item_index, rank
 
 
 def _reason_rows(
