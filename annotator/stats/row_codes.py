@@ -226,6 +226,13 @@ def _written_alike(a: Any, b: Any) -> bool:
 _KEPT = LastTable()
 
 
+def codes_kept(df: pd.DataFrame, who: str, judge: bool = False) -> RowCodes | None:
+    """The codes `codes_of` keeps for `df` (a live refresh's grown table), else None: for a
+    reader of the same table after the coding (the fatigue figures)."""
+    last = _KEPT.get((who, judge))
+    return last[2] if last is not None and last[0] is df else None
+
+
 def codes_of(
     df: pd.DataFrame,
     who: str,
