@@ -93,8 +93,11 @@ def _item_table(frames: StudyFrames) -> pd.DataFrame:
     return items
 
 
-def _reasons(df: pd.DataFrame, who: str, text_keys: set[str]) -> pd.Series:
-    """One reason per (item, rater/judge): the reason column, else a text metric."""
+def _reasons(
+    df: pd.DataFrame, who: str, text_keys: set[str], rows_of: dict[str, np.ndarray] | None = None
+) -> pd.Series:
+    """One reason per (item, rater/judge): the reason column, else a text metric. `rows_of`:
+    each metric's rows of `df` in table order where they are known (RowCodes.rows_of)."""
     # rows are picked before columns: a copy of the few rows with a text, not of every row
     parts = []
     if "reason" in df.columns:
@@ -102,7 +105,12 @@ def _reasons(df: pd.DataFrame, who: str, text_keys: set[str]) -> pd.Series:
         r = r[r["reason"].astype(str).str.strip() != ""]
         parts.append(r)
     if text_keys:
-        t = df.loc[df["metric"].isin(text_keys).to_numpy(), ["item_id", who, "value"]]
+        if rows_of is None:
+            t = df.loc[df["metric"].isin(text_keys).to_numpy(), ["item_id", who, "value"]]
+        else:  # the text metrics' rows in table order, without comparing every row's metric
+            at = [rows_of[k] for k in text_keys if k in rows_of]
+            rows = np.sort(np.concatenate(at)) if at else np.zeros(0, dtype=np.int64)
+            t = df.iloc[rows, df.columns.get_indexer(["item_id", who, "value"])]
         t = t.rename(columns={"value": "reason"}).dropna(subset=["reason"])
         parts.append(t[t["reason"].astype(str).str.strip() != ""])
     if not parts:
@@ -217,7 +225,7 @@ def _answers(
             "metric": pd.Categorical.from_codes(metric, categories=keys, validate=False),
             "code": code,
             "num": num,
-            "reason": _reason_rows(df, who, rubric, item_index, who_names, idx, who_c),
+            "reason": _reason_rows(df, who, rubric, item_index, who_names, idx, who_c, rc.rows_of),
         },
         copy=False,
     )
@@ -250,11 +258,12 @@ def _reason_rows(
     who_names: pd.Index,
     idx: np.ndarray,
     who_c: np.ndarray,
+    rows_of: dict[str, np.ndarray] | None = None,
 ) -> pd.Categorical:
     """Each output row's reason: the one of its (item, rater/judge), else missing. A categorical:
     one text serves every metric row of its answer."""
     text_keys = {m.key for m in rubric.metrics if not m.judgeable}
-    reasons = _reasons(df, who, text_keys)
+    reasons = _reasons(df, who, text_keys, rows_of)
     if not len(reasons):  # int8: the codes' dtype for no category, so they are not cast again
         codes = np.full(len(idx), -1, dtype=np.int8)
         return pd.Categorical.from_codes(codes, categories=pd.Index([], dtype=object))

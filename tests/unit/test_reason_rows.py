@@ -1,0 +1,35 @@
+"""Each answer's reason read from the text metric's rows as the coding found them (RowCodes
+rows_of) is the reason read by comparing every row's metric: the reason column first, then a
+text metric's answer, blanks left out, one per (item, rater)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from annotator.stats.answers import _reasons
+from annotator.stats.row_codes import row_codes
+
+
+def test_the_text_metrics_rows_give_the_same_reasons():
+    rng = np.random.default_rng(3)
+    n = 600
+    metrics = rng.choice(["layout", "notes", "legible", "remarks"], n)
+    df = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in rng.integers(0, 40, n)],
+            "rater": rng.choice(["ada", "bo", "cy"], n),
+            "metric": metrics,
+            "value": [
+                rng.choice(["fine", "  ", "cramped", None]) if m in ("notes", "remarks") else "PASS"
+                for m in metrics
+            ],
+            "reason": rng.choice(["too small", "", None, "ok"], n, p=[0.1, 0.1, 0.7, 0.1]),
+        }
+    )
+    rows_of = row_codes(df, "rater", [], pd.Index(sorted(set(df["item_id"]))), False).rows_of
+    for keys in ({"notes"}, {"notes", "remarks"}, {"absent"}, set()):
+        compared = _reasons(df, "rater", keys)
+        from_rows = _reasons(df, "rater", keys, rows_of)
+        pd.testing.assert_series_equal(from_rows, compared, check_exact=True)
+    assert len(_reasons(df, "rater", {"notes", "remarks"})) > len(_reasons(df, "rater", set()))
