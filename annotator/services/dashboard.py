@@ -261,7 +261,7 @@ def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
     from ..stats.first_rows import first_rows
 
     j = frames.judgements
-    first = first_rows(j)  # kept for the raters' figures of the same frames
+    first = first_rows(j, grown=frames.judgements_grown)  # kept for the raters, fatigue, items
     return (
         Tile(f"{len(first):,}", "answers to live items (latest per rater)"),
         # every rater of the column has a first row: counted among those, not every answer

@@ -51,3 +51,48 @@ def test_the_items_in_order_of_first_appearance_are_those_of_the_first_rows(seed
     got = df["item_id"].iloc[fr.first_rows(df)].unique()
     want = df["item_id"].unique()
     assert list(pd.Series(got).fillna("<none>")) == list(pd.Series(want).fillna("<none>"))
+
+
+@pytest.mark.parametrize(("items", "raters", "seed"), [(50, 7, 0), (50, 7, 1), (400, 9, 3)])
+def test_a_grown_table_s_first_rows_from_the_added_rows_only(items, raters, seed, monkeypatch):
+    """A live refresh's table grown from the last one (frames.Grown): its first rows from the
+    earlier table's and the added rows (new items and raters among them, pairs the earlier rows
+    hold, pairs repeated among the added), step after step; equal to drop_duplicates'. Added
+    rows with a missing value are read whole, as is a table not grown from the last one."""
+    from annotator.stats.frames import Grown
+
+    rng = np.random.default_rng(seed)
+    df = _table(3_000, items, raters, seed).dropna().reset_index(drop=True)
+    table = df.iloc[:1_000].reset_index(drop=True)
+    fr.first_rows(table)
+    made_whole: list[int] = []
+    whole = fr._first_rows
+    monkeypatch.setattr(fr, "_first_rows", lambda d, c: made_whole.append(len(d)) or whole(d, c))
+    for step in range(8):
+        add = df.sample(int(rng.integers(1, 60)), random_state=step)
+        if step == 3:
+            add = pd.concat(
+                [
+                    add,
+                    pd.DataFrame(
+                        {"item_id": ["brand-new"] * 2, "rater": ["r0", "new"], "value": 1}
+                    ),
+                ]
+            )
+        grown = pd.concat([table, add], ignore_index=True).astype(table.dtypes.to_dict())
+        got = fr.first_rows(grown, grown=Grown(earlier=table, table=grown))
+        want = grown.drop_duplicates(["item_id", "rater"]).index.to_numpy()
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+        table = grown
+    assert made_whole == []
+    with_missing = pd.concat(
+        [table, pd.DataFrame({"item_id": ["it1"], "rater": [None]})], ignore_index=True
+    )
+    got = fr.first_rows(with_missing, grown=Grown(earlier=table, table=with_missing))
+    np.testing.assert_array_equal(got, with_missing.drop_duplicates(["item_id", "rater"]).index)
+    assert made_whole == [len(with_missing)]
+    other = table.copy()
+    again = pd.concat([other, table.iloc[:5]], ignore_index=True)
+    fr.first_rows(again, grown=Grown(earlier=other, table=again))  # not the last table
+    assert made_whole[-1] == len(again)
