@@ -184,9 +184,12 @@ def read_earlier(study: Study, *, n_boot: int, seed: int) -> DashboardInputs | N
     return DashboardInputs(**base, kept=earlier.report, earlier_at=earlier.kept_at)
 
 
-def _base(study: Study, version: str, n_boot: int, seed: int) -> dict[str, Any]:
+def _base(
+    study: Study, version: str, n_boot: int, seed: int, *, team: bool = True
+) -> dict[str, Any]:
     """What every DashboardInputs of `study` holds: where and what it is, the figures' data
-    version and resamples, and the team (quick counts, read fresh every time)."""
+    version and resamples, and the team (quick counts, read fresh every time; `team=False`:
+    read apart, by a caller that reads it while the figures compute)."""
     return dict(
         folder=study_key(study),
         name=study.name,
@@ -194,7 +197,7 @@ def _base(study: Study, version: str, n_boot: int, seed: int) -> dict[str, Any]:
         data_version=version,
         n_boot=n_boot,
         seed=seed,
-        team=team_section(study),
+        team=team_section(study) if team else None,
     )
 
 

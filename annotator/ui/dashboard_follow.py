@@ -54,6 +54,7 @@ LIVE_POLL_MS = 5_000  # how often a shown dashboard asks for the study's data ve
 # the least time between two full recomputations it starts on its own; between them, each
 # change of the study brings a live estimate (services/dashboard_live.py) in seconds
 LIVE_MIN_GAP_S = 60.0
+_PENDING = object()  # the team of a live estimate, not read yet
 
 
 def _job_inputs(study: Any, n_boot: int, seed: int, use_cache: bool) -> dash.DashboardInputs:
@@ -71,7 +72,14 @@ def _job_version(study: Any) -> str:
 def _job_live_inputs(
     study: Any, live: Any, exact: Any, exact_at: datetime, n_boot: int, seed: int
 ) -> dash_live.LiveInputs:
-    return dash_live.read_live_inputs(study, live, exact, exact_at, n_boot=n_boot, seed=seed)
+    # the team's progress is read next (_job_team), while the estimate computes
+    return dash_live.read_live_inputs(
+        study, live, exact, exact_at, n_boot=n_boot, seed=seed, team=False
+    )
+
+
+def _job_team(study: Any) -> Any:
+    return dash.team_section(study)
 
 
 def _job_keep_frames(study: Any, frames: Any) -> Any:
@@ -145,6 +153,9 @@ class DashboardFollow(QWidget):
         self._full_seconds = 0.0  # how long the last full computation took
         self._live_frames: Any = None  # the frames a live estimate brings up to date
         self._live_task: dash.TaskState | None = None
+        # a live estimate's model and charts, and the team read beside it, until both are in
+        self._live_result: tuple[dash.DashboardModel, dict[str, QImage]] | None = None
+        self._live_team: Any = _PENDING
         self.compute.progress.connect(self._on_progress)
         self._poll = QTimer(self)
         self._poll.setInterval(LIVE_POLL_MS)
@@ -404,12 +415,21 @@ class DashboardFollow(QWidget):
         if self._live_task is None:
             return
         self._live_frames = live.frames
+        self._live_result = None
+        self._live_team = _PENDING
         self.compute.submit(
             _job_live_compute,
             live,
             task=self._live_task,
             on_done=self._guard(self._on_live_ready),
             on_error=self._guard(self._on_live_failed),
+        )
+        # the team's progress on this worker meanwhile (SQLite leaves the other core to the
+        # estimate), before the frames are kept (a second or more at a million judgements)
+        self.worker.run(
+            _job_team,
+            on_done=self._guard(self._on_live_team),
+            on_error=self._guard(self._on_live_team_failed),
         )
         # the frames kept on disk for the next start, once the estimate is on its way
         self.worker.run(
@@ -423,8 +443,27 @@ class DashboardFollow(QWidget):
         if self._live_frames is not None and kept.frames is self._live_frames.frames:
             self._live_frames = kept  # the same frames, counted as kept
 
+    def _on_live_team(self, team: Any) -> None:
+        self._live_team = team
+        self._show_live_when_ready()
+
+    def _on_live_team_failed(self, _exc: BaseException) -> None:
+        # the team as last shown (a lost connection: read again at the next refresh)
+        shown = self.model.sections if self.model is not None else ()
+        self._live_team = next((s for s in shown if s.key == "team"), None)
+        self._show_live_when_ready()
+
     def _on_live_ready(self, result: tuple[dash.DashboardModel, dict[str, QImage]]) -> None:
-        model, charts = result
+        self._live_result = result
+        self._show_live_when_ready()
+
+    def _show_live_when_ready(self) -> None:
+        """The live estimate shown once it and the team's progress read beside it are in."""
+        if self._live_result is None or self._live_team is _PENDING:
+            return
+        (model, charts), team = self._live_result, self._live_team
+        self._live_result = None
+        model = dash.with_team(model, team)
         self._live_task = None
         shown = self.model
         if shown is not None and shown.exact_at is None and shown.earlier_at is None:

@@ -4,10 +4,13 @@ Run: python tests/benchmarks/bench_live_refresh.py --before REV [--items 20000] 
 
 What a rater's 100 new answers cost the dashboard that follows the study, end to end, as its
 two workers and its interface do it: `read_live_inputs` (the database worker: the new answers
-read into the kept frames, the calibrations, the tiles), `compute_live` (the compute worker:
-the live estimate, its "as of" stamps, the view and its charts, the model; the charts decoded)
-and `section_page` (the interface's thread: the sections as widgets, offscreen Qt). The study is bench_dashboard.py's
-(items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000 metric judgements).
+read into the kept frames, the calibrations, the tiles; the team's progress too, in a version
+before the dashboard read it apart), `compute_live` (the compute worker: the live estimate, its
+"as of" stamps, the view and its charts, the model; the charts decoded) with the team's
+progress read meanwhile on the database worker (where the version reads it apart), and
+`section_page` (the interface's thread: the sections as widgets, offscreen Qt). The study is
+bench_dashboard.py's (items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000
+metric judgements).
 
 Round by round and version by version (`--before`: a git revision checked out in a temporary
 worktree; after: this checkout), a fresh process opens its own copy of the study, reads it
@@ -61,14 +64,27 @@ full = time.perf_counter() - t
 # the dashboard showed the full computation: its view and charts were drawn then
 from annotator.reports.html_report import build_view
 build_view(exact, with_charts=True, generated_at="-")
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+from annotator.services import dashboard as dash
+# a version that reads the team's progress apart reads it as the dashboard does: on the
+# database worker, while the compute worker computes the estimate
+apart = "team" in inspect.signature(read_live_inputs).parameters
+db = ThreadPoolExecutor(1)  # the database worker
 frames, read, live, shown = first.frames, [], [], []
 for r in range(int(sys.argv[3])):
     add_answers(st, f"late{r}", 100, r)
     t = time.perf_counter()
-    inputs = read_live_inputs(st, frames, exact, datetime.now(UTC), n_boot=1000, seed=0)
+    more = {"team": False} if apart else {}
+    inputs = db.submit(
+        read_live_inputs, st, frames, exact, datetime.now(UTC), n_boot=1000, seed=0, **more
+    ).result()
     t1 = time.perf_counter()
+    team = db.submit(dash.team_section, st) if apart else None
     model = compute_live(inputs)
     charts = {c.name: decode_image(c.png) for c in model.charts()}
+    if team is not None:
+        model = dash.with_team(model, team.result())
     t2 = time.perf_counter()
     page, _heads = section_page(model.sections, charts, 1000)  # the interface's thread
     t3 = time.perf_counter()

@@ -598,6 +598,14 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     qtbot.waitUntil(lambda: view.model is not exact and view._live_task is None, timeout=60_000)
     live = view.model
     assert live.exact_at is not None and not view.is_busy()  # no full computation started
+    # the team's progress, read on the database worker while the estimate computed, comes first
+    # with the new rater's answer counted
+    assert live.sections[0].key == "team"
+    (team,) = (b for b in live.sections[0].blocks if getattr(b, "name", "") == "teamTable")
+    row = next(r for r in team.rows if r[0] == "liv")
+    assert int(row[2]) + int(row[3]) == 1  # done, or an anchor served first
+    shown = _tables(view)["teamTable"]
+    assert "liv" in {shown.item(r, 0).text() for r in range(shown.rowCount())}
     # the frames read for it are kept on disk after it, for the next start (point 5)
     qtbot.waitUntil(lambda: view._live_frames.unkept == 0, timeout=30_000)
     kept = Path(dash_study) / ".cache" / frames_cache.FOLDER
