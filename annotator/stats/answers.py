@@ -422,19 +422,18 @@ def metric_rows(answers: pd.DataFrame, *, coded_only: bool = True) -> dict[str, 
         return dict(last[2])
     metric = pd.Categorical(answers["metric"])
     m_code = np.asarray(metric.codes)
-    order = (
-        np.argsort(m_code, kind="stable")
-        if (m_code[1:] < m_code[:-1]).any()
-        else np.arange(len(m_code))
-    )
+    unsorted = bool((m_code[1:] < m_code[:-1]).any())
+    order = np.argsort(m_code, kind="stable") if unsorted else None
     answered = ~np.isnan(answers["code"].to_numpy(float)) if coded_only else None
-    # code -1 (no metric) sorts first and is left out, as a groupby leaves it out
-    bounds = np.searchsorted(m_code[order], np.arange(len(metric.categories) + 1))
+    # code -1 (no metric) sorts first and is left out, as a groupby leaves it out; the codes'
+    # own type for the bounds sought (another type copies the million codes into it)
+    sought = np.arange(len(metric.categories) + 1, dtype=m_code.dtype)
+    bounds = np.searchsorted(m_code if order is None else m_code[order], sought)
     out: dict[str, np.ndarray] = {}
     for key, start, end in zip(metric.categories, bounds[:-1], bounds[1:], strict=True):
-        rows = order[start:end]
+        rows = np.arange(start, end) if order is None else order[start:end]
         if answered is not None:
-            rows = rows[answered[rows]]
+            rows = rows[answered[start:end] if order is None else answered[rows]]
         if len(rows):
             out[str(key)] = rows
     _METRIC_ROWS.put(slot, answers, None, out)
