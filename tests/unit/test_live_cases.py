@@ -17,7 +17,7 @@ from annotator.stats.report_model import build_report
 
 
 def _forget() -> None:
-    LiveCases._last = (None, 0, {})
+    LiveCases._last = (None, 0, None)
     CaseRowMemo._last = ((), {})
     CellMemo._last, CellMemo._last_ids = {}, {}
 
@@ -64,3 +64,21 @@ def test_another_full_computation_makes_every_row_again(demo_moved_on):
     one = build_report(frames, n_boot=LIVE_N_BOOT, intervals_from=before)
     other = build_report(frames, n_boot=LIVE_N_BOOT, intervals_from=after)
     assert not any(a is b for a, b in zip(_rows(one).values(), _rows(other).values(), strict=True))
+
+
+def test_cells_laid_out_otherwise_make_every_row_again(demo_moved_on):
+    """A generator's first answers add its cells to every figure: no row of the last estimate is
+    kept (each figure's cells are compared in place), and the estimate is the one made afresh."""
+    frames, before, _after = demo_moved_on
+    j = frames.judgements
+    generator = frames.items.set_index("item_id")["generator"]
+    first_gen = sorted(generator.dropna().unique())[0]
+    without = replace(frames, judgements=j[j["item_id"].map(generator) != first_gen])
+    _forget()
+    was = _rows(build_report(without, n_boot=LIVE_N_BOOT, intervals_from=before))
+    now = build_report(frames, n_boot=LIVE_N_BOOT, intervals_from=before)
+    assert not any(row is was.get(k) for k, row in _rows(now).items())
+    assert any(g == first_gen for g, _ in _rows(now)) and not any(g == first_gen for g, _ in was)
+    _forget()
+    afresh = build_report(frames, n_boot=LIVE_N_BOOT, intervals_from=before)
+    assert json.dumps(now, sort_keys=True) == json.dumps(afresh, sort_keys=True)
