@@ -10,8 +10,8 @@ view), draws the charts and decodes them with Pillow; the UI thread paints.
 While it computes, the counts are shown at once (a partial result). Reopening
 on unchanged data shows the cached report without computing; opening it on
 changed data shows the report the study kept the last time, marked with when it
-was computed, until the current figures replace it. The ``_job_*`` functions are
-what the workers run.
+was computed, until the current figures replace it. What the workers run is in
+ui/dashboard_jobs.py.
 
 Live: while the view is shown it asks the database worker every few seconds for
 the study's data version (one cheap query). When the data has moved on, the
@@ -42,11 +42,12 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QProgressBar, QPushButton, QWid
 from ..services import dashboard as dash
 from ..services import dashboard_live as dash_live
 from ..services.dashboard import clock_text
+from . import dashboard_jobs as jobs
 from .i18n import translate
 from .keymap import Keymap
 from .session_view import alive, one_line
 from .style import set_accessible
-from .worker import ComputeWorker, decode_image
+from .worker import ComputeWorker
 
 __all__ = ["LIVE_MIN_GAP_S", "LIVE_POLL_MS", "DashboardFollow"]
 
@@ -57,55 +58,10 @@ LIVE_MIN_GAP_S = 60.0
 _PENDING = object()  # the team of a live estimate, not read yet
 
 
-def _job_inputs(study: Any, n_boot: int, seed: int, use_cache: bool) -> dash.DashboardInputs:
-    return dash.read_inputs(study, n_boot=n_boot, seed=seed, use_cache=use_cache)
-
-
-def _job_earlier(study: Any, n_boot: int, seed: int) -> dash.DashboardInputs | None:
-    return dash.read_earlier(study, n_boot=n_boot, seed=seed)
-
-
-def _job_version(study: Any) -> str:
-    return dash.data_version(study.db)
-
-
-def _job_live_inputs(
-    study: Any, live: Any, exact: Any, exact_at: datetime, n_boot: int, seed: int
-) -> dash_live.LiveInputs:
-    # the team's progress is read next (_job_team), while the estimate computes
-    return dash_live.read_live_inputs(
-        study, live, exact, exact_at, n_boot=n_boot, seed=seed, team=False
-    )
-
-
-def _job_team(study: Any) -> Any:
-    return dash.team_section(study)
-
-
-def _job_keep_frames(study: Any, frames: Any) -> Any:
-    return dash_live.keep_frames(study, frames)
-
-
-def _job_live_compute(
-    task: dash.TaskState, live: dash_live.LiveInputs
-) -> tuple[dash.DashboardModel, dict[str, QImage]]:
-    model = dash_live.compute_live(live, task)
-    return model, {c.name: decode_image(c.png) for c in model.charts()}
-
-
 def _live_gap(last_seconds: float) -> float:
     """The least time between two recomputations the view starts on its own: a study whose
     report takes a minute is recomputed at most every minute (half a core at most)."""
     return max(LIVE_MIN_GAP_S, last_seconds)
-
-
-def _job_compute(
-    task: dash.TaskState, inputs: dash.DashboardInputs
-) -> tuple[dash.DashboardModel, dict[str, QImage]]:
-    """Compute worker: the model, and its charts decoded with Pillow (no Qt image plugin off the UI thread)."""
-    model = dash.compute(inputs, task)
-    charts = {c.name: decode_image(c.png) for c in model.charts()}
-    return model, charts
 
 
 class DashboardFollow(QWidget):
@@ -188,14 +144,14 @@ class DashboardFollow(QWidget):
         if self.model is None and not force:
             # queued before the (slow) reading of every answer, so it is shown first
             self.worker.run(
-                _job_earlier,
+                jobs.job_earlier,
                 self._n_boot,
                 self._seed,
                 on_done=self._guard(self._on_earlier),
                 on_error=lambda _exc: None,  # no earlier figures: the current ones still come
             )
         self.worker.run(
-            _job_inputs,
+            jobs.job_inputs,
             self._n_boot,
             self._seed,
             not force,
@@ -226,7 +182,7 @@ class DashboardFollow(QWidget):
         if inputs is None or self._task is None or self.model is not None:
             return
         self.compute.submit(
-            _job_compute,
+            jobs.job_compute,
             inputs,
             task=self._task,
             on_done=self._guard(self._on_earlier_ready),
@@ -249,7 +205,7 @@ class DashboardFollow(QWidget):
         if self.model is None and inputs.tiles:
             self._show_tiles(inputs.tiles)  # the counts at once, while the figures compute
         self._job_id = self.compute.submit(
-            _job_compute,
+            jobs.job_compute,
             inputs,
             task=self._task,
             on_done=self._guard(self._on_ready),
@@ -363,7 +319,7 @@ class DashboardFollow(QWidget):
             return
         self._asking = True
         self.worker.run(
-            _job_version,
+            jobs.job_version,
             on_done=self._guard(self._on_version),
             on_error=self._guard(self._on_version_failed),
         )
@@ -400,7 +356,7 @@ class DashboardFollow(QWidget):
         assert self._exact_at is not None
         self._live_task = dash.TaskState()
         self.worker.run(
-            _job_live_inputs,
+            jobs.job_live_inputs,
             self._live_frames,
             self._exact.report,
             self._exact_at,
@@ -418,7 +374,7 @@ class DashboardFollow(QWidget):
         self._live_result = None
         self._live_team = _PENDING
         self.compute.submit(
-            _job_live_compute,
+            jobs.job_live_compute,
             live,
             task=self._live_task,
             on_done=self._guard(self._on_live_ready),
@@ -427,13 +383,13 @@ class DashboardFollow(QWidget):
         # the team's progress on this worker meanwhile (SQLite leaves the other core to the
         # estimate), before the frames are kept (a second or more at a million judgements)
         self.worker.run(
-            _job_team,
+            jobs.job_team,
             on_done=self._guard(self._on_live_team),
             on_error=self._guard(self._on_live_team_failed),
         )
         # the frames kept on disk for the next start, once the estimate is on its way
         self.worker.run(
-            _job_keep_frames,
+            jobs.job_keep_frames,
             live.frames,
             on_done=self._guard(self._on_frames_kept),
             on_error=lambda _exc: None,  # not kept: the next start reads the study whole
