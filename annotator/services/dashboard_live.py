@@ -62,19 +62,13 @@ def read_live_inputs(
     `dashboard.team_section`, on the database worker while the estimate computes: a tenth of
     a refresh at a million judgements, on the other core)."""
     with collection_paused() if live is not None else nullcontext():
-        return _read_live_inputs(study, live, exact, exact_at, n_boot=n_boot, seed=seed, team=team)
+        inputs, frames = _read_inputs(study, live, n_boot, seed, team)
+    return LiveInputs(inputs, frames, exact, exact_at)
 
 
-def _read_live_inputs(
-    study: Study,
-    live: LiveFrames | None,
-    exact: Mapping[str, Any],
-    exact_at: datetime,
-    *,
-    n_boot: int,
-    seed: int,
-    team: bool,
-) -> LiveInputs:
+def _read_inputs(
+    study: Study, live: LiveFrames | None, n_boot: int, seed: int, team: bool
+) -> tuple[dash.DashboardInputs, LiveFrames]:
     from . import frames_cache
     from .calibration import verified_calibrations
     from .live_frames import read_live, refresh
@@ -95,7 +89,7 @@ def _read_live_inputs(
         calibrations=tuple(verified_calibrations(study)),
         tiles=dash._count_tiles(frames.frames),
     )
-    return LiveInputs(inputs, frames, exact, exact_at)
+    return inputs, frames
 
 
 def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:

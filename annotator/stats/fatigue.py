@@ -177,22 +177,20 @@ def _item_and_rater(
     refresh: row_codes.codes_kept; its rows are `pos`'s index), else by looking the ids up
     (200,000 of them: 10-15 ms of a refresh)."""
     rc = codes_kept(j, "rater")
-    rows = pos.index.to_numpy()
+    ids, names = pd.Index(items["item_id"]), pd.Index(raters)
     if (
         rc is not None
         and isinstance(j.index, pd.RangeIndex)
         and j.index.start == 0
         and j.index.step == 1
-        and rc.item_index.equals(pd.Index(items["item_id"]))
+        and rc.item_index.equals(ids)
     ):
-        to_rater = pd.Index(raters).get_indexer(rc.who_names)
+        rows = pos.index.to_numpy()
+        to_rater = names.get_indexer(rc.who_names)
         who = rc.who_codes[rows]
         p_rid = np.where(who >= 0, to_rater[np.maximum(who, 0)], -1) if len(to_rater) else who
         return rc.item_pos[rows], p_rid
-    return (
-        index_positions(pd.Index(items["item_id"]), pos["item_id"]),
-        index_positions(pd.Index(raters), pos["rater"].astype(str)),
-    )
+    return index_positions(ids, pos["item_id"]), index_positions(names, pos["rater"].astype(str))
 
 
 def _shares(s: np.ndarray) -> np.ndarray:

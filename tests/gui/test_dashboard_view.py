@@ -669,6 +669,34 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     assert not view.stale_note.isVisibleTo(view)
 
 
+def test_a_live_estimate_whose_team_read_fails_keeps_the_team_shown(
+    qtbot, dash_view, db_worker, monkeypatch
+):
+    """The team's progress is read beside a live estimate; when that read fails (a lost
+    connection), the estimate is shown with the team as it was, not without one."""
+    from annotator.ui import dashboard_follow, dashboard_jobs
+    from annotator.ui.worker import call_blocking
+
+    monkeypatch.setattr(dashboard_follow, "_live_gap", lambda _seconds: 3600.0)
+    view = dash_view()
+    view._poll.stop()
+    qtbot.waitUntil(lambda: view.model is not None and not view.is_busy(), timeout=60_000)
+    exact = view.model
+    (team_before,) = (s for s in exact.sections if s.key == "team")
+
+    def lost(_study):  # noqa: ANN001, ANN202
+        raise ConnectionError("server closed the connection")
+
+    monkeypatch.setattr(dashboard_jobs, "job_team", lost)
+    call_blocking(db_worker, _new_rater_answers("lost"), study=True)
+    view.check_for_changes()
+    qtbot.waitUntil(lambda: view.model is not exact and view._live_task is None, timeout=60_000)
+    live = view.model
+    assert live.exact_at is not None and "lost" in live.report["raters"]
+    assert live.sections[0] is team_before  # the last team read, first as always
+    assert "teamTable" in _tables(view)
+
+
 def test_a_long_chart_caption_wraps_and_never_widens_the_page(qtbot):
     """A section's chart caption can be a sentence (a judge's calibration): it wraps, so the
     page never scrolls sideways at a laptop's width."""

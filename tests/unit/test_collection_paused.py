@@ -94,7 +94,7 @@ def test_a_live_refresh_runs_no_collection(demo_study_dir, tmp_path, collections
     starts while the new answers are read or the estimate computed (a collection that starts
     with one of their frames on the stack); the estimate is the one computed with the collector
     on (its figures do not depend on when memory is reclaimed)."""
-    refresh = {DL._read_live_inputs.__code__, DL._compute_live.__code__}
+    refresh = {DL._read_inputs.__code__, DL._compute_live.__code__}
     inside: list[str] = []
 
     def note(phase: str, info: dict) -> None:
@@ -110,7 +110,7 @@ def test_a_live_refresh_runs_no_collection(demo_study_dir, tmp_path, collections
     try:
         at = datetime.now(UTC)
         first = DL.read_live_inputs(st, None, {}, at, n_boot=10, seed=0)
-        assert "_read_live_inputs" in inside  # the first read, of every answer, is not held
+        assert "_read_inputs" in inside  # the first read, of every answer, is not held
         gc.set_threshold(700, 10, 10)
         exact = build_report(first.frames.frames, n_boot=10)
         assert answer_as(st, "zed", 5) == 5
