@@ -291,7 +291,9 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
     server.script("[[ok]]")
     server.script("[[rate]]", Status(429, "Rate limit reached"))
     server.script("[[server]]", Status(500, "The server had an error"), Status(503, "overloaded"))
-    server.script("[[slow]]", Sleep(2.0))  # longer than the 1.5 s client timeout below
+    # longer than the client timeout below, which is itself long enough that a loaded machine
+    # (CI runs the suite on two workers) does not time out a reply that was sent at once
+    server.script("[[slow]]", Sleep(7.0))
     server.script(
         "[[malformed]]", Raw('{"reason": "cut off'), Raw("Sure, here is my judgement: PASS")
     )
@@ -321,7 +323,7 @@ def test_scripted_failures_are_retried_or_recorded_and_a_second_run_resumes(serv
     summary = run_judge(
         [request(i) for i in ids],
         ui_rubric,
-        config(server, max_retries=3, concurrency=3, timeout=1.5),
+        config(server, max_retries=3, concurrency=3, timeout=4.0),
         sink,
         task=TaskState(lambda _f, m: seen.append(_counted(m))),
     )
