@@ -210,7 +210,13 @@ def _answers(
     who_c = np.concatenate(who_parts)
     metric = np.concatenate(spec_no)
     code = np.concatenate(codes_all).astype(float, copy=False)
-    num = np.concatenate(nums_all).astype(float, copy=False)
+    if judge:
+        num = np.concatenate(nums_all).astype(float, copy=False)
+    else:  # a rater's numeric reading is the code: one array serves both columns, not a
+        # second million floats; read-only, so a write into one column raises instead of
+        # changing the other (copy on write does not see two columns share a buffer)
+        num = code
+        code.flags.writeable = False
     keep = idx >= 0
     if not keep.all():  # answers on items outside `items`
         idx, who_c, metric, code, num = (a[keep] for a in (idx, who_c, metric, code, num))

@@ -46,6 +46,7 @@ from .certified_pairs import certify_pairs, no_pair_decisions
 from .consensus import MetricSpec, clear, consensus
 from .debiased import sample_of
 from .frames import JUDGE_VERSION_COLUMNS, StudyFrames
+from .last_table import LastTable
 from .selective import (
     MIN_ABOVE,
     Threshold,
@@ -133,12 +134,13 @@ class Certified:
     pair_decisions: pd.DataFrame = field(default_factory=no_pair_decisions)
 
 
-def _calibration_pool(frames: StudyFrames, rated: set[str]) -> tuple[set[str], str | None, str]:
-    """(item ids of the calibration pool, what it is, a note)."""
+def _calibration_pool(frames: StudyFrames) -> tuple[set[str] | None, str | None, str]:
+    """(item ids of the calibration pool, None for every item humans rated; what it is; a
+    note)."""
     sample = sample_of(frames.settings)
     if sample is None:
         return (
-            rated,
+            None,
             FROM_RATED,
             (
                 "no random human sample recorded (`annotator assign --sample N`): every item humans "
@@ -205,13 +207,14 @@ def _latest(frames: StudyFrames) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
 def _metric_table(
     spec: MetricSpec,
     items: pd.DataFrame,
+    item_ids: np.ndarray,
     human: pd.DataFrame,
     judged: pd.DataFrame,
     latest: pd.DataFrame,
     tolerance: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per item: idx, item_id, rated, clear, ref; per judge x item: judge, idx, code, conf,
-    disagree). `human` (idx, code) and `judged` hold the metric's answers only (certify splits
+    disagree). `item_ids`: the items' ids as text (_item_columns). `human` (idx, code) and `judged` hold the metric's answers only (certify splits
     them once), `judged` the coded answers of the latest versions. `clear` and `ref` are filled
     only when a judge answered the metric with a confidence: nothing else reads them, and the
     consensus was most of certify's time on a study without a judge."""
@@ -220,9 +223,7 @@ def _metric_table(
     table = pd.DataFrame(
         {
             "idx": idx,
-            "item_id": pd.Series(
-                items["item_id"].astype(str).to_numpy(dtype=object), index=items.index, dtype=object
-            ),
+            "item_id": pd.Series(item_ids, index=items.index, dtype=object),
             "rated": _among(idx, human["idx"]),
             "clear": False,
             "ref": np.nan,
@@ -260,6 +261,29 @@ def _metric_table(
         agree = np.abs(code - r) <= tolerance + 1e-9 if spec.ordinal else code == r
     j["disagree"] = ~agree
     return table, j
+
+
+# the last item table's ids as text, their codes and which are live items of the study
+_ITEM_COLUMNS = LastTable()
+
+
+def _item_columns(
+    items: pd.DataFrame, study_items: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The item table's ids as text, each one's code as the decisions name the items, and
+    whether each is an item of the study (`study_items`); kept for the same two tables (a live
+    refresh keeps its item table: twenty thousand ids were read as text four times a refresh).
+    """
+    last = _ITEM_COLUMNS.get(None)
+    if last is not None and last[0] is items and last[1] is study_items:
+        return last[2]
+    item_ids = items["item_id"].astype(str).to_numpy(dtype=object)
+    item_code = pd.factorize(item_ids)[0]
+    live = pd.Index(study_items["item_id"].astype(str)).get_indexer(item_ids) >= 0
+    for a in (item_ids, item_code, live):  # shared by later calls: nobody writes into them
+        a.flags.writeable = False
+    _ITEM_COLUMNS.put(None, items, study_items, (item_ids, item_code, live))
+    return item_ids, item_code, live
 
 
 def _no_judged() -> pd.DataFrame:
@@ -358,16 +382,14 @@ def certify(
     if judged is None:
         judged = judge_answers(frames, specs, items)
     latest, missing = _latest(frames)
-    rated_items: set[str] = set()
-    if len(human):
-        answered = _among(items["idx"].to_numpy(dtype=np.int64), human["idx"])
-        # a list first: a set built from a Series of text iterates it one string at a time
-        rated_items = set(items.loc[answered, "item_id"].astype(str).tolist())
-    pool, calibration, cal_note = _calibration_pool(frames, rated_items)
-    item_ids = items["item_id"].astype(str).to_numpy(dtype=object)
-    item_code = pd.factorize(item_ids)[0]  # by idx: the items as the decisions name them
-    live = pd.Index(frames.items["item_id"].astype(str)).get_indexer(item_ids) >= 0
-    in_pool = np.fromiter((i in pool for i in item_ids), dtype=bool, count=len(item_ids))
+    pool, calibration, cal_note = _calibration_pool(frames)
+    item_ids, item_code, live = _item_columns(items, frames.items)
+    if pool is not None:
+        in_pool = np.fromiter((i in pool for i in item_ids), dtype=bool, count=len(item_ids))
+    elif len(human):  # every item humans rated (an item table names each item once)
+        in_pool = _among(items["idx"].to_numpy(dtype=np.int64), human["idx"])
+    else:
+        in_pool = np.zeros(len(item_ids), dtype=bool)
     with_conf = sorted(latest.loc[latest["confidence"].notna(), "judge"].astype(str).unique())
     present = set(latest["judge"].astype(str).unique())
     order = [j for j in (cfg.order or with_conf) if j in present]
@@ -403,7 +425,7 @@ def certify(
         # metric's answers took four times as long
         h = pd.DataFrame({"idx": h_idx[rows], "code": h_code[rows]})
         j_rows = judged.iloc[judged_rows.get(spec.key, none)]
-        table, j = _metric_table(spec, items, h, j_rows, latest, cfg.tolerance)
+        table, j = _metric_table(spec, items, item_ids, h, j_rows, latest, cfg.tolerance)
         table = table[live]
         rated = table["rated"].to_numpy(dtype=bool)
         cal = table[in_pool[live] & rated]
