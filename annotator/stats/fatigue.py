@@ -100,9 +100,12 @@ def fatigue_figures(
     rel = pd.to_numeric(pos["rel"], errors="coerce").to_numpy(float)
     ok = (p_idx >= 0) & (p_rid >= 0) & ~np.isnan(rel)
     p_key = p_idx[ok].astype(np.int64) * R + p_rid[ok]
-    order = np.argsort(p_key, kind="stable")
-    p_key, p_rel = p_key[order], rel[ok][order]
-    p_sess = pos["session"].to_numpy(np.int64)[ok][order]
+    p_rel, p_sess = rel[ok], pos["session"].to_numpy(np.int64)[ok]
+    if plan.n_boot or not _table_fits(len(p_key), len(items) * R):
+        # sorted for the binary search, and for a resampled block's rows; a live estimate's
+        # sums by the table are whole numbers, the same in any order of the judgements
+        order = np.argsort(p_key, kind="stable")
+        p_key, p_rel, p_sess = p_key[order], p_rel[order], p_sess[order]
     if not len(p_key):
         return
     # Added up per positioned judgement (item, rater). A judgement's half and quarter are its
@@ -230,12 +233,19 @@ def _counted(key: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(key, weights=n, minlength=size).astype(np.int64)
 
 
+def _table_fits(n_places: int, n_keys: int) -> bool:
+    """Whether a table of `n_keys` places is small beside `n_places` judgements (not sparse:
+    few raters per item among many)."""
+    return n_keys <= 8 * n_places + (1 << 20)
+
+
 def _place_table(p_key: np.ndarray, n_keys: int) -> np.ndarray | None:
-    """Each of `n_keys` (item, rater) keys' place among the sorted, distinct `p_key` (-1: none),
-    where such a table is small beside the keys; else None (a binary search finds them). Each
-    metric looks up its answers' judgements: 200,000 random binary searches a metric were 0.3 s
-    of a million-judgement study's raters' section, a gather from the table a few ms."""
-    if n_keys > 8 * len(p_key) + (1 << 20):  # sparse: few raters per item among many
+    """Each of `n_keys` (item, rater) keys' place in the distinct `p_key` (-1: none), where
+    such a table is small beside the keys; else None (a binary search of the sorted `p_key`
+    finds them). Each metric looks up its answers' judgements: 200,000 random binary searches a
+    metric were 0.3 s of a million-judgement study's raters' section, a gather from the table a
+    few ms."""
+    if not _table_fits(len(p_key), n_keys):
         return None
     place = np.full(n_keys, -1, dtype=np.int64)
     place[p_key] = np.arange(len(p_key))

@@ -50,6 +50,7 @@ from scipy.stats import norm
 from .answers import metric_rows
 from .bootstrap import Plain, _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
+from .last_table import LastTable
 from .live_cases import LiveCases
 from .live_estimate import carry_intervals
 from .release_gate import GATE_KEYS, generator_gate
@@ -133,6 +134,57 @@ class _CellIndex:
         return cls(by_gen, pairs)
 
 
+@dataclass(frozen=True)
+class _ItemMeta:
+    """What generator_section reads of the item table alone: its items in the tables' order
+    (generator, case, item), their idx, the cases and generators sorted, and the cells of each
+    set of answered items (a figure table's rows are those items in that order)."""
+
+    meta: pd.DataFrame
+    meta_idx: np.ndarray
+    cases: list[str]
+    gens: list[str]
+    cells: dict[bytes, tuple[pd.DataFrame, np.ndarray, _CellIndex]]
+
+    @classmethod
+    def of(cls, items: pd.DataFrame) -> _ItemMeta:
+        """Kept for the same item table (a live refresh keeps it): its ids read as text and
+        sorted were a tenth of the section."""
+        last = _ITEM_META.get(None)
+        if last is not None and last[0] is items:
+            return last[2]
+        meta = items[["idx", "case_id", "generator"]].copy()
+        meta["case_id"] = meta["case_id"].fillna("(none)").astype(str)
+        meta["generator"] = meta["generator"].fillna("(none)").astype(str)
+        cases = sorted(meta["case_id"].unique()) if len(meta) else []
+        gens = sorted(meta["generator"].unique()) if len(meta) else []
+        meta = meta.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
+        meta_idx = meta["idx"].to_numpy(dtype=np.int64)
+        meta_idx.flags.writeable = False
+        made = cls(meta, meta_idx, cases, gens, {})
+        _ITEM_META.put(None, items, None, made)
+        return made
+
+    def cells_of(
+        self, answered: bytes, df: pd.DataFrame
+    ) -> tuple[pd.DataFrame, np.ndarray, _CellIndex]:
+        """`_cells` and `_CellIndex` of a figure table `df` on the items whose idx are
+        `answered` (its idx column's bytes), kept for those items."""
+        made = self.cells.get(answered)
+        if made is None:
+            cell_keys, cell_of = _cells(df)
+            cell_of.flags.writeable = False
+            made = (cell_keys, cell_of, _CellIndex.of(cell_keys))
+            if len(self.cells) >= 8:  # the answered sets of the last refreshes only
+                self.cells.clear()
+            self.cells[answered] = made
+        return made
+
+
+# the last item table's _ItemMeta
+_ITEM_META = LastTable()
+
+
 class _CaseResamples:
     """Resamples of cases as multiplicities (n_boot x cases), one per set of cases (seeded by
     the set): every generator's overall figure and every difference over the same cases, in
@@ -177,11 +229,8 @@ def generator_section(
     generator's cells, tens of thousands at scale, made carried at once (a `Plain` dict)."""
     # directed single-answer metrics: a pass rate (two values) or a mean (ordinal)
     figs = [s for s in specs if s.directed and not s.multi]
-    meta = items[["idx", "case_id", "generator"]].copy()
-    meta["case_id"] = meta["case_id"].fillna("(none)").astype(str)
-    meta["generator"] = meta["generator"].fillna("(none)").astype(str)
-    cases = sorted(meta["case_id"].unique()) if len(meta) else []
-    gens = sorted(meta["generator"].unique()) if len(meta) else []
+    item_meta = _ItemMeta.of(items)
+    cases, gens = list(item_meta.cases), list(item_meta.gens)
     result: dict[str, Any] = {
         "cases": cases,
         "figures": {figure_name(s): ("pass rate" if s.nominal else "mean score") for s in figs},
@@ -193,8 +242,7 @@ def generator_section(
     case_sets: dict[str, set[str]] = {g: set() for g in gens}
     # the items once in the tables' order (generator, case, item): a figure's table is the items
     # answered on it, in this order (a join and a sort per figure took longer than its cells)
-    meta = meta.sort_values(["generator", "case_id", "idx"]).reset_index(drop=True)
-    meta_idx = meta["idx"].to_numpy(dtype=np.int64)
+    meta, meta_idx = item_meta.meta, item_meta.meta_idx
     tables: dict[str, pd.DataFrame] = {}
     answered = metric_rows(human)
     all_idx = human["idx"].to_numpy(dtype=np.int64)
@@ -228,8 +276,7 @@ def generator_section(
         # which other figures share its items or on how many of them are drawn at once
         stream = hashlib.sha256(group).hexdigest()[:16]
         df = tables[members[0].key]
-        cell_keys, cell_of = _cells(df)
-        index = _CellIndex.of(cell_keys)
+        cell_keys, cell_of, index = item_meta.cells_of(group, df)
         per = max(1, _REPS_VALUES // max(1, n_boot * len(cell_keys)))
         for i in range(0, len(members), per):
             drawn_together = tuple(s.key for s in members[i : i + per])
