@@ -31,10 +31,11 @@ def distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         values, inverse = np.unique(keys, return_inverse=True)
         return values, inverse.reshape(-1)
     lo, hi = span
+    at = keys - lo if lo else keys  # item rows start at 0: no shifted copy of the keys
     seen = np.zeros(hi - lo + 1, dtype=bool)
-    seen[keys - lo] = True
+    seen[at] = True
     values = (np.flatnonzero(seen) + lo).astype(keys.dtype, copy=False)
-    return values, (np.cumsum(seen) - 1)[keys - lo]
+    return values, (np.cumsum(seen) - 1)[at]
 
 
 def n_distinct(column: pd.Series) -> int:
@@ -70,6 +71,24 @@ def run_starts(keys: np.ndarray) -> np.ndarray:
     new[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
     return new
+
+
+def present_values(candidates: np.ndarray, *xs: np.ndarray) -> np.ndarray:
+    """np.unique(np.concatenate(xs)) for numbers (no NaN) drawn from the sorted distinct
+    `candidates`: which candidates occur, found by each number's position among them and a
+    count, not by a sort of every number (a metric's answers and their consensus: 4 ms a metric
+    at a million judgements). np.unique where some number is not a candidate."""
+    candidates = np.asarray(candidates, dtype=float)
+    C = len(candidates)
+    seen = np.zeros(C, dtype=bool)
+    for x in xs:
+        if not len(x):
+            continue
+        at = np.minimum(position_in(candidates, x), C - 1) if C else None
+        if at is None or not bool((candidates[at] == x).all()):
+            return np.unique(np.concatenate(xs))
+        seen |= np.bincount(at, minlength=C) > 0
+    return candidates[seen]
 
 
 def position_in(values: np.ndarray, x: np.ndarray) -> np.ndarray:

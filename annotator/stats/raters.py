@@ -31,7 +31,7 @@ from .agreement import (
 from .answers import metric_rows
 from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, sliced_point, undefined
 from .consensus import VERDICT_KEY, MetricSpec
-from .distinct import distinct, position_in, run_starts
+from .distinct import distinct, position_in, present_values, run_starts
 from .fatigue import fatigue_figures
 from .first_rows import first_rows
 from .frames import StudyFrames
@@ -51,7 +51,7 @@ def _loo_values(
 ) -> tuple[np.ndarray, np.ndarray]:
     """`leave_one_out` on arrays (item idx and code of each answer, no NaN code, at least one
     answer): the others' consensus (NaN if none) and whether the answer agrees (NaN if none)."""
-    dom = np.unique(code) if spec.nominal else spec.domain()
+    dom = present_values(spec.domain(), code) if spec.nominal else spec.domain()
     V = len(dom)
     own = position_in(dom, code)
     # item x value counts, one row per item index: a bincount instead of a sort of the items
@@ -78,6 +78,15 @@ def _loo_values(
         agree = (np.abs(code - val) <= 0.5).astype(float)
     agree[np.isnan(val)] = np.nan
     return val, agree
+
+
+def _consensus_values(spec: MetricSpec) -> np.ndarray:
+    """Every value an answer or a leave-one-out consensus of `spec` can take, sorted: its
+    domain, and for a median the midpoints of two values as `_consensus` computes them."""
+    dom = spec.domain()
+    if spec.nominal:
+        return dom
+    return np.unique(np.add.outer(dom, dom) / 2.0)
 
 
 def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
@@ -206,7 +215,7 @@ def _sliced_alpha(
 ) -> dict[int, Any]:
     """Alpha between each rater and the leave-one-out consensus, one block for all raters.
     `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer."""
-    dom = np.unique(np.concatenate([code, loo]))
+    dom = present_values(_consensus_values(spec), code, loo)
     if not plan.n_boot and (live := _live_sliced_alpha(idx, code, loo, rid, dom, spec, R)):
         return live
     parts: list[tuple[np.ndarray, ...]] = []
