@@ -91,20 +91,44 @@ def _consensus_values(spec: MetricSpec) -> np.ndarray:
 
 def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
     """The consensus of each row of others' counts over `dom` (NaN if none): the majority for
-    a nominal metric (a tie gives none), else the median."""
+    a nominal metric (a tie gives none), else the median.
+
+    Value by value over the counts' columns (a few), not reductions along rows of a few
+    counts each, which numpy walks a row at a time: a tenth of the time on a yes/no metric's
+    hundred thousand rows. The counts are whole numbers, so every sum is the same in any order.
+    """
     V = len(dom)
-    m = loo.sum(axis=1)
+    if not V:
+        return np.full(len(loo), np.nan)
+    cols = np.ascontiguousarray(loo.T)  # V x rows
+    m = cols[0].copy()
+    for c in cols[1:]:
+        m += c
     if nominal:
-        top = loo.max(axis=1)
-        n_top = (loo == top[:, None]).sum(axis=1)
-        val = dom[loo.argmax(axis=1)].astype(float)
+        top = cols[0].copy()
+        for c in cols[1:]:
+            np.maximum(top, c, out=top)
+        n_top = np.zeros(len(top), dtype=np.int64)
+        first = np.full(len(top), V - 1, dtype=np.int64)  # the first column at the top
+        for k in range(V - 1, -1, -1):
+            at_top = cols[k] == top
+            n_top += at_top
+            first[at_top] = k
+        val = dom[first].astype(float)
         val[(m == 0) | (n_top > 1)] = np.nan
         return val
-    cum = np.cumsum(loo, axis=1)
     k_lo = np.floor((m - 1) / 2.0)
     k_hi = np.floor(m / 2.0)
-    lo = dom[np.minimum((cum <= k_lo[:, None]).sum(axis=1), V - 1)]
-    hi = dom[np.minimum((cum <= k_hi[:, None]).sum(axis=1), V - 1)]
+    # the median's two ranks: the values whose running count has not passed them
+    n_lo = np.zeros(len(m), dtype=np.int64)
+    n_hi = np.zeros(len(m), dtype=np.int64)
+    cum = np.zeros(len(m))
+    for c in cols:
+        cum += c
+        n_lo += cum <= k_lo
+        n_hi += cum <= k_hi
+    lo = dom[np.minimum(n_lo, V - 1)]
+    hi = dom[np.minimum(n_hi, V - 1)]
     return np.where(m > 0, (lo + hi) / 2.0, np.nan)
 
 

@@ -372,6 +372,37 @@ def test_leave_one_out_consensus() -> None:
     assert lg.loc["c", "loo"] == 1.0 and lg.loc["c", "agree"] == 0.0
 
 
+def test_leave_one_out_is_the_others_majority_or_median_answer_by_answer() -> None:
+    """Against the definition, one answer at a time: the majority of the others' answers (none
+    at a tie) for a gate, their median for a scale; on random items with 1 to 6 raters."""
+    from collections import Counter
+    from statistics import median
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for i in range(400):
+        for r in range(int(rng.integers(1, 7))):
+            rows.append((i, f"r{r}", int(rng.integers(0, 2)), int(rng.integers(0, 6))))
+    answers = pd.DataFrame(rows, columns=["idx", "rater", "code", "scale"])
+    for spec, column in ((metric_specs(UI)[0], "code"), (metric_specs(UI)[1], "scale")):
+        h = answers[["idx", "rater", column]].rename(columns={column: "code"})
+        h["code"] = h["code"].astype(float)
+        got = leave_one_out(h, spec)
+        for (i, rater), row in got.set_index(["idx", "rater"]).iterrows():
+            others = h[(h["idx"] == i) & (h["rater"] != rater)]["code"].tolist()
+            if not others:
+                want = np.nan
+            elif spec.nominal:
+                (top, n), *rest = Counter(others).most_common()
+                want = np.nan if rest and rest[0][1] == n else top
+            else:
+                want = median(others)
+            assert (np.isnan(want) and np.isnan(row["loo"])) or row["loo"] == want, (i, rater)
+            if not np.isnan(want):
+                close = row["code"] == want if spec.nominal else abs(row["code"] - want) <= 0.5
+                assert row["agree"] == float(close)
+
+
 def test_fatigue_shows_a_rater_who_tires() -> None:
     items, judgements = simulated_study(n_cases=60, per_gen=2, n_raters=4, seed=3)
     rng = np.random.default_rng(4)
