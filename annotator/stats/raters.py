@@ -31,7 +31,7 @@ from .agreement import (
 from .answers import metric_rows
 from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, sliced_point, undefined
 from .consensus import VERDICT_KEY, MetricSpec
-from .distinct import distinct, position_in, present_values, run_starts
+from .distinct import distinct, position_in, present_positions, present_values, run_starts
 from .fatigue import fatigue_figures
 from .first_rows import first_rows
 from .frames import StudyFrames
@@ -239,8 +239,13 @@ def _sliced_alpha(
 ) -> dict[int, Any]:
     """Alpha between each rater and the leave-one-out consensus, one block for all raters.
     `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer."""
-    dom = present_values(_consensus_values(spec), code, loo)
-    if not plan.n_boot and (live := _live_sliced_alpha(idx, code, loo, rid, dom, spec, R)):
+    found = present_positions(_consensus_values(spec), code, loo)
+    if found is None:
+        dom, pos = np.unique(np.concatenate([code, loo])), None
+    else:
+        dom, (at_code, at_loo) = found
+        pos = (at_code, at_loo)
+    if not plan.n_boot and (live := _live_sliced_alpha(idx, code, loo, rid, dom, spec, R, pos)):
         return live
     parts: list[tuple[np.ndarray, ...]] = []
     out: dict[int, Pending | int] = {}
@@ -277,10 +282,12 @@ def _live_sliced_alpha(
     dom: np.ndarray,
     spec: MetricSpec,
     R: int,
+    pos: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[int, Any] | None:
     """`_sliced_alpha`'s point estimates for a live estimate (nothing resampled), from each
     rater's summed features counted at once; None where it takes the long way (an interval
-    alpha, or a rater with two answers on one item).
+    alpha, or a rater with two answers on one item). `pos`: the answers' and the consensus'
+    positions in `dom`, where they are known.
 
     Each unit (a rater's item) holds two values, the answer and the others' consensus, so its
     nominal features are both values once and, where they agree, 2 on the diagonal; its ordinal
@@ -298,7 +305,7 @@ def _live_sliced_alpha(
             return None
     elif len(distinct(rid * N + idx)[0]) < len(idx):
         return None
-    a, b = position_in(dom, code), position_in(dom, loo)
+    a, b = pos if pos is not None else (position_in(dom, code), position_in(dom, loo))
     same = a == b
     n_c = np.bincount(rid * V + a, minlength=R * V) + np.bincount(rid * V + b, minlength=R * V)
     n_c = n_c.reshape(R, V)

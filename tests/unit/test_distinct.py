@@ -14,7 +14,9 @@ from annotator.stats.distinct import (
     distinct,
     distinct_counts,
     n_distinct,
+    position_among,
     position_in,
+    present_positions,
     present_values,
     run_starts,
 )
@@ -110,3 +112,28 @@ def test_present_values_is_np_unique_of_the_arrays() -> None:
     assert np.array_equal(present_values(scale, np.array([9.0])), [9.0])
     assert np.array_equal(present_values(np.zeros(0), np.array([1.0, 1.0])), [1.0])
     assert present_values(scale).shape == (0,)
+
+
+def test_present_positions_are_np_unique_and_np_searchsorted() -> None:
+    rng = np.random.default_rng(4)
+    halves = np.arange(11) / 2.0
+    for candidates in (np.arange(6.0), halves, np.array([-1.0, 0.25, 3.0])):
+        for n in (0, 3, 400):
+            a, b = rng.choice(candidates[1:], n), rng.choice(candidates[::3], n + 1)
+            values, (at_a, at_b) = present_positions(candidates, a, b)
+            want = np.unique(np.concatenate([a, b]))
+            assert np.array_equal(values, want)
+            assert np.array_equal(at_a, np.searchsorted(want, a))
+            assert np.array_equal(at_b, np.searchsorted(want, b))
+    assert present_positions(np.arange(6.0), np.array([1.0, 2.5])) is None
+
+
+def test_position_among_halves_is_np_searchsorted() -> None:
+    rng = np.random.default_rng(6)
+    odd = np.array([np.nan, np.inf, -np.inf, -0.0, 1e-300, -0.25, 0.25, 5.2, 1e308])
+    for V in (3, 5, 11):
+        halves = np.arange(V) / 2.0
+        for values in (halves, halves + 0.5, halves * 3):  # the quick way, then the search
+            x = np.r_[rng.choice(np.arange(-2, 2 * V + 2) * 0.25, 300), odd]
+            got = position_among(values, x)
+            assert np.array_equal(got, np.searchsorted(values, x)) and got.dtype == np.int64
