@@ -134,16 +134,17 @@ def _pair_kappas(
     # every column coded once (not once per pair): columns x items of codes and of answered
     a_names = list(dict.fromkeys(a for a, _ in pairs))
     b_names = list(dict.fromkeys(b for _, b in pairs))
+    # the humans' pairs: one set of columns on both sides, coded once
+    same = a_of is b_of and a_names == b_names
     xa = np.vstack([np.asarray(a_of[a], dtype=float) for a in a_names])
-    xb = np.vstack([np.asarray(b_of[b], dtype=float) for b in b_names])
-    ca, cb = position_in(values, xa), position_in(values, xb)
-    ok_a, ok_b = ~np.isnan(xa), ~np.isnan(xb)
+    xb = xa if same else np.vstack([np.asarray(b_of[b], dtype=float) for b in b_names])
+    ca = position_in(values, xa)
+    cb = ca if same else position_in(values, xb)
+    ok_a = ~np.isnan(xa)
+    ok_b = ok_a if same else ~np.isnan(xb)
     pa = np.array([a_names.index(a) for a, _ in pairs], dtype=np.int64)
     pb = np.array([b_names.index(b) for _, b in pairs], dtype=np.int64)
-    # pairs x items masks a block of pairs at a time: memory stays bounded with many raters
-    step = max(1, 4_000_000 // max(1, xa.shape[1]))
-    blocks = [slice(first, first + step) for first in range(0, len(pairs), step)]
-    n_of = np.concatenate([(ok_a[pa[b]] & ok_b[pb[b]]).sum(axis=1) for b in blocks])
+    n_of = _both_answered(ok_a, ok_b, pa, pb)
     kept: list[int] = []
     for p, (a, b) in enumerate(pairs):
         n = int(n_of[p])
@@ -158,7 +159,9 @@ def _pair_kappas(
         return out
     a_cols, b_cols = _Coded(ca, ok_a), _Coded(cb, ok_b)
     live = (
-        None if ctx.plan.n_boot else _live_pair_tables(a_cols, b_cols, pa[kept], pb[kept], values)
+        None
+        if ctx.plan.n_boot
+        else _live_pair_tables(a_cols, b_cols, pa[kept], pb[kept], values, same)
     )
     if live is not None:
         reps, least, most = live
@@ -178,6 +181,23 @@ def _pair_kappas(
     return {name: out[name] for name in sorted(out)}
 
 
+def _both_answered(
+    ok_a: np.ndarray, ok_b: np.ndarray, pa: np.ndarray, pb: np.ndarray
+) -> np.ndarray:
+    """Per pair (columns `pa` of `ok_a`, `pb` of `ok_b`: columns x items, answered or not) the
+    items both answered. One product of the columns in single precision where it is small (its
+    sums are counts of items, whole numbers below 2**24, exact in any order); else the pairs x
+    items masks a block of pairs at a time, so memory stays bounded with many raters."""
+    n_items = ok_a.shape[1]
+    if max(ok_a.size, ok_b.size) <= _LIVE_DENSE and n_items < 2**24:
+        fa = ok_a.astype(np.float32)
+        both = fa @ (fa if ok_b is ok_a else ok_b.astype(np.float32)).T
+        return both[pa, pb].astype(np.int64)
+    step = max(1, 4_000_000 // max(1, n_items))
+    blocks = [slice(first, first + step) for first in range(0, len(pa), step)]
+    return np.concatenate([(ok_a[pa[b]] & ok_b[pb[b]]).sum(axis=1) for b in blocks])
+
+
 # the pair tables of a live estimate, (columns x codes) squared, at most this many cells (16 MB:
 # 235 raters on a six-point scale)
 _LIVE_TABLE_CELLS = 2_000_000
@@ -194,17 +214,24 @@ class _Coded(NamedTuple):
 
 
 def _live_pair_tables(
-    a: _Coded, b: _Coded, pa: np.ndarray, pb: np.ndarray, values: np.ndarray
+    a: _Coded,
+    b: _Coded,
+    pa: np.ndarray,
+    pb: np.ndarray,
+    values: np.ndarray,
+    same: bool = False,
 ) -> tuple[Replicates, np.ndarray, np.ndarray] | None:
     """A live estimate's point kappas of the kept pairs (`pa`, `pb`: their columns), with each
     pair's least and most code: every pair's K x K table at once, from one product of the
     columns' one-hot codes (the tables are counts, exact in any order of summing, and the
-    kappas are `_pair_block`'s from the same tables); None where the tables would not fit."""
+    kappas are `_pair_block`'s from the same tables); None where the tables would not fit.
+    `same`: `a` and `b` are one set of columns (the humans' pairs)."""
     (ca, ok_a), (cb, ok_b) = a, b
     K = len(values)
     if ca.shape[0] * K * cb.shape[0] * K > _LIVE_TABLE_CELLS:
         return None
-    if (ca[ok_a] >= K).any() or (cb[ok_b] >= K).any():  # a code off the values: the long way
+    # a code off the values: the long way
+    if ((ca >= K) & ok_a).any() or (not same and ((cb >= K) & ok_b).any()):
         return None
 
     dense = max(ca.shape[0], cb.shape[0]) * K * ca.shape[1] <= _LIVE_DENSE
@@ -221,8 +248,6 @@ def _live_pair_tables(
         return sp.csr_matrix((np.ones(len(col)), at), shape=(codes.shape[0] * K, codes.shape[1]))
 
     hot_a = one_hot(ca, ok_a)
-    # the humans' pairs: one set of columns on both sides (one-hot coded once)
-    same = ca.shape == cb.shape and np.array_equal(ca, cb) and np.array_equal(ok_a, ok_b)
     both = hot_a @ (hot_a if same else one_hot(cb, ok_b)).T
     both = np.asarray(both if dense else both.toarray(), dtype=float)
     tables = np.ascontiguousarray(both.reshape(ca.shape[0], K, cb.shape[0], K)[pa, :, pb, :])

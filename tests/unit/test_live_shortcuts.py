@@ -165,3 +165,21 @@ def test_a_rater_with_two_answers_on_an_item_takes_the_long_way(demo_moved_on):
         idx[1:], code[1:], loo[1:], rid[1:], np.array([0.0, 1.0]), spec, 2
     )
     assert one_each is not None and set(one_each) == {0, 1}
+
+
+def test_items_both_answered_by_a_product_are_the_masks_counts() -> None:
+    """A pair's items answered on both sides, from one product of the columns where it fits
+    and by blocks of pairs where it does not: the masks' counts either way."""
+    rng = np.random.default_rng(8)
+    for n_items, share in ((50, 0.5), (30_000, 0.9), (600_000, 0.7)):  # the last: by blocks
+        ok_a = rng.random((7, n_items)) < share
+        ok_b = rng.random((3, n_items)) < share
+        pa = rng.integers(0, 7, 40)
+        pb = rng.integers(0, 3, 40)
+        want = (ok_a[pa] & ok_b[pb]).sum(axis=1)
+        for b in (ok_b, ok_a):  # a judge's columns, then the humans' own
+            q = pb if b is ok_b else rng.integers(0, 7, 40)
+            got = reconcile._both_answered(ok_a, b, pa, q)
+            assert got.dtype == np.int64
+            assert np.array_equal(got, (ok_a[pa] & b[q]).sum(axis=1))
+        assert np.array_equal(reconcile._both_answered(ok_a, ok_b, pa, pb), want)
