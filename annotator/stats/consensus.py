@@ -249,7 +249,11 @@ def _factorize(raw: pd.Series) -> tuple[np.ndarray, list[Any]]:
 # ---- consensus --------------------------------------------------------------------------
 
 
-def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
+def consensus(
+    answers: pd.DataFrame,
+    spec: MetricSpec,
+    items_of: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pd.DataFrame:
     """Per item consensus of coded answers of one metric.
 
     Input columns: idx, code (NaN = cannot judge). Output indexed by idx with
@@ -259,11 +263,12 @@ def consensus(answers: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
 
     Computed with numpy from one count per item and distinct answer (an item has few distinct
     answers), not with pandas' groupby: a report runs it on every answer of every metric spec,
-    some twice.
+    some twice. `items_of`: `distinct` of the answers' idx (as int64), where the caller has it.
     """
-    idx = answers["idx"].astype(np.int64).to_numpy()
     code = answers["code"].astype(float).to_numpy()
-    items, item = distinct(idx)  # the items in order, each answer's among them
+    if items_of is None:
+        items_of = distinct(answers["idx"].astype(np.int64).to_numpy())
+    items, item = items_of  # the items in order, each answer's among them
     m = len(items)
     unknown = np.isnan(code)
     n_cannot_judge = np.bincount(item[unknown], minlength=m).astype(np.int64)

@@ -313,11 +313,14 @@ def human_section(
     code = h["code"].to_numpy(dtype=float)
     answered = ~np.isnan(code)
     dom = spec.domain()
-    vc = value_counts(h["idx"].to_numpy(), code, dom)  # drops the cannot-judge (NaN) itself
+    idx = h["idx"].to_numpy()
+    vc = value_counts(idx, code, dom)  # drops the cannot-judge (NaN) itself
+    # the items once, for the count, the consensus and the wide matrix
+    items_of = distinct(idx) if len(idx) and idx.dtype == np.int64 else None
     sec: dict[str, Any] = {
         "kind": spec.kind,
         "level": spec.level,
-        "n_items": n_distinct(h["idx"]),
+        "n_items": len(items_of[0]) if items_of is not None else n_distinct(h["idx"]),
         "n_raters": n_distinct(h["rater"]),
         "n_judgements": int(len(h)),
         "n_cannot_judge": int(len(h) - answered.sum()),
@@ -341,9 +344,9 @@ def human_section(
         agree["fleiss_kappa"].note = FLEISS_NOMINAL
     if spec.nominal:
         sec["gwet_ac1"] = agree["gwet_ac1"]
-    cons = consensus(h, spec)
+    cons = consensus(h, spec, items_of)
     sec["n_ties"] = int(cons["tie"].sum())
-    wide = _wide(h, answered)
+    wide = _wide(h, answered, items_of)
     raters = sorted(wide.columns)
     cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
     sec["rater_pairs"] = _pair_kappas(
@@ -359,11 +362,16 @@ def human_section(
     return sec, cons, wide, vc
 
 
-def _wide(h: pd.DataFrame, answered: np.ndarray) -> pd.DataFrame:
+def _wide(
+    h: pd.DataFrame,
+    answered: np.ndarray,
+    items_of: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pd.DataFrame:
     """The items x raters matrix of codes of the answered rows (NaN = no answer), the last
     answer where a rater answered an item twice: valid.drop_duplicates(["idx", "rater"],
     keep="last").pivot(index="idx", columns="rater", values="code") with str column names,
-    filled in numpy (the pivot was half of the humans' section)."""
+    filled in numpy (the pivot was half of the humans' section). `items_of`: `distinct` of
+    every row's idx, read where every row is answered."""
     idx = h["idx"].to_numpy()[answered]
     code = h["code"].to_numpy(dtype=float)[answered]
     rater = h["rater"].array[answered]
@@ -376,7 +384,7 @@ def _wide(h: pd.DataFrame, answered: np.ndarray) -> pd.DataFrame:
         )
         wide.columns = [str(c) for c in wide.columns]
         return wide
-    items, row = distinct(idx)
+    items, row = items_of if items_of is not None and answered.all() else distinct(idx)
     R = len(raters)
     r_of = r_of.astype(np.int64)
     cell = row.astype(np.int64) * R + r_of
