@@ -14,7 +14,7 @@ from factories import ANSWERS, answer_items
 
 from annotator.services.frames import build_frames
 from annotator.services.live_frames import read_live, refresh
-from annotator.stats import row_codes
+from annotator.stats import answers, row_codes
 from annotator.stats.answers import human_answers, item_table
 from annotator.stats.consensus import metric_specs
 from annotator.stats.frames import Grown, StudyFrames
@@ -46,7 +46,21 @@ def coded_rows(monkeypatch) -> list[int]:
     return sizes
 
 
-def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
+@pytest.fixture
+def reasons_from(monkeypatch) -> list[int]:
+    """The first row each reading of reasons read from (answers._reason_parts)."""
+    starts: list[int] = []
+    whole = answers._reason_parts
+
+    def counted(df, who, keys, rows_of, start):
+        starts.append(start)
+        return whole(df, who, keys, rows_of, start)
+
+    monkeypatch.setattr(answers, "_reason_parts", counted)
+    return starts
+
+
+def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows, reasons_from):
     st = populated
     for r in ("ann", "bob", "cy"):
         st.add_rater(r)
@@ -65,8 +79,16 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
     # then only the added rows: a rater who sorts first (every rater's code moves), an answer
     # of tags not seen before, a verdict that fails
     steps = [
-        ("ann", 2, {"failure_tags": ["missing_required_section"], "text_rendering": "FAIL"}),
-        ("cy", 3, {"ui_affordance": 0}),
+        (
+            "ann",
+            2,
+            {
+                "failure_tags": ["missing_required_section"],
+                "text_rendering": "FAIL",
+                "reason": "the footer is cut off",
+            },
+        ),
+        ("cy", 3, {"ui_affordance": 0, "reason": "buttons look disabled"}),
         ("ann", 1, None),
     ]
     for rater, n, change in steps:
@@ -76,10 +98,11 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows):
         assert live.how == "delta" and live.n_dropped == 0
         grown = live.frames.judgements_grown
         assert grown is not None and grown.table is live.frames.judgements
-        calls = len(coded_rows)
+        calls, read = len(coded_rows), len(reasons_from)
         _same_as_coded_afresh(live.frames, st)
         added = len(live.frames.judgements) - before
         assert coded_rows[calls] == added > 0  # the refresh's table: its added rows only
+        assert reasons_from[read] == before  # and its reasons from the added rows only
         # the same frames again (the full computation after an estimate): nothing coded
         calls = len(coded_rows)
         _coded(live.frames)
