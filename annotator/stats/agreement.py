@@ -21,22 +21,22 @@ weights @ contributions, and alpha is recomputed from the weighted matrix:
   distances recomputed per replicate. More than 200 distinct values are merged
   into 200 ordered bins first (with a note).
 
-Point estimates come from the `krippendorff` package whenever its N x V x V
-working array is small, else from the same formula as the replicates; the
-tests check the two agree.
+Point estimates are the `krippendorff` package's numbers (package_alpha.py: its own
+steps, bit for bit, without its N x V x V working array) whenever that array would be
+small, else from the same formula as the replicates; the tests check the two agree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any
 
-import krippendorff
 import numpy as np
 from scipy.stats import t as student_t
 
 from .bootstrap import ItemBootstrap, Pending, summarize
 from .distinct import distinct_counts, position_in, run_starts
+from .package_alpha import package_alpha
 
 LEVELS = ("nominal", "ordinal", "interval")
 IDENTICAL = "every answer is identical: the statistic is undefined (nothing varies to agree on)"
@@ -309,14 +309,7 @@ def alpha_point(vc: ValueCounts, level: str) -> float | None:
     if vc.n_pairable * V * V <= _PACKAGE_CELLS:
         counts = vc.dense(pairable_only=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            a = krippendorff.alpha(
-                value_counts=counts,
-                value_domain=vc.domain,
-                # one of the kind registry's levels, a plain str there
-                level_of_measurement=cast(
-                    Literal["nominal", "ordinal", "interval", "ratio"], level
-                ),
-            )
+            a = package_alpha(counts, vc.domain, level)  # the package's number, in less time
         return float(a) if np.isfinite(a) else None
     r, c, v, k, fin = alpha_features(vc, level)
     a = fin(np.bincount(c, weights=v, minlength=k)[None, :])[0]
