@@ -30,11 +30,22 @@ else:
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
-def coincidences(value_counts: np.ndarray) -> np.ndarray:
-    """The package's coincidence matrix of `value_counts` (units x values, float), summed as it
-    sums it: per cell, the units' contributions added in unit order."""
-    den = np.maximum(value_counts.sum(axis=1), 2) - 1
+def _columns(value_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts' columns (values x units) and each unit's answers: added value by value, not
+    along rows of two to six counts (which numpy walks a row at a time); whole numbers, so the
+    same sums in any order."""
     cols = np.ascontiguousarray(value_counts.T)
+    m = cols[0].copy()
+    for c in cols[1:]:
+        m += c
+    return cols, m
+
+
+def coincidences(cols: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The package's coincidence matrix of value counts given as their columns (values x
+    units, float) and each unit's answers `m`, summed as it sums it: per cell, the units'
+    contributions added in unit order."""
+    den = np.maximum(m, 2) - 1
     V = len(cols)
     o = np.empty((V, V))
     for c in range(V):
@@ -52,14 +63,15 @@ def package_alpha(value_counts: np.ndarray, value_domain: np.ndarray, level: str
     for float counts, the same number to the last bit."""
     counts = np.asarray(value_counts)
     domain = np.asarray(value_domain)
-    if (
-        not _STEPS
-        or counts.dtype != np.float64
-        or counts.ndim != 2
-        or counts.shape[1] != len(domain)
-        or len(domain) <= 1
-        or bool((counts.sum(axis=-1) <= 1).all())
-    ):  # the package's own checks and messages
+    whole = (
+        _STEPS
+        and counts.dtype == np.float64
+        and counts.ndim == 2
+        and counts.shape[1] == len(domain) > 1
+        and bool((np.round(counts) == counts).all())  # counts: their sums are exact
+    )
+    cols, m = _columns(counts) if whole else (None, None)
+    if cols is None or m is None or bool((m <= 1).all()):  # the package's checks and messages
         return float(
             krippendorff.alpha(
                 value_counts=counts,
@@ -68,7 +80,7 @@ def package_alpha(value_counts: np.ndarray, value_domain: np.ndarray, level: str
             )
         )
     dtype = np.dtype(np.float64)
-    o = coincidences(counts)
+    o = coincidences(cols, m)
     n_v = o.sum(axis=0)
     e: Any = _random_coincidences(n_v, dtype=dtype)
     d: Any = _distances(domain, _distance_metric(cast(Level, level)), n_v, dtype=dtype)
