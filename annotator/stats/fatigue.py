@@ -20,14 +20,17 @@ from .first_rows import first_rows
 from .frames import StudyFrames
 from .row_codes import codes_kept, index_positions
 
+_NO_PLACE = ["rel", "session"]
+
 
 def _positions(frames: StudyFrames) -> pd.DataFrame:
-    """Relative place of each (rater, item) judgement in its session: 0 <= rel < 1."""
+    """Relative place of each (rater, item) judgement in its session, 0 <= rel < 1, and its
+    session's code, indexed by the judgement's first row in frames.judgements (its label)."""
     j = frames.judgements
     in_session = j["session_id"].notna() if len(j) else pd.Series(dtype=bool)
     # no session at all (ratings imported from a file): nothing below would survive the filter
     if not in_session.any():
-        return pd.DataFrame(columns=["item_id", "rater", "rel"])
+        return pd.DataFrame(columns=_NO_PLACE)
     if in_session.sum() * 2 < len(j):
         # only a (rater, item) with a row in a session can keep its first row below: look for
         # first rows among the rows of those raters and items only (a study imported from a
@@ -35,37 +38,52 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
         s = j[in_session]
         j = j[j["rater"].isin(s["rater"].unique())]
         j = j[j["item_id"].isin(s["item_id"].unique())]
-    cols = ["rater", "item_id", "session_id", "position", "created_at"]
-    # drop_duplicates(["rater", "item_id"])'s rows, found once for the tiles and raters too
-    first = j.iloc[first_rows(j, ("rater", "item_id")), j.columns.get_indexer(cols)]
+    # drop_duplicates(["rater", "item_id"])'s rows, found once for the tiles and raters too,
+    # filtered as positions: no text column is taken (a copy of 100,000 ids a column)
+    rows = first_rows(j, ("rater", "item_id"))
     # order is real only inside a session the app recorded: ratings imported from a file
     # without sessions carry the import's time, not the order they were made in
-    first = first[first["session_id"].notna()]
-    if not len(first):
-        return pd.DataFrame(columns=["item_id", "rater", "rel"])
-    first["order"] = pd.to_numeric(first["position"], errors="coerce")
-    if first["order"].isna().all():
-        t = pd.to_datetime(first["created_at"], errors="coerce", utc=True)
+    rows = rows[j["session_id"].notna().to_numpy()[rows]]
+    if not len(rows):
+        return pd.DataFrame(columns=_NO_PLACE)
+    order = pd.to_numeric(j["position"].iloc[rows], errors="coerce").to_numpy(float)
+    if np.isnan(order).all():
+        t = pd.to_datetime(j["created_at"].iloc[rows], errors="coerce", utc=True)
         if t.isna().all():
-            return pd.DataFrame(columns=["item_id", "rater", "rel"])
-        first["order"] = t.astype("int64").where(t.notna())
-    first = first[first["order"].notna()]
+            return pd.DataFrame(columns=_NO_PLACE)
+        order = t.astype("int64").where(t.notna()).to_numpy(float)
     # a judgement's rank in its (rater, session) by order, ties in table order (a groupby's
     # rank(method="first") - 1), over the two columns' codes: the groupby hashed the session
-    # ids as Python objects, half of this function at a million judgements
-    first = first[first["rater"].notna()]  # as a groupby leaves a missing key out
-    if not len(first):
-        return pd.DataFrame(columns=["item_id", "rater", "rel"])
-    session = pd.factorize(first["session_id"])[0].astype(np.int64)
-    group = pd.factorize(first["rater"])[0].astype(np.int64) * (int(session.max()) + 1) + session
-    n = len(first)
-    by = np.lexsort((np.arange(n), first["order"].to_numpy(float), group))
+    # ids as Python objects, half of this function at a million judgements; a missing rater
+    # is left out, as a groupby leaves a missing key out
+    keep = ~np.isnan(order) & j["rater"].notna().to_numpy()[rows]
+    rows, order = rows[keep], order[keep]
+    if not len(rows):
+        return pd.DataFrame(columns=_NO_PLACE)
+    session = pd.factorize(j["session_id"].iloc[rows])[0].astype(np.int64)
+    group = _rater_codes(frames, j, rows) * (int(session.max()) + 1) + session
+    n = len(rows)
+    by = np.lexsort((np.arange(n), order, group))
     starts = run_starts(group[by])
     rank = np.empty(n)
     rank[by] = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    first["rel"] = rank / np.bincount(group)[group]
-    first["session"] = session  # a session's code: its judgements are counted, never named
-    return first[["item_id", "rater", "rel", "session"]]
+    return pd.DataFrame(
+        {
+            "rel": rank / np.bincount(group)[group],
+            "session": session,  # a session's code: its judgements are counted, never named
+        },
+        index=j.index[rows],
+    )
+
+
+def _rater_codes(frames: StudyFrames, j: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """A code per rater of `j`'s `rows` (positions; none missing), the same for the same rater:
+    from the codes the answers were coded with where they are kept for the whole table (a live
+    refresh), else by factorizing the names."""
+    rc = codes_kept(frames.judgements, "rater") if j is frames.judgements else None
+    if rc is not None and len(rc.who_codes) == len(j):
+        return pd.factorize(rc.who_codes[rows])[0].astype(np.int64)
+    return pd.factorize(j["rater"].iloc[rows])[0].astype(np.int64)
 
 
 def fatigue_figures(
@@ -193,7 +211,10 @@ def _item_and_rater(
         who = rc.who_codes[rows]
         p_rid = np.where(who >= 0, to_rater[np.maximum(who, 0)], -1) if len(to_rater) else who
         return rc.item_pos[rows], p_rid
-    return index_positions(ids, pos["item_id"]), index_positions(names, pos["rater"].astype(str))
+    return (
+        index_positions(ids, j["item_id"].loc[pos.index]),
+        index_positions(names, j["rater"].loc[pos.index].astype(str)),
+    )
 
 
 def _shares(s: np.ndarray) -> np.ndarray:

@@ -44,5 +44,5 @@ def test_the_place_in_the_session_is_the_groupby_s_rank(seed):
     assert list(got.index) == list(want.index)
     assert got["rel"].to_numpy().tobytes() == want["rel"].to_numpy(float).tobytes()
     # a session's code stands for its id within a rater: the same pairs, counted alike
-    pairs = set(zip(got["rater"], got["session"], strict=True))
+    pairs = set(zip(j.loc[got.index, "rater"], got["session"], strict=True))
     assert len(pairs) == len(set(zip(want["rater"], want["session_id"], strict=True)))
