@@ -35,6 +35,7 @@ from .distinct import distinct, position_in, present_positions, present_values, 
 from .fatigue import fatigue_figures
 from .first_rows import first_rows
 from .frames import StudyFrames
+from .row_codes import codes_kept
 
 
 def leave_one_out(h: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
@@ -144,7 +145,7 @@ def rater_section(
     # distinct names first: a set built from the column would walk a million strings in Python;
     # among the first row of each judgement (kept for the tiles and the fatigue figures), which
     # hold every name of the column, not among every answer
-    names: set[str] = set(j["rater"].iloc[first_rows(j)].astype(str).unique()) if len(j) else set()
+    names, counts = _judgement_raters(j, first_rows(j)) if len(j) else (set(), {})
     if len(frames.anchor_answers):
         names |= set(frames.anchor_answers["rater"].astype(str).unique())
     if len(frames.pair_votes):
@@ -163,11 +164,8 @@ def rater_section(
         }
         for r in raters
     }
-    if len(j):  # each rater's distinct items: one first row per (item, rater) judgement
-        firsts = first_rows(j)
-        firsts = firsts[j["item_id"].iloc[firsts].notna().to_numpy()]
-        for r, n in j["rater"].iloc[firsts].astype(str).value_counts().items():
-            out[r]["n_judgements"] = int(n)
+    for r, n in counts.items():  # each rater's distinct items
+        out[r]["n_judgements"] = n
     _add_drift(frames, out)
     if not R:
         return out
@@ -217,6 +215,27 @@ def rater_section(
             pooled.append((idx, rid, agree))
     fatigue_figures(plan, frames, items, out, raters, pooled, min_count)
     return out
+
+
+def _judgement_raters(j: pd.DataFrame, firsts: np.ndarray) -> tuple[set[str], dict[str, int]]:
+    """The raters of the judgements whose first rows in `j` are `firsts`, by name as text (a
+    missing one as astype(str) writes it), and each one's judgements of an item (a first row
+    with an item id). From the codes the answers were coded with where they are kept for `j`
+    (a live refresh: 100,000 names were taken and written as text twice), else the names."""
+    with_item = j["item_id"].notna().to_numpy()[firsts]
+    rc = codes_kept(j, "rater")
+    codes = rc.who_codes[firsts] if rc is not None and len(rc.who_codes) == len(j) else None
+    if rc is None or codes is None or (codes < 0).any():  # a missing name: written as text
+        names = j["rater"].iloc[firsts].astype(str)
+        counted = names[with_item].value_counts()
+        return set(names.unique()), {str(r): int(n) for r, n in counted.items()}
+    per_code = np.bincount(codes[with_item], minlength=len(rc.who_names))
+    present = np.bincount(codes, minlength=len(rc.who_names)) > 0
+    counts: dict[str, int] = {}
+    for c in np.flatnonzero(present):  # distinct values may write as the same text
+        name = str(rc.who_names[c])
+        counts[name] = counts.get(name, 0) + int(per_code[c])
+    return set(counts), {r: n for r, n in counts.items() if n}
 
 
 def _rater_ids(col: pd.Series, r_of: dict[str, int]) -> np.ndarray:

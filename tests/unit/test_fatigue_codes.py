@@ -69,3 +69,22 @@ def test_the_raters_section_is_the_one_made_by_looking_up(grown):
     _, looked_up = _raters(afresh)
     assert with_codes == looked_up
     assert '"zed"' in with_codes and "fatigue" in with_codes
+
+
+def test_the_raters_names_and_counts_from_the_codes_are_the_names(grown):
+    """Each rater's judgements counted from the kept codes are those counted from the names,
+    a rater added by the refresh among them."""
+    from annotator.stats.first_rows import first_rows
+    from annotator.stats.raters import _judgement_raters
+
+    earlier = grown.judgements
+    odd = earlier.iloc[:12].assign(rater="yan", session_id=int(earlier["session_id"].max()) + 2)
+    table = pd.concat([earlier, odd], ignore_index=True)
+    frames = replace(grown, judgements=table, judgements_grown=Grown(earlier=earlier, table=table))
+    _raters(frames)  # codes the answers: kept for the table
+    assert codes_kept(table, "rater") is not None
+    firsts = first_rows(table)
+    kept = _judgement_raters(table, firsts)
+    looked_up = _judgement_raters(table.copy(), firsts)
+    assert kept == looked_up
+    assert "yan" in kept[0] and kept[1]["yan"] == odd["item_id"].nunique() > 0
