@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .agreement import IDENTICAL, NO_PAIRS, ValueCounts, standalone_plan, undefined_reason
-from .bootstrap import ItemBootstrap, Pending
+from .bootstrap import ItemBootstrap, Pending, Replicates
 
 AC1_IDENTICAL = (
     "every answer is identical: AC1 = percent agreement = 1 by construction (chance "
@@ -37,21 +37,50 @@ def agreement_features(vc: ValueCounts, n_categories: int) -> tuple:
     raters (R package irrCAC); with a constant number they are Fleiss' (1971).
     """
     V = len(vc.domain)
-    Q = max(int(n_categories), V, 2)
-    m_t = vc.m[vc.t_unit]
-    two = m_t >= 2
-    U = len(vc.units)
-    p_u = np.bincount(
-        vc.t_unit[two],
-        weights=(vc.t_cnt * (vc.t_cnt - 1.0))[two] / (m_t * (m_t - 1.0))[two],
-        minlength=U,
-    )
-    unit2 = vc.m >= 2
-    n2 = int(unit2.sum())
+    m_t, p_u, unit2 = _shares(vc)
+    n2, U = int(unit2.sum()), len(vc.units)
     # columns: 0 items with >= 2 answers, 1 sum of p_u, 2 items with >= 1, 3.. shares
     rows = [vc.units[unit2], vc.units[unit2], vc.units, vc.units[vc.t_unit]]
     cols = [np.zeros(n2, np.int64), np.ones(n2, np.int64), np.full(U, 2), 3 + vc.t_val]
     vals = [np.ones(n2), p_u[unit2], np.ones(U), vc.t_cnt / m_t]
+    fin = _agreement_finalizer(V, max(int(n_categories), V, 2))
+    return (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), 3 + V, fin)
+
+
+def _shares(vc: ValueCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each triplet's unit's answers, each unit's share of agreeing pairs (0 under two
+    answers), and which units have two answers or more."""
+    m_t = vc.m[vc.t_unit]
+    two = m_t >= 2
+    p_u = np.bincount(
+        vc.t_unit[two],
+        weights=(vc.t_cnt * (vc.t_cnt - 1.0))[two] / (m_t * (m_t - 1.0))[two],
+        minlength=len(vc.units),
+    )
+    return m_t, p_u, vc.m >= 2
+
+
+def _agreement_point(vc: ValueCounts, n_categories: int) -> Replicates:
+    """`plan.add(*agreement_features(vc, n_categories))`'s handle for a plan that draws no
+    replicate (a live estimate): the features' sums without the features. A bincount adds each
+    column's values in their order; here each column is added in that same order (the counts
+    are whole numbers), so the point is the same bit for bit."""
+    V = len(vc.domain)
+    m_t, p_u, unit2 = _shares(vc)
+    total = np.zeros((1, 3 + V))
+    total[0, 0] = float(unit2.sum())
+    total[0, 1] = np.bincount(
+        np.zeros(int(unit2.sum()), np.int64), weights=p_u[unit2], minlength=1
+    )[0]
+    total[0, 2] = float(len(vc.units))
+    total[0, 3:] = np.bincount(vc.t_val, weights=vc.t_cnt / m_t, minlength=V)
+    fin = _agreement_finalizer(V, max(int(n_categories), V, 2))
+    return Replicates(point=np.atleast_1d(np.asarray(fin(total), dtype=float)[0]))
+
+
+def _agreement_finalizer(V: int, Q: int) -> Any:
+    """Percent agreement, Fleiss' kappa and Gwet's AC1 from the sums of agreement_features'
+    3 + V columns (a row per replicate); `Q`: the categories the metric offers."""
 
     def fin(s: np.ndarray) -> np.ndarray:
         n_two, sum_p, n_one, pi_sum = s[:, 0], s[:, 1], s[:, 2], s[:, 3 : 3 + V]
@@ -65,7 +94,7 @@ def agreement_features(vc: ValueCounts, n_categories: int) -> tuple:
             ac1 = np.where(pe_g > 1e-12, (pa - pe_g) / (1.0 - pe_g), pa)
         return np.column_stack([pa, fleiss, ac1])
 
-    return (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), 3 + V, fin)
+    return fin
 
 
 def register_agreement(
@@ -78,7 +107,10 @@ def register_agreement(
             k: Pending(None, 0, undefined_note=NO_PAIRS)
             for k in ("percent_agreement", "fleiss_kappa", "gwet_ac1")
         }
-    reps = plan.add(*agreement_features(vc, n_categories))
+    if plan.n_boot:
+        reps = plan.add(*agreement_features(vc, n_categories))
+    else:  # a live estimate: the point alone, without every item's features
+        reps = _agreement_point(vc, n_categories)
     reason = undefined_reason(vc)
     out = {"percent_agreement": Pending(reps, n, col=0)}
     out["fleiss_kappa"] = (

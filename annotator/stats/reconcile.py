@@ -973,7 +973,11 @@ def _split_by(labels: np.ndarray) -> dict[int, np.ndarray]:
     """{label: the positions holding it, in order}."""
     if not len(labels):
         return {}  # np.split of nothing still gives one (empty) part
-    order = np.argsort(labels, kind="stable")
+    keys = labels
+    if labels.dtype.kind in "iu" and labels.min() >= 0 and labels.max() < 2**15:
+        # a few slices: numpy sorts 16-bit whole numbers stably by radix, 3x faster
+        keys = labels.astype(np.int16)
+    order = np.argsort(keys, kind="stable")
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
     heads = labels[order][np.r_[0, cuts]]
     return {int(h): part for h, part in zip(heads, np.split(order, cuts), strict=True)}

@@ -183,3 +183,22 @@ def test_items_both_answered_by_a_product_are_the_masks_counts() -> None:
             assert got.dtype == np.int64
             assert np.array_equal(got, (ok_a[pa] & b[q]).sum(axis=1))
         assert np.array_equal(reconcile._both_answered(ok_a, ok_b, pa, pb), want)
+
+
+def test_a_live_estimates_agreement_point_is_the_features_sums() -> None:
+    """Percent agreement, Fleiss' kappa and Gwet's AC1 of a live estimate, from the sums alone,
+    are those of the features summed by the plan, bit for bit."""
+    from annotator.stats.agreement import value_counts
+    from annotator.stats.bootstrap import ItemBootstrap
+    from annotator.stats.kappa import _agreement_point, agreement_features
+
+    rng = np.random.default_rng(12)
+    for n_items, V in ((1, 2), (40, 2), (3_000, 6), (20_000, 2)):
+        items = np.repeat(np.arange(n_items), rng.integers(1, 12, n_items))  # some alone
+        values = rng.integers(0, V, len(items)).astype(float)
+        vc = value_counts(items, values, np.arange(V, dtype=float))
+        for n_categories in (V, V + 3):
+            plan = ItemBootstrap(n_items, 0, 0)
+            want = plan.add(*agreement_features(vc, n_categories)).point
+            got = _agreement_point(vc, n_categories).point
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

@@ -544,3 +544,16 @@ def test_fatigue_finds_answers_by_table_as_by_search(monkeypatch) -> None:
     monkeypatch.setattr(fatigue, "_place_table", lambda *_: None)
     by_search = json.dumps(build_report(frames, n_boot=200, seed=1)["raters"], sort_keys=True)
     assert by_table == by_search
+
+
+def test_split_by_holds_each_labels_positions_in_order() -> None:
+    from annotator.stats.reconcile import _split_by
+
+    rng = np.random.default_rng(2)
+    for high in (1, 5, 40_000, 2**40):  # slices, then labels too wide for 16 bits
+        labels = rng.integers(0, high, 5_000)
+        got = _split_by(labels)
+        assert sorted(got) == sorted(set(labels.tolist()))
+        for label, at in got.items():
+            assert np.array_equal(at, np.flatnonzero(labels == label))
+    assert _split_by(np.zeros(0, dtype=np.int64)) == {}
