@@ -14,7 +14,7 @@ from factories import ANSWERS, answer_items
 
 from annotator.services.frames import build_frames
 from annotator.services.live_frames import read_live, refresh
-from annotator.stats import answers, row_codes
+from annotator.stats import reasons, row_codes
 from annotator.stats.answers import human_answers, item_table
 from annotator.stats.consensus import metric_specs
 from annotator.stats.frames import Grown, StudyFrames
@@ -48,15 +48,15 @@ def coded_rows(monkeypatch) -> list[int]:
 
 @pytest.fixture
 def reasons_from(monkeypatch) -> list[int]:
-    """The first row each reading of reasons read from (answers._reason_parts)."""
+    """The first row each reading of reasons read from (reasons._reason_parts)."""
     starts: list[int] = []
-    whole = answers._reason_parts
+    whole = reasons._reason_parts
 
     def counted(df, who, keys, rows_of, start):
         starts.append(start)
         return whole(df, who, keys, rows_of, start)
 
-    monkeypatch.setattr(answers, "_reason_parts", counted)
+    monkeypatch.setattr(reasons, "_reason_parts", counted)
     return starts
 
 
