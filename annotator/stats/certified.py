@@ -214,10 +214,11 @@ def _metric_table(
     tolerance: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per item: idx, item_id, rated, clear, ref; per judge x item: judge, idx, code, conf,
-    disagree). `item_ids`: the items' ids as text (_item_columns). `human` (idx, code) and `judged` hold the metric's answers only (certify splits
-    them once), `judged` the coded answers of the latest versions. `clear` and `ref` are filled
-    only when a judge answered the metric with a confidence: nothing else reads them, and the
-    consensus was most of certify's time on a study without a judge."""
+    disagree). `item_ids`: the items' ids as text (_item_columns). `human` (idx, code) and
+    `judged` hold the metric's answers only (certify splits them once), `judged` the coded
+    answers of the latest versions. `clear` and `ref` are filled only when a judge answered the
+    metric with a confidence: nothing else reads them, and the consensus was most of certify's
+    time on a study without a judge."""
     idx = items["idx"].to_numpy(dtype=np.int64)
     # one constructor: a copy and four added columns cost more than the work at 2,000 items
     table = pd.DataFrame(

@@ -63,8 +63,9 @@ def _shares(vc: ValueCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _agreement_point(vc: ValueCounts, n_categories: int) -> Replicates:
     """`plan.add(*agreement_features(vc, n_categories))`'s handle for a plan that draws no
     replicate (a live estimate): the features' sums without the features. A bincount adds each
-    column's values in their order; here each column is added in that same order (the counts
-    are whole numbers), so the point is the same bit for bit."""
+    column's values one after another in their order; here each column is added in that same
+    order (its shares of agreeing pairs by one bincount of their own, its counts whole
+    numbers), so the point is the same bit for bit."""
     V = len(vc.domain)
     m_t, p_u, unit2 = _shares(vc)
     total = np.zeros((1, 3 + V))
