@@ -119,13 +119,15 @@ def fatigue_figures(
     ok = (p_idx >= 0) & (p_rid >= 0) & ~np.isnan(rel)
     p_key = p_idx[ok].astype(np.int64) * R + p_rid[ok]
     p_rel, p_sess = rel[ok], pos["session"].to_numpy(np.int64)[ok]
-    if plan.n_boot or not _table_fits(len(p_key), len(items) * R):
-        # sorted for the binary search, and for a resampled block's rows; a live estimate's
-        # sums by the table are whole numbers, the same in any order of the judgements
-        order = np.argsort(p_key, kind="stable")
-        p_key, p_rel, p_sess = p_key[order], p_rel[order], p_sess[order]
     if not len(p_key):
         return
+    # a live estimate's sums by a place table are whole numbers, the same in any order of the
+    # judgements; the binary search and a resampled block's rows take them sorted
+    place_of = None if plan.n_boot else _place_table(p_key, len(items) * R)
+    if place_of is None:
+        order = np.argsort(p_key, kind="stable")
+        p_key, p_rel, p_sess = p_key[order], p_rel[order], p_sess[order]
+        place_of = _place_table(p_key, len(items) * R)
     # Added up per positioned judgement (item, rater). A judgement's half and quarter are its
     # own, the same for every metric, so only its answers compared (n) and agreeing (agree) are
     # counted per metric, into two columns; the weights are 0 or 1, so every sum is a whole
@@ -136,7 +138,6 @@ def fatigue_figures(
     p_late = (p_rel >= 0.5).astype(np.int64)
     p_quarter = np.minimum((p_rel * 4).astype(np.int64), 3)
     S = int(p_sess.max()) + 1
-    place_of = _place_table(p_key, len(items) * R)
     for idx, rid, ag in pooled:
         key = idx * R + rid
         if place_of is not None:  # keys are below len(items) * R: idx rows of `items`
@@ -254,19 +255,13 @@ def _counted(key: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(key, weights=n, minlength=size).astype(np.int64)
 
 
-def _table_fits(n_places: int, n_keys: int) -> bool:
-    """Whether a table of `n_keys` places is small beside `n_places` judgements (not sparse:
-    few raters per item among many)."""
-    return n_keys <= 8 * n_places + (1 << 20)
-
-
 def _place_table(p_key: np.ndarray, n_keys: int) -> np.ndarray | None:
     """Each of `n_keys` (item, rater) keys' place in the distinct `p_key` (-1: none), where
     such a table is small beside the keys; else None (a binary search of the sorted `p_key`
     finds them). Each metric looks up its answers' judgements: 200,000 random binary searches a
     metric were 0.3 s of a million-judgement study's raters' section, a gather from the table a
     few ms."""
-    if not _table_fits(len(p_key), n_keys):
+    if n_keys > 8 * len(p_key) + (1 << 20):  # sparse: few raters per item among many
         return None
     place = np.full(n_keys, -1, dtype=np.int64)
     place[p_key] = np.arange(len(p_key))

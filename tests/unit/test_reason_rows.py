@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from annotator.stats.answers import _reasons
+from annotator.stats.reasons import _reasons
 from annotator.stats.row_codes import row_codes
 
 
