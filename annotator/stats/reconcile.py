@@ -189,7 +189,7 @@ def _both_answered(
     sums are counts of items, whole numbers below 2**24, exact in any order); else the pairs x
     items masks a block of pairs at a time, so memory stays bounded with many raters."""
     n_items = ok_a.shape[1]
-    if max(ok_a.size, ok_b.size) <= _LIVE_DENSE and n_items < 2**24:
+    if max(ok_a.size, ok_b.size) <= _DENSE_PRODUCT and n_items < 2**24:
         fa = ok_a.astype(np.float32)
         both = fa @ (fa if ok_b is ok_a else ok_b.astype(np.float32)).T
         return both[pa, pb].astype(np.int64)
@@ -201,9 +201,10 @@ def _both_answered(
 # the pair tables of a live estimate, (columns x codes) squared, at most this many cells (16 MB:
 # 235 raters on a six-point scale)
 _LIVE_TABLE_CELLS = 2_000_000
-# the one-hot codes (columns x codes x items) made dense for the product up to this many values
-# (16 MB in single precision); sparse above
-_LIVE_DENSE = 4_000_000
+# a product's dense operand (answered masks, columns x items; a live estimate's one-hot codes,
+# columns x codes x items) up to this many values (16 MB in single precision); else sparse or
+# by blocks
+_DENSE_PRODUCT = 4_000_000
 
 
 class _Coded(NamedTuple):
@@ -234,7 +235,7 @@ def _live_pair_tables(
     if ((ca >= K) & ok_a).any() or (not same and ((cb >= K) & ok_b).any()):
         return None
 
-    dense = max(ca.shape[0], cb.shape[0]) * K * ca.shape[1] <= _LIVE_DENSE
+    dense = max(ca.shape[0], cb.shape[0]) * K * ca.shape[1] <= _DENSE_PRODUCT
     # a dense product in single precision: its sums are counts of items, whole numbers below
     # 2**24, exact in float32 in any order of summing
     single = ca.shape[1] < 2**24

@@ -76,7 +76,7 @@ def _pairs(report: dict) -> dict[tuple, Any]:
 def test_pair_kappas_of_a_live_estimate_are_the_full_computations(demo_moved_on, monkeypatch, way):
     frames, before, after = demo_moved_on
     if way == "sparse":
-        monkeypatch.setattr(reconcile, "_LIVE_DENSE", 0)
+        monkeypatch.setattr(reconcile, "_DENSE_PRODUCT", 0)
     elif way == "bootstrap block":
         monkeypatch.setattr(reconcile, "_LIVE_TABLE_CELLS", 0)
     live = build_report(frames, n_boot=N_BOOT, intervals_from=before)
