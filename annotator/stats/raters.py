@@ -14,7 +14,7 @@ resample items.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from .agreement import (
 from .answers import metric_rows
 from .bootstrap import ItemBootstrap, Pending, Replicates, ratio, sliced_point, undefined
 from .consensus import VERDICT_KEY, MetricSpec
-from .distinct import distinct, position_in, present_positions, present_values, run_starts
+from .distinct import distinct, position_in, present_positions, run_starts
 from .fatigue import fatigue_figures
 from .first_rows import first_rows
 from .frames import StudyFrames
@@ -52,9 +52,48 @@ def _loo_values(
 ) -> tuple[np.ndarray, np.ndarray]:
     """`leave_one_out` on arrays (item idx and code of each answer, no NaN code, at least one
     answer): the others' consensus (NaN if none) and whether the answer agrees (NaN if none)."""
-    dom = present_values(spec.domain(), code) if spec.nominal else spec.domain()
+    out = _leave_one_out(idx, code, spec)
+    return out.val, out.agree
+
+
+class _LeftOut(NamedTuple):
+    """`_loo_values`' consensus and agreement, and for a nominal metric whose answers are all
+    values of its domain, where each answer and its consensus lie among the answers' distinct
+    values `dom` (`own`, `at`; `at` has no meaning where the consensus is NaN)."""
+
+    val: np.ndarray
+    agree: np.ndarray
+    dom: np.ndarray | None = None
+    own: np.ndarray | None = None
+    at: np.ndarray | None = None
+
+    def positions(
+        self, has: np.ndarray | None
+    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+        """present_positions(domain, code[has], val[has]) from the positions found (`has`: the
+        answers with a consensus, None for all of them); None where none were found."""
+        if self.dom is None or self.own is None or self.at is None:
+            return None
+        if has is None:
+            return self.dom, (self.own, self.at)
+        own, at = self.own[has], self.at[has]
+        V = len(self.dom)
+        seen = (np.bincount(own, minlength=V) > 0) | (np.bincount(at, minlength=V) > 0)
+        if seen.all():
+            return self.dom, (own, at)
+        rank = np.cumsum(seen) - 1  # a value only dropped answers took: the others move down
+        return self.dom[seen], (rank[own], rank[at])
+
+
+def _leave_one_out(idx: np.ndarray, code: np.ndarray, spec: MetricSpec) -> _LeftOut:
+    """`_loo_values`, with the positions it found on the way (`_LeftOut`)."""
+    found = present_positions(spec.domain(), code) if spec.nominal else None
+    if found is not None:
+        dom, (own,) = found
+    else:
+        dom = np.unique(code) if spec.nominal else spec.domain()
+        own = position_in(dom, code)
     V = len(dom)
-    own = position_in(dom, code)
     # item x value counts, one row per item index: a bincount instead of a sort of the items
     # (np.unique) and an np.add.at; item indexes too sparse for a row each are renumbered
     if idx.min() >= 0 and idx.max() < 2 * len(idx) + 1024:
@@ -68,17 +107,21 @@ def _loo_values(
         # is found once per (item, value) cell and read by each answer (ten raters: a fifth of
         # the rows for a yes/no metric)
         cells = (counts[:, None, :] - np.eye(V)).reshape(-1, V)
-        val = _consensus(cells, dom, spec.nominal)[row * V + own]
+        cell = row * V + own
+        val, at = _consensus_at(cells, dom, spec.nominal)
+        val, at = val[cell], (at[cell] if at is not None else None)
     else:
         loo = counts[row]
         loo[np.arange(len(code)), own] -= 1.0
-        val = _consensus(loo, dom, spec.nominal)
+        val, at = _consensus_at(loo, dom, spec.nominal)
     if spec.nominal:
         agree = (code == val).astype(float)
     else:
         agree = (np.abs(code - val) <= 0.5).astype(float)
     agree[np.isnan(val)] = np.nan
-    return val, agree
+    if found is None:
+        return _LeftOut(val, agree)
+    return _LeftOut(val, agree, dom, own, at)
 
 
 def _consensus_values(spec: MetricSpec) -> np.ndarray:
@@ -91,16 +134,25 @@ def _consensus_values(spec: MetricSpec) -> np.ndarray:
 
 
 def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
+    """`_consensus_at`'s consensus alone."""
+    return _consensus_at(loo, dom, nominal)[0]
+
+
+def _consensus_at(
+    loo: np.ndarray, dom: np.ndarray, nominal: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The consensus of each row of others' counts over `dom` (NaN if none): the majority for
     a nominal metric (a tie gives none), else the median.
 
     Value by value over the counts' columns (a few), not reductions along rows of a few
     counts each, which numpy walks a row at a time: a tenth of the time on a yes/no metric's
     hundred thousand rows. The counts are whole numbers, so every sum is the same in any order.
+    With it, for a nominal metric, the majority's position in `dom` (no meaning where the
+    consensus is NaN); None for a median.
     """
     V = len(dom)
     if not V:
-        return np.full(len(loo), np.nan)
+        return np.full(len(loo), np.nan), None
     cols = np.ascontiguousarray(loo.T)  # V x rows
     m = cols[0].copy()
     for c in cols[1:]:
@@ -117,7 +169,7 @@ def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
             first[at_top] = k
         val = dom[first].astype(float)
         val[(m == 0) | (n_top > 1)] = np.nan
-        return val
+        return val, first
     k_lo = np.floor((m - 1) / 2.0)
     k_hi = np.floor(m / 2.0)
     # the median's two ranks: the values whose running count has not passed them
@@ -130,7 +182,7 @@ def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
         n_hi += cum <= k_hi
     lo = dom[np.minimum(n_lo, V - 1)]
     hi = dom[np.minimum(n_hi, V - 1)]
-    return np.where(m > 0, (lo + hi) / 2.0, np.nan)
+    return np.where(m > 0, (lo + hi) / 2.0, np.nan), None
 
 
 def rater_section(
@@ -180,11 +232,16 @@ def rater_section(
         if rows is None:
             continue
         idx, code, rid = all_idx[rows], all_code[rows], all_rid[rows]
-        loo, agree = _loo_values(idx, code, spec)
+        left = _leave_one_out(idx, code, spec)
+        loo, agree = left.val, left.agree
         has = ~np.isnan(loo)
         if not has.any():
             continue
-        idx, code, loo, agree, rid = idx[has], code[has], loo[has], agree[has], rid[has]
+        if has.all():  # every answer has a consensus (no tie, no lone answer): nothing to drop
+            known = left.positions(None)
+        else:
+            idx, code, loo, agree, rid = idx[has], code[has], loo[has], agree[has], rid[has]
+            known = left.positions(has)
         n_per = np.bincount(rid, minlength=R)
         if plan.n_boot:
             share = plan.add_sliced(
@@ -199,7 +256,7 @@ def rater_section(
         else:  # a live estimate: each rater's answers and agreements counted (whole numbers)
             sums = np.column_stack([n_per, np.bincount(rid, weights=agree, minlength=R)])
             share = sliced_point(sums, n_per > 0, ratio)
-        alpha = _sliced_alpha(plan, idx, code, loo, rid, spec, R)
+        alpha = _sliced_alpha(plan, idx, code, loo, rid, spec, R, known)
         for r, i in r_of.items():
             if n_per[i] == 0:
                 continue
@@ -255,10 +312,13 @@ def _sliced_alpha(
     rid: np.ndarray,
     spec: MetricSpec,
     R: int,
+    known: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> dict[int, Any]:
     """Alpha between each rater and the leave-one-out consensus, one block for all raters.
-    `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer."""
-    found = present_positions(_consensus_values(spec), code, loo)
+    `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer.
+    `known`: what present_positions gives for the answers and their consensus, when the
+    leave-one-out step found it (`_LeftOut.positions`)."""
+    found = known or present_positions(_consensus_values(spec), code, loo)
     if found is None:
         dom, pos = np.unique(np.concatenate([code, loo])), None
     else:

@@ -372,6 +372,35 @@ def test_leave_one_out_consensus() -> None:
     assert lg.loc["c", "loo"] == 1.0 and lg.loc["c", "agree"] == 0.0
 
 
+def test_leave_one_out_positions_are_present_positions_of_the_kept_answers() -> None:
+    """The positions the leave-one-out step hands the raters' alphas are what
+    present_positions finds among the answers with a consensus and their consensus, for every
+    answer kept and for the kept ones alone: a value only lone or tied answers took drops out
+    and the values above it move down."""
+    from annotator.stats import raters
+    from annotator.stats.distinct import present_positions
+
+    gate = metric_specs(UI)[0]
+    lone = (np.array([0, 0, 1, 1, 2]), np.array([0.0, 0.0, 0.0, 0.0, 1.0]))  # item 2: alone
+    rng = np.random.default_rng(5)
+    n = rng.integers(1, 5, 300)
+    drawn = (np.repeat(np.arange(300), n), rng.integers(0, 2, int(n.sum())).astype(float))
+    full = (np.repeat(np.arange(50), 4), np.tile([0.0, 0.0, 0.0, 1.0], 50))  # no tie, none alone
+    for idx, code in (lone, drawn, full):
+        left = raters._leave_one_out(idx, code, gate)
+        has = ~np.isnan(left.val)
+        want = present_positions(gate.domain(), code[has], left.val[has])
+        assert want is not None
+        for got in [left.positions(has)] + ([left.positions(None)] if has.all() else []):
+            assert got is not None
+            assert np.array_equal(got[0], want[0])
+            assert all(np.array_equal(a, b) for a, b in zip(got[1], want[1], strict=True))
+    assert not np.isnan(raters._leave_one_out(*full, gate).val).any()
+    assert np.array_equal(raters._leave_one_out(*lone, gate).positions(np.arange(5) < 4)[0], [0])
+    scale = metric_specs(UI)[1]  # a median: no positions found, the long way finds them
+    assert raters._leave_one_out(*drawn, scale).positions(None) is None
+
+
 def test_leave_one_out_is_the_others_majority_or_median_answer_by_answer() -> None:
     """Against the definition, one answer at a time: the majority of the others' answers (none
     at a tie) for a gate, their median for a scale; on random items with 1 to 6 raters."""
