@@ -446,3 +446,31 @@ def test_generator_intervals_cover_the_population_figure():
         hits["a - b"] += fig["low"] <= truth["a"] - truth["b"] <= fig["high"]
     coverage = {k: v / n for k, v in hits.items()}
     assert all(c >= 0.93 for c in coverage.values()), coverage
+
+
+def test_an_items_mean_by_counting_is_pandas_grouped_mean():
+    """Whole-number codes are counted (bincounts), others go to pandas: the same means bit for
+    bit either way, items of cannot-judge alone NaN, items without an answer left out."""
+    from annotator.stats.generators import _item_means
+
+    rng = np.random.default_rng(3)
+    idx = np.sort(rng.choice(np.arange(0, 4000, 3), 30_000))
+    codes = {
+        "gate": rng.integers(0, 2, len(idx)).astype(float),
+        "scale": rng.integers(0, 6, len(idx)).astype(float),
+        "halves": rng.integers(0, 11, len(idx)) / 2.0,  # not whole: pandas' way
+        "huge": rng.integers(0, 2, len(idx)) * 2.0**50,  # sums past 53 bits: pandas' way
+        "signed": rng.integers(-3, 4, len(idx)).astype(float),
+    }
+    for name, code in codes.items():
+        code = code.copy()
+        code[rng.random(len(idx)) < 0.2] = np.nan
+        code[idx == idx[0]] = np.nan  # one item of cannot-judge alone
+        got = _item_means(idx, code)
+        want = pd.Series(code).groupby(idx).mean()
+        assert np.array_equal(got.index.to_numpy(), want.index.to_numpy()), name
+        assert np.array_equal(got.to_numpy(), want.to_numpy(), equal_nan=True), name
+        assert np.isnan(got.iloc[0]), name
+    every_nan = np.full(len(idx), np.nan)
+    assert _item_means(idx, every_nan).isna().all()
+    assert len(_item_means(idx, every_nan)) == len(np.unique(idx))
