@@ -60,6 +60,7 @@ from .distinct import distinct, n_distinct, position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 from .last_table import LastTable
+from .wide import Wide, wide_matrix
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
 VS_CONSENSUS = (
@@ -307,7 +308,7 @@ def _pair_block(
 
 def human_section(
     ctx: Context, spec: MetricSpec, h: pd.DataFrame
-) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, ValueCounts]:
+) -> tuple[dict[str, Any], pd.DataFrame, Wide, ValueCounts]:
     """Human agreement figures of one metric; also returns the consensus table, the items x
     raters matrix of codes (NaN = no answer) and the answers' value counts."""
     plan = ctx.plan
@@ -347,11 +348,11 @@ def human_section(
         sec["gwet_ac1"] = agree["gwet_ac1"]
     cons = consensus(h, spec, items_of)
     sec["n_ties"] = int(cons["tie"].sum())
-    wide = _wide(h, answered, items_of)
-    raters = sorted(wide.columns)
-    cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
+    wide = wide_matrix(h, answered, items_of)
+    raters = sorted(wide.names)
+    cols = {r: wide.column(r) for r in raters}
     sec["rater_pairs"] = _pair_kappas(
-        ctx, spec, wide.index.to_numpy(), list(combinations(raters, 2)), cols, cols, dom
+        ctx, spec, wide.items, list(combinations(raters, 2)), cols, cols, dom
     )
     if len(raters) == 2 and sec["rater_pairs"]:  # two raters: Cohen's kappa is the figure to read
         pair = next(iter(sec["rater_pairs"].values()))
@@ -361,55 +362,6 @@ def human_section(
             sec["human_alpha"], h[answered], spec.domain(), spec.level
         )
     return sec, cons, wide, vc
-
-
-def _wide(
-    h: pd.DataFrame,
-    answered: np.ndarray,
-    items_of: tuple[np.ndarray, np.ndarray] | None = None,
-) -> pd.DataFrame:
-    """The items x raters matrix of codes of the answered rows (NaN = no answer), the last
-    answer where a rater answered an item twice: valid.drop_duplicates(["idx", "rater"],
-    keep="last").pivot(index="idx", columns="rater", values="code") with str column names,
-    filled in numpy (the pivot was half of the humans' section). `items_of`: `distinct` of
-    every row's idx, read where every row is answered."""
-    idx = h["idx"].to_numpy()[answered]
-    code = h["code"].to_numpy(dtype=float)[answered]
-    rater = h["rater"].array[answered]
-    r_of, raters = pd.factorize(rater)  # in order of appearance
-    if not len(idx) or idx.dtype.kind not in "iu" or (r_of < 0).any():
-        wide = (
-            h[answered]
-            .drop_duplicates(["idx", "rater"], keep="last")
-            .pivot(index="idx", columns="rater", values="code")
-        )
-        wide.columns = [str(c) for c in wide.columns]
-        return wide
-    items, row = items_of if items_of is not None and answered.all() else distinct(idx)
-    R = len(raters)
-    r_of = r_of.astype(np.int64)
-    cell = row.astype(np.int64) * R + r_of
-    if np.bincount(cell, minlength=len(items) * R).max() > 1:  # a rater answered twice
-        last = np.full(len(items) * R, -1, dtype=np.int64)
-        np.maximum.at(last, cell, np.arange(len(cell)))
-        keep = last[cell] == np.arange(len(cell))
-        row, r_of, code = row[keep], r_of[keep], code[keep]
-    # pivot's column order: a categorical's raters as they first appear among the kept
-    # answers, other raters sorted
-    if isinstance(rater.dtype, pd.CategoricalDtype):
-        first = np.full(R, len(r_of), dtype=np.int64)
-        np.minimum.at(first, r_of, np.arange(len(r_of)))
-        order = np.argsort(first, kind="stable")
-    else:
-        order = np.asarray(raters.argsort(kind="stable"))
-    col = np.empty(R, dtype=np.int64)
-    col[order] = np.arange(R)
-    cell = row.astype(np.int64) * R + col[r_of]
-    grid = np.full(len(items) * R, np.nan)
-    grid[cell] = code  # every cell at most once
-    wide = pd.DataFrame(grid.reshape(len(items), R), index=pd.Index(items, name="idx"))
-    wide.columns = [str(raters[i]) for i in order]
-    return wide
 
 
 # ---- judges ----------------------------------------------------------------------------
@@ -498,7 +450,7 @@ def judge_section(
     spec: MetricSpec,
     h: pd.DataFrame,
     cons: pd.DataFrame,
-    wide: pd.DataFrame,
+    wide: Wide,
     view: JudgeView,
     rater_pairs: dict[str, Any],
 ) -> dict[str, Any]:
@@ -562,7 +514,7 @@ def _common_scale(
     view: JudgeView,
     sec: dict[str, Any],
     rater_pairs: dict[str, Any],
-    wide: pd.DataFrame,
+    wide: Wide,
 ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
     """The figures that need the judge in the humans' units: agreement with the consensus, the
     judge as one more rater, its differences. On the interval reading (a judge between the
@@ -703,7 +655,7 @@ def _confusion(spec: MetricSpec, c: np.ndarray, j: np.ndarray) -> dict[str, Any]
 def _human_range(
     ctx: Context,
     spec: MetricSpec,
-    wide: pd.DataFrame,
+    wide: Wide,
     jv: pd.DataFrame,
     rater_pairs: dict[str, Any],
 ) -> dict[str, Any]:
@@ -712,10 +664,10 @@ def _human_range(
     measure, col = (
         ("cohen_kappa", "unweighted") if spec.nominal else ("cohen_kappa_quadratic", "quadratic")
     )
-    jcode = jv["code"].reindex(wide.index).to_numpy(dtype=float)
-    raters = list(wide.columns)
-    cols = {r: wide[r].to_numpy(dtype=float) for r in raters}
-    rows = wide.index.to_numpy()
+    jcode = jv["code"].reindex(wide.items).to_numpy(dtype=float)
+    raters = list(wide.names)
+    cols = {r: wide.column(r) for r in raters}
+    rows = wide.items
     dom = np.union1d(spec.domain(), np.unique(jcode[~np.isnan(jcode)]))
     jh = _pair_kappas(ctx, spec, rows, [("judge", r) for r in raters], {"judge": jcode}, cols, dom)
     jh = {k.removeprefix("judge vs "): v for k, v in jh.items()}

@@ -1,0 +1,94 @@
+"""The items x raters matrix of one metric's codes, laid out for the pair kappas.
+
+A rater's codes are one row of `rows` (raters x items), contiguous: the pair kappas read the
+raters one at a time, which a pandas frame (items x raters) gave them only by a copy of each
+column, and the matrix is made once per metric and refresh (a million judgements: twelve
+metrics of 200,000 answers)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .distinct import distinct
+
+
+class Wide(NamedTuple):
+    """`items`: the item indexes (sorted), one per column of `rows`; `names`: the raters as
+    text in pivot's column order, one per row of `rows`; `rows`: each rater's code per item
+    (NaN: no answer)."""
+
+    items: np.ndarray
+    names: list[str]
+    rows: np.ndarray
+
+    def column(self, name: str) -> np.ndarray:
+        return self.rows[self.names.index(name)]
+
+
+def wide_matrix(
+    h: pd.DataFrame,
+    answered: np.ndarray,
+    items_of: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Wide:
+    """The matrix of the answered rows of `h` (idx, rater, code), the last answer where a
+    rater answered an item twice: valid.drop_duplicates(["idx", "rater"], keep="last")
+    .pivot(index="idx", columns="rater", values="code") with str column names, filled in
+    numpy (the pivot was half of the humans' section). `items_of`: `distinct` of every row's
+    idx, read where every row is answered."""
+    idx = h["idx"].to_numpy()[answered]
+    code = h["code"].to_numpy(dtype=float)[answered]
+    rater = h["rater"].array[answered]
+    if isinstance(rater, pd.Categorical):
+        # the categories' codes stand for the names: distinct raters by counting, not hashing
+        cat = rater.codes.astype(np.int64)
+        present = np.bincount(cat + 1, minlength=len(rater.categories) + 1)[1:] > 0
+        renum = np.cumsum(present) - 1
+        r_of = np.where(cat >= 0, renum[np.maximum(cat, 0)], -1)
+        raters = rater.categories[present]
+    else:
+        r_of, raters = pd.factorize(rater)
+    if not len(idx) or idx.dtype.kind not in "iu" or (r_of < 0).any():
+        return _pivoted(h, answered)
+    items, row = items_of if items_of is not None and answered.all() else distinct(idx)
+    R, N = len(raters), len(items)
+    r_of = r_of.astype(np.int64, copy=False)
+    cell = row.astype(np.int64) * R + r_of
+    if np.bincount(cell, minlength=N * R).max() > 1:  # a rater answered twice
+        last = np.full(N * R, -1, dtype=np.int64)
+        np.maximum.at(last, cell, np.arange(len(cell)))
+        keep = last[cell] == np.arange(len(cell))
+        row, r_of, code = row[keep], r_of[keep], code[keep]
+    # pivot's column order: a categorical's raters as they first appear among the kept
+    # answers, other raters sorted
+    if isinstance(rater, pd.Categorical):
+        first = np.full(R, len(r_of), dtype=np.int64)
+        for r in range(R):  # a handful of raters: one scan each, not an unbuffered ufunc.at
+            hit = np.flatnonzero(r_of == r)
+            if len(hit):
+                first[r] = hit[0]
+        order = np.argsort(first, kind="stable")
+    else:
+        order = np.asarray(raters.argsort(kind="stable"))
+    place = np.empty(R, dtype=np.int64)
+    place[order] = np.arange(R)
+    rows = np.full(R * N, np.nan)
+    rows[place[r_of] * N + row] = code  # every cell at most once
+    return Wide(np.asarray(items), [str(raters[i]) for i in order], rows.reshape(R, N))
+
+
+def _pivoted(h: pd.DataFrame, answered: np.ndarray) -> Wide:
+    """pandas' pivot, for rows numpy cannot place (item indexes that are not integers, a
+    missing rater)."""
+    wide = (
+        h[answered]
+        .drop_duplicates(["idx", "rater"], keep="last")
+        .pivot(index="idx", columns="rater", values="code")
+    )
+    return Wide(
+        wide.index.to_numpy(),
+        [str(c) for c in wide.columns],
+        np.ascontiguousarray(wide.to_numpy(dtype=float).T),
+    )
