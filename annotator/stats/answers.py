@@ -147,22 +147,26 @@ def _answers(
     item_index, item_rank = _item_order(items)
     rc = codes_of(df, who, rubric, specs, item_index, judge, grown)
     item_pos, who_codes, who_names = rc.item_pos, rc.who_codes, rc.who_names
+    keys = [s.key for s in specs]
+    # the categorical columns' codes gathered in the type their frame keeps (pandas narrows
+    # them): a million rater and metric codes as bytes, not eight-byte numbers to narrow after
+    who_type, metric_type = _code_type(len(who_names)), _code_type(len(keys))
+    who_small = who_codes.astype(who_type)
     idx_parts: list[np.ndarray] = []
     who_parts: list[np.ndarray] = []
     spec_no: list[np.ndarray] = []
     codes_all: list[np.ndarray] = []
     nums_all: list[np.ndarray] = []
-    keys = [s.key for s in specs]
     for key, group in by_base(specs).items():
         rows = rc.rows_of.get(key)
         if key == VERDICT_KEY or rows is None:
             continue
-        rows_idx, rows_who = item_pos[rows], who_codes[rows]
+        rows_idx, rows_who = item_pos[rows], who_small[rows]
         for s in group:
             c = rc.spec_codes[s.key]
             idx_parts.append(rows_idx)
             who_parts.append(rows_who)
-            spec_no.append(np.full(len(rows), keys.index(s.key), dtype=np.int32))
+            spec_no.append(np.full(len(rows), keys.index(s.key), dtype=metric_type))
             codes_all.append(c)
             if judge and s.directed:
                 nums_all.append(np.where(np.isnan(c), rc.nums_of[key], c))
@@ -174,8 +178,8 @@ def _answers(
         if v is not None and len(v[0]):
             v_idx, v_who, v_code = v
             idx_parts.append(v_idx)
-            who_parts.append(v_who)
-            spec_no.append(np.full(len(v_idx), keys.index(VERDICT_KEY), dtype=np.int32))
+            who_parts.append(v_who.astype(who_type))
+            spec_no.append(np.full(len(v_idx), keys.index(VERDICT_KEY), dtype=metric_type))
             codes_all.append(v_code)
             nums_all.append(v_code)
     if not idx_parts:
@@ -213,6 +217,15 @@ def _answers(
         copy=False,
     )
     return out
+
+
+def _code_type(n: int) -> type[np.signedinteger[Any]]:
+    """The integer type pandas keeps a categorical's codes in for `n` categories (its
+    coerce_indexer_dtype's choice)."""
+    for kind in (np.int8, np.int16, np.int32):
+        if n < np.iinfo(kind).max:
+            return kind
+    return np.int64
 
 
 # the last item table's ids as an index, and each id's rank among them as text

@@ -16,7 +16,7 @@ from annotator.services.frames import build_frames
 from annotator.services.live_frames import read_live, refresh
 from annotator.stats import reasons, row_codes
 from annotator.stats.answers import human_answers, item_table
-from annotator.stats.consensus import metric_specs
+from annotator.stats.consensus import VERDICT_KEY, metric_specs
 from annotator.stats.frames import Grown, StudyFrames
 
 SETTINGS = {"min_count_for_share": 10}
@@ -186,3 +186,35 @@ def test_an_added_answer_written_as_another_type_codes_the_table_whole(populated
         np.testing.assert_array_equal(merged.spec_codes[key], whole.spec_codes[key])
     np.testing.assert_array_equal(merged.who_codes, whole.who_codes)
     assert list(merged.who_names) == list(whole.who_names)
+
+
+@pytest.mark.parametrize("n_raters", [3, 126, 127, 300])
+def test_the_answers_codes_name_every_rater_past_a_byte(populated, n_raters):
+    """The rater codes are gathered in the type the categorical keeps (8 bits up to 126
+    raters, 16 bits after): every row still names its own rater and metric, the verdict's
+    rows too."""
+    rubric = populated.rubric
+    rows = [
+        (f"it{i % 7}", f"r{k:03d}", metric, value)
+        for k in range(n_raters)
+        for i in range(2)
+        for metric, value in (
+            ("instruction_following", "PASS"),
+            ("text_rendering", "FAIL" if k % 3 else "PASS"),
+            ("layout_hierarchy", k % 6),
+            ("ui_affordance", 3),
+            ("failure_tags", ("broken_layout",) if k % 2 else ()),
+        )
+    ]
+    frames = _frames(rubric, rows)
+    got = _coded(frames)
+    want_type = np.int8 if n_raters < 127 else np.int16
+    assert got["rater"].cat.codes.dtype == want_type
+    assert got["metric"].cat.codes.dtype == np.int8
+    names = got["rater"].astype(str)
+    assert set(names) == {f"r{k:03d}" for k in range(n_raters)}
+    scale = got[got["metric"] == "layout_hierarchy"]
+    assert (scale["code"].to_numpy() == [int(r[1:]) % 6 for r in scale["rater"].astype(str)]).all()
+    by_metric = got.groupby("metric", observed=True)["rater"].nunique()
+    assert (by_metric == n_raters).all(), by_metric
+    assert VERDICT_KEY in by_metric.index
