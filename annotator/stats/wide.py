@@ -38,15 +38,19 @@ def wide_matrix(
     .pivot(index="idx", columns="rater", values="code") with str column names, filled in
     numpy (the pivot was half of the humans' section). `items_of`: `distinct` of every row's
     idx, read where every row is answered."""
-    idx = h["idx"].to_numpy()[answered]
-    code = h["code"].to_numpy(dtype=float)[answered]
-    rater = h["rater"].array[answered]
+    every = bool(answered.all())  # no cannot-judge: the columns as they are, not copies
+    idx = h["idx"].to_numpy() if every else h["idx"].to_numpy()[answered]
+    code = h["code"].to_numpy(dtype=float) if every else h["code"].to_numpy(dtype=float)[answered]
+    rater = h["rater"].array if every else h["rater"].array[answered]
     if isinstance(rater, pd.Categorical):
         # the categories' codes stand for the names: distinct raters by counting, not hashing
         cat = rater.codes.astype(np.int64)
         present = np.bincount(cat + 1, minlength=len(rater.categories) + 1)[1:] > 0
-        renum = np.cumsum(present) - 1
-        r_of = np.where(cat >= 0, renum[np.maximum(cat, 0)], -1)
+        if present.all() and (not len(cat) or cat.min() >= 0):
+            r_of = cat  # every category answered, no rater missing: the codes as they are
+        else:
+            renum = np.cumsum(present) - 1
+            r_of = np.where(cat >= 0, renum[np.maximum(cat, 0)], -1)
         raters = rater.categories[present]
     else:
         r_of, raters = pd.factorize(rater)
@@ -61,14 +65,13 @@ def wide_matrix(
         np.maximum.at(last, cell, np.arange(len(cell)))
         keep = last[cell] == np.arange(len(cell))
         row, r_of, code = row[keep], r_of[keep], code[keep]
-    # pivot's column order: a categorical's raters as they first appear among the kept
-    # answers, other raters sorted
+    # the columns' order (the report lists a judge's kappas with the humans in it): a
+    # categorical's raters as they first appear among the kept answers, as pivot orders them
+    # where a category goes unused (it keeps the categories' order when every one is used),
+    # other raters sorted
     if isinstance(rater, pd.Categorical):
         first = np.full(R, len(r_of), dtype=np.int64)
-        for r in range(R):  # a handful of raters: one scan each, not an unbuffered ufunc.at
-            hit = np.flatnonzero(r_of == r)
-            if len(hit):
-                first[r] = hit[0]
+        np.minimum.at(first, r_of, np.arange(len(r_of)))
         order = np.argsort(first, kind="stable")
     else:
         order = np.asarray(raters.argsort(kind="stable"))
