@@ -13,21 +13,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, ClassVar
 
-from .formatting import Est
+from .formatting import Est, figure_content
 from .section_judges import est_text
 from .view_metrics import cell
-
-
-def _content(v: dict[str, Any]) -> Hashable | None:
-    """A figure's content as a key, each value with its type (1, 1.0 and True print apart);
-    None when a value is not hashable (a nested note list: made afresh)."""
-    values = tuple(v.values())
-    key = (tuple(v), values, tuple(map(type, values)))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
 
 
 class CellMemo:
@@ -55,7 +43,7 @@ class CellMemo:
             _, key, made = same
             self._made.setdefault(key, made)
         else:
-            key = _content(v)
+            key = figure_content(v)
             if key is None:
                 return cell(v)
             found = self._made.get(key)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -179,6 +179,40 @@ def est_of(d: Any, key: str) -> Est:
             as_of=value.get("as_of"),
         )
     return Est(to_float(value), note=outer_note)
+
+
+def figure_content(v: dict[str, Any]) -> Hashable | None:
+    """A figure's content as a key, each value with its type (1, 1.0 and True print apart);
+    None when a value is not hashable (a nested note list)."""
+    values = tuple(v.values())
+    key = (tuple(v), values, tuple(map(type, values)))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+# est_of by content across views; cleared whole when full (a few tables' figures fit)
+_KEPT_ESTS: dict[Hashable, Est] = {}
+_KEPT_ESTS_MAX = 20_000
+
+
+def kept_est_of(d: Mapping[str, Any], key: str) -> Est:
+    """`est_of(d, key)`, the same `Est` an earlier call made for an equal figure (and note): for
+    a table laid out again at every live refresh whose figures mostly hold what they held (the
+    rater pairs: a hundred answers move the pairs of the raters who gave them)."""
+    value = d.get(key)
+    content = figure_content(value) if type(value) is dict else None
+    if content is None:
+        return est_of(d, key)
+    k = (content, _note_for(d, key))
+    made = _KEPT_ESTS.get(k)
+    if made is None:
+        if len(_KEPT_ESTS) >= _KEPT_ESTS_MAX:
+            _KEPT_ESTS.clear()
+        made = _KEPT_ESTS[k] = est_of(d, key)
+    return made
 
 
 def is_estimate(v: Any) -> bool:

@@ -189,6 +189,21 @@ def _chart_blocks(metrics: list[Mapping[str, Any]], charts: Mapping[str, bytes])
     return [Chart("agreementChart", png, CHART_ALT, caption)]
 
 
+# a pair cell's text by the cell itself (held, so its id is never another's): the view hands an
+# unmoved pair's figure the very Est of the last refresh (formatting.kept_est_of)
+_PAIR_TEXTS: dict[int, tuple[Est | str, str]] = {}
+_PAIR_TEXTS_MAX = 20_000
+
+
+def _pair_text(e: Est | str) -> str:
+    made = _PAIR_TEXTS.get(id(e))
+    if made is None or made[0] is not e:
+        if len(_PAIR_TEXTS) >= _PAIR_TEXTS_MAX:
+            _PAIR_TEXTS.clear()
+        made = _PAIR_TEXTS[id(e)] = (e, figure_text(e, with_n=False))
+    return made[1]
+
+
 def _pair_blocks(metrics: list[Mapping[str, Any]]) -> list[Block]:
     with_pairs = [m for m in metrics if m.get("pair_rows")]
     if not with_pairs:
@@ -205,10 +220,7 @@ def _pair_blocks(metrics: list[Mapping[str, Any]]) -> list[Block]:
                     metric_name(m),
                     name,
                     _num(n),
-                    *(
-                        figure_text(by_weight[w], with_n=False) if w in by_weight else "—"
-                        for w in weights
-                    ),
+                    *(_pair_text(by_weight[w]) if w in by_weight else "—" for w in weights),
                 )
             )
     return [

@@ -21,6 +21,7 @@ from .formatting import (
     fmt_num,
     fmt_p,
     is_estimate,
+    kept_est_of,
     kv_rows,
     to_float,
     with_interval,
@@ -192,7 +193,7 @@ def _pair_kappa_rows(pairs: Any) -> tuple[list[str], list[tuple[str, Any, list[E
             ]
             cells += [""] * (len(weights) - 1)
         else:
-            cells = [est_of(v, w) for w in weights]
+            cells = [kept_est_of(v, w) for w in weights]
         rows.append((str(name), v.get("n"), cells))
     return weights, rows
 

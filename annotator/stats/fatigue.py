@@ -121,35 +121,42 @@ def fatigue_figures(
     p_rel, p_sess = rel[ok], pos["session"].to_numpy(np.int64)[ok]
     if not len(p_key):
         return
-    # a live estimate's sums by a place table are whole numbers, the same in any order of the
+    # a live estimate's sums by key are whole numbers, the same in any order of the
     # judgements; the binary search and a resampled block's rows take them sorted
-    place_of = None if plan.n_boot else _place_table(p_key, len(items) * R)
-    if place_of is None:
+    n_keys = len(items) * R
+    by_key = _by_key(p_key, n_keys)
+    if plan.n_boot or not by_key:
         order = np.argsort(p_key, kind="stable")
         p_key, p_rel, p_sess = p_key[order], p_rel[order], p_sess[order]
-        place_of = _place_table(p_key, len(items) * R)
     # Added up per positioned judgement (item, rater). A judgement's half and quarter are its
     # own, the same for every metric, so only its answers compared (n) and agreeing (agree) are
     # counted per metric, into two columns; the weights are 0 or 1, so every sum is a whole
     # number and exact in any order. Bounded by the judgements, not by items x raters, and no
     # array of every answer of every metric at once.
     P = len(p_key)
-    n_of, agree_of = np.zeros(P), np.zeros(P)
     p_late = (p_rel >= 0.5).astype(np.int64)
     p_quarter = np.minimum((p_rel * 4).astype(np.int64), 3)
     S = int(p_sess.max()) + 1
-    for idx, rid, ag in pooled:
-        key = idx * R + rid
-        if place_of is not None:  # keys are below len(items) * R: idx rows of `items`
-            at = place_of[key]
-            hit = at >= 0
-        else:
+    if by_key:
+        # counted per (item, rater) key, then read at the judgements' (distinct) keys once,
+        # not looked up metric by metric (keys are below len(items) * R: idx rows of `items`);
+        # an answer without a place in a session (an imported one) is counted and never read
+        n_at, agree_at = np.zeros(n_keys), np.zeros(n_keys)
+        for idx, rid, ag in pooled:
+            key = idx * R + rid
+            n_at += np.bincount(key, minlength=n_keys)
+            agree_at += np.bincount(key, weights=ag, minlength=n_keys)
+        n_of, agree_of = n_at[p_key], agree_at[p_key]
+    else:
+        n_of, agree_of = np.zeros(P), np.zeros(P)
+        for idx, rid, ag in pooled:
+            key = idx * R + rid
             at = np.minimum(np.searchsorted(p_key, key), len(p_key) - 1)
             hit = p_key[at] == key
-        if not hit.all():  # answers without a place in a session (imported ones)
-            at, ag = at[hit], ag[hit]
-        n_of += np.bincount(at, minlength=P)
-        agree_of += np.bincount(at, weights=ag, minlength=P)
+            if not hit.all():  # answers without a place in a session (imported ones)
+                at, ag = at[hit], ag[hit]
+            n_of += np.bincount(at, minlength=P)
+            agree_of += np.bincount(at, weights=ag, minlength=P)
     # A judgement's rater, half, quarter and session are the same for each of its answers: the
     # per-rater counts follow from its answers compared, once (whole numbers, exact), and its
     # sessions are those of its judgements with an answer compared.
@@ -255,17 +262,12 @@ def _counted(key: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(key, weights=n, minlength=size).astype(np.int64)
 
 
-def _place_table(p_key: np.ndarray, n_keys: int) -> np.ndarray | None:
-    """Each of `n_keys` (item, rater) keys' place in the distinct `p_key` (-1: none), where
-    such a table is small beside the keys; else None (a binary search of the sorted `p_key`
-    finds them). Each metric looks up its answers' judgements: 200,000 random binary searches a
-    metric were 0.3 s of a million-judgement study's raters' section, a gather from the table a
-    few ms."""
-    if n_keys > 8 * len(p_key) + (1 << 20):  # sparse: few raters per item among many
-        return None
-    place = np.full(n_keys, -1, dtype=np.int64)
-    place[p_key] = np.arange(len(p_key))
-    return place
+def _by_key(p_key: np.ndarray, n_keys: int) -> bool:
+    """Whether each metric's answers are counted in a table of every one of `n_keys` (item,
+    rater) keys, read at the distinct `p_key`: where such a table is small beside the keys;
+    else a binary search of the sorted `p_key` finds them. 200,000 random binary searches a
+    metric were 0.3 s of a million-judgement study's raters' section, two counts a few ms."""
+    return n_keys <= 8 * len(p_key) + (1 << 20)  # else sparse: few raters per item among many
 
 
 __all__ = ["fatigue_figures"]

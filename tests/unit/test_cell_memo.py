@@ -138,3 +138,45 @@ def test_rows_whose_cells_no_answer_moved_are_the_last_views_rows(tifa):
             kept += 1
     assert made >= 1 and kept > 100
     assert after == _afresh(moved)[1]
+
+
+def _pairs_table(report: dict[str, Any]) -> tuple:
+    """The view's pair cells (Est: every field compared) and the section's pair table."""
+    view = build_view(report, with_charts=False)
+    cells = [row for m in view["agreement"]["metrics"] for row in m["pair_rows"]]
+    (section,) = (s for s in report_sections(view) if s.key == "agreement")
+    (table,) = (b for b in section.blocks if isinstance(b, Table) and "Pairs" in b.name)
+    return cells, table.rows
+
+
+def test_pair_cells_kept_across_views_are_the_cells_made_afresh(tifa):
+    """The rater pairs' cells are kept by content across views (formatting.kept_est_of, the
+    section's text by the cell): a pair whose figure moved, became approximate, took a float
+    count or an outer note prints as a view made afresh prints it; an equal figure gets the
+    very cell of the view before."""
+    from annotator.reports import formatting, section_agreement
+
+    def afresh(report: dict[str, Any]) -> tuple:
+        formatting._KEPT_ESTS.clear()
+        section_agreement._PAIR_TEXTS.clear()
+        return _pairs_table(report)
+
+    first = afresh(tifa)
+    assert _pairs_table(tifa) == first
+    pair = tifa["metrics"]["faithfulness"]["rater_pairs"]["tifa_slot1 vs tifa_slot2"]
+    assert formatting.kept_est_of(pair, "linear") is formatting.kept_est_of(
+        copy.deepcopy(pair), "linear"
+    )
+    for change in (
+        lambda p: p["unweighted"].update(estimate=p["unweighted"]["estimate"] + 0.125),
+        lambda p: p["linear"].update(approximate=True, as_of="14:02"),
+        lambda p: p["quadratic"].update(n=float(p["quadratic"]["n"])),
+        lambda p: p.update(quadratic_note="a note beside the figure"),
+    ):
+        moved = copy.deepcopy(tifa)
+        change(moved["metrics"]["faithfulness"]["rater_pairs"]["tifa_slot1 vs tifa_slot2"])
+        _pairs_table(tifa)  # the memo holds the unmoved report's cells
+        kept = _pairs_table(moved)
+        # repr: an Est of n=800.0 equals one of n=800, and prints otherwise
+        assert repr(kept) == repr(afresh(moved))
+        assert repr(kept[0]) != repr(first[0])

@@ -558,8 +558,8 @@ def test_split_by_metric_is_the_groupby(categorical: bool) -> None:
 
 
 def test_fatigue_finds_answers_by_table_as_by_search(monkeypatch) -> None:
-    """The raters' fatigue figures meet each answer's place in its session through a table of
-    every (item, rater) where it is small: the same report, bit for bit, as the binary search
+    """The raters' fatigue figures count each answer in a table of every (item, rater) read at
+    the judgements' keys where it is small: the same report, bit for bit, as the binary search
     a sparse study (many raters, few per item) takes; a rater missing from the positions too."""
     from annotator.stats import fatigue
 
@@ -574,7 +574,7 @@ def test_fatigue_finds_answers_by_table_as_by_search(monkeypatch) -> None:
     live = build_report(frames, intervals_from=exact, as_of="x")["raters"]
     live_by_table = json.dumps(live, sort_keys=True)
     assert '"early"' in by_table and '"early"' in live_by_table
-    monkeypatch.setattr(fatigue, "_place_table", lambda *_: None)
+    monkeypatch.setattr(fatigue, "_by_key", lambda *_: False)
     by_search = json.dumps(build_report(frames, n_boot=200, seed=1)["raters"], sort_keys=True)
     assert by_table == by_search
     live = build_report(frames, intervals_from=exact, as_of="x")["raters"]
