@@ -226,12 +226,12 @@ def rater_section(
     if by_metric:  # each answer's item, code and rater, read once for every metric
         all_idx = human["idx"].to_numpy(np.int64)
         all_code = human["code"].to_numpy(float)
-        all_rid = _rater_ids(human["rater"], r_of)
+        rater_ids = _RaterIds.of(human["rater"], r_of)
     for spec in specs:
         rows = by_metric.get(spec.key)
         if rows is None:
             continue
-        idx, code, rid = all_idx[rows], all_code[rows], all_rid[rows]
+        idx, code, rid = all_idx[rows], all_code[rows], rater_ids.at(rows)
         left = _leave_one_out(idx, code, spec)
         loo, agree = left.val, left.agree
         has = ~np.isnan(loo)
@@ -295,13 +295,27 @@ def _judgement_raters(j: pd.DataFrame, firsts: np.ndarray) -> tuple[set[str], di
     return set(counts), {r: n for r, n in counts.items() if n}
 
 
-def _rater_ids(col: pd.Series, r_of: dict[str, int]) -> np.ndarray:
-    """Each row's rater as its index in the section's sorted names, through the categorical's
-    codes when it is one (a million answers, a handful of raters)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        of_code = np.array([r_of[str(c)] for c in col.cat.categories] + [-1], dtype=np.int64)
-        return of_code[col.cat.codes.to_numpy()]
-    return col.astype(str).map(r_of).to_numpy(np.int64)
+class _RaterIds(NamedTuple):
+    """Each answer's rater as its index in the section's sorted names (-1: a name outside it),
+    read for a metric's rows at a time: through a categorical's codes where the column is one
+    (a million answers, a handful of raters: each metric's rows looked up, not every answer's
+    index made at once), else the names mapped once."""
+
+    codes: np.ndarray  # the categorical's codes (-1: missing), else each row's index
+    of_code: np.ndarray | None  # a code's index, the missing code's (-1) in the last slot
+
+    @classmethod
+    def of(cls, col: pd.Series, r_of: dict[str, int]) -> _RaterIds:
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            of_code = [r_of[str(c)] for c in col.cat.categories] + [-1]
+            return cls(col.cat.codes.to_numpy(), np.array(of_code, dtype=np.int64))
+        return cls(col.astype(str).map(r_of).to_numpy(np.int64), None)
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The raters' indexes of the answers at `rows` (positions)."""
+        if self.of_code is None:
+            return self.codes[rows]
+        return self.of_code[self.codes[rows]]
 
 
 def _sliced_alpha(
