@@ -202,3 +202,37 @@ def test_a_live_estimates_agreement_point_is_the_features_sums() -> None:
             want = plan.add(*agreement_features(vc, n_categories)).point
             got = _agreement_point(vc, n_categories).point
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_a_live_views_charts_are_drawn_once_per_full_report(demo_moved_on, monkeypatch):
+    """Every live estimate's view draws its charts from the same full report until the next
+    one: drawn once, then the same charts found by that report's object; the view is the view
+    drawn afresh, and another full report draws its own."""
+    from annotator.reports import charts as charts_module
+    from annotator.reports import report_sections
+
+    frames, before, after = demo_moved_on
+    live = build_report(frames, n_boot=N_BOOT, intervals_from=before, as_of="14:02")
+    drawn: list[str] = []
+
+    def counted(spec: Any) -> Any:
+        def draw(report: Any) -> Any:
+            drawn.append(spec.key)
+            return spec.draw(report)
+
+        return dataclasses.replace(spec, draw=draw) if spec.draw is not None else spec
+
+    monkeypatch.setattr(report_sections, "SECTIONS", tuple(map(counted, report_sections.SECTIONS)))
+
+    def view(charts_from: dict) -> dict:
+        return build_view(live, with_charts=True, generated_at="-", charts_from=charts_from)
+
+    charts_module._drawn.clear()
+    first = view(before)
+    n_first = len(drawn)
+    assert n_first and view(before) == first and len(drawn) == n_first
+    report_sections._CHARTS_FROM = (None, {})  # forgotten: drawn afresh, the same view
+    assert view(before) == first and len(drawn) == 2 * n_first
+    other = view(after)  # the next full report: its own charts
+    assert len(drawn) == 3 * n_first
+    assert other["agreement"]["charts"] != first["agreement"]["charts"]
