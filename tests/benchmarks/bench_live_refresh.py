@@ -18,7 +18,9 @@ worktree; after: this checkout), a fresh process opens its own copy of the study
 the estimate carries from, and the yardstick) and its view (as the dashboard shows it), then
 adds 100 answers through the app's own session and times the refresh, `--refreshes` times
 (3; more of them steady the median: a refresh at a million judgements varies by a tenth). It
-prints the median refresh, its parts, and its share of the full report.
+prints the median refresh, its parts, and its share of the full report; and the processor time
+of each (every thread of the process, `time.process_time`): on a shared VM whose wall times
+moved by a fifth from round to round, the processor time moved less.
 """
 
 from __future__ import annotations
@@ -58,9 +60,9 @@ from annotator.ui.section_widgets import section_page
 app = QApplication([])
 st = Study.open(Path(sys.argv[1]))
 first = read_live_inputs(st, None, {}, datetime.now(UTC), n_boot=1000, seed=0)
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 exact = build_report(first.frames.frames, n_boot=1000)
-full = time.perf_counter() - t
+full, full_cpu = time.perf_counter() - t, time.process_time() - c
 # the dashboard showed the full computation: its view and charts were drawn then
 from annotator.reports.html_report import build_view
 build_view(exact, with_charts=True, generated_at="-")
@@ -71,10 +73,11 @@ from annotator.services import dashboard as dash
 # database worker, while the compute worker computes the estimate
 apart = "team" in inspect.signature(read_live_inputs).parameters
 db = ThreadPoolExecutor(1)  # the database worker
-frames, read, live, shown = first.frames, [], [], []
+frames, read, live, shown, cpu = first.frames, [], [], [], []
 for r in range(int(sys.argv[3])):
     add_answers(st, f"late{r}", 100, r)
     t = time.perf_counter()
+    c0 = time.process_time()
     more = {"team": False} if apart else {}
     inputs = db.submit(
         read_live_inputs, st, frames, exact, datetime.now(UTC), n_boot=1000, seed=0, **more
@@ -88,6 +91,7 @@ for r in range(int(sys.argv[3])):
     t2 = time.perf_counter()
     page, _heads = section_page(model.sections, charts, 1000)  # the interface's thread
     t3 = time.perf_counter()
+    cpu.append(time.process_time() - c0)
     page.deleteLater()
     assert inputs.frames.how == "delta", inputs.frames.how
     read.append(t1 - t)
@@ -96,7 +100,8 @@ for r in range(int(sys.argv[3])):
     frames = inputs.frames
 st.close()
 print(json.dumps({"read": statistics.median(read), "live": statistics.median(live),
-                  "shown": statistics.median(shown), "full": full}))
+                  "shown": statistics.median(shown), "full": full,
+                  "cpu": statistics.median(cpu), "full_cpu": full_cpu}))
 """
 
 
@@ -144,17 +149,20 @@ def main() -> None:
                 print(
                     f"round {r + 1} {name:6s}: refresh {whole:.3f} s (read {t['read']:.3f} + "
                     f"estimate and view {t['live']:.3f} + laid out {t['shown']:.3f}), full "
-                    f"{t['full']:.2f} s ({whole / t['full']:.1%})",
+                    f"{t['full']:.2f} s ({whole / t['full']:.1%}); processor time "
+                    f"{t['cpu']:.3f} s of {t['full_cpu']:.2f} s ({t['cpu'] / t['full_cpu']:.1%})",
                     flush=True,
                 )
         for name, ts in runs.items():
-            rd, lv, sh, fu = (
-                statistics.median(t[k] for t in ts) for k in ("read", "live", "shown", "full")
+            rd, lv, sh, fu, cp, fc = (
+                statistics.median(t[k] for t in ts)
+                for k in ("read", "live", "shown", "full", "cpu", "full_cpu")
             )
             print(
                 f"{name}: median refresh {rd + lv + sh:.3f} s (read {rd:.3f} + estimate and "
                 f"view {lv:.3f} + laid out {sh:.3f}), full {fu:.2f} s "
-                f"({(rd + lv + sh) / fu:.1%})"
+                f"({(rd + lv + sh) / fu:.1%}); processor time {cp:.3f} s of {fc:.2f} s "
+                f"({cp / fc:.1%})"
             )
 
 
