@@ -19,8 +19,9 @@ the estimate carries from, and the yardstick) and its view (as the dashboard sho
 adds 100 answers through the app's own session and times the refresh, `--refreshes` times
 (3; more of them steady the median: a refresh at a million judgements varies by a tenth). It
 prints the median refresh, its parts, and its share of the full report; and the processor time
-of each (every thread of the process, `time.process_time`): on a shared VM whose wall times
-moved by a fifth from round to round, the processor time moved less.
+of each (every thread of the process, `time.process_time`: above the wall time, as numpy's
+products and the team's progress on the database worker use the second core), a second reading
+of the same ratio on a shared VM whose wall times moved by a fifth from run to run.
 """
 
 from __future__ import annotations
