@@ -133,11 +133,6 @@ def _consensus_values(spec: MetricSpec) -> np.ndarray:
     return np.unique(np.add.outer(dom, dom) / 2.0)
 
 
-def _consensus(loo: np.ndarray, dom: np.ndarray, nominal: bool) -> np.ndarray:
-    """`_consensus_at`'s consensus alone."""
-    return _consensus_at(loo, dom, nominal)[0]
-
-
 def _consensus_at(
     loo: np.ndarray, dom: np.ndarray, nominal: bool
 ) -> tuple[np.ndarray, np.ndarray | None]:
