@@ -355,7 +355,7 @@ def _item_means(idx: np.ndarray, code: np.ndarray) -> pd.Series:
     """pd.Series(code).groupby(idx).mean() (NaN codes left out; an item of NaN codes alone:
     NaN) for item indexes (>= 0). Where every code is a whole number and every sum fits in a
     float's 53 bits, by counting: pandas' compensated sums are then exact, as a bincount's are,
-    and its mean is the same one division (a fifth of the time at 200,000 answers); pandas'
+    and its mean is the same one division (9.5 -> 2.2 ms on 200,000 answers); pandas'
     grouped mean otherwise."""
     ok = ~np.isnan(code)
     valid = code[ok]
