@@ -89,14 +89,6 @@ def present_positions(
     return np.asarray(candidates, dtype=float)[seen], [rank[at] for at in ats]
 
 
-def present_values(candidates: np.ndarray, *xs: np.ndarray) -> np.ndarray:
-    """np.unique(np.concatenate(xs)) for numbers (no NaN), by `present_positions`' way where
-    every number is one of the sorted distinct `candidates`."""
-    candidates = np.asarray(candidates, dtype=float)
-    found = _present(candidates, xs)
-    return np.unique(np.concatenate(xs)) if found is None else candidates[found[0]]
-
-
 def _present(
     candidates: np.ndarray, xs: tuple[np.ndarray, ...]
 ) -> tuple[np.ndarray, list[np.ndarray]] | None:

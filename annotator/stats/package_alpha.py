@@ -30,10 +30,10 @@ else:
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
-def _columns(value_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The counts' columns (values x units) and each unit's answers: added value by value, not
-    along rows of two to six counts (which numpy walks a row at a time); whole numbers, so the
-    same sums in any order."""
+def count_columns(value_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts' columns (values x rows) and each row's total: added value by value, not along
+    rows of two to six counts (which numpy walks a row at a time); whole numbers, so the same
+    sums in any order."""
     cols = np.ascontiguousarray(value_counts.T)
     m = cols[0].copy()
     for c in cols[1:]:
@@ -70,7 +70,7 @@ def package_alpha(value_counts: np.ndarray, value_domain: np.ndarray, level: str
         and counts.shape[1] == len(domain) > 1
         and bool((np.round(counts) == counts).all())  # counts: their sums are exact
     )
-    cols, m = _columns(counts) if whole else (None, None)
+    cols, m = count_columns(counts) if whole else (None, None)
     if cols is None or m is None or bool((m <= 1).all()):  # the package's checks and messages
         return float(
             krippendorff.alpha(
@@ -87,4 +87,4 @@ def package_alpha(value_counts: np.ndarray, value_domain: np.ndarray, level: str
     return float(1 - (o * d).sum() / (e * d).sum())
 
 
-__all__ = ["coincidences", "package_alpha"]
+__all__ = ["coincidences", "count_columns", "package_alpha"]

@@ -35,6 +35,7 @@ from .distinct import distinct, position_in, present_positions, run_starts
 from .fatigue import fatigue_figures
 from .first_rows import first_rows
 from .frames import StudyFrames
+from .package_alpha import count_columns
 from .row_codes import codes_kept
 
 
@@ -148,10 +149,7 @@ def _consensus_at(
     V = len(dom)
     if not V:
         return np.full(len(loo), np.nan), None
-    cols = np.ascontiguousarray(loo.T)  # V x rows
-    m = cols[0].copy()
-    for c in cols[1:]:
-        m += c
+    cols, m = count_columns(loo)  # V x rows, and each row's others
     if nominal:
         top = cols[0].copy()
         for c in cols[1:]:

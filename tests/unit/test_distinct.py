@@ -17,7 +17,6 @@ from annotator.stats.distinct import (
     position_among,
     position_in,
     present_positions,
-    present_values,
     run_starts,
 )
 
@@ -93,25 +92,6 @@ def test_n_distinct_counts_codes_without_hashing(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(pd.Series, "nunique", lambda *_a, **_k: pytest.fail("hashed"))
     assert n_distinct(pd.Series(np.array([3, 1, 3, 7], dtype=np.int64))) == 3
     assert n_distinct(pd.Series(pd.Categorical(["a", None, "a"], categories=["a", "b"]))) == 1
-
-
-def test_present_values_is_np_unique_of_the_arrays() -> None:
-    rng = np.random.default_rng(3)
-    scale = np.arange(6.0)
-    halves = np.unique(np.add.outer(scale, scale) / 2.0)  # a median's values
-    for candidates in (scale, halves, np.array([-2.0, -0.5, 1.0, 7.25])):
-        for n in (0, 1, 50, 5000):
-            a = rng.choice(candidates[::2], n)  # some candidates never occur
-            b = rng.choice(candidates, n // 3)
-            got = present_values(candidates, a, b)
-            want = np.unique(np.concatenate([a, b]))
-            assert got.dtype == want.dtype and np.array_equal(got, want)
-    # a number that is not a candidate: np.unique's answer all the same
-    odd = np.array([0.0, 2.0, 2.25, 5.0])
-    assert np.array_equal(present_values(scale, odd), np.unique(odd))
-    assert np.array_equal(present_values(scale, np.array([9.0])), [9.0])
-    assert np.array_equal(present_values(np.zeros(0), np.array([1.0, 1.0])), [1.0])
-    assert present_values(scale).shape == (0,)
 
 
 def test_present_positions_are_np_unique_and_np_searchsorted() -> None:
