@@ -56,8 +56,10 @@ def collection_paused() -> Iterator[None]:
     its new report (a few hundred thousand dicts and lists) until it is done: it paid for about
     120 young passes over the same objects and, every few refreshes, a full pass over every
     object of the process (0.17-0.25 s), and it leaves about five objects in cycles. Held
-    off, the next allocation after the block makes one young pass over what survived instead
-    (the process's collections over seven refreshes and a full report: 2.3-2.5 s -> 1.2-1.4 s,
+    off, the block's survivors are moved into the oldest generation when it ends
+    (`_promote_young`), where they wait for the next full pass (the process's collections
+    over seven refreshes and a full report: 2.3-2.5 s -> 1.2-1.4 s with one young pass after
+    the block; the collections inside nine refreshes, 0.53-0.59 s -> 0.003 s with none,
     tests/benchmarks/README.md). Nested and concurrent pauses (the database and compute
     workers) end with the last; a collector already off is left off."""
     global _paused, _was_enabled
@@ -72,4 +74,15 @@ def collection_paused() -> Iterator[None]:
         with _pause_lock:
             _paused -= 1
             if _paused == 0 and _was_enabled:
+                _promote_young()
                 gc.enable()
+
+
+def _promote_young() -> None:
+    """Move every object the collector tracks into its oldest generation without a pass over
+    them: the young pass the next allocation would make walks the whole new report (10-20 ms
+    at a million judgements) to find nothing to free, and its survivors then count towards a
+    full pass. freeze() moves every generation aside and unfreeze() puts them back as the
+    oldest, two list splices; what a cycle holds is still freed, by the next full pass."""
+    gc.freeze()
+    gc.unfreeze()
