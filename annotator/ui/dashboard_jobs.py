@@ -49,7 +49,7 @@ def job_live_compute(
     task: dash.TaskState, live: dash_live.LiveInputs
 ) -> tuple[dash.DashboardModel, dict[str, QImage]]:
     model = dash_live.compute_live(live, task)
-    return model, {c.name: decode_image(c.png) for c in model.charts()}
+    return model, decoded_charts(model)
 
 
 def job_compute(
@@ -57,5 +57,22 @@ def job_compute(
 ) -> tuple[dash.DashboardModel, dict[str, QImage]]:
     """Compute worker: the model, and its charts decoded with Pillow (no Qt image plugin off the UI thread)."""
     model = dash.compute(inputs, task)
-    charts = {c.name: decode_image(c.png) for c in model.charts()}
-    return model, charts
+    return model, decoded_charts(model)
+
+
+# the last model's charts decoded, by their PNG bytes (the compute worker's alone)
+_DECODED: dict[bytes, QImage] = {}
+
+
+def decoded_charts(model: dash.DashboardModel) -> dict[str, QImage]:
+    """The model's charts decoded, by name. A live estimate's charts are the last full
+    computation's, the same bytes at every refresh (a million judgements: 15-20 ms of
+    decoding each time): a chart the last model had is its image again (a QImage is shared,
+    never written). Only the last model's are kept."""
+    global _DECODED
+    kept, decoded = _DECODED, {}
+    for c in model.charts():
+        if c.png not in decoded:
+            decoded[c.png] = kept[c.png] if c.png in kept else decode_image(c.png)
+    _DECODED = decoded
+    return {c.name: decoded[c.png] for c in model.charts()}

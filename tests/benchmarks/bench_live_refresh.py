@@ -6,7 +6,7 @@ What a rater's 100 new answers cost the dashboard that follows the study, end to
 two workers and its interface do it: `read_live_inputs` (the database worker: the new answers
 read into the kept frames, the calibrations, the tiles; the team's progress too, in a version
 before the dashboard read it apart), `compute_live` (the compute worker: the live estimate, its
-"as of" stamps, the view and its charts, the model; the charts decoded) with the team's
+"as of" stamps, the view and its charts, the model; the charts decoded as its dashboard decodes them) with the team's
 progress read meanwhile on the database worker (where the version reads it apart), and
 `section_page` (the interface's thread: the sections as widgets, offscreen Qt). The study is
 bench_dashboard.py's (items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000
@@ -58,6 +58,11 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 from annotator.ui.decode import decode_image
 from annotator.ui.section_widgets import section_page
+try:  # the charts decoded as this version's dashboard decodes them
+    from annotator.ui.dashboard_jobs import decoded_charts
+except ImportError:  # a version that decoded every chart at every refresh
+    def decoded_charts(model):
+        return {c.name: decode_image(c.png) for c in model.charts()}
 app = QApplication([])
 st = Study.open(Path(sys.argv[1]))
 first = read_live_inputs(st, None, {}, datetime.now(UTC), n_boot=1000, seed=0)
@@ -86,7 +91,7 @@ for r in range(int(sys.argv[3])):
     t1 = time.perf_counter()
     team = db.submit(dash.team_section, st) if apart else None
     model = compute_live(inputs)
-    charts = {c.name: decode_image(c.png) for c in model.charts()}
+    charts = decoded_charts(model)
     if team is not None:
         model = dash.with_team(model, team.result())
     t2 = time.perf_counter()

@@ -709,6 +709,36 @@ def test_a_long_chart_caption_wraps_and_never_widens_the_page(qtbot):
     assert w.minimumSizeHint().width() < 400
 
 
+def test_a_chart_the_last_model_had_is_not_decoded_again(qtbot):
+    """A live estimate's charts are the last full computation's bytes at every refresh: their
+    images are the last model's, the same objects; a new chart is decoded, and a chart the
+    model no longer has is let go."""
+    import io
+
+    from PIL import Image
+
+    from annotator.reports.sections import Section
+    from annotator.ui import dashboard_jobs
+
+    def png(colour: tuple[int, int, int]) -> bytes:
+        buf = io.BytesIO()
+        Image.new("RGB", (40, 30), colour).save(buf, format="PNG")
+        return buf.getvalue()
+
+    def model(*charts: Chart) -> dash.DashboardModel:
+        return dash.DashboardModel("t", "m", (), (Section("s", "S", "", charts),), {}, "v", 1)
+
+    red, blue = png((200, 0, 0)), png((0, 0, 200))
+    first = dashboard_jobs.decoded_charts(model(Chart("a", red, "a"), Chart("b", red, "b")))
+    assert first["a"] is first["b"] and first["a"].pixelColor(5, 5).red() == 200
+    again = dashboard_jobs.decoded_charts(model(Chart("a", red, "a"), Chart("c", blue, "c")))
+    assert again["a"] is first["a"]  # not decoded again
+    assert again["c"].pixelColor(5, 5).blue() == 200
+    assert set(dashboard_jobs._DECODED) == {red, blue}
+    dashboard_jobs.decoded_charts(model(Chart("c", blue, "c")))
+    assert set(dashboard_jobs._DECODED) == {blue}  # only the last model's are kept
+
+
 def test_a_long_detail_table_is_folded_under_its_line_as_in_the_report(qtbot):
     """A Table with a `fold` line (the generators' case-by-case rows) is hidden under a button
     until opened, by a click or Space, as the HTML report folds it; it is built when first
