@@ -6,8 +6,9 @@ What a rater's 100 new answers cost the dashboard that follows the study, end to
 two workers and its interface do it: `read_live_inputs` (the database worker: the new answers
 read into the kept frames, the calibrations, the tiles; the team's progress too, in a version
 before the dashboard read it apart), `compute_live` (the compute worker: the live estimate, its
-"as of" stamps, the view and its charts, the model; the charts decoded as its dashboard decodes them) with the team's
-progress read meanwhile on the database worker (where the version reads it apart), and
+"as of" stamps, the view and its charts, the model; the charts decoded as the version's
+dashboard decodes them) with the team's progress read meanwhile on the database worker (where
+the version reads it apart), and
 `section_page` (the interface's thread: the sections as widgets, offscreen Qt). The study is
 bench_dashboard.py's (items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000
 metric judgements).
