@@ -1039,9 +1039,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse's own exit: --help (0) or bad usage (2)
         return int(exc.code or 0)
-    from .services.memory import return_large_blocks_to_the_os
+    from .services.memory import set_memory_policy
 
-    return_large_blocks_to_the_os()  # reports and the dashboard: resident memory near live
+    set_memory_policy()  # reports and the dashboard: large blocks returned, the heap kept
     if args.selftest:
         from .ui.selftest import run_selftest
 

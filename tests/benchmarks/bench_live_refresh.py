@@ -8,15 +8,17 @@ read into the kept frames, the calibrations, the tiles; the team's progress too,
 before the dashboard read it apart), `compute_live` (the compute worker: the live estimate, its
 "as of" stamps, the view and its charts, the model; the charts decoded as the version's
 dashboard decodes them) with the team's progress read meanwhile on the database worker (where
-the version reads it apart), and
-`section_page` (the interface's thread: the sections as widgets, offscreen Qt). The study is
+the version reads it apart), and `section_page` (the interface's thread: the sections as
+widgets, offscreen Qt). The study is
 bench_dashboard.py's (items x 10 raters of the ui_mockup rubric: 20,000 items = 1,000,000
 metric judgements).
 
 Round by round and version by version (`--before`: a git revision checked out in a temporary
-worktree; after: this checkout), a fresh process opens its own copy of the study, reads it
-(`read_live_inputs` with nothing kept), computes the full report (n_boot 1000: the exact figures
-the estimate carries from, and the yardstick) and its view (as the dashboard shows it), then
+worktree; after: this checkout), a fresh process sets the version's memory policy as its
+`annotator` command does, opens its own copy of the study, reads it (`read_live_inputs` with
+nothing kept), computes the full report (n_boot 1000: the exact figures the estimate carries
+from, and the yardstick) and its view (as the dashboard shows it) on a compute worker thread, as
+the dashboard does (the estimate too: a thread's memory is not the main thread's), then
 adds 100 answers through the app's own session and times the refresh, `--refreshes` times
 (3; more of them steady the median: a refresh at a million judgements varies by a tenth). It
 prints the median refresh, its parts, and its share of the full report; and the processor time
@@ -47,14 +49,15 @@ from datetime import datetime, UTC
 from pathlib import Path
 # this version's code first: bench_live.py puts this checkout's on the path when imported
 import annotator
-from annotator.services.memory import return_large_blocks_to_the_os
+from annotator.services import memory
 from annotator.services.study import Study
 from annotator.services.dashboard_live import compute_live, read_live_inputs
 from annotator.stats.report_model import build_report
 sys.path.insert(0, sys.argv[2])
 from bench_live import add_answers
 assert annotator.__file__.startswith(os.getcwd()), annotator.__file__
-return_large_blocks_to_the_os()
+# the memory policy this version's `annotator` command sets at start
+getattr(memory, "set_memory_policy", memory.return_large_blocks_to_the_os)()
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 from annotator.ui.decode import decode_image
@@ -65,16 +68,18 @@ except ImportError:  # a version that decoded every chart at every refresh
     def decoded_charts(model):
         return {c.name: decode_image(c.png) for c in model.charts()}
 app = QApplication([])
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+# the dashboard's compute worker: the full report and the live estimate are computed there
+work = ThreadPoolExecutor(1)
 st = Study.open(Path(sys.argv[1]))
 first = read_live_inputs(st, None, {}, datetime.now(UTC), n_boot=1000, seed=0)
 t, c = time.perf_counter(), time.process_time()
-exact = build_report(first.frames.frames, n_boot=1000)
+exact = work.submit(build_report, first.frames.frames, n_boot=1000).result()
 full, full_cpu = time.perf_counter() - t, time.process_time() - c
 # the dashboard showed the full computation: its view and charts were drawn then
 from annotator.reports.html_report import build_view
-build_view(exact, with_charts=True, generated_at="-")
-import inspect
-from concurrent.futures import ThreadPoolExecutor
+work.submit(build_view, exact, with_charts=True, generated_at="-").result()
 from annotator.services import dashboard as dash
 # a version that reads the team's progress apart reads it as the dashboard does: on the
 # database worker, while the compute worker computes the estimate
@@ -91,8 +96,8 @@ for r in range(int(sys.argv[3])):
     ).result()
     t1 = time.perf_counter()
     team = db.submit(dash.team_section, st) if apart else None
-    model = compute_live(inputs)
-    charts = decoded_charts(model)
+    model = work.submit(compute_live, inputs).result()
+    charts = work.submit(decoded_charts, model).result()
     if team is not None:
         model = dash.with_team(model, team.result())
     t2 = time.perf_counter()
