@@ -1,4 +1,5 @@
-"""The process's memory policy: freed arrays go back to the operating system.
+"""The process's memory policy: large freed arrays go back to the operating system, and the
+heap below them is one for every thread and kept for the next use (`keep_one_heap`).
 
 glibc serves an allocation from its heap unless it is at least the mmap threshold, and that
 threshold grows (up to 32 MB) each time a large block is freed. A report makes thousands of

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from annotator.ingest.rubrics import load_rubric  # noqa: E402
-from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
+from annotator.services.memory import set_memory_policy  # noqa: E402
 from annotator.stats.agreement import krippendorff_alpha  # noqa: E402
 from annotator.stats.frames import StudyFrames  # noqa: E402
 from annotator.stats.report_model import build_report  # noqa: E402
@@ -264,7 +264,7 @@ def main() -> None:
     ap.add_argument("--point", type=int, help=argparse.SUPPRESS)  # one size, JSON out
     args = ap.parse_args()
     if args.allocator == "app":
-        return_large_blocks_to_the_os()
+        set_memory_policy()
     if args.point:
         print(json.dumps(report_point(args.point, args.n_boot)))
         return

@@ -33,7 +33,7 @@ from bench_store import insert_live_answers, study_of_items  # noqa: E402
 
 from annotator.services import dashboard  # noqa: E402
 from annotator.services.labeling import LabelSession  # noqa: E402
-from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
+from annotator.services.memory import set_memory_policy  # noqa: E402
 from annotator.services.study import Study  # noqa: E402
 
 TAGS = ["wrong_screen_type", "missing_required_section", "misspelled_text", "broken_layout"]
@@ -101,7 +101,7 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=100)
     ap.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args()
-    return_large_blocks_to_the_os()
+    set_memory_policy()
     with tempfile.TemporaryDirectory() as tmp:
         folder, t_build = timed(build, Path(tmp) / "study", args.items, args.raters)
         study = Study.open(folder)

@@ -39,7 +39,7 @@ from annotator.services import frames_cache  # noqa: E402
 from annotator.services.frames import build_frames  # noqa: E402
 from annotator.services.labeling import LabelSession  # noqa: E402
 from annotator.services.live_frames import read_live, refresh  # noqa: E402
-from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
+from annotator.services.memory import set_memory_policy  # noqa: E402
 from annotator.services.study import DB_NAME, DEFAULT_SETTINGS, Study  # noqa: E402
 from annotator.stats.report_model import build_report  # noqa: E402
 
@@ -72,7 +72,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args()
-    return_large_blocks_to_the_os()
+    set_memory_policy()
     with tempfile.TemporaryDirectory() as tmp:
         folder = build(Path(tmp) / "study", args.items, args.raters)
         st = Study.open(folder)

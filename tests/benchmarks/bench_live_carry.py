@@ -27,7 +27,7 @@ from bench_dashboard import build  # noqa: E402
 from bench_live import add_answers  # noqa: E402
 
 from annotator.services.live_frames import read_live, refresh  # noqa: E402
-from annotator.services.memory import return_large_blocks_to_the_os  # noqa: E402
+from annotator.services.memory import set_memory_policy  # noqa: E402
 from annotator.services.study import DEFAULT_SETTINGS, Study  # noqa: E402
 from annotator.stats import report_model  # noqa: E402
 from annotator.stats.answers import human_answers, item_table  # noqa: E402
@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--raters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    return_large_blocks_to_the_os()
+    set_memory_policy()
     carry = report_model.carry_competence
     points_only = ItemBootstrap.for_items
 

@@ -39,9 +39,10 @@ from annotator.stats.report_model import build_report  # noqa: E402
 # estimates (the median counts) and one full report; seconds on stdout as JSON
 _TIMED = """
 import json, pickle, statistics, sys, time
-from annotator.services.memory import return_large_blocks_to_the_os
+from annotator.services import memory
 from annotator.stats.report_model import build_report
-return_large_blocks_to_the_os()
+# the memory policy this version's `annotator` command sets at start
+getattr(memory, "set_memory_policy", memory.return_large_blocks_to_the_os)()
 with open(sys.argv[1], "rb") as f:
     saved = pickle.load(f)
 from annotator.reports import charts as _charts
