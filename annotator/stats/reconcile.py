@@ -132,19 +132,25 @@ def _pair_kappas(
     out: dict[str, Any] = {}
     if not pairs:
         return out
-    # every column coded once (not once per pair): columns x items of codes and of answered
-    a_names = list(dict.fromkeys(a for a, _ in pairs))
-    b_names = list(dict.fromkeys(b for _, b in pairs))
-    # the humans' pairs: one set of columns on both sides, coded once
-    same = a_of is b_of and a_names == b_names
+    # every column coded once (not once per pair): columns x items of codes and of answered;
+    # the humans' pairs take both sides from one set of columns: every name of either side
+    # coded once, and one product of it with itself (the sides' names alone differ by a rater)
+    same = a_of is b_of
+    if same:
+        a_names = b_names = list(dict.fromkeys(name for pair in pairs for name in pair))
+    else:
+        a_names = list(dict.fromkeys(a for a, _ in pairs))
+        b_names = list(dict.fromkeys(b for _, b in pairs))
     xa = np.vstack([np.asarray(a_of[a], dtype=float) for a in a_names])
     xb = xa if same else np.vstack([np.asarray(b_of[b], dtype=float) for b in b_names])
     ca = position_in(values, xa)
     cb = ca if same else position_in(values, xb)
     ok_a = ~np.isnan(xa)
     ok_b = ok_a if same else ~np.isnan(xb)
-    pa = np.array([a_names.index(a) for a, _ in pairs], dtype=np.int64)
-    pb = np.array([b_names.index(b) for _, b in pairs], dtype=np.int64)
+    a_at = {name: i for i, name in enumerate(a_names)}
+    b_at = a_at if same else {name: i for i, name in enumerate(b_names)}
+    pa = np.array([a_at[a] for a, _ in pairs], dtype=np.int64)
+    pb = np.array([b_at[b] for _, b in pairs], dtype=np.int64)
     n_of = _both_answered(ok_a, ok_b, pa, pb)
     kept: list[int] = []
     for p, (a, b) in enumerate(pairs):
