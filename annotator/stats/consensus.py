@@ -253,6 +253,7 @@ def consensus(
     answers: pd.DataFrame,
     spec: MetricSpec,
     items_of: tuple[np.ndarray, np.ndarray] | None = None,
+    counted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Per item consensus of coded answers of one metric.
 
@@ -263,7 +264,9 @@ def consensus(
 
     Computed with numpy from one count per item and distinct answer (an item has few distinct
     answers), not with pandas' groupby: a report runs it on every answer of every metric spec,
-    some twice. `items_of`: `distinct` of the answers' idx (as int64), where the caller has it.
+    some twice. `items_of`: `distinct` of the answers' idx (as int64), where the caller has it;
+    `counted`: the known answers counted where the caller has them (the value counts of alpha):
+    per item and distinct answer its idx, its answer and its count, ordered by idx then answer.
     """
     code = answers["code"].astype(float).to_numpy()
     if items_of is None:
@@ -275,21 +278,15 @@ def consensus(
     if n_cannot_judge.any():  # from here on, the known answers only
         code, item = code[~unknown], item[~unknown]
     # one pair per item and distinct known answer, ordered by item then answer, with its count
-    which, values = _answer_columns(code)
-    k = max(len(values), 1)
-    key = item * k + which
-    if m * k <= 4 * len(key) + 4096:  # the table of counts is small: count in one pass
-        table = np.bincount(key, minlength=m * k)
-        key = np.flatnonzero(table)
-        count = table[key]
-    else:
-        key, count = np.unique(key, return_counts=True)
-    pair_item, pair_value = np.divmod(key, k)
-    answer = values[pair_value]
+    if counted is None:
+        pair_item, answer, count = _counted(code, item, m)
+    else:  # whole counts (as floats): every sum and comparison below is the same
+        at_idx, answer, count = counted
+        pair_item = np.searchsorted(items, at_idx)
     # an item's pairs are consecutive: one segment per item with a known answer, from `first` to
     # `last`; an item with cannot-judge answers only has none and keeps `per_item`'s fill value
     first = np.flatnonzero(np.diff(pair_item, prepend=-1) != 0)
-    last = np.append(first[1:], len(key))[: len(first)] - 1
+    last = np.append(first[1:], len(pair_item))[: len(first)] - 1
     seg = pair_item[first]
 
     def per_item(x: np.ndarray, fill: Any, dtype: Any = float) -> np.ndarray:
@@ -330,6 +327,24 @@ def consensus(
     columns["n_cannot_judge"] = n_cannot_judge
     # copy=False: the columns are new arrays, kept as they are rather than copied into one block
     return pd.DataFrame(columns, index=pd.Index(items, name="idx"), copy=False)
+
+
+def _counted(
+    code: np.ndarray, item: np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item (`item`: its place among `m`) and distinct known answer, its place, its answer
+    and its count, ordered by item then answer."""
+    which, values = _answer_columns(code)
+    k = max(len(values), 1)
+    key = item * k + which
+    if m * k <= 4 * len(key) + 4096:  # the table of counts is small: count in one pass
+        table = np.bincount(key, minlength=m * k)
+        key = np.flatnonzero(table)
+        count = table[key]
+    else:
+        key, count = np.unique(key, return_counts=True)
+    pair_item, pair_value = np.divmod(key, k)
+    return pair_item, values[pair_value], count
 
 
 def _answer_columns(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -312,6 +312,16 @@ def _pair_block(
     return reps, least, most
 
 
+def _counted_answers(vc: ValueCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The value counts as consensus() counts the known answers (per item and answer, ordered
+    by item then answer), where the domain is in increasing order (positions in it then order
+    the answers); else None (consensus counts them itself)."""
+    dom = vc.domain
+    if len(dom) > 1 and not bool(np.all(dom[1:] > dom[:-1])):
+        return None
+    return vc.units[vc.t_unit], dom[vc.t_val], vc.t_cnt
+
+
 def human_section(
     ctx: Context, spec: MetricSpec, h: pd.DataFrame
 ) -> tuple[dict[str, Any], pd.DataFrame, Wide, ValueCounts]:
@@ -352,7 +362,7 @@ def human_section(
         agree["fleiss_kappa"].note = FLEISS_NOMINAL
     if spec.nominal:
         sec["gwet_ac1"] = agree["gwet_ac1"]
-    cons = consensus(h, spec, items_of)
+    cons = consensus(h, spec, items_of, _counted_answers(vc))
     sec["n_ties"] = int(cons["tie"].sum())
     wide = wide_matrix(h, answered, items_of)
     raters = sorted(wide.names)

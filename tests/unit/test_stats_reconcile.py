@@ -352,6 +352,36 @@ def test_consensus_flags_ties_instead_of_breaking_them() -> None:
     assert c.loc[1, "n"] == 0 and c.loc[1, "n_cannot_judge"] == 1
 
 
+@pytest.mark.parametrize("which", [0, 1, 4])  # a gate, a 1-5 scale, a tag
+@pytest.mark.parametrize("seed", [0, 1])
+def test_consensus_from_the_value_counts_is_the_consensus_counted(which: int, seed: int) -> None:
+    """The humans' section hands consensus() alpha's value counts instead of letting it count
+    the answers again: every column the same, bit for bit (items with cannot-judge answers
+    only, lone answers, ties, sparse item indexes); a domain out of order is counted apart."""
+    from annotator.stats.agreement import value_counts
+    from annotator.stats.distinct import distinct
+    from annotator.stats.reconcile import _counted_answers
+
+    spec = metric_specs(UI)[which]
+    dom = spec.domain()
+    rng = np.random.default_rng(seed)
+    n = 3_000
+    idx = np.sort(rng.choice(np.arange(0, 4_000, 3), n)).astype(np.int64)
+    code = rng.choice(dom, n)
+    code[rng.random(n) < 0.15] = np.nan  # cannot judge
+    code[idx == idx[7]] = np.nan  # an item with cannot-judge answers only
+    h = pd.DataFrame({"idx": idx, "code": code})
+    items_of = distinct(idx)
+    vc = value_counts(idx, code, dom)
+    counted = _counted_answers(vc)
+    assert counted is not None
+    pd.testing.assert_frame_equal(
+        consensus(h, spec, items_of, counted), consensus(h, spec, items_of), check_exact=True
+    )
+    backwards = value_counts(idx, code, dom[::-1])
+    assert len(dom) < 2 or _counted_answers(backwards) is None
+
+
 def test_leave_one_out_consensus() -> None:
     spec = metric_specs(UI)[1]  # layout_hierarchy, a scale
     h = pd.DataFrame(
