@@ -25,6 +25,9 @@ from typing import Any
 import requests
 
 LABEL_STUDIO = ("label-studio", "1.23.2")
+# what a peer's own pins leave open and a later release broke: sentry-sdk 3.0 (2026) refuses
+# Label Studio 1.23.2's `send_default_pii` option, and the server exits at start
+PINNED = {"label-studio": ("sentry-sdk<3",)}
 POTATO = ("potato-annotation", "2.12.1")
 LEAD_EMAIL = "lead@annotator.invalid"
 LEAD_TOKEN = "a0c1e2d3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9"  # a local, throwaway server's legacy token
@@ -39,13 +42,14 @@ def install(package: str, version: str, *, timeout: float = 1500) -> Path:
     RuntimeError with pip's last lines when it cannot be installed."""
     venv = cache_root() / f"{package}-{version}"
     done = venv / ".installed"
-    if done.exists():
+    wanted = " ".join((f"{package}=={version}", *PINNED.get(package, ()))) + "\n"
+    if done.exists() and done.read_text() == wanted:
         return venv
     venv.parent.mkdir(parents=True, exist_ok=True)
     # two test runs on one machine install once: the second waits for the first's lock
     with open(venv.parent / f"{package}-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
+        if done.exists() and done.read_text() == wanted:
             return venv
         return _install(package, version, venv, done, timeout)
 
@@ -59,8 +63,9 @@ def _install(package: str, version: str, venv: Path, done: Path, timeout: float)
     # own environment would fight Label Studio's pins)
     env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_CONSTRAINT": ""}
     env.pop("PYTHONPATH", None)
+    pins = PINNED.get(package, ())
     r = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", f"{package}=={version}"],
+        [str(venv / "bin" / "pip"), "install", "-q", f"{package}=={version}", *pins],
         capture_output=True,
         text=True,
         env=env,
@@ -69,7 +74,7 @@ def _install(package: str, version: str, venv: Path, done: Path, timeout: float)
     if r.returncode != 0:
         tail = " | ".join((r.stderr or r.stdout).strip().splitlines()[-3:])
         raise RuntimeError(f"pip install {package}=={version} failed: {tail}")
-    done.write_text(f"{package}=={version}\n")
+    done.write_text(" ".join((f"{package}=={version}", *pins)) + "\n")
     return venv
 
 
