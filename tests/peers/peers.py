@@ -42,19 +42,24 @@ def install(package: str, version: str, *, timeout: float = 1500) -> Path:
     RuntimeError with pip's last lines when it cannot be installed."""
     venv = cache_root() / f"{package}-{version}"
     done = venv / ".installed"
-    wanted = " ".join((f"{package}=={version}", *PINNED.get(package, ()))) + "\n"
-    if done.exists() and done.read_text() == wanted:
+    # the marker names what was installed: a venv made with other pins is made again
+    wants = (f"{package}=={version}", *PINNED.get(package, ()))
+    if _made(done, wants):
         return venv
     venv.parent.mkdir(parents=True, exist_ok=True)
     # two test runs on one machine install once: the second waits for the first's lock
     with open(venv.parent / f"{package}-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists() and done.read_text() == wanted:
+        if _made(done, wants):
             return venv
-        return _install(package, version, venv, done, timeout)
+        return _install(wants, venv, done, timeout)
 
 
-def _install(package: str, version: str, venv: Path, done: Path, timeout: float) -> Path:
+def _made(done: Path, wants: tuple[str, ...]) -> bool:
+    return done.exists() and done.read_text() == " ".join(wants) + "\n"
+
+
+def _install(wants: tuple[str, ...], venv: Path, done: Path, timeout: float) -> Path:
     if venv.exists():
         shutil.rmtree(venv)
     venv.parent.mkdir(parents=True, exist_ok=True)
@@ -63,9 +68,8 @@ def _install(package: str, version: str, venv: Path, done: Path, timeout: float)
     # own environment would fight Label Studio's pins)
     env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_CONSTRAINT": ""}
     env.pop("PYTHONPATH", None)
-    pins = PINNED.get(package, ())
     r = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", f"{package}=={version}", *pins],
+        [str(venv / "bin" / "pip"), "install", "-q", *wants],
         capture_output=True,
         text=True,
         env=env,
@@ -73,8 +77,8 @@ def _install(package: str, version: str, venv: Path, done: Path, timeout: float)
     )
     if r.returncode != 0:
         tail = " | ".join((r.stderr or r.stdout).strip().splitlines()[-3:])
-        raise RuntimeError(f"pip install {package}=={version} failed: {tail}")
-    done.write_text(" ".join((f"{package}=={version}", *pins)) + "\n")
+        raise RuntimeError(f"pip install {' '.join(wants)} failed: {tail}")
+    done.write_text(" ".join(wants) + "\n")
     return venv
 
 
