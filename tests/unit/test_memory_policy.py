@@ -7,15 +7,36 @@ import platform
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
-from annotator.services.memory import return_large_blocks_to_the_os
-
-
-def _rss_mb() -> float:
+_BLOCKS = """
+import numpy as np
+from annotator.services import memory
+assert memory.set_memory_policy()
+def rss_mb():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096 / 1e6
+# Free one 32 MB block first: without the policy this raises glibc's threshold to 32 MB, and
+# the 6 MB blocks after it would stay on the heap once freed (the policy maps every block of
+# 4 MB or more on its own, the heap kept below them or not).
+big = np.ones(4_000_000)
+del big
+before = rss_mb()
+blocks = [np.ones(750_000) for _ in range(64)]  # 64 x 6 MB, touched
+during = rss_mb()
+keep = blocks[::2]  # every other block stays: the freed ones are holes between them
+del blocks
+print(before, during, rss_mb(), len(keep))
+"""
+
+
+def _run(script: str, *args: str) -> list[float]:
+    """`script` in a fresh process (the suite's own may hold the policy already, set by a test
+    that ran the command, with a heap that kept what earlier tests freed): its printed numbers."""
+    out = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=True
+    )
+    return [float(x) for x in out.stdout.split()]
 
 
 @pytest.mark.skipif(
@@ -23,21 +44,10 @@ def _rss_mb() -> float:
     reason="glibc's allocator only",
 )
 def test_freed_blocks_of_a_few_megabytes_leave_resident_memory() -> None:
-    assert return_large_blocks_to_the_os()
-    # Free one 32 MB block first: without the policy this raises glibc's threshold to 32 MB,
-    # and the 6 MB blocks after it would stay on the heap once freed (the policy maps every block
-    # of 4 MB or more on its own).
-    big = np.ones(4_000_000)
-    del big
-    before = _rss_mb()
-    blocks = [np.ones(750_000) for _ in range(64)]  # 64 x 6 MB, touched
-    during = _rss_mb()
-    keep = blocks[::2]  # every other block stays: the freed ones are holes between them
-    del blocks
-    after = _rss_mb()
+    before, during, after, kept = _run(_BLOCKS)
     assert during - before > 300
     assert after - before < 250, (before, during, after)
-    assert len(keep) == 32
+    assert kept == 32
 
 
 _ROUNDS = """
@@ -72,14 +82,8 @@ def test_a_worker_thread_reuses_the_memory_it_freed() -> None:
     reuses the memory of the first (one heap, its freed top kept); with the large blocks'
     setting alone, the worker's own heap gives much of it back and faults it in again."""
 
-    def rounds(mode: str) -> list[int]:
-        out = subprocess.run(
-            [sys.executable, "-c", _ROUNDS, mode], capture_output=True, text=True, check=True
-        )
-        return [int(x) for x in out.stdout.split()]
-
     pages = 400 * 100_000 // 4096  # the 40 MB a round touches, in pages
-    kept, given_back = rounds("policy"), rounds("alone")
+    kept, given_back = _run(_ROUNDS, "policy"), _run(_ROUNDS, "alone")
     assert kept[0] > pages // 2  # the first round faults its memory in
     assert max(kept[1:]) < pages // 10, kept
     assert min(given_back[1:]) > pages // 4, given_back  # 40% of it again, seen here
