@@ -28,6 +28,7 @@ leaves; report_model resolves them after one bootstrap run.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, NamedTuple, cast
@@ -59,6 +60,7 @@ from .correlation import undefined_reason as corr_reason
 from .distinct import distinct, n_distinct, position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
+from .kept_counts import cooccurrences
 from .last_table import LastTable
 from .wide import Wide, wide_matrix
 
@@ -126,9 +128,11 @@ def _pair_kappas(
     a_of: dict[str, np.ndarray],
     b_of: dict[str, np.ndarray],
     values: np.ndarray,
+    kept_as: Hashable | None = None,
 ) -> dict[str, Any]:
     """Cohen's kappas for pairs of answer columns (humans, or judge vs human),
-    all pairs in one sliced bootstrap block."""
+    all pairs in one sliced bootstrap block. `kept_as`: a live estimate's pair tables of one
+    set of columns are kept under this key for the next one (kept_counts.py)."""
     out: dict[str, Any] = {}
     if not pairs:
         return out
@@ -151,7 +155,16 @@ def _pair_kappas(
     b_at = a_at if same else {name: i for i, name in enumerate(b_names)}
     pa = np.array([a_at[a] for a, _ in pairs], dtype=np.int64)
     pb = np.array([b_at[b] for _, b in pairs], dtype=np.int64)
-    n_of = _both_answered(ok_a, ok_b, pa, pb)
+    counts = (
+        _kept_pair_counts(kept_as, a_names, ca, ok_a, len(values))
+        if same and kept_as is not None and not ctx.plan.n_boot
+        else None
+    )
+    if counts is not None:  # every two columns' items both answered: their table's total
+        C, K = len(a_names), len(values)
+        n_of = counts.reshape(C, K, C, K).sum(axis=(1, 3))[pa, pb].astype(np.int64)
+    else:
+        n_of = _both_answered(ok_a, ok_b, pa, pb)
     kept: list[int] = []
     for p, (a, b) in enumerate(pairs):
         n = int(n_of[p])
@@ -168,7 +181,7 @@ def _pair_kappas(
     live = (
         None
         if ctx.plan.n_boot
-        else _live_pair_tables(a_cols, b_cols, pa[kept], pb[kept], values, same)
+        else _live_pair_tables(a_cols, b_cols, pa[kept], pb[kept], values, same, counts)
     )
     if live is not None:
         reps, least, most = live
@@ -228,14 +241,20 @@ def _live_pair_tables(
     pb: np.ndarray,
     values: np.ndarray,
     same: bool = False,
+    counts: np.ndarray | None = None,
 ) -> tuple[Replicates, np.ndarray, np.ndarray] | None:
     """A live estimate's point kappas of the kept pairs (`pa`, `pb`: their columns), with each
     pair's least and most code: every pair's K x K table at once, from one product of the
     columns' one-hot codes (the tables are counts, exact in any order of summing, and the
     kappas are `_pair_block`'s from the same tables); None where the tables would not fit.
-    `same`: `a` and `b` are one set of columns (the humans' pairs)."""
+    `same`: `a` and `b` are one set of columns (the humans' pairs); `counts`: their product,
+    kept from the refresh before (`_kept_pair_counts`)."""
     (ca, ok_a), (cb, ok_b) = a, b
     K = len(values)
+    if counts is not None:
+        return _kappas_of_tables(
+            np.asarray(counts, dtype=float), ca.shape[0], cb.shape[0], pa, pb, values
+        )
     if ca.shape[0] * K * cb.shape[0] * K > _LIVE_TABLE_CELLS:
         return None
     # a code off the values: the long way
@@ -258,7 +277,30 @@ def _live_pair_tables(
     hot_a = one_hot(ca, ok_a)
     both = hot_a @ (hot_a if same else one_hot(cb, ok_b)).T
     both = np.asarray(both if dense else both.toarray(), dtype=float)
-    tables = np.ascontiguousarray(both.reshape(ca.shape[0], K, cb.shape[0], K)[pa, :, pb, :])
+    return _kappas_of_tables(both, ca.shape[0], cb.shape[0], pa, pb, values)
+
+
+def _kept_pair_counts(
+    key: Hashable, names: list[str], codes: np.ndarray, ok: np.ndarray, K: int
+) -> np.ndarray | None:
+    """One set of columns' pair tables as `_live_pair_tables` makes them densely (float32
+    counts), kept under `key` from the refresh before and brought up to date
+    (kept_counts.cooccurrences); None where that product would not be made densely."""
+    C, N = codes.shape
+    if C * K * C * K > _LIVE_TABLE_CELLS or C * K * N > _DENSE_PRODUCT or N >= 2**24:
+        return None
+    if K >= 2**15 or ((codes >= K) & ok).any():
+        return None
+    return cooccurrences(key, names, np.where(ok, codes, -1), K)
+
+
+def _kappas_of_tables(
+    both: np.ndarray, n_a: int, n_b: int, pa: np.ndarray, pb: np.ndarray, values: np.ndarray
+) -> tuple[Replicates, np.ndarray, np.ndarray]:
+    """The kappas of pairs (`pa`, `pb`) from the product of the columns' one-hot codes, with
+    each pair's least and most code."""
+    K = len(values)
+    tables = np.ascontiguousarray(both.reshape(n_a, K, n_b, K)[pa, :, pb, :])
     point = np.asarray(kappa_from_tables(tables, values), dtype=float)
     seen_a, seen_b = tables.sum(axis=2) > 0, tables.sum(axis=1) > 0
     least = np.minimum(seen_a.argmax(axis=1), seen_b.argmax(axis=1))
@@ -368,7 +410,7 @@ def human_section(
     raters = sorted(wide.names)
     cols = {r: wide.column(r) for r in raters}
     sec["rater_pairs"] = _pair_kappas(
-        ctx, spec, wide.items, list(combinations(raters, 2)), cols, cols, dom
+        ctx, spec, wide.items, list(combinations(raters, 2)), cols, cols, dom, ("humans", spec.key)
     )
     if len(raters) == 2 and sec["rater_pairs"]:  # two raters: Cohen's kappa is the figure to read
         pair = next(iter(sec["rater_pairs"].values()))

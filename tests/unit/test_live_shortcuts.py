@@ -5,8 +5,9 @@ answers of a new rater:
   summarising each and carrying it by the generic walk (`carry_intervals`);
 - the raters' alphas with the consensus from each rater's counted features, against each
   rater's features summed by the shared bootstrap;
-- the pair kappas from one product of the columns' one-hot codes (dense, and sparse) against the
-  shared bootstrap's sliced block, and the full computation;
+- the pair kappas from one product of the columns' one-hot codes (dense, sparse, and kept from
+  the refresh before: stats/kept_counts.py) against the shared bootstrap's sliced block, and the
+  full computation;
 
 and a live estimate's release gate (on the humans' bounds or the debiased ones) reads the carried
 bounds, marked as carried: on unchanged answers it passes and fails what the full report does.
@@ -23,7 +24,7 @@ import pytest
 from conftest import LIVE_N_BOOT
 
 from annotator.reports.html_report import build_view
-from annotator.stats import raters, reconcile
+from annotator.stats import kept_counts, raters, reconcile
 from annotator.stats.answers import human_answers, item_table
 from annotator.stats.bootstrap import Plain, jsonable
 from annotator.stats.consensus import metric_specs
@@ -72,10 +73,31 @@ def _pairs(report: dict) -> dict[tuple, Any]:
     }
 
 
-@pytest.mark.parametrize("way", ["dense", "sparse", "bootstrap block"])
+@pytest.mark.parametrize("way", ["dense", "sparse", "bootstrap block", "kept"])
 def test_pair_kappas_of_a_live_estimate_are_the_full_computations(demo_moved_on, monkeypatch, way):
     frames, before, after = demo_moved_on
-    if way == "sparse":
+    kept_counts.forget()
+    updated: list[bool] = []
+    if way == "kept":
+        # the refresh before counted the answers without the new rater's on items others
+        # answered too (the same items, then); this one brings its counts up to date (the
+        # demo is small: those items are more than an eighth of it)
+        monkeypatch.setattr(kept_counts, "_MOST_CHANGED", 1.0)
+        j = frames.judgements
+        others = set(j.loc[j["rater"] != "zed", "item_id"])
+        held = (j["rater"] == "zed") & j["item_id"].isin(others)
+        assert held.sum() >= 5
+        earlier = dataclasses.replace(frames, judgements=j[~held].reset_index(drop=True))
+        build_report(earlier, n_boot=N_BOOT, intervals_from=before)
+        update = kept_counts._updated
+
+        def spy(*args: Any) -> Any:
+            out = update(*args)
+            updated.append(out is not None)
+            return out
+
+        monkeypatch.setattr(kept_counts, "_updated", spy)
+    elif way == "sparse":
         monkeypatch.setattr(reconcile, "_DENSE_PRODUCT", 0)
     elif way == "bootstrap block":
         monkeypatch.setattr(reconcile, "_LIVE_TABLE_CELLS", 0)
@@ -85,6 +107,9 @@ def test_pair_kappas_of_a_live_estimate_are_the_full_computations(demo_moved_on,
     for path, fig in full.items():
         assert est[path]["estimate"] == fig["estimate"], path
         assert est[path].get("n") == fig.get("n") and est[path].get("note") == fig.get("note"), path
+    if way == "kept":  # every metric's tables were brought up to date, none counted whole
+        assert len(updated) >= 5 and all(updated)
+    kept_counts.forget()
 
 
 @pytest.mark.parametrize("source", ["humans", "debiased"])
