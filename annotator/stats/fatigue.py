@@ -76,6 +76,26 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
     )
 
 
+# answers counted at once by the fatigue figures' counts (a batch's keys and weights: 64 MB)
+_BATCH = 2**22
+
+
+def _batches(
+    pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]], most: int
+) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """`pooled`'s metrics in order, in runs of at most `most` answers (a metric with more
+    alone)."""
+    out: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+    size = most
+    for one in pooled:
+        if size + len(one[0]) > most:
+            out.append([])
+            size = 0
+        out[-1].append(one)
+        size += len(one[0])
+    return out
+
+
 def _rater_codes(frames: StudyFrames, j: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """A code per rater of `j`'s `rows` (positions; none missing), the same for the same rater:
     from the codes the answers were coded with where they are kept for the whole table (a live
@@ -141,11 +161,15 @@ def fatigue_figures(
         # counted per (item, rater) key, then read at the judgements' (distinct) keys once,
         # not looked up metric by metric (keys are below len(items) * R: idx rows of `items`);
         # an answer without a place in a session (an imported one) is counted and never read
+        # several metrics to a count: each count makes (and faults in) an array of every key,
+        # 4 MB at a million judgements, so one count per metric was most of this section
         n_at, agree_at = np.zeros(n_keys), np.zeros(n_keys)
-        for idx, rid, ag in pooled:
-            key = idx * R + rid
+        for part in _batches(pooled, _BATCH):
+            key = np.concatenate([idx * R + rid for idx, rid, _ in part])
             n_at += np.bincount(key, minlength=n_keys)
-            agree_at += np.bincount(key, weights=ag, minlength=n_keys)
+            agree_at += np.bincount(
+                key, weights=np.concatenate([ag for _, _, ag in part]), minlength=n_keys
+            )
         n_of, agree_of = n_at[p_key], agree_at[p_key]
     else:
         n_of, agree_of = np.zeros(P), np.zeros(P)

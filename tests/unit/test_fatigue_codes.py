@@ -88,3 +88,31 @@ def test_the_raters_names_and_counts_from_the_codes_are_the_names(grown):
     looked_up = _judgement_raters(table.copy(), firsts)
     assert kept == looked_up
     assert "yan" in kept[0] and kept[1]["yan"] == odd["item_id"].nunique() > 0
+
+
+def test_the_counts_by_batches_of_metrics_are_one_count_s(grown, monkeypatch):
+    """The fatigue figures count several metrics' answers at once (fatigue._BATCH answers at
+    most): counted a metric at a time, or two, the raters' section is the same, bit for bit."""
+    from annotator.stats import fatigue
+
+    _, at_once = _raters(grown)
+    sizes = []
+    batches = fatigue._batches
+    monkeypatch.setattr(
+        fatigue, "_batches", lambda p, n: sizes.append(len(b := batches(p, n))) or b
+    )
+    for most in (1, 700):  # every metric alone (each more than the batch), then some together
+        monkeypatch.setattr(fatigue, "_BATCH", most)
+        _, by_batches = _raters(grown)
+        assert by_batches == at_once
+    assert sizes[0] > sizes[1] > 1
+
+
+def test_batches_keep_the_metrics_order_within_their_size():
+    from annotator.stats.fatigue import _batches
+
+    pooled = [(np.zeros(n), np.zeros(n), np.zeros(n)) for n in (3, 4, 2, 9, 1)]
+    got = [[len(p[0]) for p in batch] for batch in _batches(pooled, 6)]
+    assert got == [[3], [4, 2], [9], [1]]
+    assert [[len(p[0]) for p in b] for b in _batches(pooled, 100)] == [[3, 4, 2, 9, 1]]
+    assert _batches([], 5) == []
