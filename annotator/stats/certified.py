@@ -287,6 +287,24 @@ def _item_columns(
     return item_ids, item_code, live
 
 
+def _unjudged(
+    items: pd.DataFrame, live: np.ndarray, answered: np.ndarray, item_code: np.ndarray
+) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A metric's split where no judge answered anything (certify's loop, without its tables):
+    its items of the study (`live`) rated by humans (`answered`: the idx of its answers), every
+    other one escalated; and its (rated codes, codes to decide, stages) for `_item_split`."""
+    idx = items["idx"].to_numpy(dtype=np.int64)[live]
+    rated = _among(idx, answered)
+    todo = idx[~rated]
+    split = {
+        "accepted": {},
+        "escalated": len(todo),
+        "already_rated": int(rated.sum()),
+        "n_items": len(idx),
+    }
+    return split, (item_code[idx[rated]], item_code[todo], np.full(len(todo), -1, np.int64))
+
+
 def _no_judged() -> pd.DataFrame:
     """_metric_table's judge rows where no judge answered."""
     return pd.DataFrame(
@@ -301,10 +319,10 @@ def _no_judged() -> pd.DataFrame:
     )
 
 
-def _among(idx: np.ndarray, answered: pd.Series) -> np.ndarray:
+def _among(idx: np.ndarray, answered: pd.Series | np.ndarray) -> np.ndarray:
     """Per item idx of `idx`: whether it is among the `answered` idx (both >= 0: item_table's
     0..n-1). A mask over the idx range: a set or an isin of a million answers hashed each."""
-    a = answered.to_numpy(dtype=np.int64)
+    a = np.asarray(answered, dtype=np.int64)
     mask = np.zeros(int(max(idx.max(initial=-1), a.max(initial=-1))) + 1, dtype=bool)
     mask[a] = True
     return mask[idx]
@@ -420,8 +438,17 @@ def certify(
     judged_rows = metric_rows(judged, coded_only=False)
     none = np.zeros(0, dtype=np.int64)
     h_idx, h_code = human["idx"].to_numpy(), human["code"].to_numpy()
+    # no judge at all and no decisions asked for (a report's sections): each metric's items
+    # rated and left, without its tables (their pandas work was most of a live refresh's certify)
+    unjudged = not with_decisions and not len(judged) and not order
     for spec in certified:
         rows = human_rows.get(spec.key, none)
+        if unjudged:
+            split, left = _unjudged(items, live, h_idx[rows], item_code)
+            splits[spec.key], fdr_splits[spec.key] = split, {**split, "accepted": {}}
+            stage_of.append(left)
+            fdr_stage_of.append(left)
+            continue
         # the two columns _metric_table and the consensus read: copying every column of the
         # metric's answers took four times as long
         h = pd.DataFrame({"idx": h_idx[rows], "code": h_code[rows]})

@@ -221,6 +221,46 @@ def test_without_a_sample_every_rated_item_calibrates_with_a_note(tmp_path) -> N
         st.close()
 
 
+def test_without_a_judge_the_sections_alone_are_the_long_ways(tmp_path, monkeypatch) -> None:
+    """A study no judge has scored: a report's sections (no decisions asked for: each metric's
+    items rated and left, without its tables) are what the long way with the decisions gives,
+    on items partly rated (one metric of a few items left unanswered too)."""
+    from annotator.services.reporting import study_frames
+    from annotator.stats import certified
+    from annotator.stats.answers import human_answers, item_table
+    from annotator.stats.certified import certify
+    from annotator.stats.consensus import metric_specs
+
+    truths = _truths()
+    st = _new_study(tmp_path, truths)
+    try:
+        rated = sorted(truths)[:100]
+        _rate(st, tmp_path, truths, rated)
+        _rate(st, tmp_path, truths, sorted(truths)[100:110], "more.csv")
+        frames = study_frames(st)
+    finally:
+        st.close()
+    specs = metric_specs(frames.rubric)
+    items = item_table(frames)
+    human = human_answers(frames, specs, items)
+    # a few items with one metric's answers alone
+    human = human[~(human["item_id"].isin(sorted(truths)[100:105]) & (human["metric"] == "ok"))]
+    long = certify(frames, items, specs, human)
+    tables = certified._metric_table
+    made: list[str] = []
+    monkeypatch.setattr(
+        certified, "_metric_table", lambda spec, *a: made.append(spec.key) or tables(spec, *a)
+    )
+    short = certify(frames, items, specs, human, with_decisions=False)
+    assert not made  # the short way taken
+    assert json.dumps(short.section, sort_keys=True) == json.dumps(long.section, sort_keys=True)
+    assert json.dumps(short.conformal, sort_keys=True) == json.dumps(long.conformal, sort_keys=True)
+    assert short.section["split"]["ok"]["already_rated"] == 105
+    assert short.section["split"]["quality"]["already_rated"] == 110
+    assert short.section["items"]["escalated"] == N_ITEMS - 105
+    assert len(long.decisions) == 2 * N_ITEMS and not len(short.decisions)
+
+
 def test_an_active_sample_is_no_calibration_set(tmp_path) -> None:
     from annotator.services.sampling import draw
 
