@@ -17,6 +17,7 @@ the same data, table for table, row order and dtypes included (tests/unit/test_l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -75,6 +76,9 @@ class LiveFrames:
     # where the last read of the answer log stopped (None: unknown, the next refresh compares
     # every current id, as after frames_cache.load)
     tail: LogTail | None = None
+    # the answers of `answered` by session (None: found from `answered` when a refresh needs
+    # it): a refresh counts its sessions' places again from them, not from every answer
+    by_session: Mapping[int, tuple[int, ...]] | None = None
 
 
 def read_live(db: StudyDB, rubric: Rubric, study_name: str, settings: dict[str, Any]) -> LiveFrames:
@@ -171,11 +175,13 @@ def _answers_delta(
     frame = live.frames.judgements
     rows_of = live.row_answer
     answered = dict(live.answered)
+    by_session = dict(_by_session(live))
     touched: set[int] = set()
     for i in dropped:
         sess = answered.pop(i, None)
         if sess is not None:
             touched.add(sess)
+            by_session[sess] = tuple(x for x in by_session[sess] if x != i)
     gone = np.fromiter(dropped, dtype=np.int64, count=len(dropped))
     # nothing dropped (new answers only, the usual refresh): the million rows are not copied
     keep = ~np.isin(rows_of, gone) if dropped else slice(None)
@@ -187,10 +193,14 @@ def _answers_delta(
     jids: list[int] = []
     skipped: list[int] = []
     rows = B.live_rows(new, live.by_pk, B.judged_metrics(rubric), seen, jids, skipped)
+    joined: dict[int, list[int]] = {}
     for i, sess in seen:
         answered[i] = sess
         if sess is not None:
             touched.add(sess)
+            joined.setdefault(sess, []).append(i)
+    for sess, ids in joined.items():
+        by_session[sess] = (*by_session.get(sess, ()), *ids)
     parts = [frame[keep]]
     if rows:
         parts.append(pd.DataFrame(rows, columns=F.JUDGEMENT_COLUMNS))
@@ -207,7 +217,7 @@ def _answers_delta(
         row_answer = row_answer[order]
         reordered = True
     if touched:
-        merged = _renumber(merged, row_answer, answered, touched)
+        merged = _renumber(merged, row_answer, by_session, touched)
     grown = None
     if dropped or len(parts) == 1:
         merged = _as_built(merged)
@@ -225,6 +235,7 @@ def _answers_delta(
         frames=replace(live.frames, judgements=merged, judgements_grown=grown),
         row_answer=row_answer,
         answered=answered,
+        by_session=by_session,
         unreadable_live=frozenset(unreadable),
         skipped=frozenset((live.skipped - dropped) | set(skipped)),
         n_new=len(added),
@@ -266,27 +277,41 @@ def _changed_ids(
     return dropped, [i for i in current if not known(i)], tail, True
 
 
+def _by_session(live: LiveFrames) -> Mapping[int, tuple[int, ...]]:
+    """`live.answered`'s answers by session (kept, else found from it)."""
+    if live.by_session is not None:
+        return live.by_session
+    found: dict[int, list[int]] = {}
+    for i, sess in live.answered.items():
+        if sess is not None:
+            found.setdefault(sess, []).append(i)
+    return {sess: tuple(ids) for sess, ids in found.items()}
+
+
 def _renumber(
     frame: pd.DataFrame,
     row_answer: np.ndarray,
-    answered: dict[int, int | None],
+    by_session: Mapping[int, tuple[int, ...]],
     touched: set[int],
 ) -> pd.DataFrame:
     """Each answer's place in its session, for the sessions an added or superseded answer
     belongs to (the place counts the session's current live answers in id order, as a full
-    read does)."""
-    place: dict[int, int] = {}
-    counts: dict[int, int] = {}
-    for i in sorted(i for i, s in answered.items() if s in touched):
-        sess = answered[i]
-        assert sess is not None
-        place[i] = counts.get(sess, 0)
-        counts[sess] = place[i] + 1
-    mask = frame["session_id"].isin(touched).to_numpy()
+    read does; `by_session`: the current live answers of each session)."""
+    place = {i: n for sess in touched for n, i in enumerate(sorted(by_session.get(sess, ())))}
+    sessions = frame["session_id"]
+    if isinstance(sessions.dtype, np.dtype) and sessions.dtype.kind in "iuf":
+        # a few sessions against a million numbers: compared, not hashed
+        touched_ids = np.fromiter(touched, dtype=np.int64, count=len(touched))
+        mask = np.isin(sessions.to_numpy(), touched_ids)
+    else:
+        mask = sessions.isin(touched).to_numpy()
     if not mask.any():
         return frame
-    frame = frame.copy(deep=False)  # copy on write: only the new column is new
     places = [place[i] for i in row_answer[mask]]
+    column = frame["position"]
+    if np.array_equal(column.to_numpy()[mask], np.asarray(places, dtype=column.dtype)):
+        return frame  # answers added at the end of their sessions: every place as it was
+    frame = frame.copy(deep=False)  # copy on write: only the new column is new
     column = frame["position"]
     # the places are whole numbers: a numeric column keeps its type (a gap elsewhere keeps it
     # float); any other column is typed again from its values

@@ -34,6 +34,13 @@ def _same_as_full(live: LiveFrames, st: Study) -> None:
             obj=t,
         )
     assert live.frames.unreadable == full.unreadable
+    if live.by_session is not None:  # the sessions' answers, kept across refreshes: answered's
+        found: dict[int, set[int]] = {}
+        for i, sess in live.answered.items():
+            if sess is not None:
+                found.setdefault(sess, set()).add(i)
+        assert {s: set(ids) for s, ids in live.by_session.items() if ids} == found
+        assert all(len(set(ids)) == len(ids) for ids in live.by_session.values())
 
 
 def _refresh(live: LiveFrames, st: Study) -> LiveFrames:
