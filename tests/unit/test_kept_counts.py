@@ -111,3 +111,98 @@ def test_keys_are_kept_apart_and_bounded(monkeypatch) -> None:
         codes = _codes(rng, 4, 50, 2)
         assert np.array_equal(cooccurrences(m, list("abcd"), codes, 2), _whole(codes, 2))
     assert list(kept_counts._kept) == [2, 3, 4]
+
+
+def _same_counts(a, b) -> None:
+    for name in ("units", "domain", "t_unit", "t_val", "t_cnt", "m"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert a.note == b.note
+
+
+@pytest.fixture
+def grown(monkeypatch) -> list[bool]:
+    """Whether each value count was brought up to date (True) or counted whole (False)."""
+    seen: list[bool] = []
+    grow = kept_counts._grown
+
+    def spy(*args):
+        out = grow(*args)
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(kept_counts, "_grown", spy)
+    return seen
+
+
+def test_value_counts_with_rows_added_are_the_whole_counts(grown) -> None:
+    """Answers added after the last ones (a refresh that only added answers): on items seen
+    before and new ones, with values new to an item, cannot-judge answers (NaN) and a domain
+    of halves; the counts are value_counts' of every answer, array for array."""
+    from annotator.stats.agreement import value_counts
+
+    rng = np.random.default_rng(6)
+    domain = np.array([0.0, 0.5, 1.0, 2.5, 4.0])
+    idx = rng.integers(0, 300, 2000)
+    code = rng.choice(domain, 2000)
+    code[rng.random(2000) < 0.1] = np.nan
+    for step in range(8):
+        got = kept_counts.value_counts_kept("m", idx, code, domain)
+        _same_counts(got, value_counts(idx, code, domain))
+        n = int(rng.integers(0, 60))  # none added too: the kept counts as they are
+        idx = np.concatenate([idx, rng.integers(0, 340 + step, n)])  # new items as well
+        code = np.concatenate([code, rng.choice([*domain, np.nan], n)])
+    assert grown and all(grown)
+
+
+def test_value_counts_not_grown_from_the_last_are_counted_whole(grown) -> None:
+    from annotator.stats.agreement import value_counts
+
+    rng = np.random.default_rng(7)
+    domain = np.arange(4.0)
+    idx, code = rng.integers(0, 50, 300), rng.integers(0, 4, 300).astype(float)
+    kept_counts.value_counts_kept("m", idx, code, domain)
+    changed = code.copy()
+    changed[10] = (changed[10] + 1) % 4  # an answer before changed (superseded)
+    for i, c, d in (
+        (idx, changed, domain),
+        (idx[1:], code[1:], domain),  # a row before gone
+        (idx, code, np.arange(5.0)),  # another domain
+        (idx[:100], code[:100], domain),  # fewer rows
+    ):
+        _same_counts(kept_counts.value_counts_kept("m", i, c, d), value_counts(i, c, d))
+    assert grown == [False] * 4
+    # a value outside the domain among the added rows: the whole count's error
+    kept_counts.value_counts_kept("m", idx, code, domain)
+    with pytest.raises(ValueError, match="outside the value domain"):
+        kept_counts.value_counts_kept("m", np.append(idx, 3), np.append(code, 9.0), domain)
+    with pytest.raises(ValueError, match="outside the value domain"):
+        value_counts(np.append(idx, 3), np.append(code, 9.0), domain)
+    # the kept counts are read again: nobody may write into them
+    counts = kept_counts.value_counts_kept("m", idx, code, domain)
+    with pytest.raises(ValueError):
+        counts.t_cnt[0] = 5.0
+
+
+def test_codes_are_compared_exactly(grown) -> None:
+    """Codes single precision cannot hold: the answers before are found the same (their counts
+    brought up to date), and an answer that differs beyond single precision is a changed
+    answer (counted whole)."""
+    from annotator.stats.agreement import value_counts
+
+    domain = np.array([0.1, 0.1 + 1e-12, 3.0])
+    idx = np.arange(4)
+    code = np.array([0.1, 3.0, 0.1, 3.0])
+    kept_counts.value_counts_kept("m", idx, code, domain)
+    more_idx, more = np.append(idx, 1), np.append(code, 0.1 + 1e-12)
+    _same_counts(
+        kept_counts.value_counts_kept("m", more_idx, more, domain),
+        value_counts(more_idx, more, domain),
+    )
+    moved = more.copy()
+    moved[0] = 0.1 + 1e-12  # the same in single precision
+    _same_counts(
+        kept_counts.value_counts_kept("m", more_idx, moved, domain),
+        value_counts(more_idx, moved, domain),
+    )
+    assert grown == [True, False]
