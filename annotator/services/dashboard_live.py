@@ -105,6 +105,14 @@ def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:
     return frames_cache.keep(folder, folder / DB_NAME, frames)
 
 
+def forget_kept() -> None:
+    """Let go of what live estimates keep from one refresh to the next (stats/kept_counts.py:
+    tens of megabytes at a million judgements), when the dashboard stops following a study."""
+    from ..stats import kept_counts
+
+    kept_counts.forget()
+
+
 def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.DashboardModel:
     """The live estimate's model: current point estimates, the last full report's intervals;
     the cycle collector held off meanwhile (memory.collection_paused)."""

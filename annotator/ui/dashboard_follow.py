@@ -123,6 +123,7 @@ class DashboardFollow(QWidget):
         self._stopped = True
         self._poll.stop()
         self.cancel()
+        dash_live.forget_kept()
 
     # -- computing -------------------------------------------------------------------
     def is_busy(self) -> bool:
