@@ -107,7 +107,7 @@ def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:
 
 def forget_kept() -> None:
     """Let go of what live estimates keep from one refresh to the next (stats/kept_counts.py:
-    tens of megabytes at a million judgements), when the dashboard stops following a study."""
+    6 MB at a million judgements), when the dashboard stops following a study."""
     from ..stats import kept_counts
 
     kept_counts.forget()

@@ -1,21 +1,16 @@
-"""What a live estimate counts, kept from one refresh to the next and brought up to date.
+"""The humans' pair tables of a live estimate, kept from one refresh to the next.
 
-A hundred new answers change a live estimate's counts on a hundred items only, yet each count
-read every answer again at every refresh. Two are kept here, per metric, each with what it was
-counted from; the next refresh brings them up to date. Both are whole numbers, exact in any
-order of summing, so each is the count a whole pass gives, bit for bit
-(tests/unit/test_kept_counts.py):
+A live estimate counts, per metric, how many items each two raters answered with each two codes:
+one product of every rater's one-hot codes with itself, (raters x codes) x items squared. A
+hundred new answers change those counts on a hundred items only, yet the product read all
+twenty thousand at every refresh. Here the last product is kept per metric, with the codes it
+was made from; the next one takes the old counts of the items whose codes changed away and
+adds their new ones (a rater new since then: an empty column before). The counts are whole
+numbers below 2**24, exact in single precision in any order of summing, so the tables are the
+ones a whole product gives, bit for bit (tests/unit/test_kept_counts.py).
 
-- the humans' pair tables (`cooccurrences`): how many items each two raters answered with each
-  two codes, one product of every rater's one-hot codes with itself, (raters x codes) x items
-  squared. The old counts of the items whose codes changed are taken away and their new ones
-  added (a rater new since then: an empty column before);
-- the answers' value counts (`value_counts_kept`, agreement.value_counts'): where the answers
-  are the last ones with rows added after them (a refresh that only added answers), the added
-  rows' counts are merged in.
-
-What is kept is checked against what is given at every call, never trusted by name: a key (a
-metric) only says which earlier count to start from.
+What is kept is checked against the codes themselves at every call, never trusted by name: a
+key (a metric) only says which earlier product to start from.
 """
 
 from __future__ import annotations
@@ -25,9 +20,6 @@ from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 import numpy as np
-
-from .agreement import ValueCounts, value_counts
-from .distinct import run_starts
 
 # products kept at once (one per metric of the study the dashboard follows)
 _MAX_KEPT = 64
@@ -42,15 +34,7 @@ class _Kept(NamedTuple):
     counts: np.ndarray  # (columns x codes) squared, float32
 
 
-class _Answers(NamedTuple):
-    idx: np.ndarray  # as given, in 32 bits where they fit
-    code: np.ndarray  # the codes' bit patterns
-    domain: np.ndarray
-    counts: ValueCounts
-
-
 _kept: dict[Hashable, _Kept] = {}
-_answers: dict[Hashable, _Answers] = {}
 _lock = threading.Lock()
 
 
@@ -84,88 +68,9 @@ def cooccurrences(
 
 
 def forget() -> None:
-    """Drop everything kept (tests; a study closed)."""
+    """Drop every kept product (tests; a study closed)."""
     with _lock:
         _kept.clear()
-        _answers.clear()
-
-
-def value_counts_kept(
-    key: Hashable, idx: np.ndarray, code: np.ndarray, domain: np.ndarray
-) -> ValueCounts:
-    """`value_counts(idx, code, domain)` (which see: it raises where a value is outside the
-    domain), brought up to date from the last call under `key` where `idx` and `code` are that
-    call's answers with rows added after them, and kept for the next call."""
-    idx, code = np.asarray(idx), np.asarray(code, dtype=np.float64)
-    domain = np.asarray(domain, dtype=np.float64)
-    with _lock:
-        before = _answers.get(key)
-    counts = _grown(before, idx, code, domain) if before is not None else None
-    if counts is None:
-        counts = value_counts(idx, code, domain)
-    for a in (counts.units, counts.t_unit, counts.t_val, counts.t_cnt, counts.m):
-        a.flags.writeable = False  # read again by the next call: nobody writes into them
-    kept = _Answers(_narrow(idx), _bits(code).copy(), domain, counts)
-    with _lock:
-        _answers.pop(key, None)
-        while len(_answers) >= _MAX_KEPT:
-            _answers.pop(next(iter(_answers)))
-        _answers[key] = kept
-    return counts
-
-
-def _narrow(idx: np.ndarray) -> np.ndarray:
-    """A copy of item positions, in 32 bits where they fit (compared with the next call's
-    exactly either way: a comparison widens them again)."""
-    if idx.dtype.kind in "iu" and len(idx) and 0 <= idx.min() and idx.max() < 2**31:
-        return idx.astype(np.int32)
-    return idx.copy()
-
-
-def _bits(x: np.ndarray) -> np.ndarray:
-    """Double-precision values as their bit patterns: equal exactly when the values are (a NaN
-    too; a bit pattern that differs only says the answers moved, and they are counted whole)."""
-    return np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
-
-
-def _grown(
-    before: _Answers, idx: np.ndarray, code: np.ndarray, domain: np.ndarray
-) -> ValueCounts | None:
-    """The counts of `idx`, `code` from `before`'s, where those are its answers and rows
-    added after them: the added rows counted and merged in; None where they are not."""
-    n = len(before.idx)
-    if (
-        len(idx) < n
-        or idx.dtype.kind not in "iu"
-        or not np.array_equal(before.domain, domain)
-        or not np.array_equal(before.idx, idx[:n])
-        or not np.array_equal(before.code, _bits(code)[:n])
-    ):
-        return None
-    if len(idx) == n:
-        return before.counts
-    added = value_counts(idx[n:], code[n:], domain)  # raises as the whole count would
-    V = max(1, len(domain))
-    old, new = before.counts, added
-    k_old = old.units[old.t_unit] * V + old.t_val
-    k_new = new.units[new.t_unit] * V + new.t_val
-    c_old = old.t_cnt.astype(np.int64)  # whole numbers, kept as floats
-    c_new = new.t_cnt.astype(np.int64)
-    # both sorted and distinct: each added key found among the old ones, or put in its place
-    at = np.searchsorted(k_old, k_new)
-    hit = at < len(k_old)
-    hit[hit] = k_old[at[hit]] == k_new[hit]
-    cnt = c_old.copy()
-    cnt[at[hit]] += c_new[hit]
-    keys = np.insert(k_old, at[~hit], k_new[~hit])
-    cnt = np.insert(cnt, at[~hit], c_new[~hit])
-    # as value_counts makes them from its sorted keys
-    t_item, t_val = keys // V, keys % V
-    first = run_starts(t_item)
-    units = t_item[first]
-    t_unit = np.cumsum(first, dtype=np.int64) - 1
-    m = np.bincount(t_unit, weights=cnt, minlength=len(units))
-    return ValueCounts(units, domain, t_unit, t_val, cnt.astype(float), m)
 
 
 def _updated(

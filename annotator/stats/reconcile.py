@@ -60,7 +60,7 @@ from .correlation import undefined_reason as corr_reason
 from .distinct import distinct, n_distinct, position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
-from .kept_counts import cooccurrences, value_counts_kept
+from .kept_counts import cooccurrences
 from .last_table import LastTable
 from .wide import Wide, wide_matrix
 
@@ -374,12 +374,7 @@ def human_section(
     answered = ~np.isnan(code)
     dom = spec.domain()
     idx = h["idx"].to_numpy()
-    # drops the cannot-judge (NaN) itself; a live estimate's kept from the refresh before
-    vc = (
-        value_counts(idx, code, dom)
-        if plan.n_boot
-        else value_counts_kept(("humans", spec.key), idx, code, dom)
-    )
+    vc = value_counts(idx, code, dom)  # drops the cannot-judge (NaN) itself
     # the items once, for the count, the consensus and the wide matrix
     items_of = distinct(idx) if len(idx) and idx.dtype == np.int64 else None
     sec: dict[str, Any] = {
