@@ -439,7 +439,8 @@ def certify(
     none = np.zeros(0, dtype=np.int64)
     h_idx, h_code = human["idx"].to_numpy(), human["code"].to_numpy()
     # no judge at all and no decisions asked for (a report's sections): each metric's items
-    # rated and left, without its tables (their pandas work was most of a live refresh's certify)
+    # rated and left are all there is to say, so its tables (pandas work, most of a live
+    # refresh's certify) are not built
     unjudged = not with_decisions and not len(judged) and not order
     for spec in certified:
         rows = human_rows.get(spec.key, none)

@@ -162,7 +162,7 @@ def fatigue_figures(
         # not looked up metric by metric (keys are below len(items) * R: idx rows of `items`);
         # an answer without a place in a session (an imported one) is counted and never read
         # several metrics to a count: each count makes (and faults in) an array of every key,
-        # 4 MB at a million judgements, so one count per metric was most of this section
+        # 4 MB at a million judgements, so the fewer counts the better
         n_at, agree_at = np.zeros(n_keys), np.zeros(n_keys)
         for part in _batches(pooled, _BATCH):
             key = np.concatenate([idx * R + rid for idx, rid, _ in part])

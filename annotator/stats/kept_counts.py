@@ -2,12 +2,12 @@
 
 A live estimate counts, per metric, how many items each two raters answered with each two codes:
 one product of every rater's one-hot codes with itself, (raters x codes) x items squared. A
-hundred new answers change those counts on a hundred items only, yet the product read all
-twenty thousand at every refresh. Here the last product is kept per metric, with the codes it
-was made from; the next one takes the old counts of the items whose codes changed away and
-adds their new ones (a rater new since then: an empty column before). The counts are whole
-numbers below 2**24, exact in single precision in any order of summing, so the tables are the
-ones a whole product gives, bit for bit (tests/unit/test_kept_counts.py).
+hundred new answers change those counts on a hundred items only, while the product reads every
+item. So the last product is kept per metric, with the codes it was made from; the next one
+takes the old counts of the items whose codes changed away and adds their new ones (a rater
+new since then: an empty column before). The counts are whole numbers below 2**24, exact in
+single precision in any order of summing, so the tables are the ones a whole product gives,
+bit for bit (tests/unit/test_kept_counts.py).
 
 What is kept is checked against the codes themselves at every call, never trusted by name: a
 key (a metric) only says which earlier product to start from.

@@ -63,6 +63,21 @@ def test_generator_cells_made_carried_are_the_generic_walks(demo_moved_on):
     assert all(type(e["by_case"]) is dict for e in jsonable(direct)["by_generator"].values())
 
 
+def _taken(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
+    """Whether each call of `module.name`, a short way that answers None where it does not
+    apply, was taken (True) or left to the long way (False)."""
+    seen: list[bool] = []
+    short = getattr(module, name)
+
+    def spy(*args: Any) -> Any:
+        out = short(*args)
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
 def _pairs(report: dict) -> dict[tuple, Any]:
     return {
         (key, pair, w): fig
@@ -89,14 +104,7 @@ def test_pair_kappas_of_a_live_estimate_are_the_full_computations(demo_moved_on,
         assert held.sum() >= 5
         earlier = dataclasses.replace(frames, judgements=j[~held].reset_index(drop=True))
         build_report(earlier, n_boot=N_BOOT, intervals_from=before)
-        update = kept_counts._updated
-
-        def spy(*args: Any) -> Any:
-            out = update(*args)
-            updated.append(out is not None)
-            return out
-
-        monkeypatch.setattr(kept_counts, "_updated", spy)
+        updated = _taken(monkeypatch, kept_counts, "_updated")
     elif way == "sparse":
         monkeypatch.setattr(reconcile, "_DENSE_PRODUCT", 0)
     elif way == "bootstrap block":
@@ -156,15 +164,7 @@ def _rater_alphas(report: dict) -> dict[tuple, Any]:
 
 def test_raters_alphas_of_a_live_estimate_are_the_full_computations(demo_moved_on, monkeypatch):
     frames, before, after = demo_moved_on
-    taken: list[bool] = []
-    short = raters._live_sliced_alpha
-
-    def counted(*args: Any) -> Any:
-        out = short(*args)
-        taken.append(out is not None)
-        return out
-
-    monkeypatch.setattr(raters, "_live_sliced_alpha", counted)
+    taken = _taken(monkeypatch, raters, "_live_sliced_alpha")
     live = build_report(frames, n_boot=N_BOOT, intervals_from=before)
     assert taken and all(taken)  # the demo's gates and scales: every metric the short way
     monkeypatch.setattr(raters, "_live_sliced_alpha", lambda *args: None)
