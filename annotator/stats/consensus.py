@@ -234,6 +234,20 @@ def encode_series(specs: list[MetricSpec], raw: pd.Series) -> dict[str, np.ndarr
     return out
 
 
+def _positions_among(items: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """np.searchsorted(items, at) for `at` drawn from the sorted distinct item indexes `items`:
+    through a table over their range where it is small (item rows), not a binary search per
+    pair."""
+    if not len(items) or items.dtype.kind not in "iu" or at.dtype.kind not in "iu":
+        return np.searchsorted(items, at)
+    lo, hi = int(items[0]), int(items[-1])
+    if lo < 0 or hi > 4 * len(at) + 4096:
+        return np.searchsorted(items, at)
+    place = np.zeros(hi + 1, dtype=np.int64)
+    place[items] = np.arange(len(items))
+    return place[at]
+
+
 def _factorize(raw: pd.Series) -> tuple[np.ndarray, list[Any]]:
     """Codes of the distinct values of a column (-1, the last slot, for NaN/None) and the values;
     lists become tuples so that they can be counted."""
@@ -268,7 +282,9 @@ def consensus(
     `counted`: the known answers counted where the caller has them (the value counts of alpha):
     per item and distinct answer its idx, its answer and its count, ordered by idx then answer.
     """
-    code = answers["code"].astype(float).to_numpy()
+    col = answers["code"]
+    # a float column read as it is, not copied (never written below)
+    code = col.to_numpy() if col.dtype == np.float64 else col.astype(float).to_numpy()
     if items_of is None:
         items_of = distinct(answers["idx"].astype(np.int64).to_numpy())
     items, item = items_of  # the items in order, each answer's among them
@@ -282,7 +298,7 @@ def consensus(
         pair_item, answer, count = _counted(code, item, m)
     else:  # whole counts (as floats): every sum and comparison below is the same
         at_idx, answer, count = counted
-        pair_item = np.searchsorted(items, at_idx)
+        pair_item = _positions_among(items, at_idx)
     # an item's pairs are consecutive: one segment per item with a known answer, from `first` to
     # `last`; an item with cannot-judge answers only has none and keeps `per_item`'s fill value
     first = np.flatnonzero(np.diff(pair_item, prepend=-1) != 0)

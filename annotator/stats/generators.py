@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .answers import metric_rows
+from .answers import at_rows, metric_rows
 from .bootstrap import Plain, _interval, batches, resample_counts, rng_for, summarize
 from .consensus import VERDICT_KEY, MetricSpec
 from .last_table import LastTable
@@ -114,6 +114,11 @@ class _CellIndex:
     by_gen: dict[str, list[int]]
     # "a - b" -> (the shared cases in order, a's cells, b's cells)
     pairs: dict[str, tuple[tuple[str, ...], np.ndarray, np.ndarray]]
+    # each cell's generator and case as Python lists, and its case as an array (the figures
+    # read them a cell at a time: taken from the frame once, not once per figure and refresh)
+    gens: list[str]
+    cases: list[str]
+    case_array: np.ndarray
 
     @classmethod
     def of(cls, cell_keys: pd.DataFrame) -> _CellIndex:
@@ -131,7 +136,7 @@ class _CellIndex:
             ia = np.array([cell_of[a][c] for c in shared], dtype=np.int64)
             ib = np.array([cell_of[b][c] for c in shared], dtype=np.int64)
             pairs[f"{a} - {b}"] = (shared, ia, ib)
-        return cls(by_gen, pairs)
+        return cls(by_gen, pairs, gens, cases, np.array(cases, dtype=object))
 
 
 @dataclass(frozen=True)
@@ -248,7 +253,7 @@ def generator_section(
     all_idx = human["idx"].to_numpy(dtype=np.int64)
     all_code = human["code"].to_numpy(dtype=float)
     for key in [s.key for s in figs if s.key in answered]:
-        idx, code = all_idx[answered[key]], all_code[answered[key]]
+        idx, code = at_rows(all_idx, answered[key]), at_rows(all_code, answered[key])
         mean = _item_means(idx, code)
         size = pd.Series(np.bincount(idx)[mean.index.to_numpy()], index=mean.index)
         keep = np.isin(meta_idx, mean.index.to_numpy())
@@ -399,14 +404,13 @@ def _figure(
     share = spec.nominal
     # per cell as Python scalars: the loop below runs once per cell and figure (5,000 cells at a
     # million answers), and numpy's and pandas' scalar access cost more than the rest of it
-    case_of = cell_keys["case_id"].to_numpy(object)
+    case_of = index.case_array
     points, n_items, n_answers = cell_point.tolist(), cell_items.tolist(), cell_answers.tolist()
     bounds = list(zip(lo.tolist(), hi.tolist(), k_ok.tolist(), strict=True))
     # the cells by generator, each generator's by case (sorted, as the report lists them)
     by_gen = index.by_gen
     if live is not None:  # a live estimate's rows are made at the end, the unmoved ones kept
-        gen_of = cell_keys["generator"].tolist()
-        live.add(name, share, gen_of, case_of.tolist(), points, n_items, n_answers, reps, bounds)
+        live.add(name, share, index.gens, index.cases, points, n_items, n_answers, reps, bounds)
     for g, in_gen in by_gen.items():
         entry = result["by_generator"][g]
         by_case = entry["by_case"]

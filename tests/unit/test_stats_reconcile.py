@@ -354,7 +354,10 @@ def test_consensus_flags_ties_instead_of_breaking_them() -> None:
 
 @pytest.mark.parametrize("which", [0, 1, 4])  # a gate, a 1-5 scale, a tag
 @pytest.mark.parametrize("seed", [0, 1])
-def test_consensus_from_the_value_counts_is_the_consensus_counted(which: int, seed: int) -> None:
+@pytest.mark.parametrize("spread", [1, 1000])  # item rows; indexes too far apart for a table
+def test_consensus_from_the_value_counts_is_the_consensus_counted(
+    which: int, seed: int, spread: int
+) -> None:
     """The humans' section hands consensus() alpha's value counts instead of letting it count
     the answers again: every column the same, bit for bit (items with cannot-judge answers
     only, lone answers, ties, sparse item indexes); a domain out of order is counted apart."""
@@ -366,7 +369,7 @@ def test_consensus_from_the_value_counts_is_the_consensus_counted(which: int, se
     dom = spec.domain()
     rng = np.random.default_rng(seed)
     n = 3_000
-    idx = np.sort(rng.choice(np.arange(0, 4_000, 3), n)).astype(np.int64)
+    idx = np.sort(rng.choice(np.arange(0, 4_000, 3), n)).astype(np.int64) * spread
     code = rng.choice(dom, n)
     code[rng.random(n) < 0.15] = np.nan  # cannot judge
     code[idx == idx[7]] = np.nan  # an item with cannot-judge answers only
@@ -429,6 +432,22 @@ def test_leave_one_out_positions_are_present_positions_of_the_kept_answers() -> 
     assert np.array_equal(raters._leave_one_out(*lone, gate).positions(np.arange(5) < 4)[0], [0])
     scale = metric_specs(UI)[1]  # a median: no positions found, the long way finds them
     assert raters._leave_one_out(*drawn, scale).positions(None) is None
+
+
+def test_the_cells_columns_are_the_rows_columns() -> None:
+    """The others' counts of every (item, own value) cell, made as columns, are count_columns'
+    columns and totals of the rows `counts[:, None, :] - eye(V)`, number for number (empty
+    items and every domain size the rubrics have)."""
+    from annotator.stats import raters
+    from annotator.stats.package_alpha import count_columns
+
+    rng = np.random.default_rng(11)
+    for V in (1, 2, 3, 6, 11):
+        counts = rng.integers(0, 4, (257, V)).astype(float)
+        counts[rng.random(257) < 0.2] = 0.0  # items nobody answered
+        want_cols, want_m = count_columns((counts[:, None, :] - np.eye(V)).reshape(-1, V))
+        got_cols, got_m = raters._cell_columns(counts)
+        assert np.array_equal(got_cols, want_cols) and np.array_equal(got_m, want_m)
 
 
 def test_leave_one_out_is_the_others_majority_or_median_answer_by_answer() -> None:
@@ -532,7 +551,7 @@ def test_metric_rows_are_each_metrics_answers_in_table_order(categorical: bool) 
     positions: the rows a filter on the metric (and a known code) gives, whether the table
     lists one metric after another or mixes them, with a metric's name as a category or as
     text."""
-    from annotator.stats.answers import metric_rows
+    from annotator.stats.answers import at_rows, metric_rows
 
     rng = np.random.default_rng(1)
     for _ in range(200):
@@ -556,6 +575,13 @@ def test_metric_rows_are_each_metrics_answers_in_table_order(categorical: bool) 
             assert set(got) == {k for k, rows in want.items() if len(rows)}
             for k, rows in got.items():
                 assert np.array_equal(rows, want[k]), k
+                # and the values at those rows: a read-only view where they are one run
+                values = at_rows(code, rows)
+                assert np.array_equal(values, code[rows], equal_nan=True)
+                if rows[-1] - rows[0] + 1 == len(rows):
+                    assert np.shares_memory(values, code) and not values.flags.writeable
+                else:
+                    assert not np.shares_memory(values, code)
 
 
 @pytest.mark.parametrize("categorical", [True, False])
