@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import ItemBootstrap, Pending, Replicates, sliced_point, undefined
-from .distinct import run_starts
+from .distinct import distinct, run_starts
 from .first_rows import first_rows
 from .frames import StudyFrames
 from .row_codes import codes_kept, index_positions
@@ -46,7 +46,11 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
     rows = rows[j["session_id"].notna().to_numpy()[rows]]
     if not len(rows):
         return pd.DataFrame(columns=_NO_PLACE)
-    order = pd.to_numeric(j["position"].iloc[rows], errors="coerce").to_numpy(float)
+    place = j["position"]
+    if place.dtype.kind in "iuf":  # numbers already (the app's column): read, not parsed
+        order = place.to_numpy()[rows].astype(float)
+    else:
+        order = pd.to_numeric(place.iloc[rows], errors="coerce").to_numpy(float)
     if np.isnan(order).all():
         t = pd.to_datetime(j["created_at"].iloc[rows], errors="coerce", utc=True)
         if t.isna().all():
@@ -60,10 +64,22 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
     rows, order = rows[keep], order[keep]
     if not len(rows):
         return pd.DataFrame(columns=_NO_PLACE)
-    session = pd.factorize(j["session_id"].iloc[rows])[0].astype(np.int64)
+    # a session's code only groups and counts its judgements: numbered by counting where the
+    # ids are whole numbers (the app's), not by hashing them
+    sid = j["session_id"]
+    if sid.dtype.kind in "iu":
+        session = distinct(sid.to_numpy()[rows])[1].astype(np.int64, copy=False)
+    else:
+        session = pd.factorize(sid.iloc[rows])[0].astype(np.int64)
     group = _rater_codes(frames, j, rows) * (int(session.max()) + 1) + session
     n = len(rows)
-    by = np.lexsort((np.arange(n), order, group))
+    span = int(order.max()) + 1
+    if order.min() >= 0 and (int(group.max()) + 1) * span < 2**62 and (order % 1 == 0).all():
+        # whole places: one key, sorted stably (ties stay in table order), as the lexsort
+        # orders them; the rows come mostly in session order, which a stable sort is quick on
+        by = np.argsort(group * span + order.astype(np.int64), kind="stable")
+    else:
+        by = np.lexsort((np.arange(n), order, group))
     starts = run_starts(group[by])
     rank = np.empty(n)
     rank[by] = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))

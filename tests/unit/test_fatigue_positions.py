@@ -26,15 +26,26 @@ def _by_groupby(j: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_place_in_the_session_is_the_groupby_s_rank(seed):
+@pytest.mark.parametrize("columns", ["with gaps", "the app's integers", "half places"])
+def test_the_place_in_the_session_is_the_groupby_s_rank(seed, columns):
+    """Missing sessions and places (float columns), the app's integer columns (session ids
+    numbered by counting, places sorted as one key) and places that are not whole numbers
+    (the lexsort)."""
     rng = np.random.default_rng(seed)
     n = 400
+    session = rng.choice([1.0, 2.0, 3.0, np.nan], n)
+    position = np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 12, n))  # ties
+    if columns == "the app's integers":
+        session = rng.choice([7, 30, 31, 500], n)
+        position = rng.integers(0, 12, n)
+    elif columns == "half places":
+        position = rng.integers(0, 24, n) / 2.0
     j = pd.DataFrame(
         {
             "item_id": [f"i{k}" for k in rng.integers(0, 60, n)],
             "rater": rng.choice(["ada", "bo", "cy", None], n, p=[0.4, 0.3, 0.25, 0.05]),
-            "session_id": rng.choice([1.0, 2.0, 3.0, np.nan], n),
-            "position": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 12, n)),  # ties
+            "session_id": session,
+            "position": position,
             "created_at": pd.Timestamp("2026-12-01"),
         }
     )
