@@ -107,10 +107,13 @@ def keep_frames(study: Study, frames: LiveFrames) -> LiveFrames:
 
 def forget_kept() -> None:
     """Let go of what live estimates keep from one refresh to the next (stats/kept_counts.py:
-    6 MB at a million judgements), when the dashboard stops following a study."""
+    6 MB at a million judgements; the last pairwise section and its votes), when the dashboard
+    stops following a study."""
     from ..stats import kept_counts
+    from ..stats.report_model import forget_pairwise
 
     kept_counts.forget()
+    forget_pairwise()
 
 
 def compute_live(live: LiveInputs, task: TaskState | None = None) -> dash.DashboardModel:

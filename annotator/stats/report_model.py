@@ -16,6 +16,8 @@ top level "verdict", "adjudication" (None when nothing was adjudicated), "genera
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,16 +59,49 @@ def _empty_pairwise(note: str) -> dict[str, Any]:
     }
 
 
+# the last pairwise section and what it was computed from: the vote tables (held, not weakly:
+# a live refresh after a new rater reads equal votes into new tables), the resamples, the seed
+# and the smallest count; forgotten with forget_pairwise
+_PAIRWISE: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+_PAIRWISE_LOCK = threading.Lock()
+
+
 def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
+    """The pairwise section: a function of the votes alone, so computed once for the same votes
+    (a live refresh that only added answers keeps their tables; one after a new rater reads them
+    again, equal) and handed out as a copy, which a live estimate's carried intervals are
+    written into (every live refresh fitted Bradley-Terry again on the same votes)."""
     try:
         from .pairwise import pairwise_section
     except ModuleNotFoundError as exc:
         if exc.name != f"{__package__}.pairwise":
             raise
         return _empty_pairwise("pairwise figures not computed (pairwise module not available)")
-    return pairwise_section(
-        frames, n_boot=n_boot, seed=seed, min_count=setting(frames.settings, "min_count_for_share")
+    min_count = setting(frames.settings, "min_count_for_share")
+    made_with = (frames.pair_votes, frames.judge_pair_votes, n_boot, seed, min_count)
+    with _PAIRWISE_LOCK:
+        last = _PAIRWISE[0] if _PAIRWISE else None
+    if last is not None and _same_votes(last[0], made_with):
+        return copy.deepcopy(last[1])
+    section = pairwise_section(frames, n_boot=n_boot, seed=seed, min_count=min_count)
+    with _PAIRWISE_LOCK:
+        _PAIRWISE[:] = [(made_with, section)]
+    return copy.deepcopy(section)
+
+
+def _same_votes(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """The same votes (the tables, or equal ones: values, types and labels) and numbers."""
+    same = all(
+        x is y or (x.columns.equals(y.columns) and x.equals(y))
+        for x, y in zip(a[:2], b[:2], strict=True)
     )
+    return same and a[2:] == b[2:]
+
+
+def forget_pairwise() -> None:
+    """Let go of the last pairwise section and its votes (the dashboard stops following)."""
+    with _PAIRWISE_LOCK:
+        _PAIRWISE.clear()
 
 
 def _label(spec: Any, rubric: Any) -> str:

@@ -653,10 +653,11 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     assert view.stale_note.isVisibleTo(view) and "Live estimate" in note and "≈" in note
     assert f'marked "as of {as_of}"' in note
     assert view.report() is None  # a live estimate is not the report
-    # what the estimate counted is kept for the next one (stats/kept_counts.py)
-    from annotator.stats import kept_counts
+    # what the estimate counted is kept for the next one (stats/kept_counts.py), and the
+    # pairwise section computed for the votes
+    from annotator.stats import kept_counts, report_model
 
-    assert kept_counts._kept
+    assert kept_counts._kept and report_model._PAIRWISE
     # unchanged since: nothing more until the gap has passed
     view.check_for_changes()
     qtbot.waitUntil(lambda: not view._asking, timeout=10_000)
@@ -672,7 +673,7 @@ def test_between_full_computations_a_change_brings_a_live_estimate(
     assert not any("Chart as of" in c.caption for c in charts(view.model).values())
     assert not view.stale_note.isVisibleTo(view)
     view.shutdown()  # the dashboard no longer follows the study: nothing kept for it
-    assert not kept_counts._kept
+    assert not kept_counts._kept and not report_model._PAIRWISE
 
 
 def test_a_live_estimate_whose_team_read_fails_keeps_the_team_shown(

@@ -261,3 +261,51 @@ def test_a_live_views_charts_are_drawn_once_per_full_report(demo_moved_on, monke
     other = view(after)  # the next full report: its own charts
     assert len(drawn) == 3 * n_first
     assert other["agreement"]["charts"] != first["agreement"]["charts"]
+
+
+def test_the_pairwise_section_is_computed_once_for_the_same_votes(demo_moved_on, monkeypatch):
+    """The pairwise section is a function of the votes alone: computed once for the same votes
+    (the same tables, kept by a live refresh that only added answers, or equal ones, read again
+    after a new rater) and handed out as copies, so a live estimate's carried intervals written
+    into one never reach the next; equal to one computed afresh; other votes or another seed
+    compute it again, and nothing is kept once forgotten."""
+    from annotator.stats import pairwise, report_model
+
+    frames, before, _after = demo_moved_on
+    assert len(frames.pair_votes) and len(frames.judge_pair_votes)  # the demo has both
+    calls: list[int] = []
+    whole = pairwise.pairwise_section
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return whole(*args, **kw)
+
+    monkeypatch.setattr(pairwise, "pairwise_section", counted)
+    report_model.forget_pairwise()
+    first = report_model._pairwise(frames, N_BOOT, 0)
+    assert len(calls) == 1
+    first["position_bias"]["written"] = "into this copy"
+    read_again = dataclasses.replace(
+        frames,
+        pair_votes=frames.pair_votes.copy(),
+        judge_pair_votes=frames.judge_pair_votes.copy(),
+    )
+    again = report_model._pairwise(read_again, N_BOOT, 0)
+    assert len(calls) == 1 and "written" not in again["position_bias"]
+    afresh = whole(frames, n_boot=N_BOOT, seed=0, min_count=frames.settings["min_count_for_share"])
+    assert json.dumps(again) == json.dumps(afresh)
+    again["position_bias"]["written"] = "into this copy too"
+    assert "written" not in report_model._pairwise(frames, N_BOOT, 0)["position_bias"]
+    # live estimates (no resampling: n_boot 1) on the same votes: the first computes, the
+    # next reads, and the carried intervals written into the first do not reach the second
+    live = [build_report(frames, n_boot=N_BOOT, intervals_from=before) for _ in range(2)]
+    assert len(calls) == 2
+    assert json.dumps(live[0]) == json.dumps(live[1])
+    assert live[0]["pairwise"]["bradley_terry"]
+    report_model._pairwise(frames, 1, 1)
+    one_less = dataclasses.replace(frames, pair_votes=frames.pair_votes.iloc[1:])
+    report_model._pairwise(one_less, 1, 1)
+    assert len(calls) == 4
+    report_model.forget_pairwise()
+    report_model._pairwise(one_less, 1, 1)
+    assert len(calls) == 5
