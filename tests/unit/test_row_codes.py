@@ -218,3 +218,41 @@ def test_the_answers_codes_name_every_rater_past_a_byte(populated, n_raters):
     by_metric = got.groupby("metric", observed=True)["rater"].nunique()
     assert (by_metric == n_raters).all(), by_metric
     assert VERDICT_KEY in by_metric.index
+
+
+def test_the_verdicts_come_by_item_id_then_rater_whatever_the_items_order(populated):
+    """The verdicts' rows are ordered by item id, then rater: the same rows, in that order,
+    from an items table in id order and from one in any other order."""
+    rng = np.random.default_rng(3)
+    rows = [
+        (f"it{i:02d}", f"r{k}", metric, value)
+        for i in rng.permutation(12)
+        for k in rng.permutation(4)
+        for metric, value in (
+            ("instruction_following", "PASS" if rng.random() < 0.8 else "FAIL"),
+            ("text_rendering", "PASS" if rng.random() < 0.7 else "FAIL"),
+            ("layout_hierarchy", int(rng.integers(0, 6))),
+            ("ui_affordance", int(rng.integers(0, 6))),
+            ("failure_tags", ()),
+        )
+    ]
+    frames = _frames(populated.rubric, rows)
+    specs = metric_specs(frames.rubric)
+
+    def verdicts(items: pd.DataFrame) -> list[tuple[str, str, float]]:
+        got = human_answers(frames, specs, items)
+        got = got[got["metric"] == VERDICT_KEY]
+        return list(
+            zip(got["item_id"].astype(str), got["rater"].astype(str), got["code"], strict=True)
+        )
+
+    in_order = item_table(frames)
+    assert in_order["item_id"].is_monotonic_increasing
+    shuffled = in_order.iloc[rng.permutation(len(in_order))].reset_index(drop=True)
+    shuffled = shuffled.assign(idx=np.arange(len(shuffled)))
+    want = verdicts(in_order)
+    assert [(i, r) for i, r, _ in want] == sorted((i, r) for i, r, _ in want)
+    assert len(want) == 12 * 4 and {c for *_, c in want} <= {0.0, 1.0}
+    got = verdicts(shuffled)
+    assert [(i, r) for i, r, _ in got] == [(i, r) for i, r, _ in want]
+    assert np.array_equal([c for *_, c in got], [c for *_, c in want], equal_nan=True)
