@@ -70,7 +70,7 @@ def _pairwise(frames: StudyFrames, n_boot: int, seed: int) -> dict[str, Any]:
     """The pairwise section: a function of the votes alone, so computed once for the same votes
     (a live refresh that only added answers keeps their tables; one after a new rater reads them
     again, equal) and handed out as a copy, which a live estimate's carried intervals are
-    written into (every live refresh fitted Bradley-Terry again on the same votes)."""
+    written into: a refresh that only added answers fits no Bradley-Terry model again."""
     try:
         from .pairwise import pairwise_section
     except ModuleNotFoundError as exc:
