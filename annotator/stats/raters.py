@@ -1,6 +1,6 @@
 """Per-rater figures: agreement with the others (and, from fatigue.py, by place in the session).
 
-Each answer is compared with the *leave-one-out consensus*: the consensus of
+Each answer is compared with the *leave-one-out consensus* (leave_one_out.py): the consensus of
 the other raters of the same item (majority for nominal metrics, a tie gives
 none; median for scales). An answer agrees when it equals the majority, or for
 a scale when it is within half a point of the median (so both neighbours of a
@@ -35,169 +35,8 @@ from .distinct import distinct, position_in, present_positions, run_starts
 from .fatigue import fatigue_figures
 from .first_rows import first_rows
 from .frames import StudyFrames
-from .package_alpha import count_columns
+from .leave_one_out import consensus_values, left_out
 from .row_codes import codes_kept
-
-
-def leave_one_out(h: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
-    """Answers (idx, rater, code) with `loo` (others' consensus, NaN if none) and `agree`."""
-    a = h[h["code"].notna()][["idx", "rater", "code"]].reset_index(drop=True)
-    if not len(a):
-        return a.assign(loo=np.nan, agree=np.nan)
-    loo, agree = _loo_values(a["idx"].to_numpy(np.int64), a["code"].to_numpy(float), spec)
-    return a.assign(loo=loo, agree=agree)
-
-
-def _loo_values(
-    idx: np.ndarray, code: np.ndarray, spec: MetricSpec
-) -> tuple[np.ndarray, np.ndarray]:
-    """`leave_one_out` on arrays (item idx and code of each answer, no NaN code, at least one
-    answer): the others' consensus (NaN if none) and whether the answer agrees (NaN if none)."""
-    out = _leave_one_out(idx, code, spec)
-    return out.val, out.agree
-
-
-class _LeftOut(NamedTuple):
-    """`_loo_values`' consensus and agreement, and for a nominal metric whose answers are all
-    values of its domain, where each answer and its consensus lie among the answers' distinct
-    values `dom` (`own`, `at`; `at` has no meaning where the consensus is NaN)."""
-
-    val: np.ndarray
-    agree: np.ndarray
-    dom: np.ndarray | None = None
-    own: np.ndarray | None = None
-    at: np.ndarray | None = None
-
-    def positions(
-        self, has: np.ndarray | None
-    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
-        """present_positions(domain, code[has], val[has]) from the positions found (`has`: the
-        answers with a consensus, None for all of them); None where none were found."""
-        if self.dom is None or self.own is None or self.at is None:
-            return None
-        if has is None:
-            return self.dom, (self.own, self.at)
-        own, at = self.own[has], self.at[has]
-        V = len(self.dom)
-        seen = (np.bincount(own, minlength=V) > 0) | (np.bincount(at, minlength=V) > 0)
-        if seen.all():
-            return self.dom, (own, at)
-        rank = np.cumsum(seen) - 1  # a value only dropped answers took: the others move down
-        return self.dom[seen], (rank[own], rank[at])
-
-
-def _leave_one_out(idx: np.ndarray, code: np.ndarray, spec: MetricSpec) -> _LeftOut:
-    """`_loo_values`, with the positions it found on the way (`_LeftOut`)."""
-    found = present_positions(spec.domain(), code) if spec.nominal else None
-    if found is not None:
-        dom, (own,) = found
-    else:
-        dom = np.unique(code) if spec.nominal else spec.domain()
-        own = position_in(dom, code)
-    V = len(dom)
-    # item x value counts, one row per item index: a bincount instead of a sort of the items
-    # (np.unique) and an np.add.at; item indexes too sparse for a row each are renumbered
-    if idx.min() >= 0 and idx.max() < 2 * len(idx) + 1024:
-        row = idx
-    else:
-        row = np.unique(idx, return_inverse=True)[1].reshape(-1)
-    n_rows = int(row.max()) + 1
-    counts = np.bincount(row * V + own, minlength=n_rows * V).reshape(n_rows, V).astype(float)
-    if n_rows * V <= len(code):
-        # the others' counts depend on the item and the answer's own value only: the consensus
-        # is found once per (item, value) cell and read by each answer (ten raters: a fifth of
-        # the rows for a yes/no metric)
-        cell = row * V + own
-        val, at = _consensus_of_columns(*_cell_columns(counts), dom, spec.nominal)
-        val, at = val[cell], (at[cell] if at is not None else None)
-    else:
-        loo = counts[row]
-        loo[np.arange(len(code)), own] -= 1.0
-        val, at = _consensus_at(loo, dom, spec.nominal)
-    if spec.nominal:
-        agree = (code == val).astype(float)
-    else:
-        agree = (np.abs(code - val) <= 0.5).astype(float)
-    agree[np.isnan(val)] = np.nan
-    if found is None:
-        return _LeftOut(val, agree)
-    return _LeftOut(val, agree, dom, own, at)
-
-
-def _cell_columns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The others' counts of every (item, own value) cell, as `count_columns` gives them for
-    `(counts[:, None, :] - np.eye(V)).reshape(-1, V)`: its columns (V x items * V) and each
-    cell's total, made as columns at once rather than as rows and then transposed (a 0-5
-    scale: 5 -> 0.7 ms a metric at a million judgements). Whole numbers: the same sums."""
-    n_rows, V = counts.shape
-    cols = np.repeat(counts.T, V, axis=1)  # each item's counts once per own value
-    for k in range(V):
-        cols[k, k::V] -= 1.0  # the answer's own value, left out
-    m = cols[0].copy()
-    for c in cols[1:]:
-        m += c
-    return cols, m
-
-
-def _consensus_values(spec: MetricSpec) -> np.ndarray:
-    """Every value an answer or a leave-one-out consensus of `spec` can take, sorted: its
-    domain, and for a median the midpoints of two values as `_consensus` computes them."""
-    dom = spec.domain()
-    if spec.nominal:
-        return dom
-    return np.unique(np.add.outer(dom, dom) / 2.0)
-
-
-def _consensus_at(
-    loo: np.ndarray, dom: np.ndarray, nominal: bool
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The consensus of each row of others' counts over `dom` (NaN if none): the majority for
-    a nominal metric (a tie gives none), else the median.
-
-    Value by value over the counts' columns (a few), not reductions along rows of a few
-    counts each, which numpy walks a row at a time: a tenth of the time on a yes/no metric's
-    hundred thousand rows. The counts are whole numbers, so every sum is the same in any order.
-    With it, for a nominal metric, the majority's position in `dom` (no meaning where the
-    consensus is NaN); None for a median.
-    """
-    if not len(dom):
-        return np.full(len(loo), np.nan), None
-    return _consensus_of_columns(*count_columns(loo), dom, nominal)
-
-
-def _consensus_of_columns(
-    cols: np.ndarray, m: np.ndarray, dom: np.ndarray, nominal: bool
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """`_consensus_at` of counts given as their columns (values x rows) and each row's total."""
-    V = len(dom)
-    if not V:
-        return np.full(len(m), np.nan), None
-    if nominal:
-        top = cols[0].copy()
-        for c in cols[1:]:
-            np.maximum(top, c, out=top)
-        n_top = np.zeros(len(top), dtype=np.int64)
-        first = np.full(len(top), V - 1, dtype=np.int64)  # the first column at the top
-        for k in range(V - 1, -1, -1):
-            at_top = cols[k] == top
-            n_top += at_top
-            first[at_top] = k
-        val = dom[first].astype(float)
-        val[(m == 0) | (n_top > 1)] = np.nan
-        return val, first
-    k_lo = np.floor((m - 1) / 2.0)
-    k_hi = np.floor(m / 2.0)
-    # the median's two ranks: the values whose running count has not passed them
-    n_lo = np.zeros(len(m), dtype=np.int64)
-    n_hi = np.zeros(len(m), dtype=np.int64)
-    cum = np.zeros(len(m))
-    for c in cols:
-        cum += c
-        n_lo += cum <= k_lo
-        n_hi += cum <= k_hi
-    lo = dom[np.minimum(n_lo, V - 1)]
-    hi = dom[np.minimum(n_hi, V - 1)]
-    return np.where(m > 0, (lo + hi) / 2.0, np.nan), None
 
 
 def rater_section(
@@ -247,7 +86,7 @@ def rater_section(
         if rows is None:
             continue
         idx, code, rid = at_rows(all_idx, rows), at_rows(all_code, rows), rater_ids.at(rows)
-        left = _leave_one_out(idx, code, spec)
+        left = left_out(idx, code, spec)
         loo, agree = left.val, left.agree
         has = ~np.isnan(loo)
         if not has.any():
@@ -346,8 +185,8 @@ def _sliced_alpha(
     """Alpha between each rater and the leave-one-out consensus, one block for all raters.
     `idx`, `code`, `loo`, `rid`: item index, answer, consensus and rater of each answer.
     `known`: what present_positions gives for the answers and their consensus, when the
-    leave-one-out step found it (`_LeftOut.positions`)."""
-    found = known or present_positions(_consensus_values(spec), code, loo)
+    leave-one-out step found it (`LeftOut.positions`)."""
+    found = known or present_positions(consensus_values(spec), code, loo)
     if found is None:
         dom, pos = np.unique(np.concatenate([code, loo])), None
     else:
@@ -510,4 +349,4 @@ def _add_drift(frames: StudyFrames, out: dict[str, Any]) -> None:
                 out[r].setdefault(k, v)
 
 
-__all__ = ["leave_one_out", "rater_section"]
+__all__ = ["rater_section"]

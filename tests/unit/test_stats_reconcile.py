@@ -21,7 +21,7 @@ from annotator.ingest.rubrics import load_rubric
 from annotator.stats.answers import consensus_table, human_answers, item_table
 from annotator.stats.consensus import consensus, metric_specs
 from annotator.stats.frames import JUDGEMENT_COLUMNS, StudyFrames
-from annotator.stats.raters import leave_one_out
+from annotator.stats.leave_one_out import leave_one_out
 from annotator.stats.report_model import build_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -410,8 +410,8 @@ def test_leave_one_out_positions_are_present_positions_of_the_kept_answers() -> 
     present_positions finds among the answers with a consensus and their consensus, for every
     answer kept and for the kept ones alone: a value only lone or tied answers took drops out
     and the values above it move down."""
-    from annotator.stats import raters
     from annotator.stats.distinct import present_positions
+    from annotator.stats.leave_one_out import left_out
 
     gate = metric_specs(UI)[0]
     lone = (np.array([0, 0, 1, 1, 2]), np.array([0.0, 0.0, 0.0, 0.0, 1.0]))  # item 2: alone
@@ -420,7 +420,7 @@ def test_leave_one_out_positions_are_present_positions_of_the_kept_answers() -> 
     drawn = (np.repeat(np.arange(300), n), rng.integers(0, 2, int(n.sum())).astype(float))
     full = (np.repeat(np.arange(50), 4), np.tile([0.0, 0.0, 0.0, 1.0], 50))  # no tie, none alone
     for idx, code in (lone, drawn, full):
-        left = raters._leave_one_out(idx, code, gate)
+        left = left_out(idx, code, gate)
         has = ~np.isnan(left.val)
         want = present_positions(gate.domain(), code[has], left.val[has])
         assert want is not None
@@ -428,17 +428,17 @@ def test_leave_one_out_positions_are_present_positions_of_the_kept_answers() -> 
             assert got is not None
             assert np.array_equal(got[0], want[0])
             assert all(np.array_equal(a, b) for a, b in zip(got[1], want[1], strict=True))
-    assert not np.isnan(raters._leave_one_out(*full, gate).val).any()
-    assert np.array_equal(raters._leave_one_out(*lone, gate).positions(np.arange(5) < 4)[0], [0])
+    assert not np.isnan(left_out(*full, gate).val).any()
+    assert np.array_equal(left_out(*lone, gate).positions(np.arange(5) < 4)[0], [0])
     scale = metric_specs(UI)[1]  # a median: no positions found, the long way finds them
-    assert raters._leave_one_out(*drawn, scale).positions(None) is None
+    assert left_out(*drawn, scale).positions(None) is None
 
 
 def test_the_cells_columns_are_the_rows_columns() -> None:
     """The others' counts of every (item, own value) cell, made as columns, are count_columns'
     columns and totals of the rows `counts[:, None, :] - eye(V)`, number for number (empty
     items and every domain size the rubrics have)."""
-    from annotator.stats import raters
+    from annotator.stats.leave_one_out import cell_columns
     from annotator.stats.package_alpha import count_columns
 
     rng = np.random.default_rng(11)
@@ -446,7 +446,7 @@ def test_the_cells_columns_are_the_rows_columns() -> None:
         counts = rng.integers(0, 4, (257, V)).astype(float)
         counts[rng.random(257) < 0.2] = 0.0  # items nobody answered
         want_cols, want_m = count_columns((counts[:, None, :] - np.eye(V)).reshape(-1, V))
-        got_cols, got_m = raters._cell_columns(counts)
+        got_cols, got_m = cell_columns(counts)
         assert np.array_equal(got_cols, want_cols) and np.array_equal(got_m, want_m)
 
 
