@@ -105,8 +105,9 @@ def left_out(idx: np.ndarray, code: np.ndarray, spec: MetricSpec) -> LeftOut:
 def cell_columns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The others' counts of every (item, own value) cell, as `count_columns` gives them for
     `(counts[:, None, :] - np.eye(V)).reshape(-1, V)`: its columns (V x items * V) and each
-    cell's total, made as columns at once rather than as rows and then transposed (a 0-5
-    scale: 5 -> 0.7 ms a metric at a million judgements). Whole numbers: the same sums."""
+    cell's total, made as columns at once: the consensus reads the counts value by value, and
+    rows transposed into columns cost a copy of every cell (most of the step on a 0-5 scale).
+    Whole numbers: the same sums."""
     n_rows, V = counts.shape
     cols = np.repeat(counts.T, V, axis=1)  # each item's counts once per own value
     for k in range(V):
