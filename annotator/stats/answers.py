@@ -10,26 +10,22 @@ codes where a live refresh only added rows).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..domain.rubric import FAIL, PASS, Rubric
-from ..domain.verdict import compile_rules
+from ..domain.rubric import Rubric
 from .consensus import (
     VERDICT_KEY,
     MetricSpec,
-    _factorize,
     consensus,
     metric_specs,
-    typed_answer,
 )
-from .distinct import distinct
 from .first_rows import first_rows
 from .frames import Grown, StudyFrames
 from .last_table import LastTable
+from .rater_verdicts import rater_verdicts
 from .reasons import reason_rows
 from .row_codes import by_base, codes_of
 
@@ -174,7 +170,7 @@ def _answers(
                 nums_all.append(c)
     verdict_spec = next((s for s in specs if s.key == VERDICT_KEY), None)
     if verdict_spec is not None:
-        v = _verdicts(df, rubric, rc.rows_of, rc.answers_of, item_pos, who_codes, item_rank)
+        v = rater_verdicts(df, who, rubric, rc, item_rank, grown)
         if v is not None and len(v[0]):
             v_idx, v_who, v_code = v
             idx_parts.append(v_idx)
@@ -244,117 +240,6 @@ def _item_order(items: pd.DataFrame) -> tuple[pd.Index, np.ndarray]:
     rank[np.argsort(item_index.astype(str).to_numpy(), kind="stable")] = np.arange(len(rank))
     _ORDER.put(None, items, None, (item_index, rank))
     return item_index, rank
-
-
-def _verdicts(
-    df: pd.DataFrame,
-    rubric: Rubric,
-    rows_of: dict[str, np.ndarray],
-    answers_of: dict[str, tuple[np.ndarray, list[Any]]],
-    item_pos: np.ndarray,
-    who_codes: np.ndarray,
-    item_rank: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Each rater's (judge's) verdict per item from their own answers and the rules.
-
-    Complete answers only, for humans and judges alike: a verdict needs a known
-    answer to every metric the rules use. Otherwise it is *undetermined* (code
-    NaN, counted like "cannot judge"): keeping the verdicts that come out FAIL
-    whatever the unknown answer would be, and dropping the rest, is a one-sided
-    selection that biased pass rates down (0.578 against a true 0.626 in
-    simulation). An answer off the rubric's scale (a judge scoring 0.7 on a 1-5
-    scale) is unknown too.
-
-    Rows of `df` are addressed by integer codes (item position, rater code), never by their
-    strings: `rows_of` holds each metric's rows of `df` in table order, `answers_of` the
-    distinct answers of those rows (consensus._factorize) where they are known already.
-    Returns idx, who_code and code (1 PASS, 0 FAIL, NaN undetermined), ordered by item id then
-    rater, or None when no answer reaches the rules.
-    """
-    rules = compile_rules(rubric)
-    used = sorted(rules.metrics_used())
-    values = df["value"]
-    answers_of = dict(answers_of)
-    for k in used:  # a metric the rules read but no spec codes
-        if k not in answers_of and k in rows_of:
-            answers_of[k] = _factorize(values.iloc[rows_of[k]])
-    ok = (item_pos >= 0) & (who_codes >= 0)
-    rows, answers = [], []
-    for k in used:
-        r = rows_of.get(k, np.zeros(0, dtype=np.int64))
-        mine = ok[r]
-        rows.append(r[mine])
-        answers.append(answers_of[k][0][mine] if k in answers_of else np.zeros(0, np.int64))
-    if not sum(len(r) for r in rows):
-        return None
-    n_who = int(who_codes.max()) + 1
-    # (item, rater) pairs as one integer, numbered 0.. in their sorted order
-    pairs = [item_pos[r].astype(np.int64) * n_who + who_codes[r] for r in rows]
-    upairs, pinv = distinct(np.concatenate(pairs))
-    pair_no = np.split(pinv, np.cumsum([len(r) for r in rows])[:-1])
-    # the rules run once per distinct combination of typed answers, not once per pair
-    cols, typed_of = [], []
-    for k, r, a, p in zip(used, rows, answers, pair_no, strict=True):
-        # one answer per (item, rater, metric): the last one in table order
-        last = np.full(len(upairs), -1, dtype=np.int64)
-        np.maximum.at(last, p, np.arange(len(p)))
-        kept = np.zeros(len(p), dtype=bool)
-        kept[last[last >= 0]] = True
-        sub = np.flatnonzero(kept)
-        codes = np.full(len(upairs), -1, dtype=np.int64)
-        codes[p[sub]] = a[sub]
-        cols.append(codes)
-        # each distinct answer is typed from its first kept row: answers equal as keys but
-        # written apart (1 and 1.0) type as that row's, as when the kept rows alone were
-        # factorized
-        n_u = len(answers_of[k][1]) if k in answers_of else 0
-        first = np.full(n_u + 1, len(sub), dtype=np.int64)  # slot n_u: missing (-1)
-        np.minimum.at(first, a[sub], np.arange(len(sub)))
-        seen = np.flatnonzero(first[:n_u] < len(sub))
-        typed: list[Any] = [None] * (n_u + 1)  # never-kept answers: read by no pair
-        reps = pd.Series(values.iloc[r[sub[first[seen]]]], dtype=object).tolist()
-        for u, v in zip(seen, reps, strict=True):
-            typed[u] = typed_answer(rubric.metric(k), v)
-        typed_of.append(typed)
-    combos, inv = _unique_rows(cols)
-    results = []
-    for combo in combos:
-        row = [typed[c] for typed, c in zip(typed_of, combo, strict=True)]
-        results.append(
-            None
-            if any(x is None for x in row)
-            else rules.evaluate(dict(zip(used, row, strict=True)))
-        )
-    per_combo = np.array([1.0 if r == PASS else 0.0 if r == FAIL else np.nan for r in results])
-    code = per_combo[inv]
-    p_item, p_who = upairs // n_who, upairs % n_who
-    # someone who never gives the rules a complete set of answers (a judge scoring only some
-    # metrics) has no verdict at all, rather than a column of undetermined ones
-    some = np.bincount(p_who[~np.isnan(code)], minlength=n_who) > 0
-    # by item id, then rater: one integer per pair, so its rank is the order
-    _, rank = distinct(item_rank[p_item] * n_who + p_who)
-    order = np.empty(len(rank), dtype=np.int64)
-    order[rank] = np.arange(len(rank))
-    order = order[some[p_who[order]]]
-    return p_item[order], p_who[order], code[order]
-
-
-def _unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(np.column_stack(cols), axis=0, return_inverse=True) for codes >= -1, through one
-    integer key per row (a 1-d key is many times faster than rows)."""
-    sizes = [int(c.max(initial=-1)) + 2 for c in cols]
-    if not cols or math.prod(sizes) >= 2**62:
-        combos, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
-        return combos, inv.ravel()
-    key = np.zeros(len(cols[0]), dtype=np.int64)
-    for c, size in zip(cols, sizes, strict=True):
-        key = key * size + (c.astype(np.int64) + 1)
-    uk, inv = distinct(key)
-    combos = np.empty((len(uk), len(cols)), dtype=np.int64)
-    for j in range(len(cols) - 1, -1, -1):
-        combos[:, j] = uk % sizes[j] - 1
-        uk = uk // sizes[j]
-    return combos, inv
 
 
 def coded_answers(

@@ -14,7 +14,8 @@ is typed. tests/unit/test_row_codes.py holds the merge to the whole table's code
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,9 @@ from .consensus import VERDICT_KEY, MetricSpec, _factorize, encode_series
 from .frames import Grown
 from .last_table import LastTable
 
+# numbers the codes made in the process (RowCodes.serial)
+_SERIALS = itertools.count()
+
 
 @dataclass(frozen=True)
 class RowCodes:
@@ -32,7 +36,12 @@ class RowCodes:
     (judge's) code in the sorted `who_names` (-1: missing); per metric, its rows in table
     order (`rows_of`); for each metric the specs code, its rows' distinct answers and each
     row's code among them (`answers_of`, consensus._factorize's), each spec's code per row
-    (`spec_codes`, NaN: no code) and, for a judge, any numeric reading (`nums_of`)."""
+    (`spec_codes`, NaN: no code) and, for a judge, any numeric reading (`nums_of`).
+
+    `serial` names these codes among all made in the process, and `grown_from` the codes they
+    were merged from (grown_codes: their rows are these codes' first rows, coded alike), so
+    a reader that kept something per row of the earlier codes knows it may keep it again
+    (rater_verdicts.py)."""
 
     n: int
     item_index: pd.Index
@@ -43,6 +52,8 @@ class RowCodes:
     answers_of: dict[str, tuple[np.ndarray, list[Any]]]
     spec_codes: dict[str, np.ndarray]
     nums_of: dict[str, np.ndarray]
+    grown_from: int | None = None
+    serial: int = field(default_factory=lambda: next(_SERIALS))
 
 
 def row_codes(
@@ -173,6 +184,7 @@ def grown_codes(
             for key in earlier.spec_codes.keys() | added.spec_codes.keys()
         },
         nums_of={},
+        grown_from=earlier.serial,
     )
 
 
