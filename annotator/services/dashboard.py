@@ -261,14 +261,16 @@ def with_team(model: DashboardModel, team: Section | None) -> DashboardModel:
 
 
 def _count_tiles(frames: StudyFrames) -> tuple[Tile, ...]:
-    from ..stats.first_rows import first_rows
+    from ..stats.first_rows import first_rows, n_kept_values
 
     j = frames.judgements
     first = first_rows(j, grown=frames.judgements_grown)  # kept for the raters, fatigue, items
+    n_raters = n_kept_values(j, "rater")
+    if n_raters is None:  # every rater of the column has a first row: counted among those
+        n_raters = j["rater"].iloc[first].nunique() if len(j) else 0
     return (
         Tile(f"{len(first):,}", "answers to live items (latest per rater)"),
-        # every rater of the column has a first row: counted among those, not every answer
-        Tile(str(j["rater"].iloc[first].nunique() if len(j) else 0), "raters"),
+        Tile(str(n_raters), "raters"),
         Tile(f"{len(frames.pair_votes):,}", "pair votes"),
     )
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import ItemBootstrap, Pending, Replicates, sliced_point, undefined
-from .distinct import distinct, run_starts
+from .distinct import distinct, distinct_counts, run_starts
 from .first_rows import first_rows
 from .frames import StudyFrames
 from .row_codes import codes_kept, index_positions
@@ -204,10 +204,11 @@ def fatigue_figures(
     n_half = _counted(j_rid * 2 + p_late, n_of, 2 * R).reshape(R, 2)
     n_q = _counted(j_rid * 4 + p_quarter, n_of, 4 * R).reshape(R, 4)
     compared = n_of > 0
-    sessions = np.unique(j_rid[compared] * S + p_sess[compared])
     n_answers = n_half.sum(axis=1)
     if not n_answers.any():
         return
+    # each rater's distinct sessions, counted over the (rater, session) codes' small range
+    sessions = distinct_counts(j_rid[compared] * S + p_sess[compared])[0]
     n_sessions = np.bincount(sessions // S, minlength=R)
     if plan.n_boot:
         reps = _resampled(plan, p_late, p_quarter, n_of, agree_of, j_item, j_rid, R)

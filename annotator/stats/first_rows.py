@@ -54,6 +54,19 @@ def first_rows(
     return rows
 
 
+def n_kept_values(df: pd.DataFrame, column: str) -> int | None:
+    """`df[column].nunique()` for one of the two columns whose first rows were last found for
+    `df` (every distinct value has a first row): from the distinct values kept with them, not
+    by hashing the column's values again (the dashboard's count of raters at each refresh);
+    None when none are kept for `df`."""
+    last = _KEPT.get(None)
+    if last is None or last[0] is not df or last[1][1] is None or column not in last[1][0]:
+        return None
+    seen: _Seen = last[1][1]
+    values = seen.a if column == last[1][0][0] else seen.b
+    return int(values.notna().sum())
+
+
 def _first_rows(df: pd.DataFrame, columns: tuple[str, ...]) -> tuple[np.ndarray, _Seen | None]:
     n = len(df)
     if not n:

@@ -42,6 +42,22 @@ def test_a_second_reader_of_the_same_table_takes_the_kept_rows(monkeypatch):
     assert fr.first_rows(pd.DataFrame({"item_id": [], "rater": []})).size == 0
 
 
+@pytest.mark.parametrize(("items", "raters", "seed"), [(50, 7, 0), (50, 7, 1), (40_000, 300, 2)])
+def test_the_distinct_values_are_counted_from_what_the_first_rows_kept(items, raters, seed):
+    """`n_kept_values` is nunique's count of a column (a missing value left out), for the
+    table whose first rows were found last; None for any other table, and where nothing was
+    kept (a sparse table: its first rows come from a sort)."""
+    df = _table(5_000, items, raters, seed)
+    fr.first_rows(df)
+    if items * raters > 8 * len(df) + (1 << 20):
+        assert fr.n_kept_values(df, "rater") is None
+        return
+    assert df["rater"].isna().any() or seed % 2  # a missing rater, or "None" as text
+    assert fr.n_kept_values(df, "rater") == df["rater"].nunique()
+    assert fr.n_kept_values(df, "item_id") == df["item_id"].nunique()
+    assert fr.n_kept_values(df.copy(), "rater") is None  # an equal table is another table
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_items_in_order_of_first_appearance_are_those_of_the_first_rows(seed):
     """What `answers.item_table` reads: every item's first row is the first row of one of its
@@ -84,6 +100,9 @@ def test_a_grown_table_s_first_rows_from_the_added_rows_only(items, raters, seed
         want = grown.drop_duplicates(["item_id", "rater"]).index.to_numpy()
         np.testing.assert_array_equal(got, want)
         assert got.dtype == want.dtype
+        # the distinct raters and items the dashboard counts, from what was kept
+        assert fr.n_kept_values(grown, "rater") == grown["rater"].nunique()
+        assert fr.n_kept_values(grown, "item_id") == grown["item_id"].nunique()
         table = grown
     assert made_whole == []
     with_missing = pd.concat(
