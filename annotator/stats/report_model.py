@@ -30,6 +30,7 @@ from .certified import certify
 from .competence import rater_competence
 from .consensus import DEFINITION, VERDICT_KEY, metric_specs
 from .debiased_plan import debiased_figures
+from .distinct import distinct_text
 from .findings import (
     baseline_summary,
     contradictions,
@@ -200,7 +201,7 @@ def build_report(
         competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
         competence = {r: figs for r, figs in competence.items() if r in raters}
         n_carried = stamp_carried([competence, latent], as_of)
-        for r in {str(r) for r in human["rater"].unique()} - set(competence):
+        for r in distinct_text(human["rater"]) - set(competence):
             raters.setdefault(r, {})["competence_note"] = CARRIED_NOTE
     for r, figs in competence.items():
         raters.setdefault(r, {})["competence"] = figs

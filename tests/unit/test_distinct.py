@@ -13,6 +13,7 @@ import pytest
 from annotator.stats.distinct import (
     distinct,
     distinct_counts,
+    distinct_text,
     n_distinct,
     position_among,
     position_in,
@@ -85,6 +86,18 @@ def test_n_distinct_is_nunique(span: int) -> None:
         floats = pd.Series(np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, span, n)))
         for column in (keys, names, floats, names.astype(object)):
             assert n_distinct(column) == column.nunique()
+
+
+def test_distinct_text_is_the_unique_values_as_text() -> None:
+    """A coded table's raters (a categorical with unused categories, missing values or none,
+    no rows) and any other column: the texts of unique()'s values, a missing one's too."""
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        n = int(rng.integers(0, 60))
+        pool = ["ada", "bo", None] if rng.random() < 0.5 else ["ada", "bo"]
+        names = pd.Series(pd.Categorical(rng.choice(pool, n), categories=["ada", "bo", "cy"]))
+        for column in (names, names.astype(object)):
+            assert distinct_text(column) == {str(v) for v in column.unique()}
 
 
 def test_n_distinct_counts_codes_without_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
