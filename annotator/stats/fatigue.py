@@ -38,12 +38,13 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
         s = j[in_session]
         j = j[j["rater"].isin(s["rater"].unique())]
         j = j[j["item_id"].isin(s["item_id"].unique())]
+        in_session = j["session_id"].notna()
     # drop_duplicates(["rater", "item_id"])'s rows, found once for the tiles and raters too,
     # filtered as positions: no text column is taken (a copy of 100,000 ids a column)
     rows = first_rows(j, ("rater", "item_id"))
     # order is real only inside a session the app recorded: ratings imported from a file
     # without sessions carry the import's time, not the order they were made in
-    rows = rows[j["session_id"].notna().to_numpy()[rows]]
+    rows = rows[in_session.to_numpy()[rows]]
     if not len(rows):
         return pd.DataFrame(columns=_NO_PLACE)
     place = j["position"]
@@ -74,15 +75,19 @@ def _positions(frames: StudyFrames) -> pd.DataFrame:
     group = _rater_codes(frames, j, rows) * (int(session.max()) + 1) + session
     n = len(rows)
     span = int(order.max()) + 1
-    if order.min() >= 0 and (int(group.max()) + 1) * span < 2**62 and (order % 1 == 0).all():
-        # whole places: one key, sorted stably (ties stay in table order), as the lexsort
-        # orders them; the rows come mostly in session order, which a stable sort is quick on
-        by = np.argsort(group * span + order.astype(np.int64), kind="stable")
+    # whole places (compared with their integers, in range: a cast, not a remainder per place)
+    whole = order.min() >= 0 and (int(group.max()) + 1) * span < 2**62
+    places = order.astype(np.int64) if whole else None
+    if places is not None and (places == order).all():
+        # one key, sorted stably (ties stay in table order), as the lexsort orders them; the
+        # rows come mostly in session order, which a stable sort is quick on
+        by = np.argsort(group * span + places, kind="stable")
     else:
         by = np.lexsort((np.arange(n), order, group))
-    starts = run_starts(group[by])
+    # each judgement's place in its group: its place in the sorted rows less its group's first
+    first = np.flatnonzero(run_starts(group[by]))
     rank = np.empty(n)
-    rank[by] = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    rank[by] = np.arange(n) - np.repeat(first, np.diff(first, append=n))
     return pd.DataFrame(
         {
             "rel": rank / np.bincount(group)[group],

@@ -26,11 +26,14 @@ def _by_groupby(j: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("columns", ["with gaps", "the app's integers", "half places"])
+@pytest.mark.parametrize(
+    "columns", ["with gaps", "the app's integers", "half places", "mostly imported"]
+)
 def test_the_place_in_the_session_is_the_groupby_s_rank(seed, columns):
     """Missing sessions and places (float columns), the app's integer columns (session ids
-    numbered by counting, places sorted as one key) and places that are not whole numbers
-    (the lexsort)."""
+    numbered by counting, places sorted as one key), places that are not whole numbers (the
+    lexsort), and most rows without a session (imported: the rows of the raters and items in
+    a session looked at alone)."""
     rng = np.random.default_rng(seed)
     n = 400
     session = rng.choice([1.0, 2.0, 3.0, np.nan], n)
@@ -40,6 +43,8 @@ def test_the_place_in_the_session_is_the_groupby_s_rank(seed, columns):
         position = rng.integers(0, 12, n)
     elif columns == "half places":
         position = rng.integers(0, 24, n) / 2.0
+    elif columns == "mostly imported":
+        session = np.where(rng.random(n) < 0.8, np.nan, session)
     j = pd.DataFrame(
         {
             "item_id": [f"i{k}" for k in rng.integers(0, 60, n)],
