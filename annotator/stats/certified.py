@@ -403,12 +403,6 @@ def certify(
     latest, missing = _latest(frames)
     pool, calibration, cal_note = _calibration_pool(frames)
     item_ids, item_code, live = _item_columns(items, frames.items)
-    if pool is not None:
-        in_pool = np.fromiter((i in pool for i in item_ids), dtype=bool, count=len(item_ids))
-    elif len(human):  # every item humans rated (an item table names each item once)
-        in_pool = _among(items["idx"].to_numpy(dtype=np.int64), human["idx"])
-    else:
-        in_pool = np.zeros(len(item_ids), dtype=bool)
     with_conf = sorted(latest.loc[latest["confidence"].notna(), "judge"].astype(str).unique())
     present = set(latest["judge"].astype(str).unique())
     order = [j for j in (cfg.order or with_conf) if j in present]
@@ -442,6 +436,15 @@ def certify(
     # rated and left are all there is to say, so its tables (pandas work, most of a live
     # refresh's certify) are not built
     unjudged = not with_decisions and not len(judged) and not order
+    # the calibration items, read by the judged metrics alone
+    if unjudged:
+        in_pool = np.zeros(0, dtype=bool)
+    elif pool is not None:
+        in_pool = np.fromiter((i in pool for i in item_ids), dtype=bool, count=len(item_ids))
+    elif len(human):  # every item humans rated (an item table names each item once)
+        in_pool = _among(items["idx"].to_numpy(dtype=np.int64), human["idx"])
+    else:
+        in_pool = np.zeros(len(item_ids), dtype=bool)
     for spec in certified:
         rows = human_rows.get(spec.key, none)
         if unjudged:
