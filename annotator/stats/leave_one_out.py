@@ -22,23 +22,15 @@ def leave_one_out(h: pd.DataFrame, spec: MetricSpec) -> pd.DataFrame:
     a = h[h["code"].notna()][["idx", "rater", "code"]].reset_index(drop=True)
     if not len(a):
         return a.assign(loo=np.nan, agree=np.nan)
-    loo, agree = _loo_values(a["idx"].to_numpy(np.int64), a["code"].to_numpy(float), spec)
-    return a.assign(loo=loo, agree=agree)
-
-
-def _loo_values(
-    idx: np.ndarray, code: np.ndarray, spec: MetricSpec
-) -> tuple[np.ndarray, np.ndarray]:
-    """`leave_one_out` on arrays (item idx and code of each answer, no NaN code, at least one
-    answer): the others' consensus (NaN if none) and whether the answer agrees (NaN if none)."""
-    out = left_out(idx, code, spec)
-    return out.val, out.agree
+    out = left_out(a["idx"].to_numpy(np.int64), a["code"].to_numpy(float), spec)
+    return a.assign(loo=out.val, agree=out.agree)
 
 
 class LeftOut(NamedTuple):
-    """`_loo_values`' consensus and agreement, and for a nominal metric whose answers are all
-    values of its domain, where each answer and its consensus lie among the answers' distinct
-    values `dom` (`own`, `at`; `at` has no meaning where the consensus is NaN)."""
+    """Each answer's others' consensus (`val`, NaN if none) and whether it agrees (`agree`, NaN
+    if none); for a nominal metric whose answers are all values of its domain, also where each
+    answer and its consensus lie among the answers' distinct values `dom` (`own`, `at`; `at`
+    has no meaning where the consensus is NaN)."""
 
     val: np.ndarray
     agree: np.ndarray
@@ -65,7 +57,8 @@ class LeftOut(NamedTuple):
 
 
 def left_out(idx: np.ndarray, code: np.ndarray, spec: MetricSpec) -> LeftOut:
-    """`_loo_values`, with the positions it found on the way (`LeftOut`)."""
+    """The leave-one-out consensus of answers given as arrays (item idx and code of each
+    answer, no NaN code, at least one answer), with the positions it found on the way."""
     found = present_positions(spec.domain(), code) if spec.nominal else None
     if found is not None:
         dom, (own,) = found

@@ -1,10 +1,12 @@
-"""Builders for test inputs: real Pillow images, real manifests."""
+"""Builders for test inputs: real Pillow images, real manifests, judgement tables."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from PIL import Image, PngImagePlugin
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,3 +84,20 @@ def answer_items(study, rater: str, n: int, change: dict | None = None):  # noqa
             break
         s.submit(item, {**ANSWERS, **(change or {})}, 700)
     return s
+
+
+def judgement_table(rows: list[tuple[str, str, str, object]]) -> pd.DataFrame:
+    """A StudyFrames judgements table of (item_id, rater, metric, value) rows, imported (no
+    session, no place), the values as they are."""
+    return pd.DataFrame(
+        {
+            "item_id": [r[0] for r in rows],
+            "rater": [r[1] for r in rows],
+            "metric": [r[2] for r in rows],
+            "value": pd.Series([r[3] for r in rows], dtype=object),
+            "reason": None,
+            "created_at": pd.Timestamp("2026-01-01"),
+            "session_id": np.nan,
+            "position": np.nan,
+        }
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from factories import judgement_table
 
 from annotator.ingest.rubrics import load_rubric
 from annotator.stats import answers, first_rows, rater_verdicts, reasons, row_codes
@@ -48,21 +49,6 @@ def _judgements(
     return [(i, rater, m, _answer(rng, m)) for i in items for m in metrics]
 
 
-def _table(rows: list[Row]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "item_id": [r[0] for r in rows],
-            "rater": [r[1] for r in rows],
-            "metric": [r[2] for r in rows],
-            "value": pd.Series([r[3] for r in rows], dtype=object),
-            "reason": None,
-            "created_at": pd.Timestamp("2026-01-01"),
-            "session_id": np.nan,
-            "position": np.nan,
-        }
-    )
-
-
 def _verdicts(frames: StudyFrames) -> pd.DataFrame:
     got = human_answers(frames, metric_specs(frames.rubric), item_table(frames))
     return got[got["metric"] == VERDICT_KEY].reset_index(drop=True)
@@ -84,9 +70,23 @@ def grown_calls(monkeypatch) -> list[bool]:
     return calls
 
 
+def _refreshed(rows: list[Row]) -> StudyFrames:
+    """A refresh's frames of `rows` (their verdicts are kept), with every item of ITEMS: the
+    items table and judge scores stay these objects as the table grows, as a refresh keeps
+    them."""
+    start = judgement_table(rows)
+    return StudyFrames(
+        study="s",
+        rubric=RUBRIC,
+        items=pd.DataFrame({"item_id": ITEMS}),
+        judgements=start,
+        judgements_grown=Grown(start, start),
+    )
+
+
 def _grow(frames: StudyFrames, rows: list[Row]) -> StudyFrames:
     """`frames` with `rows` added after its judgements' last, as a live refresh grows them."""
-    table = pd.concat([frames.judgements, _table(rows)], ignore_index=True)
+    table = pd.concat([frames.judgements, judgement_table(rows)], ignore_index=True)
     return replace(frames, judgements=table, judgements_grown=Grown(frames.judgements, table))
 
 
@@ -120,15 +120,7 @@ def test_the_kept_verdicts_grow_to_the_whole_tables(seed, grown_calls):
     rng = np.random.default_rng(seed)
     every = GATES + SCALES + ("failure_tags",)
     rows = [r for k in range(4) for r in _judgements(rng, f"r{k}", ITEMS[:20], every)]
-    # the items table and judge scores stay the same objects, as a refresh keeps them
-    start = _table(rows)
-    frames = StudyFrames(
-        study="s",
-        rubric=RUBRIC,
-        items=pd.DataFrame({"item_id": ITEMS}),
-        judgements=start,
-        judgements_grown=Grown(start, start),  # a refresh's table: its verdicts are kept
-    )
+    frames = _refreshed(rows)
     _same_as_afresh(frames)
     assert grown_calls == []
     steps: list[tuple[list[Row], bool]] = [
@@ -185,14 +177,7 @@ def test_the_kept_verdicts_never_change_under_a_later_refresh(grown_calls):
     """What a refresh hands out is its own: the next refresh grows new arrays."""
     rng = np.random.default_rng(7)
     rows = _judgements(rng, "r0", ITEMS[:10], GATES + SCALES)
-    start = _table(rows)
-    frames = StudyFrames(
-        study="s",
-        rubric=RUBRIC,
-        items=pd.DataFrame({"item_id": ITEMS}),
-        judgements=start,
-        judgements_grown=Grown(start, start),
-    )
+    frames = _refreshed(rows)
     first = _verdicts(frames)
     held = first.copy(deep=True)
     later = _grow(frames, _judgements(rng, "a1", ITEMS[:10], GATES + SCALES))
@@ -204,7 +189,10 @@ def test_the_kept_verdicts_never_change_under_a_later_refresh(grown_calls):
 def test_a_table_read_whole_keeps_no_verdicts():
     rows = _judgements(np.random.default_rng(1), "r0", ITEMS[:10], GATES + SCALES)
     frames = StudyFrames(
-        study="s", rubric=RUBRIC, items=pd.DataFrame({"item_id": ITEMS}), judgements=_table(rows)
+        study="s",
+        rubric=RUBRIC,
+        items=pd.DataFrame({"item_id": ITEMS}),
+        judgements=judgement_table(rows),
     )
     _verdicts(frames)
     assert rater_verdicts._KEPT.get("rater") is None or (

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from factories import ANSWERS, answer_items
+from factories import ANSWERS, answer_items, judgement_table
 
 from annotator.services.frames import build_frames
 from annotator.services.live_frames import read_live, refresh
@@ -131,19 +131,7 @@ def test_a_refresh_that_adds_answers_codes_only_them(populated, coded_rows, reas
 
 def _frames(rubric, rows: list[tuple[str, str, str, object]]) -> StudyFrames:
     items = pd.DataFrame({"item_id": sorted({r[0] for r in rows})})
-    judgements = pd.DataFrame(
-        {
-            "item_id": [r[0] for r in rows],
-            "rater": [r[1] for r in rows],
-            "metric": [r[2] for r in rows],
-            "value": pd.Series([r[3] for r in rows], dtype=object),
-            "reason": None,
-            "created_at": pd.Timestamp("2026-01-01"),
-            "session_id": np.nan,
-            "position": np.nan,
-        }
-    )
-    return StudyFrames(study="s", rubric=rubric, items=items, judgements=judgements)
+    return StudyFrames(study="s", rubric=rubric, items=items, judgements=judgement_table(rows))
 
 
 def test_an_added_answer_written_as_another_type_codes_the_table_whole(populated, coded_rows):
