@@ -136,8 +136,8 @@ def fatigue_figures(
     pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
     min_count: int,
 ) -> None:
-    """`pooled`: per metric the (item idx, rater index, agrees) of every answer compared with a
-    leave-one-out consensus. Answers meet their place in the session through one integer key
+    """`pooled`: per metric the (item idx, rater index, agrees: 1 or 0) of every answer
+    compared with a leave-one-out consensus. Answers meet their place in the session through one integer key
     per (item, rater), never a merge on strings: a million answers stay a few arrays."""
     note = (
         "agreement with the leave-one-out consensus by place in the session: early = first "
@@ -184,14 +184,13 @@ def fatigue_figures(
         # an answer without a place in a session (an imported one) is counted and never read
         # several metrics to a count: each count makes (and faults in) an array of every key,
         # 4 MB at a million judgements, so the fewer counts the better
-        n_at, agree_at = np.zeros(n_keys), np.zeros(n_keys)
+        # an answer agrees or not (0 or 1): one count of (key, agrees) cells gives both sums
+        cells = np.zeros(2 * n_keys, dtype=np.int64)
         for part in _batches(pooled, _BATCH):
-            key = np.concatenate([idx * R + rid for idx, rid, _ in part])
-            n_at += np.bincount(key, minlength=n_keys)
-            agree_at += np.bincount(
-                key, weights=np.concatenate([ag for _, _, ag in part]), minlength=n_keys
-            )
-        n_of, agree_of = n_at[p_key], agree_at[p_key]
+            cell = np.concatenate([(idx * R + rid) * 2 + (ag != 0) for idx, rid, ag in part])
+            cells += np.bincount(cell, minlength=2 * n_keys)
+        at_key = cells.reshape(n_keys, 2)[p_key]
+        n_of, agree_of = at_key.sum(axis=1).astype(float), at_key[:, 1].astype(float)
     else:
         n_of, agree_of = np.zeros(P), np.zeros(P)
         for idx, rid, ag in pooled:

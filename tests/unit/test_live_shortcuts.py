@@ -192,6 +192,26 @@ def test_a_rater_with_two_answers_on_an_item_takes_the_long_way(demo_moved_on):
     assert one_each is not None and set(one_each) == {0, 1}
 
 
+def test_a_raters_totals_from_one_joint_count_are_the_summed_ones() -> None:
+    """Each rater's value counts, answers and alpha features, counted once over the (rater,
+    answer, consensus) cells, are the four separate counts' whole numbers, on either level."""
+    from annotator.stats.agreement import alpha_finalizer
+
+    rng = np.random.default_rng(44)
+    for n, R, V in ((1, 1, 2), (50, 3, 2), (5_000, 12, 6), (20_000, 40, 11)):
+        rid = rng.integers(0, R, n)
+        a, b = rng.integers(0, V, n), rng.integers(0, V, n)
+        agree = rng.random(n) < 0.5  # many answers on their consensus: the diagonal
+        b[agree] = a[agree]
+        for level in ("nominal", "ordinal"):
+            k, _ = alpha_finalizer(level, np.arange(V, dtype=float))
+            joint = raters._joint_totals(a, b, rid, R, V, level)
+            summed = raters._summed_totals(a, b, rid, R, V, k, level)
+            for got, want in zip(joint, summed, strict=True):
+                assert got.shape == want.shape and np.array_equal(got, want), (n, R, V, level)
+            assert joint[2].dtype == summed[2].dtype == float
+
+
 def test_items_both_answered_by_a_product_are_the_masks_counts() -> None:
     """A pair's items answered on both sides, from one product of the columns where it fits
     and by blocks of pairs where it does not: the masks' counts either way."""
