@@ -76,7 +76,10 @@ def _reason_parts(
             at = [rows_of[k] for k in text_keys if k in rows_of]
             rows = np.sort(np.concatenate(at)) if at else np.zeros(0, dtype=np.int64)
             rows = rows[np.searchsorted(rows, start) :]
-            t = df.iloc[rows, df.columns.get_indexer(["item_id", who, "value"])]
+            # taken from the added rows' slice: a take on the whole table joins its text
+            # columns' chunks (one per refresh) first, a copy of every row
+            tail = df.iloc[start:] if start else df
+            t = tail.iloc[rows - start, tail.columns.get_indexer(["item_id", who, "value"])]
         t = t.rename(columns={"value": "reason"}).dropna(subset=["reason"])
         t = t[t["reason"].astype(str).str.strip() != ""]
     return [r, t]

@@ -57,12 +57,13 @@ from .correlation import (
     register_correlations,
 )
 from .correlation import undefined_reason as corr_reason
-from .distinct import distinct, n_distinct, position_in
+from .distinct import position_in
 from .findings import OffsetPool, held_out_difference, held_out_finding_rates
 from .kappa import KAPPA_WEIGHTS, kappa_from_tables, register_agreement, register_cohen
 from .kept_counts import cooccurrences
 from .last_table import LastTable
-from .wide import Wide, wide_matrix
+from .row_shape import RowShapes
+from .wide import Wide
 
 UNORDERED = "the options of a choice have no order: weighted kappas and correlations do not apply"
 VS_CONSENSUS = (
@@ -89,6 +90,8 @@ class Context:
     # per metric key, the humans' offset spread pooled over the metrics of its scale
     # (findings.offset_pools; the systematic lenient/severe test)
     offset_pools: dict[str, OffsetPool] = field(default_factory=dict)
+    # the last metric's items and raters, for a metric with the same rows (row_shape.py)
+    row_shapes: RowShapes = field(default_factory=RowShapes)
 
     def __post_init__(self) -> None:
         last = _SLICINGS.get(None)
@@ -375,13 +378,15 @@ def human_section(
     dom = spec.domain()
     idx = h["idx"].to_numpy()
     vc = value_counts(idx, code, dom)  # drops the cannot-judge (NaN) itself
-    # the items once, for the count, the consensus and the wide matrix
-    items_of = distinct(idx) if len(idx) and idx.dtype == np.int64 else None
+    # the items once, for the count, the consensus and the wide matrix (and once for the
+    # metrics with the same rows)
+    shape = ctx.row_shapes.of(h)
+    items_of = shape.items_of
     sec: dict[str, Any] = {
         "kind": spec.kind,
         "level": spec.level,
-        "n_items": len(items_of[0]) if items_of is not None else n_distinct(h["idx"]),
-        "n_raters": n_distinct(h["rater"]),
+        "n_items": shape.n_items,
+        "n_raters": shape.n_raters,
         "n_judgements": int(len(h)),
         "n_cannot_judge": int(len(h) - answered.sum()),
         "human_alpha": register_alpha(plan, vc, spec.level, spec.labels),
@@ -406,7 +411,7 @@ def human_section(
         sec["gwet_ac1"] = agree["gwet_ac1"]
     cons = consensus(h, spec, items_of, _counted_answers(vc))
     sec["n_ties"] = int(cons["tie"].sum())
-    wide = wide_matrix(h, answered, items_of)
+    wide = shape.wide(h, answered)
     raters = sorted(wide.names)
     cols = {r: wide.column(r) for r in raters}
     sec["rater_pairs"] = _pair_kappas(

@@ -28,6 +28,24 @@ class Wide(NamedTuple):
         return self.rows[self.names.index(name)]
 
 
+class WideLayout(NamedTuple):
+    """Where each kept row of a metric's answers goes in its Wide: `items` (sorted) and `names`
+    (in column order) as Wide's, `keep` the rows kept (None: every row; else the last answer
+    of a rater who answered an item twice), `cell` each kept row's place in `rows` (flat)."""
+
+    items: np.ndarray
+    names: list[str]
+    keep: np.ndarray | None
+    cell: np.ndarray
+
+    def fill(self, code: np.ndarray) -> Wide:
+        """The matrix of the rows' codes (`code`: one per row the layout was made from)."""
+        R, N = len(self.names), len(self.items)
+        rows = np.full(R * N, np.nan)
+        rows[self.cell] = code if self.keep is None else code[self.keep]  # each cell once
+        return Wide(self.items, self.names, rows.reshape(R, N))
+
+
 def wide_matrix(
     h: pd.DataFrame,
     answered: np.ndarray,
@@ -42,6 +60,18 @@ def wide_matrix(
     idx = h["idx"].to_numpy() if every else h["idx"].to_numpy()[answered]
     code = h["code"].to_numpy(dtype=float) if every else h["code"].to_numpy(dtype=float)[answered]
     rater = h["rater"].array if every else h["rater"].array[answered]
+    layout = wide_layout(idx, rater, items_of if every else None)
+    return _pivoted(h, answered) if layout is None else layout.fill(code)
+
+
+def wide_layout(
+    idx: np.ndarray,
+    rater: pd.api.extensions.ExtensionArray | np.ndarray,
+    items_of: tuple[np.ndarray, np.ndarray] | None = None,
+) -> WideLayout | None:
+    """The layout of rows of answers (item `idx`, `rater`) in wide_matrix's matrix; None where
+    numpy cannot place them (item indexes that are not integers, a missing rater).
+    `items_of`: `distinct(idx)` where it is known."""
     if isinstance(rater, pd.Categorical):
         # the categories' codes stand for the names: distinct raters by counting, not hashing
         cat = rater.codes.astype(np.int64)
@@ -55,16 +85,17 @@ def wide_matrix(
     else:
         r_of, raters = pd.factorize(rater)
     if not len(idx) or idx.dtype.kind not in "iu" or (r_of < 0).any():
-        return _pivoted(h, answered)
-    items, row = items_of if items_of is not None and answered.all() else distinct(idx)
+        return None
+    items, row = items_of if items_of is not None else distinct(idx)
     R, N = len(raters), len(items)
     r_of = r_of.astype(np.int64, copy=False)
     cell = row.astype(np.int64) * R + r_of
+    keep = None
     if np.bincount(cell, minlength=N * R).max() > 1:  # a rater answered twice
         last = np.full(N * R, -1, dtype=np.int64)
         np.maximum.at(last, cell, np.arange(len(cell)))
         keep = last[cell] == np.arange(len(cell))
-        row, r_of, code = row[keep], r_of[keep], code[keep]
+        row, r_of = row[keep], r_of[keep]
     # the columns' order (the report lists a judge's kappas with the humans in it): a
     # categorical's raters as they first appear among the kept answers, as pivot orders them
     # where a category goes unused (it keeps the categories' order when every one is used),
@@ -77,9 +108,8 @@ def wide_matrix(
         order = np.asarray(raters.argsort(kind="stable"))
     place = np.empty(R, dtype=np.int64)
     place[order] = np.arange(R)
-    rows = np.full(R * N, np.nan)
-    rows[place[r_of] * N + row] = code  # every cell at most once
-    return Wide(np.asarray(items), [str(raters[i]) for i in order], rows.reshape(R, N))
+    names = [str(raters[i]) for i in order]
+    return WideLayout(np.asarray(items), names, keep, place[r_of] * N + row)
 
 
 def _pivoted(h: pd.DataFrame, answered: np.ndarray) -> Wide:
