@@ -189,8 +189,9 @@ def fatigue_figures(
         for part in _batches(pooled, _BATCH):
             cell = np.concatenate([(idx * R + rid) * 2 + (ag != 0) for idx, rid, ag in part])
             cells += np.bincount(cell, minlength=2 * n_keys)
-        at_key = cells.reshape(n_keys, 2)[p_key]
-        n_of, agree_of = at_key.sum(axis=1).astype(float), at_key[:, 1].astype(float)
+        at = 2 * p_key
+        agreeing = cells[at + 1]
+        n_of, agree_of = (cells[at] + agreeing).astype(float), agreeing.astype(float)
     else:
         n_of, agree_of = np.zeros(P), np.zeros(P)
         for idx, rid, ag in pooled:
