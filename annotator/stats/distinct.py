@@ -100,6 +100,8 @@ def present_positions(
     if found is None:
         return None
     seen, ats = found
+    if seen.all():  # every candidate occurs: a position among them is its rank (no gather)
+        return np.asarray(candidates, dtype=float), ats
     rank = np.cumsum(seen) - 1
     return np.asarray(candidates, dtype=float)[seen], [rank[at] for at in ats]
 

@@ -227,11 +227,14 @@ def generator_section(
     min_cases: int = MIN_CASES,
     min_items: int = MIN_ITEMS,
     carry_from: Mapping[str, Any] | None = None,
+    consensus_of: Mapping[str, pd.DataFrame] | None = None,
 ) -> dict[str, Any]:
     """The generators' figures (the module's docstring). `carry_from`, the generators' section
     of the last full report, makes a live estimate's (n_boot 1): every interval moved from it as
     `live_estimate.carry_intervals` moves them, here, before the release gate reads them; each
-    generator's cells, tens of thousands at scale, made carried at once (a `Plain` dict)."""
+    generator's cells, tens of thousands at scale, made carried at once (a `Plain` dict).
+    `consensus_of`: per metric key, `consensus` of the metric's rows of `human` where the
+    caller made it (its per-item means and counts are the figures' items' own)."""
     # directed single-answer metrics: a pass rate (two values) or a mean (ordinal)
     figs = [s for s in specs if s.directed and not s.multi]
     item_meta = _ItemMeta.of(items)
@@ -253,19 +256,28 @@ def generator_section(
     all_idx = human["idx"].to_numpy(dtype=np.int64)
     all_code = human["code"].to_numpy(dtype=float)
     for key in [s.key for s in figs if s.key in answered]:
-        idx, code = at_rows(all_idx, answered[key]), at_rows(all_code, answered[key])
-        mean = _item_means(idx, code)
-        size = pd.Series(np.bincount(idx)[mean.index.to_numpy()], index=mean.index)
-        keep = np.isin(meta_idx, mean.index.to_numpy())
+        cons = consensus_of.get(key) if consensus_of is not None else None
+        if cons is not None:  # the metric section's: the same means, counted once
+            present, means = cons.index.to_numpy(), cons["mean"].to_numpy()
+            sizes = cons["n"].to_numpy()
+            known = sizes > 0  # an item of cannot-judge answers alone has no coded row
+            if not known.all():
+                present, means, sizes = present[known], means[known], sizes[known]
+        else:
+            idx, code = at_rows(all_idx, answered[key]), at_rows(all_code, answered[key])
+            mean = _item_means(idx, code)
+            present, means = mean.index.to_numpy(), mean.to_numpy()
+            sizes = np.bincount(idx)[present]
+        keep = np.isin(meta_idx, present)
         sub = meta[keep]
-        at = mean.index.get_indexer(meta_idx[keep])
+        at = np.searchsorted(present, meta_idx[keep])  # present: sorted, holding every one
         tables[key] = pd.DataFrame(
             {
                 "idx": sub["idx"].to_numpy(),
                 "case_id": sub["case_id"].array,
                 "generator": sub["generator"].array,
-                "mean": mean.to_numpy()[at],
-                "size": size.to_numpy()[at],
+                "mean": means[at],
+                "size": sizes[at],
             }
         )
     # figures answered on the same items share their resamples (one draw for several of them,

@@ -21,6 +21,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+import pandas as pd
+
 from ..domain.settings import setting
 from .adjudication import adjudication_section
 from .alt_test import judge_alt_tests
@@ -162,6 +164,7 @@ def build_report(
     if j_by:  # read only by the judges' held-out test: a study without a judge has no use
         ctx.offset_pools = offset_pools(specs, h_by)
     empty_h, empty_j = human.iloc[0:0], judged.iloc[0:0]
+    consensus_of: dict[str, pd.DataFrame] = {}  # per metric, for the generators' item means
     for spec in specs:
         h = h_by.get(spec.key, empty_h)
         j = j_by.get(spec.key, empty_j)
@@ -177,6 +180,7 @@ def build_report(
         sec["label"] = _label(spec, frames.rubric)
         sections[spec.key] = sec
         findings.extend(contradictions(spec, detail, items))
+        consensus_of[spec.key] = detail["consensus"]
 
     raters = rater_section(plan, frames, items, specs, human, min_count)
     judge_versions = judge_versions_section(plan, frames, items, specs, human)
@@ -238,6 +242,7 @@ def build_report(
             min_cases=int(setting(frames.settings, "release_gate_min_cases")),
             min_items=int(setting(frames.settings, "release_gate_min_items")),
             carry_from=_generators_of(intervals_from),
+            consensus_of=consensus_of,
         ),
         "debiased": debiased_figures(frames, tables=(items, human, judged)),
         "certified": None,

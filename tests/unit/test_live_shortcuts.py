@@ -63,6 +63,37 @@ def test_generator_cells_made_carried_are_the_generic_walks(demo_moved_on):
     assert all(type(e["by_case"]) is dict for e in jsonable(direct)["by_generator"].values())
 
 
+@pytest.mark.parametrize("codes", ["as answered", "cannot judge", "off the grid"])
+def test_generator_means_from_the_metric_sections_consensus_are_counted_afresh(
+    demo_moved_on, codes
+):
+    """The generators' per-item means and answer counts read from the metric sections'
+    consensus tables are the ones counted from the answers: with cannot-judge answers (an item
+    of them alone), and with codes off every grid (both ways take pandas' grouped mean)."""
+    from annotator.stats.answers import split_by_metric
+    from annotator.stats.consensus import consensus
+
+    frames = demo_moved_on[0]
+    specs = metric_specs(frames.rubric)
+    items = item_table(frames)
+    human = human_answers(frames, specs, items)
+    code = human["code"].to_numpy().copy()
+    if codes == "cannot judge":
+        rng = np.random.default_rng(7)
+        code[rng.random(len(code)) < 0.15] = np.nan
+        code[human["idx"].to_numpy() == human["idx"].iloc[0]] = np.nan  # an item of them alone
+    elif codes == "off the grid":
+        code = code / 3.0 + 0.1
+    human = human.assign(code=code, num=code)
+    h_by = split_by_metric(human)
+    consensus_of = {s.key: consensus(h_by[s.key], s) for s in specs if s.key in h_by}
+    kw: dict[str, Any] = {"n_boot": 40, "seed": 3, "min_count": 5}
+    read = generator_section(items, human, specs, consensus_of=consensus_of, **kw)
+    counted = generator_section(items, human, specs, **kw)
+    assert json.dumps(jsonable(read)) == json.dumps(jsonable(counted))
+    assert len(read["by_generator"]) >= 2
+
+
 def _taken(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
     """Whether each call of `module.name`, a short way that answers None where it does not
     apply, was taken (True) or left to the long way (False)."""
