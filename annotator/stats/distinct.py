@@ -8,6 +8,8 @@ the range is much larger than the keys, np.unique. Both give the same arrays.
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 import numpy as np
 import pandas as pd
 
@@ -51,19 +53,33 @@ def n_distinct(column: pd.Series) -> int:
     return int(column.nunique())
 
 
-def distinct_text(column: pd.Series) -> set[str]:
-    """`{str(v) for v in column.unique()}`: for a categorical column (the raters of a coded
-    table: millions of rows at a million judgements) its categories with a row, found by
-    counting its codes, and a missing value's text where a row has none."""
+def distinct_text(column: pd.Series, leaving_out: Set[str] = frozenset()) -> set[str]:
+    """`{str(v) for v in column.unique()} - leaving_out`: for a categorical column (the raters
+    of a coded table: millions of rows at a million judgements) its categories with a row,
+    found by counting its codes, and a missing value's text where a row has none. Where only
+    a few categories are outside `leaving_out` (a live estimate's raters without a carried
+    competence: the new ones), those alone are looked for, one comparison of the codes each."""
     if not isinstance(column.dtype, pd.CategoricalDtype):
-        return {str(v) for v in column.unique()}
+        return {str(v) for v in column.unique()} - leaving_out
     codes = np.asarray(column.cat.codes)
+    names = [str(c) for c in column.cat.categories]
+    outside = [k for k, name in enumerate(names) if name not in leaving_out]
+    missing = str(np.nan)  # what unique() gives for a missing value
+    if len(outside) <= _FEW_SOUGHT:
+        out = {names[k] for k in outside if bool((codes == k).any())}
+        if missing not in leaving_out and bool((codes < 0).any()):
+            out.add(missing)
+        return out
     present = codes >= 0
-    seen = np.bincount(codes[present], minlength=len(column.cat.categories)) > 0
-    out = {str(c) for c in column.cat.categories[seen]}
+    seen = np.bincount(codes[present], minlength=len(names)) > 0
+    out = {name for name, s in zip(names, seen, strict=True) if s}
     if not present.all():
-        out.add(str(np.nan))  # what unique() gives for it
-    return out
+        out.add(missing)
+    return out - leaving_out
+
+
+# categories sought one at a time, each a pass over the codes, before one count of them all
+_FEW_SOUGHT = 4
 
 
 def distinct_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

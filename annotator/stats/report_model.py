@@ -205,7 +205,7 @@ def build_report(
         competence, latent = carry_competence(intervals_from, list(sections), VERDICT_KEY)
         competence = {r: figs for r, figs in competence.items() if r in raters}
         n_carried = stamp_carried([competence, latent], as_of)
-        for r in distinct_text(human["rater"]) - set(competence):
+        for r in distinct_text(human["rater"], leaving_out=set(competence)):
             raters.setdefault(r, {})["competence_note"] = CARRIED_NOTE
     for r, figs in competence.items():
         raters.setdefault(r, {})["competence"] = figs

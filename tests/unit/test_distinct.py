@@ -92,12 +92,18 @@ def test_distinct_text_is_the_unique_values_as_text() -> None:
     """A coded table's raters (a categorical with unused categories, missing values or none,
     no rows) and any other column: the texts of unique()'s values, a missing one's too."""
     rng = np.random.default_rng(5)
-    for _ in range(100):
+    everyone = ["ada", "bo", "cy", "dee", "eve", "fay", "gus", "nan"]  # "nan": a rater's name
+    for _ in range(300):
         n = int(rng.integers(0, 60))
-        pool = ["ada", "bo", None] if rng.random() < 0.5 else ["ada", "bo"]
-        names = pd.Series(pd.Categorical(rng.choice(pool, n), categories=["ada", "bo", "cy"]))
-        for column in (names, names.astype(object)):
-            assert distinct_text(column) == {str(v) for v in column.unique()}
+        # a few categories (each looked for) or many (counted at once), some unused
+        k = int(rng.integers(1, len(everyone) + 1))
+        pool = [*everyone[: max(1, k - 1)], None] if rng.random() < 0.5 else everyone[:k]
+        names = pd.Series(pd.Categorical(rng.choice(pool, n), categories=everyone[:k]))
+        # left out: none, some (a live estimate's carried competences), or every one
+        for leaving_out in (set(), set(everyone[: k // 2]), {"nan", "bo"}, set(everyone)):
+            for column in (names, names.astype(object)):
+                want = {str(v) for v in column.unique()} - leaving_out
+                assert distinct_text(column, leaving_out=leaving_out) == want
 
 
 def test_n_distinct_counts_codes_without_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
