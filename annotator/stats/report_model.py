@@ -27,6 +27,7 @@ from ..domain.settings import setting
 from .adjudication import adjudication_section
 from .alt_test import judge_alt_tests
 from .answers import human_answers, item_table, judge_answers, split_by_metric
+from .beside import Beside
 from .bootstrap import ItemBootstrap, check_n_boot, jsonable, resolve, undefined
 from .certified import certify
 from .competence import rater_competence
@@ -165,24 +166,27 @@ def build_report(
         ctx.offset_pools = offset_pools(specs, h_by)
     empty_h, empty_j = human.iloc[0:0], judged.iloc[0:0]
     consensus_of: dict[str, pd.DataFrame] = {}  # per metric, for the generators' item means
-    for spec in specs:
-        h = h_by.get(spec.key, empty_h)
-        j = j_by.get(spec.key, empty_j)
-        sec, detail = metric_section(ctx, spec, h, j)
-        for name, alt in judge_alt_tests(
-            detail["views"],
-            h,
-            nominal=spec.nominal,
-            epsilon=float(setting(frames.settings, "alt_test_epsilon")),
-            min_items=int(setting(frames.settings, "alt_test_min_items")),
-        ).items():
-            sec["judges"][name].update(alt)
-        sec["label"] = _label(spec, frames.rubric)
-        sections[spec.key] = sec
-        findings.extend(contradictions(spec, detail, items))
-        consensus_of[spec.key] = detail["consensus"]
-
-    raters = rater_section(plan, frames, items, specs, human, min_count)
+    # a live estimate's raters' section on the second core meanwhile: it reads the coded
+    # answers only, and a plan that resamples nothing keeps no order among its statistics
+    with Beside(intervals_from is not None) as beside:
+        raters_of = beside.run(rater_section, plan, frames, items, specs, human, min_count)
+        for spec in specs:
+            h = h_by.get(spec.key, empty_h)
+            j = j_by.get(spec.key, empty_j)
+            sec, detail = metric_section(ctx, spec, h, j)
+            for name, alt in judge_alt_tests(
+                detail["views"],
+                h,
+                nominal=spec.nominal,
+                epsilon=float(setting(frames.settings, "alt_test_epsilon")),
+                min_items=int(setting(frames.settings, "alt_test_min_items")),
+            ).items():
+                sec["judges"][name].update(alt)
+            sec["label"] = _label(spec, frames.rubric)
+            sections[spec.key] = sec
+            findings.extend(contradictions(spec, detail, items))
+            consensus_of[spec.key] = detail["consensus"]
+        raters = raters_of()
     judge_versions = judge_versions_section(plan, frames, items, specs, human)
     judge_calibration = judge_calibration_section(plan, frames, items, specs, human)
     adjudication = adjudication_section(plan, frames, specs, items, human, judged, min_count)
