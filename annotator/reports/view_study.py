@@ -75,16 +75,23 @@ def generators_view(gens: Any, names_of: Mapping[str, str] | None = None) -> dic
     count_keys = ("n_items", "n_cases", "n_answers")
     fig_keys: list[str] = list(labels)
     case_ids: set[str] = set(declared_cases)
+    seen = {*fig_keys, *count_keys}  # every key read so far, a figure's or not
     for g in names:
         gd = as_dict(by_gen[g])
         for k in as_dict(gd.get("overall")):
             if k not in fig_keys and k not in count_keys:
                 fig_keys.append(k)
-        for cid, c in as_dict(gd.get(case_key)).items():
-            case_ids.add(str(cid))
-            for k in as_dict(c):
+                seen.add(k)
+        cases_of = as_dict(gd.get(case_key))
+        case_ids.update(map(str, cases_of))
+        for c in cases_of.values():
+            c = as_dict(c)
+            if c.keys() <= seen:  # nothing new in it (25,000 cells at a million judgements)
+                continue
+            for k in c:
                 if k not in fig_keys and k not in count_keys and not str(k).endswith("_note"):
                     fig_keys.append(k)
+                seen.add(k)
     # the verdict is what a release decision reads first
     fig_keys.sort(key=lambda k: 0 if "verdict" in str(k) else 1)
     # Cases alphabetical, generators side by side: a row holds one case fixed.
