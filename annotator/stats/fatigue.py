@@ -137,8 +137,9 @@ def fatigue_figures(
     min_count: int,
 ) -> None:
     """`pooled`: per metric the (item idx, rater index, agrees: 1 or 0) of every answer
-    compared with a leave-one-out consensus. Answers meet their place in the session through one integer key
-    per (item, rater), never a merge on strings: a million answers stay a few arrays."""
+    compared with a leave-one-out consensus. Answers meet their place in the session through
+    one integer key per (item, rater), never a merge on strings: a million answers stay a few
+    arrays."""
     note = (
         "agreement with the leave-one-out consensus by place in the session: early = first "
         "half, late = second half; change = late - early"

@@ -209,6 +209,33 @@ def test_raters_alphas_of_a_live_estimate_are_the_full_computations(demo_moved_o
         assert est[path].get("note") == slow[path].get("note"), path
 
 
+def test_a_live_estimate_with_its_raters_beside_is_the_one_computed_in_line(
+    demo_moved_on, monkeypatch
+):
+    """The raters' section on a thread of its own beside the metric sections (stats/beside.py)
+    gives the live estimate computed in one thread, byte for byte, and leaves no thread."""
+    import threading
+
+    from annotator.stats import report_model
+    from annotator.stats.beside import Beside
+
+    frames, before, _after = demo_moved_on
+    threads = set(threading.enumerate())
+    beside = build_report(frames, n_boot=N_BOOT, intervals_from=before, as_of="x")
+    assert set(threading.enumerate()) == threads
+    started: list[bool] = []
+
+    def in_line(on: bool) -> Beside:
+        started.append(on)
+        return Beside(False)
+
+    monkeypatch.setattr(report_model, "Beside", in_line)
+    alone = build_report(frames, n_boot=N_BOOT, intervals_from=before, as_of="x")
+    assert started == [True]  # a live estimate asks for the thread; here it ran in line
+    assert json.dumps(beside, sort_keys=True) == json.dumps(alone, sort_keys=True)
+    assert len(beside["raters"]) >= 4
+
+
 def test_a_rater_with_two_answers_on_an_item_takes_the_long_way(demo_moved_on):
     """Its unit holds three values, not two: the counts the short way assumes do not hold."""
     spec = next(s for s in metric_specs(demo_moved_on[0].rubric) if s.level == "nominal")
